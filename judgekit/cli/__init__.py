@@ -1,0 +1,53 @@
+"""The judgekit command line: a thin layer over the library.
+
+Each command group lives in its own module and is registered here. Any
+:class:`~judgekit.errors.JudgekitError` becomes one sentence on stderr and exit code 2 (or the
+error's own ``exit_code``), never a traceback.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from judgekit import __version__
+from judgekit.errors import JudgekitError
+
+
+class _Group(click.Group):
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except JudgekitError as exc:
+            click.echo(f"error: {exc}", err=True)
+            sys.exit(exc.exit_code)
+        except KeyboardInterrupt:
+            click.echo("interrupted; everything finished so far is in the store.", err=True)
+            sys.exit(130)
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="judgekit")
+def main() -> None:
+    """judgekit: decide whether an LLM judge can be trusted before an experiment relies on it.
+
+    \b
+    Typical flow:
+      judgekit import labels.csv --rubric refusal --raters ann1,ann2 --judges gpt4
+      judgekit agree --rubric refusal --by model
+      judgekit gate policy.yaml
+    Try `judgekit demo` for the whole pipeline on shipped data, offline.
+    """
+
+
+def _register() -> None:
+    from judgekit.cli import analyze, core, judge, labelstudio
+
+    for module in (core, judge, labelstudio, analyze):
+        for command in module.COMMANDS:
+            main.add_command(command)
+
+
+_register()

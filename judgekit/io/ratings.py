@@ -1,0 +1,123 @@
+"""Import ratings (human or judge) from CSV / JSONL / Parquet into the store.
+
+Two layouts:
+
+* **long** — one row per rating: ``item_id, rater_id, label`` (+ optional ``rater_kind``,
+  ``trial``, ``status``, ``rationale``) and any item metadata columns;
+* **wide** — one row per item, one column per rater: name them with ``raters`` (humans),
+  ``judges`` and ``reference`` (an adjudicated gold label), each ``{"rater_id": "column"}``.
+
+Everything is read and validated before anything is written, and the write is one transaction:
+a failed import leaves the store exactly as it was.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from judgekit.data import items_from_table, normalise_ratings, wide_to_long
+from judgekit.io.tables import read_table, table_format
+from judgekit.rubric import Rubric
+from judgekit.store import Store
+
+
+@dataclass
+class ImportSummary:
+    """What an import wrote."""
+
+    source: str
+    rubric: str
+    items: int
+    ratings: int
+    by_rater: dict[str, dict[str, int]] = field(default_factory=dict)
+
+    def lines(self) -> list[str]:
+        out = [f"Imported {self.ratings} ratings of {self.items} items from {self.source} "
+               f"under {self.rubric}."]
+        for rater, c in self.by_rater.items():
+            extra = []
+            if c.get("abstain"):
+                extra.append(f"{c['abstain']} abstentions")
+            if c.get("error"):
+                extra.append(f"{c['error']} errors")
+            tail = f" ({', '.join(extra)})" if extra else ""
+            out.append(f"  {rater} [{c['kind']}]: {c['n']} ratings{tail}")
+        return out
+
+
+def prepare_ratings(
+    table: pd.DataFrame,
+    rubric: Rubric,
+    *,
+    source: str,
+    csv: bool = False,
+    raters: Mapping[str, str] | None = None,
+    judges: Mapping[str, str] | None = None,
+    reference: Mapping[str, str] | None = None,
+    rater_kind: str = "human",
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Validate a ratings table: returns (items, ratings) ready for the store."""
+    wide = bool(raters or judges or reference)
+    if wide:
+        long = wide_to_long(table, raters=raters, judges=judges, reference=reference, source=source)
+        label_cols = [c for m in (raters, judges, reference) if m for c in m.values()]
+    else:
+        long = table.copy()
+        long["_row"] = range(len(long))
+        label_cols = []
+    ratings = normalise_ratings(long, rubric, source=source, csv=csv, default_kind=rater_kind)
+    items = items_from_table(table, source=source, exclude=label_cols)
+    return items, ratings
+
+
+def import_ratings(
+    store: Store,
+    path: str | Path,
+    rubric: Rubric,
+    *,
+    raters: Mapping[str, str] | None = None,
+    judges: Mapping[str, str] | None = None,
+    reference: Mapping[str, str] | None = None,
+    rater_kind: str = "human",
+    fmt: str | None = None,
+    items_path: str | Path | None = None,
+) -> ImportSummary:
+    """Read, validate and store ratings (and the items' metadata) from one file."""
+    source = str(path)
+    kind = table_format(path, fmt)
+    table = read_table(path, fmt)
+    items, ratings = prepare_ratings(
+        table,
+        rubric,
+        source=Path(source).name if len(source) > 60 else source,
+        csv=kind == "csv",
+        raters=raters,
+        judges=judges,
+        reference=reference,
+        rater_kind=rater_kind,
+    )
+    if items_path is not None:
+        extra = read_table(items_path)
+        items = items.merge(extra, on="item_id", how="outer", suffixes=("", "_items"))
+    with store.transaction():
+        store.put_items(items)
+        store.put_ratings(ratings.drop(columns=["_row"]))
+    by_rater: dict[str, dict[str, int]] = {}
+    for (rater, rkind), grp in ratings.groupby(["rater_id", "rater_kind"], sort=False):
+        by_rater[str(rater)] = {
+            "kind": rkind,  # type: ignore[dict-item]
+            "n": len(grp),
+            "abstain": int((grp["status"] == "abstain").sum()),
+            "error": int((grp["status"] == "error").sum()),
+        }
+    return ImportSummary(
+        source=source,
+        rubric=rubric.ref,
+        items=len(items),
+        ratings=len(ratings),
+        by_rater=by_rater,
+    )

@@ -1,0 +1,137 @@
+"""Reading and writing tables: CSV, JSONL (or a JSON list), Parquet.
+
+Every read failure becomes one :class:`JudgekitError` sentence naming the file (and the line where
+the parser says one) and the fix.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+
+import pandas as pd
+
+from judgekit.errors import JudgekitError
+
+FORMATS = ("csv", "jsonl", "json", "parquet")
+
+
+def table_format(path: str | Path, fmt: str | None = None) -> str:
+    """The format of ``path``: given, or from the file ending."""
+    if fmt:
+        if fmt not in FORMATS:
+            raise JudgekitError(f"Unknown format {fmt!r}; use one of {', '.join(FORMATS)}.")
+        return fmt
+    suffix = Path(path).suffix.lower().lstrip(".")
+    if suffix in ("jsonl", "ndjson"):
+        return "jsonl"
+    if suffix in ("csv", "tsv", "json", "parquet"):
+        return "csv" if suffix == "tsv" else suffix
+    if suffix == "pq":
+        return "parquet"
+    raise JudgekitError(
+        f"{path}: cannot tell the format from the ending {Path(path).suffix!r}; "
+        "use .csv, .jsonl, .json or .parquet."
+    )
+
+
+def read_table(path: str | Path, fmt: str | None = None) -> pd.DataFrame:
+    """Read a table file into a DataFrame of strings/numbers (ids stay strings)."""
+    p = Path(path)
+    if not p.exists():
+        raise JudgekitError(f"{p}: no such file; check the path.")
+    if p.is_dir():
+        raise JudgekitError(f"{p} is a folder; give a CSV, JSONL or Parquet file.")
+    if p.stat().st_size == 0:
+        raise JudgekitError(f"{p} is empty; give a file with a header row and at least one row.")
+    kind = table_format(p, fmt)
+    try:
+        if kind == "csv":
+            sep = "\t" if p.suffix.lower() == ".tsv" else ","
+            df = pd.read_csv(p, sep=sep, dtype={"item_id": str}, keep_default_na=True)
+        elif kind == "jsonl":
+            df = _read_jsonl(p)
+        elif kind == "json":
+            data = json.loads(p.read_text(encoding="utf-8"))
+            if not isinstance(data, list):
+                raise JudgekitError(f"{p}: expected a JSON list of row objects.")
+            df = pd.DataFrame(data)
+        else:
+            df = pd.read_parquet(p)
+    except JudgekitError:
+        raise
+    except pd.errors.EmptyDataError:
+        raise JudgekitError(f"{p} has no rows; give a file with a header row and rows.") from None
+    except pd.errors.ParserError as exc:
+        raise JudgekitError(f"{p}: malformed CSV ({_short(exc)}); fix that row.") from None
+    except UnicodeDecodeError:
+        raise JudgekitError(f"{p} is not UTF-8 text; save it as UTF-8.") from None
+    except json.JSONDecodeError as exc:
+        raise JudgekitError(f"{p}: invalid JSON at line {exc.lineno}; fix that line.") from None
+    except Exception as exc:  # pyarrow raises many types for a broken parquet file
+        raise JudgekitError(f"{p}: cannot read it as {kind} ({_short(exc)}).") from None
+    if df.empty:
+        raise JudgekitError(f"{p} has a header but no rows; add rows.")
+    if "item_id" in df.columns:
+        df["item_id"] = df["item_id"].astype(str)
+    return df
+
+
+def _read_jsonl(p: Path) -> pd.DataFrame:
+    rows = []
+    with p.open(encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError:
+                raise JudgekitError(
+                    f"{p}: line {lineno} is not valid JSON; fix or remove that line."
+                ) from None
+            if not isinstance(obj, dict):
+                raise JudgekitError(f"{p}: line {lineno} is not a JSON object; each line must be one.")
+            rows.append(obj)
+    if not rows:
+        raise JudgekitError(f"{p} has no rows; give one JSON object per line.")
+    return pd.DataFrame(rows)
+
+
+def write_table(df: pd.DataFrame, path: str | Path, fmt: str | None = None) -> Path:
+    """Write ``df`` atomically (temp file + rename): a failed write leaves no half file."""
+    p = Path(path)
+    kind = table_format(p, fmt)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=f".{p.name}.", suffix=".tmp")
+    os.close(fd)
+    try:
+        if kind == "csv":
+            df.to_csv(tmp, index=False)
+        elif kind == "jsonl":
+            df.to_json(tmp, orient="records", lines=True, force_ascii=False)
+        elif kind == "json":
+            df.to_json(tmp, orient="records", force_ascii=False, indent=1)
+        else:
+            df.to_parquet(tmp, index=False)
+        os.replace(tmp, p)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return p
+
+
+def write_text_atomic(path: str | Path, text: str) -> Path:
+    """Write a text file atomically."""
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=f".{p.name}.", suffix=".tmp")
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    os.replace(tmp, p)
+    return p
+
+
+def _short(exc: Exception) -> str:
+    return str(exc).strip().splitlines()[0][:200] if str(exc).strip() else type(exc).__name__

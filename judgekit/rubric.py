@@ -1,0 +1,259 @@
+"""Rubrics: rating scales as data.
+
+A rubric is one YAML file in ``rubrics/`` (and optionally a prompt template beside it). The same
+file renders the judge prompt and answer schema (:mod:`judgekit.prompt`), the Label Studio
+labeling config (:mod:`judgekit.annotation.labelstudio`) and validates imported labels
+(:meth:`Rubric.normalise`).
+
+A rubric's id is ``name@version``; its :attr:`Rubric.hash` covers the whole content (and the
+template), so editing a rubric changes the hash and nothing made under the old one is reused.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from functools import cached_property
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from judgekit.errors import JudgekitError
+
+Level = Literal["nominal", "ordinal", "interval"]
+
+_CODE_RE = re.compile(r"^[a-z][a-z0-9_]*$")
+
+
+class Label(BaseModel):
+    """One category of a rubric."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    code: str
+    value: float
+    description: str
+    examples: list[str] = Field(default_factory=list)
+
+    @field_validator("code")
+    @classmethod
+    def _code_is_identifier(cls, v: str) -> str:
+        if not _CODE_RE.match(v):
+            raise ValueError(f"label code {v!r} must be lower_snake_case (a-z, 0-9, _)")
+        return v
+
+
+class JudgeSpec(BaseModel):
+    """How a judge is asked: an optional template file beside the rubric, and the answer format."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    template: str | None = None
+    answer_format: Literal["json", "label"] = "json"
+
+
+class Rubric(BaseModel):
+    """A rating scale. Load with :func:`load_rubric`."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str
+    version: int
+    title: str
+    level: Level
+    description: str = ""
+    instructions: str
+    labels: list[Label]
+    aliases: dict[str, str] = Field(default_factory=dict)
+    #: labels are listed in priority order: when several apply, the first listed wins.
+    priority_ordered: bool = False
+    judge: JudgeSpec = Field(default_factory=JudgeSpec)
+    #: text of the judge template, read from ``judge.template`` when loaded from a file.
+    template_text: str | None = Field(default=None, exclude=True)
+    source: str | None = Field(default=None, exclude=True)
+
+    @model_validator(mode="after")
+    def _check(self) -> Rubric:
+        codes = [lab.code for lab in self.labels]
+        if len(codes) < 2:
+            raise ValueError("a rubric needs at least two labels")
+        dup = sorted({c for c in codes if codes.count(c) > 1})
+        if dup:
+            raise ValueError(f"duplicate label codes {dup}")
+        for alias, code in self.aliases.items():
+            if code not in codes:
+                raise ValueError(f"alias {alias!r} points to {code!r}, which is not a label code")
+        if self.level in ("ordinal", "interval"):
+            values = [lab.value for lab in self.labels]
+            if values != sorted(values) or len(set(values)) != len(values):
+                raise ValueError(
+                    f"{self.level} labels must be listed in increasing, distinct value order"
+                )
+        return self
+
+    # ----------------------------------------------------------------- identity
+    @property
+    def id(self) -> str:
+        """``name@version``."""
+        return f"{self.name}@{self.version}"
+
+    @cached_property
+    def hash(self) -> str:
+        """Content hash (12 hex digits) over every field and the template text."""
+        payload = self.model_dump(mode="json")
+        payload["template_text"] = self.template_text
+        blob = json.dumps(payload, sort_keys=True, ensure_ascii=False).encode()
+        return hashlib.sha256(blob).hexdigest()[:12]
+
+    @property
+    def ref(self) -> str:
+        """``name@version#hash``: the full identity written into verdicts and caches."""
+        return f"{self.id}#{self.hash}"
+
+    # ------------------------------------------------------------------ labels
+    @property
+    def codes(self) -> list[str]:
+        """Label codes in rubric order (the category order for ordinal statistics)."""
+        return [lab.code for lab in self.labels]
+
+    @cached_property
+    def values(self) -> dict[str, float]:
+        """Code → the rubric's number for it."""
+        return {lab.code: lab.value for lab in self.labels}
+
+    def value_of(self, code: str) -> float:
+        return self.values[code]
+
+    @cached_property
+    def _lookup(self) -> dict[str, str]:
+        table: dict[str, str] = {}
+        for lab in self.labels:
+            table[_norm(lab.code)] = lab.code
+        for alias, code in self.aliases.items():
+            table[_norm(alias)] = code
+        return table
+
+    def normalise(self, raw: object) -> str | None:
+        """Map a raw label (a code, an alias, any case/spacing) to a code; None if it is none.
+
+        Numbers are accepted when they equal a label's value exactly (e.g. ``0.25``) or when they
+        are an alias (e.g. ``"1"`` in an alias table).
+        """
+        if raw is None:
+            return None
+        if isinstance(raw, float) and raw != raw:  # NaN
+            return None
+        text = str(raw)
+        code = self._lookup.get(_norm(text))
+        if code is not None:
+            return code
+        if isinstance(raw, int | float) and not isinstance(raw, bool):
+            for lab in self.labels:
+                if lab.value == float(raw):
+                    return lab.code
+        return None
+
+    def describe_codes(self) -> str:
+        return ", ".join(self.codes)
+
+
+def _norm(text: str) -> str:
+    return re.sub(r"[\s\-]+", "_", text.strip().lower())
+
+
+# ---------------------------------------------------------------------- loading
+def shipped_rubric_dir() -> Path:
+    """The folder of the rubrics shipped with judgekit (source tree or installed wheel)."""
+    here = Path(__file__).resolve().parent
+    for candidate in (here.parent / "rubrics", here / "_data" / "rubrics"):
+        if candidate.is_dir():
+            return candidate
+    raise JudgekitError("The shipped rubrics folder is missing; reinstall judgekit.")
+
+
+def available_rubrics() -> list[str]:
+    """Names of the shipped rubrics."""
+    return sorted(p.stem for p in shipped_rubric_dir().glob("*.yaml"))
+
+
+_CACHE: dict[tuple[str, float], Rubric] = {}
+
+
+def load_rubric(name_or_path: str | Path | Rubric) -> Rubric:
+    """Load a rubric by shipped name (``refusal``, ``refusal@1``) or by path to a YAML file.
+
+    Raises :class:`JudgekitError` with one sentence naming the file and the problem.
+    """
+    if isinstance(name_or_path, Rubric):
+        return name_or_path
+    text = str(name_or_path)
+    path = Path(text)
+    wanted_version: int | None = None
+    if not (path.suffix in (".yaml", ".yml") or path.exists()):
+        name, _, ver = text.partition("@")
+        if ver:
+            try:
+                wanted_version = int(ver)
+            except ValueError:
+                raise JudgekitError(
+                    f"Rubric {text!r}: the version after '@' must be a whole number, e.g. {name}@1."
+                ) from None
+        path = shipped_rubric_dir() / f"{name}.yaml"
+        if not path.exists():
+            raise JudgekitError(
+                f"Rubric {name!r} does not exist; use one of {', '.join(available_rubrics())} "
+                "or the path to a rubric YAML file."
+            )
+    if not path.exists():
+        raise JudgekitError(f"Rubric file {path} does not exist; check the path.")
+    key = (str(path.resolve()), path.stat().st_mtime)
+    rubric = _CACHE.get(key)
+    if rubric is None:
+        rubric = _parse(path)
+        _CACHE[key] = rubric
+    if wanted_version is not None and rubric.version != wanted_version:
+        raise JudgekitError(
+            f"Rubric {text!r}: the shipped {rubric.name} is version {rubric.version}, "
+            f"not {wanted_version}; use {rubric.id} or a path to the older file."
+        )
+    return rubric
+
+
+def _parse(path: Path) -> Rubric:
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark is not None else ""
+        raise JudgekitError(f"Rubric file {path}: invalid YAML{where}; fix the syntax.") from None
+    if not isinstance(data, dict):
+        raise JudgekitError(f"Rubric file {path}: expected a mapping of rubric fields at the top.")
+    template_text = None
+    judge = data.get("judge") or {}
+    if isinstance(judge, dict) and judge.get("template"):
+        tpath = path.parent / str(judge["template"])
+        if not tpath.exists():
+            raise JudgekitError(
+                f"Rubric file {path}: judge.template names {tpath.name}, which is not beside it."
+            )
+        template_text = tpath.read_text(encoding="utf-8")
+    try:
+        return Rubric(**data, template_text=template_text, source=str(path))
+    except ValidationError as exc:
+        raise JudgekitError(f"Rubric file {path}: {_first_error(exc)}.") from None
+    except TypeError as exc:
+        raise JudgekitError(f"Rubric file {path}: {exc}.") from None
+
+
+def _first_error(exc: ValidationError) -> str:
+    err = exc.errors()[0]
+    loc = ".".join(str(p) for p in err["loc"])
+    if err["type"] == "extra_forbidden":
+        return f"unknown key {loc!r} (a typo?); remove or rename it"
+    if err["type"] == "missing":
+        return f"missing required key {loc!r}"
+    msg = err["msg"].removeprefix("Value error, ")
+    return f"{loc}: {msg}" if loc else msg
