@@ -1,0 +1,147 @@
+#!/usr/bin/env bash
+# Install, start and stop a local Label Studio server for judgekit (development and tests).
+#
+# Label Studio pins openai<2, pyarrow<25, pytz<2023 and Django 5.2, so it cannot share judgekit's
+# virtual environment: it lives in its own venv (default .cache/labelstudio-venv under the repo).
+#
+#   bash scripts/labelstudio-server.sh install            # idempotent; ~90 s the first time
+#   bash scripts/labelstudio-server.sh start [--port 8080] [--data-dir DIR] \
+#        [--user admin@example.com] [--password PW] [--token TOKEN]
+#   bash scripts/labelstudio-server.sh stop   [--data-dir DIR]
+#   bash scripts/labelstudio-server.sh status [--data-dir DIR]
+#
+# `start` installs if needed, binds to 127.0.0.1 only, waits for /health and prints two lines:
+#   LABEL_STUDIO_URL=http://127.0.0.1:PORT
+#   LABEL_STUDIO_PID=PID
+# The PID is also written to DATA_DIR/server.pid and the log to DATA_DIR/server.log; `stop`
+# signals exactly that PID. The token is never printed (you chose it; read it from your shell).
+# Environment: JUDGEKIT_LS_VENV (venv folder), JUDGEKIT_LS_VERSION (pip requirement version),
+# LABEL_STUDIO_API_KEY (token for `start` when --token is not given).
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+VENV="${JUDGEKIT_LS_VENV:-$ROOT/.cache/labelstudio-venv}"
+VERSION="${JUDGEKIT_LS_VERSION:-1.23.2}"
+PY="${PYTHON:-python3}"
+
+die() { echo "labelstudio-server: $*" >&2; exit 2; }
+
+install_server() {
+    local marker="$VENV/.judgekit-installed-$VERSION"
+    [ -f "$marker" ] && return 0
+    mkdir -p "$(dirname "$VENV")"
+    # One installer at a time (two test runs starting together share the venv).
+    exec 9>"$(dirname "$VENV")/.labelstudio-install.lock"
+    flock 9
+    if [ ! -f "$marker" ]; then
+        echo "labelstudio-server: installing label-studio==$VERSION into $VENV (first time ~90 s)" >&2
+        rm -rf "$VENV"
+        "$PY" -m venv "$VENV" || die "cannot create a virtual environment with $PY -m venv"
+        "$VENV/bin/pip" install -q --disable-pip-version-check --upgrade pip >&2 \
+            || die "pip could not upgrade itself in $VENV"
+        "$VENV/bin/pip" install -q --disable-pip-version-check "label-studio==$VERSION" >&2 \
+            || die "pip could not install label-studio==$VERSION (is PyPI reachable?)"
+        touch "$marker"
+    fi
+    flock -u 9
+}
+
+PORT=8080
+DATA="$ROOT/.cache/labelstudio-data"
+USER_EMAIL="admin@example.com"
+PASSWORD="judgekit-admin-pw"
+TOKEN="${LABEL_STUDIO_API_KEY:-}"
+TIMEOUT=180
+
+parse_opts() {
+    while [ $# -gt 0 ]; do
+        case "$1" in
+            --port) PORT="$2"; shift 2 ;;
+            --data-dir) DATA="$2"; shift 2 ;;
+            --user) USER_EMAIL="$2"; shift 2 ;;
+            --password) PASSWORD="$2"; shift 2 ;;
+            --token) TOKEN="$2"; shift 2 ;;
+            --timeout) TIMEOUT="$2"; shift 2 ;;
+            *) die "unknown option $1 (see the header of this script)" ;;
+        esac
+    done
+}
+
+start_server() {
+    install_server
+    [ -n "$TOKEN" ] || die "give --token TOKEN or set LABEL_STUDIO_API_KEY (the API token to create)"
+    mkdir -p "$DATA"
+    DATA="$(cd "$DATA" && pwd)"
+    if [ -f "$DATA/server.pid" ] && kill -0 "$(cat "$DATA/server.pid")" 2>/dev/null; then
+        die "a server from $DATA is already running (pid $(cat "$DATA/server.pid")); stop it first"
+    fi
+    local log="$DATA/server.log"
+    : >"$log"
+    # Plain USERNAME/PASSWORD/PORT/HOST are read by Label Studio as fallbacks: unset them.
+    # The LABEL_STUDIO_*/SENTRY variables keep it from phoning home.
+    env -u USERNAME -u PASSWORD -u PORT -u HOST \
+        LABEL_STUDIO_BASE_DATA_DIR="$DATA" \
+        LABEL_STUDIO_ENABLE_LEGACY_API_TOKEN=true \
+        LABEL_STUDIO_DISABLE_SIGNUP_WITHOUT_LINK=true \
+        LABEL_STUDIO_LATEST_VERSION_CHECK=false \
+        LABEL_STUDIO_COLLECT_ANALYTICS=false \
+        SENTRY_DSN= FRONTEND_SENTRY_DSN= \
+        "$VENV/bin/label-studio" start --no-browser --internal-host 127.0.0.1 --port "$PORT" \
+        --data-dir "$DATA" --username "$USER_EMAIL" --password "$PASSWORD" \
+        --user-token "$TOKEN" --enable-legacy-api-token >>"$log" 2>&1 </dev/null &
+    local pid=$!
+    echo "$pid" >"$DATA/server.pid"
+    # A busy port is silently replaced by the next one: read the port it actually uses.
+    local deadline=$((SECONDS + TIMEOUT)) url=""
+    while [ $SECONDS -lt $deadline ]; do
+        if ! kill -0 "$pid" 2>/dev/null; then
+            echo "--- last lines of $log ---" >&2
+            tail -n 20 "$log" >&2
+            die "label-studio exited before answering /health (log: $log)"
+        fi
+        local actual
+        actual="$(grep -o 'Starting development server at http://[^/ ]*' "$log" | tail -n1 | sed 's#.*http://##')" || true
+        if [ -n "$actual" ]; then
+            url="http://127.0.0.1:${actual##*:}"
+            if curl -fsS -m 2 "$url/health" 2>/dev/null | grep -q '"UP"'; then
+                echo "LABEL_STUDIO_URL=$url"
+                echo "LABEL_STUDIO_PID=$pid"
+                return 0
+            fi
+        fi
+        sleep 0.5
+    done
+    kill "$pid" 2>/dev/null || true
+    tail -n 20 "$log" >&2
+    die "label-studio did not answer /health within ${TIMEOUT}s (log: $log)"
+}
+
+stop_server() {
+    local pidfile="$DATA/server.pid"
+    [ -f "$pidfile" ] || { echo "labelstudio-server: no server.pid in $DATA; nothing to stop" >&2; return 0; }
+    local pid
+    pid="$(cat "$pidfile")"
+    if kill -0 "$pid" 2>/dev/null; then
+        kill -TERM "$pid"
+        for _ in $(seq 1 40); do kill -0 "$pid" 2>/dev/null || break; sleep 0.25; done
+        kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null || true
+    fi
+    rm -f "$pidfile"
+}
+
+cmd="${1:-}"
+[ $# -gt 0 ] && shift
+case "$cmd" in
+    install) install_server; echo "$VENV/bin/label-studio" ;;
+    start) parse_opts "$@"; start_server ;;
+    stop) parse_opts "$@"; stop_server ;;
+    status)
+        parse_opts "$@"
+        if [ -f "$DATA/server.pid" ] && kill -0 "$(cat "$DATA/server.pid")" 2>/dev/null; then
+            echo "running (pid $(cat "$DATA/server.pid"))"
+        else
+            echo "not running"; exit 1
+        fi ;;
+    path) echo "$VENV/bin/label-studio" ;;
+    *) die "usage: labelstudio-server.sh install|start|stop|status|path [options]" ;;
+esac
