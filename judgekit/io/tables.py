@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+import warnings
 from pathlib import Path
 
 import pandas as pd
@@ -50,7 +51,10 @@ def read_table(path: str | Path, fmt: str | None = None) -> pd.DataFrame:
     try:
         if kind == "csv":
             sep = "\t" if p.suffix.lower() == ".tsv" else ","
-            df = pd.read_csv(p, sep=sep, dtype={"item_id": str}, keep_default_na=True)
+            with warnings.catch_warnings():
+                # a row with more cells than the header must be an error, not silent data loss
+                warnings.simplefilter("error", pd.errors.ParserWarning)
+                df = pd.read_csv(p, sep=sep, dtype={"item_id": str}, index_col=False)
         elif kind == "jsonl":
             df = _read_jsonl(p)
         elif kind == "json":
@@ -64,7 +68,7 @@ def read_table(path: str | Path, fmt: str | None = None) -> pd.DataFrame:
         raise
     except pd.errors.EmptyDataError:
         raise JudgekitError(f"{p} has no rows; give a file with a header row and rows.") from None
-    except pd.errors.ParserError as exc:
+    except (pd.errors.ParserError, pd.errors.ParserWarning) as exc:
         raise JudgekitError(f"{p}: malformed CSV ({_short(exc)}); fix that row.") from None
     except UnicodeDecodeError:
         raise JudgekitError(f"{p} is not UTF-8 text; save it as UTF-8.") from None

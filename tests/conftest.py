@@ -1,0 +1,46 @@
+"""Shared fixtures for the core tests (rubrics, store, import, agreement report, gate, CLI)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+XSTEST_LABELS = REPO / "annotations" / "xstest-v2" / "xstest_v2_labels.csv"
+SHARED = REPO.parent / "shared"
+
+# No test may reach a real provider: make sure no real key can leak in from the environment.
+for _var in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "LABEL_STUDIO_API_KEY"):
+    os.environ.pop(_var, None)
+
+
+@pytest.fixture()
+def store(tmp_path):
+    from judgekit.store import Store
+
+    s = Store(tmp_path / "judgekit.db")
+    yield s
+    s.close()
+
+
+@pytest.fixture(scope="session")
+def xstest_store(tmp_path_factory):
+    """A store with the shipped XSTest v2 labels imported (read-only for tests)."""
+    from judgekit.io.ratings import import_ratings
+    from judgekit.rubric import load_rubric
+    from judgekit.store import Store
+
+    path = tmp_path_factory.mktemp("xstest") / "judgekit.db"
+    s = Store(path)
+    import_ratings(
+        s,
+        XSTEST_LABELS,
+        load_rubric("refusal"),
+        raters={"annotation_1": "annotation_1", "annotation_2": "annotation_2"},
+        reference={"final": "final_label"},
+        judges={"string_match": "strmatch_label", "gpt4": "gpt4_label"},
+    )
+    yield s
+    s.close()
