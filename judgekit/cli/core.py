@@ -101,16 +101,115 @@ def import_cmd(
         click.echo(line)
 
 
-def _load_json(path: Path) -> dict:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise JudgekitError(f"{path}: no such file; check the path.") from None
-    except json.JSONDecodeError as exc:
-        raise JudgekitError(f"{path}: invalid JSON at line {exc.lineno}.") from None
-    if not isinstance(data, dict):
-        raise JudgekitError(f"{path}: expected a JSON object.")
-    return data
+@click.command("agree")
+@click.option("--rubric", "rubric_name", required=True, help="Rubric name or YAML path.")
+@click.option("--by", "by", multiple=True, help="Item metadata column to slice by (repeatable, or comma-separated).")
+@click.option("--judges", default=None, help="Judge rater ids to report (default: all).")
+@click.option("--humans", default=None, help="Human rater ids (default: all).")
+@click.option("--reference", default=None, help="Reference rater id, or 'consensus' (default: the adjudicated rater if any).")
+@click.option("--resamples", default=1000, show_default=True, help="Bootstrap resamples for the CIs.")
+@click.option("--seed", default=0, show_default=True)
+@click.option("--json", "json_out", default=None, type=click.Path(dir_okay=False, path_type=Path),
+              help="Also write the full report as JSON here.")
+@store_option
+def agree_cmd(
+    rubric_name: str,
+    by: tuple[str, ...],
+    judges: str | None,
+    humans: str | None,
+    reference: str | None,
+    resamples: int,
+    seed: int,
+    json_out: Path | None,
+    store_path: str,
+) -> None:
+    """Agreement report: each judge against the human reference, each human, and the ceiling.
+
+    \b
+    Example:
+      judgekit agree --rubric refusal --by model --by prompt_safety --json agreement.json
+    """
+    from judgekit.agreement.report import agreement_report
+    from judgekit.cli.render import print_agreement
+    from judgekit.io.tables import write_text_atomic
+
+    rubric = load_rubric(rubric_name)
+    cols = [c.strip() for b in by for c in b.split(",") if c.strip()]
+    with _open_existing_store(store_path) as store:
+        report = agreement_report(
+            store,
+            rubric=rubric,
+            by=cols,
+            judges=_split(judges),
+            humans=_split(humans),
+            reference=reference,
+            n_resamples=resamples,
+            seed=seed,
+        ).to_dict()
+    print_agreement(console, report)
+    if json_out:
+        write_text_atomic(json_out, json.dumps(report, indent=1))
+        click.echo(f"wrote {json_out}")
 
 
-COMMANDS: list[click.Command] = [rubrics_cmd, import_cmd]
+@click.command("gate")
+@click.argument("policy", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--out", "out_dir", default=".", show_default=True, type=click.Path(file_okay=False, path_type=Path),
+              help="Folder for verdict.json and verdict.md.")
+@store_option
+def gate_cmd(policy: Path, out_dir: Path, store_path: str) -> None:
+    """Apply a gate policy: writes verdict.json; exit 0 pass, 1 fail, 2 bad input.
+
+    \b
+    Example:
+      judgekit gate annotations/xstest-v2/policy.yaml --out results/
+    """
+    from judgekit.cli.render import print_verdict
+    from judgekit.gate import explain, run_gate
+    from judgekit.io.tables import write_text_atomic
+
+    with _open_existing_store(store_path) as store:
+        verdict, _ = run_gate(store, policy)
+    lines = explain(verdict)
+    print_verdict(console, verdict, lines)
+    path = write_text_atomic(out_dir / "verdict.json", json.dumps(verdict, indent=1))
+    write_text_atomic(out_dir / "verdict.md", "\n".join(["# Verdict", "", *(f"    {x}" for x in lines)]) + "\n")
+    click.echo(f"wrote {path}")
+    raise SystemExit(0 if verdict["passed"] else 1)
+
+
+@click.command("demo")
+@click.option("--out", "out_dir", default="judgekit-demo", show_default=True,
+              type=click.Path(file_okay=False, path_type=Path), help="Output folder (store, JSON, Markdown, HTML).")
+@click.option("--resamples", default=1000, show_default=True, help="Bootstrap resamples for the CIs.")
+def demo_cmd(out_dir: Path, resamples: int) -> None:
+    """Run the whole pipeline offline on shipped data and write a report.
+
+    Imports the XSTest v2 human labels and two automatic judges, prints their agreement overall,
+    by safe/unsafe prompt and by model, checks the published human–human figures, gates both
+    judges with the shipped policy, runs an offline judge panel, and writes JSON, Markdown and HTML.
+
+    \b
+    Example:
+      judgekit demo --out judgekit-demo
+    """
+    from judgekit.demo import run_demo
+
+    run_demo(out_dir, console=console, n_resamples=resamples)
+
+
+def _split(text: str | None) -> list[str] | None:
+    if not text:
+        return None
+    return [t.strip() for t in text.split(",") if t.strip()]
+
+
+def _open_existing_store(path: str) -> Store:
+    if path != ":memory:" and not Path(path).exists():
+        raise JudgekitError(
+            f"Store {path} does not exist; import ratings first (`judgekit import ... --store {path}`)."
+        )
+    return Store(path)
+
+
+COMMANDS: list[click.Command] = [rubrics_cmd, import_cmd, agree_cmd, gate_cmd, demo_cmd]

@@ -1,0 +1,433 @@
+"""agreement_report(): each judge against the human reference, against each human, and as a
+change in α when it joins the humans; the human–human ceiling beside it; overall and per slice.
+
+Decisions (DESIGN.md, "Statistics: decisions already made"):
+
+* Units are items. A judge asked several times (trials) is reduced to its majority label per item;
+  a tie between trials, or no parseable answer at all, makes the item an abstention for it.
+* Abstentions and errors are counted apart from disagreements: a judge's κ/α are computed on the
+  items it rated.
+* The reference is the adjudicated label (a ``reference`` rater) when there is one, else the
+  consensus (majority) of the humans; items where the humans tie have no consensus and are counted.
+* Weighted κ and ordinal α use the rubric's full category list.
+* Every figure carries n and a bootstrap 95% CI that resamples items; undefined figures carry the
+  reason instead of a number.
+
+The result is a plain dict (``AgreementReport.to_dict()``) that renders to the terminal, JSON,
+Markdown and HTML.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from judgekit.agreement import (
+    ac1_ci,
+    alpha_ci,
+    cohen_kappa,
+    confusion_matrix,
+    gwet_ac1,
+    kappa_ci,
+    krippendorff_alpha,
+    percent_agreement,
+    percent_agreement_ci,
+    undefined_reason,
+)
+from judgekit.errors import JudgekitError
+from judgekit.rubric import Rubric
+
+METRICS = ("percent_agreement", "kappa", "weighted_kappa", "alpha", "ac1")
+
+
+# ----------------------------------------------------------------------------- figures
+def _num(x: float | None) -> float | None:
+    if x is None:
+        return None
+    x = float(x)
+    return None if math.isnan(x) else round(x, 6)
+
+
+def fig(value: float, ci: tuple[float, float] | None, n: int, undefined: str | None = None) -> dict:
+    """A reported figure: value, CI, n, and the reason when undefined."""
+    v = _num(value)
+    if v is None and undefined is None:
+        undefined = "undefined on these items"
+    lo, hi = (None, None) if ci is None or v is None else (_num(ci[0]), _num(ci[1]))
+    return {"value": v, "low": lo, "high": hi, "n": int(n), "undefined": None if v is not None else undefined}
+
+
+@dataclass
+class _Opts:
+    n_resamples: int
+    confidence: float
+    seed: int
+
+
+# ----------------------------------------------------------------------------- report
+@dataclass
+class AgreementReport:
+    """The result of :func:`agreement_report`; ``to_dict()`` is the JSON form."""
+
+    data: dict[str, Any]
+    warnings: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**self.data, "warnings": list(self.warnings)}
+
+    def slice(self, by: str | None = None, key: str = "all") -> dict[str, Any]:
+        for s in self.data["slices"]:
+            if s["by"] == by and s["key"] == key:
+                return s
+        raise KeyError((by, key))
+
+    def judge(self, judge: str, by: str | None = None, key: str = "all") -> dict[str, Any]:
+        return self.slice(by, key)["judges"][judge]
+
+
+def collapse_trials(ratings: pd.DataFrame, codes: Sequence[str]) -> pd.DataFrame:
+    """One row per (item, rater): the majority ok label over trials.
+
+    Columns ``item_id, rater_id, rater_kind, label, status``; status is ``ok`` when a majority
+    label exists, ``abstain`` when the trials tie or none was parseable, ``error`` when every trial
+    failed with an error.
+    """
+    if ratings.empty:
+        return pd.DataFrame(columns=["item_id", "rater_id", "rater_kind", "label", "status"])
+    single = ratings.groupby(["item_id", "rater_id"], sort=False)["trial"].transform("size") == 1
+    simple = ratings.loc[single, ["item_id", "rater_id", "rater_kind", "label", "status"]]
+    multi = ratings.loc[~single]
+    if multi.empty:
+        return simple.reset_index(drop=True)
+    rows = []
+    order = {c: i for i, c in enumerate(codes)}
+    for (item, rater), grp in multi.groupby(["item_id", "rater_id"], sort=False):
+        ok = grp.loc[grp["status"] == "ok", "label"]
+        kind = grp["rater_kind"].iloc[0]
+        if ok.empty:
+            status = "error" if (grp["status"] == "error").all() else "abstain"
+            rows.append((item, rater, kind, None, status))
+            continue
+        counts = ok.value_counts()
+        top = counts[counts == counts.max()]
+        if len(top) > 1:
+            rows.append((item, rater, kind, None, "abstain"))
+        else:
+            rows.append((item, rater, kind, sorted(top.index, key=order.get)[0], "ok"))
+    multi_df = pd.DataFrame(rows, columns=["item_id", "rater_id", "rater_kind", "label", "status"])
+    return pd.concat([simple, multi_df], ignore_index=True)
+
+
+def _consensus(labels: pd.DataFrame) -> pd.Series:
+    """Majority label across human columns per item; NaN where the humans tie."""
+    def pick(row: pd.Series) -> Any:
+        vals = row.dropna()
+        if vals.empty:
+            return np.nan
+        counts = vals.value_counts()
+        top = counts[counts == counts.max()]
+        return top.index[0] if len(top) == 1 else np.nan
+
+    if labels.shape[1] == 1:
+        return labels.iloc[:, 0]
+    return labels.apply(pick, axis=1)
+
+
+def agreement_report(
+    source: Any,
+    *,
+    rubric: Rubric,
+    items: pd.DataFrame | None = None,
+    by: Sequence[str] = (),
+    judges: Sequence[str] | None = None,
+    humans: Sequence[str] | None = None,
+    reference: str | None = None,
+    only_items: Sequence[str] | None = None,
+    n_resamples: int = 1000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> AgreementReport:
+    """Agreement of judges with humans under ``rubric``.
+
+    Parameters
+    ----------
+    source : Store or DataFrame
+        A :class:`~judgekit.store.Store` (ratings under the rubric's current hash and its items),
+        or a long ratings DataFrame (then pass ``items`` for slicing metadata).
+    by : column names of item metadata to slice by (each separately), e.g. ``["model"]``.
+    judges, humans : rater ids to include (default: every ``judge`` / ``human`` rater).
+    reference : a rater id holding the gold label, ``"consensus"`` (majority of humans), or
+        None: the single ``reference`` rater if there is one, else the consensus.
+    only_items : restrict to these item ids (e.g. the random share of a sample).
+    """
+    warnings: list[str] = []
+    if hasattr(source, "ratings"):
+        ratings = source.ratings(rubric=rubric)
+        stale = source.stale_rubric_hashes(rubric)
+        if stale:
+            warnings.append(
+                f"{len(stale)} older edit(s) of {rubric.id} have ratings in the store; they are not "
+                "used (ratings count only under the rubric's current hash)."
+            )
+        if items is None and by:
+            items = source.items()
+    else:
+        ratings = source
+        if "rubric" in ratings.columns:
+            ratings = ratings[ratings["rubric"] == rubric.id]
+    if ratings.empty:
+        raise JudgekitError(
+            f"No ratings under rubric {rubric.ref} in the store; import some with `judgekit import` "
+            "or run a panel with `judgekit judge`."
+        )
+    if only_items is not None:
+        ratings = ratings[ratings["item_id"].isin(set(map(str, only_items)))]
+
+    kinds = ratings.drop_duplicates("rater_id").set_index("rater_id")["rater_kind"]
+    all_humans = [r for r, k in kinds.items() if k == "human"]
+    all_judges = [r for r, k in kinds.items() if k == "judge"]
+    refs = [r for r, k in kinds.items() if k == "reference"]
+    humans = list(humans) if humans is not None else all_humans
+    judges = list(judges) if judges is not None else all_judges
+    for name, wanted, have in (("human", humans, all_humans + refs), ("judge", judges, all_judges)):
+        missing = [r for r in wanted if r not in have]
+        if missing:
+            raise JudgekitError(
+                f"{name.capitalize()} rater {missing[0]!r} has no ratings under {rubric.id}; "
+                f"known {name} raters: {', '.join(have) or 'none'}."
+            )
+    if reference is None:
+        reference = refs[0] if len(refs) == 1 else "consensus"
+    if reference != "consensus" and reference not in kinds.index:
+        raise JudgekitError(
+            f"Reference rater {reference!r} has no ratings under {rubric.id}; use one of "
+            f"{', '.join(refs + all_humans) or 'none'} or 'consensus'."
+        )
+    humans = [h for h in humans if h != reference]
+
+    collapsed = collapse_trials(ratings, rubric.codes)
+    labels = collapsed.pivot(index="item_id", columns="rater_id", values="label")
+    status = collapsed.pivot(index="item_id", columns="rater_id", values="status")
+    if reference == "consensus":
+        if not humans:
+            raise JudgekitError(
+                f"No human ratings under {rubric.id} to form a reference; import human labels first."
+            )
+        ref = _consensus(labels[humans])
+        ref_info = {"rater": None, "kind": "consensus"}
+    else:
+        ref = labels[reference]
+        ref_info = {"rater": reference, "kind": "adjudicated" if kinds[reference] == "reference" else "human"}
+    labels = labels.assign(__ref__=ref)
+
+    meta = None
+    if by:
+        if items is None:
+            raise JudgekitError("Slicing needs item metadata; pass items= or a Store.")
+        meta = items.set_index(items["item_id"].astype(str))
+        for col in by:
+            if col not in meta.columns:
+                cols = [c for c in meta.columns if c not in ("item_id", "prompt", "messages", "response", "content_hash")]
+                raise JudgekitError(
+                    f"--by {col!r}: no item metadata column of that name; available: "
+                    f"{', '.join(cols) or 'none'}."
+                )
+
+    opts = _Opts(n_resamples=n_resamples, confidence=confidence, seed=seed)
+    slices = [_slice(None, "all", labels, status, rubric, humans, judges, opts)]
+    for col in by:
+        assert meta is not None
+        col_values = meta[col].reindex(labels.index)
+        for key in sorted(col_values.dropna().unique(), key=str):
+            idx = col_values.index[col_values == key]
+            slices.append(_slice(col, str(key), labels.loc[idx], status.loc[idx], rubric, humans, judges, opts))
+        n_missing = int(col_values.isna().sum())
+        if n_missing:
+            warnings.append(f"{n_missing} items have no {col!r} value and are in no {col} slice.")
+    n_no_ref = int(labels["__ref__"].isna().sum())
+    if n_no_ref:
+        why = "the humans tie" if reference == "consensus" else f"{reference} did not rate them"
+        warnings.append(f"{n_no_ref} items have no reference label ({why}); judges are not scored on them.")
+
+    data = {
+        "rubric": rubric.id,
+        "rubric_hash": rubric.hash,
+        "level": rubric.level,
+        "labels": rubric.codes,
+        "reference": ref_info,
+        "humans": humans,
+        "judges": judges,
+        "by": list(by),
+        "confidence": confidence,
+        "n_resamples": n_resamples,
+        "slices": slices,
+    }
+    return AgreementReport(data=data, warnings=warnings)
+
+
+# ----------------------------------------------------------------------------- one slice
+def _slice(
+    by: str | None,
+    key: str,
+    labels: pd.DataFrame,
+    status: pd.DataFrame,
+    rubric: Rubric,
+    humans: list[str],
+    judges: list[str],
+    o: _Opts,
+) -> dict[str, Any]:
+    codes = rubric.codes
+    level = rubric.level
+    weights = "quadratic" if level in ("ordinal", "interval") else None
+    ci_kw = {"n_resamples": o.n_resamples, "confidence": o.confidence, "seed": o.seed}
+
+    def alpha_fig(cols: list[str], frame: pd.DataFrame) -> dict:
+        mat = _matrix(frame, cols, rubric)
+        n = int((mat.notna().sum(axis=0) >= 2).sum()) if len(cols) else 0
+        if n == 0:
+            return fig(float("nan"), None, 0, "no item was rated by two of these raters")
+        arr = mat.to_numpy(dtype=object)
+        val = krippendorff_alpha(arr, level=_alpha_level(level), categories=_cats(rubric))
+        ci = alpha_ci(arr, level=_alpha_level(level), categories=_cats(rubric), **ci_kw) if not math.isnan(val) else None
+        return fig(val, ci, n, undefined_reason(arr, categories=_cats(rubric)))
+
+    def pair_figs(a: pd.Series, b: pd.Series) -> dict[str, dict]:
+        both = a.notna() & b.notna()
+        x, y = a[both].tolist(), b[both].tolist()
+        n = len(x)
+        out: dict[str, dict] = {}
+        if n == 0:
+            for m in METRICS:
+                out[m] = fig(float("nan"), None, 0, "no item rated by both")
+            return out
+        pair = np.array([x, y], dtype=object)
+        reason = undefined_reason(pair, categories=codes)
+        pa = percent_agreement(pair)
+        out["percent_agreement"] = fig(pa, percent_agreement_ci(pair, **ci_kw), n)
+        k = cohen_kappa(x, y, labels=codes)
+        out["kappa"] = fig(k, kappa_ci(x, y, labels=codes, **ci_kw) if not math.isnan(k) else None, n, reason)
+        if weights:
+            wk = cohen_kappa(x, y, labels=codes, weights=weights)
+            out["weighted_kappa"] = fig(
+                wk, kappa_ci(x, y, labels=codes, weights=weights, **ci_kw) if not math.isnan(wk) else None, n, reason
+            )
+        else:
+            out["weighted_kappa"] = None  # type: ignore[assignment]
+        num = _matrix(pd.DataFrame({"a": a[both], "b": b[both]}), ["a", "b"], rubric).to_numpy(dtype=object)
+        al = krippendorff_alpha(num, level=_alpha_level(level), categories=_cats(rubric))
+        out["alpha"] = fig(
+            al,
+            alpha_ci(num, level=_alpha_level(level), categories=_cats(rubric), **ci_kw) if not math.isnan(al) else None,
+            n,
+            reason,
+        )
+        ac = gwet_ac1(pair, categories=codes)
+        out["ac1"] = fig(ac, ac1_ci(pair, categories=codes, **ci_kw) if not math.isnan(ac) else None, n, reason)
+        return out
+
+    def distribution(values: pd.Series) -> dict[str, float]:
+        v = values.dropna()
+        if v.empty:
+            return {c: 0.0 for c in codes}
+        counts = v.value_counts()
+        return {c: round(float(counts.get(c, 0)) / len(v), 6) for c in codes}
+
+    # human ceiling ------------------------------------------------------------------------
+    hcols = [h for h in humans if h in labels.columns]
+    hum = labels[hcols] if hcols else pd.DataFrame(index=labels.index)
+    n_pairable = int((hum.notna().sum(axis=1) >= 2).sum()) if hcols else 0
+    ceiling: dict[str, Any] = {"n": n_pairable, "raters": hcols}
+    if len(hcols) >= 2:
+        mat = hum.T.to_numpy(dtype=object)
+        pa = percent_agreement(mat)
+        ceiling["percent_agreement"] = fig(pa, percent_agreement_ci(mat, **ci_kw) if not math.isnan(pa) else None, n_pairable)
+        if len(hcols) == 2:
+            ceiling["kappa"] = pair_figs(hum[hcols[0]], hum[hcols[1]])["kappa"]
+        else:
+            from judgekit.agreement import fleiss_kappa
+
+            complete = hum.dropna()
+            fk = fleiss_kappa(complete.T.to_numpy(dtype=object), categories=codes) if len(complete) else float("nan")
+            ceiling["kappa"] = fig(fk, None, len(complete), "no item was rated by every human")
+        ceiling["alpha"] = alpha_fig(hcols, hum)
+        ac = gwet_ac1(mat, categories=codes)
+        ceiling["ac1"] = fig(ac, ac1_ci(mat, categories=codes, **ci_kw) if not math.isnan(ac) else None, n_pairable)
+    else:
+        why = "fewer than two human raters"
+        for m in ("percent_agreement", "kappa", "alpha", "ac1"):
+            ceiling[m] = fig(float("nan"), None, 0, why)
+
+    human_vals = pd.concat([labels[h] for h in hcols]) if hcols else pd.Series(dtype=object)
+
+    # judges -------------------------------------------------------------------------------
+    jout: dict[str, Any] = {}
+    for j in judges:
+        if j not in labels.columns:
+            continue
+        asked = status[j].notna()
+        n_items = int(asked.sum())
+        n_abstain = int((status[j] == "abstain").sum())
+        n_error = int((status[j] == "error").sum())
+        rated = labels[j].notna()
+        vs_ref = pair_figs(labels["__ref__"], labels[j])
+        both = labels["__ref__"].notna() & rated
+        cm = confusion_matrix(labels.loc[both, "__ref__"].tolist(), labels.loc[both, j].tolist(), labels=codes)
+        vs_ref["confusion"] = cm.to_dict()
+        vs_ref["n"] = int(both.sum())  # type: ignore[assignment]
+        vs_h = {}
+        for h in hcols:
+            f = pair_figs(labels[h], labels[j])
+            vs_h[h] = {"n": f["kappa"]["n"], "kappa": f["kappa"], "percent_agreement": f["percent_agreement"]}
+        on_judged = labels.loc[rated]
+        a_h = alpha_fig(hcols, on_judged) if len(hcols) >= 2 else fig(float("nan"), None, 0, "fewer than two human raters")
+        a_hj = alpha_fig([*hcols, j], on_judged) if hcols else fig(float("nan"), None, 0, "no human raters")
+        delta = None
+        if a_h["value"] is not None and a_hj["value"] is not None:
+            delta = round(a_hj["value"] - a_h["value"], 6)
+        jout[j] = {
+            "n_items": n_items,
+            "n_rated": int(rated.sum()),
+            "n_abstain": n_abstain,
+            "n_error": n_error,
+            "abstain_rate": _num(n_abstain / n_items) if n_items else None,
+            "error_rate": _num(n_error / n_items) if n_items else None,
+            "vs_reference": vs_ref,
+            "vs_humans": vs_h,
+            "alpha_humans": a_h,
+            "alpha_with_judge": a_hj,
+            "alpha_delta": delta,
+            "label_distribution": distribution(labels[j]),
+        }
+    return {
+        "by": by,
+        "key": key,
+        "n_items": len(labels),
+        "n_reference": int(labels["__ref__"].notna().sum()),
+        "human_ceiling": ceiling,
+        "human_label_distribution": distribution(human_vals),
+        "reference_label_distribution": distribution(labels["__ref__"]),
+        "judges": jout,
+    }
+
+
+def _alpha_level(level: str) -> str:
+    return level
+
+
+def _cats(rubric: Rubric) -> list[Any] | None:
+    if rubric.level == "interval":
+        return None
+    return rubric.codes
+
+
+def _matrix(frame: pd.DataFrame, cols: list[str], rubric: Rubric) -> pd.DataFrame:
+    """raters x units matrix for α: codes, or the rubric's values at interval level."""
+    mat = frame[cols].T
+    if rubric.level == "interval":
+        return mat.apply(lambda s: s.map(rubric.values))
+    return mat

@@ -1,0 +1,180 @@
+"""`judgekit demo`: the whole pipeline, offline, on shipped data.
+
+1. Import the XSTest v2 labels (two human annotators, the adjudicated label, and the authors' two
+   automatic judges: prefix string match and zero-shot GPT-4) into a store in the output folder.
+2. Agreement of both judges with the humans, overall, by safe/unsafe prompt and by model.
+3. Check the published human–human agreement per model (Röttger et al., repository analysis).
+4. Gate both judges with the shipped policy → verdict.json.
+5. An offline judge panel (rules judges + a judge served by the project's fake provider) over
+   items written for this project, fed to the same agreement report and gate.
+6. Reports: JSON, Markdown and (when the report module is present) a self-contained HTML page.
+
+Re-running in the same folder is idempotent: imports replace the same ratings and the panel makes
+no new calls.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from judgekit.agreement.report import agreement_report
+from judgekit.cli.render import agreement_markdown, print_agreement, print_verdict
+from judgekit.errors import JudgekitError
+from judgekit.gate import explain, run_gate
+from judgekit.io.ratings import import_ratings
+from judgekit.io.tables import write_text_atomic
+from judgekit.rubric import load_rubric
+from judgekit.store import Store
+
+#: Annotator 1 vs annotator 2 agreement (%) per model, from the authors' repository
+#: (paul-rottger/exaggerated-safety, evaluation/analysis.ipynb, stored outputs).
+XSTEST_PUBLISHED_AGREEMENT = {
+    "llama2orig": 96.4,
+    "llama2new": 95.8,
+    "mistralinstruct": 97.6,
+    "mistralguard": 93.8,
+    "gpt4": 98.4,
+}
+
+
+def annotations_dir() -> Path:
+    """The shipped annotations folder (source tree or installed wheel)."""
+    here = Path(__file__).resolve().parent
+    for candidate in (here.parent / "annotations", here / "_data" / "annotations"):
+        if candidate.is_dir():
+            return candidate
+    raise JudgekitError("The shipped annotations folder is missing; reinstall judgekit.")
+
+
+def xstest_per_model_agreement(report: dict[str, Any]) -> dict[str, float]:
+    """Human–human % agreement per model from an agreement report sliced by model."""
+    out = {}
+    for s in report["slices"]:
+        if s["by"] == "model":
+            v = s["human_ceiling"]["percent_agreement"]["value"]
+            out[s["key"]] = round(100 * v, 1)
+    return out
+
+
+def run_demo(out_dir: Path, *, console: Console | None = None, n_resamples: int = 1000) -> dict[str, Any]:
+    """Run the demo; returns a summary dict (also written to ``out_dir/summary.json``)."""
+    console = console or Console(highlight=False, soft_wrap=True)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    ann = annotations_dir()
+    summary: dict[str, Any] = {"out_dir": str(out_dir)}
+    rubric = load_rubric("refusal")
+    with Store(out_dir / "judgekit.db") as store:
+        # 1. import -------------------------------------------------------------------------
+        console.rule("1. Import XSTest v2 labels (human annotators, adjudicated label, two judges)")
+        imp = import_ratings(
+            store,
+            ann / "xstest-v2" / "xstest_v2_labels.csv",
+            rubric,
+            raters={"annotation_1": "annotation_1", "annotation_2": "annotation_2"},
+            reference={"final": "final_label"},
+            judges={"string_match": "strmatch_label", "gpt4": "gpt4_label"},
+        )
+        for line in imp.lines():
+            console.print(line, markup=False)
+
+        # 2. agreement ----------------------------------------------------------------------
+        console.rule("2. Agreement of the judges with the humans")
+        report = agreement_report(
+            store, rubric=rubric, by=["prompt_safety", "model"], n_resamples=n_resamples
+        ).to_dict()
+        print_agreement(console, report)
+        write_text_atomic(out_dir / "agreement.json", json.dumps(report, indent=1))
+
+        # 3. published figures --------------------------------------------------------------
+        console.rule("3. Published human–human agreement per model (Röttger et al.)")
+        ours = xstest_per_model_agreement(report)
+        ok_all = True
+        for model, published in XSTEST_PUBLISHED_AGREEMENT.items():
+            ok = ours.get(model) == published
+            ok_all &= ok
+            console.print(
+                f"  {model:<16} published {published:5.1f}%   judgekit {ours.get(model, float('nan')):5.1f}%   "
+                + ("[green]reproduced[/green]" if ok else "[red]DIFFERENT[/red]")
+            )
+        summary["published_reproduced"] = ok_all
+
+        # 4. gate ---------------------------------------------------------------------------
+        console.rule("4. Gate: may these judges score refusal?")
+        verdict, _ = run_gate(store, ann / "xstest-v2" / "policy.yaml")
+        lines = explain(verdict)
+        print_verdict(console, verdict, lines)
+        write_text_atomic(out_dir / "verdict.json", json.dumps(verdict, indent=1))
+        summary["verdict"] = {j["judge"]: j["passed"] for j in verdict["judges"]}
+
+        # 5. offline panel ------------------------------------------------------------------
+        panel_report = panel_verdict = None
+        try:
+            from judgekit.judges.demo import run_demo_panel
+        except ImportError:
+            run_demo_panel = None  # type: ignore[assignment]
+        if run_demo_panel is not None:
+            console.rule("5. An offline judge panel on items written for judgekit")
+            panel_summary = run_demo_panel(store, out_dir)
+            summary["panel"] = panel_summary
+            console.print(_panel_line(panel_summary), markup=False)
+            prub = load_rubric(panel_summary.get("rubric", "refusal"))
+            panel_report = agreement_report(
+                store, rubric=prub, judges=panel_summary.get("judges"), n_resamples=n_resamples,
+                only_items=panel_summary.get("item_ids"),
+            ).to_dict()
+            print_agreement(console, panel_report)
+            write_text_atomic(out_dir / "panel_agreement.json", json.dumps(panel_report, indent=1))
+            policy = panel_summary.get("policy")
+            if policy:
+                panel_verdict, _ = run_gate(store, policy)
+                print_verdict(console, panel_verdict, explain(panel_verdict))
+                write_text_atomic(out_dir / "panel_verdict.json", json.dumps(panel_verdict, indent=1))
+
+        # 6. reports ------------------------------------------------------------------------
+        console.rule("6. Reports")
+        md = ["# judgekit demo", "", "## Verdict", "", *(f"    {x}" for x in lines), "",
+              agreement_markdown(report)]
+        md += ["## Published human–human agreement per model", "", "| model | published | judgekit |",
+               "|---|---:|---:|"]
+        md += [f"| {m} | {p:.1f}% | {ours.get(m, float('nan')):.1f}% |" for m, p in XSTEST_PUBLISHED_AGREEMENT.items()]
+        write_text_atomic(out_dir / "summary.md", "\n".join(md) + "\n")
+        written = [out_dir / "agreement.json", out_dir / "verdict.json", out_dir / "summary.md"]
+        try:
+            from judgekit.report.html import write_report
+        except ImportError:
+            write_report = None  # type: ignore[assignment]
+        if write_report is not None:
+            extras = _report_extras(store, rubric, report)
+            paths = write_report(out_dir, report, verdict, extras=extras)
+            written += list(paths.values())
+        for p in written:
+            console.print(f"  wrote {p}", markup=False)
+    write_text_atomic(out_dir / "summary.json", json.dumps(summary, indent=1, default=str))
+    return summary
+
+
+def _panel_line(s: dict[str, Any]) -> str:
+    keys = ("calls", "cached", "abstentions", "errors", "input_tokens", "output_tokens", "cost_usd")
+    return "  panel: " + ", ".join(f"{k}={s[k]}" for k in keys if k in s)
+
+
+def _report_extras(store: Store, rubric: Any, report: dict[str, Any]) -> dict[str, Any]:
+    """Worst disagreements (judge vs reference) for the HTML report; no text is shipped for XSTest."""
+    ratings = store.ratings(rubric=rubric)
+    ref = ratings[ratings["rater_kind"] == "reference"].set_index("item_id")["label"]
+    rows = []
+    for judge in report["judges"]:
+        j = ratings[(ratings["rater_id"] == judge) & (ratings["status"] == "ok")].set_index("item_id")["label"]
+        both = j.index.intersection(ref.index)
+        diff = both[(j.loc[both] != ref.loc[both]).to_numpy()]
+        # "worst" = furthest apart on the rubric's order (full refusal vs full compliance first)
+        order = {c: i for i, c in enumerate(rubric.codes)}
+        ranked = sorted(diff, key=lambda i: -abs(order[j[i]] - order[ref[i]]))
+        for iid in ranked[:15]:
+            rows.append({"item_id": iid, "reference": ref[iid], "judge_id": judge, "judge_label": j[iid],
+                         "response_excerpt": ""})
+    return {"disagreements": rows}

@@ -1,0 +1,348 @@
+"""The trust gate: a policy file → a verdict per judge.
+
+A policy names the rubric, the judges, the reference and the thresholds a judge must clear.
+The verdict records each check with its figure, threshold and n, and the hashes of the rubric,
+the items, the human ratings and each judge, so that analysis code can ask for a verdict that
+matches what it uses (:func:`require_trusted`).
+
+Example policy (YAML)::
+
+    rubric: refusal
+    judges: [gpt4, string_match]
+    reference: final            # optional: default the adjudicated rater, else consensus
+    by: [model]                 # slices for the per-slice floor
+    checks:
+      min_items: 200
+      metric: kappa             # kappa | weighted_kappa | alpha | ac1 | percent_agreement
+      min_lower_bound: 0.6      # lower end of the 95% CI of the metric against the reference
+      max_abstention_rate: 0.02
+      max_error_rate: 0.02
+      min_class_recall: {min: 0.5, min_support: 10}
+      per_slice: {min_items: 50, min_value: 0.5}
+      within_human_noise: {margin: 0.1}
+
+Exit codes of ``judgekit gate``: 0 every judge passes, 1 a judge fails, 2 bad input.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import json
+from pathlib import Path
+from typing import Any, Literal
+
+import pandas as pd
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from judgekit import __version__
+from judgekit.agreement.report import AgreementReport, agreement_report
+from judgekit.errors import JudgekitError, UntrustedJudgeError
+from judgekit.rubric import Rubric, load_rubric
+
+Metric = Literal["kappa", "weighted_kappa", "alpha", "ac1", "percent_agreement"]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ClassRecall(_Strict):
+    min: float = Field(ge=0, le=1)
+    min_support: int = Field(default=10, ge=1)
+
+
+class PerSlice(_Strict):
+    min_items: int = Field(default=30, ge=1)
+    min_value: float
+
+
+class HumanNoise(_Strict):
+    margin: float = Field(ge=0)
+
+
+class Checks(_Strict):
+    min_items: int | None = Field(default=None, ge=1)
+    metric: Metric = "kappa"
+    min_value: float | None = None
+    min_lower_bound: float | None = None
+    max_abstention_rate: float | None = Field(default=None, ge=0, le=1)
+    max_error_rate: float | None = Field(default=None, ge=0, le=1)
+    min_class_recall: ClassRecall | None = None
+    per_slice: PerSlice | None = None
+    within_human_noise: HumanNoise | None = None
+
+
+class Policy(_Strict):
+    """A gate policy (see the module docstring)."""
+
+    rubric: str
+    judges: list[str] = Field(min_length=1)
+    reference: str | None = None
+    humans: list[str] | None = None
+    by: list[str] = Field(default_factory=list)
+    checks: Checks
+    n_resamples: int = Field(default=1000, ge=100)
+    seed: int = 0
+
+
+def load_policy(path: str | Path) -> tuple[Policy, dict[str, Any]]:
+    """Read and validate a policy file; returns the model and the raw mapping."""
+    p = Path(path)
+    if not p.exists():
+        raise JudgekitError(f"Policy file {p} does not exist; check the path.")
+    try:
+        raw = yaml.safe_load(p.read_text(encoding="utf-8"))
+    except yaml.YAMLError:
+        raise JudgekitError(f"Policy file {p}: invalid YAML; fix the syntax.") from None
+    if not isinstance(raw, dict):
+        raise JudgekitError(f"Policy file {p}: expected a mapping with rubric, judges and checks.")
+    try:
+        policy = Policy(**raw)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = ".".join(str(x) for x in err["loc"])
+        if err["type"] == "extra_forbidden":
+            msg = f"unknown key {loc!r} (a typo?); remove or rename it"
+        elif err["type"] == "missing":
+            msg = f"missing required key {loc!r}"
+        else:
+            msg = f"{loc}: {err['msg']}"
+        raise JudgekitError(f"Policy file {p}: {msg}.") from None
+    return policy, raw
+
+
+def _digest(obj: Any) -> str:
+    return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def ratings_hash(ratings: pd.DataFrame) -> str:
+    """Order-independent hash of rating rows (item, rater, trial, label, status)."""
+    if ratings.empty:
+        return _digest([])
+    cols = ["item_id", "rater_id", "trial", "label", "status"]
+    rows = ratings[cols].astype(str).sort_values(cols).to_numpy().tolist()
+    return _digest(rows)
+
+
+def judge_identity(store: Any, judge: str) -> dict[str, Any]:
+    """What identifies a judge: its rater id, and for panel judges its spec and parameters."""
+    ident: dict[str, Any] = {"judge": judge, "spec": None, "params": None}
+    try:
+        row = store.conn.execute(
+            "SELECT spec, params FROM calls WHERE judge_id = ? ORDER BY created_at DESC LIMIT 1",
+            (judge,),
+        ).fetchone()
+    except Exception:  # an old store without a calls table
+        row = None
+    if row:
+        ident["spec"], ident["params"] = row[0], json.loads(row[1] or "{}")
+    ident["judge_hash"] = _digest([judge, ident["spec"], ident["params"]])
+    return ident
+
+
+def _check(name: str, passed: bool, figure: Any, threshold: Any, n: int | None, detail: str) -> dict:
+    return {"name": name, "passed": bool(passed), "figure": figure, "threshold": threshold, "n": n, "detail": detail}
+
+
+def evaluate(policy: Policy, report: AgreementReport) -> list[dict[str, Any]]:
+    """Apply the policy's checks to each judge in the report. Pure: no I/O."""
+    c = policy.checks
+    metric = c.metric
+    out = []
+    overall = report.slice(None, "all")
+    for judge in policy.judges:
+        j = overall["judges"][judge]
+        checks: list[dict] = []
+        m = j["vs_reference"].get(metric)
+        if m is None:
+            raise JudgekitError(
+                f"Policy checks.metric {metric!r} does not apply to a {report.data['level']} rubric; "
+                "use kappa, alpha, ac1 or percent_agreement."
+            )
+        n = m["n"]
+        if c.min_items is not None:
+            checks.append(_check("min_items", n >= c.min_items, n, c.min_items, n,
+                                 f"{n} items rated by {judge} and the reference"))
+        if c.min_value is not None:
+            v = m["value"]
+            checks.append(_check(f"min_{metric}", v is not None and v >= c.min_value, v, c.min_value, n,
+                                 m["undefined"] or f"{metric} against the reference"))
+        if c.min_lower_bound is not None:
+            lo = m["low"]
+            checks.append(_check(
+                f"min_{metric}_lower_bound", lo is not None and lo >= c.min_lower_bound, lo,
+                c.min_lower_bound, n,
+                m["undefined"] or f"lower end of the {int(report.data['confidence'] * 100)}% CI of "
+                f"{metric} (point {m['value']})"))
+        if c.max_abstention_rate is not None:
+            r = j["abstain_rate"] or 0.0
+            checks.append(_check("max_abstention_rate", r <= c.max_abstention_rate, r,
+                                 c.max_abstention_rate, j["n_items"],
+                                 f"{j['n_abstain']} of {j['n_items']} items abstained"))
+        if c.max_error_rate is not None:
+            r = j["error_rate"] or 0.0
+            checks.append(_check("max_error_rate", r <= c.max_error_rate, r, c.max_error_rate,
+                                 j["n_items"], f"{j['n_error']} of {j['n_items']} items failed"))
+        if c.min_class_recall is not None:
+            conf = j["vs_reference"]["confusion"]
+            for label in conf["labels"]:
+                support = conf["support"][label]
+                if support < c.min_class_recall.min_support:
+                    continue
+                rec = conf["recall"][label]
+                checks.append(_check(
+                    f"min_recall[{label}]", rec is not None and rec >= c.min_class_recall.min,
+                    rec, c.min_class_recall.min, support,
+                    f"share of the {support} reference '{label}' items the judge also calls '{label}'"))
+        if c.per_slice is not None:
+            for s in report.data["slices"]:
+                if s["by"] is None or judge not in s["judges"]:
+                    continue
+                ms = s["judges"][judge]["vs_reference"][metric]
+                if ms["n"] < c.per_slice.min_items:
+                    continue
+                v = ms["value"]
+                checks.append(_check(
+                    f"per_slice[{s['by']}={s['key']}]", v is not None and v >= c.per_slice.min_value,
+                    v, c.per_slice.min_value, ms["n"],
+                    ms["undefined"] or f"{metric} in slice {s['by']}={s['key']}"))
+        if c.within_human_noise is not None:
+            ceiling = overall["human_ceiling"].get(metric if metric != "weighted_kappa" else "kappa")
+            hv = ceiling["value"] if ceiling else None
+            v = m["value"]
+            if hv is None:
+                checks.append(_check("within_human_noise", False, v, None, n,
+                                     "no human–human agreement to compare with (need two humans on the same items)"))
+            else:
+                thr = round(hv - c.within_human_noise.margin, 6)
+                checks.append(_check(
+                    "within_human_noise", v is not None and v >= thr, v, thr, n,
+                    f"judge {metric} {v} vs human–human {hv} minus margin {c.within_human_noise.margin}"))
+        out.append({"judge": judge, "passed": all(ch["passed"] for ch in checks), "checks": checks})
+    return out
+
+
+def run_gate(store: Any, policy_path: str | Path) -> tuple[dict[str, Any], AgreementReport]:
+    """Compute the verdict for a policy over the ratings in ``store``."""
+    policy, raw = load_policy(policy_path)
+    rubric = load_rubric(policy.rubric)
+    known = set(store.ratings(rubric=rubric, rater_kind="judge")["rater_id"].unique())
+    for judge in policy.judges:
+        if judge not in known:
+            raise JudgekitError(
+                f"Policy file {policy_path}: judge {judge!r} has no ratings under {rubric.ref} in "
+                f"{store.path}; judges with ratings: {', '.join(sorted(known)) or 'none'}."
+            )
+    report = agreement_report(
+        store,
+        rubric=rubric,
+        by=policy.by,
+        judges=policy.judges,
+        humans=policy.humans,
+        reference=policy.reference,
+        n_resamples=policy.n_resamples,
+        seed=policy.seed,
+    )
+    results = evaluate(policy, report)
+    ratings = store.ratings(rubric=rubric)
+    human = ratings[ratings["rater_kind"].isin(["human", "reference"])]
+    items = store.items(sorted(ratings["item_id"].unique()))
+    items_hash = _digest(sorted(zip(items["item_id"], items["content_hash"], strict=True)))
+    for r in results:
+        r.update({k: v for k, v in judge_identity(store, r["judge"]).items() if k != "judge"})
+    verdict = {
+        "judgekit_version": __version__,
+        "created_at": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+        "policy": raw,
+        "policy_hash": _digest(raw),
+        "rubric": rubric.id,
+        "rubric_hash": rubric.hash,
+        "reference": report.data["reference"]["rater"] or "consensus",
+        "items_hash": items_hash,
+        "human_ratings_hash": ratings_hash(human),
+        "passed": all(r["passed"] for r in results),
+        "judges": results,
+    }
+    return verdict, report
+
+
+def explain(verdict: dict[str, Any]) -> list[str]:
+    """A short human-readable explanation of a verdict, one line per judge and failed check."""
+    lines = []
+    for j in verdict["judges"]:
+        if j["passed"]:
+            lines.append(f"TRUSTED    {j['judge']} for {verdict['rubric']}: all {len(j['checks'])} checks pass.")
+            continue
+        failed = [c for c in j["checks"] if not c["passed"]]
+        lines.append(f"UNTRUSTED  {j['judge']} for {verdict['rubric']}: {len(failed)} of {len(j['checks'])} checks fail:")
+        for c in failed:
+            lines.append(f"             {c['name']}: {_fmt(c['figure'])} vs threshold {_fmt(c['threshold'])} (n={c['n']}) — {c['detail']}")
+    return lines
+
+
+def _fmt(x: Any) -> str:
+    return f"{x:.3f}" if isinstance(x, float) else str(x)
+
+
+# ----------------------------------------------------------------------------- the guard
+def load_verdict(verdict: dict[str, Any] | str | Path) -> dict[str, Any]:
+    if isinstance(verdict, dict):
+        return verdict
+    p = Path(verdict)
+    if not p.exists():
+        raise UntrustedJudgeError(
+            f"Verdict file {p} does not exist; run `judgekit gate POLICY.yaml --out DIR` to get one."
+        )
+    try:
+        data = json.loads(p.read_text(encoding="utf-8"))
+    except json.JSONDecodeError:
+        raise JudgekitError(f"Verdict file {p} is not valid JSON; rerun `judgekit gate`.") from None
+    if not isinstance(data, dict) or "judges" not in data:
+        raise JudgekitError(f"Verdict file {p} is not a judgekit verdict; rerun `judgekit gate`.")
+    return data
+
+
+def require_trusted(
+    verdict: dict[str, Any] | str | Path | None,
+    *,
+    judge: str,
+    rubric: Rubric | str,
+    judge_hash: str | None = None,
+) -> dict[str, Any]:
+    """Raise :class:`UntrustedJudgeError` unless ``verdict`` says ``judge`` passed for ``rubric``.
+
+    The verdict must be for the same rubric content (hash), name the judge, and mark it passed;
+    if ``judge_hash`` is given it must match too (same judge spec and parameters). Returns the
+    judge's entry of the verdict.
+    """
+    rub = load_rubric(rubric)
+    how = (
+        f"run `judgekit gate POLICY.yaml` with a policy naming judge {judge!r} and rubric {rub.id}, "
+        "and pass the verdict.json it writes"
+    )
+    if verdict is None:
+        raise UntrustedJudgeError(f"No verdict given for judge {judge!r} on {rub.id}; {how}.")
+    v = load_verdict(verdict)
+    if v.get("rubric") != rub.id or v.get("rubric_hash") != rub.hash:
+        raise UntrustedJudgeError(
+            f"The verdict is for rubric {v.get('rubric')}#{v.get('rubric_hash')}, not {rub.ref} "
+            f"(the rubric changed or another was gated); {how}."
+        )
+    entry = next((j for j in v.get("judges", []) if j.get("judge") == judge), None)
+    if entry is None:
+        names = ", ".join(j.get("judge", "?") for j in v.get("judges", []))
+        raise UntrustedJudgeError(f"The verdict does not cover judge {judge!r} (it covers {names}); {how}.")
+    if judge_hash is not None and entry.get("judge_hash") != judge_hash:
+        raise UntrustedJudgeError(
+            f"Judge {judge!r} changed since the verdict (its spec or parameters differ); {how}."
+        )
+    if not entry.get("passed"):
+        failed = [c["name"] for c in entry.get("checks", []) if not c.get("passed")]
+        raise UntrustedJudgeError(
+            f"Judge {judge!r} did not pass the gate for {rub.id} (failed: {', '.join(failed)}); "
+            "its ratings cannot be used as trusted — improve the judge or use --untrusted to stamp "
+            "results UNTRUSTED."
+        )
+    return entry

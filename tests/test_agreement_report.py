@@ -1,0 +1,150 @@
+"""agreement_report on the real XSTest v2 labels, checked against the authors' published figures
+and against independent computations (pandas / scikit-learn on the raw CSV)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.metrics import cohen_kappa_score
+
+from conftest import SHARED, XSTEST_LABELS
+from judgekit.agreement.report import agreement_report, collapse_trials
+from judgekit.errors import JudgekitError
+from judgekit.rubric import load_rubric
+
+REFUSAL = load_rubric("refusal")
+MAP = {"1_full_compliance": "full_compliance", "2_full_refusal": "full_refusal",
+       "3_partial_refusal": "partial_refusal"}
+
+
+@pytest.fixture(scope="module")
+def report(xstest_store):
+    return agreement_report(xstest_store, rubric=REFUSAL, by=["model", "prompt_safety"], n_resamples=200)
+
+
+@pytest.fixture(scope="module")
+def raw():
+    return pd.read_csv(XSTEST_LABELS)
+
+
+def test_per_model_human_agreement_reproduces_published_figures(report):
+    # Röttger et al. (repository analysis notebook): annotator 1 vs 2, % agreement per model
+    published = pd.read_csv(SHARED / "data" / "published" / "xstest_repo_interannotator.csv")
+    assert len(published) == 5
+    for row in published.itertuples():
+        s = report.slice("model", row.model)
+        assert round(100 * s["human_ceiling"]["percent_agreement"]["value"], 1) == row.pct_agreement_annotator1_vs_2
+        assert s["human_ceiling"]["n"] == 450
+
+
+def test_per_model_fleiss_kappa_matches_published(raw):
+    from judgekit.agreement import fleiss_kappa
+
+    published = pd.read_csv(SHARED / "data" / "published" / "xstest_repo_interannotator.csv")
+    for row in published.itertuples():
+        g = raw[raw.model == row.model]
+        k = fleiss_kappa([g.annotation_1.tolist(), g.annotation_2.tolist()])
+        assert round(k, 2) == row.fleiss_kappa
+
+
+def test_gpt4_abstentions_are_counted_apart_and_kappa_is_on_rated_items(report, raw):
+    j = report.judge("gpt4")
+    assert j["n_items"] == 2250 and j["n_abstain"] == 11 and j["n_rated"] == 2239
+    v = j["vs_reference"]
+    assert v["n"] == 2239
+    ok = raw[raw.gpt4_label.isin(MAP)]
+    assert len(ok) == 2239
+    expected = cohen_kappa_score(ok.final_label.map(MAP), ok.gpt4_label.map(MAP))
+    assert v["kappa"]["value"] == pytest.approx(expected, abs=1e-6)
+    assert v["percent_agreement"]["value"] == pytest.approx((ok.final_label == ok.gpt4_label).mean(), abs=1e-6)
+    assert v["kappa"]["low"] < v["kappa"]["value"] < v["kappa"]["high"]
+    # the abstention rate is 11/2250, not folded into disagreement
+    assert j["abstain_rate"] == pytest.approx(11 / 2250, abs=1e-6)
+
+
+def test_string_match_never_says_partial_and_report_shows_it(report, raw):
+    cm = report.judge("string_match")["vs_reference"]["confusion"]
+    assert cm["support"]["partial_refusal"] == int((raw.final_label == "3_partial_refusal").sum())
+    assert cm["recall"]["partial_refusal"] == 0.0
+    assert cm["precision"]["partial_refusal"] is None  # never predicted: precision undefined, not 0
+    col = cm["labels"].index("partial_refusal")
+    assert sum(row[col] for row in cm["matrix"]) == 0
+
+
+def test_judge_vs_each_human_and_alpha_delta(report, raw):
+    j = report.judge("gpt4")
+    ok = raw[raw.gpt4_label.isin(MAP)]
+    for h in ("annotation_1", "annotation_2"):
+        exp = cohen_kappa_score(ok[h].map(MAP), ok.gpt4_label.map(MAP))
+        assert j["vs_humans"][h]["kappa"]["value"] == pytest.approx(exp, abs=1e-6)
+    assert j["alpha_delta"] == pytest.approx(j["alpha_with_judge"]["value"] - j["alpha_humans"]["value"], abs=1e-6)
+    # string match is worse than GPT-4: adding it to the humans lowers alpha more
+    assert report.judge("string_match")["alpha_delta"] < j["alpha_delta"] < 0
+
+
+def test_slices_partition_the_items(report):
+    for by, n in (("model", 5), ("prompt_safety", 2)):
+        slices = [s for s in report.data["slices"] if s["by"] == by]
+        assert len(slices) == n
+        assert sum(s["n_items"] for s in slices) == 2250
+    assert report.slice("prompt_safety", "unsafe")["n_items"] == 1000
+
+
+def test_consensus_reference_and_ties(store):
+    # three humans; item c has a 1-1 split between two humans only -> no consensus
+    rows = [
+        ("a", "h1", "full_refusal"), ("a", "h2", "full_refusal"), ("a", "h3", "full_compliance"),
+        ("b", "h1", "full_compliance"), ("b", "h2", "full_compliance"), ("b", "h3", "full_compliance"),
+        ("c", "h1", "full_refusal"), ("c", "h2", "full_compliance"),
+        ("a", "j", "full_refusal"), ("b", "j", "full_refusal"), ("c", "j", "full_refusal"),
+    ]
+    df = pd.DataFrame(rows, columns=["item_id", "rater_id", "label"])
+    df["rater_kind"] = np.where(df.rater_id == "j", "judge", "human")
+    df["rubric"] = REFUSAL.id
+    df["rubric_hash"] = REFUSAL.hash
+    df["status"] = "ok"
+    df["trial"] = 0
+    rep = agreement_report(df, rubric=REFUSAL, n_resamples=100)
+    assert rep.data["reference"] == {"rater": None, "kind": "consensus"}
+    v = rep.judge("j")["vs_reference"]
+    # consensus: a -> full_refusal (2 of 3), b -> full_compliance, c -> tie (excluded)
+    assert v["n"] == 2
+    assert v["percent_agreement"]["value"] == 0.5
+    assert any("no reference label" in w for w in rep.warnings)
+
+
+def test_collapse_trials_majority_and_tie():
+    df = pd.DataFrame({
+        "item_id": ["a"] * 3 + ["b"] * 2 + ["c"] * 2,
+        "rater_id": "j", "rater_kind": "judge",
+        "label": ["full_refusal", "full_refusal", "full_compliance", "full_refusal", "full_compliance", None, None],
+        "status": ["ok"] * 5 + ["error", "abstain"],
+        "trial": [0, 1, 2, 0, 1, 0, 1],
+    })
+    out = collapse_trials(df, REFUSAL.codes).set_index("item_id")
+    assert out.loc["a", "label"] == "full_refusal" and out.loc["a", "status"] == "ok"
+    assert out.loc["b", "label"] is None and out.loc["b", "status"] == "abstain"  # 1-1 tie
+    assert out.loc["c", "status"] == "abstain"  # an abstention among errors
+
+
+def test_unknown_slice_column_and_unknown_rater_are_clear_errors(xstest_store):
+    with pytest.raises(JudgekitError, match="--by 'modle'.*available: .*model"):
+        agreement_report(xstest_store, rubric=REFUSAL, by=["modle"], n_resamples=100)
+    with pytest.raises(JudgekitError, match="Judge rater 'claude' has no ratings"):
+        agreement_report(xstest_store, rubric=REFUSAL, judges=["claude"], n_resamples=100)
+    with pytest.raises(JudgekitError, match="No ratings under rubric refusal_form"):
+        agreement_report(xstest_store, rubric=load_rubric("refusal_form"), n_resamples=100)
+
+
+def test_undefined_when_every_rating_is_one_category(store):
+    df = pd.DataFrame({"item_id": list("abcd") * 2, "rater_id": ["h1"] * 4 + ["j"] * 4,
+                       "rater_kind": ["reference"] * 4 + ["judge"] * 4, "label": "full_refusal",
+                       "rubric": REFUSAL.id, "rubric_hash": REFUSAL.hash, "status": "ok", "trial": 0})
+    v = agreement_report(df, rubric=REFUSAL, n_resamples=100).judge("j")["vs_reference"]
+    assert v["percent_agreement"]["value"] == 1.0
+    assert v["kappa"]["value"] is None and v["kappa"]["undefined"]
+    assert "full_refusal" in v["kappa"]["undefined"]
+    assert not math.isnan(v["percent_agreement"]["value"])
