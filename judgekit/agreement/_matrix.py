@@ -210,9 +210,7 @@ def _encode_numeric(
     return codes, cats
 
 
-def numeric_values(
-    arr: np.ndarray, categories: Sequence[Any] | None, *, func: str
-) -> np.ndarray:
+def numeric_values(arr: np.ndarray, categories: Sequence[Any] | None, *, func: str) -> np.ndarray:
     """Ratings as float64 with NaN for missing; a non-numeric rating is an error."""
     if arr.dtype.kind != "f":
         bad = next(v for v in arr.ravel() if not is_missing(v) and not _is_number(v))
@@ -285,7 +283,18 @@ def unit_table(
     """``data`` (M raters, N units) -> :class:`UnitTable` of its pairable units."""
     arr = rating_matrix(data, func=func)
     codes, cats = encode(arr, categories, func=func, ordered=ordered)
-    return table_from_codes(codes, cats, func=func)
+    table = table_from_codes(codes, cats, func=func)
+    if categories is None:
+        # Without a given scale, the categories are those seen on pairable units, so that a
+        # unit only one rater saw cannot add a category (and change q in Gwet's p_e).
+        seen = table.counts.sum(axis=0) > 0
+        table = UnitTable(
+            table.counts[:, seen],
+            table.freq,
+            [c for c, keep in zip(cats, seen, strict=True) if keep],
+            table.n_singletons,
+        )
+    return table
 
 
 def table_from_codes(codes: np.ndarray, cats: list[Any], *, func: str) -> UnitTable:
