@@ -1,0 +1,263 @@
+"""The judge protocol, panel entries, spec parsing and the registry of judge kinds.
+
+A judge turns one item (prompt or conversation + response) into a raw completion; the panel
+parses it under the rubric (:mod:`judgekit.prompt`), so every judge kind — an LLM behind an API,
+an offline rule, recorded labels — shares one parser and one cache. Specs are strings:
+
+==============================================  ============================================
+``anthropic:<model>``                           Anthropic Messages API (async SDK)
+``openai:<model>``                              OpenAI Chat Completions (async SDK)
+``openai-compatible:<base_url>#<model>``        vLLM, SGLang, Ollama, any compatible server
+``rules:<name>``                                offline classifiers (:mod:`judgekit.judges.rules`)
+``replay:<file>#<column>``                      labels recorded elsewhere
+==============================================  ============================================
+
+New kinds are added without touching the panel: call :func:`register_judge` or expose a factory
+under the ``judgekit.judges`` entry-point group (``kind = "package.module:factory"``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import json
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from judgekit.errors import JudgekitError
+from judgekit.rubric import Rubric
+
+
+# --------------------------------------------------------------------------- panel entries
+class Price(BaseModel):
+    """USD per million tokens."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    input: float = 0.0
+    output: float = 0.0
+    cached_input: float | None = None
+    cache_write: float | None = None
+
+
+class JudgeEntry(BaseModel):
+    """One judge of a panel file (unknown keys are errors)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: str = Field(min_length=1)
+    model: str = Field(min_length=1, description="judge spec, e.g. anthropic:claude-sonnet-4-5")
+    trials: int = Field(1, ge=1, le=100)
+    concurrency: int = Field(8, ge=1, le=1024)
+    max_rpm: float | None = Field(None, gt=0)
+    max_tpm: float | None = Field(None, gt=0)
+    timeout_s: float = Field(60.0, gt=0)
+    temperature: float | None = Field(None, ge=0, le=2)
+    max_tokens: int = Field(400, ge=1)
+    base_url: str | None = None
+    api_key_env: str | None = None
+    structured: bool = True
+    max_attempts: int = Field(5, ge=1, le=20)
+    backoff_s: float = Field(1.0, ge=0)
+    max_backoff_s: float = Field(30.0, ge=0)
+    price: Price | None = None
+    options: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("id")
+    @classmethod
+    def _id_chars(cls, v: str) -> str:
+        if v.startswith("panel:"):
+            raise ValueError("judge ids starting with 'panel:' are reserved for panel aggregates")
+        if any(ch.isspace() for ch in v):
+            raise ValueError(f"judge id {v!r} must not contain spaces")
+        return v
+
+
+# --------------------------------------------------------------------------- protocol
+@dataclass(slots=True)
+class JudgeRequest:
+    """What a judge is asked about one item."""
+
+    item_id: str
+    trial: int
+    prompt: str | None
+    messages: list[dict[str, Any]] | None
+    response: str
+    user: str  #: the fenced user message (:func:`judgekit.prompt.user_message`)
+
+
+@dataclass(slots=True)
+class Completion:
+    """A judge's raw answer and its usage."""
+
+    raw: str | None
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached_tokens: int = 0
+    cache_write_tokens: int = 0
+
+
+class JudgeCallError(Exception):
+    """A failed call. ``retryable`` ones are retried by the panel within its budget;
+    ``fatal`` ones (bad key, unknown model) stop the judge: every other call would fail too."""
+
+    def __init__(
+        self,
+        reason: str,
+        *,
+        retryable: bool,
+        retry_after: float | None = None,
+        fatal: bool = False,
+        rate_limited: bool = False,
+    ) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.retryable = retryable
+        self.retry_after = retry_after
+        self.fatal = fatal
+        self.rate_limited = rate_limited
+
+
+@runtime_checkable
+class Judge(Protocol):
+    """Anything that answers a :class:`JudgeRequest`.
+
+    ``local`` judges (rules, replay) answer synchronously through :meth:`answer` and are never
+    rate limited; remote ones implement the coroutine :meth:`complete`.
+    """
+
+    spec: str
+    local: bool
+    #: rate-limit group: judges of the same provider and model share one limiter.
+    limit_group: str
+
+    def cache_params(self) -> dict[str, Any]:
+        """Everything besides the spec that changes the answer (goes into the cache key)."""
+        ...
+
+    def answer(self, request: JudgeRequest) -> Completion:
+        """Local judges: answer at once."""
+        ...
+
+    async def complete(self, request: JudgeRequest) -> Completion:
+        """Remote judges: one call, raising :class:`JudgeCallError` on failure."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release connections."""
+        ...
+
+
+@dataclass
+class JudgeContext:
+    """What a factory gets besides the entry: the rubric, rendered system prompt and schema."""
+
+    rubric: Rubric
+    system: str
+    schema: dict[str, Any]
+    #: folder relative paths in the panel file are resolved against.
+    base_dir: str = "."
+    env: dict[str, str] = field(default_factory=lambda: dict(os.environ))
+
+
+Factory = Callable[[JudgeEntry, str, JudgeContext], Judge]
+
+
+# --------------------------------------------------------------------------- spec parsing
+def parse_spec(spec: str) -> tuple[str, str]:
+    """``"anthropic:claude-x"`` → ``("anthropic", "claude-x")``; the kind must be registered."""
+    kind, sep, arg = spec.partition(":")
+    kind = kind.strip().lower()
+    if not sep or not arg.strip():
+        raise JudgekitError(
+            f"Judge spec {spec!r} must look like KIND:ARGUMENT, e.g. anthropic:claude-sonnet-4-5, "
+            "openai:gpt-4o, openai-compatible:http://127.0.0.1:8000/v1#my-model, "
+            "rules:refusal-keywords or replay:labels.csv#gpt4."
+        )
+    if kind not in judge_kinds():
+        raise JudgekitError(
+            f"Judge spec {spec!r}: unknown kind {kind!r}; use one of {', '.join(judge_kinds())} "
+            "(or register a plugin under the 'judgekit.judges' entry point)."
+        )
+    return kind, arg.strip()
+
+
+_BUILTIN: dict[str, str] = {
+    "anthropic": "judgekit.judges.anthropic:make_judge",
+    "openai": "judgekit.judges.openai:make_openai_judge",
+    "openai-compatible": "judgekit.judges.openai:make_compatible_judge",
+    "rules": "judgekit.judges.rules:make_judge",
+    "replay": "judgekit.judges.replay:make_judge",
+}
+_REGISTERED: dict[str, Factory | str] = {}
+
+
+def register_judge(kind: str, factory: Factory | str) -> None:
+    """Register a judge kind: a factory ``(entry, argument, context) -> Judge`` or its
+    ``"module:function"`` path (imported when first used)."""
+    _REGISTERED[kind.lower()] = factory
+
+
+def _plugins() -> dict[str, str]:
+    from importlib.metadata import entry_points
+
+    return {ep.name.lower(): ep.value for ep in entry_points(group="judgekit.judges")}
+
+
+def judge_kinds() -> list[str]:
+    """All known judge kinds (built in, plugins, registered at run time)."""
+    return sorted({*_BUILTIN, *_plugins(), *_REGISTERED})
+
+
+def _factory(kind: str) -> Factory:
+    target = _REGISTERED.get(kind) or _plugins().get(kind) or _BUILTIN[kind]
+    if callable(target):
+        return target
+    module, _, name = target.partition(":")
+    fn = getattr(importlib.import_module(module), name)
+    return fn  # type: ignore[no-any-return]
+
+
+def build_judge(entry: JudgeEntry, ctx: JudgeContext) -> Judge:
+    """Build the judge of a panel entry (checks the spec and, for APIs, the key; sends nothing)."""
+    kind, arg = parse_spec(entry.model)
+    return _factory(kind)(entry, arg, ctx)
+
+
+# --------------------------------------------------------------------------- keys, secrets
+def call_key(spec_params: str, rubric_hash: str, item_hash: str, trial: int) -> str:
+    """The cache key of one call: judge spec + parameters, rubric hash, item hash, trial."""
+    blob = f"{spec_params}\x1f{rubric_hash}\x1f{item_hash}\x1f{trial}".encode()
+    return hashlib.sha256(blob).hexdigest()[:32]
+
+
+def spec_params(entry: JudgeEntry, judge: Judge) -> str:
+    """Canonical JSON of what determines a judge's answer (never a key or a URL's secret)."""
+    from judgekit.prompt import PROMPT_VERSION
+
+    payload = {
+        "spec": entry.model,
+        "temperature": entry.temperature,
+        "max_tokens": entry.max_tokens,
+        "structured": entry.structured,
+        "prompt": PROMPT_VERSION,
+        **judge.cache_params(),
+    }
+    return json.dumps(payload, sort_keys=True, ensure_ascii=False, default=str)
+
+
+def api_key(env_var: str, ctx: JudgeContext, *, judge_id: str, required: bool = True) -> str | None:
+    """The API key from the environment, or one sentence naming the variable to set."""
+    value = ctx.env.get(env_var)
+    if value:
+        return value
+    if required:
+        raise JudgekitError(
+            f"Judge {judge_id!r} needs an API key: set the environment variable {env_var} "
+            "(keys are read only from the environment, never from files)."
+        )
+    return None

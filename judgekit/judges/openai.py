@@ -1,0 +1,134 @@
+"""OpenAI Chat Completions judges: ``openai:<model>`` and ``openai-compatible:<base_url>#<model>``.
+
+``openai-compatible:`` is how a judge served on one's own GPUs is used: vLLM
+(``vllm serve MODEL`` → ``openai-compatible:http://gpu-node:8000/v1#MODEL``), SGLang, Ollama
+(``http://127.0.0.1:11434/v1``), or the fake provider in tests. Its key is optional: name an
+environment variable with ``api_key_env`` if the server wants one (vLLM ``--api-key``).
+``openai:`` reads ``OPENAI_API_KEY``; its base URL can be overridden by the panel entry's
+``base_url`` or ``OPENAI_BASE_URL`` (a gateway, a proxy or the fake provider).
+
+The system prompt goes first (providers cache the shared prefix); the answer is requested with
+``response_format`` = the rubric's JSON schema (``structured: false`` in the entry turns that off
+for servers without it). The SDK's own retries are off: the panel retries.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from judgekit.errors import JudgekitError
+from judgekit.judges._http import map_error
+from judgekit.judges.base import (
+    Completion,
+    JudgeCallError,
+    JudgeContext,
+    JudgeEntry,
+    JudgeRequest,
+    api_key,
+)
+from judgekit.judges.prices import lookup_price
+
+
+class OpenAIJudge:
+    """A Chat Completions judge (async client, ``max_retries=0``)."""
+
+    local = False
+
+    def __init__(
+        self,
+        entry: JudgeEntry,
+        ctx: JudgeContext,
+        *,
+        model: str,
+        base_url: str | None,
+        key: str,
+        compatible: bool,
+    ) -> None:
+        import openai
+
+        self._sdk = openai
+        self.spec = entry.model
+        self.model = model
+        self.base_url = base_url
+        self.limit_group = f"openai:{base_url or 'default'}#{model}"
+        self.timeout_s = entry.timeout_s
+        self.price = entry.price or (None if compatible else lookup_price("openai", model))
+        self.client = openai.AsyncOpenAI(
+            api_key=key, base_url=base_url, max_retries=0, timeout=entry.timeout_s
+        )
+        self._system = {"role": "system", "content": ctx.system}
+        kwargs: dict[str, Any] = {"model": model}
+        # Official OpenAI reasoning models only take max_completion_tokens; servers such as vLLM
+        # and Ollama know max_tokens.
+        kwargs["max_tokens" if compatible else "max_completion_tokens"] = entry.max_tokens
+        if entry.temperature is not None:
+            kwargs["temperature"] = entry.temperature
+        if entry.structured:
+            kwargs["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": "judgement", "schema": ctx.schema, "strict": True},
+            }
+        self._kwargs = kwargs
+
+    def cache_params(self) -> dict[str, Any]:
+        return {}
+
+    def answer(self, request: JudgeRequest) -> Completion:
+        raise TypeError("OpenAIJudge is remote; await complete()")
+
+    async def complete(self, request: JudgeRequest) -> Completion:
+        messages = [self._system, {"role": "user", "content": request.user}]
+        try:
+            r = await self.client.chat.completions.create(messages=messages, **self._kwargs)
+        except Exception as exc:  # noqa: BLE001 - classified, never leaked raw
+            raise map_error(exc, self._sdk, self.timeout_s) from None
+        if not getattr(r, "choices", None):
+            raise JudgeCallError("malformed response body (no choices)", retryable=True)
+        text = r.choices[0].message.content
+        usage = r.usage
+        cached = 0
+        if usage is not None and usage.prompt_tokens_details is not None:
+            cached = usage.prompt_tokens_details.cached_tokens or 0
+        return Completion(
+            raw=text,
+            input_tokens=(usage.prompt_tokens or 0) if usage else 0,
+            output_tokens=(usage.completion_tokens or 0) if usage else 0,
+            cached_tokens=cached,
+        )
+
+    async def aclose(self) -> None:
+        await self.client.close()
+
+
+def make_openai_judge(entry: JudgeEntry, arg: str, ctx: JudgeContext) -> OpenAIJudge:
+    """Factory for ``openai:<model>`` (key from ``OPENAI_API_KEY``)."""
+    key = api_key(entry.api_key_env or "OPENAI_API_KEY", ctx, judge_id=entry.id)
+    assert key is not None
+    base_url = entry.base_url or ctx.env.get("OPENAI_BASE_URL") or None
+    return OpenAIJudge(entry, ctx, model=arg, base_url=base_url, key=key, compatible=False)
+
+
+def make_compatible_judge(entry: JudgeEntry, arg: str, ctx: JudgeContext) -> OpenAIJudge:
+    """Factory for ``openai-compatible:<base_url>#<model>``."""
+    base_url, sep, model = arg.rpartition("#")
+    if not sep or not base_url or not model:
+        raise JudgekitError(
+            f"Judge {entry.id!r}: spec {entry.model!r} must be openai-compatible:<base_url>#<model>, "
+            "e.g. openai-compatible:http://127.0.0.1:8000/v1#Qwen/Qwen2.5-7B-Instruct."
+        )
+    if not base_url.startswith(("http://", "https://")):
+        raise JudgekitError(
+            f"Judge {entry.id!r}: the base URL {base_url!r} in {entry.model!r} must start with "
+            "http:// or https:// (e.g. http://127.0.0.1:8000/v1)."
+        )
+    if entry.base_url:
+        raise JudgekitError(
+            f"Judge {entry.id!r}: an openai-compatible spec carries its base URL; remove base_url."
+        )
+    key = "EMPTY"
+    if entry.api_key_env:
+        key = api_key(entry.api_key_env, ctx, judge_id=entry.id) or "EMPTY"
+    return OpenAIJudge(entry, ctx, model=model, base_url=base_url, key=key, compatible=True)
+
+
+__all__ = ["OpenAIJudge", "make_compatible_judge", "make_openai_judge"]

@@ -1,0 +1,79 @@
+"""Recorded labels as a judge: ``replay:<file>#<column>``.
+
+The file (CSV, JSONL or Parquet, path relative to the panel file) has an ``item_id`` column and
+the column of recorded outputs. Each cell goes through the same parser as a model's completion,
+so a recorded free-text answer ("I'm sorry, I can't do that") is an abstention, not a guess. An
+item missing from the file is an ``error`` rating saying so.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any
+
+from judgekit.errors import JudgekitError
+from judgekit.io.tables import read_table
+from judgekit.judges.base import Completion, JudgeCallError, JudgeContext, JudgeEntry, JudgeRequest
+
+
+class ReplayJudge:
+    """Answers from a column of a recorded table."""
+
+    local = True
+
+    def __init__(self, entry: JudgeEntry, path: Path, column: str) -> None:
+        self.spec = entry.model
+        self.limit_group = entry.model
+        self.path = path
+        table = read_table(path)
+        if "item_id" not in table.columns or column not in table.columns:
+            missing = "item_id" if "item_id" not in table.columns else column
+            raise JudgekitError(
+                f"Judge {entry.id!r}: {path} has no column {missing!r} "
+                f"(it has: {', '.join(map(str, table.columns[:12]))}); fix the spec "
+                "replay:<file>#<column>."
+            )
+        if "trial" in table.columns:
+            keys = list(zip(table["item_id"].astype(str), table["trial"].fillna(0).astype(int), strict=True))
+        else:
+            keys = [(i, 0) for i in table["item_id"].astype(str)]
+        values = [None if v is None or (isinstance(v, float) and v != v) else str(v)
+                  for v in table[column].tolist()]
+        self.recorded: dict[tuple[str, int], str | None] = dict(zip(keys, values, strict=True))
+        self.has_trials = "trial" in table.columns
+        self.digest = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+        self.column = column
+
+    def cache_params(self) -> dict[str, Any]:
+        return {"file_sha256": self.digest, "column": self.column}
+
+    def answer(self, request: JudgeRequest) -> Completion:
+        key = (request.item_id, request.trial if self.has_trials else 0)
+        if key not in self.recorded:
+            raise JudgeCallError(
+                f"{self.path.name} has no recorded label for item {request.item_id!r}"
+                + (f" trial {request.trial}" if self.has_trials else ""),
+                retryable=False,
+            )
+        return Completion(raw=self.recorded[key])
+
+    async def complete(self, request: JudgeRequest) -> Completion:
+        return self.answer(request)
+
+    async def aclose(self) -> None:
+        return None
+
+
+def make_judge(entry: JudgeEntry, arg: str, ctx: JudgeContext) -> ReplayJudge:
+    """Factory for ``replay:<file>#<column>``."""
+    file, sep, column = arg.rpartition("#")
+    if not sep or not file or not column:
+        raise JudgekitError(
+            f"Judge {entry.id!r}: replay spec {entry.model!r} must be replay:<file>#<column>, "
+            "e.g. replay:labels.csv#gpt4_label."
+        )
+    path = Path(file)
+    if not path.is_absolute():
+        path = Path(ctx.base_dir) / path
+    return ReplayJudge(entry, path, column)
