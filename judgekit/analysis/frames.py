@@ -1,0 +1,193 @@
+"""Shaping rating and item frames for the analyses (pure pandas, no I/O).
+
+Conventions shared by every analysis:
+
+* a **sample** is one item: one model output, one draw from the model's behaviour on a prompt;
+* a **prompt unit** is what several samples are draws of: ``conversation_id`` when the items
+  have it (multi-turn data), else ``prompt_id``, else the item itself — and, when the items have a
+  ``turn`` column, the turn as well (the same conversation at turn 3 and turn 4 are two units);
+* a rater's several **trials** on one sample are averaged: a sample judged twice, once refusal
+  and once not, counts as half a refusal. Abstentions and errors are not values; a sample with
+  none of its trials ``ok`` is counted as unrated, never as a guess.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from judgekit.errors import JudgekitError
+from judgekit.rubric import Rubric, load_rubric
+
+ALL = "all"
+
+
+def one_rater(ratings: pd.DataFrame, *, what: str) -> str:
+    """The single rater id of ``ratings`` (an analysis reads one rater's labels at a time)."""
+    if ratings.empty:
+        raise JudgekitError(
+            f"{what}: there are no ratings to analyse; import or judge them first "
+            "(judgekit import FILE --rubric R) and check --judge and --rubric."
+        )
+    raters = sorted(ratings["rater_id"].astype(str).unique())
+    if len(raters) > 1:
+        raise JudgekitError(
+            f"{what}: the ratings come from {len(raters)} raters ({', '.join(raters[:5])}); "
+            "analyse one rater at a time with --judge RATER."
+        )
+    return raters[0]
+
+
+def check_rubric(ratings: pd.DataFrame, rubric: Rubric, *, what: str) -> None:
+    """Every rating must be under ``rubric`` (its id and, when given, its hash)."""
+    ids = set(ratings["rubric"].astype(str))
+    if ids - {rubric.id}:
+        raise JudgekitError(
+            f"{what}: ratings are under {', '.join(sorted(ids))}, not {rubric.id}; pass the "
+            f"ratings of {rubric.id} only."
+        )
+    if "rubric_hash" in ratings.columns:
+        hashes = set(ratings["rubric_hash"].dropna().astype(str))
+        if hashes - {rubric.hash}:
+            raise JudgekitError(
+                f"{what}: some ratings were made under an older edit of {rubric.id} (hash "
+                f"{', '.join(sorted(hashes - {rubric.hash}))}, current {rubric.hash}); re-rate "
+                "them or analyse with the rubric file they were made under."
+            )
+
+
+def per_item_values(ratings: pd.DataFrame, rubric: Rubric) -> pd.DataFrame:
+    """One row per rated item: ``item_id, value`` (mean over ok trials), ``n_trials``, ``n_ok``.
+
+    ``value`` is NaN for an item whose trials are all abstentions or errors.
+    """
+    df = ratings[["item_id", "label", "status"]].copy()
+    df["item_id"] = df["item_id"].astype(str)
+    ok = df["status"].eq("ok") & df["label"].notna()
+    df["_v"] = np.where(ok, df["label"].map(rubric.values).astype(float), np.nan)
+    g = df.groupby("item_id", sort=False)
+    out = pd.DataFrame(
+        {"value": g["_v"].mean(), "n_trials": g.size(), "n_ok": g["_v"].count()}
+    ).reset_index()
+    return out
+
+
+def label_shares(ratings: pd.DataFrame, codes: Sequence[str]) -> pd.DataFrame:
+    """Per item, the share of its ok trials giving each code: ``item_id`` + one column per code."""
+    df = ratings.loc[ratings["status"].eq("ok") & ratings["label"].notna(), ["item_id", "label"]]
+    df = df.assign(item_id=df["item_id"].astype(str))
+    counts = pd.crosstab(df["item_id"], df["label"])
+    counts = counts.reindex(columns=list(codes), fill_value=0)
+    shares = counts.div(counts.sum(axis=1).replace(0, np.nan), axis=0)
+    shares.columns = [str(c) for c in shares.columns]
+    return shares.reset_index()
+
+
+def unit_columns(items: pd.DataFrame, *, prompt_col: str | None, turn_col: str) -> list[str]:
+    """The columns naming a prompt unit (see module docstring)."""
+    if prompt_col is not None:
+        if prompt_col not in items.columns:
+            raise JudgekitError(
+                f"The items have no column {prompt_col!r} for --prompt-column; they have: "
+                f"{', '.join(map(str, items.columns[:15]))}."
+            )
+        cols = [prompt_col]
+    elif "conversation_id" in items.columns:
+        cols = ["conversation_id"]
+    elif "prompt_id" in items.columns:
+        cols = ["prompt_id"]
+    else:
+        cols = ["item_id"]
+    if turn_col in items.columns and turn_col not in cols:
+        cols.append(turn_col)
+    return cols
+
+
+def require_item_columns(items: pd.DataFrame, columns: Sequence[str], *, option: str) -> None:
+    missing = [c for c in columns if c not in items.columns]
+    if missing:
+        raise JudgekitError(
+            f"The items have no column {missing[0]!r} (named by {option}); they have: "
+            f"{', '.join(map(str, items.columns[:15]))}."
+        )
+
+
+def model_series(items: pd.DataFrame, model_col: str) -> pd.Series:
+    """The model of each item; one model called ``all`` when the items have no model column."""
+    if model_col in items.columns:
+        return items[model_col].fillna("(none)").astype(str)
+    return pd.Series(ALL, index=items.index)
+
+
+def truthy(series: pd.Series) -> pd.Series:
+    """A metadata flag as booleans: true/yes/1 (any case) and True are true; anything else false."""
+    def one(v: object) -> bool:
+        if isinstance(v, bool | np.bool_):
+            return bool(v)
+        if v is None or (isinstance(v, float) and v != v):
+            return False
+        if isinstance(v, int | float | np.integer | np.floating):
+            return float(v) != 0.0
+        return str(v).strip().lower() in ("true", "yes", "y", "1", "t")
+
+    return series.map(one).astype(bool)
+
+
+# --------------------------------------------------------------------------- harm severity
+def harm_from_column(items: pd.DataFrame, column: str) -> pd.Series:
+    """H per item from a metadata column of tiers 1–5 (→ 0, .25, .5, .75, 1), indexed by item_id.
+
+    Values go through the ``harm_severity`` rubric, so ``3``, ``"3"``, ``"moderate"`` and
+    ``"t3_moderate"`` all mean tier 3. Items with an empty cell get NaN (and are left out).
+    """
+    if column not in items.columns:
+        raise JudgekitError(
+            f"--harm-column {column!r}: the items have no such column; they have: "
+            f"{', '.join(map(str, items.columns[:15]))}."
+        )
+    rubric = load_rubric("harm_severity")
+    out = np.full(len(items), np.nan)
+    for i, (iid, raw) in enumerate(zip(items["item_id"], items[column], strict=True)):
+        if raw is None or (isinstance(raw, float) and raw != raw):
+            continue
+        value = raw
+        if isinstance(raw, float | np.floating) and float(raw).is_integer():
+            value = int(raw)
+        code = rubric.normalise(value)
+        if code is None:
+            raise JudgekitError(
+                f"--harm-column {column!r}: item {iid!r} has {raw!r}, which is not a severity "
+                "tier; use 1–5 (or t1_benign … t5_catastrophic)."
+            )
+        out[i] = rubric.values[code]
+    return pd.Series(out, index=items["item_id"].astype(str).to_numpy(), name="H")
+
+
+def harm_from_ratings(ratings: pd.DataFrame, rubric: Rubric | None = None) -> pd.Series:
+    """H per item from human ``harm_severity`` ratings, indexed by item_id.
+
+    The adjudicated (``reference``) label wins where there is one; otherwise the mean of the
+    human raters' values. Judge ratings are not used for H (they would need their own verdict).
+    """
+    rubric = rubric or load_rubric("harm_severity")
+    humans = ratings[ratings["rater_kind"].isin(["human", "reference"])]
+    if humans.empty:
+        raise JudgekitError(
+            f"There are no human {rubric.id} ratings to take H from; import them "
+            "(judgekit import FILE --rubric harm_severity) or give --harm-column COLUMN."
+        )
+    ok = humans[humans["status"].eq("ok") & humans["label"].notna()].copy()
+    ok["item_id"] = ok["item_id"].astype(str)
+    ok["_v"] = ok["label"].map(rubric.values).astype(float)
+    ref = ok[ok["rater_kind"].eq("reference")].groupby("item_id")["_v"].mean()
+    hum = ok[ok["rater_kind"].eq("human")].groupby("item_id")["_v"].mean()
+    h = hum.copy()
+    h.loc[ref.index] = ref
+    return h.rename("H")
+
+
+def tier_of(h: np.ndarray) -> np.ndarray:
+    """Severity tier 1–5 of H in [0, 1] (the nearest tier when H is a mean of raters)."""
+    return (np.rint(np.asarray(h, dtype=float) * 4.0) + 1).astype(int)

@@ -1,0 +1,85 @@
+"""The shape every analysis returns: titled tables, charts and notes, stamped when untrusted.
+
+An :class:`AnalysisResult` is plain data (DataFrames and lists of points); the renderers in
+:mod:`judgekit.analysis.render` turn it into JSON, Markdown and an HTML page. When an analysis ran
+on ratings of a judge without a passing verdict (forced with ``--untrusted``),
+:meth:`AnalysisResult.stamp_untrusted` prefixes the title of the result and of every table and
+chart with ``UNTRUSTED``, so no figure can be copied out of the report without the stamp.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+UNTRUSTED = "UNTRUSTED"
+
+
+def _stamp(title: str) -> str:
+    return title if title.startswith(UNTRUSTED) else f"{UNTRUSTED} — {title}"
+
+
+@dataclass
+class Table:
+    """A titled table. ``key`` names it in the JSON output (stable, machine-readable)."""
+
+    key: str
+    title: str
+    frame: pd.DataFrame
+    description: str = ""
+
+
+@dataclass
+class Chart:
+    """A line chart: ``series`` maps a legend label to (x, y) points."""
+
+    key: str
+    title: str
+    series: dict[str, list[tuple[float, float]]]
+    x_label: str
+    y_label: str
+    y_range: tuple[float, float] | None = None
+    hline: float | None = None
+
+
+@dataclass
+class AnalysisResult:
+    """What an analysis produced: meta data, definitions, notes, tables and charts."""
+
+    kind: str
+    title: str
+    meta: dict[str, Any] = field(default_factory=dict)
+    definitions: dict[str, str] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    tables: list[Table] = field(default_factory=list)
+    charts: list[Chart] = field(default_factory=list)
+    trusted: bool = True
+
+    def table(self, key: str) -> pd.DataFrame:
+        """The frame of the table named ``key`` (KeyError if there is none)."""
+        for t in self.tables:
+            if t.key == key:
+                return t.frame
+        raise KeyError(f"no table {key!r}; tables: {[t.key for t in self.tables]}")
+
+    def chart(self, key: str) -> Chart:
+        """The chart named ``key`` (KeyError if there is none)."""
+        for c in self.charts:
+            if c.key == key:
+                return c
+        raise KeyError(f"no chart {key!r}; charts: {[c.key for c in self.charts]}")
+
+    def stamp_untrusted(self, reason: str) -> AnalysisResult:
+        """Mark the result as computed on untrusted ratings: every title gets ``UNTRUSTED``."""
+        self.trusted = False
+        self.title = _stamp(self.title)
+        for t in self.tables:
+            t.title = _stamp(t.title)
+        for c in self.charts:
+            c.title = _stamp(c.title)
+        note = f"{UNTRUSTED}: {reason}"
+        if note not in self.notes:
+            self.notes.insert(0, note)
+        return self

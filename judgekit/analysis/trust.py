@@ -1,0 +1,124 @@
+"""The gate in front of every analysis: a judge's ratings need a matching passing verdict.
+
+:func:`check_trust` looks at the raters of a ratings frame. Human and reference raters need
+nothing. Each judge rater needs one of the given verdicts to pass
+:func:`judgekit.gate.require_trusted` for that judge and rubric; otherwise the analysis refuses to
+run (``UntrustedJudgeError``, one sentence saying how to get a verdict) — unless the caller forces
+it with ``untrusted=True``, in which case the result is stamped UNTRUSTED everywhere.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from judgekit.errors import JudgekitError, UntrustedJudgeError
+from judgekit.rubric import Rubric
+
+
+@dataclass
+class TrustReport:
+    """Which judge ratings an analysis used, and on what authority."""
+
+    #: "rater under rubric" → a short description of the passing verdict.
+    trusted: dict[str, str] = field(default_factory=dict)
+    #: "rater under rubric" → why it is not trusted (only when forced with ``untrusted``).
+    untrusted: dict[str, str] = field(default_factory=dict)
+    #: raters that need no verdict (human / reference).
+    humans: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.untrusted
+
+    def reason(self) -> str:
+        """One sentence for the UNTRUSTED stamp."""
+        parts = [f"{k} ({v})" for k, v in self.untrusted.items()]
+        return "computed from judge ratings without a matching passing verdict: " + "; ".join(parts)
+
+    def merge(self, other: TrustReport) -> TrustReport:
+        return TrustReport(
+            trusted={**self.trusted, **other.trusted},
+            untrusted={**self.untrusted, **other.untrusted},
+            humans=sorted(set(self.humans) | set(other.humans)),
+        )
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"trusted": self.trusted, "untrusted": self.untrusted, "human_raters": self.humans}
+
+
+def _how_to_get_one(judge: str, rubric: Rubric) -> str:
+    return (
+        f"Ratings of judge {judge!r} under {rubric.id} need a passing verdict before an analysis "
+        f"may use them: run `judgekit gate POLICY.yaml` for that judge and rubric and pass "
+        f"--verdict verdict.json, or force the run with --untrusted (every figure is then "
+        f"stamped UNTRUSTED)."
+    )
+
+
+def check_trust(
+    ratings: pd.DataFrame,
+    rubric: Rubric,
+    verdicts: Sequence[Any] = (),
+    *,
+    untrusted: bool = False,
+) -> TrustReport:
+    """Check that every judge rater in ``ratings`` has a passing verdict for ``rubric``.
+
+    ``verdicts`` are verdict objects as :func:`judgekit.gate.require_trusted` accepts them (the
+    parsed ``verdict.json``). Raises :class:`~judgekit.errors.UntrustedJudgeError` for the first
+    judge without one, unless ``untrusted`` is true.
+    """
+    report = TrustReport()
+    if ratings.empty:
+        return report
+    kinds = ratings[["rater_id", "rater_kind"]].drop_duplicates()
+    for rater, kind in zip(kinds["rater_id"].astype(str), kinds["rater_kind"], strict=True):
+        if kind in ("human", "reference"):
+            report.humans.append(rater)
+            continue
+        key = f"{rater} under {rubric.id}"
+        passed, error = _find_passing(rater, rubric, verdicts)
+        if passed is not None:
+            report.trusted[key] = passed
+            continue
+        if untrusted:
+            report.untrusted[key] = str(error) if error else "no verdict given"
+            continue
+        if error is not None:
+            raise error
+        raise UntrustedJudgeError(_how_to_get_one(rater, rubric))
+    return report
+
+
+def _find_passing(
+    judge: str, rubric: Rubric, verdicts: Sequence[Any]
+) -> tuple[str | None, JudgekitError | None]:
+    from judgekit.gate import require_trusted
+
+    best: JudgekitError | None = None
+    for verdict in verdicts:
+        try:
+            require_trusted(verdict, judge=judge, rubric=rubric)
+        except JudgekitError as exc:
+            # Prefer the complaint of a verdict about this rubric over "wrong rubric".
+            if best is None or _about(verdict, rubric):
+                best = exc
+            continue
+        return _describe(verdict), None
+    return None, best
+
+
+def _about(verdict: Any, rubric: Rubric) -> bool:
+    return isinstance(verdict, dict) and str(verdict.get("rubric")) == rubric.id
+
+
+def _describe(verdict: Any) -> str:
+    if isinstance(verdict, dict):
+        created = verdict.get("created_at", "?")
+        policy = str(verdict.get("policy_hash", "?"))[:12]
+        return f"verdict of {created}, policy {policy}"
+    return "passing verdict"
