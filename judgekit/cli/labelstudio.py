@@ -1,7 +1,303 @@
-"""CLI commands (placeholder: filled in by the issue that owns this group)."""
+"""CLI: `judgekit labelstudio push|pull|config` and `judgekit sample`."""
 
 from __future__ import annotations
 
-import click
+from pathlib import Path
 
-COMMANDS: list[click.Command] = []
+import click
+import pandas as pd
+
+from judgekit.errors import JudgekitError
+from judgekit.store import DEFAULT_STORE, Store
+
+store_option = click.option(
+    "--store",
+    "store_path",
+    default=DEFAULT_STORE,
+    show_default=True,
+    envvar="JUDGEKIT_STORE",
+    help="SQLite store file (env JUDGEKIT_STORE).",
+)
+url_option = click.option(
+    "--url", default=None, help="Label Studio address (default: env LABEL_STUDIO_URL)."
+)
+token_option = click.option(
+    "--token",
+    default=None,
+    help="Label Studio API token (default: env LABEL_STUDIO_API_KEY; prefer the variable, a flag "
+    "lands in your shell history).",
+)
+
+
+@click.group("labelstudio", context_settings={"help_option_names": ["-h", "--help"]})
+def labelstudio_group() -> None:
+    """Collect human ratings with Label Studio: push items as tasks, pull annotations back.
+
+    \b
+    The server address and token come from --url/--token or LABEL_STUDIO_URL and
+    LABEL_STUDIO_API_KEY; they are never written to the store or printed.
+    Example:
+      export LABEL_STUDIO_URL=http://127.0.0.1:8080 LABEL_STUDIO_API_KEY=...
+      judgekit labelstudio push --rubric restrictiveness --rubric refusal_form \\
+        --sample pilot --project pilot
+      judgekit labelstudio pull --project pilot
+    """
+
+
+@labelstudio_group.command("config")
+@click.option("--rubric", "rubrics", multiple=True, required=True, help="Rubric name or YAML path (repeatable).")
+@click.option("--no-comment", is_flag=True, help="Leave out the free-text comment box.")
+def config_cmd(rubrics: tuple[str, ...], no_comment: bool) -> None:
+    """Print the labeling config (XML) generated from the rubrics.
+
+    Example: judgekit labelstudio config --rubric restrictiveness --rubric refusal_form
+    """
+    from judgekit.annotation.labelstudio import label_config, load_rubrics
+
+    click.echo(label_config(load_rubrics(rubrics), comment=not no_comment))
+
+
+@labelstudio_group.command("push")
+@click.option("--rubric", "rubrics", multiple=True, required=True,
+              help="Rubric to rate (repeatable: several rubrics in one pass).")
+@click.option("--project", required=True, help="Label Studio project title (created if missing).")
+@click.option("--items", "items_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Items file (CSV/JSONL/Parquet: item_id, prompt or messages, response, metadata).")
+@click.option("--sample", "sample", default=None,
+              help="A sample recorded with `judgekit sample` (its name), or a sample spec YAML to draw now.")
+@click.option("--meta", default=None,
+              help="Metadata columns to show in Label Studio, comma-separated (default: all but "
+              "label-like columns; 'none' for none).")
+@click.option("--overlap-annotators", default=2, show_default=True, type=click.IntRange(2, 20),
+              help="Annotators wanted on the sample's overlap items.")
+@click.option("--chunk-size", default=500, show_default=True, type=click.IntRange(1, 10000),
+              help="Tasks per import request.")
+@click.option("--no-comment", is_flag=True, help="Leave out the free-text comment box.")
+@url_option
+@token_option
+@store_option
+def push_cmd(
+    rubrics: tuple[str, ...],
+    project: str,
+    items_path: Path | None,
+    sample: str | None,
+    meta: str | None,
+    overlap_annotators: int,
+    chunk_size: int,
+    no_comment: bool,
+    url: str | None,
+    token: str | None,
+    store_path: str,
+) -> None:
+    """Push items to a Label Studio project as tasks (blind to every judge's labels).
+
+    Items come from --items FILE or from a --sample (a recorded sample's name, or a spec YAML drawn
+    now). Pushing again adds only items the project does not have. Items from a file are also
+    stored, so ratings pulled later can be sliced by their metadata.
+
+    \b
+    Example:
+      judgekit sample --name pilot --size 300 --rubric restrictiveness --by severity,prompt_type
+      judgekit labelstudio push --rubric restrictiveness --rubric refusal_form \\
+        --sample pilot --project pilot
+    """
+    from judgekit.annotation.labelstudio import LabelStudioClient, load_rubrics, push
+    from judgekit.data import validate_items
+    from judgekit.io.tables import read_table
+    from judgekit.sampling import load_spec, record_sample, sample_design, sample_items
+
+    if (items_path is None) == (sample is None):
+        raise JudgekitError("Give exactly one of --items FILE or --sample NAME|SPEC.yaml.")
+    rubs = load_rubrics(rubrics)
+    meta_cols = None if meta is None else [c.strip() for c in meta.split(",") if c.strip() and c.strip() != "none"]
+    with Store(store_path) as store:
+        overlap = None
+        new_sample: tuple[str, pd.DataFrame] | None = None
+        if items_path is not None:
+            items = validate_items(read_table(items_path), source=str(items_path))
+            to_store = items
+        else:
+            assert sample is not None
+            if sample.endswith((".yaml", ".yml")) or Path(sample).is_file():
+                spec = load_spec(sample)
+                design, summary = sample_items(store, spec, record=False)
+                for line in summary.lines():
+                    click.echo(line)
+                new_sample = (spec.name, design)
+            else:
+                design = sample_design(store, sample)
+            items = store.items(design["item_id"].tolist())
+            overlap = design.set_index("item_id")["overlap"]
+            to_store = None
+        with LabelStudioClient(url, token) as client:
+            result = push(
+                client,
+                items,
+                rubs,
+                project,
+                overlap=overlap,
+                overlap_annotators=overlap_annotators,
+                meta=meta_cols,
+                comment=not no_comment,
+                chunk_size=chunk_size,
+            )
+        if to_store is not None:
+            store.put_items(to_store)
+        if new_sample is not None:  # recorded only once the push went through
+            record_sample(store, *new_sample)
+    for line in result.lines():
+        click.echo(line)
+
+
+@labelstudio_group.command("pull")
+@click.option("--project", default=None, help="Label Studio project title to pull from (API).")
+@click.option("--from-export", "from_export", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Read a Label Studio export file instead (JSON, JSON_MIN or CSV).")
+@click.option("--rubric", "rubrics", multiple=True,
+              help="Rubrics rated (needed with --from-export; default for --project: the pushed ones).")
+@click.option("--annotator-map", default=None,
+              help="Label Studio user id → rater id for exports, e.g. '2=alice@x.org,3=bob@x.org'.")
+@url_option
+@token_option
+@store_option
+def pull_cmd(
+    project: str | None,
+    from_export: Path | None,
+    rubrics: tuple[str, ...],
+    annotator_map: str | None,
+    url: str | None,
+    token: str | None,
+    store_path: str,
+) -> None:
+    """Pull annotations into the store as human ratings (rater id = annotator email).
+
+    Cancelled annotations are skipped; an annotator's latest annotation of a task counts (a revised
+    label replaces the stored one, which is kept in the rating history). Pulling twice adds
+    nothing. Every choice is checked against the rubric; on any error nothing is written.
+
+    \b
+    Example:
+      judgekit labelstudio pull --project pilot
+      judgekit labelstudio pull --from-export export.json --rubric restrictiveness \\
+        --annotator-map '2=alice@example.org,3=bob@example.org'
+    """
+    import os
+
+    from judgekit.annotation.labelstudio import (
+        ENV_TOKEN,
+        ENV_URL,
+        LabelStudioClient,
+        load_rubrics,
+        parse_annotator_map,
+        pull,
+    )
+
+    if (project is None) == (from_export is None):
+        raise JudgekitError("Give exactly one of --project NAME or --from-export FILE.")
+    rubs = load_rubrics(rubrics) if rubrics else None
+    amap = parse_annotator_map(annotator_map)
+    have_server = bool((url or os.environ.get(ENV_URL)) and (token or os.environ.get(ENV_TOKEN)))
+    client = LabelStudioClient(url, token) if (project is not None or have_server) else None
+    try:
+        with Store(store_path) as store:
+            summary = pull(
+                store,
+                project,
+                client=client,
+                rubrics=rubs,
+                from_export=from_export,
+                annotator_map=amap,
+            )
+    finally:
+        if client is not None:
+            client.close()
+    for line in summary.lines():
+        click.echo(line)
+
+
+@click.command("sample")
+@click.option("--name", default=None, help="Name to record the sample under (e.g. the project).")
+@click.option("--size", type=click.IntRange(1), default=None, help="Number of items to choose.")
+@click.option("--spec", "spec_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="A sample spec YAML (its fields are the options here; flags override it).")
+@click.option("--rubric", default=None, help="Rubric whose judge ratings mark disagreement/instability.")
+@click.option("--judges", default=None, help="The panel's judges, comma-separated (default: all).")
+@click.option("--by", "strata", default=None, help="Metadata columns defining the strata, comma-separated.")
+@click.option("--min-per-stratum", type=click.IntRange(0), default=None, help="Items each stratum gets at least.")
+@click.option("--random-share", type=click.FloatRange(0, 1), default=None,
+              help="Share of the sample drawn purely at random (default 0.3).")
+@click.option("--overlap", type=click.FloatRange(0, 1), default=None,
+              help="Share of the chosen items for at least two annotators (default 0.2).")
+@click.option("--no-targeted", is_flag=True, default=False, help="Do not put judge disagreement first.")
+@click.option("--exclude-rated", is_flag=True, default=False, help="Leave out items a human already rated.")
+@click.option("--seed", type=int, default=None, help="Random seed (default 0).")
+@click.option("--items", "items_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Add these items to the store first (CSV/JSONL/Parquet).")
+@click.option("--replace", is_flag=True, help="Replace a recorded sample of the same name.")
+@click.option("--out", "out_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Also write the design table (item_id, reason, stratum, weight, overlap) here.")
+@store_option
+def sample_cmd(
+    name: str | None,
+    size: int | None,
+    spec_path: Path | None,
+    rubric: str | None,
+    judges: str | None,
+    strata: str | None,
+    min_per_stratum: int | None,
+    random_share: float | None,
+    overlap: float | None,
+    no_targeted: bool,
+    exclude_rated: bool,
+    seed: int | None,
+    items_path: Path | None,
+    replace: bool,
+    out_path: Path | None,
+    store_path: str,
+) -> None:
+    """Choose which items people should rate, and record the design in the store.
+
+    A random share (unbiased agreement), at least N items per stratum, then items where the panel's
+    judges disagree or abstain, then items a judge labels differently across trials; a share of the
+    chosen items is marked for two annotators. `judgekit labelstudio push --sample NAME` sends it.
+
+    \b
+    Example:
+      judgekit sample --name pilot --size 300 --rubric restrictiveness \\
+        --by severity,prompt_type --min-per-stratum 10 --random-share 0.4 --overlap 0.25
+    """
+    from judgekit.data import validate_items
+    from judgekit.io.tables import read_table, write_table
+    from judgekit.sampling import load_spec, sample_items, spec_from_dict
+
+    base: dict[str, object] = {}
+    if spec_path is not None:
+        base = load_spec(spec_path).model_dump(exclude_unset=True)
+    flags: dict[str, object] = {
+        "name": name,
+        "size": size,
+        "rubric": rubric,
+        "judges": [j.strip() for j in judges.split(",") if j.strip()] if judges else None,
+        "strata": [s.strip() for s in strata.split(",") if s.strip()] if strata else None,
+        "min_per_stratum": min_per_stratum,
+        "random_share": random_share,
+        "overlap": overlap,
+        "seed": seed,
+        "targeted": False if no_targeted else None,
+        "exclude_rated": True if exclude_rated else None,
+    }
+    base.update({k: v for k, v in flags.items() if v is not None})
+    if "name" not in base or "size" not in base:
+        raise JudgekitError("Give --name and --size (or a --spec file that has them).")
+    spec = spec_from_dict(base, source="judgekit sample")
+    with Store(store_path) as store:
+        if items_path is not None:
+            store.put_items(validate_items(read_table(items_path), source=str(items_path), need_response=False))
+        design, summary = sample_items(store, spec, replace=replace)
+    if out_path is not None:
+        write_table(pd.DataFrame(design), out_path)
+    for line in summary.lines():
+        click.echo(line)
+
+
+COMMANDS: list[click.Command] = [labelstudio_group, sample_cmd]

@@ -1,0 +1,1 @@
+"""Annotation bridges: collect human ratings from annotation tools (Label Studio)."""
