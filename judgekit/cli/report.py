@@ -1,0 +1,111 @@
+"""The ``report`` command: the judge report (HTML, Markdown, JSON) from a store and a verdict."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+
+from judgekit.errors import JudgekitError
+from judgekit.store import DEFAULT_STORE
+
+
+def _load_verdict(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise JudgekitError(f"Verdict {path}: no such file; pass the verdict.json that `judgekit gate` wrote.") from None
+    except IsADirectoryError:
+        raise JudgekitError(f"Verdict {path} is a folder; pass the verdict.json file inside it.") from None
+    except UnicodeDecodeError:
+        raise JudgekitError(f"Verdict {path} is not UTF-8 text; pass the verdict.json that `judgekit gate` wrote.") from None
+    except json.JSONDecodeError as exc:
+        raise JudgekitError(f"Verdict {path}: invalid JSON at line {exc.lineno}; pass the verdict.json that "
+                            "`judgekit gate` wrote.") from None
+    if not isinstance(data, dict) or not isinstance(data.get("judges"), list):
+        raise JudgekitError(f"Verdict {path} has no 'judges' list; it is not a judgekit verdict "
+                            "(make one with `judgekit gate POLICY.yaml`).")
+    for k, j in enumerate(data["judges"]):
+        if not isinstance(j, dict) or "judge" not in j:
+            raise JudgekitError(f"Verdict {path}: judges[{k}] has no 'judge' key; regenerate it with `judgekit gate`.")
+    return data
+
+
+def _split(values: tuple[str, ...]) -> list[str]:
+    out: list[str] = []
+    for v in values:
+        out += [p.strip() for p in v.split(",") if p.strip()]
+    return out
+
+
+@click.command("report")
+@click.option("--store", "store_path", default=DEFAULT_STORE, show_default=True, envvar="JUDGEKIT_STORE",
+              help="SQLite store file (env JUDGEKIT_STORE).")
+@click.option("--rubric", "rubric_name", required=True, help="Rubric name (e.g. refusal) or YAML path.")
+@click.option("--verdict", "verdict_path", type=click.Path(path_type=Path), default=None,
+              help="verdict.json from `judgekit gate`; without it the report says no judge is trusted yet.")
+@click.option("--by", "by", multiple=True, help="Item metadata column to slice by (repeat, or 'model,category').")
+@click.option("--reference", default=None,
+              help="Reference rater id, or 'consensus' (default: the adjudicated rater, else the human majority).")
+@click.option("--out", "out", required=True, type=click.Path(path_type=Path),
+              help="Output folder (report.html, report.md, report.json), or a file name ending in .html.")
+@click.option("--disagreements", "per_judge", type=click.IntRange(min=0), default=20, show_default=True,
+              help="How many of the worst disagreements to list per judge.")
+@click.option("--resamples", type=click.IntRange(min=0), default=1000, show_default=True,
+              help="Bootstrap resamples for the 95% intervals.")
+def report_cmd(
+    store_path: str,
+    rubric_name: str,
+    verdict_path: Path | None,
+    by: tuple[str, ...],
+    reference: str | None,
+    out: Path,
+    per_judge: int,
+    resamples: int,
+) -> None:
+    """Write the judge report: HTML (self-contained, opens offline), Markdown and JSON.
+
+    \b
+    At the top, the verdict in plain words: which judge is trusted for the rubric, and each
+    failed check with its figure, threshold and n. Then per judge: the confusion matrix as a
+    heatmap, agreement per slice against the human-human ceiling and the gate threshold,
+    abstentions and errors, label distribution beside the humans', tokens and cost, and the
+    worst disagreements linked to their items.
+
+    \b
+    Example:
+      judgekit report --store judgekit.db --rubric refusal --verdict verdict.json \\
+        --by model --out reports/refusal
+    """
+    from judgekit.agreement.report import agreement_report
+    from judgekit.report import write_report
+    from judgekit.report.collect import collect_extras
+    from judgekit.rubric import load_rubric
+    from judgekit.store import Store
+
+    rubric = load_rubric(rubric_name)
+    if store_path != ":memory:" and not Path(store_path).is_file():
+        raise JudgekitError(f"Store {store_path} does not exist; import ratings first with `judgekit import` "
+                            "or pass --store.")
+    verdict = _load_verdict(verdict_path) if verdict_path is not None else None
+    out_dir, stem = (out.parent, out.stem) if out.suffix.lower() in (".html", ".htm") else (out, "report")
+    with Store(store_path) as store:
+        agreement = agreement_report(store, rubric=rubric, by=_split(by), reference=reference,
+                                     n_resamples=resamples).to_dict()
+        extras = collect_extras(store, rubric, agreement, per_judge=per_judge)
+    paths = write_report(out_dir, agreement, verdict, extras=extras, stem=stem)
+    from judgekit.report.summary import summarise
+
+    summary = summarise(agreement, verdict, extras)
+    click.echo(summary["verdict"]["headline"])
+    for j in summary["judges"]:
+        click.echo(f"  {j['status']:<12} {j['judge']}")
+        for c in j["failed_checks"]:
+            click.echo(f"               failed {c['sentence']}")
+    for kind, p in paths.items():
+        click.echo(f"wrote {kind:<8} {p}")
+
+
+COMMANDS: list[click.Command] = [report_cmd]

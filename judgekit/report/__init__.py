@@ -1,0 +1,14 @@
+"""Reports: the judge report (HTML, Markdown, JSON) and the chart/page primitives analyses use.
+
+* :func:`render_report` / :func:`write_report` — the judge report from an agreement report and
+  a verdict.
+* :mod:`judgekit.report.svg` — inline-SVG charts (line, heatmap, interval, bar).
+* :func:`judgekit.report.html.page` and :func:`judgekit.report.html.esc` — a self-contained page
+  around already-safe HTML sections.
+"""
+
+from __future__ import annotations
+
+from judgekit.report.document import render_report, write_report
+
+__all__ = ["render_report", "write_report"]

@@ -1,0 +1,148 @@
+"""Gather a report's extras from a store: tokens and cost per judge, and the worst disagreements.
+
+Both are read-only queries over the store; nothing is written.
+
+* Costs come from the ``calls`` table (one row per judge call, cached or not) under the rubric's
+  current hash. Judges whose labels were imported (no calls) have no cost entry.
+* Disagreements are items where a judge's label (its majority over trials) differs from the
+  reference label: the adjudicated ``reference`` rater, or the humans' majority when the
+  agreement report used the consensus. "Worst" first: the largest distance between the two
+  labels' rubric values (full compliance called full refusal before partial called full), then
+  the items where the most humans agree with the reference; remaining ties in a stable order
+  spread over the data. Abstentions and errors are not disagreements.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+import pandas as pd
+
+from judgekit.report.escape import excerpt
+from judgekit.rubric import Rubric
+from judgekit.store import Store
+
+__all__ = ["collect_extras", "costs_by_judge", "worst_disagreements"]
+
+
+def costs_by_judge(store: Store, rubric: Rubric) -> dict[str, dict[str, Any]]:
+    """judge_id → ``{"calls", "input_tokens", "output_tokens", "cached_tokens", "cost_usd"}``."""
+    rows = store.conn.execute(
+        "SELECT judge_id, COUNT(*), COALESCE(SUM(input_tokens), 0), COALESCE(SUM(output_tokens), 0),"
+        " COALESCE(SUM(cached_tokens), 0), COALESCE(SUM(cost_usd), 0) FROM calls"
+        " WHERE rubric = ? AND rubric_hash = ? GROUP BY judge_id ORDER BY judge_id",
+        (rubric.id, rubric.hash),
+    ).fetchall()
+    return {
+        str(j): {"calls": int(n), "input_tokens": int(i), "output_tokens": int(o), "cached_tokens": int(c),
+                 "cost_usd": round(float(usd), 6)}
+        for j, n, i, o, c, usd in rows
+    }
+
+
+def _text_of(item: dict[Any, Any], role: str) -> str | None:
+    key = "response" if role == "assistant" else "prompt"
+    v = item.get(key)
+    if isinstance(v, str) and v.strip():
+        return v
+    msgs = item.get("messages")
+    if isinstance(msgs, str):
+        try:
+            msgs = json.loads(msgs)
+        except json.JSONDecodeError:
+            msgs = None
+    if isinstance(msgs, list):
+        for m in reversed(msgs):
+            if isinstance(m, dict) and m.get("role") == role and m.get("content"):
+                return str(m["content"])
+    return None
+
+
+def worst_disagreements(
+    store: Store,
+    rubric: Rubric,
+    agreement: dict[str, Any],
+    *,
+    per_judge: int = 20,
+) -> list[dict[str, Any]]:
+    """The ``per_judge`` worst disagreements of each judge with the reference (see module doc).
+
+    Each entry: ``item_id, judge_id, judge_label, reference, humans`` (rater → label),
+    ``distance``, ``response_excerpt``, ``prompt_excerpt``.
+    """
+    from judgekit.agreement.report import collapse_trials
+
+    ratings = store.ratings(rubric=rubric)
+    if ratings.empty or per_judge <= 0:
+        return []
+    judges = [str(j) for j in agreement.get("judges") or []]
+    humans = [str(h) for h in agreement.get("humans") or []]
+    ref_rater = (agreement.get("reference") or {}).get("rater")
+    col = collapse_trials(ratings, rubric.codes)
+    col = col[col["status"] == "ok"]
+    labels = col.pivot(index="item_id", columns="rater_id", values="label")
+    hcols = [h for h in humans if h in labels.columns]
+    if ref_rater:
+        if ref_rater not in labels.columns:
+            return []
+        ref = labels[ref_rater]
+    else:
+        def majority(row: pd.Series) -> Any:
+            vc = row.dropna().value_counts()
+            return vc.index[0] if len(vc) and (len(vc) == 1 or vc.iloc[0] > vc.iloc[1]) else None
+
+        ref = labels[hcols].apply(majority, axis=1) if hcols else pd.Series(dtype=object)
+    values = rubric.values
+    out: list[dict[str, Any]] = []
+    texts: dict[str, dict[str, Any]] = {}
+    for j in judges:
+        if j not in labels.columns:
+            continue
+        both = labels[j].notna() & ref.reindex(labels.index).notna()
+        frame = pd.DataFrame({"judge": labels.loc[both, j], "ref": ref.reindex(labels.index)[both]})
+        frame = frame[frame["judge"] != frame["ref"]]
+        if frame.empty:
+            continue
+        frame["distance"] = [abs(values[a] - values[b]) for a, b in zip(frame["judge"], frame["ref"], strict=True)]
+        if hcols:
+            frame["sure"] = labels.loc[frame.index, hcols].eq(frame["ref"], axis=0).sum(axis=1)
+        else:
+            frame["sure"] = 0
+        frame = frame.rename_axis("item_id").reset_index()
+        # ties are broken by a hash of the item id, not the id itself, so the list is stable but
+        # not all drawn from whichever model sorts first
+        frame["spread"] = [hashlib.sha256(str(i).encode()).hexdigest() for i in frame["item_id"]]
+        frame = frame.sort_values(["distance", "sure", "spread"], ascending=[False, False, True]).head(per_judge)
+        for r in frame.itertuples(index=False):
+            hum = {h: labels.at[r.item_id, h] for h in hcols if isinstance(labels.at[r.item_id, h], str)}
+            out.append({"item_id": str(r.item_id), "judge_id": j, "judge_label": r.judge, "reference": r.ref,
+                        "humans": hum, "distance": _dist(r.distance)})
+            texts.setdefault(str(r.item_id), {})
+    if texts:
+        items = store.items(list(texts))
+        for rec in items.to_dict("records"):
+            texts[str(rec["item_id"])] = {
+                "response_excerpt": excerpt(_text_of(rec, "assistant"), 1200) or None,
+                "prompt_excerpt": excerpt(_text_of(rec, "user"), 600) or None,
+            }
+    for d in out:
+        d.update({"response_excerpt": None, "prompt_excerpt": None, **texts.get(d["item_id"], {})})
+    return out
+
+
+def _dist(x: Any) -> float:
+    return round(float(x), 6)
+
+
+def collect_extras(store: Store, rubric: Rubric, agreement: dict[str, Any], *, per_judge: int = 20) -> dict[str, Any]:
+    """``{"costs": ..., "disagreements": ...}`` for :func:`judgekit.report.render_report`."""
+    extras: dict[str, Any] = {}
+    costs = costs_by_judge(store, rubric)
+    if costs:
+        extras["costs"] = costs
+    dis = worst_disagreements(store, rubric, agreement, per_judge=per_judge)
+    if dis:
+        extras["disagreements"] = dis
+    return extras

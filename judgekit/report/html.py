@@ -1,0 +1,503 @@
+"""Self-contained HTML pages and the judge report in HTML.
+
+:func:`page` wraps sections into one file that opens offline: CSS inline, charts inline SVG, no
+JavaScript, no CDN, and a Content-Security-Policy that forbids scripts and remote loads, as a
+second line of defence behind escaping (:func:`esc`) of every piece of data text.
+
+:func:`render_html` is the judge report: the verdict in plain words at the top, a table of every
+judge at a glance, then one section per judge (confusion heatmap, agreement per slice against the
+human–human ceiling and the gate threshold, abstentions and errors, label distribution beside the
+humans', tokens and cost, the worst disagreements linked to their items).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from judgekit import __version__
+from judgekit.report import svg
+from judgekit.report.escape import anchor, esc, excerpt, fmt_fig, fmt_int, fmt_num, fmt_pct, is_num
+from judgekit.report.summary import comparison, fmt_value, metric_short, thresholds_for
+
+__all__ = ["esc", "page", "render_html", "table"]
+
+_CSP = (
+    "default-src 'none'; style-src 'unsafe-inline'; img-src data:; font-src data:; "
+    "base-uri 'none'; form-action 'none'"
+)
+
+_CSS = """
+:root { --ink:#1f2328; --muted:#57606a; --line:#d0d7de; --soft:#f6f8fa; --pass:#1a7f37;
+  --pass-bg:#dafbe1; --fail:#cf222e; --fail-bg:#ffebe9; --none:#6e7781; --none-bg:#eaeef2;
+  --warn-bg:#fff8c5; --accent:#0969da; }
+* { box-sizing: border-box; }
+body { margin: 0; color: var(--ink); background: #fff;
+  font: 15px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", Arial, sans-serif; }
+main { max-width: 1120px; margin: 0 auto; padding: 24px 28px 64px; }
+h1 { font-size: 26px; margin: 0 0 4px; }
+h2 { font-size: 21px; margin: 40px 0 10px; padding-top: 12px; border-top: 2px solid var(--line); }
+h3 { font-size: 16px; margin: 24px 0 8px; }
+p { margin: 6px 0 10px; }
+a { color: var(--accent); }
+.sub { color: var(--muted); margin: 0 0 16px; }
+nav.toc { font-size: 13px; color: var(--muted); margin: 8px 0 0; }
+nav.toc a { margin-right: 12px; white-space: nowrap; }
+.stamp { background: var(--fail); color: #fff; font-weight: 700; padding: 10px 14px; border-radius: 6px;
+  margin: 12px 0; letter-spacing: .02em; }
+.banner { border-radius: 8px; padding: 14px 18px; margin: 12px 0 8px; border: 1px solid var(--line); }
+.banner.pass { background: var(--pass-bg); border-color: #4ac26b; }
+.banner.fail { background: var(--fail-bg); border-color: #ff8182; }
+.banner.none { background: var(--none-bg); }
+.banner.mixed { background: var(--warn-bg); border-color: #d4a72c; }
+.banner .big { font-size: 18px; font-weight: 650; margin: 0 0 6px; }
+.banner ul { margin: 6px 0 0; padding-left: 20px; }
+.banner li { margin: 4px 0; }
+.checks { margin: 2px 0 0; padding-left: 18px; font-size: 14px; }
+.pill { display: inline-block; font-size: 12px; font-weight: 700; padding: 1px 8px; border-radius: 999px;
+  text-transform: uppercase; letter-spacing: .03em; vertical-align: 1px; white-space: nowrap; }
+.pill.pass { background: var(--pass); color: #fff; }
+.pill.fail { background: var(--fail); color: #fff; }
+.pill.none { background: var(--none); color: #fff; }
+.note { background: var(--warn-bg); border-radius: 6px; padding: 8px 12px; font-size: 14px; margin: 8px 0; }
+.note ul { margin: 0; padding-left: 18px; }
+.muted { color: var(--muted); }
+.small { font-size: 13px; }
+table { border-collapse: collapse; margin: 8px 0 14px; font-size: 14px; }
+.scroll { overflow-x: auto; max-width: 100%; }
+th, td { border-bottom: 1px solid var(--line); padding: 5px 8px; text-align: left; vertical-align: top; }
+th { background: var(--soft); font-weight: 600; font-size: 13px; }
+td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+tr.bad td { background: #fff5f5; }
+td.text { max-width: 560px; overflow-wrap: anywhere; white-space: pre-wrap; }
+code { font: 13px ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; background: var(--soft);
+  padding: 1px 4px; border-radius: 4px; overflow-wrap: anywhere; }
+.charts { display: flex; flex-wrap: wrap; gap: 18px; align-items: flex-start; margin: 8px 0; }
+.charts > figure { margin: 0; flex: 1 1 420px; min-width: 0; }
+figure { margin: 8px 0; }
+figcaption { font-size: 13px; color: var(--muted); margin-top: 2px; }
+.jk-chart { display: block; }
+.item { border: 1px solid var(--line); border-radius: 6px; padding: 8px 12px; margin: 10px 0; }
+.item:target { outline: 3px solid var(--accent); }
+tr:target td { background: #ddf4ff; }
+footer { margin-top: 48px; color: var(--muted); font-size: 13px; }
+@media print { h2 { break-before: auto; } .charts > figure { break-inside: avoid; } }
+"""
+
+
+def page(
+    title: str,
+    sections: list[tuple[str, str]],
+    *,
+    subtitle: str | None = None,
+    stamp: str | None = None,
+    csp: bool = True,
+) -> str:
+    """One self-contained HTML page: inline CSS, no JavaScript, no remote resource.
+
+    Parameters
+    ----------
+    title : the page title (escaped here).
+    sections : ``(heading, body)`` pairs; the heading is text (escaped here), the body is
+        already-safe HTML (build it with :func:`esc`, :func:`table` and :mod:`judgekit.report.svg`).
+        Each section gets an id from its heading and a link in the table of contents.
+    subtitle : a line of text under the title (escaped).
+    stamp : a red banner on top of the page (escaped), e.g. ``"UNTRUSTED: ..."`` when an
+        analysis was forced to run on ratings from a judge without a passing verdict.
+    csp : add a Content-Security-Policy that forbids every script and remote load.
+
+    Example: ``page("Refusal rates", [("Per model", svg.bar_chart(...))])``.
+    """
+    ids = [anchor("s", h) for h, _ in sections]
+    toc = " ".join(f'<a href="#{i}">{esc(h)}</a>' for i, (h, _) in zip(ids, sections, strict=True))
+    meta_csp = f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">' if csp else ""
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        meta_csp,
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f'<meta name="generator" content="judgekit {esc(__version__)}">',
+        f"<title>{esc(title)}</title><style>{_CSS}</style></head><body><main>",
+        f"<h1>{esc(title)}</h1>",
+    ]
+    if subtitle:
+        parts.append(f'<p class="sub">{esc(subtitle)}</p>')
+    if stamp:
+        parts.append(f'<div class="stamp" role="alert">{esc(stamp)}</div>')
+    if len(sections) > 1:
+        parts.append(f'<nav class="toc" aria-label="contents">{toc}</nav>')
+    for sid, (heading, body) in zip(ids, sections, strict=True):
+        parts.append(f'<section id="{sid}"><h2>{esc(heading)}</h2>{body}</section>')
+    parts.append(f'<footer>Made by judgekit {esc(__version__)}. This file is self-contained: it opens offline.</footer>')
+    parts.append("</main></body></html>")
+    return "\n".join(p for p in parts if p)
+
+
+def table(
+    header: Sequence[str],
+    rows: Sequence[Sequence[Any]],
+    *,
+    numeric: Sequence[int] = (),
+    row_ids: Sequence[str | None] | None = None,
+    row_classes: Sequence[str | None] | None = None,
+    raw: Sequence[int] = (),
+    text_cols: Sequence[int] = (),
+    caption: str | None = None,
+    table_id: str | None = None,
+) -> str:
+    """An HTML table. Cells are escaped unless their column index is in ``raw``.
+
+    ``numeric`` columns are right-aligned; ``text_cols`` wrap long text (model responses).
+    """
+    num, rawset, textset = set(numeric), set(raw), set(text_cols)
+    tid = f' id="{esc(table_id)}"' if table_id else ""
+    out = [f'<div class="scroll"><table{tid}>']
+    if caption:
+        out.append(f"<caption class=\"small muted\">{esc(caption)}</caption>")
+    out.append("<thead><tr>" + "".join(
+        f'<th{" class=num" if i in num else ""}>{esc(h)}</th>' for i, h in enumerate(header)) + "</tr></thead><tbody>")
+    for k, row in enumerate(rows):
+        rid = row_ids[k] if row_ids else None
+        rcl = row_classes[k] if row_classes else None
+        attrs = (f' id="{esc(rid)}"' if rid else "") + (f' class="{esc(rcl)}"' if rcl else "")
+        cells = []
+        for i, v in enumerate(row):
+            cls = "num" if i in num else ("text" if i in textset else "")
+            c = f' class="{cls}"' if cls else ""
+            cells.append(f"<td{c}>{v if i in rawset else esc(v)}</td>")
+        out.append(f"<tr{attrs}>" + "".join(cells) + "</tr>")
+    out.append("</tbody></table></div>")
+    return "".join(out)
+
+
+def _pill(status: str) -> str:
+    cls = {"trusted": "pass", "not trusted": "fail"}.get(status, "none")
+    return f'<span class="pill {cls}">{esc(status)}</span>'
+
+
+def _judge_anchor(judge: str) -> str:
+    return anchor("judge", judge)
+
+
+def _item_anchor(item_id: Any) -> str:
+    return anchor("item", item_id)
+
+
+def _cost_cells(cost: dict[str, Any] | None) -> list[str]:
+    if not cost:
+        return ["—", "—", "—", "—"]
+    usd = cost.get("cost_usd")
+    return [
+        fmt_int(cost.get("calls")),
+        fmt_int(cost.get("input_tokens")),
+        fmt_int(cost.get("output_tokens")),
+        f"${float(usd):,.4f}" if is_num(usd) else "—",
+    ]
+
+
+# ----------------------------------------------------------------------------- sections
+def _verdict_section(s: dict[str, Any]) -> str:
+    v = s["verdict"]
+    if not v["present"]:
+        cls = "none"
+    elif not v["applies"] or not s["trusted"]:
+        cls = "fail"
+    else:
+        cls = "pass" if len(s["trusted"]) == len(s["judges"]) else "mixed"
+    items = []
+    for j in s["judges"]:
+        link = f'<a href="#{_judge_anchor(j["judge"])}">{esc(j["judge"])}</a>'
+        sentence = esc(j["sentence"]).replace(esc(j["judge"]), link, 1)
+        checks = ""
+        if j["failed_checks"]:
+            checks = "<ul class=checks>" + "".join(
+                f"<li><code>{esc(c.get('name'))}</code>: {esc(c['sentence'].split(': ', 1)[-1])}"
+                + (f' <span class="muted">— {esc(c.get("detail"))}</span>' if c.get("detail") else "")
+                + "</li>" for c in j["failed_checks"]) + "</ul>"
+        items.append(f"<li>{_pill(j['status'])} {sentence}{checks}</li>")
+    body = [f'<div class="banner {cls}" role="status"><p class="big">{esc(v["headline"])}</p>']
+    if items:
+        body.append("<ul>" + "".join(items) + "</ul>")
+    body.append("</div>")
+    facts = [f"Rubric <code>{esc(s['rubric'])}</code> (hash <code>{esc(s['rubric_hash'])}</code>, {esc(s['level'])})",
+             f"reference: {esc(s['reference'])}"]
+    if s["humans"]:
+        facts.append("humans: " + ", ".join(f"<code>{esc(h)}</code>" for h in s["humans"]))
+    if is_num(s.get("n_items")):
+        facts.append(f"{fmt_int(s['n_items'])} items")
+    if v["present"]:
+        facts.append(f"verdict of {esc(v.get('created_at') or '?')}, policy <code>{esc(v.get('policy_hash') or '?')}</code>")
+    body.append(f'<p class="small muted">{"; ".join(facts)}.</p>')
+    if s["warnings"]:
+        body.append('<div class="note"><strong>Notes from the agreement report</strong><ul>'
+                    + "".join(f"<li>{esc(w)}</li>" for w in s["warnings"]) + "</ul></div>")
+    return "".join(body)
+
+
+def _glance_section(s: dict[str, Any], agreement: dict[str, Any], verdict: dict[str, Any] | None) -> str:
+    m = s["metric"]
+    sym = metric_short(m)
+    header = ["judge", "verdict", f"{sym} vs reference [95% CI]", f"human–human {sym}", "AC1", "% agree",
+              "abstain / error", "rated"]
+    with_cost = any(j.get("cost") for j in s["judges"])
+    if with_cost:
+        header.append("cost (USD)")
+    rows = []
+    for j in s["judges"]:
+        cost = j.get("cost") or {}
+        usd = cost.get("cost_usd")
+        row = [
+            f'<a href="#{_judge_anchor(j["judge"])}">{esc(j["judge"])}</a>',
+            _pill(j["status"]),
+            esc(fmt_fig(j.get("figure"))),
+            esc(fmt_fig(j.get("ceiling"))),
+            esc(fmt_fig(j.get("ac1"))),
+            esc(fmt_pct((j.get("percent_agreement") or {}).get("value"))),
+            esc(f"{fmt_pct(j.get('abstain_rate'))} / {fmt_pct(j.get('error_rate'))}"),
+            esc(f"{fmt_int(j.get('n_rated'))} of {fmt_int(j.get('n_items'))}"),
+        ]
+        if with_cost:
+            row.append(esc(f"${usd:,.2f}") if is_num(usd) else "—")
+        rows.append(row)
+    out = [table(header, rows, numeric=list(range(2, len(header))), raw=list(range(len(header))))]
+    # one chart: every judge on all items, against the ceiling and its own gate threshold
+    chart_rows = []
+    lines: dict[str, float] = {}
+    for j in s["judges"]:
+        f = j.get("figure") or {}
+        chart_rows.append({"label": j["judge"], "value": f.get("value"), "low": f.get("low"), "high": f.get("high"),
+                           "n": f.get("n"), "ceiling": (j.get("ceiling") or {}).get("value"),
+                           "undefined": f.get("undefined")})
+        for name, t in thresholds_for(verdict, j["judge"], m).items():
+            lines.setdefault(f"gate {name}", t)
+    if chart_rows:
+        out.append("<figure>" + svg.interval_chart(
+            chart_rows, title=f"{s['metric_name']} of each judge vs the reference, all items",
+            x_range=_x_range(chart_rows, lines), reference_lines=lines, x_label=f"{s['metric_name']} (1 = perfect, 0 = chance)",
+            width=1000)
+            + "<figcaption>A judge is useful when its dot sits near the purple diamond (how well the humans "
+            "agree with each other) and its whole interval clears the red dashed gate line.</figcaption></figure>")
+    return "".join(out)
+
+
+def _x_range(rows: list[dict[str, Any]], lines: dict[str, float]) -> tuple[float, float]:
+    vals = [float(r[k]) for r in rows for k in ("value", "low", "high", "ceiling") if is_num(r.get(k))]
+    vals += list(lines.values())
+    lo = min(vals, default=0.0)
+    # start at 0 unless something is below chance; then only as far down as needed
+    return (max(-1.0, math.floor(lo * 4) / 4), 1.0) if lo < 0 else (0.0, 1.0)
+
+
+def _slice_name(sl: dict[str, Any]) -> str:
+    return "all items" if sl.get("by") is None else f"{sl.get('by')} = {sl.get('key')}"
+
+
+def _judge_section(j: dict[str, Any], s: dict[str, Any], agreement: dict[str, Any],
+                   verdict: dict[str, Any] | None, disagreements: list[dict[str, Any]]) -> str:
+    jid = j["judge"]
+    m = s["metric"]
+    sym = metric_short(m)
+    out = [f'<div id="{_judge_anchor(jid)}"></div>']
+    out.append(f"<p>{_pill(j['status'])} {esc(j['sentence'])}</p>")
+    if j["checks"]:
+        rows = [[c.get("name"), fmt_value(c.get("figure")), f"{comparison(c)} {fmt_value(c.get('threshold'))}".strip(),
+                 fmt_int(c.get("n")), "pass" if c.get("passed") else "FAIL", c.get("detail") or ""]
+                for c in j["checks"]]
+        out.append("<h3>Gate checks</h3>" + table(["check", "figure", "threshold", "n", "result", "detail"], rows,
+                                                  numeric=[1, 2, 3], row_classes=[None if c.get("passed") else "bad" for c in j["checks"]]))
+    slices = [sl for sl in agreement.get("slices") or [] if jid in (sl.get("judges") or {})]
+    if not slices:
+        out.append('<p class="muted">This judge has no ratings in the agreement report.</p>')
+        return "".join(out)
+    top = slices[0]
+    st = top["judges"][jid]
+    vs_ref = st.get("vs_reference") or {}
+    conf = vs_ref.get("confusion") or {}
+    charts = []
+    if conf.get("matrix"):
+        charts.append("<figure>" + svg.heatmap(
+            conf["matrix"], row_labels=[str(x) for x in conf.get("labels") or []],
+            col_labels=[str(x) for x in conf.get("labels") or []],
+            title=f"{jid} vs {s['reference']}: counts", row_title="reference", col_title=f"judge {jid}")
+            + "<figcaption>Rows: the reference label; columns: the judge's. The diagonal is agreement; "
+              "shading is the share of the row.</figcaption></figure>")
+    dist = st.get("label_distribution") or {}
+    hdist = top.get("human_label_distribution") or {}
+    labels = list(agreement.get("labels") or dist.keys())
+    if dist or hdist:
+        groups: dict[str, dict[str, float | None]] = {
+            str(lab): {f"judge {jid}": dist.get(lab), "humans": hdist.get(lab)} for lab in labels  # None: no bar
+        }
+        charts.append("<figure>" + svg.bar_chart(groups, title=f"Label distribution: {jid} vs humans")
+                      + "<figcaption>A judge that over-calls a label has a taller bar than the humans there."
+                        "</figcaption></figure>")
+    if charts:
+        out.append('<h3>What it says vs the reference</h3><div class="charts">' + "".join(charts) + "</div>")
+    if conf.get("precision"):
+        prf = [[lab, fmt_num((conf.get("precision") or {}).get(lab)), fmt_num((conf.get("recall") or {}).get(lab)),
+                fmt_num((conf.get("f1") or {}).get(lab)), fmt_int((conf.get("support") or {}).get(lab))]
+               for lab in conf.get("labels") or []]
+        out.append(table(["label", "precision", "recall", "F1", "support (reference)"], prf, numeric=[1, 2, 3, 4],
+                         caption="Per label, the judge against the reference."))
+
+    # agreement per slice
+    lines = {f"gate {k}": v for k, v in thresholds_for(verdict, jid, m).items()}
+    chart_rows, rows = [], []
+    for sl in slices:
+        sj = sl["judges"][jid]
+        f = (sj.get("vs_reference") or {}).get(m) or {}
+        ceil = (sl.get("human_ceiling") or {}).get(m) or {}
+        chart_rows.append({"label": _slice_name(sl), "value": f.get("value"), "low": f.get("low"),
+                           "high": f.get("high"), "n": f.get("n"), "ceiling": ceil.get("value"),
+                           "undefined": f.get("undefined")})
+        vr = sj.get("vs_reference") or {}
+        rows.append([_slice_name(sl), fmt_int(sl.get("n_items")), fmt_int(sj.get("n_rated")), fmt_fig(f),
+                     fmt_fig(ceil), fmt_fig(vr.get("ac1")), fmt_pct((vr.get("percent_agreement") or {}).get("value")),
+                     fmt_pct(sj.get("abstain_rate")), fmt_pct(sj.get("error_rate"))])
+    out.append(f"<h3>Agreement per slice ({esc(s['metric_name'])}, 95% CI)</h3>")
+    out.append("<figure>" + svg.interval_chart(
+        chart_rows, title=f"{jid}: {s['metric_name']} vs the reference, per slice",
+        x_range=_x_range(chart_rows, lines), reference_lines=lines, width=1000) + "</figure>")
+    out.append(table(["slice", "items", "rated", f"{sym} [95% CI]", f"human–human {sym}", "AC1", "% agree",
+                      "abstain", "error"], rows, numeric=[1, 2, 3, 4, 5, 6, 7, 8]))
+    out.append(f'<p class="small muted">Abstentions ({fmt_int(st.get("n_abstain"))}) and errors '
+               f'({fmt_int(st.get("n_error"))}) on all items are counted apart from disagreements: '
+               f"{esc(sym)} is computed on the items the judge rated.</p>")
+
+    # vs each human and the change in alpha
+    vh = st.get("vs_humans") or {}
+    if vh:
+        hrows = [[h, fmt_int(x.get("n")), fmt_fig(x.get("kappa")), fmt_pct((x.get("percent_agreement") or {}).get("value"))]
+                 for h, x in vh.items()]
+        out.append("<h3>Against each human</h3>" + table(["human", "n", "κ [95% CI]", "% agree"], hrows, numeric=[1, 2, 3]))
+        d = st.get("alpha_delta")
+        if is_num(d):
+            word = "raises" if float(d) > 0 else ("lowers" if float(d) < 0 else "leaves unchanged")
+            out.append(f"<p>Adding {esc(jid)} to the human raters {word} Krippendorff's α: "
+                       f"{esc(fmt_fig(st.get('alpha_humans')))} → {esc(fmt_fig(st.get('alpha_with_judge')))} "
+                       f"(Δα = {esc(fmt_num(d, 3))}).</p>")
+
+    # cost
+    cost = j.get("cost")
+    if cost:
+        cells = _cost_cells(cost)
+        per = ""
+        n_items = st.get("n_items")
+        if is_num(cost.get("cost_usd")) and is_num(n_items) and n_items:
+            per = f"${1000 * float(cost['cost_usd']) / float(n_items):,.3f}"
+        out.append("<h3>Tokens and cost</h3>" + table(["calls", "input tokens", "output tokens", "cost (USD)",
+                                                       "per 1,000 items"], [[*cells, per or "—"]], numeric=[0, 1, 2, 3, 4]))
+
+    # worst disagreements
+    mine = [d for d in disagreements if str(d.get("judge_id")) == jid]
+    out.append("<h3>Worst disagreements</h3>")
+    if mine:
+        has_h = any(d.get("humans") for d in mine)
+        has_r = any(d.get("response_excerpt") for d in mine)
+        header = ["item", "reference", f"{jid} said"] + (["humans"] if has_h else []) + (["response (excerpt)"] if has_r else [])
+        rows = []
+        for d in mine:
+            link = f'<a href="#{_item_anchor(d.get("item_id"))}">{esc(d.get("item_id"))}</a>'
+            row = [link, esc(d.get("reference")), esc(d.get("judge_label"))]
+            if has_h:
+                row.append(esc(", ".join(f"{k}: {v}" for k, v in (d.get("humans") or {}).items())))
+            if has_r:
+                row.append(esc(excerpt(d.get("response_excerpt"), 400)))
+            rows.append(row)
+        out.append(table(header, rows, raw=list(range(len(header))), text_cols=[len(header) - 1] if has_r else [],
+                         table_id=anchor("disagreements", jid)))
+    else:
+        out.append('<p class="muted">None listed (either none were found, or the report was built without '
+                   "item texts).</p>")
+    return "".join(out)
+
+
+def _items_section(disagreements: list[dict[str, Any]]) -> str:
+    by_item: dict[str, list[dict[str, Any]]] = {}
+    for d in disagreements:
+        by_item.setdefault(str(d.get("item_id")), []).append(d)
+    out = ['<p class="small muted">Every item listed in a disagreement table, once, with what each rater said.</p>']
+    for item_id, ds in by_item.items():
+        first = ds[0]
+        said = "; ".join(f"{d.get('judge_id')}: {d.get('judge_label')}" for d in ds)
+        humans = first.get("humans") or {}
+        out.append(f'<div class="item" id="{_item_anchor(item_id)}"><p><strong><code>{esc(item_id)}</code></strong> '
+                   f"— reference <strong>{esc(first.get('reference'))}</strong>; judges {esc(said)}"
+                   + (f"; humans {esc(', '.join(f'{k}: {v}' for k, v in humans.items()))}" if humans else "")
+                   + "</p>")
+        if first.get("prompt_excerpt"):
+            out.append(f'<p class="small"><span class="muted">prompt:</span> {esc(excerpt(first["prompt_excerpt"], 600))}</p>')
+        if first.get("response_excerpt"):
+            out.append(f'<p class="small"><span class="muted">response:</span> {esc(excerpt(first["response_excerpt"], 1200))}</p>')
+        out.append("</div>")
+    return "".join(out)
+
+
+def _generic(value: Any) -> str:
+    """Any JSON-like value as safe HTML (for ``extras["sampling"]`` and similar)."""
+    if isinstance(value, dict):
+        rows = [[k, _generic(v) if isinstance(v, (dict, list)) else esc(_scalar(v))] for k, v in value.items()]
+        return table(["", ""], rows, raw=[1])
+    if isinstance(value, list):
+        if value and all(isinstance(v, dict) for v in value):
+            keys: list[str] = []
+            for v in value:
+                keys += [k for k in v if k not in keys]
+            return table(keys, [[_scalar(v.get(k)) for k in keys] for v in value])
+        return "<ul>" + "".join(f"<li>{_generic(v) if isinstance(v, (dict, list)) else esc(_scalar(v))}</li>" for v in value) + "</ul>"
+    return f"<p>{esc(_scalar(value))}</p>"
+
+
+def _scalar(v: Any) -> str:
+    if isinstance(v, float):
+        return fmt_num(v, 3)
+    if isinstance(v, (dict, list)):
+        return json.dumps(v, ensure_ascii=False, default=str)
+    return "" if v is None else str(v)
+
+
+def _provenance(s: dict[str, Any], agreement: dict[str, Any], verdict: dict[str, Any] | None, created_at: str) -> str:
+    rows = [["report made", created_at], ["judgekit", __version__], ["rubric", f"{s['rubric']} #{s['rubric_hash']}"],
+            ["reference", s["reference"]], ["slices by", ", ".join(agreement.get("by") or []) or "—"]]
+    if is_num(agreement.get("n_resamples")):
+        rows.append(["bootstrap", f"{fmt_int(agreement['n_resamples'])} resamples of items, "
+                                  f"{fmt_pct(agreement.get('confidence', 0.95), 0)} intervals"])
+    if verdict:
+        for k in ("created_at", "policy_hash", "rubric", "rubric_hash", "reference", "items_hash", "human_ratings_hash",
+                  "judgekit_version"):
+            if verdict.get(k) is not None:
+                rows.append([f"verdict {k}", _scalar(verdict.get(k))])
+        for jv in verdict.get("judges") or []:
+            if jv.get("judge_hash"):
+                rows.append([f"verdict judge {jv.get('judge')}", f"hash {jv.get('judge_hash')}"])
+        if verdict.get("policy"):
+            rows.append(["verdict policy", _scalar(verdict.get("policy"))])
+    return table(["", ""], rows, text_cols=[1])
+
+
+def render_html(
+    agreement: dict[str, Any],
+    verdict: dict[str, Any] | None,
+    summary: dict[str, Any],
+    *,
+    extras: dict[str, Any] | None = None,
+    created_at: str = "",
+) -> str:
+    """The judge report as one self-contained HTML page (see the module docstring)."""
+    extras = extras or {}
+    disagreements = [d for d in extras.get("disagreements") or [] if isinstance(d, dict)]
+    sections: list[tuple[str, str]] = [
+        ("Verdict", _verdict_section(summary)),
+        ("All judges at a glance", _glance_section(summary, agreement, verdict)),
+    ]
+    for j in summary["judges"]:
+        sections.append((f"Judge {j['judge']}", _judge_section(j, summary, agreement, verdict, disagreements)))
+    if disagreements:
+        sections.append(("Items behind the disagreements", _items_section(disagreements)))
+    if extras.get("sampling") is not None:
+        sections.append(("Sampling", _generic(extras["sampling"])))
+    sections.append(("Provenance", _provenance(summary, agreement, verdict, created_at)))
+    subtitle = f"Can these judges be trusted to score {summary['rubric']}? Reference: {summary['reference']}."
+    return page(f"judgekit report — {summary['rubric']}", sections, subtitle=subtitle)

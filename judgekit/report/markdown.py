@@ -1,0 +1,150 @@
+"""The judge report in Markdown: the same content as the HTML page, as tables, for papers, pull
+requests and CI logs. Every piece of data text is escaped (:func:`md_escape`), so a response
+containing ``<script>`` or ``|`` renders as text and cannot break a table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from judgekit import __version__
+from judgekit.report.escape import excerpt, fmt_fig, fmt_int, fmt_num, fmt_pct, is_num, md_escape
+from judgekit.report.summary import comparison, fmt_value, metric_short
+
+__all__ = ["md_table", "render_markdown"]
+
+_STATUS = {"trusted": "**TRUSTED**", "not trusted": "**NOT TRUSTED**", "not gated": "**NOT GATED**"}
+
+
+def md_table(header: Sequence[str], rows: Sequence[Sequence[Any]], *, numeric: Sequence[int] = (),
+             raw: Sequence[int] = ()) -> str:
+    """A GitHub-flavoured Markdown table; cells are escaped unless their column is in ``raw``."""
+    num, rawset = set(numeric), set(raw)
+    lines = ["| " + " | ".join(md_escape(h) for h in header) + " |",
+             "|" + "|".join("---:" if i in num else "---" for i in range(len(header))) + "|"]
+    for row in rows:
+        cells = [str(v) if i in rawset else md_escape(v) for i, v in enumerate(row)]
+        lines.append("| " + " | ".join(c if c else " " for c in cells) + " |")
+    return "\n".join(lines)
+
+
+def _slice_name(sl: dict[str, Any]) -> str:
+    return "all items" if sl.get("by") is None else f"{sl.get('by')} = {sl.get('key')}"
+
+
+def render_markdown(
+    agreement: dict[str, Any],
+    verdict: dict[str, Any] | None,
+    summary: dict[str, Any],
+    *,
+    extras: dict[str, Any] | None = None,
+    created_at: str = "",
+) -> str:
+    """The judge report as Markdown (see the module docstring)."""
+    extras = extras or {}
+    s = summary
+    m, sym = s["metric"], metric_short(s["metric"])
+    out: list[str] = [f"# judgekit report — {md_escape(s['rubric'])}", ""]
+    out.append(f"Rubric {md_escape(s['rubric'])} \\#{md_escape(s['rubric_hash'])} ({md_escape(s['level'])}); "
+               f"reference: {md_escape(s['reference'])}; {fmt_int(s.get('n_items'))} items; made {md_escape(created_at)}.")
+    out += ["", "## Verdict", "", f"**{md_escape(s['verdict']['headline'])}**", ""]
+    for j in s["judges"]:
+        out.append(f"- {_STATUS.get(j['status'], j['status'])} {md_escape(j['sentence'])}")
+        for c in j["failed_checks"]:
+            detail = f" — {md_escape(c['detail'])}" if c.get("detail") else ""
+            out.append(f"  - failed {md_escape(c['sentence'])}{detail}")
+    if s["warnings"]:
+        out += ["", "Notes:"] + [f"- {md_escape(w)}" for w in s["warnings"]]
+
+    out += ["", "## All judges at a glance", ""]
+    rows = []
+    for j in s["judges"]:
+        usd = (j.get("cost") or {}).get("cost_usd")
+        rows.append([j["judge"], j["status"], fmt_fig(j.get("figure")), fmt_fig(j.get("ceiling")), fmt_fig(j.get("ac1")),
+                     fmt_pct((j.get("percent_agreement") or {}).get("value")), fmt_pct(j.get("abstain_rate")),
+                     fmt_pct(j.get("error_rate")), f"{fmt_int(j.get('n_rated'))} / {fmt_int(j.get('n_items'))}",
+                     f"${float(usd):,.2f}" if is_num(usd) else "—"])
+    out.append(md_table(["judge", "verdict", f"{sym} vs reference [95% CI]", f"human–human {sym}", "AC1", "% agree",
+                         "abstain", "error", "rated / items", "cost (USD)"], rows, numeric=[2, 3, 4, 5, 6, 7, 8, 9]))
+
+    disagreements = [d for d in extras.get("disagreements") or [] if isinstance(d, dict)]
+    for j in s["judges"]:
+        jid = j["judge"]
+        out += ["", f"## Judge {md_escape(jid)}", "", f"{_STATUS.get(j['status'], j['status'])} {md_escape(j['sentence'])}"]
+        if j["checks"]:
+            out += ["", md_table(["check", "figure", "threshold", "n", "result", "detail"],
+                                 [[c.get("name"), fmt_value(c.get("figure")),
+                                   f"{comparison(c)} {fmt_value(c.get('threshold'))}".strip(), fmt_int(c.get("n")),
+                                   "pass" if c.get("passed") else "FAIL", c.get("detail") or ""] for c in j["checks"]],
+                                 numeric=[1, 2, 3])]
+        slices = [sl for sl in agreement.get("slices") or [] if jid in (sl.get("judges") or {})]
+        if not slices:
+            out += ["", "This judge has no ratings in the agreement report."]
+            continue
+        st = slices[0]["judges"][jid]
+        conf = (st.get("vs_reference") or {}).get("confusion") or {}
+        labels = [str(x) for x in conf.get("labels") or []]
+        if conf.get("matrix"):
+            out += ["", f"### Confusion matrix (rows: reference {md_escape(s['reference'])}; columns: {md_escape(jid)})", ""]
+            crow = [[lab, *[fmt_int(v) for v in r], fmt_int(sum(int(v) for v in r if is_num(v)))]
+                    for lab, r in zip(labels, conf["matrix"], strict=False)]
+            out.append(md_table(["reference \\ judge", *labels, "n"], crow, numeric=list(range(1, len(labels) + 2))))
+            if conf.get("precision"):
+                out += ["", md_table(["label", "precision", "recall", "F1", "support"],
+                                     [[lab, fmt_num(conf["precision"].get(lab)), fmt_num((conf.get("recall") or {}).get(lab)),
+                                       fmt_num((conf.get("f1") or {}).get(lab)), fmt_int((conf.get("support") or {}).get(lab))]
+                                      for lab in labels], numeric=[1, 2, 3, 4])]
+        out += ["", f"### Agreement per slice ({md_escape(s['metric_name'])}, 95% CI)", ""]
+        srows = []
+        for sl in slices:
+            sj = sl["judges"][jid]
+            vr = sj.get("vs_reference") or {}
+            srows.append([_slice_name(sl), fmt_int(sl.get("n_items")), fmt_int(sj.get("n_rated")), fmt_fig(vr.get(m)),
+                          fmt_fig((sl.get("human_ceiling") or {}).get(m)), fmt_fig(vr.get("ac1")),
+                          fmt_pct((vr.get("percent_agreement") or {}).get("value")), fmt_pct(sj.get("abstain_rate")),
+                          fmt_pct(sj.get("error_rate"))])
+        out.append(md_table(["slice", "items", "rated", f"{sym} [95% CI]", f"human–human {sym}", "AC1", "% agree",
+                             "abstain", "error"], srows, numeric=[1, 2, 3, 4, 5, 6, 7, 8]))
+        dist = st.get("label_distribution") or {}
+        hdist = slices[0].get("human_label_distribution") or {}
+        rdist = slices[0].get("reference_label_distribution") or {}
+        if dist:
+            out += ["", "### Label distribution", ""]
+            lab_order = list(agreement.get("labels") or dist)
+            header = ["label", f"judge {jid}", "humans"] + (["reference"] if rdist else [])
+            out.append(md_table(header, [[lab, fmt_pct(dist.get(lab)), fmt_pct(hdist.get(lab))]
+                                         + ([fmt_pct(rdist.get(lab))] if rdist else []) for lab in lab_order],
+                                numeric=[1, 2, 3]))
+        vh = st.get("vs_humans") or {}
+        if vh:
+            out += ["", "### Against each human", ""]
+            out.append(md_table(["human", "n", "κ [95% CI]", "% agree"],
+                                [[h, fmt_int(x.get("n")), fmt_fig(x.get("kappa")),
+                                  fmt_pct((x.get("percent_agreement") or {}).get("value"))] for h, x in vh.items()],
+                                numeric=[1, 2, 3]))
+            if is_num(st.get("alpha_delta")):
+                out += ["", f"α of the humans {fmt_fig(st.get('alpha_humans'))} → with {md_escape(jid)} "
+                            f"{fmt_fig(st.get('alpha_with_judge'))} (Δα = {fmt_num(st.get('alpha_delta'), 3)})."]
+        cost = j.get("cost")
+        if cost:
+            usd = cost.get("cost_usd")
+            out += ["", "### Tokens and cost", "",
+                    md_table(["calls", "input tokens", "output tokens", "cost (USD)"],
+                             [[fmt_int(cost.get("calls")), fmt_int(cost.get("input_tokens")), fmt_int(cost.get("output_tokens")),
+                               f"${float(usd):,.4f}" if is_num(usd) else "—"]], numeric=[0, 1, 2, 3])]
+        mine = [d for d in disagreements if str(d.get("judge_id")) == jid]
+        if mine:
+            out += ["", "### Worst disagreements", ""]
+            out.append(md_table(["item", "reference", f"{jid} said", "response (excerpt)"],
+                                [[d.get("item_id"), d.get("reference"), d.get("judge_label"),
+                                  excerpt(d.get("response_excerpt"), 200)] for d in mine]))
+    out += ["", "## Provenance", ""]
+    prov = [["judgekit", __version__], ["rubric", f"{s['rubric']} #{s['rubric_hash']}"],
+            ["slices by", ", ".join(agreement.get("by") or []) or "—"]]
+    if verdict:
+        for k in ("created_at", "policy_hash", "items_hash", "human_ratings_hash"):
+            if verdict.get(k) is not None:
+                prov.append([f"verdict {k}", str(verdict.get(k))])
+    out.append(md_table(["", ""], prov))
+    return "\n".join(out) + "\n"

@@ -1,0 +1,242 @@
+"""The content of a report, independent of its format.
+
+:func:`summarise` reads an agreement report (``agreement_report(...).to_dict()``), an optional
+verdict (``verdict.json`` from ``judgekit gate``) and optional extras (costs, disagreements,
+sampling), and decides what the report says: which judge is trusted for which rubric, which check
+failed with its figure, threshold and n, and the headline figures per judge. The HTML, Markdown
+and JSON renderers all draw from it, so the three formats never disagree.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from judgekit.report.escape import fmt_int, fmt_num, is_num
+
+#: how each statistic is named for a reader.
+METRIC_NAMES = {
+    "kappa": "Cohen's κ",
+    "weighted_kappa": "weighted κ",
+    "alpha": "Krippendorff's α",
+    "ac1": "Gwet's AC1",
+    "percent_agreement": "% agreement",
+}
+_METRIC_SHORT = {
+    "kappa": "κ",
+    "weighted_kappa": "weighted κ",
+    "alpha": "α",
+    "ac1": "AC1",
+    "percent_agreement": "% agreement",
+}
+
+
+def metric_short(metric: str) -> str:
+    """The short symbol of a statistic (``κ``, ``α``, ``AC1``)."""
+    return _METRIC_SHORT.get(metric, metric)
+
+
+def headline_metric(agreement: dict[str, Any], verdict: dict[str, Any] | None) -> str:
+    """The statistic the report leads with: the one the gate checks, else κ (nominal) or α.
+
+    A verdict's checks are named after the statistic they test (``min_kappa_lower``,
+    ``min_alpha``, ...); the first statistic any check mentions wins, so the chart shows the
+    figure the verdict was decided on.
+    """
+    if verdict:
+        names = [str(c.get("name", "")) for j in verdict.get("judges") or [] for c in j.get("checks") or []]
+        for metric in ("weighted_kappa", "kappa", "alpha", "ac1", "percent_agreement"):
+            for name in names:
+                if metric in name and not (metric == "kappa" and "weighted_kappa" in name):
+                    return metric
+    return "kappa" if agreement.get("level", "nominal") == "nominal" else "alpha"
+
+
+def fmt_value(x: Any) -> str:
+    """A check figure or threshold: whole numbers as integers, others with 3 decimals."""
+    if not is_num(x):
+        return "—" if x is None else str(x)
+    v = float(x)
+    return fmt_int(v) if v.is_integer() and abs(v) >= 2 else fmt_num(v, 3)
+
+
+def comparison(check: dict[str, Any]) -> str:
+    """``≥`` for a ``min_*`` check, ``≤`` for a ``max_*`` check, else an empty string."""
+    name = str(check.get("name", ""))
+    if name.startswith("min_"):
+        return "≥"
+    if name.startswith("max_"):
+        return "≤"
+    op = check.get("op") or check.get("comparison")
+    return str(op) if op in ("<", "<=", ">", ">=", "≤", "≥", "==") else ""
+
+
+def check_sentence(check: dict[str, Any]) -> str:
+    """One failed/passed check in words: ``min_kappa_lower: 0.520, needs ≥ 0.600 (n = 2,239)``."""
+    op = comparison(check)
+    need = f"needs {op} {fmt_value(check.get('threshold'))}" if op else f"threshold {fmt_value(check.get('threshold'))}"
+    n = check.get("n")
+    n_part = f" (n = {fmt_int(n)})" if is_num(n) else ""
+    return f"{check.get('name', 'check')}: {fmt_value(check.get('figure'))}, {need}{n_part}"
+
+
+def _slice_all(agreement: dict[str, Any]) -> dict[str, Any]:
+    for s in agreement.get("slices") or []:
+        if s.get("by") is None and s.get("key") == "all":
+            return s
+    slices = agreement.get("slices") or []
+    return slices[0] if slices else {"judges": {}, "human_ceiling": {}}
+
+
+def reference_words(agreement: dict[str, Any]) -> str:
+    """The reference in words: ``final (adjudicated)`` or ``human consensus``."""
+    ref = agreement.get("reference") or {}
+    if ref.get("rater"):
+        kind = ref.get("kind") or "reference"
+        return f"{ref['rater']} ({kind})"
+    return "human consensus (majority)"
+
+
+def _verdict_applies(agreement: dict[str, Any], verdict: dict[str, Any]) -> str | None:
+    """None when the verdict is about these ratings, else why not (one sentence)."""
+    v_rub, a_rub = verdict.get("rubric"), agreement.get("rubric")
+    v_hash, a_hash = verdict.get("rubric_hash"), agreement.get("rubric_hash")
+    if v_rub and a_rub and v_rub != a_rub:
+        return (f"The verdict is about rubric {v_rub}, but these ratings are under {a_rub}: it vouches "
+                "for no judge here; run `judgekit gate` on this rubric.")
+    if v_hash and a_hash and v_hash != a_hash:
+        return (f"The verdict was made under {a_rub} with hash {v_hash}, but the rubric has since been "
+                f"edited (now {a_hash}): it vouches for no judge here; run `judgekit gate` again.")
+    return None
+
+
+def summarise(
+    agreement: dict[str, Any],
+    verdict: dict[str, Any] | None,
+    extras: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """What the report says, as plain data (JSON-ready).
+
+    Returns a dict with ``rubric``, ``metric`` (the headline statistic), ``reference``,
+    ``verdict`` (``present``, ``applies``, ``passed``, ``headline``, ``problem``) and ``judges``:
+    one entry per judge (in the agreement report's order, then any judge only the verdict knows)
+    with ``status`` (``trusted`` | ``not trusted`` | ``not gated``), ``sentence``,
+    ``failed_checks``, ``checks`` and the headline figures of the "all" slice.
+    """
+    extras = extras or {}
+    rubric = agreement.get("rubric") or (verdict or {}).get("rubric") or "?"
+    metric = headline_metric(agreement, verdict)
+    top = _slice_all(agreement)
+    ceiling = top.get("human_ceiling") or {}
+    costs = extras.get("costs") or {}
+    n_disagree: dict[str, int] = {}
+    for d in extras.get("disagreements") or []:
+        jid = str(d.get("judge_id"))
+        n_disagree[jid] = n_disagree.get(jid, 0) + 1
+
+    problem = _verdict_applies(agreement, verdict) if verdict else None
+    v_judges = {str(j.get("judge")): j for j in (verdict or {}).get("judges") or []}
+    judge_ids = [str(j) for j in agreement.get("judges") or []]
+    judge_ids += [j for j in v_judges if j not in judge_ids]
+
+    rows = []
+    for jid in judge_ids:
+        stats = (top.get("judges") or {}).get(jid) or {}
+        vs_ref = stats.get("vs_reference") or {}
+        vj = v_judges.get(jid)
+        checks = list((vj or {}).get("checks") or [])
+        failed = [c for c in checks if not c.get("passed")]
+        if verdict is None:
+            status = "not gated"
+            sentence = f"{jid}: no verdict given, so nothing here says it can be trusted for {rubric}."
+        elif problem:
+            status = "not trusted"
+            sentence = f"{jid} is NOT trusted for {rubric}: the verdict does not match these ratings."
+        elif vj is None:
+            status = "not gated"
+            sentence = (f"{jid} is not in the verdict: it is not trusted for {rubric} until "
+                        "`judgekit gate` passes it.")
+        elif vj.get("passed"):
+            status = "trusted"
+            sentence = f"{jid} is trusted to score {rubric}: all {len(checks)} checks passed."
+        else:
+            status = "not trusted"
+            if failed:
+                sentence = (f"{jid} is NOT trusted to score {rubric}: {len(failed)} of {len(checks)} "
+                            f"check{'s' if len(checks) != 1 else ''} failed.")
+            else:
+                sentence = f"{jid} is NOT trusted to score {rubric}: the verdict marks it as failed."
+        rows.append(
+            {
+                "judge": jid,
+                "status": status,
+                "sentence": sentence,
+                "failed_checks": [{**c, "sentence": check_sentence(c)} for c in failed],
+                "checks": [{**c, "sentence": check_sentence(c)} for c in checks],
+                "judge_hash": (vj or {}).get("judge_hash"),
+                "in_agreement": bool(stats),
+                "n_items": stats.get("n_items"),
+                "n_rated": stats.get("n_rated"),
+                "abstain_rate": stats.get("abstain_rate"),
+                "error_rate": stats.get("error_rate"),
+                "figure": vs_ref.get(metric),
+                "ceiling": ceiling.get(metric),
+                "ac1": vs_ref.get("ac1"),
+                "percent_agreement": vs_ref.get("percent_agreement"),
+                "alpha_delta": stats.get("alpha_delta"),
+                "cost": costs.get(jid),
+                "n_disagreements_listed": n_disagree.get(jid, 0),
+            }
+        )
+
+    trusted = [str(r["judge"]) for r in rows if r["status"] == "trusted"]
+    if verdict is None:
+        headline = (f"No verdict was given: this report shows agreement only, and no judge is trusted "
+                    f"for {rubric} yet. Run `judgekit gate POLICY.yaml` and pass its verdict.json.")
+    elif problem:
+        headline = problem
+    elif not rows:
+        headline = f"The verdict lists no judge for {rubric}."
+    elif trusted:
+        headline = (f"{len(trusted)} of {len(rows)} judge{'s' if len(rows) != 1 else ''} trusted to score "
+                    f"{rubric}: {', '.join(trusted)}.")
+    else:
+        headline = f"No judge is trusted to score {rubric}: every judge failed at least one check."
+
+    return {
+        "rubric": rubric,
+        "rubric_hash": agreement.get("rubric_hash"),
+        "level": agreement.get("level"),
+        "labels": list(agreement.get("labels") or []),
+        "metric": metric,
+        "metric_name": METRIC_NAMES.get(metric, metric),
+        "reference": reference_words(agreement),
+        "humans": list(agreement.get("humans") or []),
+        "n_items": top.get("n_items"),
+        "ceiling": ceiling.get(metric),
+        "verdict": {
+            "present": verdict is not None,
+            "applies": verdict is not None and problem is None,
+            "passed": None if verdict is None else bool(verdict.get("passed")) and problem is None,
+            "headline": headline,
+            "problem": problem,
+            "policy_hash": (verdict or {}).get("policy_hash"),
+            "created_at": (verdict or {}).get("created_at"),
+            "reference": (verdict or {}).get("reference"),
+        },
+        "trusted": trusted,
+        "judges": rows,
+        "warnings": [str(w) for w in agreement.get("warnings") or []],
+    }
+
+
+def thresholds_for(verdict: dict[str, Any] | None, judge: str, metric: str) -> dict[str, float]:
+    """Gate thresholds (check name → threshold) of ``judge`` that test ``metric``."""
+    out: dict[str, float] = {}
+    for j in (verdict or {}).get("judges") or []:
+        if str(j.get("judge")) != judge:
+            continue
+        for c in j.get("checks") or []:
+            name = str(c.get("name", ""))
+            if metric in name and not (metric == "kappa" and "weighted_kappa" in name) and is_num(c.get("threshold")):
+                out[name] = float(c["threshold"])
+    return out
