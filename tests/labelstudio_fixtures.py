@@ -1,0 +1,134 @@
+"""A real Label Studio server for the tests: one per test run, on 127.0.0.1, fresh data dir.
+
+Use with ``pytest_plugins = ["tests.labelstudio_fixtures"]``. The fixture installs Label Studio
+into its own venv if needed (``scripts/labelstudio-server.sh install``, ~90 s the first time),
+starts it on a free port with a known admin user and API token, waits for ``/health`` and stops
+it by the PID it started when the session ends (also when tests fail). If the server cannot be
+installed or started, every test that needs it FAILS with the reason: it never skips.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+SCRIPT = REPO / "scripts" / "labelstudio-server.sh"
+ADMIN_EMAIL = "admin@example.com"
+
+
+@dataclass(frozen=True)
+class LabelStudioServer:
+    url: str
+    token: str
+    pid: int
+    data_dir: Path
+    admin_email: str = ADMIN_EMAIL
+
+    def env(self) -> dict[str, str]:
+        """The variables a judgekit user would set."""
+        return {"LABEL_STUDIO_URL": self.url, "LABEL_STUDIO_API_KEY": self.token}
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _stop(pid: int) -> None:
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.2)
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def _tail(path: Path, n: int = 25) -> str:
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-n:])
+    except OSError:
+        return "(no log)"
+
+
+_STATE: dict[str, object] = {}
+
+
+@pytest.fixture(scope="session")
+def labelstudio_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabelStudioServer]:
+    """Start one Label Studio for the whole run (first start ~25 s: migrations)."""
+    if "error" in _STATE:  # do not retry a failed start for every test
+        pytest.fail(str(_STATE["error"]), pytrace=False)
+    env = {k: v for k, v in os.environ.items() if k not in ("LABEL_STUDIO_API_KEY", "LABEL_STUDIO_URL")}
+    install = subprocess.run(
+        ["bash", str(SCRIPT), "install"], capture_output=True, text=True, env=env, timeout=1200
+    )
+    if install.returncode != 0:
+        _STATE["error"] = (
+            "Label Studio could not be installed by scripts/labelstudio-server.sh install:\n"
+            + "\n".join(install.stderr.splitlines()[-25:])
+        )
+        pytest.fail(str(_STATE["error"]), pytrace=False)
+    data = tmp_path_factory.mktemp("labelstudio-data")
+    token = secrets.token_hex(20)
+    port = _free_port()
+    started = subprocess.run(
+        ["bash", str(SCRIPT), "start", "--port", str(port), "--data-dir", str(data),
+         "--user", ADMIN_EMAIL, "--password", secrets.token_hex(12), "--token", token,
+         "--timeout", "240"],
+        capture_output=True, text=True, env=env, timeout=300,
+    )
+    values = dict(
+        line.split("=", 1) for line in started.stdout.splitlines() if "=" in line
+    )
+    pid_file = data / "server.pid"
+    pid = int(values.get("LABEL_STUDIO_PID") or (pid_file.read_text().strip() if pid_file.exists() else 0))
+    if started.returncode != 0 or "LABEL_STUDIO_URL" not in values:
+        if pid:
+            _stop(pid)
+        _STATE["error"] = (
+            f"Label Studio did not start (exit {started.returncode}):\n"
+            + "\n".join(started.stderr.splitlines()[-15:])
+            + "\n--- server log ---\n" + _tail(data / "server.log")
+        )
+        pytest.fail(str(_STATE["error"]), pytrace=False)
+    server = LabelStudioServer(url=values["LABEL_STUDIO_URL"], token=token, pid=pid, data_dir=data)
+    try:
+        yield server
+    finally:
+        _stop(pid)
+
+
+@pytest.fixture()
+def ls_env(labelstudio_server: LabelStudioServer, monkeypatch: pytest.MonkeyPatch) -> LabelStudioServer:
+    """The server's address and token in LABEL_STUDIO_URL / LABEL_STUDIO_API_KEY for one test."""
+    for k, v in labelstudio_server.env().items():
+        monkeypatch.setenv(k, v)
+    return labelstudio_server
+
+
+@pytest.fixture(scope="session")
+def ls_sdk(labelstudio_server: LabelStudioServer):  # type: ignore[no-untyped-def]
+    """The official label-studio-sdk client, acting as the annotators' side in the tests."""
+    from label_studio_sdk import LabelStudio
+
+    return LabelStudio(base_url=labelstudio_server.url, api_key=labelstudio_server.token)
