@@ -70,7 +70,7 @@ def anchor(prefix: str, text: Any) -> str:
     in dropped characters apart.
 
     >>> anchor("item", "llama2orig:v2-1")
-    'item-llama2orig-v2-1-0c7f9a'
+    'item-llama2orig-v2-1-70672e'
     """
     raw = "" if text is None else str(text)
     slug = re.sub(r"[^A-Za-z0-9_-]+", "-", raw).strip("-")[:60]

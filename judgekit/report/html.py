@@ -22,7 +22,7 @@ from judgekit.report import svg
 from judgekit.report.escape import anchor, esc, excerpt, fmt_fig, fmt_int, fmt_num, fmt_pct, is_num
 from judgekit.report.summary import comparison, fmt_value, metric_short, thresholds_for
 
-__all__ = ["esc", "page", "render_html", "table"]
+__all__ = ["esc", "page", "render_html", "table", "write_report"]
 
 _CSP = (
     "default-src 'none'; style-src 'unsafe-inline'; img-src data:; font-src data:; "
@@ -501,3 +501,11 @@ def render_html(
     sections.append(("Provenance", _provenance(summary, agreement, verdict, created_at)))
     subtitle = f"Can these judges be trusted to score {summary['rubric']}? Reference: {summary['reference']}."
     return page(f"judgekit report — {summary['rubric']}", sections, subtitle=subtitle)
+
+
+def write_report(*args: Any, **kwargs: Any) -> Any:
+    """Alias of :func:`judgekit.report.write_report` (kept here for callers that import it from
+    ``judgekit.report.html``)."""
+    from judgekit.report.document import write_report as _write
+
+    return _write(*args, **kwargs)

@@ -43,6 +43,10 @@ def headline_metric(agreement: dict[str, Any], verdict: dict[str, Any] | None) -
     figure the verdict was decided on.
     """
     if verdict:
+        policy = verdict.get("policy")
+        checks = policy.get("checks") if isinstance(policy, dict) else None
+        if isinstance(checks, dict) and checks.get("metric") in METRIC_NAMES:
+            return str(checks["metric"])
         names = [str(c.get("name", "")) for j in verdict.get("judges") or [] for c in j.get("checks") or []]
         for metric in ("weighted_kappa", "kappa", "alpha", "ac1", "percent_agreement"):
             for name in names:
@@ -60,14 +64,24 @@ def fmt_value(x: Any) -> str:
 
 
 def comparison(check: dict[str, Any]) -> str:
-    """``≥`` for a ``min_*`` check, ``≤`` for a ``max_*`` check, else an empty string."""
+    """``≥`` for a ``min_*`` check, ``≤`` for a ``max_*`` check, else inferred from the outcome.
+
+    A check that failed with its figure below the threshold needed ``≥``; one that passed above
+    it, too; the opposite cases needed ``≤``. Empty when it cannot be told.
+    """
     name = str(check.get("name", ""))
     if name.startswith("min_"):
         return "≥"
     if name.startswith("max_"):
         return "≤"
     op = check.get("op") or check.get("comparison")
-    return str(op) if op in ("<", "<=", ">", ">=", "≤", "≥", "==") else ""
+    if op in ("<", "<=", ">", ">=", "≤", "≥", "=="):
+        return str(op)
+    # infer the direction from the outcome: a failed check below its threshold needed >=, ...
+    fig, thr, passed = check.get("figure"), check.get("threshold"), check.get("passed")
+    if is_num(fig) and is_num(thr) and fig != thr and isinstance(passed, bool):
+        return "≥" if (fig > thr) == passed else "≤"
+    return ""
 
 
 def check_sentence(check: dict[str, Any]) -> str:
@@ -230,13 +244,24 @@ def summarise(
 
 
 def thresholds_for(verdict: dict[str, Any] | None, judge: str, metric: str) -> dict[str, float]:
-    """Gate thresholds (check name → threshold) of ``judge`` that test ``metric``."""
+    """Gate thresholds on the scale of ``metric`` for ``judge``: line label → threshold.
+
+    Checks named after the statistic (``min_kappa``, ``min_kappa_lower_bound``), the per-slice
+    floor (``per_slice[...]``, one line) and ``within_human_noise`` (ceiling minus margin).
+    """
     out: dict[str, float] = {}
     for j in (verdict or {}).get("judges") or []:
         if str(j.get("judge")) != judge:
             continue
         for c in j.get("checks") or []:
             name = str(c.get("name", ""))
-            if metric in name and not (metric == "kappa" and "weighted_kappa" in name) and is_num(c.get("threshold")):
-                out[name] = float(c["threshold"])
+            t = c.get("threshold")
+            if not is_num(t):
+                continue
+            if name.startswith("per_slice["):
+                out.setdefault("per-slice floor", float(t))
+            elif name == "within_human_noise" or (
+                metric in name and not (metric == "kappa" and "weighted_kappa" in name)
+            ):
+                out.setdefault(name, float(t))
     return out

@@ -31,6 +31,8 @@ _INK = "#1f2328"
 _MUTED = "#57606a"
 _GRID = "#d8dee4"
 _THRESHOLD = "#cf222e"
+#: reference lines of an interval chart: colour and dash pattern, so several lines stay apart.
+_REF_STYLES = [("#cf222e", "6 4"), ("#9a6700", "2 3"), ("#24292f", "9 3 2 3"), ("#bf3989", "4 2")]
 _CEILING = "#6e40c9"
 _CHAR_W = 0.6  # average glyph width as a share of the font size (sans-serif)
 
@@ -128,8 +130,9 @@ def _legend_row(items: Sequence[tuple[str, str, str]], x: float, y: float, max_w
             cx, cy = x, cy + 18
         if mark == "line":
             parts.append(f'<line x1="{_f(cx)}" y1="{_f(cy - 4)}" x2="{_f(cx + 16)}" y2="{_f(cy - 4)}" stroke="{colour}" stroke-width="2.5"/>')
-        elif mark == "dash":
-            parts.append(f'<line x1="{_f(cx + 8)}" y1="{_f(cy - 11)}" x2="{_f(cx + 8)}" y2="{_f(cy + 3)}" stroke="{colour}" stroke-width="2" stroke-dasharray="4 3"/>')
+        elif mark.startswith("dash"):
+            dash = mark.partition(":")[2] or "4 3"
+            parts.append(f'<line x1="{_f(cx + 8)}" y1="{_f(cy - 12)}" x2="{_f(cx + 8)}" y2="{_f(cy + 4)}" stroke="{colour}" stroke-width="2" stroke-dasharray="{esc(dash)}"/>')
         elif mark == "diamond":
             parts.append(_diamond(cx + 8, cy - 4, 5, colour))
         elif mark == "dot":
@@ -381,7 +384,8 @@ def interval_chart(
     legend = [("judge estimate, 95% CI", PALETTE[0], "dot")]
     if any(is_num(r.get("ceiling")) for r in rows):
         legend.append(("human–human ceiling", _CEILING, "diamond"))
-    legend += [(f"{k} = {fmt_num(v)}", _THRESHOLD, "dash") for k, v in refs.items()]
+    styles = {k: _REF_STYLES[i % len(_REF_STYLES)] for i, k in enumerate(refs)}
+    legend += [(f"{k} = {fmt_num(v)}", styles[k][0], f"dash:{styles[k][1]}") for k, v in refs.items()]
     leg, top = _legend_row(legend, left, 46, plot_w + right - 10)
     top += 8
     plot_h = max(row_h, len(rows) * row_h)
@@ -391,6 +395,8 @@ def interval_chart(
     def sx(x: float) -> float:
         return left + (min(max(x, lo_x), hi_x) - lo_x) / (hi_x - lo_x) * plot_w
 
+    for i in range(0, len(rows), 2):  # zebra stripes first, so grid lines stay visible
+        parts.append(f'<rect x="4" y="{_f(top + i * row_h)}" width="{_f(width - 8)}" height="{_f(row_h)}" fill="#f6f8fa"/>')
     ticks = [t for t in nice_ticks(lo_x, hi_x, 8) if lo_x - 1e-9 <= t <= hi_x + 1e-9]
     for t in ticks:
         strong = abs(t) < 1e-12
@@ -402,8 +408,6 @@ def interval_chart(
     parts.append(_txt(left + plot_w + 12, top - 6, "estimate [95% CI]   n", size=11, fill=_MUTED))
     for i, r in enumerate(rows):
         cy = top + (i + 0.5) * row_h
-        if i % 2 == 0:
-            parts.append(f'<rect x="{_f(4)}" y="{_f(cy - row_h / 2)}" width="{_f(width - 8)}" height="{_f(row_h)}" fill="#f6f8fa"/>')
         full = "" if r.get("label") is None else str(r.get("label"))
         parts.append(_txt(left - 8, cy + 4, labels[i], anchor="end", tip=full if labels[i] != full else None))
         v, lo, hi, ceil = r.get("value"), r.get("low"), r.get("high"), r.get("ceiling")
@@ -432,8 +436,9 @@ def interval_chart(
         parts.append(_txt(width - 10, cy + 4, fmt_int(r.get("n")), anchor="end", size=11, fill=_MUTED))
     for k, x in refs.items():
         if lo_x <= x <= hi_x:
+            colour, dash = styles[k]
             parts.append(f'<line x1="{_f(sx(x))}" y1="{_f(top - 4)}" x2="{_f(sx(x))}" y2="{_f(top + plot_h + 4)}" '
-                         f'stroke="{_THRESHOLD}" stroke-width="2" stroke-dasharray="5 4"><title>{esc(f"{k} = {fmt_num(x)}")}</title></line>')
+                         f'stroke="{colour}" stroke-width="2" stroke-dasharray="{dash}"><title>{esc(f"{k} = {fmt_num(x)}")}</title></line>')
     if not rows:
         _no_data(parts, left + plot_w / 2, top + row_h / 2 + 4)
     parts.append("</svg>")
