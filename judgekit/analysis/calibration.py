@@ -25,7 +25,7 @@ figure is a weighted count (``np.bincount``) — C from a weighted H × R contin
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -360,6 +360,7 @@ def calibration(
     *,
     rubric: Rubric,
     verdicts: Sequence[Any] = (),
+    judge_hashes: Mapping[str, str] | None = None,
     untrusted: bool = False,
     harm_source: str = "H per item",
     model_col: str = "model",
@@ -369,7 +370,7 @@ def calibration(
     include_lookalikes: bool = False,
     n_boot: int = 1000,
     seed: int = 0,
-    progress: Callable[[int], None] | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> AnalysisResult:
     """Calibration of one rater's restrictiveness ratings to harm, per model (see module doc).
 
@@ -380,11 +381,13 @@ def calibration(
 
     Tables: ``summary``, ``by_turn``, ``by_tier_turn``, ``lookalikes``, ``lookalikes_by_turn``.
     Charts: ``c_by_turn``, ``drift_by_turn``, ``drift_by_tier_<model>``, ``over_refusal_by_turn``.
+    ``progress(advance, total)`` is called as bootstrap replicates finish.
     """
     what = "analyze calibration"
     rater = one_rater(ratings, what=what)
     check_rubric(ratings, rubric, what=what)
-    trust = check_trust(ratings, rubric, verdicts, untrusted=untrusted)
+    trust = check_trust(ratings, rubric, verdicts, judge_hashes=judge_hashes,
+                        untrusted=untrusted)
     vals = list(rubric.values.values())
     if min(vals) < 0 or max(vals) > 1:
         raise JudgekitError(
@@ -412,13 +415,10 @@ def calibration(
     n_work = sum(
         1 for m in models for part in (main, look) if (part["model"] == m).any()
     ) * n_boot
-    done = 0
 
     def tick(k: int) -> None:
-        nonlocal done
-        done += k
         if progress is not None:
-            progress(k)
+            progress(k, n_work)
 
     summary_rows: list[dict[str, Any]] = []
     turn_rows: list[dict[str, Any]] = []

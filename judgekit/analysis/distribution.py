@@ -17,7 +17,7 @@ What counts as a refusal is stated in every output:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -83,6 +83,7 @@ def refusal_distribution(
     *,
     rubric: Rubric,
     verdicts: Sequence[Any] = (),
+    judge_hashes: Mapping[str, str] | None = None,
     untrusted: bool = False,
     threshold: float = 0.75,
     refusal_codes: Sequence[str] | None = None,
@@ -95,7 +96,7 @@ def refusal_distribution(
     turn_col: str = "turn",
     n_boot: int = 1000,
     seed: int = 0,
-    progress: Callable[[int], None] | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> AnalysisResult:
     """Refusal rate per prompt over its samples, and its distribution per model and slice.
 
@@ -108,12 +109,14 @@ def refusal_distribution(
 
     Tables (``result.table(key)``): ``per_prompt``, ``by_model``, ``by_<column>`` for each slice
     (``turn`` added automatically when the items have it), ``forms`` (when ``forms`` is given).
-    ``n_boot`` bootstrap replicates resample prompts for the CI of the mean rate.
+    ``n_boot`` bootstrap replicates resample prompts for the CI of the mean rate;
+    ``progress(advance, total)`` is called as replicates finish.
     """
     what = "analyze distribution"
     rater = one_rater(ratings, what=what)
     check_rubric(ratings, rubric, what=what)
-    trust = check_trust(ratings, rubric, verdicts, untrusted=untrusted)
+    trust = check_trust(ratings, rubric, verdicts, judge_hashes=judge_hashes,
+                        untrusted=untrusted)
     form_shares: pd.DataFrame | None = None
     if forms is not None and not forms.empty:
         if form_rubric is None:
@@ -125,7 +128,8 @@ def refusal_distribution(
                 f"analyze distribution: the {form_rubric.id} ratings are by {form_rater!r}, the "
                 f"{rubric.id} ratings by {rater!r}; use the same rater for both."
             )
-        trust = trust.merge(check_trust(forms, form_rubric, verdicts, untrusted=untrusted))
+        trust = trust.merge(check_trust(forms, form_rubric, verdicts,
+                                              judge_hashes=judge_hashes, untrusted=untrusted))
         form_shares = label_shares(forms, form_rubric.codes)
 
     definition, indicator = refusal_definition(
@@ -172,10 +176,9 @@ def refusal_distribution(
     per_prompt["rate"] = np.divide(k, n, out=np.full_like(k, np.nan), where=n > 0)
     lo, hi = wilson_interval(k, n)
     per_prompt["ci_low"], per_prompt["ci_high"] = lo, hi
-    per_prompt["constant"] = np.where(
-        per_prompt["n_rated"] >= 2,
-        per_prompt["lo_value"].eq(per_prompt["hi_value"]),
-        pd.NA,
+    per_prompt["constant"] = (
+        per_prompt["lo_value"].eq(per_prompt["hi_value"]).astype("boolean")
+        .mask(per_prompt["n_rated"] < 2)
     )
     per_prompt = per_prompt.drop(columns=["lo_value", "hi_value"])
     if form_shares is not None and form_rubric is not None:
@@ -185,12 +188,14 @@ def refusal_distribution(
     # ---------------------------------------------------------------- summaries
     pp = per_prompt.rename(columns={"model": "_model"})
     tables: list[Table] = []
-    n_groups = 1 + sum(pp[c].nunique() for c in slice_cols)
-    total = n_boot * pp["_model"].nunique() * n_groups
+    n_groups = pp.groupby("_model").ngroups + sum(
+        pp.groupby(["_model", c], dropna=False).ngroups for c in slice_cols
+    )
+    total = n_boot * n_groups
 
     def tick(done: int) -> None:
         if progress is not None:
-            progress(done)
+            progress(done, total)
 
     summary = _summaries(pp, ["_model"], n_boot=n_boot, seed=seed, progress=tick)
     tables.append(Table("by_model", "Refusal rate per model", summary,
@@ -288,8 +293,11 @@ def _summaries(
         n_multi = len(multi)
         nc_lo, nc_hi = wilson_interval(nonconst, n_multi)
         if len(rates):
+            def mean_rate(w: np.ndarray, r: np.ndarray = rates) -> np.ndarray:
+                return np.asarray((w @ r) / w.sum(axis=1))
+
             reps = bootstrap_stat(
-                lambda w, r=rates: (w @ r) / w.sum(axis=1),
+                mean_rate,
                 np.arange(len(rates)),
                 n_boot=n_boot,
                 seed=seed,
@@ -349,7 +357,7 @@ def _attach_forms(
     extra = pd.DataFrame({
         "forms": sums.apply(fmt, axis=1),
         "modal_form": modal,
-        "form_varies": np.where(n_form >= 2, distinct > 1, pd.NA),
+        "form_varies": (distinct > 1).astype("boolean").mask(n_form < 2),
     }).reset_index()
     return per_prompt.merge(extra, on=keys, how="left")
 

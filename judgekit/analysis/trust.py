@@ -9,7 +9,7 @@ it with ``untrusted=True``, in which case the result is stamped UNTRUSTED everyw
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -64,14 +64,20 @@ def check_trust(
     rubric: Rubric,
     verdicts: Sequence[Any] = (),
     *,
+    judge_hashes: Mapping[str, str] | None = None,
     untrusted: bool = False,
 ) -> TrustReport:
     """Check that every judge rater in ``ratings`` has a passing verdict for ``rubric``.
 
-    ``verdicts`` are verdict objects as :func:`judgekit.gate.require_trusted` accepts them (the
-    parsed ``verdict.json``). Raises :class:`~judgekit.errors.UntrustedJudgeError` for the first
-    judge without one, unless ``untrusted`` is true.
+    ``verdicts`` are parsed ``verdict.json`` dicts or paths to them (anything
+    :func:`judgekit.gate.require_trusted` accepts). ``judge_hashes`` (rater → judge hash, from
+    :func:`judgekit.gate.judge_identity`) also requires the judge's spec and parameters to be the
+    ones the verdict was computed for. Raises :class:`~judgekit.errors.UntrustedJudgeError` for
+    the first judge without a passing verdict, unless ``untrusted`` is true.
     """
+    from judgekit.gate import load_verdict
+
+    loaded = [load_verdict(v) for v in verdicts]
     report = TrustReport()
     if ratings.empty:
         return report
@@ -81,7 +87,8 @@ def check_trust(
             report.humans.append(rater)
             continue
         key = f"{rater} under {rubric.id}"
-        passed, error = _find_passing(rater, rubric, verdicts)
+        jhash = (judge_hashes or {}).get(rater)
+        passed, error = _find_passing(rater, rubric, loaded, jhash)
         if passed is not None:
             report.trusted[key] = passed
             continue
@@ -95,14 +102,14 @@ def check_trust(
 
 
 def _find_passing(
-    judge: str, rubric: Rubric, verdicts: Sequence[Any]
+    judge: str, rubric: Rubric, verdicts: Sequence[Any], judge_hash: str | None
 ) -> tuple[str | None, JudgekitError | None]:
     from judgekit.gate import require_trusted
 
     best: JudgekitError | None = None
     for verdict in verdicts:
         try:
-            require_trusted(verdict, judge=judge, rubric=rubric)
+            require_trusted(verdict, judge=judge, rubric=rubric, judge_hash=judge_hash)
         except JudgekitError as exc:
             # Prefer the complaint of a verdict about this rubric over "wrong rubric".
             if best is None or _about(verdict, rubric):

@@ -1,0 +1,185 @@
+"""Render an :class:`~judgekit.analysis.result.AnalysisResult` as JSON, Markdown, HTML and SVG.
+
+Pure string building (the CLI writes the files). Every piece of data text goes through the
+report module's escaping (``esc`` for HTML/SVG, ``md_escape`` for Markdown); charts are inline
+SVG from :func:`judgekit.report.svg.line_chart`, so the HTML page opens offline.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import math
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from judgekit import __version__
+from judgekit.analysis.result import UNTRUSTED, AnalysisResult, Chart, Table
+
+#: rows of a table shown in the HTML page and Markdown; the JSON and CSV files hold all rows.
+MAX_ROWS = 300
+
+
+def _clean(v: Any) -> Any:
+    """A JSON-safe scalar: numpy → Python, NaN/NA → None."""
+    if v is None or v is pd.NA or v is pd.NaT:
+        return None
+    if isinstance(v, np.generic):
+        v = v.item()
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
+    if isinstance(v, dict):
+        return {str(k): _clean(x) for k, x in v.items()}
+    if isinstance(v, list | tuple):
+        return [_clean(x) for x in v]
+    return v
+
+
+def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """Rows of ``frame`` as JSON-safe dicts."""
+    return [{str(k): _clean(v) for k, v in row.items()} for row in frame.to_dict("records")]
+
+
+def to_json(result: AnalysisResult, *, created_at: str | None = None) -> dict[str, Any]:
+    """The whole result as one JSON-serialisable dict (every table with all its rows)."""
+    return {
+        "judgekit_version": __version__,
+        "created_at": created_at or _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+        "kind": result.kind,
+        "title": result.title,
+        "trusted": result.trusted,
+        "meta": _clean(result.meta),
+        "definitions": result.definitions,
+        "notes": result.notes,
+        "tables": {
+            t.key: {"title": t.title, "description": t.description, "rows": records(t.frame)}
+            for t in result.tables
+        },
+        "charts": {
+            c.key: {
+                "title": c.title,
+                "x_label": c.x_label,
+                "y_label": c.y_label,
+                "series": {k: [[_clean(x), _clean(y)] for x, y in v] for k, v in c.series.items()},
+            }
+            for c in result.charts
+        },
+    }
+
+
+def _cell(v: Any) -> str:
+    v = _clean(v)
+    if v is None:
+        return "—"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, float):
+        return f"{v:.3f}"
+    return str(v)
+
+
+def _numeric_cols(frame: pd.DataFrame) -> list[int]:
+    return [
+        i for i, c in enumerate(frame.columns)
+        if pd.api.types.is_numeric_dtype(frame[c]) and not pd.api.types.is_bool_dtype(frame[c])
+    ]
+
+
+def to_markdown(result: AnalysisResult, *, chart_dir: str | None = "charts") -> str:
+    """Markdown for papers and CI logs: definitions, notes, tables, links to the chart SVGs."""
+    from judgekit.report.escape import md_escape
+
+    out = [f"# {md_escape(result.title, table=False)}", ""]
+    if not result.trusted:
+        out += [f"> **{UNTRUSTED}**: {md_escape(result.notes[0], table=False)}", ""]
+    out += ["## Definitions", ""]
+    out += [f"- **{md_escape(k)}**: {md_escape(v)}" for k, v in result.definitions.items()]
+    out.append("")
+    if result.notes:
+        out += ["## Notes", ""]
+        out += [f"- {md_escape(n)}" for n in result.notes]
+        out.append("")
+    for t in result.tables:
+        out += [f"## {md_escape(t.title, table=False)}", ""]
+        if t.description:
+            out += [md_escape(t.description, table=False), ""]
+        out += _md_table(t)
+        out.append("")
+    if chart_dir is not None and result.charts:
+        out += ["## Charts", ""]
+        for c in result.charts:
+            out.append(f"![{md_escape(c.title)}]({chart_dir}/{c.key}.svg)")
+        out.append("")
+    return "\n".join(out)
+
+
+def _md_table(t: Table) -> list[str]:
+    from judgekit.report.escape import md_escape
+
+    frame = t.frame
+    if frame.empty:
+        return ["(no rows)"]
+    num = set(_numeric_cols(frame))
+    head = "| " + " | ".join(md_escape(c) for c in frame.columns) + " |"
+    sep = "|" + "|".join("---:" if i in num else "---" for i in range(len(frame.columns))) + "|"
+    rows = [
+        "| " + " | ".join(md_escape(_cell(v)) for v in row) + " |"
+        for row in frame.head(MAX_ROWS).itertuples(index=False)
+    ]
+    tail = [f"({len(frame) - MAX_ROWS} more rows in the JSON and CSV files)"] if len(frame) > MAX_ROWS else []
+    return [head, sep, *rows, *tail]
+
+
+def chart_svg(chart: Chart) -> str:
+    """One chart as an SVG string (the one place analysis code draws)."""
+    from judgekit.report.svg import line_chart
+
+    return line_chart(
+        chart.series,
+        title=chart.title,
+        x_label=chart.x_label,
+        y_label=chart.y_label,
+        y_range=chart.y_range,
+        hline=chart.hline,
+    )
+
+
+def to_html(result: AnalysisResult) -> str:
+    """A self-contained HTML page: stamp, definitions, notes, charts, then the tables."""
+    from judgekit.report.html import esc, page, table
+
+    sections: list[tuple[str, str]] = []
+    about = ["<dl>"]
+    for k, v in result.definitions.items():
+        about.append(f"<dt><strong>{esc(k)}</strong></dt><dd>{esc(v)}</dd>")
+    about.append("</dl>")
+    if result.notes:
+        about.append('<div class="note"><ul>' + "".join(f"<li>{esc(n)}</li>" for n in result.notes)
+                     + "</ul></div>")
+    sections.append(("What the figures mean", "".join(about)))
+    if result.charts:
+        sections.append(("Charts", "".join(f"<figure>{chart_svg(c)}</figure>" for c in result.charts)))
+    for t in result.tables:
+        frame = t.frame
+        body = []
+        if t.description:
+            body.append(f"<p>{esc(t.description)}</p>")
+        if frame.empty:
+            body.append("<p><em>no rows</em></p>")
+        else:
+            rows = [[_cell(v) for v in row] for row in frame.head(MAX_ROWS).itertuples(index=False)]
+            body.append(table([str(c) for c in frame.columns], rows, numeric=_numeric_cols(frame)))
+            if len(frame) > MAX_ROWS:
+                body.append(f"<p class=\"small muted\">{len(frame) - MAX_ROWS} more rows in the "
+                            "JSON and CSV files.</p>")
+        sections.append((t.title, "".join(body)))
+    meta = result.meta
+    subtitle = f"rater {meta.get('rater', '?')} · {meta.get('rubric', '?')} · judgekit {__version__}"
+    stamp = result.notes[0] if not result.trusted else None
+    return page(result.title, sections, subtitle=subtitle, stamp=stamp)
+
+
+def terminal_tables(result: AnalysisResult, keys: list[str]) -> list[Table]:
+    """The tables worth printing in a terminal (the summaries, not per-prompt detail)."""
+    return [t for t in result.tables if t.key in keys]
