@@ -62,7 +62,10 @@ def xstest_per_model_agreement(report: dict[str, Any]) -> dict[str, float]:
 
 def run_demo(out_dir: Path, *, console: Console | None = None, n_resamples: int = 1000) -> dict[str, Any]:
     """Run the demo; returns a summary dict (also written to ``out_dir/summary.json``)."""
-    console = console or Console(highlight=False, soft_wrap=True)
+    if console is None:
+        from judgekit.cli.core import make_console
+
+        console = make_console()
     out_dir.mkdir(parents=True, exist_ok=True)
     ann = annotations_dir()
     summary: dict[str, Any] = {"out_dir": str(out_dir)}

@@ -175,7 +175,7 @@ def evaluate(policy: Policy, report: AgreementReport) -> list[dict[str, Any]]:
                 f"min_{metric}_lower_bound", lo is not None and lo >= c.min_lower_bound, lo,
                 c.min_lower_bound, n,
                 m["undefined"] or f"lower end of the {int(report.data['confidence'] * 100)}% CI of "
-                f"{metric} (point {m['value']})"))
+                f"{metric} (point estimate {_fmt(m['value'])})"))
         if c.max_abstention_rate is not None:
             r = j["abstain_rate"] or 0.0
             checks.append(_check("max_abstention_rate", r <= c.max_abstention_rate, r,
@@ -219,7 +219,7 @@ def evaluate(policy: Policy, report: AgreementReport) -> list[dict[str, Any]]:
                 thr = round(hv - c.within_human_noise.margin, 6)
                 checks.append(_check(
                     "within_human_noise", v is not None and v >= thr, v, thr, n,
-                    f"judge {metric} {v} vs human–human {hv} minus margin {c.within_human_noise.margin}"))
+                    f"judge {metric} {_fmt(v)} vs human–human {_fmt(hv)} minus margin {c.within_human_noise.margin}"))
         out.append({"judge": judge, "passed": all(ch["passed"] for ch in checks), "checks": checks})
     return out
 

@@ -44,3 +44,13 @@ def xstest_store(tmp_path_factory):
     )
     yield s
     s.close()
+
+
+def copy_store(src, dst) -> str:
+    """A consistent copy of a (WAL-mode) store, through SQLite's backup API."""
+    import sqlite3
+
+    out = sqlite3.connect(str(dst))
+    src.conn.backup(out)
+    out.close()
+    return str(dst)

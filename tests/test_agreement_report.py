@@ -81,8 +81,12 @@ def test_judge_vs_each_human_and_alpha_delta(report, raw):
         exp = cohen_kappa_score(ok[h].map(MAP), ok.gpt4_label.map(MAP))
         assert j["vs_humans"][h]["kappa"]["value"] == pytest.approx(exp, abs=1e-6)
     assert j["alpha_delta"] == pytest.approx(j["alpha_with_judge"]["value"] - j["alpha_humans"]["value"], abs=1e-6)
-    # string match is worse than GPT-4: adding it to the humans lowers alpha more
-    assert report.judge("string_match")["alpha_delta"] < j["alpha_delta"] < 0
+    # on XSTest both judges fall well short of the humans (human-human alpha ~0.94), and the one
+    # with the lower kappa against the reference (GPT-4 here, 0.63 vs 0.70) costs more alpha
+    sm = report.judge("string_match")
+    assert j["alpha_delta"] < 0 and sm["alpha_delta"] < 0
+    assert (j["vs_reference"]["kappa"]["value"] < sm["vs_reference"]["kappa"]["value"]) == (
+        j["alpha_delta"] < sm["alpha_delta"])
 
 
 def test_slices_partition_the_items(report):
@@ -126,7 +130,7 @@ def test_collapse_trials_majority_and_tie():
     })
     out = collapse_trials(df, REFUSAL.codes).set_index("item_id")
     assert out.loc["a", "label"] == "full_refusal" and out.loc["a", "status"] == "ok"
-    assert out.loc["b", "label"] is None and out.loc["b", "status"] == "abstain"  # 1-1 tie
+    assert pd.isna(out.loc["b", "label"]) and out.loc["b", "status"] == "abstain"  # 1-1 tie
     assert out.loc["c", "status"] == "abstain"  # an abstention among errors
 
 

@@ -4,12 +4,10 @@ analyses through require_trusted."""
 from __future__ import annotations
 
 import json
-import shutil
-
 import pytest
 from click.testing import CliRunner
 
-from conftest import REPO
+from conftest import REPO, copy_store
 from judgekit.cli import main
 from judgekit.errors import JudgekitError, UntrustedJudgeError
 from judgekit.gate import require_trusted, run_gate
@@ -105,7 +103,7 @@ def test_bad_policy_exit_2_one_sentence(tmp_path, xstest_store, edit, message):
     with pytest.raises(JudgekitError, match=message):
         run_gate(xstest_store, p)
     db = tmp_path / "s.db"
-    shutil.copy(xstest_store.path, db)
+    copy_store(xstest_store, db)
     res = CliRunner().invoke(main, ["gate", str(p), "--store", str(db), "--out", str(tmp_path)])
     assert res.exit_code == 2 and "Traceback" not in res.output
     assert not (tmp_path / "verdict.json").exists()
@@ -113,7 +111,7 @@ def test_bad_policy_exit_2_one_sentence(tmp_path, xstest_store, edit, message):
 
 def test_cli_gate_exit_codes_and_files(tmp_path, xstest_store):
     db = tmp_path / "s.db"
-    shutil.copy(xstest_store.path, db)
+    copy_store(xstest_store, db)
     res = CliRunner().invoke(main, ["gate", str(POLICY), "--store", str(db), "--out", str(tmp_path / "o")])
     assert res.exit_code == 1, res.output
     v = json.loads((tmp_path / "o" / "verdict.json").read_text())

@@ -13,7 +13,14 @@ from judgekit.errors import JudgekitError
 from judgekit.rubric import available_rubrics, load_rubric
 from judgekit.store import DEFAULT_STORE, Store
 
-console = Console(highlight=False, soft_wrap=True)
+def make_console() -> Console:
+    """A console that does not squeeze tables to 80 columns when output is piped to a file."""
+    import sys
+
+    return Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 150)
+
+
+console = make_console()
 
 store_option = click.option(
     "--store",

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 
@@ -53,7 +54,7 @@ def print_agreement(console: Console, report: dict[str, Any]) -> None:
     for name, j in overall["judges"].items():
         v = j["vs_reference"]
         t.add_row(
-            name, str(v["n"]), str(j["n_abstain"]), str(j["n_error"]), pct(v["percent_agreement"]),
+            escape(name), str(v["n"]), str(j["n_abstain"]), str(j["n_error"]), pct(v["percent_agreement"]),
             f3(v[metric]), f3(v["alpha"]), f3(v["ac1"]),
             "—" if j["alpha_delta"] is None else f"{j['alpha_delta']:+.3f}",
         )
@@ -73,7 +74,7 @@ def print_agreement(console: Console, report: dict[str, Any]) -> None:
             ps = "—" if p is None else f"{p:.2f}"
             warn = " [red]✗[/red]" if (r is not None and s >= 10 and r < 0.5) else ""
             cells.append(f"{rs} / {ps} (n={s}){warn}")
-        t.add_row(name, *cells)
+        t.add_row(escape(name), *cells)
     console.print(t)
 
     for by in report["by"]:
@@ -84,10 +85,10 @@ def print_agreement(console: Console, report: dict[str, Any]) -> None:
         t.add_column("humans % agree", justify="right")
         t.add_column(f"humans {mname}", justify="right")
         for name in report["judges"]:
-            t.add_column(f"{name} {mname}", justify="right")
-            t.add_column(f"{name} % agree", justify="right")
+            t.add_column(f"{escape(name)} {mname}", justify="right")
+            t.add_column(f"{escape(name)} % agree", justify="right")
         for s in rows:
-            cells = [s["key"], str(s["n_items"]), pct(s["human_ceiling"]["percent_agreement"]),
+            cells = [escape(s["key"]), str(s["n_items"]), pct(s["human_ceiling"]["percent_agreement"]),
                      f3(s["human_ceiling"]["kappa"])]
             for name in report["judges"]:
                 j = s["judges"].get(name)
@@ -99,7 +100,7 @@ def print_agreement(console: Console, report: dict[str, Any]) -> None:
             t.add_row(*cells)
         console.print(t)
     for w in report.get("warnings", []):
-        console.print(f"[yellow]note:[/yellow] {w}")
+        console.print(f"[yellow]note:[/yellow] {escape(w)}")
 
 
 def print_verdict(console: Console, verdict: dict[str, Any], lines: list[str]) -> None:
@@ -113,7 +114,7 @@ def print_verdict(console: Console, verdict: dict[str, Any], lines: list[str]) -
             fig = c["figure"]
             thr = c["threshold"]
             t.add_row(
-                j["judge"], c["name"],
+                escape(j["judge"]), escape(c["name"]),
                 f"{fig:.3f}" if isinstance(fig, float) else str(fig),
                 f"{thr:.3f}" if isinstance(thr, float) else str(thr),
                 str(c["n"]),
