@@ -125,7 +125,9 @@ def test_a_rater_agreeing_with_itself_scores_one(y):
 )
 def test_one_category_everywhere_is_nan_with_a_reason(label, shape, seed):
     rng = np.random.default_rng(seed)
-    data = [[label if rng.random() < 0.8 else None for _ in range(shape[1])] for _ in range(shape[0])]
+    data = [
+        [label if rng.random() < 0.8 else None for _ in range(shape[1])] for _ in range(shape[0])
+    ]
     data[0][0] = data[1][0] = label  # at least one pairable unit
     assert math.isnan(krippendorff_alpha(data, categories=LABELS))
     assert math.isnan(krippendorff_alpha(data, level="ordinal", categories=LABELS))

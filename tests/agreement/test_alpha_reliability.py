@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from judgekit.agreement import krippendorff_alpha, undefined_reason
-from judgekit.agreement.alpha import _CodesAlpha, prepare_alpha
 from judgekit.agreement._matrix import encode, rating_matrix
+from judgekit.agreement.alpha import _CodesAlpha, prepare_alpha
 from judgekit.errors import JudgekitError
 
 nan = float("nan")
@@ -156,7 +156,9 @@ def test_many_distinct_values_use_the_unit_by_unit_path():
 
 
 def test_units_rated_once_do_not_change_alpha():
-    extra = [row + [v, nan, nan] for row, v in zip(KRIPPENDORFF_2011, [5, nan, nan, nan])]
+    extra = [
+        row + [v, nan, nan] for row, v in zip(KRIPPENDORFF_2011, [5, nan, nan, nan], strict=True)
+    ]
     extra[1][-1] = 1
     for level in ("nominal", "ordinal", "interval", "ratio"):
         assert krippendorff_alpha(extra, level=level) == pytest.approx(
