@@ -162,23 +162,26 @@ def normalise_ratings(
 
     raw = df["label"].tolist()
     codes = [rubric.normalise(v) for v in raw]
-    df["label"] = codes
-    unknown = [
-        i for i, (code, status) in enumerate(zip(codes, df["status"], strict=True))
-        if code is None and status == "ok"
-    ]
-    for i in unknown:
-        kind = df["rater_kind"].iat[i]
-        if kind == "judge" and judge_unknown == "abstain":
-            df.iat[i, df.columns.get_loc("status")] = "abstain"
+    statuses = df["status"].tolist()
+    rationales = df["rationale"].tolist()
+    kinds = df["rater_kind"].tolist()
+    src_rows = df["_row"].tolist()
+    for i, code in enumerate(codes):
+        if code is not None or statuses[i] != "ok":
+            continue
+        if kinds[i] == "judge" and judge_unknown == "abstain":
+            statuses[i] = "abstain"
             text = "" if raw[i] is None else str(raw[i])
-            df.iat[i, df.columns.get_loc("rationale")] = f"unparseable judge output: {text[:500]}"
+            rationales[i] = f"unparseable judge output: {text[:500]}"
             continue
         raise JudgekitError(
-            f"{row_ref(source, int(df['_row'].iat[i]), csv=csv)}: label {raw[i]!r} is not in rubric "
+            f"{row_ref(source, int(src_rows[i]), csv=csv)}: label {raw[i]!r} is not in rubric "
             f"{rubric.id} (codes: {rubric.describe_codes()}); fix the label or add an alias to the "
             "rubric."
         )
+    df["label"] = codes
+    df["status"] = statuses
+    df["rationale"] = rationales
     df.loc[df["status"] != "ok", "label"] = None
     df["value"] = [rubric.values.get(c) if c else None for c in df["label"]]
 

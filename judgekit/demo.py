@@ -118,7 +118,7 @@ def run_demo(out_dir: Path, *, console: Console | None = None, n_resamples: int 
         try:
             from judgekit.judges.demo import run_demo_panel
         except ImportError:
-            run_demo_panel = None  # type: ignore[assignment]
+            run_demo_panel = None
         if run_demo_panel is not None:
             console.rule("5. An offline judge panel on items written for judgekit")
             panel_summary = run_demo_panel(store, out_dir)

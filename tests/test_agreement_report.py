@@ -8,9 +8,9 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import SHARED, XSTEST_LABELS
 from sklearn.metrics import cohen_kappa_score
 
-from conftest import SHARED, XSTEST_LABELS
 from judgekit.agreement.report import agreement_report, collapse_trials
 from judgekit.errors import JudgekitError
 from judgekit.rubric import load_rubric

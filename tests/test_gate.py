@@ -4,10 +4,12 @@ analyses through require_trusted."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
+
 import pytest
 from click.testing import CliRunner
-
 from conftest import REPO, copy_store
+
 from judgekit.cli import main
 from judgekit.errors import JudgekitError, UntrustedJudgeError
 from judgekit.gate import require_trusted, run_gate
@@ -75,9 +77,9 @@ def test_require_trusted(verdict, tmp_path):
     with pytest.raises(UntrustedJudgeError, match="does not exist"):
         require_trusted(tmp_path / "nope.json", judge="gpt4", rubric="refusal")
     # an edited rubric has another hash: the old verdict does not transfer
-    src = load_rubric("refusal").source or ""
+    src = Path(load_rubric("refusal").source or "")
     edited = tmp_path / "refusal.yaml"
-    edited.write_text(open(src, encoding="utf-8").read().replace("regardless of accuracy", "however accurate"))
+    edited.write_text(src.read_text(encoding="utf-8").replace("regardless of accuracy", "however accurate"))
     with pytest.raises(UntrustedJudgeError, match="rubric changed"):
         require_trusted(passing, judge="gpt4", rubric=load_rubric(edited))
     with pytest.raises(UntrustedJudgeError, match="changed since the verdict"):

@@ -9,8 +9,8 @@ import sys
 import pandas as pd
 import pytest
 from click.testing import CliRunner
-
 from conftest import XSTEST_LABELS
+
 from judgekit.cli import main
 from judgekit.errors import JudgekitError
 from judgekit.io.ratings import import_ratings

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from judgekit.errors import JudgekitError
@@ -46,8 +48,7 @@ def test_refusal_form_and_knowledge_leak_shapes():
 
 
 def test_editing_a_rubric_changes_its_hash(tmp_path):
-    src = (load_rubric("refusal").source or "")
-    text = open(src, encoding="utf-8").read()
+    text = Path(load_rubric("refusal").source or "").read_text(encoding="utf-8")
     a = tmp_path / "a.yaml"
     a.write_text(text, encoding="utf-8")
     b = tmp_path / "b.yaml"
@@ -59,7 +60,7 @@ def test_editing_a_rubric_changes_its_hash(tmp_path):
 
 
 def test_unknown_key_is_an_error_naming_file_and_key(tmp_path):
-    text = open(load_rubric("refusal").source or "", encoding="utf-8").read()
+    text = Path(load_rubric("refusal").source or "").read_text(encoding="utf-8")
     p = tmp_path / "typo.yaml"
     p.write_text(text + "\ninstructons: oops\n", encoding="utf-8")
     with pytest.raises(JudgekitError, match=r"typo.yaml.*unknown key 'instructons'"):

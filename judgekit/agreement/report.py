@@ -118,7 +118,7 @@ def collapse_trials(ratings: pd.DataFrame, codes: Sequence[str]) -> pd.DataFrame
         if len(top) > 1:
             rows.append((item, rater, kind, None, "abstain"))
         else:
-            rows.append((item, rater, kind, sorted(top.index, key=order.get)[0], "ok"))
+            rows.append((item, rater, kind, min(top.index, key=lambda c: order.get(c, 0)), "ok"))
     multi_df = pd.DataFrame(rows, columns=["item_id", "rater_id", "rater_kind", "label", "status"])
     return pd.concat([simple, multi_df], ignore_index=True)
 
@@ -284,7 +284,7 @@ def _slice(
     codes = rubric.codes
     level = rubric.level
     weights = "quadratic" if level in ("ordinal", "interval") else None
-    ci_kw = {"n_resamples": o.n_resamples, "confidence": o.confidence, "seed": o.seed}
+    ci_kw: dict[str, Any] = {"n_resamples": o.n_resamples, "confidence": o.confidence, "seed": o.seed}
 
     def alpha_fig(cols: list[str], frame: pd.DataFrame) -> dict:
         mat = _matrix(frame, cols, rubric)

@@ -13,6 +13,7 @@ from judgekit.errors import JudgekitError
 from judgekit.rubric import available_rubrics, load_rubric
 from judgekit.store import DEFAULT_STORE, Store
 
+
 def make_console() -> Console:
     """A console that does not squeeze tables to 80 columns when output is piped to a file."""
     import sys
