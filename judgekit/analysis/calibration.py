@@ -337,7 +337,7 @@ def build_units(
     keys = ["_model", *ucols]
     g = df.groupby(keys, sort=True, dropna=False)
     units = g.agg(
-        turn=("_turn", "first"),
+        _turn_num=("_turn", "first"),
         lookalike=("_lookalike", "max"),
         H=("H", "mean"),
         R=("value", "mean"),
@@ -346,6 +346,8 @@ def build_units(
         over=("_over", "mean"),
         n_samples=("value", "size"),
     ).reset_index()
+    units = units.drop(columns=[c for c in ("turn", "cluster", "tier") if c in ucols])
+    units = units.rename(columns={"_turn_num": "turn"})
     units["cluster"] = units[ucols[0]].astype(str)
     units["tier"] = tier_of(units["H"].to_numpy())
     units = units.rename(columns={"_model": "model"})

@@ -204,8 +204,7 @@ def refusal_distribution(
     for col in slice_cols:
         t = _summaries(pp, ["_model", col], n_boot=n_boot, seed=seed, progress=tick)
         tables.append(Table(f"by_{col}", f"Refusal rate per model and {col}", t))
-    tables.insert(0, Table("per_prompt", "Refusal rate per prompt over its samples (Wilson 95%)",
-                           per_prompt))
+    # summaries first (the headline), the per-prompt detail last
     if form_shares is not None and form_rubric is not None:
         tables.append(Table(
             "forms",
@@ -219,6 +218,9 @@ def refusal_distribution(
                 f"Form of the response per model and {col} ({form_rubric.id})",
                 _form_table(df, form_shares, form_rubric, ["_model", col]),
             ))
+
+    tables.append(Table("per_prompt", "Refusal rate per prompt over its samples (Wilson 95%)",
+                        per_prompt))
 
     # ---------------------------------------------------------------- notes
     notes = []

@@ -75,7 +75,7 @@ def _cell(v: Any) -> str:
     if isinstance(v, bool):
         return "yes" if v else "no"
     if isinstance(v, float):
-        return f"{v:.3f}"
+        return f"{v:.3f}" if abs(v) >= 5e-4 else "0.000"
     return str(v)
 
 
@@ -109,7 +109,7 @@ def to_markdown(result: AnalysisResult, *, chart_dir: str | None = "charts") -> 
     if chart_dir is not None and result.charts:
         out += ["## Charts", ""]
         for c in result.charts:
-            out.append(f"![{md_escape(c.title)}]({chart_dir}/{c.key}.svg)")
+            out.append(f"![{md_escape(c.title)}]({chart_dir}/{result.kind}-{c.key}.svg)")
         out.append("")
     return "\n".join(out)
 
@@ -149,18 +149,7 @@ def to_html(result: AnalysisResult) -> str:
     """A self-contained HTML page: stamp, definitions, notes, charts, then the tables."""
     from judgekit.report.html import esc, page, table
 
-    sections: list[tuple[str, str]] = []
-    about = ["<dl>"]
-    for k, v in result.definitions.items():
-        about.append(f"<dt><strong>{esc(k)}</strong></dt><dd>{esc(v)}</dd>")
-    about.append("</dl>")
-    if result.notes:
-        about.append('<div class="note"><ul>' + "".join(f"<li>{esc(n)}</li>" for n in result.notes)
-                     + "</ul></div>")
-    sections.append(("What the figures mean", "".join(about)))
-    if result.charts:
-        sections.append(("Charts", "".join(f"<figure>{chart_svg(c)}</figure>" for c in result.charts)))
-    for t in result.tables:
+    def table_section(t: Table) -> tuple[str, str]:
         frame = t.frame
         body = []
         if t.description:
@@ -173,7 +162,25 @@ def to_html(result: AnalysisResult) -> str:
             if len(frame) > MAX_ROWS:
                 body.append(f"<p class=\"small muted\">{len(frame) - MAX_ROWS} more rows in the "
                             "JSON and CSV files.</p>")
-        sections.append((t.title, "".join(body)))
+        return t.title, "".join(body)
+
+    notes = [n for n in result.notes if result.trusted or n != result.notes[0]]
+    note_box = ('<div class="note"><ul>' + "".join(f"<li>{esc(n)}</li>" for n in notes)
+                + "</ul></div>") if notes else ""
+    sections: list[tuple[str, str]] = []
+    if result.tables:
+        head, body = table_section(result.tables[0])
+        sections.append((head, note_box + body))
+    elif note_box:
+        sections.append(("Notes", note_box))
+    if result.charts:
+        sections.append(("Charts", "".join(f"<figure>{chart_svg(c)}</figure>" for c in result.charts)))
+    sections.extend(table_section(t) for t in result.tables[1:])
+    about = ["<dl>"]
+    for k, v in result.definitions.items():
+        about.append(f"<dt><strong>{esc(k)}</strong></dt><dd>{esc(v)}</dd>")
+    about.append("</dl>")
+    sections.append(("What the figures mean", "".join(about)))
     meta = result.meta
     subtitle = f"rater {meta.get('rater', '?')} · {meta.get('rubric', '?')} · judgekit {__version__}"
     stamp = result.notes[0] if not result.trusted else None
