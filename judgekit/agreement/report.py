@@ -211,7 +211,8 @@ def agreement_report(
     humans = [h for h in humans if h != reference]
 
     collapsed = collapse_trials(ratings, rubric.codes)
-    labels = collapsed.pivot(index="item_id", columns="rater_id", values="label")
+    labels = collapsed.pivot(index="item_id", columns="rater_id", values="label").astype(object)
+    labels = labels.where(labels.notna(), None)
     status = collapsed.pivot(index="item_id", columns="rater_id", values="status")
     if reference == "consensus":
         if not humans:
@@ -287,11 +288,10 @@ def _slice(
     ci_kw: dict[str, Any] = {"n_resamples": o.n_resamples, "confidence": o.confidence, "seed": o.seed}
 
     def alpha_fig(cols: list[str], frame: pd.DataFrame) -> dict:
-        mat = _matrix(frame, cols, rubric)
-        n = int((mat.notna().sum(axis=0) >= 2).sum()) if len(cols) else 0
+        arr = _matrix(frame, cols, rubric)
+        n = int((pd.notna(arr).sum(axis=0) >= 2).sum()) if len(cols) else 0
         if n == 0:
             return fig(float("nan"), None, 0, "no item was rated by two of these raters")
-        arr = mat.to_numpy(dtype=object)
         val = krippendorff_alpha(arr, level=_alpha_level(level), categories=_cats(rubric))
         ci = alpha_ci(arr, level=_alpha_level(level), categories=_cats(rubric), **ci_kw) if not math.isnan(val) else None
         return fig(val, ci, n, undefined_reason(arr, categories=_cats(rubric)))
@@ -318,7 +318,7 @@ def _slice(
             )
         else:
             out["weighted_kappa"] = None  # type: ignore[assignment]
-        num = _matrix(pd.DataFrame({"a": a[both], "b": b[both]}), ["a", "b"], rubric).to_numpy(dtype=object)
+        num = _matrix(pd.DataFrame({"a": a[both], "b": b[both]}), ["a", "b"], rubric)
         al = krippendorff_alpha(num, level=_alpha_level(level), categories=_cats(rubric))
         out["alpha"] = fig(
             al,
@@ -343,7 +343,7 @@ def _slice(
     n_pairable = int((hum.notna().sum(axis=1) >= 2).sum()) if hcols else 0
     ceiling: dict[str, Any] = {"n": n_pairable, "raters": hcols}
     if len(hcols) >= 2:
-        mat = hum.T.to_numpy(dtype=object)
+        mat = hum.to_numpy(dtype=object).T
         pa = percent_agreement(mat)
         ceiling["percent_agreement"] = fig(pa, percent_agreement_ci(mat, **ci_kw) if not math.isnan(pa) else None, n_pairable)
         if len(hcols) == 2:
@@ -352,7 +352,7 @@ def _slice(
             from judgekit.agreement import fleiss_kappa
 
             complete = hum.dropna()
-            fk = fleiss_kappa(complete.T.to_numpy(dtype=object), categories=codes) if len(complete) else float("nan")
+            fk = fleiss_kappa(complete.to_numpy(dtype=object).T, categories=codes) if len(complete) else float("nan")
             ceiling["kappa"] = fig(fk, None, len(complete), "no item was rated by every human")
         ceiling["alpha"] = alpha_fig(hcols, hum)
         ac = gwet_ac1(mat, categories=codes)
@@ -425,9 +425,10 @@ def _cats(rubric: Rubric) -> list[Any] | None:
     return rubric.codes
 
 
-def _matrix(frame: pd.DataFrame, cols: list[str], rubric: Rubric) -> pd.DataFrame:
-    """raters x units matrix for α: codes, or the rubric's values at interval level."""
-    mat = frame[cols].T
+def _matrix(frame: pd.DataFrame, cols: list[str], rubric: Rubric) -> np.ndarray:
+    """raters x units object matrix for α: codes, or the rubric's values at interval level."""
+    sub = frame[cols]
     if rubric.level == "interval":
-        return mat.apply(lambda s: s.map(rubric.values))
-    return mat
+        sub = sub.apply(lambda s: s.map(rubric.values))
+    # to_numpy before transposing: transposing a frame of string columns is slow in pandas 3
+    return sub.to_numpy(dtype=object).T
