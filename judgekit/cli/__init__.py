@@ -43,9 +43,9 @@ def main() -> None:
 
 
 def _register() -> None:
-    from judgekit.cli import analyze, core, judge, labelstudio
+    from judgekit.cli import analyze, core, judge, labelstudio, report
 
-    for module in (core, judge, labelstudio, analyze):
+    for module in (core, judge, labelstudio, report, analyze):
         for command in module.COMMANDS:
             main.add_command(command)
 
