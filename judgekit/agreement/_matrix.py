@@ -148,32 +148,40 @@ def encode(
         return _encode_numeric(arr, categories, func=func)
     flat = arr.ravel()
     if categories is None:
-        seen: dict[Any, int] = {}
-        for v in flat:
-            if not is_missing(v) and v not in seen:
-                seen[v] = len(seen)
+        try:
+            distinct = set(flat.tolist())
+        except TypeError as exc:
+            raise JudgekitError(
+                f"{func}: ratings must be labels or numbers, found an unhashable value; "
+                "flatten lists or dicts to one label per cell."
+            ) from exc
+        seen = [v for v in distinct if not is_missing(v)]
         try:
             cats = sorted(seen)
         except TypeError as exc:
             if ordered:
                 raise JudgekitError(
-                    f"{func}: ratings {list(seen)[:5]!r} have no natural order; "
+                    f"{func}: ratings {seen[:5]!r} have no natural order; "
                     "pass categories=[...] listing them from lowest to highest."
                 ) from exc
-            cats = list(seen)
+            cats = sorted(seen, key=lambda v: (type(v).__name__, repr(v)))
         cats = [_native(c) for c in cats]
     else:
         cats = _check_categories(categories, func)
-    lookup = {c: i for i, c in enumerate(cats)}
-    codes = np.empty(flat.size, dtype=np.int64)
-    for i, v in enumerate(flat):
-        if is_missing(v):
-            codes[i] = MISSING
-            continue
-        try:
-            codes[i] = lookup[v]
-        except (KeyError, TypeError):
-            raise _not_in_categories(func, v, cats) from None
+    lookup: dict[Any, int] = {c: i for i, c in enumerate(cats)}
+    lookup[None] = MISSING
+    unknown = -2
+    try:
+        codes = np.fromiter((lookup.get(v, unknown) for v in flat), np.int64, flat.size)
+    except TypeError as exc:
+        raise JudgekitError(
+            f"{func}: ratings must be labels or numbers, found an unhashable value; "
+            "flatten lists or dicts to one label per cell."
+        ) from exc
+    for i in np.flatnonzero(codes == unknown):  # NaN objects, pandas NA, or a stray label
+        if not is_missing(flat[i]):
+            raise _not_in_categories(func, flat[i], cats)
+        codes[i] = MISSING
     return codes.reshape(arr.shape), cats
 
 

@@ -239,10 +239,11 @@ def undefined_reason(
     if name in _GWET:
         if (len(cats) if categories is not None else paired_codes.size) >= 2:
             return None
+        if categories is not None:
+            return "the category list has fewer than two categories"
         return (
-            f"every rating is {cats[int(paired_codes[0])]!r} and no other category was given, "
-            "so chance agreement "
-            "is undefined (pass the full category list)"
+            f"every paired rating is {cats[int(paired_codes[0])]!r} and no category list was "
+            "given, so chance agreement is undefined; pass the rubric's categories"
         )
     if paired_codes.size > 1:
         return None

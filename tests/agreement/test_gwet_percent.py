@@ -123,7 +123,7 @@ def test_percent_agreement_by_hand():
 def test_undefined_gwet_and_percent():
     one_category = [["x", "x", "x"], ["x", "x", "x"]]
     assert math.isnan(gwet_ac1(one_category))  # q = 1: p_e has 1/(q - 1)
-    assert "no other category was given" in undefined_reason(one_category, statistic=gwet_ac1)
+    assert "no category list was given" in undefined_reason(one_category, statistic=gwet_ac1)
     # On a two-category scale the same data is perfect agreement for AC1 (p_e = 0), by design.
     assert gwet_ac1(one_category, categories=["x", "y"]) == 1.0
     assert undefined_reason(one_category, categories=["x", "y"], statistic="gwet_ac1") is None
