@@ -53,8 +53,8 @@ def _split(values: tuple[str, ...]) -> list[str]:
               help="Output folder (report.html, report.md, report.json), or a file name ending in .html.")
 @click.option("--disagreements", "per_judge", type=click.IntRange(min=0), default=20, show_default=True,
               help="How many of the worst disagreements to list per judge.")
-@click.option("--resamples", type=click.IntRange(min=0), default=1000, show_default=True,
-              help="Bootstrap resamples for the 95% intervals.")
+@click.option("--resamples", type=click.IntRange(min=100), default=1000, show_default=True,
+              help="Bootstrap resamples for the 95% intervals (at least 100).")
 def report_cmd(
     store_path: str,
     rubric_name: str,
@@ -91,6 +91,8 @@ def report_cmd(
                             "or pass --store.")
     verdict = _load_verdict(verdict_path) if verdict_path is not None else None
     out_dir, stem = (out.parent, out.stem) if out.suffix.lower() in (".html", ".htm") else (out, "report")
+    if out_dir.exists() and not out_dir.is_dir():
+        raise JudgekitError(f"{out_dir} is a file; --out needs a folder (it is created if missing).")
     with Store(store_path) as store:
         agreement = agreement_report(store, rubric=rubric, by=_split(by), reference=reference,
                                      n_resamples=resamples).to_dict()

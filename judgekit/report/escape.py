@@ -25,8 +25,9 @@ _HTML_RE = re.compile(r"[&<>\"']")
 # standalone .svg is XML): C0 controls except tab/newline/carriage return, and lone surrogates.
 _XML_BAD = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 # CommonMark lets a backslash escape any ASCII punctuation; these are the ones that can start
-# markup (emphasis, links, raw HTML, tables, headings, code, entities).
-_MD_RE = re.compile(r"([\\`*_{}\[\]()<>#+!|~&])")
+# markup inside a line (emphasis, links/images, raw HTML, table cells, code, strikethrough,
+# entities). Text never starts a line in our output, so block markers (#, +, -) stay as they are.
+_MD_RE = re.compile(r"([\\`*_\[\]<>|~&])")
 
 
 def esc(text: Any) -> str:

@@ -46,7 +46,7 @@ def render_markdown(
     s = summary
     m, sym = s["metric"], metric_short(s["metric"])
     out: list[str] = [f"# judgekit report — {md_escape(s['rubric'])}", ""]
-    out.append(f"Rubric {md_escape(s['rubric'])} \\#{md_escape(s['rubric_hash'])} ({md_escape(s['level'])}); "
+    out.append(f"Rubric {md_escape(s['rubric'])} #{md_escape(s['rubric_hash'])} ({md_escape(s['level'])}); "
                f"reference: {md_escape(s['reference'])}; {fmt_int(s.get('n_items'))} items; made {md_escape(created_at)}.")
     out += ["", "## Verdict", "", f"**{md_escape(s['verdict']['headline'])}**", ""]
     for j in s["judges"]:
