@@ -9,6 +9,7 @@ installed or started, every test that needs it FAILS with the reason: it never s
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import signal
@@ -57,10 +58,8 @@ def _stop(pid: int) -> None:
         except ProcessLookupError:
             return
         time.sleep(0.2)
-    try:
+    with contextlib.suppress(ProcessLookupError):
         os.kill(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
 
 
 def _tail(path: Path, n: int = 25) -> str:
