@@ -145,6 +145,11 @@ def gwet_ac2(
     ----------
     K. L. Gwet (2014). Handbook of Inter-Rater Reliability, 4th ed., Advanced Analytics,
     ch. 4-5; K. L. Gwet (2008), Br. J. Math. Stat. Psychol. 61, 29-48.
+
+    Examples
+    --------
+    >>> round(gwet_ac2([[1, 2, 3, 3], [1, 3, 3, 2]], weights="quadratic", categories=[1, 2, 3]), 4)
+    0.6667
     """
     table = unit_table(data, categories, func="gwet_ac2", ordered=True)
     w = agreement_weights(weights, len(table.categories), func="gwet_ac2")

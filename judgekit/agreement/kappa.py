@@ -130,6 +130,11 @@ def fleiss_kappa(data: Any, *, categories: Sequence[Any] | None = None) -> float
     ----------
     J. L. Fleiss (1971). Measuring nominal scale agreement among many raters. Psychological
     Bulletin 76(5), 378-382.
+
+    Examples
+    --------
+    >>> fleiss_kappa([["a", "a", "b", "b"], ["a", "b", "b", "b"]])  # = Scott's pi: 14/30
+    0.4666666666666667
     """
     table = unit_table(data, categories, func="fleiss_kappa")
     return float(fleiss_from_table(table, table.freq[None, :].astype(np.float64))[0])

@@ -206,3 +206,18 @@ def test_bad_options_are_errors():
         alpha_ci(data, n_resamples=0)
     with pytest.raises(JudgekitError, match=r"kappa_ci: confidence=1.5 must be between 0 and 1"):
         kappa_ci(data[0], data[1], confidence=1.5)
+
+
+def test_unit_by_unit_alpha_path_bootstraps_like_the_dense_path(monkeypatch):
+    # Data with very many distinct values go through a path that evaluates one resample at a
+    # time. Force it on small data and compare with the vectorised path.
+    from judgekit.agreement import alpha as alpha_module
+
+    data = noisy_ratings(300, seed=13)
+    dense = {level: alpha_ci(data, level=level, seed=1) for level in ("nominal", "ordinal")}
+    monkeypatch.setattr(alpha_module, "_DENSE_CELLS", 0)
+    assert type(prepare_alpha(data, level="ordinal")).__name__ == "_CodesAlpha"
+    for level, expected in dense.items():
+        got = alpha_ci(data, level=level, seed=2)
+        assert got[0] == pytest.approx(expected[0], abs=0.01)
+        assert got[1] == pytest.approx(expected[1], abs=0.01)
