@@ -147,7 +147,7 @@ def judge_signals(judge_ratings: pd.DataFrame, judges: list[str] | None = None) 
 
     ``judge_ratings`` is long format (``item_id, rater_id, label, trial, status``). Returns a frame
     indexed by ``item_id`` with boolean columns ``disagreement``, ``abstention``, ``unstable`` and
-    the item's ``signal`` (the first that holds, in that order, else ``None``).
+    the item's ``signal`` (the first that holds, in that order, else missing).
     """
     cols = ["disagreement", "abstention", "unstable", "signal"]
     if judge_ratings.empty:
