@@ -64,27 +64,22 @@ def as_array(data: Any, *, func: str, ndim: int) -> np.ndarray:
     Accepts lists, numpy arrays and pandas objects without importing pandas. String arrays made
     by numpy from a list holding NaN contain the text ``'nan'``; it is read as missing.
     """
-    if hasattr(data, "to_numpy") and hasattr(data, "dtypes"):  # pandas DataFrame
+    if isinstance(data, np.ndarray):
+        arr = data
+    elif hasattr(data, "to_numpy") and hasattr(data, "dtypes"):  # pandas DataFrame or Series
+        # Nullable integer/float columns (pd.NA) become NaN; anything else stays as objects.
         kinds = {getattr(dt, "kind", "O") for dt in np.atleast_1d(np.asarray(data.dtypes))}
         if kinds <= {"i", "u", "f"}:
             arr = data.to_numpy(dtype=float, na_value=np.nan)
         else:
             arr = data.to_numpy(dtype=object)
-    elif hasattr(data, "to_numpy"):  # pandas Series
-        dt = getattr(data, "dtype", None)
-        if getattr(dt, "kind", "O") in {"i", "u", "f"}:
-            arr = data.to_numpy(dtype=float, na_value=np.nan)
-        else:
-            arr = data.to_numpy(dtype=object)
     else:
-        arr = np.asarray(data) if isinstance(data, np.ndarray) else None
-        if arr is None:
-            try:
-                arr = np.asarray(data)
-            except ValueError:  # ragged lists
-                arr = np.asarray(data, dtype=object)
-            if arr.dtype.kind in {"U", "S"}:  # keep NaN as NaN, not as the text 'nan'
-                arr = np.asarray(data, dtype=object)
+        try:
+            arr = np.asarray(data)
+        except ValueError:  # ragged lists
+            arr = np.asarray(data, dtype=object)
+        if arr.dtype.kind in {"U", "S"}:  # keep NaN as NaN, not as the text 'nan'
+            arr = np.asarray(data, dtype=object)
     if arr.ndim != ndim or (arr.dtype == object and arr.size and isinstance(arr.flat[0], list)):
         shape = "a raters x units matrix (2-D)" if ndim == 2 else "a 1-D sequence of ratings"
         raise JudgekitError(
