@@ -197,12 +197,14 @@ def refusal_distribution(
         if progress is not None:
             progress(done, total)
 
-    summary = _summaries(pp, ["_model"], n_boot=n_boot, seed=seed, progress=tick)
+    summary = _summaries(pp, ["_model"], cluster_col=ucols[0], n_boot=n_boot, seed=seed,
+                         progress=tick)
     tables.append(Table("by_model", "Refusal rate per model", summary,
-                        "mean over prompts of the per-prompt rate (95% CI: bootstrap resampling "
-                        "prompts); pooled = refusals / rated samples."))
+                        f"mean over prompts of the per-prompt rate; 95% CIs: bootstrap resampling "
+                        f"{ucols[0]}; pooled = refusals / rated samples."))
     for col in slice_cols:
-        t = _summaries(pp, ["_model", col], n_boot=n_boot, seed=seed, progress=tick)
+        t = _summaries(pp, ["_model", col], cluster_col=ucols[0], n_boot=n_boot, seed=seed,
+                       progress=tick)
         tables.append(Table(f"by_{col}", f"Refusal rate per model and {col}", t))
     # summaries first (the headline), the per-prompt detail last
     if form_shares is not None and form_rubric is not None:
@@ -262,8 +264,11 @@ def refusal_distribution(
             "refusal": definition,
             "rate": "per prompt: refusals / rated samples; a sample judged several times counts as "
                     "the share of its trials that say refusal",
-            "interval": "Wilson 95% score interval per prompt; per model: percentile bootstrap "
-                        "(resampling prompts) for the mean rate, Wilson for shares of prompts",
+            "interval": "Wilson 95% score interval per prompt (its samples are independent "
+                        "draws); per model and slice: 95% percentile bootstrap resampling "
+                        f"{ucols[0]} (the turns of one conversation are not independent)",
+            "pooled_rate": "refusals / rated samples over the group; no interval, because "
+                           "samples of one prompt are not independent (use mean_rate's)",
             "constant": "a prompt with >= 2 rated samples is constant when every sample got the "
                         "same refusal value",
             "prompt_unit": " + ".join(ucols),
@@ -281,53 +286,58 @@ def _summaries(
     pp: pd.DataFrame,
     keys: list[str],
     *,
+    cluster_col: str,
     n_boot: int,
     seed: int,
     progress: Callable[[int], None],
 ) -> pd.DataFrame:
+    """Per group: mean of per-prompt rates and share of non-constant prompts, with CIs from a
+    bootstrap that resamples clusters (conversations, or prompts) — the turns of one
+    conversation are not independent prompts."""
     rows = []
     for gkey, grp in pp.groupby(keys, sort=True, dropna=False):
         gkey = gkey if isinstance(gkey, tuple) else (gkey,)
         rated = grp[grp["n_rated"] > 0]
         rates = rated["rate"].to_numpy(float)
-        multi = rated[rated["n_rated"] >= 2]
-        nonconst = int((multi["constant"] == False).sum())  # noqa: E712 (pd.NA-safe)
-        n_multi = len(multi)
-        nc_lo, nc_hi = wilson_interval(nonconst, n_multi)
-        if len(rates):
-            def mean_rate(w: np.ndarray, r: np.ndarray = rates) -> np.ndarray:
-                return np.asarray((w @ r) / w.sum(axis=1))
+        multi = (rated["n_rated"] >= 2).to_numpy(float)
+        nonconst = (rated["constant"].astype("boolean") == False).fillna(False).to_numpy(float)  # noqa: E712
+        n_multi = int(multi.sum())
 
-            reps = bootstrap_stat(
-                mean_rate,
-                np.arange(len(rates)),
-                n_boot=n_boot,
-                seed=seed,
-                progress=progress,
-            )
-            lo, hi = percentile_ci(reps) if reps.size else (np.nan, np.nan)
+        def stat(w: np.ndarray, r: np.ndarray = rates, m: np.ndarray = multi,
+                 nc: np.ndarray = nonconst) -> np.ndarray:
+            mean = (w @ r) / w.sum(axis=1)
+            den = w @ m
+            share = np.divide(w @ nc, den, out=np.full_like(den, np.nan), where=den > 0)
+            return np.stack([mean, share], axis=1)
+
+        if len(rates):
+            clusters = pd.factorize(rated[cluster_col].astype(str))[0]
+            reps = bootstrap_stat(stat, clusters, n_boot=n_boot, seed=seed, progress=progress)
+            if reps.size:
+                lo, hi = percentile_ci(reps)
+            else:
+                lo = hi = np.full(2, np.nan)
+            n_clusters = int(clusters.max()) + 1
         else:
-            lo = hi = np.nan
+            lo = hi = np.full(2, np.nan)
+            n_clusters = 0
         n_samples = int(rated["n_rated"].sum())
-        pooled = float(rated["refusals"].sum() / n_samples) if n_samples else np.nan
-        p_lo, p_hi = wilson_interval(rated["refusals"].sum(), n_samples)
         row = dict(zip(["model", *keys[1:]], gkey, strict=True))
         row.update(
             n_prompts=len(rated),
+            n_clusters=n_clusters,
             n_samples=n_samples,
             samples_per_prompt=float(rated["n_rated"].median()) if len(rated) else np.nan,
             mean_rate=float(rates.mean()) if len(rates) else np.nan,
-            ci_low=float(lo),
-            ci_high=float(hi),
-            pooled_rate=pooled,
-            pooled_ci_low=float(p_lo),
-            pooled_ci_high=float(p_hi),
+            ci_low=float(lo[0]),
+            ci_high=float(hi[0]),
+            pooled_rate=float(rated["refusals"].sum() / n_samples) if n_samples else np.nan,
             always_refused=float((rates == 1).mean()) if len(rates) else np.nan,
             never_refused=float((rates == 0).mean()) if len(rates) else np.nan,
             prompts_multi_sample=n_multi,
-            share_not_constant=nonconst / n_multi if n_multi else np.nan,
-            not_constant_ci_low=float(nc_lo),
-            not_constant_ci_high=float(nc_hi),
+            share_not_constant=float(nonconst.sum() / n_multi) if n_multi else np.nan,
+            not_constant_ci_low=float(lo[1]),
+            not_constant_ci_high=float(hi[1]),
             single_sample_prompts=int((rated["n_rated"] == 1).sum()),
         )
         rows.append(row)
