@@ -132,7 +132,8 @@ def test_html_has_the_sections_and_no_script(agreement, verdict, extras, planted
     assert "1 of 2 judges trusted to score refusal@1: gpt4." in text
     assert "0.450, needs ≥ 0.600 (n = 100)" in text
     assert "$0.4321" in text and "51,234" in text  # tokens and cost
-    assert "undefined (every rater used one category)" in text
+    # the undefined κ of one slice is written as undefined with its reason, not as a number
+    assert "every rater used one category" in p.text
     for heading in ("Verdict", "All judges at a glance", "Judge gpt4", "Judge string_match",
                     "Items behind the disagreements", "Provenance"):
         assert heading in p.text

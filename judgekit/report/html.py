@@ -156,8 +156,10 @@ def table(
     out = [f'<div class="scroll"><table{tid}>']
     if caption:
         out.append(f"<caption class=\"small muted\">{esc(caption)}</caption>")
-    out.append("<thead><tr>" + "".join(
-        f'<th{" class=num" if i in num else ""}>{esc(h)}</th>' for i, h in enumerate(header)) + "</tr></thead><tbody>")
+    if any(header):
+        out.append("<thead><tr>" + "".join(
+            f'<th{" class=num" if i in num else ""}>{esc(h)}</th>' for i, h in enumerate(header)) + "</tr></thead>")
+    out.append("<tbody>")
     for k, row in enumerate(rows):
         rid = row_ids[k] if row_ids else None
         rcl = row_classes[k] if row_classes else None
@@ -170,6 +172,14 @@ def table(
         out.append(f"<tr{attrs}>" + "".join(cells) + "</tr>")
     out.append("</tbody></table></div>")
     return "".join(out)
+
+
+def fig_cell(f: dict[str, Any] | None) -> str:
+    """A figure as table-cell HTML; an undefined one says so, with its reason underneath."""
+    if f and not is_num(f.get("value")):
+        reason = f.get("undefined")
+        return "undefined" + (f'<br><span class="small muted">{esc(reason)}</span>' if reason else "")
+    return esc(fmt_fig(f))
 
 
 def _pill(status: str) -> str:
@@ -251,9 +261,9 @@ def _glance_section(s: dict[str, Any], agreement: dict[str, Any], verdict: dict[
         row = [
             f'<a href="#{_judge_anchor(j["judge"])}">{esc(j["judge"])}</a>',
             _pill(j["status"]),
-            esc(fmt_fig(j.get("figure"))),
-            esc(fmt_fig(j.get("ceiling"))),
-            esc(fmt_fig(j.get("ac1"))),
+            fig_cell(j.get("figure")),
+            fig_cell(j.get("ceiling")),
+            fig_cell(j.get("ac1")),
             esc(fmt_pct((j.get("percent_agreement") or {}).get("value"))),
             esc(f"{fmt_pct(j.get('abstain_rate'))} / {fmt_pct(j.get('error_rate'))}"),
             esc(f"{fmt_int(j.get('n_rated'))} of {fmt_int(j.get('n_items'))}"),
@@ -353,15 +363,16 @@ def _judge_section(j: dict[str, Any], s: dict[str, Any], agreement: dict[str, An
                            "high": f.get("high"), "n": f.get("n"), "ceiling": ceil.get("value"),
                            "undefined": f.get("undefined")})
         vr = sj.get("vs_reference") or {}
-        rows.append([_slice_name(sl), fmt_int(sl.get("n_items")), fmt_int(sj.get("n_rated")), fmt_fig(f),
-                     fmt_fig(ceil), fmt_fig(vr.get("ac1")), fmt_pct((vr.get("percent_agreement") or {}).get("value")),
-                     fmt_pct(sj.get("abstain_rate")), fmt_pct(sj.get("error_rate"))])
+        rows.append([esc(_slice_name(sl)), esc(fmt_int(sl.get("n_items"))), esc(fmt_int(sj.get("n_rated"))),
+                     fig_cell(f), fig_cell(ceil), fig_cell(vr.get("ac1")),
+                     esc(fmt_pct((vr.get("percent_agreement") or {}).get("value"))),
+                     esc(fmt_pct(sj.get("abstain_rate"))), esc(fmt_pct(sj.get("error_rate")))])
     out.append(f"<h3>Agreement per slice ({esc(s['metric_name'])}, 95% CI)</h3>")
     out.append("<figure>" + svg.interval_chart(
         chart_rows, title=f"{jid}: {s['metric_name']} vs the reference, per slice",
         x_range=_x_range(chart_rows, lines), reference_lines=lines, width=1000) + "</figure>")
     out.append(table(["slice", "items", "rated", f"{sym} [95% CI]", f"human–human {sym}", "AC1", "% agree",
-                      "abstain", "error"], rows, numeric=[1, 2, 3, 4, 5, 6, 7, 8]))
+                      "abstain", "error"], rows, numeric=[1, 2, 3, 4, 5, 6, 7, 8], raw=list(range(9))))
     out.append(f'<p class="small muted">Abstentions ({fmt_int(st.get("n_abstain"))}) and errors '
                f'({fmt_int(st.get("n_error"))}) on all items are counted apart from disagreements: '
                f"{esc(sym)} is computed on the items the judge rated.</p>")
@@ -369,9 +380,10 @@ def _judge_section(j: dict[str, Any], s: dict[str, Any], agreement: dict[str, An
     # vs each human and the change in alpha
     vh = st.get("vs_humans") or {}
     if vh:
-        hrows = [[h, fmt_int(x.get("n")), fmt_fig(x.get("kappa")), fmt_pct((x.get("percent_agreement") or {}).get("value"))]
-                 for h, x in vh.items()]
-        out.append("<h3>Against each human</h3>" + table(["human", "n", "κ [95% CI]", "% agree"], hrows, numeric=[1, 2, 3]))
+        hrows = [[esc(h), esc(fmt_int(x.get("n"))), fig_cell(x.get("kappa")),
+                  esc(fmt_pct((x.get("percent_agreement") or {}).get("value")))] for h, x in vh.items()]
+        out.append("<h3>Against each human</h3>" + table(["human", "n", "κ [95% CI]", "% agree"], hrows,
+                                                         numeric=[1, 2, 3], raw=[0, 1, 2, 3]))
         d = st.get("alpha_delta")
         if is_num(d):
             word = "raises" if float(d) > 0 else ("lowers" if float(d) < 0 else "leaves unchanged")

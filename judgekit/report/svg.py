@@ -386,7 +386,7 @@ def interval_chart(
         legend.append(("human–human ceiling", _CEILING, "diamond"))
     styles = {k: _REF_STYLES[i % len(_REF_STYLES)] for i, k in enumerate(refs)}
     legend += [(f"{k} = {fmt_num(v)}", styles[k][0], f"dash:{styles[k][1]}") for k, v in refs.items()]
-    leg, top = _legend_row(legend, left, 46, plot_w + right - 10)
+    leg, top = _legend_row(legend, left, 46, plot_w)
     top += 8
     plot_h = max(row_h, len(rows) * row_h)
     height = top + plot_h + 46
