@@ -17,7 +17,8 @@ from judgekit.rubric import load_rubric
 from judgekit.store import Store
 
 pytest_plugins = ["labelstudio_fixtures"]
-pytestmark = pytest.mark.labelstudio
+# the first test also waits for the install (~90 s) and the first start (~25-60 s)
+pytestmark = [pytest.mark.labelstudio, pytest.mark.timeout(1800)]
 
 RESTR = load_rubric("restrictiveness")
 FORM = load_rubric("refusal_form")

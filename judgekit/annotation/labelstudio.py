@@ -178,9 +178,18 @@ def task_data(items: pd.DataFrame, *, meta: Sequence[str] | None = None) -> list
         for c in meta:
             v: Any = rec.get(c)
             if not _missing(v):
-                data[str(c)] = v.item() if hasattr(v, "item") else v
+                data[str(c)] = _json_safe(v)
         out.append(data)
     return out
+
+
+def _json_safe(v: Any) -> Any:
+    """A metadata value as JSON can carry it (numpy scalars unwrapped, anything else as text)."""
+    if hasattr(v, "item") and not isinstance(v, list | dict):
+        v = v.item()
+    if isinstance(v, str | int | float | bool | list | dict):
+        return v
+    return str(v)
 
 
 def _missing(v: object) -> bool:
