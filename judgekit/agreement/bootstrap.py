@@ -94,12 +94,22 @@ def resample_patterns(
     if n == 0:
         return (float("nan"), float("nan"))
     rng = np.random.default_rng(seed)
+    n_patterns = freq.size
     probabilities = freq / n
-    chunk = max(1, min(n_resamples, _CHUNK_CELLS // max(cost, 1)))
+    # With few repeated patterns (continuous scores) drawing n unit indices per resample is
+    # about twice as fast as a multinomial over n_patterns cells; the distribution is the same.
+    owner = np.repeat(np.arange(n_patterns), freq) if 4 * n_patterns > n else None
+    chunk = max(1, min(n_resamples, _CHUNK_CELLS // max(cost, n if owner is not None else 1)))
     stats = np.empty(n_resamples)
     for start in range(0, n_resamples, chunk):
         size = min(chunk, n_resamples - start)
-        weights = rng.multinomial(n, probabilities, size=size).astype(np.float64)
+        if owner is None:
+            counts = rng.multinomial(n, probabilities, size=size)
+        else:
+            drawn = owner[rng.integers(0, n, size=(size, n), dtype=np.int32)]
+            drawn += (np.arange(size) * n_patterns)[:, None]
+            counts = np.bincount(drawn.ravel(), minlength=size * n_patterns)
+        weights = counts.reshape(size, n_patterns).astype(np.float64)
         stats[start : start + size] = evaluate(weights)
     return percentile_interval(stats, confidence)
 
