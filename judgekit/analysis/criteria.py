@@ -97,14 +97,14 @@ def parse_criteria(data: Any, *, source: str = "criteria") -> CriteriaFile:
         spec = CriteriaFile(**data)
     except ValidationError as exc:
         err = exc.errors()[0]
-        loc = _loc(err["loc"], data)
+        where, key = _loc(err["loc"], data)
         if err["type"] == "extra_forbidden":
-            msg = f"unknown key {loc} (a typo?); remove or rename it"
+            msg = f"unknown key {key!r} (a typo?); remove or rename it"
         elif err["type"] == "missing":
-            msg = f"missing required key {loc}"
+            msg = f"missing required key {key!r}"
         else:
-            msg = f"{loc}: {err['msg'].removeprefix('Value error, ')}"
-        raise JudgekitError(f"{source}: {msg}.") from None
+            msg = f"{key}: {err['msg'].removeprefix('Value error, ')}"
+        raise JudgekitError(f"{source}: {where}{msg}.") from None
     names = [c.name for c in spec.criteria]
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:
@@ -120,19 +120,17 @@ def parse_criteria(data: Any, *, source: str = "criteria") -> CriteriaFile:
     return spec
 
 
-def _loc(loc: Sequence[Any], data: Mapping[str, Any]) -> str:
-    """``criteria[1] ('leak rate').threshhold`` — name the criterion, not only its index."""
-    parts: list[str] = []
-    for i, p in enumerate(loc):
-        if isinstance(p, int) and i > 0 and loc[i - 1] == "criteria":
-            name = None
-            crit = data.get("criteria")
-            if isinstance(crit, list) and p < len(crit) and isinstance(crit[p], dict):
-                name = crit[p].get("name")
-            parts[-1] = f"criteria[{p}]" + (f" ({name!r})" if name else "")
-        else:
-            parts.append(str(p))
-    return repr(".".join(parts)).replace("\\'", "'")
+def _loc(loc: Sequence[Any], data: Mapping[str, Any]) -> tuple[str, str]:
+    """(``"criterion 'leak rate' (criteria[1]): "``, ``"threshhold"``) for an error location."""
+    parts = [str(p) for p in loc]
+    if len(loc) >= 2 and loc[0] == "criteria" and isinstance(loc[1], int):
+        crit = data.get("criteria")
+        name = None
+        if isinstance(crit, list) and loc[1] < len(crit) and isinstance(crit[loc[1]], dict):
+            name = crit[loc[1]].get("name")
+        label = f"criterion {name!r} (criteria[{loc[1]}])" if name else f"criteria[{loc[1]}]"
+        return f"{label}: ", ".".join(parts[2:]) or "criteria"
+    return "", ".".join(parts)
 
 
 def _rubric(c: Criterion, source: str) -> Rubric:
