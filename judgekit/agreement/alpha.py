@@ -22,7 +22,7 @@ https://repository.upenn.edu/asc_papers/43 ; the ``krippendorff`` package (Castr
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
@@ -54,7 +54,9 @@ def _finish(n: np.ndarray, d_o: np.ndarray, d_e: np.ndarray, scale: np.ndarray) 
     return 1.0 - ratio
 
 
-def _unit_pair_sums(values: np.ndarray, distance: Any) -> np.ndarray:
+def _unit_pair_sums(
+    values: np.ndarray, distance: Callable[[np.ndarray, np.ndarray], np.ndarray]
+) -> np.ndarray:
     """Sum over ordered rater pairs i != j of ``distance(x_i, x_j)`` per unit: (M, P) -> (P,)."""
     m, p = values.shape
     out = np.zeros(p)

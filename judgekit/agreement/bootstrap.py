@@ -8,7 +8,8 @@ resamples at once with ``rng.multinomial(N, f / N, size=B)``. Every statistic he
 units of per-unit sufficient statistics (a unit's contribution to the coincidence matrix, its
 share of agreeing pairs, its category counts), so B resampled statistics are a (B, P) matrix
 product followed by one vectorised formula. With 5 raters and 5 categories there are at most
-252 patterns however many units there are.
+252 patterns however many units there are. When nearly every unit is its own pattern (continuous
+scores), drawing N unit indices per resample is cheaper than the multinomial and is used instead.
 
 Units rated by fewer than two raters are dropped before resampling: no agreement statistic uses
 them, and keeping them would only make the number of usable units vary between resamples.
