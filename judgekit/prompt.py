@@ -217,6 +217,11 @@ class AnswerParser:
             obj = _loads(text)
             if isinstance(obj, dict) and "label" in obj:
                 return self._from_obj(obj)
+        # A bare code (possibly quoted or with trailing punctuation), before anything is removed.
+        code = rubric.normalise(text.strip("\"'`*.").strip())
+        if code is not None:
+            return ParsedAnswer("ok", code, None)
+        # Remove what the judge copied from the prompt: fenced blocks and the judged texts.
         text = _FENCED_BLOCK.sub(" ", text)
         for q in quoted:
             if q and len(q) >= 8:
@@ -225,11 +230,6 @@ class AnswerParser:
         objs = [o for o in _json_objects(text) if "label" in o]
         if objs:
             return self._from_obj(objs[-1])
-        # A bare code (possibly quoted or with trailing punctuation).
-        bare = text.strip().strip("\"'`*.").strip()
-        code = rubric.normalise(bare)
-        if code is not None:
-            return ParsedAnswer("ok", code, None)
         # Prose with an explicit "label: X": the last one that is a code.
         for m in reversed(list(_EXPLICIT.finditer(text))):
             cand = m.group(1).strip()

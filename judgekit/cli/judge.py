@@ -1,7 +1,137 @@
-"""CLI commands (placeholder: filled in by the issue that owns this group)."""
+"""``judgekit judge`` (run a judge panel) and ``judgekit export ratings``."""
 
 from __future__ import annotations
 
-import click
+import sys
+from pathlib import Path
 
-COMMANDS: list[click.Command] = []
+import click
+from rich.console import Console
+
+from judgekit.errors import JudgekitError
+from judgekit.store import DEFAULT_STORE, Store
+
+store_option = click.option(
+    "--store",
+    "store_path",
+    default=DEFAULT_STORE,
+    show_default=True,
+    envvar="JUDGEKIT_STORE",
+    help="SQLite store file (env JUDGEKIT_STORE).",
+)
+
+
+@click.command("judge")
+@click.argument("panel_file", metavar="PANEL.yaml", type=click.Path(dir_okay=False, path_type=Path))
+@store_option
+@click.option("--only", "only", multiple=True, help="Run only this judge id (repeatable).")
+@click.option("--reparse", is_flag=True,
+              help="Re-parse the stored raw completions with the current parser; makes no calls.")
+@click.option("--progress/--no-progress", "show_progress", default=None,
+              help="Live progress bar (default: on when stderr is a terminal).")
+@click.option("--json", "as_json", is_flag=True, help="Print the run summary as JSON.")
+def judge_cmd(
+    panel_file: Path,
+    store_path: str,
+    only: tuple[str, ...],
+    reparse: bool,
+    show_progress: bool | None,
+    as_json: bool,
+) -> None:
+    """Run a judge panel over items; ratings go to the store (resumable, cached).
+
+    \b
+    The panel file names the rubric, the items and the judges:
+      rubric: refusal
+      items: items.jsonl            # item_id, prompt or messages, response, metadata
+      judges:
+        - {id: haiku, model: "anthropic:claude-haiku-4-5", trials: 3, concurrency: 16}
+        - {id: local, model: "openai-compatible:http://127.0.0.1:8000/v1#Qwen2.5-7B-Instruct"}
+        - {id: keywords, model: "rules:refusal-keywords"}
+    A call already answered is never sent again: rerunning after a crash sends only what is
+    missing. Exit 0 when the run finished (failed calls are stored as status=error and retried
+    by the next run), 1 when it could not finish, 2 on bad input.
+
+    \b
+    Example:
+      judgekit judge annotations/demo-panel/panel.yaml --store demo.db
+      judgekit agree --rubric refusal --store demo.db
+    """
+    import json
+
+    from judgekit.judges.panel import load_panel, reparse_panel, run_panel
+    from judgekit.judges.progress import RichProgress
+
+    panel = load_panel(panel_file)
+    only_ids = list(only) or None
+    with Store(store_path) as store:
+        if reparse:
+            rs = reparse_panel(panel, store, only=only_ids)
+            for line in rs.lines():
+                click.echo(line)
+            return
+        console = Console(stderr=True)
+        progress = RichProgress(console, enabled=show_progress)
+        summary = run_panel(panel, store, only=only_ids, progress=progress)
+    if as_json:
+        click.echo(json.dumps(summary.as_dict(), indent=1, default=str))
+    else:
+        for line in summary.lines():
+            click.echo(line)
+    if summary.interrupted:
+        sys.exit(130)
+    if not summary.complete:
+        sys.exit(1)
+
+
+@click.group("export")
+def export_group() -> None:
+    """Export tables from the store.
+
+    Example: judgekit export ratings --format csv --out ratings.csv
+    """
+
+
+@export_group.command("ratings")
+@store_option
+@click.option("--format", "fmt", type=click.Choice(["csv", "jsonl", "parquet"]), default=None,
+              help="Output format (default: from the --out file ending).")
+@click.option("--out", "out", required=True, type=click.Path(dir_okay=False, path_type=Path),
+              help="File to write (written atomically).")
+@click.option("--rubric", "rubric_name", default=None, help="Only this rubric (name, name@version or path).")
+@click.option("--rater", "raters", multiple=True, help="Only this rater id (repeatable).")
+def export_ratings_cmd(
+    store_path: str, fmt: str | None, out: Path, rubric_name: str | None, raters: tuple[str, ...]
+) -> None:
+    """Write the long ratings table, with each judge call's tokens and cost.
+
+    \b
+    Columns: item_id, rater_id, rater_kind, rubric, rubric_hash, label, value, trial, status,
+    rationale, created_at, source, judge_spec, input_tokens, output_tokens, cached_tokens,
+    cost_usd, latency_s, attempts (call columns are empty for humans and cached reuse).
+
+    \b
+    Example:
+      judgekit export ratings --store demo.db --format parquet --out ratings.parquet
+    """
+    from judgekit.io.tables import write_table
+    from judgekit.judges.export import ratings_with_calls
+    from judgekit.rubric import load_rubric
+
+    if not Path(store_path).exists():
+        raise JudgekitError(f"Store {store_path} does not exist; pass --store with an existing store.")
+    rubric = load_rubric(rubric_name) if rubric_name else None
+    with Store(store_path) as store:
+        df = ratings_with_calls(store, rubric=rubric, raters=list(raters) or None)
+    if df.empty:
+        raise JudgekitError(
+            f"Store {store_path} has no ratings{' for these filters' if rubric or raters else ''}; "
+            "nothing to export."
+        )
+    if fmt is None and out.suffix.lower().lstrip(".") not in ("csv", "jsonl", "parquet"):
+        raise JudgekitError(f"{out}: cannot tell the format from the ending; pass --format csv|jsonl|parquet.")
+    write_table(df, out, fmt)
+    click.echo(f"Wrote {len(df)} ratings to {out}.")
+
+
+COMMANDS: list[click.Command] = [judge_cmd, export_group]

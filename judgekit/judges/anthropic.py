@@ -4,12 +4,13 @@ The key comes from ``ANTHROPIC_API_KEY`` (or the variable named by ``api_key_env
 from the entry's ``base_url`` or ``ANTHROPIC_BASE_URL`` (a gateway, or the fake provider). The
 rubric's system prompt is sent as a block with ``cache_control`` (prompt caching of the shared
 prefix; cache reads are priced apart), and the answer is requested as JSON with
-``output_config`` (``structured: false`` turns that off). ``temperature`` is passed through
-``extra_body`` (this SDK version has no such parameter). The SDK's retries are off.
+``output_config`` (``structured: false`` turns that off). ``temperature`` goes in the body as the
+API defines it. The SDK's retries are off.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from judgekit.judges._http import map_error
@@ -53,8 +54,9 @@ class AnthropicJudge:
         if entry.structured:
             kwargs["output_config"] = {"format": {"type": "json_schema", "schema": ctx.schema}}
         if entry.temperature is not None:
-            kwargs["extra_body"] = {"temperature": entry.temperature}
+            kwargs["temperature"] = entry.temperature
         self._kwargs = kwargs
+        self._options: Any = {}
 
     def cache_params(self) -> dict[str, Any]:
         return {}
@@ -63,29 +65,39 @@ class AnthropicJudge:
         raise TypeError("AnthropicJudge is remote; await complete()")
 
     async def complete(self, request: JudgeRequest) -> Completion:
+        body = {**self._kwargs, "messages": [{"role": "user", "content": request.user}]}
         try:
-            r = await self.client.messages.create(
-                messages=[{"role": "user", "content": request.user}], **self._kwargs
+            # ``client.post`` with the raw bytes back keeps pydantic model building off the hot
+            # path (see judgekit.judges.openai); errors are still raised by the SDK.
+            content = await self.client.post(
+                "/v1/messages", cast_to=bytes, body=body, options=self._options
             )
         except Exception as exc:  # noqa: BLE001 - classified, never leaked raw
             raise map_error(exc, self._sdk, self.timeout_s) from None
-        content = getattr(r, "content", None)
-        if content is None:
-            raise JudgeCallError("malformed response body (no content)", retryable=True)
-        text = "".join(getattr(b, "text", "") or "" for b in content if getattr(b, "type", "") == "text")
-        u = r.usage
-        read = getattr(u, "cache_read_input_tokens", 0) or 0
-        write = getattr(u, "cache_creation_input_tokens", 0) or 0
-        return Completion(
-            raw=text,
-            input_tokens=(u.input_tokens or 0) + read + write,
-            output_tokens=u.output_tokens or 0,
-            cached_tokens=read,
-            cache_write_tokens=write,
-        )
+        return parse_message(content)
 
     async def aclose(self) -> None:
         await self.client.close()
+
+
+def parse_message(content: bytes) -> Completion:
+    """The text and usage of a Messages API response body."""
+    try:
+        data = json.loads(content)
+        blocks = data["content"]
+        text = "".join(b.get("text") or "" for b in blocks if b.get("type") == "text")
+        u = data.get("usage") or {}
+    except (ValueError, KeyError, TypeError, AttributeError):
+        raise JudgeCallError("malformed response body", retryable=True) from None
+    read = int(u.get("cache_read_input_tokens") or 0)
+    write = int(u.get("cache_creation_input_tokens") or 0)
+    return Completion(
+        raw=text,
+        input_tokens=int(u.get("input_tokens") or 0) + read + write,
+        output_tokens=int(u.get("output_tokens") or 0),
+        cached_tokens=read,
+        cache_write_tokens=write,
+    )
 
 
 def make_judge(entry: JudgeEntry, arg: str, ctx: JudgeContext) -> AnthropicJudge:

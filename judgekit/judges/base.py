@@ -219,7 +219,7 @@ def _factory(kind: str) -> Factory:
         return target
     module, _, name = target.partition(":")
     fn = getattr(importlib.import_module(module), name)
-    return fn  # type: ignore[no-any-return]
+    return fn
 
 
 def build_judge(entry: JudgeEntry, ctx: JudgeContext) -> Judge:

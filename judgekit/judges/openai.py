@@ -14,6 +14,7 @@ for servers without it). The SDK's own retries are off: the panel retries.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from judgekit.errors import JudgekitError
@@ -69,6 +70,7 @@ class OpenAIJudge:
                 "json_schema": {"name": "judgement", "schema": ctx.schema, "strict": True},
             }
         self._kwargs = kwargs
+        self._options: Any = {"security": {"bearer_auth": True}}
 
     def cache_params(self) -> dict[str, Any]:
         return {}
@@ -77,27 +79,38 @@ class OpenAIJudge:
         raise TypeError("OpenAIJudge is remote; await complete()")
 
     async def complete(self, request: JudgeRequest) -> Completion:
-        messages = [self._system, {"role": "user", "content": request.user}]
+        body = {**self._kwargs, "messages": [self._system, {"role": "user", "content": request.user}]}
         try:
-            r = await self.client.chat.completions.create(messages=messages, **self._kwargs)
+            # ``client.post`` with a ready body and the raw bytes back: ``chat.completions.create``
+            # re-walks the whole request (system prompt, schema) through its TypedDict transform
+            # and builds pydantic models of the answer, ~3 ms of CPU a call — more than all the
+            # rest of a call on a small machine. Errors are still raised by the SDK.
+            content = await self.client.post(
+                "/chat/completions", cast_to=bytes, body=body, options=self._options
+            )
         except Exception as exc:  # noqa: BLE001 - classified, never leaked raw
             raise map_error(exc, self._sdk, self.timeout_s) from None
-        if not getattr(r, "choices", None):
-            raise JudgeCallError("malformed response body (no choices)", retryable=True)
-        text = r.choices[0].message.content
-        usage = r.usage
-        cached = 0
-        if usage is not None and usage.prompt_tokens_details is not None:
-            cached = usage.prompt_tokens_details.cached_tokens or 0
-        return Completion(
-            raw=text,
-            input_tokens=(usage.prompt_tokens or 0) if usage else 0,
-            output_tokens=(usage.completion_tokens or 0) if usage else 0,
-            cached_tokens=cached,
-        )
+        return parse_chat_completion(content)
 
     async def aclose(self) -> None:
         await self.client.close()
+
+
+def parse_chat_completion(content: bytes) -> Completion:
+    """The text and usage of a Chat Completions response body."""
+    try:
+        data = json.loads(content)
+        text = data["choices"][0]["message"].get("content")
+        usage = data.get("usage") or {}
+    except (ValueError, KeyError, IndexError, TypeError, AttributeError):
+        raise JudgeCallError("malformed response body", retryable=True) from None
+    details = usage.get("prompt_tokens_details") or {}
+    return Completion(
+        raw=text,
+        input_tokens=int(usage.get("prompt_tokens") or 0),
+        output_tokens=int(usage.get("completion_tokens") or 0),
+        cached_tokens=int(details.get("cached_tokens") or 0),
+    )
 
 
 def make_openai_judge(entry: JudgeEntry, arg: str, ctx: JudgeContext) -> OpenAIJudge:

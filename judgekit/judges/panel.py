@@ -1,0 +1,838 @@
+"""Run a judge panel: every judge x every item x every trial, concurrent, cached, resumable.
+
+A panel file (YAML, unknown keys are errors)::
+
+    rubric: refusal                 # shipped name or a path to a rubric YAML
+    items: items.jsonl              # CSV/JSONL/Parquet: item_id, prompt or messages, response, ...
+    judges:
+      - id: haiku
+        model: anthropic:claude-haiku-4-5
+        trials: 3
+        concurrency: 16
+        max_rpm: 1000
+      - id: keywords
+        model: rules:refusal-keywords
+    aggregate: {methods: [majority], tie: abstain}
+
+Each call is keyed by (judge spec + parameters, rubric hash, item content hash, trial): a key
+already answered (``ok`` or ``abstain``) is never sent again, so a rerun makes zero calls and a
+changed rubric, judge parameter or item text makes new keys. Results are committed as they arrive
+(group commit, WAL), so ``kill -9`` loses at most the calls in flight. ``error`` results are
+stored too (with the reason) and retried on the next run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+import time
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+import pandas as pd
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from judgekit.data import item_content_hash, validate_items
+from judgekit.errors import JudgekitError
+from judgekit.io.tables import read_table
+from judgekit.judges.aggregate import METHODS, aggregate, check_method, default_min_votes
+from judgekit.judges.base import (
+    Completion,
+    Judge,
+    JudgeCallError,
+    JudgeContext,
+    JudgeEntry,
+    JudgeRequest,
+    build_judge,
+    call_key,
+    spec_params,
+)
+from judgekit.judges.limits import AdaptiveConcurrency, RateLimiter, RetryPolicy
+from judgekit.judges.prices import call_cost
+from judgekit.prompt import AnswerParser, answer_schema, system_prompt, user_message
+from judgekit.rubric import Rubric, load_rubric
+from judgekit.store import Store
+
+
+# --------------------------------------------------------------------------- the panel file
+class AggregateSpec(BaseModel):
+    """How the panel's derived raters (``panel:<method>``) are computed."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    methods: list[str] = Field(default_factory=lambda: ["majority"])
+    tie: str = "abstain"
+    min_votes: int | None = Field(None, ge=1)
+    judges: list[str] | None = None
+
+    @model_validator(mode="after")
+    def _check(self) -> AggregateSpec:
+        for m in self.methods:
+            if m not in METHODS:
+                raise ValueError(f"unknown aggregate method {m!r}; use {', '.join(METHODS)}")
+        if self.tie not in ("abstain", "highest", "lowest"):
+            raise ValueError(f"tie {self.tie!r} must be abstain, highest or lowest")
+        return self
+
+
+class PanelFile(BaseModel):
+    """The YAML of a panel."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    rubric: str
+    items: str
+    judges: list[JudgeEntry] = Field(min_length=1)
+    aggregate: AggregateSpec | None = Field(default_factory=lambda: AggregateSpec.model_validate({}))
+    description: str = ""
+
+    @model_validator(mode="after")
+    def _unique_ids(self) -> PanelFile:
+        ids = [j.id for j in self.judges]
+        dup = sorted({i for i in ids if ids.count(i) > 1})
+        if dup:
+            raise ValueError(f"judge id {dup[0]!r} is used twice; give each judge its own id")
+        if self.aggregate and self.aggregate.judges:
+            unknown = [j for j in self.aggregate.judges if j not in ids]
+            if unknown:
+                raise ValueError(f"aggregate.judges names {unknown[0]!r}, which is not a judge id")
+        return self
+
+
+@dataclass
+class Panel:
+    """A loaded, validated panel: the file, its rubric and its items."""
+
+    file: PanelFile
+    rubric: Rubric
+    items: pd.DataFrame
+    base_dir: Path
+    source: str
+
+    @property
+    def judges(self) -> list[JudgeEntry]:
+        return list(self.file.judges)
+
+
+def load_panel(path: str | Path) -> Panel:
+    """Read and validate a panel file, its rubric and its items (sends nothing)."""
+    p = Path(path)
+    if not p.exists():
+        raise JudgekitError(f"Panel file {p} does not exist; check the path.")
+    try:
+        data = yaml.safe_load(p.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark is not None else ""
+        raise JudgekitError(f"Panel file {p}: invalid YAML{where}; fix the syntax.") from None
+    if not isinstance(data, dict):
+        raise JudgekitError(f"Panel file {p}: expected a mapping with rubric, items and judges.")
+    return panel_from_dict(data, base_dir=p.parent, source=str(p))
+
+
+def panel_from_dict(data: dict[str, Any], *, base_dir: str | Path = ".", source: str = "panel") -> Panel:
+    """Build a :class:`Panel` from the parsed YAML (paths relative to ``base_dir``)."""
+    base = Path(base_dir)
+    try:
+        pf = PanelFile(**data)
+    except ValidationError as exc:
+        raise JudgekitError(f"Panel file {source}: {_first_error(exc)}.") from None
+    rubric_ref = pf.rubric
+    local = base / rubric_ref
+    rubric = load_rubric(local if local.suffix in (".yaml", ".yml") and local.exists() else rubric_ref)
+    if pf.aggregate:
+        for m in pf.aggregate.methods:
+            check_method(m, rubric)
+    items_path = base / pf.items
+    table = read_table(items_path)
+    items = validate_items(table, source=str(items_path))
+    return Panel(file=pf, rubric=rubric, items=items, base_dir=base, source=source)
+
+
+def _first_error(exc: ValidationError) -> str:
+    err = exc.errors()[0]
+    loc = ".".join(str(p) for p in err["loc"])
+    if loc.startswith("judges."):
+        loc = "judges[" + loc.split(".", 2)[1] + "]" + ("." + loc.split(".", 2)[2] if loc.count(".") > 1 else "")
+    if err["type"] == "extra_forbidden":
+        return f"unknown key {loc!r} (a typo?); remove or rename it"
+    if err["type"] == "missing":
+        return f"missing required key {loc!r}"
+    msg = err["msg"].removeprefix("Value error, ")
+    return f"{loc}: {msg}" if loc else msg
+
+
+# --------------------------------------------------------------------------- progress, summary
+class ProgressSink(Protocol):
+    """Receives progress events (the CLI's rich bar implements it)."""
+
+    def start(self, total: int, cached: int) -> None: ...
+
+    def advance(self, status: str, tokens: int, cost: float) -> None: ...
+
+    def stop(self) -> None: ...
+
+
+@dataclass
+class JudgeSummary:
+    """What one judge did in one run."""
+
+    id: str
+    spec: str
+    total: int = 0  #: item x trial pairs
+    cached: int = 0  #: answered by an earlier run (no call)
+    called: int = 0  #: answered in this run
+    ok: int = 0
+    abstain: int = 0
+    error: int = 0
+    not_attempted: int = 0  #: left out because the judge was stopped
+    attempts: int = 0  #: requests sent, retries included
+    rate_limited: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached_tokens: int = 0
+    cost_usd: float = 0.0
+    stored_cost_usd: float = 0.0  #: all calls of this judge in the store, under this rubric
+    errors: Counter[str] = field(default_factory=Counter)
+    abstentions: Counter[str] = field(default_factory=Counter)
+    stopped: str | None = None
+    lowest_concurrency: float | None = None
+
+
+@dataclass
+class PanelSummary:
+    """What a run did, per judge; ``complete`` is False when a judge was stopped or interrupted."""
+
+    rubric: str
+    items: int
+    judges: list[JudgeSummary]
+    seconds: float = 0.0
+    interrupted: bool = False
+    aggregates: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def complete(self) -> bool:
+        return not self.interrupted and all(j.stopped is None for j in self.judges)
+
+    @property
+    def calls(self) -> int:
+        """Judge calls answered in this run (all judge kinds; see ``requests`` for HTTP)."""
+        return sum(j.called for j in self.judges)
+
+    @property
+    def requests(self) -> int:
+        return sum(j.attempts for j in self.judges)
+
+    def totals(self) -> dict[str, Any]:
+        keys = ("total", "cached", "called", "ok", "abstain", "error", "not_attempted", "attempts",
+                "input_tokens", "output_tokens", "cached_tokens")
+        out: dict[str, Any] = {k: sum(getattr(j, k) for j in self.judges) for k in keys}
+        out["cost_usd"] = round(sum(j.cost_usd for j in self.judges), 6)
+        return out
+
+    def lines(self) -> list[str]:
+        t = self.totals()
+        out = [
+            f"Panel over {self.items} items under {self.rubric}: {t['called']} answered now, "
+            f"{t['cached']} from cache, {t['abstain']} abstentions, {t['error']} errors, "
+            f"{t['input_tokens'] + t['output_tokens']} tokens, ${t['cost_usd']:.4f} "
+            f"in {self.seconds:.1f}s."
+        ]
+        for j in self.judges:
+            extra = f", {j.not_attempted} not attempted" if j.not_attempted else ""
+            out.append(
+                f"  {j.id} [{j.spec}]: {j.ok} ok, {j.abstain} abstain, {j.error} error{extra}; "
+                f"{j.called} answered, {j.cached} cached, {j.attempts} requests; "
+                f"{j.input_tokens}+{j.output_tokens} tokens ({j.cached_tokens} cached), "
+                f"${j.cost_usd:.4f} now, ${j.stored_cost_usd:.4f} in total"
+            )
+            for reason, n in j.errors.most_common(5):
+                out.append(f"    error x{n}: {reason}")
+            for reason, n in j.abstentions.most_common(3):
+                out.append(f"    abstain x{n}: {reason}")
+            if j.rate_limited:
+                low = f", concurrency lowered to {j.lowest_concurrency:g}" if j.lowest_concurrency else ""
+                out.append(f"    rate limited {j.rate_limited} times{low}")
+            if j.stopped:
+                out.append(f"    STOPPED: {j.stopped}")
+        for rater, n in self.aggregates.items():
+            out.append(f"  {rater}: {n} derived ratings")
+        if self.interrupted:
+            out.append("Interrupted: everything answered so far is stored; run again to finish.")
+        return out
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "rubric": self.rubric,
+            "items": self.items,
+            "complete": self.complete,
+            "seconds": round(self.seconds, 3),
+            "totals": self.totals(),
+            "judges": [
+                {k: (dict(v) if isinstance(v, Counter) else v) for k, v in j.__dict__.items()}
+                for j in self.judges
+            ],
+            "aggregates": self.aggregates,
+        }
+
+
+# --------------------------------------------------------------------------- writing
+_CALL_SQL = (
+    "INSERT OR REPLACE INTO calls (key, judge_id, spec, params, rubric, rubric_hash, item_id,"
+    " item_hash, trial, raw, status, label, rationale, error, input_tokens, output_tokens,"
+    " cached_tokens, cost_usd, latency_s, attempts, created_at)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+_HISTORY_SQL = (
+    "INSERT INTO rating_history SELECT item_id, rater_id, rater_kind, rubric, rubric_hash, trial,"
+    " label, value, status, rationale, created_at, source, ? FROM ratings"
+    " WHERE item_id = ? AND rater_id = ? AND rubric = ? AND rubric_hash = ? AND trial = ?"
+    " AND (label IS NOT ? OR status IS NOT ?)"
+)
+_RATING_SQL = (
+    "INSERT OR REPLACE INTO ratings (item_id, rater_id, rater_kind, rubric, rubric_hash, label,"
+    " value, trial, status, rationale, created_at, source)"
+    " VALUES (?, ?, 'judge', ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
+
+class _Writer:
+    """Group commit: results wait in a buffer only while the previous transaction commits."""
+
+    def __init__(self, store: Store, rubric: Rubric) -> None:
+        self.store = store
+        self.rubric = rubric
+        self.calls: list[tuple[Any, ...]] = []
+        self.ratings: list[tuple[Any, ...]] = []
+        self.event: asyncio.Event | None = None
+
+    def add(self, call: tuple[Any, ...] | None, rating: tuple[Any, ...]) -> None:
+        if call is not None:
+            self.calls.append(call)
+        self.ratings.append(rating)
+        if self.event is not None:
+            self.event.set()
+
+    def flush(self) -> None:
+        if not self.ratings and not self.calls:
+            return
+        calls, ratings = self.calls, self.ratings
+        self.calls, self.ratings = [], []
+        now = time.time()
+        r = self.rubric
+        with self.store.transaction() as conn:
+            if calls:
+                conn.executemany(_CALL_SQL, calls)
+            conn.executemany(
+                _HISTORY_SQL,
+                [(now, x[0], x[1], r.id, r.hash, x[4], x[2], x[5]) for x in ratings],
+            )
+            conn.executemany(
+                _RATING_SQL,
+                [(x[0], x[1], r.id, r.hash, x[2], x[3], x[4], x[5], x[6], now, x[7]) for x in ratings],
+            )
+
+    async def run(self) -> None:
+        self.event = asyncio.Event()
+        while True:
+            await self.event.wait()
+            self.event.clear()
+            self.flush()
+
+
+# --------------------------------------------------------------------------- the run
+@dataclass(slots=True)
+class _Job:
+    item: int
+    trial: int
+    key: str
+
+
+@dataclass
+class _JudgeRun:
+    entry: JudgeEntry
+    judge: Judge
+    params: str
+    summary: JudgeSummary
+    jobs: list[_Job]
+    conc: AdaptiveConcurrency
+    rate: RateLimiter
+    policy: RetryPolicy
+    price: Any
+    stopped: bool = False
+
+
+class _Items:
+    """The panel's items as plain lists (no pandas on the hot path)."""
+
+    def __init__(self, df: pd.DataFrame) -> None:
+        self.ids = df["item_id"].astype(str).tolist()
+        n = len(self.ids)
+        self.prompts = _clean(df["prompt"].tolist()) if "prompt" in df.columns else [None] * n
+        self.messages = _clean(df["messages"].tolist()) if "messages" in df.columns else [None] * n
+        self.responses = ["" if r is None else str(r) for r in _clean(df["response"].tolist())]
+        self.hashes = [
+            item_content_hash(p, m, r)
+            for p, m, r in zip(self.prompts, self.messages, self.responses, strict=True)
+        ]
+
+    def request(self, i: int, trial: int) -> JudgeRequest:
+        p, m, r = self.prompts[i], self.messages[i], self.responses[i]
+        return JudgeRequest(self.ids[i], trial, p, m, r, user_message(p, m, r))
+
+    def quoted(self, i: int) -> tuple[str, ...]:
+        return tuple(q for q in (self.responses[i], self.prompts[i]) if q)
+
+
+def _clean(values: list[Any]) -> list[Any]:
+    return [None if v is None or (isinstance(v, float) and v != v) else v for v in values]
+
+
+def run_panel(
+    panel: Panel,
+    store: Store,
+    *,
+    only: Sequence[str] | None = None,
+    progress: ProgressSink | None = None,
+    env: dict[str, str] | None = None,
+) -> PanelSummary:
+    """Run ``panel`` into ``store``; returns what was done. Builds every judge first (unknown
+    spec, missing key: one error sentence, nothing sent), then sends only what is missing."""
+    t0 = time.perf_counter()
+    rubric = panel.rubric
+    entries = [e for e in panel.judges if only is None or e.id in only]
+    if only is not None:
+        unknown = sorted(set(only) - {e.id for e in panel.judges})
+        if unknown:
+            raise JudgekitError(
+                f"--only names {unknown[0]!r}, which is not a judge of {panel.source} "
+                f"(judges: {', '.join(e.id for e in panel.judges)})."
+            )
+    ctx = JudgeContext(
+        rubric=rubric,
+        system=system_prompt(rubric),
+        schema=answer_schema(rubric),
+        base_dir=str(panel.base_dir),
+        **({"env": env} if env is not None else {}),
+    )
+    judges = [(e, build_judge(e, ctx)) for e in entries]
+    items = _Items(panel.items)
+    parser = AnswerParser(rubric)
+    store.put_items(panel.items)
+    writer = _Writer(store, rubric)
+    limiters: dict[str, RateLimiter] = {}
+    runs: list[_JudgeRun] = []
+    for entry, judge in judges:
+        params = spec_params(entry, judge)
+        summary = JudgeSummary(id=entry.id, spec=entry.model, total=len(items.ids) * entry.trials)
+        jobs = _pending(store, rubric, entry, params, items, writer, summary)
+        rate = limiters.get(judge.limit_group)
+        if rate is None:
+            rate = limiters[judge.limit_group] = RateLimiter(entry.max_rpm, entry.max_tpm)
+        else:
+            rate.tighten(entry.max_rpm, entry.max_tpm)
+        runs.append(
+            _JudgeRun(
+                entry=entry, judge=judge, params=params, summary=summary, jobs=jobs,
+                conc=AdaptiveConcurrency(entry.concurrency), rate=rate,
+                policy=RetryPolicy(entry.max_attempts, entry.backoff_s, entry.max_backoff_s),
+                price=getattr(judge, "price", None),
+            )
+        )
+    writer.flush()
+    result = PanelSummary(rubric=rubric.ref, items=len(items.ids), judges=[r.summary for r in runs])
+    todo = sum(len(r.jobs) for r in runs)
+    if progress is not None:
+        progress.start(todo, sum(r.summary.cached for r in runs))
+    try:
+        for run in runs:
+            if run.judge.local:
+                _run_local(run, items, parser, rubric, writer, progress)
+        remote = [r for r in runs if not r.judge.local and r.jobs]
+        if remote:
+            asyncio.run(_run_remote(remote, items, parser, rubric, writer, progress))
+    except KeyboardInterrupt:
+        result.interrupted = True
+    finally:
+        writer.flush()
+        if progress is not None:
+            progress.stop()
+        for run in runs:
+            run.summary.stored_cost_usd = _stored_cost(store, run.entry.id, rubric)
+            if run.conc.decreases:
+                run.summary.lowest_concurrency = run.conc.lowest
+        result.seconds = time.perf_counter() - t0
+    if panel.file.aggregate and result.complete:
+        result.aggregates = write_aggregates(panel, store)
+    result.seconds = time.perf_counter() - t0
+    return result
+
+
+def _pending(
+    store: Store,
+    rubric: Rubric,
+    entry: JudgeEntry,
+    params: str,
+    items: _Items,
+    writer: _Writer,
+    summary: JudgeSummary,
+) -> list[_Job]:
+    """Jobs not answered yet; cached answers missing from the ratings (e.g. a renamed judge,
+    a reparse) are written back from the calls table."""
+    jobs = [
+        _Job(i, t, call_key(params, rubric.hash, h, t))
+        for i, h in enumerate(items.hashes)
+        for t in range(entry.trials)
+    ]
+    done: dict[str, tuple[str, str | None, str | None, str | None]] = {}
+    keys = [j.key for j in jobs]
+    for chunk in range(0, len(keys), 900):
+        part = keys[chunk : chunk + 900]
+        rows = store.conn.execute(
+            "SELECT key, status, label, rationale, error FROM calls WHERE status != 'error'"
+            f" AND key IN ({','.join('?' * len(part))})",
+            part,
+        )
+        for k, status, label, rationale, error in rows:
+            done[k] = (status, label, rationale, error)
+    if not done:
+        return jobs
+    have = {
+        (iid, trial): (label, status)
+        for iid, trial, label, status in store.conn.execute(
+            "SELECT item_id, trial, label, status FROM ratings WHERE rater_id = ? AND rubric = ?"
+            " AND rubric_hash = ?",
+            (entry.id, rubric.id, rubric.hash),
+        )
+    }
+    todo = []
+    for job in jobs:
+        hit = done.get(job.key)
+        if hit is None:
+            todo.append(job)
+            continue
+        status, label, rationale, error = hit
+        summary.cached += 1
+        iid = items.ids[job.item]
+        if have.get((iid, job.trial)) != (label, status):
+            text = rationale if status == "ok" else f"abstain: {error}"
+            writer.add(None, (iid, entry.id, label, rubric.values.get(label) if label else None,
+                              job.trial, status, text, "panel"))
+    return todo
+
+
+def _stored_cost(store: Store, judge_id: str, rubric: Rubric) -> float:
+    row = store.conn.execute(
+        "SELECT COALESCE(SUM(cost_usd), 0) FROM calls WHERE judge_id = ? AND rubric_hash = ?",
+        (judge_id, rubric.hash),
+    ).fetchone()
+    return float(row[0])
+
+
+def _record(
+    run: _JudgeRun,
+    items: _Items,
+    job: _Job,
+    parser: AnswerParser,
+    rubric: Rubric,
+    writer: _Writer,
+    progress: ProgressSink | None,
+    completion: Completion | None,
+    error: str | None,
+    latency: float,
+    attempts: int,
+) -> None:
+    s = run.summary
+    iid = items.ids[job.item]
+    label: str | None = None
+    rationale: str | None = None
+    reason = error
+    if completion is not None:
+        parsed = parser.parse(completion.raw, quoted=items.quoted(job.item))
+        status, label, rationale, reason = parsed.status, parsed.label, parsed.rationale, parsed.reason
+        cost = call_cost(run.price, completion)
+        tin, tout, tcached = completion.input_tokens, completion.output_tokens, completion.cached_tokens
+        raw = completion.raw
+    else:
+        status, cost, tin, tout, tcached, raw = "error", 0.0, 0, 0, 0, None
+    s.called += status != "error"
+    s.input_tokens += tin
+    s.output_tokens += tout
+    s.cached_tokens += tcached
+    s.cost_usd += cost
+    if status == "ok":
+        s.ok += 1
+        text = rationale
+    elif status == "abstain":
+        s.abstain += 1
+        s.abstentions[_short(reason)] += 1
+        text = f"abstain: {reason}"
+    else:
+        s.error += 1
+        s.errors[_short(reason)] += 1
+        text = f"error: {reason}"
+    writer.add(
+        (job.key, run.entry.id, run.entry.model, run.params, rubric.id, rubric.hash, iid,
+         items.hashes[job.item], job.trial, raw, status, label, rationale,
+         None if status == "ok" else reason, tin, tout, tcached, cost, latency, attempts,
+         time.time()),
+        (iid, run.entry.id, label, rubric.values.get(label) if label else None, job.trial,
+         status, text, "panel"),
+    )
+    if progress is not None:
+        progress.advance(status, tin + tout, cost)
+
+
+def _short(reason: str | None) -> str:
+    text = reason or "unknown"
+    return text if len(text) <= 120 else text[:119] + "…"
+
+
+def _run_local(
+    run: _JudgeRun,
+    items: _Items,
+    parser: AnswerParser,
+    rubric: Rubric,
+    writer: _Writer,
+    progress: ProgressSink | None,
+) -> None:
+    for n, job in enumerate(run.jobs, start=1):
+        t = time.perf_counter()
+        try:
+            comp: Completion | None = run.judge.answer(items.request(job.item, job.trial))
+            err = None
+        except JudgeCallError as exc:
+            comp, err = None, exc.reason
+        _record(run, items, job, parser, rubric, writer, progress, comp, err,
+                time.perf_counter() - t, 1)
+        if n % 500 == 0:
+            writer.flush()
+    writer.flush()
+
+
+async def _run_remote(
+    runs: list[_JudgeRun],
+    items: _Items,
+    parser: AnswerParser,
+    rubric: Rubric,
+    writer: _Writer,
+    progress: ProgressSink | None,
+) -> None:
+    writer_task = asyncio.create_task(writer.run())
+    rng = random.Random()
+    try:
+        workers = []
+        for run in runs:
+            queue = iter(run.jobs)
+            for _ in range(min(run.entry.concurrency, len(run.jobs))):
+                workers.append(
+                    asyncio.create_task(_worker(run, queue, items, parser, rubric, writer, progress, rng))
+                )
+        await asyncio.gather(*workers)
+    finally:
+        writer_task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await writer_task
+        writer.flush()
+        for run in runs:
+            with contextlib.suppress(Exception):
+                await run.judge.aclose()
+            if run.stopped:
+                done = run.summary.ok + run.summary.abstain + run.summary.error
+                run.summary.not_attempted = len(run.jobs) - done
+
+
+async def _worker(
+    run: _JudgeRun,
+    queue: Any,
+    items: _Items,
+    parser: AnswerParser,
+    rubric: Rubric,
+    writer: _Writer,
+    progress: ProgressSink | None,
+    rng: random.Random,
+) -> None:
+    est = 0
+    for job in queue:
+        if run.stopped:
+            return
+        request = items.request(job.item, job.trial)
+        if run.rate.tpm:
+            est = (len(request.user) + 4000) // 4 + run.entry.max_tokens
+        attempt = 0
+        t_start = time.perf_counter()
+        while True:
+            attempt += 1
+            epoch = await run.conc.acquire()
+            try:
+                await run.rate.acquire(est)
+                run.summary.attempts += 1
+                try:
+                    async with asyncio.timeout(run.entry.timeout_s * 2 + 5):
+                        comp = await run.judge.complete(request)
+                    failure: JudgeCallError | None = None
+                except JudgeCallError as exc:
+                    failure = exc
+                except TimeoutError:
+                    failure = JudgeCallError(f"timeout after {run.entry.timeout_s:g}s", retryable=True)
+            finally:
+                run.conc.release()
+            if failure is None:
+                run.conc.on_success()
+                if run.rate.tpm:
+                    run.rate.settle(est, comp.input_tokens + comp.output_tokens)
+                _record(run, items, job, parser, rubric, writer, progress, comp, None,
+                        time.perf_counter() - t_start, attempt)
+                break
+            if failure.rate_limited:
+                run.summary.rate_limited += 1
+                run.conc.on_rate_limited(epoch)
+                if failure.retry_after and run.conc.at_minimum:
+                    # Backing off further is only possible in time: the whole group waits.
+                    run.rate.pause(failure.retry_after)
+            if failure.fatal:
+                run.stopped = True
+                run.summary.stopped = failure.reason
+            if failure.fatal or not failure.retryable or attempt >= run.policy.max_attempts:
+                reason = failure.reason if attempt == 1 else f"{failure.reason} (after {attempt} attempts)"
+                _record(run, items, job, parser, rubric, writer, progress, None, reason,
+                        time.perf_counter() - t_start, attempt)
+                break
+            await asyncio.sleep(run.policy.delay(attempt, failure.retry_after, rng))
+
+
+# --------------------------------------------------------------------------- aggregates
+def write_aggregates(panel: Panel, store: Store) -> dict[str, int]:
+    """Recompute the panel's derived raters (``panel:<method>``) from the stored ratings."""
+    spec = panel.file.aggregate
+    if spec is None:
+        return {}
+    judge_ids = spec.judges or [e.id for e in panel.judges]
+    if len(judge_ids) < 2:
+        return {}
+    ratings = store.ratings(rubric=panel.rubric, rater_ids=judge_ids)
+    ids = set(panel.items["item_id"].astype(str))
+    ratings = ratings[ratings["item_id"].isin(ids)]
+    out: dict[str, int] = {}
+    frames = []
+    for method in spec.methods:
+        agg = aggregate(ratings, panel.rubric, method=method, judges=judge_ids, tie=spec.tie,
+                        min_votes=spec.min_votes)
+        out[f"panel:{method}"] = len(agg)
+        frames.append(agg)
+    if frames:
+        df = pd.concat(frames, ignore_index=True)
+        df["rubric"] = panel.rubric.id
+        df["rubric_hash"] = panel.rubric.hash
+        df["source"] = "panel-aggregate"
+        _put_changed(store, df)
+    return out
+
+
+def _put_changed(store: Store, df: pd.DataFrame) -> None:
+    """Write only derived ratings that changed (a cached rerun writes nothing)."""
+    if df.empty:
+        return
+    raters = df["rater_id"].unique().tolist()
+    old = store.ratings(rubric=df["rubric"].iat[0], rater_ids=raters)
+    old = old[old["rubric_hash"] == df["rubric_hash"].iat[0]]
+    key = ["item_id", "rater_id", "trial"]
+    merged = df.merge(old[[*key, "label", "status", "rationale"]], on=key, how="left",
+                      suffixes=("", "_old"))
+    changed = (
+        (merged["label"].fillna("\0") != merged["label_old"].fillna("\0"))
+        | (merged["status"] != merged["status_old"])
+        | (merged["rationale"].fillna("") != merged["rationale_old"].fillna(""))
+    )
+    store.put_ratings(df[changed.to_numpy()])
+
+
+# --------------------------------------------------------------------------- re-parsing
+@dataclass
+class ReparseSummary:
+    """What a re-parse changed (no call is made)."""
+
+    judges: dict[str, dict[str, int]]
+
+    def lines(self) -> list[str]:
+        out = ["Re-parsed stored completions with the current parser (no calls made)."]
+        for jid, c in self.judges.items():
+            out.append(f"  {jid}: {c['parsed']} completions, {c['changed']} changed "
+                       f"({c['ok']} ok, {c['abstain']} abstain)")
+        return out
+
+
+def reparse_panel(panel: Panel, store: Store, *, only: Sequence[str] | None = None) -> ReparseSummary:
+    """Re-parse every stored raw completion of the panel's judges with the current parser and
+    update the ratings (and aggregates) that change. Needs no API key and sends nothing."""
+    rubric = panel.rubric
+    parser = AnswerParser(rubric)
+    items = _Items(panel.items)
+    index = {(iid, h): i for i, (iid, h) in enumerate(zip(items.ids, items.hashes, strict=True))}
+    writer = _Writer(store, rubric)
+    result: dict[str, dict[str, int]] = {}
+    for entry in panel.judges:
+        if only is not None and entry.id not in only:
+            continue
+        counts = {"parsed": 0, "changed": 0, "ok": 0, "abstain": 0}
+        rows = store.conn.execute(
+            "SELECT key, item_id, item_hash, trial, raw, status, label, rationale, error"
+            " FROM calls WHERE judge_id = ? AND rubric_hash = ? AND status != 'error'"
+            " ORDER BY created_at",
+            (entry.id, rubric.hash),
+        ).fetchall()
+        updates = []
+        for key, iid, ih, trial, raw, status, label, rationale, error in rows:
+            i = index.get((iid, ih))
+            if i is None or trial >= entry.trials:
+                continue
+            p = parser.parse(raw, quoted=items.quoted(i))
+            counts["parsed"] += 1
+            counts[p.status] += 1
+            if (p.status, p.label, p.rationale, p.reason) != (status, label, rationale, error):
+                counts["changed"] += 1
+                updates.append((p.status, p.label, p.rationale, p.reason, key))
+            text = p.rationale if p.status == "ok" else f"abstain: {p.reason}"
+            writer.add(None, (iid, entry.id, p.label, rubric.values.get(p.label) if p.label else None,
+                              trial, p.status, text, "panel"))
+        with store.transaction() as conn:
+            conn.executemany(
+                "UPDATE calls SET status = ?, label = ?, rationale = ?, error = ? WHERE key = ?",
+                updates,
+            )
+            writer.flush()
+        result[entry.id] = counts
+    if panel.file.aggregate:
+        write_aggregates(panel, store)
+    return ReparseSummary(result)
+
+
+def panel_rater_ids(panel: Panel) -> list[str]:
+    """The rater ids a panel writes: its judges, then its aggregates."""
+    ids = [e.id for e in panel.judges]
+    spec = panel.file.aggregate
+    if spec and len(spec.judges or ids) >= 2:
+        ids += [f"panel:{m}" for m in spec.methods]
+    return ids
+
+
+__all__ = [
+    "AggregateSpec",
+    "JudgeSummary",
+    "Panel",
+    "PanelFile",
+    "PanelSummary",
+    "ReparseSummary",
+    "default_min_votes",
+    "load_panel",
+    "panel_from_dict",
+    "panel_rater_ids",
+    "reparse_panel",
+    "run_panel",
+    "write_aggregates",
+]

@@ -1,0 +1,84 @@
+"""The live progress bar of a panel run (rich): done/total, rate, ETA, abstentions, errors,
+tokens, cost. Off when the output is not a terminal; the run then prints one summary line."""
+
+from __future__ import annotations
+
+import time
+
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeRemainingColumn,
+)
+
+
+class RichProgress:
+    """A :class:`~judgekit.judges.panel.ProgressSink` drawing a rich progress bar."""
+
+    def __init__(self, console: Console | None = None, *, enabled: bool | None = None) -> None:
+        self.console = console or Console(stderr=True)
+        self.enabled = self.console.is_terminal if enabled is None else enabled
+        self._progress: Progress | None = None
+        self._task: TaskID | None = None
+        self.abstain = 0
+        self.error = 0
+        self.tokens = 0
+        self.cost = 0.0
+        self.done = 0
+        self._t0 = 0.0
+        self._last = 0.0
+
+    def start(self, total: int, cached: int) -> None:
+        self._t0 = time.perf_counter()
+        if not self.enabled or total == 0:
+            return
+        self._progress = Progress(
+            TextColumn("[bold]judging[/bold]"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[rate]}"),
+            TimeRemainingColumn(),
+            TextColumn("{task.fields[stats]}"),
+            console=self.console,
+            transient=False,
+            refresh_per_second=8,
+        )
+        self._progress.start()
+        self._task = self._progress.add_task(
+            "judging", total=total, rate="", stats=f"{cached} cached" if cached else ""
+        )
+        self._cached = cached
+
+    def advance(self, status: str, tokens: int, cost: float) -> None:
+        self.done += 1
+        self.tokens += tokens
+        self.cost += cost
+        if status == "abstain":
+            self.abstain += 1
+        elif status == "error":
+            self.error += 1
+        if self._progress is None or self._task is None:
+            return
+        now = time.perf_counter()
+        if now - self._last < 0.1:  # updating per call would cost more than the call
+            self._progress.update(self._task, completed=self.done)
+            return
+        self._last = now
+        rate = self.done / max(now - self._t0, 1e-9)
+        cached = f"{self._cached} cached · " if self._cached else ""
+        self._progress.update(
+            self._task,
+            completed=self.done,
+            rate=f"{rate:.1f}/s",
+            stats=f"{cached}{self.abstain} abstain · {self.error} error · "
+            f"{self.tokens:,} tok · ${self.cost:.4f}",
+        )
+
+    def stop(self) -> None:
+        if self._progress is not None:
+            self._progress.stop()
+            self._progress = None
