@@ -166,7 +166,7 @@ def _install_chromium() -> str:
     """Install Debian's chromium (the tests need a real browser); fail with the reason if we can't."""
     if os.geteuid() != 0:
         pytest.fail("chromium is not installed and the tests are not root: run `apt-get install -y chromium`.")
-    for cmd in (["apt-get", "update"], ["apt-get", "install", "-y", "--no-install-recommends", "chromium"]):
+    for cmd in (["apt-get", "update"], ["apt-get", "install", "-y", "chromium"]):
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900,
                               env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"})
         if proc.returncode != 0:

@@ -17,7 +17,8 @@ from judgekit.report.escape import anchor
 from judgekit.report.html import page
 
 pytest_plugins = ["tests.report_fixtures"]
-pytestmark = pytest.mark.browser
+# the first test may install chromium with apt-get (a fresh CI machine): allow for the download
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(900)]
 
 TITLE = "judgekit report — refusal@1"
 

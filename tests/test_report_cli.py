@@ -51,7 +51,7 @@ def test_report_without_verdict_and_to_an_html_file_name(report_cli, report_xste
     assert r.output.startswith("No verdict was given")
     assert sorted(p.name for p in (tmp_path / "x").iterdir()) == ["refusal.html", "refusal.json", "refusal.md"]
     doc = json.loads((tmp_path / "x" / "refusal.json").read_text())
-    per_judge = {}
+    per_judge: dict[str, int] = {}
     for d in doc["extras"]["disagreements"]:
         per_judge[d["judge_id"]] = per_judge.get(d["judge_id"], 0) + 1
     assert per_judge == {"string_match": 3, "gpt4": 3}

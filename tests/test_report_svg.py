@@ -49,7 +49,8 @@ def test_line_chart_escapes_every_text_and_is_well_formed():
     root = parse(out)
     assert "<script" not in out
     assert EVIL in all_text(root)  # the text survives, as text
-    assert root.find(f"{NS}title").text == EVIL
+    title = root.find(f"{NS}title")
+    assert title is not None and title.text == EVIL
 
 
 def test_line_chart_points_gaps_and_order():
@@ -100,7 +101,7 @@ def test_heatmap_writes_counts_and_row_totals():
 def test_heatmap_shading_follows_row_share():
     root = parse(svg.heatmap([[9, 1], [0, 0]], row_labels=["a", "b"], col_labels=["a", "b"], title="t"))
     cells = [r for r in root.iter(f"{NS}rect") if r.find(f"{NS}title") is not None]
-    fills = [c.get("fill") for c in cells]
+    fills = [c.get("fill") or "" for c in cells]
     # 90% of row a is darker than 10%; an empty row stays white
     def lum(h: str) -> int:
         return sum(int(h[i:i + 2], 16) for i in (1, 3, 5))
@@ -147,7 +148,7 @@ def test_interval_chart_clamps_out_of_range_and_rejects_bad_range():
 
 # ----------------------------------------------------------------------------- bar chart
 def test_bar_chart_groups_series_and_percentages():
-    groups = {"full_refusal": {"judge": 0.30, "humans": 0.22}, "full_compliance": {"judge": 0.7, "humans": None},
+    groups: dict[str, dict[str, float | None]] = {"full_refusal": {"judge": 0.30, "humans": 0.22}, "full_compliance": {"judge": 0.7, "humans": None},
               EVIL: {"judge": 0.0}}
     root = parse(svg.bar_chart(groups, title="labels"))
     bars = [r for r in root.iter(f"{NS}rect") if r.find(f"{NS}title") is not None]

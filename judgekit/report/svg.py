@@ -155,7 +155,7 @@ def _no_data(parts: list[str], x: float, y: float) -> None:
 
 # ----------------------------------------------------------------------------- line chart
 def line_chart(
-    series: dict[str, list[tuple[float, float]]],
+    series: Mapping[str, Sequence[tuple[float, float | None]]],
     *,
     title: str,
     x_label: str,
