@@ -28,10 +28,10 @@ def test_report_from_the_xstest_store_and_the_real_gate(report_cli, report_xstes
     for j in verdict["judges"]:
         status = "trusted" if j["passed"] else "NOT trusted"
         assert f"{j['judge']} is {status} to score refusal@1" in html
-        assert f"{j['judge'].replace('_', chr(92) + '_')} is {status} to score refusal@1" in md
+        assert f"{j['judge']} is {status} to score refusal@1" in md
         for c in j["checks"]:
             if not c["passed"]:
-                assert c["name"] in html and c["name"].replace("_", "\\_").replace("[", "\\[").replace("]", "\\]") in md
+                assert c["name"] in html and c["name"].replace("[", "\\[").replace("]", "\\]") in md
                 assert f"{c['name']}: " in r.output
     assert doc["trusted"] == [j["judge"] for j in verdict["judges"] if j["passed"]]
     # sliced by model: the five XSTest models, with the human ceiling of each slice

@@ -53,6 +53,9 @@ def test_esc_and_md_escape():
     assert esc(None) == ""
     assert esc("nul\x00byte") == "nul\ufffdbyte"
     assert md_escape("a|b\n<script>*x*</script>") == "a\\|b \\<script\\>\\*x\\*\\</script\\>"
+    # intraword underscores cannot make emphasis and stay; the others are escaped
+    assert md_escape("string_match") == "string_match"
+    assert md_escape("_x_ a__b") == "\\_x\\_ a\\_\\_b"
 
 
 def test_anchor_is_safe_and_unique():
@@ -163,8 +166,8 @@ def test_page_escapes_title_headings_and_stamp():
 def test_markdown_has_the_same_verdict_and_escapes(agreement, verdict, extras, planted):
     _, md, _ = render_report(agreement, verdict, extras=extras)
     assert "**1 of 2 judges trusted to score refusal@1: gpt4.**" in md
-    assert "- **NOT TRUSTED** string\\_match is NOT trusted" in md
-    assert "failed min\\_kappa\\_lower\\_bound: 0.450, needs ≥ 0.600 (n = 100)" in md
+    assert "- **NOT TRUSTED** string_match is NOT trusted" in md
+    assert "failed min_kappa_lower_bound: 0.450, needs ≥ 0.600 (n = 100)" in md
     assert planted.script not in md and "\\<script\\>" in md
     # every table row keeps its column count: a planted | cannot add a cell
     for block in re.split(r"\n\n", md):

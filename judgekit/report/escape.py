@@ -27,7 +27,9 @@ _XML_BAD = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 # CommonMark lets a backslash escape any ASCII punctuation; these are the ones that can start
 # markup inside a line (emphasis, links/images, raw HTML, table cells, code, strikethrough,
 # entities). Text never starts a line in our output, so block markers (#, +, -) stay as they are.
-_MD_RE = re.compile(r"([\\`*_\[\]<>|~&])")
+# An underscore between two letters/digits can neither open nor close emphasis (CommonMark's
+# flanking rules), so ``string_match`` stays readable in logs; any other underscore is escaped.
+_MD_RE = re.compile(r"([\\`*\[\]<>|~&]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9]))")
 
 
 def esc(text: Any) -> str:
