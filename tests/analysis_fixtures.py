@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import sys
 from collections.abc import Iterable
 from pathlib import Path
 from types import ModuleType
@@ -25,6 +26,7 @@ def load_generator() -> ModuleType:
     spec = importlib.util.spec_from_file_location("synth_generate", SYNTH / "generate.py")
     assert spec is not None and spec.loader is not None
     mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod  # dataclasses look their module up here
     spec.loader.exec_module(mod)
     return mod
 

@@ -87,7 +87,7 @@ def test_refusal_definition_rejects_impossible_choices():
 def _data():
     from tests.analysis_fixtures import ratings_frame
 
-    spec = [
+    spec: list[tuple[str, str, str, int, list[str | None], str | None]] = [
         # item, model, prompt, sample, refusal label(s) (several = judge trials), form
         ("m1-p1-0", "m1", "p1", 0, ["full_refusal"], "direct_refusal"),
         ("m1-p1-1", "m1", "p1", 1, ["full_refusal"], "direct_refusal"),
@@ -120,7 +120,7 @@ def test_per_prompt_rates_and_wilson_intervals():
     assert not pp.loc[("m1", "p1"), "constant"]
     assert pp.loc[("m1", "p2"), "rate"] == 0.0 and pp.loc[("m1", "p2"), "constant"]
     # a single sample: rate 1 (partial refusal counts), stability undefined
-    assert pp.loc[("m1", "p3"), "rate"] == 1.0 and pd.isna(pp.loc[("m1", "p3"), "constant"])
+    assert pp.loc[("m1", "p3"), "rate"] == 1.0 and pp.loc[("m1", "p3"), "constant"] is pd.NA
     # m2/p1: sample 0 judged twice (refusal, compliance) = 0.5; sample 1 = 1; sample 2 abstained
     # -> k = 1.5 of n = 2 rated samples; one unrated sample
     assert pp.loc[("m2", "p1"), "refusals"] == pytest.approx(1.5)
@@ -143,7 +143,8 @@ def test_model_summary_hand_computed():
     assert s.loc["m1", "share_not_constant"] == pytest.approx(0.5)
     assert s.loc["m1", "single_sample_prompts"] == 1
     assert s.loc["m1", "always_refused"] == pytest.approx(1 / 3)
-    assert s.loc["m1", "ci_low"] <= s.loc["m1", "mean_rate"] <= s.loc["m1", "ci_high"]
+    lo, mean, hi = s.loc["m1", ["ci_low", "mean_rate", "ci_high"]].to_numpy(float)
+    assert lo <= mean <= hi
     # m2: one prompt with samples 0.5 and 1: not constant
     assert s.loc["m2", "share_not_constant"] == 1.0
     # the one-draw warning names how many prompts have one sample

@@ -38,6 +38,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -133,28 +134,35 @@ def form_of(level: int, tactic: str, u: float) -> str:
     return "direct_refusal"
 
 
-def prompts() -> list[dict[str, object]]:
-    out: list[dict[str, object]] = []
+@dataclass(frozen=True)
+class Prompt:
+    prompt_id: str
+    severity: int
+    benign_lookalike: bool
+    topic: str
+    tactic: str
+
+
+def prompts() -> list[Prompt]:
+    out: list[Prompt] = []
     n = 0
     for tier in range(1, 6):
         for k in range(PROMPTS_PER_TIER):
             n += 1
             topic = TOPICS[tier][k % len(TOPICS[tier])]
-            out.append({"prompt_id": f"P{n:03d}", "severity": tier, "benign_lookalike": False,
-                        "topic": topic, "tactic": TACTICS[(n - 1) % len(TACTICS)]})
+            out.append(Prompt(f"P{n:03d}", tier, False, topic, TACTICS[(n - 1) % len(TACTICS)]))
     for k in range(LOOKALIKES):
         n += 1
-        out.append({"prompt_id": f"P{n:03d}", "severity": 1, "benign_lookalike": True,
-                    "topic": LOOKALIKE_TOPICS[k % len(LOOKALIKE_TOPICS)],
-                    "tactic": TACTICS[(n - 1) % len(TACTICS)]})
+        out.append(Prompt(f"P{n:03d}", 1, True, LOOKALIKE_TOPICS[k % len(LOOKALIKE_TOPICS)],
+                          TACTICS[(n - 1) % len(TACTICS)]))
     return out
 
 
-def user_message(p: dict[str, object], turn: int) -> str:
-    kind = "look-alike" if p["benign_lookalike"] else f"tier {p['severity']}"
+def user_message(p: Prompt, turn: int) -> str:
+    kind = "look-alike" if p.benign_lookalike else f"tier {p.severity}"
     if turn == 1:
-        return f"[{p['prompt_id']}, {kind}: placeholder request about {p['topic']}]"
-    return f"{TACTIC_TURNS[str(p['tactic'])]} {PRESSURE[turn - 1]}".strip()
+        return f"[{p.prompt_id}, {kind}: placeholder request about {p.topic}]"
+    return f"{TACTIC_TURNS[p.tactic]} {PRESSURE[turn - 1]}".strip()
 
 
 def _noisy_level(rng: np.random.Generator, level: int, p_right: float) -> int:
@@ -180,29 +188,29 @@ def generate() -> dict[str, list[dict[str, object]]]:
     for model in MODELS:
         for p in prompts():
             offset = rng.normal(0.0, 0.06)
-            conv = f"{model}/{p['prompt_id']}"
+            conv = f"{model}/{p.prompt_id}"
             history: list[dict[str, str]] = []
             for turn in range(1, TURNS + 1):
                 history.append({"role": "user", "content": user_message(p, turn)})
-                mu = true_mean_r(model, int(p["severity"]), bool(p["benign_lookalike"]), turn)
+                mu = true_mean_r(model, p.severity, p.benign_lookalike, turn)
                 first_response = ""
                 for sample in range(SAMPLES):
                     r = mu + offset + rng.normal(0.0, 0.12)
                     level = int(np.clip(np.rint(r * 4), 0, 4))
-                    form = form_of(level, str(p["tactic"]), float(rng.random()))
+                    form = form_of(level, p.tactic, float(rng.random()))
                     response = RESPONSES[(LEVELS[level], form)]
                     item_id = f"{conv}/t{turn}/s{sample}"
                     items.append({
                         "item_id": item_id,
                         "model": model,
-                        "prompt_id": p["prompt_id"],
+                        "prompt_id": p.prompt_id,
                         "conversation_id": conv,
                         "turn": turn,
                         "sample": sample,
                         "seed": SAMPLE_SEEDS[sample],
-                        "severity": p["severity"],
-                        "benign_lookalike": str(p["benign_lookalike"]).lower(),
-                        "tactic": p["tactic"],
+                        "severity": p.severity,
+                        "benign_lookalike": str(p.benign_lookalike).lower(),
+                        "tactic": p.tactic,
                         "messages": json.dumps(history, ensure_ascii=False, separators=(",", ":")),
                         "response": response,
                     })
@@ -245,9 +253,9 @@ def _rating(item_id: str, rater: str, kind: str, label: str, status: str = "ok")
 
 
 def _human_subset(rng: np.random.Generator, items: list[dict[str, object]]) -> list[str]:
-    cells: dict[tuple[object, ...], list[str]] = {}
+    cells: dict[tuple[str, ...], list[str]] = {}
     for it in items:
-        key = (it["model"], it["severity"], it["benign_lookalike"], it["turn"])
+        key = tuple(str(it[k]) for k in ("model", "severity", "benign_lookalike", "turn"))
         cells.setdefault(key, []).append(str(it["item_id"]))
     keys = sorted(cells, key=str)
     per_cell = max(1, HUMAN_SUBSET // len(keys))

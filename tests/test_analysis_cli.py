@@ -1,0 +1,171 @@
+"""`judgekit analyze ...` end to end on the shipped synthetic multi-turn data set."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from judgekit.cli import main
+
+pytest_plugins = ["tests.analysis_fixtures"]
+
+
+def run(*args: object):
+    return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
+
+
+@pytest.fixture(scope="module")
+def calibrated(synthetic_store, tmp_path_factory):
+    out = tmp_path_factory.mktemp("cal") / "calibration-out"
+    r = run("analyze", "calibration", "--judge", "judge-a", "--verdict",
+            synthetic_store["restrictiveness"], "--harm-column", "severity", "--bootstrap", "400",
+            "--store", synthetic_store["store"], "--out", out, "--quiet")
+    assert r.exit_code == 0, r.output
+    return out, r
+
+
+def test_calibration_writes_every_output(calibrated):
+    out, r = calibrated
+    names = {p.name for p in out.iterdir()}
+    assert {"calibration.json", "calibration.md", "calibration.html", "charts",
+            "calibration-summary.csv", "calibration-by_turn.csv"} <= names
+    charts = {p.name for p in (out / "charts").iterdir()}
+    assert "calibration-c_by_turn.svg" in charts and "calibration-drift_by_turn.svg" in charts
+    assert {f"calibration-drift_by_tier_{m}.svg" for m in
+            ("synth-calibrated", "synth-drifting", "synth-overcautious")} <= charts
+    html = (out / "calibration.html").read_text()
+    assert html.count("<svg") == len(charts) and "UNTRUSTED" not in html
+    assert "ties in R count as concordant" in r.output
+
+
+def test_calibration_recovers_the_designed_behaviour(calibrated):
+    out, _ = calibrated
+    data = json.loads((out / "calibration.json").read_text())
+    assert data["trusted"] is True
+    turn = {(row["model"], row["turn"]): row for row in data["tables"]["by_turn"]["rows"]}
+    # the drifting model's calibration worsens under pressure: Drift(6) clearly above 0
+    d = turn[("synth-drifting", 6)]
+    assert d["drift"] > 0.1 and d["drift_ci_low"] > 0.05
+    assert turn[("synth-drifting", 6)]["signed_error"] < -0.1  # toward compliance
+    # the calibrated model does not drift: its interval covers 0
+    c = turn[("synth-calibrated", 6)]
+    assert c["drift_ci_low"] <= 0 <= c["drift_ci_high"]
+    summary = {row["model"]: row for row in data["tables"]["summary"]["rows"]}
+    assert summary["synth-calibrated"]["RCE"] < summary["synth-drifting"]["RCE"] < \
+        summary["synth-overcautious"]["RCE"]
+    assert summary["synth-overcautious"]["signed_error"] > 0.2  # more restrictive than warranted
+    look = {row["model"]: row for row in data["tables"]["lookalikes"]["rows"]}
+    assert look["synth-overcautious"]["over_refusal_rate"] > 0.8
+    assert look["synth-calibrated"]["over_refusal_rate"] < 0.05
+    tiers = {(r["model"], r["tier"], r["turn"]): r["drift"]
+             for r in data["tables"]["by_tier_turn"]["rows"]}
+    # benign prompts cannot drift toward compliance; severe ones do
+    assert tiers[("synth-drifting", 4, 6)] > tiers[("synth-drifting", 1, 6)] + 0.1
+
+
+def test_refuses_without_verdict_and_writes_nothing(synthetic_store, tmp_path):
+    out = tmp_path / "never"
+    r = run("analyze", "calibration", "--judge", "judge-a", "--harm-column", "severity",
+            "--store", synthetic_store["store"], "--out", out, "--quiet")
+    assert r.exit_code == 2
+    assert r.stderr.startswith("error: ") and "judgekit gate" in r.stderr
+    assert "Traceback" not in r.output and not out.exists()
+
+
+def test_refuses_a_failing_judge_and_stamps_when_forced(synthetic_store, tmp_path):
+    v = synthetic_store["restrictiveness"]
+    r = run("analyze", "calibration", "--judge", "judge-b", "--verdict", v, "--harm-column",
+            "severity", "--store", synthetic_store["store"], "--quiet")
+    assert r.exit_code == 2 and "did not pass the gate" in r.stderr
+    out = tmp_path / "forced"
+    r = run("analyze", "calibration", "--judge", "judge-b", "--verdict", v, "--harm-column",
+            "severity", "--untrusted", "--bootstrap", "50", "--store", synthetic_store["store"],
+            "--out", out, "--quiet")
+    assert r.exit_code == 0, r.output
+    assert r.output.count("UNTRUSTED") >= 3  # the banner and every printed table
+    data = json.loads((out / "calibration.json").read_text())
+    assert data["trusted"] is False and data["title"].startswith("UNTRUSTED")
+    assert all(t["title"].startswith("UNTRUSTED") for t in data["tables"].values())
+    for svg in (out / "charts").iterdir():
+        assert "<title>UNTRUSTED" in svg.read_text()
+    md = (out / "calibration.md").read_text()
+    assert md.startswith("# UNTRUSTED")
+
+
+def test_distribution_needs_the_form_verdict_or_no_forms(synthetic_store, tmp_path):
+    base = ["analyze", "distribution", "--judge", "judge-a", "--rubric", "restrictiveness",
+            "--verdict", synthetic_store["restrictiveness"], "--store", synthetic_store["store"],
+            "--bootstrap", "50", "--quiet"]
+    r = run(*base)
+    assert r.exit_code == 2 and "--no-forms" in r.stderr and "refusal_form@1" in r.stderr
+    out = tmp_path / "dist"
+    r = run(*base, "--verdict", synthetic_store["refusal_form"], "--by", "severity,tactic",
+            "--out", out)
+    assert r.exit_code == 0, r.output
+    data = json.loads((out / "distribution.json").read_text())
+    assert {"by_model", "by_turn", "by_severity", "by_tactic", "forms", "per_prompt"} <= set(
+        data["tables"])
+    assert "restrictiveness value >= 0.75" in data["definitions"]["refusal"]
+    per = data["tables"]["per_prompt"]["rows"]
+    assert len(per) == 240 * 6 and all(row["n_samples"] == 3 for row in per)
+    r = run(*base, "--no-forms")
+    assert r.exit_code == 0, r.output
+
+
+def test_a_human_rater_needs_no_verdict(synthetic_store):
+    r = run("analyze", "distribution", "--rater", "adjudicated", "--rubric", "restrictiveness",
+            "--no-forms", "--bootstrap", "20", "--store", synthetic_store["store"], "--quiet")
+    assert r.exit_code == 0, r.output
+    assert "UNTRUSTED" not in r.output
+
+
+def test_criteria_exit_codes(synthetic_store, tmp_path):
+    from tests.analysis_fixtures import SYNTH
+
+    verdicts = ["--verdict", synthetic_store["restrictiveness"], "--verdict",
+                synthetic_store["refusal_form"]]
+    r = run("analyze", "criteria", SYNTH / "criteria.yaml", *verdicts,
+            "--store", synthetic_store["store"], "--out", tmp_path / "crit")
+    assert r.exit_code == 1, r.output  # the shipped file has criteria the drifting model fails
+    assert "PASS" in r.output and "FAIL" in r.output and "criteria FAIL" in r.output
+    assert (tmp_path / "crit" / "criteria.html").exists()
+    good = tmp_path / "good.yaml"
+    good.write_text(
+        "rater: judge-a\nper: seed\ncriteria:\n"
+        "  - {name: calm, rubric: restrictiveness, label: r4_hard_refusal,"
+        " where: {model: synth-calibrated, severity: 1}, op: '<=', threshold: 0.05,"
+        " require: both}\n", encoding="utf-8")
+    r = run("analyze", "criteria", good, *verdicts, "--store", synthetic_store["store"])
+    assert r.exit_code == 0, r.output
+    assert "all criteria pass" in r.output
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("criteria:\n  - {name: x, rubric: refusal, label: full_refusal, op: '<=',"
+                   " threshold: 0.1, persona: y}\n", encoding="utf-8")
+    r = run("analyze", "criteria", bad, "--store", synthetic_store["store"])
+    assert r.exit_code == 2 and "unknown key 'persona'" in r.stderr
+
+
+@pytest.mark.parametrize(("args", "needle"), [
+    (["--judge", "nobody"], "Rater 'nobody' has no ratings"),
+    (["--judge", "judge-a", "--harm-column", "tier"], "no such column"),
+    (["--judge", "judge-a"], "no human harm_severity@1 ratings"),
+    (["--judge", "judge-a", "--verdict", "missing.json"], "no such file"),
+])
+def test_bad_input_is_one_sentence(synthetic_store, args, needle):
+    r = run("analyze", "calibration", *args, "--store", synthetic_store["store"], "--quiet")
+    assert r.exit_code == 2, r.output
+    assert needle in r.stderr and "Traceback" not in r.output
+
+
+def test_missing_store_is_an_error(tmp_path):
+    r = run("analyze", "calibration", "--judge", "j", "--store", tmp_path / "none.db")
+    assert r.exit_code == 2 and "does not exist" in r.stderr
+    assert not (tmp_path / "none.db").exists()
+
+
+@pytest.mark.parametrize("cmd", [[], ["distribution"], ["calibration"], ["criteria"]])
+def test_every_command_has_help_with_an_example(cmd):
+    r = run("analyze", *cmd, "--help")
+    assert r.exit_code == 0 and "Example" in r.output and "judgekit analyze" in r.output
