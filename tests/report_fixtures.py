@@ -1,7 +1,8 @@
 """Fixtures for the report tests: a hand-written agreement report and verdict with planted
 markup, a store with the shipped XSTest labels, and a real headless Chromium.
 
-Use with ``pytest_plugins = ["tests.report_fixtures"]``.
+Use with ``pytest_plugins = ["tests.report_fixtures"]``. Every fixture name starts with ``report_``
+(a plugin's fixtures are visible to the whole session; this keeps them out of other areas' way).
 """
 
 from __future__ import annotations
@@ -117,22 +118,22 @@ def make_extras() -> dict[str, Any]:
 
 
 @pytest.fixture()
-def agreement() -> dict[str, Any]:
+def report_agreement() -> dict[str, Any]:
     return make_agreement()
 
 
 @pytest.fixture()
-def verdict() -> dict[str, Any]:
+def report_verdict() -> dict[str, Any]:
     return make_verdict()
 
 
 @pytest.fixture()
-def extras() -> dict[str, Any]:
+def report_extras() -> dict[str, Any]:
     return make_extras()
 
 
 @pytest.fixture()
-def planted() -> SimpleNamespace:
+def report_planted() -> SimpleNamespace:
     """The planted strings (as a fixture, so test modules need not import this plugin)."""
     return SimpleNamespace(script=PLANTED_SCRIPT, text=PLANTED, key=HOSTILE_KEY, item=HOSTILE_ITEM)
 
@@ -211,7 +212,7 @@ def console_lines(stderr: str) -> list[str]:
 
 
 @pytest.fixture(scope="session")
-def browser(tmp_path_factory) -> Browser:
+def report_browser(tmp_path_factory) -> Browser:
     exe = shutil.which("chromium") or _install_chromium()
     return Browser(exe, tmp_path_factory.mktemp("chromium"))
 

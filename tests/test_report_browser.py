@@ -20,6 +20,33 @@ pytest_plugins = ["tests.report_fixtures"]
 # the first test may install chromium with apt-get (a fresh CI machine): allow for the download
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(900)]
 
+
+# short local names for the session-wide report_* fixtures
+@pytest.fixture()
+def agreement(report_agreement):
+    return report_agreement
+
+
+@pytest.fixture()
+def verdict(report_verdict):
+    return report_verdict
+
+
+@pytest.fixture()
+def extras(report_extras):
+    return report_extras
+
+
+@pytest.fixture()
+def planted(report_planted):
+    return report_planted
+
+
+@pytest.fixture(scope="session")
+def browser(report_browser):
+    return report_browser
+
+
 TITLE = "judgekit report — refusal@1"
 
 

@@ -18,6 +18,27 @@ from judgekit.report.summary import comparison, headline_metric, summarise
 pytest_plugins = ["tests.report_fixtures"]
 
 
+# short local names for the session-wide report_* fixtures
+@pytest.fixture()
+def agreement(report_agreement):
+    return report_agreement
+
+
+@pytest.fixture()
+def verdict(report_verdict):
+    return report_verdict
+
+
+@pytest.fixture()
+def extras(report_extras):
+    return report_extras
+
+
+@pytest.fixture()
+def planted(report_planted):
+    return report_planted
+
+
 class Tags(HTMLParser):
     """Collects start tags and text, the way a browser's tokenizer sees the page."""
 
