@@ -55,11 +55,13 @@ class AnthropicJudge:
             kwargs["output_config"] = {"format": {"type": "json_schema", "schema": ctx.schema}}
         if entry.temperature is not None:
             kwargs["temperature"] = entry.temperature
+        self.options = dict(entry.options)  # extra request fields (top_k, ...): part of the key
+        kwargs.update(self.options)
         self._kwargs = kwargs
         self._options: Any = {}
 
     def cache_params(self) -> dict[str, Any]:
-        return {}
+        return {"options": self.options} if self.options else {}
 
     def answer(self, request: JudgeRequest) -> Completion:
         raise TypeError("AnthropicJudge is remote; await complete()")

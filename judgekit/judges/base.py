@@ -240,7 +240,8 @@ def spec_params(entry: JudgeEntry, judge: Judge) -> str:
     from judgekit.prompt import PROMPT_VERSION
 
     payload = {
-        "spec": entry.model,
+        # A judge may name itself without transport details (openai-compatible drops its URL).
+        "spec": getattr(judge, "cache_spec", entry.model),
         "temperature": entry.temperature,
         "max_tokens": entry.max_tokens,
         "structured": entry.structured,

@@ -69,11 +69,17 @@ class OpenAIJudge:
                 "type": "json_schema",
                 "json_schema": {"name": "judgement", "schema": ctx.schema, "strict": True},
             }
+        # Extra request fields (seed, top_p, ...) from the entry's options: part of the cache key.
+        self.options = dict(entry.options)
+        kwargs.update(self.options)
         self._kwargs = kwargs
+        # The base URL is transport: the same model behind another URL (a restarted vLLM on a
+        # new port, another node of the cluster) answers the same, so it reuses the cache.
+        self.cache_spec = f"openai-compatible:{model}" if compatible else entry.model
         self._options: Any = {"security": {"bearer_auth": True}}
 
     def cache_params(self) -> dict[str, Any]:
-        return {}
+        return {"options": self.options} if self.options else {}
 
     def answer(self, request: JudgeRequest) -> Completion:
         raise TypeError("OpenAIJudge is remote; await complete()")
