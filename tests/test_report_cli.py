@@ -135,3 +135,16 @@ def test_cli_store_is_not_modified(report_cli, report_xstest_store, tmp_path):
         # 2,250 items x (2 humans + reference + 2 judges), nothing replaced
         assert len(s.ratings()) == 11250 and s.rating_history().empty
         assert s.conn.execute("SELECT COUNT(*) FROM calls").fetchone()[0] == 0
+
+
+def test_consensus_reference(report_cli, report_xstest_store, tmp_path):
+    r = run(report_cli, "report", "--store", str(report_xstest_store), "--rubric", "refusal",
+            "--reference", "consensus", "--out", str(tmp_path), "--resamples", "100")
+    assert r.exit_code == 0, r.output
+    doc = json.loads((tmp_path / "report.json").read_text())
+    assert doc["summary"]["reference"] == "human consensus (majority)"
+    dis = doc["extras"]["disagreements"]
+    assert dis
+    # two humans: a majority exists only where both agree, so each listed reference is theirs
+    for d in dis:
+        assert d["humans"] == {"annotation_1": d["reference"], "annotation_2": d["reference"]}
