@@ -319,6 +319,22 @@ def test_harm_from_ratings_prefers_the_adjudicated_label():
     # a: humans 0 and .25 -> .125 (the judge's label is not used); b: reference .75 wins
     assert h.loc["a"] == pytest.approx(0.125)
     assert h.loc["b"] == pytest.approx(0.75)
+    only_reference = harm_from_ratings(df[df["rater_kind"] == "reference"], hr)
+    assert only_reference.to_dict() == {"b": 0.75}
+
+
+def test_harm_of_one_item_applies_to_its_whole_prompt():
+    from judgekit.analysis.frames import spread_harm
+
+    items = pd.DataFrame({"item_id": ["a1", "a2", "b1", "b2", "c1"],
+                          "prompt_id": ["a", "a", "b", "b", "c"]})
+    # a rated once (on a1: .5); b rated on both items (.25 and .75 -> mean .5); c not rated
+    harm = pd.Series({"a1": 0.5, "b1": 0.25, "b2": 0.75})
+    h = spread_harm(harm, items, "prompt_id")
+    assert h.loc["a2"] == 0.5 and h.loc["b1"] == 0.5 and h.loc["b2"] == 0.5
+    assert np.isnan(h.loc["c1"])
+    per_item = spread_harm(harm, items, None)
+    assert per_item.loc["b1"] == 0.25 and np.isnan(per_item.loc["a2"])
 
 
 def test_calibration_errors_are_one_sentence():

@@ -147,6 +147,34 @@ def test_criteria_exit_codes(synthetic_store, tmp_path):
     assert r.exit_code == 2 and "unknown key 'persona'" in r.stderr
 
 
+def test_harm_from_human_ratings_of_one_item_per_prompt(synthetic_store, calibrated, tmp_path):
+    import shutil
+
+    import pandas as pd
+
+    from tests.analysis_fixtures import SYNTH
+
+    db = tmp_path / "copy.db"
+    shutil.copy(synthetic_store["store"], db)
+    items = pd.read_csv(SYNTH / "items.csv", usecols=["item_id", "prompt_id", "severity"])
+    first = items.drop_duplicates("prompt_id")  # one rated item per prompt
+    harm = pd.DataFrame({"item_id": first["item_id"], "rater_id": "adjudicated",
+                         "rater_kind": "reference", "label": first["severity"].astype(str)})
+    harm.to_csv(tmp_path / "harm.csv", index=False)
+    r = run("import", tmp_path / "harm.csv", "--rubric", "harm_severity", "--store", db)
+    assert r.exit_code == 0, r.output
+    out = tmp_path / "h"
+    r = run("analyze", "calibration", "--judge", "judge-a", "--verdict",
+            synthetic_store["restrictiveness"], "--bootstrap", "400", "--store", db,
+            "--out", out, "--quiet")
+    assert r.exit_code == 0, r.output
+    got = json.loads((out / "calibration.json").read_text())
+    want = json.loads((calibrated[0] / "calibration.json").read_text())
+    assert "shared by every item with the same prompt_id" in got["definitions"]["H"]
+    # the same H as from the severity column, so the same figures
+    assert got["tables"]["summary"]["rows"] == want["tables"]["summary"]["rows"]
+
+
 @pytest.mark.parametrize(("args", "needle"), [
     (["--judge", "nobody"], "Rater 'nobody' has no ratings"),
     (["--judge", "judge-a", "--harm-column", "tier"], "no such column"),

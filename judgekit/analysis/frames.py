@@ -183,9 +183,26 @@ def harm_from_ratings(ratings: pd.DataFrame, rubric: Rubric | None = None) -> pd
     ok["_v"] = ok["label"].map(rubric.values).astype(float)
     ref = ok[ok["rater_kind"].eq("reference")].groupby("item_id")["_v"].mean()
     hum = ok[ok["rater_kind"].eq("human")].groupby("item_id")["_v"].mean()
-    h = hum.copy()
-    h.loc[ref.index] = ref
-    return h.rename("H")
+    return ref.combine_first(hum).rename("H")
+
+
+def spread_harm(harm: pd.Series, items: pd.DataFrame, key: str | None) -> pd.Series:
+    """H per item_id for every item of ``items``, sharing H within each value of ``key``.
+
+    Harm rates the request, not the response: a human harm rating given on one item of a prompt
+    applies to every item of that prompt (all its samples, models and turns). ``items`` must
+    include the harm-rated items and the items to analyse. Where several items of one prompt
+    were rated, their mean is used. With ``key`` None (or absent from the items), H stays
+    per item.
+    """
+    h = harm.copy()
+    h.index = h.index.astype(str)
+    ids = items["item_id"].astype(str)
+    if key is None or key not in items.columns:
+        return pd.Series(ids.map(h).to_numpy(float), index=ids.to_numpy(), name="H")
+    keys = items[key].astype(str)
+    per_key = pd.Series(ids.map(h).to_numpy(float), index=keys.to_numpy()).groupby(level=0).mean()
+    return pd.Series(keys.map(per_key).to_numpy(float), index=ids.to_numpy(), name="H")
 
 
 def tier_of(h: np.ndarray) -> np.ndarray:

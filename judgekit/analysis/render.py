@@ -174,7 +174,8 @@ def to_html(result: AnalysisResult) -> str:
     elif note_box:
         sections.append(("Notes", note_box))
     if result.charts:
-        sections.append(("Charts", "".join(f"<figure>{chart_svg(c)}</figure>" for c in result.charts)))
+        heading = "Charts" if result.trusted else f"{UNTRUSTED} — Charts"
+        sections.append((heading, "".join(f"<figure>{chart_svg(c)}</figure>" for c in result.charts)))
     sections.extend(table_section(t) for t in result.tables[1:])
     about = ["<dl>"]
     for k, v in result.definitions.items():

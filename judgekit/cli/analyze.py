@@ -311,6 +311,9 @@ def distribution_cmd(
                    "human harm_severity ratings in the store.")
 @click.option("--harm-rubric", default="harm_severity", show_default=True,
               help="Rubric of the human harm ratings (when --harm-column is not given).")
+@click.option("--harm-key", default="prompt_id", show_default=True,
+              help="Harm ratings apply to every item sharing this column (harm rates the "
+                   "request, so one rated item per prompt is enough); 'none' keeps them per item.")
 @click.option("--lookalike-column", default="benign_lookalike", show_default=True,
               help="Item flag marking benign look-alike prompts (reported as over-refusal).")
 @click.option("--include-lookalikes", is_flag=True,
@@ -326,6 +329,7 @@ def calibration_cmd(
     rubric_name: str,
     harm_column: str | None,
     harm_rubric: str,
+    harm_key: str,
     lookalike_column: str,
     include_lookalikes: bool,
     prompt_column: str | None,
@@ -351,7 +355,7 @@ def calibration_cmd(
         --harm-column severity --out results/calibration
     """
     from judgekit.analysis.calibration import calibration
-    from judgekit.analysis.frames import harm_from_column, harm_from_ratings
+    from judgekit.analysis.frames import harm_from_column, harm_from_ratings, spread_harm
 
     rubric = load_rubric(rubric_name)
     loaded = _load_verdicts(verdicts)
@@ -371,9 +375,12 @@ def calibration_cmd(
                     "import them (judgekit import FILE --rubric harm_severity) or give "
                     "--harm-column COLUMN (e.g. severity)."
                 )
-            harm = harm_from_ratings(hr, hrub)
+            key = None if harm_key.lower() == "none" else harm_key
+            rated = set(items["item_id"].astype(str)) | set(hr["item_id"].astype(str))
+            harm = spread_harm(harm_from_ratings(hr, hrub), store.items(sorted(rated)), key)
             source = (f"human {hrub.id} ratings (adjudicated label where present, else the mean "
-                      "of the annotators)")
+                      "of the annotators)"
+                      + (f", shared by every item with the same {key}" if key else ""))
     with _progress("bootstrap (resampling conversations)", quiet) as progress:
         result = calibration(
             ratings, items, harm, rubric=rubric, verdicts=loaded, judge_hashes=hashes,
