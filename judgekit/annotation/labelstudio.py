@@ -64,6 +64,9 @@ def label_config(rubrics: Sequence[Rubric], *, comment: bool = True) -> str:
     rubs = _check_rubrics(rubrics)
     out = [
         "<View>",
+        "  <Style>.jk-instructions h1, .jk-instructions h2, .jk-instructions h3, .jk-instructions h4,"
+        " .jk-instructions h5, .jk-instructions h6 { font-size: 15px; font-weight: normal;"
+        " line-height: 1.4; }</Style>",
         '  <Header value="Conversation" size="4"/>',
         '  <Paragraphs name="conversation" value="$messages" layout="dialogue"'
         ' nameKey="role" textKey="content"/>',
@@ -78,7 +81,9 @@ def label_config(rubrics: Sequence[Rubric], *, comment: bool = True) -> str:
         instructions = " ".join(r.instructions.split())
         if r.priority_ordered:
             instructions += " When several labels apply, choose the first one listed."
-        out.append(f"    <Header value={quoteattr(instructions)} size=\"6\" underline=\"false\"/>")
+        out.append('    <View className="jk-instructions">')
+        out.append(f"      <Header value={quoteattr(instructions)} size=\"6\" underline=\"false\"/>")
+        out.append("    </View>")
         out.append(
             f'    <Choices name={quoteattr(r.name)} toName="response" choice="single-radio"'
             ' required="true" showInline="false">'
