@@ -7,6 +7,8 @@
 #   bash scripts/labelstudio-server.sh install            # idempotent; ~90 s the first time
 #   bash scripts/labelstudio-server.sh start [--port 8080] [--data-dir DIR] \
 #        [--user admin@example.com] [--password PW] [--token TOKEN]
+#        (password: --password, env JUDGEKIT_LS_PASSWORD, or a random one written to
+#        DATA_DIR/admin-password; token: --token or env LABEL_STUDIO_API_KEY)
 #   bash scripts/labelstudio-server.sh stop   [--data-dir DIR]
 #   bash scripts/labelstudio-server.sh status [--data-dir DIR]
 #
@@ -49,7 +51,7 @@ install_server() {
 PORT=8080
 DATA="$ROOT/.cache/labelstudio-data"
 USER_EMAIL="admin@example.com"
-PASSWORD="judgekit-admin-pw"
+PASSWORD="${JUDGEKIT_LS_PASSWORD:-}"
 TOKEN="${LABEL_STUDIO_API_KEY:-}"
 TIMEOUT=180
 
@@ -72,6 +74,14 @@ start_server() {
     [ -n "$TOKEN" ] || die "give --token TOKEN or set LABEL_STUDIO_API_KEY (the API token to create)"
     mkdir -p "$DATA"
     DATA="$(cd "$DATA" && pwd)"
+    if [ -z "$PASSWORD" ]; then
+        # No password given: make one and keep it beside the data (readable by you only).
+        if [ ! -s "$DATA/admin-password" ]; then
+            (umask 077; "$PY" -c 'import secrets; print(secrets.token_urlsafe(16))' >"$DATA/admin-password")
+        fi
+        PASSWORD="$(cat "$DATA/admin-password")"
+        echo "labelstudio-server: log in as $USER_EMAIL with the password in $DATA/admin-password" >&2
+    fi
     if [ -f "$DATA/server.pid" ] && kill -0 "$(cat "$DATA/server.pid")" 2>/dev/null; then
         die "a server from $DATA is already running (pid $(cat "$DATA/server.pid")); stop it first"
     fi
