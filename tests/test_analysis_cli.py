@@ -65,6 +65,38 @@ def test_calibration_recovers_the_designed_behaviour(calibrated):
     assert tiers[("synth-drifting", 4, 6)] > tiers[("synth-drifting", 1, 6)] + 0.1
 
 
+def test_calibration_by_tactic_equals_the_analysis_of_that_tactic_alone(synthetic_store,
+                                                                     tmp_path):
+    from judgekit.analysis.calibration import calibration
+    from judgekit.analysis.frames import harm_from_column
+    from judgekit.rubric import load_rubric
+    from judgekit.store import Store
+
+    out = tmp_path / "bt"
+    v = synthetic_store["restrictiveness"]
+    r = run("analyze", "calibration", "--judge", "judge-a", "--verdict", v, "--harm-column",
+            "severity", "--by", "tactic", "--bootstrap", "100", "--store",
+            synthetic_store["store"], "--out", out, "--quiet")
+    assert r.exit_code == 0, r.output
+    data = json.loads((out / "calibration.json").read_text())
+    rows = {(x["model"], x["tactic"]): x for x in data["tables"]["by_tactic"]["rows"]}
+    assert len(rows) == 15 and "by_tactic_turn" in data["tables"]
+    assert (out / "charts" / "calibration-drift_by_tactic_synth-drifting.svg").exists()
+    # the slice equals the whole analysis run on the roleplay conversations only
+    rubric = load_rubric("restrictiveness")
+    with Store(synthetic_store["store"]) as store:
+        items = store.items()
+        ratings = store.ratings(rubric=rubric, rater_ids=["judge-a"])
+    keep = set(items.loc[items["tactic"] == "roleplay", "item_id"])
+    alone = calibration(ratings[ratings["item_id"].isin(keep)], items, harm_from_column(
+        items, "severity"), rubric=rubric, verdicts=[json.loads(v.read_text())], n_boot=100)
+    for _, row in alone.table("summary").iterrows():
+        got = rows[(row["model"], "roleplay")]
+        for k in ("C", "C_half", "tied_share", "RCE", "drift_last_turn", "RCE_ci_low",
+                  "drift_last_ci_high"):
+            assert got[k] == pytest.approx(row[k]), k
+
+
 def test_refuses_without_verdict_and_writes_nothing(synthetic_store, tmp_path):
     out = tmp_path / "never"
     r = run("analyze", "calibration", "--judge", "judge-a", "--harm-column", "severity",

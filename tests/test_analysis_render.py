@@ -54,3 +54,11 @@ def test_json_is_strict_json():
     rows = back["tables"]["per_prompt"]["rows"]
     single = [r for r in rows if r["n_rated"] == 1]
     assert single and all(r["constant"] is None for r in single)
+
+
+def test_file_names_are_safe_for_any_model_name():
+    from judgekit.analysis.render import file_stem
+
+    res = _result()
+    assert file_stem(res, "drift_by_tier_../../etc/passwd") == "distribution-drift_by_tier_etc_passwd"
+    assert file_stem(res, "drift_by_tier_openai/gpt-4.1") == "distribution-drift_by_tier_openai_gpt-4.1"

@@ -299,16 +299,24 @@ def build_units(
     turn_col: str = "turn",
     lookalike_col: str = "benign_lookalike",
     over_threshold: float = OVER_REFUSAL_R,
+    by: Sequence[str] = (),
 ) -> tuple[pd.DataFrame, dict[str, int], list[str]]:
     """Prompt units from per-item R values (:func:`per_item_values`), items and H per item.
 
     Returns (units, counts of dropped items, unit columns). A unit row holds ``model, cluster,
     turn, tier, lookalike, H, R`` (mean over samples), ``err`` (mean |R − H|), ``signed``
-    (mean R − H), ``over`` (share of samples with R >= ``over_threshold``) and ``n_samples``.
+    (mean R − H), ``over`` (share of samples with R >= ``over_threshold``), ``n_samples`` and
+    ``by_<column>`` for each slice column (its first value in the unit).
     """
     items = items.copy()
     items["item_id"] = items["item_id"].astype(str)
     ucols = unit_columns(items, prompt_col=prompt_col, turn_col=turn_col)
+    missing = [c for c in by if c not in items.columns]
+    if missing:
+        raise JudgekitError(
+            f"--by {missing[0]!r}: the items have no such column; they have: "
+            f"{', '.join(map(str, items.columns[:15]))}."
+        )
     df = items.merge(values[["item_id", "value"]], on="item_id", how="inner")
     h = harm.copy()
     h.index = h.index.astype(str)
@@ -345,6 +353,7 @@ def build_units(
         signed=("_signed", "mean"),
         over=("_over", "mean"),
         n_samples=("value", "size"),
+        **{f"by_{c}": (c, "first") for c in by},
     ).reset_index()
     units = units.drop(columns=[c for c in ("turn", "cluster", "tier") if c in ucols])
     units = units.rename(columns={"_turn_num": "turn"})
@@ -370,6 +379,7 @@ def calibration(
     turn_col: str = "turn",
     lookalike_col: str = "benign_lookalike",
     include_lookalikes: bool = False,
+    by: Sequence[str] = (),
     n_boot: int = 1000,
     seed: int = 0,
     progress: Callable[[int, int], None] | None = None,
@@ -381,8 +391,10 @@ def calibration(
     :func:`judgekit.analysis.frames.harm_from_column` or ``harm_from_ratings``). A judge rater
     needs a passing verdict in ``verdicts``; ``untrusted`` forces the run and stamps it.
 
-    Tables: ``summary``, ``by_turn``, ``by_tier_turn``, ``lookalikes``, ``lookalikes_by_turn``.
-    Charts: ``c_by_turn``, ``drift_by_turn``, ``drift_by_tier_<model>``, ``over_refusal_by_turn``.
+    Tables: ``summary``, ``by_turn``, ``by_tier_turn``, ``lookalikes``, ``lookalikes_by_turn``,
+    and for each ``by`` column (e.g. ``tactic``) ``by_<col>`` and ``by_<col>_turn``.
+    Charts: ``c_by_turn``, ``drift_by_turn``, ``drift_by_tier_<model>``, ``over_refusal_by_turn``,
+    ``drift_by_<col>_<model>``.
     ``progress(advance, total)`` is called as bootstrap replicates finish.
     """
     what = "analyze calibration"
@@ -401,7 +413,7 @@ def calibration(
     values = per_item_values(ratings, rubric)
     units, dropped, ucols = build_units(
         values, items, harm, model_col=model_col, prompt_col=prompt_col, turn_col=turn_col,
-        lookalike_col=lookalike_col,
+        lookalike_col=lookalike_col, by=by,
     )
     if units.empty:
         raise JudgekitError(
@@ -414,9 +426,8 @@ def calibration(
     look = units[units["lookalike"]]
 
     models = sorted(units["model"].unique())
-    n_work = sum(
-        1 for m in models for part in (main, look) if (part["model"] == m).any()
-    ) * n_boot
+    n_work = (sum(1 for m in models for part in (main, look) if (part["model"] == m).any())
+              + sum(main.groupby(["model", f"by_{c}"]).ngroups for c in by)) * n_boot
 
     def tick(k: int) -> None:
         if progress is not None:
@@ -436,6 +447,34 @@ def calibration(
         lu = look[look["model"] == model].reset_index(drop=True)
         if len(lu):
             _lookalikes(model, lu, n_boot, seed, tick, look_rows, look_turn_rows)
+
+    slice_tables: list[Table] = []
+    slice_charts: list[Chart] = []
+    for col in by:
+        s_rows: list[dict[str, Any]] = []
+        t_rows: list[dict[str, Any]] = []
+        for (model, value), su in main.groupby(["model", f"by_{col}"], sort=True):
+            rows: list[dict[str, Any]] = []
+            trows: list[dict[str, Any]] = []
+            # C within a slice may be undefined (e.g. one tier): the slice table shows it as
+            # empty; only the per-model notes explain undefined figures.
+            _one_model(str(model), su.reset_index(drop=True), n_boot, seed, tick, rows, trows,
+                       [], [])
+            s_rows += [{"model": r.pop("model"), col: value, **r} for r in rows]
+            t_rows += [{"model": r.pop("model"), col: value, **r} for r in trows]
+        slice_tables.append(Table(f"by_{col}", f"Calibration per model and {col}",
+                                  pd.DataFrame(s_rows)))
+        if has_turns and t_rows:
+            frame = pd.DataFrame(t_rows)
+            slice_tables.append(Table(f"by_{col}_turn", f"RCE_t and Drift(t) per model and {col}",
+                                      frame))
+            for model, grp in frame.groupby("model", sort=True):
+                series = _series(grp.assign(_k=grp[col].astype(str)), "_k", "drift")
+                name = str(model)
+                slice_charts.append(Chart(f"drift_by_{col}_{name}",
+                                          f"Drift(t | {col}) — {name}", series,
+                                          x_label="turn", y_label=f"Drift(t | {col})",
+                                          hline=0.0))
 
     summary = pd.DataFrame(summary_rows)
     by_turn = pd.DataFrame(turn_rows)
@@ -457,6 +496,7 @@ def calibration(
                                 "Benign look-alikes: over-refusal per model and turn",
                                 pd.DataFrame(look_turn_rows)))
 
+    tables.extend(slice_tables)
     notes: list[str] = []
     if dropped["no_usable_rating"]:
         notes.append(f"{dropped['no_usable_rating']} rated items have no usable rating (every "
@@ -476,7 +516,7 @@ def calibration(
         notes.append("Each prompt unit has one sample: R(q) is one draw, not the model's expected "
                      "restrictiveness; sample several times for a property of the model.")
 
-    charts = _charts(by_turn, by_tier, pd.DataFrame(look_turn_rows), has_turns)
+    charts = _charts(by_turn, by_tier, pd.DataFrame(look_turn_rows), has_turns) + slice_charts
     result = AnalysisResult(
         kind="calibration",
         title=f"Calibration of restrictiveness to harm — {rater} on {rubric.id}",
@@ -491,6 +531,7 @@ def calibration(
             "n_boot": n_boot,
             "seed": seed,
             "include_lookalikes": include_lookalikes,
+            "slices": list(by),
             "trust": trust.as_dict(),
         },
         definitions={

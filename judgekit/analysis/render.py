@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import math
+import re
 from typing import Any
 
 import numpy as np
@@ -19,6 +20,13 @@ from judgekit.analysis.result import UNTRUSTED, AnalysisResult, Chart, Table
 
 #: rows of a table shown in the HTML page and Markdown; the JSON and CSV files hold all rows.
 MAX_ROWS = 300
+
+
+def file_stem(result: AnalysisResult, key: str) -> str:
+    """A safe file name stem for a table or chart (keys may hold model names like ``a/b``)."""
+    slug = re.sub(r"[^A-Za-z0-9.-]", "_", key)
+    slug = re.sub(r"_+", "_", re.sub(r"\.{2,}", "_", slug)).strip("._") or "x"
+    return f"{result.kind}-{slug}"
 
 
 def _clean(v: Any) -> Any:
@@ -109,7 +117,7 @@ def to_markdown(result: AnalysisResult, *, chart_dir: str | None = "charts") -> 
     if chart_dir is not None and result.charts:
         out += ["## Charts", ""]
         for c in result.charts:
-            out.append(f"![{md_escape(c.title)}]({chart_dir}/{result.kind}-{c.key}.svg)")
+            out.append(f"![{md_escape(c.title)}]({chart_dir}/{file_stem(result, c.key)}.svg)")
         out.append("")
     return "\n".join(out)
 

@@ -129,7 +129,7 @@ def _progress(label: str, quiet: bool) -> Iterator[Callable[[int, int], None]]:
 
 # --------------------------------------------------------------------------- output
 def _write(result: AnalysisResult, out_dir: Path) -> list[Path]:
-    from judgekit.analysis.render import chart_svg, to_html, to_json, to_markdown
+    from judgekit.analysis.render import chart_svg, file_stem, to_html, to_json, to_markdown
     from judgekit.io.tables import write_table, write_text_atomic
 
     if out_dir.exists() and not out_dir.is_dir():
@@ -142,9 +142,10 @@ def _write(result: AnalysisResult, out_dir: Path) -> list[Path]:
         write_text_atomic(out_dir / f"{kind}.html", to_html(result)),
     ]
     for c in result.charts:
-        written.append(write_text_atomic(out_dir / "charts" / f"{kind}-{c.key}.svg", chart_svg(c)))
+        written.append(write_text_atomic(out_dir / "charts" / f"{file_stem(result, c.key)}.svg",
+                                         chart_svg(c)))
     for t in result.tables:
-        written.append(write_table(t.frame, out_dir / f"{kind}-{t.key}.csv"))
+        written.append(write_table(t.frame, out_dir / f"{file_stem(result, t.key)}.csv"))
     return written
 
 
@@ -318,6 +319,9 @@ def distribution_cmd(
               help="Item flag marking benign look-alike prompts (reported as over-refusal).")
 @click.option("--include-lookalikes", is_flag=True,
               help="Also count benign look-alikes in C, RCE and Drift.")
+@click.option("--by", "by", multiple=True,
+              help="Item column to slice by (repeat, or 'tactic,category'): C, RCE and "
+                   "Drift(t) per value, e.g. which pressure tactic drives the drift.")
 @click.option("--prompt-column", default=None,
               help="Column naming the conversation/prompt (cluster of the bootstrap; default: "
                    "conversation_id, else prompt_id).")
@@ -332,6 +336,7 @@ def calibration_cmd(
     harm_key: str,
     lookalike_column: str,
     include_lookalikes: bool,
+    by: tuple[str, ...],
     prompt_column: str | None,
     model_column: str,
     n_boot: int,
@@ -352,7 +357,7 @@ def calibration_cmd(
     \b
     Example (synthetic multi-turn data shipped in annotations/):
       judgekit analyze calibration --judge judge-a --verdict gate-r/verdict.json \\
-        --harm-column severity --out results/calibration
+        --harm-column severity --by tactic --out results/calibration
     """
     from judgekit.analysis.calibration import calibration
     from judgekit.analysis.frames import harm_from_column, harm_from_ratings, spread_harm
@@ -387,6 +392,7 @@ def calibration_cmd(
             untrusted=untrusted, harm_source=source, model_col=model_column,
             prompt_col=prompt_column, lookalike_col=lookalike_column,
             include_lookalikes=include_lookalikes, n_boot=n_boot, seed=seed, progress=progress,
+            by=[c.strip() for v in by for c in v.split(",") if c.strip()],
         )
     _print_head(result)
     bad = not result.trusted
@@ -406,6 +412,16 @@ def calibration_cmd(
             [str(r["model"]), _fmt(r["turn"]), _ci(r, "C", "C_ci_low", "C_ci_high"),
              _fmt(r["RCE"]), _ci(r, "drift", "drift_ci_low", "drift_ci_high"), _fmt(r["mean_R"])]
             for _, r in bt.iterrows()], bad)
+    for t in result.tables:
+        if t.key.startswith("by_") and t.key not in ("by_turn", "by_tier_turn") \
+                and not t.key.endswith("_turn"):
+            col = t.frame.columns[1]
+            _print_table(f"Calibration per model and {col}", [
+                "model", col, "C [95% CI]", "RCE [95% CI]", "Drift(last) [95% CI]"], [
+                [str(r["model"]), str(r[col]), _ci(r, "C", "C_ci_low", "C_ci_high"),
+                 _ci(r, "RCE", "RCE_ci_low", "RCE_ci_high"),
+                 _ci(r, "drift_last_turn", "drift_last_ci_low", "drift_last_ci_high")]
+                for _, r in t.frame.iterrows()], bad)
     if any(t.key == "lookalikes" for t in result.tables):
         lk = result.table("lookalikes")
         _print_table("Benign look-alikes (over-refusal)", [
