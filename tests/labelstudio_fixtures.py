@@ -19,6 +19,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -126,7 +127,7 @@ def ls_env(labelstudio_server: LabelStudioServer, monkeypatch: pytest.MonkeyPatc
 
 
 @pytest.fixture(scope="session")
-def ls_sdk(labelstudio_server: LabelStudioServer):  # type: ignore[no-untyped-def]
+def ls_sdk(labelstudio_server: LabelStudioServer) -> Any:
     """The official label-studio-sdk client, acting as the annotators' side in the tests."""
     from label_studio_sdk import LabelStudio
 
