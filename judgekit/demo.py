@@ -6,7 +6,8 @@
 3. Check the published human–human agreement per model (Röttger et al., repository analysis).
 4. Gate both judges with the shipped policy → verdict.json.
 5. An offline judge panel (rules judges + a judge served by the project's fake provider) over
-   items written for this project, fed to the same agreement report and gate.
+   items written for this project, in its own store (``panel.db``), fed to the same agreement
+   report and gate.
 6. Reports: JSON, Markdown and (when the report module is present) a self-contained HTML page.
 
 Re-running in the same folder is idempotent: imports replace the same ratings and the panel makes
@@ -87,7 +88,8 @@ def run_demo(out_dir: Path, *, console: Console | None = None, n_resamples: int 
         # 2. agreement ----------------------------------------------------------------------
         console.rule("2. Agreement of the judges with the humans")
         report = agreement_report(
-            store, rubric=rubric, by=["prompt_safety", "model"], n_resamples=n_resamples
+            store, rubric=rubric, by=["prompt_safety", "model"], n_resamples=n_resamples,
+            judges=["string_match", "gpt4"], humans=["annotation_1", "annotation_2"], reference="final",
         ).to_dict()
         print_agreement(console, report)
         write_text_atomic(out_dir / "agreement.json", json.dumps(report, indent=1))
@@ -115,25 +117,24 @@ def run_demo(out_dir: Path, *, console: Console | None = None, n_resamples: int 
 
         # 5. offline panel ------------------------------------------------------------------
         panel_report = panel_verdict = None
-        try:
-            from judgekit.judges.demo import run_demo_panel
-        except ImportError:
-            run_demo_panel = None
-        if run_demo_panel is not None:
+        from judgekit.judges.demo import run_demo_panel
+
+        # Its own store, so the panel's items and raters never mix into the XSTest figures.
+        with Store(out_dir / "panel.db") as pstore:
             console.rule("5. An offline judge panel on items written for judgekit")
-            panel_summary = run_demo_panel(store, out_dir)
+            panel_summary = run_demo_panel(pstore, out_dir)
             summary["panel"] = panel_summary
             console.print(_panel_line(panel_summary), markup=False)
             prub = load_rubric(panel_summary.get("rubric", "refusal"))
             panel_report = agreement_report(
-                store, rubric=prub, judges=panel_summary.get("judges"), n_resamples=n_resamples,
+                pstore, rubric=prub, judges=panel_summary.get("judges"), n_resamples=n_resamples,
                 only_items=panel_summary.get("item_ids"),
             ).to_dict()
             print_agreement(console, panel_report)
             write_text_atomic(out_dir / "panel_agreement.json", json.dumps(panel_report, indent=1))
             policy = panel_summary.get("policy")
             if policy:
-                panel_verdict, _ = run_gate(store, policy)
+                panel_verdict, _ = run_gate(pstore, policy)
                 print_verdict(console, panel_verdict, explain(panel_verdict))
                 write_text_atomic(out_dir / "panel_verdict.json", json.dumps(panel_verdict, indent=1))
 
@@ -144,15 +145,23 @@ def run_demo(out_dir: Path, *, console: Console | None = None, n_resamples: int 
         md += ["## Published human–human agreement per model", "", "| model | published | judgekit |",
                "|---|---:|---:|"]
         md += [f"| {m} | {p:.1f}% | {ours.get(m, float('nan')):.1f}% |" for m, p in XSTEST_PUBLISHED_AGREEMENT.items()]
+        if panel_report is not None:
+            md += ["", "# Offline judge panel (items written for judgekit)", "", _panel_line(panel_summary), ""]
+            if panel_verdict is not None:
+                md += [f"    {x}" for x in explain(panel_verdict)] + [""]
+            md.append(agreement_markdown(panel_report))
         write_text_atomic(out_dir / "summary.md", "\n".join(md) + "\n")
         written = [out_dir / "agreement.json", out_dir / "verdict.json", out_dir / "summary.md"]
-        try:
-            from judgekit.report.html import write_report
-        except ImportError:
-            write_report = None  # type: ignore[assignment]
-        if write_report is not None:
-            extras = _report_extras(store, rubric, report)
-            paths = write_report(out_dir, report, verdict, extras=extras)
+        from judgekit.report import write_report
+        from judgekit.report.collect import collect_extras
+
+        paths = write_report(out_dir, report, verdict, extras=collect_extras(store, rubric, report))
+        written += list(paths.values())
+        if panel_report is not None:
+            prub = load_rubric(panel_report["rubric"])
+            with Store(out_dir / "panel.db") as pstore:
+                extras = collect_extras(pstore, prub, panel_report)
+            paths = write_report(out_dir, panel_report, panel_verdict, extras=extras, stem="panel_report")
             written += list(paths.values())
         for p in written:
             console.print(f"  wrote {p}", markup=False)
@@ -164,20 +173,3 @@ def _panel_line(s: dict[str, Any]) -> str:
     keys = ("calls", "cached", "abstentions", "errors", "input_tokens", "output_tokens", "cost_usd")
     return "  panel: " + ", ".join(f"{k}={s[k]}" for k in keys if k in s)
 
-
-def _report_extras(store: Store, rubric: Any, report: dict[str, Any]) -> dict[str, Any]:
-    """Worst disagreements (judge vs reference) for the HTML report; no text is shipped for XSTest."""
-    ratings = store.ratings(rubric=rubric)
-    ref = ratings[ratings["rater_kind"] == "reference"].set_index("item_id")["label"]
-    rows = []
-    for judge in report["judges"]:
-        j = ratings[(ratings["rater_id"] == judge) & (ratings["status"] == "ok")].set_index("item_id")["label"]
-        both = j.index.intersection(ref.index)
-        diff = both[(j.loc[both] != ref.loc[both]).to_numpy()]
-        # "worst" = furthest apart on the rubric's order (full refusal vs full compliance first)
-        order = {c: i for i, c in enumerate(rubric.codes)}
-        ranked = sorted(diff, key=lambda i: -abs(order[j[i]] - order[ref[i]]))
-        for iid in ranked[:15]:
-            rows.append({"item_id": iid, "reference": ref[iid], "judge_id": judge, "judge_label": j[iid],
-                         "response_excerpt": ""})
-    return {"disagreements": rows}
