@@ -11,7 +11,7 @@ and tokens. Tests, benchmarks and the offline demo use it; nothing patches SDK i
 True
 
 Faults (``inject`` for the next *n* matching requests, ``rates`` for random ones, seeded):
-``429`` (with ``retry-after``), ``500``, ``529`` (overloaded), ``hang`` (no answer before the
+``429`` (with ``retry-after``), ``500``, ``529`` (overloaded), ``401`` (bad key), ``hang`` (no answer before the
 client's timeout), ``malformed`` (a 200 whose body is not JSON), ``disconnect`` (connection closed
 without a response), ``unparseable`` (a well-formed reply whose text is not a label).
 
@@ -37,7 +37,7 @@ from typing import Any
 
 from judgekit.prompt import judged_response, unfence
 
-FAULTS = ("429", "500", "529", "hang", "malformed", "disconnect", "unparseable")
+FAULTS = ("429", "500", "529", "401", "hang", "malformed", "disconnect", "unparseable")
 
 
 @dataclass
@@ -174,7 +174,7 @@ class FakeServer:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._server: asyncio.AbstractServer | None = None
-        self._seen_prefixes: set[str] = set()
+        self._seen_prefixes: set[tuple[str, str, str]] = set()
         self._tasks: set[asyncio.Task[None]] = set()
 
     # ------------------------------------------------------------------ control
@@ -316,6 +316,8 @@ class FakeServer:
             if fault == "429":
                 hdr = {"retry-after": f"{retry_after:g}", "retry-after-ms": f"{retry_after * 1000:g}"}
                 return await _send(writer, 429, _error(api, "rate_limit_error", "rate limited"), hdr)
+            if fault == "401":
+                return await _send(writer, 401, _error(api, "authentication_error", "invalid x-api-key"))
             if fault in ("500", "529"):
                 code = 529 if fault == "529" and api == "anthropic" else (503 if fault == "529" else 500)
                 kind = "overloaded_error" if code == 529 else "api_error"
@@ -358,8 +360,9 @@ class FakeServer:
         out = reply.output_tokens if reply.output_tokens is not None else len(reply.text) // 4 + 1
         with self._lock:
             # A repeated system prompt is a prompt-cache hit, as with the real providers.
-            hit = req.system in self._seen_prefixes
-            self._seen_prefixes.add(req.system)
+            prefix = (api, req.model, req.system)  # providers cache per model
+            hit = prefix in self._seen_prefixes
+            self._seen_prefixes.add(prefix)
             self.stats.answered += 1
             self.stats.input_tokens += inp
             self.stats.output_tokens += out
@@ -452,7 +455,7 @@ def _error(api: str, kind: str, message: str) -> dict[str, Any]:
     return {"error": {"message": message, "type": kind, "code": kind}}
 
 
-_REASONS = {200: "OK", 400: "Bad Request", 404: "Not Found", 429: "Too Many Requests",
+_REASONS = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 404: "Not Found", 429: "Too Many Requests",
             500: "Internal Server Error", 503: "Service Unavailable", 529: "Overloaded"}
 
 
