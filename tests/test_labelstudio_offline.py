@@ -304,3 +304,15 @@ def test_cli_config_prints_xml():
     assert result.exit_code == 0
     root = ET.fromstring(result.output)
     assert [c.get("value") for c in root.findall(".//Choice")] == load_rubric("refusal").codes
+
+
+def test_adjudicator_labels_become_the_reference(tmp_path, store):
+    path = _write(tmp_path, "export.json", FULL_EXPORT)
+    pull(store, from_export=path, rubrics=["restrictiveness"], annotator_map=USERS,
+         reference=["bob@example.org"])
+    r = store.ratings(rubric=RESTR)
+    assert dict(zip(r["rater_id"], r["rater_kind"], strict=False)) == {
+        "alice@example.org": "human", "bob@example.org": "reference"}
+    with pytest.raises(JudgekitError, match="--reference 'zoe@example.org' rated nothing there"):
+        pull(store, from_export=path, rubrics=["restrictiveness"], annotator_map=USERS,
+             reference=["zoe@example.org"])

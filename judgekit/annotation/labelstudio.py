@@ -729,11 +729,14 @@ def annotations_to_ratings(
     *,
     where: str,
     hashes: Mapping[str, str] | None = None,
+    reference: Sequence[str] = (),
 ) -> tuple[pd.DataFrame, PullSummary]:
     """Annotations → validated human ratings (long format) for every rubric, and a summary.
 
     ``users`` maps Label Studio user ids to rater ids; an annotator given by email passes through.
-    ``hashes`` (rubric id → hash recorded at push) stamps ratings with the rubric edit the
+    ``reference`` names annotators (rater ids) whose labels are the adjudicated gold label
+    (``rater_kind="reference"``). ``hashes`` (rubric id → hash recorded at push) stamps ratings
+    with the rubric edit the
     annotators saw.
     """
     summary = PullSummary(source=where)
@@ -764,7 +767,7 @@ def annotations_to_ratings(
                 {
                     "item_id": a.item_id,
                     "rater_id": rater,
-                    "rater_kind": "human",
+                    "rater_kind": "reference" if rater in reference else "human",
                     "label": raw[0],
                     "rationale": a.comment,
                     "created_at": a.updated or None,
@@ -853,6 +856,7 @@ def pull(
     rubrics: Sequence[Rubric | str] | None = None,
     from_export: str | Path | None = None,
     annotator_map: Mapping[Any, str] | None = None,
+    reference: Sequence[str] = (),
 ) -> PullSummary:
     """Pull annotations into ``store`` as human ratings (all or nothing).
 
@@ -897,7 +901,15 @@ def pull(
                 hashes[rid] = h
         anns = _from_full_tasks(list(client.tasks(int(proj["id"]))), where)
         users = {**client.users(), **users}
-    ratings, summary = annotations_to_ratings(anns, rubs, users, where=where, hashes=hashes)
+    ratings, summary = annotations_to_ratings(
+        anns, rubs, users, where=where, hashes=hashes, reference=reference
+    )
+    missing_ref = sorted(set(reference) - set(ratings["rater_id"]))
+    if missing_ref:
+        raise JudgekitError(
+            f"{where}: --reference {missing_ref[0]!r} rated nothing there; give the adjudicator's "
+            "email (or username) as Label Studio knows it."
+        )
     for r in rubs:
         if r.id in hashes and hashes[r.id] != r.hash:
             summary.notes.append(
@@ -907,7 +919,7 @@ def pull(
     if ratings.empty:
         return summary
     key = ["item_id", "rater_id", "rubric", "rubric_hash", "trial"]
-    before = store.ratings(rater_kind="human")
+    before = store.ratings(rater_kind=["human", "reference"])
     merged = ratings.merge(before[[*key, "label", "status"]], on=key, how="left",
                            suffixes=("", "_old"), indicator=True)
     summary.new = int((merged["_merge"] == "left_only").sum())

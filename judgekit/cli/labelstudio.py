@@ -155,6 +155,8 @@ def push_cmd(
               help="Read a Label Studio export file instead (JSON, JSON_MIN or CSV).")
 @click.option("--rubric", "rubrics", multiple=True,
               help="Rubrics rated (needed with --from-export; default for --project: the pushed ones).")
+@click.option("--reference", "reference", multiple=True,
+              help="An adjudicator's email: their labels are the gold reference (repeatable).")
 @click.option("--annotator-map", default=None,
               help="Label Studio user id → rater id for exports, e.g. '2=alice@x.org,3=bob@x.org'.")
 @url_option
@@ -164,6 +166,7 @@ def pull_cmd(
     project: str | None,
     from_export: Path | None,
     rubrics: tuple[str, ...],
+    reference: tuple[str, ...],
     annotator_map: str | None,
     url: str | None,
     token: str | None,
@@ -207,6 +210,7 @@ def pull_cmd(
                 rubrics=rubs,
                 from_export=from_export,
                 annotator_map=amap,
+                reference=reference,
             )
     finally:
         if client is not None:
