@@ -134,16 +134,15 @@ def _write(result: AnalysisResult, out_dir: Path) -> list[Path]:
 
     if out_dir.exists() and not out_dir.is_dir():
         raise JudgekitError(f"--out {out_dir} is a file; name a folder.")
-    kind = result.kind
-    written = [
-        write_text_atomic(out_dir / f"{kind}.json",
-                          json.dumps(to_json(result), indent=1, ensure_ascii=False)),
-        write_text_atomic(out_dir / f"{kind}.md", to_markdown(result)),
-        write_text_atomic(out_dir / f"{kind}.html", to_html(result)),
-    ]
+    # Render everything first: a failure leaves the folder as it was, not half written.
+    texts = {
+        f"{result.kind}.json": json.dumps(to_json(result), indent=1, ensure_ascii=False),
+        f"{result.kind}.md": to_markdown(result),
+        f"{result.kind}.html": to_html(result),
+    }
     for c in result.charts:
-        written.append(write_text_atomic(out_dir / "charts" / f"{file_stem(result, c.key)}.svg",
-                                         chart_svg(c)))
+        texts[f"charts/{file_stem(result, c.key)}.svg"] = chart_svg(c)
+    written = [write_text_atomic(out_dir / name, text) for name, text in texts.items()]
     for t in result.tables:
         written.append(write_table(t.frame, out_dir / f"{file_stem(result, t.key)}.csv"))
     return written
