@@ -64,10 +64,15 @@ class RichProgress:
         if self._progress is None or self._task is None:
             return
         now = time.perf_counter()
-        if now - self._last < 0.1:  # updating per call would cost more than the call
+        if now - self._last < 0.1:  # formatting per call would cost more than the call
             self._progress.update(self._task, completed=self.done)
             return
         self._last = now
+        self._refresh(now)
+
+    def _refresh(self, now: float) -> None:
+        if self._progress is None or self._task is None:
+            return
         rate = self.done / max(now - self._t0, 1e-9)
         cached = f"{self._cached} cached · " if self._cached else ""
         self._progress.update(
@@ -80,5 +85,6 @@ class RichProgress:
 
     def stop(self) -> None:
         if self._progress is not None:
+            self._refresh(time.perf_counter())
             self._progress.stop()
             self._progress = None
