@@ -316,3 +316,19 @@ def test_adjudicator_labels_become_the_reference(tmp_path, store):
     with pytest.raises(JudgekitError, match="--reference 'zoe@example.org' rated nothing there"):
         pull(store, from_export=path, rubrics=["restrictiveness"], annotator_map=USERS,
              reference=["zoe@example.org"])
+
+
+def test_push_of_a_spec_records_nothing_when_the_server_is_down(tmp_path, monkeypatch):
+    monkeypatch.setenv("LABEL_STUDIO_URL", f"http://127.0.0.1:{_closed_port()}")
+    monkeypatch.setenv("LABEL_STUDIO_API_KEY", "x" * 20)
+    db = tmp_path / "j.db"
+    with Store(db) as s:
+        s.put_items(pd.DataFrame({"item_id": ["a", "b", "c"], "prompt": "p", "response": "r"}))
+    spec = tmp_path / "pilot.yaml"
+    spec.write_text("name: pilot\nsize: 2\n")
+    result = CliRunner().invoke(main, ["labelstudio", "push", "--rubric", "refusal", "--sample", str(spec),
+                                       "--project", "pilot", "--store", str(db)])
+    assert result.exit_code == 2, result.output
+    assert "Cannot reach the Label Studio server" in result.output
+    with Store(db) as s:
+        assert s.conn.execute("SELECT COUNT(*) FROM samples").fetchone()[0] == 0

@@ -259,3 +259,22 @@ def test_bad_choice_and_missing_item_id_change_nothing(ls_env, ls_sdk, tmp_path)
     assert f"task {stray} has no item_id" in out
     with Store(db) as s:
         pd.testing.assert_frame_equal(s.ratings(), before)
+
+
+def test_push_draws_and_records_a_spec(ls_env, ls_sdk, tmp_path):
+    db = str(tmp_path / "judgekit.db")
+    with Store(db) as s:
+        s.put_items(_items(12, prefix="sp").drop(columns=["gpt4_label"]))
+    spec = tmp_path / "spec pilot.yaml"
+    spec.write_text("name: spec pilot\nsize: 6\nstrata: [prompt_type]\nmin_per_stratum: 2\noverlap: 0.5\n")
+    out = _run("labelstudio", "push", "--rubric", "refusal", "--sample", str(spec), "--project", "spec pilot",
+               "--meta", "severity", "--store", db)
+    assert out.startswith("Sample 'spec pilot': 6 of 12 items") and "6 new tasks" in out
+    with Store(db) as s:
+        from judgekit.sampling import sample_design
+
+        design = sample_design(s, "spec pilot")
+    _, pid = _tasks(ls_sdk, "spec pilot")
+    data = [t.data for t in ls_sdk.tasks.list(project=pid)]
+    assert sorted(d["item_id"] for d in data) == sorted(design["item_id"])
+    assert all(set(d) == {"item_id", "messages", "response", "severity"} for d in data)
