@@ -8,7 +8,11 @@
 5. An offline judge panel (rules judges + a judge served by the project's fake provider) over
    items written for this project, in its own store (``panel.db``), fed to the same agreement
    report and gate.
-6. Reports: JSON, Markdown and (when the report module is present) a self-contained HTML page.
+6. The refusal analyses a trusted judge unlocks, on the synthetic multi-turn data set shipped in
+   ``annotations/synthetic-multiturn/`` (its own store, ``analysis.db``): gate two judges, run
+   ``analyze calibration`` and ``analyze distribution`` with the one that passes, and show that
+   the one that fails is refused.
+7. Reports: JSON, Markdown and self-contained HTML pages.
 
 Re-running in the same folder is idempotent: imports replace the same ratings and the panel makes
 no new calls.
@@ -138,8 +142,11 @@ def run_demo(out_dir: Path, *, console: Console | None = None, n_resamples: int 
                 print_verdict(console, panel_verdict, explain(panel_verdict))
                 write_text_atomic(out_dir / "panel_verdict.json", json.dumps(panel_verdict, indent=1))
 
-        # 6. reports ------------------------------------------------------------------------
-        console.rule("6. Reports")
+        # 6. analyses ------------------------------------------------------------------------
+        summary["analyses"] = _run_analyses(out_dir, ann, console, n_resamples)
+
+        # 7. reports ------------------------------------------------------------------------
+        console.rule("7. Reports")
         md = ["# judgekit demo", "", "## Verdict", "", *(f"    {x}" for x in lines), "",
               agreement_markdown(report)]
         md += ["## Published human–human agreement per model", "", "| model | published | judgekit |",
@@ -167,6 +174,49 @@ def run_demo(out_dir: Path, *, console: Console | None = None, n_resamples: int 
             console.print(f"  wrote {p}", markup=False)
     write_text_atomic(out_dir / "summary.json", json.dumps(summary, indent=1, default=str))
     return summary
+
+
+def _run_analyses(out_dir: Path, ann: Path, console: Console, n_resamples: int) -> dict[str, Any]:
+    """Step 6: gate the synthetic data's judges, then run the analyses through the CLI commands."""
+    from judgekit.cli import main as cli
+    from judgekit.errors import UntrustedJudgeError
+    from judgekit.gate import require_trusted
+
+    console.rule("6. Refusal analyses a trusted judge unlocks (synthetic multi-turn data)")
+    syn = ann / "synthetic-multiturn"
+    adir = out_dir / "analysis"
+    adir.mkdir(exist_ok=True)
+    db = out_dir / "analysis.db"
+    verdicts: dict[str, Path] = {}
+    with Store(db) as store:
+        for rub, name in (("restrictiveness", "restrictiveness_ratings.csv"),
+                          ("refusal_form", "refusal_form_ratings.csv")):
+            imp = import_ratings(store, syn / name, load_rubric(rub), items_path=syn / "items.csv")
+            console.print(imp.lines()[0], markup=False)
+            verdict, _ = run_gate(store, syn / f"policy-{rub}.yaml")
+            verdicts[rub] = write_text_atomic(adir / f"verdict-{rub}.json", json.dumps(verdict, indent=1))
+            for line in explain(verdict):
+                console.print(line, markup=False)
+    try:
+        require_trusted(verdicts["restrictiveness"], judge="judge-b", rubric="restrictiveness")
+    except UntrustedJudgeError as exc:
+        console.print(f"analyses refuse judge-b: {exc}", markup=False)
+    common = ["--store", str(db), "--bootstrap", str(n_resamples), "--quiet",
+              "--verdict", str(verdicts["restrictiveness"]), "--verdict", str(verdicts["refusal_form"])]
+    runs = {
+        "calibration": ["analyze", "calibration", "--judge", "judge-a", "--harm-column", "severity",
+                        "--out", str(adir / "calibration"), *common],
+        "distribution": ["analyze", "distribution", "--judge", "judge-a", "--rubric", "restrictiveness",
+                         "--by", "severity", "--out", str(adir / "distribution"), *common],
+    }
+    for args in runs.values():
+        try:
+            cli.main(args=args, prog_name="judgekit", standalone_mode=False)
+        except SystemExit as exc:
+            if exc.code not in (0, None):
+                raise JudgekitError(f"demo: `judgekit {' '.join(args[:2])}` exited {exc.code}.") from None
+    return {"verdicts": {k: str(v) for k, v in verdicts.items()},
+            "outputs": {k: str(adir / k) for k in runs}}
 
 
 def _panel_line(s: dict[str, Any]) -> str:

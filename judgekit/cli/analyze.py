@@ -21,11 +21,12 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table as RichTable
 
 from judgekit.analysis.result import UNTRUSTED, AnalysisResult
+from judgekit.cli.core import make_console
 from judgekit.errors import JudgekitError, UntrustedJudgeError
 from judgekit.rubric import Rubric, load_rubric
 from judgekit.store import DEFAULT_STORE, Store
 
-console = Console(highlight=False, soft_wrap=True)
+console = make_console()
 err_console = Console(stderr=True, highlight=False)
 
 
