@@ -117,6 +117,10 @@ def import_cmd(
 @click.option("--reference", default=None, help="Reference rater id, or 'consensus' (default: the adjudicated rater if any).")
 @click.option("--resamples", default=1000, show_default=True, help="Bootstrap resamples for the CIs.")
 @click.option("--seed", default=0, show_default=True)
+@click.option("--sample", "sample", default=None,
+              help="Only the items of this sample (see `judgekit sample`).")
+@click.option("--random-only", is_flag=True,
+              help="With --sample: only its random share, so the estimate is unbiased.")
 @click.option("--json", "json_out", default=None, type=click.Path(dir_okay=False, path_type=Path),
               help="Also write the full report as JSON here.")
 @store_option
@@ -128,14 +132,20 @@ def agree_cmd(
     reference: str | None,
     resamples: int,
     seed: int,
+    sample: str | None,
+    random_only: bool,
     json_out: Path | None,
     store_path: str,
 ) -> None:
     """Agreement report: each judge against the human reference, each human, and the ceiling.
 
+    A sample chosen by `judgekit sample` puts disagreements first, so agreement on all of its
+    items is biased low; --sample NAME --random-only reports on its random share only.
+
     \b
     Example:
       judgekit agree --rubric refusal --by model --by prompt_safety --json agreement.json
+      judgekit agree --rubric refusal --sample pilot --random-only
     """
     from judgekit.agreement.report import agreement_report
     from judgekit.cli.render import print_agreement
@@ -143,10 +153,32 @@ def agree_cmd(
 
     rubric = load_rubric(rubric_name)
     cols = [c.strip() for b in by for c in b.split(",") if c.strip()]
+    if random_only and not sample:
+        raise JudgekitError("--random-only needs --sample NAME (the sample whose random share to use).")
     with _open_existing_store(store_path) as store:
+        only_items = None
+        if sample:
+            from judgekit.sampling import sample_design
+
+            design = sample_design(store, sample)
+            if random_only:
+                design = design[design["reason"] == "random"]
+                if design.empty:
+                    raise JudgekitError(
+                        f"Sample {sample!r} has no random share; draw it with a random fraction "
+                        "(see `judgekit sample --help`)."
+                    )
+            elif (design["reason"] != "random").any():
+                console.print(
+                    f"[yellow]note:[/yellow] sample {sample!r} is not a simple random sample "
+                    "(disagreements and strata were chosen first); add --random-only for an "
+                    "unbiased estimate."
+                )
+            only_items = design["item_id"].astype(str).tolist()
         report = agreement_report(
             store,
             rubric=rubric,
+            only_items=only_items,
             by=cols,
             judges=_split(judges),
             humans=_split(humans),
