@@ -60,6 +60,7 @@ def test_every_judge_kind_end_to_end(tmp_path, fake, api_env):
         by_api = {r.api: r for r in fake.requests}
         assert by_api["anthropic"].body["output_config"]["format"]["type"] == "json_schema"
         assert by_api["anthropic"].body["system"][0]["cache_control"] == {"type": "ephemeral"}
+        assert "anthropic-version" in by_api["anthropic"].headers  # the SDK's own headers
         openai_req = next(r for r in fake.requests if r.model == "gpt-4o-mini")
         assert openai_req.body["response_format"]["json_schema"]["strict"] is True
         assert openai_req.body["temperature"] == 0

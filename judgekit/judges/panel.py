@@ -364,6 +364,7 @@ class _JudgeRun:
     rate: RateLimiter
     policy: RetryPolicy
     price: Any
+    system_chars: int = 0
     stopped: bool = False
 
 
@@ -442,6 +443,7 @@ def run_panel(
                 conc=AdaptiveConcurrency(entry.concurrency), rate=rate,
                 policy=RetryPolicy(entry.max_attempts, entry.backoff_s, entry.max_backoff_s),
                 price=getattr(judge, "price", None),
+                system_chars=len(ctx.system),
             )
         )
     writer.flush()
@@ -662,8 +664,8 @@ async def _worker(
         if run.stopped:
             return
         request = items.request(job.item, job.trial)
-        if run.rate.tpm:
-            est = (len(request.user) + 4000) // 4 + run.entry.max_tokens
+        if run.rate.tpm:  # about 4 characters a token, and the whole answer budget
+            est = (run.system_chars + len(request.user)) // 4 + run.entry.max_tokens
         attempt = 0
         t_start = time.perf_counter()
         while True:

@@ -50,6 +50,7 @@ class FakeRequest:
     user: str  #: text of the last user message
     body: dict[str, Any]
     has_auth: bool  #: an API key header arrived (its value is never kept)
+    headers: dict[str, str] = field(default_factory=dict)  #: request headers, keys removed
 
     @property
     def item(self) -> str | None:
@@ -446,7 +447,8 @@ def _request(api: str, body: dict[str, Any], headers: dict[str, str]) -> FakeReq
     users = [m for m in messages if m.get("role") == "user"]
     user = _text_of(users[-1].get("content")) if users else ""
     has_auth = bool(headers.get("authorization") or headers.get("x-api-key"))
-    return FakeRequest(api, str(body.get("model", "")), system, user, body, has_auth)
+    kept = {k: v for k, v in headers.items() if k not in ("authorization", "x-api-key", "api-key")}
+    return FakeRequest(api, str(body.get("model", "")), system, user, body, has_auth, kept)
 
 
 def _error(api: str, kind: str, message: str) -> dict[str, Any]:
