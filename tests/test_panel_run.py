@@ -387,3 +387,14 @@ def test_demo_panel_runs_offline_and_is_idempotent(tmp_path):
         a = humans[humans.rater_id == "demo_ann_a"].set_index("item_id")["label"]
         b = humans[humans.rater_id == "demo_ann_b"].set_index("item_id")["label"]
         assert 0.8 <= (a == b.loc[a.index]).mean() < 1.0  # careful annotators who sometimes differ
+
+
+def test_two_judges_with_the_same_model_and_parameters_are_refused(tmp_path, fake):
+    from judgekit.errors import JudgekitError
+
+    write_items(tmp_path, labelled_items(2))
+    spec = f"openai-compatible:{fake.openai_url}#m"
+    panel = load_panel(write_panel(tmp_path, [{"id": "a", "model": spec}, {"id": "b", "model": spec}]))
+    with Store(tmp_path / "s.db") as store, pytest.raises(JudgekitError, match="use trials"):
+        run_panel(panel, store)
+    assert fake.stats.requests == 0

@@ -428,8 +428,16 @@ def run_panel(
     writer = _Writer(store, rubric)
     limiters: dict[str, RateLimiter] = {}
     runs: list[_JudgeRun] = []
+    seen_params: dict[str, str] = {}
     for entry, judge in judges:
         params = spec_params(entry, judge)
+        twin = seen_params.setdefault(params, entry.id)
+        if twin != entry.id:
+            raise JudgekitError(
+                f"Panel {panel.source}: judges {twin!r} and {entry.id!r} have the same model and "
+                "parameters, so they would get the same (cached) answers; to ask one judge "
+                "several times use trials."
+            )
         summary = JudgeSummary(id=entry.id, spec=entry.model, total=len(items.ids) * entry.trials)
         jobs = _pending(store, rubric, entry, params, items, writer, summary)
         rate = limiters.get(judge.limit_group)
