@@ -255,3 +255,26 @@ def test_kill_9_loses_at_most_the_calls_in_flight_and_resume_repeats_none(tmp_pa
             assert fake.stats.requests - sent_before == n - stored  # no completed call repeated
             df = s.ratings(rater_ids=["llm"])
             assert len(df) == n and (df["status"] == "ok").all()
+
+
+def test_dry_run_counts_calls_and_estimates_cost_without_sending(tmp_path, fake, api_env):
+    write_items(tmp_path, labelled_items(10))
+    panel = write_panel(tmp_path, [{"id": "gpt", "model": "openai:gpt-4o", "trials": 2,
+                                    "max_tokens": 100},
+                                   {"id": "kw", "model": "rules:refusal-keywords"}])
+    store = str(tmp_path / "s.db")
+    res = invoke(["judge", str(panel), "--store", store, "--dry-run"])
+    assert res.exit_code == 0, res.output
+    assert res.output.startswith("Dry run over 10 items") and "30 calls to make" in res.output
+    assert "Nothing was sent" in res.output and fake.stats.requests == 0
+    assert Store(store).ratings().empty and Store(store).items().empty
+    summary = json.loads(invoke(["judge", str(panel), "--store", store, "--dry-run", "--json"]).output)
+    gpt = next(j for j in summary["judges"] if j["id"] == "gpt")
+    # gpt-4o: $2.5 / M input, $10 / M output; at most 100 output tokens a call
+    assert gpt["max_cost_usd"] == pytest.approx(
+        gpt["input_tokens"] * 2.5e-6 + 20 * 100 * 10e-6)
+    assert 0 < gpt["estimated_cost_usd"] < gpt["max_cost_usd"]
+    # after a real run, nothing is left to do
+    invoke(["judge", str(panel), "--store", store])
+    res = invoke(["judge", str(panel), "--store", store, "--dry-run"])
+    assert "0 calls to make, 30 answered already" in res.output

@@ -398,3 +398,15 @@ def test_two_judges_with_the_same_model_and_parameters_are_refused(tmp_path, fak
     with Store(tmp_path / "s.db") as store, pytest.raises(JudgekitError, match="use trials"):
         run_panel(panel, store)
     assert fake.stats.requests == 0
+
+
+def test_anthropic_overloaded_and_server_errors_are_retried(tmp_path, fake, api_env):
+    write_items(tmp_path, labelled_items(3))
+    fake.inject("529", 1, match="Question 0:")
+    fake.inject("disconnect", 1, match="Question 1:")
+    panel = load_panel(write_panel(tmp_path, [
+        {"id": "claude", "model": "anthropic:claude-haiku-4-5", "backoff_s": 0.01}]))
+    with Store(tmp_path / "s.db") as store:
+        summary = run_panel(panel, store)
+        assert summary.totals()["ok"] == 3 and summary.requests == 5
+        assert {c["item_id"]: c["attempts"] for c in calls(store)} == {"it000": 2, "it001": 2, "it002": 1}

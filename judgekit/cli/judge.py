@@ -29,6 +29,8 @@ store_option = click.option(
               help="Re-parse the stored raw completions with the current parser; makes no calls.")
 @click.option("--progress/--no-progress", "show_progress", default=None,
               help="Live progress bar (default: on when stderr is a terminal).")
+@click.option("--dry-run", is_flag=True,
+              help="Send nothing: print how many calls a run would make and their estimated cost.")
 @click.option("--json", "as_json", is_flag=True, help="Print the run summary as JSON.")
 def judge_cmd(
     panel_file: Path,
@@ -36,6 +38,7 @@ def judge_cmd(
     only: tuple[str, ...],
     reparse: bool,
     show_progress: bool | None,
+    dry_run: bool,
     as_json: bool,
 ) -> None:
     """Run a judge panel over items; ratings go to the store (resumable, cached).
@@ -54,8 +57,9 @@ def judge_cmd(
 
     \b
     Example:
-      judgekit judge annotations/demo-panel/panel.yaml --store demo.db
-      judgekit agree --rubric refusal --store demo.db
+      judgekit judge panel.yaml --store study.db --dry-run    # calls and cost, nothing sent
+      judgekit judge panel.yaml --store study.db
+      judgekit agree --rubric refusal --store study.db
     """
     import json
 
@@ -72,7 +76,8 @@ def judge_cmd(
             return
         console = Console(stderr=True)
         progress = RichProgress(console, enabled=show_progress)
-        summary = run_panel(panel, store, only=only_ids, progress=progress)
+        summary = run_panel(panel, store, only=only_ids, progress=None if dry_run else progress,
+                            dry_run=dry_run)
     if as_json:
         click.echo(json.dumps(summary.as_dict(), indent=1, default=str))
     else:

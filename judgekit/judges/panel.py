@@ -202,6 +202,9 @@ class JudgeSummary:
     abstentions: Counter[str] = field(default_factory=Counter)
     stopped: str | None = None
     lowest_concurrency: float | None = None
+    pending: int = 0  #: dry run: calls a run would make
+    estimated_cost_usd: float = 0.0  #: dry run: with answers of typical length
+    max_cost_usd: float = 0.0  #: dry run: if every answer used max_tokens
 
 
 @dataclass
@@ -214,6 +217,7 @@ class PanelSummary:
     seconds: float = 0.0
     interrupted: bool = False
     aggregates: dict[str, int] = field(default_factory=dict)
+    dry_run: bool = False
 
     @property
     def complete(self) -> bool:
@@ -236,6 +240,8 @@ class PanelSummary:
         return out
 
     def lines(self) -> list[str]:
+        if self.dry_run:
+            return self._dry_lines()
         t = self.totals()
         out = [
             f"Panel over {self.items} items under {self.rubric}: {t['called']} answered now, "
@@ -264,6 +270,19 @@ class PanelSummary:
             out.append(f"  {rater}: {n} derived ratings")
         if self.interrupted:
             out.append("Interrupted: everything answered so far is stored; run again to finish.")
+        return out
+
+    def _dry_lines(self) -> list[str]:
+        pending = sum(j.pending for j in self.judges)
+        est = sum(j.estimated_cost_usd for j in self.judges)
+        top = sum(j.max_cost_usd for j in self.judges)
+        out = [f"Dry run over {self.items} items under {self.rubric}: {pending} calls to make, "
+               f"{sum(j.cached for j in self.judges)} answered already; about ${est:.4f} "
+               f"(at most ${top:.4f} if every answer used max_tokens). Nothing was sent."]
+        for j in self.judges:
+            cost = (f"~{j.input_tokens:,} input tokens, about ${j.estimated_cost_usd:.4f} "
+                    f"(at most ${j.max_cost_usd:.4f})" if j.max_cost_usd else "no price (free or unknown)")
+            out.append(f"  {j.id} [{j.spec}]: {j.pending} to make, {j.cached} cached; {cost}")
         return out
 
     def as_dict(self) -> dict[str, Any]:
@@ -401,9 +420,13 @@ def run_panel(
     only: Sequence[str] | None = None,
     progress: ProgressSink | None = None,
     env: dict[str, str] | None = None,
+    dry_run: bool = False,
 ) -> PanelSummary:
     """Run ``panel`` into ``store``; returns what was done. Builds every judge first (unknown
-    spec, missing key: one error sentence, nothing sent), then sends only what is missing."""
+    spec, missing key: one error sentence, nothing sent), then sends only what is missing.
+
+    ``dry_run``: send and write nothing; the summary says how many calls a run would make and
+    what they would cost (``estimated_cost_usd``, ``max_cost_usd``)."""
     t0 = time.perf_counter()
     rubric = panel.rubric
     entries = [e for e in panel.judges if only is None or e.id in only]
@@ -424,7 +447,8 @@ def run_panel(
     judges = [(e, build_judge(e, ctx)) for e in entries]
     items = _Items(panel.items)
     parser = AnswerParser(rubric)
-    store.put_items(panel.items)
+    if not dry_run:
+        store.put_items(panel.items)
     writer = _Writer(store, rubric)
     limiters: dict[str, RateLimiter] = {}
     runs: list[_JudgeRun] = []
@@ -454,8 +478,14 @@ def run_panel(
                 system_chars=len(ctx.system),
             )
         )
-    writer.flush()
     result = PanelSummary(rubric=rubric.ref, items=len(items.ids), judges=[r.summary for r in runs])
+    if dry_run:
+        for run in runs:
+            _estimate(run, items, len(ctx.system))
+        result.dry_run = True
+        result.seconds = time.perf_counter() - t0
+        return result
+    writer.flush()
     todo = sum(len(r.jobs) for r in runs)
     if progress is not None:
         progress.start(todo, sum(r.summary.cached for r in runs))
@@ -534,6 +564,27 @@ def _pending(
             writer.add(None, (iid, entry.id, label, rubric.values.get(label) if label else None,
                               job.trial, status, text, "panel"))
     return todo
+
+
+#: typical length of a judge's JSON answer, for cost estimates
+TYPICAL_ANSWER_TOKENS = 60
+
+
+def _estimate(run: _JudgeRun, items: _Items, system_chars: int) -> None:
+    """Fill the summary's estimate for the pending calls (~4 characters a token)."""
+    s = run.summary
+    s.pending = len(run.jobs)
+    if run.judge.local or run.price is None:
+        return
+    tokens_in = sum(
+        (system_chars + len(items.request(j.item, j.trial).user)) // 4 for j in run.jobs
+    )
+    for out, attr in ((min(TYPICAL_ANSWER_TOKENS, run.entry.max_tokens), "estimated_cost_usd"),
+                      (run.entry.max_tokens, "max_cost_usd")):
+        cost = call_cost(run.price, Completion(raw=None, input_tokens=tokens_in,
+                                               output_tokens=out * len(run.jobs)))
+        setattr(s, attr, cost)
+    s.input_tokens = tokens_in
 
 
 def _stored_cost(store: Store, judge_id: str, rubric: Rubric) -> float:
