@@ -131,6 +131,23 @@ MIGRATIONS: list[tuple[str, str]] = [
         );
         """,
     ),
+    (
+        "003_judge_batches",
+        """
+        CREATE TABLE judge_batches (
+            batch_id TEXT PRIMARY KEY,   -- the provider's id of a batch of judge calls
+            provider TEXT NOT NULL,      -- anthropic | openai
+            judge_id TEXT NOT NULL,
+            spec TEXT NOT NULL,
+            rubric_hash TEXT NOT NULL,
+            keys TEXT NOT NULL,          -- JSON list of the call keys in it (custom_id = key)
+            status TEXT NOT NULL,        -- submitted | collected
+            created_at REAL NOT NULL,
+            updated_at REAL NOT NULL
+        );
+        CREATE INDEX judge_batches_open ON judge_batches (judge_id, status);
+        """,
+    ),
 ]
 
 
