@@ -124,6 +124,8 @@ class FakeStats:
     output_tokens: int = 0
     in_flight: int = 0
     max_in_flight: int = 0
+    batches: int = 0  #: provider batches submitted
+    batch_requests: int = 0  #: judge requests inside those batches
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -135,6 +137,8 @@ class FakeStats:
             "input_tokens": self.input_tokens,
             "output_tokens": self.output_tokens,
             "max_in_flight": self.max_in_flight,
+            "batches": self.batches,
+            "batch_requests": self.batch_requests,
         }
 
 
@@ -177,6 +181,11 @@ class FakeServer:
         self._server: asyncio.AbstractServer | None = None
         self._seen_prefixes: set[tuple[str, str, str]] = set()
         self._tasks: set[asyncio.Task[None]] = set()
+        #: provider batches: id -> {"api", "requests", "polls", "results"}
+        self.batches: dict[str, dict[str, Any]] = {}
+        self.files: dict[str, bytes] = {}
+        #: a batch ends at its ``batch_polls``-th status request (0: at once)
+        self.batch_polls = 0
 
     # ------------------------------------------------------------------ control
     @property
@@ -289,6 +298,8 @@ class FakeServer:
             return await _send(writer, 200, self.stats.as_dict())
         if method == "GET" and path in ("/health", "/v1/models"):
             return await _send(writer, 200, {"status": "ok", "data": []})
+        if path.startswith(("/v1/messages/batches", "/v1/batches", "/v1/files")):
+            return await self._batch_route(method, path, headers, raw, writer)
         if method != "POST" or path not in ("/v1/messages", "/v1/chat/completions"):
             return await _send(writer, 404, {"error": {"message": f"no route {method} {path}"}})
         api = "anthropic" if path == "/v1/messages" else "openai"
@@ -338,6 +349,132 @@ class FakeServer:
         finally:
             with self._lock:
                 self.stats.in_flight -= 1
+
+    # ------------------------------------------------------------------ batches
+    async def _batch_route(
+        self, method: str, path: str, headers: dict[str, str], raw: bytes, writer: asyncio.StreamWriter
+    ) -> bool:
+        parts = path.strip("/").split("/")
+        now = time.time()
+        if path == "/v1/messages/batches" and method == "POST":
+            body = json.loads(raw or b"{}")
+            reqs = [(r["custom_id"], r["params"]) for r in body.get("requests", [])]
+            bid = self._new_batch("anthropic", reqs, headers)
+            return await _send(writer, 200, self._anthropic_batch(bid, now))
+        if parts[:3] == ["v1", "messages", "batches"] and len(parts) == 4 and method == "GET":
+            if parts[3] not in self.batches:
+                return await _send(writer, 404, _error("anthropic", "not_found_error", "no batch"))
+            self._poll(parts[3])
+            return await _send(writer, 200, self._anthropic_batch(parts[3], now))
+        if parts[:3] == ["v1", "messages", "batches"] and len(parts) == 5 and parts[4] == "results":
+            b = self.batches.get(parts[3])
+            if b is None or b["results"] is None:
+                return await _send(writer, 404, _error("anthropic", "not_found_error", "not ended"))
+            results: list[dict[str, Any]] = b["results"]
+            jsonl = b"".join(json.dumps(r).encode() + b"\n" for r in results)
+            return await _send_raw(writer, 200, jsonl, {"content-type": "application/binary"})
+        if path == "/v1/files" and method == "POST":
+            content = _multipart_file(headers.get("content-type", ""), raw)
+            fid = f"file-{len(self.files) + 1}"
+            self.files[fid] = content
+            return await _send(writer, 200, {"id": fid, "object": "file", "bytes": len(content),
+                                             "created_at": int(now), "filename": "batch.jsonl",
+                                             "purpose": "batch", "status": "processed"})
+        if parts[:2] == ["v1", "files"] and len(parts) == 4 and parts[3] == "content":
+            data = self.files.get(parts[2])
+            if data is None:
+                return await _send(writer, 404, _error("openai", "not_found", "no such file"))
+            return await _send_raw(writer, 200, data, {"content-type": "application/octet-stream"})
+        if path == "/v1/batches" and method == "POST":
+            body = json.loads(raw or b"{}")
+            text = self.files.get(str(body.get("input_file_id")), b"").decode()
+            reqs = [(r["custom_id"], r["body"]) for r in map(json.loads, filter(None, text.splitlines()))]
+            bid = self._new_batch("openai", reqs, headers)
+            return await _send(writer, 200, self._openai_batch(bid, now))
+        if parts[:2] == ["v1", "batches"] and len(parts) == 3 and method == "GET":
+            if parts[2] not in self.batches:
+                return await _send(writer, 404, _error("openai", "not_found", "no batch"))
+            self._poll(parts[2])
+            return await _send(writer, 200, self._openai_batch(parts[2], now))
+        return await _send(writer, 404, {"error": {"message": f"no route {method} {path}"}})
+
+    def _new_batch(self, api: str, reqs: list[tuple[str, dict[str, Any]]], headers: dict[str, str]) -> str:
+        with self._lock:
+            self.stats.batches += 1
+            self.stats.batch_requests += len(reqs)
+            bid = f"{'msgbatch' if api == 'anthropic' else 'batch'}_{len(self.batches) + 1}"
+            self.batches[bid] = {"api": api, "requests": reqs, "polls": 0, "results": None,
+                                 "has_auth": bool(headers.get("authorization") or headers.get("x-api-key")),
+                                 "created": time.time()}
+        return bid
+
+    def _poll(self, bid: str) -> None:
+        b = self.batches[bid]
+        b["polls"] += 1
+        if b["results"] is None and b["polls"] >= self.batch_polls:
+            results = [self._batch_result(b["api"], cid, params, b["has_auth"])
+                       for cid, params in b["requests"]]
+            b["results"] = results
+            if b["api"] == "openai":
+                fid = f"file-out-{bid}"
+                self.files[fid] = b"".join(json.dumps(r).encode() + b"\n" for r in results)
+                b["output_file_id"] = fid
+
+    def _batch_result(self, api: str, custom_id: str, params: dict[str, Any], has_auth: bool) -> dict[str, Any]:
+        req = _request(api, params, {"authorization": "x"} if has_auth else {})
+        with self._lock:
+            fault, _ = self._pick_fault(req)
+            if self.keep_requests:
+                self.requests.append(req)
+                del self.requests[: -self.keep_requests]
+        if fault in ("429", "500", "529", "401", "hang", "disconnect", "malformed"):
+            with self._lock:
+                self.stats.faults[fault] += 1
+            if api == "anthropic":
+                return {"custom_id": custom_id, "result": {"type": "errored", "error": {
+                    "type": "error", "error": {"type": "api_error", "message": f"scripted {fault}"}}}}
+            return {"id": f"req_{custom_id}", "custom_id": custom_id, "response": {
+                "status_code": 500, "request_id": "r", "body": {"error": {"message": f"scripted {fault}"}}},
+                "error": None}
+        out = self.script(req)
+        reply = out if isinstance(out, Reply) else Reply(str(out))
+        if fault == "unparseable":
+            reply = Reply("I would need more context before I could say anything about this.")
+        body = self._completion(api, req, reply)
+        if api == "anthropic":
+            return {"custom_id": custom_id, "result": {"type": "succeeded", "message": body}}
+        return {"id": f"req_{custom_id}", "custom_id": custom_id,
+                "response": {"status_code": 200, "request_id": "r", "body": body}, "error": None}
+
+    def _anthropic_batch(self, bid: str, now: float) -> dict[str, Any]:
+        b = self.batches[bid]
+        ended = b["results"] is not None
+        n = len(b["requests"])
+        ok = sum(1 for r in b["results"] or [] if r["result"]["type"] == "succeeded")
+        iso = _iso(b["created"])
+        return {
+            "id": bid, "type": "message_batch",
+            "processing_status": "ended" if ended else "in_progress",
+            "request_counts": {"processing": 0 if ended else n, "succeeded": ok,
+                               "errored": (n - ok) if ended else 0, "canceled": 0, "expired": 0},
+            "created_at": iso, "expires_at": _iso(b["created"] + 86400),
+            "ended_at": _iso(now) if ended else None, "archived_at": None,
+            "cancel_initiated_at": None,
+            "results_url": f"{self.url}/v1/messages/batches/{bid}/results" if ended else None,
+        }
+
+    def _openai_batch(self, bid: str, now: float) -> dict[str, Any]:
+        b = self.batches[bid]
+        ended = b["results"] is not None
+        n = len(b["requests"])
+        return {
+            "id": bid, "object": "batch", "endpoint": "/v1/chat/completions",
+            "input_file_id": "file-in", "completion_window": "24h",
+            "status": "completed" if ended else "in_progress",
+            "created_at": int(b["created"]), "output_file_id": b.get("output_file_id"),
+            "error_file_id": None,
+            "request_counts": {"total": n, "completed": n if ended else 0, "failed": 0},
+        }
 
     def _pick_fault(self, req: FakeRequest) -> tuple[str | None, float]:
         for inj in self._injected:
@@ -406,6 +543,25 @@ class FakeServer:
                 "prompt_tokens_details": {"cached_tokens": cached},
             },
         }
+
+
+def _iso(t: float) -> str:
+    import datetime as dt
+
+    return dt.datetime.fromtimestamp(t, tz=dt.UTC).isoformat().replace("+00:00", "Z")
+
+
+def _multipart_file(content_type: str, raw: bytes) -> bytes:
+    """The ``file`` part of a multipart/form-data upload."""
+    from email.parser import BytesParser
+    from email.policy import HTTP
+
+    msg = BytesParser(policy=HTTP).parsebytes(b"Content-Type: " + content_type.encode() + b"\r\n\r\n" + raw)
+    for part in msg.iter_parts():
+        if part.get_param("name", header="content-disposition") == "file":
+            payload = part.get_payload(decode=True)
+            return payload if isinstance(payload, bytes) else b""
+    return b""
 
 
 def _check_kind(kind: str) -> None:
