@@ -31,6 +31,8 @@ store_option = click.option(
               help="Live progress bar (default: on when stderr is a terminal).")
 @click.option("--dry-run", is_flag=True,
               help="Send nothing: print how many calls a run would make and their estimated cost.")
+@click.option("--no-wait", is_flag=True,
+              help="Batch-mode judges: submit and collect what has ended, then exit (run again later).")
 @click.option("--json", "as_json", is_flag=True, help="Print the run summary as JSON.")
 def judge_cmd(
     panel_file: Path,
@@ -39,6 +41,7 @@ def judge_cmd(
     reparse: bool,
     show_progress: bool | None,
     dry_run: bool,
+    no_wait: bool,
     as_json: bool,
 ) -> None:
     """Run a judge panel over items; ratings go to the store (resumable, cached).
@@ -77,7 +80,7 @@ def judge_cmd(
         console = Console(stderr=True)
         progress = RichProgress(console, enabled=show_progress)
         summary = run_panel(panel, store, only=only_ids, progress=None if dry_run else progress,
-                            dry_run=dry_run)
+                            dry_run=dry_run, wait=not no_wait)
     if as_json:
         click.echo(json.dumps(summary.as_dict(), indent=1, default=str))
     else:

@@ -11,7 +11,7 @@ API defines it. The SDK's retries are off.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, cast
 
 from judgekit.judges._http import map_error
 from judgekit.judges.base import (
@@ -78,6 +78,48 @@ class AnthropicJudge:
             raise map_error(exc, self._sdk, self.timeout_s) from None
         return parse_message(content)
 
+    # ------------------------------------------------------------ batch API
+    supports_batch = True
+    max_batch = 10_000
+
+    def batch_entry(self, request: JudgeRequest, key: str) -> dict[str, Any]:
+        """One request of a Message Batch (``custom_id`` = the call key)."""
+        return {"custom_id": key,
+                "params": {**self._kwargs, "messages": [{"role": "user", "content": request.user}]}}
+
+    async def submit_batch(self, entries: list[dict[str, Any]]) -> str:
+        try:
+            batch = await self.client.messages.batches.create(requests=cast(Any, entries))
+        except Exception as exc:  # noqa: BLE001 - classified, never leaked raw
+            raise map_error(exc, self._sdk, self.timeout_s) from None
+        return str(batch.id)
+
+    async def poll_batch(self, batch_id: str) -> bool:
+        """True once the batch has ended."""
+        try:
+            batch = await self.client.messages.batches.retrieve(batch_id)
+        except Exception as exc:  # noqa: BLE001
+            raise map_error(exc, self._sdk, self.timeout_s) from None
+        return batch.processing_status == "ended"
+
+    async def batch_results(self, batch_id: str) -> list[tuple[str, Completion | JudgeCallError]]:
+        out: list[tuple[str, Completion | JudgeCallError]] = []
+        try:
+            async for r in await self.client.messages.batches.results(batch_id):
+                res = r.result
+                if res.type == "succeeded":
+                    out.append((r.custom_id, completion_from_message(res.message.model_dump())))
+                elif res.type == "errored":
+                    kind = getattr(getattr(res.error, "error", None), "type", "error")
+                    out.append((r.custom_id, JudgeCallError(f"batch request errored ({kind})",
+                                                            retryable=True)))
+                else:
+                    out.append((r.custom_id, JudgeCallError(f"batch request {res.type}",
+                                                            retryable=True)))
+        except Exception as exc:  # noqa: BLE001
+            raise map_error(exc, self._sdk, self.timeout_s) from None
+        return out
+
     async def aclose(self) -> None:
         await self.client.close()
 
@@ -86,6 +128,14 @@ def parse_message(content: bytes) -> Completion:
     """The text and usage of a Messages API response body."""
     try:
         data = json.loads(content)
+    except ValueError:
+        raise JudgeCallError("malformed response body", retryable=True) from None
+    return completion_from_message(data)
+
+
+def completion_from_message(data: Any) -> Completion:
+    """The text and usage of a Messages API message (a parsed JSON object)."""
+    try:
         blocks = data["content"]
         text = "".join(b.get("text") or "" for b in blocks if b.get("type") == "text")
         u = data.get("usage") or {}

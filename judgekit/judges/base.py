@@ -66,6 +66,9 @@ class JudgeEntry(BaseModel):
     max_backoff_s: float = Field(30.0, ge=0)
     price: Price | None = None
     options: dict[str, Any] = Field(default_factory=dict)
+    #: send through the provider's batch API (Anthropic, OpenAI): half price, results within 24 h
+    batch: bool = False
+    batch_poll_s: float = Field(30.0, gt=0)
 
     @field_validator("id")
     @classmethod
@@ -225,7 +228,13 @@ def _factory(kind: str) -> Factory:
 def build_judge(entry: JudgeEntry, ctx: JudgeContext) -> Judge:
     """Build the judge of a panel entry (checks the spec and, for APIs, the key; sends nothing)."""
     kind, arg = parse_spec(entry.model)
-    return _factory(kind)(entry, arg, ctx)
+    judge = _factory(kind)(entry, arg, ctx)
+    if entry.batch and not getattr(judge, "supports_batch", False):
+        raise JudgekitError(
+            f"Judge {entry.id!r} ({entry.model}) has batch: true, but only anthropic: and openai: "
+            "judges can use a provider batch API; remove batch."
+        )
+    return judge
 
 
 # --------------------------------------------------------------------------- keys, secrets

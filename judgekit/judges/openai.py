@@ -53,6 +53,7 @@ class OpenAIJudge:
         self.base_url = base_url
         self.limit_group = f"openai:{base_url or 'default'}#{model}"
         self.timeout_s = entry.timeout_s
+        self.compatible = compatible
         self.price = entry.price or (None if compatible else lookup_price("openai", model))
         self.client = openai.AsyncOpenAI(
             api_key=key, base_url=base_url, max_retries=0, timeout=entry.timeout_s
@@ -98,8 +99,67 @@ class OpenAIJudge:
             raise map_error(exc, self._sdk, self.timeout_s) from None
         return parse_chat_completion(content)
 
+    # ------------------------------------------------------------ batch API
+    max_batch = 10_000
+    _ENDED = ("completed", "failed", "expired", "cancelled")
+
+    @property
+    def supports_batch(self) -> bool:
+        return not self.compatible
+
+    def batch_entry(self, request: JudgeRequest, key: str) -> dict[str, Any]:
+        """One line of a Batch API input file (``custom_id`` = the call key)."""
+        body = {**self._kwargs, "messages": [self._system, {"role": "user", "content": request.user}]}
+        return {"custom_id": key, "method": "POST", "url": "/v1/chat/completions", "body": body}
+
+    async def submit_batch(self, entries: list[dict[str, Any]]) -> str:
+        data = "".join(json.dumps(e, ensure_ascii=False) + "\n" for e in entries).encode()
+        try:
+            f = await self.client.files.create(file=("judgekit-batch.jsonl", data), purpose="batch")
+            batch = await self.client.batches.create(
+                input_file_id=f.id, endpoint="/v1/chat/completions", completion_window="24h"
+            )
+        except Exception as exc:  # noqa: BLE001 - classified, never leaked raw
+            raise map_error(exc, self._sdk, self.timeout_s) from None
+        return str(batch.id)
+
+    async def poll_batch(self, batch_id: str) -> bool:
+        """True once the batch has ended (completed, failed, expired or cancelled)."""
+        try:
+            batch = await self.client.batches.retrieve(batch_id)
+        except Exception as exc:  # noqa: BLE001
+            raise map_error(exc, self._sdk, self.timeout_s) from None
+        return batch.status in self._ENDED
+
+    async def batch_results(self, batch_id: str) -> list[tuple[str, Completion | JudgeCallError]]:
+        out: list[tuple[str, Completion | JudgeCallError]] = []
+        try:
+            batch = await self.client.batches.retrieve(batch_id)
+            for file_id in (batch.output_file_id, batch.error_file_id):
+                if not file_id:
+                    continue
+                content = await self.client.files.content(file_id)
+                for line in content.text.splitlines():
+                    if line.strip():
+                        out.append(_batch_line(json.loads(line)))
+        except Exception as exc:  # noqa: BLE001
+            raise map_error(exc, self._sdk, self.timeout_s) from None
+        return out
+
     async def aclose(self) -> None:
         await self.client.close()
+
+
+def _batch_line(row: dict[str, Any]) -> tuple[str, Completion | JudgeCallError]:
+    cid = str(row.get("custom_id"))
+    resp = row.get("response") or {}
+    if resp.get("status_code") == 200 and not row.get("error"):
+        try:
+            return cid, parse_chat_completion(json.dumps(resp.get("body")).encode())
+        except JudgeCallError as exc:
+            return cid, exc
+    code = resp.get("status_code") or (row.get("error") or {}).get("code") or "error"
+    return cid, JudgeCallError(f"batch request failed ({code})", retryable=True)
 
 
 def parse_chat_completion(content: bytes) -> Completion:

@@ -202,6 +202,8 @@ class JudgeSummary:
     abstentions: Counter[str] = field(default_factory=Counter)
     stopped: str | None = None
     lowest_concurrency: float | None = None
+    batches: int = 0  #: provider batches submitted in this run
+    batch_waiting: int = 0  #: calls still waiting in provider batches (run again to collect)
     pending: int = 0  #: dry run: calls a run would make
     estimated_cost_usd: float = 0.0  #: dry run: with answers of typical length
     max_cost_usd: float = 0.0  #: dry run: if every answer used max_tokens
@@ -264,6 +266,11 @@ class PanelSummary:
             if j.rate_limited:
                 low = f", concurrency lowered to {j.lowest_concurrency:g}" if j.lowest_concurrency else ""
                 out.append(f"    rate limited {j.rate_limited} times{low}")
+            if j.batches:
+                out.append(f"    submitted {j.batches} provider batch{'es' if j.batches > 1 else ''}")
+            if j.batch_waiting:
+                out.append(f"    {j.batch_waiting} calls waiting in provider batches; run again "
+                           "to collect them")
             if j.stopped:
                 out.append(f"    STOPPED: {j.stopped}")
         for rater, n in self.aggregates.items():
@@ -421,12 +428,14 @@ def run_panel(
     progress: ProgressSink | None = None,
     env: dict[str, str] | None = None,
     dry_run: bool = False,
+    wait: bool = True,
 ) -> PanelSummary:
     """Run ``panel`` into ``store``; returns what was done. Builds every judge first (unknown
     spec, missing key: one error sentence, nothing sent), then sends only what is missing.
 
     ``dry_run``: send and write nothing; the summary says how many calls a run would make and
-    what they would cost (``estimated_cost_usd``, ``max_cost_usd``)."""
+    what they would cost (``estimated_cost_usd``, ``max_cost_usd``). ``wait=False``: judges in
+    batch mode submit and collect what has ended, without waiting for the rest."""
     t0 = time.perf_counter()
     rubric = panel.rubric
     entries = [e for e in panel.judges if only is None or e.id in only]
@@ -493,9 +502,11 @@ def run_panel(
         for run in runs:
             if run.judge.local:
                 _run_local(run, items, parser, rubric, writer, progress)
-        remote = [r for r in runs if not r.judge.local and r.jobs]
-        if remote:
-            asyncio.run(_run_remote(remote, items, parser, rubric, writer, progress))
+        remote = [r for r in runs if not r.judge.local and r.jobs and not r.entry.batch]
+        batched = [r for r in runs if r.entry.batch and (r.jobs or _has_open_batches(store, r, rubric))]
+        if remote or batched:
+            asyncio.run(_run_remote(remote, items, parser, rubric, writer, progress,
+                                    batched=batched, store=store, wait=wait))
     except KeyboardInterrupt:
         result.interrupted = True
     finally:
@@ -579,9 +590,14 @@ def _estimate(run: _JudgeRun, items: _Items, system_chars: int) -> None:
     tokens_in = sum(
         (system_chars + len(items.request(j.item, j.trial).user)) // 4 for j in run.jobs
     )
+    price = run.price
+    if run.entry.batch:
+        from judgekit.judges.batch import discounted
+
+        price = discounted(price)
     for out, attr in ((min(TYPICAL_ANSWER_TOKENS, run.entry.max_tokens), "estimated_cost_usd"),
                       (run.entry.max_tokens, "max_cost_usd")):
-        cost = call_cost(run.price, Completion(raw=None, input_tokens=tokens_in,
+        cost = call_cost(price, Completion(raw=None, input_tokens=tokens_in,
                                                output_tokens=out * len(run.jobs)))
         setattr(s, attr, cost)
     s.input_tokens = tokens_in
@@ -676,6 +692,15 @@ def _run_local(
     writer.flush()
 
 
+def _has_open_batches(store: Store, run: _JudgeRun, rubric: Rubric) -> bool:
+    row = store.conn.execute(
+        "SELECT 1 FROM judge_batches WHERE judge_id = ? AND rubric_hash = ? AND status = 'submitted'"
+        " LIMIT 1",
+        (run.entry.id, rubric.hash),
+    ).fetchone()
+    return row is not None
+
+
 async def _run_remote(
     runs: list[_JudgeRun],
     items: _Items,
@@ -683,12 +708,25 @@ async def _run_remote(
     rubric: Rubric,
     writer: _Writer,
     progress: ProgressSink | None,
+    *,
+    batched: Sequence[_JudgeRun] = (),
+    store: Store | None = None,
+    wait: bool = True,
 ) -> None:
+    from judgekit.judges.batch import run_batches
+
     writer_task = asyncio.create_task(writer.run())
     rng = random.Random()
+    runs = [*runs, *batched]
     try:
-        workers = []
+        workers: list[asyncio.Task[None]] = []
+        for run in batched:
+            assert store is not None
+            workers.append(asyncio.create_task(
+                run_batches(run, items, parser, rubric, writer, store, progress, wait=wait)))
         for run in runs:
+            if run.entry.batch:
+                continue
             queue = iter(run.jobs)
             for _ in range(min(run.entry.concurrency, len(run.jobs))):
                 workers.append(
