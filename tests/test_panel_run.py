@@ -382,6 +382,7 @@ def test_demo_panel_runs_offline_and_is_idempotent(tmp_path):
         assert len(first["item_ids"]) == 40
         second = run_demo_panel(store, tmp_path)
         assert second["calls"] == 0 and second["cached"] == 120
+        assert second["abstentions"] == first["abstentions"]
         humans = store.ratings(rater_ids=["demo_ann_a", "demo_ann_b", "demo_final"])
         assert len(humans) == 120
         a = humans[humans.rater_id == "demo_ann_a"].set_index("item_id")["label"]

@@ -69,8 +69,9 @@ def _answer(label: str, rationale: str) -> str:
 def run_demo_panel(store: Store, out_dir: Path) -> dict[str, Any]:
     """Run the demo panel into ``store``; returns a summary for ``judgekit demo``.
 
-    Keys: ``calls`` (requests sent to the fake provider), ``cached``, ``abstentions``,
-    ``errors``, ``input_tokens``, ``output_tokens``, ``cost_usd``, ``judges`` (rater ids,
+    Keys: ``calls`` (requests sent to the fake provider by this run), ``cached``,
+    ``abstentions`` and ``errors`` (the judges' stored ratings of the demo items),
+    ``input_tokens``, ``output_tokens``, ``cost_usd`` (this run), ``judges`` (rater ids,
     aggregates included), ``rubric``, ``item_ids``, ``policy`` (path of the demo gate policy),
     ``reference`` and ``humans`` (the demo's human rater ids).
     """
@@ -95,13 +96,16 @@ def run_demo_panel(store: Store, out_dir: Path) -> dict[str, Any]:
         reference={"demo_final": "demo_final"},
     )
     totals = summary.totals()
+    stored = store.ratings(rubric=panel.rubric, rater_ids=[e.id for e in panel.judges])
+    stored = stored[stored["item_id"].isin(set(panel.items["item_id"].astype(str)))]
     result = {
         "rubric": panel.rubric.id,
         "calls": requests,
         "answered": summary.calls,
         "cached": totals["cached"],
-        "abstentions": totals["abstain"],
-        "errors": totals["error"],
+        # the panel's state in the store (the same on a rerun), not only this run's answers
+        "abstentions": int((stored["status"] == "abstain").sum()),
+        "errors": int((stored["status"] == "error").sum()),
         "input_tokens": totals["input_tokens"],
         "output_tokens": totals["output_tokens"],
         "cost_usd": totals["cost_usd"],
