@@ -392,6 +392,14 @@ class _JudgeRun:
     price: Any
     system_chars: int = 0
     stopped: bool = False
+    #: items with the same text as a pending job's item (same key): answered by its one call
+    followers: dict[str, list[_Job]] = field(default_factory=dict)
+
+    pending_total: int = 0  #: jobs + followers at the start
+
+    @property
+    def pending(self) -> int:
+        return len(self.jobs) + sum(len(f) for f in self.followers.values())
 
 
 class _Items:
@@ -454,16 +462,9 @@ def run_panel(
         **({"env": env} if env is not None else {}),
     )
     judges = [(e, build_judge(e, ctx)) for e in entries]
-    items = _Items(panel.items)
-    parser = AnswerParser(rubric)
-    if not dry_run:
-        store.put_items(panel.items)
-    writer = _Writer(store, rubric)
-    limiters: dict[str, RateLimiter] = {}
-    runs: list[_JudgeRun] = []
+    all_params = [spec_params(e, j) for e, j in judges]
     seen_params: dict[str, str] = {}
-    for entry, judge in judges:
-        params = spec_params(entry, judge)
+    for (entry, _), params in zip(judges, all_params, strict=True):
         twin = seen_params.setdefault(params, entry.id)
         if twin != entry.id:
             raise JudgekitError(
@@ -471,8 +472,16 @@ def run_panel(
                 "parameters, so they would get the same (cached) answers; to ask one judge "
                 "several times use trials."
             )
+    items = _Items(panel.items)
+    parser = AnswerParser(rubric)
+    if not dry_run:
+        store.put_items(panel.items)
+    writer = _Writer(store, rubric)
+    limiters: dict[str, RateLimiter] = {}
+    runs: list[_JudgeRun] = []
+    for (entry, judge), params in zip(judges, all_params, strict=True):
         summary = JudgeSummary(id=entry.id, spec=entry.model, total=len(items.ids) * entry.trials)
-        jobs = _pending(store, rubric, entry, params, items, writer, summary)
+        jobs, followers = _pending(store, rubric, entry, params, items, writer, summary)
         rate = limiters.get(judge.limit_group)
         if rate is None:
             rate = limiters[judge.limit_group] = RateLimiter(entry.max_rpm, entry.max_tpm)
@@ -485,8 +494,10 @@ def run_panel(
                 policy=RetryPolicy(entry.max_attempts, entry.backoff_s, entry.max_backoff_s),
                 price=getattr(judge, "price", None),
                 system_chars=len(ctx.system),
+                followers=followers,
             )
         )
+        runs[-1].pending_total = runs[-1].pending
     result = PanelSummary(rubric=rubric.ref, items=len(items.ids), judges=[r.summary for r in runs])
     if dry_run:
         for run in runs:
@@ -495,7 +506,7 @@ def run_panel(
         result.seconds = time.perf_counter() - t0
         return result
     writer.flush()
-    todo = sum(len(r.jobs) for r in runs)
+    todo = sum(r.pending for r in runs)
     if progress is not None:
         progress.start(todo, sum(r.summary.cached for r in runs))
     try:
@@ -532,9 +543,10 @@ def _pending(
     items: _Items,
     writer: _Writer,
     summary: JudgeSummary,
-) -> list[_Job]:
-    """Jobs not answered yet; cached answers missing from the ratings (e.g. a renamed judge,
-    a reparse) are written back from the calls table."""
+) -> tuple[list[_Job], dict[str, list[_Job]]]:
+    """Jobs not answered yet, and the followers of each (items with the same text: one call
+    answers them all). Cached answers missing from the ratings (a renamed judge, a reparse)
+    are written back from the calls table."""
     jobs = [
         _Job(i, t, call_key(params, rubric.hash, h, t))
         for i, h in enumerate(items.hashes)
@@ -552,7 +564,7 @@ def _pending(
         for k, status, label, rationale, error in rows:
             done[k] = (status, label, rationale, error)
     if not done:
-        return jobs
+        return _split_followers(jobs)
     have = {
         (iid, trial): (label, status)
         for iid, trial, label, status in store.conn.execute(
@@ -574,7 +586,18 @@ def _pending(
             text = rationale if status == "ok" else f"abstain: {error}"
             writer.add(None, (iid, entry.id, label, rubric.values.get(label) if label else None,
                               job.trial, status, text, "panel"))
-    return todo
+    return _split_followers(todo)
+
+
+def _split_followers(jobs: list[_Job]) -> tuple[list[_Job], dict[str, list[_Job]]]:
+    leads: dict[str, _Job] = {}
+    followers: dict[str, list[_Job]] = {}
+    for job in jobs:
+        if job.key in leads:
+            followers.setdefault(job.key, []).append(job)
+        else:
+            leads[job.key] = job
+    return list(leads.values()), followers
 
 
 #: typical length of a judge's JSON answer, for cost estimates
@@ -584,7 +607,7 @@ TYPICAL_ANSWER_TOKENS = 60
 def _estimate(run: _JudgeRun, items: _Items, system_chars: int) -> None:
     """Fill the summary's estimate for the pending calls (~4 characters a token)."""
     s = run.summary
-    s.pending = len(run.jobs)
+    s.pending = len(run.jobs)  # calls to make (items sharing a text share a call)
     if run.judge.local or run.price is None:
         return
     tokens_in = sum(
@@ -663,6 +686,20 @@ def _record(
     )
     if progress is not None:
         progress.advance(status, tin + tout, cost)
+    for f in run.followers.pop(job.key, ()):
+        # Same text as the item just answered: the same answer, no second call or cost.
+        fid = items.ids[f.item]
+        if completion is not None:
+            p = parser.parse(completion.raw, quoted=items.quoted(f.item))
+            f_status, f_label, f_why = p.status, p.label, p.rationale if p.status == "ok" else f"abstain: {p.reason}"
+        else:
+            f_status, f_label, f_why = "error", None, f"error: {reason}"
+        setattr(s, f_status, getattr(s, f_status) + 1)
+        s.called += f_status != "error"
+        writer.add(None, (fid, run.entry.id, f_label, rubric.values.get(f_label) if f_label else None,
+                          f.trial, f_status, f_why, "panel"))
+        if progress is not None:
+            progress.advance(f_status, 0, 0.0)
 
 
 def _short(reason: str | None) -> str:
@@ -743,7 +780,7 @@ async def _run_remote(
                 await run.judge.aclose()
             if run.stopped:
                 done = run.summary.ok + run.summary.abstain + run.summary.error
-                run.summary.not_attempted = len(run.jobs) - done
+                run.summary.not_attempted = run.pending_total - done
 
 
 async def _worker(
