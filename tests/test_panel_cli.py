@@ -172,6 +172,10 @@ def test_export_ratings_with_tokens_and_cost(tmp_path, fake, api_env):
         gpt = df[df.rater_id == "gpt"]
         assert (gpt["input_tokens"] > 0).all() and (gpt["cost_usd"] > 0).all()
         assert gpt["judge_spec"].eq("openai:gpt-4o-mini").all()
+    res = invoke(["export", "calls", "--store", store, "--judge", "gpt", "--out", str(tmp_path / "c.jsonl")])
+    assert res.exit_code == 0 and "Wrote 4 calls" in res.output
+    c = pd.read_json(tmp_path / "c.jsonl", lines=True)
+    assert (c["judge_id"] == "gpt").all() and c["raw"].str.contains('"label"').all()
     res = invoke(["export", "ratings", "--store", store, "--out", str(tmp_path / "r.txt")])
     assert res.exit_code == 2 and "--format" in res.output
     res = invoke(["export", "ratings", "--store", str(tmp_path / "none.db"), "--out", str(tmp_path / "x.csv")])

@@ -94,7 +94,7 @@ def judge_cmd(
 
 @click.group("export")
 def export_group() -> None:
-    """Export tables from the store.
+    """Export tables from the store: ratings (with tokens and cost) or judge calls (raw answers).
 
     Example: judgekit export ratings --format csv --out ratings.csv
     """
@@ -140,6 +140,40 @@ def export_ratings_cmd(
         raise JudgekitError(f"{out}: cannot tell the format from the ending; pass --format csv|jsonl|parquet.")
     write_table(df, out, fmt)
     click.echo(f"Wrote {len(df)} ratings to {out}.")
+
+
+@export_group.command("calls")
+@store_option
+@click.option("--format", "fmt", type=click.Choice(["csv", "jsonl", "parquet"]), default=None,
+              help="Output format (default: from the --out file ending).")
+@click.option("--out", "out", required=True, type=click.Path(dir_okay=False, path_type=Path),
+              help="File to write (written atomically).")
+@click.option("--judge", "judges", multiple=True, help="Only this judge id (repeatable).")
+def export_calls_cmd(store_path: str, fmt: str | None, out: Path, judges: tuple[str, ...]) -> None:
+    """Write every judge call with its raw completion (to audit abstentions and parsing).
+
+    \b
+    Columns: key, judge_id, spec, params, rubric, item_id, trial, raw, status, label, rationale,
+    error, input_tokens, output_tokens, cached_tokens, cost_usd, latency_s, attempts, ...
+
+    \b
+    Example:
+      judgekit export calls --store demo.db --judge scripted-llm --out calls.jsonl
+    """
+    from judgekit.io.tables import write_table
+    from judgekit.judges.export import calls_table
+
+    if not Path(store_path).exists():
+        raise JudgekitError(f"Store {store_path} does not exist; pass --store with an existing store.")
+    with Store(store_path) as store:
+        df = calls_table(store, judges=list(judges) or None)
+    if df.empty:
+        raise JudgekitError(f"Store {store_path} has no judge calls{' for these judges' if judges else ''}; "
+                            "nothing to export.")
+    if fmt is None and out.suffix.lower().lstrip(".") not in ("csv", "jsonl", "parquet"):
+        raise JudgekitError(f"{out}: cannot tell the format from the ending; pass --format csv|jsonl|parquet.")
+    write_table(df, out, fmt)
+    click.echo(f"Wrote {len(df)} calls to {out}.")
 
 
 COMMANDS: list[click.Command] = [judge_cmd, export_group]

@@ -31,3 +31,16 @@ def ratings_with_calls(
     ).drop(columns="_t")
     out = ratings.merge(calls, on=["rater_id", "item_id", "trial", "rubric_hash"], how="left")
     return out[[*RATING_COLUMNS, *CALL_COLUMNS]]
+
+
+def calls_table(store: Store, *, judges: list[str] | None = None) -> pd.DataFrame:
+    """Every stored judge call: key, judge, spec and parameters, item, trial, the raw completion,
+    the parsed status/label/rationale or error, tokens, cost, latency and attempts."""
+    sql = ("SELECT key, judge_id, spec, params, rubric, rubric_hash, item_id, item_hash, trial, raw,"
+           " status, label, rationale, error, input_tokens, output_tokens, cached_tokens, cost_usd,"
+           " latency_s, attempts, created_at FROM calls")
+    args: list[Any] = []
+    if judges:
+        sql += f" WHERE judge_id IN ({','.join('?' * len(judges))})"
+        args = list(judges)
+    return pd.read_sql_query(sql + " ORDER BY created_at", store.conn, params=args)
