@@ -28,7 +28,15 @@ RATING_INPUT_KEYS = ("item_id", "rater_id", "label")
 
 
 def item_content_hash(prompt: Any, messages: Any, response: Any) -> str:
-    """Hash of what a judge sees of an item: the cache key changes when the text changes."""
+    """Hash of what a judge sees of an item: the cache key changes when the text changes.
+
+    ``messages`` may be the list or its JSON text; both hash the same (canonical JSON).
+    """
+    if isinstance(messages, str):
+        try:
+            messages = json.loads(messages)
+        except json.JSONDecodeError:
+            pass
     if messages is not None and not isinstance(messages, str):
         messages = json.dumps(messages, sort_keys=True, ensure_ascii=False)
     blob = json.dumps([prompt, messages, response], ensure_ascii=False).encode()

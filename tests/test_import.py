@@ -157,3 +157,14 @@ def test_cli_import_real_process_exit_code(tmp_path):
     )
     assert proc.returncode == 2
     assert proc.stderr.strip().count("\n") == 0 and proc.stderr.startswith("error: ")
+
+
+def test_item_hash_is_the_same_for_messages_as_list_or_json_text(store):
+    from judgekit.data import item_content_hash
+
+    msgs = [{"role": "user", "content": "hi"}, {"content": "hello", "role": "assistant"}]
+    as_text = json.dumps(msgs)  # keys in the file's order, not sorted
+    assert item_content_hash(None, msgs, "r") == item_content_hash(None, as_text, "r")
+    assert item_content_hash(None, msgs, "r") != item_content_hash(None, msgs[:1], "r")
+    store.put_items(pd.DataFrame({"item_id": ["m"], "messages": [as_text], "response": ["r"]}))
+    assert store.items()["content_hash"].iloc[0] == item_content_hash(None, msgs, "r")
