@@ -12,6 +12,7 @@ numbers for CSV (header = line 1) and 1-based record numbers otherwise.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import time
@@ -33,10 +34,8 @@ def item_content_hash(prompt: Any, messages: Any, response: Any) -> str:
     ``messages`` may be the list or its JSON text; both hash the same (canonical JSON).
     """
     if isinstance(messages, str):
-        try:
+        with contextlib.suppress(json.JSONDecodeError):
             messages = json.loads(messages)
-        except json.JSONDecodeError:
-            pass
     if messages is not None and not isinstance(messages, str):
         messages = json.dumps(messages, sort_keys=True, ensure_ascii=False)
     blob = json.dumps([prompt, messages, response], ensure_ascii=False).encode()

@@ -33,11 +33,11 @@ from pathlib import Path
 from typing import Any, Literal
 
 import pandas as pd
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from judgekit import __version__
 from judgekit.agreement.report import AgreementReport, agreement_report
+from judgekit.config import first_error, read_yaml_mapping
 from judgekit.errors import JudgekitError, UntrustedJudgeError
 from judgekit.rubric import Rubric, load_rubric
 
@@ -90,26 +90,11 @@ class Policy(_Strict):
 def load_policy(path: str | Path) -> tuple[Policy, dict[str, Any]]:
     """Read and validate a policy file; returns the model and the raw mapping."""
     p = Path(path)
-    if not p.exists():
-        raise JudgekitError(f"Policy file {p} does not exist; check the path.")
-    try:
-        raw = yaml.safe_load(p.read_text(encoding="utf-8"))
-    except yaml.YAMLError:
-        raise JudgekitError(f"Policy file {p}: invalid YAML; fix the syntax.") from None
-    if not isinstance(raw, dict):
-        raise JudgekitError(f"Policy file {p}: expected a mapping with rubric, judges and checks.")
+    raw = read_yaml_mapping(p, what="Policy file", expect="rubric, judges and checks")
     try:
         policy = Policy(**raw)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = ".".join(str(x) for x in err["loc"])
-        if err["type"] == "extra_forbidden":
-            msg = f"unknown key {loc!r} (a typo?); remove or rename it"
-        elif err["type"] == "missing":
-            msg = f"missing required key {loc!r}"
-        else:
-            msg = f"{loc}: {err['msg']}"
-        raise JudgekitError(f"Policy file {p}: {msg}.") from None
+        raise JudgekitError(f"Policy file {p}: {first_error(exc)}.") from None
     return policy, raw
 
 

@@ -18,9 +18,9 @@ from functools import cached_property
 from pathlib import Path
 from typing import Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from judgekit.config import first_error, read_yaml_mapping
 from judgekit.errors import JudgekitError
 
 Level = Literal["nominal", "ordinal", "interval"]
@@ -223,14 +223,7 @@ def load_rubric(name_or_path: str | Path | Rubric) -> Rubric:
 
 
 def _parse(path: Path) -> Rubric:
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}" if mark is not None else ""
-        raise JudgekitError(f"Rubric file {path}: invalid YAML{where}; fix the syntax.") from None
-    if not isinstance(data, dict):
-        raise JudgekitError(f"Rubric file {path}: expected a mapping of rubric fields at the top.")
+    data = read_yaml_mapping(path, what="Rubric file", expect="the rubric's fields")
     template_text = None
     judge = data.get("judge") or {}
     if isinstance(judge, dict) and judge.get("template"):
@@ -243,17 +236,7 @@ def _parse(path: Path) -> Rubric:
     try:
         return Rubric(**data, template_text=template_text, source=str(path))
     except ValidationError as exc:
-        raise JudgekitError(f"Rubric file {path}: {_first_error(exc)}.") from None
+        raise JudgekitError(f"Rubric file {path}: {first_error(exc)}.") from None
     except TypeError as exc:
         raise JudgekitError(f"Rubric file {path}: {exc}.") from None
 
-
-def _first_error(exc: ValidationError) -> str:
-    err = exc.errors()[0]
-    loc = ".".join(str(p) for p in err["loc"])
-    if err["type"] == "extra_forbidden":
-        return f"unknown key {loc!r} (a typo?); remove or rename it"
-    if err["type"] == "missing":
-        return f"missing required key {loc!r}"
-    msg = err["msg"].removeprefix("Value error, ")
-    return f"{loc}: {msg}" if loc else msg

@@ -33,9 +33,9 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from judgekit.config import first_error, read_yaml_mapping
 from judgekit.errors import JudgekitError
 from judgekit.rubric import Rubric, load_rubric
 from judgekit.store import Store
@@ -84,14 +84,7 @@ class SampleSpec(BaseModel):
 def load_spec(path: str | Path) -> SampleSpec:
     """Read a :class:`SampleSpec` from a YAML file; one sentence naming the file on error."""
     p = Path(path)
-    if not p.exists():
-        raise JudgekitError(f"Sample spec {p}: no such file; check the path.")
-    try:
-        data = yaml.safe_load(p.read_text(encoding="utf-8"))
-    except yaml.YAMLError:
-        raise JudgekitError(f"Sample spec {p}: invalid YAML; fix the syntax.") from None
-    if not isinstance(data, dict):
-        raise JudgekitError(f"Sample spec {p}: expected a mapping of spec fields at the top.")
+    data = read_yaml_mapping(p, what="Sample spec", expect="the spec's fields")
     return spec_from_dict(data, source=f"Sample spec {p}")
 
 
@@ -99,15 +92,7 @@ def spec_from_dict(data: dict[str, Any], *, source: str = "sample spec") -> Samp
     try:
         return SampleSpec(**data)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = ".".join(str(x) for x in err["loc"])
-        if err["type"] == "extra_forbidden":
-            msg = f"unknown key {loc!r} (a typo?); remove or rename it"
-        elif err["type"] == "missing":
-            msg = f"missing required key {loc!r}"
-        else:
-            msg = f"{loc}: {err['msg']}"
-        raise JudgekitError(f"{source}: {msg}.") from None
+        raise JudgekitError(f"{source}: {first_error(exc)}.") from None
 
 
 @dataclass

@@ -29,13 +29,13 @@ from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from judgekit.analysis.frames import label_shares, truthy
 from judgekit.analysis.intervals import wilson_interval
 from judgekit.analysis.result import AnalysisResult, Table
 from judgekit.analysis.trust import TrustReport, check_trust
+from judgekit.config import describe_error, read_yaml_mapping
 from judgekit.errors import JudgekitError
 from judgekit.rubric import Rubric, load_rubric
 
@@ -98,13 +98,7 @@ def parse_criteria(data: Any, *, source: str = "criteria") -> CriteriaFile:
     except ValidationError as exc:
         err = exc.errors()[0]
         where, key = _loc(err["loc"], data)
-        if err["type"] == "extra_forbidden":
-            msg = f"unknown key {key!r} (a typo?); remove or rename it"
-        elif err["type"] == "missing":
-            msg = f"missing required key {key!r}"
-        else:
-            msg = f"{key}: {err['msg'].removeprefix('Value error, ')}"
-        raise JudgekitError(f"{source}: {where}{msg}.") from None
+        raise JudgekitError(f"{source}: {where}{describe_error(err, key)}.") from None
     names = [c.name for c in spec.criteria]
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:
@@ -143,14 +137,7 @@ def _rubric(c: Criterion, source: str) -> Rubric:
 def load_criteria(path: str | Path) -> CriteriaFile:
     """Read and validate a criteria YAML file."""
     p = Path(path)
-    if not p.exists():
-        raise JudgekitError(f"Criteria file {p} does not exist; check the path.")
-    try:
-        data = yaml.safe_load(p.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}" if mark is not None else ""
-        raise JudgekitError(f"Criteria file {p}: invalid YAML{where}; fix the syntax.") from None
+    data = read_yaml_mapping(p, what="Criteria file", expect="a 'criteria' list")
     return parse_criteria(data, source=f"Criteria file {p}")
 
 

@@ -22,9 +22,10 @@ from rich.table import Table as RichTable
 
 from judgekit.analysis.result import UNTRUSTED, AnalysisResult
 from judgekit.cli.core import make_console
+from judgekit.cli.options import store_option
 from judgekit.errors import JudgekitError, UntrustedJudgeError
 from judgekit.rubric import Rubric, load_rubric
-from judgekit.store import DEFAULT_STORE, Store
+from judgekit.store import Store
 
 console = make_console()
 err_console = Console(stderr=True, highlight=False)
@@ -33,8 +34,7 @@ err_console = Console(stderr=True, highlight=False)
 # --------------------------------------------------------------------------- shared options
 def _common(f: Callable[..., Any]) -> Callable[..., Any]:
     options = [
-        click.option("--store", "store_path", default=DEFAULT_STORE, show_default=True,
-                     envvar="JUDGEKIT_STORE", help="SQLite store file (env JUDGEKIT_STORE)."),
+        store_option,
         click.option("--verdict", "verdicts", multiple=True,
                      type=click.Path(path_type=Path),
                      help="verdict.json from `judgekit gate` (repeat: one per rubric used)."),

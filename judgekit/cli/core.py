@@ -8,10 +8,11 @@ from pathlib import Path
 import click
 from rich.console import Console
 
+from judgekit.cli.options import store_option
 from judgekit.data import parse_rater_map
 from judgekit.errors import JudgekitError
 from judgekit.rubric import available_rubrics, load_rubric
-from judgekit.store import DEFAULT_STORE, Store
+from judgekit.store import Store
 
 
 def make_console() -> Console:
@@ -23,14 +24,6 @@ def make_console() -> Console:
 
 console = make_console()
 
-store_option = click.option(
-    "--store",
-    "store_path",
-    default=DEFAULT_STORE,
-    show_default=True,
-    envvar="JUDGEKIT_STORE",
-    help="SQLite store file (env JUDGEKIT_STORE).",
-)
 
 
 @click.command("rubrics")

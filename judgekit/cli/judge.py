@@ -8,17 +8,9 @@ from pathlib import Path
 import click
 from rich.console import Console
 
+from judgekit.cli.options import store_option
 from judgekit.errors import JudgekitError
-from judgekit.store import DEFAULT_STORE, Store
-
-store_option = click.option(
-    "--store",
-    "store_path",
-    default=DEFAULT_STORE,
-    show_default=True,
-    envvar="JUDGEKIT_STORE",
-    help="SQLite store file (env JUDGEKIT_STORE).",
-)
+from judgekit.store import Store
 
 
 @click.command("judge")

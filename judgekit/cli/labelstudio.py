@@ -7,17 +7,10 @@ from pathlib import Path
 import click
 import pandas as pd
 
+from judgekit.cli.options import store_option
 from judgekit.errors import JudgekitError
-from judgekit.store import DEFAULT_STORE, Store
+from judgekit.store import Store
 
-store_option = click.option(
-    "--store",
-    "store_path",
-    default=DEFAULT_STORE,
-    show_default=True,
-    envvar="JUDGEKIT_STORE",
-    help="SQLite store file (env JUDGEKIT_STORE).",
-)
 url_option = click.option(
     "--url", default=None, help="Label Studio address (default: env LABEL_STUDIO_URL)."
 )

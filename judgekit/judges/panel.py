@@ -34,9 +34,9 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import pandas as pd
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from judgekit.config import first_error, read_yaml_mapping
 from judgekit.data import item_content_hash, validate_items
 from judgekit.errors import JudgekitError
 from judgekit.io.tables import read_table
@@ -122,16 +122,7 @@ class Panel:
 def load_panel(path: str | Path) -> Panel:
     """Read and validate a panel file, its rubric and its items (sends nothing)."""
     p = Path(path)
-    if not p.exists():
-        raise JudgekitError(f"Panel file {p} does not exist; check the path.")
-    try:
-        data = yaml.safe_load(p.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}" if mark is not None else ""
-        raise JudgekitError(f"Panel file {p}: invalid YAML{where}; fix the syntax.") from None
-    if not isinstance(data, dict):
-        raise JudgekitError(f"Panel file {p}: expected a mapping with rubric, items and judges.")
+    data = read_yaml_mapping(p, what="Panel file", expect="rubric, items and judges")
     return panel_from_dict(data, base_dir=p.parent, source=str(p))
 
 
@@ -141,7 +132,7 @@ def panel_from_dict(data: dict[str, Any], *, base_dir: str | Path = ".", source:
     try:
         pf = PanelFile(**data)
     except ValidationError as exc:
-        raise JudgekitError(f"Panel file {source}: {_first_error(exc)}.") from None
+        raise JudgekitError(f"Panel file {source}: {first_error(exc)}.") from None
     rubric_ref = pf.rubric
     local = base / rubric_ref
     rubric = load_rubric(local if local.suffix in (".yaml", ".yml") and local.exists() else rubric_ref)
@@ -152,19 +143,6 @@ def panel_from_dict(data: dict[str, Any], *, base_dir: str | Path = ".", source:
     table = read_table(items_path)
     items = validate_items(table, source=str(items_path))
     return Panel(file=pf, rubric=rubric, items=items, base_dir=base, source=source)
-
-
-def _first_error(exc: ValidationError) -> str:
-    err = exc.errors()[0]
-    loc = ".".join(str(p) for p in err["loc"])
-    if loc.startswith("judges."):
-        loc = "judges[" + loc.split(".", 2)[1] + "]" + ("." + loc.split(".", 2)[2] if loc.count(".") > 1 else "")
-    if err["type"] == "extra_forbidden":
-        return f"unknown key {loc!r} (a typo?); remove or rename it"
-    if err["type"] == "missing":
-        return f"missing required key {loc!r}"
-    msg = err["msg"].removeprefix("Value error, ")
-    return f"{loc}: {msg}" if loc else msg
 
 
 # --------------------------------------------------------------------------- progress, summary
