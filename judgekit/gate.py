@@ -273,19 +273,32 @@ def _fmt(x: Any) -> str:
 
 # ----------------------------------------------------------------------------- the guard
 def load_verdict(verdict: dict[str, Any] | str | Path) -> dict[str, Any]:
+    """A verdict as a dict: given as one, or read (and checked) from the verdict.json of
+    ``judgekit gate``. Every problem is one sentence naming the file."""
     if isinstance(verdict, dict):
         return verdict
     p = Path(verdict)
+    again = "pass the verdict.json that `judgekit gate` wrote"
     if not p.exists():
         raise UntrustedJudgeError(
-            f"Verdict file {p} does not exist; run `judgekit gate POLICY.yaml --out DIR` to get one."
+            f"Verdict {p}: no such file; {again} (run `judgekit gate POLICY.yaml --out DIR` to get one)."
         )
+    if p.is_dir():
+        raise JudgekitError(f"Verdict {p} is a folder; pass the verdict.json file inside it.")
     try:
         data = json.loads(p.read_text(encoding="utf-8"))
-    except json.JSONDecodeError:
-        raise JudgekitError(f"Verdict file {p} is not valid JSON; rerun `judgekit gate`.") from None
-    if not isinstance(data, dict) or "judges" not in data:
-        raise JudgekitError(f"Verdict file {p} is not a judgekit verdict; rerun `judgekit gate`.")
+    except UnicodeDecodeError:
+        raise JudgekitError(f"Verdict {p} is not UTF-8 text; {again}.") from None
+    except json.JSONDecodeError as exc:
+        raise JudgekitError(f"Verdict {p}: invalid JSON at line {exc.lineno}; {again}.") from None
+    if not isinstance(data, dict) or not isinstance(data.get("judges"), list):
+        raise JudgekitError(
+            f"Verdict {p} has no 'judges' list; it is not a judgekit verdict (make one with "
+            "`judgekit gate POLICY.yaml`)."
+        )
+    for k, j in enumerate(data["judges"]):
+        if not isinstance(j, dict) or "judge" not in j:
+            raise JudgekitError(f"Verdict {p}: judges[{k}] has no 'judge' key; regenerate it with `judgekit gate`.")
     return data
 
 

@@ -74,7 +74,7 @@ def test_require_trusted(verdict, tmp_path):
         require_trusted(passing, judge="claude", rubric="refusal")
     with pytest.raises(UntrustedJudgeError, match="run `judgekit gate POLICY.yaml`"):
         require_trusted(None, judge="gpt4", rubric="refusal")
-    with pytest.raises(UntrustedJudgeError, match="does not exist"):
+    with pytest.raises(UntrustedJudgeError, match="nope.json: no such file"):
         require_trusted(tmp_path / "nope.json", judge="gpt4", rubric="refusal")
     # an edited rubric has another hash: the old verdict does not transfer
     src = Path(load_rubric("refusal").source or "")
@@ -124,3 +124,16 @@ def test_cli_gate_exit_codes_and_files(tmp_path, xstest_store):
     res = CliRunner().invoke(main, ["gate", str(lenient), "--store", str(db), "--out", str(tmp_path / "p")])
     assert res.exit_code == 0, res.output
     assert json.loads((tmp_path / "p" / "verdict.json").read_text())["passed"] is True
+
+
+def test_load_verdict_bad_files_are_one_sentence(tmp_path):
+    from judgekit.gate import load_verdict
+
+    with pytest.raises(JudgekitError, match="is a folder"):
+        load_verdict(tmp_path)
+    (tmp_path / "x.json").write_text("[1, 2]")
+    with pytest.raises(JudgekitError, match="not a judgekit verdict"):
+        load_verdict(tmp_path / "x.json")
+    (tmp_path / "y.json").write_text('{"judges": [{"passed": true}]}')
+    with pytest.raises(JudgekitError, match=r"judges\[0\] has no 'judge' key"):
+        load_verdict(tmp_path / "y.json")

@@ -68,28 +68,9 @@ def _open_store(path: str) -> Store:
 
 
 def _load_verdicts(paths: Sequence[Path]) -> list[dict[str, Any]]:
-    out = []
-    for p in paths:
-        if not p.exists():
-            raise JudgekitError(
-                f"Verdict {p}: no such file; pass the verdict.json that `judgekit gate` wrote."
-            )
-        if p.is_dir():
-            raise JudgekitError(f"Verdict {p} is a folder; pass the verdict.json file inside it.")
-        try:
-            data = json.loads(p.read_text(encoding="utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError):
-            raise JudgekitError(
-                f"Verdict {p} is not valid JSON; pass the verdict.json that `judgekit gate` wrote."
-            ) from None
-        if not isinstance(data, dict) or not isinstance(data.get("judges"), list):
-            raise JudgekitError(
-                f"Verdict {p} is not a judgekit verdict (no 'judges' list); make one with "
-                "`judgekit gate POLICY.yaml`."
-            )
-        out.append(data)
-    return out
+    from judgekit.gate import load_verdict
 
+    return [load_verdict(p) for p in paths]
 
 def _rater_ratings(store: Store, rubric: Rubric, rater: str, *, required: bool = True) -> pd.DataFrame:
     df = store.ratings(rubric=rubric, rater_ids=[rater])

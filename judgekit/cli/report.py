@@ -2,35 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Any
 
 import click
 
+from judgekit.cli.options import store_option
 from judgekit.errors import JudgekitError
-from judgekit.store import DEFAULT_STORE
-
-
-def _load_verdict(path: Path) -> dict[str, Any]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise JudgekitError(f"Verdict {path}: no such file; pass the verdict.json that `judgekit gate` wrote.") from None
-    except IsADirectoryError:
-        raise JudgekitError(f"Verdict {path} is a folder; pass the verdict.json file inside it.") from None
-    except UnicodeDecodeError:
-        raise JudgekitError(f"Verdict {path} is not UTF-8 text; pass the verdict.json that `judgekit gate` wrote.") from None
-    except json.JSONDecodeError as exc:
-        raise JudgekitError(f"Verdict {path}: invalid JSON at line {exc.lineno}; pass the verdict.json that "
-                            "`judgekit gate` wrote.") from None
-    if not isinstance(data, dict) or not isinstance(data.get("judges"), list):
-        raise JudgekitError(f"Verdict {path} has no 'judges' list; it is not a judgekit verdict "
-                            "(make one with `judgekit gate POLICY.yaml`).")
-    for k, j in enumerate(data["judges"]):
-        if not isinstance(j, dict) or "judge" not in j:
-            raise JudgekitError(f"Verdict {path}: judges[{k}] has no 'judge' key; regenerate it with `judgekit gate`.")
-    return data
+from judgekit.gate import load_verdict
 
 
 def _split(values: tuple[str, ...]) -> list[str]:
@@ -41,8 +19,7 @@ def _split(values: tuple[str, ...]) -> list[str]:
 
 
 @click.command("report")
-@click.option("--store", "store_path", default=DEFAULT_STORE, show_default=True, envvar="JUDGEKIT_STORE",
-              help="SQLite store file (env JUDGEKIT_STORE).")
+@store_option
 @click.option("--rubric", "rubric_name", required=True, help="Rubric name (e.g. refusal) or YAML path.")
 @click.option("--verdict", "verdict_path", type=click.Path(path_type=Path), default=None,
               help="verdict.json from `judgekit gate`; without it the report says no judge is trusted yet.")
@@ -89,7 +66,7 @@ def report_cmd(
     if store_path != ":memory:" and not Path(store_path).is_file():
         raise JudgekitError(f"Store {store_path} does not exist; import ratings first with `judgekit import` "
                             "or pass --store.")
-    verdict = _load_verdict(verdict_path) if verdict_path is not None else None
+    verdict = load_verdict(verdict_path) if verdict_path is not None else None
     out_dir, stem = (out.parent, out.stem) if out.suffix.lower() in (".html", ".htm") else (out, "report")
     if out_dir.exists() and not out_dir.is_dir():
         raise JudgekitError(f"{out_dir} is a file; --out needs a folder (it is created if missing).")
