@@ -173,7 +173,34 @@ def run_demo(out_dir: Path, *, console: Console | None = None, n_resamples: int 
         for p in written:
             console.print(f"  wrote {p}", markup=False)
     write_text_atomic(out_dir / "summary.json", json.dumps(summary, indent=1, default=str))
+    console.rule("In short")
+    for line in _recap(summary, verdict, panel_verdict, out_dir):
+        console.print(line, markup=False)
     return summary
+
+
+def _recap(summary: dict[str, Any], verdict: dict[str, Any], panel_verdict: dict[str, Any] | None,
+           out_dir: Path) -> list[str]:
+    def trusted(v: dict[str, Any]) -> str:
+        names = [j["judge"] for j in v["judges"] if j["passed"]]
+        return ", ".join(names) if names else "none"
+
+    lines = [
+        "XSTest v2: human–human agreement per model "
+        + ("reproduced exactly." if summary.get("published_reproduced") else "DIFFERS from the published figures."),
+        f"XSTest v2: judges trusted for {verdict['rubric']}: {trusted(verdict)}.",
+    ]
+    for j in verdict["judges"]:
+        if not j["passed"]:
+            failed = [c["name"] for c in j["checks"] if not c["passed"]]
+            lines.append(f"  {j['judge']} fails {', '.join(failed)}")
+    if panel_verdict is not None:
+        calls = summary.get("panel", {}).get("calls")
+        lines.append(f"Offline panel: judges trusted: {trusted(panel_verdict)}; {calls} provider calls this run.")
+    if "analyses" in summary:
+        lines.append(f"Synthetic multi-turn data: analyses ran with the trusted judge in {out_dir / 'analysis'}.")
+    lines.append(f"Open {out_dir / 'report.html'} in a browser for the full picture.")
+    return lines
 
 
 def _run_analyses(out_dir: Path, ann: Path, console: Console, n_resamples: int) -> dict[str, Any]:
