@@ -194,7 +194,7 @@ def evaluate(policy: Policy, report: AgreementReport) -> list[dict[str, Any]]:
                     v, c.per_slice.min_value, ms["n"],
                     ms["undefined"] or f"{metric} in slice {s['by']}={s['key']}"))
         if c.within_human_noise is not None:
-            ceiling = overall["human_ceiling"].get(metric if metric != "weighted_kappa" else "kappa")
+            ceiling = overall["human_ceiling"].get(metric)
             hv = ceiling["value"] if ceiling else None
             v = m["value"]
             if hv is None:

@@ -128,7 +128,7 @@ def test_collapse_trials_majority_and_tie():
         "status": ["ok"] * 5 + ["error", "abstain"],
         "trial": [0, 1, 2, 0, 1, 0, 1],
     })
-    out = collapse_trials(df, REFUSAL.codes).set_index("item_id")
+    out = collapse_trials(df).set_index("item_id")
     assert out.loc["a", "label"] == "full_refusal" and out.loc["a", "status"] == "ok"
     assert pd.isna(out.loc["b", "label"]) and out.loc["b", "status"] == "abstain"  # 1-1 tie
     assert out.loc["c", "status"] == "abstain"  # an abstention among errors

@@ -32,6 +32,8 @@ from judgekit.agreement import (
     alpha_ci,
     cohen_kappa,
     confusion_matrix,
+    fleiss_ci,
+    fleiss_kappa,
     gwet_ac1,
     kappa_ci,
     krippendorff_alpha,
@@ -90,7 +92,7 @@ class AgreementReport:
         return self.slice(by, key)["judges"][judge]
 
 
-def collapse_trials(ratings: pd.DataFrame, codes: Sequence[str]) -> pd.DataFrame:
+def collapse_trials(ratings: pd.DataFrame) -> pd.DataFrame:
     """One row per (item, rater): the majority ok label over trials.
 
     Columns ``item_id, rater_id, rater_kind, label, status``; status is ``ok`` when a majority
@@ -104,38 +106,35 @@ def collapse_trials(ratings: pd.DataFrame, codes: Sequence[str]) -> pd.DataFrame
     multi = ratings.loc[~single]
     if multi.empty:
         return simple.reset_index(drop=True)
-    rows = []
-    order = {c: i for i, c in enumerate(codes)}
-    for (item, rater), grp in multi.groupby(["item_id", "rater_id"], sort=False):
-        ok = grp.loc[grp["status"] == "ok", "label"]
-        kind = grp["rater_kind"].iloc[0]
-        if ok.empty:
-            status = "error" if (grp["status"] == "error").all() else "abstain"
-            rows.append((item, rater, kind, None, status))
-            continue
-        counts = ok.value_counts()
-        top = counts[counts == counts.max()]
-        if len(top) > 1:
-            rows.append((item, rater, kind, None, "abstain"))
-        else:
-            rows.append((item, rater, kind, min(top.index, key=lambda c: order.get(c, 0)), "ok"))
-    multi_df = pd.DataFrame(rows, columns=["item_id", "rater_id", "rater_kind", "label", "status"])
-    return pd.concat([simple, multi_df], ignore_index=True)
+    keys = ["item_id", "rater_id"]
+    groups = (
+        multi.assign(_err=multi["status"].eq("error"))
+        .groupby(keys, sort=False)
+        .agg(rater_kind=("rater_kind", "first"), all_error=("_err", "all"))
+        .reset_index()
+    )
+    ok = multi[multi["status"] == "ok"]
+    counts = ok.groupby([*keys, "label"], sort=False).size().rename("n").reset_index()
+    top = counts[counts["n"] == counts.groupby(keys)["n"].transform("max")]
+    unique_top = top.groupby(keys)["label"].transform("size") == 1
+    winners = top.loc[unique_top, [*keys, "label"]]
+    out = groups.merge(winners, on=keys, how="left")
+    has_label = out["label"].notna()
+    out["status"] = np.where(has_label, "ok", np.where(out["all_error"], "error", "abstain"))
+    out["label"] = out["label"].astype(object).where(has_label, None)
+    out = out[["item_id", "rater_id", "rater_kind", "label", "status"]]
+    return pd.concat([simple, out], ignore_index=True)
 
 
-def _consensus(labels: pd.DataFrame) -> pd.Series:
-    """Majority label across human columns per item; NaN where the humans tie."""
-    def pick(row: pd.Series) -> Any:
-        vals = row.dropna()
-        if vals.empty:
-            return np.nan
-        counts = vals.value_counts()
-        top = counts[counts == counts.max()]
-        return top.index[0] if len(top) == 1 else np.nan
-
-    if labels.shape[1] == 1:
-        return labels.iloc[:, 0]
-    return labels.apply(pick, axis=1)
+def _consensus(humans: pd.DataFrame, codes: Sequence[str]) -> pd.Series:
+    """Majority label across human columns per item; None where the humans tie or none rated."""
+    arr = humans.to_numpy(dtype=object)
+    counts = np.stack([(arr == c).sum(axis=1) for c in codes], axis=1)  # (N, V)
+    top = counts.max(axis=1)
+    n_top = (counts == top[:, None]).sum(axis=1)
+    out = np.asarray(codes, dtype=object)[counts.argmax(axis=1)]
+    out[(top == 0) | (n_top > 1)] = None
+    return pd.Series(out, index=humans.index, dtype=object)
 
 
 def agreement_report(
@@ -210,7 +209,7 @@ def agreement_report(
         )
     humans = [h for h in humans if h != reference]
 
-    collapsed = collapse_trials(ratings, rubric.codes)
+    collapsed = collapse_trials(ratings)
     labels = collapsed.pivot(index="item_id", columns="rater_id", values="label").astype(object)
     labels = labels.where(labels.notna(), None)
     status = collapsed.pivot(index="item_id", columns="rater_id", values="status")
@@ -219,7 +218,7 @@ def agreement_report(
             raise JudgekitError(
                 f"No human ratings under {rubric.id} to form a reference; import human labels first."
             )
-        ref = _consensus(labels[humans])
+        ref = _consensus(labels[humans], rubric.codes)
         ref_info = {"rater": None, "kind": "consensus"}
     else:
         ref = labels[reference]
@@ -347,13 +346,23 @@ def _slice(
         pa = percent_agreement(mat)
         ceiling["percent_agreement"] = fig(pa, percent_agreement_ci(mat, **ci_kw) if not math.isnan(pa) else None, n_pairable)
         if len(hcols) == 2:
-            ceiling["kappa"] = pair_figs(hum[hcols[0]], hum[hcols[1]])["kappa"]
+            pf = pair_figs(hum[hcols[0]], hum[hcols[1]])
+            ceiling["kappa"] = pf["kappa"]
+            ceiling["weighted_kappa"] = pf["weighted_kappa"]
         else:
-            from judgekit.agreement import fleiss_kappa
-
-            complete = hum.dropna()
-            fk = fleiss_kappa(complete.to_numpy(dtype=object).T, categories=codes) if len(complete) else float("nan")
-            ceiling["kappa"] = fig(fk, None, len(complete), "no item was rated by every human")
+            # several humans: Fleiss' kappa (each unit with the humans who rated it), and for
+            # ordinal rubrics the mean pairwise weighted kappa (Light's approach), without a CI
+            fk = fleiss_kappa(mat, categories=codes)
+            ceiling["kappa"] = fig(fk, fleiss_ci(mat, categories=codes, **ci_kw) if not math.isnan(fk) else None,
+                                   n_pairable, undefined_reason(mat, categories=codes))
+            if weights:
+                pairs = [pair_figs(hum[a], hum[b])["weighted_kappa"]
+                         for i, a in enumerate(hcols) for b in hcols[i + 1:]]
+                vals = [f["value"] for f in pairs if f and f["value"] is not None]
+                ceiling["weighted_kappa"] = fig(float(np.mean(vals)) if vals else float("nan"), None,
+                                                n_pairable, "no pair of humans rated the same items")
+            else:
+                ceiling["weighted_kappa"] = None
         ceiling["alpha"] = alpha_fig(hcols, hum)
         ac = gwet_ac1(mat, categories=codes)
         ceiling["ac1"] = fig(ac, ac1_ci(mat, categories=codes, **ci_kw) if not math.isnan(ac) else None, n_pairable)
@@ -361,6 +370,7 @@ def _slice(
         why = "fewer than two human raters"
         for m in ("percent_agreement", "kappa", "alpha", "ac1"):
             ceiling[m] = fig(float("nan"), None, 0, why)
+        ceiling["weighted_kappa"] = fig(float("nan"), None, 0, why) if weights else None
 
     human_vals = pd.concat([labels[h] for h in hcols]) if hcols else pd.Series(dtype=object)
 

@@ -80,7 +80,7 @@ def worst_disagreements(
     judges = [str(j) for j in agreement.get("judges") or []]
     humans = [str(h) for h in agreement.get("humans") or []]
     ref_rater = (agreement.get("reference") or {}).get("rater")
-    col = collapse_trials(ratings, rubric.codes)
+    col = collapse_trials(ratings)
     col = col[col["status"] == "ok"]
     labels = col.pivot(index="item_id", columns="rater_id", values="label")
     hcols = [h for h in humans if h in labels.columns]
