@@ -152,3 +152,40 @@ def test_undefined_when_every_rating_is_one_category(store):
     assert v["kappa"]["value"] is None and v["kappa"]["undefined"]
     assert "full_refusal" in v["kappa"]["undefined"]
     assert not math.isnan(v["percent_agreement"]["value"])
+
+
+def _frame(rows, rubric):
+    df = pd.DataFrame(rows, columns=["item_id", "rater_id", "rater_kind", "label"])
+    df["rubric"], df["rubric_hash"], df["status"], df["trial"] = rubric.id, rubric.hash, "ok", 0
+    return df
+
+
+def test_ordinal_ceiling_is_weighted_like_the_judge_figure():
+    rub = load_rubric("restrictiveness")
+    rng = np.random.default_rng(3)
+    codes = rub.codes
+    truth = rng.integers(0, 5, 120)
+    h1 = np.clip(truth + rng.integers(-1, 2, 120), 0, 4)
+    h2 = np.clip(truth + rng.integers(-1, 2, 120), 0, 4)
+    rows = [(f"i{k}", "h1", "human", codes[h1[k]]) for k in range(120)]
+    rows += [(f"i{k}", "h2", "human", codes[h2[k]]) for k in range(120)]
+    rows += [(f"i{k}", "j", "judge", codes[truth[k]]) for k in range(120)]
+    rep = agreement_report(_frame(rows, rub), rubric=rub, n_resamples=100)
+    ceiling = rep.slice()["human_ceiling"]
+    exp = cohen_kappa_score(h1, h2, weights="quadratic", labels=range(5))
+    assert ceiling["weighted_kappa"]["value"] == pytest.approx(exp, abs=1e-6)
+    assert ceiling["kappa"]["value"] == pytest.approx(cohen_kappa_score(h1, h2), abs=1e-6)
+
+
+def test_three_humans_ceiling_uses_fleiss_and_mean_pairwise_weighted_kappa():
+    from judgekit.agreement import fleiss_kappa
+
+    rub = load_rubric("restrictiveness")
+    rng = np.random.default_rng(5)
+    lab = rng.integers(0, 5, (3, 60))
+    rows = [(f"i{k}", f"h{r}", "human", rub.codes[lab[r, k]]) for r in range(3) for k in range(60)]
+    rows += [(f"i{k}", "j", "judge", rub.codes[lab[0, k]]) for k in range(60)]
+    ceiling = agreement_report(_frame(rows, rub), rubric=rub, n_resamples=100).slice()["human_ceiling"]
+    assert ceiling["kappa"]["value"] == pytest.approx(fleiss_kappa(lab), abs=1e-6)
+    pairs = [cohen_kappa_score(lab[a], lab[b], weights="quadratic") for a, b in ((0, 1), (0, 2), (1, 2))]
+    assert ceiling["weighted_kappa"]["value"] == pytest.approx(np.mean(pairs), abs=1e-6)
