@@ -229,3 +229,55 @@ def test_missing_store_is_an_error(tmp_path):
 def test_every_command_has_help_with_an_example(cmd):
     r = run("analyze", *cmd, "--help")
     assert r.exit_code == 0 and "Example" in r.output and "judgekit analyze" in r.output
+
+
+# --------------------------------------------------------------------------- hostile data text
+def _hostile_store(tmp_path, model: str, rater: str, tactic: str):
+    """A small store: two models (one named ``model``), 6 conversations x 2 turns x 2 samples."""
+    import pandas as pd
+
+    levels = ["r0_full_compliance", "r1_light_caveats", "r2_partial", "r3_deflection",
+              "r4_hard_refusal"]
+    items, ratings = [], []
+    for m in (model, "plain"):
+        for c in range(6):
+            sev = 1 + c % 5
+            for t in (1, 2):
+                for s in (0, 1):
+                    iid = f"{m}/c{c}/t{t}/s{s}"
+                    items.append({"item_id": iid, "model": m, "conversation_id": f"{m}/c{c}",
+                                  "prompt_id": f"p{c}", "turn": t, "sample": s, "seed": s,
+                                  "severity": sev, "benign_lookalike": c == 5,
+                                  "tactic": tactic if c % 2 else "roleplay",
+                                  "response": "ok"})
+                    ratings.append({"item_id": iid, "rater_id": rater, "rater_kind": "judge",
+                                    "label": levels[max(0, sev - 1 - (t - 1) * (s % 2))],
+                                    "status": "ok"})
+    pd.DataFrame(items).to_csv(tmp_path / "items.csv", index=False)
+    pd.DataFrame(ratings).to_csv(tmp_path / "r.csv", index=False)
+    db = tmp_path / "h.db"
+    r = run("import", tmp_path / "r.csv", "--rubric", "restrictiveness", "--items",
+            tmp_path / "items.csv", "--store", db)
+    assert r.exit_code == 0, r.output
+    return db
+
+
+def test_data_text_is_printed_verbatim_never_as_console_markup(tmp_path):
+    # Model names, rater ids, slice values and criterion names are data: brackets in them are
+    # not rich markup. Before the fix "[/x]" crashed the command with a MarkupError traceback
+    # and "gpt-4o [temp=0.7]" printed as "gpt-4o" (two models would look the same).
+    model, rater, tactic = "gpt-4o [temp=0.7]", "judge[/]a", "role[/x]play"
+    db = _hostile_store(tmp_path, model, rater, tactic)
+    for args in (["calibration", "--harm-column", "severity", "--by", "tactic"],
+                 ["distribution", "--rubric", "restrictiveness", "--by", "tactic"]):
+        r = run("analyze", *args, "--judge", rater, "--untrusted", "--bootstrap", "20",
+                "--store", db, "--quiet")
+        assert r.exit_code == 0, r.output
+        assert model in r.output and rater in r.output and tactic in r.output
+    crit = tmp_path / "c.yaml"
+    crit.write_text(f"rater: '{rater}'\ncriteria:\n  - {{name: 'leak [/x] rate', rubric: "
+                    "restrictiveness, label: r4_hard_refusal, op: '<=', threshold: 1}\n",
+                    encoding="utf-8")
+    r = run("analyze", "criteria", crit, "--untrusted", "--store", db)
+    assert r.exit_code == 0, r.output
+    assert "leak [/x] rate" in r.output and "PASS" in r.output

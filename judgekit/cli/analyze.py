@@ -17,8 +17,10 @@ from typing import Any
 import click
 import pandas as pd
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table as RichTable
+from rich.text import Text
 
 from judgekit.analysis.result import UNTRUSTED, AnalysisResult
 from judgekit.cli.core import make_console
@@ -144,23 +146,32 @@ def _ci(row: pd.Series, value: str, lo: str, hi: str) -> str:
     return f"{_fmt(row[value])} [{_fmt(row[lo], 2)}, {_fmt(row[hi], 2)}]"
 
 
-def _print_table(title: str, header: list[str], rows: list[list[str]], untrusted: bool) -> None:
-    t = RichTable(title=(f"{UNTRUSTED} — {title}" if untrusted else title), title_justify="left")
+def _print_table(title: str, header: list[str], rows: Sequence[Sequence[str | Text]],
+                 untrusted: bool) -> None:
+    """A terminal table. Strings are data (model names, slice values, criterion names) and are
+    printed as they are, never read as rich markup: ``gpt-4o [temp=0.7]`` keeps its brackets and
+    ``[/x]`` cannot crash the command. Pass a :class:`Text` for a styled cell."""
+    full = f"{UNTRUSTED} — {title}" if untrusted else title
+    t = RichTable(title=Text(full), title_justify="left")
     for i, h in enumerate(header):
-        t.add_column(h, justify="left" if i == 0 else "right")
+        t.add_column(Text(h), justify="left" if i == 0 else "right")
     for r in rows:
-        t.add_row(*r)
+        t.add_row(*[c if isinstance(c, Text) else Text(c) for c in r])
     console.print(t)
 
 
-def _print_head(result: AnalysisResult) -> None:
+def _print_untrusted(result: AnalysisResult) -> None:
     if not result.trusted:
-        console.print(f"[bold white on red] {result.notes[0]} [/]")
-    console.print(f"[bold]{result.title}[/bold]")
+        console.print(Text(f" {result.notes[0]} ", style="bold white on red"))
+
+
+def _print_head(result: AnalysisResult) -> None:
+    _print_untrusted(result)
+    console.print(Text(result.title, style="bold"))
     for k, v in result.definitions.items():
-        console.print(f"  [dim]{k}:[/dim] {v}")
+        console.print(f"  [dim]{escape(k)}:[/dim] {escape(v)}")
     for n in result.notes if result.trusted else result.notes[1:]:
-        console.print(f"  [yellow]note:[/yellow] {n}")
+        console.print(f"  [yellow]note:[/yellow] {escape(n)}")
 
 
 def _finish(result: AnalysisResult, out_dir: Path | None) -> None:
@@ -451,15 +462,14 @@ def criteria_cmd(
         spec, ratings, items, rater=rater, verdicts=loaded, judge_hashes=hashes,
         untrusted=untrusted, source=f"Criteria file {criteria_file}",
     )
-    if not result.trusted:
-        console.print(f"[bold white on red] {result.notes[0]} [/]")
+    _print_untrusted(result)
     table = result.table("criteria")
     _print_table("Experiment criteria", [
         "criterion", "rater", "n", "value [95% CI]", "threshold", "per seed", "result"], [
         [str(r["criterion"]), str(r["rater"]), _fmt(r["n"]), _ci(r, "value", "ci_low", "ci_high"),
          f"{r['op']} {r['threshold']:g}", str(r["per_values"]) or "—",
-         ("[green]PASS[/green]" if r["result"] == "PASS" else "[red]FAIL[/red]")
-         + (f" ({r['reason']})" if r["reason"] else "")]
+         Text.assemble(("PASS", "green") if r["result"] == "PASS" else ("FAIL", "red"),
+                       f" ({r['reason']})" if r["reason"] else "")]
         for _, r in table.iterrows()], not result.trusted)
     _finish(result, out_dir)
     n_fail = int((table["result"] == "FAIL").sum())
