@@ -31,6 +31,7 @@ def test_calibration_writes_every_output(calibrated):
     names = {p.name for p in out.iterdir()}
     assert {"calibration.json", "calibration.md", "calibration.html", "charts",
             "calibration-summary.csv", "calibration-by_turn.csv"} <= names
+    assert (out / "calibration-summary.csv").read_text().startswith("model,")  # trusted: no stamp
     charts = {p.name for p in (out / "charts").iterdir()}
     assert "calibration-c_by_turn.svg" in charts and "calibration-drift_by_turn.svg" in charts
     assert {f"calibration-drift_by_tier_{m}.svg" for m in
@@ -124,6 +125,16 @@ def test_refuses_a_failing_judge_and_stamps_when_forced(synthetic_store, tmp_pat
         assert "<title>UNTRUSTED" in svg.read_text()
     md = (out / "calibration.md").read_text()
     assert md.startswith("# UNTRUSTED")
+    # a CSV has no title: every row of every table file carries the stamp
+    import pandas as pd
+
+    csvs = sorted(out.glob("calibration-*.csv"))
+    assert len(csvs) == len(data["tables"])
+    for path in csvs:
+        frame = pd.read_csv(path)
+        assert frame.columns[0] == "stamp" and (frame["stamp"] == "UNTRUSTED").all(), path.name
+        key = path.stem.removeprefix("calibration-")
+        assert len(frame) == len(data["tables"][key]["rows"])
 
 
 def test_distribution_needs_the_form_verdict_or_no_forms(synthetic_store, tmp_path):

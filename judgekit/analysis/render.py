@@ -139,6 +139,17 @@ def _md_table(t: Table) -> list[str]:
     return [head, sep, *rows, *tail]
 
 
+def csv_frame(result: AnalysisResult, t: Table) -> pd.DataFrame:
+    """The frame written to a table's CSV file. A CSV has no title to stamp, so when the result
+    is untrusted every row carries the stamp in a first column ``stamp`` = ``UNTRUSTED``: a
+    figure copied or loaded from the file keeps it."""
+    if result.trusted:
+        return t.frame
+    out = t.frame.copy()
+    out.insert(0, "stamp", UNTRUSTED, allow_duplicates=True)
+    return out
+
+
 def chart_svg(chart: Chart) -> str:
     """One chart as an SVG string (the one place analysis code draws)."""
     from judgekit.report.svg import line_chart

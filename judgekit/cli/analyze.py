@@ -113,7 +113,14 @@ def _progress(label: str, quiet: bool) -> Iterator[Callable[[int, int], None]]:
 
 # --------------------------------------------------------------------------- output
 def _write(result: AnalysisResult, out_dir: Path) -> list[Path]:
-    from judgekit.analysis.render import chart_svg, file_stem, to_html, to_json, to_markdown
+    from judgekit.analysis.render import (
+        chart_svg,
+        csv_frame,
+        file_stem,
+        to_html,
+        to_json,
+        to_markdown,
+    )
     from judgekit.io.tables import write_table, write_text_atomic
 
     if out_dir.exists() and not out_dir.is_dir():
@@ -128,7 +135,7 @@ def _write(result: AnalysisResult, out_dir: Path) -> list[Path]:
         texts[f"charts/{file_stem(result, c.key)}.svg"] = chart_svg(c)
     written = [write_text_atomic(out_dir / name, text) for name, text in texts.items()]
     for t in result.tables:
-        written.append(write_table(t.frame, out_dir / f"{file_stem(result, t.key)}.csv"))
+        written.append(write_table(csv_frame(result, t), out_dir / f"{file_stem(result, t.key)}.csv"))
     return written
 
 
