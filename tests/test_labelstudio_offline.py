@@ -275,6 +275,32 @@ def test_cli_server_down_is_one_sentence_without_address_or_token(tmp_path, monk
     assert secret not in result.output and url not in result.output
 
 
+@pytest.mark.parametrize(
+    ("url", "token", "message"),
+    [
+        ("http://127.0.0.1:notaport", "s3cr3t-token-value", "is not a valid URL"),
+        ("http://[::1", "s3cr3t-token-value", "is not a valid URL"),
+        ("http://127.0.0.1:1", "s3cr3t-tökén-value", "not plain ASCII"),
+        ("http://127.0.0.1:1", "s3cr3t-token value", "contains spaces"),
+    ],
+)
+def test_cli_malformed_address_or_token_is_one_sentence(tmp_path, monkeypatch, url, token, message):
+    monkeypatch.setenv("LABEL_STUDIO_URL", url)
+    monkeypatch.setenv("LABEL_STUDIO_API_KEY", token)
+    result = CliRunner().invoke(main, ["labelstudio", "pull", "--project", "pilot", "--store",
+                                       str(tmp_path / "j.db")])
+    assert result.exit_code == 2, result.output
+    assert result.output.startswith("error: ") and message in result.output
+    assert len(result.output.strip().splitlines()) == 1
+    assert "s3cr3t" not in result.output and url not in result.output
+
+
+def test_token_surrounding_whitespace_is_ignored(monkeypatch):
+    monkeypatch.setenv("LABEL_STUDIO_API_KEY", "  abc123\n")
+    with LabelStudioClient("http://127.0.0.1:1 ") as client:
+        assert client._http.headers["Authorization"] == "Token abc123"
+
+
 def test_cli_pull_from_export(tmp_path):
     path = _write(tmp_path, "export.json", FULL_EXPORT)
     db = tmp_path / "j.db"

@@ -215,8 +215,8 @@ class LabelStudioClient:
     """
 
     def __init__(self, url: str | None = None, token: str | None = None, *, timeout: float = 60) -> None:
-        url = url or os.environ.get(ENV_URL)
-        token = token or os.environ.get(ENV_TOKEN)
+        url = (url or os.environ.get(ENV_URL) or "").strip()
+        token = (token or os.environ.get(ENV_TOKEN) or "").strip()
         if not url:
             raise JudgekitError(
                 f"No Label Studio address: pass --url or set {ENV_URL} (e.g. http://127.0.0.1:8080)."
@@ -228,6 +228,12 @@ class LabelStudioClient:
             )
         if not re.match(r"^https?://", url):
             raise JudgekitError(f"The Label Studio address in --url / {ENV_URL} must start with http:// or https://.")
+        # An HTTP header carries printable ASCII only; say so without echoing the token.
+        if not re.fullmatch(r"[\x21-\x7e]+", token):
+            raise JudgekitError(
+                f"The Label Studio API token in --token / {ENV_TOKEN} contains spaces or characters "
+                "that are not plain ASCII; copy it again from Account & Settings → Access Token."
+            )
         try:
             import httpx
         except ImportError:  # pragma: no cover - the labelstudio extra brings httpx
@@ -235,11 +241,17 @@ class LabelStudioClient:
                 "The Label Studio bridge needs httpx: pip install 'judgekit[labelstudio]'."
             ) from None
         self._httpx = httpx
-        self._http = httpx.Client(
-            base_url=url.rstrip("/"),
-            headers={"Authorization": f"Token {token}", "Accept": "application/json"},
-            timeout=timeout,
-        )
+        try:
+            self._http = httpx.Client(
+                base_url=url.rstrip("/"),
+                headers={"Authorization": f"Token {token}", "Accept": "application/json"},
+                timeout=timeout,
+            )
+        except httpx.InvalidURL:
+            raise JudgekitError(
+                f"The Label Studio address in --url / {ENV_URL} is not a valid URL (check the host "
+                "and the port), e.g. http://127.0.0.1:8080."
+            ) from None
 
     def close(self) -> None:
         self._http.close()
