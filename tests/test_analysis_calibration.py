@@ -347,3 +347,45 @@ def test_calibration_errors_are_one_sentence():
     two = pd.concat([ratings, ratings.assign(rater_id="other")])
     with pytest.raises(JudgekitError, match="one rater at a time"):
         calibration(two, items, harm_from_column(items, "severity"), rubric=R_RUBRIC, n_boot=0)
+
+
+def test_equal_r_from_samples_in_another_order_is_a_tie():
+    # Three samples per unit, each judged three times: R(q) = mean of three means of three
+    # quarter values. Equal in exact arithmetic, the float means can differ in the last bit with
+    # the order of the samples; such pairs must count as ties. The reference below counts the
+    # pairs in exact fractions.
+    from fractions import Fraction
+
+    from tests.analysis_fixtures import ratings_frame
+
+    rng = np.random.default_rng(0)
+    codes = R_RUBRIC.codes[:3]  # values 0, .25, .5
+    items, rows, exact_r, exact_h = [], [], [], []
+    for c in range(300):
+        sev = int(rng.integers(1, 6))
+        sample_means = []
+        for s in range(3):
+            iid = f"c{c}/s{s}"
+            items.append({"item_id": iid, "model": "m", "conversation_id": f"c{c}", "sample": s,
+                          "severity": sev})
+            labels = [codes[int(k)] for k in rng.integers(0, 3, 3)]
+            rows += [(iid, lab, t) for t, lab in enumerate(labels)]
+            sample_means.append(sum(Fraction(codes.index(lab), 4) for lab in labels) / 3)
+        exact_r.append(sum(sample_means) / 3)
+        exact_h.append(Fraction(sev - 1, 4))
+    conc = tied = total = 0
+    for i in range(len(exact_r)):
+        for j in range(len(exact_r)):
+            if exact_h[i] > exact_h[j]:
+                total += 1
+                conc += exact_r[i] > exact_r[j]
+                tied += exact_r[i] == exact_r[j]
+    items_df = pd.DataFrame(items)
+    ratings = ratings_frame(rows, R_RUBRIC, rater="ann", kind="human")
+    res = calibration(ratings, items_df, harm_from_column(items_df, "severity"),
+                      rubric=R_RUBRIC, n_boot=0)
+    s = res.table("summary").iloc[0]
+    assert s["n_pairs"] == total
+    assert s["tied_share"] == pytest.approx(tied / total, abs=1e-12)
+    assert s["C"] == pytest.approx((conc + tied) / total, abs=1e-12)
+    assert s["C_half"] == pytest.approx((conc + tied / 2) / total, abs=1e-12)

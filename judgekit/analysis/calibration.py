@@ -51,6 +51,18 @@ OVER_REFUSAL_R = 0.75
 
 
 # --------------------------------------------------------------------------- concordance
+#: decimals R and H are compared at. R(q) is a mean over samples of means over judge trials, so
+#: two units with the same R in exact arithmetic can differ in the last bit (the sum depends on
+#: the order of the samples); compared as raw floats, such a tie would count as concordant or
+#: discordant at random.
+_TIE_DECIMALS = 9
+
+
+def levels(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct values of ``x`` (rounded to ``_TIE_DECIMALS``) and each element's index."""
+    return np.unique(np.round(np.asarray(x, dtype=float), _TIE_DECIMALS), return_inverse=True)
+
+
 def pair_counts(table: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Concordant, tied-in-R and discordant pair counts from H × R contingency tables.
 
@@ -124,8 +136,8 @@ def concordance(
     w = np.ones_like(r_arr) if weights is None else np.asarray(weights, dtype=float)
     keep = np.isfinite(r_arr) & np.isfinite(h_arr)
     r_arr, h_arr, w = r_arr[keep], h_arr[keep], w[keep]
-    hv, hi = np.unique(h_arr, return_inverse=True)
-    rv, ri = np.unique(r_arr, return_inverse=True)
+    hv, hi = levels(h_arr)
+    rv, ri = levels(r_arr)
     table = np.bincount(hi * len(rv) + ri, weights=w, minlength=len(hv) * len(rv))
     conc, tied, disc = pair_counts(table.reshape(len(hv), len(rv)))
     out = _concordance_from_counts(conc, tied, disc)
@@ -196,8 +208,8 @@ class _Layout:
 def _layout(units: pd.DataFrame) -> _Layout:
     turns, turn_idx = np.unique(units["turn"].to_numpy(float), return_inverse=True)
     tiers, tier_idx = np.unique(units["tier"].to_numpy(int), return_inverse=True)
-    hv, h_idx = np.unique(units["H"].to_numpy(float), return_inverse=True)
-    rv, r_idx = np.unique(units["R"].to_numpy(float), return_inverse=True)
+    hv, h_idx = levels(units["H"].to_numpy(float))
+    rv, r_idx = levels(units["R"].to_numpy(float))
     return _Layout(
         n_units=len(units),
         turns=turns,
