@@ -235,3 +235,27 @@ def test_cli_sample(tmp_path):
     result = CliRunner().invoke(main, ["sample", "--spec", str(spec), "--store", str(db)])
     assert result.exit_code == 2
     assert result.output == f"error: Sample spec {spec}: unknown key 'sizes' (a typo?); remove or rename it.\n"
+
+
+def test_cli_sample_failure_leaves_the_store_unchanged(tmp_path):
+    db = tmp_path / "j.db"
+    items_csv = tmp_path / "items.csv"
+    _population(30).assign(prompt="p", response="r").to_csv(items_csv, index=False)
+    # a draw that fails after --items was read: the items are not stored either
+    result = CliRunner().invoke(main, ["sample", "--name", "pilot", "--size", "10", "--items", str(items_csv),
+                                       "--by", "tier", "--store", str(db)])
+    assert result.exit_code == 2 and "stratum column 'tier'" in result.output
+    with Store(db) as s:
+        assert s.items().empty
+    # an --out the command cannot write: nothing recorded, so the same name can be drawn again
+    result = CliRunner().invoke(main, ["sample", "--name", "pilot", "--size", "10", "--items", str(items_csv),
+                                       "--store", str(db), "--out", str(tmp_path / "design.xlsx")])
+    assert result.exit_code == 2 and "cannot tell the format" in result.output
+    with Store(db) as s:
+        assert s.items().empty
+        assert s.conn.execute("SELECT COUNT(*) FROM samples").fetchone()[0] == 0
+    result = CliRunner().invoke(main, ["sample", "--name", "pilot", "--size", "10", "--items", str(items_csv),
+                                       "--store", str(db), "--out", str(tmp_path / "design.csv")])
+    assert result.exit_code == 0, result.output
+    with Store(db) as s:
+        assert len(s.items()) == 30 and len(sample_design(s, "pilot")) == 10

@@ -264,7 +264,7 @@ def sample_cmd(
         --by severity,prompt_type --min-per-stratum 10 --random-share 0.4 --overlap 0.25
     """
     from judgekit.data import validate_items
-    from judgekit.io.tables import read_table, write_table
+    from judgekit.io.tables import read_table, table_format, write_table
     from judgekit.sampling import load_spec, sample_items, spec_from_dict
 
     base: dict[str, object] = {}
@@ -287,12 +287,16 @@ def sample_cmd(
     if "name" not in base or "size" not in base:
         raise JudgekitError("Give --name and --size (or a --spec file that has them).")
     spec = spec_from_dict(base, source="judgekit sample")
-    with Store(store_path) as store:
+    if out_path is not None:
+        table_format(out_path)  # a bad ending is an error before anything is drawn or stored
+    # One transaction: a failed draw or --out write leaves neither the items nor the sample behind
+    # (a recorded name cannot be drawn again without --replace).
+    with Store(store_path) as store, store.transaction():
         if items_path is not None:
             store.put_items(validate_items(read_table(items_path), source=str(items_path), need_response=False))
         design, summary = sample_items(store, spec, replace=replace)
-    if out_path is not None:
-        write_table(pd.DataFrame(design), out_path)
+        if out_path is not None:
+            write_table(pd.DataFrame(design), out_path)
     for line in summary.lines():
         click.echo(line)
 
