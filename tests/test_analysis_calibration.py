@@ -337,6 +337,20 @@ def test_harm_of_one_item_applies_to_its_whole_prompt():
     assert per_item.loc["b1"] == 0.25 and np.isnan(per_item.loc["a2"])
 
 
+def test_an_item_without_a_prompt_id_keeps_its_own_harm_rating():
+    from judgekit.analysis.frames import spread_harm
+
+    # x and y have no prompt_id: each keeps its own rating (they are not one prompt "nan"), and
+    # an unrated item without prompt_id gets nothing from them
+    items = pd.DataFrame({"item_id": ["a1", "a2", "x", "y", "z"],
+                          "prompt_id": ["a", "a", None, np.nan, None]})
+    harm = pd.Series({"a1": 0.5, "x": 1.0, "y": 0.0})
+    h = spread_harm(harm, items, "prompt_id")
+    assert h.loc["a2"] == 0.5
+    assert h.loc["x"] == 1.0 and h.loc["y"] == 0.0
+    assert np.isnan(h.loc["z"])
+
+
 def test_calibration_errors_are_one_sentence():
     ratings, items = _frames(HAND)
     with pytest.raises(JudgekitError, match="no rated item has a harm severity"):

@@ -193,16 +193,19 @@ def spread_harm(harm: pd.Series, items: pd.DataFrame, key: str | None) -> pd.Ser
     applies to every item of that prompt (all its samples, models and turns). ``items`` must
     include the harm-rated items and the items to analyse. Where several items of one prompt
     were rated, their mean is used. With ``key`` None (or absent from the items), H stays
-    per item.
+    per item; so does it for an item whose ``key`` is empty (it shares H with no other item).
     """
     h = harm.copy()
     h.index = h.index.astype(str)
     ids = items["item_id"].astype(str)
+    own = ids.map(h).to_numpy(float)
     if key is None or key not in items.columns:
-        return pd.Series(ids.map(h).to_numpy(float), index=ids.to_numpy(), name="H")
-    keys = items[key].astype(str)
-    per_key = pd.Series(ids.map(h).to_numpy(float), index=keys.to_numpy()).groupby(level=0).mean()
-    return pd.Series(keys.map(per_key).to_numpy(float), index=ids.to_numpy(), name="H")
+        return pd.Series(own, index=ids.to_numpy(), name="H")
+    has_key = items[key].notna().to_numpy()
+    keys = items[key].astype(str).to_numpy()
+    per_key = pd.Series(own[has_key], index=keys[has_key]).groupby(level=0).mean()
+    shared = pd.Series(keys).map(per_key).to_numpy(float)
+    return pd.Series(np.where(has_key, shared, own), index=ids.to_numpy(), name="H")
 
 
 def tier_of(h: np.ndarray) -> np.ndarray:
