@@ -47,6 +47,19 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie left for its new parent to reap counts as stopped)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return True
+    return state not in ("Z", "X")
+
+
 def _stop(pid: int) -> None:
     try:
         os.kill(pid, signal.SIGTERM)
@@ -54,9 +67,7 @@ def _stop(pid: int) -> None:
         return
     deadline = time.monotonic() + 15
     while time.monotonic() < deadline:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
+        if not alive(pid):
             return
         time.sleep(0.2)
     with contextlib.suppress(ProcessLookupError):
@@ -68,6 +79,62 @@ def _tail(path: Path, n: int = 25) -> str:
         return "\n".join(path.read_text(errors="replace").splitlines()[-n:])
     except OSError:
         return "(no log)"
+
+
+class ServerStartError(RuntimeError):
+    """Label Studio could not be started; any process the attempt started has been stopped."""
+
+
+def _pid_from(data: Path, stdout: str) -> int:
+    values = dict(line.split("=", 1) for line in stdout.splitlines() if "=" in line)
+    text = values.get("LABEL_STUDIO_PID") or ""
+    if not text.strip().isdigit():
+        pid_file = data / "server.pid"
+        text = pid_file.read_text() if pid_file.exists() else ""
+    return int(text.strip()) if text.strip().isdigit() else 0
+
+
+def start_server(
+    data: Path,
+    token: str,
+    *,
+    script: Path = SCRIPT,
+    timeout: float = 300,
+    env: dict[str, str] | None = None,
+) -> LabelStudioServer:
+    """Start a server with ``script start`` on a free port; stop it by its PID if anything fails.
+
+    Every way out other than success (the script fails, hangs past ``timeout``, or the run is
+    interrupted) stops the PID the script recorded before raising, so no server outlives a failed
+    start.
+    """
+    cmd = ["bash", str(script), "start", "--port", str(_free_port()), "--data-dir", str(data),
+           "--user", ADMIN_EMAIL, "--password", secrets.token_hex(12), "--token", token,
+           "--timeout", str(int(max(timeout - 30, 1)))]
+    try:
+        started = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout)
+    except BaseException as exc:  # timeout, Ctrl-C: the server may be up already
+        pid = _pid_from(data, "")
+        if pid:
+            _stop(pid)
+        if isinstance(exc, subprocess.TimeoutExpired):
+            raise ServerStartError(
+                f"Label Studio did not start within {timeout:.0f} s (stopped pid {pid or 'none'}):\n"
+                + "--- server log ---\n" + _tail(data / "server.log")
+            ) from None
+        raise
+    pid = _pid_from(data, started.stdout)
+    url = next((line.split("=", 1)[1] for line in started.stdout.splitlines()
+                if line.startswith("LABEL_STUDIO_URL=")), None)
+    if started.returncode != 0 or not url:
+        if pid:
+            _stop(pid)
+        raise ServerStartError(
+            f"Label Studio did not start (exit {started.returncode}):\n"
+            + "\n".join(started.stderr.splitlines()[-15:])
+            + "\n--- server log ---\n" + _tail(data / "server.log")
+        )
+    return LabelStudioServer(url=url, token=token, pid=pid, data_dir=data)
 
 
 _STATE: dict[str, object] = {}
@@ -89,33 +156,15 @@ def labelstudio_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab
         )
         pytest.fail(str(_STATE["error"]), pytrace=False)
     data = tmp_path_factory.mktemp("labelstudio-data")
-    token = secrets.token_hex(20)
-    port = _free_port()
-    started = subprocess.run(
-        ["bash", str(SCRIPT), "start", "--port", str(port), "--data-dir", str(data),
-         "--user", ADMIN_EMAIL, "--password", secrets.token_hex(12), "--token", token,
-         "--timeout", "240"],
-        capture_output=True, text=True, env=env, timeout=300,
-    )
-    values = dict(
-        line.split("=", 1) for line in started.stdout.splitlines() if "=" in line
-    )
-    pid_file = data / "server.pid"
-    pid = int(values.get("LABEL_STUDIO_PID") or (pid_file.read_text().strip() if pid_file.exists() else 0))
-    if started.returncode != 0 or "LABEL_STUDIO_URL" not in values:
-        if pid:
-            _stop(pid)
-        _STATE["error"] = (
-            f"Label Studio did not start (exit {started.returncode}):\n"
-            + "\n".join(started.stderr.splitlines()[-15:])
-            + "\n--- server log ---\n" + _tail(data / "server.log")
-        )
-        pytest.fail(str(_STATE["error"]), pytrace=False)
-    server = LabelStudioServer(url=values["LABEL_STUDIO_URL"], token=token, pid=pid, data_dir=data)
+    try:
+        server = start_server(data, secrets.token_hex(20), timeout=300, env=env)
+    except ServerStartError as exc:
+        _STATE["error"] = str(exc)
+        pytest.fail(str(exc), pytrace=False)
     try:
         yield server
     finally:
-        _stop(pid)
+        _stop(server.pid)
 
 
 @pytest.fixture()

@@ -358,3 +358,35 @@ def test_push_of_a_spec_records_nothing_when_the_server_is_down(tmp_path, monkey
     assert "Cannot reach the Label Studio server" in result.output
     with Store(db) as s:
         assert s.conn.execute("SELECT COUNT(*) FROM samples").fetchone()[0] == 0
+
+
+# ------------------------------------------------- the test server's start/stop
+_FAKE_START = """#!/usr/bin/env bash
+# stands in for scripts/labelstudio-server.sh start: $5 is --data-dir's value
+sleep 300 >/dev/null 2>&1 </dev/null &
+echo $! > "$5/server.pid"
+echo "fake server log line" > "$5/server.log"
+{tail}
+"""
+
+
+@pytest.mark.parametrize(
+    ("tail", "message"),
+    [
+        ("sleep 60", "did not start within 3 s"),  # hangs past the timeout
+        ('echo "labelstudio-server: it broke" >&2; exit 2', "exit 2"),  # fails after starting
+        ("exit 0", "exit 0"),  # claims success without printing the address
+    ],
+)
+def test_failed_server_start_stops_the_started_pid(tmp_path, tail, message):
+    from labelstudio_fixtures import ServerStartError, alive, start_server
+
+    script = tmp_path / "fake-start.sh"
+    script.write_text(_FAKE_START.format(tail=tail))
+    data = tmp_path / "data"
+    data.mkdir()
+    with pytest.raises(ServerStartError, match=message) as info:
+        start_server(data, "t" * 40, script=script, timeout=3)
+    pid = int((data / "server.pid").read_text())
+    assert not alive(pid)
+    assert "fake server log line" in str(info.value) and "t" * 40 not in str(info.value)
