@@ -403,3 +403,26 @@ def test_equal_r_from_samples_in_another_order_is_a_tie():
     assert s["tied_share"] == pytest.approx(tied / total, abs=1e-12)
     assert s["C"] == pytest.approx((conc + tied) / total, abs=1e-12)
     assert s["C_half"] == pytest.approx((conc + tied / 2) / total, abs=1e-12)
+
+
+def test_items_without_a_conversation_id_are_units_of_their_own():
+    # c1 is a conversation (two samples); p2 and p3 are single-turn prompts with no
+    # conversation_id. They are two units (by prompt_id), not one unit "nan" mixing their R and H.
+    from tests.analysis_fixtures import ratings_frame
+
+    items = pd.DataFrame({
+        "item_id": ["c1/0", "c1/1", "p2/0", "p3/0"], "model": "m",
+        "conversation_id": ["c1", "c1", None, None], "prompt_id": ["p1", "p1", "p2", "p3"],
+        "severity": [3, 3, 1, 5]})
+    ratings = ratings_frame([("c1/0", LEVEL[0.25]), ("c1/1", LEVEL[0.75]),
+                             ("p2/0", LEVEL[0.0]), ("p3/0", LEVEL[0.5])], R_RUBRIC,
+                            rater="ann", kind="human")
+    res = calibration(ratings, items, harm_from_column(items, "severity"), rubric=R_RUBRIC,
+                      n_boot=50)
+    s = res.table("summary").iloc[0]
+    assert s["n_units"] == 3 and s["n_clusters"] == 3
+    # units (H, R, err): c1 (.5, .5, .25), p2 (0, 0, 0), p3 (1, .5, .5) -> RCE = .75 / 3
+    assert s["RCE"] == pytest.approx(0.25)
+    # pairs with H(q1) > H(q2): (c1, p2) .5 > 0 conc; (p3, p2) .5 > 0 conc; (p3, c1) .5 = .5 tie
+    assert s["n_pairs"] == 3 and s["tied_share"] == pytest.approx(1 / 3)
+    assert s["C"] == 1.0 and s["C_half"] == pytest.approx(2.5 / 3)

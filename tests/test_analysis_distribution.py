@@ -194,3 +194,22 @@ def test_items_missing_for_ratings_is_an_error():
         refusal_distribution(ratings, items.iloc[:3], rubric=REFUSAL, n_boot=0)
     with pytest.raises(JudgekitError, match="no column 'persona'"):
         refusal_distribution(ratings, items, rubric=REFUSAL, by=["persona"], n_boot=0)
+
+
+def test_items_without_a_conversation_id_are_prompts_of_their_own():
+    from tests.analysis_fixtures import ratings_frame
+
+    items = pd.DataFrame({
+        "item_id": ["c1/0", "c1/1", "p2/0", "p2/1", "x"], "model": "m",
+        "conversation_id": ["c1", "c1", None, None, None],
+        "prompt_id": ["p1", "p1", "p2", "p2", None]})
+    ratings = ratings_frame([("c1/0", "full_refusal"), ("c1/1", "full_compliance"),
+                             ("p2/0", "full_refusal"), ("p2/1", "full_refusal"),
+                             ("x", "full_compliance")], REFUSAL, rater="h", kind="human")
+    res = refusal_distribution(ratings, items, rubric=REFUSAL, n_boot=50)
+    pp = res.table("per_prompt").set_index("conversation_id")
+    # p2 (by its prompt_id) and x (by its item id) are prompts of their own
+    assert pp["rate"].to_dict() == {"c1": 0.5, "p2": 1.0, "x": 0.0}
+    s = res.table("by_model").iloc[0]
+    assert s["n_prompts"] == 3 and s["n_clusters"] == 3
+    assert s["mean_rate"] == pytest.approx(0.5)  # (0.5 + 1 + 0) / 3

@@ -34,6 +34,7 @@ import pandas as pd
 
 from judgekit.analysis.frames import (
     check_rubric,
+    fill_unit_key,
     model_series,
     one_rater,
     per_item_values,
@@ -323,6 +324,7 @@ def build_units(
     items = items.copy()
     items["item_id"] = items["item_id"].astype(str)
     ucols = unit_columns(items, prompt_col=prompt_col, turn_col=turn_col)
+    items = fill_unit_key(items, ucols[0])
     missing = [c for c in by if c not in items.columns]
     if missing:
         raise JudgekitError(

@@ -25,6 +25,7 @@ import pandas as pd
 
 from judgekit.analysis.frames import (
     check_rubric,
+    fill_unit_key,
     label_shares,
     model_series,
     one_rater,
@@ -139,6 +140,7 @@ def refusal_distribution(
     items["item_id"] = items["item_id"].astype(str)
     require_item_columns(items, list(by), option="--by")
     ucols = unit_columns(items, prompt_col=prompt_col, turn_col=turn_col)
+    items = fill_unit_key(items, ucols[0])
 
     # per sample: share of ok trials that say refusal (NaN when no trial is ok)
     r = ratings[["item_id", "label", "status"]].copy()

@@ -105,6 +105,21 @@ def unit_columns(items: pd.DataFrame, *, prompt_col: str | None, turn_col: str) 
     return cols
 
 
+def fill_unit_key(items: pd.DataFrame, column: str) -> pd.DataFrame:
+    """``items`` with empty cells of the unit column ``column`` filled, so an item without a
+    ``conversation_id`` (a single-turn prompt among conversations) is its own prompt unit —
+    by its ``prompt_id``, else its ``item_id`` — instead of all such items becoming one unit."""
+    missing = items[column].isna()
+    if not missing.any():
+        return items
+    fallback = items["item_id"].astype(str)
+    if column != "prompt_id" and "prompt_id" in items.columns:
+        fallback = items["prompt_id"].astype(str).where(items["prompt_id"].notna(), fallback)
+    out = items.copy()
+    out[column] = out[column].astype(object).where(~missing, fallback)
+    return out
+
+
 def require_item_columns(items: pd.DataFrame, columns: Sequence[str], *, option: str) -> None:
     missing = [c for c in columns if c not in items.columns]
     if missing:
