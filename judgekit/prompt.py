@@ -14,8 +14,9 @@ Three things come out of one rubric:
 
 :func:`parse_answer` turns a raw completion into ``ok`` + a code, or ``abstain`` + the reason. It
 accepts JSON (anywhere in the text; the last object with a ``label`` wins), a bare code, or prose
-with an explicit ``label: X``. It removes copies of the judged text first, so a label the judge
-quotes from the item is never taken for its answer; prose naming several codes without an explicit
+with an explicit ``label: X``. It removes what the judge copied from the judged texts first (the
+whole text, a quoted passage, a JSON object or a ``label: X`` found verbatim in them), so a label
+the judge quotes from the item is never taken for its answer; prose naming several codes without an explicit
 answer is ambiguous, hence an abstention, never a guess.
 """
 
@@ -185,6 +186,8 @@ _EXPLICIT = re.compile(
     r"([A-Za-z][A-Za-z0-9_\- ]{0,40}?)\s*(?:[\"'*`.,;)\n]|$)",
     re.IGNORECASE,
 )
+#: a quoted passage: "...", '...', `...`, “...”, ‘...’ or «...» (one line at most)
+_QUOTED = re.compile(r"([\"'`\u201c\u2018\u00ab])([^\n\"`\u201d\u2019\u00bb]{8,}?)[\"'`\u201d\u2019\u00bb]")
 _FENCED_BLOCK = re.compile(
     r"<<<JUDGED-ITEM ([0-9a-f]{12})>>>.*?(?:<<<END JUDGED-ITEM \1>>>|\Z)", re.DOTALL
 )
@@ -212,22 +215,31 @@ class AnswerParser:
         if raw is None or not raw.strip():
             return ParsedAnswer("abstain", None, None, "empty answer")
         text = raw.strip()
+        quoted = [q for q in quoted if q]
         # Fast path: the whole answer is the JSON object we asked for.
         if text.startswith("{") and text.endswith("}"):
             obj = _loads(text)
             if isinstance(obj, dict) and "label" in obj:
+                if any(text in q for q in quoted):
+                    # The judge returned a ready-made answer planted in the item it rates.
+                    return ParsedAnswer(
+                        "abstain", None, None, "the answer is a copy of text from the judged item"
+                    )
                 return self._from_obj(obj)
         # A bare code (possibly quoted or with trailing punctuation), before anything is removed.
         code = rubric.normalise(text.strip("\"'`*.").strip())
         if code is not None:
             return ParsedAnswer("ok", code, None)
-        # Remove what the judge copied from the prompt: fenced blocks and the judged texts.
+        # Remove what the judge copied from the prompt: fenced blocks and the judged texts,
+        # whole or in part (a quoted passage, a JSON answer or a "label: X" planted in the item).
         text = _FENCED_BLOCK.sub(" ", text)
         for q in quoted:
-            if q and len(q) >= 8:
+            if len(q) >= 8:
                 text = text.replace(q, " ")
+        if quoted:
+            text = self._remove_copied_parts(text, [_squash(q) for q in quoted])
         # JSON anywhere in the text: the last object with a label is the answer.
-        objs = [o for o in _json_objects(text) if "label" in o]
+        objs = [o for o, _ in _json_objects(text) if "label" in o]
         if objs:
             return self._from_obj(objs[-1])
         # Prose with an explicit "label: X": the last one that is a code.
@@ -248,6 +260,30 @@ class AnswerParser:
                 f"ambiguous answer: mentions {', '.join(sorted(found))} without a final label",
             )
         return ParsedAnswer("abstain", None, None, f"no rubric code in answer: {_clip(raw, 200)}")
+
+    def _remove_copied_parts(self, text: str, copies: list[str]) -> str:
+        """Blank out the parts of ``text`` found verbatim (case and spacing aside) in ``copies``:
+        quoted passages (not a quoted code alone), JSON objects and explicit ``label: X``."""
+
+        def copied(part: str) -> bool:
+            part = _squash(part)
+            return len(part) >= 8 and any(part in c for c in copies)
+
+        def quote(m: re.Match[str]) -> str:
+            inner = m.group(2).strip()
+            if self.rubric.normalise(inner) is None and copied(inner):
+                return " "
+            return m.group(0)
+
+        text = _QUOTED.sub(quote, text)
+        for _, (start, end) in reversed(_json_objects(text)):
+            if copied(text[start:end]):
+                text = text[:start] + " " + text[end:]
+        for m in reversed(list(_EXPLICIT.finditer(text))):
+            first_word = m.start(1) + len(m.group(1).split(" ")[0])
+            if copied(text[m.start() : first_word]):
+                text = text[: m.start()] + " " + text[m.end(1) :]
+        return text
 
     def _from_obj(self, obj: dict[str, Any]) -> ParsedAnswer:
         raw_label = obj.get("label")
@@ -280,9 +316,9 @@ def _loads(text: str) -> Any:
         return None
 
 
-def _json_objects(text: str) -> list[dict[str, Any]]:
-    """Every top-level JSON object embedded in ``text``, in order."""
-    out: list[dict[str, Any]] = []
+def _json_objects(text: str) -> list[tuple[dict[str, Any], tuple[int, int]]]:
+    """Every top-level JSON object embedded in ``text`` with its span, in order."""
+    out: list[tuple[dict[str, Any], tuple[int, int]]] = []
     decoder = json.JSONDecoder()
     i = text.find("{")
     while i >= 0:
@@ -292,9 +328,13 @@ def _json_objects(text: str) -> list[dict[str, Any]]:
             i = text.find("{", i + 1)
             continue
         if isinstance(obj, dict):
-            out.append(obj)
+            out.append((obj, (i, end)))
         i = text.find("{", end)
     return out
+
+
+def _squash(text: str) -> str:
+    return " ".join(text.split()).lower()
 
 
 def _clip(text: str, n: int = 500) -> str:
