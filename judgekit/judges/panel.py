@@ -399,7 +399,16 @@ class _Items:
         return JudgeRequest(self.ids[i], trial, p, m, r, user_message(p, m, r))
 
     def quoted(self, i: int) -> tuple[str, ...]:
-        return tuple(q for q in (self.responses[i], self.prompts[i]) if q)
+        """The judged texts of item ``i`` (response, prompt, every turn of the conversation):
+        the parser ignores what the judge copies from them."""
+        turns = [_turn_text(m.get("content")) for m in self.messages[i] or () if isinstance(m, dict)]
+        return tuple(str(q) for q in (self.responses[i], self.prompts[i], *turns) if q)
+
+
+def _turn_text(content: Any) -> str:
+    if isinstance(content, list):  # content blocks: [{"type": "text", "text": ...}, ...]
+        return "\n".join(str(b.get("text", "")) if isinstance(b, dict) else str(b) for b in content)
+    return "" if content is None else str(content)
 
 
 def _clean(values: list[Any]) -> list[Any]:
