@@ -285,48 +285,66 @@ def _slice(
     level = rubric.level
     weights = "quadratic" if level in ("ordinal", "interval") else None
     ci_kw: dict[str, Any] = {"n_resamples": o.n_resamples, "confidence": o.confidence, "seed": o.seed}
+    # The statistics run on numbers: each label's position in the rubric (0..V-1, NaN missing),
+    # and for interval α the rubric's values. Encoding strings inside every statistic and every
+    # bootstrap would dominate the cost on large stores; labels are only used for the reasons
+    # of undefined figures, the confusion matrix and the distributions.
+    pos = {c: float(i) for i, c in enumerate(codes)}
+    idx = pd.DataFrame({c: labels[c].map(pos) for c in labels.columns}, index=labels.index, dtype=float)
+    cats: list[Any] = [float(i) for i in range(len(codes))]
+    if level == "interval":
+        value_of = np.array([rubric.values[c] for c in codes])
+        alpha_frame = idx.apply(lambda col: pd.Series(np.where(col.isna(), np.nan, value_of[col.fillna(0).astype(int)]),
+                                                      index=col.index))
+        alpha_cats = None
+    else:
+        alpha_frame, alpha_cats = idx, cats
 
-    def alpha_fig(cols: list[str], frame: pd.DataFrame) -> dict:
-        arr = _matrix(frame, cols, rubric)
-        n = int((pd.notna(arr).sum(axis=0) >= 2).sum()) if len(cols) else 0
+    def reason(cols: list[str], frame: pd.DataFrame) -> str | None:
+        return undefined_reason(frame[cols].to_numpy(dtype=object).T, categories=codes)
+
+    def alpha_fig(cols: list[str], rows: pd.Index) -> dict:
+        arr = alpha_frame.loc[rows, cols].to_numpy(dtype=float).T
+        n = int((~np.isnan(arr)).sum(axis=0).__ge__(2).sum()) if len(cols) else 0
         if n == 0:
             return fig(float("nan"), None, 0, "no item was rated by two of these raters")
-        val = krippendorff_alpha(arr, level=_alpha_level(level), categories=_cats(rubric))
-        ci = alpha_ci(arr, level=_alpha_level(level), categories=_cats(rubric), **ci_kw) if not math.isnan(val) else None
-        return fig(val, ci, n, undefined_reason(arr, categories=_cats(rubric)))
+        val = krippendorff_alpha(arr, level=level, categories=alpha_cats)
+        if math.isnan(val):
+            return fig(val, None, n, reason(cols, labels.loc[rows]))
+        return fig(val, alpha_ci(arr, level=level, categories=alpha_cats, **ci_kw), n)
 
-    def pair_figs(a: pd.Series, b: pd.Series) -> dict[str, dict]:
-        both = a.notna() & b.notna()
-        x, y = a[both].tolist(), b[both].tolist()
-        n = len(x)
-        out: dict[str, dict] = {}
+    def pair_figs(a: str, b: str) -> dict[str, Any]:
+        both = idx[a].notna() & idx[b].notna()
+        n = int(both.sum())
+        out: dict[str, Any] = {}
         if n == 0:
             for m in METRICS:
                 out[m] = fig(float("nan"), None, 0, "no item rated by both")
+            out["weighted_kappa"] = out["weighted_kappa"] if weights else None
             return out
-        pair = np.array([x, y], dtype=object)
-        reason = undefined_reason(pair, categories=codes)
-        pa = percent_agreement(pair)
-        out["percent_agreement"] = fig(pa, percent_agreement_ci(pair, **ci_kw), n)
-        k = cohen_kappa(x, y, labels=codes)
-        out["kappa"] = fig(k, kappa_ci(x, y, labels=codes, **ci_kw) if not math.isnan(k) else None, n, reason)
-        if weights:
-            wk = cohen_kappa(x, y, labels=codes, weights=weights)
-            out["weighted_kappa"] = fig(
-                wk, kappa_ci(x, y, labels=codes, weights=weights, **ci_kw) if not math.isnan(wk) else None, n, reason
-            )
-        else:
-            out["weighted_kappa"] = None  # type: ignore[assignment]
-        num = _matrix(pd.DataFrame({"a": a[both], "b": b[both]}), ["a", "b"], rubric)
-        al = krippendorff_alpha(num, level=_alpha_level(level), categories=_cats(rubric))
-        out["alpha"] = fig(
-            al,
-            alpha_ci(num, level=_alpha_level(level), categories=_cats(rubric), **ci_kw) if not math.isnan(al) else None,
-            n,
-            reason,
+        x, y = idx.loc[both, a].to_numpy(), idx.loc[both, b].to_numpy()
+        pair = np.vstack([x, y])
+        why: list[str | None] = []
+
+        def why_once() -> str | None:
+            if not why:
+                why.append(reason([a, b], labels.loc[both]))
+            return why[0]
+
+        def one(value: float, ci: Any) -> dict:
+            return fig(value, None, n, why_once()) if math.isnan(value) else fig(value, ci(), n)
+
+        out["percent_agreement"] = one(percent_agreement(pair), lambda: percent_agreement_ci(pair, **ci_kw))
+        out["kappa"] = one(cohen_kappa(x, y, labels=cats), lambda: kappa_ci(x, y, labels=cats, **ci_kw))
+        out["weighted_kappa"] = (
+            one(cohen_kappa(x, y, labels=cats, weights=weights),
+                lambda: kappa_ci(x, y, labels=cats, weights=weights, **ci_kw))
+            if weights else None
         )
-        ac = gwet_ac1(pair, categories=codes)
-        out["ac1"] = fig(ac, ac1_ci(pair, categories=codes, **ci_kw) if not math.isnan(ac) else None, n, reason)
+        apair = alpha_frame.loc[both, [a, b]].to_numpy(dtype=float).T
+        out["alpha"] = one(krippendorff_alpha(apair, level=level, categories=alpha_cats),
+                           lambda: alpha_ci(apair, level=level, categories=alpha_cats, **ci_kw))
+        out["ac1"] = one(gwet_ac1(pair, categories=cats), lambda: ac1_ci(pair, categories=cats, **ci_kw))
         return out
 
     def distribution(values: pd.Series) -> dict[str, float]:
@@ -342,30 +360,31 @@ def _slice(
     n_pairable = int((hum.notna().sum(axis=1) >= 2).sum()) if hcols else 0
     ceiling: dict[str, Any] = {"n": n_pairable, "raters": hcols}
     if len(hcols) >= 2:
-        mat = hum.to_numpy(dtype=object).T
+        mat = idx[hcols].to_numpy(dtype=float).T
         pa = percent_agreement(mat)
-        ceiling["percent_agreement"] = fig(pa, percent_agreement_ci(mat, **ci_kw) if not math.isnan(pa) else None, n_pairable)
+        ceiling["percent_agreement"] = fig(pa, percent_agreement_ci(mat, **ci_kw) if not math.isnan(pa) else None,
+                                           n_pairable, "no item was rated by two humans")
         if len(hcols) == 2:
-            pf = pair_figs(hum[hcols[0]], hum[hcols[1]])
+            pf = pair_figs(hcols[0], hcols[1])
             ceiling["kappa"] = pf["kappa"]
             ceiling["weighted_kappa"] = pf["weighted_kappa"]
         else:
             # several humans: Fleiss' kappa (each unit with the humans who rated it), and for
             # ordinal rubrics the mean pairwise weighted kappa (Light's approach), without a CI
-            fk = fleiss_kappa(mat, categories=codes)
-            ceiling["kappa"] = fig(fk, fleiss_ci(mat, categories=codes, **ci_kw) if not math.isnan(fk) else None,
-                                   n_pairable, undefined_reason(mat, categories=codes))
+            fk = fleiss_kappa(mat, categories=cats)
+            ceiling["kappa"] = (fig(fk, None, n_pairable, reason(hcols, labels)) if math.isnan(fk)
+                                else fig(fk, fleiss_ci(mat, categories=cats, **ci_kw), n_pairable))
             if weights:
-                pairs = [pair_figs(hum[a], hum[b])["weighted_kappa"]
-                         for i, a in enumerate(hcols) for b in hcols[i + 1:]]
+                pairs = [pair_figs(a, b)["weighted_kappa"] for i, a in enumerate(hcols) for b in hcols[i + 1:]]
                 vals = [f["value"] for f in pairs if f and f["value"] is not None]
                 ceiling["weighted_kappa"] = fig(float(np.mean(vals)) if vals else float("nan"), None,
-                                                n_pairable, "no pair of humans rated the same items")
+                                                n_pairable, "no pair of humans has a defined weighted kappa")
             else:
                 ceiling["weighted_kappa"] = None
-        ceiling["alpha"] = alpha_fig(hcols, hum)
-        ac = gwet_ac1(mat, categories=codes)
-        ceiling["ac1"] = fig(ac, ac1_ci(mat, categories=codes, **ci_kw) if not math.isnan(ac) else None, n_pairable)
+        ceiling["alpha"] = alpha_fig(hcols, labels.index)
+        ac = gwet_ac1(mat, categories=cats)
+        ceiling["ac1"] = (fig(ac, None, n_pairable, reason(hcols, labels)) if math.isnan(ac)
+                          else fig(ac, ac1_ci(mat, categories=cats, **ci_kw), n_pairable))
     else:
         why = "fewer than two human raters"
         for m in ("percent_agreement", "kappa", "alpha", "ac1"):
@@ -384,16 +403,16 @@ def _slice(
         n_abstain = int((status[j] == "abstain").sum())
         n_error = int((status[j] == "error").sum())
         rated = labels[j].notna()
-        vs_ref = pair_figs(labels["__ref__"], labels[j])
+        vs_ref = pair_figs("__ref__", j)
         both = labels["__ref__"].notna() & rated
         cm = confusion_matrix(labels.loc[both, "__ref__"].tolist(), labels.loc[both, j].tolist(), labels=codes)
         vs_ref["confusion"] = cm.to_dict()
-        vs_ref["n"] = int(both.sum())  # type: ignore[assignment]
+        vs_ref["n"] = int(both.sum())
         vs_h = {}
         for h in hcols:
-            f = pair_figs(labels[h], labels[j])
+            f = pair_figs(h, j)
             vs_h[h] = {"n": f["kappa"]["n"], "kappa": f["kappa"], "percent_agreement": f["percent_agreement"]}
-        on_judged = labels.loc[rated]
+        on_judged = labels.index[rated.to_numpy()]
         a_h = alpha_fig(hcols, on_judged) if len(hcols) >= 2 else fig(float("nan"), None, 0, "fewer than two human raters")
         a_hj = alpha_fig([*hcols, j], on_judged) if hcols else fig(float("nan"), None, 0, "no human raters")
         delta = None
@@ -423,22 +442,3 @@ def _slice(
         "reference_label_distribution": distribution(labels["__ref__"]),
         "judges": jout,
     }
-
-
-def _alpha_level(level: str) -> str:
-    return level
-
-
-def _cats(rubric: Rubric) -> list[Any] | None:
-    if rubric.level == "interval":
-        return None
-    return rubric.codes
-
-
-def _matrix(frame: pd.DataFrame, cols: list[str], rubric: Rubric) -> np.ndarray:
-    """raters x units object matrix for α: codes, or the rubric's values at interval level."""
-    sub = frame[cols]
-    if rubric.level == "interval":
-        sub = sub.apply(lambda s: s.map(rubric.values))
-    # to_numpy before transposing: transposing a frame of string columns is slow in pandas 3
-    return sub.to_numpy(dtype=object).T
