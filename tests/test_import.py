@@ -168,3 +168,23 @@ def test_item_hash_is_the_same_for_messages_as_list_or_json_text(store):
     assert item_content_hash(None, msgs, "r") != item_content_hash(None, msgs[:1], "r")
     store.put_items(pd.DataFrame({"item_id": ["m"], "messages": [as_text], "response": ["r"]}))
     assert store.items()["content_hash"].iloc[0] == item_content_hash(None, msgs, "r")
+
+
+def test_items_file_completes_metadata(tmp_path, store):
+    ratings = _long(tmp_path, [{"item_id": "a", "rater_id": "ann", "label": "full_refusal", "model": "m1"},
+                               {"item_id": "b", "rater_id": "ann", "label": "full_compliance", "model": None}])
+    items = tmp_path / "items.csv"
+    pd.DataFrame({"item_id": ["a", "b", "c"], "model": ["zz", "m2", "m3"], "response": ["r1", "r2", "r3"],
+                  "severity": [1, 2, 3]}).to_csv(items, index=False)
+    import_ratings(store, ratings, REFUSAL, items_path=items)
+    got = store.items().set_index("item_id")
+    assert got.loc["a", "model"] == "m1"          # the ratings file's own value wins
+    assert got.loc["b", "model"] == "m2"          # filled from the items file
+    assert got.loc["c", "response"] == "r3" and int(got.loc["c", "severity"]) == 3
+    assert "model_items" not in got.columns
+    bad = tmp_path / "dup_items.csv"
+    bad.write_text("item_id,model\na,x\na,y\n")
+    before = len(store.ratings())
+    with pytest.raises(JudgekitError, match="dup_items.csv: item_id 'a' appears twice"):
+        import_ratings(store, ratings, REFUSAL, items_path=bad)
+    assert len(store.ratings()) == before

@@ -19,7 +19,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from judgekit.data import items_from_table, normalise_ratings, wide_to_long
+from judgekit.data import items_from_table, normalise_ratings, require_columns, wide_to_long
+from judgekit.errors import JudgekitError
 from judgekit.io.tables import read_table, table_format
 from judgekit.rubric import Rubric
 from judgekit.store import Store
@@ -102,7 +103,17 @@ def import_ratings(
     )
     if items_path is not None:
         extra = read_table(items_path)
-        items = items.merge(extra, on="item_id", how="outer", suffixes=("", "_items"))
+        require_columns(extra, ["item_id"], source=str(items_path))
+        if extra["item_id"].duplicated().any():
+            dup = extra.loc[extra["item_id"].duplicated(), "item_id"].iloc[0]
+            raise JudgekitError(f"{items_path}: item_id {dup!r} appears twice; item ids must be unique.")
+        # the items file completes the ratings file's metadata; where both give a value, the
+        # ratings file's own column wins
+        items = (
+            items.set_index("item_id")
+            .combine_first(extra.set_index("item_id"))
+            .reset_index()
+        )
     with store.transaction():
         store.put_items(items)
         store.put_ratings(ratings.drop(columns=["_row"]))
