@@ -450,3 +450,23 @@ def test_labels_copied_from_any_turn_of_the_conversation_are_not_the_answer(tmp_
     with Store(tmp_path / "s.db") as store:
         run_panel(panel, store)
         assert ratings_of(store, "j").loc[("mt", 0)]["label"] == "full_refusal"
+
+
+def test_replay_answers_each_item_id_even_when_texts_are_equal(tmp_path):
+    # three samples came out word for word the same, but were labelled separately elsewhere:
+    # a recorded label belongs to its item id, it is not shared through the text
+    rows = [{"item_id": f"s{k}", "prompt": "q", "response": "same text"} for k in range(3)]
+    write_items(tmp_path, rows)
+    (tmp_path / "rec.csv").write_text(
+        "item_id,label\ns0,full_refusal\ns1,full_compliance\ns2,partial_refusal\n")
+    panel = load_panel(write_panel(tmp_path, [{"id": "rec", "model": "replay:rec.csv#label"}]))
+    expected = {"s0": "full_refusal", "s1": "full_compliance", "s2": "partial_refusal"}
+    with Store(tmp_path / "s.db") as store:
+        run_panel(panel, store)
+        df = store.ratings(rater_ids=["rec"])
+        assert dict(zip(df["item_id"], df["label"], strict=True)) == expected
+        # the next run is fully cached and still keeps each item's own label
+        again = run_panel(panel, store)
+        assert again.totals()["cached"] == 3
+        df = store.ratings(rater_ids=["rec"])
+        assert dict(zip(df["item_id"], df["label"], strict=True)) == expected

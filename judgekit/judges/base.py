@@ -137,6 +137,8 @@ class Judge(Protocol):
     local: bool
     #: rate-limit group: judges of the same provider and model share one limiter.
     limit_group: str
+    # Optional: ``by_item_id = True`` when the answer depends on the item id and not only on its
+    # text (``replay:``); the panel then keys calls by id as well (no sharing between equal texts).
 
     def cache_params(self) -> dict[str, Any]:
         """Everything besides the spec that changes the answer (goes into the cache key)."""

@@ -468,7 +468,8 @@ def run_panel(
     runs: list[_JudgeRun] = []
     for (entry, judge), params in zip(judges, all_params, strict=True):
         summary = JudgeSummary(id=entry.id, spec=entry.model, total=len(items.ids) * entry.trials)
-        jobs, followers = _pending(store, rubric, entry, params, items, writer, summary)
+        jobs, followers = _pending(store, rubric, entry, params, items, writer, summary,
+                                   by_item_id=bool(getattr(judge, "by_item_id", False)))
         rate = limiters.get(judge.limit_group)
         if rate is None:
             rate = limiters[judge.limit_group] = RateLimiter(entry.max_rpm, entry.max_tpm)
@@ -530,12 +531,15 @@ def _pending(
     items: _Items,
     writer: _Writer,
     summary: JudgeSummary,
+    *,
+    by_item_id: bool = False,
 ) -> tuple[list[_Job], dict[str, list[_Job]]]:
     """Jobs not answered yet, and the followers of each (items with the same text: one call
     answers them all). Cached answers missing from the ratings (a renamed judge, a reparse)
-    are written back from the calls table."""
+    are written back from the calls table. ``by_item_id``: the judge answers by item id, not by
+    text (``replay:``), so the id is part of the key and equal texts do not share an answer."""
     jobs = [
-        _Job(i, t, call_key(params, rubric.hash, h, t))
+        _Job(i, t, call_key(params, rubric.hash, f"{h}\x1f{items.ids[i]}" if by_item_id else h, t))
         for i, h in enumerate(items.hashes)
         for t in range(entry.trials)
     ]

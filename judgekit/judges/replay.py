@@ -21,6 +21,8 @@ class ReplayJudge:
     """Answers from a column of a recorded table."""
 
     local = True
+    #: answers depend on the item id, not only on the text: the panel keys calls by id too
+    by_item_id = True
 
     def __init__(self, entry: JudgeEntry, path: Path, column: str) -> None:
         self.spec = entry.model
