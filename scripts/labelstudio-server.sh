@@ -72,6 +72,9 @@ parse_opts() {
 start_server() {
     install_server
     [ -n "$TOKEN" ] || die "give --token TOKEN or set LABEL_STUDIO_API_KEY (the API token to create)"
+    # Label Studio ignores a token of 5 characters or fewer and prints it into its log.
+    [ "${#TOKEN}" -ge 6 ] || die "the API token must be at least 6 characters (e.g. python3 -c 'import secrets; print(secrets.token_hex(20))')"
+    command -v curl >/dev/null || die "curl is needed to wait for /health; install it (apt-get install curl)"
     mkdir -p "$DATA"
     DATA="$(cd "$DATA" && pwd)"
     if [ -z "$PASSWORD" ]; then
@@ -88,8 +91,11 @@ start_server() {
     local log="$DATA/server.log"
     : >"$log"
     # Plain USERNAME/PASSWORD/PORT/HOST are read by Label Studio as fallbacks: unset them.
-    # The LABEL_STUDIO_*/SENTRY variables keep it from phoning home.
-    env -u USERNAME -u PASSWORD -u PORT -u HOST \
+    # The LABEL_STUDIO_*/SENTRY variables keep it from phoning home. The password and the token
+    # go in the environment, not on the command line: any local user can read a process's
+    # arguments (ps), only its owner its environment.
+    env -u USERNAME -u PASSWORD -u PORT -u HOST -u USER_TOKEN \
+        LABEL_STUDIO_PASSWORD="$PASSWORD" LABEL_STUDIO_USER_TOKEN="$TOKEN" \
         LABEL_STUDIO_BASE_DATA_DIR="$DATA" \
         LABEL_STUDIO_ENABLE_LEGACY_API_TOKEN=true \
         LABEL_STUDIO_DISABLE_SIGNUP_WITHOUT_LINK=true \
@@ -97,8 +103,8 @@ start_server() {
         LABEL_STUDIO_COLLECT_ANALYTICS=false \
         SENTRY_DSN= FRONTEND_SENTRY_DSN= \
         "$VENV/bin/label-studio" start --no-browser --internal-host 127.0.0.1 --port "$PORT" \
-        --data-dir "$DATA" --username "$USER_EMAIL" --password "$PASSWORD" \
-        --user-token "$TOKEN" --enable-legacy-api-token >>"$log" 2>&1 </dev/null &
+        --data-dir "$DATA" --username "$USER_EMAIL" --enable-legacy-api-token \
+        >>"$log" 2>&1 </dev/null &
     local pid=$!
     echo "$pid" >"$DATA/server.pid"
     # A busy port is silently replaced by the next one: read the port it actually uses.

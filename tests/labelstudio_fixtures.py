@@ -109,8 +109,10 @@ def start_server(
     start.
     """
     cmd = ["bash", str(script), "start", "--port", str(_free_port()), "--data-dir", str(data),
-           "--user", ADMIN_EMAIL, "--password", secrets.token_hex(12), "--token", token,
-           "--timeout", str(int(max(timeout - 30, 1)))]
+           "--user", ADMIN_EMAIL, "--timeout", str(int(max(timeout - 30, 1)))]
+    # Token and password through the environment: command lines are visible to every user (ps).
+    env = {**(os.environ if env is None else env), "LABEL_STUDIO_API_KEY": token,
+           "JUDGEKIT_LS_PASSWORD": secrets.token_hex(12)}
     try:
         started = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout)
     except BaseException as exc:  # timeout, Ctrl-C: the server may be up already

@@ -6,6 +6,8 @@ one cancels, one revises → pull → ratings in the store → agreement report.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import httpx
 import pandas as pd
 import pytest
@@ -117,6 +119,13 @@ def test_round_trip(ls_env, ls_sdk, tmp_path):
     # pulling twice does not duplicate
     out = _run("labelstudio", "pull", "--project", "round trip", "--store", db)
     assert "0 new, 0 revised, 30 unchanged" in out
+    # the API is read page by page: small pages give every task once, with its annotations
+    from judgekit.annotation.labelstudio import LabelStudioClient
+
+    with LabelStudioClient() as client:
+        paged = list(client.tasks(pid, page_size=3))
+    assert sorted(t["data"]["item_id"] for t in paged) == [f"it{i}" for i in range(8)]
+    assert sum(len(t["annotations"]) for t in paged) == 16
     with Store(db) as store:
         assert len(store.ratings()) == 30 and store.rating_history().empty
 
@@ -150,6 +159,19 @@ def test_round_trip(ls_env, ls_sdk, tmp_path):
             assert ceiling["percent_agreement"]["value"] == pytest.approx(agree)
             expected_kappa = cohen_kappa_score([a for a, _ in pairs], [b for _, b in pairs], labels=rubric.codes)
             assert ceiling["kappa"]["value"] == pytest.approx(expected_kappa)
+
+    # neither the token nor the address reached the store (database file and its WAL)
+    stored = b"".join(p.read_bytes() for p in tmp_path.glob("judgekit.db*"))
+    assert ls_env.token.encode() not in stored and ls_env.url.encode() not in stored
+
+
+def test_token_and_password_stay_off_the_command_line_and_out_of_the_log(labelstudio_server):
+    # any local user can read a process's command line (ps); only its owner its environment
+    cmdline = Path(f"/proc/{labelstudio_server.pid}/cmdline").read_bytes().split(b"\0")
+    assert b"label-studio" in b" ".join(cmdline)
+    assert labelstudio_server.token.encode() not in b" ".join(cmdline)
+    assert b"--password" not in cmdline and b"--user-token" not in cmdline
+    assert labelstudio_server.token not in (labelstudio_server.data_dir / "server.log").read_text()
 
 
 def test_exports_pull_like_the_api(ls_env, ls_sdk, tmp_path):
