@@ -228,6 +228,34 @@ def test_sample_push_sets_overlap(ls_env, ls_sdk, tmp_path):
     assert got == {i: 2 if design.loc[i, "overlap"] else 1 for i in design.index}
 
 
+def test_overlap_reaches_tasks_pushed_before_the_sample(ls_env, ls_sdk, tmp_path):
+    """Items already in the project (an earlier --items push, or a push interrupted before the
+    overlap step) get the sample's overlap on the next push; a third push changes nothing."""
+    db = str(tmp_path / "judgekit.db")
+    items = _items(12, prefix="pre").drop(columns=["gpt4_label"])
+    with Store(db) as s:
+        s.put_items(items)
+    _run("sample", "--name", "pre pilot", "--size", "12", "--overlap", "0.25", "--store", db)
+    items_csv = tmp_path / "items.csv"
+    items.to_csv(items_csv, index=False)
+    out = _run("labelstudio", "push", "--rubric", "refusal", "--items", str(items_csv),
+               "--project", "pre pilot", "--store", db)
+    assert "12 new tasks" in out and "annotators" not in out
+    out = _run("labelstudio", "push", "--rubric", "refusal", "--sample", "pre pilot",
+               "--project", "pre pilot", "--store", db)
+    assert "0 new tasks, 12 already there" in out and "3 tasks ask for at least two annotators" in out
+    with Store(db) as s:
+        from judgekit.sampling import sample_design
+
+        design = sample_design(s, "pre pilot").set_index("item_id")
+    _, pid = _tasks(ls_sdk, "pre pilot")
+    got = {t.data["item_id"]: t.overlap for t in ls_sdk.tasks.list(project=pid)}
+    assert got == {i: 2 if design.loc[i, "overlap"] else 1 for i in design.index}
+    out = _run("labelstudio", "push", "--rubric", "refusal", "--sample", "pre pilot",
+               "--project", "pre pilot", "--store", db)
+    assert "0 new tasks, 12 already there" in out and "annotators" not in out
+
+
 # ------------------------------------------------------------------- bad input
 def _fails(*args: str) -> str:
     result = CliRunner().invoke(main, list(args))

@@ -501,13 +501,19 @@ def push(
     random.Random(f"{seed}:{project}").shuffle(new)
     for i in range(0, len(new), chunk_size):
         client.import_tasks(pid, new[i : i + chunk_size])
+    # Overlap is set on every wanted task that nobody has annotated yet and that asks for fewer
+    # annotators, not only on the tasks imported now: a push interrupted between the import and
+    # this step, or items pushed earlier without a sample, get it on the next push.
     n_overlap = 0
-    if overlap is not None and new:
-        want = {str(k) for k, v in overlap.items() if bool(v)}
-        new_ids = {d["item_id"] for d in new}
+    want = {str(k) for k, v in overlap.items() if bool(v)} & set(ids) if overlap is not None else set()
+    if want:
         for t in client.tasks(pid, with_annotations=False):
             iid = str(t.get("data", {}).get("item_id"))
-            if iid in want and iid in new_ids and not t.get("total_annotations"):
+            if (
+                iid in want
+                and not t.get("total_annotations")
+                and _num(t.get("overlap") or 1) < overlap_annotators
+            ):
                 client.set_overlap(int(t["id"]), overlap_annotators)
                 n_overlap += 1
     return PushSummary(
