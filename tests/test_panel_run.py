@@ -470,3 +470,32 @@ def test_replay_answers_each_item_id_even_when_texts_are_equal(tmp_path):
         assert again.totals()["cached"] == 3
         df = store.ratings(rater_ids=["rec"])
         assert dict(zip(df["item_id"], df["label"], strict=True)) == expected
+
+
+def test_ratings_no_current_answer_backs_are_retired(tmp_path, fake):
+    # a judge first asked 3 times at temperature 1 (all answers full_refusal), then once at
+    # temperature 0 (full_compliance): its trials 1 and 2 and its old trial 0 must not remain,
+    # or a majority over trials would still say full_refusal (2 stale votes against 1)
+    write_items(tmp_path, labelled_items(3))
+    answer = {"label": "full_refusal"}
+    fake.script = lambda req: json.dumps({"rationale": "r", "label": answer["label"]})
+    spec = f"openai-compatible:{fake.openai_url}#m"
+    with Store(tmp_path / "s.db") as store:
+        run_panel(load_panel(write_panel(tmp_path, [
+            {"id": "j", "model": spec, "trials": 3, "temperature": 1.0}])), store)
+        assert len(store.ratings(rater_ids=["j"])) == 9
+        answer["label"] = "full_compliance"
+        summary = run_panel(load_panel(write_panel(tmp_path, [
+            {"id": "j", "model": spec, "trials": 1, "temperature": 0.0}])), store)
+        df = store.ratings(rater_ids=["j"])
+        assert sorted(df["trial"]) == [0, 0, 0]
+        assert set(df["label"]) == {"full_compliance"}
+        assert summary.judges[0].retired == 9  # 3 x trial 0 (other temperature) + 6 extra trials
+        assert len(store.rating_history()) == 9  # nothing is lost: the old ratings are history
+        # going back to the first parameters costs nothing: the answers are still in the cache
+        before = fake.stats.requests
+        run_panel(load_panel(write_panel(tmp_path, [
+            {"id": "j", "model": spec, "trials": 3, "temperature": 1.0}])), store)
+        assert fake.stats.requests == before
+        df = store.ratings(rater_ids=["j"])
+        assert len(df) == 9 and set(df["label"]) == {"full_refusal"}

@@ -169,6 +169,7 @@ class JudgeSummary:
     abstain: int = 0
     error: int = 0
     not_attempted: int = 0  #: left out because the judge was stopped
+    retired: int = 0  #: stale ratings removed (other parameters, item text or trial count)
     attempts: int = 0  #: requests sent, retries included
     rate_limited: int = 0
     input_tokens: int = 0
@@ -237,6 +238,9 @@ class PanelSummary:
                 f"{j.input_tokens}+{j.output_tokens} tokens ({j.cached_tokens} cached), "
                 f"${j.cost_usd:.4f} now, ${j.stored_cost_usd:.4f} in total"
             )
+            if j.retired:
+                out.append(f"    {j.retired} earlier ratings retired to the history (made with other "
+                           "parameters, for an older item text or a trial no longer asked for)")
             for reason, n in j.errors.most_common(5):
                 out.append(f"    error x{n}: {reason}")
             for reason, n in j.abstentions.most_common(3):
@@ -298,6 +302,14 @@ _HISTORY_SQL = (
     " WHERE item_id = ? AND rater_id = ? AND rubric = ? AND rubric_hash = ? AND trial = ?"
     " AND (label IS NOT ? OR status IS NOT ?)"
 )
+_RETIRE_WHERE = (
+    " FROM ratings WHERE item_id = ? AND rater_id = ? AND rubric = ? AND rubric_hash = ?"
+    " AND trial = ? AND rater_kind = 'judge'"
+)
+_RETIRE_HISTORY_SQL = (
+    "INSERT INTO rating_history SELECT item_id, rater_id, rater_kind, rubric, rubric_hash, trial,"
+    " label, value, status, rationale, created_at, source, ?" + _RETIRE_WHERE
+)
 _RATING_SQL = (
     "INSERT OR REPLACE INTO ratings (item_id, rater_id, rater_kind, rubric, rubric_hash, label,"
     " value, trial, status, rationale, created_at, source)"
@@ -313,7 +325,12 @@ class _Writer:
         self.rubric = rubric
         self.calls: list[tuple[Any, ...]] = []
         self.ratings: list[tuple[Any, ...]] = []
+        self.retired: list[tuple[str, str, int]] = []
         self.event: asyncio.Event | None = None
+
+    def retire(self, item_id: str, rater_id: str, trial: int) -> None:
+        """Remove a judge rating that no current answer backs (kept in the rating history)."""
+        self.retired.append((item_id, rater_id, trial))
 
     def add(self, call: tuple[Any, ...] | None, rating: tuple[Any, ...]) -> None:
         if call is not None:
@@ -323,13 +340,17 @@ class _Writer:
             self.event.set()
 
     def flush(self) -> None:
-        if not self.ratings and not self.calls:
+        if not self.ratings and not self.calls and not self.retired:
             return
-        calls, ratings = self.calls, self.ratings
-        self.calls, self.ratings = [], []
+        calls, ratings, retired = self.calls, self.ratings, self.retired
+        self.calls, self.ratings, self.retired = [], [], []
         now = time.time()
         r = self.rubric
         with self.store.transaction() as conn:
+            if retired:
+                keys = [(iid, rater, r.id, r.hash, trial) for iid, rater, trial in retired]
+                conn.executemany(_RETIRE_HISTORY_SQL, [(now, *k) for k in keys])
+                conn.executemany("DELETE" + _RETIRE_WHERE, keys)
             if calls:
                 conn.executemany(_CALL_SQL, calls)
             conn.executemany(
@@ -554,16 +575,29 @@ def _pending(
         )
         for k, status, label, rationale, error in rows:
             done[k] = (status, label, rationale, error)
-    if not done:
-        return _split_followers(jobs)
     have = {
         (iid, trial): (label, status)
         for iid, trial, label, status in store.conn.execute(
             "SELECT item_id, trial, label, status FROM ratings WHERE rater_id = ? AND rubric = ?"
-            " AND rubric_hash = ?",
+            " AND rubric_hash = ? AND rater_kind = 'judge'",
             (entry.id, rubric.id, rubric.hash),
         )
     }
+    # A rating of this judge that no current answer backs was made with other parameters, for
+    # an older text of the item, or for a trial the panel no longer asks for: it must not count
+    # (nor outvote the current trials) while the new answer is pending. Error ratings carry no
+    # label and are replaced when the call is retried.
+    if have:
+        answered = {(items.ids[j.item], j.trial) for j in jobs if j.key in done}
+        panel_ids = set(items.ids)
+        for (iid, trial), (_, status) in have.items():
+            if iid in panel_ids and (iid, trial) not in answered and (
+                trial >= entry.trials or status != "error"
+            ):
+                writer.retire(iid, entry.id, trial)
+                summary.retired += 1
+    if not done:
+        return _split_followers(jobs)
     todo = []
     for job in jobs:
         hit = done.get(job.key)
