@@ -148,3 +148,40 @@ def test_consensus_reference(report_cli, report_xstest_store, tmp_path):
     # two humans: a majority exists only where both agree, so each listed reference is theirs
     for d in dis:
         assert d["humans"] == {"annotation_1": d["reference"], "annotation_2": d["reference"]}
+
+
+def test_a_judge_whose_spec_changed_after_the_gate_is_not_trusted(report_cli, report_xstest_store, tmp_path):
+    """The report agrees with `require_trusted`: a verdict about an earlier spec of a judge vouches
+    for nothing (analyze refuses such a judge; the report must not call it trusted)."""
+    import sqlite3
+
+    from judgekit.gate import run_gate
+    from judgekit.store import Store
+
+    db = tmp_path / "copy.db"
+    shutil.copy(report_xstest_store, db)
+    policy = tmp_path / "lenient.yaml"
+    policy.write_text("rubric: refusal\njudges: [gpt4]\nreference: final\nchecks:\n  min_items: 10\n"
+                      "  metric: kappa\n  min_lower_bound: 0.3\n", encoding="utf-8")
+    with Store(db) as s:
+        verdict, _ = run_gate(s, policy)
+    assert verdict["judges"][0]["passed"]
+    vpath = tmp_path / "verdict.json"
+    vpath.write_text(json.dumps(verdict), encoding="utf-8")
+    args = ["report", "--store", str(db), "--rubric", "refusal", "--verdict", str(vpath), "--out",
+            str(tmp_path / "rep"), "--resamples", "100", "--disagreements", "1"]
+    r = run(report_cli, *args)
+    assert r.exit_code == 0, r.output
+    assert "gpt4 is trusted to score refusal@1" in (tmp_path / "rep" / "report.html").read_text()
+    # gpt4 is re-run through a panel with another model: its identity (spec, params) changes
+    con = sqlite3.connect(db)
+    con.execute("INSERT INTO calls (key, judge_id, spec, params, rubric, rubric_hash, item_id, item_hash,"
+                " status, created_at) VALUES ('k', 'gpt4', 'openai:gpt-4o-mini', '{}', 'refusal@1', 'h',"
+                " 'i', 'ih', 'ok', 1.0)")
+    con.commit()
+    con.close()
+    r = run(report_cli, *args)
+    assert r.exit_code == 0, r.output
+    html = (tmp_path / "rep" / "report.html").read_text()
+    assert "gpt4 is NOT trusted for refusal@1: it changed since the verdict" in html
+    assert json.loads((tmp_path / "rep" / "report.json").read_text())["trusted"] == []

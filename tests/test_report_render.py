@@ -123,6 +123,16 @@ def test_verdict_for_an_edited_rubric_does_not_apply(agreement, verdict):
     assert {j["status"] for j in s["judges"]} == {"not trusted"}
 
 
+def test_a_judge_changed_since_its_verdict_is_not_trusted(agreement, verdict, extras):
+    # the verdict passed gpt4 with judge_hash "g1"; the store's gpt4 now has another spec
+    s = summarise(agreement, verdict, {**extras, "judge_hashes": {"gpt4": "other", "string_match": "s1"}})
+    by = {j["judge"]: j for j in s["judges"]}
+    assert by["gpt4"]["status"] == "not trusted" and "changed since the verdict" in by["gpt4"]["sentence"]
+    assert s["trusted"] == [] and s["verdict"]["headline"].startswith("No judge is trusted")
+    same = summarise(agreement, verdict, {**extras, "judge_hashes": {"gpt4": "g1", "string_match": "s1"}})
+    assert same["trusted"] == ["gpt4"]
+
+
 def test_judge_missing_from_verdict_is_not_gated(agreement, verdict):
     verdict["judges"] = [verdict["judges"][0]]
     s = summarise(agreement, verdict)

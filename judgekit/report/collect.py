@@ -1,6 +1,7 @@
 """Gather a report's extras from a store: tokens and cost per judge, and the worst disagreements.
 
-Both are read-only queries over the store; nothing is written.
+Both are read-only queries over the store; nothing is written. The extras also hold each judge's
+current identity hash, so a verdict given to an earlier spec of the judge vouches for nothing.
 
 * Costs come from the ``calls`` table (one row per judge call, cached or not) under the rubric's
   current hash. Judges whose labels were imported (no calls) have no cost entry.
@@ -24,7 +25,7 @@ from judgekit.report.escape import excerpt
 from judgekit.rubric import Rubric
 from judgekit.store import Store
 
-__all__ = ["collect_extras", "costs_by_judge", "worst_disagreements"]
+__all__ = ["collect_extras", "costs_by_judge", "judge_hashes", "worst_disagreements"]
 
 
 def costs_by_judge(store: Store, rubric: Rubric) -> dict[str, dict[str, Any]]:
@@ -136,9 +137,18 @@ def _dist(x: Any) -> float:
     return round(float(x), 6)
 
 
+def judge_hashes(store: Store, agreement: dict[str, Any]) -> dict[str, str]:
+    """judge_id → the judge's current identity hash (:func:`judgekit.gate.judge_identity`), so
+    the report can tell a judge whose spec or parameters changed since its verdict."""
+    from judgekit.gate import judge_identity
+
+    return {str(j): str(judge_identity(store, str(j))["judge_hash"]) for j in agreement.get("judges") or []}
+
+
 def collect_extras(store: Store, rubric: Rubric, agreement: dict[str, Any], *, per_judge: int = 20) -> dict[str, Any]:
-    """``{"costs": ..., "disagreements": ...}`` for :func:`judgekit.report.render_report`."""
-    extras: dict[str, Any] = {}
+    """``{"costs": ..., "disagreements": ..., "judge_hashes": ...}`` for
+    :func:`judgekit.report.render_report`."""
+    extras: dict[str, Any] = {"judge_hashes": judge_hashes(store, agreement)}
     costs = costs_by_judge(store, rubric)
     if costs:
         extras["costs"] = costs

@@ -149,6 +149,7 @@ def summarise(
 
     problem = _verdict_applies(agreement, verdict) if verdict else None
     v_judges = {str(j.get("judge")): j for j in (verdict or {}).get("judges") or []}
+    current_hashes = extras.get("judge_hashes") or {}
     judge_ids = [str(j) for j in agreement.get("judges") or []]
     judge_ids += [j for j in v_judges if j not in judge_ids]
 
@@ -169,6 +170,10 @@ def summarise(
             status = "not gated"
             sentence = (f"{jid} is not in the verdict: it is not trusted for {rubric} until "
                         "`judgekit gate` passes it.")
+        elif vj.get("judge_hash") and current_hashes.get(jid) not in (None, vj.get("judge_hash")):
+            status = "not trusted"
+            sentence = (f"{jid} is NOT trusted for {rubric}: it changed since the verdict (its spec or "
+                        "parameters differ); run `judgekit gate` again.")
         elif vj.get("passed"):
             status = "trusted"
             sentence = f"{jid} is trusted to score {rubric}: all {len(checks)} checks passed."
