@@ -20,8 +20,13 @@ items is unbiased for the population (cells with no chosen item are not covered;
 :attr:`SampleSummary.uncovered`). ``overlap`` marks the items to be rated by at least two
 annotators (random-share items first), so human–human agreement is measurable.
 
-The design is recorded in the store's ``samples`` table; :func:`sample_design` reads it back for
-the agreement report (``agreement_report(..., items=..., weights=...)``).
+The design is recorded in the store's ``samples`` table; :func:`sample_design` reads it back.
+``judgekit agree --sample NAME --random-only`` (``agreement_report(..., only_items=...)``) computes
+agreement on the random share; the report does not take weights, so a weighted estimate over all
+chosen items is computed from :func:`sample_design`'s ``weight`` column.
+
+With ``exclude_rated`` the population is the items no human has rated yet: the random share and
+the weights then describe those items, not all items (a note says so).
 """
 
 from __future__ import annotations
@@ -169,7 +174,9 @@ def _stratum_keys(items: pd.DataFrame, strata: list[str], source: str) -> pd.Ser
         return pd.Series("", index=items.index, dtype=object)
     missing = [c for c in strata if c not in items.columns]
     if missing:
-        have = ", ".join(c for c in items.columns if c not in ("prompt", "messages", "response"))
+        have = ", ".join(
+            c for c in items.columns if c not in ("prompt", "messages", "response", "content_hash")
+        )
         raise JudgekitError(
             f"{source}: stratum column {missing[0]!r} is not item metadata (items have: {have}); "
             "fix the strata."
@@ -371,6 +378,7 @@ def sample_items(
     items = store.items()
     source = f"Sample {spec.name!r}"
     signals = None
+    excluded = ""
     rubric: Rubric | None = load_rubric(spec.rubric) if spec.rubric else None
     if rubric is not None:
         judged = store.ratings(rubric=rubric, rater_kind="judge")
@@ -385,10 +393,19 @@ def sample_items(
         signals = judge_signals(judged, spec.judges)
         if spec.exclude_rated:
             rated = set(store.ratings(rubric=rubric.id, rater_kind=["human", "reference"])["item_id"])
-            items = items[~items["item_id"].isin(rated)]
+            keep = ~items["item_id"].isin(rated)
+            if not keep.all():
+                excluded = (
+                    f"{int((~keep).sum())} items a human already rated are left out: the random "
+                    f"share and the weights describe the {int(keep.sum())} unrated items, not all "
+                    f"{len(items)}."
+                )
+            items = items[keep]
     elif spec.judges or spec.exclude_rated:
         raise JudgekitError(f"{source}: judges and exclude_rated need a rubric; add one.")
     design, summary = draw_sample(items, spec, signals=signals, source=source)
+    if excluded:
+        summary.notes.append(excluded)
     if rubric is not None and spec.targeted and (signals is None or signals.empty):
         summary.notes.append(f"no judge ratings under {rubric.id}: nothing targeted by disagreement.")
     if record:

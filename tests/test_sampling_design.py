@@ -204,8 +204,9 @@ def test_sample_items_records_the_design(store):
 
 def test_sample_bad_input(store):
     _store_with_judges(store)
-    with pytest.raises(JudgekitError, match="stratum column 'tier' is not item metadata"):
+    with pytest.raises(JudgekitError, match="stratum column 'tier' is not item metadata") as info:
         sample_items(store, SampleSpec(name="a", size=5, strata=["tier"]))
+    assert "severity" in str(info.value) and "content_hash" not in str(info.value)
     with pytest.raises(JudgekitError, match="judge 'gemini' has no ratings under refusal@1"):
         sample_items(store, SampleSpec(name="a", size=5, rubric="refusal", judges=["gemini"]))
     assert store.conn.execute("SELECT COUNT(*) FROM samples").fetchone()[0] == 0
@@ -213,8 +214,11 @@ def test_sample_bad_input(store):
 
 def test_exclude_rated(store):
     _store_with_judges(store)
-    design, _ = sample_items(store, SampleSpec(name="x", size=60, rubric="refusal", exclude_rated=True))
+    design, summary = sample_items(store, SampleSpec(name="x", size=60, rubric="refusal", exclude_rated=True))
     assert len(design) == 59 and "i010" not in set(design["item_id"])
+    # the random share is random over the unrated items only: the summary says so
+    assert "1 items a human already rated are left out: the random share and the weights describe " \
+        "the 59 unrated items, not all 60." in summary.notes
 
 
 def test_cli_sample(tmp_path):
