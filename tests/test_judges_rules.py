@@ -75,6 +75,21 @@ def test_rules_reject_unknown_options_and_wrong_rubric():
         build_judge(JudgeEntry(id="kw", model="rules:nope"), ctx())
 
 
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"min_answer_chars": "abc"}, "options.min_answer_chars must be a whole number"),
+        ({"window": [1]}, "options.window must be a whole number"),
+        ({"window": -5}, "options.window must be a whole number"),
+        ({"phrases": 5}, "options.phrases must be a list of strings"),
+        ({"pivots": {"however": 1}}, "options.pivots must be a list of strings"),
+    ],
+)
+def test_rules_options_of_the_wrong_type_are_one_sentence(options, message):
+    with pytest.raises(JudgekitError, match=message):
+        build_judge(JudgeEntry(id="kw", model="rules:refusal-keywords", options=options), ctx())
+
+
 def test_knowledge_leak_priority_order():
     entry = JudgeEntry(
         id="leak", model="rules:knowledge-leak",
