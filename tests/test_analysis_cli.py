@@ -292,3 +292,29 @@ def test_data_text_is_printed_verbatim_never_as_console_markup(tmp_path):
     r = run("analyze", "criteria", crit, "--untrusted", "--store", db)
     assert r.exit_code == 0, r.output
     assert "leak [/x] rate" in r.output and "PASS" in r.output
+
+
+def test_models_whose_names_slug_alike_get_one_chart_file_each(tmp_path):
+    # "a/b" and "a_b" both slug to "a_b": each model's Drift(t | tier) chart needs its own file
+    import pandas as pd
+
+    _hostile_store(tmp_path, "a/b", "judge-x", "roleplay")
+    items = pd.read_csv(tmp_path / "items.csv")
+    items["model"] = items["model"].replace({"plain": "a_b"})
+    items.to_csv(tmp_path / "items.csv", index=False)
+    r = run("import", tmp_path / "r.csv", "--rubric", "restrictiveness", "--items",
+            tmp_path / "items.csv", "--store", tmp_path / "two.db")
+    assert r.exit_code == 0, r.output
+    out = tmp_path / "out"
+    r = run("analyze", "calibration", "--judge", "judge-x", "--untrusted", "--harm-column",
+            "severity", "--bootstrap", "0", "--store", tmp_path / "two.db", "--out", out, "--quiet")
+    assert r.exit_code == 0, r.output
+    data = json.loads((out / "calibration.json").read_text())
+    svgs = sorted((out / "charts").iterdir())
+    assert len(svgs) == len(data["charts"])
+    tier_charts = [p for p in svgs if "drift_by_tier" in p.name]
+    titles = {p.read_text().split("<title>", 1)[1].split("</title>", 1)[0] for p in tier_charts}
+    assert titles == {"UNTRUSTED — Drift(t | tier) — a/b", "UNTRUSTED — Drift(t | tier) — a_b"}
+    md = (out / "calibration.md").read_text()
+    for p in svgs:  # the Markdown links every file
+        assert f"(charts/{p.name})" in md

@@ -8,6 +8,7 @@ SVG from :func:`judgekit.report.svg.line_chart`, so the HTML page opens offline.
 from __future__ import annotations
 
 import datetime as _dt
+import hashlib
 import math
 import re
 from typing import Any
@@ -27,6 +28,25 @@ def file_stem(result: AnalysisResult, key: str) -> str:
     slug = re.sub(r"[^A-Za-z0-9.-]", "_", key)
     slug = re.sub(r"_+", "_", re.sub(r"\.{2,}", "_", slug)).strip("._") or "x"
     return f"{result.kind}-{slug}"
+
+
+def file_stems(result: AnalysisResult, keys: list[str]) -> dict[str, str]:
+    """A distinct :func:`file_stem` per key: two keys that slug alike (models ``a/b`` and
+    ``a_b``) get a short hash of the key appended, so one file never overwrites another."""
+    out: dict[str, str] = {}
+    used: set[str] = set()
+    for key in keys:
+        stem = file_stem(result, key)
+        if stem in used:
+            stem = f"{stem}-{hashlib.sha256(key.encode('utf-8', 'surrogatepass')).hexdigest()[:8]}"
+        used.add(stem)
+        out[key] = stem
+    return out
+
+
+def chart_stems(result: AnalysisResult) -> dict[str, str]:
+    """Chart key → file stem of its SVG (``charts/<stem>.svg``)."""
+    return file_stems(result, [c.key for c in result.charts])
 
 
 def _clean(v: Any) -> Any:
@@ -116,8 +136,9 @@ def to_markdown(result: AnalysisResult, *, chart_dir: str | None = "charts") -> 
         out.append("")
     if chart_dir is not None and result.charts:
         out += ["## Charts", ""]
+        stems = chart_stems(result)
         for c in result.charts:
-            out.append(f"![{md_escape(c.title)}]({chart_dir}/{file_stem(result, c.key)}.svg)")
+            out.append(f"![{md_escape(c.title)}]({chart_dir}/{stems[c.key]}.svg)")
         out.append("")
     return "\n".join(out)
 

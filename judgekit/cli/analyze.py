@@ -114,9 +114,10 @@ def _progress(label: str, quiet: bool) -> Iterator[Callable[[int, int], None]]:
 # --------------------------------------------------------------------------- output
 def _write(result: AnalysisResult, out_dir: Path) -> list[Path]:
     from judgekit.analysis.render import (
+        chart_stems,
         chart_svg,
         csv_frame,
-        file_stem,
+        file_stems,
         to_html,
         to_json,
         to_markdown,
@@ -131,11 +132,13 @@ def _write(result: AnalysisResult, out_dir: Path) -> list[Path]:
         f"{result.kind}.md": to_markdown(result),
         f"{result.kind}.html": to_html(result),
     }
+    stems = chart_stems(result)
     for c in result.charts:
-        texts[f"charts/{file_stem(result, c.key)}.svg"] = chart_svg(c)
+        texts[f"charts/{stems[c.key]}.svg"] = chart_svg(c)
     written = [write_text_atomic(out_dir / name, text) for name, text in texts.items()]
+    table_stems = file_stems(result, [t.key for t in result.tables])
     for t in result.tables:
-        written.append(write_table(csv_frame(result, t), out_dir / f"{file_stem(result, t.key)}.csv"))
+        written.append(write_table(csv_frame(result, t), out_dir / f"{table_stems[t.key]}.csv"))
     return written
 
 
