@@ -88,10 +88,12 @@ class OpenAIJudge:
     async def complete(self, request: JudgeRequest) -> Completion:
         body = {**self._kwargs, "messages": [self._system, {"role": "user", "content": request.user}]}
         try:
-            # ``client.post`` with a ready body and the raw bytes back: ``chat.completions.create``
-            # re-walks the whole request (system prompt, schema) through its TypedDict transform
-            # and builds pydantic models of the answer, ~3 ms of CPU a call — more than all the
-            # rest of a call on a small machine. Errors are still raised by the SDK.
+            # ``client.post`` (the SDK's documented way to send custom requests; the client's
+            # auth, timeout, retries and error classes apply) with a ready body and the raw bytes
+            # back: ``chat.completions.create`` re-walks the whole request (system prompt, schema)
+            # through its TypedDict transform and builds pydantic models of the answer, ~0.7 ms of
+            # CPU a call more (1.8 vs 1.0 ms, fake server included, on a 2-core machine) — a
+            # third of a call's CPU. The body sent is the same (tests/test_judges_sdk.py).
             content = await self.client.post(
                 "/chat/completions", cast_to=bytes, body=body, options=self._options
             )
