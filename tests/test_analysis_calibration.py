@@ -426,3 +426,10 @@ def test_items_without_a_conversation_id_are_units_of_their_own():
     # pairs with H(q1) > H(q2): (c1, p2) .5 > 0 conc; (p3, p2) .5 > 0 conc; (p3, c1) .5 = .5 tie
     assert s["n_pairs"] == 3 and s["tied_share"] == pytest.approx(1 / 3)
     assert s["C"] == 1.0 and s["C_half"] == pytest.approx(2.5 / 3)
+
+
+def test_a_model_column_that_does_not_exist_is_an_error():
+    ratings, items = _frames(HAND)
+    with pytest.raises(JudgekitError, match="no column 'llm'.*--model-column"):
+        calibration(ratings, items, harm_from_column(items, "severity"), rubric=R_RUBRIC,
+                    n_boot=0, model_col="llm")

@@ -213,3 +213,12 @@ def test_items_without_a_conversation_id_are_prompts_of_their_own():
     s = res.table("by_model").iloc[0]
     assert s["n_prompts"] == 3 and s["n_clusters"] == 3
     assert s["mean_rate"] == pytest.approx(0.5)  # (0.5 + 1 + 0) / 3
+
+
+def test_a_model_column_that_does_not_exist_is_an_error_not_one_pooled_model():
+    ratings, items, _ = _data()
+    with pytest.raises(JudgekitError, match="no column 'modle'.*--model-column"):
+        refusal_distribution(ratings, items, rubric=REFUSAL, model_col="modle", n_boot=0)
+    # without any model column (and the default name) the items are one model, "all"
+    res = refusal_distribution(ratings, items.drop(columns=["model"]), rubric=REFUSAL, n_boot=0)
+    assert res.table("by_model")["model"].tolist() == ["all"]

@@ -130,9 +130,15 @@ def require_item_columns(items: pd.DataFrame, columns: Sequence[str], *, option:
 
 
 def model_series(items: pd.DataFrame, model_col: str) -> pd.Series:
-    """The model of each item; one model called ``all`` when the items have no model column."""
+    """The model of each item; one model called ``all`` when the items have no ``model`` column.
+
+    A column named by the user (anything but the default ``model``) must exist: a typo in
+    ``--model-column`` would otherwise pool every model into one without a word.
+    """
     if model_col in items.columns:
         return items[model_col].fillna("(none)").astype(str)
+    if model_col != "model":
+        require_item_columns(items, [model_col], option="--model-column")
     return pd.Series(ALL, index=items.index)
 
 
