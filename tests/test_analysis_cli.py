@@ -223,6 +223,7 @@ def test_harm_from_human_ratings_of_one_item_per_prompt(synthetic_store, calibra
     (["--judge", "judge-a", "--harm-column", "tier"], "no such column"),
     (["--judge", "judge-a"], "no human harm_severity@1 ratings"),
     (["--judge", "judge-a", "--verdict", "missing.json"], "no such file"),
+    (["--judge", "judge-a", "--harm-column", "severity", "--seed", "-3"], "--seed"),
 ])
 def test_bad_input_is_one_sentence(synthetic_store, args, needle):
     r = run("analyze", "calibration", *args, "--store", synthetic_store["store"], "--quiet")

@@ -53,7 +53,8 @@ def _common(f: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _bootstrap_options(f: Callable[..., Any]) -> Callable[..., Any]:
-    f = click.option("--seed", default=0, show_default=True, help="Seed of the bootstrap.")(f)
+    f = click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
+                     help="Seed of the bootstrap (0 or more).")(f)
     f = click.option("--bootstrap", "n_boot", type=click.IntRange(min=0), default=1000,
                      show_default=True,
                      help="Bootstrap resamples (of prompts/conversations) for the 95% CIs.")(f)
