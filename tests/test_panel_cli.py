@@ -199,11 +199,15 @@ def test_api_keys_never_reach_store_logs_exports_or_reports(tmp_path, fake):
     for args in (["judge", str(panel), "--store", str(store)],
                  ["judge", str(panel), "--store", str(store), "--json"],
                  ["judge", str(panel), "--store", str(store), "--reparse"],
+                 ["judge", str(panel), "--store", str(store), "--dry-run"],
                  ["export", "ratings", "--store", str(store), "--out", str(tmp_path / "r.csv")],
-                 ["export", "ratings", "--store", str(store), "--out", str(tmp_path / "r.jsonl")]):
+                 ["export", "ratings", "--store", str(store), "--out", str(tmp_path / "r.jsonl")],
+                 ["export", "calls", "--store", str(store), "--out", str(tmp_path / "c.jsonl")]):
         res = CliRunner().invoke(main, args, env=env)
         outputs.append(res.output)
     assert all(r.has_auth for r in fake.requests)  # the keys were used ...
+    assert fake.stats.faults["401"] == 1  # ... one was quoted back by the provider's 401 message
+    assert "authentication failed (401)" in outputs[0]
     blobs = [o.encode() for o in outputs]
     for p in tmp_path.iterdir():  # ... and appear nowhere we write
         if p.is_file():

@@ -11,7 +11,8 @@ and tokens. Tests, benchmarks and the offline demo use it; nothing patches SDK i
 True
 
 Faults (``inject`` for the next *n* matching requests, ``rates`` for random ones, seeded):
-``429`` (with ``retry-after``), ``500``, ``529`` (overloaded), ``401`` (bad key), ``hang`` (no answer before the
+``429`` (with ``retry-after``), ``500``, ``529`` (overloaded), ``401`` (bad key; the error message
+quotes the key received, as the worst provider would), ``hang`` (no answer before the
 client's timeout), ``malformed`` (a 200 whose body is not JSON), ``disconnect`` (connection closed
 without a response), ``unparseable`` (a well-formed reply whose text is not a label).
 
@@ -329,7 +330,11 @@ class FakeServer:
                 hdr = {"retry-after": f"{retry_after:g}", "retry-after-ms": f"{retry_after * 1000:g}"}
                 return await _send(writer, 429, _error(api, "rate_limit_error", "rate limited"), hdr)
             if fault == "401":
-                return await _send(writer, 401, _error(api, "authentication_error", "invalid x-api-key"))
+                # Like a provider that quotes the key it was given (the worst case for leaks):
+                # whatever judgekit keeps of an error must not be the provider's message.
+                given = headers.get("x-api-key") or headers.get("authorization", "").removeprefix("Bearer ")
+                return await _send(writer, 401, _error(api, "authentication_error",
+                                                       f"invalid API key provided: {given}"))
             if fault in ("500", "529"):
                 code = 529 if fault == "529" and api == "anthropic" else (503 if fault == "529" else 500)
                 kind = "overloaded_error" if code == 529 else "api_error"
