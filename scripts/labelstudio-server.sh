@@ -69,6 +69,17 @@ parse_opts() {
     done
 }
 
+# Whether PID is the Label Studio started on DATA. A PID file can outlive its server (a crash, a
+# reboot) and its number be reused by an unrelated process: never signal that one.
+is_ours() {
+    local pid="$1"
+    [[ "$pid" =~ ^[0-9]+$ ]] || return 1
+    kill -0 "$pid" 2>/dev/null || return 1
+    [ -r "/proc/$pid/cmdline" ] || return 0   # no /proc (not Linux): trust the PID file
+    tr '\0' ' ' <"/proc/$pid/cmdline" | grep -qF -- "label-studio start --no-browser" \
+        && tr '\0' ' ' <"/proc/$pid/cmdline" | grep -qF -- "--data-dir $DATA "
+}
+
 start_server() {
     install_server
     [ -n "$TOKEN" ] || die "give --token TOKEN or set LABEL_STUDIO_API_KEY (the API token to create)"
@@ -85,7 +96,7 @@ start_server() {
         PASSWORD="$(cat "$DATA/admin-password")"
         echo "labelstudio-server: log in as $USER_EMAIL with the password in $DATA/admin-password" >&2
     fi
-    if [ -f "$DATA/server.pid" ] && kill -0 "$(cat "$DATA/server.pid")" 2>/dev/null; then
+    if [ -f "$DATA/server.pid" ] && is_ours "$(cat "$DATA/server.pid")"; then
         die "a server from $DATA is already running (pid $(cat "$DATA/server.pid")); stop it first"
     fi
     local log="$DATA/server.log"
@@ -137,10 +148,14 @@ stop_server() {
     [ -f "$pidfile" ] || { echo "labelstudio-server: no server.pid in $DATA; nothing to stop" >&2; return 0; }
     local pid
     pid="$(cat "$pidfile")"
-    if kill -0 "$pid" 2>/dev/null; then
+    DATA="$(cd "$DATA" && pwd)"
+    if ! is_ours "$pid"; then
+        echo "labelstudio-server: pid $pid in $pidfile is not a Label Studio on $DATA (stale file); removed it, signalled nothing" >&2
+    else
         kill -TERM "$pid"
-        for _ in $(seq 1 40); do kill -0 "$pid" 2>/dev/null || break; sleep 0.25; done
-        kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null || true
+        # (a zombie has an empty cmdline: is_ours counts it as gone)
+        for _ in $(seq 1 40); do is_ours "$pid" || break; sleep 0.25; done
+        is_ours "$pid" && kill -KILL "$pid" 2>/dev/null || true
     fi
     rm -f "$pidfile"
 }
@@ -153,7 +168,8 @@ case "$cmd" in
     stop) parse_opts "$@"; stop_server ;;
     status)
         parse_opts "$@"
-        if [ -f "$DATA/server.pid" ] && kill -0 "$(cat "$DATA/server.pid")" 2>/dev/null; then
+        [ -d "$DATA" ] && DATA="$(cd "$DATA" && pwd)"
+        if [ -f "$DATA/server.pid" ] && is_ours "$(cat "$DATA/server.pid")"; then
             echo "running (pid $(cat "$DATA/server.pid"))"
         else
             echo "not running"; exit 1

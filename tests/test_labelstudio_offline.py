@@ -390,3 +390,34 @@ def test_failed_server_start_stops_the_started_pid(tmp_path, tail, message):
     pid = int((data / "server.pid").read_text())
     assert not alive(pid)
     assert "fake server log line" in str(info.value) and "t" * 40 not in str(info.value)
+
+
+def test_server_script_stop_signals_only_the_label_studio_it_started(tmp_path):
+    """A stale server.pid (server gone, its number reused) must not get an unrelated process killed."""
+    import subprocess
+    import sys
+
+    from labelstudio_fixtures import SCRIPT, alive
+
+    data = tmp_path / "data"
+    data.mkdir()
+    stop = ["bash", str(SCRIPT), "stop", "--data-dir", str(data)]
+    bystander = subprocess.Popen(["sleep", "300"])
+    # looks like the server this data dir started: python keeps the arguments in its cmdline
+    lookalike = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)", "label-studio",
+                                  "start", "--no-browser", "--data-dir", str(data), "--username", "x"])
+    try:
+        (data / "server.pid").write_text(f"{bystander.pid}\n")
+        done = subprocess.run(stop, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        assert "not a Label Studio" in done.stderr and "signalled nothing" in done.stderr
+        assert alive(bystander.pid) and not (data / "server.pid").exists()
+
+        (data / "server.pid").write_text(f"{lookalike.pid}\n")
+        done = subprocess.run(stop, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        assert lookalike.wait(timeout=30) is not None and not (data / "server.pid").exists()
+    finally:
+        for p in (bystander, lookalike):
+            p.kill()
+            p.wait()
