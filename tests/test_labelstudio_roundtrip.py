@@ -277,6 +277,18 @@ def test_unknown_project(ls_env, tmp_path):
     assert "project 'no such project' does not exist" in out
 
 
+def test_pull_with_a_rubric_the_project_does_not_rate(ls_env, tmp_path):
+    db = str(tmp_path / "j.db")
+    items_csv = tmp_path / "items.csv"
+    _items(2, prefix="rr").to_csv(items_csv, index=False)
+    _run("labelstudio", "push", "--rubric", "restrictiveness", "--items", str(items_csv),
+         "--project", "rubric check", "--store", db)
+    out = _fails("labelstudio", "pull", "--project", "rubric check", "--rubric", "refusal", "--store", db)
+    assert "rates restrictiveness@1, not refusal@1" in out
+    out = _run("labelstudio", "pull", "--project", "rubric check", "--rubric", "restrictiveness", "--store", db)
+    assert "Pulled 0 human ratings" in out
+
+
 def test_bad_choice_and_missing_item_id_change_nothing(ls_env, ls_sdk, tmp_path):
     db = str(tmp_path / "judgekit.db")
     items_csv = tmp_path / "items.csv"

@@ -906,6 +906,15 @@ def pull(
         where = f"Label Studio project {project!r}"
         if rubrics:
             rubs = _check_rubrics(rubrics)
+            # A rubric the project does not rate would pull nothing (or stamp another version's
+            # hash on the labels): say so instead.
+            rated = [ref.split("#", 1)[0] for ref in recorded]
+            other = [r.id for r in rubs if recorded and r.id not in rated]
+            if other:
+                raise JudgekitError(
+                    f"{where} rates {', '.join(rated)}, not {other[0]}; leave out --rubric (the "
+                    "project's own rubrics are used) or name those."
+                )
         elif recorded:
             rubs = _check_rubrics([ref.split("#", 1)[0] for ref in recorded])
         else:
