@@ -79,6 +79,8 @@ def test_task_data_is_blind_to_labels_and_wraps_a_prompt_as_one_turn():
             "severity": [1, 3],
             "gpt4_label": ["full_compliance", "full_refusal"],
             "judge_score": [0.1, 0.9],
+            "gpt4_rationale": ["It helps.", "It declines."],  # a judge's reasons are its output too
+            "is_refusal": [False, True],
             "collected": pd.to_datetime(["2026-01-01", "2026-01-02"]),
         }
     )
@@ -92,7 +94,7 @@ def test_task_data_is_blind_to_labels_and_wraps_a_prompt_as_one_turn():
     }
     json.dumps(data)  # what goes over the wire
     assert [m["role"] for m in data[1]["messages"]] == ["user", "assistant", "user"]
-    assert all("gpt4_label" not in d and "judge_score" not in d for d in data)
+    assert all(set(d) <= {"item_id", "messages", "response", "severity", "collected"} for d in data)
     # explicit metadata list
     assert set(task_data(items, meta=[])[0]) == {"item_id", "messages", "response"}
     with pytest.raises(JudgekitError, match="'nope', which is not an item column"):

@@ -49,8 +49,12 @@ ENV_TOKEN = "LABEL_STUDIO_API_KEY"
 COMMENT_CONTROL = "comment"
 _MARKER = "judgekit-rubrics:"
 _TEXT_COLUMNS = ("item_id", "prompt", "messages", "response", "content_hash")
-#: metadata columns that look like someone's label are never sent to annotators.
-_LABELLIKE = re.compile(r"(label|judge|score|rating|annotation|verdict|pred|gold|answer)", re.I)
+#: metadata columns that look like someone's label (or a judge's reasons for it) are never sent
+#: to annotators.
+_LABELLIKE = re.compile(
+    r"(label|judge|score|rating|annotation|verdict|pred|gold|answer|rationale|explanation|refus)",
+    re.I,
+)
 
 
 # ------------------------------------------------------------------ config
