@@ -90,6 +90,17 @@ def test_rules_options_of_the_wrong_type_are_one_sentence(options, message):
         build_judge(JudgeEntry(id="kw", model="rules:refusal-keywords", options=options), ctx())
 
 
+def test_rules_cache_identity_follows_the_built_in_lists(monkeypatch):
+    from judgekit.judges import rules
+
+    entry = JudgeEntry(id="kw", model="rules:refusal-keywords")
+    before = build_judge(entry, ctx()).cache_params()
+    assert build_judge(entry, ctx()).cache_params() == before
+    # a release that adds a built-in phrase: earlier answers must not be reused
+    monkeypatch.setattr(rules, "REFUSAL_OPENINGS", (*rules.REFUSAL_OPENINGS, "i shan't"))
+    assert build_judge(entry, ctx()).cache_params() != before
+
+
 def test_knowledge_leak_priority_order():
     entry = JudgeEntry(
         id="leak", model="rules:knowledge-leak",
