@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import socket
+import time
 import xml.etree.ElementTree as ET
 
 import pandas as pd
@@ -423,3 +424,16 @@ def test_server_script_stop_signals_only_the_label_studio_it_started(tmp_path):
         for p in (bystander, lookalike):
             p.kill()
             p.wait()
+
+
+def test_export_without_timestamps(tmp_path, store):
+    # JSON_MIN / CSV from older servers or other tools may carry no created_at / updated_at
+    rows = [{"id": 1, "item_id": "i1", "response": "r1", "restrictiveness": "r2_partial", "annotator": 2},
+            {"id": 2, "item_id": "i2", "response": "r2", "restrictiveness": "r0_full_compliance", "annotator": 3}]
+    before = time.time()
+    summary = pull(store, from_export=_write(tmp_path, "min.json", rows), rubrics=["restrictiveness"],
+                   annotator_map=USERS)
+    assert summary.new == 2
+    r = store.ratings(rubric=RESTR).sort_values("item_id")
+    assert r["label"].tolist() == ["r2_partial", "r0_full_compliance"]
+    assert (r["created_at"] >= before).all()  # the time of the pull

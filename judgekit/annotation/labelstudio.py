@@ -26,6 +26,7 @@ import json
 import os
 import random
 import re
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -762,6 +763,7 @@ def annotations_to_ratings(
     annotators saw.
     """
     summary = PullSummary(source=where)
+    pulled_at = time.time()  # for annotations whose export carries no timestamp
     latest, summary.cancelled, summary.superseded = _latest(list(anns))
     frames = []
     for rubric in rubrics:
@@ -792,7 +794,7 @@ def annotations_to_ratings(
                     "rater_kind": "reference" if rater in reference else "human",
                     "label": raw[0],
                     "rationale": a.comment,
-                    "created_at": a.updated or None,
+                    "created_at": a.updated or pulled_at,
                 }
             )
         if not rows:
