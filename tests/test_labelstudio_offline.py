@@ -437,3 +437,31 @@ def test_export_without_timestamps(tmp_path, store):
     r = store.ratings(rubric=RESTR).sort_values("item_id")
     assert r["label"].tolist() == ["r2_partial", "r0_full_compliance"]
     assert (r["created_at"] >= before).all()  # the time of the pull
+
+
+@pytest.mark.parametrize(
+    ("export", "message"),
+    [
+        ([{"id": 1, "data": "x", "annotations": []}], "'data' is not an object"),
+        ([{"id": 1, "data": {"item_id": "a"}, "annotations": ["x"]}], "'annotations' is not a list of objects"),
+        ([{"id": 1, "data": {"item_id": "a"}, "annotations": [{"id": 7, "completed_by": 2, "result": ["x"]}]}],
+         "annotation 7: 'result' is not a list of objects"),
+        ([{"id": 1, "data": {"item_id": "a"}, "annotations": [
+            {"id": 7, "completed_by": 2, "result": [{"from_name": "refusal", "value": {"choices": "full_refusal"}}]}]}],
+         "annotation 7: 'choices' is not a list"),
+    ],
+)
+def test_malformed_json_export_is_one_sentence(tmp_path, store, export, message):
+    with pytest.raises(JudgekitError, match=r"task 1 is not in Label Studio's JSON export shape \(.*"
+                       + message.replace("(", r"\(")):
+        pull(store, from_export=_write(tmp_path, "e.json", export), rubrics=["refusal"], annotator_map=USERS)
+    assert store.ratings().empty
+
+
+def test_pre_1_0_export_with_completions(tmp_path, store):
+    old = [{"id": 1, "data": {"item_id": "a", "prompt": "p", "response": "r"},
+            "completions": [{"id": 4, "completed_by": 2, "created_at": 1700000000,
+                             "result": [{"from_name": "refusal", "value": {"choices": ["full_refusal"]}}]}]}]
+    pull(store, from_export=_write(tmp_path, "old.json", old), rubrics=["refusal"], annotator_map=USERS)
+    assert store.ratings()[["item_id", "rater_id", "label"]].values.tolist() == [
+        ["a", "alice@example.org", "full_refusal"]]

@@ -597,10 +597,32 @@ def _ts(v: Any) -> float:
 def _from_full_tasks(tasks: Sequence[Mapping[str, Any]], where: str) -> list[_Annotation]:
     out = []
     for n, task in enumerate(tasks, start=1):
-        data = dict(task.get("data") or {})
         tid = task.get("id", n)
+
+        def bad(what: str, tid: Any = tid) -> JudgekitError:
+            return JudgekitError(
+                f"{where}: task {tid} is not in Label Studio's JSON export shape ({what}); export "
+                "the project again as JSON, JSON_MIN or CSV."
+            )
+
+        raw_data = task.get("data") or {}
+        if not isinstance(raw_data, dict):
+            raise bad("'data' is not an object")
+        data = dict(raw_data)
         iid = data.get("item_id")
-        anns = task.get("annotations") or []
+        # "completions" is what Label Studio before 1.0 called annotations.
+        anns = task.get("annotations") or task.get("completions") or []
+        if not isinstance(anns, list) or not all(isinstance(a, dict) for a in anns):
+            raise bad("'annotations' is not a list of objects")
+        for a in anns:
+            results = a.get("result") or []
+            if not isinstance(results, list) or not all(
+                isinstance(r, dict) and isinstance(r.get("value") or {}, dict) for r in results
+            ):
+                raise bad(f"annotation {a.get('id')}: 'result' is not a list of objects with a 'value'")
+            for r in results:
+                if "choices" in (r.get("value") or {}) and not isinstance(r["value"]["choices"], list):
+                    raise bad(f"annotation {a.get('id')}: 'choices' is not a list")
         if _missing(iid) or str(iid).strip() == "":
             if not anns:
                 continue
@@ -720,7 +742,7 @@ def read_export(path: str | Path, rubrics: Sequence[Rubric]) -> list[_Annotation
         return []
     if not all(isinstance(x, dict) for x in data):
         raise JudgekitError(f"{where}: every entry must be a JSON object; export it again.")
-    if any("annotations" in x or "data" in x for x in data):
+    if any("annotations" in x or "completions" in x or "data" in x for x in data):
         return _from_full_tasks(data, where)
     return _from_flat_rows(data, rubrics, where)
 
