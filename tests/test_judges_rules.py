@@ -150,6 +150,36 @@ def test_replay_bad_specs(tmp_path):
         build_judge(JudgeEntry(id="r", model="replay:missing.csv#x"), ctx(base_dir=tmp_path))
 
 
+@pytest.mark.parametrize(
+    ("table", "trials", "message"),
+    [
+        # two recorded labels for one item: which one is the judge's? never a silent pick
+        ("item_id,gpt\na,full_refusal\na,full_compliance\n", 1, "records item 'a' twice"),
+        ("item_id,trial,gpt\na,0,full_refusal\na,0,full_compliance\n", 1,
+         "records item 'a' trial 0 twice"),
+        ("item_id,trial,gpt\na,x,full_refusal\n", 1, r"rec.csv line 2 has trial 'x'"),
+        ("item_id,trial,gpt\na,1.5,full_refusal\n", 1, "has trial .1.5."),
+        # one label per item cannot stand for three trials (it would fake perfect consistency)
+        ("item_id,gpt\na,full_refusal\n", 3, "has no 'trial' column"),
+    ],
+)
+def test_replay_tables_that_cannot_be_replayed_faithfully(tmp_path, table, trials, message):
+    (tmp_path / "rec.csv").write_text(table)
+    with pytest.raises(JudgekitError, match=message):
+        build_judge(JudgeEntry(id="r", model="replay:rec.csv#gpt", trials=trials),
+                    ctx(base_dir=tmp_path))
+
+
+def test_replay_with_a_trial_column_answers_each_trial(tmp_path):
+    (tmp_path / "rec.csv").write_text("item_id,trial,gpt\na,0,full_refusal\na,1,full_compliance\n")
+    judge = build_judge(JudgeEntry(id="r", model="replay:rec.csv#gpt", trials=3),
+                        ctx(base_dir=tmp_path))
+    assert ask(judge, "x", item_id="a", trial=0).label == "full_refusal"
+    assert ask(judge, "x", item_id="a", trial=1).label == "full_compliance"
+    with pytest.raises(JudgeCallError, match="no recorded label for item 'a' trial 2"):
+        judge.answer(JudgeRequest("a", 2, "q", None, "x", ""))
+
+
 def test_spec_parsing_and_errors():
     assert parse_spec("anthropic:claude-haiku-4-5") == ("anthropic", "claude-haiku-4-5")
     assert parse_spec("openai-compatible:http://h:8000/v1#m") == ("openai-compatible", "http://h:8000/v1#m")

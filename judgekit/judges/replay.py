@@ -9,9 +9,13 @@ item missing from the file is an ``error`` rating saying so.
 from __future__ import annotations
 
 import hashlib
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
+
+from judgekit.data import row_ref
 from judgekit.errors import JudgekitError
 from judgekit.io.tables import read_table
 from judgekit.judges.base import Completion, JudgeCallError, JudgeContext, JudgeEntry, JudgeRequest
@@ -36,10 +40,33 @@ class ReplayJudge:
                 f"(it has: {', '.join(map(str, table.columns[:12]))}); fix the spec "
                 "replay:<file>#<column>."
             )
+        ids = table["item_id"].astype(str).tolist()
         if "trial" in table.columns:
-            keys = list(zip(table["item_id"].astype(str), table["trial"].fillna(0).astype(int), strict=True))
+            trials = pd.to_numeric(table["trial"].fillna(0), errors="coerce")
+            bad = [i for i, t in enumerate(trials) if not (t == t and float(t).is_integer() and t >= 0)]
+            if bad:
+                where = row_ref(str(path), bad[0], csv=path.suffix.lower() == ".csv")
+                raise JudgekitError(
+                    f"Judge {entry.id!r}: {where} has trial {str(table['trial'].iloc[bad[0]])!r}; "
+                    "trials are whole numbers 0, 1, 2, ..."
+                )
+            keys = list(zip(ids, trials.astype(int).tolist(), strict=True))
         else:
-            keys = [(i, 0) for i in table["item_id"].astype(str)]
+            if entry.trials > 1:
+                raise JudgekitError(
+                    f"Judge {entry.id!r}: {path} has no 'trial' column, so it records one label per "
+                    f"item, but the judge asks for trials: {entry.trials}; set trials: 1 or add a "
+                    "trial column."
+                )
+            keys = [(i, 0) for i in ids]
+        dup = next((k for k, n in Counter(keys).items() if n > 1), None)
+        if dup is not None:
+            raise JudgekitError(
+                f"Judge {entry.id!r}: {path} records item {dup[0]!r}"
+                + (f" trial {dup[1]}" if "trial" in table.columns else "")
+                + " twice; keep one row per item" + (" and trial" if "trial" in table.columns else "")
+                + "."
+            )
         values = [None if v is None or (isinstance(v, float) and v != v) else str(v)
                   for v in table[column].tolist()]
         self.recorded: dict[tuple[str, int], str | None] = dict(zip(keys, values, strict=True))
