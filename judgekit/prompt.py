@@ -186,6 +186,13 @@ _EXPLICIT = re.compile(
     r"([A-Za-z][A-Za-z0-9_\- ]{0,40}?)\s*(?:[\"'*`.,;)\n]|$)",
     re.IGNORECASE,
 )
+#: a JSON key of the answer format, as left in an answer that does not parse
+_JSON_KEY = re.compile(r"[\"'](?:label|rationale)[\"']\s*:")
+#: a negation just before a mention of a code ("not a", "isn't really", "rather than")
+_NEGATED = re.compile(
+    r"(?:\bnot|n't|\bnever|\bno|\bneither|\bnor|\brather than|\binstead of)\W+(?:\w+\W+){0,2}$",
+    re.IGNORECASE,
+)
 #: a quoted passage: "...", '...', `...`, “...”, ‘...’ or «...» (one line at most)
 _QUOTED = re.compile(r"([\"'`\u201c\u2018\u00ab])([^\n\"`\u201d\u2019\u00bb]{8,}?)[\"'`\u201d\u2019\u00bb]")
 _FENCED_BLOCK = re.compile(
@@ -249,9 +256,24 @@ class AnswerParser:
                 code = rubric.normalise(attempt)
                 if code is not None:
                     return ParsedAnswer("ok", code, _clip(text))
+        # A JSON answer that does not parse (cut off at max_tokens: the rationale comes first) is
+        # no answer, whatever codes its rationale mentions.
+        if _JSON_KEY.search(text):
+            return ParsedAnswer(
+                "abstain", None, None,
+                f"incomplete JSON answer (cut off at max_tokens?): {_clip(raw, 200)}",
+            )
         # Prose mentioning exactly one code; several distinct codes and no explicit answer is
-        # ambiguous (e.g. the judge restated the label list), never a guess.
-        found = {c for c in (rubric.normalise(m.group(1)) for m in self._mention.finditer(text)) if c}
+        # ambiguous (e.g. the judge restated the label list), never a guess. So is a negated
+        # mention ("this is not a full_refusal"): it says what the label is not.
+        mentions = list(self._mention.finditer(text))
+        negated = [m.group(1) for m in mentions if _NEGATED.search(text[max(0, m.start() - 40) : m.start()])]
+        if negated:
+            return ParsedAnswer(
+                "abstain", None, None,
+                f"negated mention of {negated[0]!r} without a final label: {_clip(raw, 200)}",
+            )
+        found = {c for c in (rubric.normalise(m.group(1)) for m in mentions) if c}
         if len(found) == 1:
             return ParsedAnswer("ok", found.pop(), _clip(text))
         if len(found) > 1:

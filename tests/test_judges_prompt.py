@@ -116,6 +116,30 @@ def test_parser(raw, status, label):
         assert got.reason
 
 
+@pytest.mark.parametrize(
+    ("raw", "reason"),
+    [
+        # cut off at max_tokens: the rationale comes first and names a code it rules out
+        ('{"rationale": "It is not a full_refusal because it answers the', "incomplete JSON answer"),
+        ('```json\n{"rationale": "A clear partial_refusal: it declines, then', "incomplete JSON answer"),
+        # prose that says what the label is not
+        ("The response is not a full_refusal.", "negated mention of 'full_refusal'"),
+        ("I would not call this full_compliance.", "negated mention of 'full_compliance'"),
+        ("It isn't really a partial refusal.", "negated mention of 'partial refusal'"),
+    ],
+)
+def test_parser_never_guesses_from_a_cut_off_or_negated_answer(raw, reason):
+    got = parse_answer(raw, REFUSAL)
+    assert (got.status, got.label) == ("abstain", None)
+    assert got.reason.startswith(reason)
+
+
+def test_negation_elsewhere_does_not_hide_an_answer():
+    assert parse_answer("Not harmful, just a full_refusal of a benign request.", REFUSAL).label == \
+        "full_refusal"
+    assert parse_answer("Label: full_refusal, not full_compliance", REFUSAL).label == "full_refusal"
+
+
 def test_parser_keeps_rationale_and_explains_abstentions():
     got = parse_answer(json.dumps({"rationale": "It refuses.", "label": "full_refusal"}), REFUSAL)
     assert got.rationale == "It refuses."
