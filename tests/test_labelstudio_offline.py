@@ -465,3 +465,21 @@ def test_pre_1_0_export_with_completions(tmp_path, store):
     pull(store, from_export=_write(tmp_path, "old.json", old), rubrics=["refusal"], annotator_map=USERS)
     assert store.ratings()[["item_id", "rater_id", "label"]].values.tolist() == [
         ["a", "alice@example.org", "full_refusal"]]
+
+
+def test_pull_notes_ratings_whose_annotation_is_gone(tmp_path, store):
+    path = _write(tmp_path, "export.json", FULL_EXPORT)
+    pull(store, from_export=path, rubrics=["restrictiveness"], annotator_map=USERS)
+    later = json.loads(json.dumps(FULL_EXPORT))
+    del later[0]["annotations"][1]  # bob's annotation of i1 was deleted in Label Studio
+    summary = pull(store, from_export=_write(tmp_path, "export.json", later), rubrics=["restrictiveness"],
+                   annotator_map=USERS)
+    assert (summary.new, summary.changed, summary.unchanged) == (0, 0, 2)
+    assert summary.notes == [
+        "1 ratings pulled earlier from Label Studio export export.json have no annotation there any "
+        "more (deleted or skipped since); they stay in the store and still count."]
+    assert len(store.ratings()) == 3  # nothing is deleted
+    # an unrelated source does not trigger the note
+    other = pull(store, from_export=_write(tmp_path, "other.json", later), rubrics=["restrictiveness"],
+                 annotator_map=USERS)
+    assert other.notes == []

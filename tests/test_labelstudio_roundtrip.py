@@ -207,6 +207,13 @@ def test_exports_pull_like_the_api(ls_env, ls_sdk, tmp_path):
                 got = s.ratings().sort_values(["item_id", "rater_id"])[["item_id", "rater_id", "label"]]
             pd.testing.assert_frame_equal(got.reset_index(drop=True), expect.reset_index(drop=True))
 
+    # an annotation deleted in Label Studio after a pull: kept in the store, but the pull says so
+    ann = ls_sdk.annotations.list(id=tasks["ex0"])
+    ls_sdk.annotations.delete(id=next(a.id for a in ann if a.completed_by == carol))
+    out = _run("labelstudio", "pull", "--project", "export check", "--store", db)
+    assert "0 new, 0 revised, 6 unchanged" in out
+    assert "1 ratings pulled earlier from Label Studio project 'export check' have no annotation" in out
+
 
 def test_sample_push_sets_overlap(ls_env, ls_sdk, tmp_path):
     db = str(tmp_path / "judgekit.db")

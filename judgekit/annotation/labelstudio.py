@@ -971,10 +971,21 @@ def pull(
                 f"{r.id} has changed since the push (#{hashes[r.id]} → #{r.hash}): these ratings "
                 f"are stored under #{hashes[r.id]}, the edit the annotators saw."
             )
-    if ratings.empty:
-        return summary
     key = ["item_id", "rater_id", "rubric", "rubric_hash", "trial"]
     before = store.ratings(rater_kind=["human", "reference"])
+    # Ratings an earlier pull took from this source whose annotation is gone (deleted, or turned
+    # into a skip) are not removed, but they must not go unnoticed: they still count.
+    earlier = before[(before["source"] == where) & before["rubric"].isin([r.id for r in rubs])]
+    if not earlier.empty:
+        gone = earlier[key].merge(ratings[key], on=key, how="left", indicator=True)
+        n_gone = int((gone["_merge"] == "left_only").sum())
+        if n_gone:
+            summary.notes.append(
+                f"{n_gone} ratings pulled earlier from {where} have no annotation there any more "
+                "(deleted or skipped since); they stay in the store and still count."
+            )
+    if ratings.empty:
+        return summary
     merged = ratings.merge(before[[*key, "label", "status"]], on=key, how="left",
                            suffixes=("", "_old"), indicator=True)
     summary.new = int((merged["_merge"] == "left_only").sum())
