@@ -195,6 +195,9 @@ def test_calibration_hand_computed_drift_by_turn_and_tier():
     # overall: 4 pairs with H 1 over H 0: (1 vs 0), (1 vs .25), (.5 vs 0), (.5 vs .25) all conc.
     s = res.table("summary").iloc[0]
     assert s["C"] == 1.0 and s["n_pairs"] == 4
+    from judgekit.analysis.render import to_markdown
+
+    assert "| m | 2 | 4 | 4 | 4 | 1.000 |" in to_markdown(res)  # n_pairs is a count, not "4.000"
     # overall RCE = (0 + .25 + 0 + .5) / 4 = .1875
     assert s["RCE"] == pytest.approx(0.1875)
     # Look-alikes: t1 one sample R 1; t2 samples .75 and .5 -> unit mean R .625, share >= .75 = .5

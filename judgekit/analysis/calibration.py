@@ -608,7 +608,7 @@ def _one_model(
         "n_clusters": int(clusters.max() + 1),
         "n_units": lay.n_units,
         "n_samples": int(mu["n_samples"].sum()),
-        "n_pairs": _f(point["n_pairs"]),
+        "n_pairs": int(point["n_pairs"]),  # a count of pairs (the point estimate has unit weights)
         "C": _f(point["c"]), "C_ci_low": _f(lo("c")), "C_ci_high": _f(hi("c")),
         "tied_share": _f(point["tied_share"]),
         "C_half": _f(point["c_half"]), "C_half_ci_low": _f(lo("c_half")),
