@@ -499,3 +499,22 @@ def test_ratings_no_current_answer_backs_are_retired(tmp_path, fake):
         assert fake.stats.requests == before
         df = store.ratings(rater_ids=["j"])
         assert len(df) == 9 and set(df["label"]) == {"full_refusal"}
+
+
+def test_aggregates_follow_the_stored_ratings_even_when_a_judge_is_stopped(tmp_path, fake):
+    write_items(tmp_path, labelled_items(3))
+    spec = f"openai-compatible:{fake.openai_url}#m"
+    judges = [{"id": "llm", "model": spec}, {"id": "kw", "model": "rules:refusal-keywords"}]
+    with Store(tmp_path / "s.db") as store:
+        run_panel(load_panel(write_panel(tmp_path, judges)), store)
+        assert (ratings_of(store, "panel:majority")["status"] == "ok").any()
+        # new parameters for llm, but its key is refused: its old ratings are retired and the
+        # run stops; the majority can no longer count llm's old votes (1 of 2 judges left)
+        judges[0]["temperature"] = 0.5
+        fake.inject("401", 100)
+        summary = run_panel(load_panel(write_panel(tmp_path, judges)), store)
+        assert not summary.complete
+        assert set(store.ratings(rater_ids=["llm"])["status"]) <= {"error"}
+        agg = ratings_of(store, "panel:majority")
+        assert len(agg) == 3 and (agg["status"] == "abstain").all()
+        assert set(agg["rationale"]) == {"only 1 of 2 judges gave a label (need 2)"}

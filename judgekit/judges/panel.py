@@ -538,7 +538,10 @@ def run_panel(
             if run.conc.decreases:
                 run.summary.lowest_concurrency = run.conc.lowest
         result.seconds = time.perf_counter() - t0
-    if panel.file.aggregate and result.complete:
+    # Also when a judge was stopped: its ratings may have changed (answered or retired), and a
+    # derived rater must never keep votes that are no longer in the store. An interrupted run
+    # leaves them to the next run.
+    if panel.file.aggregate and not result.interrupted:
         result.aggregates = write_aggregates(panel, store)
     result.seconds = time.perf_counter() - t0
     return result
