@@ -255,6 +255,8 @@ def validate_items(df: pd.DataFrame, *, source: str, need_response: bool = True)
 def _parse_messages(m: Any, source: str, i: int) -> Any:
     if m is None or (isinstance(m, float) and m != m):
         return None
+    if hasattr(m, "tolist") and not isinstance(m, str):  # Parquet lists arrive as numpy arrays
+        m = m.tolist()
     if isinstance(m, str):
         try:
             m = json.loads(m)

@@ -367,6 +367,7 @@ class Store:
             for r in df.to_dict("records")
         ]
         with self.transaction() as conn:
+            self._check_rater_kinds(conn, df)
             if keep_history:
                 conn.execute(
                     "CREATE TEMP TABLE IF NOT EXISTS _incoming (item_id, rater_id, rubric,"
@@ -398,6 +399,32 @@ class Store:
                 records,
             )
         return len(records)
+
+    @staticmethod
+    def _check_rater_kinds(conn: sqlite3.Connection, df: pd.DataFrame) -> None:
+        """A rater id names one rater: a human and a judge may not share it (one would silently
+        replace the other's ratings)."""
+        kinds = df.groupby("rater_id")["rater_kind"].unique()
+        for rater, ks in kinds.items():
+            if len(ks) > 1:
+                raise JudgekitError(
+                    f"Rater {rater!r} appears as {' and '.join(sorted(map(str, ks)))}; give each rater "
+                    "one kind (rename one of them)."
+                )
+        ids = [str(r) for r in kinds.index]
+        for i in range(0, len(ids), 900):
+            part = ids[i : i + 900]
+            rows = conn.execute(
+                f"SELECT DISTINCT rater_id, rater_kind FROM ratings WHERE rater_id IN ({','.join('?' * len(part))})",
+                part,
+            ).fetchall()
+            for rater, kind in rows:
+                new = kinds[rater][0]
+                if kind != new:
+                    raise JudgekitError(
+                        f"Rater {rater!r} is already a {kind} rater in this store, not a {new}; "
+                        "rename the new rater (e.g. with rater_id=column in --raters/--judges)."
+                    )
 
     def ratings(
         self,

@@ -188,3 +188,29 @@ def test_items_file_completes_metadata(tmp_path, store):
     with pytest.raises(JudgekitError, match="dup_items.csv: item_id 'a' appears twice"):
         import_ratings(store, ratings, REFUSAL, items_path=bad)
     assert len(store.ratings()) == before
+
+
+def test_a_rater_id_has_one_kind(tmp_path, store):
+    import_ratings(store, _long(tmp_path, [{"item_id": "a", "rater_id": "gpt4", "label": "full_refusal",
+                                            "rater_kind": "judge"}], "j.csv"), REFUSAL)
+    clash = _long(tmp_path, [{"item_id": "a", "rater_id": "gpt4", "label": "full_compliance"}], "h.csv")
+    with pytest.raises(JudgekitError, match="Rater 'gpt4' is already a judge rater in this store, not a human"):
+        import_ratings(store, clash, REFUSAL)
+    assert store.ratings()["label"].tolist() == ["full_refusal"]
+    both = _long(tmp_path, [{"item_id": "a", "rater_id": "x", "label": "full_refusal", "rater_kind": "judge"},
+                            {"item_id": "b", "rater_id": "x", "label": "full_refusal", "rater_kind": "human"}], "b.csv")
+    with pytest.raises(JudgekitError, match="Rater 'x' appears as human and judge"):
+        import_ratings(store, both, REFUSAL)
+
+
+def test_messages_from_parquet_are_accepted(tmp_path):
+    from judgekit.data import validate_items
+
+    df = pd.DataFrame({"item_id": ["a"], "response": ["r"],
+                       "messages": [[{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"}]]})
+    p = tmp_path / "items.parquet"
+    df.to_parquet(p)
+    from judgekit.io.tables import read_table
+
+    got = validate_items(read_table(p), source=str(p))
+    assert got["messages"].iloc[0] == [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"}]
