@@ -518,3 +518,44 @@ def test_aggregates_follow_the_stored_ratings_even_when_a_judge_is_stopped(tmp_p
         agg = ratings_of(store, "panel:majority")
         assert len(agg) == 3 and (agg["status"] == "abstain").all()
         assert set(agg["rationale"]) == {"only 1 of 2 judges gave a label (need 2)"}
+
+
+def test_reparse_uses_the_calls_of_the_current_parameters_for_every_item(tmp_path, fake, monkeypatch):
+    from judgekit import prompt
+
+    # a and b share a text (one call answers both); c has its own
+    write_items(tmp_path, [{"item_id": "a", "prompt": "q", "response": "same"},
+                           {"item_id": "b", "prompt": "q", "response": "same"},
+                           {"item_id": "c", "prompt": "q", "response": "other"}])
+    answer = {"label": "full_refusal"}
+    fake.script = lambda req: f"After reading it: label: {answer['label']}"
+    spec = f"openai-compatible:{fake.openai_url}#m"
+    strict = prompt.AnswerParser.parse
+
+    def json_only(self, raw, *, quoted=()):
+        if raw and raw.strip().startswith("{"):
+            return strict(self, raw, quoted=quoted)
+        return prompt.ParsedAnswer("abstain", None, None, "not JSON")
+
+    def panel(judge_id, temperature):
+        return load_panel(write_panel(tmp_path, [
+            {"id": judge_id, "model": spec, "temperature": temperature}]))
+
+    with Store(tmp_path / "s.db") as store:
+        monkeypatch.setattr(prompt.AnswerParser, "parse", json_only)  # an older, stricter parser
+        run_panel(panel("j", 0.0), store)
+        answer["label"] = "full_compliance"
+        run_panel(panel("j", 1.0), store)  # other parameters, other answers (later in time)
+        monkeypatch.undo()
+        requests = fake.stats.requests
+        assert requests == 4  # 2 distinct texts x 2 temperatures
+        # the judge, renamed, back at temperature 0: re-parsing finds its temperature-0 answers
+        rs = reparse_panel(panel("renamed", 0.0), store)
+        assert fake.stats.requests == requests
+        assert rs.judges["renamed"] == {"parsed": 3, "changed": 3, "ok": 3, "abstain": 0}
+        df = store.ratings(rater_ids=["renamed"])
+        assert dict(zip(df["item_id"], df["label"], strict=True)) == {
+            "a": "full_refusal", "b": "full_refusal", "c": "full_refusal"}
+        # the temperature-1 completions were not touched
+        by_label = {c["status"] for c in calls(store) if "full_compliance" in c["raw"]}
+        assert by_label == {"abstain"}

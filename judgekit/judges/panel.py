@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import random
 import time
 from collections import Counter
@@ -562,22 +563,8 @@ def _pending(
     answers them all). Cached answers missing from the ratings (a renamed judge, a reparse)
     are written back from the calls table. ``by_item_id``: the judge answers by item id, not by
     text (``replay:``), so the id is part of the key and equal texts do not share an answer."""
-    jobs = [
-        _Job(i, t, call_key(params, rubric.hash, f"{h}\x1f{items.ids[i]}" if by_item_id else h, t))
-        for i, h in enumerate(items.hashes)
-        for t in range(entry.trials)
-    ]
-    done: dict[str, tuple[str, str | None, str | None, str | None]] = {}
-    keys = [j.key for j in jobs]
-    for chunk in range(0, len(keys), 900):
-        part = keys[chunk : chunk + 900]
-        rows = store.conn.execute(
-            "SELECT key, status, label, rationale, error FROM calls WHERE status != 'error'"
-            f" AND key IN ({','.join('?' * len(part))})",
-            part,
-        )
-        for k, status, label, rationale, error in rows:
-            done[k] = (status, label, rationale, error)
+    jobs = _jobs(params, rubric, entry, items, by_item_id=by_item_id)
+    done = {k: row[1:] for k, row in _answered(store, [j.key for j in jobs], "trial").items()}
     have = {
         (iid, trial): (label, status)
         for iid, trial, label, status in store.conn.execute(
@@ -615,6 +602,31 @@ def _pending(
             writer.add(None, (iid, entry.id, label, rubric.values.get(label) if label else None,
                               job.trial, status, text, "panel"))
     return _split_followers(todo)
+
+
+def _jobs(params: str, rubric: Rubric, entry: JudgeEntry, items: _Items, *, by_item_id: bool) -> list[_Job]:
+    """Every (item, trial) of a judge with its call key."""
+    return [
+        _Job(i, t, call_key(params, rubric.hash, f"{h}\x1f{items.ids[i]}" if by_item_id else h, t))
+        for i, h in enumerate(items.hashes)
+        for t in range(entry.trials)
+    ]
+
+
+def _answered(store: Store, keys: list[str], first: str) -> dict[str, tuple[Any, ...]]:
+    """Stored calls with an answer (ok or abstain) among ``keys``:
+    ``{key: (<first column>, status, label, rationale, error)}``."""
+    out: dict[str, tuple[Any, ...]] = {}
+    for chunk in range(0, len(keys), 900):
+        part = keys[chunk : chunk + 900]
+        rows = store.conn.execute(
+            f"SELECT key, {first}, status, label, rationale, error FROM calls"
+            f" WHERE status != 'error' AND key IN ({','.join('?' * len(part))})",
+            part,
+        )
+        for k, *row in rows:
+            out[k] = tuple(row)
+    return out
 
 
 def _split_followers(jobs: list[_Job]) -> tuple[list[_Job], dict[str, list[_Job]]]:
@@ -931,43 +943,62 @@ class ReparseSummary:
         return out
 
 
-def reparse_panel(panel: Panel, store: Store, *, only: Sequence[str] | None = None) -> ReparseSummary:
-    """Re-parse every stored raw completion of the panel's judges with the current parser and
-    update the ratings (and aggregates) that change. Needs no API key and sends nothing."""
+def reparse_panel(
+    panel: Panel,
+    store: Store,
+    *,
+    only: Sequence[str] | None = None,
+    env: dict[str, str] | None = None,
+) -> ReparseSummary:
+    """Re-parse the stored raw completions behind the panel's judges with the current parser and
+    update the ratings (and aggregates) that change. Needs no API key and sends nothing.
+
+    Each judge's calls are found by their keys, as a run finds them: the completions of its
+    current parameters (whatever judge id made them), for every item and trial of the panel,
+    items sharing a text included — never an answer given with other parameters."""
     rubric = panel.rubric
     parser = AnswerParser(rubric)
     items = _Items(panel.items)
-    index = {(iid, h): i for i, (iid, h) in enumerate(zip(items.ids, items.hashes, strict=True))}
+    entries = [e for e in panel.judges if only is None or e.id in only]
+    # A judge is rebuilt only for its cache identity; an API judge cannot be built without a
+    # key, so a placeholder stands in for a missing one (a re-parse sends nothing).
+    build_env = dict(os.environ if env is None else env)
+    for var in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", *(e.api_key_env for e in entries)):
+        if var:
+            build_env.setdefault(var, "judgekit-reparse-sends-nothing")
+    ctx = JudgeContext(rubric=rubric, system=system_prompt(rubric), schema=answer_schema(rubric),
+                       base_dir=str(panel.base_dir), env=build_env)
     writer = _Writer(store, rubric)
     result: dict[str, dict[str, int]] = {}
-    for entry in panel.judges:
-        if only is not None and entry.id not in only:
-            continue
+    for entry in entries:
+        judge = build_judge(entry, ctx)
+        params = spec_params(entry, judge)
+        by_item_id = bool(getattr(judge, "by_item_id", False))
+        if not judge.local:
+            asyncio.run(judge.aclose())
+        jobs = _jobs(params, rubric, entry, items, by_item_id=by_item_id)
+        stored = _answered(store, [j.key for j in jobs], "raw")
         counts = {"parsed": 0, "changed": 0, "ok": 0, "abstain": 0}
-        rows = store.conn.execute(
-            "SELECT key, item_id, item_hash, trial, raw, status, label, rationale, error"
-            " FROM calls WHERE judge_id = ? AND rubric_hash = ? AND status != 'error'"
-            " ORDER BY created_at",
-            (entry.id, rubric.hash),
-        ).fetchall()
-        updates = []
-        for key, iid, ih, trial, raw, status, label, rationale, error in rows:
-            i = index.get((iid, ih))
-            if i is None or trial >= entry.trials:
+        updates: dict[str, tuple[Any, ...]] = {}
+        for job in jobs:
+            row = stored.get(job.key)
+            if row is None:
                 continue
-            p = parser.parse(raw, quoted=items.quoted(i))
+            raw, status, label, rationale, error = row
+            p = parser.parse(raw, quoted=items.quoted(job.item))
             counts["parsed"] += 1
             counts[p.status] += 1
             if (p.status, p.label, p.rationale, p.reason) != (status, label, rationale, error):
                 counts["changed"] += 1
-                updates.append((p.status, p.label, p.rationale, p.reason, key))
+                updates.setdefault(job.key, (p.status, p.label, p.rationale, p.reason, job.key))
             text = p.rationale if p.status == "ok" else f"abstain: {p.reason}"
-            writer.add(None, (iid, entry.id, p.label, rubric.values.get(p.label) if p.label else None,
-                              trial, p.status, text, "panel"))
+            writer.add(None, (items.ids[job.item], entry.id, p.label,
+                              rubric.values.get(p.label) if p.label else None, job.trial, p.status,
+                              text, "panel"))
         with store.transaction() as conn:
             conn.executemany(
                 "UPDATE calls SET status = ?, label = ?, rationale = ?, error = ? WHERE key = ?",
-                updates,
+                list(updates.values()),
             )
             writer.flush()
         result[entry.id] = counts
