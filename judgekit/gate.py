@@ -111,14 +111,22 @@ def ratings_hash(ratings: pd.DataFrame) -> str:
     return _digest(rows)
 
 
-def judge_identity(store: Any, judge: str) -> dict[str, Any]:
-    """What identifies a judge: its rater id, and for panel judges its spec and parameters."""
+def judge_identity(store: Any, judge: str, rubric: Rubric | str | None = None,
+                   rubric_hash: str | None = None) -> dict[str, Any]:
+    """What identifies a judge: its rater id, and for panel judges the spec and parameters of
+    its latest call under ``rubric`` (any rubric when None; a Rubric also fixes the hash)."""
     ident: dict[str, Any] = {"judge": judge, "spec": None, "params": None}
+    sql = "SELECT spec, params FROM calls WHERE judge_id = ?"
+    args: list[Any] = [judge]
+    if rubric is not None:
+        sql += " AND rubric = ?"
+        args.append(getattr(rubric, "id", rubric))
+        rubric_hash = getattr(rubric, "hash", rubric_hash)
+    if rubric_hash is not None:
+        sql += " AND rubric_hash = ?"
+        args.append(rubric_hash)
     try:
-        row = store.conn.execute(
-            "SELECT spec, params FROM calls WHERE judge_id = ? ORDER BY created_at DESC LIMIT 1",
-            (judge,),
-        ).fetchone()
+        row = store.conn.execute(sql + " ORDER BY created_at DESC LIMIT 1", args).fetchone()
     except Exception:  # an old store without a calls table
         row = None
     if row:
@@ -236,7 +244,7 @@ def run_gate(store: Any, policy_path: str | Path) -> tuple[dict[str, Any], Agree
     items = store.items(sorted(ratings["item_id"].unique()))
     items_hash = _digest(sorted(zip(items["item_id"], items["content_hash"], strict=True)))
     for r in results:
-        r.update({k: v for k, v in judge_identity(store, r["judge"]).items() if k != "judge"})
+        r.update({k: v for k, v in judge_identity(store, r["judge"], rubric).items() if k != "judge"})
     verdict = {
         "judgekit_version": __version__,
         "created_at": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),

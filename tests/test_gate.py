@@ -137,3 +137,23 @@ def test_load_verdict_bad_files_are_one_sentence(tmp_path):
     (tmp_path / "y.json").write_text('{"judges": [{"passed": true}]}')
     with pytest.raises(JudgekitError, match=r"judges\[0\] has no 'judge' key"):
         load_verdict(tmp_path / "y.json")
+
+
+def test_judge_identity_is_per_rubric(store):
+    import time
+
+    from judgekit.gate import judge_identity
+
+    now = time.time()
+    rows = [("k1", "j", "openai:gpt-a", '{"temperature": 0}', "refusal@1", "h1", now),
+            ("k2", "j", "openai:gpt-b", '{"temperature": 1}', "restrictiveness@1", "h2", now + 1)]
+    with store.transaction() as conn:
+        conn.executemany(
+            "INSERT INTO calls (key, judge_id, spec, params, rubric, rubric_hash, item_id, item_hash, trial,"
+            " status, created_at) VALUES (?, ?, ?, ?, ?, ?, 'i', 'x', 0, 'ok', ?)", rows)
+    # a later run of the same judge id under another rubric does not change its identity here
+    a = judge_identity(store, "j", "refusal@1", "h1")
+    assert a["spec"] == "openai:gpt-a" and a["params"] == {"temperature": 0}
+    assert judge_identity(store, "j", "restrictiveness@1")["spec"] == "openai:gpt-b"
+    assert judge_identity(store, "j")["spec"] == "openai:gpt-b"  # no rubric: the latest call
+    assert a["judge_hash"] != judge_identity(store, "j", "restrictiveness@1")["judge_hash"]

@@ -174,10 +174,12 @@ def test_a_judge_whose_spec_changed_after_the_gate_is_not_trusted(report_cli, re
     assert r.exit_code == 0, r.output
     assert "gpt4 is trusted to score refusal@1" in (tmp_path / "rep" / "report.html").read_text()
     # gpt4 is re-run through a panel with another model: its identity (spec, params) changes
+    from judgekit.rubric import load_rubric
+
     con = sqlite3.connect(db)
     con.execute("INSERT INTO calls (key, judge_id, spec, params, rubric, rubric_hash, item_id, item_hash,"
-                " status, created_at) VALUES ('k', 'gpt4', 'openai:gpt-4o-mini', '{}', 'refusal@1', 'h',"
-                " 'i', 'ih', 'ok', 1.0)")
+                " status, created_at) VALUES ('k', 'gpt4', 'openai:gpt-4o-mini', '{}', 'refusal@1', ?,"
+                " 'i', 'ih', 'ok', 1.0)", (load_rubric("refusal").hash,))
     con.commit()
     con.close()
     r = run(report_cli, *args)

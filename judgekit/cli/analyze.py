@@ -92,8 +92,10 @@ def _rater_ratings(store: Store, rubric: Rubric, rater: str, *, required: bool =
 def _judge_hashes(store: Store, ratings: pd.DataFrame) -> dict[str, str]:
     from judgekit.gate import judge_identity
 
-    judges = ratings.loc[ratings["rater_kind"] == "judge", "rater_id"].astype(str).unique()
-    return {j: str(judge_identity(store, j)["judge_hash"]) for j in judges}
+    judged = ratings.loc[ratings["rater_kind"] == "judge"].drop_duplicates("rater_id")
+    return {str(r.rater_id): str(judge_identity(store, str(r.rater_id), str(r.rubric),
+                                                str(r.rubric_hash))["judge_hash"])
+            for r in judged.itertuples()}
 
 
 @contextmanager

@@ -142,7 +142,9 @@ def judge_hashes(store: Store, agreement: dict[str, Any]) -> dict[str, str]:
     the report can tell a judge whose spec or parameters changed since its verdict."""
     from judgekit.gate import judge_identity
 
-    return {str(j): str(judge_identity(store, str(j))["judge_hash"]) for j in agreement.get("judges") or []}
+    rubric, rubric_hash = agreement.get("rubric"), agreement.get("rubric_hash")
+    return {str(j): str(judge_identity(store, str(j), rubric, rubric_hash)["judge_hash"])
+            for j in agreement.get("judges") or []}
 
 
 def collect_extras(store: Store, rubric: Rubric, agreement: dict[str, Any], *, per_judge: int = 20) -> dict[str, Any]:
