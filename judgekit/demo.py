@@ -32,7 +32,7 @@ from judgekit.errors import JudgekitError
 from judgekit.gate import explain, run_gate
 from judgekit.io.ratings import import_ratings
 from judgekit.io.tables import write_text_atomic
-from judgekit.rubric import load_rubric
+from judgekit.rubric import load_rubric, shipped_dir
 from judgekit.store import Store
 
 #: Annotator 1 vs annotator 2 agreement (%) per model, from the authors' repository
@@ -48,11 +48,7 @@ XSTEST_PUBLISHED_AGREEMENT = {
 
 def annotations_dir() -> Path:
     """The shipped annotations folder (source tree or installed wheel)."""
-    here = Path(__file__).resolve().parent
-    for candidate in (here.parent / "annotations", here / "_data" / "annotations"):
-        if candidate.is_dir():
-            return candidate
-    raise JudgekitError("The shipped annotations folder is missing; reinstall judgekit.")
+    return shipped_dir("annotations")
 
 
 def xstest_per_model_agreement(report: dict[str, Any]) -> dict[str, float]:

@@ -165,13 +165,19 @@ def _norm(text: str) -> str:
 
 
 # ---------------------------------------------------------------------- loading
-def shipped_rubric_dir() -> Path:
-    """The folder of the rubrics shipped with judgekit (source tree or installed wheel)."""
+def shipped_dir(name: str) -> Path:
+    """A data folder shipped with judgekit (``rubrics``, ``annotations``): beside the package in
+    a source tree or editable install, under ``judgekit/_data/`` in an installed wheel."""
     here = Path(__file__).resolve().parent
-    for candidate in (here.parent / "rubrics", here / "_data" / "rubrics"):
+    for candidate in (here.parent / name, here / "_data" / name):
         if candidate.is_dir():
             return candidate
-    raise JudgekitError("The shipped rubrics folder is missing; reinstall judgekit.")
+    raise JudgekitError(f"The shipped {name} folder is missing; reinstall judgekit.")
+
+
+def shipped_rubric_dir() -> Path:
+    """The folder of the rubrics shipped with judgekit (source tree or installed wheel)."""
+    return shipped_dir("rubrics")
 
 
 def available_rubrics() -> list[str]:

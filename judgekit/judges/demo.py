@@ -21,6 +21,7 @@ import yaml
 from judgekit.errors import JudgekitError
 from judgekit.io.ratings import import_ratings
 from judgekit.judges.panel import panel_from_dict, panel_rater_ids, run_panel
+from judgekit.rubric import shipped_dir
 from judgekit.store import Store
 from judgekit.testing.fakeserver import FakeRequest, FakeServer
 
@@ -32,12 +33,10 @@ _PIVOTS = ("however", "that said", "generally", "what i can do", "i'll write", "
 
 def demo_panel_dir() -> Path:
     """The shipped demo panel folder (source tree or installed wheel)."""
-    here = Path(__file__).resolve().parent.parent
-    for candidate in (here.parent / "annotations" / "demo-panel",
-                      here / "_data" / "annotations" / "demo-panel"):
-        if candidate.is_dir():
-            return candidate
-    raise JudgekitError("The shipped demo panel (annotations/demo-panel) is missing; reinstall judgekit.")
+    folder = shipped_dir("annotations") / "demo-panel"
+    if not folder.is_dir():
+        raise JudgekitError("The shipped demo panel (annotations/demo-panel) is missing; reinstall judgekit.")
+    return folder
 
 
 def scripted_judge(req: FakeRequest) -> str:
