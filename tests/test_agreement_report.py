@@ -189,3 +189,13 @@ def test_three_humans_ceiling_uses_fleiss_and_mean_pairwise_weighted_kappa():
     assert ceiling["kappa"]["value"] == pytest.approx(fleiss_kappa(lab), abs=1e-6)
     pairs = [cohen_kappa_score(lab[a], lab[b], weights="quadratic") for a, b in ((0, 1), (0, 2), (1, 2))]
     assert ceiling["weighted_kappa"]["value"] == pytest.approx(np.mean(pairs), abs=1e-6)
+
+
+def test_crossed_slices(xstest_store, raw):
+    rep = agreement_report(xstest_store, rubric=REFUSAL, by=["model+prompt_safety"], n_resamples=100)
+    slices = [s for s in rep.data["slices"] if s["by"] == "model+prompt_safety"]
+    assert len(slices) == 10 and sum(s["n_items"] for s in slices) == 2250
+    s = rep.slice("model+prompt_safety", "gpt4 / unsafe")
+    g = raw[(raw.model == "gpt4") & (raw.prompt_safety == "unsafe")]
+    assert s["n_items"] == len(g) == 200
+    assert s["human_ceiling"]["percent_agreement"]["value"] == pytest.approx((g.annotation_1 == g.annotation_2).mean())

@@ -158,7 +158,8 @@ def agreement_report(
     source : Store or DataFrame
         A :class:`~judgekit.store.Store` (ratings under the rubric's current hash and its items),
         or a long ratings DataFrame (then pass ``items`` for slicing metadata).
-    by : column names of item metadata to slice by (each separately), e.g. ``["model"]``.
+    by : column names of item metadata to slice by (each separately), e.g. ``["model"]``;
+        ``"model+category"`` crosses columns (one slice per combination, key ``"m1 / c2"``).
     judges, humans : rater ids to include (default: every ``judge`` / ``human`` rater).
     reference : a rater id holding the gold label, ``"consensus"`` (majority of humans), or
         None: the single ``reference`` rater if there is one, else the consensus.
@@ -230,19 +231,24 @@ def agreement_report(
         if items is None:
             raise JudgekitError("Slicing needs item metadata; pass items= or a Store.")
         meta = items.set_index(items["item_id"].astype(str))
-        for col in by:
-            if col not in meta.columns:
-                cols = [c for c in meta.columns if c not in ("item_id", "prompt", "messages", "response", "content_hash")]
-                raise JudgekitError(
-                    f"--by {col!r}: no item metadata column of that name; available: "
-                    f"{', '.join(cols) or 'none'}."
-                )
+        for spec in by:
+            for col in spec.split("+"):
+                if col not in meta.columns:
+                    cols = [c for c in meta.columns
+                            if c not in ("item_id", "prompt", "messages", "response", "content_hash")]
+                    raise JudgekitError(
+                        f"--by {col!r}: no item metadata column of that name; available: "
+                        f"{', '.join(cols) or 'none'}."
+                    )
 
     opts = _Opts(n_resamples=n_resamples, confidence=confidence, seed=seed)
     slices = [_slice(None, "all", labels, status, rubric, humans, judges, opts)]
     for col in by:
         assert meta is not None
-        col_values = meta[col].reindex(labels.index)
+        # "model+prompt_safety" crosses two columns: one slice per combination of values
+        parts = col.split("+")
+        sub = meta[parts].reindex(labels.index)
+        col_values = sub.astype(str).agg(" / ".join, axis=1).where(sub.notna().all(axis=1))
         for key in sorted(col_values.dropna().unique(), key=str):
             idx = col_values.index[col_values == key]
             slices.append(_slice(col, str(key), labels.loc[idx], status.loc[idx], rubric, humans, judges, opts))
