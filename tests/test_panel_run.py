@@ -559,3 +559,20 @@ def test_reparse_uses_the_calls_of_the_current_parameters_for_every_item(tmp_pat
         # the temperature-1 completions were not touched
         by_label = {c["status"] for c in calls(store) if "full_compliance" in c["raw"]}
         assert by_label == {"abstain"}
+
+
+def test_a_judge_id_that_is_a_human_rater_is_refused_before_any_call(tmp_path, fake):
+    from judgekit.errors import JudgekitError
+    from judgekit.rubric import load_rubric
+
+    rows = labelled_items(3)
+    write_items(tmp_path, rows)
+    rub = load_rubric("refusal")
+    with Store(tmp_path / "s.db") as store:
+        store.put_ratings(pd.DataFrame({"item_id": ["it000"], "rater_id": ["alice"], "rater_kind": ["human"],
+                                        "rubric": [rub.id], "rubric_hash": [rub.hash], "label": ["full_refusal"]}))
+        panel = load_panel(write_panel(tmp_path, [{"id": "alice", "model": f"openai-compatible:{fake.openai_url}#m"}]))
+        with pytest.raises(JudgekitError, match="Judge id 'alice' .* is already a human rater"):
+            run_panel(panel, store)
+        assert fake.stats.requests == 0
+        assert store.ratings()["rater_kind"].tolist() == ["human"]

@@ -463,6 +463,18 @@ def run_panel(
                 f"--only names {unknown[0]!r}, which is not a judge of {panel.source} "
                 f"(judges: {', '.join(e.id for e in panel.judges)})."
             )
+    # A judge id that is already a human or reference rater would silently replace their ratings.
+    ids = [e.id for e in entries]
+    clash = store.conn.execute(
+        f"SELECT rater_id, rater_kind FROM ratings WHERE rater_kind != 'judge' AND rater_id IN"
+        f" ({','.join('?' * len(ids))}) LIMIT 1",
+        ids,
+    ).fetchone() if ids else None
+    if clash:
+        raise JudgekitError(
+            f"Judge id {clash[0]!r} of {panel.source} is already a {clash[1]} rater in {store.path}; "
+            "give the judge another id."
+        )
     ctx = JudgeContext(
         rubric=rubric,
         system=system_prompt(rubric),
