@@ -56,8 +56,11 @@ def rubrics_cmd(name: str | None) -> None:
               show_default=True, help="Long format: rater kind when the file has no rater_kind column.")
 @click.option("--items", "items_path", default=None, type=click.Path(dir_okay=False, path_type=Path),
               help="Optional items file whose metadata columns are joined on item_id.")
-@click.option("--format", "fmt", type=click.Choice(["csv", "jsonl", "json", "parquet"]), default=None,
-              help="File format (default: from the file ending).")
+@click.option("--format", "fmt", type=click.Choice(["csv", "jsonl", "json", "parquet", "inspect"]),
+              default=None,
+              help="File format (default: from the file ending; .eval and Inspect .json logs are inspect).")
+@click.option("--scorers", default=None,
+              help="Inspect logs: the scorers to import as judges, 'a,b' (default: all).")
 @store_option
 def import_cmd(
     file: Path,
@@ -68,13 +71,15 @@ def import_cmd(
     rater_kind: str,
     items_path: Path | None,
     fmt: str | None,
+    scorers: str | None,
     store_path: str,
 ) -> None:
-    """Import human or judge labels into the store (CSV, JSONL, Parquet).
+    """Import human or judge labels into the store (CSV, JSONL, Parquet, Inspect logs).
 
     \b
     Long format: one row per rating with item_id, rater_id, label (+ rater_kind, trial, ...).
     Wide format: one row per item, one column per rater, named with --raters/--judges/--reference.
+    Inspect AI log (.eval or .json): the samples are the items, each scorer is a judge.
     Labels go through the rubric's aliases; any other column is item metadata usable with --by.
 
     \b
@@ -82,6 +87,8 @@ def import_cmd(
       judgekit import annotations/xstest-v2/xstest_v2_labels.csv --rubric refusal \\
         --raters annotation_1,annotation_2 --reference final=final_label \\
         --judges string_match=strmatch_label,gpt4=gpt4_label
+      judgekit import logs/2025-05-01T10-00-00_refusal_x.eval --rubric refusal \\
+        --scorers model_graded_qa
     """
     from judgekit.io.ratings import import_ratings
 
@@ -97,6 +104,7 @@ def import_cmd(
             rater_kind=rater_kind,
             fmt=fmt,
             items_path=items_path,
+            scorers=[x.strip() for x in scorers.split(",") if x.strip()] if scorers else None,
         )
     for line in summary.lines():
         click.echo(line)

@@ -1,11 +1,13 @@
 """Import ratings (human or judge) from CSV / JSONL / Parquet into the store.
 
-Two layouts:
+Layouts:
 
 * **long** — one row per rating: ``item_id, rater_id, label`` (+ optional ``rater_kind``,
   ``trial``, ``status``, ``rationale``) and any item metadata columns;
 * **wide** — one row per item, one column per rater: name them with ``raters`` (humans),
-  ``judges`` and ``reference`` (an adjudicated gold label), each ``{"rater_id": "column"}``.
+  ``judges`` and ``reference`` (an adjudicated gold label), each ``{"rater_id": "column"}``;
+* **Inspect AI logs** (``.eval``, or a ``.json`` log) — the samples are the items and each
+  scorer is a judge (see :mod:`judgekit.io.inspect`); ``scorers`` picks some of them.
 
 Everything is read and validated before anything is written, and the write is one transaction:
 a failed import leaves the store exactly as it was.
@@ -13,7 +15,7 @@ a failed import leaves the store exactly as it was.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -35,6 +37,7 @@ class ImportSummary:
     items: int
     ratings: int
     by_rater: dict[str, dict[str, int]] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
 
     def lines(self) -> list[str]:
         out = [f"Imported {self.ratings} ratings of {self.items} items from {self.source} "
@@ -47,7 +50,7 @@ class ImportSummary:
                 extra.append(f"{c['error']} errors")
             tail = f" ({', '.join(extra)})" if extra else ""
             out.append(f"  {rater} [{c['kind']}]: {c['n']} ratings{tail}")
-        return out
+        return out + self.notes
 
 
 def prepare_ratings(
@@ -86,21 +89,40 @@ def import_ratings(
     rater_kind: str = "human",
     fmt: str | None = None,
     items_path: str | Path | None = None,
+    scorers: Sequence[str] | None = None,
 ) -> ImportSummary:
-    """Read, validate and store ratings (and the items' metadata) from one file."""
+    """Read, validate and store ratings (and the items' metadata) from one file.
+
+    ``scorers`` (Inspect logs only) keeps those scorers' ratings (rater ids; a dict-valued
+    scorer's name keeps all its ``scorer/key`` raters); default all.
+    """
     source = str(path)
+    short = Path(source).name if len(source) > 60 else source
     kind = table_format(path, fmt)
-    table = read_table(path, fmt)
-    items, ratings = prepare_ratings(
-        table,
-        rubric,
-        source=Path(source).name if len(source) > 60 else source,
-        csv=kind == "csv",
-        raters=raters,
-        judges=judges,
-        reference=reference,
-        rater_kind=rater_kind,
-    )
+    notes: list[str] = []
+    if kind == "inspect":
+        if raters or judges or reference:
+            raise JudgekitError(
+                f"{path}: --raters/--judges/--reference name table columns; an Inspect log's raters "
+                "are its scorers (pick them with --scorers)."
+            )
+        items, ratings, notes = _prepare_inspect(path, rubric, source=short, scorers=scorers)
+    else:
+        if scorers:
+            raise JudgekitError(
+                f"{path}: --scorers picks the scorers of an Inspect log; this file is {kind}."
+            )
+        table = read_table(path, fmt)
+        items, ratings = prepare_ratings(
+            table,
+            rubric,
+            source=short,
+            csv=kind == "csv",
+            raters=raters,
+            judges=judges,
+            reference=reference,
+            rater_kind=rater_kind,
+        )
     if items_path is not None:
         extra = read_table(items_path)
         require_columns(extra, ["item_id"], source=str(items_path))
@@ -131,4 +153,41 @@ def import_ratings(
         items=len(items),
         ratings=len(ratings),
         by_rater=by_rater,
+        notes=notes,
     )
+
+
+def _prepare_inspect(
+    path: str | Path, rubric: Rubric, *, source: str, scorers: Sequence[str] | None
+) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
+    """Items and validated judge ratings of an Inspect log, and notes for the summary."""
+    from judgekit.io.inspect import read_inspect_log
+
+    items, long = read_inspect_log(path)
+    if scorers:
+        wanted = [s.strip() for s in scorers if s.strip()]
+        have = list(dict.fromkeys(long["rater_id"]))
+        keep = long["rater_id"].map(lambda r: r in wanted or r.split("/", 1)[0] in wanted)
+        unknown = [w for w in wanted if w not in have and not any(h.split("/", 1)[0] == w for h in have)]
+        if unknown:
+            raise JudgekitError(
+                f"{path}: no scorer {unknown[0]!r} in this log; its scorers are {', '.join(have)}."
+            )
+        long = long[keep].reset_index(drop=True)
+    long["_explanation"] = long["rationale"]
+    ratings = normalise_ratings(long, rubric, source=source, default_kind="judge")
+    unparsed = ratings["rationale"].astype(str).str.startswith("unparseable judge output")
+    # an unparseable grade keeps the grader's explanation beside the raw value
+    explained = unparsed & ratings["_explanation"].notna()
+    ratings.loc[explained, "rationale"] = (
+        ratings.loc[explained, "rationale"] + " | " + ratings.loc[explained, "_explanation"].astype(str)
+    )
+    ratings = ratings.drop(columns=["_explanation"])
+    notes = []
+    if unparsed.any():
+        examples = ", ".join(list(dict.fromkeys(repr(v) for v in long.loc[unparsed, "label"]))[:3])
+        notes.append(
+            f"{int(unparsed.sum())} score values are not labels of {rubric.id} (e.g. {examples}) "
+            "and are stored as abstentions; add aliases to the rubric to map them."
+        )
+    return items, ratings, notes

@@ -1,5 +1,8 @@
 """Reading and writing tables: CSV, JSONL (or a JSON list), Parquet.
 
+An Inspect AI log (``.eval``, or a ``.json`` log) is recognised as format ``inspect`` but is not
+a table: :mod:`judgekit.io.inspect` reads it.
+
 Every read failure becomes one :class:`JudgekitError` sentence naming the file (and the line where
 the parser says one) and the fix.
 """
@@ -16,7 +19,7 @@ import pandas as pd
 
 from judgekit.errors import JudgekitError
 
-FORMATS = ("csv", "jsonl", "json", "parquet")
+FORMATS = ("csv", "jsonl", "json", "parquet", "inspect")
 
 
 def table_format(path: str | Path, fmt: str | None = None) -> str:
@@ -26,6 +29,13 @@ def table_format(path: str | Path, fmt: str | None = None) -> str:
             raise JudgekitError(f"Unknown format {fmt!r}; use one of {', '.join(FORMATS)}.")
         return fmt
     suffix = Path(path).suffix.lower().lstrip(".")
+    if suffix == "eval":
+        return "inspect"
+    if suffix == "json" and Path(path).is_file():
+        from judgekit.io.inspect import looks_like_inspect_json
+
+        if looks_like_inspect_json(path):
+            return "inspect"
     if suffix in ("jsonl", "ndjson"):
         return "jsonl"
     if suffix in ("csv", "tsv", "json", "parquet"):
@@ -34,7 +44,7 @@ def table_format(path: str | Path, fmt: str | None = None) -> str:
         return "parquet"
     raise JudgekitError(
         f"{path}: cannot tell the format from the ending {Path(path).suffix!r}; "
-        "use .csv, .jsonl, .json or .parquet."
+        "use .csv, .jsonl, .json or .parquet (or .eval for an Inspect log)."
     )
 
 
@@ -48,6 +58,10 @@ def read_table(path: str | Path, fmt: str | None = None) -> pd.DataFrame:
     if p.stat().st_size == 0:
         raise JudgekitError(f"{p} is empty; give a file with a header row and at least one row.")
     kind = table_format(p, fmt)
+    if kind == "inspect":
+        raise JudgekitError(
+            f"{p} is an Inspect log, not a table; import it with `judgekit import {p} --rubric NAME`."
+        )
     try:
         if kind == "csv":
             sep = "\t" if p.suffix.lower() == ".tsv" else ","
@@ -107,6 +121,9 @@ def write_table(df: pd.DataFrame, path: str | Path, fmt: str | None = None) -> P
     """Write ``df`` atomically (temp file + rename): a failed write leaves no half file."""
     p = Path(path)
     kind = table_format(p, fmt)
+    if kind == "inspect":
+        raise JudgekitError(f"{p}: judgekit does not write Inspect logs; give a .csv, .jsonl, "
+                            ".json or .parquet path.")
     p.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=f".{p.name}.", suffix=".tmp")
     os.close(fd)

@@ -1,0 +1,301 @@
+"""Read Inspect AI evaluation logs: the model outputs as items, the scorers' grades as judge ratings.
+
+Researchers who graded a model with a model-graded scorer in `Inspect AI
+<https://inspect.aisi.org.uk/>`_ can check that grader against human labels: each scorer of the
+log becomes a judge rater. Both log formats are read with the standard library only:
+
+* ``.json`` — one ``EvalLog`` object: ``{"version", "status", "eval": {...}, ..., "samples": [...]}``;
+* ``.eval`` — a zip archive: ``header.json`` (the log without samples; ``_journal/start.json`` in
+  a run that did not finish) and one ``samples/<id>_epoch_<epoch>.json`` per sample.
+
+The fields used (``inspect_ai/log/_log.py``, ``inspect_ai/scorer/_metric.py``,
+``inspect_ai/model/_model_output.py``, ``inspect_ai/model/_chat_message.py``):
+
+* ``eval.task``, ``eval.model`` (``EvalSpec``), ``status``;
+* per sample (``EvalSample``): ``id`` (int or str), ``epoch`` (from 1), ``input`` (a string or a
+  list of chat messages ``{role, content}``, content a string or a list of parts of which the
+  ``{"type": "text", "text": ...}`` ones are text), ``output.completion`` (falling back to the
+  first choice's message), ``metadata`` (dict), ``scores`` (``{scorer name: Score}``) and
+  ``attachments`` (``attachment://<hash>`` references);
+* per score (``Score``): ``value`` (str, number, bool, list or ``{key: scalar}``) and
+  ``explanation``.
+
+Newer Inspect versions can write ``.eval`` entries compressed with Zstandard (zip method 93),
+which Python's ``zipfile`` reads only from Python 3.14; such a log is an error that says how to
+convert it (``inspect log dump``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import sys
+import zipfile
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from judgekit.errors import JudgekitError
+
+ATTACHMENT = "attachment://"
+# columns the reader fills itself; a sample metadata key with one of these names gets a prefix
+RESERVED = frozenset({
+    "item_id", "prompt", "messages", "response", "content_hash", "model", "task", "sample",
+    "rater_id", "rater_kind", "label", "value", "trial", "status", "rationale", "rubric",
+    "rubric_hash", "created_at", "source",
+})
+_HEAD_BYTES = 65536
+
+
+def looks_like_inspect_json(path: str | Path) -> bool:
+    """Whether a ``.json`` file is an Inspect log rather than a table (a JSON list of rows).
+
+    Reads only the head of the file: Inspect writes the log's fields in a fixed order, with
+    ``version``, ``status`` and the ``eval`` spec before the (large) ``samples``.
+    """
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(_HEAD_BYTES).decode("utf-8", errors="replace")
+    except OSError:
+        return False
+    return head.lstrip().startswith("{") and re.search(r'"eval"\s*:\s*\{', head) is not None
+
+
+def read_inspect_log(path: str | Path) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Items and scores of an Inspect log (``.json`` or ``.eval``).
+
+    Returns ``(items, scores)``:
+
+    * ``items`` — ``item_id`` (the sample id, or ``<id>#<epoch>`` when the log has several
+      epochs), ``prompt`` (text input) or ``messages`` (chat input), ``response`` (the output
+      completion), and metadata: ``model``, ``task``, ``sample`` (the epoch) and the sample's
+      ``metadata`` keys (nested dicts flattened as ``outer.inner``; a key named like one of these
+      columns is stored as ``metadata.<key>``);
+    * ``scores`` — long ratings ``item_id, rater_id, rater_kind="judge", label, status,
+      rationale``: one rater per scorer, or per ``scorer/key`` when a score's value is a dict.
+      A missing or NaN value (Inspect's "unscored") is an abstention carrying the explanation.
+
+    Labels are raw values here; :func:`judgekit.data.normalise_ratings` maps them to a rubric.
+
+    >>> items, scores = read_inspect_log("logs/2025-01-01T00-00-00_refusal_abc.eval")  # doctest: +SKIP
+    """
+    p = Path(path)
+    if not p.exists():
+        raise JudgekitError(f"{p}: no such file; check the path.")
+    if p.is_dir():
+        raise JudgekitError(f"{p} is a folder; give one Inspect log file (.eval or .json).")
+    if p.stat().st_size == 0:
+        raise JudgekitError(f"{p} is empty; give an Inspect log file (.eval or .json).")
+    if zipfile.is_zipfile(p):
+        header, samples = _read_eval_zip(p)
+    elif p.suffix.lower() == ".eval":
+        raise JudgekitError(
+            f"{p} is not a zip archive, so not an Inspect .eval log; give the .eval or .json file "
+            "Inspect wrote in its log folder."
+        )
+    else:
+        header, samples = _read_json_log(p)
+    return _frames(p, header, samples)
+
+
+# ------------------------------------------------------------------ file formats
+def _read_json_log(p: Path) -> tuple[dict[str, Any], list[Any]]:
+    try:
+        data = json.loads(p.read_text(encoding="utf-8"))
+    except UnicodeDecodeError:
+        raise JudgekitError(f"{p} is not UTF-8 text, so not an Inspect .json log.") from None
+    except json.JSONDecodeError as exc:
+        raise JudgekitError(f"{p}: invalid JSON at line {exc.lineno}; fix that line.") from None
+    if not isinstance(data, dict) or not isinstance(data.get("eval"), dict):
+        raise JudgekitError(
+            f"{p} is not an Inspect log (its top level has no 'eval' spec); give a log written "
+            "by Inspect, or import a table of ratings with --format json."
+        )
+    samples = data.get("samples")
+    if not samples:
+        raise JudgekitError(_no_samples(p, data))
+    if not isinstance(samples, list):
+        raise JudgekitError(f"{p}: 'samples' is not a list; give a log written by Inspect.")
+    return data, samples
+
+
+def _read_eval_zip(p: Path) -> tuple[dict[str, Any], list[Any]]:
+    try:
+        with zipfile.ZipFile(p) as zf:
+            names = zf.namelist()
+            header: dict[str, Any] | None = None
+            for name in ("header.json", "_journal/start.json", "start.json"):
+                if name in names:
+                    header = _zip_json(zf, name, p)
+                    break
+            if not isinstance(header, dict) or not isinstance(header.get("eval"), dict):
+                raise JudgekitError(
+                    f"{p} is a zip archive but not an Inspect .eval log (no header.json with an "
+                    "'eval' spec); give the .eval file Inspect wrote."
+                )
+            sample_names = [
+                n for n in names
+                if n.startswith("samples/") and n.endswith(".json") and n.count("/") == 1
+            ]
+            if not sample_names:
+                raise JudgekitError(_no_samples(p, header))
+            samples = [_zip_json(zf, n, p) for n in sample_names]
+    except zipfile.BadZipFile as exc:
+        raise JudgekitError(f"{p}: broken zip archive ({exc}); copy the log again.") from None
+    return header, samples
+
+
+def _zip_json(zf: zipfile.ZipFile, name: str, p: Path) -> Any:
+    try:
+        raw = zf.read(name)
+    except NotImplementedError:  # compression method the running Python cannot decompress
+        method = zf.getinfo(name).compress_type
+        what = "Zstandard-compressed (zip method 93)" if method == 93 else f"compressed with zip method {method}"
+        raise JudgekitError(
+            f"{p}: its entries are {what}, which Python {sys.version_info.major}."
+            f"{sys.version_info.minor}'s zipfile cannot read; convert it with "
+            f"`inspect log dump {p} > {p.with_suffix('.json').name}` and import that .json file."
+        ) from None
+    try:
+        return json.loads(raw)
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise JudgekitError(f"{p}: entry {name} is not valid JSON; copy the log again.") from None
+
+
+def _no_samples(p: Path, header: dict[str, Any]) -> str:
+    status = header.get("status")
+    state = f" (run status {status!r})" if status else ""
+    return (
+        f"{p} has no samples{state}: the run failed before logging any, or ran without sample "
+        "logging; re-run the evaluation with samples logged (Inspect's default) and import that log."
+    )
+
+
+# ------------------------------------------------------------------ frames
+def _frames(p: Path, header: dict[str, Any], samples: list[Any]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    spec = header["eval"]
+    model, task = spec.get("model"), spec.get("task")
+    parsed: list[tuple[str, int, dict[str, Any]]] = []
+    for i, s in enumerate(samples, start=1):
+        if not isinstance(s, dict) or s.get("id") is None:
+            raise JudgekitError(f"{p}: sample {i} has no 'id'; give a log written by Inspect.")
+        epoch = s.get("epoch", 1)
+        if not isinstance(epoch, int) or isinstance(epoch, bool):
+            raise JudgekitError(f"{p}: sample {s['id']!r} has epoch {epoch!r}, not a number.")
+        parsed.append((str(s["id"]), epoch, s))
+    parsed.sort(key=lambda t: (_id_key(t[0]), t[1]))
+    config_epochs = (spec.get("config") or {}).get("epochs") or 1
+    several = config_epochs > 1 or any(e != 1 for _, e, _ in parsed)
+    seen: set[str] = set()
+    item_rows: list[dict[str, Any]] = []
+    score_rows: list[dict[str, Any]] = []
+    for sid, epoch, s in parsed:
+        item_id = f"{sid}#{epoch}" if several else sid
+        if item_id in seen:
+            raise JudgekitError(f"{p}: sample {sid!r} epoch {epoch} appears twice; give one log.")
+        seen.add(item_id)
+        attachments = s.get("attachments") or {}
+        row: dict[str, Any] = {"item_id": item_id}
+        inp = s.get("input")
+        if isinstance(inp, list):
+            row["messages"] = [
+                {"role": str(m.get("role", "user")), "content": _text(m.get("content"), attachments)}
+                for m in inp if isinstance(m, dict)
+            ]
+        else:
+            row["prompt"] = _resolve(inp, attachments) if isinstance(inp, str) else None
+        row["response"] = _completion(s.get("output"), attachments)
+        row["model"] = model
+        row["task"] = task
+        row["sample"] = epoch
+        for key, val in _flatten(s.get("metadata") or {}):
+            row[f"metadata.{key}" if key in RESERVED else key] = val
+        item_rows.append(row)
+        for scorer, score in (s.get("scores") or {}).items():
+            score_rows.extend(_score_rows(item_id, str(scorer), score))
+    items = pd.DataFrame(item_rows)
+    if "prompt" not in items.columns and "messages" not in items.columns:
+        items["prompt"] = None
+    if not score_rows:
+        raise JudgekitError(
+            f"{p} has samples but no scores; score the log in Inspect (e.g. `inspect score {p}`) "
+            "and import the scored log."
+        )
+    scores = pd.DataFrame(
+        score_rows, columns=["item_id", "rater_id", "rater_kind", "label", "status", "rationale"]
+    )
+    return items, scores
+
+
+def _id_key(sid: str) -> tuple[int, str]:
+    # numeric ids sort as numbers (1, 2, 10), like Inspect's own sample order
+    return (0, sid.zfill(20)) if sid.isdigit() else (1, sid)
+
+
+def _score_rows(item_id: str, scorer: str, score: Any) -> Iterable[dict[str, Any]]:
+    if not isinstance(score, dict):
+        score = {"value": score}
+    explanation = score.get("explanation")
+    value = score.get("value")
+    parts = (
+        [(f"{scorer}/{k}", v) for k, v in value.items()] if isinstance(value, dict)
+        else [(scorer, value)]
+    )
+    for rater, v in parts:
+        unscored = v is None or (isinstance(v, float) and math.isnan(v))
+        if isinstance(v, list):  # a list value has no single label: kept as text, then abstained
+            v = json.dumps(v)
+        yield {
+            "item_id": item_id,
+            "rater_id": rater,
+            "rater_kind": "judge",
+            "label": None if unscored else v,
+            "status": "abstain" if unscored else "ok",
+            "rationale": (f"unscored: {explanation}" if explanation else "unscored")
+            if unscored else explanation,
+        }
+
+
+def _resolve(text: str, attachments: dict[str, Any]) -> str:
+    if text.startswith(ATTACHMENT):
+        return str(attachments.get(text[len(ATTACHMENT):], text))
+    return text
+
+
+def _text(content: Any, attachments: dict[str, Any]) -> str:
+    """A message's text: the string, or its text parts joined by newlines (as Inspect's ``.text``)."""
+    if isinstance(content, str):
+        return _resolve(content, attachments)
+    if isinstance(content, list):
+        return "\n".join(
+            _resolve(str(part.get("text", "")), attachments)
+            for part in content
+            if isinstance(part, dict) and part.get("type") == "text"
+        )
+    return ""
+
+
+def _completion(output: Any, attachments: dict[str, Any]) -> str | None:
+    if not isinstance(output, dict):
+        return None
+    completion = output.get("completion")
+    if isinstance(completion, str) and completion:
+        return _resolve(completion, attachments)
+    choices = output.get("choices") or []
+    if choices and isinstance(choices[0], dict) and isinstance(choices[0].get("message"), dict):
+        return _text(choices[0]["message"].get("content"), attachments)
+    return None
+
+
+def _flatten(meta: dict[str, Any], prefix: str = "") -> Iterable[tuple[str, Any]]:
+    for key, val in meta.items():
+        name = f"{prefix}{key}"
+        if isinstance(val, dict):
+            yield from _flatten(val, f"{name}.")
+        elif isinstance(val, list):
+            yield name, json.dumps(val, ensure_ascii=False)
+        else:
+            yield name, val
