@@ -199,3 +199,18 @@ def test_crossed_slices(xstest_store, raw):
     g = raw[(raw.model == "gpt4") & (raw.prompt_safety == "unsafe")]
     assert s["n_items"] == len(g) == 200
     assert s["human_ceiling"]["percent_agreement"]["value"] == pytest.approx((g.annotation_1 == g.annotation_2).mean())
+
+
+def test_slices_with_missing_metadata_values(store):
+    rows = [(f"i{k}", r, "human" if r != "j" else "judge", "full_refusal" if k % 2 else "full_compliance")
+            for k in range(6) for r in ("h1", "h2", "j")]
+    df = _frame(rows, REFUSAL)
+    items = pd.DataFrame({"item_id": [f"i{k}" for k in range(6)],
+                          "model": ["a", "a", "b", None, "b", "a"], "cat": ["x", None, "y", "y", "x", "x"]})
+    rep = agreement_report(df, rubric=REFUSAL, items=items, by=["model", "model+cat"], n_resamples=100)
+    keys = {(s["by"], s["key"]): s["n_items"] for s in rep.data["slices"]}
+    assert keys[("model", "a")] == 3 and keys[("model", "b")] == 2
+    # crossed: items missing either value are in no crossed slice
+    assert keys[("model+cat", "a / x")] == 2 and keys[("model+cat", "b / y")] == 1
+    assert sum(n for (b, _), n in keys.items() if b == "model+cat") == 4
+    assert any("no 'model' value" in w for w in rep.warnings)

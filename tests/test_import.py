@@ -214,3 +214,25 @@ def test_messages_from_parquet_are_accepted(tmp_path):
 
     got = validate_items(read_table(p), source=str(p))
     assert got["messages"].iloc[0] == [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"}]
+
+
+def test_same_id_with_another_text_is_refused_and_id_prefix_separates(tmp_path, store):
+    a = _long(tmp_path, [{"item_id": "1", "rater_id": "ann", "label": "full_refusal", "response": "No."}], "a.csv")
+    b = _long(tmp_path, [{"item_id": "1", "rater_id": "ann", "label": "full_compliance",
+                          "response": "Sure, here it is."}], "b.csv")
+    import_ratings(store, a, REFUSAL)
+    import_ratings(store, a, REFUSAL)  # the same text again is fine
+    with pytest.raises(JudgekitError, match="item '1' is already in the store with another text.*--id-prefix"):
+        import_ratings(store, b, REFUSAL)
+    assert store.items()["response"].tolist() == ["No."]
+    import_ratings(store, b, REFUSAL, id_prefix="m2:")
+    got = store.items().set_index("item_id")["response"].to_dict()
+    assert got == {"1": "No.", "m2:1": "Sure, here it is."}
+    assert set(store.ratings()["item_id"]) == {"1", "m2:1"}
+
+
+def test_cli_import_missing_file_creates_no_store(tmp_path):
+    db = tmp_path / "new.db"
+    res = CliRunner().invoke(main, ["import", str(tmp_path / "nope.csv"), "--rubric", "refusal", "--store", str(db)])
+    assert res.exit_code == 2 and "no such file" in res.output
+    assert not db.exists()

@@ -248,7 +248,9 @@ def agreement_report(
         # "model+prompt_safety" crosses two columns: one slice per combination of values
         parts = col.split("+")
         sub = meta[parts].reindex(labels.index)
-        col_values = sub.astype(str).agg(" / ".join, axis=1).where(sub.notna().all(axis=1))
+        complete = sub.notna().all(axis=1)
+        col_values = sub.astype(object).where(sub.notna(), "").astype(str).agg(" / ".join, axis=1)
+        col_values = col_values.where(complete)
         for key in sorted(col_values.dropna().unique(), key=str):
             idx = col_values.index[col_values == key]
             slices.append(_slice(col, str(key), labels.loc[idx], status.loc[idx], rubric, humans, judges, opts))

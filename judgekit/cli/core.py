@@ -56,6 +56,8 @@ def rubrics_cmd(name: str | None) -> None:
               show_default=True, help="Long format: rater kind when the file has no rater_kind column.")
 @click.option("--items", "items_path", default=None, type=click.Path(dir_okay=False, path_type=Path),
               help="Optional items file whose metadata columns are joined on item_id.")
+@click.option("--id-prefix", default=None,
+              help="Put this before every item id of the file (e.g. 'gpt4:' when several models' files reuse ids).")
 @click.option("--format", "fmt", type=click.Choice(["csv", "jsonl", "json", "parquet", "inspect"]),
               default=None,
               help="File format (default: from the file ending; .eval and Inspect .json logs are inspect).")
@@ -70,6 +72,7 @@ def import_cmd(
     reference: str | None,
     rater_kind: str,
     items_path: Path | None,
+    id_prefix: str | None,
     fmt: str | None,
     scorers: str | None,
     store_path: str,
@@ -93,6 +96,8 @@ def import_cmd(
     from judgekit.io.ratings import import_ratings
 
     rubric = load_rubric(rubric_name)
+    if not file.exists():  # before the store is opened: a typo must not leave an empty store behind
+        raise JudgekitError(f"{file}: no such file; check the path.")
     with Store(store_path) as store:
         summary = import_ratings(
             store,
@@ -105,6 +110,7 @@ def import_cmd(
             fmt=fmt,
             items_path=items_path,
             scorers=[x.strip() for x in scorers.split(",") if x.strip()] if scorers else None,
+            id_prefix=id_prefix,
         )
     for line in summary.lines():
         click.echo(line)

@@ -21,7 +21,13 @@ from pathlib import Path
 
 import pandas as pd
 
-from judgekit.data import items_from_table, normalise_ratings, require_columns, wide_to_long
+from judgekit.data import (
+    item_content_hash,
+    items_from_table,
+    normalise_ratings,
+    require_columns,
+    wide_to_long,
+)
 from judgekit.errors import JudgekitError
 from judgekit.io.tables import read_table, table_format
 from judgekit.rubric import Rubric
@@ -90,11 +96,15 @@ def import_ratings(
     fmt: str | None = None,
     items_path: str | Path | None = None,
     scorers: Sequence[str] | None = None,
+    id_prefix: str | None = None,
 ) -> ImportSummary:
     """Read, validate and store ratings (and the items' metadata) from one file.
 
     ``scorers`` (Inspect logs only) keeps those scorers' ratings (rater ids; a dict-valued
-    scorer's name keeps all its ``scorer/key`` raters); default all.
+    scorer's name keeps all its ``scorer/key`` raters); default all. ``id_prefix`` is put before
+    every item id of the file (e.g. ``gpt4:`` when several models' logs reuse the same sample
+    ids). An item whose text differs from the stored item of the same id is an error: the
+    import would otherwise attach these ratings to another output.
     """
     source = str(path)
     short = Path(source).name if len(source) > 60 else source
@@ -136,6 +146,10 @@ def import_ratings(
             .combine_first(extra.set_index("item_id"))
             .reset_index()
         )
+    if id_prefix:
+        items = items.assign(item_id=id_prefix + items["item_id"].astype(str))
+        ratings = ratings.assign(item_id=id_prefix + ratings["item_id"].astype(str))
+    _check_same_text(store, items, source=short)
     with store.transaction():
         store.put_items(items)
         store.put_ratings(ratings.drop(columns=["_row"]))
@@ -155,6 +169,38 @@ def import_ratings(
         by_rater=by_rater,
         notes=notes,
     )
+
+
+def _check_same_text(store: Store, items: pd.DataFrame, *, source: str) -> None:
+    """Refuse items whose text differs from the stored item with the same id."""
+    if "response" not in items.columns:
+        return
+    has_text = items[items["response"].notna()]
+    if has_text.empty:
+        return
+    found = store.items(has_text["item_id"].astype(str).tolist())
+    if found.empty:
+        return
+    stored = found[found["response"].notna()].set_index("item_id")["content_hash"]
+    for rec in has_text.to_dict("records"):
+        iid = str(rec["item_id"])
+        if iid not in stored.index:
+            continue
+        messages = rec.get("messages")
+        new = item_content_hash(
+            None if _missing(rec.get("prompt")) else str(rec.get("prompt")),
+            None if _missing(messages) else messages,
+            str(rec["response"]),
+        )
+        if new != stored[iid]:
+            raise JudgekitError(
+                f"{source}: item {iid!r} is already in the store with another text (another model's "
+                "output?); give this file's items distinct ids, e.g. --id-prefix MODEL: ."
+            )
+
+
+def _missing(v: object) -> bool:
+    return v is None or (isinstance(v, float) and v != v)
 
 
 def _prepare_inspect(
