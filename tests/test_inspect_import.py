@@ -300,22 +300,52 @@ def test_bad_input_exits_2_and_changes_nothing(tmp_path, case):
     assert _snapshot(db) == before
 
 
-def test_zstd_compressed_eval_says_how_to_convert(tmp_path):
-    """Newer Inspect writes .eval entries with Zstandard (zip method 93): say how to convert."""
-    path = write_eval_log(tmp_path / "z.eval", _log())
+def _zstd_eval(path: Path, log: dict, *, corrupt: bool = False) -> Path:
+    """An .eval whose entries are Zstandard-compressed (zip method 93), as newer Inspect writes:
+    each entry's zstd frame is stored, then the method fields are rewritten to 93 and the CRC
+    and uncompressed size set to those of the JSON text."""
+    import struct
+    import zlib
+
+    import zstandard
+
+    header_obj = {k: v for k, v in log.items() if k != "samples"}
+    entries = [("header.json", json.dumps(header_obj).encode())]
+    entries += [(f"samples/{s['id']}_epoch_{s['epoch']}.json", json.dumps(s).encode()) for s in log["samples"]]
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_STORED) as zf:
+        for name, raw in entries:
+            frame = zstandard.ZstdCompressor().compress(raw)
+            zf.writestr(name, frame[:-3] + b"xyz" if corrupt else frame)
     data = bytearray(path.read_bytes())
-    # rewrite the compression method of every entry (local headers and central directory) to 93
-    for sig, off in ((b"PK\x03\x04", 8), (b"PK\x01\x02", 10)):
+    plain = dict(entries)
+    for sig, method_off, crc_off, name_off in ((b"PK\x03\x04", 8, 14, 26), (b"PK\x01\x02", 10, 16, 28)):
         i = data.find(sig)
         while i != -1:
-            data[i + off:i + off + 2] = (93).to_bytes(2, "little")
+            n = struct.unpack("<H", data[i + name_off:i + name_off + 2])[0]
+            start = i + (30 if sig == b"PK\x03\x04" else 46)
+            name = bytes(data[start:start + n]).decode()
+            raw = plain[name]
+            data[i + method_off:i + method_off + 2] = (93).to_bytes(2, "little")
+            data[i + crc_off:i + crc_off + 4] = zlib.crc32(raw).to_bytes(4, "little")
+            data[i + crc_off + 8:i + crc_off + 12] = len(raw).to_bytes(4, "little")  # uncompressed size
             i = data.find(sig, i + 4)
     path.write_bytes(bytes(data))
-    try:
-        with zipfile.ZipFile(path) as zf:
-            zf.read("header.json")
-        pytest.skip("this Python's zipfile reads Zstandard entries")
-    except NotImplementedError:
-        pass
-    with pytest.raises(JudgekitError, match=r"Zstandard.*inspect log dump .*z\.eval > z\.json"):
-        read_inspect_log(path)
+    return path
+
+
+def test_zstd_compressed_eval_is_read(tmp_path):
+    """Newer Inspect writes .eval entries with Zstandard (zip method 93), which zipfile cannot
+    decompress before Python 3.14: judgekit reads them itself, with the same result."""
+    z = _zstd_eval(tmp_path / "z.eval", _log())
+    with zipfile.ZipFile(z) as zf:
+        assert zf.getinfo("header.json").compress_type == 93
+    items_z, scores_z = read_inspect_log(z)
+    items_j, scores_j = read_inspect_log(write_eval_log(tmp_path / "d.eval", _log()))
+    pd.testing.assert_frame_equal(items_z, items_j)
+    pd.testing.assert_frame_equal(scores_z, scores_j)
+
+
+def test_corrupt_zstd_entry_is_one_sentence(tmp_path):
+    z = _zstd_eval(tmp_path / "bad.eval", _log(), corrupt=True)
+    with pytest.raises(JudgekitError, match=r"bad\.eval: entry header\.json (is not valid Zstandard data|fails its checksum)"):
+        read_inspect_log(z)

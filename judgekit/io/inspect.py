@@ -21,8 +21,8 @@ The fields used (``inspect_ai/log/_log.py``, ``inspect_ai/scorer/_metric.py``,
   ``explanation``.
 
 Newer Inspect versions can write ``.eval`` entries compressed with Zstandard (zip method 93),
-which Python's ``zipfile`` reads only from Python 3.14; such a log is an error that says how to
-convert it (``inspect log dump``).
+which Python's ``zipfile`` reads only from Python 3.14; judgekit decompresses them itself with
+the ``zstandard`` package.
 """
 
 from __future__ import annotations
@@ -30,8 +30,9 @@ from __future__ import annotations
 import json
 import math
 import re
-import sys
+import struct
 import zipfile
+import zlib
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -151,18 +152,47 @@ def _read_eval_zip(p: Path) -> tuple[dict[str, Any], list[Any]]:
 def _zip_json(zf: zipfile.ZipFile, name: str, p: Path) -> Any:
     try:
         raw = zf.read(name)
-    except NotImplementedError:  # compression method the running Python cannot decompress
-        method = zf.getinfo(name).compress_type
-        what = "Zstandard-compressed (zip method 93)" if method == 93 else f"compressed with zip method {method}"
-        raise JudgekitError(
-            f"{p}: its entries are {what}, which Python {sys.version_info.major}."
-            f"{sys.version_info.minor}'s zipfile cannot read; convert it with "
-            f"`inspect log dump {p} > {p.with_suffix('.json').name}` and import that .json file."
-        ) from None
+    except NotImplementedError:  # a compression method this Python's zipfile cannot decompress
+        info = zf.getinfo(name)
+        if info.compress_type != _ZIP_ZSTANDARD:
+            raise JudgekitError(
+                f"{p}: its entries are compressed with zip method {info.compress_type}, which "
+                f"judgekit cannot read; convert it with `inspect log dump {p} > "
+                f"{p.with_suffix('.json').name}` and import that .json file."
+            ) from None
+        raw = _read_zstd_entry(p, info)
     try:
         return json.loads(raw)
     except (UnicodeDecodeError, json.JSONDecodeError):
         raise JudgekitError(f"{p}: entry {name} is not valid JSON; copy the log again.") from None
+
+
+_ZIP_ZSTANDARD = 93
+
+
+def _read_zstd_entry(p: Path, info: zipfile.ZipInfo) -> bytes:
+    """One Zstandard-compressed (zip method 93) entry, as newer Inspect versions write them;
+    Python's zipfile reads these only from 3.14, so the entry's bytes are located through its
+    local file header and decompressed with the ``zstandard`` package."""
+    import zstandard
+
+    with p.open("rb") as fh:
+        fh.seek(info.header_offset)
+        local = fh.read(30)
+        if len(local) < 30 or local[:4] != b"PK\x03\x04":
+            raise JudgekitError(f"{p}: broken zip entry {info.filename}; copy the log again.")
+        name_len, extra_len = struct.unpack("<HH", local[26:30])
+        fh.seek(info.header_offset + 30 + name_len + extra_len)
+        compressed = fh.read(info.compress_size)
+    try:
+        raw = zstandard.ZstdDecompressor().decompressobj().decompress(compressed)
+    except zstandard.ZstdError:
+        raise JudgekitError(
+            f"{p}: entry {info.filename} is not valid Zstandard data; copy the log again."
+        ) from None
+    if zlib.crc32(raw) != info.CRC:
+        raise JudgekitError(f"{p}: entry {info.filename} fails its checksum; copy the log again.")
+    return raw
 
 
 def _no_samples(p: Path, header: dict[str, Any]) -> str:
