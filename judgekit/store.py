@@ -148,6 +148,14 @@ MIGRATIONS: list[tuple[str, str]] = [
         CREATE INDEX judge_batches_open ON judge_batches (judge_id, status);
         """,
     ),
+    (
+        "004_rating_call_key",
+        """
+        -- the call (calls.key) a panel judge's rating came from, so exports attach the tokens and
+        -- cost of that very call (NULL for imported ratings)
+        ALTER TABLE ratings ADD COLUMN call_key TEXT;
+        """,
+    ),
 ]
 
 

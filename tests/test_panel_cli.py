@@ -286,3 +286,27 @@ def test_dry_run_counts_calls_and_estimates_cost_without_sending(tmp_path, fake,
     invoke(["judge", str(panel), "--store", store])
     res = invoke(["judge", str(panel), "--store", store, "--dry-run"])
     assert "0 calls to make, 30 answered already" in res.output
+
+
+def test_export_attaches_the_call_behind_each_rating_after_parameters_are_reverted(tmp_path, fake, api_env):
+    from judgekit.judges.export import calls_table, ratings_with_calls
+
+    write_items(tmp_path, labelled_items(3))
+    store = str(tmp_path / "s.db")
+    for temperature in (0.0, 1.0, 0.0):  # the last run is answered from the cache: no call
+        panel = write_panel(tmp_path, [{"id": "gpt", "model": "openai:gpt-4o-mini", "temperature": temperature,
+                                        "max_tokens": 50 if temperature else 60}])
+        assert invoke(["judge", str(panel), "--store", store]).exit_code == 0
+    assert fake.stats.requests == 6
+    with Store(store) as s:
+        rated = ratings_with_calls(s)
+        calls = calls_table(s).set_index("key")
+        keys = pd.read_sql_query("SELECT item_id, call_key FROM ratings", s.conn).set_index("item_id")["call_key"]
+    # every rating carries the usage of the call it came from (the temperature-0 call), not the
+    # latest call of the judge for that item (the temperature-1 one)
+    first_run = calls.sort_values("created_at").groupby("item_id").head(1)
+    assert set(keys) == set(first_run.index)
+    for r in rated.itertuples():
+        c = calls.loc[keys[r.item_id]]
+        assert (r.input_tokens, r.output_tokens) == (c.input_tokens, c.output_tokens)
+        assert r.cost_usd == pytest.approx(c.cost_usd)

@@ -16,20 +16,50 @@ def ratings_with_calls(
     store: Store, *, rubric: Any = None, raters: list[str] | None = None
 ) -> pd.DataFrame:
     """Ratings (long format) plus the tokens, cost, latency and attempts of the call behind each
-    judge rating (the latest call of that judge for that item, trial and rubric hash). Cost is
-    counted once: a rating reused from another judge id's cached call carries no cost."""
+    judge rating: the call the rating was made from (its ``call_key``), or for ratings stored
+    before call keys were recorded, the latest call of that judge for that item, trial and rubric
+    hash. Cost is counted once: when several ratings come from one call (items with the same
+    text, a renamed judge), the first carries the call's usage and the others carry zeros."""
     ratings = store.ratings(rubric=rubric, rater_ids=raters)
     if ratings.empty:
         return pd.DataFrame(columns=[*RATING_COLUMNS, *CALL_COLUMNS])
+    keys = pd.read_sql_query("SELECT item_id, rater_id, rubric, rubric_hash, trial, call_key FROM ratings",
+                             store.conn)
+    ratings = ratings.merge(keys, on=["item_id", "rater_id", "rubric", "rubric_hash", "trial"], how="left")
     calls = pd.read_sql_query(
-        "SELECT judge_id AS rater_id, item_id, trial, rubric_hash, spec AS judge_spec, input_tokens,"
-        " output_tokens, cached_tokens, cost_usd, latency_s, attempts, created_at AS _t FROM calls",
+        "SELECT key AS call_key, judge_id AS rater_id, item_id, trial, rubric_hash, spec AS judge_spec,"
+        " input_tokens, output_tokens, cached_tokens, cost_usd, latency_s, attempts, created_at AS _t"
+        " FROM calls",
         store.conn,
     )
-    calls = calls.sort_values("_t").drop_duplicates(
-        ["rater_id", "item_id", "trial", "rubric_hash"], keep="last"
-    ).drop(columns="_t")
-    out = ratings.merge(calls, on=["rater_id", "item_id", "trial", "rubric_hash"], how="left")
+    usage = list(CALL_COLUMNS)
+    by_key = calls.drop(columns=["rater_id", "item_id", "trial", "rubric_hash", "_t"]).set_index("call_key")
+    keyed = ratings["call_key"].notna() & ratings["call_key"].isin(by_key.index)
+    out = ratings.copy()
+    for col in usage:
+        out[col] = None
+    if keyed.any():
+        joined = by_key.reindex(ratings.loc[keyed, "call_key"])
+        for col in usage:
+            out.loc[keyed, col] = joined[col].to_numpy()
+    legacy = ~keyed
+    if legacy.any():
+        latest = calls.sort_values("_t").drop_duplicates(
+            ["rater_id", "item_id", "trial", "rubric_hash"], keep="last"
+        )
+        joined = ratings.loc[legacy, ["rater_id", "item_id", "trial", "rubric_hash"]].merge(
+            latest, on=["rater_id", "item_id", "trial", "rubric_hash"], how="left"
+        )
+        for col in usage:
+            out.loc[legacy, col] = joined[col].to_numpy()
+        out.loc[legacy, "call_key"] = joined["call_key"].to_numpy()
+    for col in usage:
+        if col != "judge_spec":
+            out[col] = pd.to_numeric(out[col], errors="coerce")
+    # one call's usage counted once, on the first rating that came from it
+    repeat = out["call_key"].notna() & out.duplicated("call_key", keep="first")
+    for col in ("input_tokens", "output_tokens", "cached_tokens", "cost_usd"):
+        out.loc[repeat, col] = 0
     return out[[*RATING_COLUMNS, *CALL_COLUMNS]]
 
 

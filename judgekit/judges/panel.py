@@ -313,8 +313,8 @@ _RETIRE_HISTORY_SQL = (
 )
 _RATING_SQL = (
     "INSERT OR REPLACE INTO ratings (item_id, rater_id, rater_kind, rubric, rubric_hash, label,"
-    " value, trial, status, rationale, created_at, source)"
-    " VALUES (?, ?, 'judge', ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    " value, trial, status, rationale, created_at, source, call_key)"
+    " VALUES (?, ?, 'judge', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 
 
@@ -360,7 +360,8 @@ class _Writer:
             )
             conn.executemany(
                 _RATING_SQL,
-                [(x[0], x[1], r.id, r.hash, x[2], x[3], x[4], x[5], x[6], now, x[7]) for x in ratings],
+                [(x[0], x[1], r.id, r.hash, x[2], x[3], x[4], x[5], x[6], now, x[7], x[8])
+                 for x in ratings],
             )
 
     async def run(self) -> None:
@@ -578,10 +579,10 @@ def _pending(
     jobs = _jobs(params, rubric, entry, items, by_item_id=by_item_id)
     done = {k: row[1:] for k, row in _answered(store, [j.key for j in jobs], "trial").items()}
     have = {
-        (iid, trial): (label, status)
-        for iid, trial, label, status in store.conn.execute(
-            "SELECT item_id, trial, label, status FROM ratings WHERE rater_id = ? AND rubric = ?"
-            " AND rubric_hash = ? AND rater_kind = 'judge'",
+        (iid, trial): (label, status, key)
+        for iid, trial, label, status, key in store.conn.execute(
+            "SELECT item_id, trial, label, status, call_key FROM ratings WHERE rater_id = ?"
+            " AND rubric = ? AND rubric_hash = ? AND rater_kind = 'judge'",
             (entry.id, rubric.id, rubric.hash),
         )
     }
@@ -592,7 +593,7 @@ def _pending(
     if have:
         answered = {(items.ids[j.item], j.trial) for j in jobs if j.key in done}
         panel_ids = set(items.ids)
-        for (iid, trial), (_, status) in have.items():
+        for (iid, trial), (_, status, _key) in have.items():
             if iid in panel_ids and (iid, trial) not in answered and (
                 trial >= entry.trials or status != "error"
             ):
@@ -609,10 +610,12 @@ def _pending(
         status, label, rationale, error = hit
         summary.cached += 1
         iid = items.ids[job.item]
-        if have.get((iid, job.trial)) != (label, status):
+        # rewritten when the label changed, or when it now comes from another call (parameters
+        # switched back): the rating must point at the call it is made from
+        if have.get((iid, job.trial)) != (label, status, job.key):
             text = rationale if status == "ok" else f"abstain: {error}"
             writer.add(None, (iid, entry.id, label, rubric.values.get(label) if label else None,
-                              job.trial, status, text, "panel"))
+                              job.trial, status, text, "panel", job.key))
     return _split_followers(todo)
 
 
@@ -734,7 +737,7 @@ def _record(
          None if status == "ok" else reason, tin, tout, tcached, cost, latency, attempts,
          time.time()),
         (iid, run.entry.id, label, rubric.values.get(label) if label else None, job.trial,
-         status, text, "panel"),
+         status, text, "panel", job.key),
     )
     if progress is not None:
         progress.advance(status, tin + tout, cost)
@@ -749,7 +752,7 @@ def _record(
         setattr(s, f_status, getattr(s, f_status) + 1)
         s.called += f_status != "error"
         writer.add(None, (fid, run.entry.id, f_label, rubric.values.get(f_label) if f_label else None,
-                          f.trial, f_status, f_why, "panel"))
+                          f.trial, f_status, f_why, "panel", job.key))
         if progress is not None:
             progress.advance(f_status, 0, 0.0)
 
@@ -1006,7 +1009,7 @@ def reparse_panel(
             text = p.rationale if p.status == "ok" else f"abstain: {p.reason}"
             writer.add(None, (items.ids[job.item], entry.id, p.label,
                               rubric.values.get(p.label) if p.label else None, job.trial, p.status,
-                              text, "panel"))
+                              text, "panel", job.key))
         with store.transaction() as conn:
             conn.executemany(
                 "UPDATE calls SET status = ?, label = ?, rationale = ?, error = ? WHERE key = ?",
