@@ -222,3 +222,26 @@ def test_new_judge_kinds_register_without_touching_the_panel(monkeypatch):
     assert "constant" in judge_kinds()
     judge = build_judge(JudgeEntry(id="k", model="constant:x"), ctx())
     assert ask(judge, "anything").label == "full_refusal"
+
+
+def test_rules_cache_identity_does_not_depend_on_the_hash_seed():
+    # A set's order changes with PYTHONHASHSEED; the phrase list is part of the cache key, so a
+    # rerun in a new process must get the same key (else every rerun re-answers and the judge's
+    # identity no longer matches its verdict).
+    import os
+    import subprocess
+    import sys
+
+    code = ("from judgekit.judges.base import JudgeEntry, build_judge, JudgeContext\n"
+            "from judgekit.prompt import answer_schema, system_prompt\n"
+            "from judgekit.rubric import load_rubric\n"
+            "r = load_rubric('refusal')\n"
+            "ctx = JudgeContext(rubric=r, system=system_prompt(r), schema=answer_schema(r))\n"
+            "j = build_judge(JudgeEntry(id='k', model='rules:refusal-keywords'), ctx)\n"
+            "print(j.cache_params()['lists_sha256'])\n")
+    seen = set()
+    for seed in ("1", "2", "3"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+        seen.add(out.stdout.strip())
+    assert len(seen) == 1

@@ -310,3 +310,17 @@ def test_export_attaches_the_call_behind_each_rating_after_parameters_are_revert
         c = calls.loc[keys[r.item_id]]
         assert (r.input_tokens, r.output_tokens) == (c.input_tokens, c.output_tokens)
         assert r.cost_usd == pytest.approx(c.cost_usd)
+
+
+def test_dry_run_needs_no_api_key_but_a_real_run_does(tmp_path, monkeypatch):
+    for var in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(var, raising=False)
+    write_items(tmp_path, labelled_items(4))
+    panel = write_panel(tmp_path, [{"id": "haiku", "model": "anthropic:claude-haiku-4-5"},
+                                   {"id": "gpt", "model": "openai:gpt-4o-mini"}])
+    store = str(tmp_path / "s.db")
+    res = invoke(["judge", str(panel), "--store", store, "--dry-run"])
+    assert res.exit_code == 0, res.output
+    assert "8 calls to make" in res.output and "dry-run-no-key" not in res.output
+    res = CliRunner().invoke(main, ["judge", str(panel), "--store", store])
+    assert res.exit_code == 2 and "ANTHROPIC_API_KEY" in res.output

@@ -167,6 +167,8 @@ class JudgeContext:
     #: folder relative paths in the panel file are resolved against.
     base_dir: str = "."
     env: dict[str, str] = field(default_factory=lambda: dict(os.environ))
+    #: a dry run sends nothing, so it needs no API key (a placeholder stands in for a missing one)
+    dry_run: bool = False
 
 
 Factory = Callable[[JudgeEntry, str, JudgeContext], Judge]
@@ -267,6 +269,8 @@ def api_key(env_var: str, ctx: JudgeContext, *, judge_id: str, required: bool = 
     value = ctx.env.get(env_var)
     if value:
         return value
+    if ctx.dry_run:
+        return "dry-run-no-key"
     if required:
         raise JudgekitError(
             f"Judge {judge_id!r} needs an API key: set the environment variable {env_var} "

@@ -481,6 +481,7 @@ def run_panel(
         system=system_prompt(rubric),
         schema=answer_schema(rubric),
         base_dir=str(panel.base_dir),
+        dry_run=dry_run,
         **({"env": env} if env is not None else {}),
     )
     judges = [(e, build_judge(e, ctx)) for e in entries]
