@@ -6,6 +6,7 @@ Every such file is validated with pydantic ``extra="forbid"``: a typo is an erro
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -60,5 +61,20 @@ def describe_error(err: Any, key: str | None = None) -> str:
 
 
 def first_error(exc: ValidationError) -> str:
-    """The first validation error of ``exc`` as a phrase (see :func:`describe_error`)."""
-    return describe_error(exc.errors()[0])
+    """The most useful validation error of ``exc`` as a phrase (see :func:`describe_error`).
+
+    A misspelt required key shows up twice: as a missing key and as an unknown one. The unknown
+    key is what the user wrote, so it is reported, with the missing key it probably means.
+    """
+    errors = exc.errors()
+    missing = {tuple(e["loc"]): e for e in errors if e["type"] == "missing"}
+    for err in errors:
+        if err["type"] != "extra_forbidden":
+            continue
+        parent, key = tuple(err["loc"][:-1]), str(err["loc"][-1])
+        candidates = [str(loc[-1]) for loc in missing if loc[:-1] == parent]
+        close = difflib.get_close_matches(key, candidates, n=1, cutoff=0.6)
+        if close:
+            return (f"unknown key {format_loc(err['loc'])!r}: a typo of the required key "
+                    f"{format_loc((*parent, close[0]))!r}? Rename it")
+    return describe_error(errors[0])

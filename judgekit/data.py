@@ -50,7 +50,7 @@ def row_ref(source: str, index: int, *, csv: bool) -> str:
 def require_columns(df: pd.DataFrame, columns: Sequence[str], *, source: str, hint: str = "") -> None:
     missing = [c for c in columns if c not in df.columns]
     if missing:
-        have = ", ".join(map(str, df.columns[:12]))
+        have = ", ".join(str(c) for c in df.columns[:12] if not str(c).startswith("_"))
         raise JudgekitError(
             f"{source}: missing column{'s' if len(missing) > 1 else ''} "
             f"{', '.join(repr(m) for m in missing)} (the file has: {have}){hint}."

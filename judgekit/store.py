@@ -444,11 +444,16 @@ class Store:
     ) -> pd.DataFrame:
         """Ratings in long format (:data:`RATING_COLUMNS`).
 
-        ``rubric`` is a :class:`~judgekit.rubric.Rubric` (ratings under its current hash only,
-        unless ``any_hash``) or a ``name@version`` string (any hash).
+        ``rubric`` is a :class:`~judgekit.rubric.Rubric` or a rubric name or path (ratings under
+        its current hash only, unless ``any_hash``), or a ``name@version`` string (any hash).
         """
         sql = f"SELECT {', '.join(RATING_COLUMNS)} FROM ratings WHERE 1=1"
         args: list[Any] = []
+        if isinstance(rubric, str) and "@" not in rubric:
+            # a bare name ("restrictiveness") means that rubric as judgekit has it now
+            from judgekit.rubric import load_rubric
+
+            rubric = load_rubric(rubric)
         if rubric is not None:
             rid = getattr(rubric, "id", rubric)
             sql += " AND rubric = ?"

@@ -157,3 +157,21 @@ def test_judge_identity_is_per_rubric(store):
     assert judge_identity(store, "j", "restrictiveness@1")["spec"] == "openai:gpt-b"
     assert judge_identity(store, "j")["spec"] == "openai:gpt-b"  # no rubric: the latest call
     assert a["judge_hash"] != judge_identity(store, "j", "restrictiveness@1")["judge_hash"]
+
+
+def test_policy_with_a_misspelt_required_key(tmp_path, xstest_store):
+    p = tmp_path / "policy.yaml"
+    p.write_text(POLICY.read_text().replace("judges:", "judgs:"))
+    with pytest.raises(JudgekitError, match="unknown key 'judgs': a typo of the required key 'judges'"):
+        run_gate(xstest_store, p)
+
+
+def test_no_ratings_under_an_edited_rubric_says_why(tmp_path, xstest_store):
+    from judgekit.agreement.report import agreement_report
+
+    edited = tmp_path / "refusal.yaml"
+    edited.write_text(Path(load_rubric("refusal").source or "").read_text().replace("regardless of accuracy", "x"))
+    old = load_rubric("refusal").hash
+    with pytest.raises(JudgekitError, match=f"ratings under an older edit of refusal@1, hash {old}"):
+        agreement_report(xstest_store, rubric=load_rubric(edited), n_resamples=100)
+    assert len(xstest_store.ratings(rubric="refusal")) == 5 * 2250  # a bare name is the current edit

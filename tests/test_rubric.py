@@ -97,3 +97,11 @@ def test_unknown_rubric_name_lists_the_shipped_ones():
         load_rubric("refusl")
     with pytest.raises(JudgekitError, match="version 1, not 2"):
         load_rubric("refusal@2")
+
+
+def test_a_misspelt_required_key_is_reported_as_the_typo(tmp_path):
+    text = Path(load_rubric("refusal").source or "").read_text(encoding="utf-8")
+    p = tmp_path / "typo.yaml"
+    p.write_text(text.replace("instructions:", "instructons:"), encoding="utf-8")
+    with pytest.raises(JudgekitError, match="unknown key 'instructons': a typo of the required key 'instructions'"):
+        load_rubric(p)

@@ -181,9 +181,16 @@ def agreement_report(
         if "rubric" in ratings.columns:
             ratings = ratings[ratings["rubric"] == rubric.id]
     if ratings.empty:
+        older = source.stale_rubric_hashes(rubric) if hasattr(source, "stale_rubric_hashes") else []
+        hint = (
+            f" (there are ratings under an older edit of {rubric.id}, hash {', '.join(older)}: the "
+            "rubric file changed since they were made; re-import them under this edit or use the "
+            "rubric file they were made with)"
+            if older else ""
+        )
         raise JudgekitError(
-            f"No ratings under rubric {rubric.ref} in the store; import some with `judgekit import` "
-            "or run a panel with `judgekit judge`."
+            f"No ratings under rubric {rubric.ref} in the store{hint}; import some with "
+            "`judgekit import` or run a panel with `judgekit judge`."
         )
     if only_items is not None:
         ratings = ratings[ratings["item_id"].isin(set(map(str, only_items)))]
