@@ -17,7 +17,7 @@ import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -173,6 +173,14 @@ def _is_missing(v: object) -> bool:
     if isinstance(v, float) and v != v:
         return True
     return bool(v is pd.NA or v is pd.NaT)
+
+
+class WriteCounts(NamedTuple):
+    """What :meth:`Store.put_ratings` did."""
+
+    new: int
+    changed: int
+    unchanged: int
 
 
 class Store:
@@ -333,14 +341,16 @@ class Store:
         return base
 
     # ----------------------------------------------------------------- ratings
-    def put_ratings(self, ratings: pd.DataFrame, *, keep_history: bool = True) -> int:
+    def put_ratings(self, ratings: pd.DataFrame, *, keep_history: bool = True) -> WriteCounts:
         """Insert ratings; a rating with the same key replaces the old one.
 
         The key is (item_id, rater_id, rubric, rubric_hash, trial). The replaced rating is kept
-        in ``rating_history`` (e.g. an annotator revising a label in Label Studio).
+        in ``rating_history`` (e.g. an annotator revising a label in Label Studio). Returns how
+        many were new, changed (another label or status) and unchanged (counted only with
+        ``keep_history``; otherwise every rating counts as new).
         """
         if ratings.empty:
-            return 0
+            return WriteCounts(0, 0, 0)
         df = ratings.copy()
         now = time.time()
         for col, default in (
@@ -400,13 +410,25 @@ class Store:
                     """,
                     (now,),
                 )
+                existing, changed = conn.execute(
+                    """
+                    SELECT COUNT(*), COALESCE(SUM(r.label IS NOT i.label OR r.status IS NOT i.status), 0)
+                    FROM ratings r JOIN _incoming i
+                      ON r.item_id = i.item_id AND r.rater_id = i.rater_id
+                     AND r.rubric = i.rubric AND r.rubric_hash = i.rubric_hash
+                     AND r.trial = i.trial
+                    """
+                ).fetchone()
+                counts = WriteCounts(len(records) - existing, changed, existing - changed)
+            else:
+                counts = WriteCounts(len(records), 0, 0)
             conn.executemany(
                 "INSERT OR REPLACE INTO ratings (item_id, rater_id, rater_kind, rubric,"
                 " rubric_hash, label, value, trial, status, rationale, created_at, source)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 records,
             )
-        return len(records)
+        return counts
 
     @staticmethod
     def _check_rater_kinds(conn: sqlite3.Connection, df: pd.DataFrame) -> None:

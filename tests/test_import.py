@@ -236,3 +236,17 @@ def test_cli_import_missing_file_creates_no_store(tmp_path):
     res = CliRunner().invoke(main, ["import", str(tmp_path / "nope.csv"), "--rubric", "refusal", "--store", str(db)])
     assert res.exit_code == 2 and "no such file" in res.output
     assert not db.exists()
+
+
+def test_import_summary_says_what_changed(tmp_path, store):
+    rows = [{"item_id": "a", "rater_id": "ann", "label": "full_refusal"},
+            {"item_id": "b", "rater_id": "ann", "label": "full_compliance"}]
+    first = import_ratings(store, _long(tmp_path, rows, "1.csv"), REFUSAL)
+    assert tuple(first.written) == (2, 0, 0)
+    again = import_ratings(store, _long(tmp_path, rows, "1.csv"), REFUSAL)
+    assert tuple(again.written) == (0, 0, 2)
+    rows[1]["label"] = "partial_refusal"
+    rows.append({"item_id": "c", "rater_id": "ann", "label": "full_refusal"})
+    third = import_ratings(store, _long(tmp_path, rows, "2.csv"), REFUSAL)
+    assert tuple(third.written) == (1, 1, 1)
+    assert "1 new, 1 changed (old labels kept in the history), 1 unchanged" in third.lines()[0]

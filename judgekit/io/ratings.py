@@ -31,7 +31,7 @@ from judgekit.data import (
 from judgekit.errors import JudgekitError
 from judgekit.io.tables import read_table, table_format
 from judgekit.rubric import Rubric
-from judgekit.store import Store
+from judgekit.store import Store, WriteCounts
 
 
 @dataclass
@@ -44,10 +44,15 @@ class ImportSummary:
     ratings: int
     by_rater: dict[str, dict[str, int]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    written: WriteCounts | None = None
 
     def lines(self) -> list[str]:
+        what = ""
+        if self.written is not None:
+            w = self.written
+            what = f": {w.new} new, {w.changed} changed (old labels kept in the history), {w.unchanged} unchanged"
         out = [f"Imported {self.ratings} ratings of {self.items} items from {self.source} "
-               f"under {self.rubric}."]
+               f"under {self.rubric}{what}."]
         for rater, c in self.by_rater.items():
             extra = []
             if c.get("abstain"):
@@ -152,7 +157,7 @@ def import_ratings(
     _check_same_text(store, items, source=short)
     with store.transaction():
         store.put_items(items)
-        store.put_ratings(ratings.drop(columns=["_row"]))
+        written = store.put_ratings(ratings.drop(columns=["_row"]))
     by_rater: dict[str, dict[str, int]] = {}
     for (rater, rkind), grp in ratings.groupby(["rater_id", "rater_kind"], sort=False):
         by_rater[str(rater)] = {
@@ -168,6 +173,7 @@ def import_ratings(
         ratings=len(ratings),
         by_rater=by_rater,
         notes=notes,
+        written=written,
     )
 
 
