@@ -342,7 +342,8 @@ def _check_free(store: Store, name: str) -> None:
     exists = store.conn.execute("SELECT 1 FROM samples WHERE sample = ? LIMIT 1", (name,)).fetchone()
     if exists:
         raise JudgekitError(
-            f"Sample {name!r} already exists in {store.path}; choose another name or pass --replace."
+            f"Sample {name!r} already exists in {store.path}; to push it again use --sample {name} "
+            "(its name, not the spec file), or choose another name, or pass --replace to redraw it."
         )
 
 
