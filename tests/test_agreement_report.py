@@ -214,3 +214,25 @@ def test_slices_with_missing_metadata_values(store):
     assert keys[("model+cat", "a / x")] == 2 and keys[("model+cat", "b / y")] == 1
     assert sum(n for (b, _), n in keys.items() if b == "model+cat") == 4
     assert any("no 'model' value" in w for w in rep.warnings)
+
+
+def test_interval_rubric_alpha_uses_the_rubric_values(tmp_path):
+    import krippendorff
+
+    p = tmp_path / "score.yaml"
+    p.write_text("name: score\nversion: 1\ntitle: t\nlevel: interval\ninstructions: i\nlabels:\n"
+                 "  - {code: low, value: 0, description: d}\n  - {code: mid, value: 0.2, description: d}\n"
+                 "  - {code: high, value: 1, description: d}\n", encoding="utf-8")
+    rub = load_rubric(p)
+    rng = np.random.default_rng(2)
+    a, b = rng.integers(0, 3, 50), rng.integers(0, 3, 50)
+    rows = [(f"i{k}", "h1", "human", rub.codes[a[k]]) for k in range(50)]
+    rows += [(f"i{k}", "h2", "human", rub.codes[b[k]]) for k in range(50)]
+    rows += [(f"i{k}", "j", "judge", rub.codes[a[k]]) for k in range(50)]
+    rep = agreement_report(_frame(rows, rub), rubric=rub, reference="consensus", n_resamples=100)
+    # alpha at interval level on the values 0, 0.2, 1 (not on the positions 0, 1, 2)
+    vals = np.array([0, 0.2, 1])
+    exp = krippendorff.alpha(reliability_data=[vals[a], vals[b]], level_of_measurement="interval")
+    assert rep.slice()["human_ceiling"]["alpha"]["value"] == pytest.approx(exp, abs=1e-6)
+    exp_j = krippendorff.alpha(reliability_data=[vals[a], vals[b], vals[a]], level_of_measurement="interval")
+    assert rep.judge("j")["alpha_with_judge"]["value"] == pytest.approx(exp_j, abs=1e-6)

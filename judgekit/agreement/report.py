@@ -249,7 +249,8 @@ def agreement_report(
                     )
 
     opts = _Opts(n_resamples=n_resamples, confidence=confidence, seed=seed)
-    slices = [_slice(None, "all", labels, status, rubric, humans, judges, opts)]
+    nums = _numeric_views(labels, rubric)
+    slices = [_slice(None, "all", labels, nums, status, rubric, humans, judges, opts)]
     for col in by:
         assert meta is not None
         # "model+prompt_safety" crosses two columns: one slice per combination of values
@@ -260,7 +261,8 @@ def agreement_report(
         col_values = col_values.where(complete)
         for key in sorted(col_values.dropna().unique(), key=str):
             idx = col_values.index[col_values == key]
-            slices.append(_slice(col, str(key), labels.loc[idx], status.loc[idx], rubric, humans, judges, opts))
+            part = (nums[0].loc[idx], nums[1].loc[idx])
+            slices.append(_slice(col, str(key), labels.loc[idx], part, status.loc[idx], rubric, humans, judges, opts))
         n_missing = int(col_values.isna().sum())
         if n_missing:
             warnings.append(f"{n_missing} items have no {col!r} value and are in no {col} slice.")
@@ -286,10 +288,26 @@ def agreement_report(
 
 
 # ----------------------------------------------------------------------------- one slice
+def _numeric_views(labels: pd.DataFrame, rubric: Rubric) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The labels as numbers, once per report: each label's position in the rubric (0..V-1, NaN
+    missing) for κ, AC1 and % agreement, and for α the positions or, at interval level, the
+    rubric's values. Encoding strings inside every statistic and every bootstrap would dominate
+    the cost on large stores; labels are only used for the reasons of undefined figures, the
+    confusion matrix and the distributions."""
+    pos = {c: float(i) for i, c in enumerate(rubric.codes)}
+    idx = pd.DataFrame({c: labels[c].map(pos) for c in labels.columns}, index=labels.index, dtype=float)
+    if rubric.level != "interval":
+        return idx, idx
+    vals = pd.DataFrame({c: labels[c].map(rubric.values) for c in labels.columns}, index=labels.index,
+                        dtype=float)
+    return idx, vals
+
+
 def _slice(
     by: str | None,
     key: str,
     labels: pd.DataFrame,
+    nums: tuple[pd.DataFrame, pd.DataFrame],
     status: pd.DataFrame,
     rubric: Rubric,
     humans: list[str],
@@ -300,20 +318,9 @@ def _slice(
     level = rubric.level
     weights = "quadratic" if level in ("ordinal", "interval") else None
     ci_kw: dict[str, Any] = {"n_resamples": o.n_resamples, "confidence": o.confidence, "seed": o.seed}
-    # The statistics run on numbers: each label's position in the rubric (0..V-1, NaN missing),
-    # and for interval α the rubric's values. Encoding strings inside every statistic and every
-    # bootstrap would dominate the cost on large stores; labels are only used for the reasons
-    # of undefined figures, the confusion matrix and the distributions.
-    pos = {c: float(i) for i, c in enumerate(codes)}
-    idx = pd.DataFrame({c: labels[c].map(pos) for c in labels.columns}, index=labels.index, dtype=float)
+    idx, alpha_frame = nums
     cats: list[Any] = [float(i) for i in range(len(codes))]
-    if level == "interval":
-        value_of = np.array([rubric.values[c] for c in codes])
-        alpha_frame = idx.apply(lambda col: pd.Series(np.where(col.isna(), np.nan, value_of[col.fillna(0).astype(int)]),
-                                                      index=col.index))
-        alpha_cats = None
-    else:
-        alpha_frame, alpha_cats = idx, cats
+    alpha_cats = None if level == "interval" else cats
 
     def reason(cols: list[str], frame: pd.DataFrame) -> str | None:
         return undefined_reason(frame[cols].to_numpy(dtype=object).T, categories=codes)
