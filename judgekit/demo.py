@@ -116,8 +116,11 @@ def run_demo(out_dir: Path, *, console: Console | None = None, n_resamples: int 
         summary["verdict"] = {j["judge"]: j["passed"] for j in verdict["judges"]}
 
         # 5. offline panel ------------------------------------------------------------------
-        panel_report = panel_verdict = None
         from judgekit.judges.demo import run_demo_panel
+        from judgekit.report import write_report
+        from judgekit.report.collect import collect_extras
+
+        panel_verdict = None
 
         # Its own store, so the panel's items and raters never mix into the XSTest figures.
         with Store(out_dir / "panel.db") as pstore:
@@ -137,6 +140,7 @@ def run_demo(out_dir: Path, *, console: Console | None = None, n_resamples: int 
                 panel_verdict, _ = run_gate(pstore, policy)
                 print_verdict(console, panel_verdict, explain(panel_verdict))
                 write_text_atomic(out_dir / "panel_verdict.json", json.dumps(panel_verdict, indent=1))
+            panel_extras = collect_extras(pstore, prub, panel_report)
 
         # 6. analyses ------------------------------------------------------------------------
         summary["analyses"] = _run_analyses(out_dir, ann, console, n_resamples)
@@ -148,24 +152,16 @@ def run_demo(out_dir: Path, *, console: Console | None = None, n_resamples: int 
         md += ["## Published human–human agreement per model", "", "| model | published | judgekit |",
                "|---|---:|---:|"]
         md += [f"| {m} | {p:.1f}% | {ours.get(m, float('nan')):.1f}% |" for m, p in XSTEST_PUBLISHED_AGREEMENT.items()]
-        if panel_report is not None:
-            md += ["", "# Offline judge panel (items written for judgekit)", "", _panel_line(panel_summary), ""]
-            if panel_verdict is not None:
-                md += [f"    {x}" for x in explain(panel_verdict)] + [""]
-            md.append(agreement_markdown(panel_report))
+        md += ["", "# Offline judge panel (items written for judgekit)", "", _panel_line(panel_summary), ""]
+        if panel_verdict is not None:
+            md += [f"    {x}" for x in explain(panel_verdict)] + [""]
+        md.append(agreement_markdown(panel_report))
         write_text_atomic(out_dir / "summary.md", "\n".join(md) + "\n")
         written = [out_dir / "agreement.json", out_dir / "verdict.json", out_dir / "summary.md"]
-        from judgekit.report import write_report
-        from judgekit.report.collect import collect_extras
-
         paths = write_report(out_dir, report, verdict, extras=collect_extras(store, rubric, report))
         written += list(paths.values())
-        if panel_report is not None:
-            prub = load_rubric(panel_report["rubric"])
-            with Store(out_dir / "panel.db") as pstore:
-                extras = collect_extras(pstore, prub, panel_report)
-            paths = write_report(out_dir, panel_report, panel_verdict, extras=extras, stem="panel_report")
-            written += list(paths.values())
+        paths = write_report(out_dir, panel_report, panel_verdict, extras=panel_extras, stem="panel_report")
+        written += list(paths.values())
         for p in written:
             console.print(f"  wrote {p}", markup=False)
     write_text_atomic(out_dir / "summary.json", json.dumps(summary, indent=1, default=str))
