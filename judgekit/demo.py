@@ -27,7 +27,7 @@ from typing import Any
 from rich.console import Console
 
 from judgekit.agreement.report import agreement_report
-from judgekit.cli.render import agreement_markdown, print_agreement, print_verdict
+from judgekit.cli.render import print_agreement, print_verdict
 from judgekit.errors import JudgekitError
 from judgekit.gate import explain, run_gate
 from judgekit.io.ratings import import_ratings
@@ -147,15 +147,15 @@ def run_demo(out_dir: Path, *, console: Console | None = None, n_resamples: int 
 
         # 7. reports ------------------------------------------------------------------------
         console.rule("7. Reports")
-        md = ["# judgekit demo", "", "## Verdict", "", *(f"    {x}" for x in lines), "",
-              agreement_markdown(report)]
+        # the agreement tables themselves are in report.md / panel_report.md (one renderer)
+        md = ["# judgekit demo", "", "Full reports: report.md (XSTest v2), panel_report.md (offline panel), "
+              "analysis/ (synthetic multi-turn data).", "", "## Verdict", "", *(f"    {x}" for x in lines), ""]
         md += ["## Published human–human agreement per model", "", "| model | published | judgekit |",
                "|---|---:|---:|"]
         md += [f"| {m} | {p:.1f}% | {ours.get(m, float('nan')):.1f}% |" for m, p in XSTEST_PUBLISHED_AGREEMENT.items()]
         md += ["", "# Offline judge panel (items written for judgekit)", "", _panel_line(panel_summary), ""]
         if panel_verdict is not None:
             md += [f"    {x}" for x in explain(panel_verdict)] + [""]
-        md.append(agreement_markdown(panel_report))
         write_text_atomic(out_dir / "summary.md", "\n".join(md) + "\n")
         written = [out_dir / "agreement.json", out_dir / "verdict.json", out_dir / "summary.md"]
         paths = write_report(out_dir, report, verdict, extras=collect_extras(store, rubric, report))

@@ -1,4 +1,4 @@
-"""Terminal and Markdown tables for the agreement report and the verdict (presentation only)."""
+"""Terminal tables for the agreement report and the verdict (presentation only)."""
 
 from __future__ import annotations
 
@@ -123,31 +123,3 @@ def print_verdict(console: Console, verdict: dict[str, Any], lines: list[str]) -
     console.print(t)
     for line in lines:
         console.print(line, markup=False)
-
-
-def agreement_markdown(report: dict[str, Any]) -> str:
-    """The agreement report's main tables in Markdown."""
-    metric = _metric(report)
-    mname = "weighted κ" if metric == "weighted_kappa" else "κ"
-    out = [f"## Agreement under {report['rubric']}", ""]
-    out.append(f"| rater | n | abstain | % agree | {mname} | α | AC1 |")
-    out.append("|---|---:|---:|---:|---:|---:|---:|")
-    overall = report["slices"][0]
-    hc = overall["human_ceiling"]
-    out.append(f"| human–human ceiling | {hc['n']} | | {pct(hc['percent_agreement'])} | {f3(hc['kappa'])} | "
-               f"{f3(hc['alpha'])} | {f3(hc['ac1'])} |")
-    for name, j in overall["judges"].items():
-        v = j["vs_reference"]
-        out.append(f"| {name} | {v['n']} | {j['n_abstain']} | {pct(v['percent_agreement'])} | "
-                   f"{f3(v[metric])} | {f3(v['alpha'])} | {f3(v['ac1'])} |")
-    for by in report["by"]:
-        out += ["", f"### By {by}", "",
-                f"| {by} | n | humans % agree | " + " | ".join(f"{n} {mname}" for n in report["judges"]) + " |",
-                "|---|---:|---:|" + "---:|" * len(report["judges"])]
-        for s in report["slices"]:
-            if s["by"] != by:
-                continue
-            cells = [f3(s["judges"][n]["vs_reference"][metric]) if n in s["judges"] else "—" for n in report["judges"]]
-            out.append(f"| {s['key']} | {s['n_items']} | {pct(s['human_ceiling']['percent_agreement'])} | "
-                       + " | ".join(cells) + " |")
-    return "\n".join(out) + "\n"
