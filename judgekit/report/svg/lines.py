@@ -35,7 +35,6 @@ def _finite_pairs(points: Iterable[tuple[Any, Any]]) -> list[tuple[float, float]
     return out
 
 
-
 def line_chart(
     series: Mapping[str, Sequence[tuple[float, float | None]]],
     *,
