@@ -41,7 +41,7 @@ def _is_number(value: Any) -> bool:
     )
 
 
-def _native(value: Any) -> Any:
+def to_native(value: Any) -> Any:
     """A plain Python scalar (ints for integral floats), for labels shown to users."""
     if isinstance(value, np.generic):
         value = value.item()
@@ -125,7 +125,7 @@ def _check_categories(categories: Sequence[Any], func: str) -> list[Any]:
 
 def _not_in_categories(func: str, value: Any, cats: list[Any]) -> JudgekitError:
     return JudgekitError(
-        f"{func}: rating {_native(value)!r} is not in categories {cats!r}; "
+        f"{func}: rating {to_native(value)!r} is not in categories {cats!r}; "
         "add it to categories or fix the rating."
     )
 
@@ -160,7 +160,7 @@ def encode(
                     "pass categories=[...] listing them from lowest to highest."
                 ) from exc
             cats = sorted(seen, key=lambda v: (type(v).__name__, repr(v)))
-        cats = [_native(c) for c in cats]
+        cats = [to_native(c) for c in cats]
     else:
         cats = _check_categories(categories, func)
     lookup: dict[Any, int] = {c: i for i, c in enumerate(cats)}
@@ -200,7 +200,7 @@ def _encode_numeric(
             return codes, [int(low) + int(u) for u in used]
         domain, inverse = np.unique(values, return_inverse=True)
         codes[rated] = inverse
-        return codes, [_native(v) for v in domain]
+        return codes, [to_native(v) for v in domain]
     cats = _check_categories(categories, func)
     numeric = np.array([float(c) if _is_number(c) else np.nan for c in cats])
     order = np.argsort(numeric, kind="stable")

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from judgekit.agreement._matrix import _native, two_raters
+from judgekit.agreement._matrix import to_native, two_raters
 
 
 def confusion_counts(
@@ -52,7 +52,7 @@ class ConfusionResult:
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe form: label keys as strings, NaN as ``None``."""
         return {
-            "labels": [_native(label) for label in self.labels],
+            "labels": [to_native(label) for label in self.labels],
             "matrix": self.matrix.tolist(),
             "precision": {str(k): _nan_to_none(v) for k, v in self.precision.items()},
             "recall": {str(k): _nan_to_none(v) for k, v in self.recall.items()},

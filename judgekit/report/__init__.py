@@ -3,8 +3,10 @@
 * :func:`render_report` / :func:`write_report` — the judge report from an agreement report and
   a verdict.
 * :mod:`judgekit.report.svg` — inline-SVG charts (line, heatmap, interval, bar).
-* :func:`judgekit.report.html.page` and :func:`judgekit.report.html.esc` — a self-contained page
-  around already-safe HTML sections.
+* :mod:`judgekit.report.page` — :func:`~judgekit.report.page.page`, a self-contained page around
+  already-safe HTML sections, with :func:`~judgekit.report.page.table` and
+  :func:`~judgekit.report.escape.esc` (the three are importable from :mod:`judgekit.report.html`
+  too).
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ from typing import Any
 
 from judgekit import __version__
 from judgekit.report.escape import excerpt, fmt_fig, fmt_int, fmt_num, fmt_pct, is_num, md_escape
-from judgekit.report.summary import comparison, fmt_value, metric_short
+from judgekit.report.summary import comparison, fmt_value, metric_short, slice_name
 
 __all__ = ["md_table", "render_markdown"]
 
@@ -27,10 +27,6 @@ def md_table(header: Sequence[str], rows: Sequence[Sequence[Any]], *, numeric: S
         cells = [str(v) if i in rawset else md_escape(v) for i, v in enumerate(row)]
         lines.append("| " + " | ".join(c if c else " " for c in cells) + " |")
     return "\n".join(lines)
-
-
-def _slice_name(sl: dict[str, Any]) -> str:
-    return "all items" if sl.get("by") is None else f"{sl.get('by')} = {sl.get('key')}"
 
 
 def render_markdown(
@@ -100,7 +96,7 @@ def render_markdown(
         for sl in slices:
             sj = sl["judges"][jid]
             vr = sj.get("vs_reference") or {}
-            srows.append([_slice_name(sl), fmt_int(sl.get("n_items")), fmt_int(sj.get("n_rated")), fmt_fig(vr.get(m)),
+            srows.append([slice_name(sl), fmt_int(sl.get("n_items")), fmt_int(sj.get("n_rated")), fmt_fig(vr.get(m)),
                           fmt_fig((sl.get("human_ceiling") or {}).get(m)), fmt_fig(vr.get("ac1")),
                           fmt_pct((vr.get("percent_agreement") or {}).get("value")), fmt_pct(sj.get("abstain_rate")),
                           fmt_pct(sj.get("error_rate"))])

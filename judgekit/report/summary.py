@@ -93,6 +93,11 @@ def check_sentence(check: dict[str, Any]) -> str:
     return f"{check.get('name', 'check')}: {fmt_value(check.get('figure'))}, {need}{n_part}"
 
 
+def slice_name(sl: dict[str, Any]) -> str:
+    """A slice of the agreement report in words: ``all items`` or ``model = gpt4``."""
+    return "all items" if sl.get("by") is None else f"{sl.get('by')} = {sl.get('key')}"
+
+
 def _slice_all(agreement: dict[str, Any]) -> dict[str, Any]:
     for s in agreement.get("slices") or []:
         if s.get("by") is None and s.get("key") == "all":
