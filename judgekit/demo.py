@@ -10,8 +10,9 @@
    report and gate.
 6. The refusal analyses a trusted judge unlocks, on the synthetic multi-turn data set shipped in
    ``annotations/synthetic-multiturn/`` (its own store, ``analysis.db``): gate two judges, run
-   ``analyze calibration`` and ``analyze distribution`` with the one that passes, and show that
-   the one that fails is refused.
+   the calibration and distribution analyses (what ``judgekit analyze calibration`` and
+   ``analyze distribution`` run) with the one that passes, and show that the one that fails is
+   refused.
 7. Reports: JSON, Markdown and self-contained HTML pages.
 
 Re-running in the same folder is idempotent: imports replace the same ratings and the panel makes
@@ -27,8 +28,7 @@ from typing import Any
 from rich.console import Console
 
 from judgekit.agreement.report import agreement_report
-from judgekit.cli.render import print_agreement, print_verdict
-from judgekit.errors import JudgekitError
+from judgekit.console import make_console, print_agreement, print_verdict
 from judgekit.gate import explain, run_gate
 from judgekit.io.ratings import import_ratings
 from judgekit.io.tables import write_text_atomic
@@ -64,8 +64,6 @@ def xstest_per_model_agreement(report: dict[str, Any]) -> dict[str, float]:
 def run_demo(out_dir: Path, *, console: Console | None = None, n_resamples: int = 1000) -> dict[str, Any]:
     """Run the demo; returns a summary dict (also written to ``out_dir/summary.json``)."""
     if console is None:
-        from judgekit.cli.core import make_console
-
         console = make_console()
     out_dir.mkdir(parents=True, exist_ok=True)
     ann = annotations_dir()
@@ -196,8 +194,16 @@ def _recap(summary: dict[str, Any], verdict: dict[str, Any], panel_verdict: dict
 
 
 def _run_analyses(out_dir: Path, ann: Path, console: Console, n_resamples: int) -> dict[str, Any]:
-    """Step 6: gate the synthetic data's judges, then run the analyses through the CLI commands."""
-    from judgekit.cli import main as cli
+    """Step 6: gate the synthetic data's judges, then run the analyses with the trusted one.
+
+    The same library calls, printed tables and files as ``judgekit analyze calibration
+    --harm-column severity`` and ``judgekit analyze distribution --rubric restrictiveness
+    --by severity`` with ``--judge judge-a``, both verdicts and ``--out analysis/<analysis>``.
+    """
+    from judgekit.analysis import inputs
+    from judgekit.analysis.calibration import calibration
+    from judgekit.analysis.distribution import refusal_distribution
+    from judgekit.analysis.terminal import print_calibration, print_distribution, written_summary
     from judgekit.errors import UntrustedJudgeError
     from judgekit.gate import require_trusted
 
@@ -220,22 +226,31 @@ def _run_analyses(out_dir: Path, ann: Path, console: Console, n_resamples: int) 
         require_trusted(verdicts["restrictiveness"], judge="judge-b", rubric="restrictiveness")
     except UntrustedJudgeError as exc:
         console.print(f"analyses refuse judge-b: {exc}", markup=False)
-    common = ["--store", str(db), "--bootstrap", str(n_resamples), "--quiet",
-              "--verdict", str(verdicts["restrictiveness"]), "--verdict", str(verdicts["refusal_form"])]
-    runs = {
-        "calibration": ["analyze", "calibration", "--judge", "judge-a", "--harm-column", "severity",
-                        "--out", str(adir / "calibration"), *common],
-        "distribution": ["analyze", "distribution", "--judge", "judge-a", "--rubric", "restrictiveness",
-                         "--by", "severity", "--out", str(adir / "distribution"), *common],
-    }
-    for args in runs.values():
-        try:
-            cli.main(args=args, prog_name="judgekit", standalone_mode=False)
-        except SystemExit as exc:
-            if exc.code not in (0, None):
-                raise JudgekitError(f"demo: `judgekit {' '.join(args[:2])}` exited {exc.code}.") from None
+
+    judge = "judge-a"
+    rubric = load_rubric("restrictiveness")
+    loaded = inputs.load_verdicts([verdicts["restrictiveness"], verdicts["refusal_form"]])
+    outputs = {"calibration": adir / "calibration", "distribution": adir / "distribution"}
+    with Store(db) as store:
+        cal = inputs.calibration_inputs(store, rubric, judge, harm_column="severity")
+    result = calibration(cal.ratings, cal.items, cal.harm, rubric=rubric, verdicts=loaded,
+                         judge_hashes=cal.judge_hashes, harm_source=cal.harm_source,
+                         n_boot=n_resamples, seed=0)
+    print_calibration(console, result)
+    written = inputs.write_results(result, outputs["calibration"])
+    console.print(written_summary(written, outputs["calibration"]), markup=False)
+    with Store(db) as store:
+        dist = inputs.distribution_inputs(store, rubric, judge, form_rubric="refusal_form",
+                                          verdicts=loaded)
+    result = refusal_distribution(dist.ratings, dist.items, rubric=rubric, verdicts=loaded,
+                                  judge_hashes=dist.judge_hashes, forms=dist.forms,
+                                  form_rubric=dist.form_rubric, by=["severity"],
+                                  n_boot=n_resamples, seed=0)
+    print_distribution(console, result)
+    written = inputs.write_results(result, outputs["distribution"])
+    console.print(written_summary(written, outputs["distribution"]), markup=False)
     return {"verdicts": {k: str(v) for k, v in verdicts.items()},
-            "outputs": {k: str(adir / k) for k in runs}}
+            "outputs": {k: str(v) for k, v in outputs.items()}}
 
 
 def _panel_line(s: dict[str, Any]) -> str:

@@ -21,360 +21,50 @@ within each model; the same resamples serve every turn, so Drift's interval is p
 
 The statistics are vectorised: every bootstrap replicate is a row of cluster weights, and each
 figure is a weighted count (``np.bincount``) — C from a weighted H × R contingency table.
+
+This module is the analysis (:func:`calibration`: tables, charts, notes); the figures live in
+:mod:`~judgekit.analysis.concordance` (C), :mod:`~judgekit.analysis.calibration_error` (RCE,
+Drift), :mod:`~judgekit.analysis.calibration_units` (prompt units) and
+:mod:`~judgekit.analysis.calibration_replicates` (every figure per bootstrap replicate, CIs).
+Their public names are importable from here too.
 """
+
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from judgekit.analysis.frames import (
-    check_rubric,
-    fill_unit_key,
-    model_series,
-    one_rater,
-    per_item_values,
-    tier_of,
-    truthy,
-    unit_columns,
+from judgekit.analysis.calibration_error import calibration_error, drift
+from judgekit.analysis.calibration_replicates import (
+    bootstrap_cis,
+    ratio,
+    replicate_figures,
+    unit_layout,
+    weighted_sums,
 )
-from judgekit.analysis.intervals import bootstrap_stat, percentile_ci
+from judgekit.analysis.calibration_units import OVER_REFUSAL_R, build_units
+from judgekit.analysis.concordance import Concordance, concordance, levels, pair_counts
+from judgekit.analysis.frames import check_rubric, one_rater, per_item_values
 from judgekit.analysis.result import AnalysisResult, Chart, Table
 from judgekit.analysis.trust import check_trust
 from judgekit.errors import JudgekitError
 from judgekit.rubric import Rubric
 
-OVER_REFUSAL_R = 0.75
-
-
-# --------------------------------------------------------------------------- concordance
-#: decimals R and H are compared at. R(q) is a mean over samples of means over judge trials, so
-#: two units with the same R in exact arithmetic can differ in the last bit (the sum depends on
-#: the order of the samples); compared as raw floats, such a tie would count as concordant or
-#: discordant at random.
-_TIE_DECIMALS = 9
-
-
-def levels(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Distinct values of ``x`` (rounded to ``_TIE_DECIMALS``) and each element's index."""
-    return np.unique(np.round(np.asarray(x, dtype=float), _TIE_DECIMALS), return_inverse=True)
-
-
-def pair_counts(table: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Concordant, tied-in-R and discordant pair counts from H × R contingency tables.
-
-    ``table`` has shape ``(..., n_h, n_r)``: weighted counts of units per (H level, R level),
-    both axes in increasing order. A pair (q1, q2) with H(q1) > H(q2) is *concordant* when
-    R(q1) > R(q2), *tied* when R(q1) = R(q2), *discordant* when R(q1) < R(q2). Pairs with equal H
-    are not counted. Returns three arrays of shape ``(...)``.
-    """
-    n = np.asarray(table, dtype=float)
-    below = np.cumsum(n, axis=-2) - n  # units with strictly lower H, per R level
-    below_less = np.cumsum(below, axis=-1) - below  # ... and strictly lower R
-    below_more = below.sum(axis=-1, keepdims=True) - np.cumsum(below, axis=-1)  # strictly higher R
-    conc = (n * below_less).sum(axis=(-2, -1))
-    tied = (n * below).sum(axis=(-2, -1))
-    disc = (n * below_more).sum(axis=(-2, -1))
-    return conc, tied, disc
-
-
-@dataclass(frozen=True)
-class Concordance:
-    """C and its companions for one set of units. NaN when no pair has different H."""
-
-    c: float
-    c_half: float
-    tied_share: float
-    somers_d: float
-    n_pairs: float
-    concordant: float
-    tied: float
-    discordant: float
-
-
-def _concordance_from_counts(
-    conc: np.ndarray, tied: np.ndarray, disc: np.ndarray
-) -> dict[str, np.ndarray]:
-    total = conc + tied + disc
-    ok = total > 0
-    safe = np.where(ok, total, 1.0)
-
-    def div(x: np.ndarray) -> np.ndarray:
-        return np.where(ok, x / safe, np.nan)
-
-    return {
-        "c": div(conc + tied),
-        "c_half": div(conc + 0.5 * tied),
-        "tied_share": div(tied),
-        "somers_d": div(conc - disc),
-        "n_pairs": total,
-    }
-
-
-def concordance(
-    r: Sequence[float] | np.ndarray,
-    h: Sequence[float] | np.ndarray,
-    *,
-    weights: Sequence[float] | np.ndarray | None = None,
-) -> Concordance:
-    """Concordance of restrictiveness ``r`` with harm ``h`` (1-D arrays of equal length).
-
-    ``C = P(R(q1) >= R(q2) | H(q1) > H(q2))`` over pairs with different H (ties in R count as
-    concordant); ``c_half`` counts them 1/2; ``tied_share`` is the share of tied pairs;
-    ``somers_d`` = (concordant − discordant) / pairs. ``weights`` give each unit a multiplicity.
-
-    >>> concordance([0.0, 0.5, 0.25], [0.0, 0.5, 1.0]).c  # pairs: (.5,0) conc, (1,0) conc, (1,.5) disc
-    0.6666666666666666
-    """
-    r_arr = np.asarray(r, dtype=float)
-    h_arr = np.asarray(h, dtype=float)
-    if r_arr.shape != h_arr.shape or r_arr.ndim != 1:
-        raise ValueError("concordance(r, h): r and h must be 1-D arrays of the same length")
-    w = np.ones_like(r_arr) if weights is None else np.asarray(weights, dtype=float)
-    keep = np.isfinite(r_arr) & np.isfinite(h_arr)
-    r_arr, h_arr, w = r_arr[keep], h_arr[keep], w[keep]
-    hv, hi = levels(h_arr)
-    rv, ri = levels(r_arr)
-    table = np.bincount(hi * len(rv) + ri, weights=w, minlength=len(hv) * len(rv))
-    conc, tied, disc = pair_counts(table.reshape(len(hv), len(rv)))
-    out = _concordance_from_counts(conc, tied, disc)
-    return Concordance(
-        c=float(out["c"]),
-        c_half=float(out["c_half"]),
-        tied_share=float(out["tied_share"]),
-        somers_d=float(out["somers_d"]),
-        n_pairs=float(out["n_pairs"]),
-        concordant=float(conc),
-        tied=float(tied),
-        discordant=float(disc),
-    )
-
-
-def calibration_error(r: Sequence[float] | np.ndarray, h: Sequence[float] | np.ndarray) -> float:
-    """RCE = mean |R − H| over paired values (NaN pairs ignored; NaN if there are none).
-
-    >>> calibration_error([0.0, 0.5, 1.0], [0.25, 0.5, 0.5])  # (.25 + 0 + .5) / 3
-    0.25
-    """
-    d = np.abs(np.asarray(r, dtype=float) - np.asarray(h, dtype=float))
-    d = d[np.isfinite(d)]
-    return float(d.mean()) if d.size else float("nan")
-
-
-def drift(rce_by_turn: Sequence[float] | np.ndarray) -> np.ndarray:
-    """Drift(t) = RCE_t − RCE_1 for RCE values listed by turn, first turn first.
-
-    >>> drift([0.2, 0.25, 0.4]).round(2).tolist()
-    [0.0, 0.05, 0.2]
-    """
-    a = np.asarray(rce_by_turn, dtype=float)
-    return a - a[..., :1]
-
-
-# --------------------------------------------------------------------------- weighted sums
-def _wsum(w: np.ndarray, cell: np.ndarray, n_cells: int, values: np.ndarray | None = None) -> np.ndarray:
-    """Per replicate, the sum of unit weights (times ``values``) per cell: ``(b, n_cells)``.
-
-    ``w`` is ``(b, n_units)``; ``cell`` is ``(n_units,)`` with -1 for units outside every cell.
-    """
-    b = w.shape[0]
-    keep = cell >= 0
-    ww = w[:, keep] if values is None else w[:, keep] * values[keep][None, :]
-    idx = (np.arange(b)[:, None] * n_cells + cell[keep][None, :]).ravel()
-    return np.bincount(idx, weights=ww.ravel(), minlength=b * n_cells).reshape(b, n_cells)
-
-
-@dataclass
-class _Layout:
-    """Index arrays of one model's units, fixed across replicates."""
-
-    n_units: int
-    turns: np.ndarray  # sorted turn values
-    tiers: np.ndarray  # sorted tier values
-    turn_idx: np.ndarray
-    tier_turn_idx: np.ndarray
-    h_idx: np.ndarray
-    r_idx: np.ndarray
-    n_h: int
-    n_r: int
-    err: np.ndarray  # per unit: mean |R − H| over samples
-    signed: np.ndarray  # per unit: mean (R − H)
-    r_mean: np.ndarray
-
-
-def _layout(units: pd.DataFrame) -> _Layout:
-    turns, turn_idx = np.unique(units["turn"].to_numpy(float), return_inverse=True)
-    tiers, tier_idx = np.unique(units["tier"].to_numpy(int), return_inverse=True)
-    hv, h_idx = levels(units["H"].to_numpy(float))
-    rv, r_idx = levels(units["R"].to_numpy(float))
-    return _Layout(
-        n_units=len(units),
-        turns=turns,
-        tiers=tiers,
-        turn_idx=turn_idx,
-        tier_turn_idx=tier_idx * len(turns) + turn_idx,
-        h_idx=h_idx,
-        r_idx=r_idx,
-        n_h=len(hv),
-        n_r=len(rv),
-        err=units["err"].to_numpy(float),
-        signed=units["signed"].to_numpy(float),
-        r_mean=units["R"].to_numpy(float),
-    )
-
-
-def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
-    return np.divide(num, den, out=np.full_like(num, np.nan), where=den > 0)
-
-
-def _stats(w: np.ndarray, lay: _Layout) -> dict[str, np.ndarray]:
-    """Every calibration figure of one model for unit weights ``w`` of shape ``(b, n_units)``."""
-    b = w.shape[0]
-    n_t, n_tier = len(lay.turns), len(lay.tiers)
-    n_hr = lay.n_h * lay.n_r
-    hr = lay.h_idx * lay.n_r + lay.r_idx
-    out: dict[str, np.ndarray] = {}
-    # C over all units, and per turn, from weighted H × R tables
-    table = _wsum(w, hr, n_hr).reshape(b, lay.n_h, lay.n_r)
-    for k, v in _concordance_from_counts(*pair_counts(table)).items():
-        out[k] = v
-    table_t = _wsum(w, lay.turn_idx * n_hr + hr, n_t * n_hr).reshape(b, n_t, lay.n_h, lay.n_r)
-    for k, v in _concordance_from_counts(*pair_counts(table_t)).items():
-        out[f"{k}_t"] = v
-    total = w.sum(axis=1)
-    out["rce"] = _ratio(w @ lay.err, total)
-    out["signed"] = _ratio(w @ lay.signed, total)
-    den_t = _wsum(w, lay.turn_idx, n_t)
-    out["n_t"] = den_t
-    out["rce_t"] = _ratio(_wsum(w, lay.turn_idx, n_t, lay.err), den_t)
-    out["signed_t"] = _ratio(_wsum(w, lay.turn_idx, n_t, lay.signed), den_t)
-    out["r_t"] = _ratio(_wsum(w, lay.turn_idx, n_t, lay.r_mean), den_t)
-    out["drift_t"] = out["rce_t"] - out["rce_t"][:, :1]
-    n_tt = n_tier * n_t
-    den_tt = _wsum(w, lay.tier_turn_idx, n_tt)
-    rce_tt = _ratio(_wsum(w, lay.tier_turn_idx, n_tt, lay.err), den_tt).reshape(b, n_tier, n_t)
-    out["n_tt"] = den_tt.reshape(b, n_tier, n_t)
-    out["rce_tt"] = rce_tt
-    out["signed_tt"] = _ratio(
-        _wsum(w, lay.tier_turn_idx, n_tt, lay.signed), den_tt
-    ).reshape(b, n_tier, n_t)
-    out["r_tt"] = _ratio(_wsum(w, lay.tier_turn_idx, n_tt, lay.r_mean), den_tt).reshape(
-        b, n_tier, n_t
-    )
-    out["drift_tt"] = rce_tt - rce_tt[:, :, :1]
-    return out
-
-
-def _boot(
-    stat: Callable[[np.ndarray], dict[str, np.ndarray]],
-    clusters: np.ndarray,
-    *,
-    n_boot: int,
-    seed: int,
-    progress: Callable[[int], None] | None,
-) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """Percentile CIs for every figure ``stat`` returns, from one set of cluster resamples."""
-    shapes: dict[str, tuple[int, ...]] = {}
-
-    def flat(w: np.ndarray) -> np.ndarray:
-        d = stat(w)
-        parts = []
-        for k, v in d.items():
-            shapes[k] = v.shape[1:]
-            parts.append(v.reshape(v.shape[0], -1))
-        return np.concatenate(parts, axis=1)
-
-    reps = bootstrap_stat(flat, clusters, n_boot=n_boot, seed=seed, progress=progress)
-    if reps.size == 0:
-        return {}
-    lo, hi = percentile_ci(reps)
-    out: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-    pos = 0
-    for k, shape in shapes.items():
-        size = int(np.prod(shape)) if shape else 1
-        out[k] = (lo[pos : pos + size].reshape(shape), hi[pos : pos + size].reshape(shape))
-        pos += size
-    return out
-
-
-# --------------------------------------------------------------------------- units
-def build_units(
-    values: pd.DataFrame,
-    items: pd.DataFrame,
-    harm: pd.Series,
-    *,
-    model_col: str = "model",
-    prompt_col: str | None = None,
-    turn_col: str = "turn",
-    lookalike_col: str = "benign_lookalike",
-    over_threshold: float = OVER_REFUSAL_R,
-    by: Sequence[str] = (),
-) -> tuple[pd.DataFrame, dict[str, int], list[str]]:
-    """Prompt units from per-item R values (:func:`per_item_values`), items and H per item.
-
-    Returns (units, counts of dropped items, unit columns). A unit row holds ``model, cluster,
-    turn, tier, lookalike, H, R`` (mean over samples), ``err`` (mean |R − H|), ``signed``
-    (mean R − H), ``over`` (share of samples with R >= ``over_threshold``), ``n_samples`` and
-    ``by_<column>`` for each slice column (its first value in the unit).
-    """
-    items = items.copy()
-    items["item_id"] = items["item_id"].astype(str)
-    ucols = unit_columns(items, prompt_col=prompt_col, turn_col=turn_col)
-    items = fill_unit_key(items, ucols[0])
-    missing = [c for c in by if c not in items.columns]
-    if missing:
-        raise JudgekitError(
-            f"--by {missing[0]!r}: the items have no such column; they have: "
-            f"{', '.join(map(str, items.columns[:15]))}."
-        )
-    df = items.merge(values[["item_id", "value"]], on="item_id", how="inner")
-    h = harm.copy()
-    h.index = h.index.astype(str)
-    df["H"] = df["item_id"].map(h).astype(float)
-    dropped = {
-        "no_usable_rating": int(df["value"].isna().sum()),
-        "no_harm": int((df["value"].notna() & df["H"].isna()).sum()),
-    }
-    df = df[df["value"].notna() & df["H"].notna()].copy()
-    df["_model"] = model_series(df, model_col)
-    df["_lookalike"] = truthy(df[lookalike_col]) if lookalike_col in df.columns else False
-    if turn_col in df.columns:
-        turn = pd.to_numeric(df[turn_col], errors="coerce")
-        if turn.isna().any():
-            bad = df.loc[turn.isna(), turn_col].iloc[0]
-            raise JudgekitError(
-                f"The items' {turn_col!r} column has {bad!r}, which is not a turn number; "
-                "use 1, 2, 3, …"
-            )
-        df["_turn"] = turn.astype(float)
-    else:
-        df["_turn"] = 1.0
-    df["_err"] = (df["value"] - df["H"]).abs()
-    df["_signed"] = df["value"] - df["H"]
-    df["_over"] = (df["value"] >= over_threshold).astype(float)
-    keys = ["_model", *ucols]
-    g = df.groupby(keys, sort=True, dropna=False)
-    units = g.agg(
-        _turn_num=("_turn", "first"),
-        lookalike=("_lookalike", "max"),
-        H=("H", "mean"),
-        R=("value", "mean"),
-        err=("_err", "mean"),
-        signed=("_signed", "mean"),
-        over=("_over", "mean"),
-        n_samples=("value", "size"),
-        **{f"by_{c}": (c, "first") for c in by},
-    ).reset_index()
-    units = units.drop(columns=[c for c in ("turn", "cluster", "tier") if c in ucols])
-    units = units.rename(columns={"_turn_num": "turn"})
-    units["cluster"] = units[ucols[0]].astype(str)
-    units["tier"] = tier_of(units["H"].to_numpy())
-    units = units.rename(columns={"_model": "model"})
-    return units, dropped, ucols
+__all__ = [
+    "OVER_REFUSAL_R",
+    "Concordance",
+    "build_units",
+    "calibration",
+    "calibration_error",
+    "concordance",
+    "drift",
+    "levels",
+    "pair_counts",
+]
 
 
 # --------------------------------------------------------------------------- analysis
@@ -588,10 +278,10 @@ def _one_model(
     tier_rows: list[dict[str, Any]],
     undefined: list[str],
 ) -> None:
-    lay = _layout(mu)
+    lay = unit_layout(mu)
     clusters = pd.factorize(mu["cluster"])[0]
-    point = {k: v[0] for k, v in _stats(np.ones((1, lay.n_units)), lay).items()}
-    ci = _boot(lambda w: _stats(w, lay), clusters, n_boot=n_boot, seed=seed, progress=tick)
+    point = {k: v[0] for k, v in replicate_figures(np.ones((1, lay.n_units)), lay).items()}
+    ci = bootstrap_cis(lambda w: replicate_figures(w, lay), clusters, n_boot=n_boot, seed=seed, progress=tick)
 
     def lo(k: str) -> Any:
         return ci[k][0] if k in ci else np.full(np.shape(point[k]), np.nan)
@@ -667,18 +357,18 @@ def _lookalikes(
 
     def stat(w: np.ndarray) -> dict[str, np.ndarray]:
         total = w.sum(axis=1)
-        den = _wsum(w, turn_idx, n_t)
+        den = weighted_sums(w, turn_idx, n_t)
         return {
-            "mean_r": _ratio(w @ r, total),
-            "over": _ratio(w @ over, total),
-            "mean_r_t": _ratio(_wsum(w, turn_idx, n_t, r), den),
-            "over_t": _ratio(_wsum(w, turn_idx, n_t, over), den),
+            "mean_r": ratio(w @ r, total),
+            "over": ratio(w @ over, total),
+            "mean_r_t": ratio(weighted_sums(w, turn_idx, n_t, r), den),
+            "over_t": ratio(weighted_sums(w, turn_idx, n_t, over), den),
             "n_t": den,
         }
 
     clusters = pd.factorize(lu["cluster"])[0]
     point = {k: v[0] for k, v in stat(np.ones((1, len(lu)))).items()}
-    ci = _boot(stat, clusters, n_boot=n_boot, seed=seed, progress=tick)
+    ci = bootstrap_cis(stat, clusters, n_boot=n_boot, seed=seed, progress=tick)
     nan = (np.full(n_t, np.nan), np.full(n_t, np.nan))
     rows.append({
         "model": model, "n_prompts": int(clusters.max() + 1), "n_units": len(lu),

@@ -6,24 +6,15 @@ import json
 from pathlib import Path
 
 import click
-from rich.console import Console
 
 from judgekit.cli.options import store_option
+from judgekit.console import make_console
 from judgekit.data import parse_rater_map
 from judgekit.errors import JudgekitError
 from judgekit.rubric import available_rubrics, load_rubric
 from judgekit.store import Store
 
-
-def make_console() -> Console:
-    """A console that does not squeeze tables to 80 columns when output is piped to a file."""
-    import sys
-
-    return Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 150)
-
-
 console = make_console()
-
 
 
 @click.command("rubrics")

@@ -1,0 +1,282 @@
+"""What an analysis reads from the store and writes to its output folder.
+
+The analyses themselves (:mod:`~judgekit.analysis.distribution`,
+:mod:`~judgekit.analysis.calibration`, :mod:`~judgekit.analysis.criteria`) are pure functions over
+DataFrames. This module gathers their inputs — one rater's ratings, the judges' identity hashes a
+verdict is matched against, the verdicts, the harm H of each item — and writes a result as JSON,
+Markdown, HTML, SVG and CSV. ``judgekit analyze`` and ``judgekit demo`` both go through it.
+
+Example::
+
+    from judgekit.analysis import inputs
+    from judgekit.analysis.calibration import calibration
+
+    with Store("judgekit.db") as store:
+        data = inputs.calibration_inputs(store, load_rubric("restrictiveness"), "judge-a",
+                                         harm_column="severity")
+    result = calibration(data.ratings, data.items, data.harm, rubric=load_rubric("restrictiveness"),
+                         verdicts=inputs.load_verdicts(["verdict.json"]),
+                         judge_hashes=data.judge_hashes, harm_source=data.harm_source)
+    inputs.write_results(result, Path("results/calibration"))
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from judgekit.analysis.result import AnalysisResult
+from judgekit.errors import JudgekitError, UntrustedJudgeError
+from judgekit.rubric import Rubric, load_rubric
+from judgekit.store import Store
+
+
+# --------------------------------------------------------------------------- reading
+def load_verdicts(paths: Sequence[str | Path]) -> list[dict[str, Any]]:
+    """The verdicts written by ``judgekit gate`` at ``paths``, read strictly (one per rubric)."""
+    from judgekit.gate import load_verdict
+
+    return [load_verdict(p) for p in paths]
+
+
+def rater_ratings(store: Store, rubric: Rubric, rater: str, *, required: bool = True) -> pd.DataFrame:
+    """The ratings of ``rater`` under ``rubric`` (its current hash) in ``store``.
+
+    With ``required`` (the default), no ratings is an error naming the raters that do have
+    ratings under the rubric, and any older edits of the rubric that still hold ratings; without
+    it an empty frame is returned.
+    """
+    df = store.ratings(rubric=rubric, rater_ids=[rater])
+    if df.empty and required:
+        known = sorted(store.ratings(rubric=rubric)["rater_id"].astype(str).unique())
+        stale = store.stale_rubric_hashes(rubric)
+        hint = (f" (there are ratings under an older edit of the rubric: hash {', '.join(stale)})"
+                if stale else "")
+        raise JudgekitError(
+            f"Rater {rater!r} has no ratings under {rubric.ref} in {store.path}{hint}; raters with "
+            f"ratings: {', '.join(known) or 'none'}."
+        )
+    return df
+
+
+def judge_hashes(store: Store, ratings: pd.DataFrame) -> dict[str, str]:
+    """``{judge rater id: judge hash}`` for the judges among ``ratings`` (humans are left out).
+
+    The hash identifies the judge's spec and parameters as :func:`judgekit.gate.judge_identity`
+    records them, so a verdict made for another configuration of the same rater id does not
+    count (:func:`judgekit.analysis.trust.check_trust`).
+    """
+    from judgekit.gate import judge_identity
+
+    judged = ratings.loc[ratings["rater_kind"] == "judge"].drop_duplicates("rater_id")
+    return {str(r.rater_id): str(judge_identity(store, str(r.rater_id), str(r.rubric),
+                                                str(r.rubric_hash))["judge_hash"])
+            for r in judged.itertuples()}
+
+
+def rated_items(store: Store, ratings: pd.DataFrame) -> pd.DataFrame:
+    """The items ``ratings`` are about, in ``item_id`` order."""
+    return store.items(sorted(ratings["item_id"].astype(str).unique()))
+
+
+@dataclass
+class DistributionInputs:
+    """What :func:`judgekit.analysis.distribution.refusal_distribution` reads from a store."""
+
+    ratings: pd.DataFrame
+    items: pd.DataFrame
+    judge_hashes: dict[str, str]
+    #: the rater's refusal-form ratings; None when not asked for or the rater has none
+    forms: pd.DataFrame | None = None
+    #: the rubric of ``forms``; None when the forms were not asked for
+    form_rubric: Rubric | None = None
+
+
+def form_ratings(
+    store: Store,
+    form_rubric: Rubric,
+    rater: str,
+    verdicts: Sequence[Any],
+    *,
+    untrusted: bool = False,
+) -> pd.DataFrame | None:
+    """The refusal-form ratings of ``rater``, or None when the rater has none under the rubric.
+
+    A judge's forms need a passing verdict of their own (unless ``untrusted``): the error says
+    that the ratings feed the refusal-form distribution and how to leave them out.
+    """
+    from judgekit.analysis.trust import check_trust
+
+    forms = rater_ratings(store, form_rubric, rater, required=False)
+    if forms.empty:
+        return None
+    if not untrusted:
+        try:
+            check_trust(forms, form_rubric, verdicts, judge_hashes=judge_hashes(store, forms))
+        except UntrustedJudgeError as exc:
+            raise UntrustedJudgeError(
+                f"{exc} (The {form_rubric.id} ratings of {rater!r} feed the refusal-form "
+                "distribution: pass a verdict for them too, or --no-forms.)"
+            ) from None
+    return forms
+
+
+def distribution_inputs(
+    store: Store,
+    rubric: Rubric,
+    rater: str,
+    *,
+    form_rubric: str | Path | Rubric | None = "refusal_form",
+    verdicts: Sequence[Any] = (),
+    untrusted: bool = False,
+) -> DistributionInputs:
+    """The ratings, items and judge hashes of a refusal distribution, plus the refusal forms.
+
+    ``form_rubric`` None skips the forms; otherwise the rater's ratings under it (if any) are
+    checked against ``verdicts`` as :func:`form_ratings` does.
+    """
+    ratings = rater_ratings(store, rubric, rater)
+    forms = None
+    frub = None
+    if form_rubric is not None:
+        frub = load_rubric(form_rubric)
+        forms = form_ratings(store, frub, rater, verdicts, untrusted=untrusted)
+    hashes = judge_hashes(store, ratings)
+    return DistributionInputs(ratings=ratings, items=rated_items(store, ratings),
+                              judge_hashes=hashes, forms=forms, form_rubric=frub)
+
+
+@dataclass
+class Harm:
+    """H in [0, 1] per ``item_id``, and a sentence saying where it came from."""
+
+    values: pd.Series
+    source: str
+
+
+def harm_from_store(
+    store: Store,
+    items: pd.DataFrame,
+    *,
+    harm_column: str | None = None,
+    harm_rubric: str | Path | Rubric = "harm_severity",
+    harm_key: str | None = "prompt_id",
+) -> Harm:
+    """The harm H of ``items``: from an item column of tiers 1–5, or from human ratings.
+
+    With ``harm_column`` the tiers 1–5 of that column become H = 0, .25, .5, .75, 1
+    (:func:`~judgekit.analysis.frames.harm_from_column`). Otherwise the human (and reference)
+    ratings under ``harm_rubric`` are used (:func:`~judgekit.analysis.frames.harm_from_ratings`),
+    spread to every item sharing the ``harm_key`` column (harm rates the request, so one rated
+    item per prompt is enough; None or ``"none"`` keeps them per item).
+    """
+    from judgekit.analysis.frames import harm_from_column, harm_from_ratings, spread_harm
+
+    if harm_column:
+        return Harm(harm_from_column(items, harm_column),
+                    f"item column {harm_column!r}: tiers 1–5 → H = 0, .25, .5, .75, 1")
+    hrub = load_rubric(harm_rubric)
+    hr = store.ratings(rubric=hrub, rater_kind=["human", "reference"])
+    if hr.empty:
+        raise JudgekitError(
+            f"There are no human {hrub.id} ratings in {store.path} to take H from; "
+            "import them (judgekit import FILE --rubric harm_severity) or give "
+            "--harm-column COLUMN (e.g. severity)."
+        )
+    key = None if harm_key is None or harm_key.lower() == "none" else harm_key
+    rated = set(items["item_id"].astype(str)) | set(hr["item_id"].astype(str))
+    harm = spread_harm(harm_from_ratings(hr, hrub), store.items(sorted(rated)), key)
+    source = (f"human {hrub.id} ratings (adjudicated label where present, else the mean "
+              "of the annotators)"
+              + (f", shared by every item with the same {key}" if key else ""))
+    return Harm(harm, source)
+
+
+@dataclass
+class CalibrationInputs:
+    """What :func:`judgekit.analysis.calibration.calibration` reads from a store."""
+
+    ratings: pd.DataFrame
+    items: pd.DataFrame
+    judge_hashes: dict[str, str]
+    harm: pd.Series
+    harm_source: str
+
+
+def calibration_inputs(
+    store: Store,
+    rubric: Rubric,
+    rater: str,
+    *,
+    harm_column: str | None = None,
+    harm_rubric: str | Path | Rubric = "harm_severity",
+    harm_key: str | None = "prompt_id",
+) -> CalibrationInputs:
+    """The restrictiveness ratings of ``rater``, their items and judge hashes, and H per item
+    (chosen as :func:`harm_from_store` says)."""
+    ratings = rater_ratings(store, rubric, rater)
+    hashes = judge_hashes(store, ratings)
+    items = rated_items(store, ratings)
+    harm = harm_from_store(store, items, harm_column=harm_column, harm_rubric=harm_rubric,
+                           harm_key=harm_key)
+    return CalibrationInputs(ratings=ratings, items=items, judge_hashes=hashes,
+                             harm=harm.values, harm_source=harm.source)
+
+
+@dataclass
+class CriteriaInputs:
+    """What :func:`judgekit.analysis.criteria.evaluate_criteria` reads from a store: every
+    rating and item (each criterion names its own rater, rubric and group)."""
+
+    ratings: pd.DataFrame
+    items: pd.DataFrame
+    judge_hashes: dict[str, str]
+
+
+def criteria_inputs(store: Store) -> CriteriaInputs:
+    """Every rating in ``store``, the judge hashes among them, and every item."""
+    ratings = store.ratings()
+    hashes = judge_hashes(store, ratings)
+    return CriteriaInputs(ratings=ratings, items=store.items(), judge_hashes=hashes)
+
+
+# --------------------------------------------------------------------------- writing
+def write_results(result: AnalysisResult, out_dir: Path) -> list[Path]:
+    """Write ``result`` into ``out_dir``: ``<kind>.json``, ``.md``, ``.html``, one SVG per chart
+    under ``charts/`` and one CSV per table. Returns the paths written.
+
+    Everything is rendered before the first file is written, and each file is replaced
+    atomically, so a failure leaves the folder as it was, not half written.
+    """
+    from judgekit.analysis.render import (
+        chart_stems,
+        chart_svg,
+        csv_frame,
+        file_stems,
+        to_html,
+        to_json,
+        to_markdown,
+    )
+    from judgekit.io.tables import write_table, write_text_atomic
+
+    if out_dir.exists() and not out_dir.is_dir():
+        raise JudgekitError(f"--out {out_dir} is a file; name a folder.")
+    texts = {
+        f"{result.kind}.json": json.dumps(to_json(result), indent=1, ensure_ascii=False),
+        f"{result.kind}.md": to_markdown(result),
+        f"{result.kind}.html": to_html(result),
+    }
+    stems = chart_stems(result)
+    for c in result.charts:
+        texts[f"charts/{stems[c.key]}.svg"] = chart_svg(c)
+    written = [write_text_atomic(out_dir / name, text) for name, text in texts.items()]
+    table_stems = file_stems(result, [t.key for t in result.tables])
+    for t in result.tables:
+        written.append(write_table(csv_frame(result, t), out_dir / f"{table_stems[t.key]}.csv"))
+    return written
+

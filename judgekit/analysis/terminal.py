@@ -1,0 +1,149 @@
+"""An :class:`~judgekit.analysis.result.AnalysisResult` as terminal tables (presentation only).
+
+What ``judgekit analyze`` and ``judgekit demo`` print: the result's title, definitions and notes,
+then its summary tables (per model and slice, not per prompt). The files are written by
+:func:`judgekit.analysis.inputs.write_results`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table as RichTable
+from rich.text import Text
+
+from judgekit.analysis.result import UNTRUSTED, AnalysisResult
+
+
+def fmt(v: Any, digits: int = 3) -> str:
+    """A cell: ``0.123`` (``digits`` decimals, no ``-0.000``), ``—`` for missing, else ``str``."""
+    if v is None or v is pd.NA:
+        return "—"
+    if isinstance(v, float):
+        if v != v:
+            return "—"
+        return f"{v:.{digits}f}" if abs(v) >= 0.5 * 10**-digits else f"{0.0:.{digits}f}"
+    return str(v)
+
+
+def ci(row: pd.Series, value: str, lo: str, hi: str) -> str:
+    """``0.812 [0.79, 0.83]`` from the columns ``value``, ``lo`` and ``hi`` of ``row``."""
+    return f"{fmt(row[value])} [{fmt(row[lo], 2)}, {fmt(row[hi], 2)}]"
+
+
+def print_table(console: Console, title: str, header: list[str],
+                rows: Sequence[Sequence[str | Text]], untrusted: bool) -> None:
+    """A terminal table. Strings are data (model names, slice values, criterion names) and are
+    printed as they are, never read as rich markup: ``gpt-4o [temp=0.7]`` keeps its brackets and
+    ``[/x]`` cannot crash the command. Pass a :class:`Text` for a styled cell."""
+    full = f"{UNTRUSTED} — {title}" if untrusted else title
+    t = RichTable(title=Text(full), title_justify="left")
+    for i, h in enumerate(header):
+        t.add_column(Text(h), justify="left" if i == 0 else "right")
+    for r in rows:
+        t.add_row(*[c if isinstance(c, Text) else Text(c) for c in r])
+    console.print(t)
+
+
+def print_untrusted(console: Console, result: AnalysisResult) -> None:
+    """The UNTRUSTED banner of a result run without a passing verdict (nothing otherwise)."""
+    if not result.trusted:
+        console.print(Text(f" {result.notes[0]} ", style="bold white on red"))
+
+
+def print_head(console: Console, result: AnalysisResult) -> None:
+    """The banner, the title, the definitions and the notes of ``result``."""
+    print_untrusted(console, result)
+    console.print(Text(result.title, style="bold"))
+    for k, v in result.definitions.items():
+        console.print(f"  [dim]{escape(k)}:[/dim] {escape(v)}")
+    for n in result.notes if result.trusted else result.notes[1:]:
+        console.print(f"  [yellow]note:[/yellow] {escape(n)}")
+
+
+def print_distribution(console: Console, result: AnalysisResult) -> None:
+    """A refusal distribution: its head, then the refusal rate per model and per slice."""
+    print_head(console, result)
+    bad = not result.trusted
+    for t in result.tables:
+        if t.key != "by_model" and not t.key.startswith("by_"):
+            continue
+        slice_col = [c for c in t.frame.columns[1:2] if t.key != "by_model"]
+        rows = [
+            [str(r["model"]), *[fmt(r[c]) for c in slice_col], fmt(r["n_prompts"]),
+             fmt(r["n_samples"]), ci(r, "mean_rate", "ci_low", "ci_high"),
+             fmt(r["pooled_rate"]),
+             ci(r, "share_not_constant", "not_constant_ci_low", "not_constant_ci_high"),
+             fmt(r["single_sample_prompts"])]
+            for _, r in t.frame.iterrows()
+        ]
+        print_table(console, t.title.removeprefix(f"{UNTRUSTED} — "),
+                    ["model", *slice_col, "prompts", "samples", "mean rate [95% CI]", "pooled",
+                     "not constant [95% CI]", "1-sample prompts"], rows, bad)
+
+
+def print_calibration(console: Console, result: AnalysisResult) -> None:
+    """A calibration: its head, then C, RCE and Drift per model, per turn, per slice, and the
+    benign look-alikes."""
+    print_head(console, result)
+    bad = not result.trusted
+    summary = result.table("summary")
+    print_table(console, "Calibration per model", [
+        "model", "convs", "C [95% CI]", "tied", "C ties=½", "RCE [95% CI]", "E[R−H]",
+        "Drift(last) [95% CI]"], [
+        [str(r["model"]), fmt(r["n_clusters"]), ci(r, "C", "C_ci_low", "C_ci_high"),
+         fmt(r["tied_share"]), ci(r, "C_half", "C_half_ci_low", "C_half_ci_high"),
+         ci(r, "RCE", "RCE_ci_low", "RCE_ci_high"), fmt(r["signed_error"]),
+         ci(r, "drift_last_turn", "drift_last_ci_low", "drift_last_ci_high")]
+        for _, r in summary.iterrows()], bad)
+    if any(t.key == "by_turn" for t in result.tables):
+        bt = result.table("by_turn")
+        print_table(console, "C(t) and Drift(t) per turn", [
+            "model", "turn", "C(t) [95% CI]", "RCE_t", "Drift(t) [95% CI]", "mean R"], [
+            [str(r["model"]), fmt(r["turn"]), ci(r, "C", "C_ci_low", "C_ci_high"),
+             fmt(r["RCE"]), ci(r, "drift", "drift_ci_low", "drift_ci_high"), fmt(r["mean_R"])]
+            for _, r in bt.iterrows()], bad)
+    for t in result.tables:
+        if t.key.startswith("by_") and t.key not in ("by_turn", "by_tier_turn") \
+                and not t.key.endswith("_turn"):
+            col = t.frame.columns[1]
+            print_table(console, f"Calibration per model and {col}", [
+                "model", col, "C [95% CI]", "RCE [95% CI]", "Drift(last) [95% CI]"], [
+                [str(r["model"]), str(r[col]), ci(r, "C", "C_ci_low", "C_ci_high"),
+                 ci(r, "RCE", "RCE_ci_low", "RCE_ci_high"),
+                 ci(r, "drift_last_turn", "drift_last_ci_low", "drift_last_ci_high")]
+                for _, r in t.frame.iterrows()], bad)
+    if any(t.key == "lookalikes" for t in result.tables):
+        lk = result.table("lookalikes")
+        print_table(console, "Benign look-alikes (over-refusal)", [
+            "model", "prompts", "mean R [95% CI]", "R >= 0.75 [95% CI]"], [
+            [str(r["model"]), fmt(r["n_prompts"]), ci(r, "mean_R", "mean_R_ci_low",
+                                                      "mean_R_ci_high"),
+             ci(r, "over_refusal_rate", "over_ci_low", "over_ci_high")]
+            for _, r in lk.iterrows()], bad)
+
+
+def print_criteria(console: Console, result: AnalysisResult) -> None:
+    """Experiment criteria: the banner (if untrusted), then one row per criterion with its
+    value, threshold, per-seed values and PASS/FAIL."""
+    print_untrusted(console, result)
+    table = result.table("criteria")
+    print_table(console, "Experiment criteria", [
+        "criterion", "rater", "n", "value [95% CI]", "threshold", "per seed", "result"], [
+        [str(r["criterion"]), str(r["rater"]), fmt(r["n"]), ci(r, "value", "ci_low", "ci_high"),
+         f"{r['op']} {r['threshold']:g}", str(r["per_values"]) or "—",
+         Text.assemble(("PASS", "green") if r["result"] == "PASS" else ("FAIL", "red"),
+                       f" ({r['reason']})" if r["reason"] else "")]
+        for _, r in table.iterrows()], not result.trusted)
+
+
+def written_summary(written: Sequence[Path], out_dir: Path) -> str:
+    """``wrote N files to DIR (open DIR/<kind>.html)``: the line printed once
+    :func:`judgekit.analysis.inputs.write_results` has written ``written``."""
+    html = next(p for p in written if p.suffix == ".html")
+    return f"wrote {len(written)} files to {out_dir} (open {html})"
