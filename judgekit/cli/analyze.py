@@ -61,15 +61,6 @@ def _bootstrap_options(f: Callable[..., Any]) -> Callable[..., Any]:
     return f
 
 
-def _open_store(path: str) -> Store:
-    if path != ":memory:" and not Path(path).exists():
-        raise JudgekitError(
-            f"Store {path} does not exist; import ratings first "
-            f"(`judgekit import FILE --rubric R --store {path}`) or pass --store."
-        )
-    return Store(path)
-
-
 def _load_verdicts(paths: Sequence[Path]) -> list[dict[str, Any]]:
     from judgekit.gate import load_verdict
 
@@ -260,7 +251,7 @@ def distribution_cmd(
     loaded = _load_verdicts(verdicts)
     by_cols = [c.strip() for v in by for c in v.split(",") if c.strip()]
     codes = [c.strip() for c in refusal_codes.split(",") if c.strip()] if refusal_codes else None
-    with _open_store(store_path) as store:
+    with Store.open_existing(store_path) as store:
         ratings = _rater_ratings(store, rubric, rater)
         forms = None
         frub = None
@@ -369,7 +360,7 @@ def calibration_cmd(
 
     rubric = load_rubric(rubric_name)
     loaded = _load_verdicts(verdicts)
-    with _open_store(store_path) as store:
+    with Store.open_existing(store_path) as store:
         ratings = _rater_ratings(store, rubric, rater)
         hashes = _judge_hashes(store, ratings)
         items = store.items(sorted(ratings["item_id"].astype(str).unique()))
@@ -467,7 +458,7 @@ def criteria_cmd(
 
     spec = load_criteria(criteria_file)
     loaded = _load_verdicts(verdicts)
-    with _open_store(store_path) as store:
+    with Store.open_existing(store_path) as store:
         ratings = store.ratings()
         hashes = _judge_hashes(store, ratings)
         items = store.items()
