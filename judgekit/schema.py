@@ -154,6 +154,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ),
 ]
 
+
 # ------------------------------------------------------------------ typed rows
 # Not frozen: a frozen dataclass takes twice as long to build, and an import builds one per rating.
 @dataclass(slots=True)
@@ -206,7 +207,6 @@ class SampleRow:
     weight: float
     #: 1 if the item is to be rated by at least two annotators, else 0
     overlap: int
-
 
 
 def item_content_hash(prompt: Any, messages: Any, response: Any) -> str:

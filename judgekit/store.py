@@ -145,8 +145,9 @@ class Store:
             try:
                 yield self.conn
             except BaseException:
-                self.conn.execute(f"ROLLBACK TO {name}")
-                self.conn.execute(f"RELEASE {name}")
+                if self.conn.in_transaction:  # some errors make SQLite roll back everything itself
+                    self.conn.execute(f"ROLLBACK TO {name}")
+                    self.conn.execute(f"RELEASE {name}")
                 raise
             else:
                 self.conn.execute(f"RELEASE {name}")
