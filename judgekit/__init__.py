@@ -1,14 +1,14 @@
 """judgekit: decide whether an LLM judge can be trusted before any experiment relies on it."""
 
 from judgekit.errors import JudgekitError, UntrustedJudgeError
-
-__version__ = "0.1.0"
+from judgekit.version import __version__
 
 __all__ = ["JudgekitError", "UntrustedJudgeError", "__version__", "require_trusted"]
 
 
 def __getattr__(name: str) -> object:
-    # Lazy so that `import judgekit` stays cheap and free of circular imports.
+    # Lazy so that `import judgekit` stays cheap (the gate imports pandas and the statistics);
+    # judgekit.gate takes __version__ from judgekit.version, not from this package, so no cycle.
     if name == "require_trusted":
         from judgekit.gate import require_trusted
 

@@ -3,7 +3,7 @@
 The two tables everything meets in (see DESIGN.md):
 
 * **items** — ``item_id`` (unique), ``prompt`` or ``messages``, ``response``, any metadata columns;
-* **ratings** — long format, :data:`judgekit.store.RATING_COLUMNS`.
+* **ratings** — long format, :data:`judgekit.schema.RATING_COLUMNS`.
 
 Functions here are pure (DataFrame in, DataFrame out) and raise :class:`JudgekitError` with the
 file, row and fix for anything a user got wrong. Row numbers in messages are the file's line
@@ -12,8 +12,6 @@ numbers for CSV (header = line 1) and 1-based record numbers otherwise.
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
 import json
 import time
 from collections.abc import Mapping, Sequence
@@ -23,23 +21,10 @@ import pandas as pd
 
 from judgekit.errors import JudgekitError
 from judgekit.rubric import Rubric
-from judgekit.store import RATER_KINDS, STATUSES
+from judgekit.schema import RATER_KINDS, STATUSES, is_missing
+from judgekit.schema import item_content_hash as item_content_hash  # re-exported: its old home
 
 RATING_INPUT_KEYS = ("item_id", "rater_id", "label")
-
-
-def item_content_hash(prompt: Any, messages: Any, response: Any) -> str:
-    """Hash of what a judge sees of an item: the cache key changes when the text changes.
-
-    ``messages`` may be the list or its JSON text; both hash the same (canonical JSON).
-    """
-    if isinstance(messages, str):
-        with contextlib.suppress(json.JSONDecodeError):
-            messages = json.loads(messages)
-    if messages is not None and not isinstance(messages, str):
-        messages = json.dumps(messages, sort_keys=True, ensure_ascii=False)
-    blob = json.dumps([prompt, messages, response], ensure_ascii=False).encode()
-    return hashlib.sha256(blob).hexdigest()[:16]
 
 
 def row_ref(source: str, index: int, *, csv: bool) -> str:
@@ -253,7 +238,7 @@ def validate_items(df: pd.DataFrame, *, source: str, need_response: bool = True)
 
 
 def _parse_messages(m: Any, source: str, i: int) -> Any:
-    if m is None or (isinstance(m, float) and m != m):
+    if is_missing(m):
         return None
     if hasattr(m, "tolist") and not isinstance(m, str):  # Parquet lists arrive as numpy arrays
         m = m.tolist()

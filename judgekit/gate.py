@@ -35,11 +35,11 @@ from typing import Any, Literal
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from judgekit import __version__
 from judgekit.agreement.report import AgreementReport, agreement_report
 from judgekit.config import first_error, read_yaml_mapping
 from judgekit.errors import JudgekitError, UntrustedJudgeError
 from judgekit.rubric import Rubric, load_rubric
+from judgekit.version import __version__
 
 Metric = Literal["kappa", "weighted_kappa", "alpha", "ac1", "percent_agreement"]
 

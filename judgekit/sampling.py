@@ -31,8 +31,7 @@ the weights then describe those items, not all items (a note says so).
 
 from __future__ import annotations
 
-import time
-from dataclasses import dataclass, field
+from dataclasses import astuple, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +42,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from judgekit.config import first_error, read_yaml_mapping
 from judgekit.errors import JudgekitError
 from judgekit.rubric import Rubric, load_rubric
+from judgekit.schema import SampleRow, is_missing
 from judgekit.store import Store
 
 #: columns of a sample design table, as returned by :func:`sample_design`.
@@ -182,7 +182,7 @@ def _stratum_keys(items: pd.DataFrame, strata: list[str], source: str) -> pd.Ser
             "fix the strata."
         )
     parts = [
-        items[c].map(lambda v, c=c: f"{c}={'NA' if v is None or (isinstance(v, float) and v != v) else v}")
+        items[c].map(lambda v, c=c: f"{c}={'NA' if is_missing(v) else v}")
         for c in strata
     ]
     key = parts[0]
@@ -312,7 +312,7 @@ def draw_sample(
 # ------------------------------------------------------------------------ store
 def sample_names(store: Store) -> list[str]:
     """Names of the samples recorded in the store."""
-    return [r[0] for r in store.conn.execute("SELECT DISTINCT sample FROM samples ORDER BY sample")]
+    return store.sample_names()
 
 
 def record_sample(store: Store, name: str, design: pd.DataFrame, *, replace: bool = False) -> None:
@@ -323,24 +323,16 @@ def record_sample(store: Store, name: str, design: pd.DataFrame, *, replace: boo
     """
     if not replace:
         _check_free(store, name)
-    now = time.time()
     rows = [
-        (name, str(r["item_id"]), str(r["reason"]), r["stratum"], float(r["weight"]),
-         int(r["overlap"]), now)
+        SampleRow(str(r["item_id"]), str(r["reason"]), r["stratum"], float(r["weight"]),
+                  int(r["overlap"]))
         for r in design[DESIGN_COLUMNS].astype(object).to_dict("records")
     ]
-    with store.transaction() as conn:
-        conn.execute("DELETE FROM samples WHERE sample = ?", (name,))
-        conn.executemany(
-            "INSERT INTO samples (sample, item_id, reason, stratum, weight, overlap, created_at)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?)",
-            rows,
-        )
+    store.put_sample(name, rows)
 
 
 def _check_free(store: Store, name: str) -> None:
-    exists = store.conn.execute("SELECT 1 FROM samples WHERE sample = ? LIMIT 1", (name,)).fetchone()
-    if exists:
+    if store.has_sample(name):
         raise JudgekitError(
             f"Sample {name!r} already exists in {store.path}; to push it again use --sample {name} "
             "(its name, not the spec file), or choose another name, or pass --replace to redraw it."
@@ -354,16 +346,12 @@ def sample_design(store: Store, sample: str) -> pd.DataFrame:
     population (use unweighted); ``design.set_index("item_id").weight`` weights all chosen items
     to the population. Raises :class:`JudgekitError` when no sample has that name.
     """
-    rows = store.conn.execute(
-        "SELECT item_id, reason, stratum, weight, overlap FROM samples WHERE sample = ?"
-        " ORDER BY rowid",
-        (sample,),
-    ).fetchall()
+    rows = store.sample_rows(sample)
     if not rows:
-        known = sample_names(store)
+        known = store.sample_names()
         hint = f"recorded samples: {', '.join(known)}" if known else "draw one with `judgekit sample`"
         raise JudgekitError(f"Sample {sample!r} is not in {store.path}; {hint}.")
-    df = pd.DataFrame(rows, columns=DESIGN_COLUMNS)
+    df = pd.DataFrame([astuple(r) for r in rows], columns=DESIGN_COLUMNS)
     df["overlap"] = df["overlap"].astype(int)
     df["weight"] = df["weight"].astype(float)
     return df

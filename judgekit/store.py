@@ -1,178 +1,58 @@
-"""The SQLite store: items, ratings, judge calls (the cache), rating history, samples.
+"""The SQLite store: items, ratings, rating history, samples.
 
 One file (default ``./judgekit.db``), WAL mode so a panel can commit each result as it arrives
-and a killed process loses at most what was in flight. Schema changes are named, add-only
-migrations recorded in the ``migrations`` table (the habit of simonw/llm): append to
-:data:`MIGRATIONS`, never edit an applied one.
+and a killed process loses at most what was in flight. The schema (these tables and the judge
+calls' ones) is the named, add-only migrations of :mod:`judgekit.schema`, applied when a store is
+opened.
 
 Every write that belongs together goes through :meth:`Store.transaction`, so a failed import
-changes nothing.
+changes nothing; a transaction opened inside another one is a savepoint (as in sqlite-utils).
+
+pandas is imported by the methods that return or take frames, not by this module.
 """
 
 from __future__ import annotations
 
-import json
 import sqlite3
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, NamedTuple
-
-import numpy as np
-import pandas as pd
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from judgekit.errors import JudgekitError
+from judgekit.schema import (
+    ITEM_CORE,
+    MAX_SQL_VARIABLES,
+    MIGRATIONS,
+    RATER_KINDS,
+    RATING_COLUMNS,
+    RATING_KEY,
+    STATUSES,
+    ItemRow,
+    RatingRow,
+    SampleRow,
+)
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = [
+    "DEFAULT_STORE",
+    "ITEM_CORE",
+    "MIGRATIONS",
+    "RATER_KINDS",
+    "RATING_COLUMNS",
+    "RATING_KEY",
+    "STATUSES",
+    "ItemRow",
+    "RatingRow",
+    "SampleRow",
+    "Store",
+    "WriteCounts",
+]
 
 DEFAULT_STORE = "judgekit.db"
-
-#: columns of the ratings table as returned by :meth:`Store.ratings` (the long format).
-RATING_COLUMNS = [
-    "item_id",
-    "rater_id",
-    "rater_kind",
-    "rubric",
-    "rubric_hash",
-    "label",
-    "value",
-    "trial",
-    "status",
-    "rationale",
-    "created_at",
-    "source",
-]
-RATING_KEY = ["item_id", "rater_id", "rubric", "rubric_hash", "trial"]
-RATER_KINDS = ("human", "judge", "reference")
-STATUSES = ("ok", "abstain", "error")
-ITEM_CORE = ["item_id", "prompt", "messages", "response"]
-
-MIGRATIONS: list[tuple[str, str]] = [
-    (
-        "001_items_ratings",
-        """
-        CREATE TABLE items (
-            item_id TEXT PRIMARY KEY,
-            prompt TEXT,
-            messages TEXT,          -- JSON list of {role, content}, for multi-turn items
-            response TEXT,
-            content_hash TEXT NOT NULL,
-            meta TEXT NOT NULL DEFAULT '{}',   -- JSON object of metadata columns
-            updated_at REAL NOT NULL
-        );
-        CREATE TABLE ratings (
-            item_id TEXT NOT NULL,
-            rater_id TEXT NOT NULL,
-            rater_kind TEXT NOT NULL CHECK (rater_kind IN ('human', 'judge', 'reference')),
-            rubric TEXT NOT NULL,        -- name@version
-            rubric_hash TEXT NOT NULL,
-            label TEXT,                  -- NULL when status is abstain or error
-            value REAL,
-            trial INTEGER NOT NULL DEFAULT 0,
-            status TEXT NOT NULL DEFAULT 'ok' CHECK (status IN ('ok', 'abstain', 'error')),
-            rationale TEXT,
-            created_at REAL NOT NULL,
-            source TEXT,
-            PRIMARY KEY (item_id, rater_id, rubric, rubric_hash, trial)
-        );
-        CREATE INDEX ratings_by_rubric ON ratings (rubric, rubric_hash, rater_id);
-        """,
-    ),
-    (
-        "002_calls_history_samples",
-        """
-        CREATE TABLE calls (
-            key TEXT PRIMARY KEY,        -- hash of (judge spec + params, rubric hash, item hash, trial)
-            judge_id TEXT NOT NULL,
-            spec TEXT NOT NULL,
-            params TEXT NOT NULL DEFAULT '{}',
-            rubric TEXT NOT NULL,
-            rubric_hash TEXT NOT NULL,
-            item_id TEXT NOT NULL,
-            item_hash TEXT NOT NULL,
-            trial INTEGER NOT NULL DEFAULT 0,
-            raw TEXT,                    -- the raw completion, so a parser change re-parses for free
-            status TEXT NOT NULL,
-            label TEXT,
-            rationale TEXT,
-            error TEXT,
-            input_tokens INTEGER DEFAULT 0,
-            output_tokens INTEGER DEFAULT 0,
-            cached_tokens INTEGER DEFAULT 0,
-            cost_usd REAL DEFAULT 0,
-            latency_s REAL,
-            attempts INTEGER DEFAULT 1,
-            created_at REAL NOT NULL
-        );
-        CREATE INDEX calls_by_judge ON calls (judge_id, rubric_hash);
-        CREATE TABLE rating_history (
-            item_id TEXT NOT NULL,
-            rater_id TEXT NOT NULL,
-            rater_kind TEXT NOT NULL,
-            rubric TEXT NOT NULL,
-            rubric_hash TEXT NOT NULL,
-            trial INTEGER NOT NULL,
-            label TEXT,
-            value REAL,
-            status TEXT NOT NULL,
-            rationale TEXT,
-            created_at REAL NOT NULL,
-            source TEXT,
-            superseded_at REAL NOT NULL
-        );
-        CREATE TABLE samples (
-            sample TEXT NOT NULL,        -- name of the sample (e.g. the Label Studio project)
-            item_id TEXT NOT NULL,
-            reason TEXT NOT NULL,        -- random | stratum | disagreement | abstention | unstable
-            stratum TEXT,
-            weight REAL NOT NULL DEFAULT 1.0,
-            overlap INTEGER NOT NULL DEFAULT 0,   -- 1 if to be rated by >= 2 annotators
-            created_at REAL NOT NULL,
-            PRIMARY KEY (sample, item_id)
-        );
-        """,
-    ),
-    (
-        "003_judge_batches",
-        """
-        CREATE TABLE judge_batches (
-            batch_id TEXT PRIMARY KEY,   -- the provider's id of a batch of judge calls
-            provider TEXT NOT NULL,      -- anthropic | openai
-            judge_id TEXT NOT NULL,
-            spec TEXT NOT NULL,
-            rubric_hash TEXT NOT NULL,
-            keys TEXT NOT NULL,          -- JSON list of the call keys in it (custom_id = key)
-            status TEXT NOT NULL,        -- submitted | collected
-            created_at REAL NOT NULL,
-            updated_at REAL NOT NULL
-        );
-        CREATE INDEX judge_batches_open ON judge_batches (judge_id, status);
-        """,
-    ),
-    (
-        "004_rating_call_key",
-        """
-        -- the call (calls.key) a panel judge's rating came from, so exports attach the tokens and
-        -- cost of that very call (NULL for imported ratings)
-        ALTER TABLE ratings ADD COLUMN call_key TEXT;
-        """,
-    ),
-]
-
-
-def _json_default(obj: object) -> Any:
-    if isinstance(obj, np.generic):
-        return obj.item()
-    if isinstance(obj, pd.Timestamp):
-        return obj.isoformat()
-    raise TypeError(f"not JSON serialisable: {type(obj).__name__}")
-
-
-def _is_missing(v: object) -> bool:
-    if v is None:
-        return True
-    if isinstance(v, float) and v != v:
-        return True
-    return bool(v is pd.NA or v is pd.NaT)
 
 
 class WriteCounts(NamedTuple):
@@ -193,6 +73,7 @@ class Store:
 
     def __init__(self, path: str | Path = DEFAULT_STORE) -> None:
         self.path = str(path)
+        self._savepoints = 0
         if self.path != ":memory:":
             parent = Path(self.path).parent
             if not parent.exists():
@@ -210,6 +91,18 @@ class Store:
             raise JudgekitError(
                 f"Store {self.path} is not a judgekit SQLite store ({exc}); pass another --store path."
             ) from None
+
+    @classmethod
+    def open_existing(cls, path: str | Path) -> Store:
+        """Open a store that must exist already (for commands that read one): a missing file is an
+        error that says how to make it, never a new empty store."""
+        path = str(path)
+        if path != ":memory:" and not Path(path).exists():
+            raise JudgekitError(
+                f"Store {path} does not exist; import ratings first "
+                f"(`judgekit import FILE --rubric R --store {path}`) or pass --store."
+            )
+        return cls(path)
 
     # ------------------------------------------------------------------ basics
     def close(self) -> None:
@@ -239,9 +132,27 @@ class Store:
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
-        """All-or-nothing writes: ``BEGIN IMMEDIATE`` … ``COMMIT`` (``ROLLBACK`` on any error)."""
-        if self.conn.in_transaction:  # nested: the outer transaction decides
-            yield self.conn
+        """All-or-nothing writes: ``BEGIN IMMEDIATE`` … ``COMMIT`` (``ROLLBACK`` on any error).
+
+        Entered while a transaction is open, it is a ``SAVEPOINT`` instead: an error inside rolls
+        back only what was written inside it (and propagates); the outer transaction decides
+        whether the rest is committed.
+        """
+        if self.conn.in_transaction:
+            self._savepoints += 1
+            name = f"judgekit_{self._savepoints}"
+            self.conn.execute(f"SAVEPOINT {name}")
+            try:
+                yield self.conn
+            except BaseException:
+                if self.conn.in_transaction:  # some errors make SQLite roll back everything itself
+                    self.conn.execute(f"ROLLBACK TO {name}")
+                    self.conn.execute(f"RELEASE {name}")
+                raise
+            else:
+                self.conn.execute(f"RELEASE {name}")
+            finally:
+                self._savepoints -= 1
             return
         self.conn.execute("BEGIN IMMEDIATE")
         try:
@@ -260,85 +171,40 @@ class Store:
         """
         if items.empty:
             return 0
-        from judgekit.data import item_content_hash
+        from judgekit.records import item_rows
 
-        now = time.time()
-        meta_cols = [c for c in items.columns if c not in ITEM_CORE]
-        existing = {
-            r[0]: r[1:]
-            for r in self._select_in(
-                "SELECT item_id, prompt, messages, response, meta FROM items WHERE item_id IN ({})",
-                items["item_id"].astype(str).tolist(),
-            )
+        stored = {
+            r.item_id: r for r in self._item_rows(items["item_id"].astype(str).tolist(), ordered=False)
         }
-        rows = []
-        for rec in items.to_dict("records"):
-            item_id = str(rec["item_id"])
-            old = existing.get(item_id)
-            meta = json.loads(old[3]) if old else {}
-            for c in meta_cols:
-                v = rec.get(c)
-                if not _is_missing(v):
-                    meta[c] = v
-            prompt = rec.get("prompt")
-            messages = rec.get("messages")
-            response = rec.get("response")
-            if old:
-                prompt = old[0] if _is_missing(prompt) else prompt
-                messages = old[1] if _is_missing(messages) else messages
-                response = old[2] if _is_missing(response) else response
-            if not _is_missing(messages) and not isinstance(messages, str):
-                messages = json.dumps(messages, default=_json_default, ensure_ascii=False)
-            prompt = None if _is_missing(prompt) else str(prompt)
-            messages = None if _is_missing(messages) else messages
-            response = None if _is_missing(response) else str(response)
-            rows.append(
-                (
-                    item_id,
-                    prompt,
-                    messages,
-                    response,
-                    item_content_hash(prompt, messages, response),
-                    json.dumps(meta, default=_json_default, ensure_ascii=False, sort_keys=True),
-                    now,
-                )
-            )
+        rows = item_rows(items, stored, now=time.time())
         with self.transaction() as conn:
             conn.executemany(
                 "INSERT OR REPLACE INTO items (item_id, prompt, messages, response, content_hash,"
                 " meta, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                rows,
+                [
+                    (r.item_id, r.prompt, r.messages, r.response, r.content_hash, r.meta,
+                     r.updated_at)
+                    for r in rows
+                ],
             )
         return len(rows)
 
     def items(self, item_ids: Sequence[str] | None = None) -> pd.DataFrame:
         """Items as a DataFrame: core columns, ``content_hash`` and one column per metadata key."""
-        if item_ids is None:
-            rows = list(
-                self.conn.execute(
-                    "SELECT item_id, prompt, messages, response, content_hash, meta FROM items"
-                    " ORDER BY rowid"
-                )
-            )
-        else:
-            rows = self._select_in(
-                "SELECT item_id, prompt, messages, response, content_hash, meta FROM items"
-                " WHERE item_id IN ({}) ORDER BY rowid",
-                list(item_ids),
-            )
-        base = pd.DataFrame(
-            [r[:5] for r in rows],
-            columns=["item_id", "prompt", "messages", "response", "content_hash"],
+        from judgekit.records import items_frame
+
+        return items_frame(self._item_rows(None if item_ids is None else list(item_ids)))
+
+    def _item_rows(self, item_ids: list[str] | None, *, ordered: bool = True) -> list[ItemRow]:
+        sql = (
+            "SELECT item_id, prompt, messages, response, content_hash, meta, updated_at FROM items"
         )
-        metas = pd.DataFrame([json.loads(r[5]) for r in rows], index=base.index)
-        if not metas.empty:
-            metas = metas[[c for c in metas.columns if c not in base.columns]]
-            base = pd.concat([base, metas], axis=1)
-        if not base.empty:
-            base["messages"] = [
-                json.loads(m) if isinstance(m, str) else None for m in base["messages"]
-            ]
-        return base
+        order = " ORDER BY rowid" if ordered else ""
+        if item_ids is None:
+            rows = list(self.conn.execute(sql + order))
+        else:
+            rows = self._select_in(sql + " WHERE item_id IN ({})" + order, item_ids)
+        return [ItemRow(*r) for r in rows]
 
     # ----------------------------------------------------------------- ratings
     def put_ratings(self, ratings: pd.DataFrame, *, keep_history: bool = True) -> WriteCounts:
@@ -351,41 +217,13 @@ class Store:
         """
         if ratings.empty:
             return WriteCounts(0, 0, 0)
-        df = ratings.copy()
+        from judgekit.records import rater_kinds, rating_rows
+
         now = time.time()
-        for col, default in (
-            ("trial", 0),
-            ("status", "ok"),
-            ("rationale", None),
-            ("created_at", now),
-            ("source", None),
-            ("value", None),
-        ):
-            if col not in df.columns:
-                df[col] = default
-        missing = [c for c in ("item_id", "rater_id", "rater_kind", "rubric", "rubric_hash") if c not in df]
-        if missing:
-            raise JudgekitError(f"put_ratings: missing columns {missing}.")
-        df = df.astype(object).where(pd.notna(df), None)
-        records = [
-            (
-                str(r["item_id"]),
-                str(r["rater_id"]),
-                r["rater_kind"],
-                r["rubric"],
-                r["rubric_hash"],
-                r["label"],
-                None if r["value"] is None else float(r["value"]),
-                int(r["trial"]),
-                r["status"],
-                r["rationale"],
-                float(r["created_at"]),
-                r["source"],
-            )
-            for r in df.to_dict("records")
-        ]
+        rows = rating_rows(ratings, now=now)
+        kinds = rater_kinds(rows)
         with self.transaction() as conn:
-            self._check_rater_kinds(conn, df)
+            self._check_rater_kinds(kinds)
             if keep_history:
                 conn.execute(
                     "CREATE TEMP TABLE IF NOT EXISTS _incoming (item_id, rater_id, rubric,"
@@ -394,7 +232,7 @@ class Store:
                 conn.execute("DELETE FROM _incoming")
                 conn.executemany(
                     "INSERT INTO _incoming VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    [(r[0], r[1], r[3], r[4], r[7], r[5], r[8]) for r in records],
+                    [(*r.key, r.label, r.status) for r in rows],
                 )
                 # Only a changed label is history; re-importing the same file changes nothing.
                 conn.execute(
@@ -419,42 +257,31 @@ class Store:
                      AND r.trial = i.trial
                     """
                 ).fetchone()
-                counts = WriteCounts(len(records) - existing, changed, existing - changed)
+                counts = WriteCounts(len(rows) - existing, changed, existing - changed)
             else:
-                counts = WriteCounts(len(records), 0, 0)
+                counts = WriteCounts(len(rows), 0, 0)
             conn.executemany(
                 "INSERT OR REPLACE INTO ratings (item_id, rater_id, rater_kind, rubric,"
-                " rubric_hash, label, value, trial, status, rationale, created_at, source)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                records,
+                " rubric_hash, label, value, trial, status, rationale, created_at, source,"
+                " call_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (r.item_id, r.rater_id, r.rater_kind, r.rubric, r.rubric_hash, r.label,
+                     r.value, r.trial, r.status, r.rationale, r.created_at, r.source, r.call_key)
+                    for r in rows
+                ],
             )
         return counts
 
-    @staticmethod
-    def _check_rater_kinds(conn: sqlite3.Connection, df: pd.DataFrame) -> None:
-        """A rater id names one rater: a human and a judge may not share it (one would silently
-        replace the other's ratings)."""
-        kinds = df.groupby("rater_id")["rater_kind"].unique()
-        for rater, ks in kinds.items():
-            if len(ks) > 1:
+    def _check_rater_kinds(self, kinds: dict[str, str]) -> None:
+        """A rater keeps its kind: a rater id already stored as a human cannot come in as a judge."""
+        sql = "SELECT DISTINCT rater_id, rater_kind FROM ratings WHERE rater_id IN ({})"
+        for rater, kind in self._select_in(sql, list(kinds)):
+            new = kinds[rater]
+            if kind != new:
                 raise JudgekitError(
-                    f"Rater {rater!r} appears as {' and '.join(sorted(map(str, ks)))}; give each rater "
-                    "one kind (rename one of them)."
+                    f"Rater {rater!r} is already a {kind} rater in this store, not a {new}; "
+                    "rename the new rater (e.g. with rater_id=column in --raters/--judges)."
                 )
-        ids = [str(r) for r in kinds.index]
-        for i in range(0, len(ids), 900):
-            part = ids[i : i + 900]
-            rows = conn.execute(
-                f"SELECT DISTINCT rater_id, rater_kind FROM ratings WHERE rater_id IN ({','.join('?' * len(part))})",
-                part,
-            ).fetchall()
-            for rater, kind in rows:
-                new = kinds[rater][0]
-                if kind != new:
-                    raise JudgekitError(
-                        f"Rater {rater!r} is already a {kind} rater in this store, not a {new}; "
-                        "rename the new rater (e.g. with rater_id=column in --raters/--judges)."
-                    )
 
     def ratings(
         self,
@@ -469,6 +296,8 @@ class Store:
         ``rubric`` is a :class:`~judgekit.rubric.Rubric` or a rubric name or path (ratings under
         its current hash only, unless ``any_hash``), or a ``name@version`` string (any hash).
         """
+        import pandas as pd
+
         sql = f"SELECT {', '.join(RATING_COLUMNS)} FROM ratings WHERE 1=1"
         args: list[Any] = []
         if isinstance(rubric, str) and "@" not in rubric:
@@ -495,23 +324,16 @@ class Store:
         return pd.DataFrame(rows, columns=RATING_COLUMNS)
 
     def rating_history(self) -> pd.DataFrame:
+        import pandas as pd
+
         cur = self.conn.execute("SELECT * FROM rating_history ORDER BY superseded_at")
         return pd.DataFrame(cur.fetchall(), columns=[d[0] for d in cur.description])
 
     def raters(self, rubric: Any = None) -> pd.DataFrame:
         """One row per rater: kind, number of ratings, abstentions, errors."""
-        df = self.ratings(rubric=rubric)
-        if df.empty:
-            return pd.DataFrame(columns=["rater_id", "rater_kind", "n", "abstain", "error"])
-        return (
-            df.assign(
-                abstain=df["status"].eq("abstain"),
-                error=df["status"].eq("error"),
-            )
-            .groupby(["rater_id", "rater_kind"], sort=False)
-            .agg(n=("item_id", "size"), abstain=("abstain", "sum"), error=("error", "sum"))
-            .reset_index()
-        )
+        from judgekit.records import raters_table
+
+        return raters_table(self.ratings(rubric=rubric))
 
     def stale_rubric_hashes(self, rubric: Any) -> list[str]:
         """Hashes of older edits of ``rubric`` that still have ratings in the store."""
@@ -521,8 +343,41 @@ class Store:
         )
         return [r[0] for r in rows]
 
+    # ----------------------------------------------------------------- samples
+    def sample_names(self) -> list[str]:
+        """Names of the samples recorded in the store, sorted."""
+        return [r[0] for r in self.conn.execute("SELECT DISTINCT sample FROM samples ORDER BY sample")]
+
+    def has_sample(self, name: str) -> bool:
+        """Whether a sample of that name is recorded."""
+        row = self.conn.execute("SELECT 1 FROM samples WHERE sample = ? LIMIT 1", (name,)).fetchone()
+        return row is not None
+
+    def put_sample(self, name: str, rows: Iterable[SampleRow]) -> None:
+        """Record sample ``name`` as ``rows``, replacing what was recorded under that name, in one
+        transaction. Whether an existing sample may be replaced is the caller's decision."""
+        now = time.time()
+        values = [(name, r.item_id, r.reason, r.stratum, r.weight, r.overlap, now) for r in rows]
+        with self.transaction() as conn:
+            conn.execute("DELETE FROM samples WHERE sample = ?", (name,))
+            conn.executemany(
+                "INSERT INTO samples (sample, item_id, reason, stratum, weight, overlap, created_at)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                values,
+            )
+
+    def sample_rows(self, name: str) -> list[SampleRow]:
+        """The rows of sample ``name`` in the order they were recorded (none if there is none)."""
+        sql = (
+            "SELECT item_id, reason, stratum, weight, overlap FROM samples WHERE sample = ?"
+            " ORDER BY rowid"
+        )
+        return [SampleRow(*r) for r in self.conn.execute(sql, (name,))]
+
     # ----------------------------------------------------------------- helpers
-    def _select_in(self, sql: str, values: list[str], chunk: int = 900) -> list[tuple[Any, ...]]:
+    def _select_in(
+        self, sql: str, values: list[str], chunk: int = MAX_SQL_VARIABLES
+    ) -> list[tuple[Any, ...]]:
         out: list[tuple[Any, ...]] = []
         for i in range(0, len(values), chunk):
             part = values[i : i + chunk]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 
 import pandas as pd
 from click.testing import CliRunner
@@ -12,6 +11,7 @@ from conftest import XSTEST_LABELS, copy_store
 from judgekit.cli import main
 from judgekit.io.ratings import import_ratings
 from judgekit.rubric import load_rubric
+from judgekit.store import SampleRow
 
 
 def _seed_sample_store(store, tmp_path):
@@ -27,12 +27,9 @@ def _seed_sample_store(store, tmp_path):
     p = tmp_path / "r.csv"
     df.to_csv(p, index=False)
     import_ratings(store, p, load_rubric("refusal"))
-    with store.transaction() as conn:
-        conn.executemany(
-            "INSERT INTO samples (sample, item_id, reason, stratum, weight, overlap, created_at)"
-            " VALUES (?, ?, ?, NULL, 1.0, 1, ?)",
-            [("pilot", f"i{i}", "random" if i < 12 else "disagreement", time.time()) for i in range(20)],
-        )
+    store.put_sample(
+        "pilot", [SampleRow(f"i{i}", "random" if i < 12 else "disagreement", None, 1.0, 1) for i in range(20)]
+    )
 
 
 def test_agree_on_the_random_share_of_a_sample(tmp_path, store):

@@ -209,7 +209,7 @@ def test_sample_bad_input(store):
     assert "severity" in str(info.value) and "content_hash" not in str(info.value)
     with pytest.raises(JudgekitError, match="judge 'gemini' has no ratings under refusal@1"):
         sample_items(store, SampleSpec(name="a", size=5, rubric="refusal", judges=["gemini"]))
-    assert store.conn.execute("SELECT COUNT(*) FROM samples").fetchone()[0] == 0
+    assert store.sample_names() == []
 
 
 def test_exclude_rated(store):
@@ -257,7 +257,7 @@ def test_cli_sample_failure_leaves_the_store_unchanged(tmp_path):
     assert result.exit_code == 2 and "cannot tell the format" in result.output
     with Store(db) as s:
         assert s.items().empty
-        assert s.conn.execute("SELECT COUNT(*) FROM samples").fetchone()[0] == 0
+        assert s.sample_names() == []
     result = CliRunner().invoke(main, ["sample", "--name", "pilot", "--size", "10", "--items", str(items_csv),
                                        "--store", str(db), "--out", str(tmp_path / "design.csv")])
     assert result.exit_code == 0, result.output

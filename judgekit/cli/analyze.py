@@ -27,7 +27,6 @@ from judgekit.analysis.terminal import (
 )
 from judgekit.cli.options import store_option
 from judgekit.console import make_console
-from judgekit.errors import JudgekitError
 from judgekit.rubric import load_rubric
 from judgekit.store import Store
 
@@ -61,15 +60,6 @@ def _bootstrap_options(f: Callable[..., Any]) -> Callable[..., Any]:
                      show_default=True,
                      help="Bootstrap resamples (of prompts/conversations) for the 95% CIs.")(f)
     return f
-
-
-def _open_store(path: str) -> Store:
-    if path != ":memory:" and not Path(path).exists():
-        raise JudgekitError(
-            f"Store {path} does not exist; import ratings first "
-            f"(`judgekit import FILE --rubric R --store {path}`) or pass --store."
-        )
-    return Store(path)
 
 
 @contextmanager
@@ -159,7 +149,7 @@ def distribution_cmd(
     loaded = inputs.load_verdicts(verdicts)
     by_cols = [c.strip() for v in by for c in v.split(",") if c.strip()]
     codes = [c.strip() for c in refusal_codes.split(",") if c.strip()] if refusal_codes else None
-    with _open_store(store_path) as store:
+    with Store.open_existing(store_path) as store:
         data = inputs.distribution_inputs(store, rubric, rater,
                                           form_rubric=None if no_forms else form_rubric,
                                           verdicts=loaded, untrusted=untrusted)
@@ -237,7 +227,7 @@ def calibration_cmd(
 
     rubric = load_rubric(rubric_name)
     loaded = inputs.load_verdicts(verdicts)
-    with _open_store(store_path) as store:
+    with Store.open_existing(store_path) as store:
         data = inputs.calibration_inputs(store, rubric, rater, harm_column=harm_column,
                                          harm_rubric=harm_rubric, harm_key=harm_key)
     with _progress("bootstrap (resampling conversations)", quiet) as progress:
@@ -281,7 +271,7 @@ def criteria_cmd(
 
     spec = load_criteria(criteria_file)
     loaded = inputs.load_verdicts(verdicts)
-    with _open_store(store_path) as store:
+    with Store.open_existing(store_path) as store:
         data = inputs.criteria_inputs(store)
     result, passed = evaluate_criteria(
         spec, data.ratings, data.items, rater=rater, verdicts=loaded,

@@ -153,7 +153,7 @@ def agree_cmd(
     cols = [c.strip() for b in by for c in b.split(",") if c.strip()]
     if random_only and not sample:
         raise JudgekitError("--random-only needs --sample NAME (the sample whose random share to use).")
-    with _open_existing_store(store_path) as store:
+    with Store.open_existing(store_path) as store:
         only_items = None
         if sample:
             from judgekit.sampling import sample_design
@@ -206,7 +206,7 @@ def gate_cmd(policy: Path, out_dir: Path, store_path: str) -> None:
     from judgekit.gate import explain, run_gate
     from judgekit.io.tables import write_text_atomic
 
-    with _open_existing_store(store_path) as store:
+    with Store.open_existing(store_path) as store:
         verdict, _ = run_gate(store, policy)
     lines = explain(verdict)
     print_verdict(console, verdict, lines)
@@ -240,14 +240,6 @@ def _split(text: str | None) -> list[str] | None:
     if not text:
         return None
     return [t.strip() for t in text.split(",") if t.strip()]
-
-
-def _open_existing_store(path: str) -> Store:
-    if path != ":memory:" and not Path(path).exists():
-        raise JudgekitError(
-            f"Store {path} does not exist; import ratings first (`judgekit import ... --store {path}`)."
-        )
-    return Store(path)
 
 
 COMMANDS: list[click.Command] = [rubrics_cmd, import_cmd, agree_cmd, gate_cmd, demo_cmd]

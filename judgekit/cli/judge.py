@@ -118,10 +118,8 @@ def export_ratings_cmd(
     from judgekit.judges.export import ratings_with_calls
     from judgekit.rubric import load_rubric
 
-    if not Path(store_path).exists():
-        raise JudgekitError(f"Store {store_path} does not exist; pass --store with an existing store.")
-    rubric = load_rubric(rubric_name) if rubric_name else None
-    with Store(store_path) as store:
+    with Store.open_existing(store_path) as store:
+        rubric = load_rubric(rubric_name) if rubric_name else None
         df = ratings_with_calls(store, rubric=rubric, raters=list(raters) or None)
     if df.empty:
         raise JudgekitError(
@@ -155,9 +153,7 @@ def export_calls_cmd(store_path: str, fmt: str | None, out: Path, judges: tuple[
     from judgekit.io.tables import write_table
     from judgekit.judges.export import calls_table
 
-    if not Path(store_path).exists():
-        raise JudgekitError(f"Store {store_path} does not exist; pass --store with an existing store.")
-    with Store(store_path) as store:
+    with Store.open_existing(store_path) as store:
         df = calls_table(store, judges=list(judges) or None)
     if df.empty:
         raise JudgekitError(f"Store {store_path} has no judge calls{' for these judges' if judges else ''}; "

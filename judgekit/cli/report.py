@@ -63,14 +63,11 @@ def report_cmd(
     from judgekit.store import Store
 
     rubric = load_rubric(rubric_name)
-    if store_path != ":memory:" and not Path(store_path).is_file():
-        raise JudgekitError(f"Store {store_path} does not exist; import ratings first with `judgekit import` "
-                            "or pass --store.")
-    verdict = load_verdict(verdict_path) if verdict_path is not None else None
-    out_dir, stem = (out.parent, out.stem) if out.suffix.lower() in (".html", ".htm") else (out, "report")
-    if out_dir.exists() and not out_dir.is_dir():
-        raise JudgekitError(f"{out_dir} is a file; --out needs a folder (it is created if missing).")
-    with Store(store_path) as store:
+    with Store.open_existing(store_path) as store:
+        verdict = load_verdict(verdict_path) if verdict_path is not None else None
+        out_dir, stem = (out.parent, out.stem) if out.suffix.lower() in (".html", ".htm") else (out, "report")
+        if out_dir.exists() and not out_dir.is_dir():
+            raise JudgekitError(f"{out_dir} is a file; --out needs a folder (it is created if missing).")
         agreement = agreement_report(store, rubric=rubric, by=_split(by), reference=reference,
                                      n_resamples=resamples).to_dict()
         extras = collect_extras(store, rubric, agreement, per_judge=per_judge)

@@ -1,0 +1,239 @@
+"""The store's shared names: the schema (as migrations), rating columns and key, rater kinds,
+statuses, item core columns, the item content hash and the one test for a missing value.
+
+The bottom layer of judgekit: standard library only (no pandas), imported by :mod:`judgekit.store`
+and :mod:`judgekit.data` alike. Schema changes are named, add-only migrations recorded in the
+store's ``migrations`` table (the habit of simonw/llm): append to :data:`MIGRATIONS`, never edit an
+applied one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import numbers
+from dataclasses import dataclass
+from typing import Any
+
+#: columns of the ratings table as returned by :meth:`judgekit.store.Store.ratings` (the long format).
+RATING_COLUMNS = [
+    "item_id",
+    "rater_id",
+    "rater_kind",
+    "rubric",
+    "rubric_hash",
+    "label",
+    "value",
+    "trial",
+    "status",
+    "rationale",
+    "created_at",
+    "source",
+]
+#: what identifies a rating: a rating with the same key replaces the stored one.
+RATING_KEY = ["item_id", "rater_id", "rubric", "rubric_hash", "trial"]
+RATER_KINDS = ("human", "judge", "reference")
+STATUSES = ("ok", "abstain", "error")
+#: the item columns stored as columns (every other item column is metadata, kept as JSON).
+ITEM_CORE = ["item_id", "prompt", "messages", "response"]
+
+#: values bound in one statement (``IN (?, ?, ...)``, one ``executemany`` row): below SQLite's
+#: smallest default limit on host parameters (999), so every build of SQLite accepts it.
+MAX_SQL_VARIABLES = 900
+
+MIGRATIONS: list[tuple[str, str]] = [
+    (
+        "001_items_ratings",
+        """
+        CREATE TABLE items (
+            item_id TEXT PRIMARY KEY,
+            prompt TEXT,
+            messages TEXT,          -- JSON list of {role, content}, for multi-turn items
+            response TEXT,
+            content_hash TEXT NOT NULL,
+            meta TEXT NOT NULL DEFAULT '{}',   -- JSON object of metadata columns
+            updated_at REAL NOT NULL
+        );
+        CREATE TABLE ratings (
+            item_id TEXT NOT NULL,
+            rater_id TEXT NOT NULL,
+            rater_kind TEXT NOT NULL CHECK (rater_kind IN ('human', 'judge', 'reference')),
+            rubric TEXT NOT NULL,        -- name@version
+            rubric_hash TEXT NOT NULL,
+            label TEXT,                  -- NULL when status is abstain or error
+            value REAL,
+            trial INTEGER NOT NULL DEFAULT 0,
+            status TEXT NOT NULL DEFAULT 'ok' CHECK (status IN ('ok', 'abstain', 'error')),
+            rationale TEXT,
+            created_at REAL NOT NULL,
+            source TEXT,
+            PRIMARY KEY (item_id, rater_id, rubric, rubric_hash, trial)
+        );
+        CREATE INDEX ratings_by_rubric ON ratings (rubric, rubric_hash, rater_id);
+        """,
+    ),
+    (
+        "002_calls_history_samples",
+        """
+        CREATE TABLE calls (
+            key TEXT PRIMARY KEY,        -- hash of (judge spec + params, rubric hash, item hash, trial)
+            judge_id TEXT NOT NULL,
+            spec TEXT NOT NULL,
+            params TEXT NOT NULL DEFAULT '{}',
+            rubric TEXT NOT NULL,
+            rubric_hash TEXT NOT NULL,
+            item_id TEXT NOT NULL,
+            item_hash TEXT NOT NULL,
+            trial INTEGER NOT NULL DEFAULT 0,
+            raw TEXT,                    -- the raw completion, so a parser change re-parses for free
+            status TEXT NOT NULL,
+            label TEXT,
+            rationale TEXT,
+            error TEXT,
+            input_tokens INTEGER DEFAULT 0,
+            output_tokens INTEGER DEFAULT 0,
+            cached_tokens INTEGER DEFAULT 0,
+            cost_usd REAL DEFAULT 0,
+            latency_s REAL,
+            attempts INTEGER DEFAULT 1,
+            created_at REAL NOT NULL
+        );
+        CREATE INDEX calls_by_judge ON calls (judge_id, rubric_hash);
+        CREATE TABLE rating_history (
+            item_id TEXT NOT NULL,
+            rater_id TEXT NOT NULL,
+            rater_kind TEXT NOT NULL,
+            rubric TEXT NOT NULL,
+            rubric_hash TEXT NOT NULL,
+            trial INTEGER NOT NULL,
+            label TEXT,
+            value REAL,
+            status TEXT NOT NULL,
+            rationale TEXT,
+            created_at REAL NOT NULL,
+            source TEXT,
+            superseded_at REAL NOT NULL
+        );
+        CREATE TABLE samples (
+            sample TEXT NOT NULL,        -- name of the sample (e.g. the Label Studio project)
+            item_id TEXT NOT NULL,
+            reason TEXT NOT NULL,        -- random | stratum | disagreement | abstention | unstable
+            stratum TEXT,
+            weight REAL NOT NULL DEFAULT 1.0,
+            overlap INTEGER NOT NULL DEFAULT 0,   -- 1 if to be rated by >= 2 annotators
+            created_at REAL NOT NULL,
+            PRIMARY KEY (sample, item_id)
+        );
+        """,
+    ),
+    (
+        "003_judge_batches",
+        """
+        CREATE TABLE judge_batches (
+            batch_id TEXT PRIMARY KEY,   -- the provider's id of a batch of judge calls
+            provider TEXT NOT NULL,      -- anthropic | openai
+            judge_id TEXT NOT NULL,
+            spec TEXT NOT NULL,
+            rubric_hash TEXT NOT NULL,
+            keys TEXT NOT NULL,          -- JSON list of the call keys in it (custom_id = key)
+            status TEXT NOT NULL,        -- submitted | collected
+            created_at REAL NOT NULL,
+            updated_at REAL NOT NULL
+        );
+        CREATE INDEX judge_batches_open ON judge_batches (judge_id, status);
+        """,
+    ),
+    (
+        "004_rating_call_key",
+        """
+        -- the call (calls.key) a panel judge's rating came from, so exports attach the tokens and
+        -- cost of that very call (NULL for imported ratings)
+        ALTER TABLE ratings ADD COLUMN call_key TEXT;
+        """,
+    ),
+]
+
+
+# ------------------------------------------------------------------ typed rows
+# Not frozen: a frozen dataclass takes twice as long to build, and an import builds one per rating.
+@dataclass(slots=True)
+class ItemRow:
+    """A row of the ``items`` table: ``messages`` and ``meta`` as their JSON text."""
+
+    item_id: str
+    prompt: str | None
+    messages: str | None
+    response: str | None
+    content_hash: str
+    meta: str
+    updated_at: float
+
+
+@dataclass(slots=True)
+class RatingRow:
+    """A row of the ``ratings`` table (the fields of :data:`RATING_COLUMNS`, then ``call_key``)."""
+
+    item_id: str
+    rater_id: str
+    rater_kind: str
+    rubric: str
+    rubric_hash: str
+    label: str | None
+    value: float | None
+    trial: int
+    status: str
+    rationale: str | None
+    created_at: float
+    source: str | None
+    #: the judge call (``calls.key``) the rating came from; ``None`` for imported ratings
+    call_key: str | None = None
+
+    @property
+    def key(self) -> tuple[str, str, str, str, int]:
+        """The rating's :data:`RATING_KEY`."""
+        return (self.item_id, self.rater_id, self.rubric, self.rubric_hash, self.trial)
+
+
+@dataclass(slots=True)
+class SampleRow:
+    """One chosen item of a recorded sample (a row of the ``samples`` table, without its name)."""
+
+    item_id: str
+    #: why it was chosen: random | stratum | disagreement | abstention | unstable | fill
+    reason: str
+    stratum: str | None
+    #: the inverse sampling fraction of the item's cell
+    weight: float
+    #: 1 if the item is to be rated by at least two annotators, else 0
+    overlap: int
+
+
+def item_content_hash(prompt: Any, messages: Any, response: Any) -> str:
+    """Hash of what a judge sees of an item: the cache key changes when the text changes.
+
+    ``messages`` may be the list or its JSON text; both hash the same (canonical JSON).
+    """
+    if isinstance(messages, str):
+        with contextlib.suppress(json.JSONDecodeError):
+            messages = json.loads(messages)
+    if messages is not None and not isinstance(messages, str):
+        messages = json.dumps(messages, sort_keys=True, ensure_ascii=False)
+    blob = json.dumps([prompt, messages, response], ensure_ascii=False).encode()
+    return hashlib.sha256(blob).hexdigest()[:16]
+
+
+def is_missing(value: object) -> bool:
+    """True for ``None``, NaN (Python's or numpy's, any float type) and pandas' ``NA``/``NaT``.
+
+    A cell of a table that holds no value. Anything else, including ``""`` and ``0``, is a value.
+
+    >>> [is_missing(v) for v in (None, float("nan"), 0, "", "x")]
+    [True, True, False, False, False]
+    """
+    if value is None:
+        return True
+    if isinstance(value, numbers.Real):  # float, and numpy's floating and integer types
+        return bool(value != value)
+    # pandas' missing markers, recognised by type name so this module needs no pandas
+    return type(value).__name__ in {"NAType", "NaTType"}
