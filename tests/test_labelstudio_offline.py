@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import socket
+import threading
 import time
 import xml.etree.ElementTree as ET
+from http.server import BaseHTTPRequestHandler, HTTPServer
 
 import pandas as pd
 import pytest
@@ -23,6 +25,7 @@ from judgekit.annotation.labelstudio import (
 from judgekit.cli import main
 from judgekit.errors import JudgekitError
 from judgekit.rubric import load_rubric
+from judgekit.sampling import sample_names
 from judgekit.store import Store
 
 RESTR = load_rubric("restrictiveness")
@@ -300,8 +303,30 @@ def test_cli_malformed_address_or_token_is_one_sentence(tmp_path, monkeypatch, u
 
 def test_token_surrounding_whitespace_is_ignored(monkeypatch):
     monkeypatch.setenv("LABEL_STUDIO_API_KEY", "  abc123\n")
-    with LabelStudioClient("http://127.0.0.1:1 ") as client:
-        assert client._http.headers["Authorization"] == "Token abc123"
+    seen = []
+
+    class Answer(BaseHTTPRequestHandler):  # what the server receives, not the client's internals
+        def do_GET(self):
+            seen.append(self.headers.get("Authorization"))
+            body = b'{"id": 1}'
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = HTTPServer(("127.0.0.1", 0), Answer)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        with LabelStudioClient(f"http://127.0.0.1:{server.server_port} ") as client:
+            client.whoami()
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert seen == ["Token abc123"]
 
 
 def test_cli_pull_from_export(tmp_path):
@@ -360,7 +385,7 @@ def test_push_of_a_spec_records_nothing_when_the_server_is_down(tmp_path, monkey
     assert result.exit_code == 2, result.output
     assert "Cannot reach the Label Studio server" in result.output
     with Store(db) as s:
-        assert s.conn.execute("SELECT COUNT(*) FROM samples").fetchone()[0] == 0
+        assert sample_names(s) == []
 
 
 # ------------------------------------------------- the test server's start/stop
