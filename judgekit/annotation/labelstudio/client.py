@@ -116,8 +116,8 @@ class LabelStudioClient:
     def call(self, method: str, path: str, send: Callable[[LabelStudio], _T]) -> _T:
         """``send(sdk)`` — one API call, named ``method path`` in messages — and its result.
 
-        HTTP and connection failures, refused tokens and answers that are not JSON become one
-        :class:`JudgekitError` sentence.
+        HTTP and connection failures, refused tokens and answers that are not JSON (or not in
+        the shape the SDK reads) become one :class:`JudgekitError` sentence.
         """
         import httpx
         from label_studio_sdk.core.api_error import ApiError
@@ -151,6 +151,14 @@ class LabelStudioClient:
             raise _not_json(method, path) from None  # a success the SDK could not read as JSON
         except (ParsingError, json.JSONDecodeError):
             raise _not_json(method, path) from None
+        except TypeError:
+            # The SDK builds its models with ``**body``: JSON that is not an object where it
+            # expects one, e.g. a bare list from a Label Studio older than the SDK supports.
+            raise JudgekitError(
+                f"Label Studio answered {method} {path} in a form label-studio-sdk cannot read (a "
+                f"JSON list, not an object); is {ENV_URL} a Label Studio server of a supported "
+                "version?"
+            ) from None
 
     # ----------------------------------------------------------------- API
     def whoami(self) -> dict[str, Any]:
