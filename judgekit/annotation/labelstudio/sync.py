@@ -202,8 +202,6 @@ def _latest(anns: list[Annotation]) -> tuple[list[Annotation], int, int]:
     return list(best.values()), cancelled, len(live) - len(best)
 
 
-
-
 def annotations_to_ratings(
     anns: Sequence[Annotation],
     rubrics: Sequence[Rubric],
