@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import socket
+import threading
 import time
 import xml.etree.ElementTree as ET
+from http.server import BaseHTTPRequestHandler, HTTPServer
 
 import pandas as pd
 import pytest
@@ -300,8 +302,30 @@ def test_cli_malformed_address_or_token_is_one_sentence(tmp_path, monkeypatch, u
 
 def test_token_surrounding_whitespace_is_ignored(monkeypatch):
     monkeypatch.setenv("LABEL_STUDIO_API_KEY", "  abc123\n")
-    with LabelStudioClient("http://127.0.0.1:1 ") as client:
-        assert client._http.headers["Authorization"] == "Token abc123"
+    seen = []
+
+    class Answer(BaseHTTPRequestHandler):  # what the server receives, not the client's internals
+        def do_GET(self):
+            seen.append(self.headers.get("Authorization"))
+            body = b'{"id": 1}'
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = HTTPServer(("127.0.0.1", 0), Answer)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        with LabelStudioClient(f"http://127.0.0.1:{server.server_port} ") as client:
+            client.whoami()
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert seen == ["Token abc123"]
 
 
 def test_cli_pull_from_export(tmp_path):

@@ -1,0 +1,74 @@
+"""Label Studio bridge: rubric → labeling config, push items as tasks, pull annotations back.
+
+* :func:`label_config` renders one labeling interface from one or several rubrics (the same
+  YAML files the judges use): the conversation turn by turn, the response, one choice control per
+  rubric (codes in rubric order, descriptions shown, examples as hints) and an optional comment.
+* :func:`push` creates or reuses a project and imports items as tasks carrying ``item_id`` and
+  metadata — never a judge's output: annotators are blind to the judges and to each other. Pushing
+  again adds only items the project does not have; tasks go in chunks, in shuffled order.
+* :func:`pull` reads annotations through the REST API (paginated) or from an export file (JSON,
+  JSON_MIN, CSV), maps each annotator to a stable ``rater_id`` (email, else username), skips
+  cancelled annotations, keeps an annotator's latest annotation per task, validates every choice
+  against the rubric through :func:`judgekit.data.normalise_ratings`, and writes human ratings in
+  one transaction. Pulling twice changes nothing; a revised label replaces the stored one and the
+  old one goes to ``rating_history``.
+
+The server address and token come from arguments or the environment (``LABEL_STUDIO_URL``,
+``LABEL_STUDIO_API_KEY``); neither is written to the store or printed. The HTTP calls go through
+the official ``label-studio-sdk`` (installed with the ``labelstudio`` extra), imported on the
+first call.
+
+Modules: :mod:`.config` (labeling config, rubric record), :mod:`.tasks` (task payloads),
+:mod:`.client` (the API over the SDK), :mod:`.exports` (annotations from tasks and export files),
+:mod:`.sync` (push and pull), :mod:`.values` (single values as Label Studio gives them).
+"""
+
+from judgekit.annotation.labelstudio.client import ENV_TOKEN, ENV_URL, LabelStudioClient
+from judgekit.annotation.labelstudio.config import (
+    COMMENT_CONTROL,
+    check_rubrics,
+    label_config,
+    load_rubrics,
+    parse_marker,
+    rubric_marker,
+)
+from judgekit.annotation.labelstudio.exports import (
+    Annotation,
+    from_flat_rows,
+    from_full_tasks,
+    read_export,
+)
+from judgekit.annotation.labelstudio.sync import (
+    PullSummary,
+    PushSummary,
+    annotations_to_ratings,
+    parse_annotator_map,
+    pull,
+    push,
+)
+from judgekit.annotation.labelstudio.tasks import task_data
+from judgekit.annotation.labelstudio.values import rater_name
+
+__all__ = [
+    "COMMENT_CONTROL",
+    "ENV_TOKEN",
+    "ENV_URL",
+    "Annotation",
+    "LabelStudioClient",
+    "PullSummary",
+    "PushSummary",
+    "annotations_to_ratings",
+    "check_rubrics",
+    "from_flat_rows",
+    "from_full_tasks",
+    "label_config",
+    "load_rubrics",
+    "parse_annotator_map",
+    "parse_marker",
+    "pull",
+    "push",
+    "rater_name",
+    "read_export",
+    "rubric_marker",
+    "task_data",
+]

@@ -1,0 +1,288 @@
+"""The Label Studio REST API calls judgekit needs, as a thin adapter over ``label-studio-sdk``.
+
+The official SDK (installed with the ``labelstudio`` extra) sends the requests; this module adds
+what judgekit promises its users on top of it: the address and token from arguments or
+``LABEL_STUDIO_URL`` / ``LABEL_STUDIO_API_KEY``, checked before anything is sent; every failure as
+one :class:`~judgekit.errors.JudgekitError` sentence that names the variable to fix and never
+contains the token or the address; plain dicts as the server sent them (read from the SDK's raw
+responses, or dumped from its models in wire form for the paged lists); paging by page number;
+no retries (a retried import could add its tasks twice); no redirects followed.
+
+The SDK is imported, and its client built, on the first call: constructing a
+:class:`LabelStudioClient` (e.g. for a pull from an export file that may never need the server)
+costs nothing. The token goes to the SDK as its ``api_key``: a legacy token (Account & Settings →
+Access Token with legacy tokens enabled) is sent as ``Authorization: Token <token>``, as judgekit
+always sent it; the SDK reads a JWT-shaped token as a personal access token and exchanges it at
+``/api/token/refresh/`` for ``Bearer`` access tokens.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import re
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
+
+from judgekit.annotation.labelstudio.values import rater_name
+from judgekit.errors import JudgekitError
+
+if TYPE_CHECKING:
+    from label_studio_sdk import LabelStudio
+
+ENV_URL = "LABEL_STUDIO_URL"
+ENV_TOKEN = "LABEL_STUDIO_API_KEY"
+_T = TypeVar("_T")
+
+
+class LabelStudioClient:
+    """A small client for the Label Studio REST API (the calls judgekit needs).
+
+    ``url``/``token`` default to ``LABEL_STUDIO_URL`` / ``LABEL_STUDIO_API_KEY``. Every failure
+    is a :class:`JudgekitError` sentence that names the variable to fix and never contains the
+    token or the address. ``timeout`` (seconds) bounds each request.
+    """
+
+    def __init__(self, url: str | None = None, token: str | None = None, *, timeout: float = 60) -> None:
+        url = (url or os.environ.get(ENV_URL) or "").strip()
+        token = (token or os.environ.get(ENV_TOKEN) or "").strip()
+        if not url:
+            raise JudgekitError(
+                f"No Label Studio address: pass --url or set {ENV_URL} (e.g. http://127.0.0.1:8080)."
+            )
+        if not token:
+            raise JudgekitError(
+                f"No Label Studio API token: pass --token or set {ENV_TOKEN} (Account & Settings → "
+                "Access Token in Label Studio)."
+            )
+        if not re.match(r"^https?://", url):
+            raise JudgekitError(f"The Label Studio address in --url / {ENV_URL} must start with http:// or https://.")
+        # An HTTP header carries printable ASCII only; say so without echoing the token.
+        if not re.fullmatch(r"[\x21-\x7e]+", token):
+            raise JudgekitError(
+                f"The Label Studio API token in --token / {ENV_TOKEN} contains spaces or characters "
+                "that are not plain ASCII; copy it again from Account & Settings → Access Token."
+            )
+        if importlib.util.find_spec("label_studio_sdk") is None:  # pragma: no cover - the extra brings it
+            raise JudgekitError(
+                "The Label Studio bridge needs label-studio-sdk: pip install 'judgekit[labelstudio]'."
+            )
+        import httpx  # the SDK's transport (a dependency of label-studio-sdk)
+
+        try:
+            httpx.URL(url)
+        except httpx.InvalidURL:
+            raise JudgekitError(
+                f"The Label Studio address in --url / {ENV_URL} is not a valid URL (check the host "
+                "and the port), e.g. http://127.0.0.1:8080."
+            ) from None
+        # A trailing slash keeps a path prefix (https://host/labelstudio) when the SDK joins the
+        # token refresh path onto the address; request paths are joined without doubling it.
+        self._url = url.rstrip("/") + "/"
+        self._token = token
+        self._timeout = timeout
+        # Our own httpx client: closed by close(), and it follows no redirects.
+        self._http = httpx.Client(timeout=timeout)
+        self._sdk: LabelStudio | None = None
+
+    def __repr__(self) -> str:
+        return "LabelStudioClient()"  # neither the address nor the token
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> LabelStudioClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------- plumbing
+    def _client(self) -> LabelStudio:
+        if self._sdk is None:
+            from label_studio_sdk import LabelStudio
+
+            self._sdk = LabelStudio(
+                base_url=self._url,
+                api_key=self._token,
+                headers={"Accept": "application/json"},
+                timeout=self._timeout,
+                max_retries=0,
+                httpx_client=self._http,
+            )
+        return self._sdk
+
+    def call(self, method: str, path: str, send: Callable[[LabelStudio], _T]) -> _T:
+        """``send(sdk)`` — one API call, named ``method path`` in messages — and its result.
+
+        HTTP and connection failures, refused tokens and answers that are not JSON (or not in
+        the shape the SDK reads) become one :class:`JudgekitError` sentence.
+        """
+        import httpx
+        from label_studio_sdk.core.api_error import ApiError
+        from label_studio_sdk.core.parse_error import ParsingError
+
+        try:
+            return send(self._client())
+        except httpx.TimeoutException:
+            raise JudgekitError(
+                f"The Label Studio server in --url / {ENV_URL} did not answer {method} {path} in "
+                "time; check that it is running and not overloaded."
+            ) from None
+        except httpx.HTTPError as exc:
+            raise JudgekitError(
+                f"Cannot reach the Label Studio server in --url / {ENV_URL} "
+                f"({type(exc).__name__}); start it (bash scripts/labelstudio-server.sh start) or "
+                "fix the address."
+            ) from None
+        except ApiError as exc:
+            status = exc.status_code or 0
+            if status in (401, 403):
+                raise JudgekitError(
+                    f"Label Studio refused the API token ({status}); set {ENV_TOKEN} (or "
+                    "--token) to a valid token from Account & Settings → Access Token (legacy tokens "
+                    "must be enabled in the organization settings)."
+                ) from None
+            if status >= 400:
+                raise JudgekitError(
+                    f"Label Studio answered {status} to {method} {path}: {_detail(exc.body)}."
+                ) from None
+            raise _not_json(method, path) from None  # a success the SDK could not read as JSON
+        except (ParsingError, json.JSONDecodeError):
+            raise _not_json(method, path) from None
+        except TypeError:
+            # The SDK builds its models with ``**body``: JSON that is not an object where it
+            # expects one, e.g. a bare list from a Label Studio older than the SDK supports.
+            raise JudgekitError(
+                f"Label Studio answered {method} {path} in a form label-studio-sdk cannot read (a "
+                f"JSON list, not an object); is {ENV_URL} a Label Studio server of a supported "
+                "version?"
+            ) from None
+
+    # ----------------------------------------------------------------- API
+    def whoami(self) -> dict[str, Any]:
+        """The user the token belongs to (also checks address and token)."""
+        data: dict[str, Any] = self.call(
+            "GET", "/api/current-user/whoami",
+            lambda ls: ls.users.with_raw_response.whoami().response.json(),
+        )
+        return data
+
+    def projects(self) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        page = 1
+        while True:
+
+            def send(ls: LabelStudio, page: int = page) -> Any:
+                return ls.projects.with_raw_response.list(page=page, page_size=100)
+
+            pager = self.call("GET", "/api/projects/", send)
+            out.extend(_plain(p) for p in pager.items or [])
+            if not pager.response.next:
+                return out
+            page += 1
+
+    def find_project(self, title: str) -> dict[str, Any] | None:
+        """The project called ``title``, or ``None``; several of that name is an error."""
+        found = [p for p in self.projects() if p.get("title") == title]
+        if len(found) > 1:
+            ids = ", ".join(str(p["id"]) for p in found)
+            raise JudgekitError(
+                f"Label Studio has {len(found)} projects named {title!r} (ids {ids}); rename all "
+                "but one so judgekit knows which to use."
+            )
+        return found[0] if found else None
+
+    def project(self, title: str) -> dict[str, Any]:
+        """The project called ``title``; a missing project is an error listing the others."""
+        found = self.find_project(title)
+        if found is None:
+            names = sorted(p.get("title", "") for p in self.projects())
+            have = ", ".join(repr(n) for n in names[:10]) if names else "none"
+            raise JudgekitError(
+                f"Label Studio project {title!r} does not exist (projects there: {have}); check "
+                "the name or push to it first."
+            )
+        return found
+
+    def create_project(self, title: str, config: str, description: str) -> dict[str, Any]:
+        data: dict[str, Any] = self.call(
+            "POST", "/api/projects/",
+            lambda ls: ls.projects.with_raw_response.create(
+                title=title, label_config=config, description=description
+            ).response.json(),
+        )
+        return data
+
+    def tasks(self, project_id: int, *, with_annotations: bool = True, page_size: int = 100) -> Iterator[dict[str, Any]]:
+        """All tasks of a project, page by page (with their annotations unless told not to)."""
+        page = 1
+        seen = 0
+        fields: Literal["all", "task_only"] = "all" if with_annotations else "task_only"
+        while True:
+
+            def send(ls: LabelStudio, page: int = page) -> Any:
+                return ls.tasks.with_raw_response.list(
+                    project=project_id, page=page, page_size=page_size, fields=fields
+                )
+
+            pager = self.call("GET", "/api/tasks/", send)
+            tasks = [_plain(t) for t in pager.items or []]
+            yield from tasks
+            seen += len(tasks)
+            total = pager.response.total or 0
+            if not tasks or seen >= total:
+                return
+            page += 1
+
+    def import_tasks(self, project_id: int, tasks: list[dict[str, Any]]) -> list[int]:
+        """Import task data dicts; returns the new task ids."""
+        # Plain dicts, not the SDK's ImportApiRequest models: those would send every unset field.
+        request = cast(Any, [{"data": t} for t in tasks])
+        data = self.call(
+            "POST", f"/api/projects/{project_id}/import",
+            lambda ls: ls.projects.with_raw_response.import_tasks(
+                id=project_id, request=request, return_task_ids=True
+            ).response.json(),
+        )
+        return list(data.get("task_ids", []))
+
+    def set_overlap(self, task_id: int, annotators: int) -> None:
+        """Ask for ``annotators`` distinct annotations of a task (before anyone annotates it)."""
+        self.call(
+            "PATCH", f"/api/tasks/{task_id}/",
+            lambda ls: ls.tasks.with_raw_response.update(id=str(task_id), overlap=annotators),
+        )
+
+    def users(self) -> dict[int, str]:
+        """Label Studio user id → stable rater id (email, else username)."""
+        data = self.call("GET", "/api/users/", lambda ls: ls.users.with_raw_response.list().response.json())
+        rows = data.get("results", []) if isinstance(data, dict) else data
+        return {int(u["id"]): rater_name(u) for u in rows if rater_name(u)}
+
+
+def _plain(model: Any) -> dict[str, Any]:
+    """An SDK model of a listed object as the plain dict the server sent."""
+    data: dict[str, Any] = model.model_dump(mode="json", by_alias=True, exclude_unset=True)
+    return data
+
+
+def _not_json(method: str, path: str) -> JudgekitError:
+    return JudgekitError(
+        f"Label Studio answered {method} {path} with something that is not JSON; is "
+        f"{ENV_URL} the address of a Label Studio server?"
+    )
+
+
+def _detail(body: Any) -> str:
+    """The reason in an error answer's body (the SDK hands over a body that is not JSON as text)."""
+    if isinstance(body, str):
+        return "no details"
+    if isinstance(body, dict):
+        errs = body.get("validation_errors")
+        if errs:
+            return "; ".join(f"{k}: {' '.join(map(str, v)) if isinstance(v, list) else v}"
+                             for k, v in errs.items())[:300]
+        return str(body.get("detail") or body)[:300]
+    return str(body)[:300]

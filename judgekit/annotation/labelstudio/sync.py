@@ -1,0 +1,432 @@
+"""Push items to Label Studio as tasks and pull annotations back as human ratings.
+
+* :func:`push` creates or reuses a project and imports items as tasks carrying ``item_id`` and
+  metadata — never a judge's output: annotators are blind to the judges and to each other. Pushing
+  again adds only items the project does not have; tasks go in chunks, in shuffled order.
+* :func:`pull` reads annotations through the REST API (paginated) or from an export file (JSON,
+  JSON_MIN, CSV), maps each annotator to a stable ``rater_id`` (email, else username), skips
+  cancelled annotations, keeps an annotator's latest annotation per task, validates every choice
+  against the rubric through :func:`judgekit.data.normalise_ratings`, and writes human ratings in
+  one transaction. Pulling twice changes nothing; a revised label replaces the stored one and the
+  old one goes to ``rating_history``.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from judgekit.annotation.labelstudio.client import ENV_TOKEN, ENV_URL, LabelStudioClient
+from judgekit.annotation.labelstudio.config import (
+    check_rubrics,
+    label_config,
+    parse_marker,
+    rubric_marker,
+)
+from judgekit.annotation.labelstudio.exports import Annotation, from_full_tasks, read_export
+from judgekit.annotation.labelstudio.tasks import task_data
+from judgekit.annotation.labelstudio.values import as_float
+from judgekit.data import normalise_ratings
+from judgekit.errors import JudgekitError
+from judgekit.rubric import Rubric
+from judgekit.store import RATING_COLUMNS, Store
+
+
+@dataclass
+class PushSummary:
+    """What a push did."""
+
+    project: str
+    project_id: int
+    created: bool
+    rubrics: list[str]
+    pushed: int
+    already: int
+    overlap: int = 0
+
+    def lines(self) -> list[str]:
+        how = "created" if self.created else "reused"
+        out = [
+            f"Label Studio project {self.project!r} (id {self.project_id}, {how}): {self.pushed} new "
+            f"tasks, {self.already} already there; rubrics {', '.join(self.rubrics)}."
+        ]
+        if self.overlap:
+            out.append(f"  {self.overlap} tasks ask for at least two annotators.")
+        return out
+
+
+def push(
+    client: LabelStudioClient,
+    items: pd.DataFrame,
+    rubrics: Sequence[Rubric | str],
+    project: str,
+    *,
+    overlap: pd.Series | None = None,
+    overlap_annotators: int = 2,
+    meta: Sequence[str] | None = None,
+    comment: bool = True,
+    chunk_size: int = 500,
+    seed: int = 0,
+) -> PushSummary:
+    """Create or reuse ``project`` and import the ``items`` it does not have yet.
+
+    ``overlap`` (bool/int Series indexed by item_id) marks items that need
+    ``overlap_annotators`` distinct annotators. Tasks are imported in shuffled order (seeded), in
+    chunks of ``chunk_size``, so the queue does not reveal why an item was chosen. A project set
+    up with other rubrics (or another edit of them) is an error: push to a new project.
+    """
+    rubs = check_rubrics(rubrics)
+    if len(project.strip()) < 3:
+        raise JudgekitError(f"Project name {project!r} is too short; Label Studio needs 3 characters or more.")
+    if chunk_size < 1:
+        raise JudgekitError("--chunk-size must be at least 1.")
+    data = task_data(items, meta=meta)
+    ids = [d["item_id"] for d in data]
+    dup = sorted({i for i in ids if ids.count(i) > 1}) if len(set(ids)) != len(ids) else []
+    if dup:
+        raise JudgekitError(f"Item {dup[0]!r} appears twice in the items to push; item ids must be unique.")
+    config = label_config(rubs, comment=comment)
+    client.whoami()
+    existing = client.find_project(project)
+    created = existing is None
+    if existing is None:
+        existing = client.create_project(
+            project,
+            config,
+            "Created by judgekit. Rate blind: you do not see any judge's or other annotator's "
+            f"label.\n{rubric_marker(rubs)}",
+        )
+    else:
+        recorded = parse_marker(existing.get("description"))
+        wanted = [r.ref for r in rubs]
+        if not recorded:
+            raise JudgekitError(
+                f"Label Studio project {project!r} was not created by judgekit (no rubric record in "
+                "its description); push to a new project name."
+            )
+        if sorted(recorded) != sorted(wanted):
+            raise JudgekitError(
+                f"Label Studio project {project!r} rates {', '.join(recorded)}, not "
+                f"{', '.join(wanted)}; push these rubrics (or this edit of them) to a new project."
+            )
+    pid = int(existing["id"])
+    have = {
+        str(t.get("data", {}).get("item_id"))
+        for t in client.tasks(pid, with_annotations=False)
+    }
+    new = [d for d in data if d["item_id"] not in have]
+    random.Random(f"{seed}:{project}").shuffle(new)
+    for i in range(0, len(new), chunk_size):
+        client.import_tasks(pid, new[i : i + chunk_size])
+    # Overlap is set on every wanted task that nobody has annotated yet and that asks for fewer
+    # annotators, not only on the tasks imported now: a push interrupted between the import and
+    # this step, or items pushed earlier without a sample, get it on the next push.
+    n_overlap = 0
+    want = {str(k) for k, v in overlap.items() if bool(v)} & set(ids) if overlap is not None else set()
+    if want:
+        for t in client.tasks(pid, with_annotations=False):
+            iid = str(t.get("data", {}).get("item_id"))
+            if (
+                iid in want
+                and not t.get("total_annotations")
+                and as_float(t.get("overlap") or 1) < overlap_annotators
+            ):
+                client.set_overlap(int(t["id"]), overlap_annotators)
+                n_overlap += 1
+    return PushSummary(
+        project=project,
+        project_id=pid,
+        created=created,
+        rubrics=[r.ref for r in rubs],
+        pushed=len(new),
+        already=len(data) - len(new),
+        overlap=n_overlap,
+    )
+
+
+# -------------------------------------------------------------------- pull
+@dataclass
+class PullSummary:
+    """What a pull found and wrote."""
+
+    source: str
+    ratings: int = 0
+    new: int = 0
+    changed: int = 0
+    unchanged: int = 0
+    cancelled: int = 0
+    superseded: int = 0
+    unrated: int = 0
+    items_added: int = 0
+    by_rubric: dict[str, dict[str, int]] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    def lines(self) -> list[str]:
+        out = [
+            f"Pulled {self.ratings} human ratings from {self.source}: {self.new} new, "
+            f"{self.changed} revised, {self.unchanged} unchanged."
+        ]
+        skipped = []
+        if self.cancelled:
+            skipped.append(f"{self.cancelled} cancelled annotations skipped")
+        if self.superseded:
+            skipped.append(f"{self.superseded} older annotations replaced by a later one")
+        if self.unrated:
+            skipped.append(f"{self.unrated} rubric answers left empty")
+        if skipped:
+            out.append("  " + "; ".join(skipped) + ".")
+        for rubric, by_rater in self.by_rubric.items():
+            raters = ", ".join(f"{r} {n}" for r, n in by_rater.items())
+            out.append(f"  {rubric}: {raters}")
+        out.extend(f"  {n}" for n in self.notes)
+        return out
+
+
+def _latest(anns: list[Annotation]) -> tuple[list[Annotation], int, int]:
+    """Keep each annotator's latest non-cancelled annotation per task."""
+    cancelled = sum(a.cancelled for a in anns)
+    live = [a for a in anns if not a.cancelled]
+    best: dict[tuple[str, str], Annotation] = {}
+    for a in live:
+        key = (a.item_id, str(a.user))
+        cur = best.get(key)
+        if cur is None or (a.updated, as_float(a.annotation_id)) > (cur.updated, as_float(cur.annotation_id)):
+            best[key] = a
+    return list(best.values()), cancelled, len(live) - len(best)
+
+
+def annotations_to_ratings(
+    anns: Sequence[Annotation],
+    rubrics: Sequence[Rubric],
+    users: Mapping[Any, str],
+    *,
+    where: str,
+    hashes: Mapping[str, str] | None = None,
+    reference: Sequence[str] = (),
+) -> tuple[pd.DataFrame, PullSummary]:
+    """Annotations → validated human ratings (long format) for every rubric, and a summary.
+
+    ``users`` maps Label Studio user ids to rater ids; an annotator given by email passes through.
+    ``reference`` names annotators (rater ids) whose labels are the adjudicated gold label
+    (``rater_kind="reference"``). ``hashes`` (rubric id → hash recorded at push) stamps ratings
+    with the rubric edit the
+    annotators saw.
+    """
+    summary = PullSummary(source=where)
+    pulled_at = time.time()  # for annotations whose export carries no timestamp
+    latest, summary.cancelled, summary.superseded = _latest(list(anns))
+    frames = []
+    for rubric in rubrics:
+        rows = []
+        for a in latest:
+            raw = a.choices.get(rubric.name)
+            if raw is None:
+                summary.unrated += 1
+                continue
+            rater = _rater(a.user, users, where)
+            if len(raw) != 1:
+                raise JudgekitError(
+                    f"{where}: task {a.task_id} (item {a.item_id!r}), annotation "
+                    f"{a.annotation_id} by {rater}: {len(raw)} choices for {rubric.name}; one is "
+                    "expected (the config asks for a single choice)."
+                )
+            if rubric.normalise(raw[0]) is None:
+                raise JudgekitError(
+                    f"{where}: task {a.task_id} (item {a.item_id!r}), annotation "
+                    f"{a.annotation_id} by {rater}: choice {raw[0]!r} for {rubric.name} is not in "
+                    f"rubric {rubric.id} (codes: {rubric.describe_codes()}); fix the project's "
+                    "labeling config or add an alias to the rubric."
+                )
+            rows.append(
+                {
+                    "item_id": a.item_id,
+                    "rater_id": rater,
+                    "rater_kind": "reference" if rater in reference else "human",
+                    "label": raw[0],
+                    "rationale": a.comment,
+                    "created_at": a.updated or pulled_at,
+                }
+            )
+        if not rows:
+            continue
+        long = pd.DataFrame(rows)
+        long["created_at"] = long["created_at"].astype(float)
+        long["_row"] = range(len(long))
+        df = normalise_ratings(long, rubric, source=where, default_kind="human")
+        if hashes and rubric.id in hashes:
+            df["rubric_hash"] = hashes[rubric.id]
+        frames.append(df)
+        counts = df["rater_id"].value_counts().sort_index()
+        summary.by_rubric[rubric.id] = {str(k): int(v) for k, v in counts.items()}
+    if not frames:
+        return pd.DataFrame(columns=RATING_COLUMNS), summary
+    out = pd.concat(frames, ignore_index=True)
+    summary.ratings = len(out)
+    return out[RATING_COLUMNS], summary
+
+
+def _rater(user: Any, users: Mapping[Any, str], where: str) -> str:
+    if isinstance(user, str) and "@" in user:
+        return user.strip()
+    for key in (user, _as_int(user), str(user)):
+        if key in users:
+            return users[key]
+    raise JudgekitError(
+        f"{where}: annotator {user!r} is a Label Studio user id judgekit cannot name; give --url and "
+        f"--token (or {ENV_URL} / {ENV_TOKEN}) so it can look the user up, or map ids with "
+        "--annotator-map '2=alice@example.org,3=bob@example.org'."
+    )
+
+
+def _as_int(v: Any) -> Any:
+    try:
+        return int(v)
+    except (TypeError, ValueError):
+        return v
+
+
+def parse_annotator_map(spec: str | None) -> dict[Any, str]:
+    """``"2=alice@x.org,3=bob"`` → {2: "alice@x.org", 3: "bob"}."""
+    out: dict[Any, str] = {}
+    for part in (spec or "").split(","):
+        if not part.strip():
+            continue
+        uid, sep, name = part.partition("=")
+        if not sep or not name.strip():
+            raise JudgekitError(
+                f"--annotator-map entry {part.strip()!r} must look like 'ID=email'; fix it."
+            )
+        out[_as_int(uid.strip())] = name.strip()
+    return out
+
+
+def _items_from_annotations(anns: Sequence[Annotation]) -> pd.DataFrame:
+    rows: dict[str, dict[str, Any]] = {}
+    for a in anns:
+        if a.item_id in rows:
+            continue
+        rec = {k: v for k, v in a.data.items() if k != "messages"}
+        msgs = a.data.get("messages")
+        if isinstance(msgs, str):
+            try:
+                msgs = json.loads(msgs)
+            except ValueError:
+                msgs = None
+        if isinstance(msgs, list) and msgs:
+            if len(msgs) == 1 and msgs[0].get("role", "user") == "user":
+                rec.setdefault("prompt", msgs[0].get("content"))
+            else:
+                rec["messages"] = msgs
+        rec["item_id"] = a.item_id
+        rows[a.item_id] = rec
+    return pd.DataFrame(list(rows.values()))
+
+
+def pull(
+    store: Store,
+    project: str | None = None,
+    *,
+    client: LabelStudioClient | None = None,
+    rubrics: Sequence[Rubric | str] | None = None,
+    from_export: str | Path | None = None,
+    annotator_map: Mapping[Any, str] | None = None,
+    reference: Sequence[str] = (),
+) -> PullSummary:
+    """Pull annotations into ``store`` as human ratings (all or nothing).
+
+    Through the API: ``client`` + ``project`` (rubrics read from the project, or checked against
+    ``rubrics``). From a file: ``from_export`` + ``rubrics`` (annotator ids resolved through
+    ``client`` when given, or ``annotator_map``).
+    """
+    users: dict[Any, str] = dict(annotator_map or {})
+    hashes: dict[str, str] = {}
+    if from_export is not None:
+        if not rubrics:
+            raise JudgekitError("--from-export needs --rubric for each rubric rated in the export.")
+        rubs = check_rubrics(rubrics)
+        anns = read_export(from_export, rubs)
+        where = f"Label Studio export {Path(from_export).name}"
+        needs_lookup = any(
+            not (isinstance(a.user, str) and "@" in a.user) and _as_int(a.user) not in users
+            and a.user not in users
+            for a in anns if not a.cancelled
+        )
+        if client is not None and needs_lookup:
+            users = {**client.users(), **users}
+    else:
+        if client is None or not project:
+            raise JudgekitError("Give --project (and the server) or --from-export FILE to pull.")
+        client.whoami()
+        proj = client.project(project)
+        recorded = parse_marker(proj.get("description"))
+        where = f"Label Studio project {project!r}"
+        if rubrics:
+            rubs = check_rubrics(rubrics)
+            # A rubric the project does not rate would pull nothing (or stamp another version's
+            # hash on the labels): say so instead.
+            rated = [ref.split("#", 1)[0] for ref in recorded]
+            other = [r.id for r in rubs if recorded and r.id not in rated]
+            if other:
+                raise JudgekitError(
+                    f"{where} rates {', '.join(rated)}, not {other[0]}; leave out --rubric (the "
+                    "project's own rubrics are used) or name those."
+                )
+        elif recorded:
+            rubs = check_rubrics([ref.split("#", 1)[0] for ref in recorded])
+        else:
+            raise JudgekitError(
+                f"{where} was not created by judgekit; name the rubrics its choice controls "
+                "rate with --rubric (the control names must be the rubric names)."
+            )
+        for ref in recorded:
+            rid, _, h = ref.partition("#")
+            if h:
+                hashes[rid] = h
+        anns = from_full_tasks(list(client.tasks(int(proj["id"]))), where)
+        users = {**client.users(), **users}
+    ratings, summary = annotations_to_ratings(
+        anns, rubs, users, where=where, hashes=hashes, reference=reference
+    )
+    missing_ref = sorted(set(reference) - set(ratings["rater_id"]))
+    if missing_ref:
+        raise JudgekitError(
+            f"{where}: --reference {missing_ref[0]!r} rated nothing there; give the adjudicator's "
+            "email (or username) as Label Studio knows it."
+        )
+    for r in rubs:
+        if r.id in hashes and hashes[r.id] != r.hash:
+            summary.notes.append(
+                f"{r.id} has changed since the push (#{hashes[r.id]} → #{r.hash}): these ratings "
+                f"are stored under #{hashes[r.id]}, the edit the annotators saw."
+            )
+    key = ["item_id", "rater_id", "rubric", "rubric_hash", "trial"]
+    before = store.ratings(rater_kind=["human", "reference"])
+    # Ratings an earlier pull took from this source whose annotation is gone (deleted, or turned
+    # into a skip) are not removed, but they must not go unnoticed: they still count.
+    earlier = before[(before["source"] == where) & before["rubric"].isin([r.id for r in rubs])]
+    if not earlier.empty:
+        gone = earlier[key].merge(ratings[key], on=key, how="left", indicator=True)
+        n_gone = int((gone["_merge"] == "left_only").sum())
+        if n_gone:
+            summary.notes.append(
+                f"{n_gone} ratings pulled earlier from {where} have no annotation there any more "
+                "(deleted or skipped since); they stay in the store and still count."
+            )
+    if ratings.empty:
+        return summary
+    known = set(store.items(ratings["item_id"].unique().tolist())["item_id"])
+    new_items = _items_from_annotations([a for a in anns if a.item_id not in known])
+    with store.transaction():
+        if not new_items.empty:
+            summary.items_added = store.put_items(new_items)
+        # The store compares with what it holds: new, revised (to history) or unchanged.
+        counts = store.put_ratings(ratings)
+    summary.new, summary.changed, summary.unchanged = counts.new, counts.changed, counts.unchanged
+    return summary

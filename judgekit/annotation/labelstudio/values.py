@@ -1,0 +1,35 @@
+"""Single values as Label Studio and pandas hand them over: empty cells, numbers, annotators."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import pandas as pd
+
+
+def is_missing(v: object) -> bool:
+    """True for ``None``, a float NaN and ``pd.NA``: a cell that holds no value."""
+    # The bridge's own copy for now; judgekit.schema.is_missing is meant to replace it.
+    if v is None:
+        return True
+    if isinstance(v, float) and v != v:
+        return True
+    return v is pd.NA
+
+
+def as_float(v: Any) -> float:
+    """``v`` as a number for ordering (an id, a count); anything that is not one counts as 0."""
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return 0.0
+
+
+def rater_name(user: Mapping[str, Any]) -> str:
+    """A Label Studio user's stable rater id: email, else username."""
+    for key in ("email", "username"):
+        v = str(user.get(key) or "").strip()
+        if v:
+            return v
+    return ""
