@@ -36,6 +36,7 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from judgekit.agreement.report import AgreementReport, agreement_report
+from judgekit.calls import latest_parameters
 from judgekit.config import first_error, read_yaml_mapping
 from judgekit.errors import JudgekitError, UntrustedJudgeError
 from judgekit.rubric import Rubric, load_rubric
@@ -116,21 +117,16 @@ def judge_identity(store: Any, judge: str, rubric: Rubric | str | None = None,
     """What identifies a judge: its rater id, and for panel judges the spec and parameters of
     its latest call under ``rubric`` (any rubric when None; a Rubric also fixes the hash)."""
     ident: dict[str, Any] = {"judge": judge, "spec": None, "params": None}
-    sql = "SELECT spec, params FROM calls WHERE judge_id = ?"
-    args: list[Any] = [judge]
+    rubric_id: str | None = None
     if rubric is not None:
-        sql += " AND rubric = ?"
-        args.append(getattr(rubric, "id", rubric))
+        rubric_id = str(getattr(rubric, "id", rubric))
         rubric_hash = getattr(rubric, "hash", rubric_hash)
-    if rubric_hash is not None:
-        sql += " AND rubric_hash = ?"
-        args.append(rubric_hash)
     try:
-        row = store.conn.execute(sql + " ORDER BY created_at DESC LIMIT 1", args).fetchone()
+        latest = latest_parameters(store, judge, rubric=rubric_id, rubric_hash=rubric_hash)
     except Exception:  # an old store without a calls table
-        row = None
-    if row:
-        ident["spec"], ident["params"] = row[0], json.loads(row[1] or "{}")
+        latest = None
+    if latest:
+        ident["spec"], ident["params"] = latest.spec, latest.params
     ident["judge_hash"] = _digest([judge, ident["spec"], ident["params"]])
     return ident
 

@@ -383,3 +383,84 @@ class Store:
             part = values[i : i + chunk]
             out.extend(self.conn.execute(sql.format(",".join("?" * len(part))), part))
         return out
+
+    # --- judge rating writes (panel) ---
+    class JudgeRating(NamedTuple):
+        """One rating of a panel judge (``rater_kind`` judge; the rubric is given to the write)."""
+
+        item_id: str
+        rater_id: str
+        label: str | None
+        value: float | None
+        trial: int
+        status: str
+        rationale: str | None
+        source: str
+        call_key: str  #: the call (``calls.key``) the rating was made from
+
+    def write_judge_ratings(
+        self, rubric: str, rubric_hash: str, ratings: Sequence[Store.JudgeRating], *, now: float
+    ) -> None:
+        """Insert or replace judge ratings under ``rubric`` (name@version) and ``rubric_hash``;
+        a replaced rating whose label or status changes is kept in the history."""
+        with self.transaction() as conn:
+            conn.executemany(
+                "INSERT INTO rating_history SELECT item_id, rater_id, rater_kind, rubric, rubric_hash,"
+                " trial, label, value, status, rationale, created_at, source, ? FROM ratings"
+                " WHERE item_id = ? AND rater_id = ? AND rubric = ? AND rubric_hash = ? AND trial = ?"
+                " AND (label IS NOT ? OR status IS NOT ?)",
+                [(now, r.item_id, r.rater_id, rubric, rubric_hash, r.trial, r.label, r.status)
+                 for r in ratings],
+            )
+            conn.executemany(
+                "INSERT OR REPLACE INTO ratings (item_id, rater_id, rater_kind, rubric, rubric_hash,"
+                " label, value, trial, status, rationale, created_at, source, call_key)"
+                " VALUES (?, ?, 'judge', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [(r.item_id, r.rater_id, rubric, rubric_hash, r.label, r.value, r.trial, r.status,
+                  r.rationale, now, r.source, r.call_key) for r in ratings],
+            )
+
+    def retire_judge_ratings(
+        self, rubric: str, rubric_hash: str, keys: Sequence[tuple[str, str, int]], *, now: float
+    ) -> None:
+        """Move judge ratings, given as ``(item_id, rater_id, trial)``, to the history."""
+        where = (" FROM ratings WHERE item_id = ? AND rater_id = ? AND rubric = ? AND rubric_hash = ?"
+                 " AND trial = ? AND rater_kind = 'judge'")
+        args = [(item_id, rater, rubric, rubric_hash, trial) for item_id, rater, trial in keys]
+        with self.transaction() as conn:
+            conn.executemany(
+                "INSERT INTO rating_history SELECT item_id, rater_id, rater_kind, rubric, rubric_hash,"
+                " trial, label, value, status, rationale, created_at, source, ?" + where,
+                [(now, *a) for a in args],
+            )
+            conn.executemany("DELETE" + where, args)
+
+    def judge_rating_calls(
+        self, rater_id: str, rubric: str, rubric_hash: str
+    ) -> dict[tuple[str, int], tuple[str | None, str, str | None]]:
+        """A judge's stored ratings: ``(item_id, trial) → (label, status, call_key)``."""
+        rows = self.conn.execute(
+            "SELECT item_id, trial, label, status, call_key FROM ratings WHERE rater_id = ?"
+            " AND rubric = ? AND rubric_hash = ? AND rater_kind = 'judge'",
+            (rater_id, rubric, rubric_hash),
+        )
+        return {(iid, trial): (label, status, key) for iid, trial, label, status, key in rows}
+
+    def other_kind_rater(self, rater_ids: Sequence[str]) -> tuple[str, str] | None:
+        """The first of ``rater_ids`` that is already a human or reference rater, and its kind."""
+        if not rater_ids:
+            return None
+        row = self.conn.execute(
+            "SELECT rater_id, rater_kind FROM ratings WHERE rater_kind != 'judge' AND rater_id IN"
+            f" ({','.join('?' * len(rater_ids))}) LIMIT 1",
+            list(rater_ids),
+        ).fetchone()
+        return None if row is None else (row[0], row[1])
+
+    def rating_call_keys(self) -> pd.DataFrame:
+        """``item_id, rater_id, rubric, rubric_hash, trial, call_key`` of every rating."""
+        import pandas as pd  # here, not at import time: the store's import stays light
+
+        return pd.read_sql_query(
+            "SELECT item_id, rater_id, rubric, rubric_hash, trial, call_key FROM ratings", self.conn
+        )

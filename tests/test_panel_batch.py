@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
+from judgekit.calls import batch_rows
 from judgekit.errors import JudgekitError
 from judgekit.judges.panel import load_panel, run_panel
 from judgekit.store import Store
@@ -33,7 +32,7 @@ def test_batch_mode_end_to_end_at_half_price(tmp_path, fake, api_env, spec):
         df = store.ratings(rater_ids=["j"])
         assert dict(zip(df["item_id"], df["label"], strict=True)) == {r["item_id"]: r["truth"] for r in rows}
         batch_cost = j.cost_usd
-        status = store.conn.execute("SELECT status FROM judge_batches").fetchall()
+        status = [(b.status,) for b in batch_rows(store)]
         assert status == [("collected",)]
     # the same calls streamed to a fresh provider (same prompt-cache history): twice the price
     with FakeServer() as other:
@@ -77,7 +76,7 @@ def test_failed_requests_in_a_batch_are_errors_and_are_resubmitted(tmp_path, fak
         assert (j.ok, j.error) == (3, 1) and list(j.errors) == ["batch request failed (500)"]
         second = run_panel(panel, store)
         assert second.judges[0].ok == 1 and fake.stats.batch_requests == 5
-        keys = [json.loads(k) for (k,) in store.conn.execute("SELECT keys FROM judge_batches")]
+        keys = [b.keys for b in batch_rows(store)]
         assert [len(k) for k in keys] == [4, 1]
 
 

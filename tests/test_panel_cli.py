@@ -301,7 +301,7 @@ def test_export_attaches_the_call_behind_each_rating_after_parameters_are_revert
     with Store(store) as s:
         rated = ratings_with_calls(s)
         calls = calls_table(s).set_index("key")
-        keys = pd.read_sql_query("SELECT item_id, call_key FROM ratings", s.conn).set_index("item_id")["call_key"]
+        keys = s.rating_call_keys().set_index("item_id")["call_key"]
     # every rating carries the usage of the call it came from (the temperature-0 call), not the
     # latest call of the judge for that item (the temperature-1 one)
     first_run = calls.sort_values("created_at").groupby("item_id").head(1)

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+from dataclasses import asdict
 
 import pandas as pd
 import pytest
 
+from judgekit.calls import call_rows
 from judgekit.judges.panel import load_panel, reparse_panel, run_panel
 from judgekit.store import Store
 from judgekit.testing.fakeserver import FakeServer
@@ -23,9 +25,7 @@ def ratings_of(store, rater):
 
 
 def calls(store):
-    cur = store.conn.execute("SELECT * FROM calls")
-    cols = [d[0] for d in cur.description]
-    return [dict(zip(cols, r, strict=True)) for r in cur.fetchall()]
+    return [asdict(c) for c in call_rows(store)]
 
 
 def test_every_judge_kind_end_to_end(tmp_path, fake, api_env):

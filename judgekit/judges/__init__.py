@@ -1,7 +1,8 @@
-"""Judges and judge panels: see :mod:`judgekit.judges.base` (specs, registry) and
-:mod:`judgekit.judges.panel` (running a panel)."""
+"""Judges and judge panels: see :mod:`judgekit.judges.base` (the judge protocol, specs,
+registry) and :mod:`judgekit.judges.panel` (running a panel)."""
 
 from judgekit.judges.base import (
+    BatchJudge,
     Completion,
     Judge,
     JudgeCallError,
@@ -14,6 +15,7 @@ from judgekit.judges.base import (
 )
 
 __all__ = [
+    "BatchJudge",
     "Completion",
     "Judge",
     "JudgeCallError",

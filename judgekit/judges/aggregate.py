@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from typing import Literal
+from typing import Literal, get_args
 
 import numpy as np
 import pandas as pd
@@ -32,7 +32,8 @@ from judgekit.rubric import Rubric
 
 Method = Literal["majority", "mean", "median"]
 Tie = Literal["abstain", "highest", "lowest"]
-METHODS: tuple[str, ...] = ("majority", "mean", "median")
+METHODS: tuple[str, ...] = get_args(Method)
+TIES: tuple[str, ...] = get_args(Tie)
 
 
 def default_min_votes(n_judges: int) -> int:
@@ -54,9 +55,9 @@ def aggregate(
     ratings: pd.DataFrame,
     rubric: Rubric,
     *,
-    method: str = "majority",
+    method: Method = "majority",
     judges: list[str],
-    tie: str = "abstain",
+    tie: Tie = "abstain",
     min_votes: int | None = None,
 ) -> pd.DataFrame:
     """Derived ratings of ``judges`` on every item any of them rated.

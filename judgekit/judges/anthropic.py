@@ -15,6 +15,7 @@ from typing import Any, cast
 
 from judgekit.judges._http import map_error
 from judgekit.judges.base import (
+    BatchJudge,
     Completion,
     JudgeCallError,
     JudgeContext,
@@ -25,10 +26,11 @@ from judgekit.judges.base import (
 from judgekit.judges.prices import lookup_price
 
 
-class AnthropicJudge:
+class AnthropicJudge(BatchJudge):
     """A Messages API judge (async client, ``max_retries=0``)."""
 
     local = False
+    supports_batch = True
 
     def __init__(
         self, entry: JudgeEntry, ctx: JudgeContext, *, model: str, base_url: str | None, key: str
@@ -79,9 +81,6 @@ class AnthropicJudge:
         return parse_message(content)
 
     # ------------------------------------------------------------ batch API
-    supports_batch = True
-    max_batch = 10_000
-
     def batch_entry(self, request: JudgeRequest, key: str) -> dict[str, Any]:
         """One request of a Message Batch (``custom_id`` = the call key)."""
         return {"custom_id": key,

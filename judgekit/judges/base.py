@@ -131,14 +131,28 @@ class Judge(Protocol):
 
     ``local`` judges (rules, replay) answer synchronously through :meth:`answer` and are never
     rate limited; remote ones implement the coroutine :meth:`complete`.
+
+    What a judge can do beyond that is declared as attributes with defaults (as ``llm``'s
+    ``Model`` declares ``can_stream``): subclass :class:`Judge` to inherit the defaults and
+    override what differs; the panel reads the attributes and never probes for them. A factory
+    that returns an object not derived from :class:`Judge` gets the defaults it lacks from
+    :func:`build_judge`.
     """
 
     spec: str
     local: bool
     #: rate-limit group: judges of the same provider and model share one limiter.
     limit_group: str
-    # Optional: ``by_item_id = True`` when the answer depends on the item id and not only on its
-    # text (``replay:``); the panel then keys calls by id as well (no sharing between equal texts).
+    #: the answer depends on the item id and not only on its text (``replay:``): the panel keys
+    #: calls by id as well, so equal texts do not share an answer.
+    by_item_id: bool = False
+    #: the spec in the cache key, when it differs from ``spec`` (``openai-compatible:`` drops its
+    #: URL, which is transport); None: ``spec`` as written in the panel entry.
+    cache_spec: str | None = None
+    #: USD per million tokens, for the cost of each call; None: free or unknown.
+    price: Price | None = None
+    #: the judge is a :class:`BatchJudge` whose provider has a batch API (``batch: true``).
+    supports_batch: bool = False
 
     def cache_params(self) -> dict[str, Any]:
         """Everything besides the spec that changes the answer (goes into the cache key)."""
@@ -155,6 +169,40 @@ class Judge(Protocol):
     async def aclose(self) -> None:
         """Release connections."""
         ...
+
+
+@runtime_checkable
+class BatchJudge(Judge, Protocol):
+    """A remote judge that can also send calls through its provider's batch API (half price,
+    answered within 24 hours). ``supports_batch`` says whether this instance can."""
+
+    #: requests per submitted batch at most
+    max_batch: int = 10_000
+
+    def batch_entry(self, request: JudgeRequest, key: str) -> dict[str, Any]:
+        """One request of a batch, carrying the call key as its ``custom_id``."""
+        ...
+
+    async def submit_batch(self, entries: list[dict[str, Any]]) -> str:
+        """Submit requests made by :meth:`batch_entry`; returns the provider's batch id."""
+        ...
+
+    async def poll_batch(self, batch_id: str) -> bool:
+        """True once the batch has ended."""
+        ...
+
+    async def batch_results(self, batch_id: str) -> list[tuple[str, Completion | JudgeCallError]]:
+        """``(call key, completion or the failure)`` of each request of an ended batch."""
+        ...
+
+
+#: the declared capabilities of :class:`Judge` and their defaults
+CAPABILITIES: dict[str, Any] = {
+    "by_item_id": Judge.by_item_id,
+    "cache_spec": Judge.cache_spec,
+    "price": Judge.price,
+    "supports_batch": Judge.supports_batch,
+}
 
 
 @dataclass
@@ -233,12 +281,22 @@ def build_judge(entry: JudgeEntry, ctx: JudgeContext) -> Judge:
     """Build the judge of a panel entry (checks the spec and, for APIs, the key; sends nothing)."""
     kind, arg = parse_spec(entry.model)
     judge = _factory(kind)(entry, arg, ctx)
-    if entry.batch and not getattr(judge, "supports_batch", False):
+    _declare_defaults(judge)
+    if entry.batch and not judge.supports_batch:
         raise JudgekitError(
             f"Judge {entry.id!r} ({entry.model}) has batch: true, but only anthropic: and openai: "
             "judges can use a provider batch API; remove batch."
         )
     return judge
+
+
+def _declare_defaults(judge: Any) -> None:
+    """Give a judge whose class does not derive from :class:`Judge` (a plugin written before the
+    capabilities were declared) the default of each capability it lacks."""
+    declared = set(dir(judge))
+    for name, default in CAPABILITIES.items():
+        if name not in declared:
+            setattr(judge, name, default)
 
 
 # --------------------------------------------------------------------------- keys, secrets
@@ -254,7 +312,7 @@ def spec_params(entry: JudgeEntry, judge: Judge) -> str:
 
     payload = {
         # A judge may name itself without transport details (openai-compatible drops its URL).
-        "spec": getattr(judge, "cache_spec", entry.model),
+        "spec": judge.cache_spec or entry.model,
         "temperature": entry.temperature,
         "max_tokens": entry.max_tokens,
         "structured": entry.structured,

@@ -12,61 +12,30 @@ next time, submits nothing twice and collects them. Failed requests inside a bat
 from __future__ import annotations
 
 import asyncio
-import json
 import random
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from judgekit.judges.base import Completion, JudgeCallError, Price
-from judgekit.rubric import Rubric
+from judgekit.calls import BatchRow, add_batch, mark_collected, open_batches
+from judgekit.judges.base import BatchJudge, Completion, JudgeCallError
+from judgekit.judges.jobs import JudgeRun
+from judgekit.judges.prices import BATCH_DISCOUNT, discounted
+from judgekit.judges.record import Answer, record
 from judgekit.store import Store
 
-if TYPE_CHECKING:
-    from judgekit.judges.panel import ProgressSink, _Items, _JudgeRun, _Writer
-    from judgekit.prompt import AnswerParser
 
-#: both providers bill batch requests at half the price
-BATCH_DISCOUNT = 0.5
-
-
-def discounted(price: Price | None) -> Price | None:
-    if price is None:
-        return None
-    return Price(
-        input=price.input * BATCH_DISCOUNT,
-        output=price.output * BATCH_DISCOUNT,
-        cached_input=None if price.cached_input is None else price.cached_input * BATCH_DISCOUNT,
-        cache_write=None if price.cache_write is None else price.cache_write * BATCH_DISCOUNT,
-    )
-
-
-async def run_batches(
-    run: _JudgeRun,
-    items: _Items,
-    parser: AnswerParser,
-    rubric: Rubric,
-    writer: _Writer,
-    store: Store,
-    progress: ProgressSink | None,
-    *,
-    wait: bool,
-) -> None:
+async def run_batches(run: JudgeRun, store: Store, *, wait: bool) -> None:
     """Submit, poll and collect the batches of one judge."""
-    from judgekit.judges.panel import _record
-
-    judge: Any = run.judge
+    judge = run.judge
+    assert isinstance(judge, BatchJudge)  # build_judge refuses batch: true for any other judge
     entry = run.entry
+    rubric = run.panel.rubric
+    items = run.panel.items
     s = run.summary
     run.price = discounted(run.price)
     jobs = {j.key: j for j in run.jobs}
-    open_batches: dict[str, set[str]] = {}
-    for bid, keys in store.conn.execute(
-        "SELECT batch_id, keys FROM judge_batches WHERE judge_id = ? AND rubric_hash = ?"
-        " AND status = 'submitted' ORDER BY created_at",
-        (entry.id, rubric.hash),
-    ):
-        open_batches[bid] = set(json.loads(keys))
-    waiting = set().union(*open_batches.values()) if open_batches else set()
+    waiting_batches = open_batches(store, entry.id, rubric.hash)
+    waiting = set().union(*waiting_batches.values()) if waiting_batches else set()
     new = [j for j in run.jobs if j.key not in waiting]
     for start in range(0, len(new), judge.max_batch):
         chunk = new[start : start + judge.max_batch]
@@ -75,8 +44,7 @@ async def run_batches(
             bid = await _retrying(run, lambda entries=entries: judge.submit_batch(entries))
         except JudgeCallError as exc:
             for j in chunk:
-                _record(run, items, j, parser, rubric, writer, progress, None,
-                        f"batch not submitted: {exc.reason}", 0.0, 1)
+                record(run, j, Answer.failed(f"batch not submitted: {exc.reason}"))
             if exc.fatal:
                 run.stopped = True
                 s.stopped = exc.reason
@@ -86,17 +54,13 @@ async def run_batches(
         s.batches += 1
         keys = [j.key for j in chunk]
         now = time.time()
-        with store.transaction() as conn:
-            conn.execute(
-                "INSERT INTO judge_batches (batch_id, provider, judge_id, spec, rubric_hash, keys,"
-                " status, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, 'submitted', ?, ?)",
-                (bid, judge.limit_group.split(":")[0], entry.id, entry.model, rubric.hash,
-                 json.dumps(keys), now, now),
-            )
-        open_batches[bid] = set(keys)
+        add_batch(store, BatchRow(batch_id=bid, provider=judge.limit_group.split(":")[0],
+                                  judge_id=entry.id, spec=entry.model, rubric_hash=rubric.hash,
+                                  keys=keys, created_at=now, updated_at=now))
+        waiting_batches[bid] = set(keys)
     started = time.perf_counter()
-    while open_batches:
-        for bid in list(open_batches):
+    while waiting_batches:
+        for bid in list(waiting_batches):
             try:
                 ended = await judge.poll_batch(bid)
                 s.attempts += 1
@@ -118,28 +82,23 @@ async def run_batches(
                     continue  # answered elsewhere meanwhile, or not part of this panel now
                 answered.add(key)
                 if isinstance(res, Completion):
-                    _record(run, items, job, parser, rubric, writer, progress, res, None, latency, 1)
+                    record(run, job, Answer(res, None, latency, 1))
                 else:
-                    _record(run, items, job, parser, rubric, writer, progress, None, res.reason,
-                            latency, 1)
-            for key in open_batches[bid] - answered:
+                    record(run, job, Answer.failed(res.reason, latency))
+            for key in waiting_batches[bid] - answered:
                 if key in jobs:
-                    _record(run, items, jobs[key], parser, rubric, writer, progress, None,
-                            "no result in the provider batch (expired or cancelled)", latency, 1)
-            writer.flush()
-            with store.transaction() as conn:
-                conn.execute(
-                    "UPDATE judge_batches SET status = 'collected', updated_at = ? WHERE batch_id = ?",
-                    (time.time(), bid),
-                )
-            del open_batches[bid]
-        if not open_batches or not wait:
+                    record(run, jobs[key], Answer.failed(
+                        "no result in the provider batch (expired or cancelled)", latency))
+            run.panel.writer.flush()
+            mark_collected(store, bid)
+            del waiting_batches[bid]
+        if not waiting_batches or not wait:
             break
         await asyncio.sleep(entry.batch_poll_s)
-    s.batch_waiting = sum(len(keys & jobs.keys()) for keys in open_batches.values())
+    s.batch_waiting = sum(len(keys & jobs.keys()) for keys in waiting_batches.values())
 
 
-async def _retrying(run: _JudgeRun, make: Any) -> str:
+async def _retrying(run: JudgeRun, make: Any) -> str:
     """Submit with the judge's retry policy (transient failures retried, then raised)."""
     rng = random.Random()
     attempt = 0
@@ -151,3 +110,6 @@ async def _retrying(run: _JudgeRun, make: Any) -> str:
             if not exc.retryable or attempt >= run.policy.max_attempts:
                 raise
             await asyncio.sleep(run.policy.delay(attempt, exc.retry_after, rng))
+
+
+__all__ = ["BATCH_DISCOUNT", "discounted", "run_batches"]

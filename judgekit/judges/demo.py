@@ -20,7 +20,8 @@ import yaml
 
 from judgekit.errors import JudgekitError
 from judgekit.io.ratings import import_ratings
-from judgekit.judges.panel import panel_from_dict, panel_rater_ids, run_panel
+from judgekit.judges.panel import run_panel
+from judgekit.judges.panelfile import panel_from_dict, panel_rater_ids
 from judgekit.rubric import shipped_dir
 from judgekit.store import Store
 from judgekit.testing.fakeserver import FakeRequest, FakeServer

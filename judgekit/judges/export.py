@@ -6,6 +6,7 @@ from typing import Any
 
 import pandas as pd
 
+from judgekit.calls import calls_frame, usage_frame
 from judgekit.store import RATING_COLUMNS, Store
 
 CALL_COLUMNS = ["judge_spec", "input_tokens", "output_tokens", "cached_tokens", "cost_usd",
@@ -23,15 +24,9 @@ def ratings_with_calls(
     ratings = store.ratings(rubric=rubric, rater_ids=raters)
     if ratings.empty:
         return pd.DataFrame(columns=[*RATING_COLUMNS, *CALL_COLUMNS])
-    keys = pd.read_sql_query("SELECT item_id, rater_id, rubric, rubric_hash, trial, call_key FROM ratings",
-                             store.conn)
+    keys = store.rating_call_keys()
     ratings = ratings.merge(keys, on=["item_id", "rater_id", "rubric", "rubric_hash", "trial"], how="left")
-    calls = pd.read_sql_query(
-        "SELECT key AS call_key, judge_id AS rater_id, item_id, trial, rubric_hash, spec AS judge_spec,"
-        " input_tokens, output_tokens, cached_tokens, cost_usd, latency_s, attempts, created_at AS _t"
-        " FROM calls",
-        store.conn,
-    )
+    calls = usage_frame(store)
     usage = list(CALL_COLUMNS)
     by_key = calls.drop(columns=["rater_id", "item_id", "trial", "rubric_hash", "_t"]).set_index("call_key")
     keyed = ratings["call_key"].notna() & ratings["call_key"].isin(by_key.index)
@@ -66,11 +61,4 @@ def ratings_with_calls(
 def calls_table(store: Store, *, judges: list[str] | None = None) -> pd.DataFrame:
     """Every stored judge call: key, judge, spec and parameters, item, trial, the raw completion,
     the parsed status/label/rationale or error, tokens, cost, latency and attempts."""
-    sql = ("SELECT key, judge_id, spec, params, rubric, rubric_hash, item_id, item_hash, trial, raw,"
-           " status, label, rationale, error, input_tokens, output_tokens, cached_tokens, cost_usd,"
-           " latency_s, attempts, created_at FROM calls")
-    args: list[Any] = []
-    if judges:
-        sql += f" WHERE judge_id IN ({','.join('?' * len(judges))})"
-        args = list(judges)
-    return pd.read_sql_query(sql + " ORDER BY created_at", store.conn, params=args)
+    return calls_frame(store, judges=judges)

@@ -20,6 +20,7 @@ from typing import Any
 from judgekit.errors import JudgekitError
 from judgekit.judges._http import map_error
 from judgekit.judges.base import (
+    BatchJudge,
     Completion,
     JudgeCallError,
     JudgeContext,
@@ -30,7 +31,7 @@ from judgekit.judges.base import (
 from judgekit.judges.prices import lookup_price
 
 
-class OpenAIJudge:
+class OpenAIJudge(BatchJudge):
     """A Chat Completions judge (async client, ``max_retries=0``)."""
 
     local = False
@@ -54,6 +55,8 @@ class OpenAIJudge:
         self.limit_group = f"openai:{base_url or 'default'}#{model}"
         self.timeout_s = entry.timeout_s
         self.compatible = compatible
+        #: the OpenAI Batch API; a compatible server (vLLM, Ollama, ...) has none
+        self.supports_batch = not compatible
         self.price = entry.price or (None if compatible else lookup_price("openai", model))
         self.client = openai.AsyncOpenAI(
             api_key=key, base_url=base_url, max_retries=0, timeout=entry.timeout_s
@@ -102,12 +105,7 @@ class OpenAIJudge:
         return parse_chat_completion(content)
 
     # ------------------------------------------------------------ batch API
-    max_batch = 10_000
     _ENDED = ("completed", "failed", "expired", "cancelled")
-
-    @property
-    def supports_batch(self) -> bool:
-        return not self.compatible
 
     def batch_entry(self, request: JudgeRequest, key: str) -> dict[str, Any]:
         """One line of a Batch API input file (``custom_id`` = the call key)."""

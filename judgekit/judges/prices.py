@@ -1,4 +1,5 @@
-"""Token prices (data in ``prices.yaml`` beside this module) and the cost of one call."""
+"""Token prices (data in ``prices.yaml`` beside this module), the cost of one call, and the
+batch discount."""
 
 from __future__ import annotations
 
@@ -43,3 +44,19 @@ def call_cost(price: Price | None, c: Completion) -> float:
         + writes * write_rate
         + c.output_tokens * price.output
     ) / 1_000_000
+
+
+#: both providers bill batch requests at half the price
+BATCH_DISCOUNT = 0.5
+
+
+def discounted(price: Price | None) -> Price | None:
+    """The price of a call sent through a provider's batch API."""
+    if price is None:
+        return None
+    return Price(
+        input=price.input * BATCH_DISCOUNT,
+        output=price.output * BATCH_DISCOUNT,
+        cached_input=None if price.cached_input is None else price.cached_input * BATCH_DISCOUNT,
+        cache_write=None if price.cache_write is None else price.cache_write * BATCH_DISCOUNT,
+    )

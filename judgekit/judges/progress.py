@@ -17,7 +17,7 @@ from rich.progress import (
 
 
 class RichProgress:
-    """A :class:`~judgekit.judges.panel.ProgressSink` drawing a rich progress bar."""
+    """A :class:`~judgekit.judges.summary.ProgressSink` drawing a rich progress bar."""
 
     def __init__(self, console: Console | None = None, *, enabled: bool | None = None) -> None:
         self.console = console or Console(stderr=True)

@@ -18,10 +18,17 @@ import pandas as pd
 from judgekit.data import row_ref
 from judgekit.errors import JudgekitError
 from judgekit.io.tables import read_table
-from judgekit.judges.base import Completion, JudgeCallError, JudgeContext, JudgeEntry, JudgeRequest
+from judgekit.judges.base import (
+    Completion,
+    Judge,
+    JudgeCallError,
+    JudgeContext,
+    JudgeEntry,
+    JudgeRequest,
+)
 
 
-class ReplayJudge:
+class ReplayJudge(Judge):
     """Answers from a column of a recorded table."""
 
     local = True

@@ -23,7 +23,7 @@ import re
 from typing import Any
 
 from judgekit.errors import JudgekitError
-from judgekit.judges.base import Completion, JudgeContext, JudgeEntry, JudgeRequest
+from judgekit.judges.base import Completion, Judge, JudgeContext, JudgeEntry, JudgeRequest
 
 RULES_VERSION = "1"
 
@@ -53,7 +53,7 @@ PIVOTS: tuple[str, ...] = (
 )
 
 
-class RulesJudge:
+class RulesJudge(Judge):
     """Base of the rule judges (local: answered synchronously, never rate limited)."""
 
     local = True

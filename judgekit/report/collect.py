@@ -21,6 +21,7 @@ from typing import Any
 
 import pandas as pd
 
+from judgekit.calls import usage_by_judge
 from judgekit.report.escape import excerpt
 from judgekit.rubric import Rubric
 from judgekit.store import Store
@@ -30,16 +31,10 @@ __all__ = ["collect_extras", "costs_by_judge", "judge_hashes", "worst_disagreeme
 
 def costs_by_judge(store: Store, rubric: Rubric) -> dict[str, dict[str, Any]]:
     """judge_id → ``{"calls", "input_tokens", "output_tokens", "cached_tokens", "cost_usd"}``."""
-    rows = store.conn.execute(
-        "SELECT judge_id, COUNT(*), COALESCE(SUM(input_tokens), 0), COALESCE(SUM(output_tokens), 0),"
-        " COALESCE(SUM(cached_tokens), 0), COALESCE(SUM(cost_usd), 0) FROM calls"
-        " WHERE rubric = ? AND rubric_hash = ? GROUP BY judge_id ORDER BY judge_id",
-        (rubric.id, rubric.hash),
-    ).fetchall()
     return {
-        str(j): {"calls": int(n), "input_tokens": int(i), "output_tokens": int(o), "cached_tokens": int(c),
-                 "cost_usd": round(float(usd), 6)}
-        for j, n, i, o, c, usd in rows
+        u.judge_id: {"calls": u.calls, "input_tokens": u.input_tokens, "output_tokens": u.output_tokens,
+                     "cached_tokens": u.cached_tokens, "cost_usd": round(u.cost_usd, 6)}
+        for u in usage_by_judge(store, rubric.id, rubric.hash)
     }
 
 

@@ -1,0 +1,63 @@
+"""The panel's derived raters (``panel:<method>``): recomputed from the stored judge ratings after
+every run (and re-parse), written only where they changed. The rules are in
+:mod:`judgekit.judges.aggregate`."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from judgekit.judges.aggregate import aggregate
+from judgekit.judges.panelfile import Panel
+from judgekit.store import Store
+
+
+def write_aggregates(panel: Panel, store: Store) -> dict[str, int]:
+    """Recompute the panel's derived raters (``panel:<method>``) from the stored ratings."""
+    spec = panel.file.aggregate
+    if spec is None:
+        return {}
+    judge_ids = spec.judges or [e.id for e in panel.judges]
+    if len(judge_ids) < 2:
+        return {}
+    ratings = store.ratings(rubric=panel.rubric, rater_ids=judge_ids)
+    ids = set(panel.items["item_id"].astype(str))
+    ratings = ratings[ratings["item_id"].isin(ids)]
+    out: dict[str, int] = {}
+    frames = []
+    for method in spec.methods:
+        agg = aggregate(ratings, panel.rubric, method=method, judges=judge_ids, tie=spec.tie,
+                        min_votes=spec.min_votes)
+        out[f"panel:{method}"] = len(agg)
+        frames.append(agg)
+    if frames:
+        df = pd.concat(frames, ignore_index=True)
+        df["rubric"] = panel.rubric.id
+        df["rubric_hash"] = panel.rubric.hash
+        df["source"] = "panel-aggregate"
+        _put_changed(store, df)
+    return out
+
+
+def _put_changed(store: Store, df: pd.DataFrame) -> None:
+    """Write only derived ratings that changed (a cached rerun writes nothing).
+
+    :meth:`Store.put_ratings` compares label and status only to decide what goes to the history,
+    and rewrites every row it is given (a new ``created_at`` and row order); an aggregate changes
+    when its rationale does (another vote split) and must stay untouched when nothing changed."""
+    if df.empty:
+        return
+    raters = df["rater_id"].unique().tolist()
+    old = store.ratings(rubric=df["rubric"].iat[0], rater_ids=raters)
+    old = old[old["rubric_hash"] == df["rubric_hash"].iat[0]]
+    key = ["item_id", "rater_id", "trial"]
+    merged = df.merge(old[[*key, "label", "status", "rationale"]], on=key, how="left",
+                      suffixes=("", "_old"))
+    changed = (
+        (merged["label"].fillna("\0") != merged["label_old"].fillna("\0"))
+        | (merged["status"] != merged["status_old"])
+        | (merged["rationale"].fillna("") != merged["rationale_old"].fillna(""))
+    )
+    store.put_ratings(df[changed.to_numpy()])
+
+
+__all__ = ["write_aggregates"]

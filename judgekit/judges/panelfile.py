@@ -1,0 +1,149 @@
+"""The panel file: its schema (unknown keys are errors), and loading it with its rubric and items.
+
+A panel file (YAML)::
+
+    rubric: refusal                 # shipped name or a path to a rubric YAML
+    items: items.jsonl              # CSV/JSONL/Parquet: item_id, prompt or messages, response, ...
+    judges:
+      - id: haiku
+        model: anthropic:claude-haiku-4-5
+        trials: 3
+        concurrency: 16
+        max_rpm: 1000
+      - id: keywords
+        model: rules:refusal-keywords
+    aggregate: {methods: [majority], tie: abstain}
+
+Loading sends nothing; :func:`judgekit.judges.panel.run_panel` runs a loaded :class:`Panel`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any
+
+import pandas as pd
+from pydantic import BaseModel, ConfigDict, Field, PlainValidator, ValidationError, model_validator
+from pydantic_core import PydanticCustomError
+
+from judgekit.config import first_error, read_yaml_mapping
+from judgekit.data import validate_items
+from judgekit.errors import JudgekitError
+from judgekit.io.tables import read_table
+from judgekit.judges.aggregate import METHODS, TIES, Method, Tie, check_method
+from judgekit.judges.base import JudgeEntry
+from judgekit.rubric import Rubric, load_rubric
+
+
+def _text(value: Any) -> Any:
+    # Validated as a plain string, as pydantic validates ``str``; which strings are allowed is
+    # checked once every field is valid (``AggregateSpec._check``), in one sentence naming them.
+    if not isinstance(value, str):
+        raise PydanticCustomError("string_type", "Input should be a valid string")
+    return value
+
+
+MethodName = Annotated[Method, PlainValidator(_text)]
+TieRule = Annotated[Tie, PlainValidator(_text)]
+
+
+def _majority() -> list[Method]:
+    return ["majority"]
+
+
+class AggregateSpec(BaseModel):
+    """How the panel's derived raters (``panel:<method>``) are computed."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    methods: list[MethodName] = Field(default_factory=_majority)
+    tie: TieRule = "abstain"
+    min_votes: int | None = Field(None, ge=1)
+    judges: list[str] | None = None
+
+    @model_validator(mode="after")
+    def _check(self) -> AggregateSpec:
+        for m in self.methods:
+            if m not in METHODS:
+                raise ValueError(f"unknown aggregate method {m!r}; use {', '.join(METHODS)}")
+        if self.tie not in TIES:
+            raise ValueError(f"tie {self.tie!r} must be abstain, highest or lowest")
+        return self
+
+
+class PanelFile(BaseModel):
+    """The YAML of a panel."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    rubric: str
+    items: str
+    judges: list[JudgeEntry] = Field(min_length=1)
+    aggregate: AggregateSpec | None = Field(default_factory=lambda: AggregateSpec.model_validate({}))
+    description: str = ""
+
+    @model_validator(mode="after")
+    def _unique_ids(self) -> PanelFile:
+        ids = [j.id for j in self.judges]
+        dup = sorted({i for i in ids if ids.count(i) > 1})
+        if dup:
+            raise ValueError(f"judge id {dup[0]!r} is used twice; give each judge its own id")
+        if self.aggregate and self.aggregate.judges:
+            unknown = [j for j in self.aggregate.judges if j not in ids]
+            if unknown:
+                raise ValueError(f"aggregate.judges names {unknown[0]!r}, which is not a judge id")
+        return self
+
+
+@dataclass
+class Panel:
+    """A loaded, validated panel: the file, its rubric and its items."""
+
+    file: PanelFile
+    rubric: Rubric
+    items: pd.DataFrame
+    base_dir: Path
+    source: str
+
+    @property
+    def judges(self) -> list[JudgeEntry]:
+        return list(self.file.judges)
+
+
+def load_panel(path: str | Path) -> Panel:
+    """Read and validate a panel file, its rubric and its items (sends nothing)."""
+    p = Path(path)
+    data = read_yaml_mapping(p, what="Panel file", expect="rubric, items and judges")
+    return panel_from_dict(data, base_dir=p.parent, source=str(p))
+
+
+def panel_from_dict(data: dict[str, Any], *, base_dir: str | Path = ".", source: str = "panel") -> Panel:
+    """Build a :class:`Panel` from the parsed YAML (paths relative to ``base_dir``)."""
+    base = Path(base_dir)
+    try:
+        pf = PanelFile(**data)
+    except ValidationError as exc:
+        raise JudgekitError(f"Panel file {source}: {first_error(exc)}.") from None
+    rubric_ref = pf.rubric
+    local = base / rubric_ref
+    rubric = load_rubric(local if local.suffix in (".yaml", ".yml") and local.exists() else rubric_ref)
+    if pf.aggregate:
+        for m in pf.aggregate.methods:
+            check_method(m, rubric)
+    items_path = base / pf.items
+    table = read_table(items_path)
+    items = validate_items(table, source=str(items_path))
+    return Panel(file=pf, rubric=rubric, items=items, base_dir=base, source=source)
+
+
+def panel_rater_ids(panel: Panel) -> list[str]:
+    """The rater ids a panel writes: its judges, then its aggregates."""
+    ids = [e.id for e in panel.judges]
+    spec = panel.file.aggregate
+    if spec and len(spec.judges or ids) >= 2:
+        ids += [f"panel:{m}" for m in spec.methods]
+    return ids
+
+
+__all__ = ["AggregateSpec", "Panel", "PanelFile", "load_panel", "panel_from_dict", "panel_rater_ids"]

@@ -1,0 +1,107 @@
+"""One answer in: parse it, count it in the judge's summary, and hand its call and rating to the
+writer — for the job that was sent and for every follower (an item with the same text, answered
+by the same call at no extra cost)."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from judgekit.calls import CallRow
+from judgekit.judges.base import Completion
+from judgekit.judges.jobs import Job, JudgeRun
+from judgekit.judges.prices import call_cost
+from judgekit.judges.summary import JudgeSummary
+from judgekit.judges.writer import judge_rating
+
+
+@dataclass(slots=True)
+class Answer:
+    """What came back for one job: a completion, or the reason there is none (``error``)."""
+
+    completion: Completion | None
+    error: str | None = None
+    latency: float = 0.0  #: seconds from the first attempt to the answer
+    attempts: int = 1
+
+    @classmethod
+    def failed(cls, reason: str, latency: float = 0.0, attempts: int = 1) -> Answer:
+        return cls(None, reason, latency, attempts)
+
+
+def record(run: JudgeRun, job: Job, answer: Answer) -> None:
+    """Write the call of ``job`` and the rating parsed from ``answer``, and the same answer for
+    the job's followers; counts all of them in the summary and the progress sink."""
+    shared, s = run.panel, run.summary
+    items, rubric = shared.items, shared.rubric
+    iid = items.ids[job.item]
+    completion = answer.completion
+    label: str | None = None
+    rationale: str | None = None
+    reason = answer.error
+    if completion is not None:
+        parsed = shared.parser.parse(completion.raw, quoted=items.quoted(job.item))
+        status, label, rationale, reason = parsed.status, parsed.label, parsed.rationale, parsed.reason
+        cost = call_cost(run.price, completion)
+        tin, tout, tcached = completion.input_tokens, completion.output_tokens, completion.cached_tokens
+        raw = completion.raw
+    else:
+        status, cost, tin, tout, tcached, raw = "error", 0.0, 0, 0, 0, None
+    s.called += status != "error"
+    s.input_tokens += tin
+    s.output_tokens += tout
+    s.cached_tokens += tcached
+    s.cost_usd += cost
+    text = _count(s, status, rationale, reason)
+    call = CallRow(
+        key=job.key, judge_id=run.entry.id, spec=run.entry.model, params=run.params,
+        rubric=rubric.id, rubric_hash=rubric.hash, item_id=iid, item_hash=items.hashes[job.item],
+        trial=job.trial, raw=raw, status=status, label=label, rationale=rationale,
+        error=None if status == "ok" else reason, input_tokens=tin, output_tokens=tout,
+        cached_tokens=tcached, cost_usd=cost, latency_s=answer.latency, attempts=answer.attempts,
+        created_at=time.time(),
+    )
+    shared.writer.add(
+        judge_rating(rubric, item_id=iid, rater_id=run.entry.id, trial=job.trial, status=status,
+                     label=label, text=text, call_key=job.key),
+        call,
+    )
+    if shared.progress is not None:
+        shared.progress.advance(status, tin + tout, cost)
+    for f in run.followers.pop(job.key, ()):
+        # Same text as the item just answered: the same answer, no second call or cost.
+        if completion is not None:
+            p = shared.parser.parse(completion.raw, quoted=items.quoted(f.item))
+            f_status, f_label = p.status, p.label
+            f_why = p.rationale if p.status == "ok" else f"abstain: {p.reason}"
+        else:
+            f_status, f_label, f_why = "error", None, f"error: {reason}"
+        setattr(s, f_status, getattr(s, f_status) + 1)
+        s.called += f_status != "error"
+        shared.writer.add(judge_rating(rubric, item_id=items.ids[f.item], rater_id=run.entry.id,
+                                       trial=f.trial, status=f_status, label=f_label, text=f_why,
+                                       call_key=job.key))
+        if shared.progress is not None:
+            shared.progress.advance(f_status, 0, 0.0)
+
+
+def _count(s: JudgeSummary, status: str, rationale: str | None, reason: str | None) -> str | None:
+    """Count one answer's status (and its reason) in the summary; returns the rating's text."""
+    if status == "ok":
+        s.ok += 1
+        return rationale
+    if status == "abstain":
+        s.abstain += 1
+        s.abstentions[_short(reason)] += 1
+        return f"abstain: {reason}"
+    s.error += 1
+    s.errors[_short(reason)] += 1
+    return f"error: {reason}"
+
+
+def _short(reason: str | None) -> str:
+    text = reason or "unknown"
+    return text if len(text) <= 120 else text[:119] + "…"
+
+
+__all__ = ["Answer", "record"]

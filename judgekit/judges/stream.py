@@ -1,0 +1,93 @@
+"""Sending calls one by one: local judges in a loop, remote judges through concurrent workers
+with adaptive concurrency, a shared rate limiter and retries (backoff, ``retry-after``).
+
+A fatal failure (bad key, unknown model) stops the judge: every other call would fail too. A
+retryable one is retried within the judge's budget (``max_attempts``), then stored as an
+``error`` rating, which the next run asks again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from collections.abc import Coroutine, Iterator
+from typing import Any
+
+from judgekit.judges.base import Completion, JudgeCallError
+from judgekit.judges.jobs import Job, JudgeRun
+from judgekit.judges.record import Answer, record
+
+
+def answer_locally(run: JudgeRun) -> None:
+    """Answer every job of a local judge (rules, replay), committing every 500 answers."""
+    items, writer = run.panel.items, run.panel.writer
+    for n, job in enumerate(run.jobs, start=1):
+        t = time.perf_counter()
+        try:
+            comp: Completion | None = run.judge.answer(items.request(job.item, job.trial))
+            err = None
+        except JudgeCallError as exc:
+            comp, err = None, exc.reason
+        record(run, job, Answer(comp, err, time.perf_counter() - t, 1))
+        if n % 500 == 0:
+            writer.flush()
+    writer.flush()
+
+
+def workers(run: JudgeRun, rng: random.Random) -> list[Coroutine[Any, Any, None]]:
+    """The workers of a remote judge (``concurrency`` of them, sharing one queue of jobs)."""
+    queue = iter(run.jobs)
+    return [_worker(run, queue, rng) for _ in range(min(run.entry.concurrency, len(run.jobs)))]
+
+
+async def _worker(run: JudgeRun, queue: Iterator[Job], rng: random.Random) -> None:
+    items = run.panel.items
+    est = 0
+    for job in queue:
+        if run.stopped:
+            return
+        request = items.request(job.item, job.trial)
+        if run.rate.tpm:  # about 4 characters a token, and the whole answer budget
+            est = (run.system_chars + len(request.user)) // 4 + run.entry.max_tokens
+        attempt = 0
+        t_start = time.perf_counter()
+        while True:
+            attempt += 1
+            epoch = await run.conc.acquire()
+            try:
+                await run.rate.acquire(est)
+                run.summary.attempts += 1
+                try:
+                    async with asyncio.timeout(run.entry.timeout_s * 2 + 5):
+                        comp = await run.judge.complete(request)
+                    failure: JudgeCallError | None = None
+                except JudgeCallError as exc:
+                    failure = exc
+                except TimeoutError:
+                    failure = JudgeCallError(f"timeout after {run.entry.timeout_s:g}s", retryable=True)
+            finally:
+                run.conc.release()
+            if failure is None:
+                run.conc.on_success()
+                if run.rate.tpm:
+                    run.rate.settle(est, comp.input_tokens + comp.output_tokens)
+                record(run, job, Answer(comp, None, time.perf_counter() - t_start, attempt))
+                break
+            if failure.rate_limited:
+                run.summary.rate_limited += 1
+                run.conc.on_rate_limited(epoch)
+                if failure.retry_after and run.conc.at_minimum:
+                    # Backing off further is only possible in time: the whole group waits.
+                    run.rate.pause(failure.retry_after)
+            if failure.fatal:
+                run.stopped = True
+                run.summary.stopped = failure.reason
+            if failure.fatal or not failure.retryable or attempt >= run.policy.max_attempts:
+                reason = failure.reason if attempt == 1 else f"{failure.reason} (after {attempt} attempts)"
+                record(run, job, Answer.failed(reason, time.perf_counter() - t_start, attempt))
+                break
+            await asyncio.sleep(run.policy.delay(attempt, failure.retry_after, rng))
+
+
+__all__ = ["answer_locally", "workers"]

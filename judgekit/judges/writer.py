@@ -1,0 +1,84 @@
+"""Group commit of a panel's results: each call with the rating made from it, in one transaction.
+
+Results wait in a buffer only while the previous transaction commits (WAL), so a killed run
+loses at most the calls in flight and never keeps a rating without its call or a call without
+its rating.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from judgekit.calls import CallRow, write_calls
+from judgekit.rubric import Rubric
+from judgekit.store import Store
+
+#: one rating of a panel judge, as the writer takes it
+JudgeRating = Store.JudgeRating
+
+
+def judge_rating(
+    rubric: Rubric,
+    *,
+    item_id: str,
+    rater_id: str,
+    trial: int,
+    status: str,
+    label: str | None,
+    text: str | None,
+    call_key: str,
+) -> JudgeRating:
+    """The rating a judge's answer makes (``value`` from the rubric; the source is the panel)."""
+    value = rubric.values.get(label) if label else None
+    return JudgeRating(item_id, rater_id, label, value, trial, status, text, "panel", call_key)
+
+
+class Writer:
+    """Group commit: results wait in a buffer only while the previous transaction commits."""
+
+    def __init__(self, store: Store, rubric: Rubric) -> None:
+        self.store = store
+        self.rubric = rubric
+        self.calls: list[CallRow] = []
+        self.ratings: list[JudgeRating] = []
+        self.retired: list[tuple[str, str, int]] = []
+        self.event: asyncio.Event | None = None
+
+    def retire(self, item_id: str, rater_id: str, trial: int) -> None:
+        """Remove a judge rating that no current answer backs (kept in the rating history)."""
+        self.retired.append((item_id, rater_id, trial))
+
+    def add(self, rating: JudgeRating, call: CallRow | None = None) -> None:
+        """A rating to write, with the call it was made from when that call is new."""
+        if call is not None:
+            self.calls.append(call)
+        self.ratings.append(rating)
+        if self.event is not None:
+            self.event.set()
+
+    def flush(self) -> None:
+        """Commit everything buffered in one transaction (the one already open, if any)."""
+        if not self.ratings and not self.calls and not self.retired:
+            return
+        calls, ratings, retired = self.calls, self.ratings, self.retired
+        self.calls, self.ratings, self.retired = [], [], []
+        now = time.time()
+        r = self.rubric
+        with self.store.transaction():
+            if retired:
+                self.store.retire_judge_ratings(r.id, r.hash, retired, now=now)
+            if calls:
+                write_calls(self.store, calls)
+            self.store.write_judge_ratings(r.id, r.hash, ratings, now=now)
+
+    async def run(self) -> None:
+        """Flush whenever results arrive (cancelled when the run ends; flush once more then)."""
+        self.event = asyncio.Event()
+        while True:
+            await self.event.wait()
+            self.event.clear()
+            self.flush()
+
+
+__all__ = ["JudgeRating", "Writer", "judge_rating"]
