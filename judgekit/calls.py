@@ -21,13 +21,12 @@ from dataclasses import dataclass, fields
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
+from judgekit.schema import MAX_SQL_VARIABLES
 from judgekit.store import Store
 
 if TYPE_CHECKING:
     import pandas as pd
 
-#: keys per ``IN (...)`` query, under SQLite's limit on bound variables
-_CHUNK = 900
 
 
 # --------------------------------------------------------------------------- rows
@@ -142,8 +141,8 @@ def answered(store: Store, keys: Sequence[str], *, raw: bool = False) -> dict[st
     asked again), by key. ``raw``: include the raw completions (for a re-parse)."""
     cols = "key, status, label, rationale, error" + (", raw" if raw else "")
     out: dict[str, StoredAnswer] = {}
-    for start in range(0, len(keys), _CHUNK):
-        part = list(keys[start : start + _CHUNK])
+    for start in range(0, len(keys), MAX_SQL_VARIABLES):
+        part = list(keys[start : start + MAX_SQL_VARIABLES])
         rows = store.conn.execute(
             f"SELECT {cols} FROM calls WHERE status != 'error' AND key IN ({','.join('?' * len(part))})",
             part,

@@ -196,6 +196,21 @@ class RatingRow:
 
 
 @dataclass(slots=True)
+class JudgeRating:
+    """One rating of a panel judge (``rater_kind`` judge; the rubric is given to the write)."""
+
+    item_id: str
+    rater_id: str
+    label: str | None
+    value: float | None
+    trial: int
+    status: str
+    rationale: str | None
+    source: str
+    call_key: str  #: the call (``calls.key``) the rating was made from
+
+
+@dataclass(slots=True)
 class SampleRow:
     """One chosen item of a recorded sample (a row of the ``samples`` table, without its name)."""
 

@@ -30,6 +30,7 @@ from judgekit.schema import (
     RATING_KEY,
     STATUSES,
     ItemRow,
+    JudgeRating,
     RatingRow,
     SampleRow,
 )
@@ -385,21 +386,8 @@ class Store:
         return out
 
     # --- judge rating writes (panel) ---
-    class JudgeRating(NamedTuple):
-        """One rating of a panel judge (``rater_kind`` judge; the rubric is given to the write)."""
-
-        item_id: str
-        rater_id: str
-        label: str | None
-        value: float | None
-        trial: int
-        status: str
-        rationale: str | None
-        source: str
-        call_key: str  #: the call (``calls.key``) the rating was made from
-
     def write_judge_ratings(
-        self, rubric: str, rubric_hash: str, ratings: Sequence[Store.JudgeRating], *, now: float
+        self, rubric: str, rubric_hash: str, ratings: Sequence[JudgeRating], *, now: float
     ) -> None:
         """Insert or replace judge ratings under ``rubric`` (name@version) and ``rubric_hash``;
         a replaced rating whose label or status changes is kept in the history."""

@@ -142,15 +142,18 @@ def test_load_verdict_bad_files_are_one_sentence(tmp_path):
 def test_judge_identity_is_per_rubric(store):
     import time
 
+    from judgekit.calls import CallRow, write_calls
     from judgekit.gate import judge_identity
 
     now = time.time()
-    rows = [("k1", "j", "openai:gpt-a", '{"temperature": 0}', "refusal@1", "h1", now),
-            ("k2", "j", "openai:gpt-b", '{"temperature": 1}', "restrictiveness@1", "h2", now + 1)]
-    with store.transaction() as conn:
-        conn.executemany(
-            "INSERT INTO calls (key, judge_id, spec, params, rubric, rubric_hash, item_id, item_hash, trial,"
-            " status, created_at) VALUES (?, ?, ?, ?, ?, ?, 'i', 'x', 0, 'ok', ?)", rows)
+
+    def call(key: str, spec: str, params: str, rubric: str, rubric_hash: str, at: float) -> CallRow:
+        return CallRow(key=key, judge_id="j", spec=spec, params=params, rubric=rubric,
+                       rubric_hash=rubric_hash, item_id="i", item_hash="x", trial=0, raw=None,
+                       status="ok", label=None, rationale=None, error=None, created_at=at)
+
+    write_calls(store, [call("k1", "openai:gpt-a", '{"temperature": 0}', "refusal@1", "h1", now),
+                        call("k2", "openai:gpt-b", '{"temperature": 1}', "restrictiveness@1", "h2", now + 1)])
     # a later run of the same judge id under another rubric does not change its identity here
     a = judge_identity(store, "j", "refusal@1", "h1")
     assert a["spec"] == "openai:gpt-a" and a["params"] == {"temperature": 0}

@@ -134,7 +134,9 @@ def test_cli_store_is_not_modified(report_cli, report_xstest_store, tmp_path):
     with Store(copy) as s:
         # 2,250 items x (2 humans + reference + 2 judges), nothing replaced
         assert len(s.ratings()) == 11250 and s.rating_history().empty
-        assert s.conn.execute("SELECT COUNT(*) FROM calls").fetchone()[0] == 0
+        from judgekit.calls import call_rows
+
+        assert call_rows(s) == []
 
 
 def test_consensus_reference(report_cli, report_xstest_store, tmp_path):

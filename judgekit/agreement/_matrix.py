@@ -19,20 +19,12 @@ from typing import Any
 import numpy as np
 
 from judgekit.errors import JudgekitError
+from judgekit.schema import is_missing
 
 MISSING = -1
 
 # Above this many cells a dense (units x categories) table is not worth its memory.
 _DENSE_CELLS = 20_000_000
-
-
-def is_missing(value: Any) -> bool:
-    """True for ``None``, NaN (any float type) and pandas' ``NA``/``NaT``."""
-    if value is None:
-        return True
-    if isinstance(value, float | np.floating):
-        return bool(np.isnan(value))
-    return type(value).__name__ in {"NAType", "NaTType"}
 
 
 def _is_number(value: Any) -> bool:

@@ -18,6 +18,7 @@ from judgekit.judges.summary import JudgeSummary, ProgressSink
 from judgekit.judges.writer import Writer
 from judgekit.prompt import AnswerParser, user_message
 from judgekit.rubric import Rubric
+from judgekit.schema import is_missing
 
 
 @dataclass(slots=True)
@@ -61,7 +62,7 @@ def _turn_text(content: Any) -> str:
 
 
 def _clean(values: list[Any]) -> list[Any]:
-    return [None if v is None or (isinstance(v, float) and v != v) else v for v in values]
+    return [None if is_missing(v) else v for v in values]
 
 
 @dataclass

@@ -4,7 +4,7 @@ A run reads as its pipeline: **plan** (:mod:`~judgekit.judges.plan`: what is ans
 what to retire, what is left), **send** (:mod:`~judgekit.judges.stream` one call at a time,
 :mod:`~judgekit.judges.batch` through provider batch APIs), **record**
 (:mod:`~judgekit.judges.record`: each answer parsed, counted and handed to the group-committing
-:mod:`~judgekit.judges.writer`), then the aggregates (:mod:`~judgekit.judges.aggregates`).
+:mod:`~judgekit.judges.writer`), then the aggregates (:mod:`~judgekit.judges.panel_aggregates`).
 The panel file is :mod:`~judgekit.judges.panelfile`; what a run did, :mod:`~judgekit.judges.summary`.
 
 Each call is keyed by (judge spec + parameters, rubric hash, item content hash, trial): a key
@@ -25,11 +25,11 @@ from collections.abc import Sequence
 from judgekit.calls import has_open_batches, stored_cost
 from judgekit.errors import JudgekitError
 from judgekit.judges.aggregate import default_min_votes
-from judgekit.judges.aggregates import write_aggregates
 from judgekit.judges.base import Judge, JudgeContext, JudgeEntry, build_judge, spec_params
 from judgekit.judges.batch import run_batches
 from judgekit.judges.jobs import Items, JudgeRun, PanelRun
 from judgekit.judges.limits import AdaptiveConcurrency, RateLimiter, RetryPolicy
+from judgekit.judges.panel_aggregates import write_aggregates
 from judgekit.judges.panelfile import (
     AggregateSpec,
     Panel,

@@ -8,9 +8,9 @@ import os
 from collections.abc import Sequence
 
 from judgekit.calls import ParsedAnswer, answered, update_parsed
-from judgekit.judges.aggregates import write_aggregates
 from judgekit.judges.base import JudgeContext, build_judge, spec_params
 from judgekit.judges.jobs import Items
+from judgekit.judges.panel_aggregates import write_aggregates
 from judgekit.judges.panelfile import Panel
 from judgekit.judges.plan import judge_jobs
 from judgekit.judges.summary import ReparseSummary

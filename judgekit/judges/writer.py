@@ -12,10 +12,10 @@ import time
 
 from judgekit.calls import CallRow, write_calls
 from judgekit.rubric import Rubric
+from judgekit.schema import JudgeRating
 from judgekit.store import Store
 
 #: one rating of a panel judge, as the writer takes it
-JudgeRating = Store.JudgeRating
 
 
 def judge_rating(

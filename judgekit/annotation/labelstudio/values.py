@@ -5,17 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import pandas as pd
+from judgekit.schema import is_missing
 
-
-def is_missing(v: object) -> bool:
-    """True for ``None``, a float NaN and ``pd.NA``: a cell that holds no value."""
-    # The bridge's own copy for now; judgekit.schema.is_missing is meant to replace it.
-    if v is None:
-        return True
-    if isinstance(v, float) and v != v:
-        return True
-    return v is pd.NA
+__all__ = ["as_float", "is_missing", "rater_name"]
 
 
 def as_float(v: Any) -> float:
