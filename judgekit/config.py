@@ -227,7 +227,12 @@ def read_yaml_mapping(path: str | Path, *, what: str, expect: str) -> dict[str, 
     says what the mapping should hold ("rubric, judges and checks"). Read strictly and within
     bounds (see the module docstring); every problem is one sentence naming the file."""
     p = Path(path)
-    if not p.exists():
+    shown = excerpt(str(p), 200, quote=False)
+    try:
+        exists = p.exists()
+    except OSError as exc:  # e.g. a name too long for the file system
+        raise JudgekitError(f"{what} {shown} cannot be read ({exc.strerror}); check the path.") from None
+    if not exists:
         raise JudgekitError(f"{what} {p} does not exist; check the path.")
     try:
         with p.open("rb") as fh:

@@ -22,8 +22,10 @@ LONG_QUOTE = 120
 #: a message longer than this keeps its first and last parts
 MAX_MESSAGE = 2000
 
+#: a value quoted as ``!r`` writes it: the opening quote starts a token, the closing one ends it
 _QUOTED_RUN = re.compile(
-    r"'((?:[^'\\\n]|\\.){N,})'|\"((?:[^\"\\\n]|\\.){N,})\"".replace("N", str(LONG_QUOTE + 1))
+    (r"(?:(?<=[\s(\[{=:,])|^)(?:'((?:[^'\\\n]|\\.){N,})'|\"((?:[^\"\\\n]|\\.){N,})\")"
+     r"(?=[\s)\]},.;:!?]|$)").replace("N", str(LONG_QUOTE + 1))
 )
 
 
