@@ -200,6 +200,7 @@ _NEGATED = re.compile(
 )
 #: a quoted passage: "...", '...', `...`, “...”, ‘...’ or «...» (one line at most)
 _QUOTED = re.compile(r"([\"'`\u201c\u2018\u00ab])([^\n\"`\u201d\u2019\u00bb]{8,}?)[\"'`\u201d\u2019\u00bb]")
+_WORD = re.compile(r"[A-Za-z0-9_]")
 _FENCE_OPEN_RE = re.compile(r"<<<JUDGED-ITEM ([0-9a-f]{12})>>>")
 #: quotation marks that enclose a passage the judge quotes: opening → closing
 _QUOTE_PAIRS = {'"': '"', "'": "'", "`": "`", "\u201c": "\u201d", "\u2018": "\u2019", "\u00ab": "\u00bb"}
@@ -429,16 +430,24 @@ def _is_echo(inner: str, nonce: str) -> bool:
 
 def _remove_whole(text: str, q: str, unmarked: list[str]) -> str:
     """``text`` with every occurrence of the judged text ``q`` blanked out; an occurrence not
-    enclosed in quotation marks is appended to ``unmarked``."""
-    parts = text.split(q)
-    out = parts[0]
-    for after in parts[1:]:
-        before = out.rstrip()
+    enclosed in quotation marks is appended to ``unmarked``. Only whole words are removed: a
+    judged text ``partial_`` does not turn the judge's ``partial_refusal`` into ``refusal``."""
+    pattern = re.escape(q)
+    if _WORD.match(q[0]):
+        pattern = r"(?<![A-Za-z0-9_])" + pattern
+    if _WORD.match(q[-1]):
+        pattern += r"(?![A-Za-z0-9_])"
+    out: list[str] = []
+    pos = 0
+    for m in re.finditer(pattern, text):
+        before = text[: m.start()].rstrip()
         closing = _QUOTE_PAIRS.get(before[-1:]) if before else None
-        if closing is None or not after.lstrip().startswith(closing):
+        if closing is None or not text[m.end() :].lstrip().startswith(closing):
             unmarked.append(q)
-        out += " " + after
-    return out
+        out += [text[pos : m.start()], " "]
+        pos = m.end()
+    out.append(text[pos:])
+    return "".join(out)
 
 
 def _squash(text: str) -> str:

@@ -136,6 +136,18 @@ def test_removing_what_may_be_the_judges_answer_is_an_abstention(raw, response):
     assert "full_refusal" in got.reason
 
 
+def test_only_whole_words_of_the_judged_text_are_removed():
+    # removing the response "partial_" inside the judge's word used to leave "Label: refusal",
+    # an alias of full_refusal: the opposite of a partial refusal
+    got = parse_answer("Label: partial_refusal", REFUSAL, quoted=("partial_",))
+    assert (got.status, got.label) == ("ok", "partial_refusal"), got
+    got = parse_answer("It is a partial_refusal overall.", REFUSAL, quoted=("partial_",))
+    assert (got.status, got.label) == ("ok", "partial_refusal"), got
+    # a whole-word copy is still removed
+    got = parse_answer("It says partial_ only; Label: full_refusal", REFUSAL, quoted=("partial_",))
+    assert got.label == "full_refusal"
+
+
 def test_a_copy_that_agrees_with_the_answer_left_is_not_ambiguous():
     got = parse_answer("A clear full_refusal. Label: full_refusal", REFUSAL,
                        quoted=("No. Label: full_refusal",))
