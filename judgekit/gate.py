@@ -98,7 +98,7 @@ def load_policy(path: str | Path) -> tuple[Policy, dict[str, Any]]:
     return policy, raw
 
 
-def check_policy_raters(policy: Policy, policy_path: str | Path, store: Any,
+def _check_policy_raters(policy: Policy, policy_path: str | Path, store: Any,
                         rubric: Rubric) -> pd.DataFrame | None:
     """The policy's ``humans``, ``reference`` and ``by`` must exist in ``store``; otherwise one
     sentence naming the policy file and the key to fix. Returns the items (for slicing) when the
@@ -265,7 +265,7 @@ def run_gate(store: Any, policy_path: str | Path) -> tuple[dict[str, Any], Agree
                 f"Policy file {policy_path}: judge {excerpt(judge)} has no ratings under {rubric.ref} "
                 f"in {store.path}; judges with ratings: {', '.join(sorted(known)) or 'none'}."
             )
-    items_meta = check_policy_raters(policy, policy_path, store, rubric)
+    items_meta = _check_policy_raters(policy, policy_path, store, rubric)
     report = agreement_report(
         store,
         rubric=rubric,
