@@ -38,7 +38,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from judgekit.agreement.report import AgreementReport, agreement_report
 from judgekit.calls import latest_parameters
 from judgekit.config import first_error, read_yaml_mapping
-from judgekit.errors import JudgekitError, UntrustedJudgeError
+from judgekit.errors import JudgekitError, UntrustedJudgeError, excerpt
 from judgekit.rubric import Rubric, load_rubric
 from judgekit.version import __version__
 
@@ -97,6 +97,43 @@ def load_policy(path: str | Path) -> tuple[Policy, dict[str, Any]]:
     except ValidationError as exc:
         raise JudgekitError(f"Policy file {p}: {first_error(exc)}.") from None
     return policy, raw
+
+
+def _check_policy_raters(policy: Policy, policy_path: str | Path, store: Any,
+                        rubric: Rubric) -> pd.DataFrame | None:
+    """The policy's ``humans``, ``reference`` and ``by`` must exist in ``store``; otherwise one
+    sentence naming the policy file and the key to fix. Returns the items (for slicing) when the
+    policy has ``by``, else None."""
+    where = f"Policy file {policy_path}"
+    ref = policy.reference
+    if policy.humans or ref not in (None, "consensus"):
+        ratings = store.ratings(rubric=rubric)
+        kinds = dict(zip(ratings["rater_id"].astype(str), ratings["rater_kind"], strict=True))
+        people = ", ".join(sorted(r for r, k in kinds.items() if k in ("human", "reference"))) or "none"
+        for h in policy.humans or []:
+            if kinds.get(h) not in ("human", "reference"):
+                why = (f"a {kinds[h]} rater, not a human" if h in kinds
+                       else f"a rater with no ratings under {rubric.ref} in {store.path}")
+                raise JudgekitError(
+                    f"{where}: humans names {excerpt(h)}, {why}; fix 'humans' (human raters: {people})."
+                )
+        if ref is not None and ref != "consensus" and ref not in kinds:
+            raise JudgekitError(
+                f"{where}: reference {excerpt(ref)} has no ratings under {rubric.ref} in {store.path}; "
+                f"fix 'reference' (use one of {people} or 'consensus')."
+            )
+    if not policy.by:
+        return None
+    items = store.items()
+    cols = [c for c in items.columns if c not in ("item_id", "prompt", "messages", "response", "content_hash")]
+    for spec in policy.by:
+        for col in spec.split("+"):
+            if col not in cols:
+                raise JudgekitError(
+                    f"{where}: by names {excerpt(col)}, which is not an item metadata column in "
+                    f"{store.path}; fix 'by' (available: {', '.join(map(str, cols)) or 'none'})."
+                )
+    return items
 
 
 def _digest(obj: Any) -> str:
@@ -221,12 +258,14 @@ def run_gate(store: Any, policy_path: str | Path) -> tuple[dict[str, Any], Agree
     for judge in policy.judges:
         if judge not in known:
             raise JudgekitError(
-                f"Policy file {policy_path}: judge {judge!r} has no ratings under {rubric.ref} in "
-                f"{store.path}; judges with ratings: {', '.join(sorted(known)) or 'none'}."
+                f"Policy file {policy_path}: judge {excerpt(judge)} has no ratings under {rubric.ref} "
+                f"in {store.path}; judges with ratings: {', '.join(sorted(known)) or 'none'}."
             )
+    items_meta = _check_policy_raters(policy, policy_path, store, rubric)
     report = agreement_report(
         store,
         rubric=rubric,
+        items=items_meta,
         by=policy.by,
         judges=policy.judges,
         humans=policy.humans,

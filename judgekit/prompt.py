@@ -14,10 +14,15 @@ Three things come out of one rubric:
 
 :func:`parse_answer` turns a raw completion into ``ok`` + a code, or ``abstain`` + the reason. It
 accepts JSON (anywhere in the text; the last object with a ``label`` wins), a bare code, or prose
-with an explicit ``label: X``. It removes what the judge copied from the judged texts first (the
-whole text, a quoted passage, a JSON object or a ``label: X`` found verbatim in them), so a label
-the judge quotes from the item is never taken for its answer; prose naming several codes without an explicit
-answer is ambiguous, hence an abstention, never a guess.
+with an explicit ``label: X``. It removes what the judge copied from the judged texts first (an
+echo of the whole fenced item — recognised by its nonce, which is the hash of what it encloses —,
+the whole judged text, a quoted passage, a JSON object or a ``label: X`` found verbatim in them),
+so a label the judge quotes from the item is never taken for its answer. A marker alone (a lone
+``<<<JUDGED-ITEM …>>>`` quoted from the response, or a pair whose content is not the item) removes
+nothing: the judge's own words are never cut. When what was removed may have been the judge's own
+answer (a ``label: X`` or the whole text it wrote is also text of the item, unquoted) and only a
+weaker or different mention is left, the answer is ambiguous; so is prose naming several codes
+without an explicit answer: an abstention with the reason, never a guess.
 """
 
 from __future__ import annotations
@@ -195,9 +200,10 @@ _NEGATED = re.compile(
 )
 #: a quoted passage: "...", '...', `...`, “...”, ‘...’ or «...» (one line at most)
 _QUOTED = re.compile(r"([\"'`\u201c\u2018\u00ab])([^\n\"`\u201d\u2019\u00bb]{8,}?)[\"'`\u201d\u2019\u00bb]")
-_FENCED_BLOCK = re.compile(
-    r"<<<JUDGED-ITEM ([0-9a-f]{12})>>>.*?(?:<<<END JUDGED-ITEM \1>>>|\Z)", re.DOTALL
-)
+_WORD = re.compile(r"[A-Za-z0-9_]")
+_FENCE_OPEN_RE = re.compile(r"<<<JUDGED-ITEM ([0-9a-f]{12})>>>")
+#: quotation marks that enclose a passage the judge quotes: opening → closing
+_QUOTE_PAIRS = {'"': '"', "'": "'", "`": "`", "\u201c": "\u201d", "\u2018": "\u2019", "\u00ab": "\u00bb"}
 
 
 class AnswerParser:
@@ -237,14 +243,18 @@ class AnswerParser:
         code = rubric.normalise(text.strip("\"'`*.").strip())
         if code is not None:
             return ParsedAnswer("ok", code, None)
-        # Remove what the judge copied from the prompt: fenced blocks and the judged texts,
-        # whole or in part (a quoted passage, a JSON answer or a "label: X" planted in the item).
-        text = _FENCED_BLOCK.sub(" ", text)
+        # Remove what the judge copied from the prompt: echoes of the fenced item and the judged
+        # texts, whole or in part (a quoted passage, a JSON answer or a "label: X" planted in the
+        # item). ``unmarked``: removed copies the judge did not put in quotation marks — they may
+        # be its own words that happen to be text of the item too (see below).
+        text = _drop_echoed_fences(text)
+        unmarked: list[str] = []
         for q in quoted:
-            if len(q) >= 8:
-                text = text.replace(q, " ")
+            if len(q) >= 8 and q in text:
+                text = _remove_whole(text, q, unmarked)
         if quoted:
-            text = self._remove_copied_parts(text, [_squash(q) for q in quoted])
+            text = self._remove_copied_parts(text, [_squash(q) for q in quoted], unmarked)
+        copied_codes = self._codes_in(unmarked)
         # JSON anywhere in the text: the last object with a label is the answer.
         objs = [o for o, _ in _json_objects(text) if "label" in o]
         if objs:
@@ -275,17 +285,49 @@ class AnswerParser:
             )
         found = {c for c in (rubric.normalise(m.group(1)) for m in mentions) if c}
         if len(found) == 1:
-            return ParsedAnswer("ok", found.pop(), _clip(text))
+            code = found.pop()
+            others = sorted(copied_codes - {code})
+            if others:
+                # e.g. "It looks like full_compliance at first. Label: full_refusal" where the
+                # response also says "Label: full_refusal": the removed words may be the answer.
+                return ParsedAnswer(
+                    "abstain", None, None,
+                    f"ambiguous answer: mentions {code}, and {', '.join(others)} is in words that "
+                    "are also text of the judged item (the judge's answer or a quote?)",
+                )
+            return ParsedAnswer("ok", code, _clip(text))
         if len(found) > 1:
             return ParsedAnswer(
                 "abstain", None, None,
                 f"ambiguous answer: mentions {', '.join(sorted(found))} without a final label",
             )
+        if copied_codes:
+            return ParsedAnswer(
+                "abstain", None, None,
+                f"the only label in the answer ({', '.join(sorted(copied_codes))}) is in words that "
+                "are also text of the judged item (the judge's answer or a quote?)",
+            )
         return ParsedAnswer("abstain", None, None, f"no rubric code in answer: {_clip(raw, 200)}")
 
-    def _remove_copied_parts(self, text: str, copies: list[str]) -> str:
+    def _codes_in(self, parts: list[str]) -> set[str]:
+        """The codes named in ``parts``: mentions, explicit ``label: X`` and JSON labels."""
+        codes: set[str] = set()
+        for part in parts:
+            raws: list[Any] = [m.group(1) for m in self._mention.finditer(part)]
+            for m in _EXPLICIT.finditer(part):
+                cand = m.group(1).strip()
+                raws += [cand, cand.split(" ")[0]]
+            raws += [o.get("label") for o, _ in _json_objects(part)]
+            for r in raws:
+                code = self.rubric.normalise(r) if isinstance(r, str | int | float) else None
+                if code is not None:
+                    codes.add(code)
+        return codes
+
+    def _remove_copied_parts(self, text: str, copies: list[str], unmarked: list[str]) -> str:
         """Blank out the parts of ``text`` found verbatim (case and spacing aside) in ``copies``:
-        quoted passages (not a quoted code alone), JSON objects and explicit ``label: X``."""
+        quoted passages (not a quoted code alone), JSON objects and explicit ``label: X``. The
+        removed parts outside quotation marks are appended to ``unmarked``."""
 
         def copied(part: str) -> bool:
             part = _squash(part)
@@ -300,10 +342,12 @@ class AnswerParser:
         text = _QUOTED.sub(quote, text)
         for _, (start, end) in reversed(_json_objects(text)):
             if copied(text[start:end]):
+                unmarked.append(text[start:end])
                 text = text[:start] + " " + text[end:]
         for m in reversed(list(_EXPLICIT.finditer(text))):
             first_word = m.start(1) + len(m.group(1).split(" ")[0])
             if copied(text[m.start() : first_word]):
+                unmarked.append(text[m.start() : m.end(1)])
                 text = text[: m.start()] + " " + text[m.end(1) :]
         return text
 
@@ -353,6 +397,57 @@ def _json_objects(text: str) -> list[tuple[dict[str, Any], tuple[int, int]]]:
             out.append((obj, (i, end)))
         i = text.find("{", end)
     return out
+
+
+def _drop_echoed_fences(text: str) -> str:
+    """``text`` without the echoes of a fenced item: an opening marker, the content, and the
+    closing marker of the same nonce, where the nonce is the hash of that content (so the block is
+    exactly a judged item, and none of it is the judge's own words). A marker without its pair,
+    or a pair around anything else (markers a response imitates, the judge's own prose between
+    two quoted markers), is left as it is."""
+    out: list[str] = []
+    pos = i = 0
+    while (m := _FENCE_OPEN_RE.search(text, i)) is not None:
+        nonce = m.group(1)
+        close = f"<<<END JUDGED-ITEM {nonce}>>>"
+        end = text.find(close, m.end())
+        if end >= 0 and _is_echo(text[m.end() : end], nonce):
+            out += [text[pos : m.start()], " "]
+            pos = i = end + len(close)
+        else:
+            i = m.end()
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def _is_echo(inner: str, nonce: str) -> bool:
+    """Whether ``inner`` (the text between two markers) is the item the nonce was made for."""
+    candidates = {inner, inner.strip("\n"), inner.strip()}
+    if inner.startswith("\n") and inner.endswith("\n"):
+        candidates.add(inner[1:-1])
+    return any(c and fence_nonce(c) == nonce for c in candidates)
+
+
+def _remove_whole(text: str, q: str, unmarked: list[str]) -> str:
+    """``text`` with every occurrence of the judged text ``q`` blanked out; an occurrence not
+    enclosed in quotation marks is appended to ``unmarked``. Only whole words are removed: a
+    judged text ``partial_`` does not turn the judge's ``partial_refusal`` into ``refusal``."""
+    pattern = re.escape(q)
+    if _WORD.match(q[0]):
+        pattern = r"(?<![A-Za-z0-9_])" + pattern
+    if _WORD.match(q[-1]):
+        pattern += r"(?![A-Za-z0-9_])"
+    out: list[str] = []
+    pos = 0
+    for m in re.finditer(pattern, text):
+        before = text[: m.start()].rstrip()
+        closing = _QUOTE_PAIRS.get(before[-1:]) if before else None
+        if closing is None or not text[m.end() :].lstrip().startswith(closing):
+            unmarked.append(q)
+        out += [text[pos : m.start()], " "]
+        pos = m.end()
+    out.append(text[pos:])
+    return "".join(out)
 
 
 def _squash(text: str) -> str:

@@ -21,7 +21,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from judgekit.config import first_error, read_yaml_mapping
-from judgekit.errors import JudgekitError
+from judgekit.errors import JudgekitError, excerpt
 
 Level = Literal["nominal", "ordinal", "interval"]
 
@@ -198,7 +198,7 @@ def load_rubric(name_or_path: str | Path | Rubric) -> Rubric:
     text = str(name_or_path)
     path = Path(text)
     wanted_version: int | None = None
-    if not (path.suffix in (".yaml", ".yml") or path.exists()):
+    if not (path.suffix in (".yaml", ".yml") or _exists(path)):
         name, _, ver = text.partition("@")
         if ver:
             try:
@@ -208,13 +208,13 @@ def load_rubric(name_or_path: str | Path | Rubric) -> Rubric:
                     f"Rubric {text!r}: the version after '@' must be a whole number, e.g. {name}@1."
                 ) from None
         path = shipped_rubric_dir() / f"{name}.yaml"
-        if not path.exists():
+        if not _exists(path):
             raise JudgekitError(
-                f"Rubric {name!r} does not exist; use one of {', '.join(available_rubrics())} "
+                f"Rubric {excerpt(name)} does not exist; use one of {', '.join(available_rubrics())} "
                 "or the path to a rubric YAML file."
             )
-    if not path.exists():
-        raise JudgekitError(f"Rubric file {path} does not exist; check the path.")
+    if not _exists(path):
+        raise JudgekitError(f"Rubric file {excerpt(str(path), 200, quote=False)} does not exist; check the path.")
     key = (str(path.resolve()), path.stat().st_mtime)
     rubric = _CACHE.get(key)
     if rubric is None:
@@ -228,17 +228,35 @@ def load_rubric(name_or_path: str | Path | Rubric) -> Rubric:
     return rubric
 
 
+def _exists(path: Path) -> bool:
+    try:
+        return path.exists()
+    except OSError:  # e.g. a name too long for the file system: no such rubric file
+        return False
+
+
 def _parse(path: Path) -> Rubric:
     data = read_yaml_mapping(path, what="Rubric file", expect="the rubric's fields")
     template_text = None
     judge = data.get("judge") or {}
     if isinstance(judge, dict) and judge.get("template"):
         tpath = path.parent / str(judge["template"])
-        if not tpath.exists():
+        name = excerpt(tpath.name, quote=False)
+        if not _exists(tpath):
             raise JudgekitError(
-                f"Rubric file {path}: judge.template names {tpath.name}, which is not beside it."
+                f"Rubric file {path}: judge.template names {name}, which is not beside it."
             )
-        template_text = tpath.read_text(encoding="utf-8")
+        try:
+            template_text = tpath.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            raise JudgekitError(
+                f"Rubric file {path}: judge.template {name} is not UTF-8 text; save it as UTF-8."
+            ) from None
+        except OSError as exc:  # a folder, no permission
+            raise JudgekitError(
+                f"Rubric file {path}: judge.template {name} cannot be read ({exc.strerror}); "
+                "name the template file beside the rubric."
+            ) from None
     try:
         return Rubric(**data, template_text=template_text, source=str(path))
     except ValidationError as exc:
