@@ -9,7 +9,8 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 XSTEST_LABELS = REPO / "annotations" / "xstest-v2" / "xstest_v2_labels.csv"
-SHARED = REPO.parent / "shared"
+#: published figures the tests reproduce, copied into the repo with their provenance
+PUBLISHED = Path(__file__).resolve().parent / "data" / "published"
 
 # No test may reach a real provider: make sure no real key can leak in from the environment.
 for _var in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "LABEL_STUDIO_API_KEY"):

@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import SHARED, XSTEST_LABELS
+from conftest import PUBLISHED, XSTEST_LABELS
 from sklearn.metrics import cohen_kappa_score
 
 from judgekit.agreement.report import agreement_report, collapse_trials
@@ -32,7 +32,7 @@ def raw():
 
 def test_per_model_human_agreement_reproduces_published_figures(report):
     # Röttger et al. (repository analysis notebook): annotator 1 vs 2, % agreement per model
-    published = pd.read_csv(SHARED / "data" / "published" / "xstest_repo_interannotator.csv")
+    published = pd.read_csv(PUBLISHED / "xstest_repo_interannotator.csv")
     assert len(published) == 5
     for row in published.itertuples():
         s = report.slice("model", row.model)
@@ -43,7 +43,7 @@ def test_per_model_human_agreement_reproduces_published_figures(report):
 def test_per_model_fleiss_kappa_matches_published(raw):
     from judgekit.agreement import fleiss_kappa
 
-    published = pd.read_csv(SHARED / "data" / "published" / "xstest_repo_interannotator.csv")
+    published = pd.read_csv(PUBLISHED / "xstest_repo_interannotator.csv")
     for row in published.itertuples():
         g = raw[raw.model == row.model]
         k = fleiss_kappa([g.annotation_1.tolist(), g.annotation_2.tolist()])
