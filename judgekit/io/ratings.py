@@ -77,15 +77,18 @@ def prepare_ratings(
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Validate a ratings table: returns (items, ratings) ready for the store."""
     wide = bool(raters or judges or reference)
+    lines = table.attrs.get("lines")  # each row's physical line (read_table), for messages
     if wide:
-        long = wide_to_long(table, raters=raters, judges=judges, reference=reference, source=source)
+        long = wide_to_long(table, raters=raters, judges=judges, reference=reference, source=source,
+                            csv=csv, lines=lines)
         label_cols = [c for m in (raters, judges, reference) if m for c in m.values()]
     else:
         long = table.copy()
         long["_row"] = range(len(long))
         label_cols = []
-    ratings = normalise_ratings(long, rubric, source=source, csv=csv, default_kind=rater_kind)
-    items = items_from_table(table, source=source, exclude=label_cols)
+    ratings = normalise_ratings(long, rubric, source=source, csv=csv, default_kind=rater_kind,
+                                lines=lines)
+    items = items_from_table(table, source=source, exclude=label_cols, csv=csv, lines=lines)
     return items, ratings
 
 
