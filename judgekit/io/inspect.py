@@ -164,6 +164,13 @@ def _read_eval_zip(p: Path) -> tuple[dict[str, Any], list[Any]]:
             ]
             if not sample_names:
                 raise JudgekitError(_no_samples(p, header))
+            declared = sum(zf.getinfo(n).file_size for n in sample_names)
+            if declared > budget[0]:
+                raise JudgekitError(
+                    f"{p}: its samples inflate to {declared // 2**20} MiB, more than the "
+                    f"{MAX_TOTAL_BYTES // 2**20} MiB judgekit reads from one log; check the log (a "
+                    "zip bomb?) or split the evaluation into smaller logs."
+                )
             samples = [_zip_json(zf, n, p, budget) for n in sample_names]
     except zipfile.BadZipFile as exc:
         raise JudgekitError(f"{p}: broken zip archive ({exc}); copy the log again.") from None
@@ -179,7 +186,7 @@ def _zip_json(zf: zipfile.ZipFile, name: str, p: Path, budget: list[int]) -> Any
     if info.file_size > limit:
         raise JudgekitError(_too_big(p, name, limit))
     try:
-        with zf.open(info) as fh:
+        with zf.open(info) as fh:  # zipfile inflates at most the declared size (then checks the CRC)
             raw = fh.read(limit + 1)
     except NotImplementedError:  # a compression method this Python's zipfile cannot decompress
         if info.compress_type != _ZIP_ZSTANDARD:
@@ -188,7 +195,7 @@ def _zip_json(zf: zipfile.ZipFile, name: str, p: Path, budget: list[int]) -> Any
                 f"judgekit cannot read; convert it with `inspect log dump {p} > "
                 f"{p.with_suffix('.json').name}` and import that .json file."
             ) from None
-        raw = _read_zstd_entry(p, info, limit)
+        raw = _read_zstd_entry(p, info, info.file_size)
     except (zipfile.BadZipFile, zlib.error, EOFError, OSError, ValueError) as exc:
         raise JudgekitError(
             f"{p}: entry {name} is corrupt ({_short(exc)}); copy the log again."
@@ -226,7 +233,8 @@ _ZIP_ZSTANDARD = 93
 def _read_zstd_entry(p: Path, info: zipfile.ZipInfo, limit: int) -> bytes:
     """One Zstandard-compressed (zip method 93) entry, as newer Inspect versions write them;
     Python's zipfile reads these only from 3.14, so the entry's bytes are located through its
-    local file header and decompressed with the ``zstandard`` package."""
+    local file header and decompressed with the ``zstandard`` package, at most ``limit`` (the
+    declared size) + 1 bytes: more fails the checksum before it fills the memory."""
     import zstandard
 
     with p.open("rb") as fh:
@@ -248,13 +256,11 @@ def _read_zstd_entry(p: Path, info: zipfile.ZipInfo, limit: int) -> bytes:
                 chunks.append(chunk)
                 size += len(chunk)
         raw = b"".join(chunks)
-        if size > limit:
-            return raw  # the caller refuses it
     except zstandard.ZstdError:
         raise JudgekitError(
             f"{p}: entry {info.filename} is not valid Zstandard data; copy the log again."
         ) from None
-    if zlib.crc32(raw) != info.CRC:
+    if len(raw) != info.file_size or zlib.crc32(raw) != info.CRC:
         raise JudgekitError(f"{p}: entry {info.filename} fails its checksum; copy the log again.")
     return raw
 
