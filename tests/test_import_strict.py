@@ -290,7 +290,7 @@ def test_created_at_blank_null_number_and_iso_time(tmp_path):
     got = blank.set_index("item_id")["created_at"]
     assert t0 <= got["a"] <= time.time()  # an empty cell is the import time, as a missing column
     assert got["b"] == 1714000000.5
-    assert got["c"] == dt.datetime(2024, 5, 1, 10, tzinfo=dt.timezone.utc).timestamp()
+    assert got["c"] == dt.datetime(2024, 5, 1, 10, tzinfo=dt.UTC).timestamp()
     _, null = _imported(tmp_path, "null.jsonl",
                         '{"item_id": "a", "rater_id": "ann", "label": "full_refusal", "created_at": null}\n'
                         '{"item_id": "b", "rater_id": "ann", "label": "full_refusal", "created_at": 1714000000}\n')
