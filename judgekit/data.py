@@ -20,8 +20,7 @@ import math
 import numbers
 import re
 import time
-import unicodedata
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import pandas as pd
@@ -60,7 +59,13 @@ def row_ref(source: str, index: int, *, csv: bool, lines: Sequence[int] | None =
 
 
 # ------------------------------------------------------------------ values kept exactly
-_BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+#: control characters (Unicode Cc), line/paragraph separators and bidi controls: never in an id
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+Where = str | Callable[[], str]
+
+
+def _where(where: Where) -> str:
+    return where() if callable(where) else where
 
 
 def quote(value: Any, limit: int = 80) -> str:
@@ -91,29 +96,28 @@ def id_problem(value: Any, what: str) -> str | None:
         end = "start" if value[:1].isspace() else "end"
         return (f"{what} {quote(value)} has white space at the {end}; remove it (it is kept "
                 "exactly as written, so 'a' and 'a ' would be two different names)")
-    bad = next((c for c in value
-                if unicodedata.category(c) in ("Cc", "Zl", "Zp") or c in _BIDI_CONTROLS), None)
+    bad = _CONTROL.search(value)
     if bad is not None:
-        return f"{what} {quote(value)} contains the control character {bad!r}; remove it"
+        return f"{what} {quote(value)} contains the control character {bad.group()!r}; remove it"
     return None
 
 
-def as_id(value: Any, what: str, where: str) -> str:
+def as_id(value: Any, what: str, where: Where) -> str:
     """An item or rater id exactly as written: text unchanged, a JSON/Parquet integer as its
     digits (``1`` → ``"1"``). A decimal number (``1.0``), text with white space at either end or
     with control characters is an error naming ``where``; an empty value too."""
     if is_missing(value) or (isinstance(value, str) and not value.strip()):
-        raise JudgekitError(f"{where}: empty {what}; every row needs one.")
+        raise JudgekitError(f"{_where(where)}: empty {what}; every row needs one.")
     problem = id_problem(value, what)
     if problem:
-        raise JudgekitError(f"{where}: {problem}.")
+        raise JudgekitError(f"{_where(where)}: {problem}.")
     return value if isinstance(value, str) else str(int(value))
 
 
 _UINT = re.compile(r"[0-9]+")
 
 
-def as_trial(value: Any, where: str) -> int:
+def as_trial(value: Any, where: Where) -> int:
     """A ``trial`` number: a whole number 0, 1, 2, … (an empty cell is trial 0)."""
     if is_missing(value):
         return 0
@@ -122,14 +126,15 @@ def as_trial(value: Any, where: str) -> int:
     if isinstance(value, str) and _UINT.fullmatch(value):
         return int(value)
     raise JudgekitError(
-        f"{where}: trial {quote(value)} is not a whole number; number repeated runs 0, 1, 2, …"
+        f"{_where(where)}: trial {quote(value)} is not a whole number; number repeated runs 0, 1, "
+        "2, …"
     )
 
 
 _NUMBER = re.compile(r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?")
 
 
-def as_timestamp(value: Any, where: str, default: float) -> float:
+def as_timestamp(value: Any, where: Where, default: float) -> float:
     """``created_at`` as seconds since 1970: a number, or an ISO 8601 time with a zone
     (``2024-05-01T10:00:00Z``); an empty cell is ``default`` (the import time)."""
     if is_missing(value):
@@ -150,8 +155,8 @@ def as_timestamp(value: Any, where: str, default: float) -> float:
                 return when.timestamp()
             problem = "has no time zone"
     raise JudgekitError(
-        f"{where}: created_at {quote(value)} {problem}; give seconds since 1970 (e.g. 1714000000) "
-        "or an ISO 8601 time with its zone (e.g. 2024-05-01T10:00:00Z)."
+        f"{_where(where)}: created_at {quote(value)} {problem}; give seconds since 1970 (e.g. "
+        "1714000000) or an ISO 8601 time with its zone (e.g. 2024-05-01T10:00:00Z)."
     )
 
 
@@ -236,23 +241,31 @@ def _ids(
     csv: bool,
     lines: Sequence[int] | None,
     rows: Sequence[int] | None = None,
-) -> list[str]:
-    """``values`` checked and converted with :func:`as_id`; an error names the row's line."""
-    out: list[str] = []
-    done: dict[tuple[type, Any], str] = {}
-    for i, v in enumerate(values):
-        key = (type(v), v)
-        try:
-            got = done.get(key) if isinstance(v, str | int) else None
-        except TypeError:  # an unhashable value: as_id explains it
-            got = None
-        if got is None:
-            row = i if rows is None else int(rows[i])
-            got = as_id(v, what, row_ref(source, row, csv=csv, lines=lines))
-            if isinstance(v, str | int):
-                done[key] = got
-        out.append(got)
-    return out
+    allow_missing: bool = False,
+) -> list[Any]:
+    """``values`` checked and converted with :func:`as_id`; an error names the row's line.
+
+    ``allow_missing`` keeps empty values as None (for :func:`judgekit.io.tables.read_table`,
+    which leaves "empty id" to the check that knows what the row is)."""
+    def ref(i: int) -> Where:
+        return lambda: row_ref(source, i if rows is None else int(rows[i]), csv=csv, lines=lines)
+
+    values = list(values)
+    present = [v for v in values if v is not None] if allow_missing else values
+    if all(type(v) is str for v in present):  # the usual case: check each distinct id once
+        distinct = set(present)
+        if (not _CONTROL.search("".join(distinct))
+                and all(u and u == u.strip() for u in distinct)):
+            return values
+        bad = {u for u in distinct if not u.strip() or id_problem(u, what)}
+        if not bad:
+            return values
+        first = next(i for i, v in enumerate(values) if v is not None and v in bad)
+        as_id(values[first], what, ref(first))  # raises
+    return [
+        None if allow_missing and is_missing(v) else as_id(v, what, ref(i))
+        for i, v in enumerate(values)
+    ]
 
 
 def normalise_ratings(
@@ -288,50 +301,58 @@ def normalise_ratings(
     def ref(i: int) -> str:
         return row_ref(source, int(src_rows[i]), csv=csv, lines=lines)
 
-    if "rater_kind" not in df.columns:
-        df["rater_kind"] = default_kind
-    df["rater_kind"] = [default_kind if is_missing(k) else str(k) for k in df["rater_kind"]]
-    bad_kind = [i for i, k in enumerate(df["rater_kind"]) if k not in RATER_KINDS]
-    if bad_kind:
-        i = bad_kind[0]
+    def lazy(i: int) -> Where:
+        return lambda: ref(i)
+
+    def texts(col: str, default: str) -> list[str]:
+        """A text column as a list, empty cells ``default``."""
+        if col not in df.columns:
+            return [default] * len(df)
+        return [default if is_missing(v) else str(v) for v in df[col].tolist()]
+
+    kinds = texts("rater_kind", default_kind)
+    bad_kind = next((i for i, k in enumerate(kinds) if k not in RATER_KINDS), None)
+    if bad_kind is not None:
         raise JudgekitError(
-            f"{ref(i)}: rater_kind {quote(df['rater_kind'].iloc[i])} is not one "
+            f"{ref(bad_kind)}: rater_kind {quote(kinds[bad_kind])} is not one "
             f"of {', '.join(RATER_KINDS)}; fix it."
         )
+    df["rater_kind"] = kinds
     for col in ("item_id", "rater_id"):
         df[col] = _ids(df[col].tolist(), col, source, csv=csv, lines=lines, rows=src_rows)
     if "trial" not in df.columns:
         df["trial"] = 0
     else:
-        df["trial"] = [as_trial(v, ref(i)) for i, v in enumerate(df["trial"])]
-    if "status" not in df.columns:
-        df["status"] = "ok"
-    df["status"] = ["ok" if is_missing(v) else str(v) for v in df["status"]]
-    bad_status = [i for i, v in enumerate(df["status"]) if v not in STATUSES]
-    if bad_status:
-        i = bad_status[0]
+        df["trial"] = [as_trial(v, lazy(i)) for i, v in enumerate(df["trial"].tolist())]
+    statuses = texts("status", "ok")
+    bad_status = next((i for i, v in enumerate(statuses) if v not in STATUSES), None)
+    if bad_status is not None:
         raise JudgekitError(
-            f"{ref(i)}: status {quote(df['status'].iloc[i])} is not one of {', '.join(STATUSES)}."
+            f"{ref(bad_status)}: status {quote(statuses[bad_status])} is not one of "
+            f"{', '.join(STATUSES)}."
         )
     if "rationale" not in df.columns:
-        df["rationale"] = None
-    df["rationale"] = pd.Series(
-        [None if is_missing(v) else v if isinstance(v, str) else _as_text(v) for v in df["rationale"]],
-        index=df.index, dtype=object,
-    )
+        rationales: list[Any] = [None] * len(df)
+    else:
+        rationales = [None if is_missing(v) else v if isinstance(v, str) else _as_text(v)
+                      for v in df["rationale"].tolist()]
 
     raw = df["label"].tolist()
-    statuses = df["status"].tolist()
     codes = []
+    known: dict[tuple[type, Any], str | None] = {}
     for i, v in enumerate(raw):
         if isinstance(v, float) and not math.isfinite(v) and statuses[i] == "ok":
             raise JudgekitError(
                 f"{ref(i)}: label {v!r} is not a number and not a label; leave the cell empty "
                 "for \"not rated\" or write the label."
             )
-        codes.append(_code(rubric, v))
-    rationales = df["rationale"].tolist()
-    kinds = df["rater_kind"].tolist()
+        if isinstance(v, str | int | float | bool | None):
+            key = (type(v), v)
+            if key not in known:
+                known[key] = _code(rubric, v)
+            codes.append(known[key])
+        else:
+            codes.append(_code(rubric, v))
     for i, code in enumerate(codes):
         if code is not None or statuses[i] != "ok":
             continue
@@ -347,7 +368,7 @@ def normalise_ratings(
         )
     df["label"] = codes
     df["status"] = statuses
-    df["rationale"] = rationales
+    df["rationale"] = pd.Series(rationales, index=df.index, dtype=object)
     df.loc[df["status"] != "ok", "label"] = None
     df["value"] = [rubric.values.get(c) if c else None for c in df["label"]]
 
@@ -367,7 +388,7 @@ def normalise_ratings(
     if "created_at" not in df.columns:
         df["created_at"] = now
     else:
-        df["created_at"] = [as_timestamp(v, ref(i), now) for i, v in enumerate(df["created_at"])]
+        df["created_at"] = [as_timestamp(v, lazy(i), now) for i, v in enumerate(df["created_at"])]
     df["source"] = source
     return df
 
@@ -456,7 +477,9 @@ def validate_items(df: pd.DataFrame, *, source: str, need_response: bool = True)
                         hint=" (the judge needs the model output to rate)")
     if "prompt" not in df.columns and "messages" not in df.columns:
         raise JudgekitError(f"{source}: needs a 'prompt' or a 'messages' column.")
-    lines = df.attrs.get("lines")
+    from judgekit.io.tables import lines_of
+
+    lines = lines_of(df)
     ids = pd.Series(_ids(df["item_id"].tolist(), "item_id", source, csv=False, lines=lines))
     dup = ids.duplicated()
     if dup.any():

@@ -29,7 +29,7 @@ from judgekit.data import (
     wide_to_long,
 )
 from judgekit.errors import JudgekitError
-from judgekit.io.tables import read_table, table_format
+from judgekit.io.tables import lines_of, read_table, table_format
 from judgekit.rubric import Rubric
 from judgekit.store import Store, WriteCounts
 
@@ -77,7 +77,7 @@ def prepare_ratings(
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Validate a ratings table: returns (items, ratings) ready for the store."""
     wide = bool(raters or judges or reference)
-    lines = table.attrs.get("lines")  # each row's physical line (read_table), for messages
+    lines = lines_of(table)  # each row's physical line (read_table), for messages
     if wide:
         long = wide_to_long(table, raters=raters, judges=judges, reference=reference, source=source,
                             csv=csv, lines=lines)

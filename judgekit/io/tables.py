@@ -18,8 +18,9 @@ import math
 import os
 import re
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast, overload
 
 import pandas as pd
 
@@ -97,7 +98,7 @@ def read_table(path: str | Path, fmt: str | None = None) -> pd.DataFrame:
         raise JudgekitError(
             f"{p} is an Inspect log, not a table; import it with `judgekit import {p} --rubric NAME`."
         )
-    lines: list[int] | None = None
+    lines: Sequence[int] | None = None
     try:
         if kind == "csv":
             sep = "\t" if p.suffix.lower() == ".tsv" else ","
@@ -137,8 +138,43 @@ def read_table(path: str | Path, fmt: str | None = None) -> pd.DataFrame:
             data[name] = _id_cells(p, name, data[name], lines, csv=kind == "csv")
     df = pd.DataFrame({name: pd.Series(data[name], dtype=object) for name in columns})
     if lines is not None:
-        df.attrs["lines"] = lines
+        df.attrs["lines"] = LineNumbers(lines)
     return df
+
+
+class LineNumbers(Sequence[int]):
+    """Each row's first physical line (``read_table(...).attrs["lines"]``).
+
+    pandas deep-copies ``attrs`` on every operation; this read-only list is shared instead, so a
+    million-row file does not pay for a million-int copy per column access.
+    """
+
+    def __init__(self, lines: Sequence[int]) -> None:
+        self._lines = lines
+
+    @overload
+    def __getitem__(self, i: int) -> int: ...
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[int]: ...
+    def __getitem__(self, i: int | slice) -> int | Sequence[int]:
+        return self._lines[i]
+
+    def __len__(self) -> int:
+        return len(self._lines)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> LineNumbers:
+        return self
+
+
+def lines_of(df: pd.DataFrame) -> Sequence[int] | None:
+    """The physical line of each row of ``df`` as :func:`read_table` returned it; None once rows
+    were dropped or reordered (then messages count rows instead)."""
+    lines = df.attrs.get("lines")
+    index = df.index
+    if (lines is None or len(lines) != len(df) or not isinstance(index, pd.RangeIndex)
+            or index.start != 0 or index.step != 1):
+        return None
+    return cast(Sequence[int], lines)
 
 
 # ------------------------------------------------------------------ CSV
@@ -155,29 +191,45 @@ _CSV_PROBLEMS = {
 }
 
 
-def _read_csv(p: Path, sep: str) -> tuple[list[str], dict[str, list[Any]], list[int]]:
+def _read_csv(p: Path, sep: str) -> tuple[list[str], dict[str, list[Any]], Sequence[int]]:
     text = p.read_bytes().decode("utf-8-sig")
     # lines end at \n (or \r\n); a file without any \n is taken to use old-Mac \r line ends
     newline = "\r" if "\n" not in text and "\r" in text else "\n"
     csv.field_size_limit(max(csv.field_size_limit(), 2**31 - 1))
-    reader = csv.reader(io.StringIO(text, newline=newline), delimiter=sep, strict=True)
-    header: list[str] | None = None
-    rows: list[list[str]] = []
+
+    def reader() -> Any:
+        return csv.reader(io.StringIO(text, newline=newline), delimiter=sep, strict=True)
+
+    # fast path: one record per physical line, every row the header's cells (the usual file)
+    fast = reader()
+    try:
+        records = list(fast)
+    except csv.Error:
+        records = []  # the line-by-line read below names the line
+    else:
+        if (records and fast.line_num == len(records)
+                and len(records[0]) > 1 and all(len(r) == len(records[0]) for r in records)):
+            header, rows = records[0], records[1:]
+            return header, _columns_of(p, header, 1, rows), range(2, len(rows) + 2)
+    del records
+    header_row: list[str] | None = None
+    rows = []
     lines: list[int] = []
+    slow = reader()
     last = header_line = 0
     try:
-        for row in reader:
-            start, last = last + 1, reader.line_num
+        for row in slow:
+            start, last = last + 1, slow.line_num
             if not row or (len(row) == 1 and not row[0].strip()):
                 continue  # a blank line
-            if header is None:
-                header, header_line = row, start
+            if header_row is None:
+                header_row, header_line = row, start
                 continue
-            if len(row) != len(header):
+            if len(row) != len(header_row):
                 span = f" (the row runs on to line {last})" if last != start else ""
                 raise JudgekitError(
-                    f"{p}: malformed CSV: line {start} has {len(row)} cell{'s' if len(row) != 1 else ''} "
-                    f"where the header has {len(header)}{span}; "
+                    f"{p}: malformed CSV: line {start} has {len(row)} cell"
+                    f"{'s' if len(row) != 1 else ''} where the header has {len(header_row)}{span}; "
                     "a comma, line break or carriage return inside a cell must be inside double "
                     "quotes, and every row needs every cell (empty ones too); fix that row."
                 )
@@ -186,20 +238,25 @@ def _read_csv(p: Path, sep: str) -> tuple[list[str], dict[str, list[Any]], list[
     except csv.Error as exc:
         msg = str(exc)
         problem = next((v for k, v in _CSV_PROBLEMS.items() if k in msg), f"malformed CSV ({msg})")
-        line = last + 1 if "end of data" in msg else reader.line_num
+        line = last + 1 if "end of data" in msg else slow.line_num
         raise JudgekitError(f"{p} line {line}: {problem}.") from None
-    if header is None:
+    if header_row is None:
         raise JudgekitError(f"{p} has no rows; give a file with a header row and rows.")
+    return header_row, _columns_of(p, header_row, header_line, rows), lines
+
+
+def _columns_of(p: Path, header: list[str], header_line: int, rows: list[list[str]]) -> dict[str, list[Any]]:
     data: dict[str, list[Any]] = {}
+    cells = list(zip(*rows, strict=True)) if rows else [() for _ in header]
     for k, name in enumerate(header):
         if name in data:
             first = header.index(name) + 1
             raise JudgekitError(
-                f"{p} line {header_line}: the header names the column {name!r} twice (columns {first} and "
-                f"{k + 1}); rename or remove one."
+                f"{p} line {header_line}: the header names the column {name!r} twice (columns "
+                f"{first} and {k + 1}); rename or remove one."
             )
-        data[name] = [row[k] if row[k] != "" else None for row in rows]
-    return header, data, lines
+        data[name] = [v or None for v in cells[k]]  # an empty cell is missing
+    return data
 
 
 _PLAIN_INT = re.compile(r"-?[0-9]{1,18}")
@@ -209,17 +266,19 @@ _PLAIN_FLOAT = re.compile(r"-?[0-9]+\.[0-9]+(e[+-]?[0-9]+)?|-?[0-9]+e[+-]?[0-9]+
 def _plain_numbers(values: list[Any]) -> list[Any]:
     """The column as numbers when every filled cell is a number in its plain form (the text
     Python writes for it, so nothing is lost), else unchanged text."""
-    out: list[Any] = []
-    for v in values:
+    numbers: dict[str, int | float] = {}
+    for v in set(values):
         if v is None:
-            out.append(None)
-        elif _PLAIN_INT.fullmatch(v) and str(int(v)) == v:
-            out.append(int(v))
+            continue
+        if _PLAIN_INT.fullmatch(v) and str(int(v)) == v:
+            numbers[v] = int(v)
         elif _PLAIN_FLOAT.fullmatch(v) and math.isfinite(f := float(v)) and repr(f) == v:
-            out.append(f)
+            numbers[v] = f
         else:
             return values
-    return out if any(v is not None for v in out) else values
+    if not numbers:
+        return values
+    return [None if v is None else numbers[v] for v in values]
 
 
 # ------------------------------------------------------------------ JSON
@@ -307,19 +366,18 @@ def _check_column_names(p: Path, columns: list[Any]) -> None:
             raise JudgekitError(f"{p}: {problem}.")
 
 
-def _id_cells(p: Path, name: str, values: list[Any], lines: list[int] | None, *, csv: bool) -> list[Any]:
-    from judgekit.data import as_id, is_missing, row_ref
+def _id_cells(
+    p: Path, name: str, values: list[Any], lines: Sequence[int] | None, *, csv: bool
+) -> list[Any]:
+    from judgekit.data import _ids
 
-    return [
-        None if is_missing(v) else as_id(v, name, row_ref(str(p), i, csv=csv, lines=lines))
-        for i, v in enumerate(values)
-    ]
+    return _ids(values, name, str(p), csv=csv, lines=lines, allow_missing=True)
 
 
 _SIMPLE = frozenset({str, int, bool, type(None)})
 
 
-def _cells(p: Path, name: str, values: list[Any], lines: list[int] | None) -> list[Any]:
+def _cells(p: Path, name: str, values: list[Any], lines: Sequence[int] | None) -> list[Any]:
     """JSON / Parquet values as judgekit stores them (see :func:`read_table`)."""
     if {type(v) for v in values} <= _SIMPLE:
         return values
