@@ -431,13 +431,7 @@ def items_from_table(
     items = df[keep].reset_index(drop=True)  # index = row position, for messages
     items["item_id"] = _ids(items["item_id"].tolist(), "item_id", source, csv=csv, lines=lines)
     if "messages" in items.columns:
-        items["messages"] = pd.Series([
-            None if parsed is None else json.dumps(parsed, ensure_ascii=False)
-            for parsed in (
-                _messages(m, row_ref(source, i, csv=csv, lines=lines))
-                for i, m in enumerate(items["messages"])
-            )
-        ], index=items.index, dtype=object)
+        items["messages"] = messages_as_json(items["messages"].tolist(), source, csv=csv, lines=lines)
     items = items.drop_duplicates()
     clash = items["item_id"].duplicated(keep=False)
     if clash.any():
@@ -497,7 +491,18 @@ def validate_items(df: pd.DataFrame, *, source: str, need_response: bool = True)
     return out
 
 
-def _messages(m: Any, where: str) -> list[dict[str, Any]] | None:
+def messages_as_json(
+    values: Sequence[Any], source: str, *, csv: bool = False, lines: Sequence[int] | None = None
+) -> pd.Series:
+    """A ``messages`` column checked (see :func:`_messages`) and kept as canonical JSON text."""
+    out = []
+    for i, m in enumerate(values):
+        parsed = _messages(m, lambda i=i: row_ref(source, i, csv=csv, lines=lines))  # type: ignore[misc]
+        out.append(None if parsed is None else json.dumps(parsed, ensure_ascii=False))
+    return pd.Series(out, dtype=object)
+
+
+def _messages(m: Any, where: Where) -> list[dict[str, Any]] | None:
     """A checked conversation: a list of ``{role, content}`` objects (or its JSON text), each
     ``content`` a string or a list of content parts and ``role``, when given, a string."""
     if is_missing(m):
@@ -509,21 +514,21 @@ def _messages(m: Any, where: str) -> list[dict[str, Any]] | None:
             m = loads_json_strict(m)
         except (ValueError, RecursionError):
             raise JudgekitError(
-                f"{where}: 'messages' is not a JSON list of {{role, content}} objects; fix it."
+                f"{_where(where)}: 'messages' is not a JSON list of {{role, content}} objects; fix it."
             ) from None
     if not isinstance(m, list):
         raise JudgekitError(
-            f"{where}: 'messages' must be a list of {{role, content}} objects, not "
+            f"{_where(where)}: 'messages' must be a list of {{role, content}} objects, not "
             f"{quote(m, 40)}; fix it."
         )
     for k, x in enumerate(m):
         if not isinstance(x, dict) or "content" not in x:
             raise JudgekitError(
-                f"{where}: messages[{k}] is {quote(x, 40)}, not a {{role, content}} object; fix it."
+                f"{_where(where)}: messages[{k}] is {quote(x, 40)}, not a {{role, content}} object; fix it."
             )
         if not isinstance(x["content"], str | list) or not isinstance(x.get("role", ""), str):
             raise JudgekitError(
-                f"{where}: messages[{k}] needs 'content' as text (or a list of content parts) and "
+                f"{_where(where)}: messages[{k}] needs 'content' as text (or a list of content parts) and "
                 "'role' as text; fix it."
             )
     return [dict(x) for x in m]

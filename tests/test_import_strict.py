@@ -341,3 +341,26 @@ def test_a_million_character_rationale_is_kept(tmp_path):
     _, ratings = _imported(tmp_path, "long.jsonl", json.dumps(
         {"item_id": "a", "rater_id": "ann", "label": "full_refusal", "rationale": why}) + "\n")
     assert ratings["rationale"].iloc[0] == why
+
+
+def test_export_with_carriage_returns_reads_back_exactly(tmp_path):
+    import pandas as pd
+
+    from judgekit.io.tables import read_table, write_table
+
+    df = pd.DataFrame({"item_id": ["a", "b"], "rationale": ["x\ry", "plain, \"quoted\""],
+                       "n": [1, 2], "note": [None, "end\r"]})
+    back = read_table(write_table(df, tmp_path / "out.csv"))
+    assert back.to_dict("list") == {"item_id": ["a", "b"], "rationale": ["x\ry", "plain, \"quoted\""],
+                                    "n": [1, 2], "note": [None, "end\r"]}
+
+
+def test_items_file_and_id_prefix_are_checked_too(tmp_path, db):
+    ratings = _write(tmp_path / "r.csv", "item_id,rater_id,label\na,ann,full_refusal\n")
+    items = _write(tmp_path / "items.jsonl", '{"item_id": "a", "messages": [1, 2], "response": "r"}\n')
+    before = _dump(db)
+    res = _import(ratings, db, "--items", str(items))
+    assert res.exit_code == 2 and "items.jsonl line 1: messages[0] is 1" in res.output, res.output
+    res = _import(ratings, db, "--id-prefix", "m\x1b]0;x\x07:")
+    assert res.exit_code == 2 and "--id-prefix" in res.output and "control character" in res.output, res.output
+    assert _dump(db) == before

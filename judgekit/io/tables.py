@@ -455,7 +455,14 @@ def write_table(df: pd.DataFrame, path: str | Path, fmt: str | None = None) -> P
     os.close(fd)
     try:
         if kind == "csv":
-            df.to_csv(tmp, index=False)
+            # Python's CSV writer leaves a lone carriage return unquoted, which no reader can
+            # tell from a line end: a file with one quotes every text cell, so it reads back exactly
+            has_cr = any(
+                isinstance(v, str) and "\r" in v
+                for c in df.columns if not pd.api.types.is_numeric_dtype(df[c])
+                for v in df[c].tolist()
+            )
+            df.to_csv(tmp, index=False, quoting=csv.QUOTE_NONNUMERIC if has_cr else csv.QUOTE_MINIMAL)
         elif kind == "jsonl":
             df.to_json(tmp, orient="records", lines=True, force_ascii=False)
         elif kind == "json":
