@@ -114,14 +114,17 @@ def as_id(value: Any, what: str, where: Where) -> str:
     return value if isinstance(value, str) else str(int(value))
 
 
-_UINT = re.compile(r"[0-9]+")
+_UINT = re.compile(r"[0-9]{1,9}")
+MAX_TRIAL = 10**9 - 1
 
 
 def as_trial(value: Any, where: Where) -> int:
-    """A ``trial`` number: a whole number 0, 1, 2, … (an empty cell is trial 0)."""
+    """A ``trial`` number: a whole number 0, 1, 2, … up to :data:`MAX_TRIAL` (an empty cell is
+    trial 0)."""
     if is_missing(value):
         return 0
-    if isinstance(value, numbers.Integral) and not isinstance(value, bool) and int(value) >= 0:
+    if (isinstance(value, numbers.Integral) and not isinstance(value, bool)
+            and 0 <= int(value) <= MAX_TRIAL):
         return int(value)
     if isinstance(value, str) and _UINT.fullmatch(value):
         return int(value)
@@ -140,11 +143,11 @@ def as_timestamp(value: Any, where: Where, default: float) -> float:
     if is_missing(value):
         return default
     problem = "is not a time"
-    if isinstance(value, numbers.Real) and not isinstance(value, bool):
+    number = (isinstance(value, numbers.Real) and not isinstance(value, bool)) or (
+        isinstance(value, str) and _NUMBER.fullmatch(value.strip()) is not None)
+    if number:
         if math.isfinite(float(value)):
             return float(value)
-    elif isinstance(value, str) and _NUMBER.fullmatch(value.strip()):
-        return float(value)
     elif isinstance(value, str | dt.datetime):
         try:
             when = value if isinstance(value, dt.datetime) else dt.datetime.fromisoformat(value.strip())

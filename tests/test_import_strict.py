@@ -189,6 +189,12 @@ COERCED = [
      ["column 1 has no name"]),
     ("header_space.csv", "item_id,rater_id,label,model \na,ann,full_refusal,m\n", (),
      ["the column name 'model ' has white space at the end"]),
+    ("trial_huge.csv", "item_id,rater_id,label,trial\na,ann,full_refusal," + "9" * 5000 + "\n", (),
+     ["line 2: trial '9999", "is not a whole number"]),
+    ("created_inf.csv", "item_id,rater_id,label,created_at\na,ann,full_refusal,1e400\n", (),
+     ["line 2: created_at '1e400' is not a time"]),
+    ("huge_int.jsonl", '{"item_id": ' + "1" * 5000 + ', "rater_id": "ann", "label": "full_refusal"}\n', (),
+     ["line 1", "fix that line"]),
     ("label_object.jsonl", '{"item_id": "a", "rater_id": "ann", "label": {"code": "full_refusal"}}\n', (),
      ["line 1: label is an object; give one value"]),
 ]
@@ -364,3 +370,9 @@ def test_items_file_and_id_prefix_are_checked_too(tmp_path, db):
     res = _import(ratings, db, "--id-prefix", "m\x1b]0;x\x07:")
     assert res.exit_code == 2 and "--id-prefix" in res.output and "control character" in res.output, res.output
     assert _dump(db) == before
+
+
+def test_an_error_quotes_a_short_excerpt_of_a_huge_value(tmp_path, db):
+    message = _refused(tmp_path, db, "huge_label.csv", "item_id,rater_id,label\na,ann," + "z" * 1_000_000 + "\n",
+                       expect=["line 2: label 'zzz", "…", "is not in rubric"])
+    assert len(message) < 400

@@ -125,7 +125,7 @@ def read_table(path: str | Path, fmt: str | None = None) -> pd.DataFrame:
         raise JudgekitError(f"{p}: cannot read it as {kind} ({_short(exc)}).") from None
     if not data or not next(iter(data.values())):
         raise JudgekitError(f"{p} has a header but no rows; add rows.")
-    _check_column_names(p, columns)
+    _check_column_names(p, columns, csv=kind == "csv")
     if kind == "csv":
         for name in columns:
             if name not in TEXT_COLUMNS:
@@ -133,6 +133,10 @@ def read_table(path: str | Path, fmt: str | None = None) -> pd.DataFrame:
     else:
         for name in columns:
             data[name] = _cells(p, name, data[name], lines)
+        for name in ("prompt", "response"):  # text as written: JSON 5 / true are "5" / "true"
+            if name in data:
+                data[name] = [v if v is None or isinstance(v, str) or (isinstance(v, float) and v != v)
+                              else json.dumps(v) for v in data[name]]
     for name in ID_COLUMNS:
         if name in data:
             data[name] = _id_cells(p, name, data[name], lines, csv=kind == "csv")
@@ -297,8 +301,8 @@ def _read_jsonl(p: Path) -> tuple[list[str], dict[str, list[Any]], list[int]]:
                 raise JudgekitError(
                     f"{p}: line {lineno} is not valid JSON; fix or remove that line."
                 ) from None
-            except JSONValueError as exc:
-                raise JudgekitError(f"{p} line {lineno}: {exc}; fix that line.") from None
+            except (JSONValueError, ValueError) as exc:  # also a number of over 4,300 digits
+                raise JudgekitError(f"{p} line {lineno}: {_short(exc)}; fix that line.") from None
             except RecursionError:
                 raise JudgekitError(
                     f"{p}: line {lineno} nests JSON too deeply for judgekit to read; flatten it."
@@ -352,11 +356,13 @@ def _read_parquet(p: Path) -> tuple[list[str], dict[str, list[Any]]]:
 
 
 # ------------------------------------------------------------------ cells
-def _check_column_names(p: Path, columns: list[Any]) -> None:
+def _check_column_names(p: Path, columns: list[Any], *, csv: bool) -> None:
     from judgekit.data import id_problem
 
     for k, name in enumerate(columns):
         if not isinstance(name, str) or not name.strip():
+            if not csv:
+                raise JudgekitError(f"{p}: a key {name!r} has no name; name it or remove it.")
             raise JudgekitError(
                 f"{p}: column {k + 1} has no name in the header; name it or remove the column "
                 "(a pandas index written with to_csv(index=True)?)."
