@@ -12,14 +12,18 @@ numbers for CSV (header = line 1) and 1-based record numbers otherwise.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
+import math
+import numbers
+import re
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import pandas as pd
 
-from judgekit.errors import JudgekitError
+from judgekit.errors import JudgekitError, excerpt
 from judgekit.rubric import Rubric
 from judgekit.schema import RATER_KINDS, STATUSES, is_missing
 from judgekit.schema import item_content_hash as item_content_hash  # re-exported: its old home
@@ -27,9 +31,106 @@ from judgekit.schema import item_content_hash as item_content_hash  # re-exporte
 RATING_INPUT_KEYS = ("item_id", "rater_id", "label")
 
 
-def row_ref(source: str, index: int, *, csv: bool) -> str:
-    """``file.csv line 7`` for a 0-based DataFrame row."""
+def row_ref(source: str, index: int, *, csv: bool, lines: Sequence[int] | None = None) -> str:
+    """``file.csv line 7`` for a 0-based DataFrame row.
+
+    ``lines`` (from :func:`judgekit.io.tables.read_table`, ``table.attrs["lines"]``) gives each
+    row's first physical line, so a row after a quoted multi-line cell or a blank line is named
+    by the line an editor shows; without it, CSV rows count from line 2 (header = line 1).
+    """
+    if lines is not None and 0 <= index < len(lines):
+        return f"{source} line {lines[index]}"
     return f"{source} line {index + 2}" if csv else f"{source} row {index + 1}"
+
+
+# ------------------------------------------------------------------ values kept exactly
+#: control characters (Unicode Cc), line/paragraph separators and bidi controls: never in an id
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+Where = str | Callable[[], str]
+
+
+def _where(where: Where) -> str:
+    return where() if callable(where) else where
+
+
+def id_problem(value: Any, what: str) -> str | None:
+    """Why ``value`` cannot be an id as written (None if it can); see :func:`as_id`."""
+    if isinstance(value, bool) or not isinstance(value, str | numbers.Integral):
+        if isinstance(value, numbers.Real) and not isinstance(value, bool):
+            return (f"{what} {excerpt(value)} is a decimal number; an id is text or a whole number "
+                    f"(write \"{value}\" in quotes if that is the id)")
+        return f"{what} {excerpt(value)} is a {type(value).__name__}; an id is text or a whole number"
+    if not isinstance(value, str):
+        return None
+    if value != value.strip():
+        end = "start" if value[:1].isspace() else "end"
+        return (f"{what} {excerpt(value)} has white space at the {end}; remove it (it is kept "
+                "exactly as written, so 'a' and 'a ' would be two different names)")
+    bad = _CONTROL.search(value)
+    if bad is not None:
+        return f"{what} {excerpt(value)} contains the control character {bad.group()!r}; remove it"
+    return None
+
+
+def as_id(value: Any, what: str, where: Where) -> str:
+    """An item or rater id exactly as written: text unchanged, a JSON/Parquet integer as its
+    digits (``1`` → ``"1"``). A decimal number (``1.0``), text with white space at either end or
+    with control characters is an error naming ``where``; an empty value too."""
+    if is_missing(value) or (isinstance(value, str) and not value.strip()):
+        raise JudgekitError(f"{_where(where)}: empty {what}; every row needs one.")
+    problem = id_problem(value, what)
+    if problem:
+        raise JudgekitError(f"{_where(where)}: {problem}.")
+    return value if isinstance(value, str) else str(int(value))
+
+
+_UINT = re.compile(r"[0-9]{1,9}")
+MAX_TRIAL = 10**9 - 1
+
+
+def as_trial(value: Any, where: Where) -> int:
+    """A ``trial`` number: a whole number 0, 1, 2, … up to :data:`MAX_TRIAL` (an empty cell is
+    trial 0)."""
+    if is_missing(value):
+        return 0
+    if (isinstance(value, numbers.Integral) and not isinstance(value, bool)
+            and 0 <= int(value) <= MAX_TRIAL):
+        return int(value)
+    if isinstance(value, str) and _UINT.fullmatch(value):
+        return int(value)
+    raise JudgekitError(
+        f"{_where(where)}: trial {excerpt(value)} is not a whole number; number repeated runs 0, 1, "
+        "2, …"
+    )
+
+
+_NUMBER = re.compile(r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?")
+
+
+def as_timestamp(value: Any, where: Where, default: float) -> float:
+    """``created_at`` as seconds since 1970: a number, or an ISO 8601 time with a zone
+    (``2024-05-01T10:00:00Z``); an empty cell is ``default`` (the import time)."""
+    if is_missing(value):
+        return default
+    problem = "is not a time"
+    number = (isinstance(value, numbers.Real) and not isinstance(value, bool)) or (
+        isinstance(value, str) and _NUMBER.fullmatch(value.strip()) is not None)
+    if number:
+        if math.isfinite(float(value)):
+            return float(value)
+    elif isinstance(value, str | dt.datetime):
+        try:
+            when = value if isinstance(value, dt.datetime) else dt.datetime.fromisoformat(value.strip())
+        except ValueError:
+            pass
+        else:
+            if when.tzinfo is not None and when.utcoffset() is not None:
+                return when.timestamp()
+            problem = "has no time zone"
+    raise JudgekitError(
+        f"{_where(where)}: created_at {excerpt(value)} {problem}; give seconds since 1970 (e.g. "
+        "1714000000) or an ISO 8601 time with its zone (e.g. 2024-05-01T10:00:00Z)."
+    )
 
 
 def require_columns(df: pd.DataFrame, columns: Sequence[str], *, source: str, hint: str = "") -> None:
@@ -63,10 +164,14 @@ def wide_to_long(
     judges: Mapping[str, str] | None = None,
     reference: Mapping[str, str] | None = None,
     source: str = "input",
+    csv: bool = False,
+    lines: Sequence[int] | None = None,
 ) -> pd.DataFrame:
     """One column per rater → long rows ``item_id, rater_id, rater_kind, label, _row``.
 
-    Empty cells are "not rated" (no row). ``_row`` keeps the 0-based source row for messages.
+    Empty cells (missing, or only white space) are "not rated" (no row); a NaN label is not
+    empty and is refused by :func:`normalise_ratings`. ``_row`` keeps the 0-based source row for
+    messages; ``lines`` the rows' physical lines (see :func:`row_ref`).
     """
     groups = [("human", raters or {}), ("judge", judges or {}), ("reference", reference or {})]
     cols = [c for _, m in groups for c in m.values()]
@@ -74,25 +179,66 @@ def wide_to_long(
     seen: dict[str, str] = {}
     for _, mapping in groups:
         for rater in mapping:
+            as_id(rater, "rater id", f"{source}: --raters/--judges/--reference")
             if rater in seen:
                 raise JudgekitError(f"{source}: rater id {rater!r} is given twice; rename one.")
             seen[rater] = rater
+    item_ids = _ids(df["item_id"].tolist(), "item_id", source, csv=csv, lines=lines)
     frames = []
     for kind, mapping in groups:
         for rater, col in mapping.items():
-            part = pd.DataFrame(
+            labels = df[col].tolist()
+            rated = [
+                i for i, v in enumerate(labels)
+                if not (v is None or v is pd.NA or (isinstance(v, str) and not v.strip()))
+            ]
+            frames.append(pd.DataFrame(
                 {
-                    "item_id": df["item_id"].astype(str).to_numpy(),
+                    "item_id": [item_ids[i] for i in rated],
                     "rater_id": rater,
                     "rater_kind": kind,
-                    "label": df[col].to_numpy(),
-                    "_row": range(len(df)),
+                    "label": pd.Series([labels[i] for i in rated], dtype=object),
+                    "_row": rated,
                 }
-            )
-            frames.append(part[part["label"].notna() & (part["label"].astype(str).str.strip() != "")])
+            ))
     if not frames:
         raise JudgekitError(f"{source}: name the rater columns with --raters and/or --judges.")
     return pd.concat(frames, ignore_index=True)
+
+
+def _ids(
+    values: Sequence[Any],
+    what: str,
+    source: str,
+    *,
+    csv: bool,
+    lines: Sequence[int] | None,
+    rows: Sequence[int] | None = None,
+    allow_missing: bool = False,
+) -> list[Any]:
+    """``values`` checked and converted with :func:`as_id`; an error names the row's line.
+
+    ``allow_missing`` keeps empty values as None (for :func:`judgekit.io.tables.read_table`,
+    which leaves "empty id" to the check that knows what the row is)."""
+    def ref(i: int) -> Where:
+        return lambda: row_ref(source, i if rows is None else int(rows[i]), csv=csv, lines=lines)
+
+    values = list(values)
+    present = [v for v in values if v is not None] if allow_missing else values
+    if all(type(v) is str for v in present):  # the usual case: check each distinct id once
+        distinct = set(present)
+        if (not _CONTROL.search("".join(distinct))
+                and all(u and u == u.strip() for u in distinct)):
+            return values
+        bad = {u for u in distinct if not u.strip() or id_problem(u, what)}
+        if not bad:
+            return values
+        first = next(i for i, v in enumerate(values) if v is not None and v in bad)
+        as_id(values[first], what, ref(first))  # raises
+    return [
+        None if allow_missing and is_missing(v) else as_id(v, what, ref(i))
+        for i, v in enumerate(values)
+    ]
 
 
 def normalise_ratings(
@@ -103,6 +249,7 @@ def normalise_ratings(
     csv: bool = False,
     default_kind: str = "human",
     judge_unknown: str = "abstain",
+    lines: Sequence[int] | None = None,
 ) -> pd.DataFrame:
     """Validate long-format ratings and map labels to rubric codes.
 
@@ -110,54 +257,75 @@ def normalise_ratings(
     outside the rubric is, by default, an abstention with the raw text kept as rationale (an
     unparseable judge output is not a guessed label); ``judge_unknown="error"`` makes it an error.
     Duplicate (item, rater, trial) rows are an error.
+
+    Values are kept exactly or refused, never coerced: ids as :func:`as_id` says, ``trial`` a
+    whole number (:func:`as_trial`), ``created_at`` a number or an ISO 8601 time with a zone
+    (:func:`as_timestamp`; empty = now), a NaN label an error. A label written as a number
+    (``0.25``, also as text in a CSV) matches the rubric label of that value (see
+    :meth:`Rubric.normalise`).
     """
     require_columns(long, RATING_INPUT_KEYS, source=source, hint=" (long format needs item_id, "
                     "rater_id, label; for one column per rater use --raters/--judges)")
     df = long.copy()
     if "_row" not in df.columns:
         df["_row"] = range(len(df))
-    if "rater_kind" not in df.columns:
-        df["rater_kind"] = default_kind
-    df["rater_kind"] = df["rater_kind"].fillna(default_kind).astype(str)
-    bad_kind = df[~df["rater_kind"].isin(RATER_KINDS)]
-    if not bad_kind.empty:
-        r = bad_kind.iloc[0]
+    src_rows = df["_row"].tolist()
+
+    def ref(i: int) -> str:
+        return row_ref(source, int(src_rows[i]), csv=csv, lines=lines)
+
+    def lazy(i: int) -> Where:
+        return lambda: ref(i)
+
+    def texts(col: str, default: str) -> list[str]:
+        """A text column as a list, empty cells ``default``."""
+        if col not in df.columns:
+            return [default] * len(df)
+        return [default if is_missing(v) else str(v) for v in df[col].tolist()]
+
+    kinds = texts("rater_kind", default_kind)
+    bad_kind = next((i for i, k in enumerate(kinds) if k not in RATER_KINDS), None)
+    if bad_kind is not None:
         raise JudgekitError(
-            f"{row_ref(source, int(r['_row']), csv=csv)}: rater_kind {r['rater_kind']!r} is not one "
+            f"{ref(bad_kind)}: rater_kind {excerpt(kinds[bad_kind])} is not one "
             f"of {', '.join(RATER_KINDS)}; fix it."
         )
+    df["rater_kind"] = kinds
     for col in ("item_id", "rater_id"):
-        blank = df[df[col].isna() | (df[col].astype(str).str.strip() == "")]
-        if not blank.empty:
-            r = blank.iloc[0]
-            raise JudgekitError(
-                f"{row_ref(source, int(r['_row']), csv=csv)}: empty {col}; every rating needs one."
-            )
-    df["item_id"] = df["item_id"].astype(str)
-    df["rater_id"] = df["rater_id"].astype(str)
+        df[col] = _ids(df[col].tolist(), col, source, csv=csv, lines=lines, rows=src_rows)
     if "trial" not in df.columns:
         df["trial"] = 0
-    df["trial"] = pd.to_numeric(df["trial"], errors="coerce").fillna(0).astype(int)
-    if "status" not in df.columns:
-        df["status"] = "ok"
-    df["status"] = df["status"].fillna("ok").astype(str)
-    bad_status = df[~df["status"].isin(STATUSES)]
-    if not bad_status.empty:
-        r = bad_status.iloc[0]
+    else:
+        df["trial"] = [as_trial(v, lazy(i)) for i, v in enumerate(df["trial"].tolist())]
+    statuses = texts("status", "ok")
+    bad_status = next((i for i, v in enumerate(statuses) if v not in STATUSES), None)
+    if bad_status is not None:
         raise JudgekitError(
-            f"{row_ref(source, int(r['_row']), csv=csv)}: status {r['status']!r} is not one of "
+            f"{ref(bad_status)}: status {excerpt(statuses[bad_status])} is not one of "
             f"{', '.join(STATUSES)}."
         )
     if "rationale" not in df.columns:
-        df["rationale"] = None
-    df["rationale"] = df["rationale"].astype(object).where(df["rationale"].notna(), None)
+        rationales: list[Any] = [None] * len(df)
+    else:
+        rationales = [None if is_missing(v) else v if isinstance(v, str) else _as_text(v)
+                      for v in df["rationale"].tolist()]
 
     raw = df["label"].tolist()
-    codes = [rubric.normalise(v) for v in raw]
-    statuses = df["status"].tolist()
-    rationales = df["rationale"].tolist()
-    kinds = df["rater_kind"].tolist()
-    src_rows = df["_row"].tolist()
+    codes = []
+    known: dict[tuple[type, Any], str | None] = {}
+    for i, v in enumerate(raw):
+        if isinstance(v, float) and not math.isfinite(v) and statuses[i] == "ok":
+            raise JudgekitError(
+                f"{ref(i)}: label {v!r} is not a number and not a label; leave the cell empty "
+                "for \"not rated\" or write the label."
+            )
+        if isinstance(v, str | int | float | bool | None):
+            key = (type(v), v)
+            if key not in known:
+                known[key] = _code(rubric, v)
+            codes.append(known[key])
+        else:
+            codes.append(_code(rubric, v))
     for i, code in enumerate(codes):
         if code is not None or statuses[i] != "ok":
             continue
@@ -167,20 +335,20 @@ def normalise_ratings(
             rationales[i] = f"unparseable judge output: {text[:500]}"
             continue
         raise JudgekitError(
-            f"{row_ref(source, int(src_rows[i]), csv=csv)}: label {raw[i]!r} is not in rubric "
+            f"{ref(i)}: label {excerpt(raw[i])} is not in rubric "
             f"{rubric.id} (codes: {rubric.describe_codes()}); fix the label or add an alias to the "
             "rubric."
         )
     df["label"] = codes
     df["status"] = statuses
-    df["rationale"] = rationales
+    df["rationale"] = pd.Series(rationales, index=df.index, dtype=object)
     df.loc[df["status"] != "ok", "label"] = None
     df["value"] = [rubric.values.get(c) if c else None for c in df["label"]]
 
     dup = df.duplicated(subset=["item_id", "rater_id", "trial"], keep=False)
     if dup.any():
         rows = df[dup].sort_values(["item_id", "rater_id", "_row"]).head(2)
-        where = " and ".join(row_ref(source, int(x), csv=csv) for x in rows["_row"])
+        where = " and ".join(row_ref(source, int(x), csv=csv, lines=lines) for x in rows["_row"])
         r = rows.iloc[0]
         raise JudgekitError(
             f"{where}: duplicate rating of item {r['item_id']!r} by "
@@ -189,69 +357,175 @@ def normalise_ratings(
         )
     df["rubric"] = rubric.id
     df["rubric_hash"] = rubric.hash
+    now = time.time()
     if "created_at" not in df.columns:
-        df["created_at"] = time.time()
+        df["created_at"] = now
+    else:
+        df["created_at"] = [as_timestamp(v, lazy(i), now) for i, v in enumerate(df["created_at"])]
     df["source"] = source
     return df
 
 
-def items_from_table(df: pd.DataFrame, *, source: str, exclude: Sequence[str] = ()) -> pd.DataFrame:
+def _code(rubric: Rubric, raw: Any) -> str | None:
+    """The rubric code of a raw label; a number written as text (a CSV cell ``0.25``) is also
+    tried as that number, as if the file had been read with numbers inferred."""
+    code = rubric.normalise(raw)
+    if code is None and isinstance(raw, str) and _NUMBER.fullmatch(raw.strip()):
+        code = rubric.normalise(float(raw))
+    return code
+
+
+def _as_text(value: Any) -> str:
+    """A non-text value of a text field (a JSON number as a rationale) as its JSON text."""
+    try:
+        return json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return str(value)
+
+
+def items_from_table(
+    df: pd.DataFrame,
+    *,
+    source: str,
+    exclude: Sequence[str] = (),
+    csv: bool = False,
+    lines: Sequence[int] | None = None,
+) -> pd.DataFrame:
     """The item part of a ratings or items file: ``item_id`` + text columns + metadata.
 
     Columns in ``exclude`` (rater label columns, rating fields) are not item metadata. An item id
-    appearing on several rows must carry the same metadata on each.
+    appearing on several rows must carry the same metadata on each (an error names both rows).
+    ``messages`` (a list of ``{role, content}`` objects, or its JSON text) is checked and kept as
+    canonical JSON text.
     """
     rating_fields = {"rater_id", "rater_kind", "label", "trial", "status", "rationale",
                      "created_at", "value", "rubric", "_row"}
     keep = [c for c in df.columns if c not in set(exclude) and c not in rating_fields]
-    items = df[keep].copy()
-    items["item_id"] = items["item_id"].astype(str)
+    items = df[keep].reset_index(drop=True)  # index = row position, for messages
+    items["item_id"] = _ids(items["item_id"].tolist(), "item_id", source, csv=csv, lines=lines)
+    if "messages" in items.columns:
+        items["messages"] = messages_as_json(items["messages"].tolist(), source, csv=csv, lines=lines)
     items = items.drop_duplicates()
     clash = items["item_id"].duplicated(keep=False)
     if clash.any():
         iid = items.loc[clash, "item_id"].iloc[0]
+        first, second = (int(x) for x in items.index[items["item_id"] == iid][:2])
+        a, b = items.loc[first], items.loc[second]
+        col = next((c for c in items.columns if not _same(a[c], b[c])), None)
+        where = (f"{row_ref(source, first, csv=csv, lines=lines)} and "
+                 f"{row_ref(source, second, csv=csv, lines=lines).removeprefix(source).strip()}")
+        what = ("different metadata" if col is None else
+                f"{col} {excerpt(a[col], 40)} on one row and {excerpt(b[col], 40)} on the other")
         raise JudgekitError(
-            f"{source}: item {iid!r} appears with different metadata on different rows; make its "
-            "metadata agree or give the items in a separate --items file."
+            f"{where}: item {iid!r} has {what}; make its metadata agree or give the items in a "
+            "separate --items file."
         )
     return items
 
 
+def _same(a: Any, b: Any) -> bool:
+    if is_missing(a) and is_missing(b):
+        return True
+    try:
+        return bool(a == b)
+    except (TypeError, ValueError):
+        return a is b
+
+
 def validate_items(df: pd.DataFrame, *, source: str, need_response: bool = True) -> pd.DataFrame:
-    """Check an items table (for judging): ``item_id`` unique, a prompt or messages, a response."""
+    """Check an items table (for judging): ``item_id`` unique, a prompt or messages, a response.
+
+    Rows are named by their physical line when ``df`` comes from
+    :func:`judgekit.io.tables.read_table` (``df.attrs["lines"]``).
+    """
     require_columns(df, ["item_id"], source=source)
     if need_response:
         require_columns(df, ["response"], source=source,
                         hint=" (the judge needs the model output to rate)")
     if "prompt" not in df.columns and "messages" not in df.columns:
         raise JudgekitError(f"{source}: needs a 'prompt' or a 'messages' column.")
-    dup = df["item_id"].astype(str).duplicated()
+    from judgekit.io.tables import lines_of
+
+    lines = lines_of(df)
+    ids = pd.Series(_ids(df["item_id"].tolist(), "item_id", source, csv=False, lines=lines))
+    dup = ids.duplicated()
     if dup.any():
         raise JudgekitError(
-            f"{source}: item_id {df['item_id'][dup].iloc[0]!r} appears twice; item ids must be unique."
+            f"{source}: item_id {ids[dup].iloc[0]!r} appears twice; item ids must be unique."
         )
     out = df.copy()
-    out["item_id"] = out["item_id"].astype(str)
+    out["item_id"] = ids.to_numpy(dtype=object)
     if "messages" in out.columns:
-        out["messages"] = [_parse_messages(m, source, i) for i, m in enumerate(out["messages"])]
+        out["messages"] = pd.Series(
+            [_messages(m, row_ref(source, i, csv=False, lines=lines))
+             for i, m in enumerate(out["messages"])],
+            index=out.index, dtype=object,
+        )
     return out
 
 
-def _parse_messages(m: Any, source: str, i: int) -> Any:
+def messages_as_json(
+    values: Sequence[Any], source: str, *, csv: bool = False, lines: Sequence[int] | None = None
+) -> pd.Series:
+    """A ``messages`` column checked (see :func:`_messages`) and kept as canonical JSON text."""
+    out = []
+    for i, m in enumerate(values):
+        parsed = _messages(m, lambda i=i: row_ref(source, i, csv=csv, lines=lines))  # type: ignore[misc]
+        out.append(None if parsed is None else json.dumps(parsed, ensure_ascii=False))
+    return pd.Series(out, dtype=object)
+
+
+def _messages(m: Any, where: Where) -> list[dict[str, Any]] | None:
+    """A checked conversation: a list of ``{role, content}`` objects (or its JSON text), each
+    ``content`` a string or a list of content parts and ``role``, when given, a string."""
     if is_missing(m):
         return None
-    if hasattr(m, "tolist") and not isinstance(m, str):  # Parquet lists arrive as numpy arrays
+    if hasattr(m, "tolist") and not isinstance(m, str):  # Parquet lists read by pandas: numpy arrays
         m = m.tolist()
     if isinstance(m, str):
         try:
-            m = json.loads(m)
-        except json.JSONDecodeError:
+            m = loads_json_strict(m)
+        except (ValueError, RecursionError):
             raise JudgekitError(
-                f"{source} row {i + 1}: 'messages' is not a JSON list of {{role, content}}."
+                f"{_where(where)}: 'messages' is not a JSON list of {{role, content}} objects; fix it."
             ) from None
-    if not isinstance(m, list) or not all(isinstance(x, dict) and "content" in x for x in m):
+    if not isinstance(m, list):
         raise JudgekitError(
-            f"{source} row {i + 1}: 'messages' must be a list of {{role, content}} objects."
+            f"{_where(where)}: 'messages' must be a list of {{role, content}} objects, not "
+            f"{excerpt(m, 40)}; fix it."
         )
+    for k, x in enumerate(m):
+        if not isinstance(x, dict) or "content" not in x:
+            raise JudgekitError(
+                f"{_where(where)}: messages[{k}] is {excerpt(x, 40)}, not a {{role, content}} object; fix it."
+            )
+        if not isinstance(x["content"], str | list) or not isinstance(x.get("role", ""), str):
+            raise JudgekitError(
+                f"{_where(where)}: messages[{k}] needs 'content' as text (or a list of content parts) and "
+                "'role' as text; fix it."
+            )
     return [dict(x) for x in m]
 
+
+class JSONValueError(ValueError):
+    """JSON that parses but is refused: a duplicate key, NaN or Infinity."""
+
+
+def _object_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in obj:
+            raise JSONValueError(f"the key {excerpt(key, 40)} appears twice in one object")
+        obj[key] = value
+    return obj
+
+
+def _json_constant(name: str) -> Any:
+    raise JSONValueError(f"{name} is not a JSON value (write null for a missing value)")
+
+
+def loads_json_strict(text: str | bytes) -> Any:
+    """``json.loads`` that refuses a duplicate key in an object and ``NaN``/``Infinity`` (raises
+    :class:`JSONValueError`); invalid JSON raises ``json.JSONDecodeError`` and JSON nested too
+    deep for Python ``RecursionError``."""
+    return json.loads(text, object_pairs_hook=_object_pairs, parse_constant=_json_constant)

@@ -235,32 +235,82 @@ def _exists(path: Path) -> bool:
         return False
 
 
+#: the largest judge template judgekit reads (a template is a page of text, not a data file)
+MAX_TEMPLATE_BYTES = 1024 * 1024
+
+
 def _parse(path: Path) -> Rubric:
-    data = read_yaml_mapping(path, what="Rubric file", expect="the rubric's fields")
+    try:
+        data = read_yaml_mapping(path, what="Rubric file", expect="the rubric's fields")
+    except RecursionError:
+        raise JudgekitError(_too_deep(path)) from None
     template_text = None
     judge = data.get("judge") or {}
-    if isinstance(judge, dict) and judge.get("template"):
-        tpath = path.parent / str(judge["template"])
-        name = excerpt(tpath.name, quote=False)
-        if not _exists(tpath):
-            raise JudgekitError(
-                f"Rubric file {path}: judge.template names {name}, which is not beside it."
-            )
-        try:
-            template_text = tpath.read_text(encoding="utf-8")
-        except UnicodeDecodeError:
-            raise JudgekitError(
-                f"Rubric file {path}: judge.template {name} is not UTF-8 text; save it as UTF-8."
-            ) from None
-        except OSError as exc:  # a folder, no permission
-            raise JudgekitError(
-                f"Rubric file {path}: judge.template {name} cannot be read ({exc.strerror}); "
-                "name the template file beside the rubric."
-            ) from None
+    if isinstance(judge, dict) and isinstance(judge.get("template"), str) and judge["template"]:
+        template_text = _read_template(path, path.parent / judge["template"])
     try:
         return Rubric(**data, template_text=template_text, source=str(path))
     except ValidationError as exc:
         raise JudgekitError(f"Rubric file {path}: {first_error(exc)}.") from None
     except TypeError as exc:
         raise JudgekitError(f"Rubric file {path}: {exc}.") from None
+    except RecursionError:
+        raise JudgekitError(_too_deep(path)) from None
+
+
+def _too_deep(path: Path) -> str:
+    line = _deep_line(path)
+    at = f" at line {line}" if line else ""
+    return (f"Rubric file {path}: lists or mappings nested too deeply{at} for judgekit to read; a "
+            "rubric holds labels, aliases and text, so remove the nesting.")
+
+
+def _deep_line(path: Path, limit: int = 100) -> int | None:
+    """The line where the YAML's nesting first passes ``limit`` levels (found with the token
+    scanner, which does not recurse)."""
+    import yaml
+
+    opens = (yaml.FlowSequenceStartToken, yaml.FlowMappingStartToken,
+             yaml.BlockSequenceStartToken, yaml.BlockMappingStartToken)
+    closes = (yaml.FlowSequenceEndToken, yaml.FlowMappingEndToken, yaml.BlockEndToken)
+    depth = 0
+    try:
+        for token in yaml.scan(path.read_text(encoding="utf-8")):
+            if isinstance(token, opens):
+                depth += 1
+                if depth > limit:
+                    return int(token.start_mark.line) + 1
+            elif isinstance(token, closes):
+                depth -= 1
+    except (yaml.YAMLError, OSError, UnicodeDecodeError, RecursionError):
+        return None
+    return None
+
+
+def _read_template(path: Path, tpath: Path) -> str:
+    """The text of ``judge.template``: a UTF-8 file beside the rubric of at most
+    :data:`MAX_TEMPLATE_BYTES`."""
+    where = f"Rubric file {path}: judge.template names {excerpt(tpath.name, quote=False)}"
+    if not _exists(tpath):
+        raise JudgekitError(f"{where}, which is not beside it.")
+    if tpath.is_dir():
+        raise JudgekitError(f"{where}, which is a folder; name the template file.")
+    if not tpath.is_file():
+        raise JudgekitError(f"{where}, which is not a regular file; name the template file.")
+    try:
+        with tpath.open("rb") as fh:
+            raw = fh.read(MAX_TEMPLATE_BYTES + 1)
+    except OSError as exc:
+        raise JudgekitError(f"{where}, which cannot be read ({exc.strerror}); check it.") from None
+    if len(raw) > MAX_TEMPLATE_BYTES:
+        raise JudgekitError(
+            f"{where}, which is larger than {MAX_TEMPLATE_BYTES // 1024} KiB; a template is a page "
+            "of text, so check the name."
+        )
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise JudgekitError(
+            f"{where}, which is not UTF-8 text (byte {exc.start}); save it as UTF-8."
+        ) from None
 

@@ -120,12 +120,13 @@ def test_rubric_template_that_cannot_be_read_is_one_sentence(tmp_path):
     p.write_text(text, encoding="utf-8")
     (tmp_path / "guide.txt").write_bytes(b"caf\xe9 latin-1\n")
     line = short_error(*run("rubrics", str(p)))
-    assert f"Rubric file {p}: judge.template guide.txt is not UTF-8 text; save it as UTF-8." in line
+    assert f"Rubric file {p}: judge.template names guide.txt, which is not UTF-8 text" in line
+    assert line.endswith("save it as UTF-8.")
     (tmp_path / "guide.txt").unlink()
     (tmp_path / "guide.txt").mkdir()
     p.write_text(text + "# edited\n", encoding="utf-8")
     line = short_error(*run("rubrics", str(p)))
-    assert f"Rubric file {p}: judge.template guide.txt cannot be read" in line
+    assert f"Rubric file {p}: judge.template names guide.txt, which is a folder" in line
 
 
 # ------------------------------------------------------------------ policy keys name the file

@@ -23,10 +23,17 @@ The fields used (``inspect_ai/log/_log.py``, ``inspect_ai/scorer/_metric.py``,
 Newer Inspect versions can write ``.eval`` entries compressed with Zstandard (zip method 93),
 which Python's ``zipfile`` reads only from Python 3.14; judgekit decompresses them itself with
 the ``zstandard`` package.
+
+A log is untrusted input: an ``.eval`` entry that inflates to more than
+:data:`MAX_ENTRY_BYTES` (256 MiB), or entries adding up to more than :data:`MAX_TOTAL_BYTES`
+(2 GiB), are refused before they fill the memory (a zip bomb), as are corrupt compressed data,
+JSON nested too deeply, and fields of the wrong type (``epochs: "3"``, ``scores`` as a list, a
+chat input of plain strings): each is one sentence naming the log, the sample and the key.
 """
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import re
@@ -49,6 +56,10 @@ RESERVED = frozenset({
     "rubric_hash", "created_at", "source",
 })
 _HEAD_BYTES = 65536
+#: the most one ``.eval`` entry (a sample's JSON) may inflate to
+MAX_ENTRY_BYTES = 256 * 1024 * 1024
+#: the most all entries of one ``.eval`` log together may inflate to
+MAX_TOTAL_BYTES = 2 * 1024 * 1024 * 1024
 
 
 def looks_like_inspect_json(path: str | Path) -> bool:
@@ -90,22 +101,31 @@ def read_inspect_log(path: str | Path) -> tuple[pd.DataFrame, pd.DataFrame]:
         raise JudgekitError(f"{p} is a folder; give one Inspect log file (.eval or .json).")
     if p.stat().st_size == 0:
         raise JudgekitError(f"{p} is empty; give an Inspect log file (.eval or .json).")
-    if zipfile.is_zipfile(p):
-        header, samples = _read_eval_zip(p)
-    elif p.suffix.lower() == ".eval":
+    try:
+        if zipfile.is_zipfile(p):
+            header, samples = _read_eval_zip(p)
+        elif p.suffix.lower() == ".eval":
+            raise JudgekitError(
+                f"{p} is not a zip archive, so not an Inspect .eval log; give the .eval or .json "
+                "file Inspect wrote in its log folder."
+            )
+        else:
+            header, samples = _read_json_log(p)
+        return _frames(p, header, samples)
+    except RecursionError:
         raise JudgekitError(
-            f"{p} is not a zip archive, so not an Inspect .eval log; give the .eval or .json file "
-            "Inspect wrote in its log folder."
-        )
-    else:
-        header, samples = _read_json_log(p)
-    return _frames(p, header, samples)
+            f"{p}: its JSON is nested too deeply for judgekit to read; give a log written by Inspect."
+        ) from None
 
 
 # ------------------------------------------------------------------ file formats
 def _read_json_log(p: Path) -> tuple[dict[str, Any], list[Any]]:
     try:
         data = json.loads(p.read_text(encoding="utf-8"))
+    except RecursionError:
+        raise JudgekitError(
+            f"{p}: its JSON is nested too deeply for judgekit to read; give a log written by Inspect."
+        ) from None
     except UnicodeDecodeError:
         raise JudgekitError(f"{p} is not UTF-8 text, so not an Inspect .json log.") from None
     except json.JSONDecodeError as exc:
@@ -124,13 +144,14 @@ def _read_json_log(p: Path) -> tuple[dict[str, Any], list[Any]]:
 
 
 def _read_eval_zip(p: Path) -> tuple[dict[str, Any], list[Any]]:
+    budget = [MAX_TOTAL_BYTES]
     try:
         with zipfile.ZipFile(p) as zf:
             names = zf.namelist()
             header: dict[str, Any] | None = None
             for name in ("header.json", "_journal/start.json", "start.json"):
                 if name in names:
-                    header = _zip_json(zf, name, p)
+                    header = _zip_json(zf, name, p, budget)
                     break
             if not isinstance(header, dict) or not isinstance(header.get("eval"), dict):
                 raise JudgekitError(
@@ -143,37 +164,77 @@ def _read_eval_zip(p: Path) -> tuple[dict[str, Any], list[Any]]:
             ]
             if not sample_names:
                 raise JudgekitError(_no_samples(p, header))
-            samples = [_zip_json(zf, n, p) for n in sample_names]
+            declared = sum(zf.getinfo(n).file_size for n in sample_names)
+            if declared > budget[0]:
+                raise JudgekitError(
+                    f"{p}: its samples inflate to {declared // 2**20} MiB, more than the "
+                    f"{MAX_TOTAL_BYTES // 2**20} MiB judgekit reads from one log; check the log (a "
+                    "zip bomb?) or split the evaluation into smaller logs."
+                )
+            samples = [_zip_json(zf, n, p, budget) for n in sample_names]
     except zipfile.BadZipFile as exc:
         raise JudgekitError(f"{p}: broken zip archive ({exc}); copy the log again.") from None
     return header, samples
 
 
-def _zip_json(zf: zipfile.ZipFile, name: str, p: Path) -> Any:
+def _zip_json(zf: zipfile.ZipFile, name: str, p: Path, budget: list[int]) -> Any:
+    """One entry's JSON, inflated at most to :data:`MAX_ENTRY_BYTES` (and to what is left of
+    ``budget``, the log's :data:`MAX_TOTAL_BYTES`): a declared or actual size beyond is refused
+    before it is read into memory."""
+    info = zf.getinfo(name)
+    limit = min(MAX_ENTRY_BYTES, budget[0])
+    if info.file_size > limit:
+        raise JudgekitError(_too_big(p, name, limit))
     try:
-        raw = zf.read(name)
+        with zf.open(info) as fh:  # zipfile inflates at most the declared size (then checks the CRC)
+            raw = fh.read(limit + 1)
     except NotImplementedError:  # a compression method this Python's zipfile cannot decompress
-        info = zf.getinfo(name)
         if info.compress_type != _ZIP_ZSTANDARD:
             raise JudgekitError(
                 f"{p}: its entries are compressed with zip method {info.compress_type}, which "
                 f"judgekit cannot read; convert it with `inspect log dump {p} > "
                 f"{p.with_suffix('.json').name}` and import that .json file."
             ) from None
-        raw = _read_zstd_entry(p, info)
+        raw = _read_zstd_entry(p, info, info.file_size)
+    except (zipfile.BadZipFile, zlib.error, EOFError, OSError, ValueError) as exc:
+        raise JudgekitError(
+            f"{p}: entry {name} is corrupt ({_short(exc)}); copy the log again."
+        ) from None
+    if len(raw) > limit:
+        raise JudgekitError(_too_big(p, name, limit))
+    budget[0] -= len(raw)
     try:
         return json.loads(raw)
     except (UnicodeDecodeError, json.JSONDecodeError):
         raise JudgekitError(f"{p}: entry {name} is not valid JSON; copy the log again.") from None
+    except RecursionError:
+        raise JudgekitError(
+            f"{p}: entry {name} nests its JSON too deeply for judgekit to read; give a log written "
+            "by Inspect."
+        ) from None
+
+
+def _too_big(p: Path, name: str, limit: int) -> str:
+    what = ("one entry" if limit == MAX_ENTRY_BYTES else "the entries of one log together")
+    return (
+        f"{p}: entry {name} inflates to more than {limit // 2**20} MiB, more than judgekit reads "
+        f"from {what}; check the log (a zip bomb?) or split the evaluation into smaller logs."
+    )
+
+
+def _short(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()[0][:120] if str(exc).strip() else ""
+    return text or type(exc).__name__
 
 
 _ZIP_ZSTANDARD = 93
 
 
-def _read_zstd_entry(p: Path, info: zipfile.ZipInfo) -> bytes:
+def _read_zstd_entry(p: Path, info: zipfile.ZipInfo, limit: int) -> bytes:
     """One Zstandard-compressed (zip method 93) entry, as newer Inspect versions write them;
     Python's zipfile reads these only from 3.14, so the entry's bytes are located through its
-    local file header and decompressed with the ``zstandard`` package."""
+    local file header and decompressed with the ``zstandard`` package, at most ``limit`` (the
+    declared size) + 1 bytes: more fails the checksum before it fills the memory."""
     import zstandard
 
     with p.open("rb") as fh:
@@ -185,12 +246,21 @@ def _read_zstd_entry(p: Path, info: zipfile.ZipInfo) -> bytes:
         fh.seek(info.header_offset + 30 + name_len + extra_len)
         compressed = fh.read(info.compress_size)
     try:
-        raw = zstandard.ZstdDecompressor().decompressobj().decompress(compressed)
+        chunks: list[bytes] = []
+        size = 0
+        with zstandard.ZstdDecompressor().stream_reader(io.BytesIO(compressed)) as reader:
+            while size <= limit:
+                chunk = reader.read(min(1 << 20, limit + 1 - size))
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                size += len(chunk)
+        raw = b"".join(chunks)
     except zstandard.ZstdError:
         raise JudgekitError(
             f"{p}: entry {info.filename} is not valid Zstandard data; copy the log again."
         ) from None
-    if zlib.crc32(raw) != info.CRC:
+    if len(raw) != info.file_size or zlib.crc32(raw) != info.CRC:
         raise JudgekitError(f"{p}: entry {info.filename} fails its checksum; copy the log again.")
     return raw
 
@@ -206,46 +276,75 @@ def _no_samples(p: Path, header: dict[str, Any]) -> str:
 
 # ------------------------------------------------------------------ frames
 def _frames(p: Path, header: dict[str, Any], samples: list[Any]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    from judgekit.data import as_id
+
     spec = header["eval"]
     model, task = spec.get("model"), spec.get("task")
+    for key, val in (("model", model), ("task", task)):
+        if val is not None and not isinstance(val, str):
+            raise JudgekitError(f"{p}: eval.{key} is {_kind(val)}, not text; give a log written by Inspect.")
+    config = spec.get("config")
+    if config is None:
+        config = {}
+    if not isinstance(config, dict):
+        raise JudgekitError(f"{p}: eval.config is {_kind(config)}, not a mapping; give a log written by Inspect.")
+    config_epochs = config.get("epochs")
+    if config_epochs is None:
+        config_epochs = 1
+    if not isinstance(config_epochs, int) or isinstance(config_epochs, bool) or config_epochs < 1:
+        raise JudgekitError(
+            f"{p}: eval.config.epochs is {config_epochs!r}, not a whole number of epochs (1, 2, …); "
+            "give a log written by Inspect."
+        )
     parsed: list[tuple[str, int, dict[str, Any]]] = []
     for i, s in enumerate(samples, start=1):
         if not isinstance(s, dict) or s.get("id") is None:
             raise JudgekitError(f"{p}: sample {i} has no 'id'; give a log written by Inspect.")
+        sid = as_id(s["id"], "id", f"{p}: sample {i}")
         epoch = s.get("epoch", 1)
         if not isinstance(epoch, int) or isinstance(epoch, bool):
             raise JudgekitError(f"{p}: sample {s['id']!r} has epoch {epoch!r}, not a number.")
-        parsed.append((str(s["id"]), epoch, s))
+        parsed.append((sid, epoch, s))
     parsed.sort(key=lambda t: (_id_key(t[0]), t[1]))
-    config_epochs = (spec.get("config") or {}).get("epochs") or 1
     several = config_epochs > 1 or any(e != 1 for _, e, _ in parsed)
     seen: set[str] = set()
     item_rows: list[dict[str, Any]] = []
     score_rows: list[dict[str, Any]] = []
     for sid, epoch, s in parsed:
         item_id = f"{sid}#{epoch}" if several else sid
+        where = f"{p}: sample {sid!r}" + (f" epoch {epoch}" if several else "")
         if item_id in seen:
             raise JudgekitError(f"{p}: sample {sid!r} epoch {epoch} appears twice; give one log.")
         seen.add(item_id)
-        attachments = s.get("attachments") or {}
+        attachments = _mapping(s, "attachments", where)
+        metadata = _mapping(s, "metadata", where)
+        scores = _mapping(s, "scores", where)
         row: dict[str, Any] = {"item_id": item_id}
         inp = s.get("input")
         if isinstance(inp, list):
-            row["messages"] = [
-                {"role": str(m.get("role", "user")), "content": _text(m.get("content"), attachments)}
-                for m in inp if isinstance(m, dict)
-            ]
+            row["messages"] = [_message(m, k, attachments, where) for k, m in enumerate(inp)]
+        elif isinstance(inp, str) or inp is None:
+            row["prompt"] = None if inp is None else _resolve(inp, attachments)
         else:
-            row["prompt"] = _resolve(inp, attachments) if isinstance(inp, str) else None
+            raise JudgekitError(
+                f"{where}: 'input' is {_kind(inp)}, not text or a list of chat messages; give a "
+                "log written by Inspect."
+            )
         row["response"] = _completion(s.get("output"), attachments)
         row["model"] = model
         row["task"] = task
         row["sample"] = epoch
-        for key, val in _flatten(s.get("metadata") or {}):
-            row[f"metadata.{key}" if key in RESERVED else key] = val
+        for key, val in _flatten(metadata):
+            name = f"metadata.{key}" if key in RESERVED else key
+            if name in row:
+                raise JudgekitError(
+                    f"{where}: metadata key {key!r} is given twice (once nested, once with a dot "
+                    "in its name); rename one."
+                )
+            row[name] = val
         item_rows.append(row)
-        for scorer, score in (s.get("scores") or {}).items():
-            score_rows.extend(_score_rows(item_id, str(scorer), score))
+        for scorer, score in scores.items():
+            score_rows.extend(_score_rows(item_id, str(scorer), score, where))
     items = pd.DataFrame(item_rows)
     if "prompt" not in items.columns and "messages" not in items.columns:
         items["prompt"] = None
@@ -254,10 +353,49 @@ def _frames(p: Path, header: dict[str, Any], samples: list[Any]) -> tuple[pd.Dat
             f"{p} has samples but no scores; score the log in Inspect (e.g. `inspect score {p}`) "
             "and import the scored log."
         )
-    scores = pd.DataFrame(
+    scores_df = pd.DataFrame(
         score_rows, columns=["item_id", "rater_id", "rater_kind", "label", "status", "rationale"]
     )
-    return items, scores
+    return items, scores_df
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    text = repr(value)
+    return text if len(text) <= 40 else text[:39] + "…"
+
+
+def _mapping(sample: dict[str, Any], key: str, where: str) -> dict[str, Any]:
+    """A sample's ``attachments``/``metadata``/``scores``: a mapping (missing or null = empty)."""
+    value = sample.get(key)
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise JudgekitError(
+            f"{where}: '{key}' is {_kind(value)}, not a mapping of names to values; give a log "
+            "written by Inspect."
+        )
+    return value
+
+
+def _message(m: Any, k: int, attachments: dict[str, Any], where: str) -> dict[str, str]:
+    """One chat message of a sample's input, ``{role, content}`` with content as text."""
+    if not isinstance(m, dict):
+        raise JudgekitError(
+            f"{where}: input[{k}] is {_kind(m)}, not a chat message {{role, content}}; give a log "
+            "written by Inspect."
+        )
+    role = m.get("role", "user")
+    content = m.get("content")
+    if not isinstance(role, str) or not isinstance(content, str | list):
+        raise JudgekitError(
+            f"{where}: input[{k}] needs 'role' as text and 'content' as text or a list of content "
+            "parts; give a log written by Inspect."
+        )
+    return {"role": role, "content": _text(content, attachments)}
 
 
 def _id_key(sid: str) -> tuple[int, str]:
@@ -265,10 +403,15 @@ def _id_key(sid: str) -> tuple[int, str]:
     return (0, sid.zfill(20)) if sid.isdigit() else (1, sid)
 
 
-def _score_rows(item_id: str, scorer: str, score: Any) -> Iterable[dict[str, Any]]:
+def _score_rows(item_id: str, scorer: str, score: Any, where: str) -> Iterable[dict[str, Any]]:
     if not isinstance(score, dict):
         score = {"value": score}
     explanation = score.get("explanation")
+    if explanation is not None and not isinstance(explanation, str):
+        raise JudgekitError(
+            f"{where}: the explanation of score {scorer!r} is {_kind(explanation)}, not text; give "
+            "a log written by Inspect."
+        )
     value = score.get("value")
     parts = (
         [(f"{scorer}/{k}", v) for k, v in value.items()] if isinstance(value, dict)

@@ -22,14 +22,17 @@ from pathlib import Path
 import pandas as pd
 
 from judgekit.data import (
+    id_problem,
     item_content_hash,
     items_from_table,
+    messages_as_json,
     normalise_ratings,
     require_columns,
+    row_ref,
     wide_to_long,
 )
 from judgekit.errors import JudgekitError
-from judgekit.io.tables import read_table, table_format
+from judgekit.io.tables import lines_of, read_table, table_format
 from judgekit.rubric import Rubric
 from judgekit.store import Store, WriteCounts
 
@@ -77,15 +80,18 @@ def prepare_ratings(
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Validate a ratings table: returns (items, ratings) ready for the store."""
     wide = bool(raters or judges or reference)
+    lines = lines_of(table)  # each row's physical line (read_table), for messages
     if wide:
-        long = wide_to_long(table, raters=raters, judges=judges, reference=reference, source=source)
+        long = wide_to_long(table, raters=raters, judges=judges, reference=reference, source=source,
+                            csv=csv, lines=lines)
         label_cols = [c for m in (raters, judges, reference) if m for c in m.values()]
     else:
         long = table.copy()
         long["_row"] = range(len(long))
         label_cols = []
-    ratings = normalise_ratings(long, rubric, source=source, csv=csv, default_kind=rater_kind)
-    items = items_from_table(table, source=source, exclude=label_cols)
+    ratings = normalise_ratings(long, rubric, source=source, csv=csv, default_kind=rater_kind,
+                                lines=lines)
+    items = items_from_table(table, source=source, exclude=label_cols, csv=csv, lines=lines)
     return items, ratings
 
 
@@ -141,9 +147,18 @@ def import_ratings(
     if items_path is not None:
         extra = read_table(items_path)
         require_columns(extra, ["item_id"], source=str(items_path))
+        is_csv, extra_lines = table_format(items_path) == "csv", lines_of(extra)
+        if extra["item_id"].isna().any():
+            first = int(extra["item_id"].isna().to_numpy().argmax())
+            where = row_ref(str(items_path), first, csv=is_csv, lines=extra_lines)
+            raise JudgekitError(f"{where}: empty item_id; every row needs one.")
         if extra["item_id"].duplicated().any():
             dup = extra.loc[extra["item_id"].duplicated(), "item_id"].iloc[0]
             raise JudgekitError(f"{items_path}: item_id {dup!r} appears twice; item ids must be unique.")
+        if "messages" in extra.columns:
+            extra["messages"] = messages_as_json(
+                extra["messages"].tolist(), str(items_path), csv=is_csv, lines=extra_lines
+            )
         # the items file completes the ratings file's metadata; where both give a value, the
         # ratings file's own column wins
         items = (
@@ -152,6 +167,9 @@ def import_ratings(
             .reset_index()
         )
     if id_prefix:
+        problem = id_problem(id_prefix, "--id-prefix")
+        if problem:
+            raise JudgekitError(f"{problem}.")
         items = items.assign(item_id=id_prefix + items["item_id"].astype(str))
         ratings = ratings.assign(item_id=id_prefix + ratings["item_id"].astype(str))
     _check_same_text(store, items, source=short)

@@ -9,11 +9,18 @@ the parser says one) and the fix.
 
 from __future__ import annotations
 
+import csv
+import datetime as dt
+import decimal
+import io
 import json
+import math
 import os
+import re
 import tempfile
-import warnings
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any, cast, overload
 
 import pandas as pd
 
@@ -48,8 +55,37 @@ def table_format(path: str | Path, fmt: str | None = None) -> str:
     )
 
 
+#: columns whose cells are kept as text exactly as written (never read as numbers)
+TEXT_COLUMNS = frozenset({
+    "item_id", "rater_id", "rater_kind", "label", "status", "rationale", "prompt", "response",
+    "messages", "trial", "created_at", "source",
+})
+#: rating and text fields whose cell must be one value, not a JSON object or list
+SCALAR_COLUMNS = TEXT_COLUMNS - {"messages"}
+ID_COLUMNS = ("item_id", "rater_id")
+
+
 def read_table(path: str | Path, fmt: str | None = None) -> pd.DataFrame:
-    """Read a table file into a DataFrame of strings/numbers (ids stay strings)."""
+    """Read a table file into a DataFrame of Python values kept exactly as written.
+
+    * CSV/TSV: every row must have exactly the header's cells (a line break, carriage return or
+      comma inside a cell must be quoted) or the read fails naming the physical line; a header
+      name given twice, empty or with white space at either end is an error. Cells are text as
+      written (an empty cell is missing); a column other than the rating and text fields
+      (:data:`TEXT_COLUMNS`) whose every filled cell is a number in its plain form (``3``,
+      ``-2``, ``0.25``) holds those numbers; any other column stays text (``007``, ``1.50``).
+      A UTF-8 BOM, CRLF or CR line ends and Excel quoting (``""`` inside quotes) are read.
+    * JSONL / JSON list: a key twice in one object, ``NaN`` and ``Infinity`` are errors; an
+      object or a list as a metadata value is stored as its JSON text (keys in the written order).
+    * Parquet: dates and times become ISO 8601 text, decimals their exact text, structs, maps and
+      lists JSON text; binary columns are an error.
+
+    ``item_id`` and ``rater_id`` are ids exactly as written: text unchanged, an integer as its
+    digits, a decimal number, white space at either end or a control character an error. The
+    frame's ``attrs["lines"]`` (CSV, JSONL) holds each row's first physical line, for messages.
+    """
+    from judgekit.data import JSONValueError
+
     p = Path(path)
     if not p.exists():
         raise JudgekitError(f"{p}: no such file; check the path.")
@@ -62,59 +98,355 @@ def read_table(path: str | Path, fmt: str | None = None) -> pd.DataFrame:
         raise JudgekitError(
             f"{p} is an Inspect log, not a table; import it with `judgekit import {p} --rubric NAME`."
         )
+    lines: Sequence[int] | None = None
     try:
         if kind == "csv":
             sep = "\t" if p.suffix.lower() == ".tsv" else ","
-            with warnings.catch_warnings():
-                # a row with more cells than the header must be an error, not silent data loss
-                warnings.simplefilter("error", pd.errors.ParserWarning)
-                df = pd.read_csv(p, sep=sep, dtype={"item_id": str}, index_col=False)
+            columns, data, lines = _read_csv(p, sep)
         elif kind == "jsonl":
-            df = _read_jsonl(p)
+            columns, data, lines = _read_jsonl(p)
         elif kind == "json":
-            data = json.loads(p.read_text(encoding="utf-8"))
-            if not isinstance(data, list):
-                raise JudgekitError(f"{p}: expected a JSON list of row objects.")
-            df = pd.DataFrame(data)
+            columns, data = _read_json(p)
         else:
-            df = pd.read_parquet(p)
+            columns, data = _read_parquet(p)
     except JudgekitError:
         raise
-    except pd.errors.EmptyDataError:
-        raise JudgekitError(f"{p} has no rows; give a file with a header row and rows.") from None
-    except (pd.errors.ParserError, pd.errors.ParserWarning) as exc:
-        raise JudgekitError(f"{p}: malformed CSV ({_short(exc)}); fix that row.") from None
     except UnicodeDecodeError:
         raise JudgekitError(f"{p} is not UTF-8 text; save it as UTF-8.") from None
     except json.JSONDecodeError as exc:
         raise JudgekitError(f"{p}: invalid JSON at line {exc.lineno}; fix that line.") from None
+    except JSONValueError as exc:
+        raise JudgekitError(f"{p}: {exc}; fix it.") from None
+    except RecursionError:
+        raise JudgekitError(
+            f"{p}: JSON nested too deeply for judgekit to read; flatten that value."
+        ) from None
     except Exception as exc:  # pyarrow raises many types for a broken parquet file
         raise JudgekitError(f"{p}: cannot read it as {kind} ({_short(exc)}).") from None
-    if df.empty:
+    if not data or not next(iter(data.values())):
         raise JudgekitError(f"{p} has a header but no rows; add rows.")
-    if "item_id" in df.columns:
-        df["item_id"] = df["item_id"].astype(str)
+    _check_column_names(p, columns, csv=kind == "csv")
+    if kind == "csv":
+        for name in columns:
+            if name not in TEXT_COLUMNS:
+                data[name] = _plain_numbers(data[name])
+    else:
+        for name in columns:
+            data[name] = _cells(p, name, data[name], lines)
+        for name in ("prompt", "response"):  # text as written: JSON 5 / true are "5" / "true"
+            if name in data:
+                data[name] = [v if v is None or isinstance(v, str) or (isinstance(v, float) and v != v)
+                              else json.dumps(v) for v in data[name]]
+    for name in ID_COLUMNS:
+        if name in data:
+            data[name] = _id_cells(p, name, data[name], lines, csv=kind == "csv")
+    df = pd.DataFrame({name: pd.Series(data[name], dtype=object) for name in columns})
+    if lines is not None:
+        df.attrs["lines"] = LineNumbers(lines)
     return df
 
 
-def _read_jsonl(p: Path) -> pd.DataFrame:
+class LineNumbers(Sequence[int]):
+    """Each row's first physical line (``read_table(...).attrs["lines"]``).
+
+    pandas deep-copies ``attrs`` on every operation; this read-only list is shared instead, so a
+    million-row file does not pay for a million-int copy per column access.
+    """
+
+    def __init__(self, lines: Sequence[int]) -> None:
+        self._lines = lines
+
+    @overload
+    def __getitem__(self, i: int) -> int: ...
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[int]: ...
+    def __getitem__(self, i: int | slice) -> int | Sequence[int]:
+        return self._lines[i]
+
+    def __len__(self) -> int:
+        return len(self._lines)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> LineNumbers:
+        return self
+
+
+def lines_of(df: pd.DataFrame) -> Sequence[int] | None:
+    """The physical line of each row of ``df`` as :func:`read_table` returned it; None once rows
+    were dropped or reordered (then messages count rows instead)."""
+    lines = df.attrs.get("lines")
+    index = df.index
+    if (lines is None or len(lines) != len(df) or not isinstance(index, pd.RangeIndex)
+            or index.start != 0 or index.step != 1):
+        return None
+    return cast(Sequence[int], lines)
+
+
+# ------------------------------------------------------------------ CSV
+_CSV_PROBLEMS = {
+    "new-line character seen in unquoted field": (
+        "a line break (a carriage return) inside a cell that is not in double quotes; quote "
+        "the cell or remove the carriage return"
+    ),
+    "expected after": (
+        "text after the closing double quote of a cell; a double quote inside a quoted cell is "
+        'written ""'
+    ),
+    "unexpected end of data": "a double quote opened here is never closed; close it",
+}
+
+
+def _read_csv(p: Path, sep: str) -> tuple[list[str], dict[str, list[Any]], Sequence[int]]:
+    text = p.read_bytes().decode("utf-8-sig")
+    # lines end at \n (or \r\n); a file without any \n is taken to use old-Mac \r line ends
+    newline = "\r" if "\n" not in text and "\r" in text else "\n"
+    csv.field_size_limit(max(csv.field_size_limit(), 2**31 - 1))
+
+    def reader() -> Any:
+        return csv.reader(io.StringIO(text, newline=newline), delimiter=sep, strict=True)
+
+    # fast path: one record per physical line, every row the header's cells (the usual file)
+    fast = reader()
+    try:
+        records = list(fast)
+    except csv.Error:
+        records = []  # the line-by-line read below names the line
+    else:
+        if (records and fast.line_num == len(records)
+                and len(records[0]) > 1 and all(len(r) == len(records[0]) for r in records)):
+            header, rows = records[0], records[1:]
+            return header, _columns_of(p, header, 1, rows), range(2, len(rows) + 2)
+    del records
+    header_row: list[str] | None = None
     rows = []
-    with p.open(encoding="utf-8") as fh:
+    lines: list[int] = []
+    slow = reader()
+    last = header_line = 0
+    try:
+        for row in slow:
+            start, last = last + 1, slow.line_num
+            if not row or (len(row) == 1 and not row[0].strip()):
+                continue  # a blank line
+            if header_row is None:
+                header_row, header_line = row, start
+                continue
+            if len(row) != len(header_row):
+                span = f" (the row runs on to line {last})" if last != start else ""
+                raise JudgekitError(
+                    f"{p}: malformed CSV: line {start} has {len(row)} cell"
+                    f"{'s' if len(row) != 1 else ''} where the header has {len(header_row)}{span}; "
+                    "a comma, line break or carriage return inside a cell must be inside double "
+                    "quotes, and every row needs every cell (empty ones too); fix that row."
+                )
+            rows.append(row)
+            lines.append(start)
+    except csv.Error as exc:
+        msg = str(exc)
+        problem = next((v for k, v in _CSV_PROBLEMS.items() if k in msg), f"malformed CSV ({msg})")
+        line = last + 1 if "end of data" in msg else slow.line_num
+        raise JudgekitError(f"{p} line {line}: {problem}.") from None
+    if header_row is None:
+        raise JudgekitError(f"{p} has no rows; give a file with a header row and rows.")
+    return header_row, _columns_of(p, header_row, header_line, rows), lines
+
+
+def _columns_of(p: Path, header: list[str], header_line: int, rows: list[list[str]]) -> dict[str, list[Any]]:
+    data: dict[str, list[Any]] = {}
+    cells = list(zip(*rows, strict=True)) if rows else [() for _ in header]
+    for k, name in enumerate(header):
+        if name in data:
+            first = header.index(name) + 1
+            raise JudgekitError(
+                f"{p} line {header_line}: the header names the column {name!r} twice (columns "
+                f"{first} and {k + 1}); rename or remove one."
+            )
+        data[name] = [v or None for v in cells[k]]  # an empty cell is missing
+    return data
+
+
+_PLAIN_INT = re.compile(r"-?[0-9]{1,18}")
+_PLAIN_FLOAT = re.compile(r"-?[0-9]+\.[0-9]+(e[+-]?[0-9]+)?|-?[0-9]+e[+-]?[0-9]+")
+
+
+def _plain_numbers(values: list[Any]) -> list[Any]:
+    """The column as numbers when every filled cell is a number in its plain form (the text
+    Python writes for it, so nothing is lost), else unchanged text."""
+    numbers: dict[str, int | float] = {}
+    for v in set(values):
+        if v is None:
+            continue
+        if _PLAIN_INT.fullmatch(v) and str(int(v)) == v:
+            numbers[v] = int(v)
+        elif _PLAIN_FLOAT.fullmatch(v) and math.isfinite(f := float(v)) and repr(f) == v:
+            numbers[v] = f
+        else:
+            return values
+    if not numbers:
+        return values
+    return [None if v is None else numbers[v] for v in values]
+
+
+# ------------------------------------------------------------------ JSON
+def _read_jsonl(p: Path) -> tuple[list[str], dict[str, list[Any]], list[int]]:
+    from judgekit.data import JSONValueError, loads_json_strict
+
+    rows = []
+    lines = []
+    with p.open(encoding="utf-8-sig") as fh:
         for lineno, line in enumerate(fh, start=1):
             if not line.strip():
                 continue
             try:
-                obj = json.loads(line)
+                obj = loads_json_strict(line)
             except json.JSONDecodeError:
                 raise JudgekitError(
                     f"{p}: line {lineno} is not valid JSON; fix or remove that line."
                 ) from None
+            except (JSONValueError, ValueError) as exc:  # also a number of over 4,300 digits
+                raise JudgekitError(f"{p} line {lineno}: {_short(exc)}; fix that line.") from None
+            except RecursionError:
+                raise JudgekitError(
+                    f"{p}: line {lineno} nests JSON too deeply for judgekit to read; flatten it."
+                ) from None
             if not isinstance(obj, dict):
                 raise JudgekitError(f"{p}: line {lineno} is not a JSON object; each line must be one.")
             rows.append(obj)
+            lines.append(lineno)
     if not rows:
         raise JudgekitError(f"{p} has no rows; give one JSON object per line.")
-    return pd.DataFrame(rows)
+    columns, data = _columns(rows)
+    return columns, data, lines
+
+
+def _read_json(p: Path) -> tuple[list[str], dict[str, list[Any]]]:
+    from judgekit.data import loads_json_strict
+
+    data = loads_json_strict(p.read_text(encoding="utf-8-sig"))
+    if not isinstance(data, list):
+        raise JudgekitError(f"{p}: expected a JSON list of row objects.")
+    if not data:
+        raise JudgekitError(f"{p} has no rows; give a JSON list of row objects.")
+    bad = next((i for i, row in enumerate(data) if not isinstance(row, dict)), None)
+    if bad is not None:
+        raise JudgekitError(f"{p}: row {bad + 1} of the list is not a JSON object; each row must be one.")
+    return _columns(data)
+
+
+def _columns(rows: list[dict[str, Any]]) -> tuple[list[str], dict[str, list[Any]]]:
+    columns = list(dict.fromkeys(k for row in rows for k in row))
+    return columns, {c: [row.get(c) for row in rows] for c in columns}
+
+
+# ------------------------------------------------------------------ Parquet
+def _read_parquet(p: Path) -> tuple[list[str], dict[str, list[Any]]]:
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(p)
+    meta = table.schema.pandas_metadata or {}
+    # a pandas index written as a column is not data (pd.read_parquet makes it the index)
+    index_cols = {c for c in meta.get("index_columns", []) if isinstance(c, str)}
+    names = [n for n in table.column_names if n not in index_cols]
+    dup = next((n for n in names if names.count(n) > 1), None)
+    if dup is not None:
+        raise JudgekitError(f"{p}: the column {dup!r} appears twice; rename or remove one.")
+    data = {
+        name: table.column(i).to_pylist()
+        for i, name in enumerate(table.column_names) if name not in index_cols
+    }
+    return names, data
+
+
+# ------------------------------------------------------------------ cells
+def _check_column_names(p: Path, columns: list[Any], *, csv: bool) -> None:
+    from judgekit.data import id_problem
+
+    for k, name in enumerate(columns):
+        if not isinstance(name, str) or not name.strip():
+            if not csv:
+                raise JudgekitError(f"{p}: a key {name!r} has no name; name it or remove it.")
+            raise JudgekitError(
+                f"{p}: column {k + 1} has no name in the header; name it or remove the column "
+                "(a pandas index written with to_csv(index=True)?)."
+            )
+        problem = id_problem(name, "the column name")
+        if problem:
+            raise JudgekitError(f"{p}: {problem}.")
+
+
+def _id_cells(
+    p: Path, name: str, values: list[Any], lines: Sequence[int] | None, *, csv: bool
+) -> list[Any]:
+    from judgekit.data import _ids
+
+    return _ids(values, name, str(p), csv=csv, lines=lines, allow_missing=True)
+
+
+_SIMPLE = frozenset({str, int, bool, type(None)})
+
+
+def _cells(p: Path, name: str, values: list[Any], lines: Sequence[int] | None) -> list[Any]:
+    """JSON / Parquet values as judgekit stores them (see :func:`read_table`)."""
+    if {type(v) for v in values} <= _SIMPLE:
+        return values
+    from judgekit.data import row_ref
+
+    out = []
+    for i, v in enumerate(values):
+        if type(v) in _SIMPLE or name in ID_COLUMNS:
+            out.append(v)
+            continue
+        try:
+            out.append(_cell(name, v))
+        except _CellError as exc:
+            raise JudgekitError(f"{row_ref(str(p), i, csv=False, lines=lines)}: {name} {exc}.") from None
+    return out
+
+
+class _CellError(ValueError):
+    pass
+
+
+def _cell(name: str, v: Any) -> Any:
+    if isinstance(v, float):
+        if math.isinf(v):
+            raise _CellError("is infinite; give a finite number or leave it empty")
+        return v  # NaN (Parquet): an empty cell, as pandas has it
+    if isinstance(v, dict | list):
+        if name == "messages":
+            return v
+        if name in SCALAR_COLUMNS:
+            kind = "an object" if isinstance(v, dict) else "a list"
+            raise _CellError(f"is {kind}; give one value")
+        try:
+            return json.dumps(v, ensure_ascii=False, allow_nan=False, default=_json_value)
+        except RecursionError:
+            raise _CellError("is nested too deeply; flatten it") from None
+        except ValueError:
+            raise _CellError("holds NaN or Infinity; give finite numbers or null") from None
+        except TypeError as exc:
+            raise _CellError(str(exc)) from None
+    if isinstance(v, dt.datetime | dt.date | dt.time):
+        return v if name == "created_at" and isinstance(v, dt.datetime) else v.isoformat()
+    if isinstance(v, decimal.Decimal):
+        if not v.is_finite():
+            raise _CellError("is not a finite number; give a number or leave it empty")
+        return str(v)
+    if isinstance(v, bytes | bytearray | memoryview):
+        raise _CellError("holds binary data, not text; store that column as text (UTF-8 strings)")
+    raise _CellError(
+        f"holds a {type(v).__name__} value, which judgekit does not store; convert that column "
+        "to text or numbers"
+    )
+
+
+def _json_value(v: Any) -> Any:
+    """Non-JSON values inside a Parquet struct or list (dates, decimals) as exact text."""
+    if isinstance(v, dt.datetime | dt.date | dt.time):
+        return v.isoformat()
+    if isinstance(v, decimal.Decimal) and v.is_finite():
+        return str(v)
+    if isinstance(v, bytes | bytearray | memoryview):
+        raise TypeError("holds binary data, not text; store it as text (UTF-8 strings)")
+    raise TypeError(f"holds a {type(v).__name__} value, which judgekit does not store")
 
 
 def write_table(df: pd.DataFrame, path: str | Path, fmt: str | None = None) -> Path:
@@ -129,7 +461,14 @@ def write_table(df: pd.DataFrame, path: str | Path, fmt: str | None = None) -> P
     os.close(fd)
     try:
         if kind == "csv":
-            df.to_csv(tmp, index=False)
+            # Python's CSV writer leaves a lone carriage return unquoted, which no reader can
+            # tell from a line end: a file with one quotes every text cell, so it reads back exactly
+            has_cr = any(
+                isinstance(v, str) and "\r" in v
+                for c in df.columns if not pd.api.types.is_numeric_dtype(df[c])
+                for v in df[c].tolist()
+            )
+            df.to_csv(tmp, index=False, quoting=csv.QUOTE_NONNUMERIC if has_cr else csv.QUOTE_MINIMAL)
         elif kind == "jsonl":
             df.to_json(tmp, orient="records", lines=True, force_ascii=False)
         elif kind == "json":
