@@ -243,3 +243,21 @@ def test_safe_console_cleans_text_printed_without_markup():
     out = buf.getvalue()
     assert "\x1b[1m" in out  # rich's own styling still works
     assert_safe(out)
+
+
+def test_labelstudio_pull_prints_annotator_ids_as_text(tmp_path):
+    def ann(aid, user, choice):
+        return {"id": aid, "completed_by": user, "was_cancelled": False,
+                "created_at": "2026-01-01T00:00:00Z", "updated_at": "2026-01-01T00:00:00Z",
+                "result": [{"from_name": "restrictiveness", "to_name": "response",
+                            "type": "choices", "value": {"choices": [choice]}}]}
+
+    export = [{"id": 1, "data": {"item_id": "i1", "prompt": "q", "response": "r"},
+               "annotations": [ann(1, 2, "r0_full_compliance"), ann(2, 3, "r4_hard_refusal")]}]
+    path = tmp_path / "export.json"
+    path.write_text(json.dumps(export), encoding="utf-8")
+    code, out = run(["labelstudio", "pull", "--from-export", path, "--rubric", "restrictiveness",
+                     "--annotator-map", f"2=alice{PAYLOAD.replace(',', '')},3=bob",
+                     "--store", tmp_path / "ls.db"])
+    assert code == 0, out
+    assert_safe(out)
