@@ -261,3 +261,160 @@ def test_labelstudio_pull_prints_annotator_ids_as_text(tmp_path):
                      "--store", tmp_path / "ls.db"])
     assert code == 0, out
     assert_safe(out)
+
+
+# --------------------------------------------------------------------------- Markdown
+MD_PAYLOAD = ("x\n\n![img](http://evil.example/x.png)\n\n    indented code\n# injected heading\n"
+              "- injected item\n<img src=x onerror=alert(1)> [a](http://evil.example/) "
+              "<http://evil.example/> | cell `code` *em* &amp; --- \x1b[2J\x9b2J")
+MD_JUDGE = "j" + MD_PAYLOAD
+
+
+def _parser():
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark").enable(["table", "strikethrough"])
+
+
+def _markdown_tokens(text: str):
+    out = []
+    stack = list(_parser().parse(text))
+    while stack:
+        tok = stack.pop()
+        out.append(tok)
+        stack.extend(tok.children or [])
+    return out
+
+
+def _texts(text: str) -> list[str]:
+    """The text of every paragraph, heading, list item and cell as rendered."""
+    toks = _parser().parse(text)
+    return ["".join(c.content for c in t.children or [] if c.type in ("text", "softbreak"))
+            for t in toks if t.type == "inline"]
+
+
+UNSAFE_TOKENS = {"image", "link_open", "html_inline", "html_block", "code_block", "fence",
+                 "code_inline"}
+
+
+def assert_markdown_safe(text: str) -> None:
+    """No link, image, raw HTML or code from a payload; no block it opened; the payload shown
+    as text; no control character that would act on a terminal the file is printed on."""
+    assert not [c for c in text if c == "\x1b" or 0x7F <= ord(c) <= 0x9F]
+    kinds = {t.type for t in _markdown_tokens(text)}
+    assert not kinds & UNSAFE_TOKENS, kinds
+    texts = _texts(text)
+    assert not [c for c in texts if c.startswith(("injected", "indented"))], texts
+    assert "![img](http://evil.example/x.png)" in " ".join(texts)  # shown, as text
+    assert "<img src=x onerror=alert(1)>" in " ".join(texts)
+
+
+def _md_store(tmp_path) -> Path:
+    items, rows = [], []
+    codes = REFUSAL.codes
+    for i in range(40):
+        truth, wrong = codes[i % 3], codes[(i + 1) % 3]
+        items.append({"item_id": f"i{i}" + (MD_PAYLOAD if i == 1 else ""), "prompt": "p",
+                      "response": "r " + MD_PAYLOAD, "model": "m" + MD_PAYLOAD if i % 2 else "plain"})
+        iid = items[-1]["item_id"]
+        rows += [_rating(iid, "h" + MD_PAYLOAD, "human", truth),
+                 _rating(iid, "h2", "human", truth if i % 7 else wrong),
+                 _rating(iid, MD_JUDGE, "judge", truth if i % 4 else wrong),
+                 _rating(iid, "final", "reference", truth)]
+    path = tmp_path / "md.db"
+    with Store(path) as s:
+        s.put_items(pd.DataFrame(items))
+        s.put_ratings(pd.DataFrame(rows))
+    return path
+
+
+def test_verdict_md_renders_judge_ids_and_details_as_text(tmp_path):
+    db = _md_store(tmp_path)
+    policy = tmp_path / "policy.yaml"
+    policy.write_text(yaml.safe_dump({
+        "rubric": "refusal", "judges": [MD_JUDGE], "reference": "final", "by": ["model"],
+        "checks": {"min_items": 10, "metric": "kappa", "min_lower_bound": 0.99,
+                   "per_slice": {"min_items": 5, "min_value": 0.99}}}), encoding="utf-8")
+    code, out = run(["gate", policy, "--out", tmp_path / "g", "--store", db])
+    assert code == 1, out
+    text = (tmp_path / "g" / "verdict.md").read_text(encoding="utf-8")
+    assert text.startswith("# Verdict\n\n- UNTRUSTED")
+    assert_markdown_safe(text)
+    toks = _markdown_tokens(text)
+    assert sum(t.type == "heading_open" for t in toks) == 1
+    # one list item per judge, one nested item per failed check: nothing else opened a block
+    assert sum(t.type == "bullet_list_open" for t in toks) == 2
+
+
+def test_report_md_renders_ids_slices_and_responses_as_text(tmp_path):
+    db = _md_store(tmp_path)
+    code, out = run(["report", "--rubric", "refusal", "--by", "model", "--store", db,
+                     "--out", tmp_path / "rep", "--resamples", "100"])
+    assert code == 0, out
+    text = (tmp_path / "rep" / "report.md").read_text(encoding="utf-8")
+    assert_markdown_safe(text)
+    headings = [t for t in _markdown_tokens(text) if t.type == "heading_open"]
+    plain = _report_headings(tmp_path)
+    assert len(headings) == plain  # the payload opened no heading
+
+
+def _report_headings(tmp_path) -> int:
+    """The headings of the same report on a store without payloads."""
+    items, rows = [], []
+    codes = REFUSAL.codes
+    for i in range(40):
+        truth, wrong = codes[i % 3], codes[(i + 1) % 3]
+        items.append({"item_id": f"i{i}", "prompt": "p", "response": "r",
+                      "model": "m" if i % 2 else "plain"})
+        rows += [_rating(f"i{i}", "h", "human", truth),
+                 _rating(f"i{i}", "h2", "human", truth if i % 7 else wrong),
+                 _rating(f"i{i}", "j", "judge", truth if i % 4 else wrong),
+                 _rating(f"i{i}", "final", "reference", truth)]
+    path = tmp_path / "plain.db"
+    with Store(path) as s:
+        s.put_items(pd.DataFrame(items))
+        s.put_ratings(pd.DataFrame(rows))
+    code, out = run(["report", "--rubric", "refusal", "--by", "model", "--store", path,
+                     "--out", tmp_path / "plain", "--resamples", "100"])
+    assert code == 0, out
+    text = (tmp_path / "plain" / "report.md").read_text(encoding="utf-8")
+    return sum(t.type == "heading_open" for t in _markdown_tokens(text))
+
+
+def test_analysis_md_renders_rater_models_and_slices_as_text(tmp_path):
+    db = _md_store(tmp_path)
+    with Store(db) as s:
+        items = s.items()
+        s.put_items(pd.DataFrame({"item_id": items["item_id"],
+                                  "tier": ["t" + MD_PAYLOAD if i % 3 else "t0"
+                                           for i in range(len(items))]}))
+    code, out = run(["analyze", "distribution", "--judge", MD_JUDGE, "--untrusted", "--by", "tier",
+                     "--store", db, "--bootstrap", "20", "--quiet", "--out", tmp_path / "an"])
+    assert code == 0, out
+    text = (tmp_path / "an" / "distribution.md").read_text(encoding="utf-8")
+    toks = _markdown_tokens(text)
+    # the charts are the only images: links to the SVG files written beside
+    images = [t for t in toks if t.type == "image"]
+    assert images and all(t.attrs["src"].startswith("charts/distribution-") for t in images)
+    assert not {t.type for t in toks} & (UNSAFE_TOKENS - {"image"})
+    texts = _texts(text)
+    assert not [c for c in texts if c.startswith(("injected", "indented"))]
+    assert "![img](http://evil.example/x.png)" in " ".join(texts)
+
+
+def test_md_escape_and_md_list():
+    from judgekit.report.escape import md_escape, md_list
+
+    for text in (MD_PAYLOAD, "# h", "1. one", "- item", "---", "    code", "a\n===",
+                 "a\n\n    code", "\x9b\x1b[2J"):
+        for table in (True, False):
+            s = md_escape(text, table=table)
+            toks = _markdown_tokens("- " + s + "\n\n" + s + "\n")
+            kinds = {t.type for t in toks}
+            assert not kinds & (UNSAFE_TOKENS | {"heading_open", "hr", "ordered_list_open"}), \
+                (text, table, kinds)
+            assert sum(t.type == "bullet_list_open" for t in toks) == 1, (text, table)
+            assert not {c for c in s if 0x7F <= ord(c) <= 0x9F or ord(c) == 0x1B}
+    lines = md_list(["UNTRUSTED  " + MD_JUDGE + ": 1 of 1 checks fail:", "   min_items: 3 vs 10"])
+    assert len(lines) == 2 and lines[1].startswith("  - min_items")
+    assert_markdown_safe("\n".join(lines))

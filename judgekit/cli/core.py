@@ -205,13 +205,14 @@ def gate_cmd(policy: Path, out_dir: Path, store_path: str) -> None:
     from judgekit.cli.render import print_verdict
     from judgekit.gate import explain, run_gate
     from judgekit.io.tables import write_text_atomic
+    from judgekit.report.escape import md_list
 
     with _open_existing_store(store_path) as store:
         verdict, _ = run_gate(store, policy)
     lines = explain(verdict)
     print_verdict(console, verdict, lines)
     path = write_text_atomic(out_dir / "verdict.json", json.dumps(verdict, indent=1))
-    write_text_atomic(out_dir / "verdict.md", "\n".join(["# Verdict", "", *(f"    {x}" for x in lines)]) + "\n")
+    write_text_atomic(out_dir / "verdict.md", "\n".join(["# Verdict", "", *md_list(lines)]) + "\n")
     echo(f"wrote {path}")
     raise SystemExit(0 if verdict["passed"] else 1)
 
