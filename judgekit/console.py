@@ -2,21 +2,110 @@
 
 Presentation only, below both the command line and the demo (which prints the same tables
 without going through :mod:`judgekit.cli`).
+
+Everything judgekit prints may carry text from user files (rater ids, slice values, labels,
+file names, check details), so nothing of it reaches the terminal raw:
+
+* :func:`clean` shows control characters as visible escapes: C0 controls (ESC, BEL, ...), DEL and
+  C1 controls (``\\x9b`` is a CSI on many terminals) as ``\\x1b``, ``\\x9b`` ...; newline, carriage
+  return and tab as ``\\n``, ``\\r``, ``\\t``; bidirectional overrides and isolates and the Unicode
+  line/paragraph separators as ``\\u202e`` .... So an OSC 8 hyperlink, an OSC 0 title change, an
+  OSC 52 clipboard write or a CSI screen clear in a rater id prints as text and does nothing. (A
+  value that itself contains the four characters ``\\x1b`` prints the same: the display is for
+  reading, the store keeps every value exactly as written.)
+* :func:`safe_text` is :func:`clean` plus rich markup escaping, for user text put into a markup
+  string: ``[link=http://x]`` or ``[bold red]`` in a rater id prints literally.
+* :func:`echo` is ``click.echo`` of a cleaned line (what the commands print without rich).
+* :func:`make_console` gives a :class:`SafeConsole`, which cleans every piece of text it renders
+  (not its own styling) as a last line of defence, for text printed with ``markup=False`` or as
+  a :class:`~rich.text.Text`.
+
+The one-sentence errors of the command line go through :func:`clean` too
+(:mod:`judgekit.cli`).
 """
 
 from __future__ import annotations
 
+import re
 import sys
+from collections.abc import Iterable
 from typing import Any
 
+import click
 from rich.console import Console
 from rich.markup import escape
+from rich.segment import Segment
 from rich.table import Table
 
+# C0 controls, DEL, C1 controls; the bidi embeddings/overrides (U+202A-U+202E) and isolates
+# (U+2066-U+2069), which reorder what is shown; the Unicode line and paragraph separators.
+_UNSAFE_RE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+# The same but newline and tab, for text that is several lines by design (JSON, XML, a table).
+_UNSAFE_IN_LINES_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
-def make_console() -> Console:
-    """A console that does not squeeze tables to 80 columns when output is piped to a file."""
-    return Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 150)
+
+def _visible(m: re.Match[str]) -> str:
+    ch = m.group(0)
+    if ch in _NAMED:
+        return _NAMED[ch]
+    code = ord(ch)
+    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
+
+
+def clean(value: Any, *, lines: bool = False) -> str:
+    """``str(value)`` safe to print on a terminal: every control character as a visible escape.
+
+    ``lines`` keeps newlines and tabs (text that is several lines by design); by default they are
+    escaped too, so one value (or one sentence) stays on one line and cannot forge another.
+
+    >>> clean("judge\\x1b]0;pwned\\x07")
+    'judge\\\\x1b]0;pwned\\\\x07'
+    """
+    text = value if isinstance(value, str) else str(value)
+    return (_UNSAFE_IN_LINES_RE if lines else _UNSAFE_RE).sub(_visible, text)
+
+
+def safe_text(value: Any) -> str:
+    """User text for a rich markup string: :func:`clean`, then markup escaped.
+
+    >>> safe_text("[link=http://x]a[/link]")
+    '\\\\[link=http://x]a\\\\[/link]'
+    """
+    return escape(clean(value))
+
+
+def echo(message: Any = "", *, err: bool = False, lines: bool = False) -> None:
+    """``click.echo`` of :func:`clean` ``(message)`` (``lines`` keeps newlines and tabs)."""
+    click.echo(clean(message, lines=lines), err=err)
+
+
+class SafeConsole(Console):
+    """A rich console that cleans every piece of text it renders (see the module docstring).
+
+    Rich's own styles and cursor controls are applied after the text is cleaned, so colours,
+    tables and progress bars work; a control character inside the text itself is shown as an
+    escape. Text should still be cleaned before it is laid out (:func:`safe_text`,
+    :func:`clean`), so that table columns are measured on what is shown.
+    """
+
+    def _render_buffer(self, buffer: Iterable[Segment]) -> str:
+        def cleaned() -> Iterable[Segment]:
+            for seg in buffer:
+                if seg.control or not _UNSAFE_IN_LINES_RE.search(seg.text):
+                    yield seg
+                else:
+                    yield Segment(clean(seg.text, lines=True), seg.style, seg.control)
+
+        return super()._render_buffer(cleaned())
+
+
+def make_console(*, stderr: bool = False, **options: Any) -> SafeConsole:
+    """A :class:`SafeConsole` that does not squeeze tables to 80 columns when output is piped to
+    a file (on stderr with ``stderr``; ``options`` go to :class:`rich.console.Console`)."""
+    stream = sys.stderr if stderr else sys.stdout
+    options.setdefault("width", None if stream.isatty() else 150)
+    return SafeConsole(highlight=False, soft_wrap=True, stderr=stderr, **options)
 
 
 def f3(fig: dict | None, ci: bool = True) -> str:
@@ -45,11 +134,12 @@ def print_agreement(console: Console, report: dict[str, Any]) -> None:
     """The agreement report as terminal tables: overall, per class, and per slice."""
     ref = report["reference"]
     ref_txt = ref["rater"] + f" ({ref['kind']})" if ref["rater"] else "consensus of the humans"
+    humans = ", ".join(report["humans"]) or "none"
     metric = _metric(report)
     mname = "weighted κ" if metric == "weighted_kappa" else "Cohen κ"
     console.print(
-        f"[bold]Agreement under {report['rubric']}[/bold] ({report['level']}; hash {report['rubric_hash']}); "
-        f"reference: {ref_txt}; humans: {', '.join(report['humans']) or 'none'}; "
+        f"[bold]Agreement under {safe_text(report['rubric'])}[/bold] ({safe_text(report['level'])}; "
+        f"hash {safe_text(report['rubric_hash'])}); reference: {safe_text(ref_txt)}; humans: {safe_text(humans)}; "
         f"{int(report['confidence'] * 100)}% bootstrap CIs over items ({report['n_resamples']} resamples)."
     )
     overall = report["slices"][0]
@@ -64,7 +154,7 @@ def print_agreement(console: Console, report: dict[str, Any]) -> None:
     for name, j in overall["judges"].items():
         v = j["vs_reference"]
         t.add_row(
-            escape(name), str(v["n"]), str(j["n_abstain"]), str(j["n_error"]), pct(v["percent_agreement"]),
+            safe_text(name), str(v["n"]), str(j["n_abstain"]), str(j["n_error"]), pct(v["percent_agreement"]),
             f3(v[metric]), f3(v["alpha"]), f3(v["ac1"]),
             "—" if j["alpha_delta"] is None else f"{j['alpha_delta']:+.3f}",
         )
@@ -74,7 +164,7 @@ def print_agreement(console: Console, report: dict[str, Any]) -> None:
     t.add_column("judge")
     labels = report["labels"]
     for lab in labels:
-        t.add_column(lab, justify="right")
+        t.add_column(safe_text(lab), justify="right")
     for name, j in overall["judges"].items():
         cm = j["vs_reference"]["confusion"]
         cells = []
@@ -84,21 +174,21 @@ def print_agreement(console: Console, report: dict[str, Any]) -> None:
             ps = "—" if p is None else f"{p:.2f}"
             warn = " [red]✗[/red]" if (r is not None and s >= 10 and r < 0.5) else ""
             cells.append(f"{rs} / {ps} (n={s}){warn}")
-        t.add_row(escape(name), *cells)
+        t.add_row(safe_text(name), *cells)
     console.print(t)
 
     for by in report["by"]:
         rows = [s for s in report["slices"] if s["by"] == by]
-        t = Table(title=f"By {by}", title_justify="left")
-        t.add_column(by)
+        t = Table(title=f"By {safe_text(by)}", title_justify="left")
+        t.add_column(safe_text(by))
         t.add_column("n", justify="right")
         t.add_column("humans % agree", justify="right")
         t.add_column(f"humans {mname}", justify="right")
         for name in report["judges"]:
-            t.add_column(f"{escape(name)} {mname}", justify="right")
-            t.add_column(f"{escape(name)} % agree", justify="right")
+            t.add_column(f"{safe_text(name)} {mname}", justify="right")
+            t.add_column(f"{safe_text(name)} % agree", justify="right")
         for s in rows:
-            cells = [escape(s["key"]), str(s["n_items"]), pct(s["human_ceiling"]["percent_agreement"]),
+            cells = [safe_text(s["key"]), str(s["n_items"]), pct(s["human_ceiling"]["percent_agreement"]),
                      f3(s["human_ceiling"]["kappa"])]
             for name in report["judges"]:
                 j = s["judges"].get(name)
@@ -110,12 +200,12 @@ def print_agreement(console: Console, report: dict[str, Any]) -> None:
             t.add_row(*cells)
         console.print(t)
     for w in report.get("warnings", []):
-        console.print(f"[yellow]note:[/yellow] {escape(w)}")
+        console.print(f"[yellow]note:[/yellow] {safe_text(w)}")
 
 
 def print_verdict(console: Console, verdict: dict[str, Any], lines: list[str]) -> None:
     status = "[green]PASS[/green]" if verdict["passed"] else "[red]FAIL[/red]"
-    console.print(f"[bold]Gate for {verdict['rubric']}[/bold]: {status}")
+    console.print(f"[bold]Gate for {safe_text(verdict['rubric'])}[/bold]: {status}")
     t = Table(show_header=True, title_justify="left")
     for col in ("judge", "check", "figure", "threshold", "n", "result"):
         t.add_column(col)
@@ -124,12 +214,12 @@ def print_verdict(console: Console, verdict: dict[str, Any], lines: list[str]) -
             fig = c["figure"]
             thr = c["threshold"]
             t.add_row(
-                escape(j["judge"]), escape(c["name"]),
-                f"{fig:.3f}" if isinstance(fig, float) else str(fig),
-                f"{thr:.3f}" if isinstance(thr, float) else str(thr),
-                str(c["n"]),
+                safe_text(j["judge"]), safe_text(c["name"]),
+                f"{fig:.3f}" if isinstance(fig, float) else safe_text(fig),
+                f"{thr:.3f}" if isinstance(thr, float) else safe_text(thr),
+                safe_text(c["n"]),
                 "[green]pass[/green]" if c["passed"] else "[red]FAIL[/red]",
             )
     console.print(t)
     for line in lines:
-        console.print(line, markup=False)
+        console.print(clean(line), markup=False)

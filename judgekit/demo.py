@@ -32,6 +32,7 @@ from judgekit.console import make_console, print_agreement, print_verdict
 from judgekit.gate import explain, run_gate
 from judgekit.io.ratings import import_ratings
 from judgekit.io.tables import write_text_atomic
+from judgekit.report.escape import md_list
 from judgekit.rubric import load_rubric, shipped_dir
 from judgekit.store import Store
 
@@ -147,13 +148,13 @@ def run_demo(out_dir: Path, *, console: Console | None = None, n_resamples: int 
         console.rule("7. Reports")
         # the agreement tables themselves are in report.md / panel_report.md (one renderer)
         md = ["# judgekit demo", "", "Full reports: report.md (XSTest v2), panel_report.md (offline panel), "
-              "analysis/ (synthetic multi-turn data).", "", "## Verdict", "", *(f"    {x}" for x in lines), ""]
+              "analysis/ (synthetic multi-turn data).", "", "## Verdict", "", *md_list(lines), ""]
         md += ["## Published human–human agreement per model", "", "| model | published | judgekit |",
                "|---|---:|---:|"]
         md += [f"| {m} | {p:.1f}% | {ours.get(m, float('nan')):.1f}% |" for m, p in XSTEST_PUBLISHED_AGREEMENT.items()]
         md += ["", "# Offline judge panel (items written for judgekit)", "", _panel_line(panel_summary), ""]
         if panel_verdict is not None:
-            md += [f"    {x}" for x in explain(panel_verdict)] + [""]
+            md += [*md_list(explain(panel_verdict)), ""]
         write_text_atomic(out_dir / "summary.md", "\n".join(md) + "\n")
         written = [out_dir / "agreement.json", out_dir / "verdict.json", out_dir / "summary.md"]
         paths = write_report(out_dir, report, verdict, extras=collect_extras(store, rubric, report))

@@ -48,7 +48,7 @@ from judgekit.analysis.calibration_replicates import (
 )
 from judgekit.analysis.calibration_units import OVER_REFUSAL_R, build_units
 from judgekit.analysis.concordance import Concordance, concordance, levels, pair_counts
-from judgekit.analysis.frames import check_rubric, one_rater, per_item_values
+from judgekit.analysis.frames import check_column_names, check_rubric, one_rater, per_item_values
 from judgekit.analysis.result import AnalysisResult, Chart, Table
 from judgekit.analysis.trust import check_trust
 from judgekit.errors import JudgekitError
@@ -65,6 +65,17 @@ __all__ = [
     "levels",
     "pair_counts",
 ]
+
+
+#: the columns of the per-slice tables besides the slice column (a --by of one of these names
+#: would overwrite the slice's values)
+SLICE_TABLE_COLUMNS = (
+    "model", "n_clusters", "n_units", "n_samples", "n_pairs", "C", "C_ci_low", "C_ci_high",
+    "tied_share", "C_half", "C_half_ci_low", "C_half_ci_high", "somers_d", "RCE", "RCE_ci_low",
+    "RCE_ci_high", "signed_error", "signed_ci_low", "signed_ci_high", "drift_last_turn",
+    "drift_last_ci_low", "drift_last_ci_high", "turn", "mean_R", "drift", "drift_ci_low",
+    "drift_ci_high", "_k",
+)
 
 
 # --------------------------------------------------------------------------- analysis
@@ -114,6 +125,9 @@ def calibration(
         )
     if n_boot < 0:
         raise JudgekitError("--bootstrap must be 0 or more replicates.")
+    by = list(dict.fromkeys(by))
+    check_column_names({"--by": [c for c in by if c != model_col]}, SLICE_TABLE_COLUMNS,
+                       what=what)
     values = per_item_values(ratings, rubric)
     units, dropped, ucols = build_units(
         values, items, harm, model_col=model_col, prompt_col=prompt_col, turn_col=turn_col,

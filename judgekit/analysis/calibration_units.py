@@ -12,11 +12,24 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from judgekit.analysis.frames import fill_unit_key, model_series, tier_of, truthy, unit_columns
+from judgekit.analysis.frames import (
+    check_column_names,
+    fill_unit_key,
+    item_columns,
+    model_series,
+    tier_of,
+    truthy,
+    unit_columns,
+)
 from judgekit.errors import JudgekitError
 
 #: R at or above which a sample of a benign look-alike counts as over-refusal
 OVER_REFUSAL_R = 0.75
+#: working columns of the item frame: no column the user names may have one of these names
+ITEM_WORK_COLUMNS = ("value", "H", "_model", "_lookalike", "_turn", "_err", "_signed", "_over")
+#: the columns of a unit row besides its prompt-unit columns
+UNIT_COLUMNS = ("model", "cluster", "turn", "tier", "lookalike", "H", "R", "err", "signed",
+                "over", "n_samples", "_turn_num")
 
 
 def build_units(
@@ -49,6 +62,17 @@ def build_units(
             f"--by {missing[0]!r}: the items have no such column; they have: "
             f"{', '.join(map(str, items.columns[:15]))}."
         )
+    if model_col in ucols:
+        raise JudgekitError(
+            f"--model-column {model_col!r} is also the prompt unit ({' + '.join(ucols)}); give "
+            "--prompt-column the column that names the conversation or prompt."
+        )
+    what = "analyze calibration"
+    check_column_names({"--model-column": [model_col], "--prompt-column": ucols, "--by": by,
+                        "--lookalike-column": [lookalike_col]}, ITEM_WORK_COLUMNS, what=what)
+    check_column_names({"--prompt-column": [c for c in ucols if c != turn_col]},
+                       (*UNIT_COLUMNS, *(f"by_{c}" for c in by)), what=what)
+    items = item_columns(items, [model_col, *ucols, *by, lookalike_col, turn_col])
     df = items.merge(values[["item_id", "value"]], on="item_id", how="inner")
     h = harm.copy()
     h.index = h.index.astype(str)

@@ -42,6 +42,9 @@ from judgekit.rubric import Rubric, load_rubric
 Op = Literal["<=", "<", ">=", ">", "=="]
 Scalar = str | int | float | bool
 
+#: the columns of the per-seed table besides the per column, and the working column
+_PER_TABLE_COLUMNS = ("criterion", "n", "value", "passed", "_hit")
+
 _OPS: dict[str, Callable[[float, float], Any]] = {
     "<=": np.less_equal,
     "<": np.less,
@@ -207,10 +210,16 @@ def evaluate_criteria(
                     f"{source}: criterion {c.name!r} uses column {col!r}, which the items do not "
                     f"have; they have: {', '.join(map(str, items.columns[:15]))}."
                 )
+        if per in _PER_TABLE_COLUMNS:
+            raise JudgekitError(
+                f"{source}: criterion {c.name!r}: per column {per!r} has the name of a column "
+                "the per-seed table adds, so the two would collide; use another column (or "
+                "re-import the items with this one renamed)."
+            )
         mask = pd.Series(True, index=items.index)
         for col, value in c.where.items():
             mask &= _matches(items[col], value)
-        chosen = items.loc[mask, ["item_id", *([per] if per else [])]]
+        chosen = items.loc[mask, list(dict.fromkeys(["item_id", *([per] if per else [])]))]
         df = chosen.merge(shares[["item_id", "_hit"]], on="item_id", how="inner")
         n = len(df)
         value = float(df["_hit"].mean()) if n else float("nan")

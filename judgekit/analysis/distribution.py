@@ -24,8 +24,10 @@ import numpy as np
 import pandas as pd
 
 from judgekit.analysis.frames import (
+    check_column_names,
     check_rubric,
     fill_unit_key,
+    item_columns,
     label_shares,
     model_series,
     one_rater,
@@ -43,6 +45,16 @@ ONE_DRAW = (
     "one run measures one draw, not a property of the model: a prompt with a single sample "
     "has a refusal rate of 0 or 1 and a Wilson interval as wide as its data allows"
 )
+#: the columns the analysis adds to its tables besides the user's (prompt unit, slice) columns
+ADDED_COLUMNS = (
+    "model", "n_samples", "n_rated", "refusals", "n_unrated", "rate", "ci_low", "ci_high",
+    "constant", "forms", "modal_form", "form_varies", "n_prompts", "n_clusters",
+    "samples_per_prompt", "mean_rate", "pooled_rate", "always_refused", "never_refused",
+    "prompts_multi_sample", "share_not_constant", "not_constant_ci_low", "not_constant_ci_high",
+    "single_sample_prompts",
+)
+#: working columns of the computation
+_INTERNAL = ("_model", "refused", "_x")
 
 
 def refusal_definition(
@@ -138,9 +150,25 @@ def refusal_distribution(
     )
     items = items.copy()
     items["item_id"] = items["item_id"].astype(str)
-    require_item_columns(items, list(by), option="--by")
+    by = list(dict.fromkeys(by))
+    require_item_columns(items, by, option="--by")
+    notes: list[str] = []
+    if model_col in by:  # the tables are per model already
+        by.remove(model_col)
+        notes.append(f"--by {model_col} adds no slice: every table is per model already "
+                     "(--model-column).")
     ucols = unit_columns(items, prompt_col=prompt_col, turn_col=turn_col)
+    if model_col in ucols:
+        raise JudgekitError(
+            f"--model-column {model_col!r} is also the prompt unit ({' + '.join(ucols)}); give "
+            "--prompt-column the column that names the prompt (e.g. prompt_id)."
+        )
+    codes_added = tuple(form_rubric.codes) if form_shares is not None and form_rubric else ()
+    check_column_names({"--prompt-column": ucols, "--by": by},
+                       (*ADDED_COLUMNS, *codes_added, *_INTERNAL), what="analyze distribution")
+    check_column_names({"--model-column": [model_col]}, _INTERNAL, what="analyze distribution")
     items = fill_unit_key(items, ucols[0])
+    items = item_columns(items, [model_col, *ucols, *by, sample_col, turn_col])
 
     # per sample: share of ok trials that say refusal (NaN when no trial is ok)
     r = ratings[["item_id", "label", "status"]].copy()
@@ -227,7 +255,6 @@ def refusal_distribution(
                         per_prompt))
 
     # ---------------------------------------------------------------- notes
-    notes = []
     single = int((per_prompt["n_rated"] == 1).sum())
     n_prompts = len(per_prompt)
     if n_prompts and single == n_prompts:
@@ -354,7 +381,7 @@ def _attach_forms(
     keys: list[str],
 ) -> pd.DataFrame:
     codes = form_rubric.codes
-    f = df[[*keys, "item_id"]].merge(form_shares, on="item_id", how="inner")
+    f = df[list(dict.fromkeys([*keys, "item_id"]))].merge(form_shares, on="item_id", how="inner")
     if f.empty:
         per_prompt["forms"] = ""
         per_prompt["modal_form"] = None
@@ -380,7 +407,8 @@ def _form_table(
     df: pd.DataFrame, form_shares: pd.DataFrame, form_rubric: Rubric, keys: list[str]
 ) -> pd.DataFrame:
     codes = form_rubric.codes
-    f = df[[*keys, "item_id"]].merge(form_shares, on="item_id", how="inner").dropna(subset=codes)
+    f = df[list(dict.fromkeys([*keys, "item_id"]))].merge(form_shares, on="item_id", how="inner")
+    f = f.dropna(subset=codes)
     if f.empty:
         return pd.DataFrame(columns=["model", *keys[1:], "n_samples", *codes])
     g = f.groupby(keys, sort=True, dropna=False)

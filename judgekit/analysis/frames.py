@@ -13,7 +13,7 @@ Conventions shared by every analysis:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -127,6 +127,29 @@ def require_item_columns(items: pd.DataFrame, columns: Sequence[str], *, option:
             f"The items have no column {missing[0]!r} (named by {option}); they have: "
             f"{', '.join(map(str, items.columns[:15]))}."
         )
+
+
+def check_column_names(named: Mapping[str, Sequence[str]], reserved: Iterable[str], *,
+                       what: str) -> None:
+    """Refuse a column named by an option (``{"--by": [...], ...}``) that has the name of one
+    the analysis adds (``reserved``): two columns of one name would crash the analysis or
+    overwrite the user's values. One sentence naming the option and the column."""
+    taken = set(reserved)
+    for option, columns in named.items():
+        for col in columns:
+            if col in taken:
+                raise JudgekitError(
+                    f"{option} {col!r}: {what} adds a column named {col!r} to its tables, so the "
+                    "two would collide; use another column (or re-import the items with this one "
+                    "renamed)."
+                )
+
+
+def item_columns(items: pd.DataFrame, columns: Iterable[str]) -> pd.DataFrame:
+    """``items`` with only ``item_id`` and the ``columns`` it has (each once): the metadata an
+    analysis does not use cannot collide with a column it adds."""
+    keep = [c for c in dict.fromkeys(["item_id", *columns]) if c in items.columns]
+    return items[keep]
 
 
 def model_series(items: pd.DataFrame, model_col: str) -> pd.Series:

@@ -118,9 +118,9 @@ def to_markdown(result: AnalysisResult, *, chart_dir: str | None = "charts") -> 
     """Markdown for papers and CI logs: definitions, notes, tables, links to the chart SVGs."""
     from judgekit.report.escape import md_escape
 
-    out = [f"# {md_escape(result.title, table=False)}", ""]
+    out = [f"# {md_escape(result.title)}", ""]
     if not result.trusted:
-        out += [f"> **{UNTRUSTED}**: {md_escape(result.notes[0], table=False)}", ""]
+        out += [f"> **{UNTRUSTED}**: {md_escape(result.notes[0])}", ""]
     out += ["## Definitions", ""]
     out += [f"- **{md_escape(k)}**: {md_escape(v)}" for k, v in result.definitions.items()]
     out.append("")
@@ -129,7 +129,7 @@ def to_markdown(result: AnalysisResult, *, chart_dir: str | None = "charts") -> 
         out += [f"- {md_escape(n)}" for n in result.notes]
         out.append("")
     for t in result.tables:
-        out += [f"## {md_escape(t.title, table=False)}", ""]
+        out += [f"## {md_escape(t.title)}", ""]
         if t.description:
             out += [md_escape(t.description, table=False), ""]
         out += _md_table(t)

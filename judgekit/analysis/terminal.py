@@ -13,11 +13,11 @@ from typing import Any
 
 import pandas as pd
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table as RichTable
 from rich.text import Text
 
 from judgekit.analysis.result import UNTRUSTED, AnalysisResult
+from judgekit.console import clean, safe_text
 
 
 def fmt(v: Any, digits: int = 3) -> str:
@@ -40,30 +40,31 @@ def print_table(console: Console, title: str, header: list[str],
                 rows: Sequence[Sequence[str | Text]], untrusted: bool) -> None:
     """A terminal table. Strings are data (model names, slice values, criterion names) and are
     printed as they are, never read as rich markup: ``gpt-4o [temp=0.7]`` keeps its brackets and
-    ``[/x]`` cannot crash the command. Pass a :class:`Text` for a styled cell."""
+    ``[/x]`` cannot crash the command; control characters in them are shown as escapes
+    (:func:`judgekit.console.clean`). Pass a :class:`Text` for a styled cell."""
     full = f"{UNTRUSTED} — {title}" if untrusted else title
-    t = RichTable(title=Text(full), title_justify="left")
+    t = RichTable(title=Text(clean(full)), title_justify="left")
     for i, h in enumerate(header):
-        t.add_column(Text(h), justify="left" if i == 0 else "right")
+        t.add_column(Text(clean(h)), justify="left" if i == 0 else "right")
     for r in rows:
-        t.add_row(*[c if isinstance(c, Text) else Text(c) for c in r])
+        t.add_row(*[c if isinstance(c, Text) else Text(clean(c)) for c in r])
     console.print(t)
 
 
 def print_untrusted(console: Console, result: AnalysisResult) -> None:
     """The UNTRUSTED banner of a result run without a passing verdict (nothing otherwise)."""
     if not result.trusted:
-        console.print(Text(f" {result.notes[0]} ", style="bold white on red"))
+        console.print(Text(f" {clean(result.notes[0])} ", style="bold white on red"))
 
 
 def print_head(console: Console, result: AnalysisResult) -> None:
     """The banner, the title, the definitions and the notes of ``result``."""
     print_untrusted(console, result)
-    console.print(Text(result.title, style="bold"))
+    console.print(Text(clean(result.title), style="bold"))
     for k, v in result.definitions.items():
-        console.print(f"  [dim]{escape(k)}:[/dim] {escape(v)}")
+        console.print(f"  [dim]{safe_text(k)}:[/dim] {safe_text(v)}")
     for n in result.notes if result.trusted else result.notes[1:]:
-        console.print(f"  [yellow]note:[/yellow] {escape(n)}")
+        console.print(f"  [yellow]note:[/yellow] {safe_text(n)}")
 
 
 def print_distribution(console: Console, result: AnalysisResult) -> None:
@@ -138,7 +139,7 @@ def print_criteria(console: Console, result: AnalysisResult) -> None:
         [str(r["criterion"]), str(r["rater"]), fmt(r["n"]), ci(r, "value", "ci_low", "ci_high"),
          f"{r['op']} {r['threshold']:g}", str(r["per_values"]) or "—",
          Text.assemble(("PASS", "green") if r["result"] == "PASS" else ("FAIL", "red"),
-                       f" ({r['reason']})" if r["reason"] else "")]
+                       f" ({clean(r['reason'])})" if r["reason"] else "")]
         for _, r in table.iterrows()], not result.trusted)
 
 

@@ -2,7 +2,9 @@
 
 Each command group lives in its own module and is registered here. Any
 :class:`~judgekit.errors.JudgekitError` becomes one sentence on stderr and exit code 2 (or the
-error's own ``exit_code``), never a traceback.
+error's own ``exit_code``), never a traceback. The sentence quotes file names, keys and values
+from user files, so it is printed through :func:`judgekit.console.clean` (control characters as
+visible escapes, one line).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import Any
 import click
 
 from judgekit import __version__
+from judgekit.console import echo
 from judgekit.errors import JudgekitError
 
 
@@ -21,7 +24,7 @@ class _Group(click.Group):
         try:
             return super().invoke(ctx)
         except JudgekitError as exc:
-            click.echo(f"error: {exc}", err=True)
+            echo(f"error: {exc}", err=True)
             sys.exit(exc.exit_code)
         except KeyboardInterrupt:
             click.echo("interrupted; everything finished so far is in the store.", err=True)

@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 import click
-from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
 from judgekit.analysis import inputs
@@ -26,12 +25,12 @@ from judgekit.analysis.terminal import (
     written_summary,
 )
 from judgekit.cli.options import store_option
-from judgekit.console import make_console
+from judgekit.console import echo, make_console
 from judgekit.rubric import load_rubric
 from judgekit.store import Store
 
 console = make_console()
-err_console = Console(stderr=True, highlight=False)
+err_console = make_console(stderr=True)
 
 
 # --------------------------------------------------------------------------- shared options
@@ -83,7 +82,7 @@ def _finish(result: AnalysisResult, out_dir: Path | None) -> None:
     if out_dir is None:
         console.print("[dim](pass --out DIR to write JSON, Markdown, HTML with charts, SVG and CSV)[/dim]")
         return
-    click.echo(written_summary(inputs.write_results(result, out_dir), out_dir))
+    echo(written_summary(inputs.write_results(result, out_dir), out_dir))
 
 
 # --------------------------------------------------------------------------- distribution

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from judgekit.cli.options import store_option
-from judgekit.console import make_console
+from judgekit.console import echo, make_console, safe_text
 from judgekit.data import parse_rater_map
 from judgekit.errors import JudgekitError
 from judgekit.rubric import available_rubrics, load_rubric
@@ -27,14 +27,14 @@ def rubrics_cmd(name: str | None) -> None:
     if name is None:
         for n in available_rubrics():
             r = load_rubric(n)
-            console.print(f"{r.id:<22} {r.level:<8} {r.hash}  {r.title}")
+            console.print(safe_text(f"{r.id:<22} {r.level:<8} {r.hash}  {r.title}"))
         return
     r = load_rubric(name)
-    console.print(f"[bold]{r.title}[/bold]  {r.ref}  ({r.level})")
+    console.print(f"[bold]{safe_text(r.title)}[/bold]  {safe_text(r.ref)}  ({safe_text(r.level)})")
     for lab in r.labels:
-        console.print(f"  {lab.code:<26} {lab.value:<5g} {lab.description.strip()[:90]}")
+        console.print(safe_text(f"  {lab.code:<26} {lab.value:<5g} {' '.join(lab.description.split())[:90]}"))
     if r.aliases:
-        console.print("  aliases: " + ", ".join(f"{a}→{c}" for a, c in r.aliases.items()))
+        console.print(safe_text("  aliases: " + ", ".join(f"{a}→{c}" for a, c in r.aliases.items())))
 
 
 @click.command("import")
@@ -104,7 +104,7 @@ def import_cmd(
             id_prefix=id_prefix,
         )
     for line in summary.lines():
-        click.echo(line)
+        echo(line)
 
 
 @click.command("agree")
@@ -168,7 +168,7 @@ def agree_cmd(
                     )
             elif (design["reason"] != "random").any():
                 console.print(
-                    f"[yellow]note:[/yellow] sample {sample!r} is not a simple random sample "
+                    f"[yellow]note:[/yellow] sample {safe_text(repr(sample))} is not a simple random sample "
                     "(disagreements and strata were chosen first); add --random-only for an "
                     "unbiased estimate."
                 )
@@ -187,7 +187,7 @@ def agree_cmd(
     print_agreement(console, report)
     if json_out:
         write_text_atomic(json_out, json.dumps(report, indent=1))
-        click.echo(f"wrote {json_out}")
+        echo(f"wrote {json_out}")
 
 
 @click.command("gate")
@@ -205,14 +205,15 @@ def gate_cmd(policy: Path, out_dir: Path, store_path: str) -> None:
     from judgekit.cli.render import print_verdict
     from judgekit.gate import explain, run_gate
     from judgekit.io.tables import write_text_atomic
+    from judgekit.report.escape import md_list
 
     with Store.open_existing(store_path) as store:
         verdict, _ = run_gate(store, policy)
     lines = explain(verdict)
     print_verdict(console, verdict, lines)
     path = write_text_atomic(out_dir / "verdict.json", json.dumps(verdict, indent=1))
-    write_text_atomic(out_dir / "verdict.md", "\n".join(["# Verdict", "", *(f"    {x}" for x in lines)]) + "\n")
-    click.echo(f"wrote {path}")
+    write_text_atomic(out_dir / "verdict.md", "\n".join(["# Verdict", "", *md_list(lines)]) + "\n")
+    echo(f"wrote {path}")
     raise SystemExit(0 if verdict["passed"] else 1)
 
 

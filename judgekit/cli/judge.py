@@ -9,6 +9,7 @@ import click
 from rich.console import Console
 
 from judgekit.cli.options import store_option
+from judgekit.console import echo
 from judgekit.errors import JudgekitError
 from judgekit.store import Store
 
@@ -67,7 +68,7 @@ def judge_cmd(
         if reparse:
             rs = reparse_panel(panel, store, only=only_ids)
             for line in rs.lines():
-                click.echo(line)
+                echo(line)
             return
         console = Console(stderr=True)
         progress = RichProgress(console, enabled=show_progress)
@@ -77,7 +78,7 @@ def judge_cmd(
         click.echo(json.dumps(summary.as_dict(), indent=1, default=str))
     else:
         for line in summary.lines():
-            click.echo(line)
+            echo(line)
     if summary.interrupted:
         sys.exit(130)
     if not summary.complete:

@@ -8,6 +8,7 @@ import click
 import pandas as pd
 
 from judgekit.cli.options import store_option
+from judgekit.console import echo
 from judgekit.errors import JudgekitError
 from judgekit.store import Store
 
@@ -47,7 +48,7 @@ def config_cmd(rubrics: tuple[str, ...], no_comment: bool) -> None:
     """
     from judgekit.annotation.labelstudio import label_config, load_rubrics
 
-    click.echo(label_config(load_rubrics(rubrics), comment=not no_comment))
+    echo(label_config(load_rubrics(rubrics), comment=not no_comment), lines=True)
 
 
 @labelstudio_group.command("push")
@@ -115,7 +116,7 @@ def push_cmd(
                 spec = load_spec(sample)
                 design, summary = sample_items(store, spec, record=False)
                 for line in summary.lines():
-                    click.echo(line)
+                    echo(line)
                 new_sample = (spec.name, design)
             else:
                 design = sample_design(store, sample)
@@ -139,7 +140,7 @@ def push_cmd(
         if new_sample is not None:  # recorded only once the push went through
             record_sample(store, *new_sample)
     for line in result.lines():
-        click.echo(line)
+        echo(line)
 
 
 @labelstudio_group.command("pull")
@@ -209,7 +210,7 @@ def pull_cmd(
         if client is not None:
             client.close()
     for line in summary.lines():
-        click.echo(line)
+        echo(line)
 
 
 @click.command("sample")
@@ -298,7 +299,7 @@ def sample_cmd(
         if out_path is not None:
             write_table(pd.DataFrame(design), out_path)
     for line in summary.lines():
-        click.echo(line)
+        echo(line)
 
 
 COMMANDS: list[click.Command] = [labelstudio_group, sample_cmd]

@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from judgekit.cli.options import store_option
+from judgekit.console import echo
 from judgekit.errors import JudgekitError
 from judgekit.gate import load_verdict
 
@@ -75,13 +76,13 @@ def report_cmd(
     from judgekit.report.summary import summarise
 
     summary = summarise(agreement, verdict, extras)
-    click.echo(summary["verdict"]["headline"])
+    echo(summary["verdict"]["headline"])
     for j in summary["judges"]:
-        click.echo(f"  {j['status']:<12} {j['judge']}")
+        echo(f"  {j['status']:<12} {j['judge']}")
         for c in j["failed_checks"]:
-            click.echo(f"               failed {c['sentence']}")
+            echo(f"               failed {c['sentence']}")
     for kind, p in paths.items():
-        click.echo(f"wrote {kind:<8} {p}")
+        echo(f"wrote {kind:<8} {p}")
 
 
 COMMANDS: list[click.Command] = [report_cmd]

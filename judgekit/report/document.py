@@ -9,12 +9,12 @@ only after all three rendered, so a failure leaves the previous report untouched
 from __future__ import annotations
 
 import os
-import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from judgekit.errors import JudgekitError
+from judgekit.io.tables import new_temp_file
 from judgekit.report.html import render_html
 from judgekit.report.jsonout import dumps, report_json
 from judgekit.report.markdown import render_markdown
@@ -97,7 +97,7 @@ def write_report(
     temps: dict[str, str] = {}
     try:
         for key, (name, text) in texts.items():
-            fd, tmp = tempfile.mkstemp(dir=out, prefix=f".{name}.", suffix=".tmp")
+            fd, tmp = new_temp_file(out / name)
             temps[key] = tmp
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
                 fh.write(text)

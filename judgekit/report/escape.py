@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import math
 import re
+from collections.abc import Sequence
 from typing import Any, TypeGuard
 
 _HTML_ESCAPES = {
@@ -26,10 +27,16 @@ _HTML_RE = re.compile(r"[&<>\"']")
 _XML_BAD = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 # CommonMark lets a backslash escape any ASCII punctuation; these are the ones that can start
 # markup inside a line (emphasis, links/images, raw HTML, table cells, code, strikethrough,
-# entities). Text never starts a line in our output, so block markers (#, +, -) stay as they are.
-# An underscore between two letters/digits can neither open nor close emphasis (CommonMark's
-# flanking rules), so ``string_match`` stays readable in logs; any other underscore is escaped.
+# entities). An underscore between two letters/digits can neither open nor close emphasis
+# (CommonMark's flanking rules), so ``string_match`` stays readable in logs; any other underscore
+# is escaped.
 _MD_RE = re.compile(r"([\\`*\[\]<>|~&]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9]))")
+# A value can start a line or follow a list marker ("- " + a note): there ``# x`` would be a
+# heading, ``- x``, ``+ x`` or ``1. x`` a list, ``---``/``===`` a rule or a heading underline.
+# A backslash before the marker keeps the character and drops its meaning.
+_MD_BLOCK_START = re.compile(r"^(?:[#+=-](?=[\s#+=-]|$)|\d{1,9}[.)](?=\s|$))")
+# C1 controls and DEL: not Markdown, but act on a terminal a .md file is printed on.
+_MD_CTRL = re.compile(r"[\x7f-\x9f]")
 
 
 def esc(text: Any) -> str:
@@ -49,21 +56,49 @@ def esc(text: Any) -> str:
 
 
 def md_escape(text: Any, *, table: bool = True) -> str:
-    """Escape ``text`` for Markdown so it renders as literal text.
+    """Escape ``text`` for Markdown so it renders as literal text, wherever it is put inline
+    (a table cell, a heading, a list item, a sentence; even at the start of a line).
 
-    Markup characters get a backslash (CommonMark); with ``table`` (the default) line breaks
-    become spaces so a value stays in its table cell.
+    Markup characters get a backslash (CommonMark), and so does a block marker at the start
+    (``#``, ``-``, ``+``, ``=``, ``1.``); leading whitespace is dropped (it would make an indented
+    code block), control characters become U+FFFD. With ``table`` (the default) line breaks
+    become spaces, so a value stays in its table cell, heading or list item; without it they
+    stay line breaks inside one paragraph (blank lines are dropped and every line is escaped as
+    a line start), so text can never open a new block.
 
     >>> md_escape("a|b <i>x</i>")
     'a\\\\|b \\\\<i\\\\>x\\\\</i\\\\>'
+    >>> md_escape("# not a heading")
+    '\\\\# not a heading'
     """
     if text is None:
         return ""
-    s = _XML_BAD.sub("\ufffd", str(text))
+    s = _MD_CTRL.sub("\ufffd", _XML_BAD.sub("\ufffd", str(text)))
     s = _MD_RE.sub(r"\\\1", s)
     if table:
-        s = re.sub(r"\s*[\r\n]+\s*", " ", s)
-    return s
+        lines = [re.sub(r"\s*[\r\n]+\s*", " ", s)]
+    else:
+        lines = [ln for ln in re.split(r"\r\n|\r|\n", s) if ln.strip()]
+    return "\n".join(_MD_BLOCK_START.sub(_escape_marker, ln.lstrip()) for ln in lines)
+
+
+def _escape_marker(m: re.Match[str]) -> str:
+    marker = m.group(0)
+    return marker[:-1] + "\\" + marker[-1] if marker[0].isdigit() else "\\" + marker
+
+
+def md_list(lines: Sequence[str]) -> list[str]:
+    """Plain-text lines (e.g. :func:`judgekit.gate.explain`'s) as a Markdown list, each line
+    escaped (:func:`md_escape`); an indented line becomes an item of the list item above.
+
+    >>> md_list(["UNTRUSTED  j: 1 of 2 checks fail:", "    min_items: 3 vs threshold 10"])
+    ['- UNTRUSTED  j: 1 of 2 checks fail:', '  - min_items: 3 vs threshold 10']
+    """
+    out: list[str] = []
+    for line in lines:
+        nested = bool(out) and line[:1].isspace()
+        out.append(("  - " if nested else "- ") + md_escape(line))
+    return out
 
 
 def anchor(prefix: str, text: Any) -> str:
