@@ -332,6 +332,20 @@ def _consistent(v: dict[str, Any], where: str) -> None:
 
 
 # ----------------------------------------------------------------------------- reading
+class _DuplicateKey(Exception):
+    def __init__(self, key: str) -> None:
+        self.key = key
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, val in pairs:
+        if k in out:
+            raise _DuplicateKey(k)
+        out[k] = val
+    return out
+
+
 def read_verdict(path: str | Path) -> Verdict:
     """Read and check a ``verdict.json`` (one sentence naming the file for every problem)."""
     p = Path(path)
@@ -343,7 +357,13 @@ def read_verdict(path: str | Path) -> Verdict:
     if p.is_dir():
         raise JudgekitError(f"Verdict {p} is a folder; pass the verdict.json file inside it.")
     try:
-        data = json.loads(p.read_text(encoding="utf-8"))
+        data = json.loads(p.read_text(encoding="utf-8"), object_pairs_hook=_no_duplicates)
+    except _DuplicateKey as exc:
+        shown = exc.key if len(exc.key) <= 40 else exc.key[:37] + "..."
+        raise JudgekitError(
+            f"Verdict {p}: the key {shown!r} appears twice in one object (JSON keeps only the last), "
+            f"so it is not a verdict `judgekit gate` wrote; {AGAIN}."
+        ) from None
     except UnicodeDecodeError:
         raise JudgekitError(f"Verdict {p} is not UTF-8 text; {how}.") from None
     except json.JSONDecodeError as exc:
@@ -372,12 +392,13 @@ def match_store(verdict: Verdict, store: Any, rubric: Any, *, judge: str | None 
     if now["items_hash"] != verdict["items_hash"]:
         raise UntrustedJudgeError(
             f"{where}: the items with human or reference ratings {place} changed since the verdict "
-            f"(an item was added, removed or its content edited); {AGAIN}."
+            f"(an item was added, removed or its content edited, or the verdict is about another "
+            f"store); {AGAIN}."
         )
     if now["human_ratings_hash"] != verdict["human_ratings_hash"]:
         raise UntrustedJudgeError(
             f"{where}: the human ratings {place} changed since the verdict (a label was added, edited "
-            f"or removed); {AGAIN}."
+            f"or removed, or the verdict is about another store); {AGAIN}."
         )
     if judge is not None:
         from judgekit.gate import judge_identity

@@ -199,6 +199,17 @@ def test_schema_version_and_types_are_checked_naming_the_key(env, edit, key):
     assert not (env / "rep").exists()
 
 
+def test_a_key_written_twice_is_refused(env):
+    # JSON keeps the last of two equal keys: a second "passed": true would otherwise win
+    text = (env / "fail" / "verdict.json").read_text(encoding="utf-8")
+    assert text.count('"passed": false') >= 2
+    p = env / "v.json"
+    p.write_text(text.replace('"passed": false', '"passed": false, "passed": true'), encoding="utf-8")
+    with pytest.raises(JudgekitError, match="the key 'passed' appears twice"):
+        load_verdict(p)
+    assert "appears twice" in one_sentence_exit_2(report(env, p))
+
+
 @pytest.mark.parametrize("checks", [5, {"min_items": 1}, "min_items", None])
 def test_checks_that_are_not_a_list_are_one_sentence(env, checks):
     v = read(env / "pass" / "verdict.json")
