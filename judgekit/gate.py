@@ -1,9 +1,10 @@
 """The trust gate: a policy file → a verdict per judge.
 
 A policy names the rubric, the judges, the reference and the thresholds a judge must clear.
-The verdict records each check with its figure, threshold and n, and the hashes of the rubric,
-the items, the human ratings and each judge, so that analysis code can ask for a verdict that
-matches what it uses (:func:`require_trusted`).
+The verdict (schema version 2, :mod:`judgekit.verdict`) records each check with its figure,
+threshold, n, interval and state, and the hashes of the rubric, the items that carry human or
+reference ratings, the human ratings and each judge, so that analysis code can ask for a verdict
+that is consistent and matches the store it uses (:func:`require_trusted` with ``store=``).
 
 Example policy (YAML)::
 
