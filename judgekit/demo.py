@@ -223,10 +223,11 @@ def _run_analyses(out_dir: Path, ann: Path, console: Console, n_resamples: int) 
             verdicts[rub] = write_text_atomic(adir / f"verdict-{rub}.json", json.dumps(verdict, indent=1))
             for line in explain(verdict):
                 console.print(line, markup=False)
-    try:
-        require_trusted(verdicts["restrictiveness"], judge="judge-b", rubric="restrictiveness")
-    except UntrustedJudgeError as exc:
-        console.print(f"analyses refuse judge-b: {exc}", markup=False)
+        try:
+            require_trusted(verdicts["restrictiveness"], judge="judge-b", rubric="restrictiveness",
+                            store=store)
+        except UntrustedJudgeError as exc:
+            console.print(f"analyses refuse judge-b: {exc}", markup=False)
 
     judge = "judge-a"
     rubric = load_rubric("restrictiveness")
@@ -234,19 +235,19 @@ def _run_analyses(out_dir: Path, ann: Path, console: Console, n_resamples: int) 
     outputs = {"calibration": adir / "calibration", "distribution": adir / "distribution"}
     with Store(db) as store:
         cal = inputs.calibration_inputs(store, rubric, judge, harm_column="severity")
-    result = calibration(cal.ratings, cal.items, cal.harm, rubric=rubric, verdicts=loaded,
-                         judge_hashes=cal.judge_hashes, harm_source=cal.harm_source,
-                         n_boot=n_resamples, seed=0)
+        result = calibration(cal.ratings, cal.items, cal.harm, rubric=rubric, verdicts=loaded,
+                             judge_hashes=cal.judge_hashes, harm_source=cal.harm_source,
+                             n_boot=n_resamples, seed=0, store=store)
     print_calibration(console, result)
     written = inputs.write_results(result, outputs["calibration"])
     console.print(written_summary(written, outputs["calibration"]), markup=False)
     with Store(db) as store:
         dist = inputs.distribution_inputs(store, rubric, judge, form_rubric="refusal_form",
                                           verdicts=loaded)
-    result = refusal_distribution(dist.ratings, dist.items, rubric=rubric, verdicts=loaded,
-                                  judge_hashes=dist.judge_hashes, forms=dist.forms,
-                                  form_rubric=dist.form_rubric, by=["severity"],
-                                  n_boot=n_resamples, seed=0)
+        result = refusal_distribution(dist.ratings, dist.items, rubric=rubric, verdicts=loaded,
+                                      judge_hashes=dist.judge_hashes, forms=dist.forms,
+                                      form_rubric=dist.form_rubric, by=["severity"],
+                                      n_boot=n_resamples, seed=0, store=store)
     print_distribution(console, result)
     written = inputs.write_results(result, outputs["distribution"])
     console.print(written_summary(written, outputs["distribution"]), markup=False)

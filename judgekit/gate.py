@@ -1,9 +1,10 @@
 """The trust gate: a policy file → a verdict per judge.
 
 A policy names the rubric, the judges, the reference and the thresholds a judge must clear.
-The verdict records each check with its figure, threshold and n, and the hashes of the rubric,
-the items, the human ratings and each judge, so that analysis code can ask for a verdict that
-matches what it uses (:func:`require_trusted`).
+The verdict (schema version 2, :mod:`judgekit.verdict`) records each check with its figure,
+threshold, n, interval and state, and the hashes of the rubric, the items that carry human or
+reference ratings, the human ratings and each judge, so that analysis code can ask for a verdict
+that is consistent and matches the store it uses (:func:`require_trusted` with ``store=``).
 
 Example policy (YAML)::
 
@@ -27,8 +28,6 @@ Exit codes of ``judgekit gate``: 0 every judge passes, 1 a judge fails, 2 bad in
 from __future__ import annotations
 
 import datetime as _dt
-import hashlib
-import json
 from pathlib import Path
 from typing import Any, Literal
 
@@ -40,7 +39,21 @@ from judgekit.calls import latest_parameters
 from judgekit.config import first_error, read_yaml_mapping
 from judgekit.errors import JudgekitError, UntrustedJudgeError, excerpt
 from judgekit.rubric import Rubric, load_rubric
+from judgekit.verdict import (
+    SCHEMA_VERSION,
+    Verdict,
+    finite,
+    load_verdict,
+    make_check,
+    match_store,
+    ratings_hash,
+    store_hashes,
+)
+from judgekit.verdict import digest as _digest
 from judgekit.version import __version__
+
+__all__ = ["Policy", "evaluate", "explain", "judge_identity", "load_policy", "load_verdict", "ratings_hash",
+           "require_trusted", "run_gate"]
 
 Metric = Literal["kappa", "weighted_kappa", "alpha", "ac1", "percent_agreement"]
 
@@ -136,19 +149,6 @@ def _check_policy_raters(policy: Policy, policy_path: str | Path, store: Any,
     return items
 
 
-def _digest(obj: Any) -> str:
-    return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()[:16]
-
-
-def ratings_hash(ratings: pd.DataFrame) -> str:
-    """Order-independent hash of rating rows (item, rater, trial, label, status)."""
-    if ratings.empty:
-        return _digest([])
-    cols = ["item_id", "rater_id", "trial", "label", "status"]
-    rows = ratings[cols].astype(str).sort_values(cols).to_numpy().tolist()
-    return _digest(rows)
-
-
 def judge_identity(store: Any, judge: str, rubric: Rubric | str | None = None,
                    rubric_hash: str | None = None) -> dict[str, Any]:
     """What identifies a judge: its rater id, and for panel judges the spec and parameters of
@@ -168,12 +168,29 @@ def judge_identity(store: Any, judge: str, rubric: Rubric | str | None = None,
     return ident
 
 
-def _check(name: str, passed: bool, figure: Any, threshold: Any, n: int | None, detail: str) -> dict:
-    return {"name": name, "passed": bool(passed), "figure": figure, "threshold": threshold, "n": n, "detail": detail}
+def _ci(figure: dict[str, Any]) -> list[float | None] | None:
+    """The interval of an agreement figure (``low``, ``high``), or None when it has none."""
+    lo, hi = figure.get("low"), figure.get("high")
+    return None if lo is None or hi is None else [lo, hi]
+
+
+def _wilson(k: float, n: int) -> list[float | None] | None:
+    """Wilson 95% interval of a rate ``k / n`` (None when ``n`` is 0)."""
+    from judgekit.analysis.intervals import wilson_interval
+
+    if not n:
+        return None
+    lo, hi = wilson_interval(k, n)
+    return [finite(lo), finite(hi)]
 
 
 def evaluate(policy: Policy, report: AgreementReport) -> list[dict[str, Any]]:
-    """Apply the policy's checks to each judge in the report. Pure: no I/O."""
+    """Apply the policy's checks to each judge in the report. Pure: no I/O.
+
+    Each check has its figure, threshold, n, interval (``ci``) and ``state``; the state follows
+    from figure vs threshold by :func:`judgekit.verdict.derive_state` (the rule a verdict is
+    checked against when read back), and a judge passes only when every state is ``"pass"``.
+    """
     c = policy.checks
     metric = c.metric
     out = []
@@ -189,39 +206,36 @@ def evaluate(policy: Policy, report: AgreementReport) -> list[dict[str, Any]]:
             )
         n = m["n"]
         if c.min_items is not None:
-            checks.append(_check("min_items", n >= c.min_items, n, c.min_items, n,
-                                 f"{n} items rated by {judge} and the reference"))
+            checks.append(make_check("min_items", n, c.min_items, n,
+                                     f"{n} items rated by {judge} and the reference"))
         if c.min_value is not None:
-            v = m["value"]
-            checks.append(_check(f"min_{metric}", v is not None and v >= c.min_value, v, c.min_value, n,
-                                 m["undefined"] or f"{metric} against the reference"))
+            checks.append(make_check(f"min_{metric}", m["value"], c.min_value, n,
+                                     m["undefined"] or f"{metric} against the reference", _ci(m)))
         if c.min_lower_bound is not None:
-            lo = m["low"]
-            checks.append(_check(
-                f"min_{metric}_lower_bound", lo is not None and lo >= c.min_lower_bound, lo,
-                c.min_lower_bound, n,
+            checks.append(make_check(
+                f"min_{metric}_lower_bound", m["low"], c.min_lower_bound, n,
                 m["undefined"] or f"lower end of the {int(report.data['confidence'] * 100)}% CI of "
-                f"{metric} (point estimate {_fmt(m['value'])})"))
+                f"{metric} (point estimate {_fmt(m['value'])})", _ci(m)))
         if c.max_abstention_rate is not None:
             r = j["abstain_rate"] or 0.0
-            checks.append(_check("max_abstention_rate", r <= c.max_abstention_rate, r,
-                                 c.max_abstention_rate, j["n_items"],
-                                 f"{j['n_abstain']} of {j['n_items']} items abstained"))
+            checks.append(make_check("max_abstention_rate", r, c.max_abstention_rate, j["n_items"],
+                                     f"{j['n_abstain']} of {j['n_items']} items abstained",
+                                     _wilson(j["n_abstain"], j["n_items"])))
         if c.max_error_rate is not None:
             r = j["error_rate"] or 0.0
-            checks.append(_check("max_error_rate", r <= c.max_error_rate, r, c.max_error_rate,
-                                 j["n_items"], f"{j['n_error']} of {j['n_items']} items failed"))
+            checks.append(make_check("max_error_rate", r, c.max_error_rate, j["n_items"],
+                                     f"{j['n_error']} of {j['n_items']} items failed",
+                                     _wilson(j["n_error"], j["n_items"])))
         if c.min_class_recall is not None:
             conf = j["vs_reference"]["confusion"]
-            for label in conf["labels"]:
+            for i, label in enumerate(conf["labels"]):
                 support = conf["support"][label]
                 if support < c.min_class_recall.min_support:
                     continue
-                rec = conf["recall"][label]
-                checks.append(_check(
-                    f"min_recall[{label}]", rec is not None and rec >= c.min_class_recall.min,
-                    rec, c.min_class_recall.min, support,
-                    f"share of the {support} reference '{label}' items the judge also calls '{label}'"))
+                checks.append(make_check(
+                    f"min_recall[{label}]", conf["recall"][label], c.min_class_recall.min, support,
+                    f"share of the {support} reference '{label}' items the judge also calls '{label}'",
+                    _wilson(conf["matrix"][i][i], support)))
         if c.per_slice is not None:
             for s in report.data["slices"]:
                 if s["by"] is None or judge not in s["judges"]:
@@ -229,29 +243,34 @@ def evaluate(policy: Policy, report: AgreementReport) -> list[dict[str, Any]]:
                 ms = s["judges"][judge]["vs_reference"][metric]
                 if ms["n"] < c.per_slice.min_items:
                     continue
-                v = ms["value"]
-                checks.append(_check(
-                    f"per_slice[{s['by']}={s['key']}]", v is not None and v >= c.per_slice.min_value,
-                    v, c.per_slice.min_value, ms["n"],
-                    ms["undefined"] or f"{metric} in slice {s['by']}={s['key']}"))
+                checks.append(make_check(
+                    f"per_slice[{s['by']}={s['key']}]", ms["value"], c.per_slice.min_value, ms["n"],
+                    ms["undefined"] or f"{metric} in slice {s['by']}={s['key']}", _ci(ms)))
         if c.within_human_noise is not None:
             ceiling = overall["human_ceiling"].get(metric)
             hv = ceiling["value"] if ceiling else None
             v = m["value"]
             if hv is None:
-                checks.append(_check("within_human_noise", False, v, None, n,
-                                     "no human–human agreement to compare with (need two humans on the same items)"))
+                checks.append(make_check("within_human_noise", v, None, n,
+                                         "no human–human agreement to compare with (need two humans on the same items)",
+                                         _ci(m)))
             else:
                 thr = round(hv - c.within_human_noise.margin, 6)
-                checks.append(_check(
-                    "within_human_noise", v is not None and v >= thr, v, thr, n,
-                    f"judge {metric} {_fmt(v)} vs human–human {_fmt(hv)} minus margin {c.within_human_noise.margin}"))
-        out.append({"judge": judge, "passed": all(ch["passed"] for ch in checks), "checks": checks})
+                checks.append(make_check(
+                    "within_human_noise", v, thr, n,
+                    f"judge {metric} {_fmt(v)} vs human–human {_fmt(hv)} minus margin {c.within_human_noise.margin}",
+                    _ci(m)))
+        out.append({"judge": judge, "passed": all(ch["state"] == "pass" for ch in checks), "checks": checks})
     return out
 
 
 def run_gate(store: Any, policy_path: str | Path) -> tuple[dict[str, Any], AgreementReport]:
-    """Compute the verdict for a policy over the ratings in ``store``."""
+    """Compute the verdict for a policy over the ratings in ``store``.
+
+    The verdict (schema :data:`judgekit.verdict.SCHEMA_VERSION`) records the policy and its
+    hash, the rubric and its hash, the hashes of the items that carry human or reference ratings
+    and of those ratings, and per judge its identity and checks (:func:`evaluate`).
+    """
     policy, raw = load_policy(policy_path)
     rubric = load_rubric(policy.rubric)
     known = set(store.ratings(rubric=rubric, rater_kind="judge")["rater_id"].unique())
@@ -274,13 +293,10 @@ def run_gate(store: Any, policy_path: str | Path) -> tuple[dict[str, Any], Agree
         seed=policy.seed,
     )
     results = evaluate(policy, report)
-    ratings = store.ratings(rubric=rubric)
-    human = ratings[ratings["rater_kind"].isin(["human", "reference"])]
-    items = store.items(sorted(ratings["item_id"].unique()))
-    items_hash = _digest(sorted(zip(items["item_id"], items["content_hash"], strict=True)))
     for r in results:
         r.update({k: v for k, v in judge_identity(store, r["judge"], rubric).items() if k != "judge"})
     verdict = {
+        "schema_version": SCHEMA_VERSION,
         "judgekit_version": __version__,
         "created_at": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         "policy": raw,
@@ -288,8 +304,7 @@ def run_gate(store: Any, policy_path: str | Path) -> tuple[dict[str, Any], Agree
         "rubric": rubric.id,
         "rubric_hash": rubric.hash,
         "reference": report.data["reference"]["rater"] or "consensus",
-        "items_hash": items_hash,
-        "human_ratings_hash": ratings_hash(human),
+        **store_hashes(store, rubric),
         "passed": all(r["passed"] for r in results),
         "judges": results,
     }
@@ -303,10 +318,13 @@ def explain(verdict: dict[str, Any]) -> list[str]:
         if j["passed"]:
             lines.append(f"TRUSTED    {j['judge']} for {verdict['rubric']}: all {len(j['checks'])} checks pass.")
             continue
-        failed = [c for c in j["checks"] if not c["passed"]]
+        failed = [c for c in j["checks"] if c.get("state", "pass" if c["passed"] else "fail") != "pass"]
         lines.append(f"UNTRUSTED  {j['judge']} for {verdict['rubric']}: {len(failed)} of {len(j['checks'])} checks fail:")
         for c in failed:
-            lines.append(f"             {c['name']}: {_fmt(c['figure'])} vs threshold {_fmt(c['threshold'])} (n={c['n']}) — {c['detail']}")
+            ci = c.get("ci")
+            interval = f" [95% CI {_fmt(ci[0])}–{_fmt(ci[1])}]" if ci else ""
+            lines.append(f"             {c['name']}: {_fmt(c['figure'])}{interval} vs threshold {_fmt(c['threshold'])} "
+                         f"(n={c['n']}) — {c['detail']}")
     return lines
 
 
@@ -315,48 +333,22 @@ def _fmt(x: Any) -> str:
 
 
 # ----------------------------------------------------------------------------- the guard
-def load_verdict(verdict: dict[str, Any] | str | Path) -> dict[str, Any]:
-    """A verdict as a dict: given as one, or read (and checked) from the verdict.json of
-    ``judgekit gate``. Every problem is one sentence naming the file."""
-    if isinstance(verdict, dict):
-        return verdict
-    p = Path(verdict)
-    again = "pass the verdict.json that `judgekit gate` wrote"
-    if not p.exists():
-        raise UntrustedJudgeError(
-            f"Verdict {p}: no such file; {again} (run `judgekit gate POLICY.yaml --out DIR` to get one)."
-        )
-    if p.is_dir():
-        raise JudgekitError(f"Verdict {p} is a folder; pass the verdict.json file inside it.")
-    try:
-        data = json.loads(p.read_text(encoding="utf-8"))
-    except UnicodeDecodeError:
-        raise JudgekitError(f"Verdict {p} is not UTF-8 text; {again}.") from None
-    except json.JSONDecodeError as exc:
-        raise JudgekitError(f"Verdict {p}: invalid JSON at line {exc.lineno}; {again}.") from None
-    if not isinstance(data, dict) or not isinstance(data.get("judges"), list):
-        raise JudgekitError(
-            f"Verdict {p} has no 'judges' list; it is not a judgekit verdict (make one with "
-            "`judgekit gate POLICY.yaml`)."
-        )
-    for k, j in enumerate(data["judges"]):
-        if not isinstance(j, dict) or "judge" not in j:
-            raise JudgekitError(f"Verdict {p}: judges[{k}] has no 'judge' key; regenerate it with `judgekit gate`.")
-    return data
-
-
 def require_trusted(
     verdict: dict[str, Any] | str | Path | None,
     *,
     judge: str,
     rubric: Rubric | str,
     judge_hash: str | None = None,
+    store: Any = None,
 ) -> dict[str, Any]:
     """Raise :class:`UntrustedJudgeError` unless ``verdict`` says ``judge`` passed for ``rubric``.
 
-    The verdict must be for the same rubric content (hash), name the judge, and mark it passed;
-    if ``judge_hash`` is given it must match too (same judge spec and parameters). Returns the
-    judge's entry of the verdict.
+    The verdict is read strictly and must be consistent (:func:`judgekit.verdict.load_verdict`),
+    be for the same rubric content (hash), name the judge, and mark it passed. With ``store``
+    (every judgekit code path passes it) it must also still describe that store: the items that
+    carry human or reference ratings, the human ratings and the judge's identity
+    (:func:`judgekit.verdict.match_store`). If ``judge_hash`` is given it must match too (same
+    judge spec and parameters). Returns the judge's entry of the verdict.
     """
     rub = load_rubric(rubric)
     how = (
@@ -365,22 +357,24 @@ def require_trusted(
     )
     if verdict is None:
         raise UntrustedJudgeError(f"No verdict given for judge {judge!r} on {rub.id}; {how}.")
-    v = load_verdict(verdict)
-    if v.get("rubric") != rub.id or v.get("rubric_hash") != rub.hash:
+    v: Verdict = load_verdict(verdict)
+    if v["rubric"] != rub.id or v["rubric_hash"] != rub.hash:
         raise UntrustedJudgeError(
-            f"The verdict is for rubric {v.get('rubric')}#{v.get('rubric_hash')}, not {rub.ref} "
+            f"The verdict is for rubric {v['rubric']}#{v['rubric_hash']}, not {rub.ref} "
             f"(the rubric changed or another was gated); {how}."
         )
-    entry = next((j for j in v.get("judges", []) if j.get("judge") == judge), None)
+    entry = next((j for j in v["judges"] if j["judge"] == judge), None)
     if entry is None:
-        names = ", ".join(j.get("judge", "?") for j in v.get("judges", []))
+        names = ", ".join(j["judge"] for j in v["judges"])
         raise UntrustedJudgeError(f"The verdict does not cover judge {judge!r} (it covers {names}); {how}.")
-    if judge_hash is not None and entry.get("judge_hash") != judge_hash:
+    if store is not None:
+        match_store(v, store, rub, judge=judge)
+    if judge_hash is not None and entry["judge_hash"] != judge_hash:
         raise UntrustedJudgeError(
             f"Judge {judge!r} changed since the verdict (its spec or parameters differ); {how}."
         )
-    if not entry.get("passed"):
-        failed = [c["name"] for c in entry.get("checks", []) if not c.get("passed")]
+    if not entry["passed"]:
+        failed = [c["name"] for c in entry["checks"] if c["state"] != "pass"]
         raise UntrustedJudgeError(
             f"Judge {judge!r} did not pass the gate for {rub.id} (failed: {', '.join(failed)}); "
             "its ratings cannot be used as trusted — improve the judge or use --untrusted to stamp "

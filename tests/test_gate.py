@@ -62,11 +62,12 @@ def test_gpt4_checks_are_consistent_with_the_report(verdict, xstest_store):
     assert ab["figure"] == pytest.approx(11 / 2250, abs=1e-6) and ab["passed"]
 
 
-def test_require_trusted(verdict, tmp_path):
-    passing = json.loads(json.dumps(verdict))
-    for j in passing["judges"]:
-        j["passed"] = True
-    entry = require_trusted(passing, judge="gpt4", rubric="refusal")
+def test_require_trusted(verdict, tmp_path, xstest_store):
+    # a verdict in which gpt4 passes, from the real gate (a hand-set `passed` is refused now)
+    lenient = tmp_path / "lenient.yaml"
+    lenient.write_text("rubric: refusal\njudges: [gpt4]\nchecks: {min_items: 100, min_value: 0.5}\nn_resamples: 200\n")
+    passing, _ = run_gate(xstest_store, lenient)
+    entry = require_trusted(passing, judge="gpt4", rubric="refusal", store=xstest_store)
     assert entry["judge"] == "gpt4"
     with pytest.raises(UntrustedJudgeError, match="did not pass the gate.*min_recall\\[partial_refusal\\]"):
         require_trusted(verdict, judge="string_match", rubric="refusal")

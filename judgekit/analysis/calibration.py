@@ -88,6 +88,7 @@ def calibration(
     verdicts: Sequence[Any] = (),
     judge_hashes: Mapping[str, str] | None = None,
     untrusted: bool = False,
+    store: Any = None,
     harm_source: str = "H per item",
     model_col: str = "model",
     prompt_col: str | None = None,
@@ -104,7 +105,8 @@ def calibration(
     ``ratings``: long ratings of one rater under ``rubric`` (values in [0, 1]); ``items``:
     ``item_id`` + metadata; ``harm``: H in [0, 1] per item_id (from
     :func:`judgekit.analysis.frames.harm_from_column` or ``harm_from_ratings``). A judge rater
-    needs a passing verdict in ``verdicts``; ``untrusted`` forces the run and stamps it.
+    needs a passing verdict in ``verdicts`` (matching ``store``, the store the ratings came from,
+    when given); ``untrusted`` forces the run and stamps it.
 
     Tables: ``summary``, ``by_turn``, ``by_tier_turn``, ``lookalikes``, ``lookalikes_by_turn``,
     and for each ``by`` column (e.g. ``tactic``) ``by_<col>`` and ``by_<col>_turn``.
@@ -116,7 +118,7 @@ def calibration(
     rater = one_rater(ratings, what=what)
     check_rubric(ratings, rubric, what=what)
     trust = check_trust(ratings, rubric, verdicts, judge_hashes=judge_hashes,
-                        untrusted=untrusted)
+                        untrusted=untrusted, store=store)
     vals = list(rubric.values.values())
     if min(vals) < 0 or max(vals) > 1:
         raise JudgekitError(

@@ -166,14 +166,15 @@ def evaluate_criteria(
     verdicts: Sequence[Any] = (),
     judge_hashes: Mapping[str, str] | None = None,
     untrusted: bool = False,
+    store: Any = None,
     source: str = "criteria",
 ) -> tuple[AnalysisResult, bool]:
     """Evaluate every criterion; returns (result, all passed).
 
     ``ratings``: long ratings (any rubrics and raters; each criterion picks its rubric and rater:
     the criterion's ``rater``, else the file's, else ``rater``). ``items``: ``item_id`` +
-    metadata. Judge raters need a passing verdict per rubric (``verdicts``), unless
-    ``untrusted``. Tables: ``criteria`` (one row per criterion) and ``per_seed``.
+    metadata. Judge raters need a passing verdict per rubric (``verdicts``; matching ``store``, the
+    store the ratings came from, when given), unless ``untrusted``. Tables: ``criteria`` (one row per criterion) and ``per_seed``.
     """
     items = items.copy()
     items["item_id"] = items["item_id"].astype(str)
@@ -200,7 +201,7 @@ def evaluate_criteria(
                 "import or judge them first, or fix the rater/rubric."
             )
         trust = trust.merge(check_trust(r, rubric, verdicts, judge_hashes=judge_hashes,
-                                        untrusted=untrusted))
+                                        untrusted=untrusted, store=store))
         codes = [rubric.normalise(lab) or lab for lab in c.labels]
         shares = label_shares(r, rubric.codes)
         shares["_hit"] = shares[codes].sum(axis=1)

@@ -98,6 +98,7 @@ def refusal_distribution(
     verdicts: Sequence[Any] = (),
     judge_hashes: Mapping[str, str] | None = None,
     untrusted: bool = False,
+    store: Any = None,
     threshold: float = 0.75,
     refusal_codes: Sequence[str] | None = None,
     forms: pd.DataFrame | None = None,
@@ -117,8 +118,9 @@ def refusal_distribution(
     ``items``: ``item_id`` plus metadata (``model``, ``prompt_id``/``conversation_id``,
     ``sample``, ``turn``, the ``by`` columns). ``forms``: the same rater's ``refusal_form``
     ratings (optional). A judge rater needs a passing verdict in ``verdicts`` for each rubric it
-    is used under (see :func:`judgekit.analysis.trust.check_trust`); ``untrusted`` forces the run
-    and stamps every title UNTRUSTED.
+    is used under (see :func:`judgekit.analysis.trust.check_trust`; matching ``store``, the store
+    the ratings came from, when given); ``untrusted`` forces the run and stamps every title
+    UNTRUSTED.
 
     Tables (``result.table(key)``): ``per_prompt``, ``by_model``, ``by_<column>`` for each slice
     (``turn`` added automatically when the items have it), ``forms`` (when ``forms`` is given).
@@ -129,7 +131,7 @@ def refusal_distribution(
     rater = one_rater(ratings, what=what)
     check_rubric(ratings, rubric, what=what)
     trust = check_trust(ratings, rubric, verdicts, judge_hashes=judge_hashes,
-                        untrusted=untrusted)
+                        untrusted=untrusted, store=store)
     form_shares: pd.DataFrame | None = None
     if forms is not None and not forms.empty:
         if form_rubric is None:
@@ -142,7 +144,8 @@ def refusal_distribution(
                 f"{rubric.id} ratings by {rater!r}; use the same rater for both."
             )
         trust = trust.merge(check_trust(forms, form_rubric, verdicts,
-                                              judge_hashes=judge_hashes, untrusted=untrusted))
+                                              judge_hashes=judge_hashes, untrusted=untrusted,
+                                              store=store))
         form_shares = label_shares(forms, form_rubric.codes)
 
     definition, indicator = refusal_definition(

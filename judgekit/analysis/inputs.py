@@ -14,9 +14,10 @@ Example::
     with Store("judgekit.db") as store:
         data = inputs.calibration_inputs(store, load_rubric("restrictiveness"), "judge-a",
                                          harm_column="severity")
-    result = calibration(data.ratings, data.items, data.harm, rubric=load_rubric("restrictiveness"),
-                         verdicts=inputs.load_verdicts(["verdict.json"]),
-                         judge_hashes=data.judge_hashes, harm_source=data.harm_source)
+        result = calibration(data.ratings, data.items, data.harm,
+                             rubric=load_rubric("restrictiveness"),
+                             verdicts=inputs.load_verdicts(["verdict.json"]), store=store,
+                             judge_hashes=data.judge_hashes, harm_source=data.harm_source)
     inputs.write_results(result, Path("results/calibration"))
 """
 
@@ -117,7 +118,8 @@ def form_ratings(
         return None
     if not untrusted:
         try:
-            check_trust(forms, form_rubric, verdicts, judge_hashes=judge_hashes(store, forms))
+            check_trust(forms, form_rubric, verdicts, judge_hashes=judge_hashes(store, forms),
+                        store=store)
         except UntrustedJudgeError as exc:
             raise UntrustedJudgeError(
                 f"{exc} (The {form_rubric.id} ratings of {rater!r} feed the refusal-form "

@@ -2,7 +2,9 @@
 
 :func:`check_trust` looks at the raters of a ratings frame. Human and reference raters need
 nothing. Each judge rater needs one of the given verdicts to pass
-:func:`judgekit.gate.require_trusted` for that judge and rubric; otherwise the analysis refuses to
+:func:`judgekit.gate.require_trusted` for that judge and rubric (and, given the ``store`` the
+ratings came from, still describe it: the human ratings, the items they are about and the judge's
+identity, see :func:`judgekit.verdict.match_store`); otherwise the analysis refuses to
 run (``UntrustedJudgeError``, one sentence saying how to get a verdict) — unless the caller forces
 it with ``untrusted=True``, in which case the result is stamped UNTRUSTED everywhere.
 """
@@ -66,14 +68,18 @@ def check_trust(
     *,
     judge_hashes: Mapping[str, str] | None = None,
     untrusted: bool = False,
+    store: Any = None,
 ) -> TrustReport:
     """Check that every judge rater in ``ratings`` has a passing verdict for ``rubric``.
 
     ``verdicts`` are parsed ``verdict.json`` dicts or paths to them (anything
     :func:`judgekit.gate.require_trusted` accepts). ``judge_hashes`` (rater → judge hash, from
     :func:`judgekit.gate.judge_identity`) also requires the judge's spec and parameters to be the
-    ones the verdict was computed for. Raises :class:`~judgekit.errors.UntrustedJudgeError` for
-    the first judge without a passing verdict, unless ``untrusted`` is true.
+    ones the verdict was computed for. ``store`` (the store ``ratings`` came from; every judgekit
+    code path passes it) also requires the verdict to still describe that store. Raises
+    :class:`~judgekit.errors.UntrustedJudgeError` for the first judge without a passing verdict,
+    unless ``untrusted`` is true. A verdict that is malformed or inconsistent is an error even
+    with ``untrusted``.
     """
     from judgekit.gate import load_verdict
 
@@ -88,7 +94,7 @@ def check_trust(
             continue
         key = f"{rater} under {rubric.id}"
         jhash = (judge_hashes or {}).get(rater)
-        passed, error = _find_passing(rater, rubric, loaded, jhash)
+        passed, error = _find_passing(rater, rubric, loaded, jhash, store)
         if passed is not None:
             report.trusted[key] = passed
             continue
@@ -102,14 +108,14 @@ def check_trust(
 
 
 def _find_passing(
-    judge: str, rubric: Rubric, verdicts: Sequence[Any], judge_hash: str | None
+    judge: str, rubric: Rubric, verdicts: Sequence[Any], judge_hash: str | None, store: Any = None
 ) -> tuple[str | None, JudgekitError | None]:
     from judgekit.gate import require_trusted
 
     best: JudgekitError | None = None
     for verdict in verdicts:
         try:
-            require_trusted(verdict, judge=judge, rubric=rubric, judge_hash=judge_hash)
+            require_trusted(verdict, judge=judge, rubric=rubric, judge_hash=judge_hash, store=store)
         except JudgekitError as exc:
             # Prefer the complaint of a verdict about this rubric over "wrong rubric".
             if best is None or _about(verdict, rubric):

@@ -152,14 +152,14 @@ def distribution_cmd(
         data = inputs.distribution_inputs(store, rubric, rater,
                                           form_rubric=None if no_forms else form_rubric,
                                           verdicts=loaded, untrusted=untrusted)
-    with _progress("bootstrap (resampling prompts)", quiet) as progress:
-        result = refusal_distribution(
-            data.ratings, data.items, rubric=rubric, verdicts=loaded,
-            judge_hashes=data.judge_hashes, untrusted=untrusted, threshold=threshold,
-            refusal_codes=codes, forms=data.forms, form_rubric=data.form_rubric, by=by_cols,
-            model_col=model_column, prompt_col=prompt_column, n_boot=n_boot, seed=seed,
-            progress=progress,
-        )
+        with _progress("bootstrap (resampling prompts)", quiet) as progress:
+            result = refusal_distribution(
+                data.ratings, data.items, rubric=rubric, verdicts=loaded, store=store,
+                judge_hashes=data.judge_hashes, untrusted=untrusted, threshold=threshold,
+                refusal_codes=codes, forms=data.forms, form_rubric=data.form_rubric, by=by_cols,
+                model_col=model_column, prompt_col=prompt_column, n_boot=n_boot, seed=seed,
+                progress=progress,
+            )
     print_distribution(console, result)
     _finish(result, out_dir)
 
@@ -229,14 +229,14 @@ def calibration_cmd(
     with Store.open_existing(store_path) as store:
         data = inputs.calibration_inputs(store, rubric, rater, harm_column=harm_column,
                                          harm_rubric=harm_rubric, harm_key=harm_key)
-    with _progress("bootstrap (resampling conversations)", quiet) as progress:
-        result = calibration(
-            data.ratings, data.items, data.harm, rubric=rubric, verdicts=loaded,
-            judge_hashes=data.judge_hashes, untrusted=untrusted, harm_source=data.harm_source,
-            model_col=model_column, prompt_col=prompt_column, lookalike_col=lookalike_column,
-            include_lookalikes=include_lookalikes, n_boot=n_boot, seed=seed, progress=progress,
-            by=[c.strip() for v in by for c in v.split(",") if c.strip()],
-        )
+        with _progress("bootstrap (resampling conversations)", quiet) as progress:
+            result = calibration(
+                data.ratings, data.items, data.harm, rubric=rubric, verdicts=loaded, store=store,
+                judge_hashes=data.judge_hashes, untrusted=untrusted, harm_source=data.harm_source,
+                model_col=model_column, prompt_col=prompt_column, lookalike_col=lookalike_column,
+                include_lookalikes=include_lookalikes, n_boot=n_boot, seed=seed, progress=progress,
+                by=[c.strip() for v in by for c in v.split(",") if c.strip()],
+            )
     print_calibration(console, result)
     _finish(result, out_dir)
 
@@ -272,10 +272,11 @@ def criteria_cmd(
     loaded = inputs.load_verdicts(verdicts)
     with Store.open_existing(store_path) as store:
         data = inputs.criteria_inputs(store)
-    result, passed = evaluate_criteria(
-        spec, data.ratings, data.items, rater=rater, verdicts=loaded,
-        judge_hashes=data.judge_hashes, untrusted=untrusted, source=f"Criteria file {criteria_file}",
-    )
+        result, passed = evaluate_criteria(
+            spec, data.ratings, data.items, rater=rater, verdicts=loaded, store=store,
+            judge_hashes=data.judge_hashes, untrusted=untrusted,
+            source=f"Criteria file {criteria_file}",
+        )
     print_criteria(console, result)
     table = result.table("criteria")
     _finish(result, out_dir)

@@ -9,7 +9,7 @@ import click
 from judgekit.cli.options import store_option
 from judgekit.console import echo
 from judgekit.errors import JudgekitError
-from judgekit.gate import load_verdict
+from judgekit.verdict import load_verdict, match_store
 
 
 def _split(values: tuple[str, ...]) -> list[str]:
@@ -66,6 +66,10 @@ def report_cmd(
     rubric = load_rubric(rubric_name)
     with Store.open_existing(store_path) as store:
         verdict = load_verdict(verdict_path) if verdict_path is not None else None
+        if verdict is not None and (verdict["rubric"], verdict["rubric_hash"]) == (rubric.id, rubric.hash):
+            # the verdict must still describe this store; another rubric, an older edit of this
+            # one, or a judge whose identity changed are shown in the report as "not trusted"
+            match_store(verdict, store, rubric)
         out_dir, stem = (out.parent, out.stem) if out.suffix.lower() in (".html", ".htm") else (out, "report")
         if out_dir.exists() and not out_dir.is_dir():
             raise JudgekitError(f"{out_dir} is a file; --out needs a folder (it is created if missing).")
