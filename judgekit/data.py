@@ -12,13 +12,10 @@ numbers for CSV (header = line 1) and 1-based record numbers otherwise.
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import math
-import numbers
-import re
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pandas as pd
@@ -27,110 +24,47 @@ from judgekit.errors import JudgekitError, excerpt
 from judgekit.rubric import Rubric
 from judgekit.schema import RATER_KINDS, STATUSES, is_missing
 from judgekit.schema import item_content_hash as item_content_hash  # re-exported: its old home
+from judgekit.values import (  # re-exported: their old home
+    MAX_TRIAL as MAX_TRIAL,
+)
+from judgekit.values import (
+    NUMBER,
+)
+from judgekit.values import (
+    JSONValueError as JSONValueError,
+)
+from judgekit.values import (
+    Where as Where,
+)
+from judgekit.values import (
+    as_id as as_id,
+)
+from judgekit.values import (
+    as_timestamp as as_timestamp,
+)
+from judgekit.values import (
+    as_trial as as_trial,
+)
+from judgekit.values import (
+    check_ids as check_ids,
+)
+from judgekit.values import (
+    id_problem as id_problem,
+)
+from judgekit.values import (
+    lines_of as lines_of,
+)
+from judgekit.values import (
+    loads_json_strict as loads_json_strict,
+)
+from judgekit.values import (
+    row_ref as row_ref,
+)
+from judgekit.values import (
+    where_text as where_text,
+)
 
 RATING_INPUT_KEYS = ("item_id", "rater_id", "label")
-
-
-def row_ref(source: str, index: int, *, csv: bool, lines: Sequence[int] | None = None) -> str:
-    """``file.csv line 7`` for a 0-based DataFrame row.
-
-    ``lines`` (from :func:`judgekit.io.tables.read_table`, ``table.attrs["lines"]``) gives each
-    row's first physical line, so a row after a quoted multi-line cell or a blank line is named
-    by the line an editor shows; without it, CSV rows count from line 2 (header = line 1).
-    """
-    if lines is not None and 0 <= index < len(lines):
-        return f"{source} line {lines[index]}"
-    return f"{source} line {index + 2}" if csv else f"{source} row {index + 1}"
-
-
-# ------------------------------------------------------------------ values kept exactly
-#: control characters (Unicode Cc), line/paragraph separators and bidi controls: never in an id
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
-Where = str | Callable[[], str]
-
-
-def _where(where: Where) -> str:
-    return where() if callable(where) else where
-
-
-def id_problem(value: Any, what: str) -> str | None:
-    """Why ``value`` cannot be an id as written (None if it can); see :func:`as_id`."""
-    if isinstance(value, bool) or not isinstance(value, str | numbers.Integral):
-        if isinstance(value, numbers.Real) and not isinstance(value, bool):
-            return (f"{what} {excerpt(value)} is a decimal number; an id is text or a whole number "
-                    f"(write \"{value}\" in quotes if that is the id)")
-        return f"{what} {excerpt(value)} is a {type(value).__name__}; an id is text or a whole number"
-    if not isinstance(value, str):
-        return None
-    if value != value.strip():
-        end = "start" if value[:1].isspace() else "end"
-        return (f"{what} {excerpt(value)} has white space at the {end}; remove it (it is kept "
-                "exactly as written, so 'a' and 'a ' would be two different names)")
-    bad = _CONTROL.search(value)
-    if bad is not None:
-        return f"{what} {excerpt(value)} contains the control character {bad.group()!r}; remove it"
-    return None
-
-
-def as_id(value: Any, what: str, where: Where) -> str:
-    """An item or rater id exactly as written: text unchanged, a JSON/Parquet integer as its
-    digits (``1`` → ``"1"``). A decimal number (``1.0``), text with white space at either end or
-    with control characters is an error naming ``where``; an empty value too."""
-    if is_missing(value) or (isinstance(value, str) and not value.strip()):
-        raise JudgekitError(f"{_where(where)}: empty {what}; every row needs one.")
-    problem = id_problem(value, what)
-    if problem:
-        raise JudgekitError(f"{_where(where)}: {problem}.")
-    return value if isinstance(value, str) else str(int(value))
-
-
-_UINT = re.compile(r"[0-9]{1,9}")
-MAX_TRIAL = 10**9 - 1
-
-
-def as_trial(value: Any, where: Where) -> int:
-    """A ``trial`` number: a whole number 0, 1, 2, … up to :data:`MAX_TRIAL` (an empty cell is
-    trial 0)."""
-    if is_missing(value):
-        return 0
-    if (isinstance(value, numbers.Integral) and not isinstance(value, bool)
-            and 0 <= int(value) <= MAX_TRIAL):
-        return int(value)
-    if isinstance(value, str) and _UINT.fullmatch(value):
-        return int(value)
-    raise JudgekitError(
-        f"{_where(where)}: trial {excerpt(value)} is not a whole number; number repeated runs 0, 1, "
-        "2, …"
-    )
-
-
-_NUMBER = re.compile(r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?")
-
-
-def as_timestamp(value: Any, where: Where, default: float) -> float:
-    """``created_at`` as seconds since 1970: a number, or an ISO 8601 time with a zone
-    (``2024-05-01T10:00:00Z``); an empty cell is ``default`` (the import time)."""
-    if is_missing(value):
-        return default
-    problem = "is not a time"
-    number = (isinstance(value, numbers.Real) and not isinstance(value, bool)) or (
-        isinstance(value, str) and _NUMBER.fullmatch(value.strip()) is not None)
-    if number:
-        if math.isfinite(float(value)):
-            return float(value)
-    elif isinstance(value, str | dt.datetime):
-        try:
-            when = value if isinstance(value, dt.datetime) else dt.datetime.fromisoformat(value.strip())
-        except ValueError:
-            pass
-        else:
-            if when.tzinfo is not None and when.utcoffset() is not None:
-                return when.timestamp()
-            problem = "has no time zone"
-    raise JudgekitError(
-        f"{_where(where)}: created_at {excerpt(value)} {problem}; give seconds since 1970 (e.g. "
-        "1714000000) or an ISO 8601 time with its zone (e.g. 2024-05-01T10:00:00Z)."
-    )
 
 
 def require_columns(df: pd.DataFrame, columns: Sequence[str], *, source: str, hint: str = "") -> None:
@@ -183,7 +117,7 @@ def wide_to_long(
             if rater in seen:
                 raise JudgekitError(f"{source}: rater id {rater!r} is given twice; rename one.")
             seen[rater] = rater
-    item_ids = _ids(df["item_id"].tolist(), "item_id", source, csv=csv, lines=lines)
+    item_ids = check_ids(df["item_id"].tolist(), "item_id", source, csv=csv, lines=lines)
     frames = []
     for kind, mapping in groups:
         for rater, col in mapping.items():
@@ -204,41 +138,6 @@ def wide_to_long(
     if not frames:
         raise JudgekitError(f"{source}: name the rater columns with --raters and/or --judges.")
     return pd.concat(frames, ignore_index=True)
-
-
-def _ids(
-    values: Sequence[Any],
-    what: str,
-    source: str,
-    *,
-    csv: bool,
-    lines: Sequence[int] | None,
-    rows: Sequence[int] | None = None,
-    allow_missing: bool = False,
-) -> list[Any]:
-    """``values`` checked and converted with :func:`as_id`; an error names the row's line.
-
-    ``allow_missing`` keeps empty values as None (for :func:`judgekit.io.tables.read_table`,
-    which leaves "empty id" to the check that knows what the row is)."""
-    def ref(i: int) -> Where:
-        return lambda: row_ref(source, i if rows is None else int(rows[i]), csv=csv, lines=lines)
-
-    values = list(values)
-    present = [v for v in values if v is not None] if allow_missing else values
-    if all(type(v) is str for v in present):  # the usual case: check each distinct id once
-        distinct = set(present)
-        if (not _CONTROL.search("".join(distinct))
-                and all(u and u == u.strip() for u in distinct)):
-            return values
-        bad = {u for u in distinct if not u.strip() or id_problem(u, what)}
-        if not bad:
-            return values
-        first = next(i for i, v in enumerate(values) if v is not None and v in bad)
-        as_id(values[first], what, ref(first))  # raises
-    return [
-        None if allow_missing and is_missing(v) else as_id(v, what, ref(i))
-        for i, v in enumerate(values)
-    ]
 
 
 def normalise_ratings(
@@ -292,7 +191,7 @@ def normalise_ratings(
         )
     df["rater_kind"] = kinds
     for col in ("item_id", "rater_id"):
-        df[col] = _ids(df[col].tolist(), col, source, csv=csv, lines=lines, rows=src_rows)
+        df[col] = check_ids(df[col].tolist(), col, source, csv=csv, lines=lines, rows=src_rows)
     if "trial" not in df.columns:
         df["trial"] = 0
     else:
@@ -370,7 +269,7 @@ def _code(rubric: Rubric, raw: Any) -> str | None:
     """The rubric code of a raw label; a number written as text (a CSV cell ``0.25``) is also
     tried as that number, as if the file had been read with numbers inferred."""
     code = rubric.normalise(raw)
-    if code is None and isinstance(raw, str) and _NUMBER.fullmatch(raw.strip()):
+    if code is None and isinstance(raw, str) and NUMBER.fullmatch(raw.strip()):
         code = rubric.normalise(float(raw))
     return code
 
@@ -402,7 +301,7 @@ def items_from_table(
                      "created_at", "value", "rubric", "_row"}
     keep = [c for c in df.columns if c not in set(exclude) and c not in rating_fields]
     items = df[keep].reset_index(drop=True)  # index = row position, for messages
-    items["item_id"] = _ids(items["item_id"].tolist(), "item_id", source, csv=csv, lines=lines)
+    items["item_id"] = check_ids(items["item_id"].tolist(), "item_id", source, csv=csv, lines=lines)
     if "messages" in items.columns:
         items["messages"] = messages_as_json(items["messages"].tolist(), source, csv=csv, lines=lines)
     items = items.drop_duplicates()
@@ -444,10 +343,9 @@ def validate_items(df: pd.DataFrame, *, source: str, need_response: bool = True)
                         hint=" (the judge needs the model output to rate)")
     if "prompt" not in df.columns and "messages" not in df.columns:
         raise JudgekitError(f"{source}: needs a 'prompt' or a 'messages' column.")
-    from judgekit.io.tables import lines_of
 
     lines = lines_of(df)
-    ids = pd.Series(_ids(df["item_id"].tolist(), "item_id", source, csv=False, lines=lines))
+    ids = pd.Series(check_ids(df["item_id"].tolist(), "item_id", source, csv=False, lines=lines))
     dup = ids.duplicated()
     if dup.any():
         raise JudgekitError(
@@ -487,45 +385,23 @@ def _messages(m: Any, where: Where) -> list[dict[str, Any]] | None:
             m = loads_json_strict(m)
         except (ValueError, RecursionError):
             raise JudgekitError(
-                f"{_where(where)}: 'messages' is not a JSON list of {{role, content}} objects; fix it."
+                f"{where_text(where)}: 'messages' is not a JSON list of {{role, content}} objects; fix it."
             ) from None
     if not isinstance(m, list):
         raise JudgekitError(
-            f"{_where(where)}: 'messages' must be a list of {{role, content}} objects, not "
+            f"{where_text(where)}: 'messages' must be a list of {{role, content}} objects, not "
             f"{excerpt(m, 40)}; fix it."
         )
     for k, x in enumerate(m):
         if not isinstance(x, dict) or "content" not in x:
             raise JudgekitError(
-                f"{_where(where)}: messages[{k}] is {excerpt(x, 40)}, not a {{role, content}} object; fix it."
+                f"{where_text(where)}: messages[{k}] is {excerpt(x, 40)}, not a {{role, content}} object; fix it."
             )
         if not isinstance(x["content"], str | list) or not isinstance(x.get("role", ""), str):
             raise JudgekitError(
-                f"{_where(where)}: messages[{k}] needs 'content' as text (or a list of content parts) and "
+                f"{where_text(where)}: messages[{k}] needs 'content' as text (or a list of content parts) and "
                 "'role' as text; fix it."
             )
     return [dict(x) for x in m]
 
 
-class JSONValueError(ValueError):
-    """JSON that parses but is refused: a duplicate key, NaN or Infinity."""
-
-
-def _object_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    obj: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in obj:
-            raise JSONValueError(f"the key {excerpt(key, 40)} appears twice in one object")
-        obj[key] = value
-    return obj
-
-
-def _json_constant(name: str) -> Any:
-    raise JSONValueError(f"{name} is not a JSON value (write null for a missing value)")
-
-
-def loads_json_strict(text: str | bytes) -> Any:
-    """``json.loads`` that refuses a duplicate key in an object and ``NaN``/``Infinity`` (raises
-    :class:`JSONValueError`); invalid JSON raises ``json.JSONDecodeError`` and JSON nested too
-    deep for Python ``RecursionError``."""
-    return json.loads(text, object_pairs_hook=_object_pairs, parse_constant=_json_constant)

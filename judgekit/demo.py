@@ -30,8 +30,8 @@ from rich.console import Console
 from judgekit.agreement.report import agreement_report
 from judgekit.console import make_console, print_agreement, print_verdict
 from judgekit.gate import explain, run_gate
+from judgekit.io.atomic import write_text_atomic
 from judgekit.io.ratings import import_ratings
-from judgekit.io.tables import write_text_atomic
 from judgekit.report.escape import md_list
 from judgekit.rubric import load_rubric, shipped_dir
 from judgekit.store import Store

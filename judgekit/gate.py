@@ -29,20 +29,17 @@ from __future__ import annotations
 
 import datetime as _dt
 from pathlib import Path
-from typing import Any, Literal
-
-import pandas as pd
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from typing import Any
 
 from judgekit.agreement.report import AgreementReport, agreement_report
-from judgekit.calls import latest_parameters
-from judgekit.config import first_error, read_yaml_mapping
 from judgekit.errors import JudgekitError, UntrustedJudgeError, excerpt
+from judgekit.policy import Policy, check_policy_raters, load_policy
 from judgekit.rubric import Rubric, load_rubric
 from judgekit.verdict import (
     SCHEMA_VERSION,
     Verdict,
     finite,
+    judge_identity,
     load_verdict,
     make_check,
     match_store,
@@ -54,118 +51,6 @@ from judgekit.version import __version__
 
 __all__ = ["Policy", "evaluate", "explain", "judge_identity", "load_policy", "load_verdict", "ratings_hash",
            "require_trusted", "run_gate"]
-
-Metric = Literal["kappa", "weighted_kappa", "alpha", "ac1", "percent_agreement"]
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class ClassRecall(_Strict):
-    min: float = Field(ge=0, le=1)
-    min_support: int = Field(default=10, ge=1)
-
-
-class PerSlice(_Strict):
-    min_items: int = Field(default=30, ge=1)
-    min_value: float
-
-
-class HumanNoise(_Strict):
-    margin: float = Field(ge=0)
-
-
-class Checks(_Strict):
-    min_items: int | None = Field(default=None, ge=1)
-    metric: Metric = "kappa"
-    min_value: float | None = None
-    min_lower_bound: float | None = None
-    max_abstention_rate: float | None = Field(default=None, ge=0, le=1)
-    max_error_rate: float | None = Field(default=None, ge=0, le=1)
-    min_class_recall: ClassRecall | None = None
-    per_slice: PerSlice | None = None
-    within_human_noise: HumanNoise | None = None
-
-
-class Policy(_Strict):
-    """A gate policy (see the module docstring)."""
-
-    rubric: str
-    judges: list[str] = Field(min_length=1)
-    reference: str | None = None
-    humans: list[str] | None = None
-    by: list[str] = Field(default_factory=list)
-    checks: Checks
-    n_resamples: int = Field(default=1000, ge=100)
-    seed: int = 0
-
-
-def load_policy(path: str | Path) -> tuple[Policy, dict[str, Any]]:
-    """Read and validate a policy file; returns the model and the raw mapping."""
-    p = Path(path)
-    raw = read_yaml_mapping(p, what="Policy file", expect="rubric, judges and checks")
-    try:
-        policy = Policy(**raw)
-    except ValidationError as exc:
-        raise JudgekitError(f"Policy file {p}: {first_error(exc)}.") from None
-    return policy, raw
-
-
-def _check_policy_raters(policy: Policy, policy_path: str | Path, store: Any,
-                        rubric: Rubric) -> pd.DataFrame | None:
-    """The policy's ``humans``, ``reference`` and ``by`` must exist in ``store``; otherwise one
-    sentence naming the policy file and the key to fix. Returns the items (for slicing) when the
-    policy has ``by``, else None."""
-    where = f"Policy file {policy_path}"
-    ref = policy.reference
-    if policy.humans or ref not in (None, "consensus"):
-        ratings = store.ratings(rubric=rubric)
-        kinds = dict(zip(ratings["rater_id"].astype(str), ratings["rater_kind"], strict=True))
-        people = ", ".join(sorted(r for r, k in kinds.items() if k in ("human", "reference"))) or "none"
-        for h in policy.humans or []:
-            if kinds.get(h) not in ("human", "reference"):
-                why = (f"a {kinds[h]} rater, not a human" if h in kinds
-                       else f"a rater with no ratings under {rubric.ref} in {store.path}")
-                raise JudgekitError(
-                    f"{where}: humans names {excerpt(h)}, {why}; fix 'humans' (human raters: {people})."
-                )
-        if ref is not None and ref != "consensus" and ref not in kinds:
-            raise JudgekitError(
-                f"{where}: reference {excerpt(ref)} has no ratings under {rubric.ref} in {store.path}; "
-                f"fix 'reference' (use one of {people} or 'consensus')."
-            )
-    if not policy.by:
-        return None
-    items = store.items()
-    cols = [c for c in items.columns if c not in ("item_id", "prompt", "messages", "response", "content_hash")]
-    for spec in policy.by:
-        for col in spec.split("+"):
-            if col not in cols:
-                raise JudgekitError(
-                    f"{where}: by names {excerpt(col)}, which is not an item metadata column in "
-                    f"{store.path}; fix 'by' (available: {', '.join(map(str, cols)) or 'none'})."
-                )
-    return items
-
-
-def judge_identity(store: Any, judge: str, rubric: Rubric | str | None = None,
-                   rubric_hash: str | None = None) -> dict[str, Any]:
-    """What identifies a judge: its rater id, and for panel judges the spec and parameters of
-    its latest call under ``rubric`` (any rubric when None; a Rubric also fixes the hash)."""
-    ident: dict[str, Any] = {"judge": judge, "spec": None, "params": None}
-    rubric_id: str | None = None
-    if rubric is not None:
-        rubric_id = str(getattr(rubric, "id", rubric))
-        rubric_hash = getattr(rubric, "hash", rubric_hash)
-    try:
-        latest = latest_parameters(store, judge, rubric=rubric_id, rubric_hash=rubric_hash)
-    except Exception:  # an old store without a calls table
-        latest = None
-    if latest:
-        ident["spec"], ident["params"] = latest.spec, latest.params
-    ident["judge_hash"] = _digest([judge, ident["spec"], ident["params"]])
-    return ident
 
 
 def _ci(figure: dict[str, Any]) -> list[float | None] | None:
@@ -280,7 +165,7 @@ def run_gate(store: Any, policy_path: str | Path) -> tuple[dict[str, Any], Agree
                 f"Policy file {policy_path}: judge {excerpt(judge)} has no ratings under {rubric.ref} "
                 f"in {store.path}; judges with ratings: {', '.join(sorted(known)) or 'none'}."
             )
-    items_meta = _check_policy_raters(policy, policy_path, store, rubric)
+    items_meta = check_policy_raters(policy, policy_path, store, rubric)
     report = agreement_report(
         store,
         rubric=rubric,

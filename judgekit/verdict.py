@@ -43,8 +43,10 @@ from typing import Annotated, Any, Literal
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from judgekit.calls import latest_parameters
 from judgekit.config import format_loc
 from judgekit.errors import JudgekitError, UntrustedJudgeError
+from judgekit.policy import Policy
 
 #: The schema version :func:`judgekit.gate.run_gate` writes and :func:`validate_verdict` reads.
 SCHEMA_VERSION = 2
@@ -261,7 +263,6 @@ def _why(ch: dict[str, Any], direction: str) -> str:
 
 
 def _consistent(v: dict[str, Any], where: str) -> None:
-    from judgekit.gate import Policy
 
     if digest(v["policy"]) != v["policy_hash"]:
         raise _fail(where, "policy_hash is not the hash of the policy it records")
@@ -401,7 +402,6 @@ def match_store(verdict: Verdict, store: Any, rubric: Any, *, judge: str | None 
             f"or removed, or the verdict is about another store); {AGAIN}."
         )
     if judge is not None:
-        from judgekit.gate import judge_identity
 
         entry = next(j for j in verdict["judges"] if j["judge"] == judge)
         if judge_identity(store, judge, rubric)["judge_hash"] != entry["judge_hash"]:
@@ -417,3 +417,22 @@ def finite(x: Any) -> float | None:
         return None
     x = float(x)
     return None if math.isnan(x) or math.isinf(x) else round(x, 6)
+
+
+def judge_identity(store: Any, judge: str, rubric: Any = None,
+                   rubric_hash: str | None = None) -> dict[str, Any]:
+    """What identifies a judge: its rater id, and for panel judges the spec and parameters of
+    its latest call under ``rubric`` (any rubric when None; a Rubric also fixes the hash)."""
+    ident: dict[str, Any] = {"judge": judge, "spec": None, "params": None}
+    rubric_id: str | None = None
+    if rubric is not None:
+        rubric_id = str(getattr(rubric, "id", rubric))
+        rubric_hash = getattr(rubric, "hash", rubric_hash)
+    try:
+        latest = latest_parameters(store, judge, rubric=rubric_id, rubric_hash=rubric_hash)
+    except Exception:  # an old store without a calls table
+        latest = None
+    if latest:
+        ident["spec"], ident["params"] = latest.spec, latest.params
+    ident["judge_hash"] = digest([judge, ident["spec"], ident["params"]])
+    return ident

@@ -259,8 +259,9 @@ def test_labelstudio_pull_prints_annotator_ids_as_text(tmp_path):
     code, out = run(["labelstudio", "pull", "--from-export", path, "--rubric", "restrictiveness",
                      "--annotator-map", f"2=alice{PAYLOAD.replace(',', '')},3=bob",
                      "--store", tmp_path / "ls.db"])
-    assert code == 0, out
-    assert_safe(out)
+    # an id with control characters is refused (issue 9 item 13), and the refusal quotes it safely
+    assert code == 2, out
+    assert_safe(out, literal="contains the control character")
 
 
 # --------------------------------------------------------------------------- Markdown

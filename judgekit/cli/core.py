@@ -147,7 +147,7 @@ def agree_cmd(
     """
     from judgekit.agreement.report import agreement_report
     from judgekit.cli.render import print_agreement
-    from judgekit.io.tables import write_text_atomic
+    from judgekit.io.atomic import write_text_atomic
 
     rubric = load_rubric(rubric_name)
     cols = [c.strip() for b in by for c in b.split(",") if c.strip()]
@@ -204,7 +204,7 @@ def gate_cmd(policy: Path, out_dir: Path, store_path: str) -> None:
     """
     from judgekit.cli.render import print_verdict
     from judgekit.gate import explain, run_gate
-    from judgekit.io.tables import write_text_atomic
+    from judgekit.io.atomic import write_text_atomic
     from judgekit.report.escape import md_list
 
     with Store.open_existing(store_path) as store:

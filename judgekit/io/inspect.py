@@ -276,7 +276,7 @@ def _no_samples(p: Path, header: dict[str, Any]) -> str:
 
 # ------------------------------------------------------------------ frames
 def _frames(p: Path, header: dict[str, Any], samples: list[Any]) -> tuple[pd.DataFrame, pd.DataFrame]:
-    from judgekit.data import as_id
+    from judgekit.values import as_id
 
     spec = header["eval"]
     model, task = spec.get("model"), spec.get("task")

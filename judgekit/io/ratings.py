@@ -32,9 +32,10 @@ from judgekit.data import (
     wide_to_long,
 )
 from judgekit.errors import JudgekitError
-from judgekit.io.tables import lines_of, read_table, table_format
+from judgekit.io.tables import read_table, table_format
 from judgekit.rubric import Rubric
 from judgekit.store import Store, WriteCounts
+from judgekit.values import lines_of
 
 
 @dataclass

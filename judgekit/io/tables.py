@@ -17,15 +17,22 @@ import json
 import math
 import os
 import re
-import secrets
-import stat
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, cast, overload
+from typing import Any, overload
 
 import pandas as pd
 
 from judgekit.errors import JudgekitError
+from judgekit.io.atomic import new_temp_file as new_temp_file  # re-exported
+from judgekit.io.atomic import write_text_atomic as write_text_atomic  # re-exported
+from judgekit.values import (
+    JSONValueError,
+    check_ids,
+    id_problem,
+    loads_json_strict,
+    row_ref,
+)
 
 FORMATS = ("csv", "jsonl", "json", "parquet", "inspect")
 
@@ -85,7 +92,6 @@ def read_table(path: str | Path, fmt: str | None = None) -> pd.DataFrame:
     digits, a decimal number, white space at either end or a control character an error. The
     frame's ``attrs["lines"]`` (CSV, JSONL) holds each row's first physical line, for messages.
     """
-    from judgekit.data import JSONValueError
 
     p = Path(path)
     if not p.exists():
@@ -169,17 +175,6 @@ class LineNumbers(Sequence[int]):
 
     def __deepcopy__(self, memo: dict[int, Any]) -> LineNumbers:
         return self
-
-
-def lines_of(df: pd.DataFrame) -> Sequence[int] | None:
-    """The physical line of each row of ``df`` as :func:`read_table` returned it; None once rows
-    were dropped or reordered (then messages count rows instead)."""
-    lines = df.attrs.get("lines")
-    index = df.index
-    if (lines is None or len(lines) != len(df) or not isinstance(index, pd.RangeIndex)
-            or index.start != 0 or index.step != 1):
-        return None
-    return cast(Sequence[int], lines)
 
 
 # ------------------------------------------------------------------ CSV
@@ -288,7 +283,6 @@ def _plain_numbers(values: list[Any]) -> list[Any]:
 
 # ------------------------------------------------------------------ JSON
 def _read_jsonl(p: Path) -> tuple[list[str], dict[str, list[Any]], list[int]]:
-    from judgekit.data import JSONValueError, loads_json_strict
 
     rows = []
     lines = []
@@ -319,7 +313,6 @@ def _read_jsonl(p: Path) -> tuple[list[str], dict[str, list[Any]], list[int]]:
 
 
 def _read_json(p: Path) -> tuple[list[str], dict[str, list[Any]]]:
-    from judgekit.data import loads_json_strict
 
     data = loads_json_strict(p.read_text(encoding="utf-8-sig"))
     if not isinstance(data, list):
@@ -358,7 +351,6 @@ def _read_parquet(p: Path) -> tuple[list[str], dict[str, list[Any]]]:
 
 # ------------------------------------------------------------------ cells
 def _check_column_names(p: Path, columns: list[Any], *, csv: bool) -> None:
-    from judgekit.data import id_problem
 
     for k, name in enumerate(columns):
         if not isinstance(name, str) or not name.strip():
@@ -376,9 +368,7 @@ def _check_column_names(p: Path, columns: list[Any], *, csv: bool) -> None:
 def _id_cells(
     p: Path, name: str, values: list[Any], lines: Sequence[int] | None, *, csv: bool
 ) -> list[Any]:
-    from judgekit.data import _ids
-
-    return _ids(values, name, str(p), csv=csv, lines=lines, allow_missing=True)
+    return check_ids(values, name, str(p), csv=csv, lines=lines, allow_missing=True)
 
 
 _SIMPLE = frozenset({str, int, bool, type(None)})
@@ -388,7 +378,6 @@ def _cells(p: Path, name: str, values: list[Any], lines: Sequence[int] | None) -
     """JSON / Parquet values as judgekit stores them (see :func:`read_table`)."""
     if {type(v) for v in values} <= _SIMPLE:
         return values
-    from judgekit.data import row_ref
 
     out = []
     for i, v in enumerate(values):
@@ -481,45 +470,6 @@ def write_table(df: pd.DataFrame, path: str | Path, fmt: str | None = None) -> P
         if os.path.exists(tmp):
             os.unlink(tmp)
     return p
-
-
-def write_text_atomic(path: str | Path, text: str) -> Path:
-    """Write a text file atomically."""
-    p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = new_temp_file(p)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(text)
-    os.replace(tmp, p)
-    return p
-
-
-def new_temp_file(target: str | Path) -> tuple[int, str]:
-    """A new, exclusive temp file beside ``target`` to write and then ``os.replace`` onto it:
-    ``(fd, path)``.
-
-    Unlike :func:`tempfile.mkstemp` (always 0600, which the rename would keep), it gets the mode
-    any new file gets: 0666 less the umask (0644 under the usual 022), or the mode of ``target``
-    when that file exists, so rewriting a report neither hides it from its readers nor widens
-    what its owner narrowed.
-    """
-    p = Path(target)
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL
-    flags |= getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
-    for _ in range(100):
-        tmp = p.parent / f".{p.name}.{secrets.token_hex(4)}.tmp"
-        try:
-            fd = os.open(tmp, flags, 0o666)
-        except FileExistsError:
-            continue
-        try:
-            st = os.stat(p)
-        except OSError:  # no such file yet: the umask has applied
-            return fd, str(tmp)
-        if stat.S_ISREG(st.st_mode) and hasattr(os, "fchmod"):
-            os.fchmod(fd, stat.S_IMODE(st.st_mode))
-        return fd, str(tmp)
-    raise FileExistsError(f"{p.parent}: cannot create a temp file for {p.name}")
 
 
 def _short(exc: Exception) -> str:

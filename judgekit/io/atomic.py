@@ -1,0 +1,48 @@
+"""Atomic file writes: a temp file beside the target, renamed onto it, so a failed write leaves
+no half file — and the new file gets the mode any new file gets (the umask applies)."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import stat
+from pathlib import Path
+
+
+def write_text_atomic(path: str | Path, text: str) -> Path:
+    """Write a text file atomically."""
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = new_temp_file(p)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    os.replace(tmp, p)
+    return p
+
+
+def new_temp_file(target: str | Path) -> tuple[int, str]:
+    """A new, exclusive temp file beside ``target`` to write and then ``os.replace`` onto it:
+    ``(fd, path)``.
+
+    Unlike :func:`tempfile.mkstemp` (always 0600, which the rename would keep), it gets the mode
+    any new file gets: 0666 less the umask (0644 under the usual 022), or the mode of ``target``
+    when that file exists, so rewriting a report neither hides it from its readers nor widens
+    what its owner narrowed.
+    """
+    p = Path(target)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL
+    flags |= getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+    for _ in range(100):
+        tmp = p.parent / f".{p.name}.{secrets.token_hex(4)}.tmp"
+        try:
+            fd = os.open(tmp, flags, 0o666)
+        except FileExistsError:
+            continue
+        try:
+            st = os.stat(p)
+        except OSError:  # no such file yet: the umask has applied
+            return fd, str(tmp)
+        if stat.S_ISREG(st.st_mode) and hasattr(os, "fchmod"):
+            os.fchmod(fd, stat.S_IMODE(st.st_mode))
+        return fd, str(tmp)
+    raise FileExistsError(f"{p.parent}: cannot create a temp file for {p.name}")

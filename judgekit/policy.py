@@ -1,0 +1,111 @@
+"""Gate policies: the YAML file that names the rubric, the judges, the reference and the
+thresholds a judge must clear (see :mod:`judgekit.gate` for an example and the checks' rules).
+
+Read strictly (unknown keys, duplicate keys and wrong types are one sentence naming the file), and
+checked against the store it is applied to (:func:`check_policy_raters`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+import pandas as pd
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from judgekit.config import first_error, read_yaml_mapping
+from judgekit.errors import JudgekitError, excerpt
+from judgekit.rubric import Rubric
+
+Metric = Literal["kappa", "weighted_kappa", "alpha", "ac1", "percent_agreement"]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ClassRecall(_Strict):
+    min: float = Field(ge=0, le=1)
+    min_support: int = Field(default=10, ge=1)
+
+
+class PerSlice(_Strict):
+    min_items: int = Field(default=30, ge=1)
+    min_value: float
+
+
+class HumanNoise(_Strict):
+    margin: float = Field(ge=0)
+
+
+class Checks(_Strict):
+    min_items: int | None = Field(default=None, ge=1)
+    metric: Metric = "kappa"
+    min_value: float | None = None
+    min_lower_bound: float | None = None
+    max_abstention_rate: float | None = Field(default=None, ge=0, le=1)
+    max_error_rate: float | None = Field(default=None, ge=0, le=1)
+    min_class_recall: ClassRecall | None = None
+    per_slice: PerSlice | None = None
+    within_human_noise: HumanNoise | None = None
+
+
+class Policy(_Strict):
+    """A gate policy (see the module docstring)."""
+
+    rubric: str
+    judges: list[str] = Field(min_length=1)
+    reference: str | None = None
+    humans: list[str] | None = None
+    by: list[str] = Field(default_factory=list)
+    checks: Checks
+    n_resamples: int = Field(default=1000, ge=100)
+    seed: int = 0
+
+
+def load_policy(path: str | Path) -> tuple[Policy, dict[str, Any]]:
+    """Read and validate a policy file; returns the model and the raw mapping."""
+    p = Path(path)
+    raw = read_yaml_mapping(p, what="Policy file", expect="rubric, judges and checks")
+    try:
+        policy = Policy(**raw)
+    except ValidationError as exc:
+        raise JudgekitError(f"Policy file {p}: {first_error(exc)}.") from None
+    return policy, raw
+
+
+def check_policy_raters(policy: Policy, policy_path: str | Path, store: Any,
+                        rubric: Rubric) -> pd.DataFrame | None:
+    """The policy's ``humans``, ``reference`` and ``by`` must exist in ``store``; otherwise one
+    sentence naming the policy file and the key to fix. Returns the items (for slicing) when the
+    policy has ``by``, else None."""
+    where = f"Policy file {policy_path}"
+    ref = policy.reference
+    if policy.humans or ref not in (None, "consensus"):
+        ratings = store.ratings(rubric=rubric)
+        kinds = dict(zip(ratings["rater_id"].astype(str), ratings["rater_kind"], strict=True))
+        people = ", ".join(sorted(r for r, k in kinds.items() if k in ("human", "reference"))) or "none"
+        for h in policy.humans or []:
+            if kinds.get(h) not in ("human", "reference"):
+                why = (f"a {kinds[h]} rater, not a human" if h in kinds
+                       else f"a rater with no ratings under {rubric.ref} in {store.path}")
+                raise JudgekitError(
+                    f"{where}: humans names {excerpt(h)}, {why}; fix 'humans' (human raters: {people})."
+                )
+        if ref is not None and ref != "consensus" and ref not in kinds:
+            raise JudgekitError(
+                f"{where}: reference {excerpt(ref)} has no ratings under {rubric.ref} in {store.path}; "
+                f"fix 'reference' (use one of {people} or 'consensus')."
+            )
+    if not policy.by:
+        return None
+    items = store.items()
+    cols = [c for c in items.columns if c not in ("item_id", "prompt", "messages", "response", "content_hash")]
+    for spec in policy.by:
+        for col in spec.split("+"):
+            if col not in cols:
+                raise JudgekitError(
+                    f"{where}: by names {excerpt(col)}, which is not an item metadata column in "
+                    f"{store.path}; fix 'by' (available: {', '.join(map(str, cols)) or 'none'})."
+                )
+    return items

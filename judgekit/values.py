@@ -1,0 +1,200 @@
+"""Values kept exactly as written, or refused: ids, trials, timestamps, strict JSON, and the
+reference (file and line) an error names.
+
+Every user-written file is untrusted input: an id is text exactly as written (an integer becomes
+its digits; a decimal, a bool, white space at either end or a control character is an error), a
+trial is a whole number, a timestamp is seconds since 1970 or ISO 8601 with a zone, JSON refuses
+duplicate keys and NaN/Infinity. Used by the readers (:mod:`judgekit.io`) and by
+:mod:`judgekit.data`; imports nothing of theirs.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import math
+import numbers
+import re
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, cast
+
+from judgekit.errors import JudgekitError, excerpt
+from judgekit.schema import is_missing
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+def row_ref(source: str, index: int, *, csv: bool, lines: Sequence[int] | None = None) -> str:
+    """``file.csv line 7`` for a 0-based DataFrame row.
+
+    ``lines`` (from :func:`judgekit.io.tables.read_table`, ``table.attrs["lines"]``) gives each
+    row's first physical line, so a row after a quoted multi-line cell or a blank line is named
+    by the line an editor shows; without it, CSV rows count from line 2 (header = line 1).
+    """
+    if lines is not None and 0 <= index < len(lines):
+        return f"{source} line {lines[index]}"
+    return f"{source} line {index + 2}" if csv else f"{source} row {index + 1}"
+
+
+# ------------------------------------------------------------------ values kept exactly
+#: control characters (Unicode Cc), line/paragraph separators and bidi controls: never in an id
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+Where = str | Callable[[], str]
+
+
+def where_text(where: Where) -> str:
+    return where() if callable(where) else where
+
+
+def id_problem(value: Any, what: str) -> str | None:
+    """Why ``value`` cannot be an id as written (None if it can); see :func:`as_id`."""
+    if isinstance(value, bool) or not isinstance(value, str | numbers.Integral):
+        if isinstance(value, numbers.Real) and not isinstance(value, bool):
+            return (f"{what} {excerpt(value)} is a decimal number; an id is text or a whole number "
+                    f"(write \"{value}\" in quotes if that is the id)")
+        return f"{what} {excerpt(value)} is a {type(value).__name__}; an id is text or a whole number"
+    if not isinstance(value, str):
+        return None
+    if value != value.strip():
+        end = "start" if value[:1].isspace() else "end"
+        return (f"{what} {excerpt(value)} has white space at the {end}; remove it (it is kept "
+                "exactly as written, so 'a' and 'a ' would be two different names)")
+    bad = _CONTROL.search(value)
+    if bad is not None:
+        return f"{what} {excerpt(value)} contains the control character {bad.group()!r}; remove it"
+    return None
+
+
+def as_id(value: Any, what: str, where: Where) -> str:
+    """An item or rater id exactly as written: text unchanged, a JSON/Parquet integer as its
+    digits (``1`` → ``"1"``). A decimal number (``1.0``), text with white space at either end or
+    with control characters is an error naming ``where``; an empty value too."""
+    if is_missing(value) or (isinstance(value, str) and not value.strip()):
+        raise JudgekitError(f"{where_text(where)}: empty {what}; every row needs one.")
+    problem = id_problem(value, what)
+    if problem:
+        raise JudgekitError(f"{where_text(where)}: {problem}.")
+    return value if isinstance(value, str) else str(int(value))
+
+
+_UINT = re.compile(r"[0-9]{1,9}")
+MAX_TRIAL = 10**9 - 1
+
+
+def as_trial(value: Any, where: Where) -> int:
+    """A ``trial`` number: a whole number 0, 1, 2, … up to :data:`MAX_TRIAL` (an empty cell is
+    trial 0)."""
+    if is_missing(value):
+        return 0
+    if (isinstance(value, numbers.Integral) and not isinstance(value, bool)
+            and 0 <= int(value) <= MAX_TRIAL):
+        return int(value)
+    if isinstance(value, str) and _UINT.fullmatch(value):
+        return int(value)
+    raise JudgekitError(
+        f"{where_text(where)}: trial {excerpt(value)} is not a whole number; number repeated runs 0, 1, "
+        "2, …"
+    )
+
+
+NUMBER = re.compile(r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?")
+
+
+def as_timestamp(value: Any, where: Where, default: float) -> float:
+    """``created_at`` as seconds since 1970: a number, or an ISO 8601 time with a zone
+    (``2024-05-01T10:00:00Z``); an empty cell is ``default`` (the import time)."""
+    if is_missing(value):
+        return default
+    problem = "is not a time"
+    number = (isinstance(value, numbers.Real) and not isinstance(value, bool)) or (
+        isinstance(value, str) and NUMBER.fullmatch(value.strip()) is not None)
+    if number:
+        if math.isfinite(float(value)):
+            return float(value)
+    elif isinstance(value, str | dt.datetime):
+        try:
+            when = value if isinstance(value, dt.datetime) else dt.datetime.fromisoformat(value.strip())
+        except ValueError:
+            pass
+        else:
+            if when.tzinfo is not None and when.utcoffset() is not None:
+                return when.timestamp()
+            problem = "has no time zone"
+    raise JudgekitError(
+        f"{where_text(where)}: created_at {excerpt(value)} {problem}; give seconds since 1970 (e.g. "
+        "1714000000) or an ISO 8601 time with its zone (e.g. 2024-05-01T10:00:00Z)."
+    )
+
+
+def check_ids(
+    values: Sequence[Any],
+    what: str,
+    source: str,
+    *,
+    csv: bool,
+    lines: Sequence[int] | None,
+    rows: Sequence[int] | None = None,
+    allow_missing: bool = False,
+) -> list[Any]:
+    """``values`` checked and converted with :func:`as_id`; an error names the row's line.
+
+    ``allow_missing`` keeps empty values as None (for :func:`judgekit.io.tables.read_table`,
+    which leaves "empty id" to the check that knows what the row is)."""
+    def ref(i: int) -> Where:
+        return lambda: row_ref(source, i if rows is None else int(rows[i]), csv=csv, lines=lines)
+
+    values = list(values)
+    present = [v for v in values if v is not None] if allow_missing else values
+    if all(type(v) is str for v in present):  # the usual case: check each distinct id once
+        distinct = set(present)
+        if (not _CONTROL.search("".join(distinct))
+                and all(u and u == u.strip() for u in distinct)):
+            return values
+        bad = {u for u in distinct if not u.strip() or id_problem(u, what)}
+        if not bad:
+            return values
+        first = next(i for i, v in enumerate(values) if v is not None and v in bad)
+        as_id(values[first], what, ref(first))  # raises
+    return [
+        None if allow_missing and is_missing(v) else as_id(v, what, ref(i))
+        for i, v in enumerate(values)
+    ]
+
+
+class JSONValueError(ValueError):
+    """JSON that parses but is refused: a duplicate key, NaN or Infinity."""
+
+
+def _object_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in obj:
+            raise JSONValueError(f"the key {excerpt(key, 40)} appears twice in one object")
+        obj[key] = value
+    return obj
+
+
+def _json_constant(name: str) -> Any:
+    raise JSONValueError(f"{name} is not a JSON value (write null for a missing value)")
+
+
+def loads_json_strict(text: str | bytes) -> Any:
+    """``json.loads`` that refuses a duplicate key in an object and ``NaN``/``Infinity`` (raises
+    :class:`JSONValueError`); invalid JSON raises ``json.JSONDecodeError`` and JSON nested too
+    deep for Python ``RecursionError``."""
+    return json.loads(text, object_pairs_hook=_object_pairs, parse_constant=_json_constant)
+
+
+def lines_of(df: pd.DataFrame) -> Sequence[int] | None:
+    """The physical line of each row of ``df`` as :func:`read_table` returned it; None once rows
+    were dropped or reordered (then messages count rows instead). See
+    :func:`judgekit.io.tables.read_table`."""
+    import pandas as pd  # here: the module itself stays free of pandas
+
+    lines = df.attrs.get("lines")
+    index = df.index
+    if (lines is None or len(lines) != len(df) or not isinstance(index, pd.RangeIndex)
+            or index.start != 0 or index.step != 1):
+        return None
+    return cast(Sequence[int], lines)
