@@ -6,10 +6,12 @@ Units that fewer than two raters rated cannot be paired: they never change Kripp
 Cohen's kappa, Scott's pi or percent agreement, while Fleiss', Conger's kappa, Gwet's AC1/AC2
 and Brennan-Prediger follow Gwet's irrCAC (the reference implementation), where such a unit
 enters the chance term. An undefined statistic is NaN, never a silent 0 or 1;
-:func:`undefined_reason` says why.
+:func:`undefined_reason` says why. :func:`alt_test` is the alternative annotator test (can a
+judge replace the human raters?).
 """
 
 from judgekit.agreement.alpha import LEVELS, krippendorff_alpha
+from judgekit.agreement.alt_test import AltTestHuman, AltTestResult, alt_test
 from judgekit.agreement.bootstrap import (
     ac1_ci,
     ac2_ci,
@@ -35,10 +37,13 @@ from judgekit.agreement.kappa import cohen_kappa, fleiss_kappa, scott_pi
 
 __all__ = [
     "LEVELS",
+    "AltTestHuman",
+    "AltTestResult",
     "ConfusionResult",
     "ac1_ci",
     "ac2_ci",
     "alpha_ci",
+    "alt_test",
     "bootstrap_ci",
     "bp_ci",
     "brennan_prediger",
