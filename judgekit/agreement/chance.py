@@ -1,4 +1,4 @@
-"""Raw agreement and Gwet's chance-corrected AC1/AC2, and why a coefficient may be undefined."""
+"""Raw agreement, Gwet's AC1/AC2 and Brennan-Prediger, and why a coefficient may be undefined."""
 
 from __future__ import annotations
 

@@ -19,6 +19,8 @@ from itertools import permutations
 
 import numpy as np
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 from judgekit.agreement import (
     ac1_ci,
@@ -236,6 +238,83 @@ def test_distrib_6raters_published():
     assert round(fleiss_kappa(data), 7) == 0.4139265
     assert round(brennan_prediger(data), 7) == 0.4388889
     assert round(krippendorff_alpha(data), 7) == 0.4204384
+
+
+# --- random data against a line-by-line transcription of irrCAC's R code ------------------------
+
+
+def irrcac_raw(ratings, categories, weights, coefficient):
+    """agree.coeff3.raw.r transcribed loop by loop: ``ratings`` units x raters (None missing)."""
+    n, r, q = len(ratings), len(ratings[0]), len(categories)
+    agree = [[sum(1 for x in row if x == c) for c in categories] for row in ratings]
+    r_i = [sum(a) for a in agree]
+    two = [i for i in range(n) if r_i[i] >= 2]
+    sum_q = [
+        sum(
+            agree[i][k] * (sum(weights[k][j] * agree[i][j] for j in range(q)) - 1) for k in range(q)
+        )
+        for i in range(n)
+    ]
+    p_a = sum(sum_q[i] / (r_i[i] * (r_i[i] - 1)) for i in two) / len(two)
+    pi = [sum(agree[i][k] / r_i[i] for i in range(n)) / n for k in range(q)]
+    t_w = sum(map(sum, weights))
+    if coefficient == "ac":
+        p_e = t_w * sum(p * (1 - p) for p in pi) / (q * (q - 1))
+    elif coefficient == "fleiss":
+        p_e = sum(weights[k][j] * pi[k] * pi[j] for k in range(q) for j in range(q))
+    elif coefficient == "bp":
+        p_e = t_w / q**2
+    else:  # conger
+        classif = [
+            [sum(1 for i in range(n) if ratings[i][g] == c) for c in categories] for g in range(r)
+        ]
+        p_gk = [[x / sum(row) for x in row] for row in classif]
+        mean = [sum(p_gk[g][k] for g in range(r)) / r for k in range(q)]
+        s2 = [
+            [
+                (sum(p_gk[g][k] * p_gk[g][j] for g in range(r)) - r * mean[k] * mean[j]) / (r - 1)
+                for j in range(q)
+            ]
+            for k in range(q)
+        ]
+        p_e = sum(
+            weights[k][j] * (mean[k] * mean[j] - s2[k][j] / r) for k in range(q) for j in range(q)
+        )
+    return (p_a - p_e) / (1 - p_e)
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.data())
+def test_random_data_match_the_transcribed_irrcac_formulas(data):
+    cats = [1, 2, 3, 4]
+    m = data.draw(st.integers(2, 5))
+    n = data.draw(st.integers(2, 15))
+    cell = st.one_of(st.none(), st.sampled_from(cats))
+    matrix = data.draw(st.lists(st.lists(cell, min_size=n, max_size=n), min_size=m, max_size=m))
+    rated_units = [j for j in range(n) if any(row[j] is not None for row in matrix)]
+    units = [[row[j] for row in matrix] for j in rated_units]  # irrCAC: units x raters
+    assume(sum(1 for u in units if sum(x is not None for x in u) >= 2) > 0)
+    assume(all(any(x is not None for x in row) for row in matrix))  # every rater rated something
+    identity = np.eye(4).tolist()
+    quadratic = agreement_weights("quadratic", 4, func="test").tolist()
+    expected = {
+        "ac1": irrcac_raw(units, cats, identity, "ac"),
+        "ac2": irrcac_raw(units, cats, quadratic, "ac"),
+        "bp": irrcac_raw(units, cats, identity, "bp"),
+    }
+    got = {
+        "ac1": gwet_ac1(matrix, categories=cats),
+        "ac2": gwet_ac2(matrix, weights="quadratic", categories=cats),
+        "bp": brennan_prediger(matrix, categories=cats),
+    }
+    used = {x for u in units for x in u if x is not None}
+    if len(used) > 1:  # otherwise p_e = 1 and kappa is undefined (NaN here, 0/0 in R)
+        expected["fleiss"] = irrcac_raw(units, cats, identity, "fleiss")
+        expected["conger"] = irrcac_raw(units, cats, identity, "conger")
+        got["fleiss"] = fleiss_kappa(matrix, categories=cats)
+        got["conger"] = conger_kappa(matrix, categories=cats)
+    for name, value in expected.items():
+        assert got[name] == pytest.approx(value, abs=1e-9), name
 
 
 # --- undefined values, errors ------------------------------------------------------------------
