@@ -2,32 +2,54 @@
 
 Pure functions over a raters x units matrix (rows are raters, columns are units; list of lists,
 numpy array or DataFrame; missing ratings as None or NaN), the layout of Krippendorff's papers.
-Units that fewer than two raters rated cannot be paired and never change a statistic. An
-undefined statistic is NaN, never a silent 0 or 1; :func:`undefined_reason` says why.
+Units that fewer than two raters rated cannot be paired: they never change Krippendorff's alpha,
+Cohen's kappa, Scott's pi or percent agreement, while Fleiss', Conger's kappa, Gwet's AC1/AC2
+and Brennan-Prediger follow Gwet's irrCAC (the reference implementation), where such a unit
+enters the chance term. An undefined statistic is NaN, never a silent 0 or 1;
+:func:`undefined_reason` says why. :func:`alt_test` is the alternative annotator test (can a
+judge replace the human raters?).
 """
 
 from judgekit.agreement.alpha import LEVELS, krippendorff_alpha
+from judgekit.agreement.alt_test import AltTestHuman, AltTestResult, alt_test
 from judgekit.agreement.bootstrap import (
     ac1_ci,
     ac2_ci,
     alpha_ci,
     bootstrap_ci,
+    bp_ci,
+    conger_ci,
     fleiss_ci,
     kappa_ci,
     percent_agreement_ci,
+    scott_ci,
 )
-from judgekit.agreement.chance import gwet_ac1, gwet_ac2, percent_agreement, undefined_reason
+from judgekit.agreement.chance import (
+    brennan_prediger,
+    gwet_ac1,
+    gwet_ac2,
+    percent_agreement,
+    undefined_reason,
+)
 from judgekit.agreement.confusion import ConfusionResult, confusion_matrix
-from judgekit.agreement.kappa import cohen_kappa, fleiss_kappa
+from judgekit.agreement.conger import conger_kappa
+from judgekit.agreement.kappa import cohen_kappa, fleiss_kappa, scott_pi
 
 __all__ = [
     "LEVELS",
+    "AltTestHuman",
+    "AltTestResult",
     "ConfusionResult",
     "ac1_ci",
     "ac2_ci",
     "alpha_ci",
+    "alt_test",
     "bootstrap_ci",
+    "bp_ci",
+    "brennan_prediger",
     "cohen_kappa",
+    "conger_ci",
+    "conger_kappa",
     "confusion_matrix",
     "fleiss_ci",
     "fleiss_kappa",
@@ -37,5 +59,7 @@ __all__ = [
     "krippendorff_alpha",
     "percent_agreement",
     "percent_agreement_ci",
+    "scott_ci",
+    "scott_pi",
     "undefined_reason",
 ]

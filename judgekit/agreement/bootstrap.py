@@ -11,10 +11,13 @@ product followed by one vectorised formula. With 5 raters and 5 categories there
 252 patterns however many units there are. When nearly every unit is its own pattern (continuous
 scores), drawing N unit indices per resample is cheaper than the multinomial and is used instead.
 
-Units rated by fewer than two raters are dropped before resampling: no agreement statistic uses
-them, and keeping them would only make the number of usable units vary between resamples.
-Resamples whose statistic is undefined (NaN) are dropped; if more than half are, the interval is
-``(nan, nan)``.
+Which units are resampled follows each statistic's own convention, so that the resampled data
+are the data the point estimate used: Krippendorff's alpha and percent agreement use only the
+units at least two raters rated (a unit rated once never changes them), so units rated once are
+dropped before resampling; Fleiss', Conger's kappa, Gwet's AC1/AC2 and Brennan-Prediger follow
+Gwet's irrCAC, where a unit rated once enters the chance term, so every unit rated at least once
+is resampled. Cohen's kappa and Scott's pi resample the pairs both raters rated. Resamples whose
+statistic is undefined (NaN) are dropped; if more than half are, the interval is ``(nan, nan)``.
 
 Reference: B. Efron & R. Tibshirani (1993), An Introduction to the Bootstrap, ch. 13
 (percentile interval); A. F. Hayes & K. Krippendorff (2007), Answering the call for a standard
@@ -28,10 +31,13 @@ from typing import Any
 
 import numpy as np
 
-from judgekit.agreement._matrix import UnitTable, missing_mask, rating_matrix, unit_table
+from judgekit.agreement._matrix import missing_mask, rating_matrix, unit_table
+from judgekit.agreement._rated import rated_table
 from judgekit.agreement.alpha import krippendorff_alpha, prepare_alpha
 from judgekit.agreement.chance import (
     agreement_weights,
+    bp_from_table,
+    brennan_prediger,
     gwet_ac1,
     gwet_ac2,
     gwet_from_table,
@@ -39,11 +45,14 @@ from judgekit.agreement.chance import (
     percent_from_table,
 )
 from judgekit.agreement.confusion import confusion_counts
+from judgekit.agreement.conger import conger_from_patterns, conger_kappa, rater_patterns
 from judgekit.agreement.kappa import (
     cohen_kappa,
     disagreement_weights,
     fleiss_from_table,
     fleiss_kappa,
+    scott_from_confusion,
+    scott_pi,
     weighted_kappa,
 )
 from judgekit.errors import JudgekitError
@@ -143,6 +152,32 @@ def alpha_ci(
     )
 
 
+def _confusion_ci(
+    matrix: np.ndarray,
+    statistic: Callable[[np.ndarray], np.ndarray],
+    n_resamples: int,
+    confidence: float,
+    seed: int | None,
+) -> Interval:
+    """Resample the pairs of a (V, V) confusion matrix: multinomial over its non-empty cells."""
+    v = matrix.shape[0]
+    cells = np.flatnonzero(matrix)
+
+    def evaluate(unit_weights: np.ndarray) -> np.ndarray:
+        observed = np.zeros((unit_weights.shape[0], v * v))
+        observed[:, cells] = unit_weights
+        return statistic(observed.reshape(-1, v, v))
+
+    return resample_patterns(
+        matrix.ravel()[cells],
+        evaluate,
+        cost=v * v + cells.size,
+        n_resamples=n_resamples,
+        confidence=confidence,
+        seed=seed,
+    )
+
+
 def kappa_ci(
     y1: Any,
     y2: Any,
@@ -161,27 +196,27 @@ def kappa_ci(
     _check("kappa_ci", n_resamples, confidence)
     matrix, cats = confusion_counts(y1, y2, labels, func="kappa_ci")
     w = disagreement_weights(weights, len(cats), func="kappa_ci")
-    v = len(cats)
-    cells = np.flatnonzero(matrix)
+    return _confusion_ci(matrix, lambda o: weighted_kappa(o, w), n_resamples, confidence, seed)
 
-    def evaluate(unit_weights: np.ndarray) -> np.ndarray:
-        observed = np.zeros((unit_weights.shape[0], v * v))
-        observed[:, cells] = unit_weights
-        return weighted_kappa(observed.reshape(-1, v, v), w)
 
-    return resample_patterns(
-        matrix.ravel()[cells],
-        evaluate,
-        cost=v * v + cells.size,
-        n_resamples=n_resamples,
-        confidence=confidence,
-        seed=seed,
-    )
+def scott_ci(
+    y1: Any,
+    y2: Any,
+    *,
+    labels: Sequence[Any] | None = None,
+    n_resamples: int = 1000,
+    confidence: float = 0.95,
+    seed: int | None = 0,
+) -> Interval:
+    """Bootstrap CI of :func:`scott_pi`, resampling the rated pairs; ``(low, high)``."""
+    _check("scott_ci", n_resamples, confidence)
+    matrix, _ = confusion_counts(y1, y2, labels, func="scott_ci")
+    return _confusion_ci(matrix, scott_from_confusion, n_resamples, confidence, seed)
 
 
 def _table_ci(
-    table: UnitTable,
-    statistic: Callable[[UnitTable, np.ndarray], np.ndarray],
+    table: Any,
+    statistic: Callable[[Any, np.ndarray], np.ndarray],
     n_resamples: int,
     confidence: float,
     seed: int | None,
@@ -214,9 +249,9 @@ def fleiss_ci(
     confidence: float = 0.95,
     seed: int | None = 0,
 ) -> Interval:
-    """Bootstrap CI of :func:`fleiss_kappa`, resampling units; ``(low, high)``."""
+    """Bootstrap CI of :func:`fleiss_kappa`, resampling the units rated at least once."""
     _check("fleiss_ci", n_resamples, confidence)
-    table = unit_table(data, categories, func="fleiss_ci")
+    table = rated_table(data, categories, func="fleiss_ci")
     return _table_ci(table, fleiss_from_table, n_resamples, confidence, seed)
 
 
@@ -229,9 +264,9 @@ def ac2_ci(
     confidence: float = 0.95,
     seed: int | None = 0,
 ) -> Interval:
-    """Bootstrap CI of :func:`gwet_ac2`, resampling units; ``(low, high)``."""
+    """Bootstrap CI of :func:`gwet_ac2`, resampling the units rated at least once."""
     _check("ac2_ci", n_resamples, confidence)
-    table = unit_table(data, categories, func="ac2_ci", ordered=True)
+    table = rated_table(data, categories, func="ac2_ci", ordered=True)
     w = agreement_weights(weights, len(table.categories), func="ac2_ci")
     return _table_ci(table, lambda t, u: gwet_from_table(t, u, w), n_resamples, confidence, seed)
 
@@ -244,19 +279,68 @@ def ac1_ci(
     confidence: float = 0.95,
     seed: int | None = 0,
 ) -> Interval:
-    """Bootstrap CI of :func:`gwet_ac1`, resampling units; ``(low, high)``."""
+    """Bootstrap CI of :func:`gwet_ac1`, resampling the units rated at least once."""
     _check("ac1_ci", n_resamples, confidence)
-    table = unit_table(data, categories, func="ac1_ci")
+    table = rated_table(data, categories, func="ac1_ci")
     w = agreement_weights("identity", len(table.categories), func="ac1_ci")
     return _table_ci(table, lambda t, u: gwet_from_table(t, u, w), n_resamples, confidence, seed)
+
+
+def bp_ci(
+    data: Any,
+    *,
+    weights: Any = "identity",
+    categories: Sequence[Any] | None = None,
+    n_resamples: int = 1000,
+    confidence: float = 0.95,
+    seed: int | None = 0,
+) -> Interval:
+    """Bootstrap CI of :func:`brennan_prediger`, resampling the units rated at least once."""
+    _check("bp_ci", n_resamples, confidence)
+    ordered = not (isinstance(weights, str) and weights == "identity")
+    table = rated_table(data, categories, func="bp_ci", ordered=ordered)
+    w = agreement_weights(weights, len(table.categories), func="bp_ci")
+    return _table_ci(table, lambda t, u: bp_from_table(t, u, w), n_resamples, confidence, seed)
+
+
+def conger_ci(
+    data: Any,
+    *,
+    categories: Sequence[Any] | None = None,
+    n_resamples: int = 1000,
+    confidence: float = 0.95,
+    seed: int | None = 0,
+) -> Interval:
+    """Bootstrap CI of :func:`conger_kappa`, resampling the units rated at least once.
+
+    A unit's pattern is its full row of (rater -> category) ratings, since Conger's chance term
+    keeps rater identity. A resample in which some rater rated nothing is undefined (dropped).
+    """
+    _check("conger_ci", n_resamples, confidence)
+    patterns = rater_patterns(data, categories, func="conger_ci")
+    p, m = patterns.codes.shape
+    return resample_patterns(
+        patterns.freq,
+        lambda u: conger_from_patterns(patterns, u),
+        cost=p * m * max(len(patterns.categories), 1),
+        n_resamples=n_resamples,
+        confidence=confidence,
+        seed=seed,
+    )
 
 
 _FAST: dict[Callable[..., float], Callable[..., Interval]] = {
     krippendorff_alpha: alpha_ci,
     percent_agreement: percent_agreement_ci,
     fleiss_kappa: fleiss_ci,
+    conger_kappa: conger_ci,
     gwet_ac1: ac1_ci,
     gwet_ac2: ac2_ci,
+    brennan_prediger: bp_ci,
+}
+_TWO_RATERS: dict[Callable[..., float], Callable[..., Interval]] = {
+    cohen_kappa: kappa_ci,
+    scott_pi: scott_ci,
 }
 
 
@@ -276,10 +360,12 @@ def bootstrap_ci(
     statistic : callable
         Called as ``statistic(resampled_data, **kwargs)`` and returning a float (NaN when
         undefined). For this package's statistics the matching fast path is used
-        (:func:`alpha_ci`, :func:`kappa_ci`, ...): same distribution, no Python loop. For
-        :func:`cohen_kappa`, ``data`` is the 2 x N matrix ``[y1, y2]``.
+        (:func:`alpha_ci`, :func:`kappa_ci`, ...): same distribution, no Python loop, and the
+        units each statistic's convention uses (see the module docstring). For
+        :func:`cohen_kappa` and :func:`scott_pi`, ``data`` is the 2 x N matrix ``[y1, y2]``.
     data : array-like of shape (M raters, N units)
-        Missing ratings as None/NaN. Units rated by fewer than two raters are dropped first.
+        Missing ratings as None/NaN. For any other statistic, units rated by fewer than two
+        raters are dropped first and the remaining units resampled one Python call at a time.
     n_resamples : int, default 1000
     confidence : float, default 0.95
     seed : int or None, default 0
@@ -299,14 +385,15 @@ def bootstrap_ci(
     >>> bool(low <= krippendorff_alpha(data) <= high)
     True
     """
-    if statistic is cohen_kappa:
+    two = _TWO_RATERS.get(statistic)
+    if two is not None:
         arr = rating_matrix(data, func="bootstrap_ci")
         if arr.shape[0] != 2:
             raise JudgekitError(
-                f"bootstrap_ci(cohen_kappa): data has {arr.shape[0]} rows; pass [y1, y2], "
-                "one row per rater."
+                f"bootstrap_ci({statistic.__name__}): data has {arr.shape[0]} rows; pass "
+                "[y1, y2], one row per rater."
             )
-        return kappa_ci(
+        return two(
             arr[0], arr[1], n_resamples=n_resamples, confidence=confidence, seed=seed, **kwargs
         )
     fast = _FAST.get(statistic)

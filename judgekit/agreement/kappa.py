@@ -1,4 +1,7 @@
-"""Cohen's kappa (two raters, optionally weighted) and Fleiss' kappa (many raters)."""
+"""Kappa family: Cohen's kappa and Scott's pi (two raters), Fleiss' kappa (many raters).
+
+Conger's kappa (many raters, rater identity kept) is in :mod:`judgekit.agreement.conger`.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +10,13 @@ from typing import Any
 
 import numpy as np
 
-from judgekit.agreement._matrix import UnitTable, unit_table
+from judgekit.agreement._rated import (
+    RatedTable,
+    category_shares,
+    finish,
+    observed_agreement,
+    rated_table,
+)
 from judgekit.agreement.confusion import confusion_counts
 from judgekit.errors import JudgekitError
 
@@ -90,29 +99,76 @@ def cohen_kappa(
     return float(weighted_kappa(matrix[None].astype(np.float64), w)[0])
 
 
-def fleiss_from_table(table: UnitTable, w: np.ndarray) -> np.ndarray:
+def scott_from_confusion(observed: np.ndarray) -> np.ndarray:
+    """Scott's pi for a stack of (B, V, V) confusion matrices: ``(p_o - p_e) / (1 - p_e)``."""
+    n = observed.sum(axis=(1, 2))
+    safe = np.where(n > 0, n, 1.0)
+    p_o = np.einsum("bii->b", observed) / safe
+    pooled = (observed.sum(axis=2) + observed.sum(axis=1)) / (2.0 * safe[:, None])
+    p_e = (pooled * pooled).sum(axis=1)
+    defined = (n > 0) & (p_e < 1.0 - 1e-12)
+    return np.divide(p_o - p_e, 1.0 - p_e, out=np.full(n.shape, np.nan), where=defined)
+
+
+def scott_pi(y1: Any, y2: Any, *, labels: Sequence[Any] | None = None) -> float:
+    """Scott's pi between two raters: chance from the raters' pooled label shares.
+
+    ``pi = (p_o - p_e) / (1 - p_e)``, ``p_o = sum_k O_kk / n`` the share of agreeing pairs and
+    ``p_e = sum_k ((O_k. + O_.k) / (2 n))^2``, where ``O`` is the (V, V) confusion matrix of
+    the n units both raters rated. Unlike :func:`cohen_kappa`, chance assumes the two raters
+    share one label distribution. Units where either rating is missing are dropped, as in
+    irrCAC's ``scott2.table`` (on its ``cont3x3abstractors`` table pi = 0.7962397); to let
+    units rated once enter the chance term, use ``fleiss_kappa([y1, y2])`` (irrCAC's
+    ``fleiss.kappa.raw``), which equals Scott's pi on complete data.
+
+    Parameters
+    ----------
+    y1, y2 : array-like of shape (N,)
+        Ratings of the same units in the same order; None/NaN for missing.
+    labels : sequence, optional
+        The label set; every rating must be in it (unused labels add nothing).
+
+    Returns
+    -------
+    float
+        Pi, or NaN when no pair is left or every paired rating is one and the same label.
+
+    References
+    ----------
+    W. A. Scott (1955). Reliability of content analysis: the case of nominal scale coding.
+    Public Opinion Quarterly 19(3), 321-325; K. L. Gwet (2014), Handbook of Inter-Rater
+    Reliability, 4th ed., ch. 2.
+
+    Examples
+    --------
+    >>> scott_pi(["a", "a", "b", "b"], ["a", "b", "b", "b"])  # (3/4 - 34/64) / (1 - 34/64)
+    0.4666666666666667
+    """
+    matrix, _ = confusion_counts(y1, y2, labels, func="scott_pi")
+    return float(scott_from_confusion(matrix[None].astype(np.float64))[0])
+
+
+def fleiss_from_table(table: RatedTable, w: np.ndarray) -> np.ndarray:
     """Fleiss' kappa for each row of unit weights ``w`` (B, P) -> (B,)."""
-    counts = table.counts.astype(np.float64)
-    m = counts.sum(axis=1)
-    share = (counts * (counts - 1.0)).sum(axis=1) / (m * (m - 1.0))  # P_i, agreeing pairs
-    units = w.sum(axis=1)
-    p_bar = np.divide(w @ share, units, out=np.full(units.shape, np.nan), where=units > 0)
-    marginals = w @ counts
-    total = marginals.sum(axis=1, keepdims=True)
-    p_j = np.divide(marginals, total, out=np.zeros_like(marginals), where=total > 0)
-    p_e = (p_j * p_j).sum(axis=1)
-    defined = (units > 0) & (p_e < 1.0 - 1e-12)
-    return np.divide(p_bar - p_e, 1.0 - p_e, out=np.full(units.shape, np.nan), where=defined)
+    identity = np.eye(len(table.categories))
+    p_a = observed_agreement(table, w, identity)
+    pi = category_shares(table, w)
+    return finish(p_a, (pi * pi).sum(axis=1))
 
 
 def fleiss_kappa(data: Any, *, categories: Sequence[Any] | None = None) -> float:
     """Fleiss' kappa for many raters: ``(P_bar - P_e) / (1 - P_e)``.
 
     ``P_i = sum_j n_ij (n_ij - 1) / (m_i (m_i - 1))`` is the share of agreeing rater pairs on
-    unit i (``n_ij`` raters chose category j, ``m_i`` raters rated it), ``P_bar`` its mean over
-    the units rated at least twice, ``p_j = sum_i n_ij / sum_i m_i`` and ``P_e = sum_j p_j^2``.
-    With complete data this is exactly Fleiss (1971); with missing ratings each unit uses the
-    raters it has, and units rated once are left out.
+    unit i (``n_ij`` raters chose category j, ``m_i`` raters rated it) and ``P_bar`` its mean
+    over the units rated at least twice; ``p_j = (1/n) sum_i n_ij / m_i`` averages over the n
+    units rated at least once and ``P_e = sum_j p_j^2``. With complete data this is exactly
+    Fleiss (1971) (``p_j = sum_i n_ij / (n m)``).
+
+    Missing ratings follow Gwet's irrCAC (``fleiss.kappa.raw``; Gwet 2014, ch. 2): a unit only
+    one rater rated adds nothing to ``P_bar`` but does enter ``p_j``. On irrCAC's
+    ``cac.raw4raters`` (4 raters, 12 units, unit 12 rated once) this gives the published
+    0.76117 (``P_bar`` = 9/11, ``P_e`` = 0.23872).
 
     Parameters
     ----------
@@ -129,12 +185,13 @@ def fleiss_kappa(data: Any, *, categories: Sequence[Any] | None = None) -> float
     References
     ----------
     J. L. Fleiss (1971). Measuring nominal scale agreement among many raters. Psychological
-    Bulletin 76(5), 378-382.
+    Bulletin 76(5), 378-382; K. L. Gwet (2014), Handbook of Inter-Rater Reliability, 4th ed.;
+    irrCAC (R package), https://github.com/kgwet/irrCAC.
 
     Examples
     --------
     >>> fleiss_kappa([["a", "a", "b", "b"], ["a", "b", "b", "b"]])  # = Scott's pi: 14/30
     0.4666666666666667
     """
-    table = unit_table(data, categories, func="fleiss_kappa")
+    table = rated_table(data, categories, func="fleiss_kappa")
     return float(fleiss_from_table(table, table.freq[None, :].astype(np.float64))[0])

@@ -28,17 +28,16 @@ SCALE = [1, 2, 3, 4, 5]
 def test_ac1_gwet_example():
     # p_a over the 11 pairable units: 8 units in full agreement (1 each), units 2 and 8 have
     # 3 of 4 raters agreeing (3*2 / (4*3) = 0.5), unit 6 none -> p_a = 9 / 11 (published 0.818).
-    # pi_k = (1/11) sum_i r_ik / r_i = (3, 3.25, 2.5, 1.25, 1) / 11
-    # sum pi_k (1 - pi_k) = 1 - (9 + 10.5625 + 6.25 + 1.5625 + 1) / 121 = 92.625 / 121
-    # p_e = (1/4) * 92.625 / 121 = 0.191374
-    # AC1 = (9/11 - p_e) / (1 - p_e) = (99 - 23.15625) / (121 - 23.15625) = 0.775152
-    p_e = 23.15625 / 121
+    # Gwet's irrCAC (gwet.ac1.raw) takes pi_k over all 12 rated units, unit 12 (rated once, a 3)
+    # included: pi_k = (1/12) sum_i r_ik / r_i = (3, 3.25, 3.5, 1.25, 1) / 12
+    # sum pi_k (1 - pi_k) = 1 - (9 + 10.5625 + 12.25 + 1.5625 + 1) / 144 = 109.625 / 144
+    # p_e = (1/4) * 109.625 / 144 = 109.625 / 576 = 0.190321 (published pe 0.1903212)
+    # AC1 = (9/11 - p_e) / (1 - p_e) = 0.775444 (published 0.77544). Before irrCAC's convention
+    # was adopted, unit 12 was left out of pi_k (p_e = 23.15625 / 121) and AC1 was 0.775152.
+    p_e = 109.625 / 576
     expected = (9 / 11 - p_e) / (1 - p_e)
     assert gwet_ac1(GWET_4_RATERS) == pytest.approx(expected, abs=1e-12)
-    # Published AC1 = 0.775 (Gwet 2014; irrCAC: pa 0.818, pe 0.190). The handbook also counts
-    # unit 12 (rated once) in pi_k: pi_3 = 3.5/12 ..., p_e = 109.625/576 = 0.190321 and
-    # AC1 = 0.775444; ours leaves it out (a unit rated once must not change AC1): 0.775152.
-    assert round(gwet_ac1(GWET_4_RATERS), 3) == 0.775
+    assert round(gwet_ac1(GWET_4_RATERS), 5) == 0.77544
     assert gwet_ac1(GWET_4_RATERS, categories=SCALE) == pytest.approx(expected, abs=1e-12)
 
 
@@ -47,21 +46,24 @@ def test_ac2_gwet_example_linear_and_quadratic():
     # unit 2 (2,2,3,2): 3 * (2 + 0.75) + 1 * (3 * 0.75) = 10.5 -> 10.5 / 12 = 0.875 (unit 8 too)
     # unit 6 (1,2,3,4): (1.5 + 2 + 2 + 1.5) / 12 = 7 / 12
     # p_a = (8 + 2 * 0.875 + 7/12) / 11 = 31 / 33 (published 0.939)
-    # T_w = 25 - sum |k - l| / 4 = 25 - 40/4 = 15; p_e = 15 / 20 * 92.625 / 121 = 0.574122
-    # (handbook, pi over 12 units: 0.571; AC2 0.859)
-    p_e = 15 / 20 * 92.625 / 121
+    # T_w = 25 - sum |k - l| / 4 = 25 - 40/4 = 15; irrCAC's pi_k over all 12 rated units (see
+    # above): p_e = 15 / 20 * 109.625 / 144 = 0.570964 (handbook 0.571; AC2 0.859). Before
+    # irrCAC's convention (pi over the 11 pairable units) p_e was 0.574122 and AC2 0.8577.
+    p_e = 15 / 20 * 109.625 / 144
     assert gwet_ac2(GWET_4_RATERS, weights="linear", categories=SCALE) == pytest.approx(
         (31 / 33 - p_e) / (1 - p_e), abs=1e-12
     )
-    assert round(gwet_ac2(GWET_4_RATERS, weights="linear", categories=SCALE), 3) == 0.858
+    assert round(gwet_ac2(GWET_4_RATERS, weights="linear", categories=SCALE), 3) == 0.859
     # Quadratic w_kl = 1 - (k - l)^2 / 16: unit 2: 3 * (2 + 15/16) + 3 * 15/16 = 11.625 -> /12;
     # unit 6: (34 + 42 + 42 + 34) / 16 / 12 = 9.5 / 12; p_a = (8 + 2 * 11.625/12 + 9.5/12) / 11
-    # T_w = 25 - 100/16 = 18.75; p_e = 18.75 / 20 * 92.625 / 121 = 0.717652 (handbook: 0.714)
+    # T_w = 25 - 100/16 = 18.75; p_e = 18.75 / 20 * 109.625 / 144 = 0.713704 (handbook 0.714;
+    # AC2 0.914; before irrCAC's convention p_e was 0.717652 and AC2 0.9128)
     p_a = (8 + 2 * 11.625 / 12 + 9.5 / 12) / 11
-    p_e = 18.75 / 20 * 92.625 / 121
+    p_e = 18.75 / 20 * 109.625 / 144
     assert gwet_ac2(GWET_4_RATERS, weights="quadratic", categories=SCALE) == pytest.approx(
         (p_a - p_e) / (1 - p_e), abs=1e-12
     )
+    assert round(gwet_ac2(GWET_4_RATERS, weights="quadratic", categories=SCALE), 3) == 0.914
 
 
 def test_ac2_with_identity_weights_is_ac1():

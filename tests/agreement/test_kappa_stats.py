@@ -158,10 +158,19 @@ def test_fleiss_with_two_raters_is_scotts_pi():
     assert fleiss_kappa([["a", "a", "b", "b"], ["a", "b", "b", "b"]]) == pytest.approx(14 / 30)
 
 
-def test_fleiss_ignores_units_rated_once_and_is_nan_when_undefined():
+def test_fleiss_counts_units_rated_once_in_chance_and_is_nan_when_undefined():
+    # Gwet's irrCAC (fleiss.kappa.raw): units rated once add nothing to P_bar but enter
+    # p_j = (1/n) sum_i n_ij / m_i over the n = 13 units rated at least once. (Before irrCAC's
+    # convention was adopted such units were left out and kappa stayed 0.20993.)
+    # p_j = ((20 + 14), (28 + 14), 39, 21, (32 + 14)) / (14 * 13) = (34, 42, 39, 21, 46) / 182
+    # P_e = (1156 + 1764 + 1521 + 441 + 2116) / 182^2 = 6998 / 33124; P_bar = 688 / 1820
     data = counts_to_raters_by_units(FLEISS_COUNTS).astype(float)
     extra = np.full((14, 3), np.nan)
     extra[0] = [1, 5, 2]
-    assert fleiss_kappa(np.hstack([data, extra])) == pytest.approx(fleiss_kappa(data))
+    p_e, p_bar = 6998 / 33124, 688 / 1820
+    assert fleiss_kappa(np.hstack([data, extra])) == pytest.approx(
+        (p_bar - p_e) / (1 - p_e), abs=1e-12
+    )
+    assert round(fleiss_kappa(np.hstack([data, extra])), 5) == 0.21142
     assert math.isnan(fleiss_kappa([["x", "x"], ["x", "x"]]))
     assert math.isnan(fleiss_kappa([["x", None], [None, "y"]]))
