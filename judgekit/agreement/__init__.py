@@ -11,7 +11,7 @@ judge replace the human raters?).
 """
 
 from judgekit.agreement.alpha import LEVELS, krippendorff_alpha
-from judgekit.agreement.alt_test import AltTestHuman, AltTestResult, alt_test
+from judgekit.agreement.alternative_annotator import AltTestHuman, AltTestResult, alt_test
 from judgekit.agreement.bootstrap import (
     ac1_ci,
     ac2_ci,
