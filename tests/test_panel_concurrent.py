@@ -398,3 +398,55 @@ def test_a_batch_another_live_run_collects_is_left_to_it(tmp_path, fake, api_env
         fake.batch_polls = 0
         third = run_panel(panel, store)
         assert third.judges[0].ok == 6 and fake.stats.batches == 1 and fake.stats.batch_requests == 6
+
+
+def test_calls_another_run_answers_meanwhile_are_written_from_its_answers_not_sent(tmp_path):
+    """The other run (another judge id, same model) answers the calls it held while this run
+    works: this run's ratings for them (and for an item with the same text) come from the
+    stored answers, with no call."""
+    from judgekit.calls import CallRow, release, write_calls
+
+    rows = labelled_items(10)
+    rows.append({**rows[0], "item_id": "same-text-as-it000"})  # shares it000's call
+    write_items(tmp_path, rows)
+    store_path = tmp_path / "s.db"
+    state: dict[str, object] = {}
+
+    def script(req):
+        if "held" in state and "answered" not in state:  # the other run answers its calls now
+            with Store(store_path) as other:
+                write_calls(other, state["held"])  # type: ignore[arg-type]
+                release(other, FOREIGN, [c.key for c in state["held"]])  # type: ignore[attr-defined]
+            state["answered"] = True
+        return default_script(req)
+
+    with FakeServer(script) as fake:
+        panel = load_panel(write_panel(tmp_path, [
+            {"id": "llm", "model": f"openai-compatible:{fake.openai_url}#m", "concurrency": 1}],
+            aggregate=None))
+        with Store(store_path) as store:
+            keys = _llm_keys(panel, store)
+            assert keys[10] == keys[0]
+            held = [0, 1, 2]
+            assert claim(store, FOREIGN, [keys[i] for i in held], seconds=60).claimed
+            rubric = panel.rubric
+            state["held"] = [
+                CallRow(key=keys[i], judge_id="other-id", spec="x", params="{}", rubric=rubric.id,
+                        rubric_hash=rubric.hash, item_id=rows[i]["item_id"], item_hash="h",
+                        trial=0, raw="{}", status="ok", label=rows[i]["truth"],
+                        rationale="from the other run", error=None, created_at=time.time())
+                for i in held
+            ]
+            summary = run_panel(panel, store)
+        j = summary.judges[0]
+        assert (j.ok, j.other_run, j.left_to_other_run, j.cached) == (7, 4, 0, 0)
+        assert fake.stats.requests == 7
+        assert not {r.user for r in fake.requests} & _users(panel, held)
+        assert "4 answered meanwhile by another judgekit run" in "\n".join(summary.lines())
+        with Store(store_path) as store:
+            df = store.ratings(rater_ids=["llm"]).set_index("item_id")
+            assert len(df) == 11
+            truth = {r["item_id"]: r["truth"] for r in rows}
+            assert df["label"].to_dict() == truth
+            for iid in ("it000", "it001", "it002", "same-text-as-it000"):
+                assert df.loc[iid, "rationale"] == "from the other run"

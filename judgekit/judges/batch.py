@@ -147,7 +147,7 @@ def _claimed(lease: RunLease, elsewhere: Elsewhere, chunk: list[Job]) -> list[Jo
         if job.key in got.held:
             elsewhere.add(job, got.held[job.key])
         elif job.key in batched:
-            elsewhere.add(job, "a provider batch of another judgekit run")
+            elsewhere.add(job, "a provider batch")
     mine = set(got.claimed)
     return [j for j in chunk if j.key in mine]
 

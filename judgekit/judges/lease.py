@@ -136,26 +136,28 @@ class RunLease:
 
 
 class Elsewhere:
-    """The jobs of one judge that another run held when this run looked, and the accounting of
-    them at the end (answered by the other run meanwhile, or left to it)."""
+    """The jobs of one judge that another run answered or held when this run looked, and the
+    accounting of them at the end: answered by the other run meanwhile, or left to it."""
 
     def __init__(self, run: JudgeRun, store: Store) -> None:
         self.run = run
         self.store = store
         self.held: dict[str, tuple[Job, str]] = {}  #: key → (job, owner)
+        self.done: list[Job] = []  #: answered in the store since the plan (by another run)
 
     def add(self, job: Job, owner: str) -> None:
         self.held[job.key] = (job, owner)
 
-    def answered(self, jobs: list[Job]) -> set[str]:
-        """Jobs answered in the store since the plan: their ratings from the stored answers."""
-        return take_answered(self.store, self.run, jobs)
+    def answered(self, jobs: list[Job]) -> None:
+        self.done.extend(jobs)
 
     def settle(self) -> None:
-        """At the end: what the other runs answered is written, the rest is counted as theirs."""
-        if not self.held:
+        """At the end (one pass over the store): the ratings of what the other runs answered
+        are written from the stored answers, the rest is counted as theirs."""
+        jobs = self.done + [job for job, _ in self.held.values()]
+        if not jobs:
             return
-        done = self.answered([job for job, _ in self.held.values()])
+        done = take_answered(self.store, self.run, jobs)
         s, followers = self.run.summary, self.run.followers
         owners: Counter[str] = Counter()
         for key, (_, owner) in self.held.items():
@@ -166,6 +168,7 @@ class Elsewhere:
             owners[owner] += n
         s.other_runs = [describe_owner(o) for o, _ in owners.most_common()]
         self.held.clear()
+        self.done.clear()
 
 
 class ClaimedJobs:
