@@ -16,6 +16,10 @@ and every lease of the run ends when it exits — normally, on an error or on Ct
 run killed with ``kill -9`` are free at once for a run on the same machine (the process is gone)
 and after their expiry for any other. Local judges (rules, replay) answer at once and are not
 leased (two runs store the same answer).
+
+Each run counts only its own calls; a run that ends while another still answers some of its
+calls exits 0 like any finished run (the other run stores them). A call a run stored as an
+``error`` is released with it, so another run still going may retry it, as the next run would.
 """
 
 from __future__ import annotations
@@ -83,7 +87,9 @@ class RunLease:
         self.used = False
 
     def claim(self, keys: Sequence[str], *, skip_batched: bool = False) -> Claim:
-        self.used = True
+        if not self.used:  # the first claim: every lease of the run lasts from now
+            self.used = True
+            self.renewed_at = time.time()
         got = claim(self.store, self.owner, keys, seconds=self.seconds, skip_batched=skip_batched)
         self.mine.update(got.claimed)
         return got
