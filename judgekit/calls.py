@@ -1,5 +1,6 @@
-"""Judge calls and provider batches: the only code that reads or writes the ``calls`` and
-``judge_batches`` tables (their schema is in the store's migrations).
+"""Judge calls, provider batches and the runs' leases on them: the only code that reads or writes
+the ``calls``, ``judge_batches`` and ``call_leases`` tables (their schema is in the store's
+migrations).
 
 A **call** is one answered (or failed) request to a judge, keyed by the hash of (judge spec +
 parameters, rubric hash, item hash, trial) — see :func:`judgekit.judges.base.call_key`. It keeps
@@ -466,26 +467,6 @@ def forget_owner(owner: str) -> None:
     _LIVE_OWNERS.discard(owner)
 
 
-def live_leases(store: Store, keys: Sequence[str], *, now: float | None = None) -> dict[str, str]:
-    """The live leases among ``keys`` (not expired, owner not known to be gone): key → owner."""
-    now = time.time() if now is None else now
-    out: dict[str, str] = {}
-    gone: dict[str, bool] = {}
-    for start in range(0, len(keys), MAX_SQL_VARIABLES):
-        part = list(keys[start : start + MAX_SQL_VARIABLES])
-        rows = store.conn.execute(
-            f"SELECT key, owner FROM call_leases WHERE expires_at > ?"
-            f" AND key IN ({','.join('?' * len(part))})",
-            [now, *part],
-        )
-        for key, owner in rows:
-            if owner not in gone:
-                gone[owner] = owner_gone(owner)
-            if not gone[owner]:
-                out[key] = owner
-    return out
-
-
 __all__ = [
     "LEASE_SECONDS",
     "BatchRow",
@@ -506,7 +487,6 @@ __all__ = [
     "forget_owner",
     "has_open_batches",
     "latest_parameters",
-    "live_leases",
     "mark_collected",
     "new_owner",
     "open_batches",
