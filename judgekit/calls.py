@@ -1,11 +1,15 @@
-"""Judge calls and provider batches: the only code that reads or writes the ``calls`` and
-``judge_batches`` tables (their schema is in the store's migrations).
+"""Judge calls, provider batches and the runs' leases on them: the only code that reads or writes
+the ``calls``, ``judge_batches`` and ``call_leases`` tables (their schema is in the store's
+migrations).
 
 A **call** is one answered (or failed) request to a judge, keyed by the hash of (judge spec +
 parameters, rubric hash, item hash, trial) — see :func:`judgekit.judges.base.call_key`. It keeps
 the raw completion, so a parser change re-parses without a new call, and the usage (tokens, cost,
 latency, attempts) exports and reports add up. A **batch** is a set of call keys submitted to a
-provider's batch API and not collected yet (``submitted``) or collected.
+provider's batch API and not collected yet (``submitted``) or collected. A **lease** is a run's
+claim on a pending call key (or on a submitted batch, ``batch:<id>``): concurrent ``judgekit
+judge`` runs on one store send a call only when they hold its live lease, so they split the work
+instead of sending every call twice (see :func:`claim`).
 
 Rows travel as dataclasses (:class:`CallRow`, :class:`BatchRow`, ...). Writes join a transaction
 that is already open (:meth:`judgekit.store.Store.transaction`), so a panel commits a call and the
@@ -15,9 +19,12 @@ rating made from it together. Functions returning DataFrames import pandas when 
 from __future__ import annotations
 
 import json
+import os
+import secrets
+import socket
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
@@ -288,22 +295,205 @@ def batch_rows(store: Store) -> list[BatchRow]:
     ]
 
 
+# --------------------------------------------------------------------------- leases
+#: How long a claim lasts, in seconds, unless its run renews it (``JUDGEKIT_LEASE_S`` sets it for a
+#: run). A run renews all its claims every quarter of this while it is alive, so only the claims
+#: of a run that crashed, froze or lost its machine run out, and the next run retries them after
+#: at most this long. A crashed run on the same machine (same host and pid namespace) is known
+#: to be gone at once — its process no longer exists —, so its claims are free immediately.
+LEASE_SECONDS = 120.0
+
+#: the runs of this process whose claims are live (a claim by this pid and another token is a
+#: leftover of an earlier process that had the same pid)
+_LIVE_OWNERS: set[str] = set()
+
+
+def _machine() -> str:
+    """This machine as a lease owner names it: the host name, and the pid namespace where one
+    can be read (two containers with one host name have their own pids)."""
+    host = socket.gethostname() or "localhost"
+    try:
+        ns = os.readlink("/proc/self/ns/pid")  # "pid:[4026531836]"
+    except OSError:
+        return host
+    return f"{host}/{ns.removeprefix('pid:').strip('[]')}"
+
+
+_MACHINE = _machine()
+
+
+@dataclass(slots=True)
+class Claim:
+    """What :func:`claim` did with each key it was given."""
+
+    claimed: list[str] = field(default_factory=list)  #: leased to the caller now
+    answered: list[str] = field(default_factory=list)  #: answered in the store (ok or abstain)
+    held: dict[str, str] = field(default_factory=dict)  #: key → owner of another run's live lease
+    batched: list[str] = field(default_factory=list)  #: in a submitted provider batch
+
+
+def new_owner() -> str:
+    """A fresh owner id for one run's leases: ``host[/pid-namespace]:pid:random``."""
+    owner = f"{_MACHINE}:{os.getpid()}:{secrets.token_hex(6)}"
+    _LIVE_OWNERS.add(owner)
+    return owner
+
+
+def owner_gone(owner: str) -> bool:
+    """Whether the run that owns a lease is known to be gone: it ran on this machine and its
+    process no longer exists (or it is an ended run of this process). A run elsewhere is never
+    known to be gone: its leases last until they expire."""
+    try:
+        machine, pid_text, _ = owner.rsplit(":", 2)
+        pid = int(pid_text)
+    except ValueError:
+        return False
+    if machine != _MACHINE or os.name != "posix" or pid <= 0:
+        return False
+    if pid == os.getpid():
+        return owner not in _LIVE_OWNERS
+    try:
+        os.kill(pid, 0)  # signal 0: only asks whether the process exists
+    except ProcessLookupError:
+        return True
+    except OSError:  # e.g. another user's process: alive
+        return False
+    return False
+
+
+def describe_owner(owner: str) -> str:
+    """An owner id for people: ``pid 4242 on host``."""
+    try:
+        machine, pid, _ = owner.rsplit(":", 2)
+    except ValueError:
+        return owner
+    return f"pid {pid} on {machine.split('/')[0]}"
+
+
+def batch_lease_key(batch_id: str) -> str:
+    """The lease key of a submitted batch (held by the run that collects it)."""
+    return f"batch:{batch_id}"
+
+
+def claim(
+    store: Store,
+    owner: str,
+    keys: Sequence[str],
+    *,
+    seconds: float,
+    skip_batched: bool = False,
+    now: float | None = None,
+) -> Claim:
+    """Lease the pending ``keys`` to ``owner`` for ``seconds``, in one ``BEGIN IMMEDIATE``
+    transaction: a key is claimed unless it is answered (``ok``/``abstain``) or another run holds
+    a live lease on it (one that has not expired, of an owner not known to be gone). A key the
+    owner holds already is claimed again (renewed). ``skip_batched``: keys in a submitted
+    provider batch (of any judge) are not claimed either."""
+    now = time.time() if now is None else now
+    out = Claim()
+    if not keys:
+        return out
+    gone: dict[str, bool] = {}
+    with store.transaction() as conn:
+        batched = _submitted_keys(store) if skip_batched else set()
+        for start in range(0, len(keys), MAX_SQL_VARIABLES):
+            part = list(keys[start : start + MAX_SQL_VARIABLES])
+            marks = ",".join("?" * len(part))
+            done = {k for (k,) in conn.execute(
+                f"SELECT key FROM calls WHERE status != 'error' AND key IN ({marks})", part)}
+            leases = dict(conn.execute(
+                f"SELECT key, owner FROM call_leases WHERE expires_at > ? AND key IN ({marks})",
+                [now, *part]))
+            free = []
+            for key in part:
+                if key in done:
+                    out.answered.append(key)
+                    continue
+                if key in batched:
+                    out.batched.append(key)
+                    continue
+                other = leases.get(key)
+                if other is not None and other != owner:
+                    if other not in gone:
+                        gone[other] = owner_gone(other)
+                    if not gone[other]:
+                        out.held[key] = other
+                        continue
+                free.append(key)
+            conn.executemany(
+                "INSERT OR REPLACE INTO call_leases (key, owner, expires_at) VALUES (?, ?, ?)",
+                [(k, owner, now + seconds) for k in free],
+            )
+            out.claimed += free
+    return out
+
+
+def _submitted_keys(store: Store) -> set[str]:
+    keys: set[str] = set()
+    for (blob,) in store.conn.execute("SELECT keys FROM judge_batches WHERE status = 'submitted'"):
+        keys.update(json.loads(blob))
+    return keys
+
+
+def renew(store: Store, owner: str, *, seconds: float, now: float | None = None) -> int:
+    """Extend every lease of ``owner`` to ``seconds`` from now; returns how many it holds."""
+    now = time.time() if now is None else now
+    with store.transaction() as conn:
+        cur = conn.execute("UPDATE call_leases SET expires_at = ? WHERE owner = ?", (now + seconds, owner))
+        return cur.rowcount
+
+
+def release(store: Store, owner: str, keys: Iterable[str]) -> None:
+    """End ``owner``'s leases on ``keys`` (joins an open transaction: a writer releases a call's
+    lease in the transaction that stores the call)."""
+    params = [(k, owner) for k in keys]
+    if not params:
+        return
+    with store.transaction() as conn:
+        conn.executemany("DELETE FROM call_leases WHERE key = ? AND owner = ?", params)
+
+
+def release_all(store: Store, owner: str, *, now: float | None = None) -> None:
+    """End every lease of ``owner`` (a run's exit) and drop leases that expired."""
+    now = time.time() if now is None else now
+    _LIVE_OWNERS.discard(owner)
+    with store.transaction() as conn:
+        conn.execute("DELETE FROM call_leases WHERE owner = ? OR expires_at <= ?", (owner, now))
+
+
+def forget_owner(owner: str) -> None:
+    """Mark a run of this process ended without touching the store (its leases, if it could not
+    release them, are then free for the next run of this process at once)."""
+    _LIVE_OWNERS.discard(owner)
+
+
 __all__ = [
+    "LEASE_SECONDS",
     "BatchRow",
     "CallRow",
+    "Claim",
     "JudgeParameters",
     "JudgeUsage",
     "ParsedAnswer",
     "StoredAnswer",
     "add_batch",
     "answered",
+    "batch_lease_key",
     "batch_rows",
     "call_rows",
     "calls_frame",
+    "claim",
+    "describe_owner",
+    "forget_owner",
     "has_open_batches",
     "latest_parameters",
     "mark_collected",
+    "new_owner",
     "open_batches",
+    "owner_gone",
+    "release",
+    "release_all",
+    "renew",
     "stored_cost",
     "update_parsed",
     "usage_by_judge",

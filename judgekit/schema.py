@@ -152,6 +152,19 @@ MIGRATIONS: list[tuple[str, str]] = [
         ALTER TABLE ratings ADD COLUMN call_key TEXT;
         """,
     ),
+    (
+        "005_call_leases",
+        """
+        -- claims of concurrent `judgekit judge` runs (owned by judgekit.calls): a pending call key
+        -- (or "batch:<batch_id>") is sent only by the run that holds its live lease
+        CREATE TABLE call_leases (
+            key TEXT PRIMARY KEY,        -- calls.key, or batch:<judge_batches.batch_id>
+            owner TEXT NOT NULL,         -- the run: host (and pid namespace), pid, random token
+            expires_at REAL NOT NULL     -- unix time, renewed while the run is alive
+        );
+        CREATE INDEX call_leases_by_owner ON call_leases (owner);
+        """,
+    ),
 ]
 
 

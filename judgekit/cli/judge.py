@@ -52,6 +52,14 @@ def judge_cmd(
     by the next run), 1 when it could not finish, 2 on bad input.
 
     \b
+    Several runs on one store split the work: each call is sent by the run that claimed it
+    (a lease in the store), so starting a second run beside a slow one sends nothing twice.
+    A run ends when nothing is left to claim and says how many calls another run is still
+    answering. Claims last 120 s (JUDGEKIT_LEASE_S sets other seconds), renewed while the run
+    is alive and released when it ends; those of a killed run are free at once on the same
+    machine (its process is gone), elsewhere once they expire.
+
+    \b
     Example:
       judgekit judge panel.yaml --store study.db --dry-run    # calls and cost, nothing sent
       judgekit judge panel.yaml --store study.db

@@ -7,6 +7,11 @@ is the call key), records the batch ids in the store (table ``judge_batches``), 
 a run stopped while batches are in flight (Ctrl-C, ``--no-wait``, a crash) finds them in the store
 next time, submits nothing twice and collects them. Failed requests inside a batch become
 ``error`` ratings and are resubmitted by the next run.
+
+Concurrent runs (:mod:`~judgekit.judges.lease`): a run submits only keys it has claimed and that
+no submitted batch holds (checked in the claim's transaction), then records the batch and leases
+it instead of its keys in one transaction; a batch leased by another live run is left to that
+run to collect.
 """
 
 from __future__ import annotations
@@ -16,16 +21,32 @@ import random
 import time
 from typing import Any
 
-from judgekit.calls import BatchRow, add_batch, mark_collected, open_batches
+from judgekit.calls import (
+    BatchRow,
+    add_batch,
+    batch_lease_key,
+    mark_collected,
+    open_batches,
+    release,
+)
 from judgekit.judges.base import BatchJudge, Completion, JudgeCallError
-from judgekit.judges.jobs import JudgeRun
+from judgekit.judges.jobs import Job, JudgeRun
+from judgekit.judges.lease import Elsewhere, RunLease
 from judgekit.judges.prices import BATCH_DISCOUNT, discounted
 from judgekit.judges.record import Answer, record
 from judgekit.store import Store
 
 
-async def run_batches(run: JudgeRun, store: Store, *, wait: bool) -> None:
+async def run_batches(run: JudgeRun, store: Store, *, wait: bool, lease: RunLease) -> None:
     """Submit, poll and collect the batches of one judge."""
+    elsewhere = Elsewhere(run, store)
+    await _run_batches(run, store, wait=wait, lease=lease, elsewhere=elsewhere)
+    elsewhere.settle()
+
+
+async def _run_batches(
+    run: JudgeRun, store: Store, *, wait: bool, lease: RunLease, elsewhere: Elsewhere
+) -> None:
     judge = run.judge
     assert isinstance(judge, BatchJudge)  # build_judge refuses batch: true for any other judge
     entry = run.entry
@@ -34,11 +55,23 @@ async def run_batches(run: JudgeRun, store: Store, *, wait: bool) -> None:
     s = run.summary
     run.price = discounted(run.price)
     jobs = {j.key: j for j in run.jobs}
-    waiting_batches = open_batches(store, entry.id, rubric.hash)
-    waiting = set().union(*waiting_batches.values()) if waiting_batches else set()
+    waiting_batches: dict[str, set[str]] = {}
+    waiting: set[str] = set()
+    for bid, in_batch in open_batches(store, entry.id, rubric.hash).items():
+        waiting |= in_batch
+        got = lease.claim([batch_lease_key(bid)])
+        if got.claimed:
+            waiting_batches[bid] = in_batch
+            continue
+        owner = got.held[batch_lease_key(bid)]  # another run collects this batch
+        for key in in_batch & jobs.keys():
+            elsewhere.add(jobs[key], owner)
     new = [j for j in run.jobs if j.key not in waiting]
     for start in range(0, len(new), judge.max_batch):
         chunk = new[start : start + judge.max_batch]
+        chunk = _claimed(lease, elsewhere, chunk)
+        if not chunk:
+            continue
         entries = [judge.batch_entry(items.request(j.item, j.trial), j.key) for j in chunk]
         try:
             bid = await _retrying(run, lambda entries=entries: judge.submit_batch(entries))
@@ -54,9 +87,11 @@ async def run_batches(run: JudgeRun, store: Store, *, wait: bool) -> None:
         s.batches += 1
         keys = [j.key for j in chunk]
         now = time.time()
-        add_batch(store, BatchRow(batch_id=bid, provider=judge.limit_group.split(":")[0],
-                                  judge_id=entry.id, spec=entry.model, rubric_hash=rubric.hash,
-                                  keys=keys, created_at=now, updated_at=now))
+        with store.transaction():
+            add_batch(store, BatchRow(batch_id=bid, provider=judge.limit_group.split(":")[0],
+                                      judge_id=entry.id, spec=entry.model, rubric_hash=rubric.hash,
+                                      keys=keys, created_at=now, updated_at=now))
+            lease.hand_to_batch(bid, keys)
         waiting_batches[bid] = set(keys)
     started = time.perf_counter()
     while waiting_batches:
@@ -90,12 +125,31 @@ async def run_batches(run: JudgeRun, store: Store, *, wait: bool) -> None:
                     record(run, jobs[key], Answer.failed(
                         "no result in the provider batch (expired or cancelled)", latency))
             run.panel.writer.flush()
-            mark_collected(store, bid)
+            with store.transaction():
+                mark_collected(store, bid)
+                release(store, lease.owner, [batch_lease_key(bid)])
             del waiting_batches[bid]
         if not waiting_batches or not wait:
             break
         await asyncio.sleep(entry.batch_poll_s)
     s.batch_waiting = sum(len(keys & jobs.keys()) for keys in waiting_batches.values())
+
+
+def _claimed(lease: RunLease, elsewhere: Elsewhere, chunk: list[Job]) -> list[Job]:
+    """The jobs of ``chunk`` this run may submit: claimed now, and in no submitted batch (another
+    run's batch submitted since this run looked, or one of a run that is gone: collected later)."""
+    got = lease.claim([j.key for j in chunk], skip_batched=True)
+    if got.answered:
+        done = set(got.answered)
+        elsewhere.answered([j for j in chunk if j.key in done])
+    batched = set(got.batched)
+    for job in chunk:
+        if job.key in got.held:
+            elsewhere.add(job, got.held[job.key])
+        elif job.key in batched:
+            elsewhere.add(job, "a provider batch")
+    mine = set(got.claimed)
+    return [j for j in chunk if j.key in mine]
 
 
 async def _retrying(run: JudgeRun, make: Any) -> str:

@@ -12,12 +12,17 @@ already answered (``ok`` or ``abstain``) is never sent again, so a rerun makes z
 changed rubric, judge parameter or item text makes new keys. Results are committed as they arrive
 (group commit, WAL), so ``kill -9`` loses at most the calls in flight. ``error`` results are
 stored too (with the reason) and retried on the next run.
+
+Concurrent runs on one store split the work: a remote judge's call is sent only by the run that
+claimed it (a lease in the store, :mod:`~judgekit.judges.lease`), so two runs together send each
+call once; a crashed run's claims are retried by the next run.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import random
 import time
 from collections.abc import Sequence
@@ -28,6 +33,7 @@ from judgekit.judges.aggregate import default_min_votes
 from judgekit.judges.base import Judge, JudgeContext, JudgeEntry, build_judge, spec_params
 from judgekit.judges.batch import run_batches
 from judgekit.judges.jobs import Items, JudgeRun, PanelRun
+from judgekit.judges.lease import ClaimedJobs, RunLease, lease_seconds
 from judgekit.judges.limits import AdaptiveConcurrency, RateLimiter, RetryPolicy
 from judgekit.judges.panel_aggregates import write_aggregates
 from judgekit.judges.panelfile import (
@@ -82,6 +88,7 @@ def run_panel(
         **({"env": env} if env is not None else {}),
     )
     judges = _build(panel, entries, ctx)
+    seconds = lease_seconds(os.environ if env is None else env)
     shared = PanelRun(rubric, Items(panel.items), AnswerParser(rubric), Writer(store, rubric), progress)
     if not dry_run:
         store.put_items(panel.items)
@@ -97,14 +104,19 @@ def run_panel(
         result.seconds = time.perf_counter() - t0
         return result
     shared.writer.flush()
+    lease = RunLease(store, seconds)
+    shared.writer.on_commit = lease.committed
     if progress is not None:
         progress.start(sum(r.pending for r in runs), sum(r.summary.cached for r in runs))
     try:
-        _send(store, shared.writer, runs, wait=wait)
+        _send(store, shared.writer, runs, lease, wait=wait)
     except KeyboardInterrupt:
         result.interrupted = True
     finally:
-        shared.writer.flush()
+        try:
+            shared.writer.flush()
+        finally:
+            lease.release_all()
         if progress is not None:
             progress.stop()
         for run in runs:
@@ -174,8 +186,9 @@ def _judge_runs(
     return runs
 
 
-def _send(store: Store, writer: Writer, runs: list[JudgeRun], *, wait: bool) -> None:
-    """Local judges answer first, one by one; then remote and batched judges run together."""
+def _send(store: Store, writer: Writer, runs: list[JudgeRun], lease: RunLease, *, wait: bool) -> None:
+    """Local judges answer first, one by one (not leased: they answer at once, and two runs
+    store the same answer); then remote and batched judges run together, on claimed calls."""
     for run in runs:
         if run.judge.local:
             answer_locally(run)
@@ -183,32 +196,45 @@ def _send(store: Store, writer: Writer, runs: list[JudgeRun], *, wait: bool) -> 
     batched = [r for r in runs if r.entry.batch
                and (r.jobs or has_open_batches(store, r.entry.id, r.panel.rubric.hash))]
     if remote or batched:
-        asyncio.run(_send_remote(store, writer, remote, batched, wait=wait))
+        asyncio.run(_send_remote(store, writer, remote, batched, lease, wait=wait))
 
 
 async def _send_remote(
-    store: Store, writer: Writer, remote: list[JudgeRun], batched: list[JudgeRun], *, wait: bool
+    store: Store,
+    writer: Writer,
+    remote: list[JudgeRun],
+    batched: list[JudgeRun],
+    lease: RunLease,
+    *,
+    wait: bool,
 ) -> None:
     """Stream the remote judges' calls and send the batched ones, all at once, while the writer
-    commits answers as they arrive; closes the judges' connections at the end."""
-    writer_task = asyncio.create_task(writer.run())
+    commits answers as they arrive and the lease's heartbeat renews the run's claims; closes the
+    judges' connections at the end."""
+    background = [asyncio.create_task(writer.run()), asyncio.create_task(lease.heartbeat())]
     rng = random.Random()
     runs = [*remote, *batched]
+    sources = [ClaimedJobs(run, lease, store) for run in remote]
     try:
-        tasks = [asyncio.create_task(run_batches(run, store, wait=wait)) for run in batched]
-        tasks += [asyncio.create_task(w) for run in remote for w in workers(run, rng)]
+        tasks = [asyncio.create_task(run_batches(run, store, wait=wait, lease=lease)) for run in batched]
+        tasks += [asyncio.create_task(w) for run, source in zip(remote, sources, strict=True)
+                  for w in workers(run, rng, source)]
         await asyncio.gather(*tasks)
+        for source in sources:
+            source.settle()
     finally:
-        writer_task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await writer_task
+        for task in background:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
         writer.flush()
         for run in runs:
             with contextlib.suppress(Exception):
                 await run.judge.aclose()
             if run.stopped:
-                done = run.summary.ok + run.summary.abstain + run.summary.error
-                run.summary.not_attempted = run.pending_total - done
+                s = run.summary
+                done = s.ok + s.abstain + s.error + s.other_run + s.left_to_other_run
+                s.not_attempted = run.pending_total - done
 
 
 __all__ = [

@@ -8,7 +8,7 @@ changed rubric, judge parameter or item text makes new keys.
 
 from __future__ import annotations
 
-from judgekit.calls import answered
+from judgekit.calls import StoredAnswer, answered
 from judgekit.judges.base import Completion, JudgeEntry, call_key
 from judgekit.judges.jobs import Items, Job, JudgeRun
 from judgekit.judges.prices import call_cost, discounted
@@ -64,16 +64,42 @@ def plan(store: Store, run: JudgeRun) -> None:
                 todo.append(job)
                 continue
             summary.cached += 1
-            iid = items.ids[job.item]
-            # rewritten when the label changed, or when it now comes from another call
-            # (parameters switched back): the rating must point at the call it is made from
-            if have.get((iid, job.trial)) != (hit.label, hit.status, job.key):
-                text = hit.rationale if hit.status == "ok" else f"abstain: {hit.error}"
-                writer.add(judge_rating(rubric, item_id=iid, rater_id=entry.id, trial=job.trial,
-                                        status=hit.status, label=hit.label, text=text,
-                                        call_key=job.key))
+            _write_stored(run, job, hit, have)
     run.jobs, run.followers = split_followers(todo)
     run.pending_total = run.pending
+
+
+def _write_stored(
+    run: JudgeRun, job: Job, hit: StoredAnswer, have: dict[tuple[str, int], tuple[str | None, str, str | None]]
+) -> None:
+    """The rating of ``job`` from its stored answer, unless the stored rating says the same."""
+    rubric, iid = run.panel.rubric, run.panel.items.ids[job.item]
+    # rewritten when the label changed, or when it now comes from another call
+    # (parameters switched back): the rating must point at the call it is made from
+    if have.get((iid, job.trial)) != (hit.label, hit.status, job.key):
+        text = hit.rationale if hit.status == "ok" else f"abstain: {hit.error}"
+        run.panel.writer.add(judge_rating(rubric, item_id=iid, rater_id=run.entry.id,
+                                          trial=job.trial, status=hit.status, label=hit.label,
+                                          text=text, call_key=job.key))
+
+
+def take_answered(store: Store, run: JudgeRun, jobs: list[Job]) -> set[str]:
+    """Pending jobs (leads) that another run answered since the plan: their ratings and their
+    followers' are written from the stored answers (as cached ones are), counted in the
+    summary's ``other_run``; returns the keys that were answered."""
+    done = answered(store, [j.key for j in jobs])
+    if not done:
+        return set()
+    rubric, entry, s = run.panel.rubric, run.entry, run.summary
+    have = store.judge_rating_calls(entry.id, rubric.id, rubric.hash)
+    for job in jobs:
+        hit = done.get(job.key)
+        if hit is None:
+            continue
+        for j in (job, *run.followers.pop(job.key, ())):
+            _write_stored(run, j, hit, have)
+            s.other_run += 1
+    return set(done)
 
 
 def split_followers(jobs: list[Job]) -> tuple[list[Job], dict[str, list[Job]]]:
@@ -107,4 +133,4 @@ def estimate(run: JudgeRun) -> None:
     s.input_tokens = tokens_in
 
 
-__all__ = ["TYPICAL_ANSWER_TOKENS", "estimate", "judge_jobs", "plan", "split_followers"]
+__all__ = ["TYPICAL_ANSWER_TOKENS", "estimate", "judge_jobs", "plan", "split_followers", "take_answered"]

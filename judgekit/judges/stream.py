@@ -12,7 +12,7 @@ import asyncio
 import random
 import time
 from collections.abc import Coroutine, Iterator
-from typing import Any
+from typing import Any, Protocol
 
 from judgekit.judges.base import Completion, JudgeCallError
 from judgekit.judges.jobs import Job, JudgeRun
@@ -35,16 +35,35 @@ def answer_locally(run: JudgeRun) -> None:
     writer.flush()
 
 
-def workers(run: JudgeRun, rng: random.Random) -> list[Coroutine[Any, Any, None]]:
-    """The workers of a remote judge (``concurrency`` of them, sharing one queue of jobs)."""
-    queue = iter(run.jobs)
+class JobSource(Protocol):
+    """Where workers take their jobs: :class:`~judgekit.judges.lease.ClaimedJobs` hands out the
+    jobs this run has claimed; None when nothing is left."""
+
+    def next(self) -> Job | None: ...
+
+
+class AllJobs:
+    """Every job of the judge, in order (no claims: a store no other run writes to)."""
+
+    def __init__(self, jobs: list[Job]) -> None:
+        self._jobs: Iterator[Job] = iter(jobs)
+
+    def next(self) -> Job | None:
+        return next(self._jobs, None)
+
+
+def workers(
+    run: JudgeRun, rng: random.Random, source: JobSource | None = None
+) -> list[Coroutine[Any, Any, None]]:
+    """The workers of a remote judge (``concurrency`` of them, sharing one source of jobs)."""
+    queue = source if source is not None else AllJobs(run.jobs)
     return [_worker(run, queue, rng) for _ in range(min(run.entry.concurrency, len(run.jobs)))]
 
 
-async def _worker(run: JudgeRun, queue: Iterator[Job], rng: random.Random) -> None:
+async def _worker(run: JudgeRun, queue: JobSource, rng: random.Random) -> None:
     items = run.panel.items
     est = 0
-    for job in queue:
+    while (job := queue.next()) is not None:
         if run.stopped:
             return
         request = items.request(job.item, job.trial)
@@ -90,4 +109,4 @@ async def _worker(run: JudgeRun, queue: Iterator[Job], rng: random.Random) -> No
             await asyncio.sleep(run.policy.delay(attempt, failure.retry_after, rng))
 
 
-__all__ = ["answer_locally", "workers"]
+__all__ = ["AllJobs", "JobSource", "answer_locally", "workers"]

@@ -49,6 +49,9 @@ class JudgeSummary:
     lowest_concurrency: float | None = None
     batches: int = 0  #: provider batches submitted in this run
     batch_waiting: int = 0  #: calls still waiting in provider batches (run again to collect)
+    other_run: int = 0  #: answered meanwhile by another judgekit run on the store (no call here)
+    left_to_other_run: int = 0  #: claimed by another judgekit run that is still answering them
+    other_runs: list[str] = field(default_factory=list)  #: those runs ("pid 4242 on host")
     pending: int = 0  #: dry run: calls a run would make
     estimated_cost_usd: float = 0.0  #: dry run: with answers of typical length
     max_cost_usd: float = 0.0  #: dry run: if every answer used max_tokens
@@ -81,7 +84,7 @@ class PanelSummary:
 
     def totals(self) -> dict[str, Any]:
         keys = ("total", "cached", "called", "ok", "abstain", "error", "not_attempted", "attempts",
-                "input_tokens", "output_tokens", "cached_tokens")
+                "input_tokens", "output_tokens", "cached_tokens", "other_run", "left_to_other_run")
         out: dict[str, Any] = {k: sum(getattr(j, k) for j in self.judges) for k in keys}
         out["cost_usd"] = round(sum(j.cost_usd for j in self.judges), 6)
         return out
@@ -92,7 +95,9 @@ class PanelSummary:
         t = self.totals()
         out = [
             f"Panel over {self.items} items under {self.rubric}: {t['called']} answered now, "
-            f"{t['cached']} from cache, {t['abstain']} abstentions, {t['error']} errors, "
+            f"{t['cached']} from cache, "
+            + (f"{t['other_run']} by another judgekit run, " if t["other_run"] else "")
+            + f"{t['abstain']} abstentions, {t['error']} errors, "
             f"{t['input_tokens'] + t['output_tokens']} tokens, ${t['cost_usd']:.4f} "
             f"in {self.seconds:.1f}s."
         ]
@@ -119,6 +124,13 @@ class PanelSummary:
             if j.batch_waiting:
                 out.append(f"    {j.batch_waiting} calls waiting in provider batches; run again "
                            "to collect them")
+            if j.other_run:
+                out.append(f"    {j.other_run} answered meanwhile by another judgekit run on the store "
+                           "(not sent again)")
+            if j.left_to_other_run:
+                who = ", ".join(j.other_runs[:3]) + (" and others" if len(j.other_runs) > 3 else "")
+                out.append(f"    {j.left_to_other_run} calls are being answered by another judgekit "
+                           f"run ({who}); that run stores and counts them")
             if j.stopped:
                 out.append(f"    STOPPED: {j.stopped}")
         for rater, n in self.aggregates.items():

@@ -2,13 +2,14 @@
 
 Results wait in a buffer only while the previous transaction commits (WAL), so a killed run
 loses at most the calls in flight and never keeps a rating without its call or a call without
-its rating.
+its rating. A call's lease (:mod:`~judgekit.judges.lease`) ends in the transaction that stores it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable, Sequence
 
 from judgekit.calls import CallRow, write_calls
 from judgekit.rubric import Rubric
@@ -37,9 +38,13 @@ def judge_rating(
 class Writer:
     """Group commit: results wait in a buffer only while the previous transaction commits."""
 
-    def __init__(self, store: Store, rubric: Rubric) -> None:
+    def __init__(
+        self, store: Store, rubric: Rubric, *, on_commit: Callable[[Sequence[str]], None] | None = None
+    ) -> None:
         self.store = store
         self.rubric = rubric
+        #: called inside each transaction with the keys of the calls it stores
+        self.on_commit = on_commit
         self.calls: list[CallRow] = []
         self.ratings: list[JudgeRating] = []
         self.retired: list[tuple[str, str, int]] = []
@@ -70,6 +75,8 @@ class Writer:
                 self.store.retire_judge_ratings(r.id, r.hash, retired, now=now)
             if calls:
                 write_calls(self.store, calls)
+                if self.on_commit is not None:
+                    self.on_commit([c.key for c in calls])
             self.store.write_judge_ratings(r.id, r.hash, ratings, now=now)
 
     async def run(self) -> None:
