@@ -19,15 +19,13 @@ rating made from it together. Functions returning DataFrames import pandas when 
 from __future__ import annotations
 
 import json
-import os
-import secrets
-import socket
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, fields
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
+from judgekit.run_owner import describe_owner, forget_owner, new_owner, owner_gone
 from judgekit.schema import MAX_SQL_VARIABLES
 from judgekit.store import Store
 
@@ -303,25 +301,6 @@ def batch_rows(store: Store) -> list[BatchRow]:
 #: to be gone at once — its process no longer exists —, so its claims are free immediately.
 LEASE_SECONDS = 120.0
 
-#: the runs of this process whose claims are live (a claim by this pid and another token is a
-#: leftover of an earlier process that had the same pid)
-_LIVE_OWNERS: set[str] = set()
-
-
-def _machine() -> str:
-    """This machine as a lease owner names it: the host name, and the pid namespace where one
-    can be read (two containers with one host name have their own pids)."""
-    host = socket.gethostname() or "localhost"
-    try:
-        ns = os.readlink("/proc/self/ns/pid")  # "pid:[4026531836]"
-    except OSError:
-        return host
-    return f"{host}/{ns.removeprefix('pid:').strip('[]')}"
-
-
-_MACHINE = _machine()
-
-
 @dataclass(slots=True)
 class Claim:
     """What :func:`claim` did with each key it was given."""
@@ -330,44 +309,6 @@ class Claim:
     answered: list[str] = field(default_factory=list)  #: answered in the store (ok or abstain)
     held: dict[str, str] = field(default_factory=dict)  #: key → owner of another run's live lease
     batched: list[str] = field(default_factory=list)  #: in a submitted provider batch
-
-
-def new_owner() -> str:
-    """A fresh owner id for one run's leases: ``host[/pid-namespace]:pid:random``."""
-    owner = f"{_MACHINE}:{os.getpid()}:{secrets.token_hex(6)}"
-    _LIVE_OWNERS.add(owner)
-    return owner
-
-
-def owner_gone(owner: str) -> bool:
-    """Whether the run that owns a lease is known to be gone: it ran on this machine and its
-    process no longer exists (or it is an ended run of this process). A run elsewhere is never
-    known to be gone: its leases last until they expire."""
-    try:
-        machine, pid_text, _ = owner.rsplit(":", 2)
-        pid = int(pid_text)
-    except ValueError:
-        return False
-    if machine != _MACHINE or os.name != "posix" or pid <= 0:
-        return False
-    if pid == os.getpid():
-        return owner not in _LIVE_OWNERS
-    try:
-        os.kill(pid, 0)  # signal 0: only asks whether the process exists
-    except ProcessLookupError:
-        return True
-    except OSError:  # e.g. another user's process: alive
-        return False
-    return False
-
-
-def describe_owner(owner: str) -> str:
-    """An owner id for people: ``pid 4242 on host``."""
-    try:
-        machine, pid, _ = owner.rsplit(":", 2)
-    except ValueError:
-        return owner
-    return f"pid {pid} on {machine.split('/')[0]}"
 
 
 def batch_lease_key(batch_id: str) -> str:
@@ -456,15 +397,9 @@ def release(store: Store, owner: str, keys: Iterable[str]) -> None:
 def release_all(store: Store, owner: str, *, now: float | None = None) -> None:
     """End every lease of ``owner`` (a run's exit) and drop leases that expired."""
     now = time.time() if now is None else now
-    _LIVE_OWNERS.discard(owner)
+    forget_owner(owner)
     with store.transaction() as conn:
         conn.execute("DELETE FROM call_leases WHERE owner = ? OR expires_at <= ?", (owner, now))
-
-
-def forget_owner(owner: str) -> None:
-    """Mark a run of this process ended without touching the store (its leases, if it could not
-    release them, are then free for the next run of this process at once)."""
-    _LIVE_OWNERS.discard(owner)
 
 
 __all__ = [

@@ -155,10 +155,10 @@ MIGRATIONS: list[tuple[str, str]] = [
     (
         "005_call_leases",
         """
-        -- claims of concurrent `judgekit judge` runs (owned by judgekit.calls): a pending call key
-        -- (or "batch:<batch_id>") is sent only by the run that holds its live lease
+        -- claims of concurrent `judgekit judge` runs (owned by judgekit.calls) on a pending call
+        -- key or on a submitted batch: a call is sent only by the run that holds its live lease
         CREATE TABLE call_leases (
-            key TEXT PRIMARY KEY,        -- calls.key, or batch:<judge_batches.batch_id>
+            key TEXT PRIMARY KEY,        -- a call key, or "batch:" + a batch id
             owner TEXT NOT NULL,         -- the run: host (and pid namespace), pid, random token
             expires_at REAL NOT NULL     -- unix time, renewed while the run is alive
         );
