@@ -1,0 +1,2 @@
+"""stub"""
+CONTROLS: list = []
