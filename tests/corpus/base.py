@@ -194,3 +194,13 @@ def zip_bytes(entries: list[tuple[str, bytes]], *, method: int = zipfile.ZIP_DEF
             info.compress_type = method
             zf.writestr(info, data)
     return buf.getvalue()
+
+
+@dataclass(frozen=True)
+class Valid:
+    """The unbroken file a family of cases breaks: it must be accepted (exit 0), so each case fails
+    because of what it breaks and nothing else."""
+
+    id: str
+    files: Mapping[str, Content]
+    args: tuple[str, ...]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from corpus.base import FOLDER, REPO, Case, text
+from corpus.base import FOLDER, REPO, Case, Valid, text
 
 NEW = "new finding (not in issue 9): "
 NEW_HUGE_INT = NEW + "a YAML integer of more than 4,300 digits escapes as a ValueError traceback"
@@ -328,3 +328,176 @@ SAMPLE_CASES = [
 ]
 
 CASES: list[Case] = [*RUBRIC_CASES, *POLICY_CASES, *PANEL_CASES, *CRITERIA_CASES, *SAMPLE_CASES]
+
+
+# ----------------------------------------------------------------------------- a wrong type at every key
+NEW_LAX = (NEW + "config values are coerced (pydantic lax mode): true -> 1, '200' -> 200, 200.0 -> 200, "
+           "'yes' -> True; never coerce, refuse")
+
+
+#: "wrong" values that are right there (a criterion's label may be a list of labels)
+VALID_ANYWAY = {"criteria-type-criteria-0-label-list"}
+#: coerced values refused anyway (true -> 1 is below n_resamples' minimum of 100)
+REFUSED_ANYWAY = {"policy-type-n_resamples-bool"}
+
+
+def _wrong_values(valid) -> list[tuple[str, object, bool]]:
+    """(variant name, a value of the wrong type for ``valid``, coerced today?)."""
+    if isinstance(valid, bool):
+        return [("text-yes", "yes", True), ("number-1", 1, True)]
+    if isinstance(valid, int):
+        return [("bool", True, True), ("quoted", str(valid), True), ("float", float(valid), True),
+                ("list", [valid], False)]
+    if isinstance(valid, float):
+        return [("bool", True, True), ("quoted", str(valid), True), ("mapping", {"v": valid}, False)]
+    if isinstance(valid, str):
+        return [("number", 5, False), ("list", [valid], False)]
+    if isinstance(valid, list):
+        return [("scalar", "x", False), ("mapping", {"a": 1}, False)]
+    if isinstance(valid, dict):
+        return [("list", [1, 2], False)]
+    raise TypeError(valid)
+
+
+def _get(doc, path):
+    for p in path:
+        doc = doc[p]
+    return doc
+
+
+def _set_path(doc, path, value):
+    for p in path[:-1]:
+        doc = doc[p]
+    doc[path[-1]] = value
+
+
+def _loc(path) -> str:
+    out = ""
+    for p in path:
+        out += f"[{p}]" if isinstance(p, int) else ("." if out else "") + str(p)
+    return out
+
+
+def wrong_types(kind: str, name: str, base: dict, args: tuple[str, ...], paths: list[tuple],
+                *, what: str, expect_key=_loc, extra_files: dict | None = None,
+                no_output: tuple[str, ...] = ()) -> list[Case]:
+    """One case per key in ``paths`` and per wrong type for its value in ``base``."""
+    import copy
+
+    import yaml
+
+    out = []
+    for path in paths:
+        for variant, value, coerced in _wrong_values(_get(base, path)):
+            doc = copy.deepcopy(base)
+            _set_path(doc, path, value)
+            body = yaml.safe_dump(doc, sort_keys=False, allow_unicode=True)
+            cid = f"{kind}-type-{_loc(path).replace('[', '-').replace(']', '').replace('.', '-')}-{variant}"
+            if cid in VALID_ANYWAY:
+                continue
+            coerced = coerced and cid not in REFUSED_ANYWAY
+            out.append(Case(id=cid, kind=kind, files={name: text(body), **(extra_files or {})}, args=args,
+                            expect=(what, expect_key(path)), xfail=NEW_LAX if coerced else None,
+                            no_output=no_output))
+    return out
+
+
+POLICY_DOC = {
+    "rubric": "refusal", "judges": ["j1"], "reference": "final", "humans": ["h1", "h2"], "by": ["model"],
+    "checks": {"min_items": 1, "metric": "kappa", "min_value": 0.1, "min_lower_bound": -1.0,
+               "max_abstention_rate": 0.5, "max_error_rate": 0.5,
+               "min_class_recall": {"min": 0.1, "min_support": 1},
+               "per_slice": {"min_items": 1, "min_value": -1.0}, "within_human_noise": {"margin": 1.0}},
+    "n_resamples": 100, "seed": 0,
+}
+POLICY_PATHS = [("rubric",), ("judges",), ("judges", 0), ("reference",), ("humans",), ("by",), ("checks",),
+                ("checks", "min_items"), ("checks", "metric"), ("checks", "min_value"),
+                ("checks", "min_lower_bound"), ("checks", "max_abstention_rate"), ("checks", "max_error_rate"),
+                ("checks", "min_class_recall"), ("checks", "min_class_recall", "min"),
+                ("checks", "min_class_recall", "min_support"), ("checks", "per_slice", "min_items"),
+                ("checks", "per_slice", "min_value"), ("checks", "within_human_noise", "margin"),
+                ("n_resamples",), ("seed",)]
+
+PANEL_DOC = {
+    "rubric": "refusal", "items": "items.jsonl", "description": "corpus panel",
+    "judges": [{"id": "kw", "model": "rules:refusal-keywords", "trials": 1, "concurrency": 2,
+                "max_rpm": 600.0, "max_tpm": 100000.0, "timeout_s": 10.0, "temperature": 0.0,
+                "max_tokens": 50, "structured": True, "max_attempts": 2, "backoff_s": 0.5,
+                "max_backoff_s": 1.0, "price": {"input": 0.0, "output": 0.0}, "options": {},
+                "batch": False, "batch_poll_s": 5.0}],
+    "aggregate": {"methods": ["majority"], "tie": "abstain", "min_votes": 1},
+}
+PANEL_PATHS = [("rubric",), ("items",), ("description",), ("judges",), ("judges", 0), ("aggregate",),
+               ("aggregate", "methods"), ("aggregate", "tie"), ("aggregate", "min_votes"),
+               ("judges", 0, "price", "input")] + [
+    ("judges", 0, k) for k in PANEL_DOC["judges"][0]]
+
+RUBRIC_DOC = {
+    "name": "corpus_scale", "version": 1, "title": "Corpus scale", "level": "ordinal",
+    "description": "A scale for the corpus.", "instructions": "Rate it.",
+    "labels": [{"code": "low", "value": 0.0, "description": "Low.", "examples": ["a"]},
+               {"code": "high", "value": 1.0, "description": "High.", "examples": ["b"]}],
+    "aliases": {"lo": "low"}, "priority_ordered": False, "judge": {"answer_format": "json"},
+}
+RUBRIC_PATHS = [("name",), ("version",), ("title",), ("level",), ("description",), ("instructions",),
+                ("labels",), ("labels", 0), ("labels", 1, "code"), ("labels", 1, "value"),
+                ("labels", 1, "description"), ("labels", 1, "examples"), ("aliases",), ("aliases", "lo"),
+                ("priority_ordered",), ("judge",), ("judge", "answer_format")]
+
+CRITERIA_DOC = {
+    "rater": "h1", "per": "model",
+    "criteria": [{"name": "refusals", "rubric": "refusal", "label": "full_refusal",
+                  "where": {"model": "m0"}, "op": "<=", "threshold": 0.9, "require": "pooled", "min_n": 1}],
+}
+CRITERIA_PATHS = [("rater",), ("per",), ("criteria",), ("criteria", 0)] + [
+    ("criteria", 0, k) for k in CRITERIA_DOC["criteria"][0]]
+
+SAMPLE_DOC = {
+    "name": "pilot2", "size": 4, "rubric": "refusal", "judges": ["j1"], "strata": ["model"],
+    "min_per_stratum": 1, "random_share": 0.5, "targeted": True, "overlap": 0.25, "seed": 1,
+    "exclude_rated": False,
+}
+SAMPLE_PATHS = [(k,) for k in SAMPLE_DOC]
+
+
+def _criteria_key(path) -> str:
+    return str(path[-1]) if len(path) > 2 else _loc(path)
+
+
+WRONG_TYPE_CASES = [
+    *wrong_types("policy", "policy.yaml", POLICY_DOC, POLICY_ARGS, POLICY_PATHS, what="Policy file",
+                 no_output=NO_VERDICT),
+    *wrong_types("panel", "panel.yaml", PANEL_DOC, PANEL_ARGS, PANEL_PATHS, what="Panel file",
+                 extra_files={"items.jsonl": text(ITEMS)}),
+    *wrong_types("rubric", "rubric.yaml", RUBRIC_DOC,
+                 ("import", "{case}/r.csv", "--rubric", "{case}/rubric.yaml", "--store", "{store}"),
+                 RUBRIC_PATHS, what="Rubric file",
+                 extra_files={"r.csv": text("item_id,rater_id,label\nz1,ann,low\nz2,ann,high\n")}),
+    *wrong_types("criteria", "criteria.yaml", CRITERIA_DOC, CRITERIA_ARGS, CRITERIA_PATHS, what="Criteria file",
+                 expect_key=_criteria_key),
+    *wrong_types("sample", "spec.yaml", SAMPLE_DOC, SPEC_ARGS, SAMPLE_PATHS, what="Sample spec"),
+]
+
+CASES += WRONG_TYPE_CASES
+
+
+def _doc(d: dict) -> bytes:
+    import yaml
+
+    return text(yaml.safe_dump(d, sort_keys=False, allow_unicode=True))
+
+
+VALID = [
+    Valid("rubric", {"rubric.yaml": text(RUBRIC)}, RUBRIC_ARGS),
+    Valid("rubric-doc", {"rubric.yaml": _doc(RUBRIC_DOC),
+                         "r.csv": text("item_id,rater_id,label\nz1,ann,low\nz2,ann,high\n")},
+          ("import", "{case}/r.csv", "--rubric", "{case}/rubric.yaml", "--store", "{store}")),
+    Valid("policy", {"policy.yaml": text(POLICY)}, POLICY_ARGS),
+    Valid("policy-doc", {"policy.yaml": _doc(POLICY_DOC)}, POLICY_ARGS),
+    Valid("panel", {"panel.yaml": text(PANEL), "items.jsonl": text(ITEMS)}, PANEL_ARGS),
+    Valid("panel-doc", {"panel.yaml": _doc(PANEL_DOC), "items.jsonl": text(ITEMS)}, PANEL_ARGS),
+    Valid("criteria", {"criteria.yaml": text(CRITERIA)}, CRITERIA_ARGS),
+    Valid("criteria-doc", {"criteria.yaml": _doc(CRITERIA_DOC)}, CRITERIA_ARGS),
+    Valid("sample", {"spec.yaml": text(SPEC)}, SPEC_ARGS),
+    Valid("sample-doc", {"spec.yaml": _doc(SAMPLE_DOC)}, SPEC_ARGS),
+]

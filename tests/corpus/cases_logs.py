@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from corpus.base import FOLDER, Case, text, zip_bytes
+from corpus.base import FOLDER, Case, Valid, text, zip_bytes
 
 ITEM_2 = "issue 9 item 2, in flight"
 ITEM_9 = "issue 9 item 9, in flight"
@@ -99,7 +99,7 @@ LS_JSON_CASES = [
     ls("item-id-object", "ls-json", edited(lambda e: _set(e[0]["data"], "item_id", {"a": 1})),
        ("task 1", "item_id"), xfail=ITEM_9),
     ls("item-id-space", "ls-json", edited(lambda e: _set(e[0]["data"], "item_id", "ls1 ")),
-       ("task 1", "item_id"), xfail=ITEM_13),
+       (("task 1", "row 1"), "item_id"), xfail=ITEM_13),
     ls("response-number", "ls-json", edited(lambda e: _set(e[0]["data"], "response", 5)),
        ("task 1", "response"), xfail=ITEM_9),
     ls("stored-item-other-text", "ls-json", edited(lambda e: _set(e[0]["data"], "item_id", "i0")),
@@ -138,7 +138,7 @@ LS_MIN_CASES = [
     ls("annotator-unknown-id", "ls-min", text(json.dumps(min_edited(lambda r: _set(r[0], "annotator", 99)))),
        ("annotator 99",)),
     ls("choice-object", "ls-min", text(json.dumps(min_edited(
-        lambda r: _set(r[0], "restrictiveness", {"choices": {"a": 1}})))), ("task 1",)),
+        lambda r: _set(r[0], "restrictiveness", {"choices": {"a": 1}})))), (("task 1", "row 1"),)),
 ]
 
 
@@ -154,7 +154,7 @@ LS_CSV_CASES = [
     ls("no-annotator-column", "ls-csv", text("id,item_id,restrictiveness\n1,ls1,r0_full_compliance\n"),
        ("'annotator'",), ext="csv"),
     ls("no-item-id", "ls-csv", _csv_rows(min_edited(lambda r: _set(r[0], "item_id", ""))),
-       ("row 1", "no item_id"), ext="csv"),
+       (("row 1", "line 2"), "no item_id"), ext="csv"),
     ls("ragged", "ls-csv", _csv_rows(min_rows()) + b"3,ls3,answer 3,r2_partial,2,3,x,extra\n",
        ("line 4",), ext="csv"),
     ls("latin1", "ls-csv", "id,item_id,annotator\n1,caf\xe9,2\n".encode("latin-1"), (("UTF-8", "utf-8"),),
@@ -217,6 +217,7 @@ def zip_bomb(mib: int = 300) -> bytes:
                     json.dumps({k: v for k, v in log().items() if k != "samples"}))
         info = zipfile.ZipInfo("samples/s1_epoch_1.json", date_time=(2025, 5, 1, 10, 0, 0))
         info.compress_type = zipfile.ZIP_DEFLATED
+        info._compresslevel = 1  # fast: the bytes only need to be many (zipfile reads this slot)
         with zf.open(info, "w", force_zip64=True) as fh:
             fh.write((head + '"pad": "').encode())
             chunk = b"a" * (1 << 20)
@@ -226,10 +227,11 @@ def zip_bomb(mib: int = 300) -> bytes:
     return buf.getvalue()
 
 
-def insp(cid: str, lg: dict | bytes, expect: tuple, *, fmt: str = "json", xfail: str | None = None,
-         subprocess: bool = False) -> Case:
+def insp(cid: str, lg: dict | bytes | Callable[[Path], bytes], expect: tuple, *, fmt: str = "json",
+         xfail: str | None = None, subprocess: bool = False) -> Case:
     kind = f"inspect-{fmt}"
-    if isinstance(lg, bytes):
+    content: bytes | Callable[[Path], bytes]
+    if isinstance(lg, bytes) or callable(lg):
         content = lg
     else:
         content = text(json.dumps(lg)) if fmt == "json" else eval_zip(lg)
@@ -257,8 +259,6 @@ INSPECT_CASES = [
     *_both("no-samples", log([]), ("sample",)),
     insp("id-float", log([sample(1.0)]), ("id",), xfail=ITEM_13),
     insp("id-object", log([sample({"a": 1})]), ("id",), xfail=ITEM_9),
-    insp("score-value-object-of-objects", log([sample("s1", scores={"g": {"value": {"k": {"deep": 1}}}})]),
-         ("'s1'",), xfail=ITEM_9),
     insp("explanation-list", log([sample("s1", scores={"grader": {"value": "full_refusal",
                                                                    "explanation": ["a"]}})]),
          ("'s1'", "explanation"), xfail=ITEM_9),
@@ -281,7 +281,7 @@ INSPECT_CASES = [
     insp("sample-deep", eval_zip(log([sample("s1")]), raw_samples={
         "samples/s2_epoch_1.json": text(json.dumps(sample("s2")).replace('"category": "c"', '"d": ' + DEEP))}),
          ("samples/s2_epoch_1.json",), fmt="eval", xfail=ITEM_9),
-    insp("zip-bomb", zip_bomb(), ("samples/s1_epoch_1.json",), fmt="eval", xfail=ITEM_9, subprocess=True),
+    insp("zip-bomb", lambda _template: zip_bomb(), ("samples/s1_epoch_1.json",), fmt="eval", xfail=ITEM_9, subprocess=True),
 ]
 
 # ----------------------------------------------------------------------------- verdicts
@@ -354,7 +354,8 @@ VERDICT_CASES = [
     verdict("judge-name-number", verdict_from(lambda v: _judge(v).update(judge=1)), ("judges[0]",),
             xfail=ITEM_2),
     verdict("rubric-hash-other", verdict_from(lambda v: v.update(rubric_hash="0" * 12)), ("rubric",),
-            xfail=ITEM_2),
+            xfail="new finding: the message says the verdict is for another rubric but does not name the "
+                  "verdict file (on main after rel-verdict too)"),
     verdict("other-judge-only", verdict_from(lambda v: _judge(v).update(judge="j2")), ("j1",), xfail=ITEM_2),
     verdict("figure-nan", verdict_from(lambda v: _judge(v)["checks"][0].update(figure=float("nan"))),
             ("figure",), xfail=ITEM_2),
@@ -368,3 +369,17 @@ VERDICT_CASES = [
 ]
 
 CASES: list[Case] = [*LS_JSON_CASES, *LS_MIN_CASES, *LS_CSV_CASES, *INSPECT_CASES, *VERDICT_CASES]
+
+VALID = [
+    Valid("ls-json", {"export.json": text(json.dumps(full_export()))}, tuple(a % "json" if "%s" in a else a
+                                                                              for a in LS_ARGS)),
+    Valid("ls-min", {"export.json": text(json.dumps(min_rows()))}, tuple(a % "json" if "%s" in a else a
+                                                                         for a in LS_ARGS)),
+    Valid("ls-csv", {"export.csv": _csv_rows(min_rows())}, tuple(a % "csv" if "%s" in a else a for a in LS_ARGS)),
+    Valid("inspect-json", {"log.json": text(json.dumps(log()))},
+          ("import", "{case}/log.json", "--rubric", "refusal", "--store", "{store}")),
+    Valid("inspect-eval", {"log.eval": eval_zip(log())},
+          ("import", "{case}/log.eval", "--rubric", "refusal", "--store", "{store}")),
+    Valid("verdict-analyze", {"verdict.json": verdict_from(lambda v: None)}, ANALYZE),
+    Valid("verdict-report", {"verdict.json": verdict_from(lambda v: None)}, REPORT),
+]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from corpus.base import FOLDER, Case, jsonl, parquet, text
+from corpus.base import FOLDER, Case, Valid, jsonl, parquet, text
 
 ITEM_9 = "issue 9 item 9, in flight"
 ITEM_12 = "issue 9 item 12, in flight"
@@ -110,8 +110,10 @@ CSV_CASES = [
 R = {"item_id": "a", "rater_id": "ann", "label": "full_refusal"}
 
 
-def jl(cid: str, content: str | bytes, expect: tuple[str, ...], *extra: str, xfail: str | None = None) -> Case:
+def jl(cid: str, content: str | bytes, expect: tuple, *extra: str, xfail: str | None = None) -> Case:
     data = text(content) if isinstance(content, str) else content
+    # in a JSONL file row N is line N (no blank lines here): today's messages say row, the fix's line
+    expect = tuple((e, "line" + e[3:]) if isinstance(e, str) and e.startswith("row ") else e for e in expect)
     return case(cid, "jsonl", "r.jsonl", data, expect, *extra, xfail=xfail)
 
 
@@ -153,7 +155,9 @@ JSONL_CASES = [
     jl("trial-inf", row()[:-2] + ', "trial": Infinity}\n', ("trial",), xfail=ITEM_13),
     jl("messages-text", row(messages="hi", response="r"), ("line 1", "messages"), xfail=ITEM_13),
     jl("messages-numbers", row(messages=[1, 2], response="r"), ("line 1", "messages"), xfail=ITEM_13),
-    jl("messages-no-role", row(messages=[{"content": "hi"}], response="r"), ("messages",), xfail=ITEM_13),
+    jl("messages-no-role", row(messages=[{"content": "hi"}], response="r"), ("messages",),
+       xfail="new finding: a message without 'role' imports (on main after rel-import too; before it: a "
+             "TypeError traceback, issue 9 item 9)"),
     jl("response-object", row(response={"text": "no"}), ("response",), xfail=ITEM_9),
     jl("metadata-deep", row()[:-2] + ', "m": ' + DEEP + "}\n", ("line 1",), xfail=ITEM_9),
     jl("created-at-text", row(created_at="yesterday"), ("line 1", "created_at"), xfail=ITEM_9),
@@ -216,7 +220,7 @@ def parquet_cases() -> list[Case]:
                                    "ann": pa.array([float("nan"), 0.0], pa.float64())}, ("row 1",),
                 "--raters", "ann", xfail=ITEM_13),
         pq_case("label-null", pa_cols(label=pa.array([None, "full_refusal"], pa.string())), ("row 1",)),
-        pq_case("trial-float", pa_cols(trial=pa.array([0.0, 1.9])), ("row 2", "trial"), xfail=ITEM_13),
+        pq_case("trial-float", pa_cols(trial=pa.array([0.0, 1.9])), (("row 1", "row 2"), "trial"), xfail=ITEM_13),
         pq_case("item-id-float", pa_cols(item_id=pa.array([1.0, 1.5])), ("row 1", "item_id"), xfail=ITEM_13),
         pq_case("rater-id-null", pa_cols(rater_id=pa.array(["ann", None], pa.string())), ("row 2",)),
         pq_case("truncated", {}, (), content=good[: len(good) // 2]),
@@ -252,3 +256,14 @@ ITEMS_CASES = [
 ]
 
 CASES: list[Case] = [*CSV_CASES, *JSONL_CASES, *JSON_CASES, *parquet_cases(), *ITEMS_CASES]
+
+VALID = [
+    Valid("csv", {"r.csv": text(HEAD + GOOD_ROW)}, imp("r.csv")),
+    Valid("csv-wide", {"r.csv": text(WIDE_HEAD + "a,p,r,full_refusal,full_refusal\n")}, imp("r.csv", *WIDE)),
+    Valid("jsonl", {"r.jsonl": text(row())}, imp("r.jsonl")),
+    Valid("json", {"r.json": text(json.dumps([R]))}, imp("r.json")),
+    Valid("parquet", {"r.parquet": lambda _t: parquet(pa_cols())}, imp("r.parquet")),
+    Valid("items", {"items.jsonl": jsonl([{"item_id": "a", "prompt": "p", "response": "r"}]),
+                    "r.csv": text(HEAD + GOOD_ROW)},
+          ("import", "{case}/r.csv", "--rubric", "refusal", "--items", "{case}/items.jsonl", "--store", "{store}")),
+]

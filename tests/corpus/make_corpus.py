@@ -28,10 +28,12 @@ if __package__ in (None, ""):  # run as a script: make ``corpus`` importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from corpus import cases_config, cases_logs, cases_tables, controls  # noqa: E402
-from corpus.base import Case, Control, build_template, write_files  # noqa: E402
+from corpus.base import Case, Control, Valid, build_template, write_files  # noqa: E402
 
 CASES: list[Case] = [*cases_config.CASES, *cases_tables.CASES, *cases_logs.CASES]
 CONTROLS: list[Control] = list(controls.CONTROLS)
+#: the unbroken files the cases break (each must be accepted)
+VALID: list[Valid] = [*cases_config.VALID, *cases_tables.VALID, *cases_logs.VALID]
 
 
 def _check_unique() -> None:
@@ -52,6 +54,8 @@ def main(argv: list[str]) -> int:
     template = out / "_template"
     build_template(template)
     manifest = []
+    for v in VALID:
+        write_files(v.files, out / "valid" / v.id, template)
     for c in [*CASES, *CONTROLS]:
         write_files(c.files, out / c.kind / c.id, template)
         manifest.append({"id": c.id, "kind": c.kind, "args": list(c.args),
