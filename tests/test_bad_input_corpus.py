@@ -141,3 +141,55 @@ def test_the_corpus_covers_every_user_written_input():
     assert sum(len(c.files) for c in CASES) >= 80
     for trap in ("bom", "crlf", "excel-quoting", "label-variants", "big-rationale"):
         assert any(trap in c.id for c in CONTROLS), trap
+
+
+# ----------------------------------------------------------------------------- the harness itself
+def test_the_checks_catch_a_command_that_succeeds_or_names_another_key(template: Path, tmp_path: Path):
+    """The harness can fail: a valid import (exit 0, store changed) and a refusal whose message
+    lacks the expected key are both caught."""
+    for sub in ("a", "b"):
+        (tmp_path / sub).mkdir()
+    good = CONTROLS[0]
+    as_case = Case(id="meta-valid", kind="csv", files=good.files, args=good.args, expect=())
+    with pytest.raises(AssertionError, match="assert 0 == 2"):
+        test_bad_input_is_one_sentence_and_changes_nothing(as_case, template, tmp_path / "a")
+    bad = next(c for c in CASES if c.id == "csv-label-unknown")
+    wrong_key = Case(id="meta-key", kind=bad.kind, files=bad.files, args=bad.args, expect=("line 7",))
+    with pytest.raises(AssertionError, match="'line 7' not in"):
+        test_bad_input_is_one_sentence_and_changes_nothing(wrong_key, template, tmp_path / "b")
+
+
+def test_the_store_dump_sees_any_change(template: Path, tmp_path: Path):
+    import sqlite3
+
+    db = tmp_path / "s.db"
+    shutil.copy(template / "store.db", db)
+    before = dump_store(db)
+    con = sqlite3.connect(db)
+    con.execute("UPDATE ratings SET rationale = 'edited' WHERE rowid = (SELECT min(rowid) FROM ratings)")
+    con.commit()
+    con.close()
+    assert dump_store(db) != before
+
+
+def test_the_generated_files_are_the_same_on_every_run(template: Path):
+    """The corpus is code: building it again gives the same bytes (the zip bomb, 2 s to build,
+    is compared by its own test run)."""
+    import importlib
+
+    from corpus import cases_config, cases_logs, cases_tables, controls
+
+    def contents() -> dict[tuple[str, str], bytes]:
+        out = {}
+        for c in [*cases_config.CASES, *cases_tables.CASES, *cases_logs.CASES, *controls.CONTROLS]:
+            if getattr(c, "subprocess", False):
+                continue
+            for rel, content in c.files.items():
+                out[(c.id, rel)] = content(template) if callable(content) else repr(content).encode() \
+                    if not isinstance(content, bytes) else content
+        return out
+
+    first = contents()
+    for module in (cases_config, cases_tables, cases_logs, controls):
+        importlib.reload(module)
+    assert contents() == first
