@@ -100,7 +100,7 @@ CONTROLS: list[Control] = [
         files={"r.jsonl": "\ufeff".encode() + jsonl([{"item_id": "j1", "rater_id": "ann", "label": "full_refusal"}])},
         args=imp("r.jsonl"),
         ratings={("j1", "ann", R): ("full_refusal", None)},
-        xfail="issue 9 items 9/13 (rel-import), in flight: a JSONL file with a UTF-8 byte order mark is refused"),
+        xfail="issue 9 items 9/13, in flight (today a JSONL file with a UTF-8 byte order mark is refused)"),
     Control(
         id="control-tsv", kind="csv",
         files={"r.tsv": text("item_id\trater_id\tlabel\tnote\nt1\tann\tfull_refusal\ta, b\n")},
