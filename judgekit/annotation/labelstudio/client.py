@@ -4,7 +4,8 @@ The official SDK (installed with the ``labelstudio`` extra) sends the requests; 
 what judgekit promises its users on top of it: the address and token from arguments or
 ``LABEL_STUDIO_URL`` / ``LABEL_STUDIO_API_KEY``, checked before anything is sent; every failure as
 one :class:`~judgekit.errors.JudgekitError` sentence that names the variable to fix and never
-contains the token or the address; plain dicts as the server sent them (read from the SDK's raw
+contains the token, the address or a provider key (a reason quoted from the server's error body
+is redacted by :class:`~judgekit.annotation.labelstudio.redact.Redactor` first); plain dicts as the server sent them (read from the SDK's raw
 responses, or dumped from its models in wire form for the paged lists); paging by page number;
 no retries (a retried import could add its tasks twice); no redirects followed.
 
@@ -25,6 +26,7 @@ import re
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
 
+from judgekit.annotation.labelstudio.redact import Redactor
 from judgekit.annotation.labelstudio.values import rater_name
 from judgekit.errors import JudgekitError
 
@@ -81,6 +83,8 @@ class LabelStudioClient:
         # token refresh path onto the address; request paths are joined without doubling it.
         self._url = url.rstrip("/") + "/"
         self._token = token
+        #: keeps the token, the address and every key in the environment out of messages
+        self.redactor = Redactor.for_label_studio(url, token)
         self._timeout = timeout
         # Our own httpx client: closed by close(), and it follows no redirects.
         self._http = httpx.Client(timeout=timeout)
@@ -119,6 +123,10 @@ class LabelStudioClient:
         HTTP and connection failures, refused tokens and answers that are not JSON (or not in
         the shape the SDK reads) become one :class:`JudgekitError` sentence.
         """
+        with self.redactor.guard():
+            return self._call(method, path, send)
+
+    def _call(self, method: str, path: str, send: Callable[[LabelStudio], _T]) -> _T:
         import httpx
         from label_studio_sdk.core.api_error import ApiError
         from label_studio_sdk.core.parse_error import ParsingError
@@ -146,7 +154,8 @@ class LabelStudioClient:
                 ) from None
             if status >= 400:
                 raise JudgekitError(
-                    f"Label Studio answered {status} to {method} {path}: {_detail(exc.body)}."
+                    f"Label Studio answered {status} to {method} {path}: "
+                    f"{self.redactor.excerpt(_detail(exc.body))}."
                 ) from None
             raise _not_json(method, path) from None  # a success the SDK could not read as JSON
         except (ParsingError, json.JSONDecodeError):
@@ -276,13 +285,14 @@ def _not_json(method: str, path: str) -> JudgekitError:
 
 
 def _detail(body: Any) -> str:
-    """The reason in an error answer's body (the SDK hands over a body that is not JSON as text)."""
+    """The reason in an error answer's body (the SDK hands over a body that is not JSON as text),
+    whole: the caller redacts it, then cuts it short."""
     if isinstance(body, str):
         return "no details"
     if isinstance(body, dict):
         errs = body.get("validation_errors")
-        if errs:
+        if isinstance(errs, dict) and errs:
             return "; ".join(f"{k}: {' '.join(map(str, v)) if isinstance(v, list) else v}"
-                             for k, v in errs.items())[:300]
-        return str(body.get("detail") or body)[:300]
-    return str(body)[:300]
+                             for k, v in errs.items())
+        return str(body.get("detail") or body)
+    return str(body)

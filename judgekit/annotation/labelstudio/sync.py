@@ -13,13 +13,15 @@
 
 from __future__ import annotations
 
+import functools
+import inspect
 import json
 import random
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import pandas as pd
 
@@ -31,12 +33,31 @@ from judgekit.annotation.labelstudio.config import (
     rubric_marker,
 )
 from judgekit.annotation.labelstudio.exports import Annotation, from_full_tasks, read_export
+from judgekit.annotation.labelstudio.redact import Redactor
 from judgekit.annotation.labelstudio.tasks import task_data
 from judgekit.annotation.labelstudio.values import as_float
 from judgekit.data import normalise_ratings
 from judgekit.errors import JudgekitError
 from judgekit.rubric import Rubric
 from judgekit.store import RATING_COLUMNS, Store
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _redacted(fn: _F) -> _F:
+    """``fn`` with the message of every :class:`JudgekitError` it raises redacted: the token and
+    address of its ``client`` (or those in the environment) and every key in the environment."""
+    sig = inspect.signature(fn)
+
+    @functools.wraps(fn)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        client = sig.bind_partial(*args, **kwargs).arguments.get("client")
+        redactor = (client.redactor if isinstance(client, LabelStudioClient)
+                    else Redactor.for_label_studio())
+        with redactor.guard():
+            return fn(*args, **kwargs)
+
+    return cast(_F, run)
 
 
 @dataclass
@@ -62,6 +83,7 @@ class PushSummary:
         return out
 
 
+@_redacted
 def push(
     client: LabelStudioClient,
     items: pd.DataFrame,
@@ -329,6 +351,7 @@ def _items_from_annotations(anns: Sequence[Annotation]) -> pd.DataFrame:
     return pd.DataFrame(list(rows.values()))
 
 
+@_redacted
 def pull(
     store: Store,
     project: str | None = None,
