@@ -343,6 +343,11 @@ FULL_CASES = [
      ["task 2", "annotation 3", "'completed_by' is a user object without"]),
     ("annotator object with a list id", _set(f"{A}.completed_by", {"id": [2]}),
      ["task 2", "annotation 3", "'completed_by' is a user object without"]),
+    ("annotator object, email with a control character",
+     _set(f"{A}.completed_by", {"id": 2, "email": "al\x1b]0;x\x07ice@example.org"}),
+     ["task 2", "annotation 3", "'completed_by.email'", "control character"]),
+    ("annotator email with a control character", _set(f"{A}.completed_by", "bob\x1b[2J@example.org"),
+     ["annotation 3", "'completed_by'", "control character"]),
     ("annotator a decimal number", _set(f"{A}.completed_by", 2.5), ["annotation 3", "'completed_by' is the number 2.5"]),
     ("annotator true", _set(f"{A}.completed_by", True), ["annotation 3", "'completed_by' is true"]),
     ("annotator missing", _set(f"{A}.completed_by", None), ["annotation 3", "no 'completed_by'"]),
@@ -393,6 +398,18 @@ FULL_CASES = [
 @pytest.mark.parametrize(("mutate", "fragments"), [c[1:] for c in FULL_CASES], ids=[c[0] for c in FULL_CASES])
 def test_full_export_of_the_wrong_shape_is_one_sentence(tmp_path, pulled, mutate, fragments):
     pulled(_mutated(tmp_path, mutate), *fragments)
+
+
+def test_annotator_map_with_a_control_character_is_one_sentence(tmp_path, pulled):
+    path = tmp_path / "good.json"  # written by the fixture
+    db = tmp_path / "k.db"
+    result = CliRunner().invoke(main, ["labelstudio", "pull", "--from-export", str(path), "--rubric",
+                                       "refusal", "--annotator-map", "2=alice\x1b]0;pwned\x07,3=bob",
+                                       "--store", str(db)])
+    assert result.exit_code == 2, result.output
+    assert result.output.startswith("error: --annotator-map entry '2=alice\\x1b]0;pwned\\x07': the "
+                                    "rater id"), result.output
+    assert "control character" in result.output and "\x1b" not in result.output
 
 
 def test_new_item_without_a_response_is_refused(tmp_path, pulled):
@@ -529,9 +546,11 @@ GOOD_TASK = _task(1, "i1", [_ann(1, 2, "full_refusal")])
          ["GET /api/users/", "user 'alice@example.org' has no whole-number id"]),
         ({"total": 1, "tasks": [GOOD_TASK]}, [{"id": 2, "email": ["alice"]}],
          ["GET /api/users/", "email or username is not text"]),
+        ({"total": 1, "tasks": [GOOD_TASK]}, [{"id": 2, "email": "al\x1b]0;x\x07ice@example.org"}],
+         ["task 1 (item 'i1'), annotation 1: the annotator's rater id", "control character"]),
     ],
     ids=["task list an object", "task a text", "total a text", "completed_by a list", "user without id",
-         "user email a list"],
+         "user email a list", "user email with a control character"],
 )
 def test_api_answer_of_the_wrong_shape_is_one_sentence(serve, monkeypatch, tmp_path, tasks_body, users_body,
                                                        fragments):

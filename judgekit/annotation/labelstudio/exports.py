@@ -193,6 +193,10 @@ def _annotator(user: Any, cancelled: bool, bad: Callable[[str], JudgekitError]) 
                 raise bad(f"'completed_by.{field}' is {kind(v)}, not text")
         name = rater_name(user)
         if name:
+            problem = text_problem(name)
+            if problem is not None:
+                field = "email" if str(user.get("email") or "").strip() else "username"
+                raise bad(f"'completed_by.{field}' {problem}")
             return name
         uid = user.get("id")
         if isinstance(uid, int) and not isinstance(uid, bool):

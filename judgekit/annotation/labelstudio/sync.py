@@ -35,7 +35,7 @@ from judgekit.annotation.labelstudio.config import (
 from judgekit.annotation.labelstudio.exports import Annotation, from_full_tasks, read_export
 from judgekit.annotation.labelstudio.redact import Redactor
 from judgekit.annotation.labelstudio.tasks import task_data
-from judgekit.annotation.labelstudio.values import as_float
+from judgekit.annotation.labelstudio.values import as_float, excerpt, text_problem
 from judgekit.data import normalise_ratings
 from judgekit.errors import JudgekitError
 from judgekit.rubric import Rubric
@@ -263,6 +263,13 @@ def annotations_to_ratings(
                 summary.unrated += 1
                 continue
             rater = _rater(a.user, users, where)
+            problem = text_problem(rater)
+            if problem is not None:  # a user's email or username as Label Studio lists it
+                raise JudgekitError(
+                    f"{where}: task {a.task_id} (item {a.item_id!r}), annotation "
+                    f"{a.annotation_id}: the annotator's rater id {problem}; fix the user's email "
+                    "in Label Studio or map the user id with --annotator-map."
+                )
             if len(raw) != 1:
                 raise JudgekitError(
                     f"{where}: task {a.task_id} (item {a.item_id!r}), annotation "
@@ -333,7 +340,12 @@ def parse_annotator_map(spec: str | None) -> dict[Any, str]:
         uid, sep, name = part.partition("=")
         if not sep or not name.strip():
             raise JudgekitError(
-                f"--annotator-map entry {part.strip()!r} must look like 'ID=email'; fix it."
+                f"--annotator-map entry {excerpt(part.strip())} must look like 'ID=email'; fix it."
+            )
+        problem = text_problem(name.strip())
+        if problem is not None:
+            raise JudgekitError(
+                f"--annotator-map entry {excerpt(part.strip())}: the rater id {problem}; fix it."
             )
         out[_as_int(uid.strip())] = name.strip()
     return out
