@@ -340,12 +340,12 @@ def parse_annotator_map(spec: str | None) -> dict[Any, str]:
         uid, sep, name = part.partition("=")
         if not sep or not name.strip():
             raise JudgekitError(
-                f"--annotator-map entry {excerpt(part.strip())} must look like 'ID=email'; fix it."
+                f"--annotator-map entry {excerpt(part.strip(), 80)} must look like 'ID=email'; fix it."
             )
         problem = text_problem(name.strip())
         if problem is not None:
             raise JudgekitError(
-                f"--annotator-map entry {excerpt(part.strip())}: the rater id {problem}; fix it."
+                f"--annotator-map entry {excerpt(part.strip(), 80)}: the rater id {problem}; fix it."
             )
         out[_as_int(uid.strip())] = name.strip()
     return out
