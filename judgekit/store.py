@@ -7,6 +7,8 @@ opened.
 
 Every write that belongs together goes through :meth:`Store.transaction`, so a failed import
 changes nothing; a transaction opened inside another one is a savepoint (as in sqlite-utils).
+Another process holding the write lock is waited for, with progress on stderr, up to
+``JUDGEKIT_LOCK_TIMEOUT`` seconds (:mod:`judgekit.locking`), then one sentence.
 
 pandas is imported by the methods that return or take frames, not by this module.
 """
@@ -21,6 +23,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from judgekit.errors import JudgekitError
+from judgekit.locking import LockWaiter
+from judgekit.locking import lock_timeout as env_lock_timeout
 from judgekit.schema import (
     ITEM_CORE,
     MAX_SQL_VARIABLES,
@@ -72,7 +76,12 @@ class Store:
     True
     """
 
-    def __init__(self, path: str | Path = DEFAULT_STORE) -> None:
+    def __init__(self, path: str | Path = DEFAULT_STORE, *, lock_timeout: float | None = None) -> None:
+        """Open (or create) the store at ``path``.
+
+        ``lock_timeout``: seconds to wait for another process's write lock (default
+        ``JUDGEKIT_LOCK_TIMEOUT``, else 10 minutes; see :mod:`judgekit.locking`).
+        """
         self.path = str(path)
         self._savepoints = 0
         if self.path != ":memory:":
@@ -82,16 +91,28 @@ class Store:
                     f"Store {self.path}: the folder {parent} does not exist; create it or pass "
                     "another --store path."
                 )
+        limit = env_lock_timeout() if lock_timeout is None else lock_timeout
         try:
-            self.conn = sqlite3.connect(self.path, timeout=30, isolation_level=None)
-            self.conn.execute("PRAGMA journal_mode=WAL")
+            self.conn = sqlite3.connect(self.path, timeout=limit, isolation_level=None)
+        except sqlite3.DatabaseError as exc:
+            raise JudgekitError(
+                f"Store {self.path} cannot be opened ({exc}); pass another --store path."
+            ) from None
+        try:
+            #: every statement that takes the write lock goes through it (waits with progress)
+            self._lock = LockWaiter(self.conn, self.path, limit)
+            self._lock.run(lambda: self.conn.execute("PRAGMA journal_mode=WAL"))
             self.conn.execute("PRAGMA synchronous=NORMAL")
             self.conn.execute("PRAGMA foreign_keys=ON")
             self._migrate()
         except sqlite3.DatabaseError as exc:
+            self.conn.close()
             raise JudgekitError(
                 f"Store {self.path} is not a judgekit SQLite store ({exc}); pass another --store path."
             ) from None
+        except BaseException:
+            self.conn.close()
+            raise
 
     @classmethod
     def open_existing(cls, path: str | Path) -> Store:
@@ -116,14 +137,18 @@ class Store:
         self.close()
 
     def _migrate(self) -> None:
-        self.conn.execute(
+        self._lock.run(lambda: self.conn.execute(
             "CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_at REAL NOT NULL)"
-        )
+        ))
         done = {r[0] for r in self.conn.execute("SELECT name FROM migrations")}
         for name, sql in MIGRATIONS:
             if name in done:
                 continue
             with self.transaction() as conn:
+                # Another process opening the store at the same time may have applied it while
+                # this one waited for the lock.
+                if conn.execute("SELECT 1 FROM migrations WHERE name = ?", (name,)).fetchone():
+                    continue
                 for statement in sql.split(";"):
                     if statement.strip():
                         conn.execute(statement)
@@ -134,6 +159,9 @@ class Store:
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
         """All-or-nothing writes: ``BEGIN IMMEDIATE`` … ``COMMIT`` (``ROLLBACK`` on any error).
+
+        Another process holding the write lock is waited for (see :mod:`judgekit.locking`);
+        past the limit this is one :class:`JudgekitError` and nothing is written.
 
         Entered while a transaction is open, it is a ``SAVEPOINT`` instead: an error inside rolls
         back only what was written inside it (and propagates); the outer transaction decides
@@ -155,14 +183,16 @@ class Store:
             finally:
                 self._savepoints -= 1
             return
-        self.conn.execute("BEGIN IMMEDIATE")
+        # The write lock is taken at the start (waiting for another process's, with progress, up
+        # to the limit), so a transaction never fails half-way for want of it.
+        self._lock.run(lambda: self.conn.execute("BEGIN IMMEDIATE"))
         try:
             yield self.conn
+            self._lock.run(lambda: self.conn.execute("COMMIT"))
         except BaseException:
-            self.conn.execute("ROLLBACK")
+            if self.conn.in_transaction:  # some errors make SQLite roll back everything itself
+                self.conn.execute("ROLLBACK")
             raise
-        else:
-            self.conn.execute("COMMIT")
 
     # ------------------------------------------------------------------- items
     def put_items(self, items: pd.DataFrame) -> int:

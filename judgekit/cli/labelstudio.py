@@ -95,11 +95,36 @@ def push_cmd(
       judgekit labelstudio push --rubric restrictiveness --rubric refusal_form \\
         --sample pilot --project pilot
     """
+    from judgekit.annotation.labelstudio.redact import Redactor
+
+    redactor = Redactor.for_label_studio(url, token)
+    with redactor.guard():
+        lines = _push(rubrics, project, items_path, sample, meta, overlap_annotators, chunk_size,
+                      no_comment, url, token, store_path)
+    for line in lines:
+        echo(redactor.text(line))
+
+
+def _push(
+    rubrics: tuple[str, ...],
+    project: str,
+    items_path: Path | None,
+    sample: str | None,
+    meta: str | None,
+    overlap_annotators: int,
+    chunk_size: int,
+    no_comment: bool,
+    url: str | None,
+    token: str | None,
+    store_path: str,
+) -> list[str]:
+    """The push; returns the lines to print."""
     from judgekit.annotation.labelstudio import LabelStudioClient, load_rubrics, push
     from judgekit.data import validate_items
     from judgekit.io.tables import read_table
     from judgekit.sampling import load_spec, record_sample, sample_design, sample_items
 
+    out: list[str] = []
     if (items_path is None) == (sample is None):
         raise JudgekitError("Give exactly one of --items FILE or --sample NAME|SPEC.yaml.")
     rubs = load_rubrics(rubrics)
@@ -115,8 +140,7 @@ def push_cmd(
             if sample.endswith((".yaml", ".yml")) or Path(sample).is_file():
                 spec = load_spec(sample)
                 design, summary = sample_items(store, spec, record=False)
-                for line in summary.lines():
-                    echo(line)
+                out.extend(summary.lines())
                 new_sample = (spec.name, design)
             else:
                 design = sample_design(store, sample)
@@ -139,8 +163,7 @@ def push_cmd(
             store.put_items(to_store)
         if new_sample is not None:  # recorded only once the push went through
             record_sample(store, *new_sample)
-    for line in result.lines():
-        echo(line)
+    return out + result.lines()
 
 
 @labelstudio_group.command("pull")
@@ -178,6 +201,26 @@ def pull_cmd(
       judgekit labelstudio pull --from-export export.json --rubric restrictiveness \\
         --annotator-map '2=alice@example.org,3=bob@example.org'
     """
+    from judgekit.annotation.labelstudio.redact import Redactor
+
+    redactor = Redactor.for_label_studio(url, token)
+    with redactor.guard():
+        lines = _pull(project, from_export, rubrics, reference, annotator_map, url, token, store_path)
+    for line in lines:
+        echo(redactor.text(line))
+
+
+def _pull(
+    project: str | None,
+    from_export: Path | None,
+    rubrics: tuple[str, ...],
+    reference: tuple[str, ...],
+    annotator_map: str | None,
+    url: str | None,
+    token: str | None,
+    store_path: str,
+) -> list[str]:
+    """The pull; returns the lines to print."""
     import os
 
     from judgekit.annotation.labelstudio import (
@@ -209,8 +252,7 @@ def pull_cmd(
     finally:
         if client is not None:
             client.close()
-    for line in summary.lines():
-        echo(line)
+    return summary.lines()
 
 
 @click.command("sample")

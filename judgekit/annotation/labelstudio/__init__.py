@@ -14,13 +14,15 @@
   old one goes to ``rating_history``.
 
 The server address and token come from arguments or the environment (``LABEL_STUDIO_URL``,
-``LABEL_STUDIO_API_KEY``); neither is written to the store or printed. The HTTP calls go through
+``LABEL_STUDIO_API_KEY``); neither is written to the store or printed, and every message is
+redacted (:mod:`.redact`) in case the server echoes the token or a provider key back. The HTTP calls go through
 the official ``label-studio-sdk`` (installed with the ``labelstudio`` extra), imported on the
 first call.
 
 Modules: :mod:`.config` (labeling config, rubric record), :mod:`.tasks` (task payloads),
 :mod:`.client` (the API over the SDK), :mod:`.exports` (annotations from tasks and export files),
-:mod:`.sync` (push and pull), :mod:`.values` (single values as Label Studio gives them).
+:mod:`.sync` (push and pull), :mod:`.values` (single values as Label Studio gives them),
+:mod:`.redact` (secrets kept out of messages).
 """
 
 from judgekit.annotation.labelstudio.client import ENV_TOKEN, ENV_URL, LabelStudioClient

@@ -4,7 +4,8 @@ The official SDK (installed with the ``labelstudio`` extra) sends the requests; 
 what judgekit promises its users on top of it: the address and token from arguments or
 ``LABEL_STUDIO_URL`` / ``LABEL_STUDIO_API_KEY``, checked before anything is sent; every failure as
 one :class:`~judgekit.errors.JudgekitError` sentence that names the variable to fix and never
-contains the token or the address; plain dicts as the server sent them (read from the SDK's raw
+contains the token, the address or a provider key (a reason quoted from the server's error body
+is redacted by :class:`~judgekit.annotation.labelstudio.redact.Redactor` first); plain dicts as the server sent them (read from the SDK's raw
 responses, or dumped from its models in wire form for the paged lists); paging by page number;
 no retries (a retried import could add its tasks twice); no redirects followed.
 
@@ -22,17 +23,19 @@ import importlib.util
 import json
 import os
 import re
+import warnings
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
 
-from judgekit.annotation.labelstudio.values import rater_name
+from judgekit.annotation.labelstudio.redact import ENV_TOKEN as ENV_TOKEN  # re-exported
+from judgekit.annotation.labelstudio.redact import ENV_URL as ENV_URL  # re-exported
+from judgekit.annotation.labelstudio.redact import Redactor
+from judgekit.annotation.labelstudio.values import kind, rater_name
 from judgekit.errors import JudgekitError
 
 if TYPE_CHECKING:
     from label_studio_sdk import LabelStudio
 
-ENV_URL = "LABEL_STUDIO_URL"
-ENV_TOKEN = "LABEL_STUDIO_API_KEY"
 _T = TypeVar("_T")
 
 
@@ -81,6 +84,8 @@ class LabelStudioClient:
         # token refresh path onto the address; request paths are joined without doubling it.
         self._url = url.rstrip("/") + "/"
         self._token = token
+        #: keeps the token, the address and every key in the environment out of messages
+        self.redactor = Redactor.for_label_studio(url, token)
         self._timeout = timeout
         # Our own httpx client: closed by close(), and it follows no redirects.
         self._http = httpx.Client(timeout=timeout)
@@ -119,6 +124,10 @@ class LabelStudioClient:
         HTTP and connection failures, refused tokens and answers that are not JSON (or not in
         the shape the SDK reads) become one :class:`JudgekitError` sentence.
         """
+        with self.redactor.guard():
+            return self._call(method, path, send)
+
+    def _call(self, method: str, path: str, send: Callable[[LabelStudio], _T]) -> _T:
         import httpx
         from label_studio_sdk.core.api_error import ApiError
         from label_studio_sdk.core.parse_error import ParsingError
@@ -146,7 +155,8 @@ class LabelStudioClient:
                 ) from None
             if status >= 400:
                 raise JudgekitError(
-                    f"Label Studio answered {status} to {method} {path}: {_detail(exc.body)}."
+                    f"Label Studio answered {status} to {method} {path}: "
+                    f"{self.redactor.excerpt(_detail(exc.body))}."
                 ) from None
             raise _not_json(method, path) from None  # a success the SDK could not read as JSON
         except (ParsingError, json.JSONDecodeError):
@@ -178,7 +188,8 @@ class LabelStudioClient:
                 return ls.projects.with_raw_response.list(page=page, page_size=100)
 
             pager = self.call("GET", "/api/projects/", send)
-            out.extend(_plain(p) for p in pager.items or [])
+            for p in _listed(pager.items, "GET", "/api/projects/"):
+                out.append(_checked_project(p, "GET", "/api/projects/"))
             if not pager.response.next:
                 return out
             page += 1
@@ -207,13 +218,13 @@ class LabelStudioClient:
         return found
 
     def create_project(self, title: str, config: str, description: str) -> dict[str, Any]:
-        data: dict[str, Any] = self.call(
+        data = self.call(
             "POST", "/api/projects/",
             lambda ls: ls.projects.with_raw_response.create(
                 title=title, label_config=config, description=description
             ).response.json(),
         )
-        return data
+        return _checked_project(data, "POST", "/api/projects/")
 
     def tasks(self, project_id: int, *, with_annotations: bool = True, page_size: int = 100) -> Iterator[dict[str, Any]]:
         """All tasks of a project, page by page (with their annotations unless told not to)."""
@@ -228,10 +239,12 @@ class LabelStudioClient:
                 )
 
             pager = self.call("GET", "/api/tasks/", send)
-            tasks = [_plain(t) for t in pager.items or []]
+            tasks = _listed(pager.items, "GET", "/api/tasks/")
+            total = getattr(pager.response, "total", None) or 0
+            if isinstance(total, bool) or not isinstance(total, int):
+                raise _bad_answer("GET", "/api/tasks/", f"its 'total' is {kind(total)}, not a count")
             yield from tasks
             seen += len(tasks)
-            total = pager.response.total or 0
             if not tasks or seen >= total:
                 return
             page += 1
@@ -246,7 +259,10 @@ class LabelStudioClient:
                 id=project_id, request=request, return_task_ids=True
             ).response.json(),
         )
-        return list(data.get("task_ids", []))
+        ids = data.get("task_ids", []) if isinstance(data, dict) else None
+        if not isinstance(ids, list):
+            raise _bad_answer("POST", f"/api/projects/{project_id}/import", "it has no list of task ids")
+        return ids
 
     def set_overlap(self, task_id: int, annotators: int) -> None:
         """Ask for ``annotators`` distinct annotations of a task (before anyone annotates it)."""
@@ -259,13 +275,66 @@ class LabelStudioClient:
         """Label Studio user id → stable rater id (email, else username)."""
         data = self.call("GET", "/api/users/", lambda ls: ls.users.with_raw_response.list().response.json())
         rows = data.get("results", []) if isinstance(data, dict) else data
-        return {int(u["id"]): rater_name(u) for u in rows if rater_name(u)}
+        if not isinstance(rows, list):
+            raise _bad_answer("GET", "/api/users/", "it is not a list of users")
+        out: dict[int, str] = {}
+        for u in rows:
+            if not isinstance(u, dict):
+                raise _bad_answer("GET", "/api/users/", f"a user is {kind(u)}, not an object")
+            if any(u.get(k) is not None and not isinstance(u[k], str) for k in ("email", "username")):
+                raise _bad_answer("GET", "/api/users/", "a user's email or username is not text")
+            name = rater_name(u)
+            if not name:
+                continue
+            uid = u.get("id")
+            if isinstance(uid, bool) or not isinstance(uid, int):
+                raise _bad_answer("GET", "/api/users/", f"user {name!r} has no whole-number id")
+            out[uid] = name
+        return out
 
 
-def _plain(model: Any) -> dict[str, Any]:
-    """An SDK model of a listed object as the plain dict the server sent."""
-    data: dict[str, Any] = model.model_dump(mode="json", by_alias=True, exclude_unset=True)
-    return data
+def _plain(model: Any) -> Any:
+    """An SDK model of a listed object as the plain dict the server sent (anything else as it
+    is: the SDK builds its models without checking the answer, the caller checks)."""
+    dump = getattr(model, "model_dump", None)
+    if dump is None:
+        return model
+    with warnings.catch_warnings():  # pydantic's warnings about fields of another type
+        warnings.simplefilter("ignore")
+        return dump(mode="json", by_alias=True, exclude_unset=True)
+
+
+def _listed(items: Any, method: str, path: str) -> list[dict[str, Any]]:
+    """The objects of a page of a list answer, as plain dicts; anything else is one sentence."""
+    if items is None:
+        return []
+    if not isinstance(items, list):
+        raise _bad_answer(method, path, f"its list is {kind(items)}")
+    out = [_plain(x) for x in items]
+    bad = next((x for x in out if not isinstance(x, dict)), None)
+    if bad is not None:
+        raise _bad_answer(method, path, f"an entry of its list is {kind(bad)}, not an object")
+    return out
+
+
+def _checked_project(p: Any, method: str, path: str) -> dict[str, Any]:
+    """A project as the server sent it: an object with a whole-number id, a title and a
+    description that are text."""
+    if not isinstance(p, dict):
+        raise _bad_answer(method, path, f"a project is {kind(p)}, not an object")
+    if isinstance(p.get("id"), bool) or not isinstance(p.get("id"), int):
+        raise _bad_answer(method, path, "a project has no whole-number id")
+    for field in ("title", "description"):
+        if p.get(field) is not None and not isinstance(p[field], str):
+            raise _bad_answer(method, path, f"project {p['id']}'s {field} is not text")
+    return p
+
+
+def _bad_answer(method: str, path: str, what: str) -> JudgekitError:
+    return JudgekitError(
+        f"Label Studio answered {method} {path} in a shape judgekit cannot use ({what}); is "
+        f"{ENV_URL} a Label Studio server of a supported version?"
+    )
 
 
 def _not_json(method: str, path: str) -> JudgekitError:
@@ -276,13 +345,14 @@ def _not_json(method: str, path: str) -> JudgekitError:
 
 
 def _detail(body: Any) -> str:
-    """The reason in an error answer's body (the SDK hands over a body that is not JSON as text)."""
+    """The reason in an error answer's body (the SDK hands over a body that is not JSON as text),
+    whole: the caller redacts it, then cuts it short."""
     if isinstance(body, str):
         return "no details"
     if isinstance(body, dict):
         errs = body.get("validation_errors")
-        if errs:
+        if isinstance(errs, dict) and errs:
             return "; ".join(f"{k}: {' '.join(map(str, v)) if isinstance(v, list) else v}"
-                             for k, v in errs.items())[:300]
-        return str(body.get("detail") or body)[:300]
-    return str(body)[:300]
+                             for k, v in errs.items())
+        return str(body.get("detail") or body)
+    return str(body)

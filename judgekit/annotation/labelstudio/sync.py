@@ -13,13 +13,15 @@
 
 from __future__ import annotations
 
+import functools
+import inspect
 import json
 import random
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import pandas as pd
 
@@ -31,12 +33,31 @@ from judgekit.annotation.labelstudio.config import (
     rubric_marker,
 )
 from judgekit.annotation.labelstudio.exports import Annotation, from_full_tasks, read_export
+from judgekit.annotation.labelstudio.redact import Redactor
 from judgekit.annotation.labelstudio.tasks import task_data
-from judgekit.annotation.labelstudio.values import as_float
+from judgekit.annotation.labelstudio.values import as_float, excerpt, text_problem
 from judgekit.data import normalise_ratings
 from judgekit.errors import JudgekitError
 from judgekit.rubric import Rubric
 from judgekit.store import RATING_COLUMNS, Store
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _redacted(fn: _F) -> _F:
+    """``fn`` with the message of every :class:`JudgekitError` it raises redacted: the token and
+    address of its ``client`` (or those in the environment) and every key in the environment."""
+    sig = inspect.signature(fn)
+
+    @functools.wraps(fn)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        client = sig.bind_partial(*args, **kwargs).arguments.get("client")
+        redactor = (client.redactor if isinstance(client, LabelStudioClient)
+                    else Redactor.for_label_studio())
+        with redactor.guard():
+            return fn(*args, **kwargs)
+
+    return cast(_F, run)
 
 
 @dataclass
@@ -62,6 +83,7 @@ class PushSummary:
         return out
 
 
+@_redacted
 def push(
     client: LabelStudioClient,
     items: pd.DataFrame,
@@ -117,10 +139,7 @@ def push(
                 f"{', '.join(wanted)}; push these rubrics (or this edit of them) to a new project."
             )
     pid = int(existing["id"])
-    have = {
-        str(t.get("data", {}).get("item_id"))
-        for t in client.tasks(pid, with_annotations=False)
-    }
+    have = {_task_item_id(t) for t in client.tasks(pid, with_annotations=False)}
     new = [d for d in data if d["item_id"] not in have]
     random.Random(f"{seed}:{project}").shuffle(new)
     for i in range(0, len(new), chunk_size):
@@ -132,13 +151,19 @@ def push(
     want = {str(k) for k, v in overlap.items() if bool(v)} & set(ids) if overlap is not None else set()
     if want:
         for t in client.tasks(pid, with_annotations=False):
-            iid = str(t.get("data", {}).get("item_id"))
+            iid = _task_item_id(t)
             if (
                 iid in want
                 and not t.get("total_annotations")
                 and as_float(t.get("overlap") or 1) < overlap_annotators
             ):
-                client.set_overlap(int(t["id"]), overlap_annotators)
+                tid = t.get("id")
+                if isinstance(tid, bool) or not isinstance(tid, int):
+                    raise JudgekitError(
+                        f"Label Studio listed a task of item {iid!r} without a whole-number id; is "
+                        f"{ENV_URL} a Label Studio server of a supported version?"
+                    )
+                client.set_overlap(tid, overlap_annotators)
                 n_overlap += 1
     return PushSummary(
         project=project,
@@ -149,6 +174,13 @@ def push(
         already=len(data) - len(new),
         overlap=n_overlap,
     )
+
+
+def _task_item_id(task: Mapping[str, Any]) -> str | None:
+    """The item id a listed task carries (``None`` for a task without one: not judgekit's)."""
+    data = task.get("data")
+    iid = data.get("item_id") if isinstance(data, Mapping) else None
+    return None if iid is None else str(iid)
 
 
 # -------------------------------------------------------------------- pull
@@ -231,6 +263,13 @@ def annotations_to_ratings(
                 summary.unrated += 1
                 continue
             rater = _rater(a.user, users, where)
+            problem = text_problem(rater)
+            if problem is not None:  # a user's email or username as Label Studio lists it
+                raise JudgekitError(
+                    f"{where}: task {a.task_id} (item {a.item_id!r}), annotation "
+                    f"{a.annotation_id}: the annotator's rater id {problem}; fix the user's email "
+                    "in Label Studio or map the user id with --annotator-map."
+                )
             if len(raw) != 1:
                 raise JudgekitError(
                     f"{where}: task {a.task_id} (item {a.item_id!r}), annotation "
@@ -301,27 +340,39 @@ def parse_annotator_map(spec: str | None) -> dict[Any, str]:
         uid, sep, name = part.partition("=")
         if not sep or not name.strip():
             raise JudgekitError(
-                f"--annotator-map entry {part.strip()!r} must look like 'ID=email'; fix it."
+                f"--annotator-map entry {excerpt(part.strip(), 80)} must look like 'ID=email'; fix it."
+            )
+        problem = text_problem(name.strip())
+        if problem is not None:
+            raise JudgekitError(
+                f"--annotator-map entry {excerpt(part.strip(), 80)}: the rater id {problem}; fix it."
             )
         out[_as_int(uid.strip())] = name.strip()
     return out
 
 
-def _items_from_annotations(anns: Sequence[Annotation]) -> pd.DataFrame:
+def _items_from_annotations(anns: Sequence[Annotation], where: str) -> pd.DataFrame:
+    """The items of annotations whose item the store does not have, from their task data: it
+    must carry the response people rated (a one-turn user conversation becomes the prompt)."""
     rows: dict[str, dict[str, Any]] = {}
     for a in anns:
         if a.item_id in rows:
             continue
+        if not isinstance(a.data.get("response"), str):
+            raise JudgekitError(
+                f"{where}: task {a.task_id} (item {a.item_id!r}): the item is not in the store and "
+                "the task data has no 'response' to store with it; import the items first "
+                "(`judgekit import` or `judgekit labelstudio push --items`) or pull a project "
+                "pushed by judgekit."
+            )
         rec = {k: v for k, v in a.data.items() if k != "messages"}
         msgs = a.data.get("messages")
         if isinstance(msgs, str):
-            try:
-                msgs = json.loads(msgs)
-            except ValueError:
-                msgs = None
+            msgs = json.loads(msgs)  # checked when the export was read
         if isinstance(msgs, list) and msgs:
-            if len(msgs) == 1 and msgs[0].get("role", "user") == "user":
-                rec.setdefault("prompt", msgs[0].get("content"))
+            first = msgs[0]
+            if len(msgs) == 1 and first.get("role", "user") == "user" and isinstance(first["content"], str):
+                rec.setdefault("prompt", first["content"])
             else:
                 rec["messages"] = msgs
         rec["item_id"] = a.item_id
@@ -329,6 +380,7 @@ def _items_from_annotations(anns: Sequence[Annotation]) -> pd.DataFrame:
     return pd.DataFrame(list(rows.values()))
 
 
+@_redacted
 def pull(
     store: Store,
     project: str | None = None,
@@ -389,7 +441,10 @@ def pull(
             rid, _, h = ref.partition("#")
             if h:
                 hashes[rid] = h
-        anns = from_full_tasks(list(client.tasks(int(proj["id"]))), where)
+        anns = from_full_tasks(
+            list(client.tasks(int(proj["id"]))), where,
+            fix=f"is {ENV_URL} a Label Studio server of a supported version?",
+        )
         users = {**client.users(), **users}
     ratings, summary = annotations_to_ratings(
         anns, rubs, users, where=where, hashes=hashes, reference=reference
@@ -422,7 +477,11 @@ def pull(
     if ratings.empty:
         return summary
     known = set(store.items(ratings["item_id"].unique().tolist())["item_id"])
-    new_items = _items_from_annotations([a for a in anns if a.item_id not in known])
+    rated_items = set(ratings["item_id"])
+    new_items = _items_from_annotations(
+        [a for a in anns if a.item_id not in known and a.item_id in rated_items and not a.cancelled],
+        where,
+    )
     with store.transaction():
         if not new_items.empty:
             summary.items_added = store.put_items(new_items)

@@ -1,0 +1,145 @@
+"""Waiting for another process's write lock on a store: progress on stderr, a limit, one sentence.
+
+SQLite lets one connection write at a time. A judgekit command that needs to write while another
+process holds the store's write lock (a long import, a judge run committing, ``sqlite3`` with a
+transaction open) waits for it, up to ``JUDGEKIT_LOCK_TIMEOUT`` seconds (default
+:data:`DEFAULT_LOCK_TIMEOUT`, 10 minutes; ``0`` = do not wait). While it waits it says so on
+stderr once (``waiting for another judgekit process on STORE …``) and then every
+:data:`PROGRESS_EVERY` seconds; past the limit it stops with one sentence, and nothing of its own
+work has been written (a transaction that cannot start writes nothing; one that cannot commit is
+rolled back).
+
+:class:`LockWaiter` retries a statement that SQLite answered with ``SQLITE_BUSY`` (or
+``SQLITE_LOCKED``): the store runs every statement that takes the write lock through it —
+``BEGIN IMMEDIATE`` (every transaction starts with the lock, so no transaction fails half-way
+for want of it), ``COMMIT``, and on open the switch to WAL mode and the migrations. Each try
+lets SQLite's own busy handler wait a short slice, so the lock is taken as soon as it is free.
+Other statements wait silently up to the same limit (the connection's busy timeout); in WAL mode
+reading never waits for a writer. A WAL checkpoint that finds the store busy is skipped by SQLite
+(the automatic ones are passive), never an error.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sqlite3
+import sys
+import time
+from collections.abc import Callable, Mapping
+from typing import TypeVar
+
+from judgekit.errors import JudgekitError
+
+ENV_LOCK_TIMEOUT = "JUDGEKIT_LOCK_TIMEOUT"
+#: seconds a command waits for another process's write lock unless JUDGEKIT_LOCK_TIMEOUT says
+DEFAULT_LOCK_TIMEOUT = 600.0
+#: seconds between two "still waiting" lines
+PROGRESS_EVERY = 10.0
+#: seconds SQLite's busy handler waits within one try
+_SLICE = 0.25
+_BUSY_CODES = (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+_T = TypeVar("_T")
+
+
+def lock_timeout(env: Mapping[str, str] | None = None) -> float:
+    """The wait limit in seconds: ``JUDGEKIT_LOCK_TIMEOUT`` (a number ≥ 0), else the default."""
+    raw = (os.environ if env is None else env).get(ENV_LOCK_TIMEOUT, "").strip()
+    if not raw:
+        return DEFAULT_LOCK_TIMEOUT
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not math.isfinite(value) or value < 0:
+        raise JudgekitError(
+            f"{ENV_LOCK_TIMEOUT}={raw[:40]!r} is not a number of seconds; set it to how long to "
+            f"wait for another process's lock on the store (e.g. 600), or unset it."
+        )
+    return value
+
+
+def is_busy(exc: BaseException) -> bool:
+    """Whether ``exc`` is SQLite saying another connection holds a lock (busy or locked)."""
+    if not isinstance(exc, sqlite3.OperationalError):
+        return False
+    code = getattr(exc, "sqlite_errorcode", None)
+    if isinstance(code, int):
+        return (code & 0xFF) in _BUSY_CODES
+    # an error raised without SQLite's code (by a wrapper or a test): SQLite's own words
+    text = str(exc).lower()
+    return "database is locked" in text or "database table is locked" in text
+
+
+def _say(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+class LockWaiter:
+    """Runs statements on ``conn`` that may find the store locked, waiting up to ``limit``
+    seconds with progress lines (``notify``, default stderr), then one :class:`JudgekitError`.
+
+    ``conn``'s busy timeout is set to ``limit`` for every other statement.
+    """
+
+    def __init__(
+        self,
+        conn: sqlite3.Connection,
+        path: str,
+        limit: float,
+        *,
+        notify: Callable[[str], None] | None = None,
+    ) -> None:
+        self.conn = conn
+        self.path = path
+        self.limit = limit
+        self.notify = notify or _say
+        self._default_ms = min(int(limit * 1000), 2**31 - 1)  # SQLite takes an int
+        conn.execute(f"PRAGMA busy_timeout = {self._default_ms}")
+
+    def run(self, action: Callable[[], _T]) -> _T:
+        """``action()``, tried again while SQLite answers it busy, up to the limit."""
+        start = time.monotonic()
+        next_note: float | None = None
+        try:
+            while True:
+                remaining = self.limit - (time.monotonic() - start)
+                slice_s = max(0.0, min(_SLICE, remaining))
+                self.conn.execute(f"PRAGMA busy_timeout = {int(slice_s * 1000)}")
+                tried = time.monotonic()
+                try:
+                    return action()
+                except sqlite3.OperationalError as exc:
+                    if not is_busy(exc):
+                        raise
+                now = time.monotonic()
+                waited = now - start
+                if waited >= self.limit:
+                    raise self._gave_up() from None
+                if next_note is None:
+                    self.notify(
+                        f"waiting for another judgekit process on {self.path} to release the "
+                        f"store's write lock (up to {self.limit:g} s; {ENV_LOCK_TIMEOUT} sets how long) …"
+                    )
+                    next_note = waited + PROGRESS_EVERY
+                elif waited >= next_note:
+                    self.notify(
+                        f"still waiting for another judgekit process on {self.path} "
+                        f"({waited:.0f} s of {self.limit:g} s) …"
+                    )
+                    next_note += PROGRESS_EVERY
+                if now - tried < slice_s / 2:
+                    # SQLite answered at once, without its busy handler (a journal mode change):
+                    # pause as the handler would have
+                    time.sleep(min(slice_s, self.limit - waited))
+        finally:
+            self.conn.execute(f"PRAGMA busy_timeout = {self._default_ms}")
+
+    def _gave_up(self) -> JudgekitError:
+        waited = "without waiting" if self.limit == 0 else f"after waiting {self.limit:g} s"
+        return JudgekitError(
+            f"Store {self.path} is still locked by another judgekit process {waited} "
+            f"({ENV_LOCK_TIMEOUT}), so what this command was about to write was not written; let "
+            f"that process finish (or stop it) and run the command again, or set "
+            f"{ENV_LOCK_TIMEOUT} to wait longer."
+        )
