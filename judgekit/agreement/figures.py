@@ -88,9 +88,12 @@ def percentile_bounds(stats: np.ndarray, confidence: float) -> tuple[np.ndarray,
     if stats.ndim == 1:
         stats = stats[:, None]
     b, k = stats.shape
-    lo, hi = np.full(k, np.nan), np.full(k, np.nan)
     tail = (1.0 - confidence) / 2.0
     finite = np.isfinite(stats)
+    if finite.all():
+        lo, hi = np.quantile(stats, [tail, 1.0 - tail], axis=0) if b else (np.full(k, np.nan),) * 2
+        return lo, hi
+    lo, hi = np.full(k, np.nan), np.full(k, np.nan)
     for col in range(k):
         vals = stats[finite[:, col], col]
         if vals.size and 2 * vals.size >= b:

@@ -19,6 +19,9 @@ Markdown and HTML. A *figure* is ``{"value", "low", "high", "n", "undefined"}``
 
 * top level: ``ceiling_raters``, the humans of the ceiling: ``humans`` plus the reference rater
   when it is a human (``reference: annotation_1``); an adjudicated ``reference`` rater is not.
+  The ceiling figures, ``alpha_humans``/``alpha_with_judge`` and ``human_label_distribution``
+  use these raters (so a human reference no longer leaves an empty ceiling); ``vs_humans``
+  still lists the humans other than the reference.
 * per slice: ``n_in_scope`` (items with a reference label or a human rating), ``n_rated``
   (``{judge: items it rated}``, the n to show per slice; ``n_items`` counts every item);
   ``human_pairwise`` (every pair of ceiling humans: ``pairs`` with ``a, b, n`` and the pair's
