@@ -61,8 +61,8 @@ def signed_bias(
     share = (judge_of[:, None] == np.arange(v)).astype(float) - (ref_of[:, None] == np.arange(v)).astype(float)
     per_cell = np.hstack([diff[:, None], share]) / n  # (K, 1 + V)
 
-    observed = counts[cells].astype(float) @ per_cell
-    draws = [w @ per_cell for w in resample_weights(counts[cells], n_resamples, seed, cost=per_cell.size)]
+    observed = np.einsum("k,kj->j", counts[cells].astype(float), per_cell)
+    draws = [np.einsum("bk,kj->bj", w, per_cell) for w in resample_weights(counts[cells], n_resamples, seed, cost=per_cell.size)]
     lo, hi = percentile_bounds(np.vstack(draws), confidence) if draws else (np.full(1 + v, np.nan),) * 2
     figures = [fig(observed[i], (lo[i], hi[i]), n) for i in range(1 + v)]
     out: dict[str, Any] = {"n": n, "mean_diff": figures[0] if numeric else None,

@@ -43,8 +43,8 @@ from typing import Any
 import numpy as np
 
 from judgekit.agreement.figures import (
+    CellSums,
     agreement_stack,
-    cells_onehot,
     disagreement,
     fig,
     kappa_stack,
@@ -140,16 +140,10 @@ def loo_figures(
         for h in range(k):
             same = (hp[:, h] >= 0) & (cons[:, h] >= 0) & (jp[:, a] >= 0)
             jud[a, h] = (add(same, jp[:, a], cons[:, h]), add(same, hp[:, h], cons[:, h]))
-    used, onehots = zip(*(cells_onehot(c, v * v) for c in comps), strict=True)
-    m_all = np.hstack(onehots)
-    owner = np.concatenate([np.full(u.size, i) for i, u in enumerate(used)]).astype(np.int64)
-    cell = np.concatenate(used).astype(np.int64)
+    sums = [CellSums(c, v * v) for c in comps]
 
     def confusions(w: np.ndarray) -> np.ndarray:  # (b, P) -> (b, C, V, V)
-        counts = w @ m_all
-        out = np.zeros((w.shape[0], len(comps), v * v))
-        out[:, owner, cell] = counts
-        return out.reshape(w.shape[0], len(comps), v, v)
+        return np.stack([s(w) for s in sums], axis=1).reshape(w.shape[0], len(comps), v, v)
 
     def derived(stats: dict[str, np.ndarray], defined: dict[str, np.ndarray] | None) -> dict[str, np.ndarray]:
         """Per-human, per-judge, difference and mean statistics from comparison stats (b, C)."""
@@ -178,7 +172,7 @@ def loo_figures(
     observed = derived(_metric_stats(confusions(freq[None].astype(float)), weights), None)
     keep = {m: observed.pop(m + "__keep") for m in metrics}
     sampled: dict[str, list[np.ndarray]] = {m: [] for m in metrics}
-    for w in resample_weights(freq, n_resamples, seed, cost=m_all.shape[1] + len(comps) * v * v):
+    for w in resample_weights(freq, n_resamples, seed, cost=len(comps) * (len(freq) + v * v)):
         for m, s in derived(_metric_stats(confusions(w), weights), keep).items():
             sampled[m].append(s)
     bounds = {m: percentile_bounds(np.concatenate(sampled[m]), confidence) if sampled[m] else None

@@ -137,10 +137,22 @@ def agreement_stack(observed: np.ndarray) -> np.ndarray:
     return np.divide(diag, n, out=np.full(n.shape, np.nan), where=n > 0)
 
 
-def cells_onehot(cells: np.ndarray, n_cells: int) -> tuple[np.ndarray, np.ndarray]:
-    """For pattern cell indices (P,) (-1 = not in this comparison): the used cells (K,) and the
-    (P, K) one-hot that maps pattern weights to counts of those cells."""
-    used = np.unique(cells[cells >= 0])
-    onehot = (cells[:, None] == used[None, :]).astype(np.float64)
-    assert used.size == 0 or used.max() < n_cells
-    return used, onehot
+class CellSums:
+    """Maps item-pattern weights (b, P) to the counts (b, n_cells) of the cells the patterns fall
+    in (``cells`` (P,), -1 = the pattern is not counted), by sorted segment sums: no matrix
+    product, so no BLAS threads for these many small sums."""
+
+    def __init__(self, cells: np.ndarray, n_cells: int) -> None:
+        cells = np.asarray(cells, dtype=np.int64)
+        valid = np.flatnonzero(cells >= 0)
+        self.order = valid[np.argsort(cells[valid], kind="stable")]
+        ordered = cells[self.order]
+        self.starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]]) if ordered.size else valid[:0]
+        self.used = ordered[self.starts]
+        self.n_cells = n_cells
+
+    def __call__(self, w: np.ndarray) -> np.ndarray:
+        out = np.zeros((w.shape[0], self.n_cells))
+        if self.order.size:
+            out[:, self.used] = np.add.reduceat(w[:, self.order], self.starts, axis=1)
+        return out
