@@ -189,11 +189,10 @@ def agreement_report(
             f"{', '.join(refs + all_humans) or 'none'} or 'consensus'."
         )
     # the humans of the ceiling: a human reference is one of them, compared like the others
-    ceiling_humans = list(humans)
-    if reference != "consensus" and kinds[reference] == "human" and reference not in ceiling_humans:
+    ref_is_human = reference != "consensus" and kinds[reference] == "human"
+    ceiling_humans = [h for h in humans if h != reference or ref_is_human]
+    if ref_is_human and reference not in ceiling_humans:
         ceiling_humans.append(reference)
-    if reference == "consensus" or kinds[reference] != "human":
-        ceiling_humans = [h for h in ceiling_humans if h != reference]
     humans = [h for h in humans if h != reference]
 
     collapsed = collapse_trials(ratings)
@@ -239,8 +238,8 @@ def agreement_report(
             part = (nums[0].loc[idx], nums[1].loc[idx])
             slices.append(_slice(col, key, labels.loc[idx], part, status.loc[idx], rubric, raters, opts))
         if n_missing:
-            warnings.append(f"{n_missing} items have no {col!r} value; they are in the {col} slice "
-                            f"{MISSING!r} (a part of a crossed key reads {MISSING}).")
+            where = f"keys with the part {MISSING}" if "+" in col else f"the slice {MISSING!r}"
+            warnings.append(f"{n_missing} items have no {col!r} value; they are in the {col} {where}.")
     n_no_ref = int(labels["__ref__"].isna().sum())
     if n_no_ref:
         why = "the humans tie" if reference == "consensus" else f"{reference} did not rate them"
