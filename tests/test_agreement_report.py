@@ -210,9 +210,11 @@ def test_slices_with_missing_metadata_values(store):
     rep = agreement_report(df, rubric=REFUSAL, items=items, by=["model", "model+cat"], n_resamples=100)
     keys = {(s["by"], s["key"]): s["n_items"] for s in rep.data["slices"]}
     assert keys[("model", "a")] == 3 and keys[("model", "b")] == 2
-    # crossed: items missing either value are in no crossed slice
     assert keys[("model+cat", "a / x")] == 2 and keys[("model+cat", "b / y")] == 1
-    assert sum(n for (b, _), n in keys.items() if b == "model+cat") == 4
+    # issue 10 item 7: a missing value is a slice of its own, "(missing)" (in a crossed key, the
+    # missing part), so the crossed slices partition all 6 items (they used to drop the 2)
+    assert keys[("model+cat", "a / (missing)")] == 1 and keys[("model+cat", "(missing) / y")] == 1
+    assert sum(n for (b, _), n in keys.items() if b == "model+cat") == 6
     assert any("no 'model' value" in w for w in rep.warnings)
 
 

@@ -14,7 +14,32 @@ Decisions (DESIGN.md, "Statistics: decisions already made"):
   reason instead of a number.
 
 The result is a plain dict (``AgreementReport.to_dict()``) that renders to the terminal, JSON,
-Markdown and HTML.
+Markdown and HTML. A *figure* is ``{"value", "low", "high", "n", "undefined"}``
+(:func:`judgekit.agreement.figures.fig`). Keys added for issue 10 (the older keys are unchanged):
+
+* top level: ``ceiling_raters``, the humans of the ceiling: ``humans`` plus the reference rater
+  when it is a human (``reference: annotation_1``); an adjudicated ``reference`` rater is not.
+  The ceiling figures, ``alpha_humans``/``alpha_with_judge`` and ``human_label_distribution``
+  use these raters (so a human reference no longer leaves an empty ceiling); ``vs_humans``
+  still lists the humans other than the reference.
+* per slice: ``n_in_scope`` (items with a reference label or a human rating), ``n_rated``
+  (``{judge: items it rated}``, the n to show per slice; ``n_items`` counts every item);
+  ``human_pairwise`` (every pair of ceiling humans: ``pairs`` with ``a, b, n`` and the pair's
+  figures, ``matrix`` of point values ``{"n"|"kappa"|"percent_agreement"|"weighted_kappa": k x k}``;
+  :func:`judgekit.agreement.ceiling.pairwise_table`). Slices are ordered numerically where the
+  values are numbers, and a missing value is the slice ``"(missing)"`` (:mod:`.slicing`).
+* ``human_ceiling``: ``kappa_name`` ("Cohen κ" for two humans, "Fleiss κ" for more),
+  ``weighted_kappa_name``, and ``loo``, the leave-one-out ceiling (:mod:`.ceiling`):
+  ``{"per_human": [{"human", "n", "n_ties", "percent_agreement", "kappa", "weighted_kappa"}],
+  "mean": {"n", "n_humans", <the same figures>}, "raters", "kappa_name", "consensus",
+  "undefined"}`` (``undefined`` is the reason with fewer than two humans).
+* per judge: ``vs_loo`` (the judge against each C₋ₕ on the same items: ``per_human`` entries with
+  the judge's figures, ``human_same_items`` and the paired ``difference`` judge − human;
+  ``mean`` likewise; :mod:`.ceiling`), ``coverage`` (``in_scope, rated, abstained, errored,
+  not_attempted, rated_out_of_scope`` and ``share`` with a Wilson CI; :mod:`.coverage`),
+  ``bias`` (``n``, ``mean_diff`` for ordinal/interval rubrics, ``share_diff`` per label,
+  ``max_abs``; :mod:`.bias`) and ``per_class`` (``positive``, ``classes`` with ``support,
+  predicted, precision, recall, f1``, ``macro_f1``, ``positive_class``; :mod:`.classes`).
 """
 
 from __future__ import annotations
@@ -41,27 +66,20 @@ from judgekit.agreement import (
     percent_agreement_ci,
     undefined_reason,
 )
+from judgekit.agreement.bias import signed_bias
+from judgekit.agreement.ceiling import code_matrix, loo_figures, pairwise_table
+from judgekit.agreement.classes import per_class
+from judgekit.agreement.coverage import coverage
+from judgekit.agreement.figures import fig, num
+from judgekit.agreement.slicing import MISSING, slice_groups
+from judgekit.agreement.trials import collapse_trials
+from judgekit.agreement.trials import consensus as _consensus
 from judgekit.errors import JudgekitError
 from judgekit.rubric import Rubric
 
+_num = num  # the report's rounding, kept under its old name
+
 METRICS = ("percent_agreement", "kappa", "weighted_kappa", "alpha", "ac1")
-
-
-# ----------------------------------------------------------------------------- figures
-def _num(x: float | None) -> float | None:
-    if x is None:
-        return None
-    x = float(x)
-    return None if math.isnan(x) else round(x, 6)
-
-
-def fig(value: float, ci: tuple[float, float] | None, n: int, undefined: str | None = None) -> dict:
-    """A reported figure: value, CI, n, and the reason when undefined."""
-    v = _num(value)
-    if v is None and undefined is None:
-        undefined = "undefined on these items"
-    lo, hi = (None, None) if ci is None or v is None else (_num(ci[0]), _num(ci[1]))
-    return {"value": v, "low": lo, "high": hi, "n": int(n), "undefined": None if v is not None else undefined}
 
 
 @dataclass
@@ -90,51 +108,6 @@ class AgreementReport:
 
     def judge(self, judge: str, by: str | None = None, key: str = "all") -> dict[str, Any]:
         return self.slice(by, key)["judges"][judge]
-
-
-def collapse_trials(ratings: pd.DataFrame) -> pd.DataFrame:
-    """One row per (item, rater): the majority ok label over trials.
-
-    Columns ``item_id, rater_id, rater_kind, label, status``; status is ``ok`` when a majority
-    label exists, ``abstain`` when the trials tie or none was parseable, ``error`` when every trial
-    failed with an error.
-    """
-    if ratings.empty:
-        return pd.DataFrame(columns=["item_id", "rater_id", "rater_kind", "label", "status"])
-    single = ratings.groupby(["item_id", "rater_id"], sort=False)["trial"].transform("size") == 1
-    simple = ratings.loc[single, ["item_id", "rater_id", "rater_kind", "label", "status"]]
-    multi = ratings.loc[~single]
-    if multi.empty:
-        return simple.reset_index(drop=True)
-    keys = ["item_id", "rater_id"]
-    groups = (
-        multi.assign(_err=multi["status"].eq("error"))
-        .groupby(keys, sort=False)
-        .agg(rater_kind=("rater_kind", "first"), all_error=("_err", "all"))
-        .reset_index()
-    )
-    ok = multi[multi["status"] == "ok"]
-    counts = ok.groupby([*keys, "label"], sort=False).size().rename("n").reset_index()
-    top = counts[counts["n"] == counts.groupby(keys)["n"].transform("max")]
-    unique_top = top.groupby(keys)["label"].transform("size") == 1
-    winners = top.loc[unique_top, [*keys, "label"]]
-    out = groups.merge(winners, on=keys, how="left")
-    has_label = out["label"].notna()
-    out["status"] = np.where(has_label, "ok", np.where(out["all_error"], "error", "abstain"))
-    out["label"] = out["label"].astype(object).where(has_label, None)
-    out = out[["item_id", "rater_id", "rater_kind", "label", "status"]]
-    return pd.concat([simple, out], ignore_index=True)
-
-
-def _consensus(humans: pd.DataFrame, codes: Sequence[str]) -> pd.Series:
-    """Majority label across human columns per item; None where the humans tie or none rated."""
-    arr = humans.to_numpy(dtype=object)
-    counts = np.stack([(arr == c).sum(axis=1) for c in codes], axis=1)  # (N, V)
-    top = counts.max(axis=1)
-    n_top = (counts == top[:, None]).sum(axis=1)
-    out = np.asarray(codes, dtype=object)[counts.argmax(axis=1)]
-    out[(top == 0) | (n_top > 1)] = None
-    return pd.Series(out, index=humans.index, dtype=object)
 
 
 def agreement_report(
@@ -215,6 +188,11 @@ def agreement_report(
             f"Reference rater {reference!r} has no ratings under {rubric.id}; use one of "
             f"{', '.join(refs + all_humans) or 'none'} or 'consensus'."
         )
+    # the humans of the ceiling: a human reference is one of them, compared like the others
+    ref_is_human = reference != "consensus" and kinds[reference] == "human"
+    ceiling_humans = [h for h in humans if h != reference or ref_is_human]
+    if ref_is_human and reference not in ceiling_humans:
+        ceiling_humans.append(reference)
     humans = [h for h in humans if h != reference]
 
     collapsed = collapse_trials(ratings)
@@ -250,22 +228,18 @@ def agreement_report(
 
     opts = _Opts(n_resamples=n_resamples, confidence=confidence, seed=seed)
     nums = _numeric_views(labels, rubric)
-    slices = [_slice(None, "all", labels, nums, status, rubric, humans, judges, opts)]
+    raters = (humans, ceiling_humans, judges)
+    slices = [_slice(None, "all", labels, nums, status, rubric, raters, opts)]
     for col in by:
         assert meta is not None
         # "model+prompt_safety" crosses two columns: one slice per combination of values
-        parts = col.split("+")
-        sub = meta[parts].reindex(labels.index)
-        complete = sub.notna().all(axis=1)
-        col_values = sub.astype(object).where(sub.notna(), "").astype(str).agg(" / ".join, axis=1)
-        col_values = col_values.where(complete)
-        for key in sorted(col_values.dropna().unique(), key=str):
-            idx = col_values.index[col_values == key]
+        groups, n_missing = slice_groups(meta, col.split("+"), labels.index)
+        for key, idx in groups:
             part = (nums[0].loc[idx], nums[1].loc[idx])
-            slices.append(_slice(col, str(key), labels.loc[idx], part, status.loc[idx], rubric, humans, judges, opts))
-        n_missing = int(col_values.isna().sum())
+            slices.append(_slice(col, key, labels.loc[idx], part, status.loc[idx], rubric, raters, opts))
         if n_missing:
-            warnings.append(f"{n_missing} items have no {col!r} value and are in no {col} slice.")
+            where = f"keys with the part {MISSING}" if "+" in col else f"the slice {MISSING!r}"
+            warnings.append(f"{n_missing} items have no {col!r} value; they are in the {col} {where}.")
     n_no_ref = int(labels["__ref__"].isna().sum())
     if n_no_ref:
         why = "the humans tie" if reference == "consensus" else f"{reference} did not rate them"
@@ -278,6 +252,7 @@ def agreement_report(
         "labels": rubric.codes,
         "reference": ref_info,
         "humans": humans,
+        "ceiling_raters": ceiling_humans,
         "judges": judges,
         "by": list(by),
         "confidence": confidence,
@@ -310,10 +285,10 @@ def _slice(
     nums: tuple[pd.DataFrame, pd.DataFrame],
     status: pd.DataFrame,
     rubric: Rubric,
-    humans: list[str],
-    judges: list[str],
+    raters: tuple[list[str], list[str], list[str]],
     o: _Opts,
 ) -> dict[str, Any]:
+    humans, ceiling_humans, judges = raters
     codes = rubric.codes
     level = rubric.level
     weights = "quadratic" if level in ("ordinal", "interval") else None
@@ -335,7 +310,14 @@ def _slice(
             return fig(val, None, n, reason(cols, labels.loc[rows]))
         return fig(val, alpha_ci(arr, level=level, categories=alpha_cats, **ci_kw), n)
 
+    pair_cache: dict[tuple[str, str], dict[str, Any]] = {}
+
     def pair_figs(a: str, b: str) -> dict[str, Any]:
+        if (a, b) not in pair_cache:
+            pair_cache[a, b] = _pair_figs(a, b)
+        return pair_cache[a, b]
+
+    def _pair_figs(a: str, b: str) -> dict[str, Any]:
         both = idx[a].notna() & idx[b].notna()
         n = int(both.sum())
         out: dict[str, Any] = {}
@@ -377,10 +359,10 @@ def _slice(
         return {c: round(float(counts.get(c, 0)) / len(v), 6) for c in codes}
 
     # human ceiling ------------------------------------------------------------------------
-    hcols = [h for h in humans if h in labels.columns]
+    hcols = [h for h in ceiling_humans if h in labels.columns]
     hum = labels[hcols] if hcols else pd.DataFrame(index=labels.index)
     n_pairable = int((hum.notna().sum(axis=1) >= 2).sum()) if hcols else 0
-    ceiling: dict[str, Any] = {"n": n_pairable, "raters": hcols}
+    ceiling: dict[str, Any] = {"n": n_pairable, "raters": hcols, **_ceiling_names(len(hcols), weights)}
     if len(hcols) >= 2:
         mat = idx[hcols].to_numpy(dtype=float).T
         pa = percent_agreement(mat)
@@ -414,6 +396,15 @@ def _slice(
         ceiling["weighted_kappa"] = fig(float("nan"), None, 0, why) if weights else None
 
     human_vals = pd.concat([labels[h] for h in hcols]) if hcols else pd.Series(dtype=object)
+    js = [j for j in judges if j in labels.columns]
+    ceiling["loo"], vs_loo = loo_figures(
+        code_matrix(idx[hcols].to_numpy()), hcols, code_matrix(idx[js].to_numpy()), js,
+        n_categories=len(codes), weights=weights, n_resamples=o.n_resamples, confidence=o.confidence, seed=o.seed)
+    pairwise = pairwise_table(hcols, pair_figs)
+    if len(hcols) < 2:
+        pairwise["undefined"] = "fewer than two human raters"
+    in_scope = (labels["__ref__"].notna() | labels[hcols].notna().any(axis=1)).to_numpy()
+    ref_codes = code_matrix(idx["__ref__"].to_numpy())
 
     # judges -------------------------------------------------------------------------------
     jout: dict[str, Any] = {}
@@ -431,7 +422,7 @@ def _slice(
         vs_ref["confusion"] = cm.to_dict()
         vs_ref["n"] = int(both.sum())
         vs_h = {}
-        for h in hcols:
+        for h in [h for h in humans if h in labels.columns]:
             f = pair_figs(h, j)
             vs_h[h] = {"n": f["kappa"]["n"], "kappa": f["kappa"], "percent_agreement": f["percent_agreement"]}
         on_judged = labels.index[rated.to_numpy()]
@@ -453,14 +444,32 @@ def _slice(
             "alpha_with_judge": a_hj,
             "alpha_delta": delta,
             "label_distribution": distribution(labels[j]),
+            "coverage": coverage(in_scope, rated.to_numpy(), status[j].to_numpy(dtype=object),
+                                 confidence=o.confidence),
+            "vs_loo": vs_loo[j],
+            "bias": signed_bias(ref_codes, code_matrix(idx[j].to_numpy()), codes=codes,
+                                values=[rubric.values[c] for c in codes], level=level, **ci_kw),
+            "per_class": per_class(cm.matrix, codes, [rubric.values[c] for c in codes], **ci_kw),
         }
     return {
         "by": by,
         "key": key,
         "n_items": len(labels),
         "n_reference": int(labels["__ref__"].notna().sum()),
+        "n_in_scope": int(in_scope.sum()),
+        "n_rated": {j: jout[j]["n_rated"] for j in jout},
         "human_ceiling": ceiling,
+        "human_pairwise": pairwise,
         "human_label_distribution": distribution(human_vals),
         "reference_label_distribution": distribution(labels["__ref__"]),
         "judges": jout,
     }
+
+
+def _ceiling_names(n_humans: int, weights: str | None) -> dict[str, str | None]:
+    """What the pooled ceiling's κ figures are: Cohen's for two humans, Fleiss' (and the mean
+    pairwise weighted κ, Light's approach) for more."""
+    if n_humans > 2:
+        return {"kappa_name": "Fleiss κ",
+                "weighted_kappa_name": f"mean pairwise {weights}-weighted Cohen κ" if weights else None}
+    return {"kappa_name": "Cohen κ", "weighted_kappa_name": f"{weights}-weighted Cohen κ" if weights else None}
