@@ -262,7 +262,7 @@ PANEL_CASES = [
                names="items.jsonl", what=""),
     panel_case("items-id-nul", PANEL, ("line 1", "item_id"),
                items=text('{"item_id": "p\\u0000", "prompt": "q", "response": "r"}\n'),
-               names="items.jsonl", what="", xfail="issue 9 item 13, in flight"),
+               names="items.jsonl", what=""),
     panel_case("items-latin1", PANEL, ("not UTF-8",), items='{"item_id": "p\xe9"}\n'.encode("latin-1"),
                names="items.jsonl", what=""),
     panel_case("items-empty", PANEL, ("empty",), items=b"", names="items.jsonl", what=""),
