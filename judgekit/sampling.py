@@ -37,9 +37,9 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field, ValidationError
 
-from judgekit.config import first_error, read_yaml_mapping
+from judgekit.config import ConfigModel, first_error, read_yaml_mapping
 from judgekit.errors import JudgekitError
 from judgekit.rubric import Rubric, load_rubric
 from judgekit.schema import SampleRow, is_missing
@@ -53,14 +53,12 @@ _TIER_1 = ("disagreement", "abstention")
 _TIER_2 = ("unstable",)
 
 
-class SampleSpec(BaseModel):
+class SampleSpec(ConfigModel):
     """How to draw a sample. Written as YAML (``judgekit sample --spec FILE``) or built in code.
 
     >>> SampleSpec(name="pilot", size=200, strata=["severity"], min_per_stratum=10).random_share
     0.3
     """
-
-    model_config = ConfigDict(extra="forbid")
 
     #: name under which the design is recorded (often the Label Studio project).
     name: str = Field(min_length=1)

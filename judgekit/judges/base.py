@@ -26,17 +26,18 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import ConfigDict, Field, field_validator
 
+from judgekit.config import ConfigModel
 from judgekit.errors import JudgekitError
 from judgekit.rubric import Rubric
 
 
 # --------------------------------------------------------------------------- panel entries
-class Price(BaseModel):
+class Price(ConfigModel):
     """USD per million tokens."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(frozen=True)
 
     input: float = 0.0
     output: float = 0.0
@@ -44,10 +45,10 @@ class Price(BaseModel):
     cache_write: float | None = None
 
 
-class JudgeEntry(BaseModel):
+class JudgeEntry(ConfigModel):
     """One judge of a panel file (unknown keys are errors)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(frozen=True)
 
     id: str = Field(min_length=1)
     model: str = Field(min_length=1, description="judge spec, e.g. anthropic:claude-sonnet-4-5")

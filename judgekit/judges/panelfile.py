@@ -24,10 +24,10 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import pandas as pd
-from pydantic import BaseModel, ConfigDict, Field, PlainValidator, ValidationError, model_validator
+from pydantic import ConfigDict, Field, PlainValidator, ValidationError, model_validator
 from pydantic_core import PydanticCustomError
 
-from judgekit.config import first_error, read_yaml_mapping
+from judgekit.config import ConfigModel, first_error, read_yaml_mapping
 from judgekit.data import validate_items
 from judgekit.errors import JudgekitError
 from judgekit.io.tables import read_table
@@ -52,10 +52,10 @@ def _majority() -> list[Method]:
     return ["majority"]
 
 
-class AggregateSpec(BaseModel):
+class AggregateSpec(ConfigModel):
     """How the panel's derived raters (``panel:<method>``) are computed."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(frozen=True)
 
     methods: list[MethodName] = Field(default_factory=_majority)
     tie: TieRule = "abstain"
@@ -72,10 +72,10 @@ class AggregateSpec(BaseModel):
         return self
 
 
-class PanelFile(BaseModel):
+class PanelFile(ConfigModel):
     """The YAML of a panel."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(frozen=True)
 
     rubric: str
     items: str
