@@ -228,6 +228,15 @@ def load_rubric(name_or_path: str | Path | Rubric) -> Rubric:
     return rubric
 
 
+def rubric_named_in(ref: str | Path, where: str) -> Rubric:
+    """:func:`load_rubric` for a rubric that a user-written file names (``where``: "Policy file
+    P"): a rubric that does not exist or cannot be read is one sentence naming that file."""
+    try:
+        return load_rubric(ref)
+    except JudgekitError as exc:
+        raise JudgekitError(f"{where}: {exc}") from None
+
+
 def _exists(path: Path) -> bool:
     try:
         return path.exists()

@@ -278,8 +278,22 @@ def _factory(kind: str) -> Factory:
     return fn
 
 
-def build_judge(entry: JudgeEntry, ctx: JudgeContext) -> Judge:
-    """Build the judge of a panel entry (checks the spec and, for APIs, the key; sends nothing)."""
+def build_judge(entry: JudgeEntry, ctx: JudgeContext, *, source: str | None = None) -> Judge:
+    """Build the judge of a panel entry (checks the spec and, for APIs, the key; sends nothing).
+
+    ``source``: the panel file the entry is in, named in every problem (``Panel file P: Judge
+    'kw': unknown rule set ...``)."""
+    if source is None:
+        return _build_judge(entry, ctx)
+    try:
+        return _build_judge(entry, ctx)
+    except JudgekitError as exc:
+        if source in str(exc):
+            raise
+        raise JudgekitError(f"Panel file {source}: {exc}") from None
+
+
+def _build_judge(entry: JudgeEntry, ctx: JudgeContext) -> Judge:
     kind, arg = parse_spec(entry.model)
     judge = _factory(kind)(entry, arg, ctx)
     _declare_defaults(judge)

@@ -33,7 +33,7 @@ from judgekit.errors import JudgekitError
 from judgekit.io.tables import read_table
 from judgekit.judges.aggregate import METHODS, TIES, Method, Tie, check_method
 from judgekit.judges.base import JudgeEntry
-from judgekit.rubric import Rubric, load_rubric
+from judgekit.rubric import Rubric, rubric_named_in
 
 
 def _text(value: Any) -> Any:
@@ -127,7 +127,8 @@ def panel_from_dict(data: dict[str, Any], *, base_dir: str | Path = ".", source:
         raise JudgekitError(f"Panel file {source}: {first_error(exc)}.") from None
     rubric_ref = pf.rubric
     local = base / rubric_ref
-    rubric = load_rubric(local if local.suffix in (".yaml", ".yml") and local.exists() else rubric_ref)
+    rubric = rubric_named_in(local if local.suffix in (".yaml", ".yml") and local.exists() else rubric_ref,
+                             f"Panel file {source}")
     if pf.aggregate:
         for m in pf.aggregate.methods:
             check_method(m, rubric)

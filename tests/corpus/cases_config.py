@@ -5,8 +5,6 @@ from __future__ import annotations
 from corpus.base import FOLDER, REPO, Case, Valid, text
 
 NEW = "new finding (not in issue 9): "
-NEW_RUBRIC_NAME = NEW + "an unknown rubric named in the file: the message does not name the file"
-NEW_NOT_NAMED = NEW + "the message names the value but not the file it is in"
 
 # ----------------------------------------------------------------------------- common YAML damage
 #: (id suffix, content, expected parts): what any YAML file can be broken with
@@ -148,8 +146,8 @@ POLICY_CASES = [
     policy_case("judge-unknown", POLICY.replace("judges: [j1]", "judges: [ghost]"),
                 ("judge 'ghost' has no ratings",)),
     policy_case("judge-is-human", POLICY.replace("judges: [j1]", "judges: [h1]"), ("judge 'h1'",)),
-    policy_case("rubric-unknown", POLICY.replace("rubric: refusal", "rubric: refusl"), ("rubric", "refusl"),
-                xfail=NEW_RUBRIC_NAME),
+    policy_case("rubric-unknown", POLICY.replace("rubric: refusal", "rubric: refusl"),
+                ("Rubric 'refusl' does not exist",)),
     policy_case("rubric-number", POLICY.replace("rubric: refusal", "rubric: 7"), ("rubric",)),
     policy_case("checks-missing", POLICY.replace("checks:\n  min_items: 1\n  metric: kappa\n", ""),
                 ("checks",)),
@@ -228,9 +226,9 @@ PANEL_CASES = [
     panel_case("id-twice", with_judge('  - id: kw\n    model: "rules:knowledge-leak"\n'),
                ("judge id 'kw' is used twice",)),
     panel_case("model-unknown-kind", PANEL.replace("rules:refusal-keywords", "nosuch:thing"),
-               ("nosuch:thing",), xfail=NEW_NOT_NAMED),
+               ("'nosuch:thing': unknown kind",)),
     panel_case("model-unknown-rule", PANEL.replace("rules:refusal-keywords", "rules:nosuch"),
-               ("nosuch",), xfail=NEW_NOT_NAMED),
+               ("Judge 'kw': unknown rule set 'nosuch'",)),
     panel_case("replay-missing-file", PANEL.replace("rules:refusal-keywords", "replay:nothere.csv#label"),
                ("no such file",), names="nothere.csv", what=""),
     panel_case("aggregate-unknown", with_judge('  - id: kw2\n    model: "rules:refusal-keywords"\n'
@@ -238,8 +236,7 @@ PANEL_CASES = [
                ("aggregate", "mean_of_votes")),
     panel_case("aggregate-tie", with_judge('  - id: kw2\n    model: "rules:refusal-keywords"\n'
                                            "aggregate: {tie: coin}\n"), ("aggregate", "coin")),
-    panel_case("rubric-unknown", PANEL.replace("rubric: refusal", "rubric: refusl"), ("refusl",),
-               xfail=NEW_RUBRIC_NAME),
+    panel_case("rubric-unknown", PANEL.replace("rubric: refusal", "rubric: refusl"), ("Rubric 'refusl' does not exist",)),
     panel_case("items-number", PANEL.replace("items: items.jsonl", "items: 5"), ("items",)),
     # the items file the panel names
     panel_case("items-missing", PANEL.replace("items.jsonl", "nothere.jsonl"), ("no such file",),
@@ -320,9 +317,9 @@ SAMPLE_CASES = [
     spec_case("overlap-text", SPEC + "overlap: lots\n", ("overlap",)),
     spec_case("name-empty", SPEC.replace("name: pilot2", "name: ''"), ("name",)),
     spec_case("judges-string", SPEC + "judges: j1\n", ("judges",)),
-    spec_case("strata-unknown", SPEC + "strata: [colour]\n", ("colour",), xfail=NEW_NOT_NAMED),
-    spec_case("rubric-unknown", SPEC + "rubric: refusl\n", ("refusl",), xfail=NEW_RUBRIC_NAME),
-    spec_case("judge-unknown", SPEC + "rubric: refusal\njudges: [ghost]\n", ("ghost",), xfail=NEW_NOT_NAMED),
+    spec_case("strata-unknown", SPEC + "strata: [colour]\n", ("stratum column 'colour'",)),
+    spec_case("rubric-unknown", SPEC + "rubric: refusl\n", ("Rubric 'refusl' does not exist",)),
+    spec_case("judge-unknown", SPEC + "rubric: refusal\njudges: [ghost]\n", ("judge 'ghost' has no ratings",)),
     spec_case("seed-text", SPEC + "seed: lucky\n", ("seed",)),
     spec_case("targeted-text", SPEC + "targeted: sometimes\n", ("targeted",)),
 ]

@@ -350,9 +350,8 @@ VERDICT_CASES = [
     verdict("judges-not-list", verdict_from(lambda v: v.update(judges={"j1": True})), ("judges",)),
     verdict("judge-without-name", verdict_from(lambda v: _judge(v).pop("judge")), ("judges[0]",)),
     verdict("judge-name-number", verdict_from(lambda v: _judge(v).update(judge=1)), ("judges[0]",)),
-    verdict("rubric-hash-other", verdict_from(lambda v: v.update(rubric_hash="0" * 12)), ("rubric",),
-            xfail="new finding: the message says the verdict is for another rubric but does not name the "
-                  "verdict file (on main after rel-verdict too)"),
+    verdict("rubric-hash-other", verdict_from(lambda v: v.update(rubric_hash="0" * 12)),
+            ("is for rubric refusal@1#000000000000",)),
     verdict("other-judge-only", verdict_from(lambda v: _judge(v).update(judge="j2")), ("j1",)),
     verdict("figure-nan", verdict_from(lambda v: _judge(v)["checks"][0].update(figure=float("nan"))),
             ("figure",)),
