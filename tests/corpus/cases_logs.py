@@ -13,8 +13,6 @@ from typing import Any
 
 from corpus.base import FOLDER, Case, Valid, text, zip_bytes
 
-NEW_LS_TEXT = ("new finding (not in issue 9): a Label Studio pull attaches labels to a stored item whose "
-               "text differs from the task's (an import refuses that)")
 LATIN1 = '[{"data": {"item_id": "caf\xe9"}}]'.encode("latin-1")
 DEEP = "[" * 100_000 + "]" * 100_000
 
@@ -104,7 +102,10 @@ LS_JSON_CASES = [
     ls("updated-at-text", "ls-json", edited(lambda e: _set(e[0]["annotations"][0], "updated_at", "yesterday")),
        ("task 1", "updated_at")),
     ls("stored-item-other-text", "ls-json", edited(lambda e: _set(e[0]["data"], "item_id", "i0")),
-       ("i0",), xfail=NEW_LS_TEXT),
+       ("task 1", "item 'i0'", "another response")),
+    ls("stored-item-other-conversation", "ls-json",
+       edited(lambda e: e[0]["data"].update(item_id="i0", response="response 0")),
+       ("task 1", "item 'i0'", "another conversation")),
     ls("invalid", "ls-json", text(json.dumps(full_export())[:-40]), ("invalid JSON",)),
     ls("object", "ls-json", text(json.dumps({"tasks": full_export()})), ("JSON list",)),
     ls("list-of-numbers", "ls-json", b"[1, 2]", ("JSON object",)),

@@ -145,6 +145,19 @@ CONTROLS: list[Control] = [
               "--store", "{store}"),
         ratings={("lsc1", "dana@example.org", "restrictiveness"): ("r4_hard_refusal", 'plain "no",\nthen silence')},
         items={"lsc1": {"response": "No.", "severity": 2}}),
+    Control(  # a task of a stored item showing its text (its prompt as one user turn): labels attach
+        id="control-labelstudio-stored-item", kind="ls-json",
+        files={"export.json": text(json.dumps([{
+            "id": 8, "data": {"item_id": "i0", "messages": [{"role": "user", "content": "prompt 0"}],
+                              "response": "response 0", "model": "m0"},
+            "annotations": [{"id": 1, "completed_by": {"id": 5, "email": "dana@example.org"},
+                             "was_cancelled": False, "updated_at": "2026-01-01T00:00:00Z",
+                             "result": [{"from_name": "restrictiveness", "to_name": "response",
+                                         "type": "choices", "value": {"choices": ["r2_partial"]}}]}]}]))},
+        args=("labelstudio", "pull", "--from-export", "{case}/export.json", "--rubric", "restrictiveness",
+              "--store", "{store}"),
+        ratings={("i0", "dana@example.org", "restrictiveness"): ("r2_partial", None)},
+        items={"i0": {"prompt": "prompt 0", "response": "response 0"}}),
     Control(
         id="control-inspect-json", kind="inspect-json",
         files={"log.json": lambda _t: _inspect_log()},
