@@ -1,7 +1,11 @@
 """User-written config files (rubrics, policies, panels, sample specs, criteria): reading YAML and
 turning validation errors into one sentence that names the key and the fix.
 
-Every such file is validated with pydantic ``extra="forbid"``: a typo is an error, not a no-op.
+Every such file is validated by a model built on :class:`ConfigModel`: unknown keys are errors
+(a typo is not a no-op) and values are kept exactly as written or refused, never converted
+(``"200"``, ``200.0`` or ``true`` is not the integer 200 or 1, ``"yes"`` or ``1`` is not ``true``;
+an integer is a number where a number is expected), and a number must be finite (no ``.nan``,
+``.inf``).
 
 The YAML is read strictly (:func:`load_yaml`): a key written twice in one mapping, at any depth, is
 an error naming its line (YAML would silently keep the last one). Merge keys (``<<: *defaults``)
@@ -16,12 +20,13 @@ and nesting is limited to :data:`MAX_YAML_DEPTH` levels.
 from __future__ import annotations
 
 import difflib
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from judgekit.errors import JudgekitError, excerpt
 
@@ -34,6 +39,15 @@ MAX_YAML_DEPTH = 100
 
 _Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _MERGE = "tag:yaml.org,2002:merge"
+_INT = "tag:yaml.org,2002:int"
+
+
+class ConfigModel(BaseModel):
+    """The base of every model of a user-written config file (see the module docstring): unknown
+    keys are errors, values are never converted (pydantic's strict mode, which still takes an
+    integer for a float) and numbers are finite."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False)
 
 
 class YamlProblem(Exception):
@@ -103,6 +117,7 @@ def _check_tree(root: yaml.Node, loader: Any) -> None:
                 f"an alias refers to a node that contains it{_in(path)}; remove the alias",
             )
         if isinstance(node, yaml.ScalarNode):
+            _check_int(node, path)
             size[nid] = 1 + len(node.value)
             height[nid] = 0
             continue
@@ -112,6 +127,21 @@ def _check_tree(root: yaml.Node, loader: Any) -> None:
             _check_keys(node, path, loader, keys)
         for sub, kid in reversed(_children(node)):
             stack.append((kid, _join(path, sub), False))
+
+
+def _check_int(node: yaml.ScalarNode, path: str) -> None:
+    """An integer longer than Python converts (``sys.get_int_max_str_digits``, 4,300 digits) is
+    refused here, with its line, rather than as a ValueError when the document is constructed."""
+    limit = sys.get_int_max_str_digits() if hasattr(sys, "get_int_max_str_digits") else 0
+    if node.tag != _INT or not limit or len(node.value) <= limit:
+        return
+    digits = node.value.lstrip("+-").replace("_", "")
+    if digits.isdigit() and len(digits) > limit:
+        raise YamlProblem(
+            node.start_mark.line + 1,
+            f"{_where(path) or 'a value'} is an integer of {len(digits):,} digits, more than the "
+            f"{limit:,} judgekit reads; check the value",
+        )
 
 
 def _children(node: yaml.Node) -> list[tuple[Any, yaml.Node]]:
@@ -183,7 +213,7 @@ def _own_keys(node: yaml.MappingNode, path: str, loader: Any) -> dict[Any, tuple
         try:
             key = loader.construct_object(key_node)
             first = seen.get(key)
-        except (yaml.YAMLError, TypeError):
+        except (yaml.YAMLError, TypeError, ValueError):
             continue  # an invalid or unhashable key: refused when the document is constructed
         if first is not None:
             first_line, first_text = first
@@ -282,8 +312,46 @@ def describe_error(err: Any, key: str | None = None) -> str:
         return f"unknown key {excerpt(key)} (a typo?); remove or rename it"
     if err["type"] == "missing":
         return f"missing required key {excerpt(key)}"
-    msg = str(err["msg"]).removeprefix("Value error, ")
+    msg = str(err["msg"]).removeprefix("Value error, ") + _written(err)
     return f"{excerpt(key, quote=False)}: {msg}" if key else msg
+
+
+#: pydantic's strict type errors and what the key takes
+_WANTS = {"int_type": "a whole number", "float_type": "a number", "bool_type": "true or false"}
+
+
+def _written(err: Any) -> str:
+    """``, not the text '200' (write it without quotes)``: what a strict type error refused (a
+    config value is never converted, see :class:`ConfigModel`), and how to write it."""
+    if err["type"] not in _WANTS or "input" not in err:
+        return ""
+    value = err["input"]
+    fix = ""
+    if isinstance(value, str):
+        got = f"the text {excerpt(value)}"
+        if err["type"] != "bool_type" and _is_number(value):
+            fix = " (write the number without quotes)"
+        elif err["type"] == "bool_type" and value.strip().lower() in ("yes", "no", "on", "off", "true", "false"):
+            fix = " (write true or false without quotes)"
+    elif isinstance(value, bool):
+        got = "true" if value else "false"
+    elif isinstance(value, int | float):
+        got = excerpt(repr(value), quote=False)
+        if err["type"] == "int_type" and isinstance(value, float) and value.is_integer():
+            fix = " (write a whole number without a decimal point)"
+        elif err["type"] == "bool_type":
+            fix = " (write true or false)"
+    else:
+        got = "a list" if isinstance(value, list) else "a mapping" if isinstance(value, dict) else "another type"
+    return f", not {got}{fix}"
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def first_error(exc: ValidationError) -> str:

@@ -375,7 +375,8 @@ def messages_as_json(
 
 def _messages(m: Any, where: Where) -> list[dict[str, Any]] | None:
     """A checked conversation: a list of ``{role, content}`` objects (or its JSON text), each
-    ``content`` a string or a list of content parts and ``role``, when given, a string."""
+    ``content`` a string or a list of content parts and ``role`` a non-empty string (a turn
+    without a role is not a conversation turn: refused, in an import and in ``--items`` alike)."""
     if is_missing(m):
         return None
     if hasattr(m, "tolist") and not isinstance(m, str):  # Parquet lists read by pandas: numpy arrays
@@ -397,7 +398,12 @@ def _messages(m: Any, where: Where) -> list[dict[str, Any]] | None:
             raise JudgekitError(
                 f"{where_text(where)}: messages[{k}] is {excerpt(x, 40)}, not a {{role, content}} object; fix it."
             )
-        if not isinstance(x["content"], str | list) or not isinstance(x.get("role", ""), str):
+        if "role" not in x:
+            raise JudgekitError(
+                f"{where_text(where)}: messages[{k}] has no 'role' (who speaks: user, assistant, "
+                "system); add it."
+            )
+        if not isinstance(x["content"], str | list) or not isinstance(x["role"], str) or not x["role"]:
             raise JudgekitError(
                 f"{where_text(where)}: messages[{k}] needs 'content' as text (or a list of content parts) and "
                 "'role' as text; fix it."

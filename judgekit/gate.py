@@ -34,7 +34,7 @@ from typing import Any
 from judgekit.agreement.report import AgreementReport, agreement_report
 from judgekit.errors import JudgekitError, UntrustedJudgeError, excerpt
 from judgekit.policy import Policy, check_policy_raters, load_policy
-from judgekit.rubric import Rubric, load_rubric
+from judgekit.rubric import Rubric, load_rubric, rubric_named_in
 from judgekit.verdict import (
     SCHEMA_VERSION,
     Verdict,
@@ -157,7 +157,7 @@ def run_gate(store: Any, policy_path: str | Path) -> tuple[dict[str, Any], Agree
     and of those ratings, and per judge its identity and checks (:func:`evaluate`).
     """
     policy, raw = load_policy(policy_path)
-    rubric = load_rubric(policy.rubric)
+    rubric = rubric_named_in(policy.rubric, f"Policy file {policy_path}")
     known = set(store.ratings(rubric=rubric, rater_kind="judge")["rater_id"].unique())
     for judge in policy.judges:
         if judge not in known:
@@ -245,7 +245,8 @@ def require_trusted(
     v: Verdict = load_verdict(verdict)
     if v["rubric"] != rub.id or v["rubric_hash"] != rub.hash:
         raise UntrustedJudgeError(
-            f"The verdict is for rubric {v['rubric']}#{v['rubric_hash']}, not {rub.ref} "
+            f"{f'Verdict {v.source}' if v.source else 'The verdict'} is for rubric "
+            f"{v['rubric']}#{v['rubric_hash']}, not {rub.ref} "
             f"(the rubric changed or another was gated); {how}."
         )
     entry = next((j for j in v["judges"] if j["judge"] == judge), None)

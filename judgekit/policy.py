@@ -11,17 +11,17 @@ from pathlib import Path
 from typing import Any, Literal
 
 import pandas as pd
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field, ValidationError
 
-from judgekit.config import first_error, read_yaml_mapping
+from judgekit.config import ConfigModel, first_error, read_yaml_mapping
 from judgekit.errors import JudgekitError, excerpt
 from judgekit.rubric import Rubric
 
 Metric = Literal["kappa", "weighted_kappa", "alpha", "ac1", "percent_agreement"]
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class _Strict(ConfigModel):
+    """Unknown keys are errors, values are kept as written or refused (:class:`ConfigModel`)."""
 
 
 class ClassRecall(_Strict):

@@ -18,9 +18,9 @@ from functools import cached_property
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from judgekit.config import first_error, read_yaml_mapping
+from judgekit.config import ConfigModel, first_error, read_yaml_mapping
 from judgekit.errors import JudgekitError, excerpt
 
 Level = Literal["nominal", "ordinal", "interval"]
@@ -28,10 +28,10 @@ Level = Literal["nominal", "ordinal", "interval"]
 _CODE_RE = re.compile(r"^[a-z][a-z0-9_]*$")
 
 
-class Label(BaseModel):
+class Label(ConfigModel):
     """One category of a rubric."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(frozen=True)
 
     code: str
     value: float
@@ -46,19 +46,19 @@ class Label(BaseModel):
         return v
 
 
-class JudgeSpec(BaseModel):
+class JudgeSpec(ConfigModel):
     """How a judge is asked: an optional template file beside the rubric, and the answer format."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(frozen=True)
 
     template: str | None = None
     answer_format: Literal["json", "label"] = "json"
 
 
-class Rubric(BaseModel):
+class Rubric(ConfigModel):
     """A rating scale. Load with :func:`load_rubric`."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(frozen=True)
 
     name: str
     version: int
@@ -226,6 +226,15 @@ def load_rubric(name_or_path: str | Path | Rubric) -> Rubric:
             f"not {wanted_version}; use {rubric.id} or a path to the older file."
         )
     return rubric
+
+
+def rubric_named_in(ref: str | Path, where: str) -> Rubric:
+    """:func:`load_rubric` for a rubric that a user-written file names (``where``: "Policy file
+    P"): a rubric that does not exist or cannot be read is one sentence naming that file."""
+    try:
+        return load_rubric(ref)
+    except JudgekitError as exc:
+        raise JudgekitError(f"{where}: {exc}") from None
 
 
 def _exists(path: Path) -> bool:

@@ -37,11 +37,11 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field, PrivateAttr, ValidationError
 
-from judgekit.config import first_error, read_yaml_mapping
+from judgekit.config import ConfigModel, first_error, read_yaml_mapping
 from judgekit.errors import JudgekitError
-from judgekit.rubric import Rubric, load_rubric
+from judgekit.rubric import Rubric, rubric_named_in
 from judgekit.schema import SampleRow, is_missing
 from judgekit.store import Store
 
@@ -53,14 +53,12 @@ _TIER_1 = ("disagreement", "abstention")
 _TIER_2 = ("unstable",)
 
 
-class SampleSpec(BaseModel):
+class SampleSpec(ConfigModel):
     """How to draw a sample. Written as YAML (``judgekit sample --spec FILE``) or built in code.
 
     >>> SampleSpec(name="pilot", size=200, strata=["severity"], min_per_stratum=10).random_share
     0.3
     """
-
-    model_config = ConfigDict(extra="forbid")
 
     #: name under which the design is recorded (often the Label Studio project).
     name: str = Field(min_length=1)
@@ -84,20 +82,34 @@ class SampleSpec(BaseModel):
     seed: int = 0
     #: leave out items a human already rated under ``rubric``.
     exclude_rated: bool = False
+    #: where the spec was written ("Sample spec FILE"), for messages about its values
+    _source: str | None = PrivateAttr(default=None)
+
+    @property
+    def where(self) -> str:
+        """How messages name the spec: its file (and the sample), or the sample."""
+        return f"{self._source} (sample {self.name!r})" if self._source else f"Sample {self.name!r}"
 
 
 def load_spec(path: str | Path) -> SampleSpec:
     """Read a :class:`SampleSpec` from a YAML file; one sentence naming the file on error."""
     p = Path(path)
     data = read_yaml_mapping(p, what="Sample spec", expect="the spec's fields")
-    return spec_from_dict(data, source=f"Sample spec {p}")
+    return spec_from_dict(data, source=f"Sample spec {p}", file=p)
 
 
-def spec_from_dict(data: dict[str, Any], *, source: str = "sample spec") -> SampleSpec:
+def spec_from_dict(data: dict[str, Any], *, source: str = "sample spec",
+                   file: str | Path | None = None) -> SampleSpec:
+    """A :class:`SampleSpec` from a mapping; ``source`` names it in a validation error. ``file``:
+    the spec file its rubric, judges and strata come from, named in the messages about them when
+    the sample is drawn (:attr:`SampleSpec.where`)."""
     try:
-        return SampleSpec(**data)
+        spec = SampleSpec(**data)
     except ValidationError as exc:
         raise JudgekitError(f"{source}: {first_error(exc)}.") from None
+    if file is not None:
+        spec._source = f"Sample spec {file}"
+    return spec
 
 
 @dataclass
@@ -365,10 +377,10 @@ def sample_items(
     With ``record=False`` the design is only returned (record it later with :func:`record_sample`).
     """
     items = store.items()
-    source = f"Sample {spec.name!r}"
+    source = spec.where
     signals = None
     excluded = ""
-    rubric: Rubric | None = load_rubric(spec.rubric) if spec.rubric else None
+    rubric: Rubric | None = rubric_named_in(spec.rubric, source) if spec.rubric else None
     if rubric is not None:
         judged = store.ratings(rubric=rubric, rater_kind="judge")
         if spec.judges:

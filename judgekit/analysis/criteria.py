@@ -29,13 +29,13 @@ from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import ConfigDict, Field, ValidationError, field_validator
 
 from judgekit.analysis.frames import label_shares, truthy
 from judgekit.analysis.intervals import wilson_interval
 from judgekit.analysis.result import AnalysisResult, Table
 from judgekit.analysis.trust import TrustReport, check_trust
-from judgekit.config import describe_error, read_yaml_mapping
+from judgekit.config import ConfigModel, describe_error, read_yaml_mapping
 from judgekit.errors import JudgekitError
 from judgekit.rubric import Rubric, load_rubric
 
@@ -54,10 +54,10 @@ _OPS: dict[str, Callable[[float, float], Any]] = {
 }
 
 
-class Criterion(BaseModel):
+class Criterion(ConfigModel):
     """One named check: rate of ``label`` under ``rubric`` among items matching ``where``."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(frozen=True)
 
     name: str = Field(min_length=1)
     rubric: str
@@ -82,10 +82,10 @@ class Criterion(BaseModel):
         return [self.label] if isinstance(self.label, str) else list(self.label)
 
 
-class CriteriaFile(BaseModel):
+class CriteriaFile(ConfigModel):
     """A criteria file: defaults (``rater``, ``per``) and the list of criteria."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(frozen=True)
 
     rater: str | None = None
     per: str | None = None

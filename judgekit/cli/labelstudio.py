@@ -329,7 +329,9 @@ def sample_cmd(
     base.update({k: v for k, v in flags.items() if v is not None})
     if "name" not in base or "size" not in base:
         raise JudgekitError("Give --name and --size (or a --spec file that has them).")
-    spec = spec_from_dict(base, source="judgekit sample")
+    # the spec file is named in messages about its rubric, judges and strata unless a flag set one
+    from_file = spec_path if all(flags[k] is None for k in ("rubric", "judges", "strata")) else None
+    spec = spec_from_dict(base, source="judgekit sample", file=from_file)
     if out_path is not None:
         table_format(out_path)  # a bad ending is an error before anything is drawn or stored
     # One transaction: a failed draw or --out write leaves neither the items nor the sample behind

@@ -26,17 +26,18 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import ConfigDict, Field, field_validator
 
+from judgekit.config import ConfigModel
 from judgekit.errors import JudgekitError
 from judgekit.rubric import Rubric
 
 
 # --------------------------------------------------------------------------- panel entries
-class Price(BaseModel):
+class Price(ConfigModel):
     """USD per million tokens."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(frozen=True)
 
     input: float = 0.0
     output: float = 0.0
@@ -44,10 +45,10 @@ class Price(BaseModel):
     cache_write: float | None = None
 
 
-class JudgeEntry(BaseModel):
+class JudgeEntry(ConfigModel):
     """One judge of a panel file (unknown keys are errors)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(frozen=True)
 
     id: str = Field(min_length=1)
     model: str = Field(min_length=1, description="judge spec, e.g. anthropic:claude-sonnet-4-5")
@@ -277,8 +278,22 @@ def _factory(kind: str) -> Factory:
     return fn
 
 
-def build_judge(entry: JudgeEntry, ctx: JudgeContext) -> Judge:
-    """Build the judge of a panel entry (checks the spec and, for APIs, the key; sends nothing)."""
+def build_judge(entry: JudgeEntry, ctx: JudgeContext, *, source: str | None = None) -> Judge:
+    """Build the judge of a panel entry (checks the spec and, for APIs, the key; sends nothing).
+
+    ``source``: the panel file the entry is in, named in every problem (``Panel file P: Judge
+    'kw': unknown rule set ...``)."""
+    if source is None:
+        return _build_judge(entry, ctx)
+    try:
+        return _build_judge(entry, ctx)
+    except JudgekitError as exc:
+        if source in str(exc):
+            raise
+        raise JudgekitError(f"Panel file {source}: {exc}") from None
+
+
+def _build_judge(entry: JudgeEntry, ctx: JudgeContext) -> Judge:
     kind, arg = parse_spec(entry.model)
     judge = _factory(kind)(entry, arg, ctx)
     _declare_defaults(judge)

@@ -149,7 +149,7 @@ def _build(
     panel: Panel, entries: list[JudgeEntry], ctx: JudgeContext
 ) -> list[tuple[JudgeEntry, Judge, str]]:
     """Every judge built, with its parameters; two judges with the same parameters are an error."""
-    judges = [(e, build_judge(e, ctx)) for e in entries]
+    judges = [(e, build_judge(e, ctx, source=panel.source)) for e in entries]
     built = [(e, j, spec_params(e, j)) for e, j in judges]
     seen_params: dict[str, str] = {}
     for entry, _, params in built:

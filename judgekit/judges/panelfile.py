@@ -24,16 +24,16 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import pandas as pd
-from pydantic import BaseModel, ConfigDict, Field, PlainValidator, ValidationError, model_validator
+from pydantic import ConfigDict, Field, PlainValidator, ValidationError, model_validator
 from pydantic_core import PydanticCustomError
 
-from judgekit.config import first_error, read_yaml_mapping
+from judgekit.config import ConfigModel, first_error, read_yaml_mapping
 from judgekit.data import validate_items
 from judgekit.errors import JudgekitError
 from judgekit.io.tables import read_table
 from judgekit.judges.aggregate import METHODS, TIES, Method, Tie, check_method
 from judgekit.judges.base import JudgeEntry
-from judgekit.rubric import Rubric, load_rubric
+from judgekit.rubric import Rubric, rubric_named_in
 
 
 def _text(value: Any) -> Any:
@@ -52,10 +52,10 @@ def _majority() -> list[Method]:
     return ["majority"]
 
 
-class AggregateSpec(BaseModel):
+class AggregateSpec(ConfigModel):
     """How the panel's derived raters (``panel:<method>``) are computed."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(frozen=True)
 
     methods: list[MethodName] = Field(default_factory=_majority)
     tie: TieRule = "abstain"
@@ -72,10 +72,10 @@ class AggregateSpec(BaseModel):
         return self
 
 
-class PanelFile(BaseModel):
+class PanelFile(ConfigModel):
     """The YAML of a panel."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(frozen=True)
 
     rubric: str
     items: str
@@ -127,7 +127,8 @@ def panel_from_dict(data: dict[str, Any], *, base_dir: str | Path = ".", source:
         raise JudgekitError(f"Panel file {source}: {first_error(exc)}.") from None
     rubric_ref = pf.rubric
     local = base / rubric_ref
-    rubric = load_rubric(local if local.suffix in (".yaml", ".yml") and local.exists() else rubric_ref)
+    rubric = rubric_named_in(local if local.suffix in (".yaml", ".yml") and local.exists() else rubric_ref,
+                             f"Panel file {source}")
     if pf.aggregate:
         for m in pf.aggregate.methods:
             check_method(m, rubric)

@@ -47,7 +47,7 @@ def reparse_panel(
     writer = Writer(store, rubric)
     result: dict[str, dict[str, int]] = {}
     for entry in entries:
-        judge = build_judge(entry, ctx)
+        judge = build_judge(entry, ctx, source=panel.source)
         params = spec_params(entry, judge)
         if not judge.local:
             asyncio.run(judge.aclose())

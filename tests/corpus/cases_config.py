@@ -5,9 +5,6 @@ from __future__ import annotations
 from corpus.base import FOLDER, REPO, Case, Valid, text
 
 NEW = "new finding (not in issue 9): "
-NEW_HUGE_INT = NEW + "a YAML integer of more than 4,300 digits escapes as a ValueError traceback"
-NEW_RUBRIC_NAME = NEW + "an unknown rubric named in the file: the message does not name the file"
-NEW_NOT_NAMED = NEW + "the message names the value but not the file it is in"
 
 # ----------------------------------------------------------------------------- common YAML damage
 #: (id suffix, content, expected parts): what any YAML file can be broken with
@@ -45,7 +42,8 @@ def yaml_damage(kind: str, name: str, what: str, args: tuple[str, ...], good: st
         ("tab-indent", text(good + "extra:\n\tkey: 1\n"), ("invalid YAML",)),
         ("alias-bomb", text(good + bomb("zz_bomb")), ("aliases expand it",)),
         ("deep", text(good + f"zz_deep: {deep()}\n"), (f"line {n_good + 1}",)),
-        ("huge-int", text(good + "zz_int: " + "9" * 5000 + "\n"), (f"line {n_good + 1}",), NEW_HUGE_INT),
+        ("huge-int", text(good + "zz_int: " + "9" * 5000 + "\n"),
+         (f"line {n_good + 1}", "zz_int is an integer of 5,000 digits", "4,300")),
         ("huge", text(good + "# " + "x" * 2_100_000 + "\n"), ("larger than 2 MB",)),
         ("dup-top-key", text(good + good.splitlines()[0] + "\n"),
          (f"line {n_good + 1}", "appears twice", "first at line 1")),
@@ -90,8 +88,8 @@ RUBRIC_CASES = [
     rubric_case("labels-empty", RUBRIC[: RUBRIC.index("labels:")] + "labels: []\n"
                 + RUBRIC[RUBRIC.index("aliases:"):], ("labels",)),
     rubric_case("label-value-text", RUBRIC.replace("value: 0.5", "value: half", 1), ("labels[1].value",)),
-    rubric_case("label-value-nan", RUBRIC.replace("value: 0.5", "value: .nan", 1), ("value",),
-                xfail=NEW + "a rubric label with value .nan loads and its ratings import"),
+    rubric_case("label-value-nan", RUBRIC.replace("value: 0.5", "value: .nan", 1), ("labels[1].value", "finite")),
+    rubric_case("label-value-inf", RUBRIC.replace("value: 0.5", "value: -.inf", 1), ("labels[1].value", "finite")),
     rubric_case("label-code-space", RUBRIC.replace("code: partial_refusal", "code: partial refusal", 1),
                 ("labels[1].code",)),
     rubric_case("label-code-twice", RUBRIC.replace("code: partial_refusal", "code: full_refusal", 1),
@@ -148,8 +146,8 @@ POLICY_CASES = [
     policy_case("judge-unknown", POLICY.replace("judges: [j1]", "judges: [ghost]"),
                 ("judge 'ghost' has no ratings",)),
     policy_case("judge-is-human", POLICY.replace("judges: [j1]", "judges: [h1]"), ("judge 'h1'",)),
-    policy_case("rubric-unknown", POLICY.replace("rubric: refusal", "rubric: refusl"), ("rubric", "refusl"),
-                xfail=NEW_RUBRIC_NAME),
+    policy_case("rubric-unknown", POLICY.replace("rubric: refusal", "rubric: refusl"),
+                ("Rubric 'refusl' does not exist",)),
     policy_case("rubric-number", POLICY.replace("rubric: refusal", "rubric: 7"), ("rubric",)),
     policy_case("checks-missing", POLICY.replace("checks:\n  min_items: 1\n  metric: kappa\n", ""),
                 ("checks",)),
@@ -228,9 +226,9 @@ PANEL_CASES = [
     panel_case("id-twice", with_judge('  - id: kw\n    model: "rules:knowledge-leak"\n'),
                ("judge id 'kw' is used twice",)),
     panel_case("model-unknown-kind", PANEL.replace("rules:refusal-keywords", "nosuch:thing"),
-               ("nosuch:thing",), xfail=NEW_NOT_NAMED),
+               ("'nosuch:thing': unknown kind",)),
     panel_case("model-unknown-rule", PANEL.replace("rules:refusal-keywords", "rules:nosuch"),
-               ("nosuch",), xfail=NEW_NOT_NAMED),
+               ("Judge 'kw': unknown rule set 'nosuch'",)),
     panel_case("replay-missing-file", PANEL.replace("rules:refusal-keywords", "replay:nothere.csv#label"),
                ("no such file",), names="nothere.csv", what=""),
     panel_case("aggregate-unknown", with_judge('  - id: kw2\n    model: "rules:refusal-keywords"\n'
@@ -238,8 +236,7 @@ PANEL_CASES = [
                ("aggregate", "mean_of_votes")),
     panel_case("aggregate-tie", with_judge('  - id: kw2\n    model: "rules:refusal-keywords"\n'
                                            "aggregate: {tie: coin}\n"), ("aggregate", "coin")),
-    panel_case("rubric-unknown", PANEL.replace("rubric: refusal", "rubric: refusl"), ("refusl",),
-               xfail=NEW_RUBRIC_NAME),
+    panel_case("rubric-unknown", PANEL.replace("rubric: refusal", "rubric: refusl"), ("Rubric 'refusl' does not exist",)),
     panel_case("items-number", PANEL.replace("items: items.jsonl", "items: 5"), ("items",)),
     # the items file the panel names
     panel_case("items-missing", PANEL.replace("items.jsonl", "nothere.jsonl"), ("no such file",),
@@ -260,9 +257,12 @@ PANEL_CASES = [
     panel_case("items-messages-numbers", PANEL, ("messages",),
                items=text('{"item_id": "p0", "messages": [1, 2], "response": "r"}\n'),
                names="items.jsonl", what=""),
+    panel_case("items-messages-no-role", PANEL, ("line 1", "messages[0] has no 'role'"),
+               items=text('{"item_id": "p0", "messages": [{"content": "hi"}], "response": "r"}\n'),
+               names="items.jsonl", what=""),
     panel_case("items-id-nul", PANEL, ("line 1", "item_id"),
                items=text('{"item_id": "p\\u0000", "prompt": "q", "response": "r"}\n'),
-               names="items.jsonl", what="", xfail="issue 9 item 13, in flight"),
+               names="items.jsonl", what=""),
     panel_case("items-latin1", PANEL, ("not UTF-8",), items='{"item_id": "p\xe9"}\n'.encode("latin-1"),
                names="items.jsonl", what=""),
     panel_case("items-empty", PANEL, ("empty",), items=b"", names="items.jsonl", what=""),
@@ -320,9 +320,9 @@ SAMPLE_CASES = [
     spec_case("overlap-text", SPEC + "overlap: lots\n", ("overlap",)),
     spec_case("name-empty", SPEC.replace("name: pilot2", "name: ''"), ("name",)),
     spec_case("judges-string", SPEC + "judges: j1\n", ("judges",)),
-    spec_case("strata-unknown", SPEC + "strata: [colour]\n", ("colour",), xfail=NEW_NOT_NAMED),
-    spec_case("rubric-unknown", SPEC + "rubric: refusl\n", ("refusl",), xfail=NEW_RUBRIC_NAME),
-    spec_case("judge-unknown", SPEC + "rubric: refusal\njudges: [ghost]\n", ("ghost",), xfail=NEW_NOT_NAMED),
+    spec_case("strata-unknown", SPEC + "strata: [colour]\n", ("stratum column 'colour'",)),
+    spec_case("rubric-unknown", SPEC + "rubric: refusl\n", ("Rubric 'refusl' does not exist",)),
+    spec_case("judge-unknown", SPEC + "rubric: refusal\njudges: [ghost]\n", ("judge 'ghost' has no ratings",)),
     spec_case("seed-text", SPEC + "seed: lucky\n", ("seed",)),
     spec_case("targeted-text", SPEC + "targeted: sometimes\n", ("targeted",)),
 ]
@@ -331,31 +331,34 @@ CASES: list[Case] = [*RUBRIC_CASES, *POLICY_CASES, *PANEL_CASES, *CRITERIA_CASES
 
 
 # ----------------------------------------------------------------------------- a wrong type at every key
-NEW_LAX = (NEW + "config values are coerced (pydantic lax mode): true -> 1, '200' -> 200, 200.0 -> 200, "
-           "'yes' -> True; never coerce, refuse")
 
 
 #: "wrong" values that are right there (a criterion's label may be a list of labels)
 VALID_ANYWAY = {"criteria-type-criteria-0-label-list"}
-#: coerced values refused anyway (true -> 1 is below n_resamples' minimum of 100)
-REFUSED_ANYWAY = {"policy-type-n_resamples-bool"}
 
 
-def _wrong_values(valid) -> list[tuple[str, object, bool]]:
-    """(variant name, a value of the wrong type for ``valid``, coerced today?)."""
+#: what a refused value that pydantic's lax mode would have converted is told to be written as
+NOT_TRUE, UNQUOTED, WHOLE, BOOL = ", not true", "without quotes", "without a decimal point", "write true or false"
+
+
+def _wrong_values(valid) -> list[tuple[str, object, tuple[str, ...]]]:
+    """(variant name, a value of the wrong type for ``valid``, what else the message says).
+
+    The scalars of another type are refused as written, never converted (``true`` is not 1,
+    ``'200'`` or ``200.0`` is not 200, ``'yes'`` or ``1`` is not true), with how to write them."""
     if isinstance(valid, bool):
-        return [("text-yes", "yes", True), ("number-1", 1, True)]
+        return [("text-yes", "yes", (UNQUOTED,)), ("number-1", 1, (BOOL,))]
     if isinstance(valid, int):
-        return [("bool", True, True), ("quoted", str(valid), True), ("float", float(valid), True),
-                ("list", [valid], False)]
+        return [("bool", True, (NOT_TRUE,)), ("quoted", str(valid), (UNQUOTED,)), ("float", float(valid), (WHOLE,)),
+                ("list", [valid], ())]
     if isinstance(valid, float):
-        return [("bool", True, True), ("quoted", str(valid), True), ("mapping", {"v": valid}, False)]
+        return [("bool", True, (NOT_TRUE,)), ("quoted", str(valid), (UNQUOTED,)), ("mapping", {"v": valid}, ())]
     if isinstance(valid, str):
-        return [("number", 5, False), ("list", [valid], False)]
+        return [("number", 5, ()), ("list", [valid], ())]
     if isinstance(valid, list):
-        return [("scalar", "x", False), ("mapping", {"a": 1}, False)]
+        return [("scalar", "x", ()), ("mapping", {"a": 1}, ())]
     if isinstance(valid, dict):
-        return [("list", [1, 2], False)]
+        return [("list", [1, 2], ())]
     raise TypeError(valid)
 
 
@@ -388,17 +391,15 @@ def wrong_types(kind: str, name: str, base: dict, args: tuple[str, ...], paths: 
 
     out = []
     for path in paths:
-        for variant, value, coerced in _wrong_values(_get(base, path)):
+        for variant, value, says in _wrong_values(_get(base, path)):
             doc = copy.deepcopy(base)
             _set_path(doc, path, value)
             body = yaml.safe_dump(doc, sort_keys=False, allow_unicode=True)
             cid = f"{kind}-type-{_loc(path).replace('[', '-').replace(']', '').replace('.', '-')}-{variant}"
             if cid in VALID_ANYWAY:
                 continue
-            coerced = coerced and cid not in REFUSED_ANYWAY
             out.append(Case(id=cid, kind=kind, files={name: text(body), **(extra_files or {})}, args=args,
-                            expect=(what, expect_key(path)), xfail=NEW_LAX if coerced else None,
-                            no_output=no_output))
+                            expect=(what, expect_key(path), *says), no_output=no_output))
     return out
 
 

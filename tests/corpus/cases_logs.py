@@ -13,12 +13,6 @@ from typing import Any
 
 from corpus.base import FOLDER, Case, Valid, text, zip_bytes
 
-ITEM_2 = "issue 9 item 2, in flight"
-ITEM_9 = "issue 9 item 9, in flight"
-ITEM_9_LS = "issue 9 item 9 (Label Studio exports), in flight"
-ITEM_13 = "issue 9 item 13, in flight"
-NEW_LS_TEXT = ("new finding (not in issue 9): a Label Studio pull attaches labels to a stored item whose "
-               "text differs from the task's (an import refuses that)")
 LATIN1 = '[{"data": {"item_id": "caf\xe9"}}]'.encode("latin-1")
 DEEP = "[" * 100_000 + "]" * 100_000
 
@@ -84,12 +78,12 @@ LS_JSON_CASES = [
     ls("unknown-user-id", "ls-json", edited(lambda e: _set(e[0]["annotations"][0], "completed_by", 99)),
        ("annotator 99",)),
     ls("completed-by-list", "ls-json", edited(lambda e: _set(e[0]["annotations"][0], "completed_by", [2, 3])),
-       ("task 1", "completed_by"), xfail=ITEM_9_LS),
+       ("task 1", "completed_by")),
     ls("annotator-object-no-email", "ls-json",
        edited(lambda e: _set(e[0]["annotations"][0], "completed_by", {"id": {"nested": 1}})),
-       ("task 1",), xfail=ITEM_9_LS),
+       ("task 1",)),
     ls("messages-strings", "ls-json", edited(lambda e: _set(e[0]["data"], "messages", ["hi", "there"])),
-       ("task 1", "messages"), xfail=ITEM_9_LS),
+       ("task 1", "messages")),
     ls("data-not-object", "ls-json", edited(lambda e: _set(e[0], "data", ["ls1"])), ("task 1", "'data'")),
     ls("annotations-not-list", "ls-json", edited(lambda e: _set(e[0], "annotations", {"id": 1})),
        ("task 1", "'annotations'")),
@@ -98,24 +92,27 @@ LS_JSON_CASES = [
     ls("value-not-object", "ls-json", edited(lambda e: _set(e[0]["annotations"][0]["result"][0], "value", 5)),
        ("task 1",)),
     ls("item-id-object", "ls-json", edited(lambda e: _set(e[0]["data"], "item_id", {"a": 1})),
-       ("task 1", "item_id"), xfail=ITEM_9_LS),
+       ("task 1", "item_id")),
     ls("item-id-space", "ls-json", edited(lambda e: _set(e[0]["data"], "item_id", "ls1 ")),
-       (("task 1", "row 1"), "item_id"), xfail=ITEM_13),
+       (("task 1", "row 1"), "item_id")),
     ls("response-number", "ls-json", edited(lambda e: _set(e[0]["data"], "response", 5)),
-       ("task 1", "response"), xfail=ITEM_9_LS),
+       ("task 1", "response")),
     ls("cancelled-text-false", "ls-json", edited(lambda e: _set(e[0]["annotations"][0], "was_cancelled", "false")),
-       ("task 1", "was_cancelled"), xfail=ITEM_9_LS),
+       ("task 1", "was_cancelled")),
     ls("updated-at-text", "ls-json", edited(lambda e: _set(e[0]["annotations"][0], "updated_at", "yesterday")),
-       ("task 1", "updated_at"), xfail=ITEM_9_LS),
+       ("task 1", "updated_at")),
     ls("stored-item-other-text", "ls-json", edited(lambda e: _set(e[0]["data"], "item_id", "i0")),
-       ("i0",), xfail=NEW_LS_TEXT),
+       ("task 1", "item 'i0'", "another response")),
+    ls("stored-item-other-conversation", "ls-json",
+       edited(lambda e: e[0]["data"].update(item_id="i0", response="response 0")),
+       ("task 1", "item 'i0'", "another conversation")),
     ls("invalid", "ls-json", text(json.dumps(full_export())[:-40]), ("invalid JSON",)),
     ls("object", "ls-json", text(json.dumps({"tasks": full_export()})), ("JSON list",)),
     ls("list-of-numbers", "ls-json", b"[1, 2]", ("JSON object",)),
     ls("latin1", "ls-json", LATIN1, ("UTF-8",)),
     ls("empty", "ls-json", b"", ()),
     ls("folder", "ls-json", FOLDER, (), what=()),
-    ls("deep", "ls-json", text("[" + DEEP + "]"), (), xfail=ITEM_9_LS),
+    ls("deep", "ls-json", text("[" + DEEP + "]"), ()),
 ]
 
 
@@ -139,7 +136,7 @@ LS_MIN_CASES = [
     ls("no-item-id", "ls-min", text(json.dumps(min_edited(lambda r: r[0].pop("item_id")))),
        ("row 1", "no item_id")),
     ls("annotator-list", "ls-min", text(json.dumps(min_edited(lambda r: _set(r[0], "annotator", [2, 3])))),
-       ("row 1", "annotator"), xfail=ITEM_9_LS),
+       ("row 1", "annotator")),
     ls("annotator-unknown-id", "ls-min", text(json.dumps(min_edited(lambda r: _set(r[0], "annotator", 99)))),
        ("annotator 99",)),
     ls("choice-object", "ls-min", text(json.dumps(min_edited(
@@ -166,7 +163,7 @@ LS_CSV_CASES = [
        ext="csv"),
     ls("empty", "ls-csv", b"", (), ext="csv"),
     ls("item-id-nul", "ls-csv", _csv_rows(min_edited(lambda r: _set(r[0], "item_id", "ls\x001"))),
-       ("item_id",), ext="csv", xfail=ITEM_13),
+       ("item_id",), ext="csv"),
 ]
 
 # ----------------------------------------------------------------------------- Inspect logs
@@ -254,26 +251,25 @@ def _deep_json_log() -> bytes:
 
 
 INSPECT_CASES = [
-    *_both("epochs-text", log(config={"epochs": "3"}), ("epochs",), xfail=ITEM_9),
-    *_both("scores-list", log([sample("s1", scores=[{"value": "full_refusal"}])]), ("'s1'", "scores"),
-           xfail=ITEM_9),
-    *_both("metadata-list", log([sample("s1", metadata=["a", "b"])]), ("'s1'", "metadata"), xfail=ITEM_9),
+    *_both("epochs-text", log(config={"epochs": "3"}), ("epochs",)),
+    *_both("scores-list", log([sample("s1", scores=[{"value": "full_refusal"}])]), ("'s1'", "scores")),
+    *_both("metadata-list", log([sample("s1", metadata=["a", "b"])]), ("'s1'", "metadata")),
     *_both("chat-of-strings", log([sample("s1", input=["How do I kill a process?", "and a thread?"])]),
-           ("'s1'", "input"), xfail=ITEM_13),
-    *_both("input-number", log([sample("s1", input=42)]), ("'s1'", "input"), xfail=ITEM_9),
+           ("'s1'", "input")),
+    *_both("input-number", log([sample("s1", input=42)]), ("'s1'", "input")),
     *_both("no-samples", log([]), ("sample",)),
-    insp("id-float", log([sample(1.0)]), ("id",), xfail=ITEM_13),
-    insp("id-object", log([sample({"a": 1})]), ("id",), xfail=ITEM_9),
+    insp("id-float", log([sample(1.0)]), ("id",)),
+    insp("id-object", log([sample({"a": 1})]), ("id",)),
     insp("explanation-list", log([sample("s1", scores={"grader": {"value": "full_refusal",
                                                                    "explanation": ["a"]}})]),
-         ("'s1'", "explanation"), xfail=ITEM_9),
-    insp("model-object", log(model={"name": "x"}), ("model",), xfail=ITEM_9),
+         ("'s1'", "explanation")),
+    insp("model-object", log(model={"name": "x"}), ("model",)),
     insp("samples-object", {**log(), "samples": {"s1": sample("s1")}}, ("samples",)),
     insp("eval-not-object", {**log(), "eval": ["probe"]}, (("eval", "JSON list"),)),
-    insp("deep-100k", _deep_json_log(), (("nested too deeply", "recursion"),), xfail=ITEM_9),
+    insp("deep-100k", _deep_json_log(), (("nested too deeply", "recursion"),)),
     insp("truncated", text(json.dumps(log())[:200]), ("invalid JSON",)),
     # .eval archives
-    insp("corrupt-deflate", corrupt_deflate(), ("samples/s2_epoch_1.json",), fmt="eval", xfail=ITEM_9),
+    insp("corrupt-deflate", corrupt_deflate(), ("samples/s2_epoch_1.json",), fmt="eval"),
     insp("not-a-zip", text(json.dumps(log())), ("zip",), fmt="eval"),
     insp("truncated-zip", eval_zip(log())[:300], (), fmt="eval"),
     insp("no-header", zip_bytes([("samples/s1_epoch_1.json", text(json.dumps(sample("s1"))))]),
@@ -285,8 +281,8 @@ INSPECT_CASES = [
          ("samples/s2_epoch_1.json",), fmt="eval"),
     insp("sample-deep", eval_zip(log([sample("s1")]), raw_samples={
         "samples/s2_epoch_1.json": text(json.dumps(sample("s2")).replace('"category": "c"', '"d": ' + DEEP))}),
-         ("samples/s2_epoch_1.json",), fmt="eval", xfail=ITEM_9),
-    insp("zip-bomb", lambda _template: zip_bomb(), ("samples/s1_epoch_1.json",), fmt="eval", xfail=ITEM_9, subprocess=True),
+         ("samples/s2_epoch_1.json",), fmt="eval"),
+    insp("zip-bomb", lambda _template: zip_bomb(), ("samples/s1_epoch_1.json",), fmt="eval", subprocess=True),
 ]
 
 # ----------------------------------------------------------------------------- verdicts
@@ -337,39 +333,35 @@ def _contradict(v: dict) -> None:
 VERDICT_CASES = [
     verdict("passed-string-false", verdict_from(lambda v: (v.update(passed="false"),
                                                            _judge(v).update(passed="false"))),
-            ("passed",), xfail=ITEM_2),
+            ("passed",)),
     verdict("passed-one", verdict_from(lambda v: (v.update(passed=1), _judge(v).update(passed=1))),
-            ("passed",), xfail=ITEM_2),
-    verdict("passed-beside-failed-check", verdict_from(_fail_check), ("min_items",), xfail=ITEM_2),
-    verdict("passed-beside-failed-check", verdict_from(_fail_check), ("min_items",), report=True, xfail=ITEM_2),
-    verdict("check-contradicts-threshold", verdict_from(_contradict), ("min_items",), xfail=ITEM_2),
-    verdict("items-hash-forged", verdict_from(lambda v: v.update(items_hash="0" * 16)), ("items",),
-            xfail=ITEM_2),
+            ("passed",)),
+    verdict("passed-beside-failed-check", verdict_from(_fail_check), ("min_items",)),
+    verdict("passed-beside-failed-check", verdict_from(_fail_check), ("min_items",), report=True),
+    verdict("check-contradicts-threshold", verdict_from(_contradict), ("min_items",)),
+    verdict("items-hash-forged", verdict_from(lambda v: v.update(items_hash="0" * 16)), ("items",)),
     verdict("human-ratings-hash-forged", verdict_from(lambda v: v.update(human_ratings_hash="0" * 16)),
-            ("human",), xfail=ITEM_2),
+            ("human",)),
     verdict("schema-version-future", verdict_from(lambda v: v.update(schema_version=99)),
-            ("schema_version",), xfail=ITEM_2),
-    verdict("checks-not-list", verdict_from(lambda v: _judge(v).update(checks=5)), ("checks",), xfail=ITEM_9),
+            ("schema_version",)),
+    verdict("checks-not-list", verdict_from(lambda v: _judge(v).update(checks=5)), ("checks",)),
     verdict("checks-not-list", verdict_from(lambda v: _judge(v).update(checks={"min_items": 1})), ("checks",),
-            report=True, xfail=ITEM_9),
-    verdict("check-not-object", verdict_from(lambda v: _judge(v).update(checks=["min_items"])), ("checks",),
-            xfail=ITEM_9),
+            report=True),
+    verdict("check-not-object", verdict_from(lambda v: _judge(v).update(checks=["min_items"])), ("checks",)),
     verdict("judges-not-list", verdict_from(lambda v: v.update(judges={"j1": True})), ("judges",)),
     verdict("judge-without-name", verdict_from(lambda v: _judge(v).pop("judge")), ("judges[0]",)),
-    verdict("judge-name-number", verdict_from(lambda v: _judge(v).update(judge=1)), ("judges[0]",),
-            xfail=ITEM_2),
-    verdict("rubric-hash-other", verdict_from(lambda v: v.update(rubric_hash="0" * 12)), ("rubric",),
-            xfail="new finding: the message says the verdict is for another rubric but does not name the "
-                  "verdict file (on main after rel-verdict too)"),
-    verdict("other-judge-only", verdict_from(lambda v: _judge(v).update(judge="j2")), ("j1",), xfail=ITEM_2),
+    verdict("judge-name-number", verdict_from(lambda v: _judge(v).update(judge=1)), ("judges[0]",)),
+    verdict("rubric-hash-other", verdict_from(lambda v: v.update(rubric_hash="0" * 12)),
+            ("is for rubric refusal@1#000000000000",)),
+    verdict("other-judge-only", verdict_from(lambda v: _judge(v).update(judge="j2")), ("j1",)),
     verdict("figure-nan", verdict_from(lambda v: _judge(v)["checks"][0].update(figure=float("nan"))),
-            ("figure",), xfail=ITEM_2),
+            ("figure",)),
     verdict("invalid-json", text('{"judges": [}'), ("invalid JSON",)),
     verdict("empty", b"", ()),
     verdict("top-list", text("[]"), ("judges",)),
     verdict("latin1", '{"rubric": "caf\xe9"}'.encode("latin-1"), ("UTF-8",)),
     verdict("folder", FOLDER, ("folder",)),
-    verdict("deep", text('{"judges": ' + DEEP + "}"), (), xfail=ITEM_9),
+    verdict("deep", text('{"judges": ' + DEEP + "}"), ()),
     verdict("binary", b"\x89PNG\r\n\x1a\n\x00\x00", ()),
 ]
 

@@ -7,9 +7,6 @@ import json
 
 from corpus.base import Control, jsonl, parquet, text
 
-ITEM_9 = "issue 9 item 9, in flight"
-ITEM_13 = "issue 9 item 13, in flight"
-
 RATIONALE = "x" * 999_990 + ',"é\n\r'  # 1M characters, with a comma, a quote, a newline, a CR
 R = "refusal"
 
@@ -99,8 +96,7 @@ CONTROLS: list[Control] = [
         id="control-bom-jsonl", kind="jsonl",
         files={"r.jsonl": "\ufeff".encode() + jsonl([{"item_id": "j1", "rater_id": "ann", "label": "full_refusal"}])},
         args=imp("r.jsonl"),
-        ratings={("j1", "ann", R): ("full_refusal", None)},
-        xfail="issue 9 items 9/13, in flight (today a JSONL file with a UTF-8 byte order mark is refused)"),
+        ratings={("j1", "ann", R): ("full_refusal", None)}),
     Control(
         id="control-tsv", kind="csv",
         files={"r.tsv": text("item_id\trater_id\tlabel\tnote\nt1\tann\tfull_refusal\ta, b\n")},
@@ -110,7 +106,7 @@ CONTROLS: list[Control] = [
         id="control-ids-as-written", kind="csv",
         files={"r.csv": text("item_id,rater_id,label\n01,007,full_refusal\n")},
         args=imp("r.csv"),
-        ratings={("01", "007", R): ("full_refusal", None)}, xfail=ITEM_13),
+        ratings={("01", "007", R): ("full_refusal", None)}),
     Control(
         id="control-messages-list-jsonl", kind="jsonl",
         files={"r.jsonl": jsonl([{"item_id": "m1", "rater_id": "ann", "label": "full_refusal",
@@ -120,23 +116,20 @@ CONTROLS: list[Control] = [
         args=imp("r.jsonl"),
         ratings={("m1", "ann", R): ("full_refusal", None)},
         items={"m1": {"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}],
-                      "response": "No."}},
-        xfail=ITEM_9),
+                      "response": "No."}}),
     Control(
         id="control-metadata-object-jsonl", kind="jsonl",
         files={"r.jsonl": jsonl([{"item_id": "o1", "rater_id": "ann", "label": "full_refusal",
                                   "src": {"dataset": "xstest", "row": 4}}])},
         args=imp("r.jsonl"),
         ratings={("o1", "ann", R): ("full_refusal", None)},
-        items={"o1": {"src": json.dumps({"dataset": "xstest", "row": 4})}},
-        xfail=ITEM_9),
+        items={"o1": {"src": json.dumps({"dataset": "xstest", "row": 4})}}),
     Control(
         id="control-parquet-types", kind="parquet",
         files={"r.parquet": lambda _t: _typed_parquet()},
         args=imp("r.parquet"),
         ratings={("q1", "ann", R): ("full_refusal", None)},
-        items={"q1": {"day": "2024-05-01", "price": "1.10"}},
-        xfail=ITEM_9),
+        items={"q1": {"day": "2024-05-01", "price": "1.10"}}),
     Control(
         id="control-labelstudio-json", kind="ls-json",
         files={"export.json": text(json.dumps([{
@@ -152,6 +145,19 @@ CONTROLS: list[Control] = [
               "--store", "{store}"),
         ratings={("lsc1", "dana@example.org", "restrictiveness"): ("r4_hard_refusal", 'plain "no",\nthen silence')},
         items={"lsc1": {"response": "No.", "severity": 2}}),
+    Control(  # a task of a stored item showing its text (its prompt as one user turn): labels attach
+        id="control-labelstudio-stored-item", kind="ls-json",
+        files={"export.json": text(json.dumps([{
+            "id": 8, "data": {"item_id": "i0", "messages": [{"role": "user", "content": "prompt 0"}],
+                              "response": "response 0", "model": "m0"},
+            "annotations": [{"id": 1, "completed_by": {"id": 5, "email": "dana@example.org"},
+                             "was_cancelled": False, "updated_at": "2026-01-01T00:00:00Z",
+                             "result": [{"from_name": "restrictiveness", "to_name": "response",
+                                         "type": "choices", "value": {"choices": ["r2_partial"]}}]}]}]))},
+        args=("labelstudio", "pull", "--from-export", "{case}/export.json", "--rubric", "restrictiveness",
+              "--store", "{store}"),
+        ratings={("i0", "dana@example.org", "restrictiveness"): ("r2_partial", None)},
+        items={"i0": {"prompt": "prompt 0", "response": "response 0"}}),
     Control(
         id="control-inspect-json", kind="inspect-json",
         files={"log.json": lambda _t: _inspect_log()},

@@ -39,6 +39,7 @@ from judgekit.annotation.labelstudio.values import as_float, excerpt, text_probl
 from judgekit.data import normalise_ratings
 from judgekit.errors import JudgekitError
 from judgekit.rubric import Rubric
+from judgekit.schema import is_missing
 from judgekit.store import RATING_COLUMNS, Store
 
 _F = TypeVar("_F", bound=Callable[..., Any])
@@ -380,6 +381,52 @@ def _items_from_annotations(anns: Sequence[Annotation], where: str) -> pd.DataFr
     return pd.DataFrame(list(rows.values()))
 
 
+def _turns(messages: Any, prompt: Any) -> list[tuple[str, str]] | None:
+    """A conversation as the task shows it (``task_data``): (role, content) per turn, a prompt
+    as one user turn; None when there is none to compare."""
+    if isinstance(messages, str):
+        try:
+            messages = json.loads(messages)
+        except ValueError:
+            return None
+    if isinstance(messages, list):
+        return [(str(m.get("role", "user")), str(m.get("content", ""))) for m in messages if isinstance(m, dict)]
+    if isinstance(prompt, str):
+        return [("user", prompt)]
+    return None
+
+
+def _check_same_text(stored: pd.DataFrame, anns: Sequence[Annotation], where: str) -> None:
+    """Refuse annotations of a task whose text (conversation or response) differs from the
+    stored item with its id, as an import refuses such items: the labels are about another text."""
+    if stored.empty:
+        return
+    by_id = stored.set_index("item_id")
+    seen: set[str] = set()
+    for a in anns:
+        if a.item_id in seen or a.item_id not in by_id.index:
+            continue
+        seen.add(a.item_id)
+        item = by_id.loc[a.item_id]
+        differs = None
+        response = a.data.get("response")
+        if isinstance(response, str) and not is_missing(item["response"]) and response != str(item["response"]):
+            differs = "response"
+        else:
+            shown = _turns(a.data.get("messages"), a.data.get("prompt"))
+            have = _turns(None if is_missing(item.get("messages")) else item.get("messages"),
+                          None if is_missing(item.get("prompt")) else item.get("prompt"))
+            if shown is not None and have is not None and shown != have:
+                differs = "conversation"
+        if differs:
+            raise JudgekitError(
+                f"{where}: task {a.task_id} (item {excerpt(a.item_id)}): the store holds that item with "
+                f"another {differs} than the task shows, so the labels are about another text (was the "
+                "project pushed from another store, or the item re-imported since?); pull into the "
+                "store the project was pushed from."
+            )
+
+
 @_redacted
 def pull(
     store: Store,
@@ -476,8 +523,10 @@ def pull(
             )
     if ratings.empty:
         return summary
-    known = set(store.items(ratings["item_id"].unique().tolist())["item_id"])
+    stored_items = store.items(ratings["item_id"].unique().tolist())
+    known = set(stored_items["item_id"])
     rated_items = set(ratings["item_id"])
+    _check_same_text(stored_items, [a for a in anns if a.item_id in rated_items and not a.cancelled], where)
     new_items = _items_from_annotations(
         [a for a in anns if a.item_id not in known and a.item_id in rated_items and not a.cancelled],
         where,
