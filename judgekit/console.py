@@ -167,7 +167,7 @@ def print_agreement(console: Console, report: dict[str, Any]) -> None:
     t = Table(title="Judges against the reference (all items)", title_justify="left")
     for col in ("rater", "rated of in scope", "abstain", "error", "% agree", mname, "Krippendorff α", "Gwet AC1",
                 "Δα joining humans"):
-        t.add_column(col, justify="right" if col != "rater" else "left")
+        t.add_column(col, justify="right" if col != "rater" else "left", no_wrap=col == "rater")
     hc = overall["human_ceiling"]
     # the pooled ceiling is Fleiss' κ for more than two humans: say so, never "Cohen κ"
     t.add_row(

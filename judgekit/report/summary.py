@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from judgekit.report.escape import fmt_int, fmt_num, is_num
-from judgekit.report.trust import assumptions
+from judgekit.report.trust import assumptions, ceiling_label
 
 #: how each statistic is named for a reader.
 METRIC_NAMES = {
@@ -258,6 +258,7 @@ def summarise(
                 "in_agreement": bool(stats),
                 "n_items": stats.get("n_items"),
                 "n_rated": stats.get("n_rated"),
+                "coverage": stats.get("coverage"),
                 "abstain_rate": stats.get("abstain_rate"),
                 "error_rate": stats.get("error_rate"),
                 "figure": vs_ref.get(metric),
@@ -300,6 +301,7 @@ def summarise(
         "humans": list(agreement.get("humans") or []),
         "n_items": top.get("n_items"),
         "ceiling": ceiling.get(metric),
+        "ceiling_name": ceiling_label(top, metric),
         "verdict": {
             "present": verdict is not None,
             "applies": verdict is not None and problem is None,
