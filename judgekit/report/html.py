@@ -16,11 +16,17 @@ import math
 from typing import Any
 
 from judgekit import __version__
-from judgekit.report import svg
+from judgekit.report import svg, trust
 from judgekit.report.escape import anchor, esc, excerpt, fmt_fig, fmt_int, fmt_num, fmt_pct, is_num
 from judgekit.report.page import page, table
-from judgekit.report import trust
-from judgekit.report.summary import STATE_WORDS, comparison, fmt_value, metric_short, slice_name, thresholds_for
+from judgekit.report.summary import (
+    STATE_WORDS,
+    comparison,
+    fmt_value,
+    metric_short,
+    slice_name,
+    thresholds_for,
+)
 
 __all__ = ["esc", "page", "render_html", "table"]
 

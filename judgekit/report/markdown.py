@@ -9,8 +9,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from judgekit import __version__
-from judgekit.report.escape import excerpt, fmt_fig, fmt_int, fmt_num, fmt_pct, is_num, md_escape
 from judgekit.report import trust
+from judgekit.report.escape import excerpt, fmt_fig, fmt_int, fmt_num, fmt_pct, is_num, md_escape
 from judgekit.report.summary import STATE_WORDS, comparison, fmt_value, metric_short, slice_name
 
 __all__ = ["md_table", "render_markdown"]
