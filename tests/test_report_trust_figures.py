@@ -323,3 +323,82 @@ def test_hostile_rater_ids_and_slice_values_stay_text_in_the_new_tables():
     out = buf.getvalue()
     assert "[red]eve</td>|x" in out  # printed literally, not as markup
     assert "src = <b>|[bold]s" in out
+
+
+# ----------------------------------------------------------------------------- in a real browser
+# Every <text> of every chart must lie inside its chart (no clipped titles, labels or legends). The
+# page is measured by a script added for the test (the report itself has none, and its CSP would
+# forbid one), which writes what sticks out into the page for --dump-dom.
+_MEASURE = """<script>
+const bad = [];
+document.querySelectorAll('svg.jk-chart').forEach(svg => {
+  const s = svg.getBoundingClientRect();
+  svg.querySelectorAll('text').forEach(t => {
+    const b = t.getBoundingClientRect();
+    if (b.width && (b.left < s.left - 0.5 || b.top < s.top - 0.5 || b.right > s.right + 0.5 || b.bottom > s.bottom + 0.5))
+      bad.push(svg.getAttribute('aria-label') + ' :: ' + t.textContent);
+  });
+});
+const pre = document.createElement('pre');
+pre.id = 'jk-overflow';
+pre.textContent = 'CHARTS ' + document.querySelectorAll('svg.jk-chart').length + '\\n' + bad.join('\\n');
+document.body.appendChild(pre);
+</script>"""
+
+
+def _overflowing_text(browser, html: str, path: Path) -> tuple[int, list[str], list[str]]:
+    start = html.index('<meta http-equiv="Content-Security-Policy"')
+    html = html[:start] + html[html.index(">", start) + 1:]
+    path.write_text(html.replace("</main></body>", "</main>" + _MEASURE + "</body>"), encoding="utf-8")
+    dom, console = browser.dump_dom(path)
+    m = re.search(r'<pre id="jk-overflow">CHARTS (\d+)\n?(.*?)</pre>', dom, re.S)
+    assert m, "the measuring script did not run"
+    return int(m.group(1)), [ln for ln in m.group(2).splitlines() if ln], console
+
+
+@pytest.mark.browser
+@pytest.mark.timeout(900)
+def test_the_overflow_measure_catches_text_outside_a_chart(report_browser, tmp_path):
+    # positive control: without it, "nothing sticks out" could not fail
+    from judgekit.report.html import page
+
+    chart = ('<svg xmlns="http://www.w3.org/2000/svg" class="jk-chart" viewBox="0 0 100 40" width="100" height="40" '
+             'aria-label="ctl"><text x="-40" y="20">sticks out on the left</text></svg>')
+    n, bad, _ = _overflowing_text(report_browser, page("ctl", [("s", chart)]), tmp_path / "ctl.html")
+    assert n == 1 and bad == ["ctl :: sticks out on the left"]
+
+
+@pytest.mark.browser
+@pytest.mark.timeout(900)
+def test_no_chart_text_is_clipped_in_the_trust_report(report_browser, tmp_path, agreement):
+    html, _, _ = render_report(agreement, _inconclusive_verdict(agreement), created_at="2026-12-01T00:00:00+00:00")
+    n, bad, console = _overflowing_text(report_browser, html, tmp_path / "trust.html")
+    assert console == []
+    assert n >= 5  # glance, confusion heatmap, label bars, per-slice κ, per-slice bias
+    assert bad == []
+
+
+@pytest.mark.browser
+@pytest.mark.timeout(900)
+def test_a_binary_rubric_heatmap_title_is_not_clipped(report_browser, tmp_path):
+    # two labels make a narrow heatmap; its title (judge and reference) used to run off both sides
+    rub = tmp_path / "jailbroken.yaml"
+    rub.write_text("name: jailbroken\nversion: 1\ntitle: Jailbroken\nlevel: nominal\ndescription: d\ninstructions: i\n"
+                   "labels:\n  - code: safe\n    value: 0.0\n    description: s\n"
+                   "  - code: unsafe\n    value: 1.0\n    description: u\n", encoding="utf-8")
+    r = load_rubric(str(rub))
+    rows = []
+    for k in range(60):
+        t = "unsafe" if k % 3 == 0 else "safe"
+        rows += [(f"i{k}", "annotator_one", "human", t), (f"i{k}", "annotator_two", "human", t if k % 6 else "safe"),
+                 (f"i{k}", "a_judge_with_a_long_name", "judge", t if k % 5 else "unsafe")]
+    df = pd.DataFrame(rows, columns=["item_id", "rater_id", "rater_kind", "label"])
+    df["status"], df["rubric"], df["rubric_hash"], df["trial"] = "ok", r.id, r.hash, 0
+    items = pd.DataFrame({"item_id": [f"i{k}" for k in range(60)], "attack": [["pair", "gcg", ""][k % 3] for k in range(60)]})
+    rep = agreement_report(df, rubric=r, items=items, by=["attack"], n_resamples=50).to_dict()
+    html, md, _ = render_report(rep, None)
+    n, bad, console = _overflowing_text(report_browser, html, tmp_path / "binary.html")
+    assert console == [] and n >= 4
+    assert bad == []
+    # the binary rubric's positive class leads the per-slice table
+    assert "unsafe (positive) P" in md and md.index("unsafe (positive) F1") < md.index("safe P")
