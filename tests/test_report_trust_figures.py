@@ -402,3 +402,20 @@ def test_a_binary_rubric_heatmap_title_is_not_clipped(report_browser, tmp_path):
     assert bad == []
     # the binary rubric's positive class leads the per-slice table
     assert "unsafe (positive) P" in md and md.index("unsafe (positive) F1") < md.index("safe P")
+
+
+@pytest.mark.browser
+@pytest.mark.timeout(900)
+def test_the_xstest_report_shows_two_humans_as_cohen_and_nothing_sticks_out(report_browser, tmp_path, report_cli,
+                                                                           report_xstest_store, xstest_verdict):
+    r = CliRunner().invoke(report_cli, ["report", "--store", str(report_xstest_store), "--rubric", "refusal",
+                                        "--verdict", str(xstest_verdict), "--by", "model", "--out", str(tmp_path),
+                                        "--resamples", "100"], catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    html = (tmp_path / "report.html").read_text(encoding="utf-8")
+    md = (tmp_path / "report.md").read_text(encoding="utf-8")
+    assert "human–human Cohen κ (2 humans)" in md and "Fleiss" not in md
+    assert "Human–human agreement per pair" in md and "LOO ceiling: mean of 2 humans" in md
+    n, bad, console = _overflowing_text(report_browser, html, tmp_path / "xstest-measure.html")
+    assert console == [] and n >= 6
+    assert bad == []
