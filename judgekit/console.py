@@ -239,34 +239,25 @@ def print_agreement(console: Console, report: dict[str, Any]) -> None:
 
 
 def print_verdict(console: Console, verdict: dict[str, Any], lines: list[str]) -> None:
-    """The verdict as a table: one row per judge and check, with its state (``pass``, ``FAIL``
-    or ``inconclusive``, never shown as pass or fail) and, for an inconclusive check, the
-    label-budget sentence under it."""
-    from judgekit.report.summary import budget_text, check_state
-
-    words = {"pass": "[green]PASS[/green]", "fail": "[red]FAIL[/red]", "inconclusive": "[yellow]INCONCLUSIVE[/yellow]"}
-    state = str(verdict.get("state")) if verdict.get("state") in words else ("pass" if verdict["passed"] else "fail")
-    console.print(f"[bold]Gate for {safe_text(verdict['rubric'])}[/bold]: {words[state]}")
+    shown = {"pass": "[green]PASS[/green]", "fail": "[red]FAIL[/red]",
+             "inconclusive": "[yellow]INCONCLUSIVE[/yellow]"}
+    status = shown[verdict.get("state", "pass" if verdict["passed"] else "fail")]
+    console.print(f"[bold]Gate for {safe_text(verdict['rubric'])}[/bold]: {status}")
     t = Table(show_header=True, title_justify="left")
     for col in ("judge", "check", "figure", "threshold", "n", "result"):
         t.add_column(col)
-    budgets = []
     for j in verdict["judges"]:
         for c in j["checks"]:
             fig = c["figure"]
             thr = c["threshold"]
-            st = check_state(c)
             t.add_row(
                 safe_text(j["judge"]), safe_text(c["name"]),
                 f"{fig:.3f}" if isinstance(fig, float) else safe_text(fig),
                 f"{thr:.3f}" if isinstance(thr, float) else safe_text(thr),
                 safe_text(c["n"]),
-                {"pass": "[green]pass[/green]", "fail": "[red]FAIL[/red]", "inconclusive": "[yellow]inconclusive[/yellow]"}[st],
+                {"pass": "[green]pass[/green]", "fail": "[red]FAIL[/red]",
+                 "inconclusive": "[yellow]inconclusive[/yellow]"}[c.get("state", "pass" if c["passed"] else "fail")],
             )
-            if st == "inconclusive" and budget_text(c):
-                budgets.append(f"{j['judge']} {c['name']} is inconclusive: {budget_text(c)}")
     console.print(t)
-    for line in budgets:
-        console.print(clean(line), markup=False)
     for line in lines:
         console.print(clean(line), markup=False)

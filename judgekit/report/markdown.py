@@ -11,7 +11,14 @@ from typing import Any
 from judgekit import __version__
 from judgekit.report import trust
 from judgekit.report.escape import excerpt, fmt_fig, fmt_int, fmt_num, fmt_pct, is_num, md_escape
-from judgekit.report.summary import STATE_WORDS, comparison, fmt_value, metric_short, slice_name
+from judgekit.report.summary import (
+    STATE_WORDS,
+    ci_text,
+    comparison,
+    fmt_value,
+    metric_short,
+    slice_name,
+)
 
 __all__ = ["md_table", "render_markdown"]
 
@@ -93,13 +100,13 @@ def render_markdown(
         jid = j["judge"]
         out += ["", f"## Judge {md_escape(jid)}", "", f"{_STATUS.get(j['status'], j['status'])} {md_escape(j['sentence'])}"]
         if j["checks"]:
-            out += ["", md_table(["check", "figure", "threshold", "n", "result", "detail"],
-                                 [[c.get("name"), fmt_value(c.get("figure")),
+            out += ["", md_table(["check", "figure", "95% CI", "threshold", "n", "result", "detail"],
+                                 [[c.get("name"), fmt_value(c.get("figure")), ci_text(c) or "—",
                                    f"{comparison(c)} {fmt_value(c.get('threshold'))}".strip(), fmt_int(c.get("n")),
                                    STATE_WORDS[c["state"]],
                                    " — ".join(x for x in (c.get("detail") or "", c.get("budget_sentence") or "") if x)]
                                   for c in j["checks"]],
-                                 numeric=[1, 2, 3])]
+                                 numeric=[1, 2, 3, 4])]
         slices = [sl for sl in agreement.get("slices") or [] if jid in (sl.get("judges") or {})]
         if not slices:
             out += ["", "This judge has no ratings in the agreement report."]

@@ -131,6 +131,17 @@ def budget_text(check: dict[str, Any]) -> str:
     return one(check.get("budget"))
 
 
+def ci_text(check: dict[str, Any]) -> str:
+    """A check's interval ``[0.57, 0.88]``; empty when it has none (the alt-test decides by its
+    own test)."""
+    ci = check.get("ci")
+    if isinstance(ci, (list, tuple)) and len(ci) == 2 and all(is_num(x) for x in ci):
+        return f"[{fmt_num(ci[0], 3)}, {fmt_num(ci[1], 3)}]"
+    if isinstance(ci, dict) and is_num(ci.get("low")) and is_num(ci.get("high")):
+        return f"[{fmt_num(ci['low'], 3)}, {fmt_num(ci['high'], 3)}]"
+    return ""
+
+
 def check_sentence(check: dict[str, Any]) -> str:
     """One failed/passed check in words: ``min_kappa_lower: 0.520, needs ≥ 0.600 (n = 2,239)``."""
     op = comparison(check)
@@ -236,6 +247,9 @@ def summarise(
                         f"{len(unsure)} of {len(checks)} check{'s' if len(checks) != 1 else ''} undecided: "
                         "the interval straddles the threshold or there are too few items); more human labels "
                         "would decide it.")
+            jb = budget_text({"budget": vj.get("budget")})
+            if jb:
+                sentence += f" {jb}"
         else:
             status = "not trusted"
             if failed:
