@@ -164,17 +164,18 @@ def print_agreement(console: Console, report: dict[str, Any]) -> None:
         f"{int(report['confidence'] * 100)}% bootstrap CIs over items ({report['n_resamples']} resamples)."
     )
     overall = report["slices"][0]
+    hc = overall["human_ceiling"]
+    # the pooled ceiling is Fleiss' κ for more than two humans: named so, never "Cohen κ", and on
+    # its own line (the like-for-like comparison is the leave-one-out table below)
+    console.print(
+        f"[italic]human–human ceiling: {safe_text(trust.ceiling_label(overall, metric))}[/italic] {f3(hc.get(metric))}; "
+        f"% agree {pct(hc['percent_agreement'])}; Krippendorff α {f3(hc['alpha'])}; Gwet AC1 {f3(hc['ac1'])}; "
+        f"n {hc['n']} items rated by two humans or more."
+    )
     t = Table(title="Judges against the reference (all items)", title_justify="left")
     for col in ("rater", "rated of in scope", "abstain", "error", "% agree", mname, "Krippendorff α", "Gwet AC1",
                 "Δα joining humans"):
-        t.add_column(col, justify="right" if col != "rater" else "left", no_wrap=col == "rater")
-    hc = overall["human_ceiling"]
-    # the pooled ceiling is Fleiss' κ for more than two humans: say so, never "Cohen κ"
-    t.add_row(
-        f"[italic]human–human ceiling: {safe_text(trust.ceiling_label(overall, metric))}[/italic]",
-        f"n {hc['n']}", "", "", pct(hc["percent_agreement"]),
-        f3(hc.get(metric)), f3(hc["alpha"]), f3(hc["ac1"]), "",
-    )
+        t.add_column(col, justify="right" if col != "rater" else "left")
     for name, j in overall["judges"].items():
         v = j["vs_reference"]
         t.add_row(
@@ -212,7 +213,7 @@ def print_agreement(console: Console, report: dict[str, Any]) -> None:
         t.add_column(safe_text(by))
         t.add_column("in scope", justify="right")
         t.add_column("humans % agree", justify="right")
-        t.add_column(f"humans {safe_text(trust.ceiling_label(overall, 'kappa'))}", justify="right")
+        t.add_column(f"humans {safe_text(overall['human_ceiling'].get('kappa_name') or 'κ')}", justify="right")
         for name in report["judges"]:
             t.add_column(f"{safe_text(name)} rated", justify="right")
             t.add_column(f"{safe_text(name)} {mname}", justify="right")

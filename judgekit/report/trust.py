@@ -124,7 +124,7 @@ def loo_grid(agreement: dict[str, Any], sl: dict[str, Any] | None = None) -> Gri
         if not vs:
             continue
         m = vs.get("mean") or {}
-        rows.append([f"{jid} vs the same consensus (mean over humans)", fmt_int(m.get("n")), "", *cells(m)])
+        rows.append([f"{jid} vs the same consensus", fmt_int(m.get("n")), "", *cells(m)])
         rows.append([f"  the humans on {jid}'s items", fmt_int(m.get("n")), "", *cells(m.get("human_same_items") or {})])
         rows.append([f"  difference {jid} − humans", fmt_int(m.get("n")), "", *cells(m.get("difference") or {})])
     note = (f"{kname} of one rater against the consensus (plurality) of the other humans; items where "
