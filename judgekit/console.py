@@ -130,11 +130,32 @@ def _metric(report: dict) -> str:
     return "weighted_kappa" if report["level"] in ("ordinal", "interval") else "kappa"
 
 
+def print_grid(console: Console, grid: Any) -> None:
+    """A :class:`judgekit.report.trust.Grid` as a terminal table (every cell through
+    :func:`safe_text`), with its note underneath."""
+    t = Table(title=safe_text(grid.title), title_justify="left")
+    for i, col in enumerate(grid.header):
+        t.add_column(safe_text(col), justify="right" if i in grid.numeric else "left")
+    for row in grid.rows:
+        t.add_row(*[safe_text(c) for c in row])
+    if grid.rows:
+        console.print(t)
+    else:
+        console.print(f"[bold]{safe_text(grid.title)}[/bold]")
+    if grid.note:
+        console.print(f"[dim]{safe_text(grid.note)}[/dim]")
+
+
 def print_agreement(console: Console, report: dict[str, Any]) -> None:
-    """The agreement report as terminal tables: overall, per class, and per slice."""
+    """The agreement report as terminal tables: overall (with the human–human ceiling named for
+    what it is), the pairwise human matrix, the leave-one-out ceiling beside each judge,
+    coverage, signed bias, per class, per slice (items rated), and precision/recall/F1 per
+    class and slice. Slices are printed in the report's order."""
+    from judgekit.report import trust
+
     ref = report["reference"]
     ref_txt = ref["rater"] + f" ({ref['kind']})" if ref["rater"] else "consensus of the humans"
-    humans = ", ".join(report["humans"]) or "none"
+    humans = ", ".join(report.get("ceiling_raters") or report["humans"]) or "none"
     metric = _metric(report)
     mname = "weighted κ" if metric == "weighted_kappa" else "Cohen κ"
     console.print(
@@ -143,22 +164,31 @@ def print_agreement(console: Console, report: dict[str, Any]) -> None:
         f"{int(report['confidence'] * 100)}% bootstrap CIs over items ({report['n_resamples']} resamples)."
     )
     overall = report["slices"][0]
-    t = Table(title="Judges against the reference (all items)", title_justify="left")
-    for col in ("rater", "n", "abstain", "error", "% agree", mname, "Krippendorff α", "Gwet AC1", "Δα joining humans"):
-        t.add_column(col, justify="right" if col != "rater" else "left")
     hc = overall["human_ceiling"]
-    t.add_row(
-        "[italic]human–human ceiling[/italic]", str(hc["n"]), "", "", pct(hc["percent_agreement"]),
-        f3(hc["kappa"]), f3(hc["alpha"]), f3(hc["ac1"]), "",
+    # the pooled ceiling is Fleiss' κ for more than two humans: named so, never "Cohen κ", and on
+    # its own line (the like-for-like comparison is the leave-one-out table below)
+    console.print(
+        f"[italic]human–human ceiling: {safe_text(trust.ceiling_label(overall, metric))}[/italic] {f3(hc.get(metric))}; "
+        f"% agree {pct(hc['percent_agreement'])}; Krippendorff α {f3(hc['alpha'])}; Gwet AC1 {f3(hc['ac1'])}; "
+        f"n {hc['n']} items rated by two humans or more."
     )
+    t = Table(title="Judges against the reference (all items)", title_justify="left")
+    for col in ("rater", "rated of in scope", "abstain", "error", "% agree", mname, "Krippendorff α", "Gwet AC1",
+                "Δα joining humans"):
+        t.add_column(col, justify="right" if col != "rater" else "left")
     for name, j in overall["judges"].items():
         v = j["vs_reference"]
         t.add_row(
-            safe_text(name), str(v["n"]), str(j["n_abstain"]), str(j["n_error"]), pct(v["percent_agreement"]),
+            safe_text(name), safe_text(trust.coverage_words(j.get("coverage"))) if j.get("coverage") else str(v["n"]),
+            str(j["n_abstain"]), str(j["n_error"]), pct(v["percent_agreement"]),
             f3(v[metric]), f3(v["alpha"]), f3(v["ac1"]),
             "—" if j["alpha_delta"] is None else f"{j['alpha_delta']:+.3f}",
         )
     console.print(t)
+    for grid in (trust.pairwise_grid(report, overall), trust.loo_grid(report, overall),
+                 trust.coverage_grid(report, overall), trust.bias_grid(report, overall)):
+        if grid is not None:
+            print_grid(console, grid)
 
     t = Table(title="Per class: recall / precision against the reference", title_justify="left")
     t.add_column("judge")
@@ -178,33 +208,41 @@ def print_agreement(console: Console, report: dict[str, Any]) -> None:
     console.print(t)
 
     for by in report["by"]:
-        rows = [s for s in report["slices"] if s["by"] == by]
+        rows = [s for s in report["slices"] if s["by"] == by]  # the report's order: 1, 2, 10, (missing)
         t = Table(title=f"By {safe_text(by)}", title_justify="left")
         t.add_column(safe_text(by))
-        t.add_column("n", justify="right")
+        t.add_column("in scope", justify="right")
         t.add_column("humans % agree", justify="right")
-        t.add_column(f"humans {mname}", justify="right")
+        t.add_column(f"humans {safe_text(overall['human_ceiling'].get('kappa_name') or 'κ')}", justify="right")
         for name in report["judges"]:
+            t.add_column(f"{safe_text(name)} rated", justify="right")
             t.add_column(f"{safe_text(name)} {mname}", justify="right")
             t.add_column(f"{safe_text(name)} % agree", justify="right")
         for s in rows:
-            cells = [safe_text(s["key"]), str(s["n_items"]), pct(s["human_ceiling"]["percent_agreement"]),
-                     f3(s["human_ceiling"]["kappa"])]
+            cells = [safe_text(s["key"]), str(s.get("n_in_scope", s["n_items"])),
+                     pct(s["human_ceiling"]["percent_agreement"]), f3(s["human_ceiling"]["kappa"])]
             for name in report["judges"]:
                 j = s["judges"].get(name)
                 if j is None:
-                    cells += ["—", "—"]
+                    cells += ["0", "—", "—"]
                     continue
                 v = j["vs_reference"]
-                cells += [f3(v[metric]), pct(v["percent_agreement"])]
+                cells += [str(j["n_rated"]), f3(v[metric]), pct(v["percent_agreement"])]
             t.add_row(*cells)
         console.print(t)
+    if report["by"]:
+        for name in report["judges"]:
+            grid = trust.per_class_grid(report, name, wide=False)
+            if grid is not None:
+                print_grid(console, grid)
     for w in report.get("warnings", []):
         console.print(f"[yellow]note:[/yellow] {safe_text(w)}")
 
 
 def print_verdict(console: Console, verdict: dict[str, Any], lines: list[str]) -> None:
-    status = "[green]PASS[/green]" if verdict["passed"] else "[red]FAIL[/red]"
+    shown = {"pass": "[green]PASS[/green]", "fail": "[red]FAIL[/red]",
+             "inconclusive": "[yellow]INCONCLUSIVE[/yellow]"}
+    status = shown[verdict.get("state", "pass" if verdict["passed"] else "fail")]
     console.print(f"[bold]Gate for {safe_text(verdict['rubric'])}[/bold]: {status}")
     t = Table(show_header=True, title_justify="left")
     for col in ("judge", "check", "figure", "threshold", "n", "result"):
@@ -218,7 +256,8 @@ def print_verdict(console: Console, verdict: dict[str, Any], lines: list[str]) -
                 f"{fig:.3f}" if isinstance(fig, float) else safe_text(fig),
                 f"{thr:.3f}" if isinstance(thr, float) else safe_text(thr),
                 safe_text(c["n"]),
-                "[green]pass[/green]" if c["passed"] else "[red]FAIL[/red]",
+                {"pass": "[green]pass[/green]", "fail": "[red]FAIL[/red]",
+                 "inconclusive": "[yellow]inconclusive[/yellow]"}[c.get("state", "pass" if c["passed"] else "fail")],
             )
     console.print(t)
     for line in lines:

@@ -16,10 +16,18 @@ import math
 from typing import Any
 
 from judgekit import __version__
-from judgekit.report import svg
+from judgekit.report import svg, trust
 from judgekit.report.escape import anchor, esc, excerpt, fmt_fig, fmt_int, fmt_num, fmt_pct, is_num
 from judgekit.report.page import page, table
-from judgekit.report.summary import comparison, fmt_value, metric_short, slice_name, thresholds_for
+from judgekit.report.summary import (
+    STATE_WORDS,
+    ci_text,
+    comparison,
+    fmt_value,
+    metric_short,
+    slice_name,
+    thresholds_for,
+)
 
 __all__ = ["esc", "page", "render_html", "table"]
 
@@ -32,8 +40,20 @@ def fig_cell(f: dict[str, Any] | None) -> str:
     return esc(fmt_fig(f))
 
 
+def html_grid(grid: trust.Grid | None, heading: str = "h3") -> str:
+    """A :class:`judgekit.report.trust.Grid` as a heading, a table and its note (escaped)."""
+    if grid is None:
+        return ""
+    out = f"<{heading}>{esc(grid.title)}</{heading}>"
+    if grid.rows:
+        out += table(grid.header, grid.rows, numeric=grid.numeric)
+    if grid.note:
+        out += f'<p class="small muted">{esc(grid.note)}</p>'
+    return out
+
+
 def _pill(status: str) -> str:
-    cls = {"trusted": "pass", "not trusted": "fail"}.get(status, "none")
+    cls = {"trusted": "pass", "not trusted": "fail", "inconclusive": "warn"}.get(status, "none")
     return f'<span class="pill {cls}">{esc(status)}</span>'
 
 
@@ -62,6 +82,8 @@ def _verdict_section(s: dict[str, Any]) -> str:
     v = s["verdict"]
     if not v["present"]:
         cls = "none"
+    elif v["applies"] and not s["trusted"] and any(j["status"] == "inconclusive" for j in s["judges"]):
+        cls = "mixed"
     elif not v["applies"] or not s["trusted"]:
         cls = "fail"
     else:
@@ -76,6 +98,11 @@ def _verdict_section(s: dict[str, Any]) -> str:
                 f"<li><code>{esc(c.get('name'))}</code>: {esc(c['sentence'].split(': ', 1)[-1])}"
                 + (f' <span class="muted">— {esc(c.get("detail"))}</span>' if c.get("detail") else "")
                 + "</li>" for c in j["failed_checks"]) + "</ul>"
+        if j.get("inconclusive_checks"):
+            checks += "<ul class=checks>" + "".join(
+                f"<li><code>{esc(c.get('name'))}</code> inconclusive: {esc(c['sentence'].split(': ', 1)[-1])}"
+                + (f" {esc(c['budget_sentence'])}" if c.get("budget_sentence") else "")
+                + "</li>" for c in j["inconclusive_checks"]) + "</ul>"
         items.append(f"<li>{_pill(j['status'])} {sentence}{checks}</li>")
     body = [f'<div class="banner {cls}" role="status"><p class="big">{esc(v["headline"])}</p>']
     if items:
@@ -99,8 +126,8 @@ def _verdict_section(s: dict[str, Any]) -> str:
 def _glance_section(s: dict[str, Any], agreement: dict[str, Any], verdict: dict[str, Any] | None) -> str:
     m = s["metric"]
     sym = metric_short(m)
-    header = ["judge", "verdict", f"{sym} vs reference [95% CI]", f"human–human {sym}", "AC1", "% agree",
-              "abstain / error", "rated"]
+    header = ["judge", "verdict", f"{sym} vs reference [95% CI]", f"human–human {s['ceiling_name']}", "AC1",
+              "% agree", "abstain / error", "rated of in scope"]
     with_cost = any(j.get("cost") for j in s["judges"])
     if with_cost:
         header.append("cost (USD)")
@@ -116,7 +143,8 @@ def _glance_section(s: dict[str, Any], agreement: dict[str, Any], verdict: dict[
             fig_cell(j.get("ac1")),
             esc(fmt_pct((j.get("percent_agreement") or {}).get("value"))),
             esc(f"{fmt_pct(j.get('abstain_rate'))} / {fmt_pct(j.get('error_rate'))}"),
-            esc(f"{fmt_int(j.get('n_rated'))} of {fmt_int(j.get('n_items'))}"),
+            esc(trust.coverage_words(j["coverage"]) if j.get("coverage")
+                else f"{fmt_int(j.get('n_rated'))} of {fmt_int(j.get('n_items'))}"),
         ]
         if with_cost:
             row.append(esc(f"${usd:,.2f}") if is_num(usd) else "—")
@@ -136,10 +164,27 @@ def _glance_section(s: dict[str, Any], agreement: dict[str, Any], verdict: dict[
         out.append("<figure>" + svg.interval_chart(
             chart_rows, title=f"{s['metric_name']} of each judge vs the reference, all items",
             x_range=_x_range(chart_rows, lines), reference_lines=lines, x_label=f"{s['metric_name']} (1 = perfect, 0 = chance)",
-            width=1000)
-            + "<figcaption>A judge is useful when its dot sits near the purple diamond (how well the humans "
-            "agree with each other) and its whole interval clears the red dashed gate line.</figcaption></figure>")
+            width=1000) + f"<figcaption>{esc(_interval_caption(chart_rows, lines, s))}</figcaption></figure>")
+    out.append(html_grid(trust.pairwise_grid(agreement)))
+    out.append(html_grid(trust.loo_grid(agreement)))
+    out.append(html_grid(trust.coverage_grid(agreement)))
+    out.append(html_grid(trust.bias_grid(agreement)))
     return "".join(out)
+
+
+def _interval_caption(rows: list[dict[str, Any]], lines: dict[str, float], s: dict[str, Any]) -> str:
+    """The caption of an interval chart, naming only the marks that are drawn."""
+    has_ceiling = any(is_num(r.get("ceiling")) for r in rows)
+    parts = ["Dot: the judge's estimate; bar: its 95% CI."]
+    if has_ceiling:
+        parts.append(f"Hollow purple diamond: how well the humans agree with each other ({s['ceiling_name']}); "
+                     "a useful judge sits near it.")
+    else:
+        parts.append("No human–human ceiling is drawn: it is undefined here (fewer than two humans rated the "
+                     "same items).")
+    if lines:
+        parts.append("A judge passes a gate line only when its whole interval clears the dashed line.")
+    return " ".join(parts)
 
 
 def _x_range(rows: list[dict[str, Any]], lines: dict[str, float]) -> tuple[float, float]:
@@ -158,11 +203,13 @@ def _judge_section(j: dict[str, Any], s: dict[str, Any], agreement: dict[str, An
     out = [f'<div id="{_judge_anchor(jid)}"></div>']
     out.append(f"<p>{_pill(j['status'])} {esc(j['sentence'])}</p>")
     if j["checks"]:
-        rows = [[c.get("name"), fmt_value(c.get("figure")), f"{comparison(c)} {fmt_value(c.get('threshold'))}".strip(),
-                 fmt_int(c.get("n")), "pass" if c.get("passed") else "FAIL", c.get("detail") or ""]
+        rows = [[c.get("name"), fmt_value(c.get("figure")), ci_text(c) or "—",
+                 f"{comparison(c)} {fmt_value(c.get('threshold'))}".strip(), fmt_int(c.get("n")), STATE_WORDS[c["state"]],
+                 " — ".join(x for x in (c.get("detail") or "", c.get("budget_sentence") or "") if x)]
                 for c in j["checks"]]
-        out.append("<h3>Gate checks</h3>" + table(["check", "figure", "threshold", "n", "result", "detail"], rows,
-                                                  numeric=[1, 2, 3], row_classes=[None if c.get("passed") else "bad" for c in j["checks"]]))
+        classes = [{"pass": None, "fail": "bad", "inconclusive": "warn"}[c["state"]] for c in j["checks"]]
+        out.append("<h3>Gate checks</h3>" + table(["check", "figure", "95% CI", "threshold", "n", "result", "detail"],
+                                                  rows, numeric=[1, 2, 3, 4], row_classes=classes))
     slices = [sl for sl in agreement.get("slices") or [] if jid in (sl.get("judges") or {})]
     if not slices:
         out.append('<p class="muted">This judge has no ratings in the agreement report.</p>')
@@ -182,12 +229,15 @@ def _judge_section(j: dict[str, Any], s: dict[str, Any], agreement: dict[str, An
     dist = st.get("label_distribution") or {}
     hdist = top.get("human_label_distribution") or {}
     labels = list(agreement.get("labels") or dist.keys())
-    if dist or hdist:
+    # with no human ratings (a reference only) the comparison is the reference, not an empty humans bar
+    other, odist = (("humans", hdist) if agreement.get("ceiling_raters") or agreement.get("humans")
+                    else ("reference", top.get("reference_label_distribution") or {}))
+    if dist or odist:
         groups: dict[str, dict[str, float | None]] = {
-            str(lab): {f"judge {jid}": dist.get(lab), "humans": hdist.get(lab)} for lab in labels  # None: no bar
+            str(lab): {f"judge {jid}": dist.get(lab), other: odist.get(lab)} for lab in labels  # None: no bar
         }
-        charts.append("<figure>" + svg.bar_chart(groups, title=f"Label distribution: {jid} vs humans")
-                      + "<figcaption>A judge that over-calls a label has a taller bar than the humans there."
+        charts.append("<figure>" + svg.bar_chart(groups, title=f"Label distribution: {jid} vs {other}")
+                      + f"<figcaption>A judge that over-calls a label has a taller bar than the {other} there."
                         "</figcaption></figure>")
     if charts:
         out.append('<h3>What it says vs the reference</h3><div class="charts">' + "".join(charts) + "</div>")
@@ -217,8 +267,21 @@ def _judge_section(j: dict[str, Any], s: dict[str, Any], agreement: dict[str, An
     out.append("<figure>" + svg.interval_chart(
         chart_rows, title=f"{jid}: {s['metric_name']} vs the reference, per slice",
         x_range=_x_range(chart_rows, lines), reference_lines=lines, width=1000) + "</figure>")
-    out.append(table(["slice", "items", "rated", f"{sym} [95% CI]", f"human–human {sym}", "AC1", "% agree",
-                      "abstain", "error"], rows, numeric=[1, 2, 3, 4, 5, 6, 7, 8], raw=list(range(9))))
+    out.append(table(["slice", "items", "rated", f"{sym} [95% CI]", f"human–human {s['ceiling_name']}", "AC1",
+                      "% agree", "abstain", "error"], rows, numeric=[1, 2, 3, 4, 5, 6, 7, 8], raw=list(range(9))))
+    if len(slices) > 1:
+        out.append(html_grid(trust.per_class_grid(agreement, jid)))
+        series = trust.bias_series(agreement, jid)
+        if series:
+            what, brows = series
+            vals = [float(r[k]) for r in brows for k in ("value", "low", "high") if is_num(r.get(k))]
+            span = max([abs(v) for v in vals] + [0.05])
+            span = math.ceil(span * 20) / 20
+            out.append(f"<h3>Signed bias per slice ({esc(what)})</h3><figure>" + svg.interval_chart(
+                brows, title=f"{jid}: {what}, per slice", x_range=(-span, span), reference_lines={"no bias": 0.0},
+                x_label=f"{what} (0 = no bias)", width=1000)
+                + "<figcaption>Dot: the signed bias on the slice; bar: its bootstrap 95% CI; the dashed line is 0. "
+                  "A bias that moves across slices shows as dots drifting off the line.</figcaption></figure>")
     out.append(f'<p class="small muted">Abstentions ({fmt_int(st.get("n_abstain"))}) and errors '
                f'({fmt_int(st.get("n_error"))}) on all items are counted apart from disagreements: '
                f"{esc(sym)} is computed on the items the judge rated.</p>")
@@ -357,5 +420,7 @@ def render_html(
     if extras.get("sampling") is not None:
         sections.append(("Sampling", _generic(extras["sampling"])))
     sections.append(("Provenance", _provenance(summary, agreement, verdict, created_at)))
+    sections.append(("Assumptions and what this report does not establish",
+                     "<ul>" + "".join(f"<li>{esc(a)}</li>" for a in summary.get("assumptions") or []) + "</ul>"))
     subtitle = f"Can these judges be trusted to score {summary['rubric']}? Reference: {summary['reference']}."
     return page(f"judgekit report — {summary['rubric']}", sections, subtitle=subtitle)

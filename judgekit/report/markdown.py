@@ -9,12 +9,21 @@ from collections.abc import Sequence
 from typing import Any
 
 from judgekit import __version__
+from judgekit.report import trust
 from judgekit.report.escape import excerpt, fmt_fig, fmt_int, fmt_num, fmt_pct, is_num, md_escape
-from judgekit.report.summary import comparison, fmt_value, metric_short, slice_name
+from judgekit.report.summary import (
+    STATE_WORDS,
+    ci_text,
+    comparison,
+    fmt_value,
+    metric_short,
+    slice_name,
+)
 
 __all__ = ["md_table", "render_markdown"]
 
-_STATUS = {"trusted": "**TRUSTED**", "not trusted": "**NOT TRUSTED**", "not gated": "**NOT GATED**"}
+_STATUS = {"trusted": "**TRUSTED**", "not trusted": "**NOT TRUSTED**", "not gated": "**NOT GATED**",
+           "inconclusive": "**INCONCLUSIVE**"}
 
 
 def md_table(header: Sequence[str], rows: Sequence[Sequence[Any]], *, numeric: Sequence[int] = (),
@@ -27,6 +36,18 @@ def md_table(header: Sequence[str], rows: Sequence[Sequence[Any]], *, numeric: S
         cells = [str(v) if i in rawset else md_escape(v) for i, v in enumerate(row)]
         lines.append("| " + " | ".join(c if c else " " for c in cells) + " |")
     return "\n".join(lines)
+
+
+def md_grid(grid: trust.Grid | None, level: str = "###") -> list[str]:
+    """A :class:`judgekit.report.trust.Grid` as a heading, a table and its note (escaped)."""
+    if grid is None:
+        return []
+    out = ["", f"{level} {md_escape(grid.title)}", ""]
+    if grid.rows:
+        out.append(md_table(grid.header, grid.rows, numeric=grid.numeric))
+    if grid.note:
+        out += ["", md_escape(grid.note)]
+    return out
 
 
 def render_markdown(
@@ -50,6 +71,9 @@ def render_markdown(
         for c in j["failed_checks"]:
             detail = f" — {md_escape(c['detail'])}" if c.get("detail") else ""
             out.append(f"  - failed {md_escape(c['sentence'])}{detail}")
+        for c in j.get("inconclusive_checks") or []:
+            budget = f" {md_escape(c['budget_sentence'])}" if c.get("budget_sentence") else ""
+            out.append(f"  - inconclusive {md_escape(c['sentence'])}.{budget}")
     if s["warnings"]:
         out += ["", "Notes:"] + [f"- {md_escape(w)}" for w in s["warnings"]]
 
@@ -59,21 +83,30 @@ def render_markdown(
         usd = (j.get("cost") or {}).get("cost_usd")
         rows.append([j["judge"], j["status"], fmt_fig(j.get("figure")), fmt_fig(j.get("ceiling")), fmt_fig(j.get("ac1")),
                      fmt_pct((j.get("percent_agreement") or {}).get("value")), fmt_pct(j.get("abstain_rate")),
-                     fmt_pct(j.get("error_rate")), f"{fmt_int(j.get('n_rated'))} / {fmt_int(j.get('n_items'))}",
+                     fmt_pct(j.get("error_rate")),
+                     trust.coverage_words(j["coverage"]) if j.get("coverage")
+                     else f"{fmt_int(j.get('n_rated'))} / {fmt_int(j.get('n_items'))}",
                      f"${float(usd):,.2f}" if is_num(usd) else "—"])
-    out.append(md_table(["judge", "verdict", f"{sym} vs reference [95% CI]", f"human–human {sym}", "AC1", "% agree",
-                         "abstain", "error", "rated / items", "cost (USD)"], rows, numeric=[2, 3, 4, 5, 6, 7, 8, 9]))
+    out.append(md_table(["judge", "verdict", f"{sym} vs reference [95% CI]", f"human–human {s['ceiling_name']}", "AC1",
+                         "% agree", "abstain", "error", "rated of in scope", "cost (USD)"], rows,
+                        numeric=[2, 3, 4, 5, 6, 7, 8, 9]))
+    out += md_grid(trust.pairwise_grid(agreement))
+    out += md_grid(trust.loo_grid(agreement))
+    out += md_grid(trust.coverage_grid(agreement))
+    out += md_grid(trust.bias_grid(agreement))
 
     disagreements = [d for d in extras.get("disagreements") or [] if isinstance(d, dict)]
     for j in s["judges"]:
         jid = j["judge"]
         out += ["", f"## Judge {md_escape(jid)}", "", f"{_STATUS.get(j['status'], j['status'])} {md_escape(j['sentence'])}"]
         if j["checks"]:
-            out += ["", md_table(["check", "figure", "threshold", "n", "result", "detail"],
-                                 [[c.get("name"), fmt_value(c.get("figure")),
+            out += ["", md_table(["check", "figure", "95% CI", "threshold", "n", "result", "detail"],
+                                 [[c.get("name"), fmt_value(c.get("figure")), ci_text(c) or "—",
                                    f"{comparison(c)} {fmt_value(c.get('threshold'))}".strip(), fmt_int(c.get("n")),
-                                   "pass" if c.get("passed") else "FAIL", c.get("detail") or ""] for c in j["checks"]],
-                                 numeric=[1, 2, 3])]
+                                   STATE_WORDS[c["state"]],
+                                   " — ".join(x for x in (c.get("detail") or "", c.get("budget_sentence") or "") if x)]
+                                  for c in j["checks"]],
+                                 numeric=[1, 2, 3, 4])]
         slices = [sl for sl in agreement.get("slices") or [] if jid in (sl.get("judges") or {})]
         if not slices:
             out += ["", "This judge has no ratings in the agreement report."]
@@ -100,16 +133,27 @@ def render_markdown(
                           fmt_fig((sl.get("human_ceiling") or {}).get(m)), fmt_fig(vr.get("ac1")),
                           fmt_pct((vr.get("percent_agreement") or {}).get("value")), fmt_pct(sj.get("abstain_rate")),
                           fmt_pct(sj.get("error_rate"))])
-        out.append(md_table(["slice", "items", "rated", f"{sym} [95% CI]", f"human–human {sym}", "AC1", "% agree",
-                             "abstain", "error"], srows, numeric=[1, 2, 3, 4, 5, 6, 7, 8]))
+        out.append(md_table(["slice", "items", "rated", f"{sym} [95% CI]", f"human–human {s['ceiling_name']}", "AC1",
+                             "% agree", "abstain", "error"], srows, numeric=[1, 2, 3, 4, 5, 6, 7, 8]))
+        if len(slices) > 1:
+            out += md_grid(trust.per_class_grid(agreement, jid))
+            series = trust.bias_series(agreement, jid)
+            if series:
+                what, brows = series
+                out += ["", f"### Signed bias per slice ({md_escape(what)}, 95% CI)", "",
+                        md_table(["slice", "n", "bias [95% CI]"],
+                                 [[r["label"], fmt_int(r["n"]), fmt_fig(r, 3) if is_num(r["value"]) else "undefined"]
+                                  for r in brows], numeric=[1, 2])]
         dist = st.get("label_distribution") or {}
         hdist = slices[0].get("human_label_distribution") or {}
         rdist = slices[0].get("reference_label_distribution") or {}
         if dist:
             out += ["", "### Label distribution", ""]
             lab_order = list(agreement.get("labels") or dist)
-            header = ["label", f"judge {jid}", "humans"] + (["reference"] if rdist else [])
-            out.append(md_table(header, [[lab, fmt_pct(dist.get(lab)), fmt_pct(hdist.get(lab))]
+            # no human ratings (a reference only): no empty humans column
+            has_h = bool(agreement.get("ceiling_raters") or agreement.get("humans"))
+            header = ["label", f"judge {jid}"] + (["humans"] if has_h else []) + (["reference"] if rdist else [])
+            out.append(md_table(header, [[lab, fmt_pct(dist.get(lab))] + ([fmt_pct(hdist.get(lab))] if has_h else [])
                                          + ([fmt_pct(rdist.get(lab))] if rdist else []) for lab in lab_order],
                                 numeric=[1, 2, 3]))
         vh = st.get("vs_humans") or {}
@@ -143,4 +187,6 @@ def render_markdown(
             if verdict.get(k) is not None:
                 prov.append([f"verdict {k}", str(verdict.get(k))])
     out.append(md_table(["", ""], prov))
+    out += ["", "## Assumptions and what this report does not establish", ""]
+    out += [f"- {md_escape(a)}" for a in s.get("assumptions") or []]
     return "\n".join(out) + "\n"

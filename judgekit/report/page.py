@@ -53,6 +53,7 @@ nav.toc a { margin-right: 12px; white-space: nowrap; }
 .pill.pass { background: var(--pass); color: #fff; }
 .pill.fail { background: var(--fail); color: #fff; }
 .pill.none { background: var(--none); color: #fff; }
+.pill.warn { background: #9a6700; color: #fff; }
 .note { background: var(--warn-bg); border-radius: 6px; padding: 8px 12px; font-size: 14px; margin: 8px 0; }
 .note ul { margin: 0; padding-left: 18px; }
 .muted { color: var(--muted); }
@@ -63,6 +64,7 @@ th, td { border-bottom: 1px solid var(--line); padding: 5px 8px; text-align: lef
 th { background: var(--soft); font-weight: 600; font-size: 13px; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 tr.bad td { background: #fff5f5; }
+tr.warn td { background: var(--warn-bg); }
 td.text { max-width: 560px; overflow-wrap: anywhere; white-space: pre-wrap; }
 code { font: 13px ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; background: var(--soft);
   padding: 1px 4px; border-radius: 4px; overflow-wrap: anywhere; }

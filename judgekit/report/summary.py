@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from judgekit.report.escape import fmt_int, fmt_num, is_num
+from judgekit.report.trust import assumptions, ceiling_label
 
 #: how each statistic is named for a reader.
 METRIC_NAMES = {
@@ -81,6 +82,63 @@ def comparison(check: dict[str, Any]) -> str:
     fig, thr, passed = check.get("figure"), check.get("threshold"), check.get("passed")
     if is_num(fig) and is_num(thr) and fig != thr and isinstance(passed, bool):
         return "≥" if (fig > thr) == passed else "≤"
+    return ""
+
+
+#: a check's or a judge's state as shown in a table; ``inconclusive`` is never pass or fail.
+STATE_WORDS = {"pass": "pass", "fail": "FAIL", "inconclusive": "inconclusive"}
+
+
+def check_state(check: dict[str, Any]) -> str:
+    """``pass``, ``fail`` or ``inconclusive``: the check's ``state`` when the verdict has one
+    (three-state gate), else from ``passed`` (older verdicts)."""
+    st = check.get("state")
+    if st in STATE_WORDS:
+        return str(st)
+    return "pass" if check.get("passed") else "fail"
+
+
+def judge_state(vj: dict[str, Any]) -> str:
+    """A judge's state in a verdict: its ``state``, else any failed check fails it, else any
+    inconclusive check makes it inconclusive, else ``passed``."""
+    st = vj.get("state")
+    if st in STATE_WORDS:
+        return str(st)
+    states = [check_state(c) for c in vj.get("checks") or []]
+    if "fail" in states:
+        return "fail"
+    if "inconclusive" in states:
+        return "inconclusive"
+    return "pass" if vj.get("passed") else "fail"
+
+
+def budget_text(check: dict[str, Any]) -> str:
+    """The label-budget sentence of a check (its ``budget``: a sentence, or a dict/list holding
+    sentences under ``sentence``/``text``); empty when there is none."""
+
+    def one(b: Any) -> str:
+        if isinstance(b, str):
+            return b.strip()
+        if isinstance(b, dict):
+            for key in ("sentence", "text", "message"):
+                if isinstance(b.get(key), str):
+                    return str(b[key]).strip()
+            return ""
+        if isinstance(b, (list, tuple)):
+            return " ".join(t for t in (one(x) for x in b) if t)
+        return ""
+
+    return one(check.get("budget"))
+
+
+def ci_text(check: dict[str, Any]) -> str:
+    """A check's interval ``[0.57, 0.88]``; empty when it has none (the alt-test decides by its
+    own test)."""
+    ci = check.get("ci")
+    if isinstance(ci, (list, tuple)) and len(ci) == 2 and all(is_num(x) for x in ci):
+        return f"[{fmt_num(ci[0], 3)}, {fmt_num(ci[1], 3)}]"
+    if isinstance(ci, dict) and is_num(ci.get("low")) and is_num(ci.get("high")):
+        return f"[{fmt_num(ci['low'], 3)}, {fmt_num(ci['high'], 3)}]"
     return ""
 
 
@@ -164,7 +222,8 @@ def summarise(
         vs_ref = stats.get("vs_reference") or {}
         vj = v_judges.get(jid)
         checks = list((vj or {}).get("checks") or [])
-        failed = [c for c in checks if not c.get("passed")]
+        failed = [c for c in checks if check_state(c) == "fail"]
+        unsure = [c for c in checks if check_state(c) == "inconclusive"]
         if verdict is None:
             status = "not gated"
             sentence = f"{jid}: no verdict given, so nothing here says it can be trusted for {rubric}."
@@ -179,9 +238,18 @@ def summarise(
             status = "not trusted"
             sentence = (f"{jid} is NOT trusted for {rubric}: it changed since the verdict (its spec or "
                         "parameters differ); run `judgekit gate` again.")
-        elif vj.get("passed"):
+        elif judge_state(vj) == "pass":
             status = "trusted"
             sentence = f"{jid} is trusted to score {rubric}: all {len(checks)} checks passed."
+        elif judge_state(vj) == "inconclusive":
+            status = "inconclusive"
+            sentence = (f"{jid} is NOT YET trusted to score {rubric}: the verdict is inconclusive ("
+                        f"{len(unsure)} of {len(checks)} check{'s' if len(checks) != 1 else ''} undecided: "
+                        "the interval straddles the threshold or there are too few items); more human labels "
+                        "would decide it.")
+            jb = budget_text({"budget": vj.get("budget")})
+            if jb:
+                sentence += f" {jb}"
         else:
             status = "not trusted"
             if failed:
@@ -194,12 +262,17 @@ def summarise(
                 "judge": jid,
                 "status": status,
                 "sentence": sentence,
+                "state": None if vj is None else judge_state(vj),
                 "failed_checks": [{**c, "sentence": check_sentence(c)} for c in failed],
-                "checks": [{**c, "sentence": check_sentence(c)} for c in checks],
+                "inconclusive_checks": [{**c, "sentence": check_sentence(c), "budget_sentence": budget_text(c)}
+                                        for c in unsure],
+                "checks": [{**c, "sentence": check_sentence(c), "state": check_state(c),
+                            "budget_sentence": budget_text(c)} for c in checks],
                 "judge_hash": (vj or {}).get("judge_hash"),
                 "in_agreement": bool(stats),
                 "n_items": stats.get("n_items"),
                 "n_rated": stats.get("n_rated"),
+                "coverage": stats.get("coverage"),
                 "abstain_rate": stats.get("abstain_rate"),
                 "error_rate": stats.get("error_rate"),
                 "figure": vs_ref.get(metric),
@@ -223,6 +296,11 @@ def summarise(
     elif trusted:
         headline = (f"{len(trusted)} of {len(rows)} judge{'s' if len(rows) != 1 else ''} trusted to score "
                     f"{rubric}: {', '.join(trusted)}.")
+    elif any(r["status"] == "inconclusive" for r in rows):
+        undecided = [str(r["judge"]) for r in rows if r["status"] == "inconclusive"]
+        headline = (f"No judge is trusted to score {rubric} yet: the verdict is inconclusive for "
+                    f"{', '.join(undecided)} (more human labels would decide it)"
+                    + ("; the others failed." if len(undecided) < len(rows) else "."))
     else:
         headline = f"No judge is trusted to score {rubric}: every judge failed at least one check."
 
@@ -237,10 +315,13 @@ def summarise(
         "humans": list(agreement.get("humans") or []),
         "n_items": top.get("n_items"),
         "ceiling": ceiling.get(metric),
+        "ceiling_name": ceiling_label(top, metric),
         "verdict": {
             "present": verdict is not None,
             "applies": verdict is not None and problem is None,
             "passed": None if verdict is None else bool(verdict.get("passed")) and problem is None,
+            "state": None if verdict is None else (verdict.get("state") if verdict.get("state") in STATE_WORDS
+                                                   else ("pass" if verdict.get("passed") else "fail")),
             "headline": headline,
             "problem": problem,
             "policy_hash": (verdict or {}).get("policy_hash"),
@@ -250,6 +331,7 @@ def summarise(
         "trusted": trusted,
         "judges": rows,
         "warnings": [str(w) for w in agreement.get("warnings") or []],
+        "assumptions": assumptions(agreement),
     }
 
 

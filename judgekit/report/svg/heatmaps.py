@@ -56,6 +56,8 @@ def heatmap(
     left = 34 + max(60.0, max((text_width(r, 12) for r in row_txt), default=0) + 12)
     top = 74.0
     width = left + n_c * cell_w + 70
+    # wide enough for the title (drawn centred at 14px) and the column title: never clipped
+    width = max(width, text_width(clip(title, 110), 14) * 1.1 + 32, text_width(f"{col_title} →", 12) * 1.1 + 32)
     height = top + n_r * cell_h + 22
     parts = open_svg(width, height, title)
     parts.append(svg_text(left + n_c * cell_w / 2, 44, f"{col_title} →", anchor="middle", fill=MUTED, weight="600"))
