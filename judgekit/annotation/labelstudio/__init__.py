@@ -22,9 +22,15 @@ first call.
 Modules: :mod:`.config` (labeling config, rubric record), :mod:`.tasks` (task payloads),
 :mod:`.client` (the API over the SDK), :mod:`.exports` (annotations from tasks and export files),
 :mod:`.sync` (push and pull), :mod:`.values` (single values as Label Studio gives them),
-:mod:`.redact` (secrets kept out of messages).
+:mod:`.redact` (secrets kept out of messages), :mod:`.annotations` (annotations -> ratings and
+items).
 """
 
+from judgekit.annotation.labelstudio.annotations import (
+    PullSummary,
+    annotations_to_ratings,
+    parse_annotator_map,
+)
 from judgekit.annotation.labelstudio.client import ENV_TOKEN, ENV_URL, LabelStudioClient
 from judgekit.annotation.labelstudio.config import (
     COMMENT_CONTROL,
@@ -40,14 +46,7 @@ from judgekit.annotation.labelstudio.exports import (
     from_full_tasks,
     read_export,
 )
-from judgekit.annotation.labelstudio.sync import (
-    PullSummary,
-    PushSummary,
-    annotations_to_ratings,
-    parse_annotator_map,
-    pull,
-    push,
-)
+from judgekit.annotation.labelstudio.sync import PushSummary, pull, push
 from judgekit.annotation.labelstudio.tasks import task_data
 from judgekit.annotation.labelstudio.values import rater_name
 
