@@ -204,7 +204,9 @@ def print_agreement(console: Console, report: dict[str, Any]) -> None:
 
 
 def print_verdict(console: Console, verdict: dict[str, Any], lines: list[str]) -> None:
-    status = "[green]PASS[/green]" if verdict["passed"] else "[red]FAIL[/red]"
+    shown = {"pass": "[green]PASS[/green]", "fail": "[red]FAIL[/red]",
+             "inconclusive": "[yellow]INCONCLUSIVE[/yellow]"}
+    status = shown[verdict.get("state", "pass" if verdict["passed"] else "fail")]
     console.print(f"[bold]Gate for {safe_text(verdict['rubric'])}[/bold]: {status}")
     t = Table(show_header=True, title_justify="left")
     for col in ("judge", "check", "figure", "threshold", "n", "result"):
@@ -218,7 +220,8 @@ def print_verdict(console: Console, verdict: dict[str, Any], lines: list[str]) -
                 f"{fig:.3f}" if isinstance(fig, float) else safe_text(fig),
                 f"{thr:.3f}" if isinstance(thr, float) else safe_text(thr),
                 safe_text(c["n"]),
-                "[green]pass[/green]" if c["passed"] else "[red]FAIL[/red]",
+                {"pass": "[green]pass[/green]", "fail": "[red]FAIL[/red]",
+                 "inconclusive": "[yellow]inconclusive[/yellow]"}[c.get("state", "pass" if c["passed"] else "fail")],
             )
     console.print(t)
     for line in lines:

@@ -21,7 +21,7 @@ Metric = Literal["kappa", "weighted_kappa", "alpha", "ac1", "percent_agreement"]
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
 
 class ClassRecall(_Strict):
