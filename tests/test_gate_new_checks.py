@@ -252,10 +252,10 @@ def test_alt_test_on_an_ordinal_rubric_scores_values(tmp_path):
     ("checks", "key"),
     [
         ("  max_abs_bias: {max: 0.05, per_slic: true}\n", "per_slic"),
-        ("  max_abs_bias: {per_slice: true}\n", "max"),
-        ("  min_coverage: 1.5\n", "min_coverage"),
+        ("  max_abs_bias: {per_slice: true}\n", "missing required key 'checks.max_abs_bias.max'"),
+        ("  min_coverage: 1.5\n", "checks.min_coverage: Input should be less than or equal to 1"),
         ("  alt_test: {epsilon: 1.2}\n", "epsilon"),
-        ("  alt_test: {min_winning_rate: '0.5'}\n", "min_winning_rate"),
+        ("  alt_test: {min_winning_rate: '0.5'}\n", "checks.alt_test.min_winning_rate: Input should be a valid number"),
     ],
 )
 def test_new_policy_keys_are_strict(tmp_path, checks, key):
