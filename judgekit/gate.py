@@ -55,6 +55,7 @@ judge is inconclusive, 2 bad input.
 from __future__ import annotations
 
 import datetime as _dt
+import math
 import re
 from pathlib import Path
 from typing import Any
@@ -198,6 +199,15 @@ def evaluate(policy: Policy, report: AgreementReport, alt: dict[str, Any] | None
                 add(f"min_recall[{label}]", cm["recall"][label], c.min_class_recall.min, support,
                     f"share of the {support} reference '{label}' items the judge also calls '{label}'",
                     _wilson(cm["matrix"][i][i], support), min_n=None)
+                b = checks[-1]["budget"]
+                total = sum(cm["support"].values())
+                if b is not None and b["items"] is not None and total > support:
+                    more = math.ceil(b["items"] * total / support)
+                    b["sentence"] = (f"{checks[-1]['name']}: about {b['items']} more items with the reference "
+                                     f"label '{label}' (about {more} more human-rated items at its current share "
+                                     f"{support} of {total}) would likely decide it (CI half-width ∝ 1/√n, "
+                                     "confirmed by one simulation).")
+                    b["items"] = more
         if c.per_slice is not None:
             for s in report.data["slices"]:
                 if s["by"] is None or judge not in s["judges"]:
@@ -273,20 +283,40 @@ def _decided(rule: str, lo: float, hi: float, thr: float) -> bool:
     return hi <= thr or lo > thr
 
 
+def _wilson_n(rule: str, p: float, thr: float, low: int, high: int) -> int:
+    """The smallest n in [low, high] at which the Wilson interval of the rate ``p`` decides
+    (``high`` when none does)."""
+    from judgekit.analysis.intervals import wilson_interval
+
+    def ok(n: int) -> bool:
+        lo, hi = wilson_interval(p * n, n)
+        return _decided(rule, float(lo), float(hi), thr)
+
+    if not ok(high):
+        return high
+    while low < high:
+        mid = (low + high) // 2
+        if ok(mid):
+            high = mid
+        else:
+            low = mid + 1
+    return high
+
+
 def label_budget(check: dict[str, Any], *, point: Any, min_n: int | None, seed: int = 0) -> dict[str, Any]:
     """About how many more human-rated items would likely decide an inconclusive ``check``.
 
     Two reasons a check is inconclusive, each with its count: its n is below the floor
     ``min_n`` (then ``min_n - n`` more), and its interval straddles the threshold. For the
     latter the interval's half-width h on the side facing the threshold shrinks like 1/√n, so
-    it clears the distance d = |point − threshold| at about n' = n (h/d)²; that n' is then
+    it clears the distance d = |point − threshold| at about n' = n (h/d)² (for a Wilson interval,
+    wider than that at small n, the smallest n' at which the Wilson interval of the current rate
+    decides, found by bisection below n (h/d)²); that n' is then
     confirmed by one simulated sample of that size (a binomial draw at the current rate for
     Wilson intervals, a normal draw with the scaled spread for bootstrap figures) and grown by a
     quarter until the simulated interval decides (at most 20 times). When the estimate sits on
     the threshold (d = 0) no number of labels is likely to decide it: ``items`` is None.
     """
-    import math
-
     import numpy as np
 
     from judgekit.analysis.intervals import wilson_interval
@@ -306,6 +336,8 @@ def label_budget(check: dict[str, Any], *, point: Any, min_n: int | None, seed: 
                 undecidable = True
             else:
                 target = max(n + 1, math.ceil(n * (h / d) ** 2))
+                if kind in _WILSON_KINDS:  # a Wilson interval is wider than 1/√n at small n: solve it
+                    target = _wilson_n(rule, float(point), thr, n + 1, target)
                 rng = np.random.default_rng(seed)
                 for _ in range(20):
                     if kind in _WILSON_KINDS:
