@@ -7,12 +7,15 @@ file and the key:
 
 * **a wrong shape**: every key of schema version :data:`SCHEMA_VERSION`, of the right type (a
   ``"false"`` string is not a boolean, ``checks`` is a list), and no key it does not define;
-* **an inconsistent verdict**: each check's ``state`` is what its figure against its threshold
-  gives (``min_*``, per-slice and human-noise checks: figure >= threshold; ``max_*`` checks:
-  figure <= threshold; no figure or no threshold: fail); ``passed`` is ``state == "pass"``; a
-  judge passes only when every check's state is ``"pass"``; the verdict passes only when every
-  judge does; the thresholds are those of the policy recorded in the verdict, every check that
-  policy asks for is there, and the recorded ``policy_hash`` is the policy's.
+* **an inconsistent verdict**: each check's ``state`` is what :func:`derive_state` gives from
+  its figure, threshold, interval and n against the small-sample floor the recorded policy sets
+  (:func:`min_n_of`) — so an ``"inconclusive"`` check edited to ``"pass"`` is refused;
+  ``passed`` is ``state == "pass"``; an inconclusive check, and only one, has a label
+  ``budget``; a judge's ``state`` is ``fail`` if any check fails, else ``inconclusive`` if any
+  is, else ``pass`` (:func:`combine_states`; the verdict's likewise from its judges) and it
+  passes only when that state is ``"pass"``; the thresholds are those of the policy recorded in
+  the verdict, every check that policy asks for is there, and the recorded ``policy_hash`` is
+  the policy's.
 
 And, given the store it is used with (:func:`match_store`), a verdict must still describe it:
 
@@ -24,10 +27,9 @@ And, given the store it is used with (:func:`match_store`), a verdict must still
 
 A mismatch is one sentence saying which part changed and that the gate must be run again.
 
-Each check carries its interval ``ci`` (``[low, high]``, or null when the figure has none) and its
-``state``. The state is ``"pass"`` or ``"fail"`` today; the trust issue's third state
-(``"inconclusive"``) extends :data:`State` and :func:`derive_state` without changing the rule that
-a judge passes only when every check's state is ``"pass"``.
+Each check carries its interval ``ci`` (``[low, high]``, or null when the figure has none), its
+``state`` (``"pass"``, ``"fail"`` or ``"inconclusive"``, schema version 3) and its ``budget``.
+Only ``"pass"`` is trusted (:func:`judgekit.gate.require_trusted`).
 """
 
 from __future__ import annotations
