@@ -177,3 +177,33 @@ def test_a_check_forged_from_inconclusive_to_pass_is_refused(inconclusive, tmp_p
 )
 def test_derive_state(name, figure, threshold, ci, n, min_n, state):
     assert derive_state(name, figure, threshold, ci, n, min_n) == state
+
+
+def test_a_small_slice_is_inconclusive_and_the_budget_names_the_slice(tmp_path):
+    # slice grp=a has 100 items, grp=b only 20 (< per_slice.min_items 30); the judge is perfect
+    lines = ["item_id,rater_id,rater_kind,label,status"]
+    items = ["item_id,grp,prompt,response"]
+    for k in range(120):
+        ref = CODES[k % 3]
+        lines += [f"i{k},ref,reference,{ref},ok", f"i{k},j,judge,{ref},ok"]
+        items.append(f"i{k},{'a' if k < 100 else 'b'},p{k},r{k}")
+    (tmp_path / "r.csv").write_text("\n".join(lines) + "\n")
+    (tmp_path / "items.csv").write_text("\n".join(items) + "\n")
+    db = tmp_path / "s.db"
+    with Store(db) as s:
+        import_ratings(s, tmp_path / "r.csv", REFUSAL, items_path=tmp_path / "items.csv")
+    policy = tmp_path / "p.yaml"
+    policy.write_text("rubric: refusal\njudges: [j]\nby: [grp]\nn_resamples: 200\nchecks:\n"
+                      "  min_items: 100\n  min_value: 0.8\n  per_slice: {min_items: 30, min_value: 0.5}\n")
+    res = _gate(db, policy, tmp_path / "o")
+    assert res.exit_code == 3, res.output
+    v = json.loads((tmp_path / "o" / "verdict.json").read_text())
+    checks = {c["name"]: c for c in v["judges"][0]["checks"]}
+    assert checks["per_slice[grp=a]"]["state"] == "pass"
+    b = checks["per_slice[grp=b]"]
+    assert b["state"] == "inconclusive" and b["n"] == 20 and b["figure"] == 1.0
+    assert b["detail"].startswith("SMALL SAMPLE: n=20 is below min_items 30")
+    assert b["budget"] == {"items": 10, "slices": {"grp=b": 10}, "sentence": b["budget"]["sentence"]}
+    assert "about 10 more human-rated items in slice grp=b" in b["budget"]["sentence"]
+    jb = v["judges"][0]["budget"]
+    assert jb["slices"] == {"grp=b": 10} and "in slices grp=b: 10" in jb["sentence"]
