@@ -159,7 +159,7 @@ def _judge_section(j: dict[str, Any], s: dict[str, Any], agreement: dict[str, An
     out.append(f"<p>{_pill(j['status'])} {esc(j['sentence'])}</p>")
     if j["checks"]:
         rows = [[c.get("name"), fmt_value(c.get("figure")), f"{comparison(c)} {fmt_value(c.get('threshold'))}".strip(),
-                 fmt_int(c.get("n")), "pass" if c.get("passed") else "FAIL", c.get("detail") or ""]
+                 fmt_int(c.get("n")), {"pass": "pass", "inconclusive": "inconclusive"}.get(str(c.get("state")), "pass" if c.get("passed") else "FAIL"), c.get("detail") or ""]
                 for c in j["checks"]]
         out.append("<h3>Gate checks</h3>" + table(["check", "figure", "threshold", "n", "result", "detail"], rows,
                                                   numeric=[1, 2, 3], row_classes=[None if c.get("passed") else "bad" for c in j["checks"]]))

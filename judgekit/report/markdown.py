@@ -72,7 +72,7 @@ def render_markdown(
             out += ["", md_table(["check", "figure", "threshold", "n", "result", "detail"],
                                  [[c.get("name"), fmt_value(c.get("figure")),
                                    f"{comparison(c)} {fmt_value(c.get('threshold'))}".strip(), fmt_int(c.get("n")),
-                                   "pass" if c.get("passed") else "FAIL", c.get("detail") or ""] for c in j["checks"]],
+                                   {"pass": "pass", "inconclusive": "inconclusive"}.get(str(c.get("state")), "pass" if c.get("passed") else "FAIL"), c.get("detail") or ""] for c in j["checks"]],
                                  numeric=[1, 2, 3])]
         slices = [sl for sl in agreement.get("slices") or [] if jid in (sl.get("judges") or {})]
         if not slices:
