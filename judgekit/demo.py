@@ -182,12 +182,18 @@ def _recap(summary: dict[str, Any], verdict: dict[str, Any], panel_verdict: dict
         f"XSTest v2: judges trusted for {verdict['rubric']}: {trusted(verdict)}.",
     ]
     for j in verdict["judges"]:
-        if not j["passed"]:
-            failed = [c["name"] for c in j["checks"] if not c["passed"]]
+        failed = [c["name"] for c in j["checks"] if c["state"] == "fail"]
+        open_ = [c["name"] for c in j["checks"] if c["state"] == "inconclusive"]
+        if failed:
             lines.append(f"  {j['judge']} fails {', '.join(failed)}")
+        if open_:
+            lines.append(f"  {j['judge']} is inconclusive on {', '.join(open_)}")
     if panel_verdict is not None:
         calls = summary.get("panel", {}).get("calls")
         lines.append(f"Offline panel: judges trusted: {trusted(panel_verdict)}; {calls} provider calls this run.")
+        for j in panel_verdict["judges"]:
+            if j["budget"]:
+                lines.append(f"  {j['budget']['sentence']}")
     if "analyses" in summary:
         lines.append(f"Synthetic multi-turn data: analyses ran with the trusted judge in {out_dir / 'analysis'}.")
     lines.append(f"Open {out_dir / 'report.html'} in a browser for the full picture.")

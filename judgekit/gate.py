@@ -21,13 +21,42 @@ Example policy (YAML)::
       min_class_recall: {min: 0.5, min_support: 10}
       per_slice: {min_items: 50, min_value: 0.5}
       within_human_noise: {margin: 0.1}
+      min_coverage: 0.95        # share of in-scope items the judge rated (Wilson CI)
+      max_abs_bias: {max: 0.05, per_slice: true}
+      alt_test: {epsilon: 0.2, q: 0.05, min_winning_rate: 0.5}
 
-Exit codes of ``judgekit gate``: 0 every judge passes, 1 a judge fails, 2 bad input.
+Three states (:func:`judgekit.verdict.derive_state`). Each check is ``pass``, ``fail`` or
+``inconclusive``:
+
+* a check whose n is below its floor is ``inconclusive`` (a small sample, flagged in its detail
+  and in ``explain``): ``checks.min_items`` is the floor of every overall check (and the
+  ``min_items`` check itself is ``pass`` at or above it, ``inconclusive`` below it — never
+  ``fail``: more labels can decide it); per-slice checks use ``per_slice.min_items`` and
+  ``max_abs_bias.min_items``;
+* interval checks decide on their whole CI: pass when it clears the threshold, fail when it
+  misses it entirely, inconclusive when it straddles it. Wilson intervals for rates
+  (abstention, error, coverage, class recall); the bootstrap for agreement figures
+  (``min_lower_bound``; ``within_human_noise`` = the paired difference judge − humans against
+  the same leave-one-out consensus, threshold −margin) and for ``max_abs_bias`` (the interval
+  of |bias|, the largest over labels for nominal rubrics);
+* ``min_value`` and ``per_slice.min_value`` mean the point estimate: it decides pass or fail
+  (the CI is recorded, not used) once n reaches the floor;
+* ``alt_test`` decides by its own test: pass when the winning rate >= ``min_winning_rate``,
+  fail otherwise, inconclusive when too few humans or units qualify.
+
+A judge is ``pass`` only if every check passes, ``fail`` if any fails, else ``inconclusive``;
+an inconclusive check and judge carry a label ``budget`` (:func:`label_budget`): about how many
+more human-rated items (and in which slices) would likely decide it, in one sentence.
+
+Exit codes of ``judgekit gate``: 0 every judge passes, 1 a judge fails, 3 none fails but some
+judge is inconclusive, 2 bad input.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
+import math
+import re
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +67,8 @@ from judgekit.rubric import Rubric, load_rubric, rubric_named_in
 from judgekit.verdict import (
     SCHEMA_VERSION,
     Verdict,
+    check_kind,
+    combine_states,
     finite,
     judge_identity,
     load_verdict,
@@ -69,17 +100,53 @@ def _wilson(k: float, n: int) -> list[float | None] | None:
     return [finite(lo), finite(hi)]
 
 
-def evaluate(policy: Policy, report: AgreementReport) -> list[dict[str, Any]]:
+def _abs_interval(lo: float, hi: float) -> tuple[float, float]:
+    """Interval of |x| when x lies in [lo, hi]."""
+    if lo <= 0 <= hi:
+        return 0.0, max(-lo, hi)
+    return min(abs(lo), abs(hi)), max(abs(lo), abs(hi))
+
+
+def _bias_figure(bias: dict[str, Any]) -> tuple[float | None, list[float | None] | None, str]:
+    """The max_abs_bias figure of one judge and slice: |bias| (point), the interval of |bias|
+    (the largest over labels for nominal rubrics) and a detail naming the figure."""
+    top = bias["max_abs"]
+    if top["value"] is None:
+        return None, None, top.get("undefined") or "no bias figure"
+    if top["of"] == "mean_diff":
+        figs = {"": bias["mean_diff"]}
+        what = f"mean signed difference judge − reference on the rubric's values {top['signed']:+.3f}"
+    else:
+        figs = bias["share_diff"]
+        what = (f"largest difference of a label's share judge − reference: {top['code']} "
+                f"{top['signed']:+.3f}")
+    bounds = [_abs_interval(f["low"], f["high"]) for f in figs.values()
+              if f.get("low") is not None and f.get("high") is not None]
+    if not bounds:
+        return top["value"], None, what
+    return top["value"], [finite(max(b[0] for b in bounds)), finite(max(b[1] for b in bounds))], what
+
+
+_LOO = ("percent_agreement", "kappa", "weighted_kappa")
+
+
+def evaluate(policy: Policy, report: AgreementReport, alt: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """Apply the policy's checks to each judge in the report. Pure: no I/O.
 
     Each check has its figure, threshold, n, interval (``ci``) and ``state``; the state follows
-    from figure vs threshold by :func:`judgekit.verdict.derive_state` (the rule a verdict is
-    checked against when read back), and a judge passes only when every state is ``"pass"``.
+    by :func:`judgekit.verdict.derive_state` (the rule a verdict is checked against when read
+    back): ``pass``, ``fail`` or ``inconclusive``. A judge is ``pass`` only when every check
+    passes, ``fail`` when any fails, else ``inconclusive``; an inconclusive check and judge
+    carry a label ``budget`` (:func:`label_budget`). ``alt`` maps each judge to its
+    :class:`~judgekit.agreement.alternative_annotator.AltTestResult` (``run_gate`` computes it
+    from the store when the policy has ``alt_test``).
     """
     c = policy.checks
     metric = c.metric
+    floor = c.min_items
     out = []
     overall = report.slice(None, "all")
+    conf = int(report.data["confidence"] * 100)
     for judge in policy.judges:
         j = overall["judges"][judge]
         checks: list[dict] = []
@@ -90,63 +157,249 @@ def evaluate(policy: Policy, report: AgreementReport) -> list[dict[str, Any]]:
                 "use kappa, alpha, ac1 or percent_agreement."
             )
         n = m["n"]
+
+        def add(name: str, figure: Any, threshold: Any, n_: int | None, detail: str,
+                ci: Any = None, min_n: int | None = floor, point: Any = None,
+                checks: list[dict] = checks) -> None:
+            ch = make_check(name, figure, threshold, n_, detail, ci, min_n=min_n)
+            if ch["state"] == "inconclusive":
+                ch["budget"] = label_budget(ch, point=figure if point is None else point, min_n=min_n,
+                                            seed=policy.seed)
+            checks.append(ch)
+
         if c.min_items is not None:
-            checks.append(make_check("min_items", n, c.min_items, n,
-                                     f"{n} items rated by {judge} and the reference"))
+            add("min_items", n, c.min_items, n, f"{n} items rated by {judge} and the reference")
         if c.min_value is not None:
-            checks.append(make_check(f"min_{metric}", m["value"], c.min_value, n,
-                                     m["undefined"] or f"{metric} against the reference", _ci(m)))
+            add(f"min_{metric}", m["value"], c.min_value, n,
+                m["undefined"] or f"{metric} against the reference (the point estimate decides)", _ci(m))
         if c.min_lower_bound is not None:
-            checks.append(make_check(
-                f"min_{metric}_lower_bound", m["low"], c.min_lower_bound, n,
-                m["undefined"] or f"lower end of the {int(report.data['confidence'] * 100)}% CI of "
-                f"{metric} (point estimate {_fmt(m['value'])})", _ci(m)))
+            add(f"min_{metric}_lower_bound", m["low"], c.min_lower_bound, n,
+                m["undefined"] or f"lower end of the {conf}% CI of {metric} (point estimate {_fmt(m['value'])})",
+                _ci(m), point=m["value"])
         if c.max_abstention_rate is not None:
             r = j["abstain_rate"] or 0.0
-            checks.append(make_check("max_abstention_rate", r, c.max_abstention_rate, j["n_items"],
-                                     f"{j['n_abstain']} of {j['n_items']} items abstained",
-                                     _wilson(j["n_abstain"], j["n_items"])))
+            add("max_abstention_rate", r, c.max_abstention_rate, j["n_items"],
+                f"{j['n_abstain']} of {j['n_items']} items abstained", _wilson(j["n_abstain"], j["n_items"]))
         if c.max_error_rate is not None:
             r = j["error_rate"] or 0.0
-            checks.append(make_check("max_error_rate", r, c.max_error_rate, j["n_items"],
-                                     f"{j['n_error']} of {j['n_items']} items failed",
-                                     _wilson(j["n_error"], j["n_items"])))
+            add("max_error_rate", r, c.max_error_rate, j["n_items"],
+                f"{j['n_error']} of {j['n_items']} items failed", _wilson(j["n_error"], j["n_items"]))
+        if c.min_coverage is not None:
+            cov = j["coverage"]
+            share = cov["share"]
+            add("min_coverage", share["value"], c.min_coverage, cov["in_scope"],
+                f"rated {cov['rated']} of {cov['in_scope']} in-scope items (abstained {cov['abstained']}, "
+                f"errored {cov['errored']}, not attempted {cov['not_attempted']})", _ci(share))
         if c.min_class_recall is not None:
-            conf = j["vs_reference"]["confusion"]
-            for i, label in enumerate(conf["labels"]):
-                support = conf["support"][label]
+            cm = j["vs_reference"]["confusion"]
+            for i, label in enumerate(cm["labels"]):
+                support = cm["support"][label]
                 if support < c.min_class_recall.min_support:
                     continue
-                checks.append(make_check(
-                    f"min_recall[{label}]", conf["recall"][label], c.min_class_recall.min, support,
+                add(f"min_recall[{label}]", cm["recall"][label], c.min_class_recall.min, support,
                     f"share of the {support} reference '{label}' items the judge also calls '{label}'",
-                    _wilson(conf["matrix"][i][i], support)))
+                    _wilson(cm["matrix"][i][i], support), min_n=None)
+                b = checks[-1]["budget"]
+                total = sum(cm["support"].values())
+                if b is not None and b["items"] is not None and total > support:
+                    more = math.ceil(b["items"] * total / support)
+                    b["sentence"] = (f"{checks[-1]['name']}: about {b['items']} more items with the reference "
+                                     f"label '{label}' (about {more} more human-rated items at its current share "
+                                     f"{support} of {total}) would likely decide it (CI half-width ∝ 1/√n, "
+                                     "confirmed by one simulation).")
+                    b["items"] = more
         if c.per_slice is not None:
             for s in report.data["slices"]:
                 if s["by"] is None or judge not in s["judges"]:
                     continue
                 ms = s["judges"][judge]["vs_reference"][metric]
-                if ms["n"] < c.per_slice.min_items:
-                    continue
-                checks.append(make_check(
-                    f"per_slice[{s['by']}={s['key']}]", ms["value"], c.per_slice.min_value, ms["n"],
-                    ms["undefined"] or f"{metric} in slice {s['by']}={s['key']}", _ci(ms)))
+                add(f"per_slice[{s['by']}={s['key']}]", ms["value"], c.per_slice.min_value, ms["n"],
+                    ms["undefined"] or f"{metric} in slice {s['by']}={s['key']} (the point estimate decides)",
+                    _ci(ms), min_n=c.per_slice.min_items)
+        if c.max_abs_bias is not None:
+            b = c.max_abs_bias
+            fv, fci, what = _bias_figure(j["bias"])
+            add("max_abs_bias", fv, b.max, j["bias"]["n"], f"|bias| against the reference: {what}", fci)
+            if b.per_slice:
+                for s in report.data["slices"]:
+                    if s["by"] is None or judge not in s["judges"]:
+                        continue
+                    sb = s["judges"][judge]["bias"]
+                    fv, fci, what = _bias_figure(sb)
+                    add(f"max_abs_bias[{s['by']}={s['key']}]", fv, b.max, sb["n"],
+                        f"|bias| in slice {s['by']}={s['key']}: {what}", fci, min_n=b.min_items)
         if c.within_human_noise is not None:
-            ceiling = overall["human_ceiling"].get(metric)
-            hv = ceiling["value"] if ceiling else None
-            v = m["value"]
-            if hv is None:
-                checks.append(make_check("within_human_noise", v, None, n,
-                                         "no human–human agreement to compare with (need two humans on the same items)",
-                                         _ci(m)))
+            lm = metric if metric in _LOO else "kappa"
+            loo = overall["human_ceiling"].get("loo") or {}
+            mean = j.get("vs_loo", {}).get("mean", {})
+            diff = (mean.get("difference") or {}).get(lm) or {}
+            thr = round(-c.within_human_noise.margin, 6)
+            name_k = {"kappa": "Cohen κ", "weighted_kappa": "quadratic-weighted Cohen κ",
+                      "percent_agreement": "% agreement"}[lm]
+            if diff.get("value") is None:
+                why = (loo.get("undefined") or diff.get("undefined")
+                       or "no leave-one-out comparison (need two humans on the same items)")
+                add("within_human_noise", None, thr, mean.get("n", 0),
+                    f"no like-for-like human comparison: {why}", min_n=None)
             else:
-                thr = round(hv - c.within_human_noise.margin, 6)
-                checks.append(make_check(
-                    "within_human_noise", v, thr, n,
-                    f"judge {metric} {_fmt(v)} vs human–human {_fmt(hv)} minus margin {c.within_human_noise.margin}",
-                    _ci(m)))
-        out.append({"judge": judge, "passed": all(ch["state"] == "pass" for ch in checks), "checks": checks})
+                jv = mean[lm]["value"]
+                hv = mean["human_same_items"][lm]["value"]
+                note = "" if lm == metric else f" ({metric} has no leave-one-out form; {lm} is used)"
+                add("within_human_noise", diff["value"], thr, mean["n"],
+                    f"{name_k} of the judge vs the leave-one-out consensus {_fmt(jv)} against each human vs "
+                    f"the same consensus "
+                    f"{_fmt(hv)} on the same items (mean over {mean['n_humans']} humans): paired difference "
+                    f"{_fmt(diff['value'])}, must stay above −margin {c.within_human_noise.margin}{note}",
+                    _ci(diff))
+        if c.alt_test is not None:
+            at = c.alt_test
+            res = (alt or {}).get(judge)
+            if res is None or res.undefined_reason is not None:
+                why = res.undefined_reason if res is not None else "not computed"
+                ch = make_check("alt_test", None, at.min_winning_rate, res.n_units if res else 0,
+                                f"alternative annotator test (ε={at.epsilon}, q={at.q}) cannot run: {why}",
+                                min_n=floor)
+                ch["budget"] = _alt_budget(res, at.min_units_per_human)
+                checks.append(ch)
+            else:
+                won = sum(h.rejected for h in res.per_human)
+                add("alt_test", finite(res.winning_rate), at.min_winning_rate, res.n_units,
+                    f"alternative annotator test (ε={at.epsilon}, q={at.q}): the judge wins against {won} of "
+                    f"{res.n_humans} humans, winning rate ω={_fmt(finite(res.winning_rate))}, advantage "
+                    f"probability ρ={_fmt(finite(res.advantage_probability))} (the test decides, no CI)")
+        state = combine_states([ch["state"] for ch in checks])
+        out.append({"judge": judge, "state": state, "passed": state == "pass", "checks": checks,
+                    "budget": judge_budget(judge, checks) if state == "inconclusive" else None})
     return out
+
+
+# ----------------------------------------------------------------------------- label budget
+_WILSON_KINDS = ("max_abstention_rate", "max_error_rate", "min_class_recall", "min_coverage")
+
+
+def _decided(rule: str, lo: float, hi: float, thr: float) -> bool:
+    if rule == "ci>=":
+        return lo >= thr or hi < thr
+    return hi <= thr or lo > thr
+
+
+def _wilson_n(rule: str, p: float, thr: float, low: int, high: int) -> int:
+    """The smallest n in [low, high] at which the Wilson interval of the rate ``p`` decides
+    (``high`` when none does)."""
+    from judgekit.analysis.intervals import wilson_interval
+
+    def ok(n: int) -> bool:
+        lo, hi = wilson_interval(p * n, n)
+        return _decided(rule, float(lo), float(hi), thr)
+
+    if not ok(high):
+        return high
+    while low < high:
+        mid = (low + high) // 2
+        if ok(mid):
+            high = mid
+        else:
+            low = mid + 1
+    return high
+
+
+def label_budget(check: dict[str, Any], *, point: Any, min_n: int | None, seed: int = 0) -> dict[str, Any]:
+    """About how many more human-rated items would likely decide an inconclusive ``check``.
+
+    Two reasons a check is inconclusive, each with its count: its n is below the floor
+    ``min_n`` (then ``min_n - n`` more), and its interval straddles the threshold. For the
+    latter the interval's half-width h on the side facing the threshold shrinks like 1/√n, so
+    it clears the distance d = |point − threshold| at about n' = n (h/d)² (for a Wilson interval,
+    wider than that at small n, the smallest n' at which the Wilson interval of the current rate
+    decides, found by bisection below n (h/d)²); that n' is then
+    confirmed by one simulated sample of that size (a binomial draw at the current rate for
+    Wilson intervals, a normal draw with the scaled spread for bootstrap figures) and grown by a
+    quarter until the simulated interval decides (at most 20 times). When the estimate sits on
+    the threshold (d = 0) no number of labels is likely to decide it: ``items`` is None.
+    """
+    import numpy as np
+
+    from judgekit.analysis.intervals import wilson_interval
+
+    kind, rule, _ = check_kind(check["name"]) or ("", "", None)
+    n = check["n"] or 0
+    need = max(0, (min_n or 0) - n)
+    ci, thr = check["ci"], check["threshold"]
+    what = check["name"]
+    undecidable = False
+    if ci is not None and point is not None and thr is not None and rule in ("ci>=", "ci<="):
+        lo, hi = ci
+        if not _decided(rule, lo, hi, thr):
+            d = abs(point - thr)
+            h = (point - lo) if point > thr else (hi - point)
+            if d <= 0 or n == 0:
+                undecidable = True
+            else:
+                target = max(n + 1, math.ceil(n * (h / d) ** 2))
+                if kind in _WILSON_KINDS:  # a Wilson interval is wider than 1/√n at small n: solve it
+                    target = _wilson_n(rule, float(point), thr, n + 1, target)
+                rng = np.random.default_rng(seed)
+                for _ in range(20):
+                    if kind in _WILSON_KINDS:
+                        p = min(max(float(point), 0.0), 1.0)
+                        k = int(rng.binomial(target, p))
+                        slo, shi = wilson_interval(k, target)
+                    else:
+                        scale = math.sqrt(n / target)
+                        sim = float(point) + float(rng.normal(0.0, h / 1.96 * scale))
+                        slo, shi = sim - (point - lo) * scale, sim + (hi - point) * scale
+                    if _decided(rule, float(slo), float(shi), thr):
+                        break
+                    target = math.ceil(target * 1.25)
+                need = max(need, target - n)
+    slices: dict[str, int] = {}
+    m = re.fullmatch(r"[a-z_]+\[(.+)\]", what, re.DOTALL)
+    if m and not what.startswith("min_recall"):
+        slices[m.group(1)] = need
+    if undecidable and need == 0:
+        return {"items": None, "slices": {}, "sentence": (
+            f"{what}: the estimate sits on the threshold, so more human-rated items are unlikely to decide it.")}
+    where = f" in slice {next(iter(slices))}" if slices else ""
+    small = f" (n={n} is below the floor {min_n})" if min_n is not None and n < min_n else ""
+    return {"items": need, "slices": slices, "sentence": (
+        f"{what}: about {need} more human-rated items{where} would likely decide it{small} "
+        "(CI half-width ∝ 1/√n, confirmed by one simulation).")}
+
+
+def _alt_budget(res: Any, min_units: int) -> dict[str, Any]:
+    if res is None or res.n_units == 0:
+        return {"items": None, "slices": {}, "sentence": (
+            "alt_test: needs items rated by the judge and at least 3 humans each (two besides the one left out); "
+            "more items rated by this panel alone will not do.")}
+    most = max((n for _, n in res.skipped), default=0)
+    need = max(0, min_units - most)
+    return {"items": need, "slices": {}, "sentence": (
+        f"alt_test: about {need} more items rated by every human would let each reach the "
+        f"{min_units} units the test needs per human.")}
+
+
+def judge_budget(judge: str, checks: list[dict[str, Any]]) -> dict[str, Any]:
+    """The label budget of an inconclusive judge: the largest need over its inconclusive checks
+    overall and, per slice, the largest need in that slice; one sentence."""
+    open_ = [ch for ch in checks if ch["state"] == "inconclusive" and ch["budget"]]
+    overall = [ch["budget"]["items"] for ch in open_ if not ch["budget"]["slices"] and ch["budget"]["items"] is not None]
+    slices: dict[str, int] = {}
+    for ch in open_:
+        for k, v in ch["budget"]["slices"].items():
+            slices[k] = max(slices.get(k, 0), v)
+    if not overall and not slices:
+        return {"items": None, "slices": {}, "sentence": (
+            f"{judge} is inconclusive and more human-rated items are unlikely to decide it: "
+            + " ".join(ch["budget"]["sentence"] for ch in open_))}
+    items = max([*overall, sum(slices.values())])
+    parts = []
+    if overall:
+        parts.append(f"about {max(overall)} more human-rated items overall")
+    if slices:
+        parts.append("in slices " + ", ".join(f"{k}: {v}" for k, v in slices.items()))
+    names = ", ".join(ch["name"] for ch in open_)
+    return {"items": items, "slices": slices, "sentence": (
+        f"{judge} is inconclusive ({names}): {'; '.join(parts)} would likely decide it.")}
 
 
 def run_gate(store: Any, policy_path: str | Path) -> tuple[dict[str, Any], AgreementReport]:
@@ -177,7 +430,8 @@ def run_gate(store: Any, policy_path: str | Path) -> tuple[dict[str, Any], Agree
         n_resamples=policy.n_resamples,
         seed=policy.seed,
     )
-    results = evaluate(policy, report)
+    alt = alt_inputs_results(store, policy, rubric, report) if policy.checks.alt_test else None
+    results = evaluate(policy, report, alt)
     for r in results:
         r.update({k: v for k, v in judge_identity(store, r["judge"], rubric).items() if k != "judge"})
     verdict = {
@@ -190,26 +444,79 @@ def run_gate(store: Any, policy_path: str | Path) -> tuple[dict[str, Any], Agree
         "rubric_hash": rubric.hash,
         "reference": report.data["reference"]["rater"] or "consensus",
         **store_hashes(store, rubric),
+        "state": combine_states([r["state"] for r in results]),
         "passed": all(r["passed"] for r in results),
         "judges": results,
     }
     return verdict, report
 
 
+def alt_inputs_results(store: Any, policy: Policy, rubric: Rubric, report: AgreementReport) -> dict[str, Any]:
+    """The alternative annotator test of each policy judge on the in-scope items: the humans x
+    units matrix of the report's ceiling humans (trials collapsed to their majority, ok labels
+    only) and the judge's labels on the same units; nominal rubrics compare labels
+    (``scoring="accuracy"``), ordinal/interval ones the labels' values (``"neg_rmse"``)."""
+    import numpy as np
+    import pandas as pd
+
+    from judgekit.agreement import alt_test
+    from judgekit.agreement.trials import collapse_trials
+
+    at = policy.checks.alt_test
+    assert at is not None
+    raters = list(report.data.get("ceiling_raters") or [])
+    ratings = collapse_trials(store.ratings(rubric=rubric))
+    ok = ratings[ratings["status"] == "ok"]
+    ok = ok.assign(item_id=ok["item_id"].astype(str), rater_id=ok["rater_id"].astype(str))
+    hum = ok[ok["rater_id"].isin(raters)]
+    units = sorted(hum["item_id"].unique())
+    numeric = rubric.level in ("ordinal", "interval")
+
+    def values(labels: pd.Series) -> pd.Series:
+        return labels.map(rubric.values).astype(float) if numeric else labels.astype(object)
+
+    matrix = (hum.assign(v=values(hum["label"])).pivot(index="rater_id", columns="item_id", values="v")
+              .reindex(index=raters, columns=units))
+    if not numeric:
+        matrix = matrix.astype(object).where(matrix.notna(), None)
+    out: dict[str, Any] = {}
+    for judge in policy.judges:
+        jr = ok[ok["rater_id"] == judge].set_index("item_id")["label"]
+        jv = values(jr).reindex(units)
+        judge_vals = jv.to_numpy(dtype=float) if numeric else np.array(
+            [None if pd.isna(x) else x for x in jv], dtype=object)
+        out[judge] = alt_test(matrix, judge_vals, epsilon=at.epsilon, q=at.q,
+                              scoring="neg_rmse" if numeric else "accuracy",
+                              min_units_per_human=at.min_units_per_human)
+    return out
+
+
+_WORD = {"pass": "TRUSTED   ", "fail": "UNTRUSTED ", "inconclusive": "INCONCLUSIVE"}
+
+
 def explain(verdict: dict[str, Any]) -> list[str]:
-    """A short human-readable explanation of a verdict, one line per judge and failed check."""
+    """A short human-readable explanation of a verdict: one line per judge, then one per check
+    that did not pass (with its interval and n; a small sample says so), and for an
+    inconclusive judge its label budget in one sentence."""
     lines = []
     for j in verdict["judges"]:
-        if j["passed"]:
-            lines.append(f"TRUSTED    {j['judge']} for {verdict['rubric']}: all {len(j['checks'])} checks pass.")
+        state = j.get("state", "pass" if j["passed"] else "fail")
+        head = f"{_WORD[state]} {j['judge']} for {verdict['rubric']}"
+        if state == "pass":
+            lines.append(f"{head}: all {len(j['checks'])} checks pass.")
             continue
-        failed = [c for c in j["checks"] if c.get("state", "pass" if c["passed"] else "fail") != "pass"]
-        lines.append(f"UNTRUSTED  {j['judge']} for {verdict['rubric']}: {len(failed)} of {len(j['checks'])} checks fail:")
-        for c in failed:
+        failed = [c for c in j["checks"] if c["state"] == "fail"]
+        open_ = [c for c in j["checks"] if c["state"] == "inconclusive"]
+        parts = [f"{len(x)} of {len(j['checks'])} checks {w}" for x, w in ((failed, "fail"), (open_, "inconclusive")) if x]
+        lines.append(f"{head}: {'; '.join(parts)}:")
+        for c in failed + open_:
             ci = c.get("ci")
             interval = f" [95% CI {_fmt(ci[0])}–{_fmt(ci[1])}]" if ci else ""
-            lines.append(f"             {c['name']}: {_fmt(c['figure'])}{interval} vs threshold {_fmt(c['threshold'])} "
-                         f"(n={c['n']}) — {c['detail']}")
+            tag = " (inconclusive)" if c["state"] == "inconclusive" else ""
+            lines.append(f"             {c['name']}{tag}: {_fmt(c['figure'])}{interval} vs threshold "
+                         f"{_fmt(c['threshold'])} (n={c['n']}) — {c['detail']}")
+        if j.get("budget"):
+            lines.append(f"             Label budget: {j['budget']['sentence']}")
     return lines
 
 
@@ -229,7 +536,8 @@ def require_trusted(
     """Raise :class:`UntrustedJudgeError` unless ``verdict`` says ``judge`` passed for ``rubric``.
 
     The verdict is read strictly and must be consistent (:func:`judgekit.verdict.load_verdict`),
-    be for the same rubric content (hash), name the judge, and mark it passed. With ``store``
+    be for the same rubric content (hash), name the judge, and mark it ``"pass"`` (an
+    ``"inconclusive"`` judge is not trusted). With ``store``
     (every judgekit code path passes it) it must also still describe that store: the items that
     carry human or reference ratings, the human ratings and the judge's identity
     (:func:`judgekit.verdict.match_store`). If ``judge_hash`` is given it must match too (same
@@ -259,10 +567,13 @@ def require_trusted(
         raise UntrustedJudgeError(
             f"Judge {judge!r} changed since the verdict (its spec or parameters differ); {how}."
         )
-    if not entry["passed"]:
-        failed = [c["name"] for c in entry["checks"] if c["state"] != "pass"]
+    if not entry["passed"] or entry["state"] != "pass":
+        failed = [c["name"] for c in entry["checks"] if c["state"] == "fail"]
+        open_ = [c["name"] for c in entry["checks"] if c["state"] == "inconclusive"]
+        what = "; ".join(p for p in (f"failed: {', '.join(failed)}" if failed else "",
+                                     f"inconclusive: {', '.join(open_)}" if open_ else "") if p)
         raise UntrustedJudgeError(
-            f"Judge {judge!r} did not pass the gate for {rub.id} (failed: {', '.join(failed)}); "
+            f"Judge {judge!r} did not pass the gate for {rub.id} ({what}); "
             "its ratings cannot be used as trusted — improve the judge or use --untrusted to stamp "
             "results UNTRUSTED."
         )

@@ -38,6 +38,27 @@ class HumanNoise(_Strict):
     margin: float = Field(ge=0)
 
 
+class MaxAbsBias(_Strict):
+    """``max_abs_bias``: the judge's signed bias against the reference (|mean difference| on the
+    rubric's values for ordinal/interval rubrics, the largest |difference of a label's share| for
+    nominal ones) must stay within ``max``; with ``per_slice`` also in every slice of ``by``
+    (slices with fewer than ``min_items`` rated items are inconclusive)."""
+
+    max: float = Field(ge=0)
+    per_slice: bool = False
+    min_items: int = Field(default=30, ge=1)
+
+
+class AltTest(_Strict):
+    """``alt_test``: the alternative annotator test (:func:`judgekit.agreement.alt_test`); the
+    judge passes when its winning rate is at least ``min_winning_rate``."""
+
+    epsilon: float = Field(default=0.2, ge=0, lt=1)
+    q: float = Field(default=0.05, gt=0, le=1)
+    min_winning_rate: float = Field(default=0.5, ge=0, le=1)
+    min_units_per_human: int = Field(default=30, ge=2)
+
+
 class Checks(_Strict):
     min_items: int | None = Field(default=None, ge=1)
     metric: Metric = "kappa"
@@ -48,6 +69,9 @@ class Checks(_Strict):
     min_class_recall: ClassRecall | None = None
     per_slice: PerSlice | None = None
     within_human_noise: HumanNoise | None = None
+    min_coverage: float | None = Field(default=None, ge=0, le=1)
+    max_abs_bias: MaxAbsBias | None = None
+    alt_test: AltTest | None = None
 
 
 class Policy(_Strict):

@@ -7,12 +7,15 @@ file and the key:
 
 * **a wrong shape**: every key of schema version :data:`SCHEMA_VERSION`, of the right type (a
   ``"false"`` string is not a boolean, ``checks`` is a list), and no key it does not define;
-* **an inconsistent verdict**: each check's ``state`` is what its figure against its threshold
-  gives (``min_*``, per-slice and human-noise checks: figure >= threshold; ``max_*`` checks:
-  figure <= threshold; no figure or no threshold: fail); ``passed`` is ``state == "pass"``; a
-  judge passes only when every check's state is ``"pass"``; the verdict passes only when every
-  judge does; the thresholds are those of the policy recorded in the verdict, every check that
-  policy asks for is there, and the recorded ``policy_hash`` is the policy's.
+* **an inconsistent verdict**: each check's ``state`` is what :func:`derive_state` gives from
+  its figure, threshold, interval and n against the small-sample floor the recorded policy sets
+  (:func:`min_n_of`) — so an ``"inconclusive"`` check edited to ``"pass"`` is refused;
+  ``passed`` is ``state == "pass"``; an inconclusive check, and only one, has a label
+  ``budget``; a judge's ``state`` is ``fail`` if any check fails, else ``inconclusive`` if any
+  is, else ``pass`` (:func:`combine_states`; the verdict's likewise from its judges) and it
+  passes only when that state is ``"pass"``; the thresholds are those of the policy recorded in
+  the verdict, every check that policy asks for is there, and the recorded ``policy_hash`` is
+  the policy's.
 
 And, given the store it is used with (:func:`match_store`), a verdict must still describe it:
 
@@ -24,10 +27,9 @@ And, given the store it is used with (:func:`match_store`), a verdict must still
 
 A mismatch is one sentence saying which part changed and that the gate must be run again.
 
-Each check carries its interval ``ci`` (``[low, high]``, or null when the figure has none) and its
-``state``. The state is ``"pass"`` or ``"fail"`` today; the trust issue's third state
-(``"inconclusive"``) extends :data:`State` and :func:`derive_state` without changing the rule that
-a judge passes only when every check's state is ``"pass"``.
+Each check carries its interval ``ci`` (``[low, high]``, or null when the figure has none), its
+``state`` (``"pass"``, ``"fail"`` or ``"inconclusive"``, schema version 3) and its ``budget``.
+Only ``"pass"`` is trusted (:func:`judgekit.gate.require_trusted`).
 """
 
 from __future__ import annotations
@@ -49,10 +51,12 @@ from judgekit.errors import JudgekitError, UntrustedJudgeError
 from judgekit.policy import Policy
 
 #: The schema version :func:`judgekit.gate.run_gate` writes and :func:`validate_verdict` reads.
-SCHEMA_VERSION = 2
+#: Version 3 added the third state ``"inconclusive"``, ``state`` per judge and for the verdict,
+#: and the label ``budget`` of inconclusive checks and judges.
+SCHEMA_VERSION = 3
 
-#: A check's state. The trust issue (#10) adds "inconclusive" here and in :func:`derive_state`.
-State = Literal["pass", "fail"]
+#: A check's, a judge's or a verdict's state.
+State = Literal["pass", "fail", "inconclusive"]
 
 AGAIN = "run `judgekit gate POLICY.yaml` again and pass the verdict.json it writes"
 
@@ -88,55 +92,120 @@ def store_hashes(store: Any, rubric: Any) -> dict[str, str]:
 
 # ----------------------------------------------------------------------------- checks
 _METRICS = "kappa|weighted_kappa|alpha|ac1|percent_agreement"
-#: check name pattern → (kind, direction); the direction is the rule, never read from the file.
+#: check name pattern → (kind, rule); the rule is fixed by the kind, never read from the file:
+#: ``point>=`` figure (the point estimate) >= threshold; ``ci>=`` the CI's low end >= threshold
+#: passes, its high end below the threshold fails; ``ci<=`` the CI's high end <= threshold
+#: passes, its low end above the threshold fails.
 _KINDS: list[tuple[re.Pattern[str], str, str]] = [
-    (re.compile(r"min_items"), "min_items", ">="),
-    (re.compile(rf"min_({_METRICS})_lower_bound"), "min_lower_bound", ">="),
-    (re.compile(rf"min_({_METRICS})"), "min_value", ">="),
-    (re.compile(r"max_abstention_rate"), "max_abstention_rate", "<="),
-    (re.compile(r"max_error_rate"), "max_error_rate", "<="),
-    (re.compile(r"min_recall\[(.+)\]", re.DOTALL), "min_class_recall", ">="),
-    (re.compile(r"per_slice\[(.+)\]", re.DOTALL), "per_slice", ">="),
-    (re.compile(r"within_human_noise"), "within_human_noise", ">="),
+    (re.compile(r"min_items"), "min_items", "point>="),
+    (re.compile(rf"min_({_METRICS})_lower_bound"), "min_lower_bound", "ci>="),
+    (re.compile(rf"min_({_METRICS})"), "min_value", "point>="),
+    (re.compile(r"max_abstention_rate"), "max_abstention_rate", "ci<="),
+    (re.compile(r"max_error_rate"), "max_error_rate", "ci<="),
+    (re.compile(r"min_recall\[(.+)\]", re.DOTALL), "min_class_recall", "ci>="),
+    (re.compile(r"per_slice\[(.+)\]", re.DOTALL), "per_slice", "point>="),
+    (re.compile(r"within_human_noise"), "within_human_noise", "ci>="),
+    (re.compile(r"min_coverage"), "min_coverage", "ci>="),
+    (re.compile(r"max_abs_bias"), "max_abs_bias", "ci<="),
+    (re.compile(r"max_abs_bias\[(.+)\]", re.DOTALL), "max_abs_bias_slice", "ci<="),
+    (re.compile(r"alt_test"), "alt_test", "point>="),
 ]
 #: kinds a policy asks for once per judge (class recall and slices depend on the data)
 _ONCE = ("min_items", "min_value", "min_lower_bound", "max_abstention_rate", "max_error_rate",
-         "within_human_noise")
+         "within_human_noise", "min_coverage", "max_abs_bias", "alt_test")
+#: kinds whose missing figure means "not enough data to run it" (inconclusive), not "fail"
+_UNDEFINED_INCONCLUSIVE = ("alt_test",)
 
 
 def check_kind(name: str) -> tuple[str, str, str | None] | None:
-    """``(kind, direction, metric)`` of a check name as :func:`judgekit.gate.evaluate` makes
-    them, or None for a name the gate never writes."""
-    for pattern, kind, direction in _KINDS:
+    """``(kind, rule, metric)`` of a check name as :func:`judgekit.gate.evaluate` makes them
+    (``rule`` is ``"point>="``, ``"ci>="`` or ``"ci<="``), or None for a name the gate never
+    writes."""
+    for pattern, kind, rule in _KINDS:
         m = pattern.fullmatch(name)
         if m:
             metric = m.group(1) if kind in ("min_value", "min_lower_bound") else None
-            return kind, direction, metric
+            return kind, rule, metric
     return None
 
 
-def derive_state(name: str, figure: float | None, threshold: float | None) -> State:
-    """The state a check's figure against its threshold gives: ``min_*`` (and per-slice,
-    human-noise) checks need figure >= threshold, ``max_*`` checks figure <= threshold; a check
-    without a figure or a threshold fails."""
+def min_n_of(kind: str, policy: Policy) -> int | None:
+    """The small-sample floor a check of ``kind`` gets under ``policy``: below it the check is
+    inconclusive whatever its figure. Overall checks use the policy's ``checks.min_items``,
+    per-slice checks their own ``min_items``; class recall has its ``min_support`` (classes
+    below it are not checked)."""
+    c = policy.checks
+    if kind == "per_slice":
+        return c.per_slice.min_items if c.per_slice else None
+    if kind == "max_abs_bias_slice":
+        return c.max_abs_bias.min_items if c.max_abs_bias else None
+    if kind == "min_class_recall":
+        return None
+    return c.min_items
+
+
+def derive_state(name: str, figure: float | None, threshold: float | None,
+                 ci: Sequence[float | None] | None = None, n: int | None = None,
+                 min_n: int | None = None) -> State:
+    """The state of a check, re-derived from what it records (the verdict is checked against
+    this rule when read back):
+
+    1. ``n`` below the floor ``min_n`` (:func:`min_n_of`): ``"inconclusive"`` (too few items to
+       decide; more labels can), whatever the figure;
+    2. no figure or no threshold: ``"fail"`` (the figure is undefined), except for the alt-test,
+       which is ``"inconclusive"`` when too few humans or units qualify;
+    3. ``point>=`` kinds (``min_items``, ``min_<metric>`` = ``min_value``, ``per_slice``,
+       ``alt_test``): the point estimate decides, pass when figure >= threshold, else fail;
+    4. ``ci>=`` kinds (lower-bound, class recall, coverage, within-human-noise): pass when the
+       whole interval clears the threshold (low >= threshold), fail when the whole interval
+       misses it (high < threshold), inconclusive otherwise;
+    5. ``ci<=`` kinds (abstention, error rate, absolute bias): pass when high <= threshold,
+       fail when low > threshold, inconclusive otherwise.
+
+    A ``ci`` kind without an interval falls back to the point estimate.
+    """
     kind = check_kind(name)
     if kind is None:
         raise ValueError(f"unknown check {name!r}")
+    rule = kind[1]
+    if min_n is not None and n is not None and n < min_n:
+        return "inconclusive"
     if figure is None or threshold is None:
+        return "inconclusive" if kind[0] in _UNDEFINED_INCONCLUSIVE else "fail"
+    if rule == "point>=" or ci is None or ci[0] is None or ci[1] is None:
+        ok = figure >= threshold if rule != "ci<=" else figure <= threshold
+        return "pass" if ok else "fail"
+    lo, hi = float(ci[0]), float(ci[1])
+    if rule == "ci>=":
+        return "pass" if lo >= threshold else "fail" if hi < threshold else "inconclusive"
+    return "pass" if hi <= threshold else "fail" if lo > threshold else "inconclusive"
+
+
+def combine_states(states: Sequence[str]) -> State:
+    """A judge's (or a verdict's) state from its checks' (judges'): fail if any fails, else
+    inconclusive if any is inconclusive, else pass (also for none)."""
+    if "fail" in states:
         return "fail"
-    ok = figure >= threshold if kind[1] == ">=" else figure <= threshold
-    return "pass" if ok else "fail"
+    if "inconclusive" in states:
+        return "inconclusive"
+    return "pass"
 
 
 def make_check(name: str, figure: Any, threshold: Any, n: int | None, detail: str,
-               ci: Sequence[float | None] | None = None) -> dict[str, Any]:
-    """One check of a verdict: its state follows from figure vs threshold (:func:`derive_state`)."""
-    state = derive_state(name, figure, threshold)
+               ci: Sequence[float | None] | None = None, *, min_n: int | None = None,
+               budget: dict[str, Any] | None = None) -> dict[str, Any]:
+    """One check of a verdict: its state follows from what it records (:func:`derive_state`).
+    ``min_n`` is the small-sample floor (:func:`min_n_of`); a check below it says so in its
+    detail. ``budget`` (label budget, only for an inconclusive check) is added by the gate."""
     interval = None
     if ci is not None and ci[0] is not None and ci[1] is not None:
         interval = [float(ci[0]), float(ci[1])]
+    state = derive_state(name, figure, threshold, interval, n, min_n)
+    if min_n is not None and n is not None and n < min_n:
+        detail = f"SMALL SAMPLE: n={n} is below min_items {min_n}; {detail}"
     return {"name": name, "state": state, "passed": state == "pass", "figure": figure,
-            "threshold": threshold, "ci": interval, "n": n, "detail": detail}
+            "threshold": threshold, "ci": interval, "n": n, "detail": detail,
+            "budget": budget if state == "inconclusive" else None}
 
 
 # ----------------------------------------------------------------------------- schema
@@ -147,7 +216,17 @@ class _Strict(BaseModel):
 Number = Annotated[float, Field(allow_inf_nan=False)]
 
 
-class CheckV2(_Strict):
+class Budget(_Strict):
+    """The label budget of an inconclusive check or judge: about how many more human-rated
+    items (``items``; None when more labels would not decide it at the current estimate) and
+    per slice (``slices``, ``"by=key"`` → items) would likely decide it, in one ``sentence``."""
+
+    items: Annotated[int, Field(ge=0)] | None
+    slices: dict[str, Annotated[int, Field(ge=0)]]
+    sentence: str = Field(min_length=1)
+
+
+class CheckV3(_Strict):
     name: str = Field(min_length=1)
     state: State
     passed: bool
@@ -156,19 +235,22 @@ class CheckV2(_Strict):
     ci: Annotated[list[Number], Field(min_length=2, max_length=2)] | None
     n: Annotated[int, Field(ge=0)] | None
     detail: str
+    budget: Budget | None
 
 
-class JudgeV2(_Strict):
+class JudgeV3(_Strict):
     judge: str = Field(min_length=1)
+    state: State
     passed: bool
-    checks: list[CheckV2]
+    checks: list[CheckV3]
+    budget: Budget | None
     spec: str | None
     params: dict[str, Any] | None
     judge_hash: str = Field(min_length=1)
 
 
-class VerdictV2(_Strict):
-    schema_version: Literal[2]
+class VerdictV3(_Strict):
+    schema_version: Literal[3]
     judgekit_version: str
     created_at: str
     policy: dict[str, Any]
@@ -178,8 +260,9 @@ class VerdictV2(_Strict):
     reference: str
     items_hash: str
     human_ratings_hash: str
+    state: State
     passed: bool
-    judges: list[JudgeV2] = Field(min_length=1)
+    judges: list[JudgeV3] = Field(min_length=1)
 
 
 class Verdict(dict[str, Any]):
@@ -217,7 +300,7 @@ def validate_verdict(data: Any, source: str | None = None) -> Verdict:
             f"{SCHEMA_VERSION}); {AGAIN}."
         )
     try:
-        VerdictV2.model_validate(data)
+        VerdictV3.model_validate(data)
     except ValidationError as exc:
         raise JudgekitError(
             f"{where}: {_key_problem(exc.errors()[0])}, so it is not a verdict `judgekit gate` wrote; "
@@ -255,11 +338,22 @@ def _fmt(x: Any) -> str:
     return f"{x:g}" if isinstance(x, float) else str(x)
 
 
-def _why(ch: dict[str, Any], direction: str) -> str:
+def _why(ch: dict[str, Any], rule: str, min_n: int | None) -> str:
+    if min_n is not None and ch["n"] is not None and ch["n"] < min_n:
+        return f"its n {ch['n']} is below the policy's min_items {min_n}"
     if ch["figure"] is None or ch["threshold"] is None:
         return "it has no figure or no threshold"
+    if rule != "point>=" and ch["ci"] is not None:
+        lo, hi = ch["ci"]
+        return (f"its interval [{_fmt(lo)}, {_fmt(hi)}] against the threshold {_fmt(ch['threshold'])} "
+                f"({'the whole interval >=' if rule == 'ci>=' else 'the whole interval <='} needed to pass)")
     side = "below" if ch["figure"] < ch["threshold"] else "above" if ch["figure"] > ch["threshold"] else "at"
-    return f"its figure {_fmt(ch['figure'])} is {side} the threshold {_fmt(ch['threshold'])} ({direction} needed)"
+    need = "<=" if rule == "ci<=" else ">="
+    return f"its figure {_fmt(ch['figure'])} is {side} the threshold {_fmt(ch['threshold'])} ({need} needed)"
+
+
+def _listing(names: list[str], verb: str) -> str:
+    return f"{', '.join(names)} {verb}{'s' if len(names) == 1 else ''}"
 
 
 def _consistent(v: dict[str, Any], where: str) -> None:
@@ -276,7 +370,11 @@ def _consistent(v: dict[str, Any], where: str) -> None:
         "max_abstention_rate": c.max_abstention_rate, "max_error_rate": c.max_error_rate,
         "min_class_recall": c.min_class_recall.min if c.min_class_recall else None,
         "per_slice": c.per_slice.min_value if c.per_slice else None,
-        "within_human_noise": c.within_human_noise,
+        "within_human_noise": round(-c.within_human_noise.margin, 6) if c.within_human_noise else None,
+        "min_coverage": c.min_coverage,
+        "max_abs_bias": c.max_abs_bias.max if c.max_abs_bias else None,
+        "max_abs_bias_slice": c.max_abs_bias.max if c.max_abs_bias and c.max_abs_bias.per_slice else None,
+        "alt_test": c.alt_test.min_winning_rate if c.alt_test else None,
     }
     names = [j["judge"] for j in v["judges"]]
     if sorted(names) != sorted(set(policy.judges)) or len(set(names)) != len(names):
@@ -292,7 +390,7 @@ def _consistent(v: dict[str, Any], where: str) -> None:
             kind = check_kind(ch["name"])
             if kind is None:
                 raise _fail(where, f"{at} is not a check `judgekit gate` makes")
-            name, direction, metric = kind
+            name, rule, metric = kind
             if ch["name"] in seen:
                 raise _fail(where, f"{at} appears twice for judge {j['judge']!r}")
             seen.add(ch["name"])
@@ -301,35 +399,50 @@ def _consistent(v: dict[str, Any], where: str) -> None:
                 raise _fail(where, f"{at} is not a check of the policy it records")
             if metric is not None and metric != c.metric:
                 raise _fail(where, f"{at} is about {metric}, but the policy's metric is {c.metric}")
-            if name != "within_human_noise" and ch["threshold"] != wanted[name]:
+            if ch["threshold"] != wanted[name]:
                 raise _fail(where, f"{at} has threshold {_fmt(ch['threshold'])}, but the policy it records sets "
                                    f"{_fmt(wanted[name])}")
             if ch["ci"] is not None and not ch["ci"][0] <= ch["ci"][1]:
                 raise _fail(where, f"judges[{k}].checks[{i}].ci of {ch['name']}, [{_fmt(ch['ci'][0])}, "
                                    f"{_fmt(ch['ci'][1])}], is not an interval (its low end is above its high end)")
-            state = derive_state(ch["name"], ch["figure"], ch["threshold"])
+            min_n = min_n_of(name, policy)
+            state = derive_state(ch["name"], ch["figure"], ch["threshold"], ch["ci"], ch["n"], min_n)
             if ch["state"] != state:
-                raise _fail(where, f"{at} has state {ch['state']!r}, but {_why(ch, direction)}, which makes it "
+                raise _fail(where, f"{at} has state {ch['state']!r}, but {_why(ch, rule, min_n)}, which makes it "
                                    f"{state!r}")
             if ch["passed"] is not (state == "pass"):
-                raise _fail(where, f"{at} says passed {str(ch['passed']).lower()}, but {_why(ch, direction)}, "
+                raise _fail(where, f"{at} says passed {str(ch['passed']).lower()}, but {_why(ch, rule, min_n)}, "
                                    f"which makes it {state!r}")
+            if (ch["budget"] is None) is (state == "inconclusive"):
+                raise _fail(where, f"{at} is {state!r} but "
+                                   + ("has a label budget" if ch["budget"] is not None else "has no label budget"))
         missing = [kd for kd in _ONCE if wanted[kd] is not None and kd not in kinds]
         if missing:
             label = {"min_value": f"min_{c.metric}", "min_lower_bound": f"min_{c.metric}_lower_bound"}
             raise _fail(where, f"judges[{k}] ({j['judge']}) has no {label.get(missing[0], missing[0])} check, "
                                f"though its policy asks for one")
-        every = all(ch["state"] == "pass" for ch in j["checks"])
-        if j["passed"] is not every:
-            failing = [ch["name"] for ch in j["checks"] if ch["state"] != "pass"]
-            raise _fail(where, f"judges[{k}] ({j['judge']}) says passed {str(j['passed']).lower()}, but "
-                               + (f"{', '.join(failing)} fail{'s' if len(failing) == 1 else ''}" if failing
-                                  else "every check passes"))
-    every = all(j["passed"] for j in v["judges"])
-    if v["passed"] is not every:
+        jstate = combine_states([ch["state"] for ch in j["checks"]])
+        failing = [ch["name"] for ch in j["checks"] if ch["state"] == "fail"]
+        open_ = [ch["name"] for ch in j["checks"] if ch["state"] == "inconclusive"]
+        why = (_listing(failing, "fail") if failing
+               else f"{', '.join(open_)} {'is' if len(open_) == 1 else 'are'} inconclusive" if open_
+               else "every check passes")
+        if j["passed"] is not (jstate == "pass"):
+            raise _fail(where, f"judges[{k}] ({j['judge']}) says passed {str(j['passed']).lower()}, but {why}")
+        if j["state"] != jstate:
+            raise _fail(where, f"judges[{k}] ({j['judge']}) has state {j['state']!r}, but {why}, which makes it "
+                               f"{jstate!r}")
+        if (j["budget"] is None) is (jstate == "inconclusive"):
+            raise _fail(where, f"judges[{k}] ({j['judge']}) is {jstate!r} but "
+                               + ("has a label budget" if j["budget"] is not None else "has no label budget"))
+    vstate = combine_states([j["state"] for j in v["judges"]])
+    if v["passed"] is not (vstate == "pass"):
         bad = next((j["judge"] for j in v["judges"] if not j["passed"]), "")
         raise _fail(where, f"'passed' is {str(v['passed']).lower()} but "
-                           + (f"judge {bad!r} fails" if bad else "every judge passes"))
+                           + (f"judge {bad!r} {'fails' if vstate == 'fail' else 'is inconclusive'}" if bad
+                              else "every judge passes"))
+    if v["state"] != vstate:
+        raise _fail(where, f"'state' is {v['state']!r} but its judges make it {vstate!r}")
 
 
 # ----------------------------------------------------------------------------- reading

@@ -66,9 +66,10 @@ def passing_verdict(judge: str, rubric: Any, *, passed: bool = True) -> dict[str
         "schema_version": SCHEMA_VERSION, "judgekit_version": "0.1.0",
         "created_at": "2026-11-30T00:00:00+00:00", "policy": policy, "policy_hash": digest(policy),
         "rubric": rubric.id, "rubric_hash": rubric.hash, "reference": "final", "items_hash": "x",
-        "human_ratings_hash": "y", "passed": check["passed"],
+        "human_ratings_hash": "y", "passed": check["passed"], "state": check["state"],
         "judges": [{"judge": judge, "judge_hash": "h", "spec": None, "params": None,
-                    "passed": check["passed"], "checks": [check]}],
+                    "passed": check["passed"], "state": check["state"], "budget": None,
+                    "checks": [check]}],
     }
 
 

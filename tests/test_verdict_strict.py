@@ -118,14 +118,17 @@ def test_gate_writes_a_schema_version_and_per_check_state_and_interval(gated):
     from judgekit.analysis.intervals import wilson_interval
 
     v = read(gated / "pass" / "verdict.json")
-    assert v["schema_version"] == 2 and v["passed"] is True
+    assert v["schema_version"] == 3 and v["passed"] is True  # issue 10: schema 3 (three states)
     for c in v["judges"][0]["checks"]:
         assert c["state"] in ("pass", "fail") and c["passed"] is (c["state"] == "pass")
         assert c["ci"] is None or (len(c["ci"]) == 2 and c["ci"][0] <= c["ci"][1])
     assert check(v, "min_items")["ci"] is None
     kappa = check(v, "min_kappa")
     assert kappa["ci"][0] <= kappa["figure"] <= kappa["ci"][1]
-    assert check(v, "within_human_noise")["ci"] == kappa["ci"]
+    # issue 10: within_human_noise is the paired difference judge − humans vs the same
+    # leave-one-out consensus, with its own bootstrap CI, against −margin
+    noise = check(v, "within_human_noise")
+    assert noise["threshold"] == -0.9 and noise["ci"][0] <= noise["figure"] <= noise["ci"][1]
     lo, hi = wilson_interval(0, 40)
     assert check(v, "max_abstention_rate")["ci"] == [round(float(lo), 6), round(float(hi), 6)]
     full = check(v, "min_recall[full_refusal]")  # 13 of the 17 reference full refusals
@@ -173,13 +176,13 @@ def test_passed_as_the_string_false_is_refused_by_analyze(synthetic_store, tmp_p
     ("edit", "key"),
     [
         (lambda v: v.pop("schema_version"), "schema_version"),
-        (lambda v: v.update(schema_version=3), "schema_version 3"),
+        (lambda v: v.update(schema_version=2), "schema_version 2"),  # issue 10: 3 is current
         (lambda v: v.update(schema_version="2"), "schema_version"),
         (lambda v: v.update(schema_version=True), "schema_version"),
         (lambda v: v.update(trusted=True), "trusted"),
         (lambda v: v.pop("human_ratings_hash"), "human_ratings_hash"),
         (lambda v: v["judges"][0]["checks"][0].update(figure="40"), "judges[0].checks[0].figure"),
-        (lambda v: v["judges"][0]["checks"][0].update(state="inconclusive"), "judges[0].checks[0].state"),
+        (lambda v: v["judges"][0]["checks"][0].update(state="maybe"), "judges[0].checks[0].state"),
         (lambda v: v["judges"][0]["checks"][1].update(ci=[0.1]), "judges[0].checks[1].ci"),
         (lambda v: v["judges"][0]["checks"][1].update(ci=[0.9, 0.1]), "judges[0].checks[1].ci"),
         (lambda v: v["judges"][0].update(judge_hash=None), "judges[0].judge_hash"),
@@ -264,9 +267,10 @@ def test_a_check_whose_result_contradicts_figure_vs_threshold_is_refused(env, wi
 def test_a_max_check_is_figure_at_most_threshold(env):
     v = read(env / "pass" / "verdict.json")
     c = check(v, "max_abstention_rate")
-    c["figure"] = 0.5  # above the 0.1 allowed, still marked pass
+    c["figure"], c["ci"] = 0.5, [0.3, 0.6]  # above the 0.1 allowed, still marked pass
     p = write(env / "v.json", v)
-    with pytest.raises(UntrustedJudgeError, match=r"max_abstention_rate.*0\.5.*above the threshold 0\.1"):
+    # issue 10: a max_* rate check is decided on its whole Wilson interval
+    with pytest.raises(UntrustedJudgeError, match=r"max_abstention_rate.*\[0\.3, 0\.6\].*threshold 0\.1.*'fail'"):
         require_trusted(p, judge="keywords", rubric="refusal")
     c["figure"] = 0.1  # at the threshold passes: <=
     c["ci"] = None

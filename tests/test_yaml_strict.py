@@ -74,7 +74,7 @@ def test_policy_with_two_checks_blocks_is_refused(tmp_path, small_store):
     good = tmp_path / "policy.yaml"
     good.write_text(POLICY, encoding="utf-8")
     code, out = run("gate", str(good), "--store", str(small_store), "--out", str(tmp_path / "g"))
-    assert code == 1, out  # 12 items < 1000: the judge fails the gate
+    assert code == 3, out  # 12 items < 1000: inconclusive (issue 10: exit 3), not trusted
     # a second checks block that would pass everything: YAML kept the last one, the gate passed
     bad = tmp_path / "policy2.yaml"
     bad.write_text(POLICY + "checks:\n  min_items: 1\n", encoding="utf-8")

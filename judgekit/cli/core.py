@@ -196,7 +196,12 @@ def agree_cmd(
               help="Folder for verdict.json and verdict.md.")
 @store_option
 def gate_cmd(policy: Path, out_dir: Path, store_path: str) -> None:
-    """Apply a gate policy: writes verdict.json; exit 0 pass, 1 fail, 2 bad input.
+    """Apply a gate policy: writes verdict.json; exit 0 pass, 1 fail, 3 inconclusive, 2 bad input.
+
+    Each check and judge is pass, fail or inconclusive (its CI straddles the threshold, or too
+    few items); an inconclusive judge gets a label budget: about how many more human-rated
+    items would likely decide it. Exit 0 when every judge passes, 1 when any fails, 3 when none
+    fails but some is inconclusive, 2 for bad input.
 
     \b
     Example:
@@ -214,7 +219,7 @@ def gate_cmd(policy: Path, out_dir: Path, store_path: str) -> None:
     path = write_text_atomic(out_dir / "verdict.json", json.dumps(verdict, indent=1))
     write_text_atomic(out_dir / "verdict.md", "\n".join(["# Verdict", "", *md_list(lines)]) + "\n")
     echo(f"wrote {path}")
-    raise SystemExit(0 if verdict["passed"] else 1)
+    raise SystemExit({"pass": 0, "fail": 1, "inconclusive": 3}[verdict["state"]])
 
 
 @click.command("demo")

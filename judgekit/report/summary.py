@@ -252,7 +252,11 @@ def summarise(
                 sentence += f" {jb}"
         else:
             status = "not trusted"
-            if failed:
+            if vj.get("state") == "inconclusive":
+                budget = (vj.get("budget") or {}).get("sentence") or ""
+                sentence = (f"{jid} is NOT trusted to score {rubric}: the gate is inconclusive (no check "
+                            f"fails, {len(failed)} of {len(checks)} cannot be decided yet). {budget}").strip()
+            elif failed:
                 sentence = (f"{jid} is NOT trusted to score {rubric}: {len(failed)} of {len(checks)} "
                             f"check{'s' if len(checks) != 1 else ''} failed.")
             else:

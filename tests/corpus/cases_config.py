@@ -408,7 +408,9 @@ POLICY_DOC = {
     "checks": {"min_items": 1, "metric": "kappa", "min_value": 0.1, "min_lower_bound": -1.0,
                "max_abstention_rate": 0.5, "max_error_rate": 0.5,
                "min_class_recall": {"min": 0.1, "min_support": 1},
-               "per_slice": {"min_items": 1, "min_value": -1.0}, "within_human_noise": {"margin": 1.0}},
+               "per_slice": {"min_items": 1, "min_value": -1.0}, "within_human_noise": {"margin": 1.0},
+               "min_coverage": 0.5, "max_abs_bias": {"max": 0.5, "per_slice": True, "min_items": 1},
+               "alt_test": {"epsilon": 0.2, "q": 0.05, "min_winning_rate": 0.0, "min_units_per_human": 2}},
     "n_resamples": 100, "seed": 0,
 }
 POLICY_PATHS = [("rubric",), ("judges",), ("judges", 0), ("reference",), ("humans",), ("by",), ("checks",),
@@ -417,6 +419,10 @@ POLICY_PATHS = [("rubric",), ("judges",), ("judges", 0), ("reference",), ("human
                 ("checks", "min_class_recall"), ("checks", "min_class_recall", "min"),
                 ("checks", "min_class_recall", "min_support"), ("checks", "per_slice", "min_items"),
                 ("checks", "per_slice", "min_value"), ("checks", "within_human_noise", "margin"),
+                ("checks", "min_coverage"), ("checks", "max_abs_bias"), ("checks", "max_abs_bias", "max"),
+                ("checks", "max_abs_bias", "per_slice"), ("checks", "max_abs_bias", "min_items"),
+                ("checks", "alt_test", "epsilon"), ("checks", "alt_test", "q"),
+                ("checks", "alt_test", "min_winning_rate"), ("checks", "alt_test", "min_units_per_human"),
                 ("n_resamples",), ("seed",)]
 
 PANEL_DOC = {
