@@ -15,6 +15,7 @@ pandas is imported by the methods that return or take frames, not by this module
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import time
 from collections.abc import Iterable, Iterator, Sequence
@@ -37,6 +38,7 @@ from judgekit.schema import (
     JudgeRating,
     RatingRow,
     SampleRow,
+    item_content_hash,
 )
 
 if TYPE_CHECKING:
@@ -45,6 +47,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_STORE",
     "ITEM_CORE",
+    "JudgeRatingKey",
     "MIGRATIONS",
     "RATER_KINDS",
     "RATING_COLUMNS",
@@ -54,10 +57,27 @@ __all__ = [
     "RatingRow",
     "SampleRow",
     "Store",
+    "StoredJudgeRating",
     "WriteCounts",
 ]
 
 DEFAULT_STORE = "judgekit.db"
+
+
+class JudgeRatingKey(NamedTuple):
+    """Which judge rating :meth:`Store.retire_judge_ratings` moves to the history."""
+
+    item_id: str
+    rater_id: str
+    trial: int
+
+
+class StoredJudgeRating(NamedTuple):
+    """What :meth:`Store.judge_rating_calls` tells of one stored judge rating."""
+
+    label: str | None
+    status: str
+    call_key: str | None
 
 
 class WriteCounts(NamedTuple):
@@ -66,6 +86,25 @@ class WriteCounts(NamedTuple):
     new: int
     changed: int
     unchanged: int
+
+
+def _create_with_umask(path: str) -> None:
+    """Create the store file ``path`` (if it does not exist) with the mode any new file gets
+    (0666 less the umask), as SQLite does not: it creates a database 0644 whatever the umask, so
+    under umask 002 a store shared by a group could not be written by the group. Its ``-wal``
+    and ``-shm`` files get the database file's mode from SQLite. An empty file is an empty
+    SQLite database; a store that exists keeps the mode its owner gave it."""
+    if not path:
+        return  # SQLite's private temporary database
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    except FileExistsError:
+        return
+    except OSError as exc:
+        raise JudgekitError(
+            f"Store {path} cannot be created ({exc.strerror or exc}); pass another --store path."
+        ) from None
+    os.close(fd)
 
 
 class Store:
@@ -91,6 +130,7 @@ class Store:
                     f"Store {self.path}: the folder {parent} does not exist; create it or pass "
                     "another --store path."
                 )
+            _create_with_umask(self.path)
         limit = env_lock_timeout() if lock_timeout is None else lock_timeout
         try:
             self.conn = sqlite3.connect(self.path, timeout=limit, isolation_level=None)
@@ -195,19 +235,21 @@ class Store:
             raise
 
     # ------------------------------------------------------------------- items
-    def put_items(self, items: pd.DataFrame) -> int:
+    def put_items(
+        self, items: pd.DataFrame, *, source: str = "items", replace_text: bool = False
+    ) -> int:
         """Insert or update items (``item_id`` + ``prompt``/``messages``/``response`` + metadata).
 
-        Metadata of an existing item is merged: columns given here overwrite, others stay.
+        Metadata of an existing item is merged: columns given here overwrite, others stay; a
+        missing prompt, messages or response keeps the stored one. An item already stored with
+        a response keeps its text: another text under the same id (another model's output?) is
+        one :class:`JudgekitError` naming ``source`` and the id, and nothing is written — its
+        ratings were made for the stored text. ``replace_text`` allows it (for a caller whose
+        user asked for it explicitly).
         """
         if items.empty:
             return 0
-        from judgekit.records import item_rows
-
-        stored = {
-            r.item_id: r for r in self._item_rows(items["item_id"].astype(str).tolist(), ordered=False)
-        }
-        rows = item_rows(items, stored, now=time.time())
+        rows = self._merged_items(items, source=source, replace_text=replace_text)
         with self.transaction() as conn:
             conn.executemany(
                 "INSERT OR REPLACE INTO items (item_id, prompt, messages, response, content_hash,"
@@ -219,6 +261,35 @@ class Store:
                 ],
             )
         return len(rows)
+
+    def check_item_texts(self, items: pd.DataFrame, *, source: str = "items") -> None:
+        """Refuse, as :meth:`put_items` would, items stored with another text (writes nothing):
+        for a caller that must know before it does anything else with them."""
+        if not items.empty:
+            self._merged_items(items, source=source, replace_text=False)
+
+    def _merged_items(
+        self, items: pd.DataFrame, *, source: str, replace_text: bool
+    ) -> list[ItemRow]:
+        from judgekit.records import item_rows
+
+        stored = {
+            r.item_id: r for r in self._item_rows(items["item_id"].astype(str).tolist(), ordered=False)
+        }
+        rows = item_rows(items, stored, now=time.time())
+        if replace_text:
+            return rows
+        for row in rows:
+            old = stored.get(row.item_id)
+            if old is None or old.response is None:
+                continue
+            if row.content_hash != item_content_hash(old.prompt, old.messages, old.response):
+                raise JudgekitError(
+                    f"{source}: item {row.item_id!r} is already in the store with another text "
+                    "(another model's output?); give these items distinct ids, or use another "
+                    "--store."
+                )
+        return rows
 
     def items(self, item_ids: Sequence[str] | None = None) -> pd.DataFrame:
         """Items as a DataFrame: core columns, ``content_hash`` and one column per metadata key."""
@@ -439,12 +510,12 @@ class Store:
             )
 
     def retire_judge_ratings(
-        self, rubric: str, rubric_hash: str, keys: Sequence[tuple[str, str, int]], *, now: float
+        self, rubric: str, rubric_hash: str, keys: Sequence[JudgeRatingKey], *, now: float
     ) -> None:
-        """Move judge ratings, given as ``(item_id, rater_id, trial)``, to the history."""
+        """Move the judge ratings ``keys`` to the history."""
         where = (" FROM ratings WHERE item_id = ? AND rater_id = ? AND rubric = ? AND rubric_hash = ?"
                  " AND trial = ? AND rater_kind = 'judge'")
-        args = [(item_id, rater, rubric, rubric_hash, trial) for item_id, rater, trial in keys]
+        args = [(k.item_id, k.rater_id, rubric, rubric_hash, k.trial) for k in keys]
         with self.transaction() as conn:
             conn.executemany(
                 "INSERT INTO rating_history SELECT item_id, rater_id, rater_kind, rubric, rubric_hash,"
@@ -455,14 +526,15 @@ class Store:
 
     def judge_rating_calls(
         self, rater_id: str, rubric: str, rubric_hash: str
-    ) -> dict[tuple[str, int], tuple[str | None, str, str | None]]:
-        """A judge's stored ratings: ``(item_id, trial) → (label, status, call_key)``."""
+    ) -> dict[tuple[str, int], StoredJudgeRating]:
+        """A judge's stored ratings by ``(item_id, trial)``."""
         rows = self.conn.execute(
             "SELECT item_id, trial, label, status, call_key FROM ratings WHERE rater_id = ?"
             " AND rubric = ? AND rubric_hash = ? AND rater_kind = 'judge'",
             (rater_id, rubric, rubric_hash),
         )
-        return {(iid, trial): (label, status, key) for iid, trial, label, status, key in rows}
+        return {(iid, trial): StoredJudgeRating(label, status, key)
+                for iid, trial, label, status, key in rows}
 
     def other_kind_rater(self, rater_ids: Sequence[str]) -> tuple[str, str] | None:
         """The first of ``rater_ids`` that is already a human or reference rater, and its kind."""

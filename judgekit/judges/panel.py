@@ -90,8 +90,11 @@ def run_panel(
     judges = _build(panel, entries, ctx)
     seconds = lease_seconds(os.environ if env is None else env)
     shared = PanelRun(rubric, Items(panel.items), AnswerParser(rubric), Writer(store, rubric), progress)
-    if not dry_run:
-        store.put_items(panel.items)
+    items_source = str(panel.base_dir / panel.file.items)
+    if dry_run:  # a run would refuse them: so does the dry run
+        store.check_item_texts(panel.items, source=items_source)
+    else:
+        store.put_items(panel.items, source=items_source)
     runs = _judge_runs(shared, judges, len(ctx.system))
     for run in runs:
         plan(store, run)
