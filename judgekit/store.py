@@ -21,7 +21,7 @@ import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from judgekit.errors import JudgekitError
 from judgekit.locking import LockWaiter
@@ -49,6 +49,7 @@ __all__ = [
     "ITEM_CORE",
     "JudgeRatingKey",
     "MIGRATIONS",
+    "NewText",
     "RATER_KINDS",
     "RATING_COLUMNS",
     "RATING_KEY",
@@ -62,6 +63,8 @@ __all__ = [
 ]
 
 DEFAULT_STORE = "judgekit.db"
+#: what :meth:`Store.put_items` does with another text under a stored item's id
+NewText = Literal["refuse", "if_unlabelled", "replace"]
 
 
 class JudgeRatingKey(NamedTuple):
@@ -236,20 +239,21 @@ class Store:
 
     # ------------------------------------------------------------------- items
     def put_items(
-        self, items: pd.DataFrame, *, source: str = "items", replace_text: bool = False
+        self, items: pd.DataFrame, *, source: str = "items", new_text: NewText = "refuse"
     ) -> int:
         """Insert or update items (``item_id`` + ``prompt``/``messages``/``response`` + metadata).
 
         Metadata of an existing item is merged: columns given here overwrite, others stay; a
         missing prompt, messages or response keeps the stored one. An item already stored with
-        a response keeps its text: another text under the same id (another model's output?) is
-        one :class:`JudgekitError` naming ``source`` and the id, and nothing is written — its
-        ratings were made for the stored text. ``replace_text`` allows it (for a caller whose
-        user asked for it explicitly).
+        a response keeps its text (``new_text="refuse"``): another text under the same id
+        (another model's output?) is one :class:`JudgekitError` naming ``source`` and the id, and
+        nothing is written — its ratings were made for the stored text. ``"if_unlabelled"``
+        allows it for items no human or reference rater has labelled (a judge panel, whose
+        ratings for an older text are retired by the run); ``"replace"`` always.
         """
         if items.empty:
             return 0
-        rows = self._merged_items(items, source=source, replace_text=replace_text)
+        rows = self._merged_items(items, source=source, new_text=new_text)
         with self.transaction() as conn:
             conn.executemany(
                 "INSERT OR REPLACE INTO items (item_id, prompt, messages, response, content_hash,"
@@ -262,14 +266,16 @@ class Store:
             )
         return len(rows)
 
-    def check_item_texts(self, items: pd.DataFrame, *, source: str = "items") -> None:
+    def check_item_texts(
+        self, items: pd.DataFrame, *, source: str = "items", new_text: NewText = "refuse"
+    ) -> None:
         """Refuse, as :meth:`put_items` would, items stored with another text (writes nothing):
         for a caller that must know before it does anything else with them."""
         if not items.empty:
-            self._merged_items(items, source=source, replace_text=False)
+            self._merged_items(items, source=source, new_text=new_text)
 
     def _merged_items(
-        self, items: pd.DataFrame, *, source: str, replace_text: bool
+        self, items: pd.DataFrame, *, source: str, new_text: NewText
     ) -> list[ItemRow]:
         from judgekit.records import item_rows
 
@@ -277,17 +283,30 @@ class Store:
             r.item_id: r for r in self._item_rows(items["item_id"].astype(str).tolist(), ordered=False)
         }
         rows = item_rows(items, stored, now=time.time())
-        if replace_text:
+        if new_text == "replace":
             return rows
-        for row in rows:
-            old = stored.get(row.item_id)
-            if old is None or old.response is None:
-                continue
-            if row.content_hash != item_content_hash(old.prompt, old.messages, old.response):
+        changed = [
+            row.item_id for row in rows
+            if (old := stored.get(row.item_id)) is not None and old.response is not None
+            and row.content_hash != item_content_hash(old.prompt, old.messages, old.response)
+        ]
+        if not changed:
+            return rows
+        if new_text == "refuse":
+            raise JudgekitError(
+                f"{source}: item {changed[0]!r} is already in the store with another text "
+                "(another model's output?); give these items distinct ids, or use another --store."
+            )
+        sql = ("SELECT item_id, rater_kind, MIN(rater_id) FROM ratings WHERE rater_kind != 'judge'"
+               " AND item_id IN ({}) GROUP BY item_id, rater_kind")
+        labelled = {iid: (kind, rater) for iid, kind, rater in self._select_in(sql, changed)}
+        for iid in changed:
+            if iid in labelled:
+                kind, rater = labelled[iid]
                 raise JudgekitError(
-                    f"{source}: item {row.item_id!r} is already in the store with another text "
-                    "(another model's output?); give these items distinct ids, or use another "
-                    "--store."
+                    f"{source}: item {iid!r} is already in the store with another text, and its "
+                    f"{kind} labels (e.g. {rater!r}) were made for the stored one; give the new "
+                    "text another item id, or use another --store."
                 )
         return rows
 

@@ -90,11 +90,13 @@ def run_panel(
     judges = _build(panel, entries, ctx)
     seconds = lease_seconds(os.environ if env is None else env)
     shared = PanelRun(rubric, Items(panel.items), AnswerParser(rubric), Writer(store, rubric), progress)
+    # An edited item text is judged again (the judges' ratings of the old text are retired),
+    # unless humans labelled the stored text: then the edit is refused, by the dry run as well.
     items_source = str(panel.base_dir / panel.file.items)
-    if dry_run:  # a run would refuse them: so does the dry run
-        store.check_item_texts(panel.items, source=items_source)
+    if dry_run:
+        store.check_item_texts(panel.items, source=items_source, new_text="if_unlabelled")
     else:
-        store.put_items(panel.items, source=items_source)
+        store.put_items(panel.items, source=items_source, new_text="if_unlabelled")
     runs = _judge_runs(shared, judges, len(ctx.system))
     for run in runs:
         plan(store, run)
