@@ -133,8 +133,9 @@ class Store:
                     f"Store {self.path}: the folder {parent} does not exist; create it or pass "
                     "another --store path."
                 )
-            _create_with_umask(self.path)
         limit = env_lock_timeout() if lock_timeout is None else lock_timeout
+        if self.path != ":memory:":
+            _create_with_umask(self.path)
         try:
             self.conn = sqlite3.connect(self.path, timeout=limit, isolation_level=None)
         except sqlite3.DatabaseError as exc:

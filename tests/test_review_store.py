@@ -207,7 +207,6 @@ def test_judge_dry_run_on_a_missing_store_plans_everything_and_creates_none(tmp_
                                     "--json"], catch_exceptions=False)
     assert res.exit_code == 0, res.output
     assert list(tmp_path.glob("typo.db*")) == []
-    assert f"Store {missing} does not exist yet; a run would create it." in res.stderr
     import json
 
     summary = json.loads(res.stdout)
@@ -306,3 +305,50 @@ def test_the_writer_stops_at_the_first_lock_timeout(tmp_path):
         holder.close()
     assert s.ratings().empty
     s.close()
+
+
+def test_a_panel_run_waits_for_a_held_lock_once(tmp_path, monkeypatch):
+    """The store gets locked by another process while a remote judge answers: the run stops with
+    the lock's one sentence, and neither its final write nor the release of its leases waits
+    for the lock again."""
+    import threading
+
+    import judgekit.locking
+    from judgekit.judges.panel import load_panel, run_panel
+    from judgekit.testing.fakeserver import FakeServer
+
+    gave_up: list[float] = []
+    real = judgekit.locking.LockWaiter._gave_up
+
+    def counted(self):
+        gave_up.append(time.monotonic())
+        return real(self)
+
+    monkeypatch.setattr(judgekit.locking.LockWaiter, "_gave_up", counted)
+    write_items(tmp_path, labelled_items(4))
+    db = tmp_path / "s.db"
+    with FakeServer(latency=0.3) as fake:
+        panel = load_panel(write_panel(tmp_path, [
+            {"id": "llm", "model": f"openai-compatible:{fake.openai_url}#m", "concurrency": 1}]))
+        holder = sqlite3.connect(db, isolation_level=None, check_same_thread=False)
+        locked = threading.Event()
+
+        def lock_when_asked() -> None:
+            while fake.stats.requests < 1:
+                time.sleep(0.01)
+            holder.execute("BEGIN IMMEDIATE")
+            locked.set()
+
+        thread = threading.Thread(target=lock_when_asked, daemon=True)
+        with Store(db, lock_timeout=1.0) as store:
+            thread.start()
+            try:
+                with pytest.raises(JudgekitError, match="is still locked by another judgekit process"):
+                    run_panel(panel, store)
+            finally:
+                thread.join(5)
+                if locked.is_set():
+                    holder.execute("ROLLBACK")
+                holder.close()
+    assert locked.is_set()
+    assert len(gave_up) == 1

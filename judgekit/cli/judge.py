@@ -78,7 +78,6 @@ def judge_cmd(
     elif dry_run and store_path != ":memory:" and not Path(store_path).exists():
         # writes nothing, so creates no store either: a store that does not exist yet has
         # nothing answered, every call is pending
-        echo(f"Store {store_path} does not exist yet; a run would create it.", err=True)
         opened = Store(":memory:")
     else:
         opened = Store(store_path)

@@ -50,6 +50,7 @@ from judgekit.judges.stream import answer_locally, workers
 from judgekit.judges.summary import JudgeSummary, PanelSummary, ProgressSink, ReparseSummary
 from judgekit.judges.writer import Writer
 from judgekit.prompt import AnswerParser, answer_schema, system_prompt
+from judgekit.run_owner import forget_owner
 from judgekit.store import Store
 
 
@@ -121,7 +122,10 @@ def run_panel(
         try:
             shared.writer.flush()
         finally:
-            lease.release_all()
+            if shared.writer.lock_error is None:
+                lease.release_all()
+            else:  # the store stayed locked: the run's leases end with it, without another wait
+                forget_owner(lease.owner)
         if progress is not None:
             progress.stop()
         for run in runs:
