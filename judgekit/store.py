@@ -15,12 +15,13 @@ pandas is imported by the methods that return or take frames, not by this module
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from judgekit.errors import JudgekitError
 from judgekit.locking import LockWaiter
@@ -37,6 +38,7 @@ from judgekit.schema import (
     JudgeRating,
     RatingRow,
     SampleRow,
+    item_content_hash,
 )
 
 if TYPE_CHECKING:
@@ -45,7 +47,9 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_STORE",
     "ITEM_CORE",
+    "JudgeRatingKey",
     "MIGRATIONS",
+    "NewText",
     "RATER_KINDS",
     "RATING_COLUMNS",
     "RATING_KEY",
@@ -54,10 +58,29 @@ __all__ = [
     "RatingRow",
     "SampleRow",
     "Store",
+    "StoredJudgeRating",
     "WriteCounts",
 ]
 
 DEFAULT_STORE = "judgekit.db"
+#: what :meth:`Store.put_items` does with another text under a stored item's id
+NewText = Literal["refuse", "if_unlabelled", "replace"]
+
+
+class JudgeRatingKey(NamedTuple):
+    """Which judge rating :meth:`Store.retire_judge_ratings` moves to the history."""
+
+    item_id: str
+    rater_id: str
+    trial: int
+
+
+class StoredJudgeRating(NamedTuple):
+    """What :meth:`Store.judge_rating_calls` tells of one stored judge rating."""
+
+    label: str | None
+    status: str
+    call_key: str | None
 
 
 class WriteCounts(NamedTuple):
@@ -66,6 +89,25 @@ class WriteCounts(NamedTuple):
     new: int
     changed: int
     unchanged: int
+
+
+def _create_with_umask(path: str) -> None:
+    """Create the store file ``path`` (if it does not exist) with the mode any new file gets
+    (0666 less the umask), as SQLite does not: it creates a database 0644 whatever the umask, so
+    under umask 002 a store shared by a group could not be written by the group. Its ``-wal``
+    and ``-shm`` files get the database file's mode from SQLite. An empty file is an empty
+    SQLite database; a store that exists keeps the mode its owner gave it."""
+    if not path:
+        return  # SQLite's private temporary database
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    except FileExistsError:
+        return
+    except OSError as exc:
+        raise JudgekitError(
+            f"Store {path} cannot be created ({exc.strerror or exc}); pass another --store path."
+        ) from None
+    os.close(fd)
 
 
 class Store:
@@ -92,6 +134,8 @@ class Store:
                     "another --store path."
                 )
         limit = env_lock_timeout() if lock_timeout is None else lock_timeout
+        if self.path != ":memory:":
+            _create_with_umask(self.path)
         try:
             self.conn = sqlite3.connect(self.path, timeout=limit, isolation_level=None)
         except sqlite3.DatabaseError as exc:
@@ -195,19 +239,22 @@ class Store:
             raise
 
     # ------------------------------------------------------------------- items
-    def put_items(self, items: pd.DataFrame) -> int:
+    def put_items(
+        self, items: pd.DataFrame, *, source: str = "items", new_text: NewText = "refuse"
+    ) -> int:
         """Insert or update items (``item_id`` + ``prompt``/``messages``/``response`` + metadata).
 
-        Metadata of an existing item is merged: columns given here overwrite, others stay.
+        Metadata of an existing item is merged: columns given here overwrite, others stay; a
+        missing prompt, messages or response keeps the stored one. An item already stored with
+        a response keeps its text (``new_text="refuse"``): another text under the same id
+        (another model's output?) is one :class:`JudgekitError` naming ``source`` and the id, and
+        nothing is written — its ratings were made for the stored text. ``"if_unlabelled"``
+        allows it for items no human or reference rater has labelled (a judge panel, whose
+        ratings for an older text are retired by the run); ``"replace"`` always.
         """
         if items.empty:
             return 0
-        from judgekit.records import item_rows
-
-        stored = {
-            r.item_id: r for r in self._item_rows(items["item_id"].astype(str).tolist(), ordered=False)
-        }
-        rows = item_rows(items, stored, now=time.time())
+        rows = self._merged_items(items, source=source, new_text=new_text)
         with self.transaction() as conn:
             conn.executemany(
                 "INSERT OR REPLACE INTO items (item_id, prompt, messages, response, content_hash,"
@@ -219,6 +266,50 @@ class Store:
                 ],
             )
         return len(rows)
+
+    def check_item_texts(
+        self, items: pd.DataFrame, *, source: str = "items", new_text: NewText = "refuse"
+    ) -> None:
+        """Refuse, as :meth:`put_items` would, items stored with another text (writes nothing):
+        for a caller that must know before it does anything else with them."""
+        if not items.empty:
+            self._merged_items(items, source=source, new_text=new_text)
+
+    def _merged_items(
+        self, items: pd.DataFrame, *, source: str, new_text: NewText
+    ) -> list[ItemRow]:
+        from judgekit.records import item_rows
+
+        stored = {
+            r.item_id: r for r in self._item_rows(items["item_id"].astype(str).tolist(), ordered=False)
+        }
+        rows = item_rows(items, stored, now=time.time())
+        if new_text == "replace":
+            return rows
+        changed = [
+            row.item_id for row in rows
+            if (old := stored.get(row.item_id)) is not None and old.response is not None
+            and row.content_hash != item_content_hash(old.prompt, old.messages, old.response)
+        ]
+        if not changed:
+            return rows
+        if new_text == "refuse":
+            raise JudgekitError(
+                f"{source}: item {changed[0]!r} is already in the store with another text "
+                "(another model's output?); give these items distinct ids, or use another --store."
+            )
+        sql = ("SELECT item_id, rater_kind, MIN(rater_id) FROM ratings WHERE rater_kind != 'judge'"
+               " AND item_id IN ({}) GROUP BY item_id, rater_kind")
+        labelled = {iid: (kind, rater) for iid, kind, rater in self._select_in(sql, changed)}
+        for iid in changed:
+            if iid in labelled:
+                kind, rater = labelled[iid]
+                raise JudgekitError(
+                    f"{source}: item {iid!r} is already in the store with another text, and its "
+                    f"{kind} labels (e.g. {rater!r}) were made for the stored one; give the new "
+                    "text another item id, or use another --store."
+                )
+        return rows
 
     def items(self, item_ids: Sequence[str] | None = None) -> pd.DataFrame:
         """Items as a DataFrame: core columns, ``content_hash`` and one column per metadata key."""
@@ -439,12 +530,12 @@ class Store:
             )
 
     def retire_judge_ratings(
-        self, rubric: str, rubric_hash: str, keys: Sequence[tuple[str, str, int]], *, now: float
+        self, rubric: str, rubric_hash: str, keys: Sequence[JudgeRatingKey], *, now: float
     ) -> None:
-        """Move judge ratings, given as ``(item_id, rater_id, trial)``, to the history."""
+        """Move the judge ratings ``keys`` to the history."""
         where = (" FROM ratings WHERE item_id = ? AND rater_id = ? AND rubric = ? AND rubric_hash = ?"
                  " AND trial = ? AND rater_kind = 'judge'")
-        args = [(item_id, rater, rubric, rubric_hash, trial) for item_id, rater, trial in keys]
+        args = [(k.item_id, k.rater_id, rubric, rubric_hash, k.trial) for k in keys]
         with self.transaction() as conn:
             conn.executemany(
                 "INSERT INTO rating_history SELECT item_id, rater_id, rater_kind, rubric, rubric_hash,"
@@ -455,14 +546,15 @@ class Store:
 
     def judge_rating_calls(
         self, rater_id: str, rubric: str, rubric_hash: str
-    ) -> dict[tuple[str, int], tuple[str | None, str, str | None]]:
-        """A judge's stored ratings: ``(item_id, trial) → (label, status, call_key)``."""
+    ) -> dict[tuple[str, int], StoredJudgeRating]:
+        """A judge's stored ratings by ``(item_id, trial)``."""
         rows = self.conn.execute(
             "SELECT item_id, trial, label, status, call_key FROM ratings WHERE rater_id = ?"
             " AND rubric = ? AND rubric_hash = ? AND rater_kind = 'judge'",
             (rater_id, rubric, rubric_hash),
         )
-        return {(iid, trial): (label, status, key) for iid, trial, label, status, key in rows}
+        return {(iid, trial): StoredJudgeRating(label, status, key)
+                for iid, trial, label, status, key in rows}
 
     def other_kind_rater(self, rater_ids: Sequence[str]) -> tuple[str, str] | None:
         """The first of ``rater_ids`` that is already a human or reference rater, and its kind."""

@@ -20,6 +20,7 @@ import pandas as pd
 
 from judgekit.errors import JudgekitError
 from judgekit.rubric import Rubric, load_rubric
+from judgekit.schema import is_missing
 
 ALL = "all"
 
@@ -170,7 +171,7 @@ def truthy(series: pd.Series) -> pd.Series:
     def one(v: object) -> bool:
         if isinstance(v, bool | np.bool_):
             return bool(v)
-        if v is None or (isinstance(v, float) and v != v):
+        if is_missing(v):
             return False
         if isinstance(v, int | float | np.integer | np.floating):
             return float(v) != 0.0
@@ -194,7 +195,7 @@ def harm_from_column(items: pd.DataFrame, column: str) -> pd.Series:
     rubric = load_rubric("harm_severity")
     out = np.full(len(items), np.nan)
     for i, (iid, raw) in enumerate(zip(items["item_id"], items[column], strict=True)):
-        if raw is None or (isinstance(raw, float) and raw != raw):
+        if is_missing(raw):
             continue
         value = raw
         if isinstance(raw, float | np.floating) and float(raw).is_integer():

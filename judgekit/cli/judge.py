@@ -72,7 +72,16 @@ def judge_cmd(
 
     panel = load_panel(panel_file)
     only_ids = list(only) or None
-    with Store(store_path) as store:
+    if reparse:
+        # re-parses what is stored: a mistyped --store is an error, not a new empty store
+        opened = Store.open_existing(store_path)
+    elif dry_run and store_path != ":memory:" and not Path(store_path).exists():
+        # writes nothing, so creates no store either: a store that does not exist yet has
+        # nothing answered, every call is pending
+        opened = Store(":memory:")
+    else:
+        opened = Store(store_path)
+    with opened as store:
         if reparse:
             rs = reparse_panel(panel, store, only=only_ids)
             for line in rs.lines():

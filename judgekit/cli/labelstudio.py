@@ -134,6 +134,7 @@ def _push(
         new_sample: tuple[str, pd.DataFrame] | None = None
         if items_path is not None:
             items = validate_items(read_table(items_path), source=str(items_path))
+            store.check_item_texts(items, source=str(items_path))  # before anything is pushed
             to_store = items
         else:
             assert sample is not None
@@ -160,7 +161,7 @@ def _push(
                 chunk_size=chunk_size,
             )
         if to_store is not None:
-            store.put_items(to_store)
+            store.put_items(to_store, source=str(items_path))
         if new_sample is not None:  # recorded only once the push went through
             record_sample(store, *new_sample)
     return out + result.lines()
@@ -336,9 +337,13 @@ def sample_cmd(
         table_format(out_path)  # a bad ending is an error before anything is drawn or stored
     # One transaction: a failed draw or --out write leaves neither the items nor the sample behind
     # (a recorded name cannot be drawn again without --replace).
-    with Store(store_path) as store, store.transaction():
+    # Without --items the draw needs a store that exists: a mistyped --store is an error, not a new
+    # empty store.
+    opened = Store(store_path) if items_path is not None else Store.open_existing(store_path)
+    with opened as store, store.transaction():
         if items_path is not None:
-            store.put_items(validate_items(read_table(items_path), source=str(items_path), need_response=False))
+            store.put_items(validate_items(read_table(items_path), source=str(items_path), need_response=False),
+                            source=str(items_path))
         design, summary = sample_items(store, spec, replace=replace)
         if out_path is not None:
             write_table(pd.DataFrame(design), out_path)

@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import io
 import json
-import math
 import re
 import struct
 import zipfile
@@ -47,6 +46,7 @@ from typing import Any
 import pandas as pd
 
 from judgekit.errors import JudgekitError
+from judgekit.schema import is_missing
 
 ATTACHMENT = "attachment://"
 # columns the reader fills itself; a sample metadata key with one of these names gets a prefix
@@ -418,7 +418,7 @@ def _score_rows(item_id: str, scorer: str, score: Any, where: str) -> Iterable[d
         else [(scorer, value)]
     )
     for rater, v in parts:
-        unscored = v is None or (isinstance(v, float) and math.isnan(v))
+        unscored = is_missing(v)
         if isinstance(v, list):  # a list value has no single label: kept as text, then abstained
             v = json.dumps(v)
         yield {

@@ -34,6 +34,7 @@ from judgekit.data import (
 from judgekit.errors import JudgekitError
 from judgekit.io.tables import read_table, table_format
 from judgekit.rubric import Rubric
+from judgekit.schema import is_missing
 from judgekit.store import Store, WriteCounts
 from judgekit.values import lines_of
 
@@ -213,8 +214,8 @@ def _check_same_text(store: Store, items: pd.DataFrame, *, source: str) -> None:
             continue
         messages = rec.get("messages")
         new = item_content_hash(
-            None if _missing(rec.get("prompt")) else str(rec.get("prompt")),
-            None if _missing(messages) else messages,
+            None if is_missing(rec.get("prompt")) else str(rec.get("prompt")),
+            None if is_missing(messages) else messages,
             str(rec["response"]),
         )
         if new != stored[iid]:
@@ -222,10 +223,6 @@ def _check_same_text(store: Store, items: pd.DataFrame, *, source: str) -> None:
                 f"{source}: item {iid!r} is already in the store with another text (another model's "
                 "output?); give this file's items distinct ids, e.g. --id-prefix MODEL: ."
             )
-
-
-def _missing(v: object) -> bool:
-    return v is None or (isinstance(v, float) and v != v)
 
 
 def _prepare_inspect(

@@ -26,6 +26,7 @@ import pandas as pd
 from judgekit.errors import JudgekitError
 from judgekit.io.atomic import new_temp_file as new_temp_file  # re-exported
 from judgekit.io.atomic import write_text_atomic as write_text_atomic  # re-exported
+from judgekit.schema import is_missing
 from judgekit.values import (
     JSONValueError,
     check_ids,
@@ -142,8 +143,7 @@ def read_table(path: str | Path, fmt: str | None = None) -> pd.DataFrame:
             data[name] = _cells(p, name, data[name], lines)
         for name in ("prompt", "response"):  # text as written: JSON 5 / true are "5" / "true"
             if name in data:
-                data[name] = [v if v is None or isinstance(v, str) or (isinstance(v, float) and v != v)
-                              else json.dumps(v) for v in data[name]]
+                data[name] = [v if isinstance(v, str) or is_missing(v) else json.dumps(v) for v in data[name]]
     for name in ID_COLUMNS:
         if name in data:
             data[name] = _id_cells(p, name, data[name], lines, csv=kind == "csv")

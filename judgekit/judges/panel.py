@@ -50,6 +50,7 @@ from judgekit.judges.stream import answer_locally, workers
 from judgekit.judges.summary import JudgeSummary, PanelSummary, ProgressSink, ReparseSummary
 from judgekit.judges.writer import Writer
 from judgekit.prompt import AnswerParser, answer_schema, system_prompt
+from judgekit.run_owner import forget_owner
 from judgekit.store import Store
 
 
@@ -90,8 +91,13 @@ def run_panel(
     judges = _build(panel, entries, ctx)
     seconds = lease_seconds(os.environ if env is None else env)
     shared = PanelRun(rubric, Items(panel.items), AnswerParser(rubric), Writer(store, rubric), progress)
-    if not dry_run:
-        store.put_items(panel.items)
+    # An edited item text is judged again (the judges' ratings of the old text are retired),
+    # unless humans labelled the stored text: then the edit is refused, by the dry run as well.
+    items_source = str(panel.base_dir / panel.file.items)
+    if dry_run:
+        store.check_item_texts(panel.items, source=items_source, new_text="if_unlabelled")
+    else:
+        store.put_items(panel.items, source=items_source, new_text="if_unlabelled")
     runs = _judge_runs(shared, judges, len(ctx.system))
     for run in runs:
         plan(store, run)
@@ -116,7 +122,10 @@ def run_panel(
         try:
             shared.writer.flush()
         finally:
-            lease.release_all()
+            if shared.writer.lock_error is None:
+                lease.release_all()
+            else:  # the store stayed locked: the run's leases end with it, without another wait
+                forget_owner(lease.owner)
         if progress is not None:
             progress.stop()
         for run in runs:

@@ -14,7 +14,7 @@ from judgekit.judges.jobs import Items, Job, JudgeRun
 from judgekit.judges.prices import call_cost, discounted
 from judgekit.judges.writer import judge_rating
 from judgekit.rubric import Rubric
-from judgekit.store import Store
+from judgekit.store import Store, StoredJudgeRating
 
 #: typical length of a judge's JSON answer, for cost estimates
 TYPICAL_ANSWER_TOKENS = 60
@@ -70,7 +70,7 @@ def plan(store: Store, run: JudgeRun) -> None:
 
 
 def _write_stored(
-    run: JudgeRun, job: Job, hit: StoredAnswer, have: dict[tuple[str, int], tuple[str | None, str, str | None]]
+    run: JudgeRun, job: Job, hit: StoredAnswer, have: dict[tuple[str, int], StoredJudgeRating]
 ) -> None:
     """The rating of ``job`` from its stored answer, unless the stored rating says the same."""
     rubric, iid = run.panel.rubric, run.panel.items.ids[job.item]

@@ -26,6 +26,7 @@ from judgekit.judges.base import (
     JudgeEntry,
     JudgeRequest,
 )
+from judgekit.schema import is_missing
 
 
 class ReplayJudge(Judge):
@@ -74,7 +75,7 @@ class ReplayJudge(Judge):
                 + " twice; keep one row per item" + (" and trial" if "trial" in table.columns else "")
                 + "."
             )
-        values = [None if v is None or (isinstance(v, float) and v != v) else str(v)
+        values = [None if is_missing(v) else str(v)
                   for v in table[column].tolist()]
         self.recorded: dict[tuple[str, int], str | None] = dict(zip(keys, values, strict=True))
         self.has_trials = "trial" in table.columns

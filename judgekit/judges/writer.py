@@ -8,15 +8,16 @@ its rating. A call's lease (:mod:`~judgekit.judges.lease`) ends in the transacti
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 import time
 from collections.abc import Callable, Sequence
 
 from judgekit.calls import CallRow, write_calls
+from judgekit.errors import JudgekitError
+from judgekit.locking import is_busy
 from judgekit.rubric import Rubric
 from judgekit.schema import JudgeRating
-from judgekit.store import Store
-
-#: one rating of a panel judge, as the writer takes it
+from judgekit.store import JudgeRatingKey, Store
 
 
 def judge_rating(
@@ -47,12 +48,15 @@ class Writer:
         self.on_commit = on_commit
         self.calls: list[CallRow] = []
         self.ratings: list[JudgeRating] = []
-        self.retired: list[tuple[str, str, int]] = []
+        self.retired: list[JudgeRatingKey] = []
         self.event: asyncio.Event | None = None
+        #: the store's write lock could not be had (after waiting the lock timeout): later
+        #: flushes raise this at once instead of waiting again
+        self.lock_error: BaseException | None = None
 
     def retire(self, item_id: str, rater_id: str, trial: int) -> None:
         """Remove a judge rating that no current answer backs (kept in the rating history)."""
-        self.retired.append((item_id, rater_id, trial))
+        self.retired.append(JudgeRatingKey(item_id, rater_id, trial))
 
     def add(self, rating: JudgeRating, call: CallRow | None = None) -> None:
         """A rating to write, with the call it was made from when that call is new."""
@@ -63,21 +67,36 @@ class Writer:
             self.event.set()
 
     def flush(self) -> None:
-        """Commit everything buffered in one transaction (the one already open, if any)."""
+        """Commit everything buffered in one transaction (the one already open, if any).
+
+        The buffers are emptied only once the transaction has committed: a failed commit keeps
+        every answer for the next flush. Once the store's write lock could not be had, every
+        later flush raises that error at once (a run stops at the first lock timeout instead of
+        waiting for the lock again in its final write)."""
         if not self.ratings and not self.calls and not self.retired:
             return
-        calls, ratings, retired = self.calls, self.ratings, self.retired
-        self.calls, self.ratings, self.retired = [], [], []
+        if self.lock_error is not None:
+            raise self.lock_error
+        calls, ratings, retired = list(self.calls), list(self.ratings), list(self.retired)
         now = time.time()
         r = self.rubric
-        with self.store.transaction():
-            if retired:
-                self.store.retire_judge_ratings(r.id, r.hash, retired, now=now)
-            if calls:
-                write_calls(self.store, calls)
-                if self.on_commit is not None:
-                    self.on_commit([c.key for c in calls])
-            self.store.write_judge_ratings(r.id, r.hash, ratings, now=now)
+        try:
+            with self.store.transaction():
+                if retired:
+                    self.store.retire_judge_ratings(r.id, r.hash, retired, now=now)
+                if calls:
+                    write_calls(self.store, calls)
+                    if self.on_commit is not None:
+                        self.on_commit([c.key for c in calls])
+                self.store.write_judge_ratings(r.id, r.hash, ratings, now=now)
+        except (JudgekitError, sqlite3.OperationalError) as exc:
+            if isinstance(exc, JudgekitError) or is_busy(exc):
+                self.lock_error = exc
+            raise
+        # committed: drop what was written (results added meanwhile stay for the next flush)
+        del self.calls[: len(calls)]
+        del self.ratings[: len(ratings)]
+        del self.retired[: len(retired)]
 
     async def run(self) -> None:
         """Flush whenever results arrive (cancelled when the run ends; flush once more then)."""
