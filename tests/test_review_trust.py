@@ -295,3 +295,29 @@ def test_a_bad_policy_records_no_verdict(tmp_path, db):
     con = sqlite3.connect(db)
     assert con.execute("SELECT COUNT(*) FROM verdicts").fetchone() == (0,)
     con.close()
+
+
+def test_importing_over_a_panel_judge_voids_its_verdict(tmp_path, db):
+    # a panel judge (offline keyword rules) rates the labelled items; its identity is its spec
+    items = "".join(json.dumps({"item_id": f"i{i}", "prompt": f"p{i}", "response": f"r{i}"}) + "\n"
+                    for i in range(N))
+    (tmp_path / "items.jsonl").write_text(items, encoding="utf-8")
+    panel = tmp_path / "panel.yaml"
+    panel.write_text('rubric: refusal\nitems: items.jsonl\njudges:\n  - id: kw\n    model: "rules:refusal-keywords"\n',
+                     encoding="utf-8")
+    code, out = run("judge", panel, "--store", db, "--no-progress")
+    assert code == 0, out
+    path = gate_file(tmp_path, db, "rubric: refusal\njudges: [kw]\nreference: final\n"
+                                   "checks: {min_items: 10, min_value: -1}\nn_resamples: 100\n")
+    with Store(db) as store:
+        before = store.ratings(rubric="refusal", rater_ids=["kw"])
+        assert require_trusted(path, judge="kw", rubric="refusal", store=store)["spec"] == "rules:refusal-keywords"
+    # `import … --judges kw=final`: other labels under the panel judge's id, its latest call unchanged
+    code, out = run("import", tmp_path / "labels.csv", "--rubric", "refusal", "--judges", "kw=final",
+                    "--store", db)
+    assert code == 0, out
+    with Store(db) as store:
+        after = store.ratings(rubric="refusal", rater_ids=["kw"])
+        assert list(after["label"]) != list(before["label"])
+        with pytest.raises(UntrustedJudgeError, match=r"judge 'kw''s ratings .* changed since the verdict"):
+            require_trusted(path, judge="kw", rubric="refusal", store=store)
