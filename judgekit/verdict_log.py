@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sqlite3
 from typing import Any
 
-from judgekit.errors import UntrustedJudgeError
+from judgekit.errors import JudgekitError, UntrustedJudgeError
 from judgekit.policy_rules import people, reference_kinds, reference_problem
 
 AGAIN = "run `judgekit gate POLICY.yaml` again and pass the verdict.json it writes"
@@ -40,11 +41,19 @@ def record_verdict(store: Any, verdict: dict[str, Any]) -> str:
     digest. Recording the same verdict twice keeps one row."""
     d = canonical_digest(verdict)
     judges = json.dumps([j["judge"] for j in verdict["judges"]])
-    with store.transaction() as conn:
-        conn.execute(
-            "INSERT OR IGNORE INTO verdicts (digest, rubric, judges, created_at) VALUES (?, ?, ?, ?)",
-            (d, str(verdict["rubric"]), judges, str(verdict["created_at"])),
-        )
+    try:
+        with store.transaction() as conn:
+            conn.execute(
+                "INSERT OR IGNORE INTO verdicts (digest, rubric, judges, created_at) VALUES (?, ?, ?, ?)",
+                (d, str(verdict["rubric"]), judges, str(verdict["created_at"])),
+            )
+    except sqlite3.OperationalError as exc:
+        if "readonly" not in str(exc):
+            raise
+        raise JudgekitError(
+            f"Store {store.path} is read-only, so the gate cannot record its verdict there (analyses "
+            "accept only verdicts the store's gate recorded); run the gate on a store you can write."
+        ) from None
     return d
 
 

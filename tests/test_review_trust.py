@@ -321,3 +321,12 @@ def test_importing_over_a_panel_judge_voids_its_verdict(tmp_path, db):
         assert list(after["label"]) != list(before["label"])
         with pytest.raises(UntrustedJudgeError, match=r"judge 'kw''s ratings .* changed since the verdict"):
             require_trusted(path, judge="kw", rubric="refusal", store=store)
+
+
+def test_a_store_the_gate_cannot_write_is_one_sentence(tmp_path, db):
+    p = tmp_path / "policy.yaml"
+    p.write_text(GOOD, encoding="utf-8")
+    with Store(db) as store:
+        store.conn.execute("PRAGMA query_only=ON")  # as a read-only file would be
+        with pytest.raises(JudgekitError, match=rf"Store {db} is read-only, so the gate cannot record its verdict"):
+            run_gate(store, p)
