@@ -78,6 +78,7 @@ from judgekit.verdict import (
     store_hashes,
 )
 from judgekit.verdict import digest as _digest
+from judgekit.verdict_log import judge_ratings_hash, record_verdict
 from judgekit.version import __version__
 
 __all__ = ["Policy", "evaluate", "explain", "judge_identity", "load_policy", "load_verdict", "ratings_hash",
@@ -434,6 +435,7 @@ def run_gate(store: Any, policy_path: str | Path) -> tuple[dict[str, Any], Agree
     results = evaluate(policy, report, alt)
     for r in results:
         r.update({k: v for k, v in judge_identity(store, r["judge"], rubric).items() if k != "judge"})
+        r["judge_ratings_hash"] = judge_ratings_hash(store, rubric, r["judge"])
     verdict = {
         "schema_version": SCHEMA_VERSION,
         "judgekit_version": __version__,
@@ -448,6 +450,7 @@ def run_gate(store: Any, policy_path: str | Path) -> tuple[dict[str, Any], Agree
         "passed": all(r["passed"] for r in results),
         "judges": results,
     }
+    record_verdict(store, verdict)
     return verdict, report
 
 

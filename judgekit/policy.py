@@ -11,8 +11,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 import pandas as pd
-from pydantic import Field, ValidationError
+from pydantic import Field, ValidationError, model_validator
 
+from judgekit import policy_rules
 from judgekit.config import ConfigModel, first_error, read_yaml_mapping
 from judgekit.errors import JudgekitError, excerpt
 from judgekit.rubric import Rubric
@@ -86,6 +87,8 @@ class Policy(_Strict):
     n_resamples: int = Field(default=1000, ge=100)
     seed: int = 0
 
+    _rules = model_validator(mode="after")(policy_rules.validate_policy)
+
 
 def load_policy(path: str | Path) -> tuple[Policy, dict[str, Any]]:
     """Read and validate a policy file; returns the model and the raw mapping."""
@@ -121,6 +124,7 @@ def check_policy_raters(policy: Policy, policy_path: str | Path, store: Any,
                 f"{where}: reference {excerpt(ref)} has no ratings under {rubric.ref} in {store.path}; "
                 f"fix 'reference' (use one of {people} or 'consensus')."
             )
+        policy_rules.check_reference(policy, policy_path, store, rubric)
     if not policy.by:
         return None
     items = store.items()

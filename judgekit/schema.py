@@ -165,6 +165,19 @@ MIGRATIONS: list[tuple[str, str]] = [
         CREATE INDEX call_leases_by_owner ON call_leases (owner);
         """,
     ),
+    (
+        "006_verdicts",
+        """
+        -- the canonical digest of every verdict `judgekit gate` wrote on this store (owned by
+        -- judgekit.verdict_log): a verdict whose digest is not here was edited or made elsewhere
+        CREATE TABLE verdicts (
+            digest TEXT PRIMARY KEY,     -- sha256 of the verdict's canonical JSON
+            rubric TEXT NOT NULL,        -- the rubric id it is about
+            judges TEXT NOT NULL,        -- JSON list of the judge ids it covers
+            created_at TEXT NOT NULL     -- the verdict's created_at
+        );
+        """,
+    ),
 ]
 
 

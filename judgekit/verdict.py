@@ -247,6 +247,7 @@ class JudgeV3(_Strict):
     spec: str | None
     params: dict[str, Any] | None
     judge_hash: str = Field(min_length=1)
+    judge_ratings_hash: str = Field(min_length=1)
 
 
 class VerdictV3(_Strict):
@@ -522,6 +523,9 @@ def match_store(verdict: Verdict, store: Any, rubric: Any, *, judge: str | None 
                 f"{where}: judge {judge!r} changed since the verdict (its spec or parameters in "
                 f"{store.path} differ); {AGAIN}."
             )
+    from judgekit.verdict_log import check_against_store
+
+    check_against_store(verdict, store, rubric, judge=judge, where=where)
 
 
 def finite(x: Any) -> float | None:

@@ -55,11 +55,12 @@ def ratings_frame(
 
 def passing_verdict(judge: str, rubric: Any, *, passed: bool = True) -> dict[str, Any]:
     """A verdict in the documented format (as `judgekit gate` writes it) for one judge: schema
-    version 2, consistent (its one check's state follows from figure vs threshold), and not
+    version 2, consistent (its checks' states follow from figure vs threshold), and not
     tied to any store (its hashes are placeholders: use it without ``store=``)."""
     from judgekit.verdict import SCHEMA_VERSION, digest, make_check
 
-    policy = {"rubric": rubric.id, "judges": [judge], "checks": {"min_lower_bound": 0.6}}
+    policy = {"rubric": rubric.id, "judges": [judge], "checks": {"min_items": 100, "min_lower_bound": 0.6}}
+    items = make_check("min_items", 300, 100, 300, "test")
     check = make_check("min_kappa_lower_bound", 0.8 if passed else 0.3, 0.6, 300, "test",
                        [0.8, 0.9] if passed else [0.3, 0.5])
     return {
@@ -67,9 +68,9 @@ def passing_verdict(judge: str, rubric: Any, *, passed: bool = True) -> dict[str
         "created_at": "2026-11-30T00:00:00+00:00", "policy": policy, "policy_hash": digest(policy),
         "rubric": rubric.id, "rubric_hash": rubric.hash, "reference": "final", "items_hash": "x",
         "human_ratings_hash": "y", "passed": check["passed"], "state": check["state"],
-        "judges": [{"judge": judge, "judge_hash": "h", "spec": None, "params": None,
-                    "passed": check["passed"], "state": check["state"], "budget": None,
-                    "checks": [check]}],
+        "judges": [{"judge": judge, "judge_hash": "h", "judge_ratings_hash": "r", "spec": None,
+                    "params": None, "passed": check["passed"], "state": check["state"], "budget": None,
+                    "checks": [items, check]}],
     }
 
 

@@ -43,6 +43,16 @@ def _import(tmp_path: Path, rows: list[tuple], rubric, items: list[tuple] | None
 
 
 def _policy(tmp_path: Path, text: str) -> Path:
+    """A policy testing one check. Every policy needs min_items and an agreement check (see
+    judgekit.policy_rules): where the test names none, a floor of one item and an agreement
+    check every judge passes (min_value: -1) are added, so the check under test decides."""
+    if "checks:\n" in text:
+        head, body = text.split("checks:\n", 1)
+        if "min_items" not in body:
+            body = "  min_items: 1\n" + body
+        if not any(k in body for k in ("min_value", "min_lower_bound", "alt_test", "within_human_noise")):
+            body = "  min_value: -1.0\n" + body
+        text = head + "checks:\n" + body
     p = tmp_path / "policy.yaml"
     p.write_text(text)
     return p

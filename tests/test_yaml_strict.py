@@ -65,7 +65,7 @@ judges: [j1]
 reference: final
 checks:
   min_items: 1000
-  metric: kappa
+  min_value: 0.5
 n_resamples: 200
 """
 

@@ -117,7 +117,7 @@ RUBRIC_CASES = [
 ]
 
 # ----------------------------------------------------------------------------- policy
-POLICY = ("rubric: refusal\njudges: [j1]\nreference: final\nchecks:\n  min_items: 1\n  metric: kappa\n"
+POLICY = ("rubric: refusal\njudges: [j1]\nreference: final\nchecks:\n  min_items: 1\n  min_value: 0.5\n"
           "n_resamples: 100\n")
 POLICY_ARGS = ("gate", "{case}/policy.yaml", "--store", "{store}", "--out", "{out}")
 NO_VERDICT = ("{out}/verdict.json",)
@@ -129,7 +129,7 @@ def policy_case(cid: str, content: str, expect: tuple[str, ...], *, xfail: str |
 
 
 def with_checks(body: str) -> str:
-    return POLICY.replace("  min_items: 1\n  metric: kappa\n", body)
+    return POLICY.replace("  min_items: 1\n  min_value: 0.5\n", body)
 
 
 POLICY_CASES = [
@@ -149,9 +149,9 @@ POLICY_CASES = [
     policy_case("rubric-unknown", POLICY.replace("rubric: refusal", "rubric: refusl"),
                 ("Rubric 'refusl' does not exist",)),
     policy_case("rubric-number", POLICY.replace("rubric: refusal", "rubric: 7"), ("rubric",)),
-    policy_case("checks-missing", POLICY.replace("checks:\n  min_items: 1\n  metric: kappa\n", ""),
+    policy_case("checks-missing", POLICY.replace("checks:\n  min_items: 1\n  min_value: 0.5\n", ""),
                 ("checks",)),
-    policy_case("checks-null", POLICY.replace("  min_items: 1\n  metric: kappa\n", ""), ("checks",)),
+    policy_case("checks-null", POLICY.replace("  min_items: 1\n  min_value: 0.5\n", ""), ("checks",)),
     policy_case("checks-list", with_checks("  - min_items: 1\n"), ("checks",)),
     policy_case("min-items-text", with_checks("  min_items: many\n"), ("checks.min_items",)),
     policy_case("min-items-float", with_checks("  min_items: 1.5\n"), ("checks.min_items",)),

@@ -294,11 +294,12 @@ REPORT = ("report", "--store", "{store}", "--rubric", "refusal", "--verdict", "{
 
 
 def verdict_from(edit: Callable[[dict], Any]) -> Callable[[Path], bytes]:
-    """A real verdict (the template's gate run), edited; ``created_at`` fixed so bytes repeat."""
+    """A real verdict (the template's gate run), edited. Its ``created_at`` is kept: the
+    template store records the digest of the verdict its gate wrote, so the unedited verdict is
+    accepted on (a copy of) that store only as written."""
 
     def make(template: Path) -> bytes:
         v = json.loads((template / "verdict.json").read_text(encoding="utf-8"))
-        v["created_at"] = "2026-01-01T00:00:00+00:00"
         edit(v)
         return text(json.dumps(v, indent=1))
 
