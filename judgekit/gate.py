@@ -56,18 +56,18 @@ from __future__ import annotations
 
 import datetime as _dt
 import math
-import re
 from pathlib import Path
 from typing import Any
 
 from judgekit.agreement.report import AgreementReport, agreement_report
+from judgekit.budget import alt_budget, judge_budget, label_budget
 from judgekit.errors import JudgekitError, UntrustedJudgeError, excerpt
+from judgekit.hashing import digest as _digest
 from judgekit.policy import Policy, check_policy_raters, load_policy
 from judgekit.rubric import Rubric, load_rubric, rubric_named_in
 from judgekit.verdict import (
     SCHEMA_VERSION,
     Verdict,
-    check_kind,
     combine_states,
     finite,
     judge_identity,
@@ -77,7 +77,6 @@ from judgekit.verdict import (
     ratings_hash,
     store_hashes,
 )
-from judgekit.verdict import digest as _digest
 from judgekit.verdict_log import judge_ratings_hash, record_verdict
 from judgekit.version import __version__
 
@@ -260,7 +259,7 @@ def evaluate(policy: Policy, report: AgreementReport, alt: dict[str, Any] | None
                 ch = make_check("alt_test", None, at.min_winning_rate, res.n_units if res else 0,
                                 f"alternative annotator test (ε={at.epsilon}, q={at.q}) cannot run: {why}",
                                 min_n=floor)
-                ch["budget"] = _alt_budget(res, at.min_units_per_human)
+                ch["budget"] = alt_budget(res, at.min_units_per_human)
                 checks.append(ch)
             else:
                 won = sum(h.rejected for h in res.per_human)
@@ -272,135 +271,6 @@ def evaluate(policy: Policy, report: AgreementReport, alt: dict[str, Any] | None
         out.append({"judge": judge, "state": state, "passed": state == "pass", "checks": checks,
                     "budget": judge_budget(judge, checks) if state == "inconclusive" else None})
     return out
-
-
-# ----------------------------------------------------------------------------- label budget
-_WILSON_KINDS = ("max_abstention_rate", "max_error_rate", "min_class_recall", "min_coverage")
-
-
-def _decided(rule: str, lo: float, hi: float, thr: float) -> bool:
-    if rule == "ci>=":
-        return lo >= thr or hi < thr
-    return hi <= thr or lo > thr
-
-
-def _wilson_n(rule: str, p: float, thr: float, low: int, high: int) -> int:
-    """The smallest n in [low, high] at which the Wilson interval of the rate ``p`` decides
-    (``high`` when none does)."""
-    from judgekit.analysis.intervals import wilson_interval
-
-    def ok(n: int) -> bool:
-        lo, hi = wilson_interval(p * n, n)
-        return _decided(rule, float(lo), float(hi), thr)
-
-    if not ok(high):
-        return high
-    while low < high:
-        mid = (low + high) // 2
-        if ok(mid):
-            high = mid
-        else:
-            low = mid + 1
-    return high
-
-
-def label_budget(check: dict[str, Any], *, point: Any, min_n: int | None, seed: int = 0) -> dict[str, Any]:
-    """About how many more human-rated items would likely decide an inconclusive ``check``.
-
-    Two reasons a check is inconclusive, each with its count: its n is below the floor
-    ``min_n`` (then ``min_n - n`` more), and its interval straddles the threshold. For the
-    latter the interval's half-width h on the side facing the threshold shrinks like 1/√n, so
-    it clears the distance d = |point − threshold| at about n' = n (h/d)² (for a Wilson interval,
-    wider than that at small n, the smallest n' at which the Wilson interval of the current rate
-    decides, found by bisection below n (h/d)²); that n' is then
-    confirmed by one simulated sample of that size (a binomial draw at the current rate for
-    Wilson intervals, a normal draw with the scaled spread for bootstrap figures) and grown by a
-    quarter until the simulated interval decides (at most 20 times). When the estimate sits on
-    the threshold (d = 0) no number of labels is likely to decide it: ``items`` is None.
-    """
-    import numpy as np
-
-    from judgekit.analysis.intervals import wilson_interval
-
-    kind, rule, _ = check_kind(check["name"]) or ("", "", None)
-    n = check["n"] or 0
-    need = max(0, (min_n or 0) - n)
-    ci, thr = check["ci"], check["threshold"]
-    what = check["name"]
-    undecidable = False
-    if ci is not None and point is not None and thr is not None and rule in ("ci>=", "ci<="):
-        lo, hi = ci
-        if not _decided(rule, lo, hi, thr):
-            d = abs(point - thr)
-            h = (point - lo) if point > thr else (hi - point)
-            if d <= 0 or n == 0:
-                undecidable = True
-            else:
-                target = max(n + 1, math.ceil(n * (h / d) ** 2))
-                if kind in _WILSON_KINDS:  # a Wilson interval is wider than 1/√n at small n: solve it
-                    target = _wilson_n(rule, float(point), thr, n + 1, target)
-                rng = np.random.default_rng(seed)
-                for _ in range(20):
-                    if kind in _WILSON_KINDS:
-                        p = min(max(float(point), 0.0), 1.0)
-                        k = int(rng.binomial(target, p))
-                        slo, shi = wilson_interval(k, target)
-                    else:
-                        scale = math.sqrt(n / target)
-                        sim = float(point) + float(rng.normal(0.0, h / 1.96 * scale))
-                        slo, shi = sim - (point - lo) * scale, sim + (hi - point) * scale
-                    if _decided(rule, float(slo), float(shi), thr):
-                        break
-                    target = math.ceil(target * 1.25)
-                need = max(need, target - n)
-    slices: dict[str, int] = {}
-    m = re.fullmatch(r"[a-z_]+\[(.+)\]", what, re.DOTALL)
-    if m and not what.startswith("min_recall"):
-        slices[m.group(1)] = need
-    if undecidable and need == 0:
-        return {"items": None, "slices": {}, "sentence": (
-            f"{what}: the estimate sits on the threshold, so more human-rated items are unlikely to decide it.")}
-    where = f" in slice {next(iter(slices))}" if slices else ""
-    small = f" (n={n} is below the floor {min_n})" if min_n is not None and n < min_n else ""
-    return {"items": need, "slices": slices, "sentence": (
-        f"{what}: about {need} more human-rated items{where} would likely decide it{small} "
-        "(CI half-width ∝ 1/√n, confirmed by one simulation).")}
-
-
-def _alt_budget(res: Any, min_units: int) -> dict[str, Any]:
-    if res is None or res.n_units == 0:
-        return {"items": None, "slices": {}, "sentence": (
-            "alt_test: needs items rated by the judge and at least 3 humans each (two besides the one left out); "
-            "more items rated by this panel alone will not do.")}
-    most = max((n for _, n in res.skipped), default=0)
-    need = max(0, min_units - most)
-    return {"items": need, "slices": {}, "sentence": (
-        f"alt_test: about {need} more items rated by every human would let each reach the "
-        f"{min_units} units the test needs per human.")}
-
-
-def judge_budget(judge: str, checks: list[dict[str, Any]]) -> dict[str, Any]:
-    """The label budget of an inconclusive judge: the largest need over its inconclusive checks
-    overall and, per slice, the largest need in that slice; one sentence."""
-    open_ = [ch for ch in checks if ch["state"] == "inconclusive" and ch["budget"]]
-    overall = [ch["budget"]["items"] for ch in open_ if not ch["budget"]["slices"] and ch["budget"]["items"] is not None]
-    slices: dict[str, int] = {}
-    for ch in open_:
-        for k, v in ch["budget"]["slices"].items():
-            slices[k] = max(slices.get(k, 0), v)
-    if not overall and not slices:
-        return {"items": None, "slices": {}, "sentence": (
-            f"{judge} is inconclusive and more human-rated items are unlikely to decide it: "
-            + " ".join(ch["budget"]["sentence"] for ch in open_))}
-    items = max([*overall, sum(slices.values())])
-    parts = []
-    if overall:
-        parts.append(f"about {max(overall)} more human-rated items overall")
-    if slices:
-        parts.append("in slices " + ", ".join(f"{k}: {v}" for k, v in slices.items()))
-    names = ", ".join(ch["name"] for ch in open_)
-    return {"items": items, "slices": slices, "sentence": (
-        f"{judge} is inconclusive ({names}): {'; '.join(parts)} would likely decide it.")}
 
 
 def run_gate(store: Any, policy_path: str | Path) -> tuple[dict[str, Any], AgreementReport]:

@@ -19,18 +19,15 @@ reference a verdict records, by :func:`judgekit.verdict_log.check_against_store`
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from judgekit.errors import JudgekitError, excerpt
-
-if TYPE_CHECKING:
-    from judgekit.policy import Policy
 
 #: rater kinds that may be a reference (or a policy's ``humans``)
 PEOPLE = ("human", "reference")
 
 
-def policy_problem(policy: Policy) -> str | None:
+def policy_problem(policy: Any) -> str | None:
     """The first rule (module doc) ``policy`` breaks, as a phrase naming the key and the fix, or
     None."""
     seen: set[str] = set()
@@ -50,7 +47,7 @@ def policy_problem(policy: Policy) -> str | None:
     return None
 
 
-def validate_policy(policy: Policy) -> Policy:
+def validate_policy(policy: Any) -> Any:
     """``policy`` unchanged, or ValueError with :func:`policy_problem` (for a pydantic validator)."""
     problem = policy_problem(policy)
     if problem is not None:
@@ -79,7 +76,7 @@ def people(kinds: dict[str, str]) -> str:
     return ", ".join(sorted(r for r, k in kinds.items() if k in PEOPLE)) or "none"
 
 
-def check_reference(policy: Policy, policy_path: Any, store: Any, rubric: Any) -> None:
+def check_reference(policy: Any, policy_path: Any, store: Any, rubric: Any) -> None:
     """One sentence naming the policy file unless its ``reference`` may be one (see
     :func:`reference_problem`)."""
     if policy.reference in (None, "consensus"):

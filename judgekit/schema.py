@@ -14,7 +14,7 @@ import hashlib
 import json
 import numbers
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, NamedTuple
 
 #: columns of the ratings table as returned by :meth:`judgekit.store.Store.ratings` (the long format).
 RATING_COLUMNS = [
@@ -278,3 +278,32 @@ def is_missing(value: object) -> bool:
         return bool(value != value)
     # pandas' missing markers, recognised by type name so this module needs no pandas
     return type(value).__name__ in {"NAType", "NaTType"}
+
+
+# ------------------------------------------------------------------ what the store answers
+#: what :meth:`judgekit.store.Store.put_items` does with another text under a stored item's id
+NewText = Literal["refuse", "if_unlabelled", "replace"]
+
+
+class JudgeRatingKey(NamedTuple):
+    """Which judge rating :meth:`judgekit.store.Store.retire_judge_ratings` moves to the history."""
+
+    item_id: str
+    rater_id: str
+    trial: int
+
+
+class StoredJudgeRating(NamedTuple):
+    """What :meth:`judgekit.store.Store.judge_rating_calls` tells of one stored judge rating."""
+
+    label: str | None
+    status: str
+    call_key: str | None
+
+
+class WriteCounts(NamedTuple):
+    """What :meth:`judgekit.store.Store.put_ratings` did."""
+
+    new: int
+    changed: int
+    unchanged: int

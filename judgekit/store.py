@@ -15,15 +15,15 @@ pandas is imported by the methods that return or take frames, not by this module
 
 from __future__ import annotations
 
-import os
 import sqlite3
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from judgekit.errors import JudgekitError
+from judgekit.io.atomic import create_with_umask
 from judgekit.locking import LockWaiter
 from judgekit.locking import lock_timeout as env_lock_timeout
 from judgekit.schema import (
@@ -35,11 +35,15 @@ from judgekit.schema import (
     RATING_KEY,
     STATUSES,
     ItemRow,
-    JudgeRating,
+    JudgeRatingKey,
+    NewText,
     RatingRow,
     SampleRow,
+    StoredJudgeRating,
+    WriteCounts,
     item_content_hash,
 )
+from judgekit.store_judges import JudgeRatings
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -63,54 +67,7 @@ __all__ = [
 ]
 
 DEFAULT_STORE = "judgekit.db"
-#: what :meth:`Store.put_items` does with another text under a stored item's id
-NewText = Literal["refuse", "if_unlabelled", "replace"]
-
-
-class JudgeRatingKey(NamedTuple):
-    """Which judge rating :meth:`Store.retire_judge_ratings` moves to the history."""
-
-    item_id: str
-    rater_id: str
-    trial: int
-
-
-class StoredJudgeRating(NamedTuple):
-    """What :meth:`Store.judge_rating_calls` tells of one stored judge rating."""
-
-    label: str | None
-    status: str
-    call_key: str | None
-
-
-class WriteCounts(NamedTuple):
-    """What :meth:`Store.put_ratings` did."""
-
-    new: int
-    changed: int
-    unchanged: int
-
-
-def _create_with_umask(path: str) -> None:
-    """Create the store file ``path`` (if it does not exist) with the mode any new file gets
-    (0666 less the umask), as SQLite does not: it creates a database 0644 whatever the umask, so
-    under umask 002 a store shared by a group could not be written by the group. Its ``-wal``
-    and ``-shm`` files get the database file's mode from SQLite. An empty file is an empty
-    SQLite database; a store that exists keeps the mode its owner gave it."""
-    if not path:
-        return  # SQLite's private temporary database
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-    except FileExistsError:
-        return
-    except OSError as exc:
-        raise JudgekitError(
-            f"Store {path} cannot be created ({exc.strerror or exc}); pass another --store path."
-        ) from None
-    os.close(fd)
-
-
-class Store:
+class Store(JudgeRatings):
     """A judgekit store in one SQLite file.
 
     >>> store = Store(":memory:")
@@ -135,7 +92,7 @@ class Store:
                 )
         limit = env_lock_timeout() if lock_timeout is None else lock_timeout
         if self.path != ":memory:":
-            _create_with_umask(self.path)
+            create_with_umask(self.path)
         try:
             self.conn = sqlite3.connect(self.path, timeout=limit, isolation_level=None)
         except sqlite3.DatabaseError as exc:
@@ -505,72 +462,3 @@ class Store:
             part = values[i : i + chunk]
             out.extend(self.conn.execute(sql.format(",".join("?" * len(part))), part))
         return out
-
-    # --- judge rating writes (panel) ---
-    def write_judge_ratings(
-        self, rubric: str, rubric_hash: str, ratings: Sequence[JudgeRating], *, now: float
-    ) -> None:
-        """Insert or replace judge ratings under ``rubric`` (name@version) and ``rubric_hash``;
-        a replaced rating whose label or status changes is kept in the history."""
-        with self.transaction() as conn:
-            conn.executemany(
-                "INSERT INTO rating_history SELECT item_id, rater_id, rater_kind, rubric, rubric_hash,"
-                " trial, label, value, status, rationale, created_at, source, ? FROM ratings"
-                " WHERE item_id = ? AND rater_id = ? AND rubric = ? AND rubric_hash = ? AND trial = ?"
-                " AND (label IS NOT ? OR status IS NOT ?)",
-                [(now, r.item_id, r.rater_id, rubric, rubric_hash, r.trial, r.label, r.status)
-                 for r in ratings],
-            )
-            conn.executemany(
-                "INSERT OR REPLACE INTO ratings (item_id, rater_id, rater_kind, rubric, rubric_hash,"
-                " label, value, trial, status, rationale, created_at, source, call_key)"
-                " VALUES (?, ?, 'judge', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [(r.item_id, r.rater_id, rubric, rubric_hash, r.label, r.value, r.trial, r.status,
-                  r.rationale, now, r.source, r.call_key) for r in ratings],
-            )
-
-    def retire_judge_ratings(
-        self, rubric: str, rubric_hash: str, keys: Sequence[JudgeRatingKey], *, now: float
-    ) -> None:
-        """Move the judge ratings ``keys`` to the history."""
-        where = (" FROM ratings WHERE item_id = ? AND rater_id = ? AND rubric = ? AND rubric_hash = ?"
-                 " AND trial = ? AND rater_kind = 'judge'")
-        args = [(k.item_id, k.rater_id, rubric, rubric_hash, k.trial) for k in keys]
-        with self.transaction() as conn:
-            conn.executemany(
-                "INSERT INTO rating_history SELECT item_id, rater_id, rater_kind, rubric, rubric_hash,"
-                " trial, label, value, status, rationale, created_at, source, ?" + where,
-                [(now, *a) for a in args],
-            )
-            conn.executemany("DELETE" + where, args)
-
-    def judge_rating_calls(
-        self, rater_id: str, rubric: str, rubric_hash: str
-    ) -> dict[tuple[str, int], StoredJudgeRating]:
-        """A judge's stored ratings by ``(item_id, trial)``."""
-        rows = self.conn.execute(
-            "SELECT item_id, trial, label, status, call_key FROM ratings WHERE rater_id = ?"
-            " AND rubric = ? AND rubric_hash = ? AND rater_kind = 'judge'",
-            (rater_id, rubric, rubric_hash),
-        )
-        return {(iid, trial): StoredJudgeRating(label, status, key)
-                for iid, trial, label, status, key in rows}
-
-    def other_kind_rater(self, rater_ids: Sequence[str]) -> tuple[str, str] | None:
-        """The first of ``rater_ids`` that is already a human or reference rater, and its kind."""
-        if not rater_ids:
-            return None
-        row = self.conn.execute(
-            "SELECT rater_id, rater_kind FROM ratings WHERE rater_kind != 'judge' AND rater_id IN"
-            f" ({','.join('?' * len(rater_ids))}) LIMIT 1",
-            list(rater_ids),
-        ).fetchone()
-        return None if row is None else (row[0], row[1])
-
-    def rating_call_keys(self) -> pd.DataFrame:
-        """``item_id, rater_id, rubric, rubric_hash, trial, call_key`` of every rating."""
-        import pandas as pd  # here, not at import time: the store's import stays light
-
-        return pd.read_sql_query(
-            "SELECT item_id, rater_id, rubric, rubric_hash, trial, call_key FROM ratings", self.conn
-        )

@@ -34,21 +34,24 @@ Only ``"pass"`` is trusted (:func:`judgekit.gate.require_trusted`).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Any
 
-import pandas as pd
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ValidationError
 
 from judgekit.calls import latest_parameters
 from judgekit.config import format_loc
 from judgekit.errors import JudgekitError, UntrustedJudgeError
+from judgekit.hashing import digest as digest  # re-exported: its old home
+from judgekit.hashing import ratings_hash as ratings_hash  # re-exported: its old home
 from judgekit.policy import Policy
+from judgekit.verdict_schema import Budget as Budget  # re-exported
+from judgekit.verdict_schema import State as State  # re-exported
+from judgekit.verdict_schema import VerdictV3
 
 #: The schema version :func:`judgekit.gate.run_gate` writes and :func:`validate_verdict` reads.
 #: Version 3 added the third state ``"inconclusive"``, ``state`` per judge and for the verdict,
@@ -56,26 +59,11 @@ from judgekit.policy import Policy
 SCHEMA_VERSION = 3
 
 #: A check's, a judge's or a verdict's state.
-State = Literal["pass", "fail", "inconclusive"]
 
 AGAIN = "run `judgekit gate POLICY.yaml` again and pass the verdict.json it writes"
 
 
 # ----------------------------------------------------------------------------- hashes
-def digest(obj: Any) -> str:
-    """A short stable hash of JSON-able data (keys sorted)."""
-    return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()[:16]
-
-
-def ratings_hash(ratings: pd.DataFrame) -> str:
-    """Order-independent hash of rating rows (item, rater, trial, label, status)."""
-    if ratings.empty:
-        return digest([])
-    cols = ["item_id", "rater_id", "trial", "label", "status"]
-    rows = ratings[cols].astype(str).sort_values(cols).to_numpy().tolist()
-    return digest(rows)
-
-
 def store_hashes(store: Any, rubric: Any) -> dict[str, str]:
     """``items_hash`` and ``human_ratings_hash`` of ``store`` under ``rubric`` (a Rubric: its
     current hash), as a verdict records them.
@@ -206,64 +194,6 @@ def make_check(name: str, figure: Any, threshold: Any, n: int | None, detail: st
     return {"name": name, "state": state, "passed": state == "pass", "figure": figure,
             "threshold": threshold, "ci": interval, "n": n, "detail": detail,
             "budget": budget if state == "inconclusive" else None}
-
-
-# ----------------------------------------------------------------------------- schema
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
-
-
-Number = Annotated[float, Field(allow_inf_nan=False)]
-
-
-class Budget(_Strict):
-    """The label budget of an inconclusive check or judge: about how many more human-rated
-    items (``items``; None when more labels would not decide it at the current estimate) and
-    per slice (``slices``, ``"by=key"`` → items) would likely decide it, in one ``sentence``."""
-
-    items: Annotated[int, Field(ge=0)] | None
-    slices: dict[str, Annotated[int, Field(ge=0)]]
-    sentence: str = Field(min_length=1)
-
-
-class CheckV3(_Strict):
-    name: str = Field(min_length=1)
-    state: State
-    passed: bool
-    figure: Number | None
-    threshold: Number | None
-    ci: Annotated[list[Number], Field(min_length=2, max_length=2)] | None
-    n: Annotated[int, Field(ge=0)] | None
-    detail: str
-    budget: Budget | None
-
-
-class JudgeV3(_Strict):
-    judge: str = Field(min_length=1)
-    state: State
-    passed: bool
-    checks: list[CheckV3]
-    budget: Budget | None
-    spec: str | None
-    params: dict[str, Any] | None
-    judge_hash: str = Field(min_length=1)
-    judge_ratings_hash: str = Field(min_length=1)
-
-
-class VerdictV3(_Strict):
-    schema_version: Literal[3]
-    judgekit_version: str
-    created_at: str
-    policy: dict[str, Any]
-    policy_hash: str
-    rubric: str
-    rubric_hash: str
-    reference: str
-    items_hash: str
-    human_ratings_hash: str
-    state: State
-    passed: bool
-    judges: list[JudgeV3] = Field(min_length=1)
 
 
 class Verdict(dict[str, Any]):

@@ -66,7 +66,7 @@ def is_recorded(store: Any, digest: str) -> bool:
 def judge_ratings_hash(store: Any, rubric: Any, judge: str) -> str:
     """Order-independent hash of ``judge``'s ratings (item, trial, label, status) under ``rubric``
     on the items that carry a human or reference rating under it (see the module doc)."""
-    from judgekit.verdict import digest
+    from judgekit.hashing import digest
 
     labelled = set(store.ratings(rubric=rubric, rater_kind=["human", "reference"])["item_id"].astype(str))
     mine = store.ratings(rubric=rubric, rater_ids=[judge])

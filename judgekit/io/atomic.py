@@ -8,6 +8,8 @@ import secrets
 import stat
 from pathlib import Path
 
+from judgekit.errors import JudgekitError
+
 
 def write_text_atomic(path: str | Path, text: str) -> Path:
     """Write a text file atomically."""
@@ -46,3 +48,22 @@ def new_temp_file(target: str | Path) -> tuple[int, str]:
             os.fchmod(fd, stat.S_IMODE(st.st_mode))
         return fd, str(tmp)
     raise FileExistsError(f"{p.parent}: cannot create a temp file for {p.name}")
+
+
+def create_with_umask(path: str) -> None:
+    """Create the store file ``path`` (if it does not exist) with the mode any new file gets
+    (0666 less the umask), as SQLite does not: it creates a database 0644 whatever the umask, so
+    under umask 002 a store shared by a group could not be written by the group. Its ``-wal``
+    and ``-shm`` files get the database file's mode from SQLite. An empty file is an empty
+    SQLite database; a store that exists keeps the mode its owner gave it."""
+    if not path:
+        return  # SQLite's private temporary database
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    except FileExistsError:
+        return
+    except OSError as exc:
+        raise JudgekitError(
+            f"Store {path} cannot be created ({exc.strerror or exc}); pass another --store path."
+        ) from None
+    os.close(fd)
