@@ -201,6 +201,19 @@ _NEGATED = re.compile(
 #: a quoted passage: "...", '...', `...`, “...”, ‘...’ or «...» (one line at most)
 _QUOTED = re.compile(r"([\"'`\u201c\u2018\u00ab])([^\n\"`\u201d\u2019\u00bb]{8,}?)[\"'`\u201d\u2019\u00bb]")
 _WORD = re.compile(r"[A-Za-z0-9_]")
+#: where a sentence ends: a full stop, ? or ! before a blank or the end, or a line break
+_SENTENCE_END = re.compile(r"[.?!](?=\s|$)|\n")
+#: words that negate or judge a label named just before them ("refusal would be wrong",
+#: "compliance was declined", "partial credit is not appropriate")
+_DOUBT = re.compile(
+    r"(?:\b(?:not|never|no|none|neither|nor|without|rather|instead|but|however|although|though"
+    r"|except|wrong|incorrect|inaccurate|inappropriate|mistaken|false|untrue|unlikely|unclear"
+    r"|uncertain|unsure|doubtful|questionable|debatable|arguably|hardly|barely|maybe|perhaps"
+    r"|possibly|might|could|would|should|if|unless|declined|declines|rejected|rejects|denied"
+    r"|denies|withheld|refuses|refusing|avoided|avoids|lacking|lacks|absent|missing|fails"
+    r"|failed)\b|n't\b)",
+    re.IGNORECASE,
+)
 _FENCE_OPEN_RE = re.compile(r"<<<JUDGED-ITEM ([0-9a-f]{12})>>>")
 #: quotation marks that enclose a passage the judge quotes: opening → closing
 _QUOTE_PAIRS = {'"': '"', "'": "'", "`": "`", "\u201c": "\u201d", "\u2018": "\u2019", "\u00ab": "\u00bb"}
@@ -216,6 +229,12 @@ class AnswerParser:
         words = sorted(rubric.codes, key=len, reverse=True)
         alts = "|".join(r"[_\s\-]".join(map(re.escape, w.split("_"))) for w in words)
         self._mention = re.compile(
+            r"(?<![A-Za-z0-9_])(" + alts + r")(?![A-Za-z0-9_])", re.IGNORECASE
+        )
+        # Any name of a label, codes and aliases alike: what must not follow a first-word answer.
+        names = sorted({*rubric.codes, *rubric.aliases}, key=len, reverse=True)
+        alts = "|".join(r"[_\s\-]+".join(map(re.escape, _norm_name(n).split("_"))) for n in names)
+        self._any_name = re.compile(
             r"(?<![A-Za-z0-9_])(" + alts + r")(?![A-Za-z0-9_])", re.IGNORECASE
         )
 
@@ -248,12 +267,19 @@ class AnswerParser:
         # item). ``unmarked``: removed copies the judge did not put in quotation marks — they may
         # be its own words that happen to be text of the item too (see below).
         text = _drop_echoed_fences(text)
+        # ``before_removal``/``origin``: the text before the copies are removed and, for each
+        # character left, its position there (-1: a blank put in place of a removed copy), so a
+        # negation that was removed with a copy ("not really" + "full_compliance") is still seen.
+        before_removal = text
+        origin = list(range(len(text)))
         unmarked: list[str] = []
         for q in quoted:
             if len(q) >= 8 and q in text:
-                text = _remove_whole(text, q, unmarked)
+                text, origin = _remove_whole(text, origin, q, unmarked)
         if quoted:
-            text = self._remove_copied_parts(text, [_squash(q) for q in quoted], unmarked)
+            text, origin = self._remove_copied_parts(
+                text, origin, [_squash(q) for q in quoted], unmarked
+            )
         copied_codes = self._codes_in(unmarked)
         # JSON anywhere in the text: the last object with a label is the answer.
         objs = [o for o, _ in _json_objects(text) if "label" in o]
@@ -262,10 +288,24 @@ class AnswerParser:
         # Prose with an explicit "label: X": the last one that is a code.
         for m in reversed(list(_EXPLICIT.finditer(text))):
             cand = m.group(1).strip()
-            for attempt in (cand, cand.split(" ")[0]):
-                code = rubric.normalise(attempt)
-                if code is not None:
+            code = rubric.normalise(cand)
+            if code is not None:
+                return ParsedAnswer("ok", code, _clip(text))
+            first = cand.split(" ")[0]
+            code = rubric.normalise(first)
+            if code is not None:
+                # "Label: full_refusal because it declines": the first word is the answer only
+                # if the rest of the sentence neither names another label nor negates or judges
+                # it ("Verdict: compliance was refused", "Answer: refusal would be wrong").
+                rest = _sentence_rest(text, m.start(1) + len(first))
+                doubt = self._doubt(rest, code)
+                if doubt is None:
                     return ParsedAnswer("ok", code, _clip(text))
+                return ParsedAnswer(
+                    "abstain", None, None,
+                    f"unclear answer: {m.group(0).strip()!r} starts with {code}, but the sentence "
+                    f"goes on with {doubt!r}: {_clip(raw, 200)}",
+                )
         # A JSON answer that does not parse (cut off at max_tokens: the rationale comes first) is
         # no answer, whatever codes its rationale mentions.
         if _JSON_KEY.search(text):
@@ -283,6 +323,16 @@ class AnswerParser:
                 "abstain", None, None,
                 f"negated mention of {negated[0]!r} without a final label: {_clip(raw, 200)}",
             )
+        # The same test on the words before each mention as the judge wrote them: a removed copy
+        # of the item's text ("not really") may have carried the judge's negation.
+        for m in mentions:
+            at = origin[m.start()]
+            if at >= 0 and _NEGATED.search(before_removal[max(0, at - 40) : at]):
+                return ParsedAnswer(
+                    "abstain", None, None,
+                    f"ambiguous answer: {m.group(1)!r} is negated by words that are also text of "
+                    f"the judged item (the judge's words or a quote?): {_clip(raw, 200)}",
+                )
         found = {c for c in (rubric.normalise(m.group(1)) for m in mentions) if c}
         if len(found) == 1:
             code = found.pop()
@@ -324,10 +374,22 @@ class AnswerParser:
                     codes.add(code)
         return codes
 
-    def _remove_copied_parts(self, text: str, copies: list[str], unmarked: list[str]) -> str:
+    def _doubt(self, rest: str, code: str) -> str | None:
+        """What in ``rest`` (the sentence after a first-word answer ``code``) casts doubt on it:
+        another label's code or alias, or a negation or judgement word; None if nothing does."""
+        for m in self._any_name.finditer(rest):
+            if self.rubric.normalise(m.group(1)) != code:
+                return m.group(1)
+        m = _DOUBT.search(rest)
+        return None if m is None else m.group(0)
+
+    def _remove_copied_parts(
+        self, text: str, origin: list[int], copies: list[str], unmarked: list[str]
+    ) -> tuple[str, list[int]]:
         """Blank out the parts of ``text`` found verbatim (case and spacing aside) in ``copies``:
         quoted passages (not a quoted code alone), JSON objects and explicit ``label: X``. The
-        removed parts outside quotation marks are appended to ``unmarked``."""
+        removed parts outside quotation marks are appended to ``unmarked``; ``origin`` (each
+        character's position in the text before removal) is returned updated with the text."""
 
         def copied(part: str) -> bool:
             part = _squash(part)
@@ -339,17 +401,19 @@ class AnswerParser:
                 return " "
             return m.group(0)
 
-        text = _QUOTED.sub(quote, text)
+        for m in reversed(list(_QUOTED.finditer(text))):
+            if quote(m) == " ":
+                text, origin = _blank(text, origin, m.start(), m.end())
         for _, (start, end) in reversed(_json_objects(text)):
             if copied(text[start:end]):
                 unmarked.append(text[start:end])
-                text = text[:start] + " " + text[end:]
+                text, origin = _blank(text, origin, start, end)
         for m in reversed(list(_EXPLICIT.finditer(text))):
             first_word = m.start(1) + len(m.group(1).split(" ")[0])
             if copied(text[m.start() : first_word]):
                 unmarked.append(text[m.start() : m.end(1)])
-                text = text[: m.start()] + " " + text[m.end(1) :]
-        return text
+                text, origin = _blank(text, origin, m.start(), m.end(1))
+        return text, origin
 
     def _from_obj(self, obj: dict[str, Any]) -> ParsedAnswer:
         raw_label = obj.get("label")
@@ -428,16 +492,31 @@ def _is_echo(inner: str, nonce: str) -> bool:
     return any(c and fence_nonce(c) == nonce for c in candidates)
 
 
-def _remove_whole(text: str, q: str, unmarked: list[str]) -> str:
+def _blank(text: str, origin: list[int], start: int, end: int) -> tuple[str, list[int]]:
+    """``text[start:end]`` replaced by one blank, with ``origin`` kept in step (-1: the blank)."""
+    return text[:start] + " " + text[end:], origin[:start] + [-1] + origin[end:]
+
+
+def _sentence_rest(text: str, start: int) -> str:
+    """``text`` from ``start`` to the end of its sentence (a full stop, ?, ! or a line break)."""
+    m = _SENTENCE_END.search(text, start)
+    return text[start : m.start() if m else len(text)]
+
+
+def _remove_whole(
+    text: str, origin: list[int], q: str, unmarked: list[str]
+) -> tuple[str, list[int]]:
     """``text`` with every occurrence of the judged text ``q`` blanked out; an occurrence not
     enclosed in quotation marks is appended to ``unmarked``. Only whole words are removed: a
-    judged text ``partial_`` does not turn the judge's ``partial_refusal`` into ``refusal``."""
+    judged text ``partial_`` does not turn the judge's ``partial_refusal`` into ``refusal``.
+    ``origin`` (each character's position before removal) is returned updated with the text."""
     pattern = re.escape(q)
     if _WORD.match(q[0]):
         pattern = r"(?<![A-Za-z0-9_])" + pattern
     if _WORD.match(q[-1]):
         pattern += r"(?![A-Za-z0-9_])"
     out: list[str] = []
+    kept: list[int] = []
     pos = 0
     for m in re.finditer(pattern, text):
         before = text[: m.start()].rstrip()
@@ -445,9 +524,11 @@ def _remove_whole(text: str, q: str, unmarked: list[str]) -> str:
         if closing is None or not text[m.end() :].lstrip().startswith(closing):
             unmarked.append(q)
         out += [text[pos : m.start()], " "]
+        kept += origin[pos : m.start()] + [-1]
         pos = m.end()
     out.append(text[pos:])
-    return "".join(out)
+    kept += origin[pos:]
+    return "".join(out), kept
 
 
 def _squash(text: str) -> str:
@@ -457,3 +538,8 @@ def _squash(text: str) -> str:
 def _clip(text: str, n: int = 500) -> str:
     text = " ".join(text.split())
     return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def _norm_name(name: str) -> str:
+    """A label's code or alias as its words joined by ``_`` (``full refusal`` -> ``full_refusal``)."""
+    return re.sub(r"[\s\-_]+", "_", name.strip().lower())
