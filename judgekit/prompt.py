@@ -380,8 +380,8 @@ class AnswerParser:
         for m in self._any_name.finditer(rest):
             if self.rubric.normalise(m.group(1)) != code:
                 return m.group(1)
-        m = _DOUBT.search(rest)
-        return None if m is None else m.group(0)
+        word = _DOUBT.search(rest)
+        return None if word is None else word.group(0)
 
     def _remove_copied_parts(
         self, text: str, origin: list[int], copies: list[str], unmarked: list[str]
