@@ -47,6 +47,7 @@ from judgekit.calls import latest_parameters
 from judgekit.config import format_loc
 from judgekit.errors import JudgekitError, UntrustedJudgeError
 from judgekit.policy import Policy
+from judgekit.values import surrogate_problem
 
 #: The schema version :func:`judgekit.gate.run_gate` writes and :func:`validate_verdict` reads.
 SCHEMA_VERSION = 2
@@ -358,7 +359,10 @@ def read_verdict(path: str | Path) -> Verdict:
     if p.is_dir():
         raise JudgekitError(f"Verdict {p} is a folder; pass the verdict.json file inside it.")
     try:
-        data = json.loads(p.read_text(encoding="utf-8"), object_pairs_hook=_no_duplicates)
+        text = p.read_text(encoding="utf-8")
+        data = json.loads(text, object_pairs_hook=_no_duplicates)
+        if (surrogate := surrogate_problem(data, text)) is not None:
+            raise JudgekitError(f"Verdict {p}: {surrogate}; {how}.")
     except _DuplicateKey as exc:
         shown = exc.key if len(exc.key) <= 40 else exc.key[:37] + "..."
         raise JudgekitError(

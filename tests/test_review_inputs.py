@@ -1,0 +1,174 @@
+"""Reviewer findings 7-11: bad input files are one sentence and exit 2, never a traceback, and
+nothing stored changes.
+
+7. a lone surrogate escape ("\\ud83d") in JSON input (tables, Inspect logs, verdicts);
+8. file-system errors (a name component too long, an --out that cannot be created);
+9. list-valued and all-empty slice columns in `analyze`;
+10. a rubric's judge.template outside the rubric's folder;
+11. reserved columns on import (value, rubric, content_hash, rubric_hash, call_key, source).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import shutil
+import sqlite3
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+
+from judgekit.cli import main
+
+REPO = Path(__file__).resolve().parent.parent
+DEMO = REPO / "annotations" / "demo-panel"
+GOOD = "item_id,rater_id,label,model\nkeep,ann,full_refusal,m0\n"
+
+
+def cli(*args: object) -> Result:
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+def one_sentence_exit_2(r: Result, *parts: str) -> str:
+    assert r.exit_code == 2, r.output
+    assert "Traceback" not in r.output
+    assert r.exception is None or isinstance(r.exception, SystemExit), repr(r.exception)
+    lines = r.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), r.output
+    for part in parts:
+        assert part in lines[0], f"{part!r} not in {lines[0]!r}"
+    return lines[0]
+
+
+def dump(db: Path | str) -> list[str]:
+    con = sqlite3.connect(db)
+    try:
+        return list(con.iterdump())
+    finally:
+        con.close()
+
+
+@pytest.fixture()
+def db(tmp_path: Path) -> Path:
+    """A store that already holds one item and one rating."""
+    path = tmp_path / "s.db"
+    (tmp_path / "good.csv").write_text(GOOD, encoding="utf-8")
+    r = cli("import", tmp_path / "good.csv", "--rubric", "refusal", "--store", path)
+    assert r.exit_code == 0, r.output
+    return path
+
+
+def refused_import(db: Path, path: Path, *parts: str, args: tuple[str, ...] = ()) -> str:
+    before = dump(db)
+    line = one_sentence_exit_2(cli("import", path, "--rubric", "refusal", "--store", db, *args),
+                               path.name, *parts)
+    assert dump(db) == before
+    return line
+
+
+# ------------------------------------------------------------------ 7: lone surrogates
+LONE = "the lone surrogate escape"
+
+
+def test_a_lone_surrogate_in_a_jsonl_table_names_the_line_and_key(tmp_path, db):
+    p = tmp_path / "r.jsonl"
+    p.write_text('{"item_id": "a", "rater_id": "ann", "label": "full_refusal"}\n'
+                 '{"item_id": "b", "rater_id": "ann", "label": "full_refusal", "note": "hi \\ud83d"}\n',
+                 encoding="utf-8")
+    refused_import(db, p, "line 2", "key 'note'", LONE, "\\ud83d")
+
+
+def test_a_lone_surrogate_in_a_json_table_names_the_line_and_key(tmp_path, db):
+    p = tmp_path / "r.json"
+    p.write_text('[\n{"item_id": "a", "rater_id": "ann", "label": "full_refusal"},\n'
+                 '{"item_id": "b", "rater_id": "ann", "label": "full_refusal", "response": "x\\udc00"}\n]\n',
+                 encoding="utf-8")
+    refused_import(db, p, "line 3", "key 'response'", LONE, "\\udc00")
+
+
+def test_a_surrogate_pair_and_an_escaped_backslash_are_kept(tmp_path, db):
+    p = tmp_path / "ok.jsonl"
+    p.write_text('{"item_id": "a", "rater_id": "ann", "label": "full_refusal", '
+                 '"response": "\\ud83d\\ude00 and \\\\ud83d"}\n', encoding="utf-8")
+    r = cli("import", p, "--rubric", "refusal", "--store", db)
+    assert r.exit_code == 0, r.output
+    con = sqlite3.connect(db)
+    try:
+        (text,) = con.execute("SELECT response FROM items WHERE item_id = 'a'").fetchone()
+    finally:
+        con.close()
+    assert text == "\U0001f600 and \\ud83d"
+
+
+SPEC = {"eval_id": "e1", "run_id": "r1", "created": "2025-05-01T10:00:00+00:00", "task": "probe",
+        "task_id": "t1", "task_version": 0, "dataset": {"name": "probe", "samples": 1},
+        "model": "openai/gpt-4o-mini", "config": {"epochs": 1}}
+
+
+def _log(completion: str) -> dict[str, Any]:
+    sample = {"id": 1, "epoch": 1, "input": "question", "target": "", "messages": [],
+              "output": {"model": "m", "completion": completion}, "metadata": {},
+              "store": {}, "events": [], "model_usage": {}, "attachments": {},
+              "scores": {"grader": {"value": "full_refusal", "explanation": "declines"}}}
+    return {"version": 2, "status": "success", "eval": copy.deepcopy(SPEC), "plan": {},
+            "results": {}, "stats": {}, "samples": [sample]}
+
+
+@pytest.mark.parametrize("fmt", ["json", "eval"])
+def test_a_lone_surrogate_in_an_inspect_log_is_one_sentence(tmp_path, db, fmt):
+    log = _log("answer \ud83d")  # json.dumps writes it as the escape \ud83d
+    p = tmp_path / f"log.{fmt}"
+    if fmt == "json":
+        p.write_text(json.dumps(log, indent=1), encoding="utf-8")
+        parts = ["key 'completion'", LONE, "line "]
+    else:
+        with zipfile.ZipFile(p, "w") as zf:
+            zf.writestr("header.json", json.dumps({k: v for k, v in log.items() if k != "samples"}))
+            zf.writestr("samples/1_epoch_1.json", json.dumps(log["samples"][0]))
+        parts = ["entry samples/1_epoch_1.json", "key 'completion'", LONE]
+    refused_import(db, p, *parts)
+
+
+PANEL = 'rubric: refusal\nitems: items.jsonl\njudges:\n  - id: keywords\n    model: "rules:refusal-keywords"\n'
+POLICY = """rubric: refusal
+judges: [keywords]
+reference: demo_final
+humans: [demo_ann_a, demo_ann_b]
+checks:
+  min_items: 30
+  metric: kappa
+  min_value: 0.3
+n_resamples: 100
+"""
+
+
+@pytest.fixture(scope="module")
+def gated(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("review-verdict")
+    shutil.copy(DEMO / "items.jsonl", root / "items.jsonl")
+    (root / "panel.yaml").write_text(PANEL, encoding="utf-8")
+    (root / "policy.yaml").write_text(POLICY, encoding="utf-8")
+    db = root / "s.db"
+    r = cli("import", DEMO / "human_labels.csv", "--rubric", "refusal", "--raters", "demo_ann_a,demo_ann_b",
+            "--reference", "demo_final=demo_final", "--items", root / "items.jsonl", "--store", db)
+    assert r.exit_code == 0, r.output
+    assert cli("judge", root / "panel.yaml", "--store", db).exit_code == 0
+    r = cli("gate", root / "policy.yaml", "--store", db, "--out", root / "pass")
+    assert r.exit_code == 0, r.output
+    return root
+
+
+def test_a_lone_surrogate_in_a_verdict_is_one_sentence_for_report(gated, tmp_path):
+    text = (gated / "pass" / "verdict.json").read_text(encoding="utf-8")
+    verdict = json.loads(text)
+    verdict["judges"][0]["checks"][0]["detail"] = "fine \ud800"
+    p = tmp_path / "verdict.json"
+    p.write_text(json.dumps(verdict, indent=1), encoding="utf-8")
+    before = dump(gated / "s.db")
+    r = cli("report", "--store", gated / "s.db", "--rubric", "refusal", "--verdict", p,
+            "--out", tmp_path / "rep", "--resamples", "100", "--disagreements", "1")
+    one_sentence_exit_2(r, str(p), "key 'detail'", LONE, "\\ud800", "line ")
+    assert dump(gated / "s.db") == before
