@@ -172,3 +172,59 @@ def test_a_lone_surrogate_in_a_verdict_is_one_sentence_for_report(gated, tmp_pat
             "--out", tmp_path / "rep", "--resamples", "100", "--disagreements", "1")
     one_sentence_exit_2(r, str(p), "key 'detail'", LONE, "\\ud800", "line ")
     assert dump(gated / "s.db") == before
+
+
+# ------------------------------------------------------------------ 8: file-system errors
+LONG = "x" * 300
+TOO_LONG = "file name too long"
+
+
+def test_a_table_name_too_long_is_one_sentence(tmp_path, db):
+    before = dump(db)
+    line = one_sentence_exit_2(cli("import", tmp_path / f"{LONG}.csv", "--rubric", "refusal", "--store", db),
+                               TOO_LONG, "use a shorter name")
+    assert "xxx…'" in line and len(line) < 250  # the name excerpted, not 300 characters
+    assert dump(db) == before
+
+
+def test_a_store_name_too_long_is_one_sentence(tmp_path):
+    one_sentence_exit_2(cli("agree", "--rubric", "refusal", "--store", tmp_path / f"{LONG}.db"),
+                        TOO_LONG, "use a shorter name")
+
+
+def test_panel_items_name_too_long_is_one_sentence(tmp_path):
+    panel = tmp_path / "panel.yaml"
+    panel.write_text(f'rubric: refusal\nitems: {LONG}.jsonl\njudges:\n  - id: keywords\n'
+                     '    model: "rules:refusal-keywords"\n', encoding="utf-8")
+    one_sentence_exit_2(cli("judge", panel, "--store", tmp_path / "s.db"), TOO_LONG)
+
+
+def test_export_to_an_impossible_path_is_one_sentence(tmp_path, db):
+    blocker = tmp_path / "afile"
+    blocker.write_text("", encoding="utf-8")
+    for out in (blocker / "x.csv", tmp_path / f"{LONG}.csv"):
+        line = one_sentence_exit_2(cli("export", "ratings", "--store", db, "--out", out), "cannot")
+        assert "afile" in line or TOO_LONG in line
+    assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
+
+
+def test_agree_json_to_an_impossible_path_is_one_sentence(tmp_path, db):
+    blocker = tmp_path / "afile"
+    blocker.write_text("", encoding="utf-8")
+    r = cli("agree", "--rubric", "refusal", "--store", db, "--json", blocker / "a.json")
+    assert r.exit_code == 2 and "Traceback" not in r.output, r.output
+    assert r.exception is None or isinstance(r.exception, SystemExit), repr(r.exception)
+    errors = [ln for ln in r.output.splitlines() if ln.startswith("error: ")]
+    assert len(errors) == 1 and "afile" in errors[0] and "cannot create this folder" in errors[0], r.output
+
+
+def test_gate_out_to_an_impossible_path_is_one_sentence(gated, tmp_path):
+    blocker = tmp_path / "afile"
+    blocker.write_text("", encoding="utf-8")
+    before = dump(gated / "s.db")
+    r = cli("gate", gated / "policy.yaml", "--store", gated / "s.db", "--out", blocker / "v")
+    assert r.exit_code == 2 and "Traceback" not in r.output, r.output
+    assert r.exception is None or isinstance(r.exception, SystemExit), repr(r.exception)
+    errors = [ln for ln in r.output.splitlines() if ln.startswith("error: ")]
+    assert len(errors) == 1 and "afile" in errors[0], r.output
+    assert dump(gated / "s.db") == before

@@ -3,20 +3,32 @@ no half file — and the new file gets the mode any new file gets (the umask app
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import stat
 from pathlib import Path
 
+from judgekit.io.oserrors import os_error
+
 
 def write_text_atomic(path: str | Path, text: str) -> Path:
-    """Write a text file atomically."""
+    """Write a text file atomically; a file-system error is one sentence naming the file (a
+    :class:`~judgekit.errors.JudgekitError`), and no temp file is left behind."""
     p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        p.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise os_error(exc, "cannot create this folder") from None
     fd, tmp = new_temp_file(p)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(text)
-    os.replace(tmp, p)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, p)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise os_error(exc, "cannot write it") from None
     return p
 
 
@@ -38,6 +50,8 @@ def new_temp_file(target: str | Path) -> tuple[int, str]:
             fd = os.open(tmp, flags, 0o666)
         except FileExistsError:
             continue
+        except OSError as exc:  # no such folder, a name too long, no permission
+            raise os_error(_as_target(exc, p), "cannot write it") from None
         try:
             st = os.stat(p)
         except OSError:  # no such file yet: the umask has applied
@@ -46,3 +60,8 @@ def new_temp_file(target: str | Path) -> tuple[int, str]:
             os.fchmod(fd, stat.S_IMODE(st.st_mode))
         return fd, str(tmp)
     raise FileExistsError(f"{p.parent}: cannot create a temp file for {p.name}")
+
+
+def _as_target(exc: OSError, target: Path) -> OSError:
+    """``exc`` naming the file the user asked for, not the hidden temp file beside it."""
+    return OSError(exc.errno, exc.strerror, str(target))
