@@ -23,6 +23,8 @@ from click.testing import CliRunner, Result
 
 from judgekit.cli import main
 
+pytest_plugins = ["tests.analysis_fixtures"]
+
 REPO = Path(__file__).resolve().parent.parent
 DEMO = REPO / "annotations" / "demo-panel"
 GOOD = "item_id,rater_id,label,model\nkeep,ann,full_refusal,m0\n"
@@ -228,3 +230,42 @@ def test_gate_out_to_an_impossible_path_is_one_sentence(gated, tmp_path):
     errors = [ln for ln in r.output.splitlines() if ln.startswith("error: ")]
     assert len(errors) == 1 and "afile" in errors[0], r.output
     assert dump(gated / "s.db") == before
+
+
+# ------------------------------------------------------------------ 9: slice columns in analyze
+def _distribution(synthetic_store, out: Path, *extra: str) -> Result:
+    return cli("analyze", "distribution", "--judge", "judge-a", "--rubric", "restrictiveness",
+               "--verdict", synthetic_store["restrictiveness"], "--verdict",
+               synthetic_store["refusal_form"], "--store", synthetic_store["store"],
+               "--bootstrap", "50", "--quiet", "--out", out, *extra)
+
+
+def _calibration(synthetic_store, out: Path, *extra: str) -> Result:
+    return cli("analyze", "calibration", "--judge", "judge-a", "--verdict",
+               synthetic_store["restrictiveness"], "--harm-column", "severity", "--bootstrap", "50",
+               "--store", synthetic_store["store"], "--out", out, *extra)
+
+
+@pytest.mark.parametrize("command", ["distribution", "calibration"])
+@pytest.mark.parametrize("option", ["--by", "--prompt-column"])
+def test_a_list_valued_slice_column_is_one_sentence(synthetic_store, tmp_path, command, option):
+    run = _distribution if command == "distribution" else _calibration
+    r = run(synthetic_store, tmp_path / "out", option, "messages")
+    assert r.exit_code == 2, r.output
+    assert r.exception is None or isinstance(r.exception, SystemExit), repr(r.exception)
+    errors = [ln for ln in r.output.splitlines() if ln.startswith("error: ")]
+    assert len(errors) == 1, r.output
+    assert f"{option} 'messages'" in errors[0] and "lists or objects" in errors[0], errors[0]
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("command", ["distribution", "calibration"])
+def test_an_all_empty_by_column_is_one_sentence(synthetic_store, tmp_path, command):
+    run = _distribution if command == "distribution" else _calibration
+    r = run(synthetic_store, tmp_path / "out", "--by", "prompt")  # no item has a prompt text
+    assert r.exit_code == 2, r.output
+    assert r.exception is None or isinstance(r.exception, SystemExit), repr(r.exception)
+    errors = [ln for ln in r.output.splitlines() if ln.startswith("error: ")]
+    assert len(errors) == 1, r.output
+    assert "--by 'prompt': every item's 'prompt' is empty" in errors[0], errors[0]
+    assert not (tmp_path / "out").exists()
