@@ -269,3 +269,60 @@ def test_an_all_empty_by_column_is_one_sentence(synthetic_store, tmp_path, comma
     assert len(errors) == 1, r.output
     assert "--by 'prompt': every item's 'prompt' is empty" in errors[0], errors[0]
     assert not (tmp_path / "out").exists()
+
+
+# ------------------------------------------------------------------ 10: judge.template stays inside
+def _rubric_with_template(folder: Path, template: str) -> Path:
+    from judgekit.rubric import shipped_rubric_dir
+
+    base = (shipped_rubric_dir() / "refusal.yaml").read_text(encoding="utf-8")
+    assert "answer_format: json" in base
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "tpl.yaml"
+    path.write_text(base.replace("answer_format: json", f"answer_format: json\n  template: '{template}'"),
+                    encoding="utf-8")
+    return path
+
+
+def _secret(tmp_path: Path) -> Path:
+    secret = tmp_path / "secret.txt"
+    secret.write_text("API_KEY=hunter2 {item}", encoding="utf-8")
+    return secret
+
+
+@pytest.mark.parametrize("how", ["dotdot", "absolute", "symlink", "symlinked_folder"])
+def test_a_template_outside_the_rubrics_folder_is_refused(tmp_path, db, how):
+    from judgekit.errors import JudgekitError
+    from judgekit.rubric import load_rubric
+
+    secret = _secret(tmp_path)
+    folder = tmp_path / "rubrics" / "mine"
+    if how == "dotdot":
+        rubric, expect = _rubric_with_template(folder, "../../secret.txt"), "outside the rubric's folder"
+    elif how == "absolute":
+        rubric, expect = _rubric_with_template(folder, str(secret)), "an absolute path"
+    elif how == "symlink":
+        rubric, expect = _rubric_with_template(folder, "link.txt"), "outside the rubric's folder"
+        (folder / "link.txt").symlink_to(secret)
+    else:
+        rubric, expect = _rubric_with_template(folder, "sub/secret.txt"), "outside the rubric's folder"
+        (folder / "sub").symlink_to(tmp_path)
+    with pytest.raises(JudgekitError, match="judge.template names") as info:
+        load_rubric(rubric)
+    assert expect in str(info.value) and "hunter2" not in str(info.value)
+    before = dump(db)
+    line = one_sentence_exit_2(cli("import", tmp_path / "good.csv", "--rubric", rubric, "--store", db),
+                               "tpl.yaml", "judge.template names", expect)
+    assert "hunter2" not in line
+    assert dump(db) == before
+
+
+def test_a_template_inside_the_folder_still_loads(tmp_path):
+    from judgekit.rubric import load_rubric
+
+    folder = tmp_path / "rubrics"
+    (folder / "prompts").mkdir(parents=True)
+    (folder / "prompts" / "t.txt").write_text("Rate: {item}", encoding="utf-8")
+    (folder / "alias.txt").symlink_to(folder / "prompts" / "t.txt")
+    for template in ("prompts/t.txt", "prompts/../prompts/t.txt", "alias.txt"):
+        assert load_rubric(_rubric_with_template(folder, template)).template_text == "Rate: {item}"
