@@ -326,3 +326,77 @@ def test_a_template_inside_the_folder_still_loads(tmp_path):
     (folder / "alias.txt").symlink_to(folder / "prompts" / "t.txt")
     for template in ("prompts/t.txt", "prompts/../prompts/t.txt", "alias.txt"):
         assert load_rubric(_rubric_with_template(folder, template)).template_text == "Rate: {item}"
+
+
+# ------------------------------------------------------------------ 11: reserved columns on import
+def _stored(db: Path, sql: str) -> list[tuple[Any, ...]]:
+    con = sqlite3.connect(db)
+    try:
+        return con.execute(sql).fetchall()
+    finally:
+        con.close()
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "parts"),
+    [
+        ("value.csv", "item_id,rater_id,label,value\nz,ann,full_refusal,0.0\n",
+         ["line 2", "value 0.0 disagrees", "full_refusal has the value 1.0"]),
+        ("value_text.csv", "item_id,rater_id,label,value\nz,ann,full_refusal,high\n",
+         ["line 2", "value 'high' disagrees"]),
+        ("value_abstain.jsonl",
+         '{"item_id": "z", "rater_id": "ann", "label": null, "status": "abstain", "value": 0.5}\n',
+         ["line 1", "value 0.5 disagrees", "no label"]),
+        ("rubric.jsonl",
+         '{"item_id": "z", "rater_id": "ann", "label": "full_refusal", "rubric": "restrictiveness@1"}\n',
+         ["line 1", "rubric 'restrictiveness@1' is not refusal@1", "--rubric"]),
+        ("rubric_hash.csv", "item_id,rater_id,label,rubric_hash\nz,ann,full_refusal,0123abcd\n",
+         ["line 2", "rubric_hash '0123abcd' is not the hash of refusal@1"]),
+        ("content_hash.csv", "item_id,rater_id,label,content_hash\nz,ann,full_refusal,abc\n",
+         ["'content_hash' is a name judgekit keeps for itself"]),
+        ("call_key.csv", "item_id,rater_id,label,call_key\nz,ann,full_refusal,k1\n",
+         ["'call_key' is a name judgekit keeps for itself"]),
+        ("source.csv", "item_id,rater_id,label,source\nz,ann,full_refusal,crowd\n",
+         ["'source' is a name judgekit keeps for itself", "rename it"]),
+    ],
+)
+def test_reserved_columns_are_refused_not_dropped(tmp_path, db, name, content, parts):
+    p = tmp_path / name
+    p.write_text(content, encoding="utf-8")
+    refused_import(db, p, *parts)
+
+
+def test_wide_value_and_rubric_columns_are_refused(tmp_path, db):
+    p = tmp_path / "wide.csv"
+    p.write_text("item_id,ann,value\nz,full_refusal,0\n", encoding="utf-8")
+    refused_import(db, p, "'value' column has no single label", args=("--raters", "ann=ann"))
+    p = tmp_path / "wide_rubric.csv"
+    p.write_text("item_id,ann,rubric\nz,full_refusal,restrictiveness@1\n", encoding="utf-8")
+    refused_import(db, p, "line 2", "rubric 'restrictiveness@1' is not refusal@1", args=("--raters", "ann=ann"))
+
+
+def test_a_reserved_column_in_the_items_file_is_refused(tmp_path, db):
+    ratings = tmp_path / "r.csv"
+    ratings.write_text("item_id,rater_id,label\nz,ann,full_refusal\n", encoding="utf-8")
+    items = tmp_path / "items.csv"
+    items.write_text("item_id,response,content_hash\nz,hello,abc\n", encoding="utf-8")
+    before = dump(db)
+    one_sentence_exit_2(cli("import", ratings, "--rubric", "refusal", "--store", db, "--items", items),
+                        "items.csv", "'content_hash' is a name judgekit keeps for itself")
+    assert dump(db) == before
+
+
+def test_matching_value_rubric_and_hash_columns_still_import(tmp_path, db):
+    from judgekit.rubric import load_rubric
+
+    h = load_rubric("refusal").hash
+    p = tmp_path / "ok.csv"
+    p.write_text("item_id,rater_id,label,value,rubric,rubric_hash\n"
+                 f"z,ann,full_refusal,1.0,refusal@1,{h}\ny,ann,full_compliance,0,refusal,\n",
+                 encoding="utf-8")
+    r = cli("import", p, "--rubric", "refusal", "--store", db)
+    assert r.exit_code == 0, r.output
+    rows = _stored(db, "SELECT item_id, label, value, rubric FROM ratings WHERE item_id IN ('y', 'z') "
+                       "ORDER BY item_id")
+    assert rows == [("y", "full_compliance", 0.0, "refusal@1"), ("z", "full_refusal", 1.0, "refusal@1")]
+    assert _stored(db, "SELECT meta FROM items WHERE item_id = 'z'") == [("{}",)]
