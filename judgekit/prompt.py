@@ -268,7 +268,7 @@ class AnswerParser:
         # be its own words that happen to be text of the item too (see below).
         text = _drop_echoed_fences(text)
         # ``before_removal``/``origin``: the text before the copies are removed and, for each
-        # character left, its position there (-1: a blank put in place of a removed copy), so a
+        # character left, its position there (< 0: a blank put in place of a removed copy), so a
         # negation that was removed with a copy ("not really" + "full_compliance") is still seen.
         before_removal = text
         origin = list(range(len(text)))
@@ -323,11 +323,14 @@ class AnswerParser:
                 "abstain", None, None,
                 f"negated mention of {negated[0]!r} without a final label: {_clip(raw, 200)}",
             )
-        # The same test on the words before each mention as the judge wrote them: a removed copy
-        # of the item's text ("not really") may have carried the judge's negation.
+        # The same test on the words before each mention as the judge wrote them, where a copy
+        # of the item's text outside quotation marks was removed just before it: that copy
+        # ("not really") may have carried the judge's own negation.
         for m in mentions:
             at = origin[m.start()]
-            if at >= 0 and _NEGATED.search(before_removal[max(0, at - 40) : at]):
+            near = origin[max(0, m.start() - 40) : m.start()]
+            if (_UNQUOTED_BLANK in near and at >= 0
+                    and _NEGATED.search(before_removal[max(0, at - 40) : at])):
                 return ParsedAnswer(
                     "abstain", None, None,
                     f"ambiguous answer: {m.group(1)!r} is negated by words that are also text of "
@@ -403,7 +406,7 @@ class AnswerParser:
 
         for m in reversed(list(_QUOTED.finditer(text))):
             if quote(m) == " ":
-                text, origin = _blank(text, origin, m.start(), m.end())
+                text, origin = _blank(text, origin, m.start(), m.end(), _QUOTED_BLANK)
         for _, (start, end) in reversed(_json_objects(text)):
             if copied(text[start:end]):
                 unmarked.append(text[start:end])
@@ -492,9 +495,16 @@ def _is_echo(inner: str, nonce: str) -> bool:
     return any(c and fence_nonce(c) == nonce for c in candidates)
 
 
-def _blank(text: str, origin: list[int], start: int, end: int) -> tuple[str, list[int]]:
-    """``text[start:end]`` replaced by one blank, with ``origin`` kept in step (-1: the blank)."""
-    return text[:start] + " " + text[end:], origin[:start] + [-1] + origin[end:]
+#: the ``origin`` of a blank put in place of a removed copy outside / inside quotation marks
+_UNQUOTED_BLANK = -1
+_QUOTED_BLANK = -2
+
+
+def _blank(text: str, origin: list[int], start: int, end: int,
+           mark: int = _UNQUOTED_BLANK) -> tuple[str, list[int]]:
+    """``text[start:end]`` replaced by one blank, with ``origin`` kept in step (``mark``: the
+    blank's origin, :data:`_UNQUOTED_BLANK` or :data:`_QUOTED_BLANK`)."""
+    return text[:start] + " " + text[end:], origin[:start] + [mark] + origin[end:]
 
 
 def _sentence_rest(text: str, start: int) -> str:
@@ -521,10 +531,11 @@ def _remove_whole(
     for m in re.finditer(pattern, text):
         before = text[: m.start()].rstrip()
         closing = _QUOTE_PAIRS.get(before[-1:]) if before else None
-        if closing is None or not text[m.end() :].lstrip().startswith(closing):
+        unquoted = closing is None or not text[m.end() :].lstrip().startswith(closing)
+        if unquoted:
             unmarked.append(q)
         out += [text[pos : m.start()], " "]
-        kept += origin[pos : m.start()] + [-1]
+        kept += origin[pos : m.start()] + [_UNQUOTED_BLANK if unquoted else _QUOTED_BLANK]
         pos = m.end()
     out.append(text[pos:])
     kept += origin[pos:]
