@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import math
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import pandas as pd
@@ -242,7 +242,11 @@ def normalise_ratings(
     df["status"] = statuses
     df["rationale"] = pd.Series(rationales, index=df.index, dtype=object)
     df.loc[df["status"] != "ok", "label"] = None
+    check_rubric_columns(df, rubric, ref)
+    written_values = df["value"].tolist() if "value" in df.columns else None
     df["value"] = [rubric.values.get(c) if c else None for c in df["label"]]
+    if written_values is not None:
+        _check_values(written_values, df["label"].tolist(), df["value"].tolist(), rubric, ref)
 
     dup = df.duplicated(subset=["item_id", "rater_id", "trial"], keep=False)
     if dup.any():
@@ -263,6 +267,71 @@ def normalise_ratings(
         df["created_at"] = [as_timestamp(v, lazy(i), now) for i, v in enumerate(df["created_at"])]
     df["source"] = source
     return df
+
+
+#: item columns judgekit computes or keeps for itself: never item metadata (a file's own
+#: ``content_hash`` would vanish, its ``call_key`` or ``source`` pass for judgekit's)
+RESERVED_ITEM_COLUMNS = {
+    "content_hash": "judgekit computes it from the item's text",
+    "call_key": "it links a judge's rating to its call",
+    "source": "judgekit records the file each rating came from",
+}
+
+
+def check_reserved_item_columns(columns: Sequence[Any], *, source: str) -> None:
+    """Refuse a table column whose name judgekit keeps for itself (:data:`RESERVED_ITEM_COLUMNS`)
+    and so would not be stored as the item metadata it looks like."""
+    for col in columns:
+        why = RESERVED_ITEM_COLUMNS.get(col) if isinstance(col, str) else None
+        if why is not None:
+            raise JudgekitError(
+                f"{source}: the column {col!r} is a name judgekit keeps for itself ({why}), so it "
+                "cannot be imported; rename it (e.g. 'origin_' + the name) to keep it as item "
+                "metadata, or remove it."
+            )
+
+
+def check_rubric_columns(df: pd.DataFrame, rubric: Rubric, ref: Callable[[int], str]) -> None:
+    """Refuse a ``rubric`` cell other than this import's rubric (its id ``name@version`` or its
+    name) and a ``rubric_hash`` cell other than its hash: the ratings were made under another
+    rubric, and would be stored under this one. ``ref(i)`` names row ``i``."""
+    if "rubric" in df.columns:
+        for i, v in enumerate(df["rubric"].tolist()):
+            if not is_missing(v) and v not in (rubric.id, rubric.name):
+                raise JudgekitError(
+                    f"{ref(i)}: rubric {excerpt(v, 40)} is not {rubric.id}, the rubric of this "
+                    "import (--rubric); import these ratings under their own rubric, or remove "
+                    "the rubric column."
+                )
+    if "rubric_hash" in df.columns:
+        for i, v in enumerate(df["rubric_hash"].tolist()):
+            if not is_missing(v) and v != rubric.hash:
+                raise JudgekitError(
+                    f"{ref(i)}: rubric_hash {excerpt(v, 40)} is not the hash of {rubric.id} "
+                    f"({rubric.hash}): the ratings were made under another version of the "
+                    "rubric; import them under that rubric file, or remove the rubric_hash column."
+                )
+
+
+def _check_values(written: list[Any], labels: list[Any], values: list[Any], rubric: Rubric,
+                  ref: Callable[[int], str]) -> None:
+    """Refuse a written ``value`` that is not the rubric's value of the row's label (empty for a
+    row without a label): judgekit stores the rubric's value, never the file's."""
+    for i, v in enumerate(written):
+        if is_missing(v) or (isinstance(v, str) and not v.strip()):
+            continue
+        numeric = (isinstance(v, int | float) and not isinstance(v, bool)
+                   or isinstance(v, str) and NUMBER.fullmatch(v.strip()) is not None)
+        number = float(v) if numeric else None
+        if number is not None and values[i] is not None and number == float(values[i]):
+            continue
+        label = labels[i]
+        have = (f"label {label} has the value {values[i]!r} in {rubric.id}" if label is not None
+                else "the row has no label (not rated ok), so no value")
+        raise JudgekitError(
+            f"{ref(i)}: value {excerpt(v, 40)} disagrees with the label ({have}); judgekit takes "
+            "the value from the rubric, so fix or remove the value column."
+        )
 
 
 def _code(rubric: Rubric, raw: Any) -> str | None:
@@ -298,8 +367,9 @@ def items_from_table(
     canonical JSON text.
     """
     rating_fields = {"rater_id", "rater_kind", "label", "trial", "status", "rationale",
-                     "created_at", "value", "rubric", "_row"}
+                     "created_at", "value", "rubric", "rubric_hash", "_row"}
     keep = [c for c in df.columns if c not in set(exclude) and c not in rating_fields]
+    check_reserved_item_columns(keep, source=source)
     items = df[keep].reset_index(drop=True)  # index = row position, for messages
     items["item_id"] = check_ids(items["item_id"].tolist(), "item_id", source, csv=csv, lines=lines)
     if "messages" in items.columns:

@@ -298,8 +298,28 @@ def _deep_line(path: Path, limit: int = 100) -> int | None:
 
 def _read_template(path: Path, tpath: Path) -> str:
     """The text of ``judge.template``: a UTF-8 file beside the rubric of at most
-    :data:`MAX_TEMPLATE_BYTES`."""
-    where = f"Rubric file {path}: judge.template names {excerpt(tpath.name, quote=False)}"
+    :data:`MAX_TEMPLATE_BYTES`, inside the rubric's folder (no absolute path, no ``..`` or
+    symbolic link leading out: the template is sent to a provider)."""
+    folder = path.parent
+    try:
+        written = tpath.relative_to(folder)
+    except ValueError:  # an absolute path: ``folder / "/etc/x"`` is ``/etc/x``
+        written = tpath
+    where = f"Rubric file {path}: judge.template names {excerpt(str(written), quote=False)}"
+    if written.is_absolute():
+        raise JudgekitError(
+            f"{where}, an absolute path; name a file in the rubric's folder ({folder}) by its "
+            "path relative to it."
+        )
+    try:
+        inside = tpath.resolve().is_relative_to(folder.resolve())
+    except (OSError, RuntimeError):  # a loop of symbolic links
+        inside = False
+    if not inside:
+        raise JudgekitError(
+            f"{where}, which is outside the rubric's folder ({folder}) once '..' and symbolic "
+            "links are followed; put the template in that folder."
+        )
     if not _exists(tpath):
         raise JudgekitError(f"{where}, which is not beside it.")
     if tpath.is_dir():

@@ -180,10 +180,79 @@ def _json_constant(name: str) -> Any:
 
 
 def loads_json_strict(text: str | bytes) -> Any:
-    """``json.loads`` that refuses a duplicate key in an object and ``NaN``/``Infinity`` (raises
-    :class:`JSONValueError`); invalid JSON raises ``json.JSONDecodeError`` and JSON nested too
-    deep for Python ``RecursionError``."""
-    return json.loads(text, object_pairs_hook=_object_pairs, parse_constant=_json_constant)
+    """``json.loads`` that refuses a duplicate key in an object, ``NaN``/``Infinity`` and a lone
+    surrogate escape such as ``"\\ud83d"`` (raises :class:`JSONValueError`); invalid JSON raises
+    ``json.JSONDecodeError`` and JSON nested too deep for Python ``RecursionError``."""
+    data = json.loads(text, object_pairs_hook=_object_pairs, parse_constant=_json_constant)
+    problem = surrogate_problem(data, text)
+    if problem is not None:
+        raise JSONValueError(problem)
+    return data
+
+
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+#: one escape sequence of a JSON string: a \uXXXX escape (group 1: its digits) or another one
+_ESCAPE = re.compile(r"\\(?:u([0-9a-fA-F]{4})|.)", re.DOTALL)
+
+
+def surrogate_problem(data: Any, text: str | bytes | None = None) -> str | None:
+    """Why parsed JSON ``data`` cannot be kept: a string (a key or a value) holding a lone
+    surrogate escape (``"\\ud83d"`` without its pair is half a character: it cannot be stored or
+    written as UTF-8), naming the key it is under and, given the JSON ``text``, its line; None if
+    there is none. Walks the data without recursion (it may be nested deep)."""
+    stack: list[tuple[Any, str | None]] = [(data, None)]
+    while stack:
+        value, key = stack.pop()
+        if isinstance(value, str):
+            if _SURROGATE.search(value):
+                return _surrogate_message(value, key, text, is_key=False)
+        elif isinstance(value, dict):
+            for k, v in value.items():
+                if isinstance(k, str) and _SURROGATE.search(k):
+                    return _surrogate_message(k, key, text, is_key=True)
+                stack.append((v, k))
+        elif isinstance(value, list):
+            stack.extend((v, key) for v in value)
+    return None
+
+
+def _surrogate_message(value: str, key: str | None, text: str | bytes | None, *, is_key: bool) -> str:
+    where = "a key" if is_key else ("a value" if key is None else f"the value of key {excerpt(key, 40)}")
+    if is_key and key is not None:
+        where += f" inside key {excerpt(key, 40)}"
+    line = _surrogate_line(text)
+    at = "" if line is None else f" at line {line}"
+    m = _SURROGATE.search(value)
+    esc = f"\\u{ord(m.group(0)):04x}" if m else "\\ud800"
+    return (f"{where}{at} holds the lone surrogate escape {esc} (half a character, without its "
+            "pair); write the character itself or both halves of its pair")
+
+
+def _surrogate_line(text: str | bytes | None) -> int | None:
+    """The line of the first unpaired surrogate escape in JSON ``text`` (None if one line)."""
+    if text is None:
+        return None
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", "replace")
+    if "\n" not in text.strip():
+        return None
+    escapes = list(_ESCAPE.finditer(text))
+    for i, m in enumerate(escapes):
+        digits = m.group(1)
+        if digits is None or not 0xD800 <= int(digits, 16) <= 0xDFFF:
+            continue
+        code = int(digits, 16)
+        nxt = escapes[i + 1] if i + 1 < len(escapes) else None
+        prv = escapes[i - 1] if i else None
+        if code < 0xDC00:
+            paired = (nxt is not None and nxt.start() == m.end() and nxt.group(1) is not None
+                      and 0xDC00 <= int(nxt.group(1), 16) <= 0xDFFF)
+        else:
+            paired = (prv is not None and prv.end() == m.start() and prv.group(1) is not None
+                      and 0xD800 <= int(prv.group(1), 16) < 0xDC00)
+        if not paired:
+            return text.count("\n", 0, m.start()) + 1
+    return None
 
 
 def lines_of(df: pd.DataFrame) -> Sequence[int] | None:

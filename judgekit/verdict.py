@@ -49,6 +49,7 @@ from judgekit.errors import JudgekitError, UntrustedJudgeError
 from judgekit.hashing import digest as digest  # re-exported: its old home
 from judgekit.hashing import ratings_hash as ratings_hash  # re-exported: its old home
 from judgekit.policy import Policy
+from judgekit.values import surrogate_problem
 from judgekit.verdict_schema import Budget as Budget  # re-exported
 from judgekit.verdict_schema import State as State  # re-exported
 from judgekit.verdict_schema import VerdictV3
@@ -402,7 +403,10 @@ def read_verdict(path: str | Path) -> Verdict:
     if p.is_dir():
         raise JudgekitError(f"Verdict {p} is a folder; pass the verdict.json file inside it.")
     try:
-        data = json.loads(p.read_text(encoding="utf-8"), object_pairs_hook=_no_duplicates)
+        text = p.read_text(encoding="utf-8")
+        data = json.loads(text, object_pairs_hook=_no_duplicates)
+        if (surrogate := surrogate_problem(data, text)) is not None:
+            raise JudgekitError(f"Verdict {p}: {surrogate}; {how}.")
     except _DuplicateKey as exc:
         shown = exc.key if len(exc.key) <= 40 else exc.key[:37] + "..."
         raise JudgekitError(

@@ -14,6 +14,7 @@ import pandas as pd
 
 from judgekit.analysis.frames import (
     check_column_names,
+    check_slice_values,
     fill_unit_key,
     item_columns,
     model_series,
@@ -67,6 +68,7 @@ def build_units(
             f"--model-column {model_col!r} is also the prompt unit ({' + '.join(ucols)}); give "
             "--prompt-column the column that names the conversation or prompt."
         )
+    check_slice_values(items, {"--prompt-column": ucols, "--by": by})
     what = "analyze calibration"
     check_column_names({"--model-column": [model_col], "--prompt-column": ucols, "--by": by,
                         "--lookalike-column": [lookalike_col]}, ITEM_WORK_COLUMNS, what=what)

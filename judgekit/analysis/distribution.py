@@ -26,6 +26,7 @@ import pandas as pd
 from judgekit.analysis.frames import (
     check_column_names,
     check_rubric,
+    check_slice_values,
     fill_unit_key,
     item_columns,
     label_shares,
@@ -166,6 +167,7 @@ def refusal_distribution(
             f"--model-column {model_col!r} is also the prompt unit ({' + '.join(ucols)}); give "
             "--prompt-column the column that names the prompt (e.g. prompt_id)."
         )
+    check_slice_values(items, {"--prompt-column": ucols, "--by": by})
     codes_added = tuple(form_rubric.codes) if form_shares is not None and form_rubric else ()
     check_column_names({"--prompt-column": ucols, "--by": by},
                        (*ADDED_COLUMNS, *codes_added, *_INTERNAL), what="analyze distribution")

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from judgekit.errors import JudgekitError
+from judgekit.errors import JudgekitError, excerpt
 from judgekit.rubric import Rubric, load_rubric
 from judgekit.schema import is_missing
 
@@ -143,6 +143,31 @@ def check_column_names(named: Mapping[str, Sequence[str]], reserved: Iterable[st
                     f"{option} {col!r}: {what} adds a column named {col!r} to its tables, so the "
                     "two would collide; use another column (or re-import the items with this one "
                     "renamed)."
+                )
+
+
+def check_slice_values(items: pd.DataFrame, named: Mapping[str, Sequence[str]]) -> None:
+    """Refuse a column named by an option (``{"--by": [...], "--prompt-column": [...]}``) that
+    cannot group items: one holding lists or objects (a ``messages`` conversation) and, for
+    ``--by``, one whose every value is empty (no slice to show). One sentence naming the option
+    and the column; columns the items lack are left to the callers' own checks."""
+    for option, columns in named.items():
+        for col in dict.fromkeys(columns):
+            if col not in items.columns:
+                continue
+            values = items[col].tolist()
+            nested = next((v for v in values if isinstance(v, list | tuple | dict | set | np.ndarray)),
+                          None)
+            if nested is not None:
+                raise JudgekitError(
+                    f"{option} {col!r}: the items' {col!r} values are lists or objects (e.g. "
+                    f"{excerpt(nested, 40)}), not one value per item, so they cannot group items; "
+                    "use a column of single values."
+                )
+            if option == "--by" and values and all(is_missing(v) or v == "" for v in values):
+                raise JudgekitError(
+                    f"--by {col!r}: every item's {col!r} is empty, so there is no slice to show; "
+                    "use a column with values or leave it out of --by."
                 )
 
 

@@ -111,7 +111,7 @@ def print_calibration(console: Console, result: AnalysisResult) -> None:
             for _, r in bt.iterrows()], bad)
     for t in result.tables:
         if t.key.startswith("by_") and t.key not in ("by_turn", "by_tier_turn") \
-                and not t.key.endswith("_turn"):
+                and not t.key.endswith("_turn") and len(t.frame.columns) > 1:
             col = t.frame.columns[1]
             print_table(console, f"Calibration per model and {col}", [
                 "model", col, "C [95% CI]", "RCE [95% CI]", "Drift(last) [95% CI]"], [

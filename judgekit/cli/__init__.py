@@ -2,7 +2,8 @@
 
 Each command group lives in its own module and is registered here. Any
 :class:`~judgekit.errors.JudgekitError` becomes one sentence on stderr and exit code 2 (or the
-error's own ``exit_code``), never a traceback. The sentence quotes file names, keys and values
+error's own ``exit_code``), never a traceback; so, as a last resort, does an ``OSError`` (a file
+name too long, a folder that cannot be created). The sentence quotes file names, keys and values
 from user files, so it is printed through :func:`judgekit.console.clean` (control characters as
 visible escapes, one line).
 """
@@ -26,6 +27,11 @@ class _Group(click.Group):
         except JudgekitError as exc:
             echo(f"error: {exc}", err=True)
             sys.exit(exc.exit_code)
+        except OSError as exc:  # last resort: a file-system error no reader or writer named
+            from judgekit.io.oserrors import os_error_message
+
+            echo(f"error: {os_error_message(exc)}", err=True)
+            sys.exit(2)
         except KeyboardInterrupt:
             click.echo("interrupted; everything finished so far is in the store.", err=True)
             sys.exit(130)

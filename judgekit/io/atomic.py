@@ -3,22 +3,33 @@ no half file — and the new file gets the mode any new file gets (the umask app
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import stat
 from pathlib import Path
 
 from judgekit.errors import JudgekitError
+from judgekit.io.oserrors import os_error
 
 
 def write_text_atomic(path: str | Path, text: str) -> Path:
-    """Write a text file atomically."""
+    """Write a text file atomically; a file-system error is one sentence naming the file (a
+    :class:`~judgekit.errors.JudgekitError`), and no temp file is left behind."""
     p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        p.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise os_error(exc, "cannot create this folder") from None
     fd, tmp = new_temp_file(p)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(text)
-    os.replace(tmp, p)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, p)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise os_error(exc, "cannot write it") from None
     return p
 
 
@@ -40,6 +51,8 @@ def new_temp_file(target: str | Path) -> tuple[int, str]:
             fd = os.open(tmp, flags, 0o666)
         except FileExistsError:
             continue
+        except OSError as exc:  # no such folder, a name too long, no permission
+            raise os_error(_as_target(exc, p), "cannot write it") from None
         try:
             st = os.stat(p)
         except OSError:  # no such file yet: the umask has applied
@@ -67,3 +80,8 @@ def create_with_umask(path: str) -> None:
             f"Store {path} cannot be created ({exc.strerror or exc}); pass another --store path."
         ) from None
     os.close(fd)
+
+
+def _as_target(exc: OSError, target: Path) -> OSError:
+    """``exc`` naming the file the user asked for, not the hidden temp file beside it."""
+    return OSError(exc.errno, exc.strerror, str(target))

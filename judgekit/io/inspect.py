@@ -47,6 +47,7 @@ import pandas as pd
 
 from judgekit.errors import JudgekitError
 from judgekit.schema import is_missing
+from judgekit.values import surrogate_problem
 
 ATTACHMENT = "attachment://"
 # columns the reader fills itself; a sample metadata key with one of these names gets a prefix
@@ -121,7 +122,8 @@ def read_inspect_log(path: str | Path) -> tuple[pd.DataFrame, pd.DataFrame]:
 # ------------------------------------------------------------------ file formats
 def _read_json_log(p: Path) -> tuple[dict[str, Any], list[Any]]:
     try:
-        data = json.loads(p.read_text(encoding="utf-8"))
+        text = p.read_text(encoding="utf-8")
+        data = json.loads(text)
     except RecursionError:
         raise JudgekitError(
             f"{p}: its JSON is nested too deeply for judgekit to read; give a log written by Inspect."
@@ -130,6 +132,9 @@ def _read_json_log(p: Path) -> tuple[dict[str, Any], list[Any]]:
         raise JudgekitError(f"{p} is not UTF-8 text, so not an Inspect .json log.") from None
     except json.JSONDecodeError as exc:
         raise JudgekitError(f"{p}: invalid JSON at line {exc.lineno}; fix that line.") from None
+    problem = surrogate_problem(data, text)
+    if problem is not None:
+        raise JudgekitError(f"{p}: {problem}.")
     if not isinstance(data, dict) or not isinstance(data.get("eval"), dict):
         raise JudgekitError(
             f"{p} is not an Inspect log (its top level has no 'eval' spec); give a log written "
@@ -204,7 +209,7 @@ def _zip_json(zf: zipfile.ZipFile, name: str, p: Path, budget: list[int]) -> Any
         raise JudgekitError(_too_big(p, name, limit))
     budget[0] -= len(raw)
     try:
-        return json.loads(raw)
+        data = json.loads(raw)
     except (UnicodeDecodeError, json.JSONDecodeError):
         raise JudgekitError(f"{p}: entry {name} is not valid JSON; copy the log again.") from None
     except RecursionError:
@@ -212,6 +217,10 @@ def _zip_json(zf: zipfile.ZipFile, name: str, p: Path, budget: list[int]) -> Any
             f"{p}: entry {name} nests its JSON too deeply for judgekit to read; give a log written "
             "by Inspect."
         ) from None
+    problem = surrogate_problem(data, raw)
+    if problem is not None:
+        raise JudgekitError(f"{p}: entry {name}: {problem}.")
+    return data
 
 
 def _too_big(p: Path, name: str, limit: int) -> str:

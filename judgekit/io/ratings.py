@@ -22,6 +22,8 @@ from pathlib import Path
 import pandas as pd
 
 from judgekit.data import (
+    check_reserved_item_columns,
+    check_rubric_columns,
     id_problem,
     item_content_hash,
     items_from_table,
@@ -87,6 +89,14 @@ def prepare_ratings(
         long = wide_to_long(table, raters=raters, judges=judges, reference=reference, source=source,
                             csv=csv, lines=lines)
         label_cols = [c for m in (raters, judges, reference) if m for c in m.values()]
+        if "value" in table.columns and "value" not in label_cols:
+            raise JudgekitError(
+                f"{source}: a 'value' column has no single label to go with when each rater has "
+                "a column (--raters/--judges/--reference); judgekit takes values from the rubric, "
+                "so remove it."
+            )
+        check_rubric_columns(table, rubric,
+                             lambda i: row_ref(source, i, csv=csv, lines=lines))
     else:
         long = table.copy()
         long["_row"] = range(len(long))
@@ -149,6 +159,7 @@ def import_ratings(
     if items_path is not None:
         extra = read_table(items_path)
         require_columns(extra, ["item_id"], source=str(items_path))
+        check_reserved_item_columns(list(extra.columns), source=str(items_path))
         is_csv, extra_lines = table_format(items_path) == "csv", lines_of(extra)
         if extra["item_id"].isna().any():
             first = int(extra["item_id"].isna().to_numpy().argmax())

@@ -26,6 +26,7 @@ import pandas as pd
 from judgekit.errors import JudgekitError
 from judgekit.io.atomic import new_temp_file as new_temp_file  # re-exported
 from judgekit.io.atomic import write_text_atomic as write_text_atomic  # re-exported
+from judgekit.io.oserrors import os_error
 from judgekit.schema import is_missing
 from judgekit.values import (
     JSONValueError,
@@ -95,11 +96,15 @@ def read_table(path: str | Path, fmt: str | None = None) -> pd.DataFrame:
     """
 
     p = Path(path)
-    if not p.exists():
-        raise JudgekitError(f"{p}: no such file; check the path.")
-    if p.is_dir():
-        raise JudgekitError(f"{p} is a folder; give a CSV, JSONL or Parquet file.")
-    if p.stat().st_size == 0:
+    try:
+        if not p.exists():
+            raise JudgekitError(f"{p}: no such file; check the path.")
+        if p.is_dir():
+            raise JudgekitError(f"{p} is a folder; give a CSV, JSONL or Parquet file.")
+        size = p.stat().st_size
+    except OSError as exc:  # a name too long, no permission
+        raise os_error(exc, "cannot read it") from None
+    if size == 0:
         raise JudgekitError(f"{p} is empty; give a file with a header row and at least one row.")
     kind = table_format(p, fmt)
     if kind == "inspect":
@@ -129,6 +134,8 @@ def read_table(path: str | Path, fmt: str | None = None) -> pd.DataFrame:
         raise JudgekitError(
             f"{p}: JSON nested too deeply for judgekit to read; flatten that value."
         ) from None
+    except PermissionError as exc:
+        raise os_error(exc, "cannot read it") from None
     except Exception as exc:  # pyarrow raises many types for a broken parquet file
         raise JudgekitError(f"{p}: cannot read it as {kind} ({_short(exc)}).") from None
     if not data or not next(iter(data.values())):
@@ -446,7 +453,10 @@ def write_table(df: pd.DataFrame, path: str | Path, fmt: str | None = None) -> P
     if kind == "inspect":
         raise JudgekitError(f"{p}: judgekit does not write Inspect logs; give a .csv, .jsonl, "
                             ".json or .parquet path.")
-    p.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        p.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise os_error(exc, "cannot create this folder") from None
     fd, tmp = new_temp_file(p)
     os.close(fd)
     try:
@@ -466,6 +476,8 @@ def write_table(df: pd.DataFrame, path: str | Path, fmt: str | None = None) -> P
         else:
             df.to_parquet(tmp, index=False)
         os.replace(tmp, p)
+    except OSError as exc:  # a full disk, the target a folder
+        raise os_error(OSError(exc.errno, exc.strerror, str(p)), "cannot write it") from None
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
