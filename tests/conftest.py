@@ -17,6 +17,18 @@ for _var in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "LABEL_STUDIO_API_KEY"):
     os.environ.pop(_var, None)
 
 
+def store_dump(db: str | Path) -> list[str]:
+    """A store's whole content, canonically (every table, every row, as SQL): what "the store is
+    unchanged" means in the bad-input tests. Reading is never blocked by a writer (WAL)."""
+    import sqlite3
+
+    con = sqlite3.connect(db)
+    try:
+        return list(con.iterdump())
+    finally:
+        con.close()
+
+
 @pytest.fixture()
 def store(tmp_path):
     from judgekit.store import Store

@@ -18,6 +18,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
+from conftest import store_dump as _dump
 
 from judgekit.cli import main
 from judgekit.data import item_content_hash
@@ -34,15 +35,6 @@ def _write(path: Path, content: str | bytes | pa.Table) -> Path:
         with open(path, "w", encoding="utf-8", newline="") as fh:  # line ends exactly as given
             fh.write(content)
     return path
-
-
-def _dump(db: str) -> list[str]:
-    """The store's rows, canonically (every table, every value)."""
-    con = sqlite3.connect(db)
-    try:
-        return list(con.iterdump())
-    finally:
-        con.close()
 
 
 def _import(path: Path, db: str, *args: str):

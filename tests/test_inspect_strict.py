@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import copy
 import json
-import sqlite3
 import struct
 import zipfile
 from pathlib import Path
@@ -14,6 +13,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from conftest import store_dump as _dump
 
 from judgekit.cli import main
 
@@ -48,14 +48,6 @@ def _eval_log(path: Path, log: dict[str, Any]) -> Path:
         for s in log["samples"]:
             zf.writestr(f"samples/{s['id']}_epoch_{s['epoch']}.json", json.dumps(s))
     return path
-
-
-def _dump(db: str) -> list[str]:
-    con = sqlite3.connect(db)
-    try:
-        return list(con.iterdump())
-    finally:
-        con.close()
 
 
 @pytest.fixture()

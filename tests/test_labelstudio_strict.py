@@ -22,6 +22,7 @@ from urllib.parse import urlparse
 
 import pytest
 from click.testing import CliRunner
+from conftest import store_dump as _dump
 
 from judgekit.annotation.labelstudio import LabelStudioClient, pull, rubric_marker
 from judgekit.cli import main
@@ -260,17 +261,6 @@ def _export() -> list[dict[str, Any]]:
 
 
 AMAP = "2=alice@example.org,3=bob@example.org"
-
-
-def _dump(db) -> list[str]:
-    """The store's whole content, canonically (what 'unchanged' means)."""
-    import sqlite3
-
-    con = sqlite3.connect(db)
-    try:
-        return list(con.iterdump())
-    finally:
-        con.close()
 
 
 def _pull_file(path, db, *extra: str):

@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
+from conftest import store_dump as dump
 
 from judgekit.cli import main
 
@@ -43,14 +44,6 @@ def one_sentence_exit_2(r: Result, *parts: str) -> str:
     for part in parts:
         assert part in lines[0], f"{part!r} not in {lines[0]!r}"
     return lines[0]
-
-
-def dump(db: Path | str) -> list[str]:
-    con = sqlite3.connect(db)
-    try:
-        return list(con.iterdump())
-    finally:
-        con.close()
 
 
 @pytest.fixture()

@@ -31,6 +31,7 @@ from judgekit.store import Store
 pytest.register_assert_rewrite("panel_fixtures")
 pytest_plugins = ["panel_fixtures"]
 
+from conftest import store_dump as _dump  # noqa: E402
 from panel_fixtures import labelled_items, write_items, write_panel  # noqa: E402
 
 REFUSAL = load_rubric("refusal")
@@ -44,14 +45,6 @@ def _human(item, label, rater="h1"):
     return {"item_id": item, "rater_id": rater, "rater_kind": "human", "rubric": REFUSAL.id,
             "rubric_hash": REFUSAL.hash, "label": label, "value": REFUSAL.values[label], "trial": 0,
             "status": "ok", "rationale": None, "created_at": 0.0, "source": "test"}
-
-
-def _dump(db: Path) -> list[str]:
-    conn = sqlite3.connect(db)
-    try:
-        return list(conn.iterdump())
-    finally:
-        conn.close()
 
 
 def _one_sentence_exit_2(res, *parts):

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from conftest import store_dump as dump
 
 from judgekit.cli import main
 from judgekit.errors import JudgekitError, UntrustedJudgeError
@@ -84,14 +85,6 @@ def gate_file(tmp_path: Path, db: Path, policy: str = GOOD, name: str = "out") -
     code, out = run("gate", p, "--store", db, "--out", tmp_path / name)
     assert code in (0, 1), out
     return tmp_path / name / "verdict.json"
-
-
-def dump(db: Path) -> list[str]:
-    con = sqlite3.connect(db)
-    try:
-        return list(con.iterdump())
-    finally:
-        con.close()
 
 
 def judge_entry(v: dict, judge: str) -> dict:

@@ -4,11 +4,11 @@ or key), exit 2, no traceback, and the store unchanged."""
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from conftest import store_dump as _dump
 
 from judgekit.cli import main
 from judgekit.errors import JudgekitError
@@ -28,14 +28,6 @@ def _with_template(tmp_path: Path, name: str, template: str) -> Path:
     assert "answer_format: json" in BASE
     return _rubric(tmp_path, name, BASE.replace("answer_format: json",
                                                 f"answer_format: json\n  template: {template}"))
-
-
-def _dump(db: str) -> list[str]:
-    con = sqlite3.connect(db)
-    try:
-        return list(con.iterdump())
-    finally:
-        con.close()
 
 
 @pytest.fixture()

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from conftest import store_dump as _dump
 
 import judgekit.locking
 from judgekit.cli import main
@@ -101,14 +102,6 @@ def _store(tmp_path: Path) -> Path:
     res = CliRunner().invoke(main, ["import", str(labels), "--rubric", "refusal", "--store", str(db)])
     assert res.exit_code == 0, res.output
     return db
-
-
-def _dump(db: Path) -> list[str]:
-    con = sqlite3.connect(db)  # reading is never blocked by the writer (WAL)
-    try:
-        return list(con.iterdump())
-    finally:
-        con.close()
 
 
 def _import(tmp_path: Path, db: Path, limit: str):
