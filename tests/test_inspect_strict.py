@@ -84,6 +84,12 @@ BAD_FIELDS = [
      ["sample '1'", "input[0] is 'How do I kill a process?', not a chat message"]),
     ("chat_content_number", _log([_sample(1, input=[{"role": "user", "content": 5}])]),
      ["sample '1'", "input[0] needs 'role' as text"]),
+    # Inspect always writes a role (its ChatMessage types are told apart by it): none is refused,
+    # never guessed as "user" (a conversation turn in any other import needs one too)
+    ("chat_without_role", _log([_sample(1, input=[{"content": "hi"}])]),
+     ["sample '1'", "input[0] needs 'role' as text"]),
+    ("chat_empty_role", _log([_sample(1, input=[{"role": "", "content": "hi"}])]),
+     ["sample '1'", "input[0] needs 'role' as text"]),
     ("input_number", _log([_sample(1, input=42)]), ["sample '1'", "'input' is 42"]),
     ("float_id", _log([_sample(1.0)]), ["sample 1", "id 1.0 is a decimal number"]),
     ("explanation_list", _log([_sample(1, scores={"grader": {"value": "full_refusal", "explanation": ["a"]}})]),

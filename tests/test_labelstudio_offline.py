@@ -387,6 +387,21 @@ def test_push_of_a_spec_records_nothing_when_the_server_is_down(tmp_path, monkey
         assert s.sample_names() == []
 
 
+def test_push_of_a_sample_to_a_mistyped_store_creates_nothing(tmp_path, monkeypatch):
+    # a sample is drawn from (or recorded in) an existing store: a mistyped --store is one
+    # sentence, and no empty store file is left behind (items from a file may start a store)
+    monkeypatch.setenv("LABEL_STUDIO_URL", f"http://127.0.0.1:{_closed_port()}")
+    monkeypatch.setenv("LABEL_STUDIO_API_KEY", "x" * 20)
+    db = tmp_path / "typo.db"
+    for sample in ("pilot", str(tmp_path / "pilot.yaml")):
+        (tmp_path / "pilot.yaml").write_text("name: pilot\nsize: 2\n")
+        result = CliRunner().invoke(main, ["labelstudio", "push", "--rubric", "refusal", "--sample", sample,
+                                           "--project", "pilot", "--store", str(db)])
+        assert result.exit_code == 2, result.output
+        assert f"Store {db} does not exist" in result.output and "Traceback" not in result.output
+        assert not db.exists()
+
+
 # ------------------------------------------------- the test server's start/stop
 _FAKE_START = """#!/usr/bin/env bash
 # stands in for scripts/labelstudio-server.sh start: $5 is --data-dir's value

@@ -129,7 +129,8 @@ def _push(
         raise JudgekitError("Give exactly one of --items FILE or --sample NAME|SPEC.yaml.")
     rubs = load_rubrics(rubrics)
     meta_cols = None if meta is None else [c.strip() for c in meta.split(",") if c.strip() and c.strip() != "none"]
-    with Store(store_path) as store:
+    # items from a file may start a store; a sample is drawn from (or recorded in) an existing one
+    with (Store(store_path) if items_path is not None else Store.open_existing(store_path)) as store:
         overlap = None
         new_sample: tuple[str, pd.DataFrame] | None = None
         if items_path is not None:

@@ -397,9 +397,9 @@ def _message(m: Any, k: int, attachments: dict[str, Any], where: str) -> dict[st
             f"{where}: input[{k}] is {_kind(m)}, not a chat message {{role, content}}; give a log "
             "written by Inspect."
         )
-    role = m.get("role", "user")
+    role = m.get("role")  # Inspect always writes one: a missing role is refused, never guessed
     content = m.get("content")
-    if not isinstance(role, str) or not isinstance(content, str | list):
+    if not isinstance(role, str) or not role or not isinstance(content, str | list):
         raise JudgekitError(
             f"{where}: input[{k}] needs 'role' as text and 'content' as text or a list of content "
             "parts; give a log written by Inspect."
