@@ -350,6 +350,9 @@ FULL_CASES = [
      ["task 2", "'data.messages[0].content' is an object"]),
     ("message role a number", _set("1.data.messages", [{"role": 1, "content": "q"}]),
      ["task 2", "'data.messages[0].role' is the number 1"]),
+    # a turn needs a role, as in every other import (never guessed)
+    ("message without a role", _set("1.data.messages", [{"content": "q"}]),
+     ["task 2", "'data.messages[0]' has no role"]),
     ("response an object", _set("1.data.response", {"a": 1}), ["task 2", "'data.response' is an object"]),
     ("prompt a list", _set("1.data.prompt", ["p"]), ["task 2", "'data.prompt' is a list"]),
     ("item_id a decimal number", _set("1.data.item_id", 2.0), ["task 2", "'data.item_id' is the number 2.0"]),

@@ -98,7 +98,7 @@ def timestamp(v: Any) -> float | str:
 
 def messages_problem(v: Any, name: str = "messages") -> str | None:
     """Why ``v`` is not a conversation: a list of ``{role, content}`` objects (or its JSON
-    text), ``content`` text or a list of content parts, ``role`` text; ``None`` if it is one
+    text), ``content`` text or a list of content parts, ``role`` non-empty text; ``None`` if it is one
     (or absent). The reason names the key (``name``, e.g. ``data.messages[2].content``)."""
     if v is None:
         return None
@@ -116,6 +116,8 @@ def messages_problem(v: Any, name: str = "messages") -> str | None:
             return f"'{name}[{k}]' is {kind(m)}, not a {{role, content}} object"
         if not isinstance(m["content"], str | list):
             return f"'{name}[{k}].content' is {kind(m['content'])}, not text"
-        if not isinstance(m.get("role", ""), str):
+        if "role" not in m or m["role"] == "":
+            return f"'{name}[{k}]' has no role (who speaks: user, assistant, system)"
+        if not isinstance(m["role"], str):
             return f"'{name}[{k}].role' is {kind(m['role'])}, not text"
     return None
