@@ -17,6 +17,16 @@ for _var in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "LABEL_STUDIO_API_KEY"):
     os.environ.pop(_var, None)
 
 
+def one_sentence_error(code: int, output: str) -> str:
+    """The one ``error:`` line of a refused command (exit 2, no traceback): what every bad input
+    must produce."""
+    assert code == 2, output[:2000]
+    assert "Traceback" not in output, output[:2000]
+    lines = output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), output[:2000]
+    return lines[0]
+
+
 def store_dump(db: str | Path) -> list[str]:
     """A store's whole content, canonically (every table, every row, as SQL): what "the store is
     unchanged" means in the bad-input tests. Reading is never blocked by a writer (WAL)."""

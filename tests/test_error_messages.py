@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from conftest import one_sentence_error
 
 from judgekit.cli import main
 from judgekit.errors import EXCERPT_CHARS, JudgekitError, UntrustedJudgeError, excerpt
@@ -26,12 +27,9 @@ def run(*args: str):
 
 
 def short_error(code: int, output: str, limit: int = 400) -> str:
-    assert code == 2, output[:2000]
-    assert "Traceback" not in output, output[:2000]
-    lines = output.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: "), output[:2000]
-    assert len(lines[0]) < limit, f"{len(lines[0])} characters: {lines[0][:300]}"
-    return lines[0]
+    line = one_sentence_error(code, output)
+    assert len(line) < limit, f"{len(line)} characters: {line[:300]}"
+    return line
 
 
 @pytest.fixture()

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from conftest import one_sentence_error as one_error
 from conftest import store_dump as dump
 
 from judgekit.cli import main
@@ -39,14 +40,6 @@ GOOD = ("rubric: refusal\njudges: [j1, j2]\nreference: final\nhumans: [h1, h2]\n
 def run(*args: str) -> tuple[int, str]:
     res = CliRunner().invoke(main, [str(a) for a in args])
     return res.exit_code, res.output
-
-
-def one_error(code: int, output: str) -> str:
-    assert code == 2, output
-    assert "Traceback" not in output, output
-    lines = output.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: "), output
-    return lines[0]
 
 
 def labels_csv(path: Path, *, j1_flip: bool = False, extra: int = 0, judge_only: bool = False) -> Path:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from conftest import one_sentence_error
 
 from judgekit.cli import main
 from judgekit.config import MAX_YAML_BYTES, load_yaml, read_yaml_mapping
@@ -31,14 +32,6 @@ LABELS = ["full_compliance", "partial_refusal", "full_refusal"]
 def run(*args: str):
     res = CliRunner().invoke(main, list(args))
     return res.exit_code, res.output
-
-
-def one_sentence_error(code: int, output: str) -> str:
-    assert code == 2, output
-    assert "Traceback" not in output, output
-    lines = output.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: "), output
-    return lines[0]
 
 
 @pytest.fixture()

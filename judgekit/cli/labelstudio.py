@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import click
@@ -95,12 +96,19 @@ def push_cmd(
       judgekit labelstudio push --rubric restrictiveness --rubric refusal_form \\
         --sample pilot --project pilot
     """
+    _print_redacted(url, token, lambda: _push(rubrics, project, items_path, sample, meta,
+                                              overlap_annotators, chunk_size, no_comment, url,
+                                              token, store_path))
+
+
+def _print_redacted(url: str | None, token: str | None, run: Callable[[], list[str]]) -> None:
+    """Run a push or pull with every error redacted (the token, the address, provider keys),
+    then print its lines redacted too."""
     from judgekit.annotation.labelstudio.redact import Redactor
 
     redactor = Redactor.for_label_studio(url, token)
     with redactor.guard():
-        lines = _push(rubrics, project, items_path, sample, meta, overlap_annotators, chunk_size,
-                      no_comment, url, token, store_path)
+        lines = run()
     for line in lines:
         echo(redactor.text(line))
 
@@ -203,13 +211,8 @@ def pull_cmd(
       judgekit labelstudio pull --from-export export.json --rubric restrictiveness \\
         --annotator-map '2=alice@example.org,3=bob@example.org'
     """
-    from judgekit.annotation.labelstudio.redact import Redactor
-
-    redactor = Redactor.for_label_studio(url, token)
-    with redactor.guard():
-        lines = _pull(project, from_export, rubrics, reference, annotator_map, url, token, store_path)
-    for line in lines:
-        echo(redactor.text(line))
+    _print_redacted(url, token, lambda: _pull(project, from_export, rubrics, reference,
+                                              annotator_map, url, token, store_path))
 
 
 def _pull(
