@@ -80,6 +80,9 @@ def test_help_and_rubrics_load_no_heavy_module(tmp_path):
     code, heavy, out = probe(["rubrics", "refusal"], tmp_path)
     assert (code, heavy) == (0, [])
     assert "full_refusal" in out
+    code, heavy, out = probe(["labelstudio", "config", "--rubric", "refusal"], tmp_path)
+    assert (code, heavy) == (0, [])
+    assert '<Choice value="full_refusal"' in out
 
 
 def test_a_rerun_that_makes_no_call_imports_no_sdk(tmp_path, fake):
@@ -135,6 +138,12 @@ PUBLIC = {
     "judgekit.report": ["render_report", "write_report"],
     "judgekit.testing": ["FakeRequest", "FakeServer", "Reply", "label_reply"],
     "judgekit.cli": ["main"],
+    "judgekit.annotation.labelstudio": [
+        "Annotation", "COMMENT_CONTROL", "ENV_TOKEN", "ENV_URL", "LabelStudioClient", "PullSummary",
+        "PushSummary", "annotations_to_ratings", "check_rubrics", "from_flat_rows",
+        "from_full_tasks", "label_config", "load_rubrics", "parse_annotator_map", "parse_marker",
+        "pull", "push", "rater_name", "read_export", "rubric_marker", "task_data",
+    ],
 }
 # where each name is defined (the lazy attribute must be that very object)
 HOME = {
@@ -147,6 +156,8 @@ HOME = {
                            "undefined_reason": "chance"},
     "judgekit.judges": {"build_judge": "base", "JudgeEntry": "base", "Judge": "base"},
     "judgekit.report": {"render_report": "document", "write_report": "document"},
+    "judgekit.annotation.labelstudio": {"label_config": "config", "push": "sync", "pull": "sync",
+                                        "LabelStudioClient": "client", "read_export": "exports"},
 }
 
 
