@@ -9,9 +9,7 @@ import click
 
 from judgekit.cli.options import store_option
 from judgekit.console import echo, make_console, safe_text
-from judgekit.data import parse_rater_map
 from judgekit.errors import JudgekitError
-from judgekit.rubric import available_rubrics, load_rubric
 from judgekit.store import Store
 
 console = make_console()
@@ -24,6 +22,8 @@ def rubrics_cmd(name: str | None) -> None:
 
     Example: judgekit rubrics refusal
     """
+    from judgekit.rubric import available_rubrics, load_rubric
+
     if name is None:
         for n in available_rubrics():
             r = load_rubric(n)
@@ -84,7 +84,9 @@ def import_cmd(
       judgekit import logs/2025-05-01T10-00-00_refusal_x.eval --rubric refusal \\
         --scorers model_graded_qa
     """
+    from judgekit.data import parse_rater_map
     from judgekit.io.ratings import import_ratings
+    from judgekit.rubric import load_rubric
 
     rubric = load_rubric(rubric_name)
     if not file.exists():  # before the store is opened: a typo must not leave an empty store behind
@@ -148,6 +150,7 @@ def agree_cmd(
     from judgekit.agreement.report import agreement_report
     from judgekit.cli.render import print_agreement
     from judgekit.io.atomic import write_text_atomic
+    from judgekit.rubric import load_rubric
 
     rubric = load_rubric(rubric_name)
     cols = [c.strip() for b in by for c in b.split(",") if c.strip()]

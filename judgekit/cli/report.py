@@ -9,7 +9,6 @@ import click
 from judgekit.cli.options import store_option
 from judgekit.console import echo
 from judgekit.errors import JudgekitError
-from judgekit.verdict import load_verdict, match_store
 
 
 def _split(values: tuple[str, ...]) -> list[str]:
@@ -62,6 +61,7 @@ def report_cmd(
     from judgekit.report.collect import collect_extras
     from judgekit.rubric import load_rubric
     from judgekit.store import Store
+    from judgekit.verdict import load_verdict, match_store
 
     rubric = load_rubric(rubric_name)
     with Store.open_existing(store_path) as store:
