@@ -282,6 +282,13 @@ def run_gate(store: Any, policy_path: str | Path) -> tuple[dict[str, Any], Agree
     """
     policy, raw = load_policy(policy_path)
     rubric = rubric_named_in(policy.rubric, f"Policy file {policy_path}")
+    view_info: dict[str, Any] = {}
+    if policy.view is not None:
+        from judgekit.rubric_views import ViewSource, rubric_view
+
+        rubric = rubric_view(rubric, policy.view, where=f"Policy file {policy_path}: view")
+        store = ViewSource(store, rubric)
+        view_info = {"view": rubric.view_info()}
     known = set(store.ratings(rubric=rubric, rater_kind="judge")["rater_id"].unique())
     for judge in policy.judges:
         if judge not in known:
@@ -319,6 +326,7 @@ def run_gate(store: Any, policy_path: str | Path) -> tuple[dict[str, Any], Agree
         "state": combine_states([r["state"] for r in results]),
         "passed": all(r["passed"] for r in results),
         "judges": results,
+        **view_info,
     }
     record_verdict(store, verdict)
     return verdict, report

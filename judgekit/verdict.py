@@ -296,6 +296,7 @@ def _consistent(v: dict[str, Any], where: str) -> None:
         policy = Policy(**v["policy"])
     except (ValidationError, TypeError):
         raise _fail(where, "the policy it records is not a valid gate policy") from None
+    _view_consistent(v, policy, where)
     c = policy.checks
     wanted: dict[str, Any] = {
         "min_items": c.min_items, "min_value": c.min_value, "min_lower_bound": c.min_lower_bound,
@@ -375,6 +376,22 @@ def _consistent(v: dict[str, Any], where: str) -> None:
                               else "every judge passes"))
     if v["state"] != vstate:
         raise _fail(where, f"'state' is {v['state']!r} but its judges make it {vstate!r}")
+
+
+def _view_consistent(v: dict[str, Any], policy: Policy, where: str) -> None:
+    """A verdict has ``view`` exactly when its policy gates under one, naming that view, and its
+    ``rubric`` is then the view's id (``<rubric>:<view>``), so it never matches the full rubric."""
+    view = v.get("view")
+    if policy.view is None:
+        if "view" in v:
+            raise _fail(where, "it has a 'view' but its policy gates under no view")
+        return
+    if view is None:
+        raise _fail(where, f"its policy gates under the view {policy.view!r} but it has no 'view'")
+    if view["name"] != policy.view:
+        raise _fail(where, f"its view is {view['name']!r} but its policy gates under {policy.view!r}")
+    if v["rubric"] != f"{view['rubric']}:{view['name']}":
+        raise _fail(where, f"its rubric {v['rubric']!r} is not the view {view['rubric']}:{view['name']}")
 
 
 # ----------------------------------------------------------------------------- reading
@@ -476,6 +493,8 @@ def judge_identity(store: Any, judge: str, rubric: Any = None,
     its latest call under ``rubric`` (any rubric when None; a Rubric also fixes the hash)."""
     ident: dict[str, Any] = {"judge": judge, "spec": None, "params": None}
     rubric_id: str | None = None
+    # a view's judges answered under the full rubric: their calls are under its id and hash
+    rubric = getattr(rubric, "base", rubric)
     if rubric is not None:
         rubric_id = str(getattr(rubric, "id", rubric))
         rubric_hash = getattr(rubric, "hash", rubric_hash)

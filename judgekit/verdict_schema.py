@@ -52,6 +52,15 @@ class JudgeV3(_Strict):
     judge_ratings_hash: str = Field(min_length=1)
 
 
+class ViewRef(_Strict):
+    """The view a verdict was made under (:mod:`judgekit.rubric_views`): its name and the full
+    rubric's id and hash; the verdict's own ``rubric``/``rubric_hash`` are the view's."""
+
+    name: str = Field(min_length=1)
+    rubric: str = Field(min_length=1)
+    rubric_hash: str = Field(min_length=1)
+
+
 class VerdictV3(_Strict):
     schema_version: Literal[3]
     judgekit_version: str
@@ -66,3 +75,5 @@ class VerdictV3(_Strict):
     state: State
     passed: bool
     judges: list[JudgeV3] = Field(min_length=1)
+    #: only in a verdict whose policy gates under a view (an optional key of version 3)
+    view: ViewRef | None = None
