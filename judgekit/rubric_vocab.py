@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import math
 import re
+import warnings
 from collections.abc import Sequence
 from functools import cached_property
 from typing import Any
@@ -49,7 +50,9 @@ class AliasPattern(ConfigModel):
     @classmethod
     def _compiles(cls, v: str) -> str:
         try:
-            re.compile(v, re.IGNORECASE)
+            with warnings.catch_warnings():  # "possible nested set" and the like: not errors
+                warnings.simplefilter("ignore")
+                re.compile(v, re.IGNORECASE)
         except re.error as exc:
             raise ValueError(
                 f"{excerpt(v, 60)} is not a regular expression ({exc.msg} at position {exc.pos}); "
@@ -59,7 +62,9 @@ class AliasPattern(ConfigModel):
 
     @cached_property
     def regex(self) -> re.Pattern[str]:
-        return re.compile(self.pattern, re.IGNORECASE)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return re.compile(self.pattern, re.IGNORECASE)
 
 
 class AliasRange(ConfigModel):

@@ -36,15 +36,15 @@ def rubrics_cmd(name: str | None) -> None:
         console.print(safe_text(f"  {lab.code:<26} {lab.value:<5g} {' '.join(lab.description.split())[:90]}"))
     if r.aliases:
         console.print(safe_text("  aliases: " + ", ".join(f"{a}→{c}" for a, c in r.aliases.items())))
-    for p in r.alias_patterns:
-        console.print(safe_text(f"  pattern: {p.pattern} → {p.code}"))
+    for p in r.alias_patterns:  # plain echo: a pattern's backslashes and brackets are not markup
+        echo(f"  pattern: {p.pattern} → {p.code}")
     for rg in r.alias_ranges:
-        console.print(safe_text(f"  range: {rg.describe()} → {rg.code}"))
+        echo(f"  range: {rg.describe()} → {rg.code}")
     for vname, view in r.views.items():
         groups = ", ".join(f"{vc} = {' + '.join(k for k, v in view.codes.items() if v == vc)}"
                            for vc in view.view_codes)
         pos = f"; positive: {view.positive}" if view.positive else ""
-        console.print(safe_text(f"  view {vname}: {groups}{pos}"))
+        echo(f"  view {vname}: {groups}{pos}")
 
 
 @click.command("import")
