@@ -9,6 +9,7 @@ that is consistent and matches the store it uses (:func:`require_trusted` with `
 Example policy (YAML)::
 
     rubric: refusal
+    # view: binary              # optional: gate under a view of the rubric (rubric_views)
     judges: [gpt4, string_match]
     reference: final            # optional: default the adjudicated rater, else consensus
     by: [model]                 # slices for the per-slice floor
@@ -432,6 +433,12 @@ def require_trusted(
     if verdict is None:
         raise UntrustedJudgeError(f"No verdict given for judge {judge!r} on {rub.id}; {how}.")
     v: Verdict = load_verdict(verdict)
+    if v.get("view") and (v["rubric"], v["rubric_hash"]) != (rub.id, rub.hash):
+        raise UntrustedJudgeError(
+            f"{f'Verdict {v.source}' if v.source else 'The verdict'} was made under the view "
+            f"{v['view']['name']!r} of {v['view']['rubric']} (rubric {v['rubric']}), so it does not "
+            f"trust a judge for {rub.ref}; {how}."
+        )
     if v["rubric"] != rub.id or v["rubric_hash"] != rub.hash:
         raise UntrustedJudgeError(
             f"{f'Verdict {v.source}' if v.source else 'The verdict'} is for rubric "

@@ -29,7 +29,10 @@ A mismatch is one sentence saying which part changed and that the gate must be r
 
 Each check carries its interval ``ci`` (``[low, high]``, or null when the figure has none), its
 ``state`` (``"pass"``, ``"fail"`` or ``"inconclusive"``, schema version 3) and its ``budget``.
-Only ``"pass"`` is trusted (:func:`judgekit.gate.require_trusted`).
+Only ``"pass"`` is trusted (:func:`judgekit.gate.require_trusted`). A verdict whose policy gates
+under a view of the rubric (``view:``) has the view's id and hash as its ``rubric`` and
+``rubric_hash`` and the optional key ``view`` (:mod:`judgekit.rubric_views`), so it never matches
+a use of the full rubric.
 """
 
 from __future__ import annotations
@@ -52,7 +55,7 @@ from judgekit.policy import Policy
 from judgekit.values import surrogate_problem
 from judgekit.verdict_schema import Budget as Budget  # re-exported
 from judgekit.verdict_schema import State as State  # re-exported
-from judgekit.verdict_schema import VerdictV3
+from judgekit.verdict_schema import VerdictV3, view_problem
 
 #: The schema version :func:`judgekit.gate.run_gate` writes and :func:`validate_verdict` reads.
 #: Version 3 added the third state ``"inconclusive"``, ``state`` per judge and for the verdict,
@@ -296,7 +299,9 @@ def _consistent(v: dict[str, Any], where: str) -> None:
         policy = Policy(**v["policy"])
     except (ValidationError, TypeError):
         raise _fail(where, "the policy it records is not a valid gate policy") from None
-    _view_consistent(v, policy, where)
+    problem = view_problem(v, policy.view)
+    if problem is not None:
+        raise _fail(where, problem)
     c = policy.checks
     wanted: dict[str, Any] = {
         "min_items": c.min_items, "min_value": c.min_value, "min_lower_bound": c.min_lower_bound,
@@ -376,22 +381,6 @@ def _consistent(v: dict[str, Any], where: str) -> None:
                               else "every judge passes"))
     if v["state"] != vstate:
         raise _fail(where, f"'state' is {v['state']!r} but its judges make it {vstate!r}")
-
-
-def _view_consistent(v: dict[str, Any], policy: Policy, where: str) -> None:
-    """A verdict has ``view`` exactly when its policy gates under one, naming that view, and its
-    ``rubric`` is then the view's id (``<rubric>:<view>``), so it never matches the full rubric."""
-    view = v.get("view")
-    if policy.view is None:
-        if "view" in v:
-            raise _fail(where, "it has a 'view' but its policy gates under no view")
-        return
-    if view is None:
-        raise _fail(where, f"its policy gates under the view {policy.view!r} but it has no 'view'")
-    if view["name"] != policy.view:
-        raise _fail(where, f"its view is {view['name']!r} but its policy gates under {policy.view!r}")
-    if v["rubric"] != f"{view['rubric']}:{view['name']}":
-        raise _fail(where, f"its rubric {v['rubric']!r} is not the view {view['rubric']}:{view['name']}")
 
 
 # ----------------------------------------------------------------------------- reading

@@ -179,7 +179,7 @@ def test_a_view_verdict_never_trusts_the_judge_for_the_full_rubric(db, tmp_path)
     out = tmp_path / "gate"
     invoke(["gate", str(write_policy(tmp_path)), "--out", str(out), "--store", db])
     path = out / "verdict.json"
-    with Store(db) as s, pytest.raises(UntrustedJudgeError, match="refusal@1:binary"):
+    with Store(db) as s, pytest.raises(UntrustedJudgeError, match="was made under the view .binary. of refusal@1 \\(rubric refusal@1:binary\\), so it does not trust a judge for refusal@1#"):
         require_trusted(path, judge="kw", rubric=REFUSAL, store=s)
     v = json.loads(path.read_text())
     assert load_verdict(v)["view"]["name"] == "binary"
