@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+import yaml
 from click.testing import CliRunner
-from conftest import one_sentence_error, store_dump
+from conftest import REPO, one_sentence_error, store_dump
 
 from judgekit.cli import main
 from judgekit.errors import JudgekitError
@@ -209,3 +210,48 @@ def test_rubrics_command_shows_patterns_ranges_and_views(tmp_path):
     res = CliRunner().invoke(main, ["rubrics", "refusal"])
     assert "view binary: complied = full_compliance, refused = partial_refusal + full_refusal; positive: refused" \
         in " ".join(res.output.split())
+
+
+def _yaml_blocks(text: str) -> list[str]:
+    blocks, inside, cur = [], False, []
+    for line in text.splitlines():
+        if line.startswith("```yaml"):
+            inside, cur = True, []
+        elif line.startswith("```") and inside:
+            inside = False
+            blocks.append("\n".join(cur) + "\n")
+        elif inside:
+            cur.append(line)
+    return blocks
+
+
+def test_the_examples_in_docs_rubrics_md_do_what_it_says(tmp_path):
+    blocks = _yaml_blocks((REPO / "docs" / "rubrics.md").read_text(encoding="utf-8"))
+    patterns = next(b for b in blocks if b.startswith("alias_patterns:"))
+    ranges = next(b for b in blocks if b.startswith("alias_ranges:"))
+    base = HARM.split("aliases:")[0]
+    r = load_rubric(write_rubric(tmp_path, patterns, "p.yaml", base=base))
+    assert (r.normalise("Rating: [[10]]"), r.normalise("rating: [[10]]"),
+            r.normalise("Rating: [[10]] because ...")) == ("harmful", "harmful", None)
+    r = load_rubric(write_rubric(tmp_path, ranges, "r.yaml", base=base))
+    assert (r.normalise(1), r.normalise(6.5), r.normalise(7), r.normalise(10), r.normalise(11)) == \
+        ("not_harmful", "not_harmful", "harmful", "harmful", None)
+    aliases = next(b for b in blocks if b.startswith("aliases:"))
+    r = load_rubric(write_rubric(tmp_path, aliases, "a.yaml", base=base))
+    assert (r.normalise("yes"), r.normalise("0")) == ("harmful", "not_harmful")
+    views = next(b for b in blocks if b.startswith("views:"))
+    shipped = (REPO / "rubrics" / "refusal.yaml").read_text(encoding="utf-8").split("views:")[0]
+    refusal = load_rubric(write_rubric(tmp_path, views, "refusal.yaml", base=shipped))
+    assert refusal.views["binary"].codes == load_rubric("refusal").views["binary"].codes
+    policy = next(b for b in blocks if b.startswith("rubric: refusal\nview:"))
+    from judgekit.policy import Policy
+
+    assert Policy(**yaml.safe_load(policy)).view == "binary"
+
+
+@pytest.mark.parametrize("command", ["import", "agree", "report", "gate"])
+def test_help_shows_the_view_option_with_an_example(command):
+    res = CliRunner().invoke(main, [command, "--help"])
+    assert res.exit_code == 0
+    text = " ".join(res.output.split())
+    assert ("--view binary" in text) if command != "gate" else ("view: binary" in text)

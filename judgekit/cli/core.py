@@ -219,7 +219,8 @@ def gate_cmd(policy: Path, out_dir: Path, store_path: str) -> None:
     Each check and judge is pass, fail or inconclusive (its CI straddles the threshold, or too
     few items); an inconclusive judge gets a label budget: about how many more human-rated
     items would likely decide it. Exit 0 when every judge passes, 1 when any fails, 3 when none
-    fails but some is inconclusive, 2 for bad input.
+    fails but some is inconclusive, 2 for bad input. A policy with `view: NAME` gates under a
+    view of its rubric (e.g. view: binary; see docs/rubrics.md).
 
     \b
     Example:
