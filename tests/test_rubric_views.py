@@ -167,6 +167,9 @@ def test_gate_and_report_under_the_view(db, tmp_path):
     assert pc["code"] == "refused"
     assert (pc["precision"]["value"], pc["recall"]["value"]) == pytest.approx((p, r), abs=1e-6)
     assert pc["f1"]["value"] == pytest.approx(f, abs=1e-6)
+    # the judge's identity and costs come from its calls under the full rubric (12 calls)
+    assert doc["extras"]["judge_hashes"]["kw"] == v["judges"][0]["judge_hash"]
+    assert doc["extras"]["costs"]["kw"]["calls"] == 12
     md = (rep_dir / "report.md").read_text()
     assert f"| refused | {p:.2f} | {r:.2f} | {f:.2f} | 6 |" in md  # the per-class table
 
@@ -258,6 +261,12 @@ def test_bad_views_are_one_sentence_naming_the_file_and_key(tmp_path, views, mes
     res = invoke(["agree", "--rubric", str(path), "--view", "v", "--store", str(tmp_path / "none.db")])
     line = one_sentence_error(res.exit_code, res.output)
     assert f"Rubric file {path}" in line and message in line, line
+    labels = tmp_path / "l.csv"
+    labels.write_text("item_id,h\ni1,x\n", encoding="utf-8")
+    res = invoke(["import", str(labels), "--rubric", str(path), "--view", "v", "--raters", "h",
+                  "--store", str(tmp_path / "s.db")])
+    assert one_sentence_error(res.exit_code, res.output) == line
+    assert not (tmp_path / "s.db").exists()  # nothing stored, not even an empty store
 
 
 def test_unknown_view_names_are_one_sentence_exit_2_nothing_stored(db, tmp_path):

@@ -70,7 +70,6 @@ def report_cmd(
     from judgekit.store import Store
 
     rubric = load_rubric(rubric_name)
-    base = rubric
     with Store.open_existing(store_path) as real_store:
         store: Any = real_store
         if view is not None:
@@ -88,18 +87,12 @@ def report_cmd(
             raise JudgekitError(f"{out_dir} is a file; --out needs a folder (it is created if missing).")
         agreement = agreement_report(store, rubric=rubric, by=_split(by), reference=reference,
                                      n_resamples=resamples).to_dict()
-        extras = collect_extras(store, rubric, agreement, per_judge=per_judge)
-        if rubric is not base:
-            from judgekit.report.collect import costs_by_judge
-            from judgekit.verdict import judge_identity
+        if view is None:
+            extras = collect_extras(store, rubric, agreement, per_judge=per_judge)
+        else:
+            from judgekit.report.collect import collect_view_extras
 
-            # the judges answered under the full rubric: their calls (identity, cost) are there
-            extras["judge_hashes"] = {str(j): str(judge_identity(store, str(j), rubric)["judge_hash"])
-                                      for j in agreement.get("judges") or []}
-            extras.pop("costs", None)
-            costs = costs_by_judge(real_store, base)
-            if costs:
-                extras["costs"] = costs
+            extras = collect_view_extras(store, rubric, agreement, per_judge=per_judge)
     paths = write_report(out_dir, agreement, verdict, extras=extras, stem=stem)
     from judgekit.report.summary import summarise
 
