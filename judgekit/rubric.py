@@ -237,6 +237,12 @@ def load_rubric(name_or_path: str | Path | Rubric) -> Rubric:
     wanted_version: int | None = None
     if not (path.suffix in (".yaml", ".yml") or _exists(path)):
         name, _, ver = text.partition("@")
+        if ":" in ver:  # a view's id, refusal@1:binary (judgekit.rubric_views)
+            view = excerpt(ver.partition(":")[2], quote=False)
+            raise JudgekitError(
+                f"Rubric {excerpt(text)} is the id of a view; name the rubric and the view apart: "
+                f"--rubric {excerpt(name, quote=False)} --view {view} (in a policy, rubric: and view:)."
+            )
         if ver:
             try:
                 wanted_version = int(ver)

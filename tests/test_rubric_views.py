@@ -297,3 +297,10 @@ def test_view_aliases_map_other_spellings_to_view_codes(tmp_path):
     assert view.codes == ["n", "y"]
     assert (view.normalise(0), view.normalise("1"), view.normalise("Refused"), view.normalise("2")) == \
         ("n", "y", "y", None)
+
+
+def test_a_view_id_given_as_a_rubric_says_how_to_name_the_view(tmp_path):
+    res = invoke(["agree", "--rubric", "refusal@1:binary", "--store", str(tmp_path / "s.db")])
+    line = one_sentence_error(res.exit_code, res.output)
+    assert "Rubric 'refusal@1:binary' is the id of a view; name the rubric and the view apart: " \
+           "--rubric refusal --view binary" in line
