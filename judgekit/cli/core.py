@@ -234,10 +234,11 @@ def gate_cmd(policy: Path, out_dir: Path, store_path: str) -> None:
     """
     from judgekit.cli.render import print_verdict
     from judgekit.gate import explain, run_gate
-    from judgekit.io.atomic import write_text_atomic
+    from judgekit.io.atomic import ensure_folder, write_text_atomic
     from judgekit.report.escape import md_list
 
     with Store.open_existing(store_path) as store:
+        ensure_folder(out_dir)  # before the gate records its verdict in the store
         verdict, _ = run_gate(store, policy)
     lines = explain(verdict)
     print_verdict(console, verdict, lines)
