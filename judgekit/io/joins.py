@@ -66,7 +66,8 @@ def join_items(
     """
     if left not in items.columns:
         require_table_columns(items, [left], source=source, what=" (--join-on)")
-    require_table_columns(extra, [right], source=items_source, what=" (--join-on)")
+    require_table_columns(extra, [right], source=items_source, what=" (--join-on)",
+                          fix=f"; name the items file's column with --join-on {left}=COLUMN")
     if right != "item_id" and "item_id" in extra.columns:
         raise JudgekitError(
             f"{items_source}: has an item_id column, but --join-on joins on {right!r} and the item "

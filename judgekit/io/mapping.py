@@ -57,7 +57,7 @@ def parse_column_map(spec: str | None, *, source: str, option: str = "--map") ->
             best = closest_column(name, MAPPABLE)
             guess = f"did you mean {best!r}? " if best else ""
             raise JudgekitError(
-                f"{source}: {option} {excerpt(name, 40)}={excerpt(column, 40)}: {excerpt(name, 40)} is not "
+                f"{source}: {option} {_part(name, column)}: {excerpt(name, 40)} is not "
                 f"a column judgekit reads ({guess}the names are {', '.join(MAPPABLE)}); other "
                 "columns are item metadata under their own names."
             )
@@ -91,31 +91,38 @@ def apply_column_map(
     for name, column in column_map.items():
         if column not in data:
             raise JudgekitError(
-                f"{p}: {option} {name}={excerpt(column, 40)}: the file has no column "
+                f"{p}: {option} {_part(name, column)}: the file has no column "
                 f"{excerpt(column, 40)}{closest_hint(column, columns)} (its columns: {column_list(columns)})."
             )
         if name != column and name in data and name not in renamed:
             raise JudgekitError(
-                f"{p}: {option} {name}={excerpt(column, 40)}: the file already has a column {name!r}; "
-                f"map that one away too (e.g. {option} {name}={excerpt(column, 40)} with the other "
-                "renamed in the file), or drop this mapping."
+                f"{p}: {option} {_part(name, column)}: the file already has a column {name!r}, which "
+                "this mapping would hide; drop the mapping, or rename that column in the file."
             )
     new_columns = [renamed.get(c, c) for c in columns]
     return new_columns, {renamed.get(c, c): v for c, v in data.items()}
 
 
+def _part(name: str, column: str) -> str:
+    """``'item_id=_id'``: one part of a mapping as the user wrote it (quoted, shortened)."""
+    return excerpt(f"{name}={column}", 60)
+
+
 # ------------------------------------------------------------------ required columns
 def require_table_columns(
     table: pd.DataFrame, needed: Sequence[str], *, source: str, what: str = "",
-    option: str = "--map",
+    option: str = "--map", fix: str | None = None,
 ) -> None:
     """The first of ``needed`` missing from ``table``: one sentence listing every column, the
-    closest one, and how to name it (``--map item_id=_id``)."""
+    closest one, and how to name it (``--map item_id=_id``; ``fix``, where ``COLUMN`` stands for the
+    closest column, says it otherwise)."""
     for name in needed:
         if name in table.columns:
             continue
         best = closest_column(name, table.columns)
-        if name in MAPPABLE:
+        if fix is not None:
+            fix = fix.replace("COLUMN", best or "COLUMN")
+        elif name in MAPPABLE:
             fix = (f"; name the file's column with {option} {name}={best}" if best is not None
                    else f"; name the file's column with {option} {name}=COLUMN")
             if name == "item_id":
