@@ -77,3 +77,28 @@ def test_two_judges_keep_the_wide_table(tmp_path):
         line = next(ln for ln in table.splitlines() if ln.startswith(f"│ {model} "))
         for name in ("judge_00", "judge_01"):
             assert f"{cohen_kappa_score(truth[model]['ref'], truth[model][name]):.3f} [" in line
+
+
+def test_a_grid_too_wide_for_the_terminal_is_one_row_per_figure():
+    import io
+
+    from judgekit.console import make_console, print_grid
+    from judgekit.report.trust import Grid
+
+    header = ["judge", *[f"class_{k} precision / recall / F1" for k in range(8)]]
+    rows = [[f"j{r}", *[f"0.{r}{k}1 / 0.{r}{k}2 / 0.{r}{k}3" for k in range(8)]] for r in range(3)]
+    buf = io.StringIO()
+    console = make_console(file=buf, width=100)
+    print_grid(console, Grid("Per class", header, rows, list(range(1, 9))))
+    out = buf.getvalue()
+    assert "Per class (one row per figure)" in out and "…" not in out
+    lines = [ln for ln in out.splitlines() if ln.startswith("│")]
+    assert len(lines) == 3 * 8  # one line per judge and class
+    assert max(len(ln) for ln in out.splitlines()) <= 100
+    block = out.split("│ j2 ", 1)[1]  # the judge's name on its first figure, the others below it
+    assert block.startswith("   │ class_0 precision / recall / F1 │ 0.201 / 0.202 / 0.203 │")
+    assert "│       │ class_7 precision / recall / F1 │ 0.271 / 0.272 / 0.273 │" in block
+    # a grid that fits keeps its layout
+    buf = io.StringIO()
+    print_grid(make_console(file=buf, width=100), Grid("Small", ["judge", "n"], [["j0", "3"]], [1]))
+    assert "one row per figure" not in buf.getvalue() and "│ j0    │ 3 │" in buf.getvalue()
