@@ -303,3 +303,18 @@ def test_a_bad_join_stores_nothing(env):
                                       "--items", str(meta), "--join-on", "behavior_id"))
     assert "item 'y' has behavior_id 'b2', which is not in" in message and "meta.csv" in message
     assert store_dump(db) == before
+
+
+def test_items_map_renames_the_items_file_joined_on_item_id(env):
+    tmp_path, rubric, db = env
+    f = tmp_path / "r.csv"
+    f.write_text("item_id,ann\na,1\nb,no\n")
+    meta = tmp_path / "meta.jsonl"
+    meta.write_text(json.dumps({"id": "a", "text": "ra", "src": "s1"}) + "\n"
+                    + json.dumps({"id": "b", "text": "rb", "src": "s2"}) + "\n")
+    code, output = run("import", str(f), "--rubric", rubric, "--store", db, "--raters", "ann",
+                       "--items", str(meta), "--items-map", "item_id=id,response=text")
+    assert code == 0, output
+    with Store(db) as s:
+        items = s.items().set_index("item_id")
+    assert items.loc["b", "response"] == "rb" and items.loc["a", "src"] == "s1"

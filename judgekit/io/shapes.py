@@ -3,7 +3,8 @@
 * JSONL: one row object per line;
 * a JSON list of row objects;
 * a JSON object holding one list of row objects under a key (``{"data": [{...}, ...]}``; other
-  keys, such as a version, are not rows and are left out);
+  keys with plain values, such as a version, are not rows and are left out; beside another
+  object or list the file is refused, as the rows would be a guess);
 * a JSON object of lists (``{"b1": [{...}, {...}], "b2": [...]}``) with ``key_column=NAME``: each
   key becomes the value of column ``NAME`` of its rows.
 
@@ -74,8 +75,16 @@ def rows_of(p: Path, data: Any, key_column: str | None) -> Rows:
     if not isinstance(data, dict):
         raise JudgekitError(f"{p}: expected a JSON list of row objects, not a {type(data).__name__}.")
     lists = [k for k, v in data.items() if _is_rows(v)]
-    if len(lists) == 1:
+    nested = [k for k, v in data.items() if k not in lists and isinstance(v, dict | list)]
+    if len(lists) == 1 and not nested:
         return _checked_rows(p, data[lists[0]], f"under {lists[0]!r}")
+    if len(lists) == 1:
+        raise JudgekitError(
+            f"{p}: expected a JSON list of row objects or an object holding one list of rows beside "
+            f"plain values; this object has the list {excerpt(lists[0], 40)} beside the "
+            f"{'object' if isinstance(data[nested[0]], dict) else 'list'} {excerpt(nested[0], 40)}, "
+            "so which are the rows is unclear; give the rows as a JSON list."
+        )
     if len(lists) > 1:
         keys = ", ".join(repr(k) for k in lists[:5]) + (", …" if len(lists) > 5 else "")
         raise JudgekitError(

@@ -63,6 +63,8 @@ CASES = [
          ("key 'b1', row 1", "behavior_id 'b9'")),
     case("object-of-lists-no-key-column", {"r.json": text(json.dumps(BY_BEHAVIOR))},
          imp("r.json", "--raters", "ann"), ("object of 2 lists", "--key-column")),
+    case("one-list-beside-objects", {"r.json": text(json.dumps({"meta": {"v": 1}, "data": [{"item_id": "a"}]}))},
+         imp("r.json", "--raters", "ann"), ("the list 'data' beside the object 'meta'",)),
     case("flatten-collision", {"r.jsonl": jsonl([{"item_id": "a", "m.x": 1, "m": {"x": 2}, "ann": "full_refusal"}])},
          imp("r.jsonl", "--flatten", "--raters", "ann"), ("line 1", "'m.x' twice")),
     case("flatten-csv", {"other.csv": text(OTHER)}, imp("other.csv", "--flatten", "--map", MAP, *WIDE),
