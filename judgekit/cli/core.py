@@ -46,7 +46,7 @@ def rubrics_cmd(name: str | None) -> None:
 @click.option("--kind", "rater_kind", type=click.Choice(["human", "judge", "reference"]), default="human",
               show_default=True, help="Long format: rater kind when the file has no rater_kind column.")
 @click.option("--items", "items_path", default=None, type=click.Path(dir_okay=False, path_type=Path),
-              help="Optional items file whose metadata columns are joined on item_id.")
+              help="Optional items file whose metadata columns are joined on item_id (or --join-on COLUMN).")
 @click.option("--id-prefix", default=None,
               help="Put this before every item id of the file (e.g. 'gpt4:' when several models' files reuse ids).")
 @click.option("--format", "fmt", type=click.Choice(["csv", "jsonl", "json", "parquet", "inspect"]),
