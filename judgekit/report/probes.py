@@ -1,0 +1,134 @@
+"""The probe section of the judge report (``judgekit probe``; ``extras["probes"]`` of
+:func:`judgekit.report.write_report`): per judge, each probe's effect with its interval against
+the null band (a chart and a table: n, interval, Holm level, state), the items that flipped, and a
+page of its own (:func:`probe_page`).
+
+Every text from the data (judge ids, slice keys, item ids) is escaped (:mod:`judgekit.report.escape`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from judgekit.report.escape import esc, fmt_int, fmt_num, md_escape
+from judgekit.report.page import page, table
+from judgekit.report.svg import interval_chart
+
+_WHAT = {
+    "covariate": ("Covariate sensitivity", "Δ rate high − low bin, within reference labels"),
+    "self_preference": ("Self-preference", "signed bias own family − other families"),
+    "stability": ("Stability across trials", "Krippendorff's α over trials"),
+    "drift": ("Label-prior drift", "largest share difference judge − reference"),
+    "flip": ("Perturbation flip rate", "share of items whose label flips"),
+}
+_STATE = {"pass": "PASS", "fail": "FAIL", "inconclusive": "INCONCLUSIVE"}
+
+
+def _groups(judge: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    out: dict[str, list[dict[str, Any]]] = {}
+    for r in judge.get("probes") or []:
+        key = r["probe"] + (f":{r['extra'].get('column')}" if r["probe"] == "covariate" else "")
+        out.setdefault(key, []).append(r)
+    return out
+
+
+def _label(r: dict[str, Any]) -> str:
+    if r["probe"] == "flip":
+        return str(r["extra"]["variant"])
+    return "all items" if r.get("by") is None else f"{r['by']}={r['key']}"
+
+
+def _band(rows: list[dict[str, Any]]) -> tuple[dict[str, float], tuple[float, float], str]:
+    r0 = rows[0]
+    thr = float(r0["check"]["threshold"])
+    if r0["probe"] == "stability":
+        return {f"min α {thr:g}": thr}, (min(-0.2, thr - 0.2), 1.0), "α (signed)"
+    if r0["probe"] == "flip":
+        return {f"max {thr:g}": thr}, (0.0, max(0.5, thr * 2)), "flip rate"
+    lim = max([thr * 2.5, *[abs(x) for r in rows for x in (r.get("low"), r.get("high")) if x is not None]])
+    return {f"−{thr:g}": -thr, f"+{thr:g}": thr}, (-min(lim, 1.0), min(lim, 1.0)), "effect (signed)"
+
+
+def _chart(rows: list[dict[str, Any]], title: str) -> str:
+    lines, x_range, x_label = _band(rows)
+    data = [{"label": _label(r), "value": r.get("estimate"), "low": r.get("low"), "high": r.get("high"),
+             "n": r.get("n"), "ceiling": None, "undefined": r["check"]["detail"] if r.get("estimate") is None else None}
+            for r in rows]
+    return interval_chart(data, title=title, x_range=x_range, reference_lines=lines, x_label=x_label)
+
+
+def _row_cells(r: dict[str, Any]) -> list[str]:
+    lvl = r.get("level")
+    return [_label(r), fmt_num(r.get("estimate"), 3),
+            "—" if r.get("low") is None else f"{fmt_num(r['low'], 3)} to {fmt_num(r['high'], 3)}",
+            fmt_int(r.get("n")), "—" if lvl is None else f"{100 * (1 - 2 * lvl):.2f}%",
+            "—" if r.get("p_holm") is None else f"{r['p_holm']:.3g}", _STATE[r["state"]]]
+
+
+_HEAD = ["slice", "estimate", "interval", "n", "interval level (Holm)", "Holm-adjusted p (outside band)", "state"]
+
+
+def html_section(doc: dict[str, Any]) -> str:
+    """The probe section as HTML (charts, tables, flipped items)."""
+    parts = [f"<p>{esc(_intro(doc))}</p>"]
+    for j in doc.get("judges") or []:
+        parts.append(f"<h3>{esc(j['judge'])}: {esc(_STATE[j['state']])}</h3>")
+        for key, rows in _groups(j).items():
+            name, what = _WHAT[rows[0]["probe"]]
+            col = key.partition(":")[2]
+            title = f"{name}{f' ({col})' if col else ''} — {what}; band {rows[0]['check']['threshold']:g}"
+            parts.append(f"<h4>{esc(title)}</h4>")
+            parts.append(_chart(rows, title))
+            parts.append(table(_HEAD, [[esc(c) for c in _row_cells(r)] for r in rows]))
+            parts.append("<ul>" + "".join(f"<li>{esc(r['check']['detail'])}</li>" for r in rows) + "</ul>")
+            flipped = [f for r in rows for f in _flipped(r)]
+            if flipped:
+                parts.append(f"<p>Items that flip ({len(flipped)} shown): {esc(', '.join(flipped[:60]))}</p>")
+    return "\n".join(parts)
+
+
+def _flipped(r: dict[str, Any]) -> list[str]:
+    ex = r.get("extra") or {}
+    if r["probe"] == "stability" and r.get("by") is None:
+        return [f"{f['item_id']} ({'/'.join(f['labels'])})" for f in ex.get("flipped") or []]
+    if r["probe"] == "flip":
+        return [str(i) for i in ex.get("flipped") or []]
+    return []
+
+
+def _intro(doc: dict[str, Any]) -> str:
+    return (f"Probes of {doc.get('rubric')} against the reference {doc.get('reference')}: each effect with its "
+            "interval against its null band (dashed lines). Within one probe and judge the slices form one "
+            "family: each slice's interval is at its Holm level (95% when one slice is tested), so a clean "
+            "judge does not trip by chance. Pass: the whole interval inside the band; fail: the whole interval "
+            "outside it; inconclusive: otherwise, or fewer than "
+            f"{doc.get('min_items')} items. See docs/probes.md.")
+
+
+def markdown_section(doc: dict[str, Any], level: str = "##") -> list[str]:
+    """The probe section as Markdown lines."""
+    out = [f"{level} Probes", "", md_escape(_intro(doc), table=False)]
+    for j in doc.get("judges") or []:
+        out += ["", f"{level}# {md_escape(j['judge'])}: {_STATE[j['state']]}"]
+        for key, rows in _groups(j).items():
+            name, what = _WHAT[rows[0]["probe"]]
+            col = key.partition(":")[2]
+            out += ["", f"**{name}{f' ({md_escape(col)})' if col else ''}** — {what}; null band "
+                        f"{rows[0]['check']['threshold']:g}", ""]
+            out += _md_table(_HEAD, [_row_cells(r) for r in rows])
+            out += ["", *[f"- {md_escape(r['check']['detail'], table=False)}" for r in rows]]
+            flipped = [f for r in rows for f in _flipped(r)]
+            if flipped:
+                out += ["", f"Items that flip ({len(flipped)}): {md_escape(', '.join(flipped[:60]), table=False)}"]
+    return out
+
+
+def _md_table(head: list[str], rows: list[list[str]]) -> list[str]:
+    lines = ["| " + " | ".join(md_escape(h) for h in head) + " |", "|" + "---|" * len(head)]
+    return lines + ["| " + " | ".join(md_escape(c) for c in r) + " |" for r in rows]
+
+
+def probe_page(doc: dict[str, Any]) -> str:
+    """A self-contained HTML page with the probe section only (``probes.html``)."""
+    return page(f"judgekit probes — {doc.get('rubric')}", [("Probes", html_section(doc))],
+                subtitle=f"Is the judge moved by things that should not matter? Reference: {doc.get('reference')}.")
