@@ -16,7 +16,12 @@ from pydantic import Field, ValidationError, model_validator
 from judgekit import policy_rules
 from judgekit.config import ConfigModel, first_error, read_yaml_mapping
 from judgekit.errors import JudgekitError, excerpt
-from judgekit.probes.probefile import MaxCovariateEffect, MaxFlipRate, MaxSelfPreference, MinStability
+from judgekit.probes.probefile import (
+    MaxCovariateEffect,
+    MaxFlipRate,
+    MaxSelfPreference,
+    MinStability,
+)
 from judgekit.rubric import Rubric
 
 Metric = Literal["kappa", "weighted_kappa", "alpha", "ac1", "percent_agreement"]

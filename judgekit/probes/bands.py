@@ -25,8 +25,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
 from statistics import NormalDist
+from typing import Any
 
 #: one-sided level of each probe family (two-sided 95% intervals when one slice is tested)
 ALPHA = 0.025

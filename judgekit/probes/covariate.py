@@ -35,7 +35,8 @@ from typing import Any
 import numpy as np
 
 
-def stratified_difference(outcome: Sequence[float], high: Sequence[bool], stratum: Sequence[Any],
+def stratified_difference(outcome: Sequence[float] | np.ndarray, high: Sequence[bool] | np.ndarray,
+                          stratum: Sequence[Any] | np.ndarray,
                           *, lo: float = 0.0, hi: float = 1.0) -> dict[str, Any]:
     """Mantel–Haenszel weighted difference of mean ``outcome`` (values in [lo, hi]) between
     the ``high`` and the low group, within strata (module docstring for the formulas).

@@ -150,7 +150,7 @@ def stability_rows(ctx: Context, judge: str, minimum: float, min_n: int, per_sli
         rows.append({"probe": "stability", "name": _name("min_stability", None, by, key), "by": by, "key": key,
                      "n": res["n"], "estimate": res["alpha"], "se": res["se"], "detail": detail,
                      "extra": {"flip_share": res["flip_share"], "flip_low": res["flip_low"],
-                               "flip_high": res["flip_high"], "flipped": res["flipped"][:200],
+                               "flip_high": res["flip_high"], "flipped": res["flipped"],
                                "trials": res["trials"]}})
     return decide(rows, mode="min", threshold=minimum, min_n=min_n)
 
@@ -224,7 +224,7 @@ def run_probes(store: Any, probe: ProbeFile, source: str) -> dict[str, Any]:
     where = f"Probe file {source}"
     rubric = rubric_named_in(probe.rubric, where)
     ctx = Context(store, rubric, probe.judges, probe.reference, probe.by, where, probe.n_resamples, probe.seed)
-    judges = []
+    judges: list[dict[str, Any]] = []
     for judge in probe.judges:
         rows: list[dict[str, Any]] = []
         for i, cov in enumerate(probe.covariates):

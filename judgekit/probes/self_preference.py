@@ -29,7 +29,7 @@ from judgekit.analysis.intervals import wilson_interval
 from judgekit.probes.covariate import stratified_difference
 
 
-def self_preference(reference: Sequence[str], judge: Sequence[str], own: Sequence[bool], *,
+def self_preference(reference: Sequence[str], judge: Sequence[str], own: Sequence[bool] | np.ndarray, *,
                     values: Mapping[str, float]) -> dict[str, Any]:
     """Self-preference of one judge (aligned labels of the items both rated; ``own`` marks the
     items of the judge's family). See the module docstring."""
