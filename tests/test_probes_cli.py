@@ -59,8 +59,8 @@ def test_holm_over_slices_keeps_the_clean_judge_passing(synthetic_db):
     rows = doc["judges"][0]["probes"]
     cov = [r for r in rows if r["probe"] == "covariate"]
     assert [r["check"]["name"] for r in cov] == [
-        "max_covariate_effect[response_chars]", "max_covariate_effect[response_chars|model=model-a]",
-        "max_covariate_effect[response_chars|model=model-b]", "max_covariate_effect[response_chars|model=model-c]"]
+        "max_covariate_effect[response_chars:full_refusal]", "max_covariate_effect[response_chars:full_refusal|model=model-a]",
+        "max_covariate_effect[response_chars:full_refusal|model=model-b]", "max_covariate_effect[response_chars:full_refusal|model=model-c]"]
     # four slices tested: the levels are Holm's (α/4 ... α for the smallest to largest p)
     assert sorted(r["level"] for r in cov) == pytest.approx([0.025 / 4] * 4)
     assert all(r["state"] == "pass" for r in rows)
@@ -145,7 +145,7 @@ def test_gate_probe_checks_and_verdict_consistency(synthetic_db, tmp_path):
     with Store(synthetic_db) as s:
         verdict, _ = run_gate(s, pol)
     states = {j["judge"]: {c["name"]: c["state"] for c in j["checks"]} for j in verdict["judges"]}
-    probe = ("max_covariate_effect[response_chars]", "max_self_preference", "min_stability")
+    probe = ("max_covariate_effect[response_chars:full_refusal]", "max_self_preference", "min_stability")
     assert [states["clean"][n] for n in probe] == ["pass", "pass", "pass"]
     assert [states["long"][n] for n in probe] == ["fail", "pass", "pass"]
     assert [states["selfish"][n] for n in probe] == ["pass", "fail", "pass"]
@@ -155,7 +155,7 @@ def test_gate_probe_checks_and_verdict_consistency(synthetic_db, tmp_path):
     assert back["state"] == "fail"
     # an edited probe check is refused on reading
     forged = copy.deepcopy(verdict)
-    ch = next(c for c in forged["judges"][1]["checks"] if c["name"] == "max_covariate_effect[response_chars]")
+    ch = next(c for c in forged["judges"][1]["checks"] if c["name"] == "max_covariate_effect[response_chars:full_refusal]")
     ch["state"], ch["passed"] = "pass", True
     with pytest.raises(JudgekitError, match=r"max_covariate_effect\[response_chars\].*state 'pass'"):
         validate_verdict(forged)

@@ -77,14 +77,15 @@ def variant_panel(panel: Any, variant: str, judges: list[str], padding: str) -> 
                  source=f"{panel.source} ({variant} variant)")
 
 
-def run_variants(store: Any, panel_path: str | Path, *, judges: list[str] | None, variants: list[str],
+def run_variants(store: Any, panel_path: Any, *, judges: list[str] | None, variants: list[str],
                  padding: str, dry_run: bool = False, env: dict[str, str] | None = None,
                  where: str = "Probe file") -> dict[str, Any]:
-    """Run each variant of the panel at ``panel_path`` into ``store`` (or estimate it with
-    ``dry_run``). Returns per variant its summary (``calls``, ``cached``, costs)."""
+    """Run each variant of the panel at ``panel_path`` (a path, or a loaded
+    :class:`~judgekit.judges.panelfile.Panel`) into ``store`` (or estimate it with ``dry_run``).
+    Returns per variant its summary (``calls``, ``answered``, ``cached``, ``pending``, costs)."""
     from judgekit.judges.panel import load_panel, run_panel
 
-    panel = load_panel(panel_path)
+    panel = load_panel(panel_path) if isinstance(panel_path, str | Path) else panel_path
     ids = [e.id for e in panel.judges]
     chosen = list(judges) if judges is not None else ids
     unknown = [j for j in chosen if j not in ids]

@@ -3,8 +3,8 @@
 
 :func:`run_probes` is what ``judgekit probe`` runs; :func:`gate_checks` what ``judgekit gate``
 adds for a policy's ``max_covariate_effect``, ``max_self_preference``, ``min_stability`` and
-``max_flip_rate``. Check names: ``max_covariate_effect[<column>]`` (a slice:
-``[<column>|<by>=<key>]``), ``max_self_preference``, ``min_stability`` (``[<by>=<key>]``),
+``max_flip_rate``. Check names: ``max_covariate_effect[<column>]`` (with a target
+``[<column>:<target>]``, a slice ``[<column>|<by>=<key>]``), ``max_self_preference``, ``min_stability`` (``[<by>=<key>]``),
 ``max_flip_rate[<variant>]``, ``max_label_drift`` (``[<by>=<key>]``).
 """
 
@@ -94,7 +94,8 @@ def covariate_rows(ctx: Context, judge: str, spec: Binning, margin: float, min_n
         detail = (f"{_where_slice(by, key)}: rate of '{what}', {bins} ({res['n_high']} vs {res['n_low']} items), "
                   f"stratified by the reference label" + (f"; {res['dropped']} items in strata missing a bin left out"
                                                           if res["dropped"] else ""))
-        rows.append({"probe": "covariate", "name": _name("max_covariate_effect", col, by, key), "by": by,
+        inner = col if spec.target is None else f"{col}:{spec.target}"
+        rows.append({"probe": "covariate", "name": _name("max_covariate_effect", inner, by, key), "by": by,
                      "key": key, "n": res["n"], "estimate": res["effect"], "se": res["se"],
                      "detail": detail if res["undefined"] is None else f"{_where_slice(by, key)}: {res['undefined']}",
                      "extra": {"column": col, "target": spec.target, "split": res["split"], "strata": res["strata"],
@@ -225,6 +226,7 @@ def run_probes(store: Any, probe: ProbeFile, source: str) -> dict[str, Any]:
     rubric = rubric_named_in(probe.rubric, where)
     ctx = Context(store, rubric, probe.judges, probe.reference, probe.by, where, probe.n_resamples, probe.seed)
     judges: list[dict[str, Any]] = []
+    notes: list[str] = []
     for judge in probe.judges:
         rows: list[dict[str, Any]] = []
         for i, cov in enumerate(probe.covariates):
@@ -232,16 +234,25 @@ def run_probes(store: Any, probe: ProbeFile, source: str) -> dict[str, Any]:
         if probe.self_preference is not None and probe.families is not None:
             rows += self_preference_rows(ctx, judge, probe.families, probe.self_preference.margin,
                                          probe.min_items, "families")
-        if probe.stability is not None:
+        if probe.stability is not None and _has_trials(ctx, judge):
             rows += stability_rows(ctx, judge, probe.stability.min_alpha, probe.min_items)
+        elif probe.stability is not None:
+            notes.append(f"stability: {judge} has no item with two ok trials (give it trials: 2 or more); "
+                         "not probed")
         if probe.drift is not None:
             rows += drift_rows(ctx, judge, probe.drift.margin, probe.min_items)
         if probe.perturb is not None and judge in (probe.perturb.judges or probe.judges):
             rows += flip_rows(ctx, judge, probe.perturb.variants, probe.perturb.max_flip_rate, probe.min_items)
         judges.append({"judge": judge, "state": combine_states([r["state"] for r in rows]), "probes": rows})
     return {"rubric": rubric.id, "rubric_hash": rubric.hash, "reference": ctx.reference, "by": list(probe.by),
-            "min_items": probe.min_items, "judges": judges,
+            "min_items": probe.min_items, "judges": judges, "notes": notes,
             "state": combine_states([j["state"] for j in judges])}
+
+
+def _has_trials(ctx: Context, judge: str) -> bool:
+    r = ctx.store.ratings(rubric=ctx.rubric, rater_ids=[judge])
+    ok = r[r["status"] == "ok"]
+    return bool((ok.groupby("item_id").size() >= 2).any())
 
 
 def gate_checks(store: Any, policy: Any, rubric: Rubric, where: str) -> dict[str, list[dict[str, Any]]]:

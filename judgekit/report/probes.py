@@ -27,7 +27,9 @@ _STATE = {"pass": "PASS", "fail": "FAIL", "inconclusive": "INCONCLUSIVE"}
 def _groups(judge: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
     out: dict[str, list[dict[str, Any]]] = {}
     for r in judge.get("probes") or []:
-        key = r["probe"] + (f":{r['extra'].get('column')}" if r["probe"] == "covariate" else "")
+        ex = r.get("extra") or {}
+        key = r["probe"] + (f":{ex.get('column')}" + (f" → {ex['target']}" if ex.get("target") else "")
+                            if r["probe"] == "covariate" else "")
         out.setdefault(key, []).append(r)
     return out
 
@@ -132,3 +134,20 @@ def probe_page(doc: dict[str, Any]) -> str:
     """A self-contained HTML page with the probe section only (``probes.html``)."""
     return page(f"judgekit probes — {doc.get('rubric')}", [("Probes", html_section(doc))],
                 subtitle=f"Is the judge moved by things that should not matter? Reference: {doc.get('reference')}.")
+
+
+def summary_lines(doc: dict[str, Any]) -> list[str]:
+    """Plain lines for a terminal: per judge its state and each probe check that did not pass
+    (figure, interval, n); the notes (probes that did not apply)."""
+    lines = []
+    for j in doc.get("judges") or []:
+        rows = j.get("probes") or []
+        bad = [r for r in rows if r["state"] != "pass"]
+        lines.append(f"  {_STATE[j['state']]:<12} {j['judge']}: {len(rows) - len(bad)} of {len(rows)} probe checks pass")
+        for r in bad:
+            c = r["check"]
+            ci = "" if c["ci"] is None else f" [{c['ci'][0]:.3f}, {c['ci'][1]:.3f}]"
+            fig = "n/a" if c["figure"] is None else f"{c['figure']:.3f}"
+            lines.append(f"      {_STATE[c['state']].lower()}: {c['name']} {fig}{ci} vs {c['threshold']:g} (n={c['n']})")
+    lines += [f"  note: {n}" for n in doc.get("notes") or []]
+    return lines
