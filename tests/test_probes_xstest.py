@@ -7,7 +7,6 @@ from __future__ import annotations
 import copy
 
 import pandas as pd
-
 from conftest import REPO
 
 from judgekit.probes.probefile import load_probe_file
