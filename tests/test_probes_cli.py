@@ -185,3 +185,30 @@ def test_bad_probe_check_in_a_policy_is_one_sentence(synthetic_db, tmp_path):
     res = CliRunner().invoke(main, ["gate", str(pol), "--store", str(synthetic_db), "--out", str(tmp_path)])
     line = one_sentence_error(res.exit_code, res.output)
     assert "checks.max_covariate_effect.column" in line and "nope" in line
+
+
+def test_report_takes_the_probe_section_and_refuses_a_bad_probes_file(synthetic_db, tmp_path):
+    runner = CliRunner()
+    clean = _write(tmp_path, PROBES.replace("judges: [clean, long, selfish, flaky]", "judges: [clean]"))
+    assert runner.invoke(main, ["probe", str(clean), "--store", str(synthetic_db), "--out", str(tmp_path / "p")]).exit_code == 0
+    pj = tmp_path / "p" / "probes.json"
+    args = ["report", "--store", str(synthetic_db), "--rubric", "refusal", "--resamples", "100"]
+    res = runner.invoke(main, [*args, "--probes", str(pj), "--out", str(tmp_path / "r")])
+    assert res.exit_code == 0, res.output
+    html = (tmp_path / "r" / "report.html").read_text()
+    assert "Probes</h2>" in html and "Stability across trials" in html
+    assert "## Probes" in (tmp_path / "r" / "report.md").read_text()
+    doc = json.loads(pj.read_text())
+    doc["judges"][0]["probes"][0]["estimate"] = "0.1"
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(doc))
+    res = runner.invoke(main, [*args, "--probes", str(bad), "--out", str(tmp_path / "r2")])
+    line = one_sentence_error(res.exit_code, res.output)
+    assert str(bad) in line and "judges[0].probes[0].estimate" in line
+    assert not (tmp_path / "r2").exists()
+    doc = json.loads(pj.read_text())
+    doc["rubric"] = "restrictiveness@1"
+    bad.write_text(json.dumps(doc))
+    line = one_sentence_error(*(lambda r: (r.exit_code, r.output))(
+        runner.invoke(main, [*args, "--probes", str(bad), "--out", str(tmp_path / "r2")])))
+    assert "'rubric'" in line

@@ -33,6 +33,9 @@ def _split(values: tuple[str, ...]) -> list[str]:
               help="How many of the worst disagreements to list per judge.")
 @click.option("--resamples", type=click.IntRange(min=100), default=1000, show_default=True,
               help="Bootstrap resamples for the 95% intervals (at least 100).")
+@click.option("--probes", "probes_path", type=click.Path(path_type=Path), default=None,
+              help="probes.json from `judgekit probe`: adds the Probes section "
+                   "(e.g. --probes results/probes.json).")
 def report_cmd(
     store_path: str,
     rubric_name: str,
@@ -42,6 +45,7 @@ def report_cmd(
     out: Path,
     per_judge: int,
     resamples: int,
+    probes_path: Path | None = None,
 ) -> None:
     """Write the judge report: HTML (self-contained, opens offline), Markdown and JSON.
 
@@ -76,6 +80,10 @@ def report_cmd(
         agreement = agreement_report(store, rubric=rubric, by=_split(by), reference=reference,
                                      n_resamples=resamples).to_dict()
         extras = collect_extras(store, rubric, agreement, per_judge=per_judge)
+        if probes_path is not None:
+            from judgekit.report.probes import read_probes
+
+            extras["probes"] = read_probes(probes_path, rubric.id)
     paths = write_report(out_dir, agreement, verdict, extras=extras, stem=stem)
     from judgekit.report.summary import summarise
 

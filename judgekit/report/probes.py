@@ -151,3 +151,62 @@ def summary_lines(doc: dict[str, Any]) -> list[str]:
             lines.append(f"      {_STATE[c['state']].lower()}: {c['name']} {fig}{ci} vs {c['threshold']:g} (n={c['n']})")
     lines += [f"  note: {n}" for n in doc.get("notes") or []]
     return lines
+
+
+def read_probes(path: Any, rubric_id: str) -> dict[str, Any]:
+    """``probes.json`` of ``judgekit probe``, checked before it is rendered (it is a user file):
+    every problem is one sentence naming the file and the key."""
+    import json
+    from pathlib import Path
+
+    from judgekit.errors import JudgekitError
+
+    p = Path(path)
+    how = "pass the probes.json that `judgekit probe` wrote"
+    try:
+        doc = json.loads(p.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise JudgekitError(f"Probes file {p} does not exist; {how}.") from None
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+        raise JudgekitError(f"Probes file {p} is not valid JSON; {how}.") from None
+    except IsADirectoryError:
+        raise JudgekitError(f"Probes file {p} is a folder; {how}.") from None
+
+    def bad(key: str, what: str) -> JudgekitError:
+        return JudgekitError(f"Probes file {p}: {key} {what}; {how}.")
+
+    def num(x: Any) -> bool:
+        return x is None or (isinstance(x, int | float) and not isinstance(x, bool))
+
+    if not isinstance(doc, dict) or not isinstance(doc.get("judges"), list):
+        raise bad("'judges'", "is missing or not a list")
+    if doc.get("rubric") != rubric_id:
+        raise bad("'rubric'", f"is {str(doc.get('rubric'))[:40]!r}, not the report's rubric {rubric_id}")
+    for i, j in enumerate(doc["judges"]):
+        if not isinstance(j, dict) or not isinstance(j.get("judge"), str) or j.get("state") not in _STATE \
+                or not isinstance(j.get("probes"), list):
+            raise bad(f"judges[{i}]", "needs a judge name, a state and a probes list")
+        for k, r in enumerate(j["probes"]):
+            at = f"judges[{i}].probes[{k}]"
+            c = r.get("check") if isinstance(r, dict) else None
+            if not isinstance(c, dict) or r.get("probe") not in _WHAT or r.get("state") not in _STATE:
+                raise bad(at, "needs a probe kind, a state and a check")
+            if not (isinstance(c.get("name"), str) and isinstance(c.get("detail"), str)
+                    and isinstance(c.get("threshold"), int | float) and num(r.get("n"))):
+                raise bad(f"{at}.check", "needs a name, a detail, a numeric threshold and n")
+            for key in ("estimate", "low", "high", "level", "p_holm"):
+                if not num(r.get(key)):
+                    raise bad(f"{at}.{key}", "must be a number or null")
+            if not isinstance(r.get("extra", {}), dict) or not all(
+                    x is None or isinstance(x, str) for x in (r.get("by"), r.get("key"))):
+                raise bad(at, "has a malformed extra, by or key")
+            ex = r.get("extra") or {}
+            flipped = ex.get("flipped", [])
+            if r["probe"] == "flip" and not all(isinstance(f, str) for f in flipped or []):
+                raise bad(f"{at}.extra.flipped", "must list item ids")
+            if r["probe"] == "stability" and not all(isinstance(f, dict) and isinstance(f.get("labels"), list)
+                                                     for f in flipped or []):
+                raise bad(f"{at}.extra.flipped", "must list items with their labels")
+            if r["probe"] == "flip" and not isinstance(ex.get("variant"), str):
+                raise bad(f"{at}.extra.variant", "must be the variant's name")
+    return doc
