@@ -207,3 +207,20 @@ def test_holm_family_keeps_false_fails_at_its_level():
         naive += bool((est - 1.959964 * se > margin).any())
     assert any_fail / sims <= 0.035
     assert naive / sims > 0.10
+
+
+def test_stability_interval_covers_the_true_alpha():
+    # each trial keeps the item's label with probability q, else draws from the shares p: the
+    # two trials of an item differ with probability (1 − q²)(1 − Σp²), the marginals stay p, so
+    # α = 1 − D_o / D_e = q². The normal interval α̂ ± 1.96 se (bootstrap se) covers it ~95%.
+    rng = np.random.default_rng(2)
+    codes, p, q = ["a", "b", "c"], [0.5, 0.3, 0.2], 0.8
+    hits, sims = 0, 200
+    for s in range(sims):
+        base = np.repeat(rng.choice(3, size=150, p=p), 3)
+        labels = np.where(rng.random(450) < q, base, rng.choice(3, size=450, p=p))
+        frame = pd.DataFrame({"item_id": np.repeat(np.arange(150), 3), "trial": np.tile(np.arange(3), 150),
+                              "label": np.array(codes)[labels]})
+        out = stability(frame, codes=codes, n_resamples=200, seed=s)
+        hits += abs(out["alpha"] - q * q) <= 1.959964 * out["se"]
+    assert 0.90 <= hits / sims <= 0.99
