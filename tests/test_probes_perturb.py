@@ -127,3 +127,15 @@ def test_variant_rubric_and_padding():
     out = padded_items(items, " PAD")
     assert out["item_id"].tolist() == ["a~padding"] and out["response"].tolist() == ["r PAD"]
     assert items["item_id"].tolist() == ["a"]
+
+
+def test_a_bad_probe_file_makes_no_call(tmp_path):
+    with FakeServer(order_sensitive) as fake:
+        db, env = _setup(tmp_path, fake)
+        sent = fake.stats.requests
+        before = store_dump(db)
+        (tmp_path / "probes.yaml").write_text(PROBES.replace("reference: gold", "reference: nobody"))
+        res = CliRunner().invoke(main, ["probe", str(tmp_path / "probes.yaml"), "--store", str(db),
+                                        "--out", str(tmp_path / "o")], env=env)
+        assert res.exit_code == 2 and "nobody" in res.output and res.output.count("\n") == 1
+        assert fake.stats.requests == sent and store_dump(db) == before

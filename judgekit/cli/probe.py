@@ -50,6 +50,8 @@ def probe_cmd(probes: Path, out_dir: Path, dry_run: bool, store_path: str) -> No
     with Store.open_existing(store_path) as store:
         perturbed: dict[str, Any] = {}
         if probe.perturb is not None:
+            # everything the probe file says about the store is checked before any call is made
+            run_probes(store, probe, str(probes))
             pt = probe.perturb
             perturbed = run_variants(store, probes.parent / pt.panel, judges=pt.judges, variants=pt.variants,
                                      padding=pt.padding, dry_run=dry_run, where=f"Probe file {probes}")
