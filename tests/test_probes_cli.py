@@ -157,7 +157,7 @@ def test_gate_probe_checks_and_verdict_consistency(synthetic_db, tmp_path):
     forged = copy.deepcopy(verdict)
     ch = next(c for c in forged["judges"][1]["checks"] if c["name"] == "max_covariate_effect[response_chars:full_refusal]")
     ch["state"], ch["passed"] = "pass", True
-    with pytest.raises(JudgekitError, match=r"max_covariate_effect\[response_chars\].*state 'pass'"):
+    with pytest.raises(JudgekitError, match=r"max_covariate_effect\[response_chars:full_refusal\].*state 'pass'"):
         validate_verdict(forged)
     forged = copy.deepcopy(verdict)
     ch = next(c for c in forged["judges"][0]["checks"] if c["name"] == "min_stability")
