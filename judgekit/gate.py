@@ -25,6 +25,11 @@ Example policy (YAML)::
       min_coverage: 0.95        # share of in-scope items the judge rated (Wilson CI)
       max_abs_bias: {max: 0.05, per_slice: true}
       alt_test: {epsilon: 0.2, q: 0.05, min_winning_rate: 0.5}
+      # probes (docs/probes.md): each an equivalence margin, Holm over the slices tested
+      max_covariate_effect: {column: response_chars, target: full_refusal, max: 0.1}
+      max_self_preference: {max: 0.1, column: model, judges: {gpt4: openai}, models: {gpt4: openai, ...}}
+      min_stability: {min: 0.8}               # α across a judge's trials
+      max_flip_rate: {max: 0.1, variants: [label_order, padding]}   # after `judgekit probe`
 
 Three states (:func:`judgekit.verdict.derive_state`). Each check is ``pass``, ``fail`` or
 ``inconclusive``:
@@ -69,12 +74,14 @@ from judgekit.rubric import Rubric, load_rubric, rubric_named_in
 from judgekit.verdict import (
     SCHEMA_VERSION,
     Verdict,
+    check_kind,
     combine_states,
     finite,
     judge_identity,
     load_verdict,
     make_check,
     match_store,
+    min_n_of,
     ratings_hash,
     store_hashes,
 )
@@ -131,7 +138,8 @@ def _bias_figure(bias: dict[str, Any]) -> tuple[float | None, list[float | None]
 _LOO = ("percent_agreement", "kappa", "weighted_kappa")
 
 
-def evaluate(policy: Policy, report: AgreementReport, alt: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+def evaluate(policy: Policy, report: AgreementReport, alt: dict[str, Any] | None = None,
+             probes: dict[str, list[dict[str, Any]]] | None = None) -> list[dict[str, Any]]:
     """Apply the policy's checks to each judge in the report. Pure: no I/O.
 
     Each check has its figure, threshold, n, interval (``ci``) and ``state``; the state follows
@@ -140,7 +148,8 @@ def evaluate(policy: Policy, report: AgreementReport, alt: dict[str, Any] | None
     passes, ``fail`` when any fails, else ``inconclusive``; an inconclusive check and judge
     carry a label ``budget`` (:func:`label_budget`). ``alt`` maps each judge to its
     :class:`~judgekit.agreement.alternative_annotator.AltTestResult` (``run_gate`` computes it
-    from the store when the policy has ``alt_test``).
+    from the store when the policy has ``alt_test``). ``probes`` maps each judge to its probe
+    checks (:func:`judgekit.probes.run.gate_checks`; ``run_gate`` computes them).
     """
     c = policy.checks
     metric = c.metric
@@ -268,6 +277,11 @@ def evaluate(policy: Policy, report: AgreementReport, alt: dict[str, Any] | None
                     f"alternative annotator test (ε={at.epsilon}, q={at.q}): the judge wins against {won} of "
                     f"{res.n_humans} humans, winning rate ω={_fmt(finite(res.winning_rate))}, advantage "
                     f"probability ρ={_fmt(finite(res.advantage_probability))} (the test decides, no CI)")
+        for ch in (probes or {}).get(judge, []):
+            kind = check_kind(ch["name"])
+            if ch["state"] == "inconclusive" and kind is not None:
+                ch["budget"] = label_budget(ch, point=ch["figure"], min_n=min_n_of(kind[0], policy), seed=policy.seed)
+            checks.append(ch)
         state = combine_states([ch["state"] for ch in checks])
         out.append({"judge": judge, "state": state, "passed": state == "pass", "checks": checks,
                     "budget": judge_budget(judge, checks) if state == "inconclusive" else None})
@@ -310,7 +324,9 @@ def run_gate(store: Any, policy_path: str | Path) -> tuple[dict[str, Any], Agree
         seed=policy.seed,
     )
     alt = alt_inputs_results(store, policy, rubric, report) if policy.checks.alt_test else None
-    results = evaluate(policy, report, alt)
+    from judgekit.probes.run import gate_checks
+
+    results = evaluate(policy, report, alt, gate_checks(store, policy, rubric, f"Policy file {policy_path}"))
     for r in results:
         r.update({k: v for k, v in judge_identity(store, r["judge"], rubric).items() if k != "judge"})
         r["judge_ratings_hash"] = judge_ratings_hash(store, rubric, r["judge"])

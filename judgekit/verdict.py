@@ -46,11 +46,11 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from judgekit.calls import latest_parameters
 from judgekit.config import format_loc
 from judgekit.errors import JudgekitError, UntrustedJudgeError
 from judgekit.hashing import digest as digest  # re-exported: its old home
 from judgekit.hashing import ratings_hash as ratings_hash  # re-exported: its old home
+from judgekit.judge_identity import judge_identity as judge_identity  # re-exported: its old home
 from judgekit.policy import Policy
 from judgekit.values import surrogate_problem
 from judgekit.verdict_schema import Budget as Budget  # re-exported
@@ -101,12 +101,19 @@ _KINDS: list[tuple[re.Pattern[str], str, str]] = [
     (re.compile(r"max_abs_bias"), "max_abs_bias", "ci<="),
     (re.compile(r"max_abs_bias\[(.+)\]", re.DOTALL), "max_abs_bias_slice", "ci<="),
     (re.compile(r"alt_test"), "alt_test", "point>="),
+    # the probes: intervals at each slice's Holm level (judgekit.probes.bands)
+    (re.compile(r"max_covariate_effect\[(.+)\]", re.DOTALL), "max_covariate_effect", "ci<="),
+    (re.compile(r"max_self_preference"), "max_self_preference", "ci<="),
+    (re.compile(r"min_stability(\[.+\])?", re.DOTALL), "min_stability", "ci>="),
+    (re.compile(r"max_flip_rate\[(.+)\]", re.DOTALL), "max_flip_rate", "ci<="),
+    (re.compile(r"max_label_drift(\[.+\])?", re.DOTALL), "max_label_drift", "ci<="),
 ]
+_PROBES = ("max_covariate_effect", "max_self_preference", "min_stability", "max_flip_rate")
 #: kinds a policy asks for once per judge (class recall and slices depend on the data)
 _ONCE = ("min_items", "min_value", "min_lower_bound", "max_abstention_rate", "max_error_rate",
-         "within_human_noise", "min_coverage", "max_abs_bias", "alt_test")
+         "within_human_noise", "min_coverage", "max_abs_bias", "alt_test", *_PROBES)
 #: kinds whose missing figure means "not enough data to run it" (inconclusive), not "fail"
-_UNDEFINED_INCONCLUSIVE = ("alt_test",)
+_UNDEFINED_INCONCLUSIVE = ("alt_test", *_PROBES, "max_label_drift")
 
 
 def check_kind(name: str) -> tuple[str, str, str | None] | None:
@@ -133,6 +140,8 @@ def min_n_of(kind: str, policy: Policy) -> int | None:
         return c.max_abs_bias.min_items if c.max_abs_bias else None
     if kind == "min_class_recall":
         return None
+    if kind in _PROBES:
+        return getattr(c, kind).min_items if getattr(c, kind) is not None else None
     return c.min_items
 
 
@@ -313,6 +322,8 @@ def _consistent(v: dict[str, Any], where: str) -> None:
         "max_abs_bias": c.max_abs_bias.max if c.max_abs_bias else None,
         "max_abs_bias_slice": c.max_abs_bias.max if c.max_abs_bias and c.max_abs_bias.per_slice else None,
         "alt_test": c.alt_test.min_winning_rate if c.alt_test else None,
+        **{k: getattr(getattr(c, k), "min" if k == "min_stability" else "max", None) for k in _PROBES},
+        "max_label_drift": None,  # a probe of `judgekit probe`, not a gate check
     }
     names = [j["judge"] for j in v["judges"]]
     if sorted(names) != sorted(set(policy.judges)) or len(set(names)) != len(names):
@@ -474,24 +485,3 @@ def finite(x: Any) -> float | None:
         return None
     x = float(x)
     return None if math.isnan(x) or math.isinf(x) else round(x, 6)
-
-
-def judge_identity(store: Any, judge: str, rubric: Any = None,
-                   rubric_hash: str | None = None) -> dict[str, Any]:
-    """What identifies a judge: its rater id, and for panel judges the spec and parameters of
-    its latest call under ``rubric`` (any rubric when None; a Rubric also fixes the hash)."""
-    ident: dict[str, Any] = {"judge": judge, "spec": None, "params": None}
-    rubric_id: str | None = None
-    # a view's judges answered under the full rubric: their calls are under its id and hash
-    rubric = getattr(rubric, "base", rubric)
-    if rubric is not None:
-        rubric_id = str(getattr(rubric, "id", rubric))
-        rubric_hash = getattr(rubric, "hash", rubric_hash)
-    try:
-        latest = latest_parameters(store, judge, rubric=rubric_id, rubric_hash=rubric_hash)
-    except Exception:  # an old store without a calls table
-        latest = None
-    if latest:
-        ident["spec"], ident["params"] = latest.spec, latest.params
-    ident["judge_hash"] = digest([judge, ident["spec"], ident["params"]])
-    return ident

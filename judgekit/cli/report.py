@@ -36,6 +36,9 @@ def _split(values: tuple[str, ...]) -> list[str]:
 @click.option("--view", "view", default=None,
               help="A view of the rubric (its 'views:'), e.g. --view binary: judges rated under the full "
                    "rubric are collapsed into it; pass the verdict of a policy with the same 'view:'.")
+@click.option("--probes", "probes_path", type=click.Path(path_type=Path), default=None,
+              help="probes.json from `judgekit probe`: adds the Probes section "
+                   "(e.g. --probes results/probes.json).")
 def report_cmd(
     store_path: str,
     rubric_name: str,
@@ -46,6 +49,7 @@ def report_cmd(
     per_judge: int,
     resamples: int,
     view: str | None,
+    probes_path: Path | None = None,
 ) -> None:
     """Write the judge report: HTML (self-contained, opens offline), Markdown and JSON.
 
@@ -93,6 +97,10 @@ def report_cmd(
             from judgekit.report.collect import collect_view_extras
 
             extras = collect_view_extras(store, rubric, agreement, per_judge=per_judge)
+        if probes_path is not None:
+            from judgekit.report.probes import read_probes
+
+            extras["probes"] = read_probes(probes_path, rubric.id)
     paths = write_report(out_dir, agreement, verdict, extras=extras, stem=stem)
     from judgekit.report.summary import summarise
 
