@@ -214,3 +214,31 @@ def test_matrix_method_simulation_coverage() -> None:
     assert min(covered.values()) / n_sets >= 0.90
     assert sum(covered.values()) / (3 * n_sets) >= 0.93
     assert cor_abs < raw_abs / 2
+
+
+def test_weighted_share_and_mean_through_the_matrix() -> None:
+    from judgekit.analysis.corrected_multiclass import corrected_weighted
+
+    ref = ["comply"] * 20 + ["partial"] * 20 + ["refuse"] * 20
+    jl = ["comply"] * 18 + ["partial"] * 2 + ["partial"] * 16 + ["refuse"] * 4 + ["refuse"] * 20
+    judge_all = ["comply"] * 100 + ["partial"] * 80 + ["refuse"] * 120
+    shares = corrected_shares(judge_all, judge_labelled=jl, reference_labelled=ref, codes=CODES)
+    union = corrected_weighted(judge_all, judge_labelled=jl, reference_labelled=ref,
+                               weights={"comply": 0, "partial": 1, "refuse": 1}, name="refusal")
+    assert union.corrected == pytest.approx(shares["partial"].corrected
+                                            + shares["refuse"].corrected)
+    assert union.raw == pytest.approx(200 / 300) and union.positive == "refusal"
+    assert union.n_labelled_positive == 40
+    assert union.ci_low <= union.corrected <= union.ci_high
+    values = {"comply": 0.0, "partial": 0.5, "refuse": 1.0}
+    mean = corrected_weighted(judge_all, judge_labelled=jl, reference_labelled=ref, weights=values)
+    assert mean.corrected == pytest.approx(sum(values[c] * shares[c].corrected for c in CODES))
+    assert mean.raw == pytest.approx((80 * 0.5 + 120) / 300)
+    ppi = corrected_weighted(judge_all, judge_labelled=jl, reference_labelled=ref, weights=values,
+                             method="ppi")
+    direct = corrected_rate([values[v] for v in judge_all],
+                            judge_labelled=[values[v] for v in jl],
+                            reference_labelled=[values[v] for v in ref], positive=None,
+                            method="ppi")
+    assert ppi.corrected == pytest.approx(direct.corrected)
+    assert (ppi.ci_low, ppi.ci_high) == pytest.approx((direct.ci_low, direct.ci_high))

@@ -10,7 +10,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from judgekit.analysis.corrected_groups import corrected_by_group, xstest_corrected, xstest_labels_path
+from judgekit.analysis.corrected_groups import (
+    corrected_by_group,
+    xstest_corrected,
+    xstest_labels_path,
+)
 from judgekit.errors import JudgekitError
 
 REFUSAL = {"2_full_refusal", "3_partial_refusal"}

@@ -202,8 +202,10 @@ def _ppi_stat(f_l: np.ndarray, y_l: np.ndarray, c_l: np.ndarray, f_u: np.ndarray
     n_all = n + n_u
     fbar_all = (c_l @ f_l + c_u @ f_u) / n_all
     var_f = (c_l @ (f_l * f_l) + c_u @ (f_u * f_u)) / n_all - fbar_all**2
-    ratio = np.divide(n, n_u, out=np.full_like(n, np.inf), where=n_u > 0)
-    lam = np.divide(cov, (1.0 + ratio) * var_f, out=np.zeros_like(cov), where=var_f > 1e-12)
+    # no unlabelled items: λ = 0 (the labelled mean is all there is)
+    ratio = np.divide(n, n_u, out=np.zeros_like(n), where=n_u > 0)
+    den = (1.0 + ratio) * var_f
+    lam = np.divide(cov, den, out=np.zeros_like(cov), where=(var_f > 1e-12) & (n_u > 0))
     lam = np.clip(np.nan_to_num(lam, nan=0.0), 0.0, 1.0)
     return ybar + lam * (fbar_u - fbar_l), lam
 

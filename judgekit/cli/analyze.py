@@ -61,6 +61,35 @@ def _bootstrap_options(f: Callable[..., Any]) -> Callable[..., Any]:
     return f
 
 
+def _correct_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    f = click.option("--reference", "reference", default=None,
+                     help="Rater whose labels measure the judge's error for --correct (default: "
+                          "the store's one rater of kind reference).")(f)
+    f = click.option("--correct", "correct", type=click.Choice(["rogan_gladen", "ppi"]),
+                     default=None,
+                     help="Also print the figures corrected for the judge's error on the items "
+                          "--reference rated, beside the raw ones (n and 95% CI on each), e.g. "
+                          "--correct ppi --reference adjudicated.")(f)
+    return f
+
+
+def _add_correction(result: AnalysisResult, store: Store, rubric: Any, ratings: Any, items: Any,
+                    *, method: str, reference: str | None, weights: dict[str, float],
+                    figure: str, slices: list[str], model_col: str, n_boot: int,
+                    seed: int) -> None:
+    from judgekit.analysis.corrected_tables import (
+        add_correction,
+        correction_tables,
+        reference_ratings,
+    )
+
+    ref, ref_name = reference_ratings(store, rubric, reference)
+    tables = correction_tables(ratings, ref, items, rubric=rubric, weights=weights, figure=figure,
+                               method=method, reference_name=ref_name, slices=slices,
+                               model_col=model_col, n_resamples=max(n_boot, 1), seed=seed)
+    add_correction(result, tables, method=method, reference_name=ref_name)
+
+
 @contextmanager
 def _progress(label: str, quiet: bool) -> Iterator[Callable[[int, int], None]]:
     """A progress bar on stderr (transient: it disappears when done)."""
@@ -109,6 +138,7 @@ def _finish(result: AnalysisResult, out_dir: Path | None) -> None:
               help="Column naming the prompt whose samples are grouped (default: conversation_id, "
                    "else prompt_id).")
 @click.option("--model-column", default="model", show_default=True, help="Column naming the model.")
+@_correct_options
 @_bootstrap_options
 @_common
 def distribution_cmd(
@@ -121,6 +151,8 @@ def distribution_cmd(
     by: tuple[str, ...],
     prompt_column: str | None,
     model_column: str,
+    correct: str | None,
+    reference: str | None,
     n_boot: int,
     seed: int,
     store_path: str,
@@ -160,7 +192,23 @@ def distribution_cmd(
                 model_col=model_column, prompt_col=prompt_column, n_boot=n_boot, seed=seed,
                 progress=progress,
             )
+        if correct:
+            import pandas as pd
+
+            from judgekit.analysis.distribution import refusal_definition
+
+            _, indicator = refusal_definition(rubric, threshold=threshold, refusal_codes=codes)
+            weights = dict(zip(rubric.codes, indicator(pd.Series(rubric.codes)).tolist(),
+                               strict=True))
+            _add_correction(result, store, rubric, data.ratings, data.items, method=correct,
+                            reference=reference, weights=weights, figure="refusal rate",
+                            slices=list(result.meta.get("slices", [])), model_col=model_column,
+                            n_boot=n_boot, seed=seed)
     print_distribution(console, result)
+    if correct:
+        from judgekit.analysis.corrected_terminal import print_correction
+
+        print_correction(console, result)
     _finish(result, out_dir)
 
 
@@ -189,6 +237,7 @@ def distribution_cmd(
               help="Column naming the conversation/prompt (cluster of the bootstrap; default: "
                    "conversation_id, else prompt_id).")
 @click.option("--model-column", default="model", show_default=True, help="Column naming the model.")
+@_correct_options
 @_bootstrap_options
 @_common
 def calibration_cmd(
@@ -202,6 +251,8 @@ def calibration_cmd(
     by: tuple[str, ...],
     prompt_column: str | None,
     model_column: str,
+    correct: str | None,
+    reference: str | None,
     n_boot: int,
     seed: int,
     store_path: str,
@@ -237,7 +288,18 @@ def calibration_cmd(
                 include_lookalikes=include_lookalikes, n_boot=n_boot, seed=seed, progress=progress,
                 by=[c.strip() for v in by for c in v.split(",") if c.strip()],
             )
+        if correct:
+            cal_slices = [c for c in ["turn", *[c.strip() for v in by for c in v.split(",")
+                                                if c.strip()]] if c in data.items.columns]
+            _add_correction(result, store, rubric, data.ratings, data.items, method=correct,
+                            reference=reference, weights=dict(rubric.values),
+                            figure="mean R", slices=list(dict.fromkeys(cal_slices)),
+                            model_col=model_column, n_boot=n_boot, seed=seed)
     print_calibration(console, result)
+    if correct:
+        from judgekit.analysis.corrected_terminal import print_correction
+
+        print_correction(console, result)
     _finish(result, out_dir)
 
 
