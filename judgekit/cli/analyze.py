@@ -138,6 +138,9 @@ def _finish(result: AnalysisResult, out_dir: Path | None) -> None:
               help="Column naming the prompt whose samples are grouped (default: conversation_id, "
                    "else prompt_id).")
 @click.option("--model-column", default="model", show_default=True, help="Column naming the model.")
+@click.option("--sample-group", "sample_group", default=None,
+              help="Item column splitting a prompt's samples into groups reported apart, for "
+                   "samples that are not exchangeable (e.g. --sample-group provenance).")
 @_correct_options
 @_bootstrap_options
 @_common
@@ -151,6 +154,7 @@ def distribution_cmd(
     by: tuple[str, ...],
     prompt_column: str | None,
     model_column: str,
+    sample_group: str | None,
     correct: str | None,
     reference: str | None,
     n_boot: int,
@@ -190,7 +194,7 @@ def distribution_cmd(
                 judge_hashes=data.judge_hashes, untrusted=untrusted, threshold=threshold,
                 refusal_codes=codes, forms=data.forms, form_rubric=data.form_rubric, by=by_cols,
                 model_col=model_column, prompt_col=prompt_column, n_boot=n_boot, seed=seed,
-                progress=progress,
+                progress=progress, sample_group=sample_group,
             )
         if correct:
             import pandas as pd
@@ -205,6 +209,9 @@ def distribution_cmd(
                             slices=list(result.meta.get("slices", [])), model_col=model_column,
                             n_boot=n_boot, seed=seed)
     print_distribution(console, result)
+    from judgekit.analysis.distribution_terminal import print_prompts
+
+    print_prompts(console, result)
     if correct:
         from judgekit.analysis.corrected_terminal import print_correction
 
