@@ -50,7 +50,8 @@ def test_xstest_per_model(labels: pd.DataFrame, judge: str, method: str) -> None
         cor_err.append(abs(row["corrected"] - truth))
     # the correction from 15% is closer to the adjudicated rate than the judge alone
     assert np.mean(cor_err) < np.mean(raw_err)
-    assert out["covered"].dropna().astype(bool).mean() >= 0.8
+    # on this seed every corrected interval holds the adjudicated rate (docs/analysis.md table)
+    assert out["covered"].dropna().astype(bool).all()
 
 
 def test_xstest_gpt4_strmatch_figures(labels: pd.DataFrame) -> None:
