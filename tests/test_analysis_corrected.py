@@ -242,3 +242,50 @@ def test_weighted_share_and_mean_through_the_matrix() -> None:
                             method="ppi")
     assert ppi.corrected == pytest.approx(direct.corrected)
     assert (ppi.ci_low, ppi.ci_high) == pytest.approx((direct.ci_low, direct.ci_high))
+
+
+def test_cluster_bootstrap_covers_where_items_are_correlated() -> None:
+    """Conversations of 8 turns sharing their true label: resampling items is too narrow,
+    resampling conversations covers the prevalence."""
+    from judgekit.analysis.corrected_clusters import corrected_weighted_clustered
+
+    rng = np.random.default_rng(5)
+    weights = {"refuse": 1.0, "comply": 0.0}
+    cover = {"cluster": 0, "items": 0}
+    n_sets = 120
+    for _ in range(n_sets):
+        conv = np.repeat(np.arange(80), 8)
+        y = np.repeat(rng.random(80) < 0.3, 8)
+        f = np.where(y, rng.random(640) < 0.85, rng.random(640) >= 0.9)
+        lab = rng.random(640) < 0.3
+        judge = np.where(f, "refuse", "comply").tolist()
+        ref = [("refuse" if t else "comply") if m else None for t, m in zip(y, lab, strict=True)]
+        s = int(rng.integers(1 << 30))
+        r = corrected_weighted_clustered(judge, ref, conv.tolist(), weights=weights,
+                                         n_resamples=500, seed=s, method="ppi")
+        cover["cluster"] += r.ci_low <= 0.3 <= r.ci_high
+        from judgekit.analysis.corrected_multiclass import corrected_weighted
+
+        flat = corrected_weighted(judge, judge_labelled=[j for j, m in zip(judge, lab, strict=True)
+                                                         if m],
+                                  reference_labelled=[x for x in ref if x is not None],
+                                  weights=weights, method="ppi", n_resamples=500, seed=s)
+        assert flat.corrected == pytest.approx(r.corrected)  # same estimate, other interval
+        cover["items"] += flat.ci_low <= 0.3 <= flat.ci_high
+    assert cover["cluster"] / n_sets >= 0.90
+    assert cover["items"] / n_sets < 0.85  # the item bootstrap ignores the correlation
+
+
+def test_cluster_bootstrap_with_singleton_clusters_is_the_item_bootstrap() -> None:
+    from judgekit.analysis.corrected_clusters import corrected_weighted_clustered
+
+    to = {1: "refuse", 0: "comply"}
+    judge = [to[v] for v in JL] + [to[v] for v in ALL[:30]][15:] + ["comply"] * 45
+    ref = [to[v] for v in RL] + [None] * 60
+    assert len(judge) == 100 and judge.count("refuse") == 30
+    w = {"refuse": 1.0, "comply": 0.0}
+    r = corrected_weighted_clustered(judge, ref, list(range(100)), weights=w, n_resamples=4000)
+    flat = corrected_rate(ALL, judge_labelled=JL, reference_labelled=RL, positive=1,
+                          n_resamples=4000)
+    assert r.corrected == pytest.approx(flat.corrected)
+    assert (r.ci_low, r.ci_high) == pytest.approx((flat.ci_low, flat.ci_high), abs=0.03)

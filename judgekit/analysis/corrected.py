@@ -190,7 +190,7 @@ def _rg_stat(f_l: np.ndarray, y_l: np.ndarray, c_l: np.ndarray, f_u: np.ndarray,
     return rogan_gladen(p_raw, se, sp)
 
 
-def _ppi_stat(f_l: np.ndarray, y_l: np.ndarray, c_l: np.ndarray, f_u: np.ndarray,
+def ppi_on_counts(f_l: np.ndarray, y_l: np.ndarray, c_l: np.ndarray, f_u: np.ndarray,
               c_u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """PPI++ mean on (batched) cell counts: (estimate, λ)."""
     n = c_l.sum(axis=-1)
@@ -311,9 +311,9 @@ def corrected_rate(
         est = float(rogan_gladen(np.array(raw), np.array(se), np.array(sp)))
         reps = _rg_stat(f_l, y_l, rl, f_u, ru)
     else:
-        e, lam_arr = _ppi_stat(f_l, y_l, c_l[None, :], f_u, c_u[None, :])
+        e, lam_arr = ppi_on_counts(f_l, y_l, c_l[None, :], f_u, c_u[None, :])
         est, lam = float(e[0]), float(lam_arr[0])
-        reps = _ppi_stat(f_l, y_l, rl, f_u, ru)[0]
+        reps = ppi_on_counts(f_l, y_l, rl, f_u, ru)[0]
         if positive is not None:
             est = min(max(est, 0.0), 1.0)
             reps = np.clip(reps, 0.0, 1.0)

@@ -58,7 +58,7 @@ def confusion_given_truth(judge: Sequence[Any], reference: Sequence[Any],
         return counts / n_t, n_t
 
 
-def _invert(m: np.ndarray, q: np.ndarray) -> np.ndarray:
+def invert_confusion(m: np.ndarray, q: np.ndarray) -> np.ndarray:
     """Batched ``M⁻¹ q`` projected onto the simplex; NaN rows where ``M`` is singular."""
     ok = np.isfinite(m).all(axis=(-2, -1))
     safe = np.where(ok[..., None, None], m, np.eye(m.shape[-1]))
@@ -287,7 +287,7 @@ def _matrix(
         )
     q_counts = np.array([Counter(judge_all)[c] for c in codes], dtype=float)
     q = q_counts / n_total
-    est = _invert(m[None], q[None])[0]
+    est = invert_confusion(m[None], q[None])[0]
 
     # bootstrap: labelled K×K cells and unlabelled K cells, resampled separately
     idx = {c: i for i, c in enumerate(codes)}
@@ -304,5 +304,5 @@ def _matrix(
     with np.errstate(invalid="ignore", divide="ignore"):
         mb = rl / col
     qb = (rl.sum(axis=2) + ru) / n_total
-    reps = _invert(mb, qb)
+    reps = invert_confusion(mb, qb)
     return m, n_t, q_counts, est, reps

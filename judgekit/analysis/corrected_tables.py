@@ -11,8 +11,8 @@ of the rubric, so a multi-class rubric is not collapsed first), ``ppi`` is PPI++
 
 One label per item: an item judged several times counts with its most frequent ok label (ties:
 the first in the rubric's order); items whose trials are all abstentions or errors are left out.
-The bootstrap resamples items, so its interval treats the samples as exchangeable (as the
-per-prompt Wilson interval does).
+The corrected interval resamples clusters (conversations or prompts, ``cluster_col``) when
+given, since the turns and samples of one conversation are not independent; otherwise items.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from judgekit.analysis.corrected import UnreliableCorrection
+from judgekit.analysis.corrected_clusters import corrected_weighted_clustered
 from judgekit.analysis.corrected_multiclass import corrected_weighted, raw_estimate
 from judgekit.analysis.result import AnalysisResult, Table
 from judgekit.errors import JudgekitError
@@ -56,6 +57,7 @@ def correction_tables(
     reference_name: str,
     slices: Sequence[str] = (),
     model_col: str = "model",
+    cluster_col: str | None = None,
     n_resamples: int = 2000,
     seed: int = 0,
 ) -> list[Table]:
@@ -64,7 +66,9 @@ def correction_tables(
     ``judge`` / ``reference``: long ratings of the analysed judge and of the reference rater
     under ``rubric``; ``weights`` maps every code to its value in the ``figure`` (1/0 for a
     refusal rate, the rubric's values for mean R). A group whose correction is refused keeps its
-    raw figure, NaN corrected, and the sentence saying why in ``note``.
+    raw figure, NaN corrected, and the sentence saying why in ``note``. With ``cluster_col``
+    (an item column: the conversation or prompt) the interval resamples its clusters
+    (:func:`judgekit.analysis.corrected_clusters.corrected_weighted_clustered`), else items.
     """
     if method not in ("rogan_gladen", "ppi"):
         raise JudgekitError(f"--correct {method!r} is unknown; use rogan_gladen or ppi.")
@@ -77,9 +81,12 @@ def correction_tables(
     df["_model"] = (df[model_col].fillna("(none)").astype(str) if model_col in df.columns
                     else "all")
     tables = []
+    resampled = (f"{cluster_col} (each with its labelled and unlabelled items)"
+                 if cluster_col is not None and cluster_col in df.columns else
+                 "labelled and unlabelled items separately")
     desc = (f"{figure}: judge's raw figure over every item it rated vs corrected for its error on "
-            f"the items {reference_name} also rated ({method}); 95% CIs (raw: Wilson or normal; "
-            "corrected: bootstrap resampling labelled and unlabelled items separately).")
+            f"the items {reference_name} also rated ({method}); 95% CIs (raw: Wilson or normal, "
+            f"items as independent; corrected: bootstrap resampling {resampled}).")
     for cols, key, title in [([], "corrected", f"{figure} per model, raw and corrected"),
                              *[([c], f"corrected_by_{c}", f"{figure} per model and {c}, raw and "
                                 "corrected") for c in slices if c in df.columns]]:
@@ -91,10 +98,18 @@ def correction_tables(
             row.update(figure=figure, method=method, n_total=len(grp), n_labelled=len(lab),
                        note="")
             try:
-                r = corrected_weighted(grp["_f"].tolist(), judge_labelled=lab["_f"].tolist(),
-                                       reference_labelled=lab["_y"].tolist(), weights=weights,
-                                       name=figure, method=method, n_resamples=n_resamples,
-                                       seed=seed)
+                if cluster_col is not None and cluster_col in grp.columns:
+                    r = corrected_weighted_clustered(
+                        grp["_f"].tolist(), grp["_y"].where(grp["_y"].notna(), None).tolist(),
+                        [str(c) if c == c and c is not None else f"item:{i}"
+                         for i, c in zip(grp.index, grp[cluster_col], strict=True)],
+                        weights=weights, name=figure,
+                        method=method, n_resamples=n_resamples, seed=seed)
+                else:
+                    r = corrected_weighted(grp["_f"].tolist(), judge_labelled=lab["_f"].tolist(),
+                                           reference_labelled=lab["_y"].tolist(),
+                                           weights=weights, name=figure, method=method,
+                                           n_resamples=n_resamples, seed=seed)
             except UnreliableCorrection as exc:
                 raw, raw_lo, raw_hi = raw_estimate(grp["_f"].map(weights).to_numpy(float))
                 row.update(raw=raw, raw_ci_low=raw_lo, raw_ci_high=raw_hi,

@@ -76,7 +76,7 @@ def _correct_options(f: Callable[..., Any]) -> Callable[..., Any]:
 def _add_correction(result: AnalysisResult, store: Store, rubric: Any, ratings: Any, items: Any,
                     *, method: str, reference: str | None, weights: dict[str, float],
                     figure: str, slices: list[str], model_col: str, n_boot: int,
-                    seed: int) -> None:
+                    seed: int, cluster_col: str | None = None) -> None:
     from judgekit.analysis.corrected_tables import (
         add_correction,
         correction_tables,
@@ -86,7 +86,8 @@ def _add_correction(result: AnalysisResult, store: Store, rubric: Any, ratings: 
     ref, ref_name = reference_ratings(store, rubric, reference)
     tables = correction_tables(ratings, ref, items, rubric=rubric, weights=weights, figure=figure,
                                method=method, reference_name=ref_name, slices=slices,
-                               model_col=model_col, n_resamples=max(n_boot, 1), seed=seed)
+                               model_col=model_col, cluster_col=cluster_col,
+                               n_resamples=max(n_boot, 1), seed=seed)
     add_correction(result, tables, method=method, reference_name=ref_name)
 
 
@@ -207,7 +208,8 @@ def distribution_cmd(
             _add_correction(result, store, rubric, data.ratings, data.items, method=correct,
                             reference=reference, weights=weights, figure="refusal rate",
                             slices=list(result.meta.get("slices", [])), model_col=model_column,
-                            n_boot=n_boot, seed=seed)
+                            n_boot=n_boot, seed=seed,
+                            cluster_col=(result.meta.get("prompt_unit") or [None])[0])
     print_distribution(console, result)
     from judgekit.analysis.distribution_terminal import print_prompts
 
@@ -301,7 +303,10 @@ def calibration_cmd(
             _add_correction(result, store, rubric, data.ratings, data.items, method=correct,
                             reference=reference, weights=dict(rubric.values),
                             figure="mean R", slices=list(dict.fromkeys(cal_slices)),
-                            model_col=model_column, n_boot=n_boot, seed=seed)
+                            model_col=model_column, n_boot=n_boot, seed=seed,
+                            cluster_col=prompt_column or next(
+                                (c for c in ("conversation_id", "prompt_id")
+                                 if c in data.items.columns), None))
     print_calibration(console, result)
     if correct:
         from judgekit.analysis.corrected_terminal import print_correction
