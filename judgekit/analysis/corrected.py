@@ -105,10 +105,13 @@ def _z(level: float) -> float:
     return NormalDist().inv_cdf(0.5 + level / 2.0)
 
 
-def _check_common(
+def check_inputs(
     judge_all: Sequence[Any], judge_labelled: Sequence[Any], reference_labelled: Sequence[Any],
     method: str, level: float, n_resamples: int,
 ) -> None:
+    """The checks every correction makes first: a known method, a level in (0, 1), at least one
+    resample, labelled lists of equal length, at least one labelled item, and no more labelled
+    items than items (each failure one sentence)."""
     if method not in METHODS:
         raise JudgekitError(f"Correction method {method!r} is unknown; use one of {', '.join(METHODS)}.")
     if not 0.0 < level < 1.0:
@@ -252,7 +255,7 @@ def corrected_rate(
     >>> round(r.raw, 2), round(r.sensitivity, 3), round(r.specificity, 3), round(r.corrected, 3)
     (0.3, 0.833, 0.821, 0.185)
     """
-    _check_common(judge_all, judge_labelled, reference_labelled, method, level, n_resamples)
+    check_inputs(judge_all, judge_labelled, reference_labelled, method, level, n_resamples)
     n_l, n_total = len(judge_labelled), len(judge_all)
     if positive is None:
         if method != "ppi":

@@ -37,6 +37,7 @@ from judgekit.analysis.corrected import (
     MIN_YOUDEN,
     CorrectedRate,
     UnreliableCorrection,
+    check_inputs,
     corrected_rate,
     unlabelled_part,
 )
@@ -99,8 +100,7 @@ def corrected_shares(
                                        method="ppi", level=level, n_resamples=n_resamples,
                                        seed=seed + i, min_labelled_class=min_labelled_class)
                 for i, c in enumerate(codes)}
-    if method != "rogan_gladen":
-        raise JudgekitError(f"Correction method {method!r} is unknown; use rogan_gladen or ppi.")
+    check_inputs(judge_all, judge_labelled, reference_labelled, method, level, n_resamples)
     m, n_t, q_counts, est, reps = _matrix(judge_all, judge_labelled, reference_labelled, codes,
                                           n_resamples=n_resamples, seed=seed,
                                           min_labelled_class=min_labelled_class,
@@ -212,18 +212,7 @@ def corrected_weighted(
                        corrected=min(max(r.corrected, lo_w), hi_w),
                        ci_low=max(r.ci_low, lo_w), ci_high=min(r.ci_high, hi_w),
                        n_labelled_positive=n_pos)
-    if method != "rogan_gladen":
-        raise JudgekitError(f"Correction method {method!r} is unknown; use rogan_gladen or ppi.")
-    if len(judge_labelled) != len(reference_labelled):
-        raise JudgekitError(
-            f"judge_labelled has {len(judge_labelled)} labels and reference_labelled "
-            f"{len(reference_labelled)}; give both labels of each labelled item, in the same order."
-        )
-    if not len(judge_labelled):
-        raise UnreliableCorrection(
-            "No item has both a judge and a reference label, so the judge's error cannot be "
-            "measured; label a random sample of the items."
-        )
+    check_inputs(judge_all, judge_labelled, reference_labelled, method, level, n_resamples)
     # codes of equal weight are one class of the figure: merge them before inverting (for a rate
     # this is the binary Rogan–Gladen; a mean keeps one class per distinct value)
     level_of = {c: float(weights[c]) for c in codes}
@@ -261,11 +250,6 @@ def _matrix(
     min_singular: float, names: Mapping[Any, str] | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The matrix method: ``(M, n_t, judge counts q, estimate π̂, bootstrap replicates of π̂)``."""
-    if len(judge_labelled) != len(reference_labelled):
-        raise JudgekitError(
-            f"judge_labelled has {len(judge_labelled)} labels and reference_labelled "
-            f"{len(reference_labelled)}; give both labels of each labelled item, in the same order."
-        )
     unl = unlabelled_part(judge_all, judge_labelled)
     m, n_t = confusion_given_truth(judge_labelled, reference_labelled, codes)
     n_l, n_total, k = len(judge_labelled), len(judge_all), len(codes)
