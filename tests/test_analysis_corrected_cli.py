@@ -32,7 +32,8 @@ def csv_labels() -> pd.DataFrame:
     from tests.analysis_fixtures import SYNTH
 
     r = pd.read_csv(SYNTH / "restrictiveness_ratings.csv")
-    items = pd.read_csv(SYNTH / "items.csv", usecols=["item_id", "model", "turn"])
+    items = pd.read_csv(SYNTH / "items.csv",
+                        usecols=["item_id", "model", "turn", "benign_lookalike"])
     r = r[r["status"] == "ok"]
     judge = r[r["rater_id"] == "judge-a"].set_index("item_id")["label"].rename("judge")
     ref = r[r["rater_id"] == "adjudicated"].set_index("item_id")["label"].rename("ref")
@@ -88,13 +89,14 @@ def test_calibration_correct_mean_r(synthetic_store, csv_labels) -> None:
     assert r.exit_code == 0, r.output
     assert "mean R per model, raw and corrected" in r.output
     assert "mean R per model and turn, raw and corrected" in r.output
-    m = csv_labels[csv_labels["model"] == "synth-drifting"]
+    # the scope of C and RCE: benign look-alikes left out (--include-lookalikes not given)
+    m = csv_labels[(csv_labels["model"] == "synth-drifting") & ~csv_labels["benign_lookalike"]]
     lab = m[m["ref"].notna()]
     expected = corrected_rate(m["judge"].map(R_VALUES).tolist(),
                               judge_labelled=lab["judge"].map(R_VALUES).tolist(),
                               reference_labelled=lab["ref"].map(R_VALUES).tolist(),
                               positive=None, method="ppi", n_resamples=200)
-    line = next(x for x in r.output.splitlines() if "synth-drifting" in x and "1431" in x)
+    line = next(x for x in r.output.splitlines() if "synth-drifting" in x and f" {len(m)} " in x)
     assert f"{m['judge'].map(R_VALUES).mean():.3f}" in line
     assert f"{expected.corrected:.3f}" in line
 

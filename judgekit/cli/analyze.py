@@ -300,7 +300,13 @@ def calibration_cmd(
         if correct:
             cal_slices = [c for c in ["turn", *[c.strip() for v in by for c in v.split(",")
                                                 if c.strip()]] if c in data.items.columns]
-            _add_correction(result, store, rubric, data.ratings, data.items, method=correct,
+            from judgekit.analysis.frames import truthy
+
+            corr_items = data.items
+            if not include_lookalikes and lookalike_column in corr_items.columns:
+                # the scope of C, RCE and Drift: benign look-alikes left out unless included
+                corr_items = corr_items[~truthy(corr_items[lookalike_column])]
+            _add_correction(result, store, rubric, data.ratings, corr_items, method=correct,
                             reference=reference, weights=dict(rubric.values),
                             figure="mean R", slices=list(dict.fromkeys(cal_slices)),
                             model_col=model_column, n_boot=n_boot, seed=seed,
