@@ -126,6 +126,23 @@ def run_demo(out_dir: Path, *, console: Console | None = None, n_resamples: int 
         write_text_atomic(out_dir / "probes.json", json.dumps(probes_doc, indent=1, default=str))
         summary["probes"] = {j["judge"]: j["state"] for j in probes_doc["judges"]}
 
+        # 4c. the judge's error taken out of a refusal rate (docs/analysis.md) -------------------
+        from judgekit.analysis.corrected_groups import xstest_corrected
+
+        corr = xstest_corrected(judge="gpt4_label", method="ppi", n_resamples=n_resamples)
+        console.print("  refusal rate per model, gpt4 judge, corrected (PPI++) from a random 15% "
+                      "labelled per model, vs the adjudicated rate of all items:", markup=False)
+        rows: list[dict[str, Any]] = [{str(k): v for k, v in r.items()}
+                                      for r in corr.to_dict("records")]
+        for r in rows:
+            console.print(f"  {r['model']:<16} raw {r['raw']:.3f}   corrected {r['corrected']:.3f} "
+                          f"[{r['ci_low']:.2f}, {r['ci_high']:.2f}]   adjudicated "
+                          f"{r['reference_all']:.3f}", markup=False)
+        summary["corrected_refusal_rates"] = {
+            str(r["model"]): {"raw": round(float(r["raw"]), 4),
+                              "corrected": round(float(r["corrected"]), 4),
+                              "adjudicated": round(float(r["reference_all"]), 4)} for r in rows}
+
         # 5. offline panel ------------------------------------------------------------------
         from judgekit.judges.demo import run_demo_panel
         from judgekit.report import write_report

@@ -181,6 +181,10 @@ def import_cmd(
               help="Also write the full report as JSON here.")
 @click.option("--view", "view", default=None,
               help="A view of the rubric (its 'views:'), e.g. --view binary: judges rated under the full rubric are collapsed into the view and compared with labels given in it.")
+@click.option("--between", "between", default=None,
+              help="Compare two raters with each other on every item both rated, no human "
+                   "needed, per --by slice and by human_rated (yes/no), with 95% CIs, e.g. "
+                   "--between judge-a,judge-b or --between judge-a,panel:majority.")
 @store_option
 def agree_cmd(
     rubric_name: str,
@@ -194,6 +198,7 @@ def agree_cmd(
     random_only: bool,
     json_out: Path | None,
     view: str | None,
+    between: str | None,
     store_path: str,
 ) -> None:
     """Agreement report: each judge against the human reference, each human, and the ceiling.
@@ -206,6 +211,7 @@ def agree_cmd(
       judgekit agree --rubric refusal --by model --by prompt_safety --json agreement.json
       judgekit agree --rubric refusal --sample pilot --random-only
       judgekit agree --rubric refusal --view binary
+      judgekit agree --rubric refusal --between keywords,scripted-llm --by model
     """
     from judgekit.agreement.report import agreement_report
     from judgekit.cli.render import print_agreement
@@ -214,6 +220,12 @@ def agree_cmd(
 
     rubric = _with_view(load_rubric(rubric_name), view)
     cols = [c.strip() for b in by for c in b.split(",") if c.strip()]
+    if between is not None:
+        _agree_between(rubric, between, cols, resamples=resamples, seed=seed, json_out=json_out,
+                       store_path=store_path,
+                       others={"--judges": judges, "--humans": humans, "--reference": reference,
+                               "--sample": sample})
+        return
     if random_only and not sample:
         raise JudgekitError("--random-only needs --sample NAME (the sample whose random share to use).")
     with Store.open_existing(store_path) as store:
@@ -250,6 +262,32 @@ def agree_cmd(
     print_agreement(console, report)
     if json_out:
         write_text_atomic(json_out, json.dumps(report, indent=1))
+        echo(f"wrote {json_out}")
+
+
+def _agree_between(rubric: Any, spec: str, by: list[str], *, resamples: int, seed: int,
+                   json_out: Path | None, store_path: str, others: dict[str, Any]) -> None:
+    """``agree --between A,B``: the two raters compared on every item both rated."""
+    from judgekit.agreement.between import between_report, parse_pair
+    from judgekit.analysis.terminal import print_table
+    from judgekit.io.atomic import write_text_atomic
+    from judgekit.report.between import INTRO, between_table, between_warnings
+
+    given = [k for k, v in others.items() if v]
+    if given:
+        raise JudgekitError(f"--between compares two raters with each other; drop {given[0]}.")
+    pair = parse_pair(spec)
+    with Store.open_existing(store_path) as store:
+        comparison = between_report(_viewed(store, rubric), rubric=rubric, pair=pair, by=by,
+                                    n_resamples=resamples, seed=seed)
+    header, rows, _ = between_table([comparison])
+    print_table(console, f"{pair[0]} vs {pair[1]} under {rubric.id}", header[1:],
+                [r[1:] for r in rows], False)
+    echo(INTRO)
+    for w in between_warnings([comparison]):
+        echo(f"note: {w}")
+    if json_out:
+        write_text_atomic(json_out, json.dumps(comparison, indent=1))
         echo(f"wrote {json_out}")
 
 

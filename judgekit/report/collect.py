@@ -152,6 +152,13 @@ def collect_extras(store: Store, rubric: Rubric, agreement: dict[str, Any], *, p
     dis = worst_disagreements(store, rubric, agreement, per_judge=per_judge)
     if dis:
         extras["disagreements"] = dis
+    judges = [str(j) for j in agreement.get("judges") or []]
+    if len(judges) >= 2:  # judge vs judge on every item both rated (judgekit.agreement.between)
+        from judgekit.agreement.between import between_all_pairs
+
+        extras["between"] = between_all_pairs(store, rubric=rubric, judges=judges,
+                                              n_resamples=int(agreement.get("n_resamples") or 1000),
+                                              seed=0)
     return extras
 
 

@@ -413,6 +413,14 @@ def render_html(
         ("Verdict", _verdict_section(summary)),
         ("All judges at a glance", _glance_section(summary, agreement, verdict)),
     ]
+    if extras.get("between"):
+        from judgekit.report import between as _between
+
+        notes = "".join(f"<li>{esc(w)}</li>" for w in _between.between_warnings(extras["between"]))
+        header, rows, numeric = _between.between_table(extras["between"])
+        sections.append((_between.TITLE, f"<p>{esc(_between.INTRO)}</p>"
+                         + table(header, rows, numeric=numeric)
+                         + (f"<ul>{notes}</ul>" if notes else "")))
     for j in summary["judges"]:
         sections.append((f"Judge {j['judge']}", _judge_section(j, summary, agreement, verdict, disagreements)))
     if disagreements:

@@ -95,6 +95,14 @@ def render_markdown(
     out += md_grid(trust.coverage_grid(agreement))
     out += md_grid(trust.bias_grid(agreement))
 
+    if extras.get("between"):
+        from judgekit.report import between as _between
+
+        header, rows, numeric = _between.between_table(extras["between"])
+        out += ["", f"## {_between.TITLE}", "", _between.INTRO, "",
+                md_table(header, rows, numeric=numeric)]
+        out += [f"- {md_escape(w)}" for w in _between.between_warnings(extras["between"])]
+
     disagreements = [d for d in extras.get("disagreements") or [] if isinstance(d, dict)]
     for j in s["judges"]:
         jid = j["judge"]
