@@ -130,7 +130,8 @@ def _bias_figure(bias: dict[str, Any]) -> tuple[float | None, list[float | None]
 _LOO = ("percent_agreement", "kappa", "weighted_kappa")
 
 
-def evaluate(policy: Policy, report: AgreementReport, alt: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+def evaluate(policy: Policy, report: AgreementReport, alt: dict[str, Any] | None = None,
+             fidelity: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """Apply the policy's checks to each judge in the report. Pure: no I/O.
 
     Each check has its figure, threshold, n, interval (``ci``) and ``state``; the state follows
@@ -139,7 +140,8 @@ def evaluate(policy: Policy, report: AgreementReport, alt: dict[str, Any] | None
     passes, ``fail`` when any fails, else ``inconclusive``; an inconclusive check and judge
     carry a label ``budget`` (:func:`label_budget`). ``alt`` maps each judge to its
     :class:`~judgekit.agreement.alternative_annotator.AltTestResult` (``run_gate`` computes it
-    from the store when the policy has ``alt_test``).
+    from the store when the policy has ``alt_test``); ``fidelity`` maps each judge to its
+    figure pairs (:func:`judgekit.fidelity.fidelity_results`, for ``analysis_fidelity``).
     """
     c = policy.checks
     metric = c.metric
@@ -267,6 +269,10 @@ def evaluate(policy: Policy, report: AgreementReport, alt: dict[str, Any] | None
                     f"alternative annotator test (ε={at.epsilon}, q={at.q}): the judge wins against {won} of "
                     f"{res.n_humans} humans, winning rate ω={_fmt(finite(res.winning_rate))}, advantage "
                     f"probability ρ={_fmt(finite(res.advantage_probability))} (the test decides, no CI)")
+        if c.analysis_fidelity is not None:
+            from judgekit.fidelity import fidelity_checks
+
+            checks += fidelity_checks(c.analysis_fidelity, (fidelity or {}).get(judge, []), seed=policy.seed)
         state = combine_states([ch["state"] for ch in checks])
         out.append({"judge": judge, "state": state, "passed": state == "pass", "checks": checks,
                     "budget": judge_budget(judge, checks) if state == "inconclusive" else None})
@@ -302,7 +308,12 @@ def run_gate(store: Any, policy_path: str | Path) -> tuple[dict[str, Any], Agree
         seed=policy.seed,
     )
     alt = alt_inputs_results(store, policy, rubric, report) if policy.checks.alt_test else None
-    results = evaluate(policy, report, alt)
+    fid = None
+    if policy.checks.analysis_fidelity is not None:
+        from judgekit.fidelity import fidelity_results
+
+        fid = fidelity_results(store, policy, policy_path, rubric, report)
+    results = evaluate(policy, report, alt, fid)
     for r in results:
         r.update({k: v for k, v in judge_identity(store, r["judge"], rubric).items() if k != "judge"})
         r["judge_ratings_hash"] = judge_ratings_hash(store, rubric, r["judge"])
@@ -383,6 +394,8 @@ def explain(verdict: dict[str, Any]) -> list[str]:
         parts = [f"{len(x)} of {len(j['checks'])} checks {w}" for x, w in ((failed, "fail"), (open_, "inconclusive")) if x]
         lines.append(f"{head}: {'; '.join(parts)}:")
         for c in failed + open_:
+            if c["name"].startswith("analysis_fidelity["):
+                continue  # listed with every fidelity figure below (judgekit.fidelity.fidelity_lines)
             ci = c.get("ci")
             interval = f" [95% CI {_fmt(ci[0])}–{_fmt(ci[1])}]" if ci else ""
             tag = " (inconclusive)" if c["state"] == "inconclusive" else ""
@@ -390,6 +403,10 @@ def explain(verdict: dict[str, Any]) -> list[str]:
                          f"{_fmt(c['threshold'])} (n={c['n']}) — {c['detail']}")
         if j.get("budget"):
             lines.append(f"             Label budget: {j['budget']['sentence']}")
+    from judgekit.fidelity import fidelity_lines
+
+    for j in verdict["judges"]:
+        lines.extend(fidelity_lines(j))
     return lines
 
 

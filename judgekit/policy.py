@@ -16,6 +16,7 @@ from pydantic import Field, ValidationError, model_validator
 from judgekit import policy_rules
 from judgekit.config import ConfigModel, first_error, read_yaml_mapping
 from judgekit.errors import JudgekitError, excerpt
+from judgekit.fidelity_policy import AnalysisFidelity
 from judgekit.rubric import Rubric
 
 Metric = Literal["kappa", "weighted_kappa", "alpha", "ac1", "percent_agreement"]
@@ -73,6 +74,8 @@ class Checks(_Strict):
     min_coverage: float | None = Field(default=None, ge=0, le=1)
     max_abs_bias: MaxAbsBias | None = None
     alt_test: AltTest | None = None
+    #: the study's figures from the judge vs from the reference (:mod:`judgekit.fidelity`)
+    analysis_fidelity: AnalysisFidelity | None = None
 
 
 class Policy(_Strict):

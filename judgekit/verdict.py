@@ -98,12 +98,13 @@ _KINDS: list[tuple[re.Pattern[str], str, str]] = [
     (re.compile(r"max_abs_bias"), "max_abs_bias", "ci<="),
     (re.compile(r"max_abs_bias\[(.+)\]", re.DOTALL), "max_abs_bias_slice", "ci<="),
     (re.compile(r"alt_test"), "alt_test", "point>="),
+    (re.compile(r"analysis_fidelity\[(.+)\]", re.DOTALL), "analysis_fidelity", "ci<="),
 ]
 #: kinds a policy asks for once per judge (class recall and slices depend on the data)
 _ONCE = ("min_items", "min_value", "min_lower_bound", "max_abstention_rate", "max_error_rate",
          "within_human_noise", "min_coverage", "max_abs_bias", "alt_test")
 #: kinds whose missing figure means "not enough data to run it" (inconclusive), not "fail"
-_UNDEFINED_INCONCLUSIVE = ("alt_test",)
+_UNDEFINED_INCONCLUSIVE = ("alt_test", "analysis_fidelity")
 
 
 def check_kind(name: str) -> tuple[str, str, str | None] | None:
@@ -130,6 +131,8 @@ def min_n_of(kind: str, policy: Policy) -> int | None:
         return c.max_abs_bias.min_items if c.max_abs_bias else None
     if kind == "min_class_recall":
         return None
+    if kind == "analysis_fidelity":
+        return c.analysis_fidelity.min_units if c.analysis_fidelity else None
     return c.min_items
 
 
@@ -307,6 +310,7 @@ def _consistent(v: dict[str, Any], where: str) -> None:
         "max_abs_bias": c.max_abs_bias.max if c.max_abs_bias else None,
         "max_abs_bias_slice": c.max_abs_bias.max if c.max_abs_bias and c.max_abs_bias.per_slice else None,
         "alt_test": c.alt_test.min_winning_rate if c.alt_test else None,
+        "analysis_fidelity": c.analysis_fidelity.max_abs_diff if c.analysis_fidelity else None,
     }
     names = [j["judge"] for j in v["judges"]]
     if sorted(names) != sorted(set(policy.judges)) or len(set(names)) != len(names):

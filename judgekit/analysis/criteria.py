@@ -157,6 +157,20 @@ def _matches(series: pd.Series, value: Scalar | list[Scalar]) -> pd.Series:
     return series.astype(str) == str(value)
 
 
+def criterion_mask(c: Criterion, items: pd.DataFrame, *, source: str = "criteria") -> pd.Series:
+    """The items matching a criterion's ``where`` (a list value means any of); a column the
+    items lack is one sentence naming ``source`` and the criterion."""
+    mask = pd.Series(True, index=items.index)
+    for col, value in c.where.items():
+        if col not in items.columns:
+            raise JudgekitError(
+                f"{source}: criterion {c.name!r} uses column {col!r}, which the items do not "
+                f"have; they have: {', '.join(map(str, items.columns[:15]))}."
+            )
+        mask &= _matches(items[col], value)
+    return mask
+
+
 def evaluate_criteria(
     spec: CriteriaFile,
     ratings: pd.DataFrame,
