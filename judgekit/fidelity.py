@@ -80,10 +80,7 @@ def fidelity_results(store: Any, policy: Any, policy_path: str | Path, rubric: R
         if not vals or min(vals) < 0 or max(vals) > 1:
             raise JudgekitError(f"{where}: calibration needs a rubric with values in [0, 1] (restrictiveness), "
                                 f"not {rubric.id}; gate it under restrictiveness or use analysis: distribution.")
-        from judgekit.analysis.inputs import harm_from_store
-
-        harm = harm_from_store(store, items, harm_column=spec.harm_column, harm_rubric=spec.harm_rubric,
-                               harm_key=spec.harm_key).values
+        harm = _guard(where, lambda: _harm(store, items, spec))
         rv = per_item_values(ref, rubric)
         for judge in policy.judges:
             jv = per_item_values(store.ratings(rubric=rubric, rater_ids=[judge]), rubric)
@@ -93,7 +90,7 @@ def fidelity_results(store: Any, policy: Any, policy_path: str | Path, rubric: R
                 lookalike_col=spec.lookalike_column, include_lookalikes=spec.include_lookalikes,
                 n_boot=n_boot, seed=seed))
     elif spec.analysis == "distribution":
-        from judgekit.analysis.distribution import refusal_definition
+        from judgekit.analysis.refusal import refusal_definition
 
         _, indicator = _guard(where, lambda: refusal_definition(
             rubric, threshold=spec.threshold, refusal_codes=spec.refusal_codes))
@@ -108,6 +105,23 @@ def fidelity_results(store: Any, policy: Any, policy_path: str | Path, rubric: R
     return out
 
 
+def _harm(store: Any, items: pd.DataFrame, spec: AnalysisFidelity) -> pd.Series:
+    """H per item as ``judgekit analyze calibration`` takes it: the tiers of ``harm_column``, else
+    the human ``harm_rubric`` ratings shared by every item with the same ``harm_key``."""
+    from judgekit.analysis.frames import harm_from_column, harm_from_ratings, spread_harm
+    from judgekit.rubric import load_rubric
+
+    if spec.harm_column:
+        return harm_from_column(items, spec.harm_column)
+    hrub = load_rubric(spec.harm_rubric)
+    hr = store.ratings(rubric=hrub, rater_kind=["human", "reference"])
+    if hr.empty:
+        raise JudgekitError(f"there are no human {hrub.id} ratings in {store.path} to take H from; import "
+                            "them or give harm_column (e.g. severity).")
+    key = None if spec.harm_key is None or spec.harm_key.lower() == "none" else spec.harm_key
+    return spread_harm(harm_from_ratings(hr, hrub), items, key)
+
+
 def _guard(where: str, fn: Any) -> Any:
     try:
         return fn()
@@ -118,7 +132,7 @@ def _guard(where: str, fn: Any) -> Any:
 def _criteria_results(store: Any, policy: Any, policy_path: str | Path, rubric: Rubric,
                       ref: pd.DataFrame, items: pd.DataFrame, where: str) -> dict[str, list[FigurePair]]:
     from judgekit.analysis import fidelity as af
-    from judgekit.analysis.criteria import criterion_mask, load_criteria
+    from judgekit.analysis.criteria_spec import criterion_mask, load_criteria
     from judgekit.analysis.frames import label_shares
 
     spec: AnalysisFidelity = policy.checks.analysis_fidelity

@@ -24,23 +24,35 @@ within each value of the ``per`` column. Unknown keys are errors (a typo is not 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import pandas as pd
-from pydantic import ConfigDict, Field, ValidationError, field_validator
 
-from judgekit.analysis.frames import label_shares, truthy
+from judgekit.analysis.criteria_spec import (
+    CriteriaFile as CriteriaFile,
+)
+from judgekit.analysis.criteria_spec import (
+    Criterion as Criterion,
+)
+from judgekit.analysis.criteria_spec import (
+    criterion_mask as criterion_mask,
+)
+from judgekit.analysis.criteria_spec import (
+    criterion_rubric,
+    matches,
+)
+from judgekit.analysis.criteria_spec import (
+    load_criteria as load_criteria,
+)
+from judgekit.analysis.criteria_spec import (
+    parse_criteria as parse_criteria,
+)
+from judgekit.analysis.frames import label_shares
 from judgekit.analysis.intervals import wilson_interval
 from judgekit.analysis.result import AnalysisResult, Table
 from judgekit.analysis.trust import TrustReport, check_trust
-from judgekit.config import ConfigModel, describe_error, read_yaml_mapping
 from judgekit.errors import JudgekitError
-from judgekit.rubric import Rubric, load_rubric
-
-Op = Literal["<=", "<", ">=", ">", "=="]
-Scalar = str | int | float | bool
 
 #: the columns of the per-seed table besides the per column, and the working column
 _PER_TABLE_COLUMNS = ("criterion", "n", "value", "passed", "_hit")
@@ -52,123 +64,6 @@ _OPS: dict[str, Callable[[float, float], Any]] = {
     ">": np.greater,
     "==": np.isclose,
 }
-
-
-class Criterion(ConfigModel):
-    """One named check: rate of ``label`` under ``rubric`` among items matching ``where``."""
-
-    model_config = ConfigDict(frozen=True)
-
-    name: str = Field(min_length=1)
-    rubric: str
-    label: str | list[str]
-    where: dict[str, Scalar | list[Scalar]] = Field(default_factory=dict)
-    op: Op
-    threshold: float
-    per: str | None = None
-    require: Literal["pooled", "each", "both"] = "pooled"
-    rater: str | None = None
-    min_n: int | None = Field(default=None, ge=1)
-
-    @field_validator("label")
-    @classmethod
-    def _labels_not_empty(cls, v: str | list[str]) -> str | list[str]:
-        if isinstance(v, list) and not v:
-            raise ValueError("label must name at least one label code")
-        return v
-
-    @property
-    def labels(self) -> list[str]:
-        return [self.label] if isinstance(self.label, str) else list(self.label)
-
-
-class CriteriaFile(ConfigModel):
-    """A criteria file: defaults (``rater``, ``per``) and the list of criteria."""
-
-    model_config = ConfigDict(frozen=True)
-
-    rater: str | None = None
-    per: str | None = None
-    criteria: list[Criterion] = Field(min_length=1)
-
-
-def parse_criteria(data: Any, *, source: str = "criteria") -> CriteriaFile:
-    """Validate a parsed criteria mapping; one :class:`JudgekitError` sentence on any problem."""
-    if not isinstance(data, dict):
-        raise JudgekitError(f"{source}: expected a mapping with a 'criteria' list at the top.")
-    try:
-        spec = CriteriaFile(**data)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        where, key = _loc(err["loc"], data)
-        raise JudgekitError(f"{source}: {where}{describe_error(err, key)}.") from None
-    names = [c.name for c in spec.criteria]
-    dup = sorted({n for n in names if names.count(n) > 1})
-    if dup:
-        raise JudgekitError(f"{source}: criterion name {dup[0]!r} is used twice; names must be unique.")
-    for c in spec.criteria:
-        rubric = _rubric(c, source)
-        bad = [lab for lab in c.labels if rubric.normalise(lab) is None]
-        if bad:
-            raise JudgekitError(
-                f"{source}: criterion {c.name!r}: label {bad[0]!r} is not a label of {rubric.id}; "
-                f"use one of {', '.join(rubric.codes)}."
-            )
-    return spec
-
-
-def _loc(loc: Sequence[Any], data: Mapping[str, Any]) -> tuple[str, str]:
-    """(``"criterion 'leak rate' (criteria[1]): "``, ``"threshhold"``) for an error location."""
-    parts = [str(p) for p in loc]
-    if len(loc) >= 2 and loc[0] == "criteria" and isinstance(loc[1], int):
-        crit = data.get("criteria")
-        name = None
-        if isinstance(crit, list) and loc[1] < len(crit) and isinstance(crit[loc[1]], dict):
-            name = crit[loc[1]].get("name")
-        label = f"criterion {name!r} (criteria[{loc[1]}])" if name else f"criteria[{loc[1]}]"
-        return f"{label}: ", ".".join(parts[2:]) or "criteria"
-    return "", ".".join(parts)
-
-
-def _rubric(c: Criterion, source: str) -> Rubric:
-    try:
-        return load_rubric(c.rubric)
-    except JudgekitError as exc:
-        raise JudgekitError(f"{source}: criterion {c.name!r}: {exc}") from None
-
-
-def load_criteria(path: str | Path) -> CriteriaFile:
-    """Read and validate a criteria YAML file."""
-    p = Path(path)
-    data = read_yaml_mapping(p, what="Criteria file", expect="a 'criteria' list")
-    return parse_criteria(data, source=f"Criteria file {p}")
-
-
-def _matches(series: pd.Series, value: Scalar | list[Scalar]) -> pd.Series:
-    if isinstance(value, list):
-        out = pd.Series(False, index=series.index)
-        for v in value:
-            out |= _matches(series, v)
-        return out
-    if isinstance(value, bool):
-        return truthy(series) == value
-    if isinstance(value, int | float):
-        return pd.to_numeric(series, errors="coerce") == float(value)
-    return series.astype(str) == str(value)
-
-
-def criterion_mask(c: Criterion, items: pd.DataFrame, *, source: str = "criteria") -> pd.Series:
-    """The items matching a criterion's ``where`` (a list value means any of); a column the
-    items lack is one sentence naming ``source`` and the criterion."""
-    mask = pd.Series(True, index=items.index)
-    for col, value in c.where.items():
-        if col not in items.columns:
-            raise JudgekitError(
-                f"{source}: criterion {c.name!r} uses column {col!r}, which the items do not "
-                f"have; they have: {', '.join(map(str, items.columns[:15]))}."
-            )
-        mask &= _matches(items[col], value)
-    return mask
 
 
 def evaluate_criteria(
@@ -198,7 +93,7 @@ def evaluate_criteria(
     seed_rows: list[dict[str, Any]] = []
     trust = TrustReport()
     for c in spec.criteria:
-        rubric = _rubric(c, source)
+        rubric = criterion_rubric(c, source)
         who = c.rater or spec.rater or rater
         if who is None:
             raise JudgekitError(
@@ -233,7 +128,7 @@ def evaluate_criteria(
             )
         mask = pd.Series(True, index=items.index)
         for col, value in c.where.items():
-            mask &= _matches(items[col], value)
+            mask &= matches(items[col], value)
         chosen = items.loc[mask, list(dict.fromkeys(["item_id", *([per] if per else [])]))]
         df = chosen.merge(shares[["item_id", "_hit"]], on="item_id", how="inner")
         n = len(df)

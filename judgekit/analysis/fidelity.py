@@ -40,7 +40,7 @@ from judgekit.analysis.calibration_units import build_units
 from judgekit.analysis.frames import fill_unit_key, model_series, unit_columns
 from judgekit.analysis.intervals import bootstrap_stat, percentile_ci
 from judgekit.errors import JudgekitError
-from judgekit.fidelity_policy import DEFAULT_FIGURES, FIGURES, check_figures
+from judgekit.fidelity_policy import check_figures
 
 #: calibration figure → (key of :func:`replicate_figures`, shape: "model" | "turn" | "tier_turn")
 _CAL: dict[str, tuple[str, str]] = {
@@ -209,7 +209,7 @@ def _calibration_model(model: str, full: pd.DataFrame, mj: pd.DataFrame, mr: pd.
                 else:
                     n = len(by_turn[t])
                     why = f"no {unit} of model {model} rated by both at turn {_turn(t)}"
-                idx = (turn_pos[t],) if have and t in turn_pos else None
+                idx: tuple[int, ...] | None = (turn_pos[t],) if have and t in turn_pos else None
                 pair(fig, {"model": model, "turn": _turn(t)}, idx, n, why)
         else:
             for k in tiers_all:
@@ -309,8 +309,8 @@ def _distribution_model(model: str, mp: pd.DataFrame, cols: list[tuple[str, dict
                 for f, k, _ in cols]
     rj, rr = mp["j_rate"].to_numpy(float), mp["r_rate"].to_numpy(float)
     multi = (mp["j_n"] >= 2).to_numpy(float)
-    ncj = (multi * (mp["j_min"] != mp["j_max"])).to_numpy(float)
-    ncr = (multi * (mp["r_min"] != mp["r_max"])).to_numpy(float)
+    ncj = multi * (mp["j_min"] != mp["j_max"]).to_numpy(float)
+    ncr = multi * (mp["r_min"] != mp["r_max"]).to_numpy(float)
     masks = np.stack([m.astype(float) for _, _, m in cols], axis=1)  # (units, figures)
     is_share = np.array([f == "share_not_constant" for f, _, _ in cols])
 
