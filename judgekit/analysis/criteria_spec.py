@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import pandas as pd
-from pydantic import ConfigDict, Field, ValidationError, field_validator
+from pydantic import ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from judgekit.analysis.frames import truthy
 from judgekit.config import ConfigModel, describe_error, read_yaml_mapping
@@ -22,8 +22,21 @@ Op = Literal["<=", "<", ">=", ">", "=="]
 Scalar = str | int | float | bool
 
 
+class Compare(ConfigModel):
+    """``compare``: the criterion's figure is |rate(column = a) − rate(column = b)| among the
+    items matching ``where`` (two conditions, e.g. two arms of an experiment)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    column: str = Field(min_length=1)
+    a: Scalar
+    b: Scalar
+
+
 class Criterion(ConfigModel):
-    """One named check: rate of ``label`` under ``rubric`` among items matching ``where``."""
+    """One named check: rate of ``label`` under ``rubric`` among items matching ``where``
+    (or, with ``compare``, the absolute difference of that rate between two conditions); without
+    ``op`` and ``threshold`` a descriptive row that neither passes nor fails."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -31,8 +44,9 @@ class Criterion(ConfigModel):
     rubric: str
     label: str | list[str]
     where: dict[str, Scalar | list[Scalar]] = Field(default_factory=dict)
-    op: Op
-    threshold: float
+    op: Op | None = None
+    threshold: float | None = None
+    compare: Compare | None = None
     per: str | None = None
     require: Literal["pooled", "each", "both"] = "pooled"
     rater: str | None = None
@@ -44,6 +58,20 @@ class Criterion(ConfigModel):
         if isinstance(v, list) and not v:
             raise ValueError("label must name at least one label code")
         return v
+
+    @model_validator(mode="after")
+    def _op_and_threshold(self) -> Criterion:
+        if (self.op is None) != (self.threshold is None):
+            raise ValueError("op and threshold go together: give both for a check, neither for a "
+                             "descriptive row")
+        if self.op is None and (self.require != "pooled" or self.min_n is not None):
+            raise ValueError("a descriptive row (no op and threshold) has no require or min_n")
+        return self
+
+    @property
+    def descriptive(self) -> bool:
+        """No threshold: the row is reported, not judged."""
+        return self.op is None
 
     @property
     def labels(self) -> list[str]:
