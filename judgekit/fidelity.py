@@ -47,13 +47,13 @@ def check_name(p: FigurePair) -> str:
     return f"{PREFIX}[{p.analysis}:{p.name}]"
 
 
-def _reference_ratings(store: Any, rubric: Rubric, report: Any) -> pd.DataFrame:
-    ref = (report.data.get("reference") or {}).get("rater")
-    if ref:
+def _reference_ratings(store: Any, rubric: Rubric, ref: str | None, humans: list[str]) -> pd.DataFrame:
+    """The reference's ratings: the rater ``ref``, else (consensus) those of ``humans`` (every
+    human rater when none is named, as the agreement report's consensus)."""
+    if ref and ref != "consensus":
         return store.ratings(rubric=rubric, rater_ids=[ref])
-    humans = list(report.data.get("humans") or [])
     return store.ratings(rubric=rubric, rater_ids=humans) if humans else store.ratings(
-        rubric=rubric, rater_kind=["human", "reference"])
+        rubric=rubric, rater_kind="human")
 
 
 def _refusal_share(ratings: pd.DataFrame, indicator: Any) -> pd.Series:
@@ -64,15 +64,21 @@ def _refusal_share(ratings: pd.DataFrame, indicator: Any) -> pd.Series:
 
 
 def fidelity_results(store: Any, policy: Any, policy_path: str | Path, rubric: Rubric,
-                     report: Any) -> dict[str, list[FigurePair]]:
-    """judge → its figure pairs under the policy's ``checks.analysis_fidelity`` (module doc)."""
+                     report: Any = None, *, reference: str | None = None,
+                     humans: list[str] | None = None) -> dict[str, list[FigurePair]]:
+    """judge → its figure pairs under the policy's ``checks.analysis_fidelity`` (module doc).
+    The reference is the agreement ``report``'s (the gate), or ``reference`` and ``humans`` as a
+    verdict records them (the report)."""
     from judgekit.analysis import fidelity as af
     from judgekit.analysis.frames import per_item_values
 
     spec: AnalysisFidelity = policy.checks.analysis_fidelity
     where = f"Policy file {policy_path}: analysis_fidelity"
     n_boot, seed = policy.n_resamples, policy.seed
-    ref = _reference_ratings(store, rubric, report)
+    if report is not None:
+        reference = (report.data.get("reference") or {}).get("rater")
+        humans = list(report.data.get("humans") or [])
+    ref = _reference_ratings(store, rubric, reference, list(humans or []))
     items = store.items()
     out: dict[str, list[FigurePair]] = {}
     if spec.analysis == "calibration":

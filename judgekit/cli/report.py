@@ -75,7 +75,7 @@ def report_cmd(
             raise JudgekitError(f"{out_dir} is a file; --out needs a folder (it is created if missing).")
         agreement = agreement_report(store, rubric=rubric, by=_split(by), reference=reference,
                                      n_resamples=resamples).to_dict()
-        extras = collect_extras(store, rubric, agreement, per_judge=per_judge)
+        extras = collect_extras(store, rubric, agreement, per_judge=per_judge, verdict=verdict)
     paths = write_report(out_dir, agreement, verdict, extras=extras, stem=stem)
     from judgekit.report.summary import summarise
 

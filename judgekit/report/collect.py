@@ -142,10 +142,18 @@ def judge_hashes(store: Store, agreement: dict[str, Any]) -> dict[str, str]:
             for j in agreement.get("judges") or []}
 
 
-def collect_extras(store: Store, rubric: Rubric, agreement: dict[str, Any], *, per_judge: int = 20) -> dict[str, Any]:
+def collect_extras(store: Store, rubric: Rubric, agreement: dict[str, Any], *, per_judge: int = 20,
+                   verdict: dict[str, Any] | None = None) -> dict[str, Any]:
     """``{"costs": ..., "disagreements": ..., "judge_hashes": ...}`` for
-    :func:`judgekit.report.render_report`."""
+    :func:`judgekit.report.render_report`, and ``"fidelity"`` when ``verdict``'s policy has an
+    ``analysis_fidelity`` check (:func:`judgekit.report.fidelity.fidelity_extras`)."""
     extras: dict[str, Any] = {"judge_hashes": judge_hashes(store, agreement)}
+    if verdict is not None:
+        from judgekit.report.fidelity import fidelity_extras
+
+        fid = fidelity_extras(store, rubric, verdict)
+        if fid is not None:
+            extras["fidelity"] = fid
     costs = costs_by_judge(store, rubric)
     if costs:
         extras["costs"] = costs

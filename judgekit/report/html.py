@@ -419,6 +419,12 @@ def render_html(
         sections.append(("Items behind the disagreements", _items_section(disagreements)))
     if extras.get("sampling") is not None:
         sections.append(("Sampling", _generic(extras["sampling"])))
+    if isinstance(extras.get("fidelity"), dict):
+        from judgekit.report.fidelity import fidelity_grid
+
+        fid = extras["fidelity"]
+        sections.append(("Analysis fidelity", html_grid(fidelity_grid(fid)) if fid.get("rows")
+                         else f"<p>{esc(fid.get('error') or 'no fidelity figures')}</p>"))
     sections.append(("Provenance", _provenance(summary, agreement, verdict, created_at)))
     sections.append(("Assumptions and what this report does not establish",
                      "<ul>" + "".join(f"<li>{esc(a)}</li>" for a in summary.get("assumptions") or []) + "</ul>"))

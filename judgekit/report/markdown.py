@@ -95,6 +95,13 @@ def render_markdown(
     out += md_grid(trust.coverage_grid(agreement))
     out += md_grid(trust.bias_grid(agreement))
 
+    if isinstance(extras.get("fidelity"), dict):
+        from judgekit.report.fidelity import fidelity_grid
+
+        fid = extras["fidelity"]
+        out += ["", "## Analysis fidelity", ""]
+        out += md_grid(fidelity_grid(fid)) if fid.get("rows") else [md_escape(fid.get("error") or "no fidelity figures")]
+
     disagreements = [d for d in extras.get("disagreements") or [] if isinstance(d, dict)]
     for j in s["judges"]:
         jid = j["judge"]
