@@ -24,6 +24,7 @@ Example policy (YAML)::
       min_coverage: 0.95        # share of in-scope items the judge rated (Wilson CI)
       max_abs_bias: {max: 0.05, per_slice: true}
       alt_test: {epsilon: 0.2, q: 0.05, min_winning_rate: 0.5}
+      analysis_fidelity: {analysis: calibration, figures: [C, RCE, drift], max_abs_diff: 0.05}
 
 Three states (:func:`judgekit.verdict.derive_state`). Each check is ``pass``, ``fail`` or
 ``inconclusive``:
@@ -43,6 +44,10 @@ Three states (:func:`judgekit.verdict.derive_state`). Each check is ``pass``, ``
   (the CI is recorded, not used) once n reaches the floor;
 * ``alt_test`` decides by its own test: pass when the winning rate >= ``min_winning_rate``,
   fail otherwise, inconclusive when too few humans or units qualify.
+* ``analysis_fidelity`` (:mod:`judgekit.fidelity`): one ``ci<=`` check per figure of the
+  analysis, |figure(judge) − figure(reference)| on the human-rated items against
+  ``max_abs_diff``, with its own floor ``min_units`` (labelled conversations or prompts); an
+  undefined figure is inconclusive.
 
 A judge is ``pass`` only if every check passes, ``fail`` if any fails, else ``inconclusive``;
 an inconclusive check and judge carry a label ``budget`` (:func:`label_budget`): about how many

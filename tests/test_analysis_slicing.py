@@ -186,3 +186,14 @@ def test_descriptive_row_needs_both_or_neither(synthetic_store: dict[str, Path],
               "--store", synthetic_store["store"])
     line = one_sentence_error(res.exit_code, res.output)
     assert str(crit) in line and "op and threshold go together" in line
+
+
+def test_untrusted_stamp_survives_slicing(synthetic_store: dict[str, Path], tmp_path: Path) -> None:
+    res = run("analyze", "distribution", "--judge", "judge-b", "--rubric", "restrictiveness", "--no-forms",
+              "--untrusted", "--where", "severity=5", "--by", "model+turn", "--bootstrap", "50",
+              "--store", synthetic_store["store"], "--out", tmp_path, "--quiet")
+    assert res.exit_code == 0, res.output
+    data = json.loads((tmp_path / "distribution.json").read_text())
+    assert data["trusted"] is False and data["notes"][0].startswith("UNTRUSTED")
+    assert all(t["title"].startswith("UNTRUSTED") for t in data["tables"].values())
+    assert any(n.startswith("Filtered with --where: severity in {5}") for n in data["notes"])

@@ -193,6 +193,9 @@ def test_scattered_human_sample_is_inconclusive_and_asks_for_conversations(tmp_p
     assert f"about {10 - d6['n']} more conversations of model m-steady rated whole by humans" in s
     assert "judgekit sample --by-conversation" in s
     assert d6["budget"]["items"] > 10 - d6["n"]  # in items: whole conversations of 6 turns
+    from judgekit.verdict import load_verdict
+
+    load_verdict(json.loads(json.dumps(verdict)))  # small-sample fidelity checks re-derive on reading
 
 
 def test_gate_cli_prints_every_fidelity_figure(study: dict[str, Path], tmp_path: Path) -> None:
