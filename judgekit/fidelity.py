@@ -30,6 +30,7 @@ from typing import Any
 import pandas as pd
 
 from judgekit.analysis.fidelity import FigurePair, describe
+from judgekit.analysis.intervals import abs_interval
 from judgekit.budget import label_budget
 from judgekit.errors import JudgekitError
 from judgekit.fidelity_policy import AnalysisFidelity
@@ -167,18 +168,12 @@ def _criteria_results(store: Any, policy: Any, policy_path: str | Path, rubric: 
     return out
 
 
-def _abs_interval(lo: float, hi: float) -> list[float | None]:
-    if lo <= 0 <= hi:
-        return [0.0, finite(max(-lo, hi))]
-    return [finite(min(abs(lo), abs(hi))), finite(max(abs(lo), abs(hi)))]
-
-
 def fidelity_checks(spec: AnalysisFidelity, pairs: list[FigurePair], *, seed: int = 0) -> list[dict[str, Any]]:
     """The gate checks of one judge's figure pairs (module doc)."""
     out = []
     for p in pairs:
         fig = None if p.diff is None else finite(abs(p.diff))
-        ci = None if p.low is None or p.high is None else _abs_interval(p.low, p.high)
+        ci = None if p.low is None or p.high is None else [finite(x) for x in abs_interval(p.low, p.high)]
         rule = (f"|difference| must stay within {spec.max_abs_diff:g} over its whole 95% CI"
                 if p.undefined is None else "inconclusive until the labelled items define it")
         ch = make_check(check_name(p), fig, spec.max_abs_diff, p.n, f"{describe(p)}; {rule}", ci,

@@ -63,7 +63,7 @@ from judgekit.analysis.criteria_spec import (
     parse_criteria as parse_criteria,
 )
 from judgekit.analysis.frames import label_shares
-from judgekit.analysis.intervals import wilson_interval
+from judgekit.analysis.intervals import abs_interval, wilson_interval
 from judgekit.analysis.result import AnalysisResult, Table
 from judgekit.analysis.trust import TrustReport, check_trust
 from judgekit.errors import JudgekitError
@@ -91,12 +91,6 @@ def newcombe_difference(k1: float, n1: int, k2: float, n2: int) -> tuple[float, 
     return d, d - float(np.hypot(p1 - l1, u2 - p2)), d + float(np.hypot(u1 - p1, p2 - l2))
 
 
-def _abs_interval(lo: float, hi: float) -> tuple[float, float]:
-    if lo <= 0 <= hi:
-        return 0.0, max(-lo, hi)
-    return min(abs(lo), abs(hi)), max(abs(lo), abs(hi))
-
-
 def _figure(df: pd.DataFrame, c: Criterion) -> dict[str, Any]:
     """The criterion's figure on a group of items (``_hit`` per item): n, value, its interval,
     and for ``compare`` each condition's rate and n and the signed difference."""
@@ -113,7 +107,7 @@ def _figure(df: pd.DataFrame, c: Criterion) -> dict[str, Any]:
                            "ci_low": float("nan"), "ci_high": float("nan")}
     if len(a) and len(b):
         d, dlo, dhi = newcombe_difference(float(a["_hit"].sum()), len(a), float(b["_hit"].sum()), len(b))
-        alo, ahi = _abs_interval(dlo, dhi)
+        alo, ahi = abs_interval(dlo, dhi)
         out.update(difference=d, value=abs(d), ci_low=alo, ci_high=ahi)
     return out
 
