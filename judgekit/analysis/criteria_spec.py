@@ -97,7 +97,14 @@ def parse_criteria(data: Any, *, source: str = "criteria") -> CriteriaFile:
     except ValidationError as exc:
         err = exc.errors()[0]
         where, key = _loc(err["loc"], data)
-        raise JudgekitError(f"{source}: {where}{describe_error(err, key)}.") from None
+        hint = ""
+        if err["type"] == "extra_forbidden":
+            import difflib
+
+            fields = [*Criterion.model_fields, *Compare.model_fields, *CriteriaFile.model_fields]
+            close = difflib.get_close_matches(str(err["loc"][-1]), fields, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise JudgekitError(f"{source}: {where}{describe_error(err, key)}{hint}.") from None
     names = [c.name for c in spec.criteria]
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:
