@@ -30,6 +30,7 @@ Example policy (YAML)::
       max_self_preference: {max: 0.1, column: model, judges: {gpt4: openai}, models: {gpt4: openai, ...}}
       min_stability: {min: 0.8}               # α across a judge's trials
       max_flip_rate: {max: 0.1, variants: [label_order, padding]}   # after `judgekit probe`
+      analysis_fidelity: {analysis: calibration, figures: [C, RCE, drift], max_abs_diff: 0.05}
 
 Three states (:func:`judgekit.verdict.derive_state`). Each check is ``pass``, ``fail`` or
 ``inconclusive``:
@@ -49,6 +50,10 @@ Three states (:func:`judgekit.verdict.derive_state`). Each check is ``pass``, ``
   (the CI is recorded, not used) once n reaches the floor;
 * ``alt_test`` decides by its own test: pass when the winning rate >= ``min_winning_rate``,
   fail otherwise, inconclusive when too few humans or units qualify.
+* ``analysis_fidelity`` (:mod:`judgekit.fidelity`): one ``ci<=`` check per figure of the
+  analysis, |figure(judge) − figure(reference)| on the human-rated items against
+  ``max_abs_diff``, with its own floor ``min_units`` (labelled conversations or prompts); an
+  undefined figure is inconclusive.
 
 A judge is ``pass`` only if every check passes, ``fail`` if any fails, else ``inconclusive``;
 an inconclusive check and judge carry a label ``budget`` (:func:`label_budget`): about how many
@@ -68,6 +73,7 @@ from typing import Any
 from judgekit.agreement.report import AgreementReport, agreement_report
 from judgekit.budget import alt_budget, judge_budget, label_budget
 from judgekit.errors import JudgekitError, UntrustedJudgeError, excerpt
+from judgekit.gate_alt import alt_inputs_results as alt_inputs_results  # re-exported: its old home
 from judgekit.hashing import digest as _digest
 from judgekit.policy import Policy, check_policy_raters, load_policy
 from judgekit.rubric import Rubric, load_rubric, rubric_named_in
@@ -139,7 +145,8 @@ _LOO = ("percent_agreement", "kappa", "weighted_kappa")
 
 
 def evaluate(policy: Policy, report: AgreementReport, alt: dict[str, Any] | None = None,
-             probes: dict[str, list[dict[str, Any]]] | None = None) -> list[dict[str, Any]]:
+             probes: dict[str, list[dict[str, Any]]] | None = None,
+             fidelity: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """Apply the policy's checks to each judge in the report. Pure: no I/O.
 
     Each check has its figure, threshold, n, interval (``ci``) and ``state``; the state follows
@@ -149,7 +156,9 @@ def evaluate(policy: Policy, report: AgreementReport, alt: dict[str, Any] | None
     carry a label ``budget`` (:func:`label_budget`). ``alt`` maps each judge to its
     :class:`~judgekit.agreement.alternative_annotator.AltTestResult` (``run_gate`` computes it
     from the store when the policy has ``alt_test``). ``probes`` maps each judge to its probe
-    checks (:func:`judgekit.probes.run.gate_checks`; ``run_gate`` computes them).
+    checks (:func:`judgekit.probes.run.gate_checks`; ``run_gate`` computes them); ``fidelity``
+    maps each judge to its figure pairs (:func:`judgekit.fidelity.fidelity_results`, for
+    ``analysis_fidelity``).
     """
     c = policy.checks
     metric = c.metric
@@ -282,6 +291,10 @@ def evaluate(policy: Policy, report: AgreementReport, alt: dict[str, Any] | None
             if ch["state"] == "inconclusive" and kind is not None:
                 ch["budget"] = label_budget(ch, point=ch["figure"], min_n=min_n_of(kind[0], policy), seed=policy.seed)
             checks.append(ch)
+        if c.analysis_fidelity is not None:
+            from judgekit.fidelity import fidelity_checks
+
+            checks += fidelity_checks(c.analysis_fidelity, (fidelity or {}).get(judge, []), seed=policy.seed)
         state = combine_states([ch["state"] for ch in checks])
         out.append({"judge": judge, "state": state, "passed": state == "pass", "checks": checks,
                     "budget": judge_budget(judge, checks) if state == "inconclusive" else None})
@@ -326,7 +339,13 @@ def run_gate(store: Any, policy_path: str | Path) -> tuple[dict[str, Any], Agree
     alt = alt_inputs_results(store, policy, rubric, report) if policy.checks.alt_test else None
     from judgekit.probes.run import gate_checks
 
-    results = evaluate(policy, report, alt, gate_checks(store, policy, rubric, f"Policy file {policy_path}"))
+    probes = gate_checks(store, policy, rubric, f"Policy file {policy_path}")
+    fid = None
+    if policy.checks.analysis_fidelity is not None:
+        from judgekit.fidelity import fidelity_results
+
+        fid = fidelity_results(store, policy, policy_path, rubric, report)
+    results = evaluate(policy, report, alt, probes=probes, fidelity=fid)
     for r in results:
         r.update({k: v for k, v in judge_identity(store, r["judge"], rubric).items() if k != "judge"})
         r["judge_ratings_hash"] = judge_ratings_hash(store, rubric, r["judge"])
@@ -349,46 +368,6 @@ def run_gate(store: Any, policy_path: str | Path) -> tuple[dict[str, Any], Agree
     return verdict, report
 
 
-def alt_inputs_results(store: Any, policy: Policy, rubric: Rubric, report: AgreementReport) -> dict[str, Any]:
-    """The alternative annotator test of each policy judge on the in-scope items: the humans x
-    units matrix of the report's ceiling humans (trials collapsed to their majority, ok labels
-    only) and the judge's labels on the same units; nominal rubrics compare labels
-    (``scoring="accuracy"``), ordinal/interval ones the labels' values (``"neg_rmse"``)."""
-    import numpy as np
-    import pandas as pd
-
-    from judgekit.agreement import alt_test
-    from judgekit.agreement.trials import collapse_trials
-
-    at = policy.checks.alt_test
-    assert at is not None
-    raters = list(report.data.get("ceiling_raters") or [])
-    ratings = collapse_trials(store.ratings(rubric=rubric))
-    ok = ratings[ratings["status"] == "ok"]
-    ok = ok.assign(item_id=ok["item_id"].astype(str), rater_id=ok["rater_id"].astype(str))
-    hum = ok[ok["rater_id"].isin(raters)]
-    units = sorted(hum["item_id"].unique())
-    numeric = rubric.level in ("ordinal", "interval")
-
-    def values(labels: pd.Series) -> pd.Series:
-        return labels.map(rubric.values).astype(float) if numeric else labels.astype(object)
-
-    matrix = (hum.assign(v=values(hum["label"])).pivot(index="rater_id", columns="item_id", values="v")
-              .reindex(index=raters, columns=units))
-    if not numeric:
-        matrix = matrix.astype(object).where(matrix.notna(), None)
-    out: dict[str, Any] = {}
-    for judge in policy.judges:
-        jr = ok[ok["rater_id"] == judge].set_index("item_id")["label"]
-        jv = values(jr).reindex(units)
-        judge_vals = jv.to_numpy(dtype=float) if numeric else np.array(
-            [None if pd.isna(x) else x for x in jv], dtype=object)
-        out[judge] = alt_test(matrix, judge_vals, epsilon=at.epsilon, q=at.q,
-                              scoring="neg_rmse" if numeric else "accuracy",
-                              min_units_per_human=at.min_units_per_human)
-    return out
-
-
 _WORD = {"pass": "TRUSTED   ", "fail": "UNTRUSTED ", "inconclusive": "INCONCLUSIVE"}
 
 
@@ -408,6 +387,8 @@ def explain(verdict: dict[str, Any]) -> list[str]:
         parts = [f"{len(x)} of {len(j['checks'])} checks {w}" for x, w in ((failed, "fail"), (open_, "inconclusive")) if x]
         lines.append(f"{head}: {'; '.join(parts)}:")
         for c in failed + open_:
+            if c["name"].startswith("analysis_fidelity["):
+                continue  # listed with every fidelity figure below (judgekit.fidelity.fidelity_lines)
             ci = c.get("ci")
             interval = f" [95% CI {_fmt(ci[0])}–{_fmt(ci[1])}]" if ci else ""
             tag = " (inconclusive)" if c["state"] == "inconclusive" else ""
@@ -415,6 +396,10 @@ def explain(verdict: dict[str, Any]) -> list[str]:
                          f"{_fmt(c['threshold'])} (n={c['n']}) — {c['detail']}")
         if j.get("budget"):
             lines.append(f"             Label budget: {j['budget']['sentence']}")
+    from judgekit.fidelity import fidelity_lines
+
+    for j in verdict["judges"]:
+        lines.extend(fidelity_lines(j))
     return lines
 
 

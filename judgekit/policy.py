@@ -16,6 +16,7 @@ from pydantic import Field, ValidationError, model_validator
 from judgekit import policy_rules
 from judgekit.config import ConfigModel, first_error, read_yaml_mapping
 from judgekit.errors import JudgekitError, excerpt
+from judgekit.fidelity_policy import AnalysisFidelity
 from judgekit.probes.probefile import (
     MaxCovariateEffect,
     MaxFlipRate,
@@ -84,6 +85,8 @@ class Checks(_Strict):
     max_self_preference: MaxSelfPreference | None = None
     min_stability: MinStability | None = None
     max_flip_rate: MaxFlipRate | None = None
+    #: the study's figures from the judge vs from the reference (:mod:`judgekit.fidelity`)
+    analysis_fidelity: AnalysisFidelity | None = None
 
 
 class Policy(_Strict):

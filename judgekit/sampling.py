@@ -48,7 +48,7 @@ from judgekit.store import Store
 #: columns of a sample design table, as returned by :func:`sample_design`.
 DESIGN_COLUMNS = ["item_id", "reason", "stratum", "weight", "overlap"]
 #: reasons in the order they are applied.
-REASONS = ("random", "stratum", "disagreement", "abstention", "unstable", "fill")
+REASONS = ("random", "stratum", "disagreement", "abstention", "unstable", "fill", "conversation")
 _TIER_1 = ("disagreement", "abstention")
 _TIER_2 = ("unstable",)
 
@@ -82,6 +82,11 @@ class SampleSpec(ConfigModel):
     seed: int = 0
     #: leave out items a human already rated under ``rubric``.
     exclude_rated: bool = False
+    #: draw whole conversations (:mod:`judgekit.sampling_conversations`), so per-turn figures
+    #: (Drift(t)) can be checked against people; ``size`` is then a target in items.
+    by_conversation: bool = False
+    #: the column naming the conversation (with ``by_conversation``).
+    conversation_column: str = "conversation_id"
     #: where the spec was written ("Sample spec FILE"), for messages about its values
     _source: str | None = PrivateAttr(default=None)
 
@@ -223,6 +228,8 @@ def draw_sample(
     n_pop = len(pop)
     rng = np.random.default_rng(spec.seed)
     stratum = _stratum_keys(pop, spec.strata, source).to_numpy()
+    if spec.by_conversation:
+        return _by_conversation(pop, stratum, spec, source)
     signal: np.ndarray = np.full(n_pop, None, dtype=object)
     if spec.targeted and signals is not None and not signals.empty:
         raw = signals["signal"].reindex(pop_ids).to_numpy(dtype=object)
@@ -318,6 +325,23 @@ def draw_sample(
         uncovered=uncovered,
         notes=notes,
     )
+    return design, summary
+
+
+def _by_conversation(pop: pd.DataFrame, stratum: np.ndarray, spec: SampleSpec,
+                     source: str) -> tuple[pd.DataFrame, SampleSummary]:
+    from judgekit.sampling_conversations import draw_conversations
+
+    d = draw_conversations(pop, stratum, size=spec.size, column=spec.conversation_column,
+                           min_per_stratum=spec.min_per_stratum, overlap=spec.overlap, seed=spec.seed,
+                           source=source)
+    notes = [f"whole conversations: {d.conversations} of {d.population_conversations} conversations "
+             f"({spec.conversation_column}), every turn of each chosen."] + d.notes
+    design = d.design
+    summary = SampleSummary(
+        name=spec.name, population=len(pop), chosen=len(design),
+        by_reason={r: int((design["reason"] == r).sum()) for r in REASONS}, overlap=int(design["overlap"].sum()),
+        strata=len(pd.unique(stratum)) if spec.strata else 0, uncovered=d.uncovered, notes=notes)
     return design, summary
 
 

@@ -107,13 +107,14 @@ _KINDS: list[tuple[re.Pattern[str], str, str]] = [
     (re.compile(r"min_stability(\[.+\])?", re.DOTALL), "min_stability", "ci>="),
     (re.compile(r"max_flip_rate\[(.+)\]", re.DOTALL), "max_flip_rate", "ci<="),
     (re.compile(r"max_label_drift(\[.+\])?", re.DOTALL), "max_label_drift", "ci<="),
+    (re.compile(r"analysis_fidelity\[(.+)\]", re.DOTALL), "analysis_fidelity", "ci<="),
 ]
 _PROBES = ("max_covariate_effect", "max_self_preference", "min_stability", "max_flip_rate")
 #: kinds a policy asks for once per judge (class recall and slices depend on the data)
 _ONCE = ("min_items", "min_value", "min_lower_bound", "max_abstention_rate", "max_error_rate",
          "within_human_noise", "min_coverage", "max_abs_bias", "alt_test", *_PROBES)
 #: kinds whose missing figure means "not enough data to run it" (inconclusive), not "fail"
-_UNDEFINED_INCONCLUSIVE = ("alt_test", *_PROBES, "max_label_drift")
+_UNDEFINED_INCONCLUSIVE = ("alt_test", *_PROBES, "max_label_drift", "analysis_fidelity")
 
 
 def check_kind(name: str) -> tuple[str, str, str | None] | None:
@@ -142,6 +143,8 @@ def min_n_of(kind: str, policy: Policy) -> int | None:
         return None
     if kind in _PROBES:
         return getattr(c, kind).min_items if getattr(c, kind) is not None else None
+    if kind == "analysis_fidelity":
+        return c.analysis_fidelity.min_units if c.analysis_fidelity else None
     return c.min_items
 
 
@@ -324,6 +327,7 @@ def _consistent(v: dict[str, Any], where: str) -> None:
         "alt_test": c.alt_test.min_winning_rate if c.alt_test else None,
         **{k: getattr(getattr(c, k), "min" if k == "min_stability" else "max", None) for k in _PROBES},
         "max_label_drift": None,  # a probe of `judgekit probe`, not a gate check
+        "analysis_fidelity": c.analysis_fidelity.max_abs_diff if c.analysis_fidelity else None,
     }
     names = [j["judge"] for j in v["judges"]]
     if sorted(names) != sorted(set(policy.judges)) or len(set(names)) != len(names):

@@ -14,36 +14,62 @@ compared to a threshold — the way safety write-ups report their pre-registered
         threshold: 0.15
         require: pooled               # pooled (default) | each (every seed) | both
         min_n: 50                     # optional: fewer rated items than this is a FAIL
+      - name: arms differ little      # two conditions: |rate(arm=A) − rate(arm=B)| <= 0.10
+        rubric: knowledge_leak
+        label: target_leak
+        compare: {column: arm, a: A, b: B}
+        op: "<="
+        threshold: 0.10
+      - name: leak rate, all items    # no op/threshold: a descriptive row (reported, not judged)
+        rubric: knowledge_leak
+        label: target_leak
 
 The rate is (items whose label is one of ``label``) / (rated items in the group); a sample judged
 several times counts as the share of its ok trials with that label; abstentions and errors are
 not in n. The pooled value is the rate over all items of the group; per-seed values are the rate
-within each value of the ``per`` column. Unknown keys are errors (a typo is not a no-op).
+within each value of the ``per`` column, and their mean (``per_mean``, with a t interval over
+the per values: seeds are the replicates of an experiment) is reported beside the pooled rate. A
+``compare`` criterion's value is |rate(a) − rate(b)|; its interval is the interval of |d| from
+Newcombe's hybrid score interval of d = rate(a) − rate(b) (Newcombe 1998, method 10). A
+criterion without ``op`` and ``threshold`` is ``DESCRIPTIVE``: reported with n and CI, never
+counted as passing or failing. Unknown keys are errors (a typo is not a no-op).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import pandas as pd
-from pydantic import ConfigDict, Field, ValidationError, field_validator
 
-from judgekit.analysis.frames import label_shares, truthy
-from judgekit.analysis.intervals import wilson_interval
+from judgekit.analysis.criteria_spec import (
+    CriteriaFile as CriteriaFile,
+)
+from judgekit.analysis.criteria_spec import (
+    Criterion as Criterion,
+)
+from judgekit.analysis.criteria_spec import (
+    criterion_mask as criterion_mask,
+)
+from judgekit.analysis.criteria_spec import (
+    criterion_rubric,
+    matches,
+)
+from judgekit.analysis.criteria_spec import (
+    load_criteria as load_criteria,
+)
+from judgekit.analysis.criteria_spec import (
+    parse_criteria as parse_criteria,
+)
+from judgekit.analysis.frames import label_shares
+from judgekit.analysis.intervals import abs_interval, wilson_interval
 from judgekit.analysis.result import AnalysisResult, Table
 from judgekit.analysis.trust import TrustReport, check_trust
-from judgekit.config import ConfigModel, describe_error, read_yaml_mapping
 from judgekit.errors import JudgekitError
-from judgekit.rubric import Rubric, load_rubric
-
-Op = Literal["<=", "<", ">=", ">", "=="]
-Scalar = str | int | float | bool
 
 #: the columns of the per-seed table besides the per column, and the working column
-_PER_TABLE_COLUMNS = ("criterion", "n", "value", "passed", "_hit")
+_PER_TABLE_COLUMNS = ("criterion", "n", "value", "ci_low", "ci_high", "passed", "_hit")
 
 _OPS: dict[str, Callable[[float, float], Any]] = {
     "<=": np.less_equal,
@@ -54,107 +80,50 @@ _OPS: dict[str, Callable[[float, float], Any]] = {
 }
 
 
-class Criterion(ConfigModel):
-    """One named check: rate of ``label`` under ``rubric`` among items matching ``where``."""
-
-    model_config = ConfigDict(frozen=True)
-
-    name: str = Field(min_length=1)
-    rubric: str
-    label: str | list[str]
-    where: dict[str, Scalar | list[Scalar]] = Field(default_factory=dict)
-    op: Op
-    threshold: float
-    per: str | None = None
-    require: Literal["pooled", "each", "both"] = "pooled"
-    rater: str | None = None
-    min_n: int | None = Field(default=None, ge=1)
-
-    @field_validator("label")
-    @classmethod
-    def _labels_not_empty(cls, v: str | list[str]) -> str | list[str]:
-        if isinstance(v, list) and not v:
-            raise ValueError("label must name at least one label code")
-        return v
-
-    @property
-    def labels(self) -> list[str]:
-        return [self.label] if isinstance(self.label, str) else list(self.label)
+def newcombe_difference(k1: float, n1: int, k2: float, n2: int) -> tuple[float, float, float]:
+    """d = k1/n1 − k2/n2 and Newcombe's hybrid score 95% interval (method 10 of Newcombe 1998,
+    Stat. Med. 17:873–890): with Wilson intervals (l_i, u_i) of each rate,
+    L = d − √((p1 − l1)² + (u2 − p2)²), U = d + √((u1 − p1)² + (p2 − l2)²)."""
+    p1, p2 = k1 / n1, k2 / n2
+    l1, u1 = (float(x) for x in wilson_interval(k1, n1))
+    l2, u2 = (float(x) for x in wilson_interval(k2, n2))
+    d = p1 - p2
+    return d, d - float(np.hypot(p1 - l1, u2 - p2)), d + float(np.hypot(u1 - p1, p2 - l2))
 
 
-class CriteriaFile(ConfigModel):
-    """A criteria file: defaults (``rater``, ``per``) and the list of criteria."""
-
-    model_config = ConfigDict(frozen=True)
-
-    rater: str | None = None
-    per: str | None = None
-    criteria: list[Criterion] = Field(min_length=1)
-
-
-def parse_criteria(data: Any, *, source: str = "criteria") -> CriteriaFile:
-    """Validate a parsed criteria mapping; one :class:`JudgekitError` sentence on any problem."""
-    if not isinstance(data, dict):
-        raise JudgekitError(f"{source}: expected a mapping with a 'criteria' list at the top.")
-    try:
-        spec = CriteriaFile(**data)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        where, key = _loc(err["loc"], data)
-        raise JudgekitError(f"{source}: {where}{describe_error(err, key)}.") from None
-    names = [c.name for c in spec.criteria]
-    dup = sorted({n for n in names if names.count(n) > 1})
-    if dup:
-        raise JudgekitError(f"{source}: criterion name {dup[0]!r} is used twice; names must be unique.")
-    for c in spec.criteria:
-        rubric = _rubric(c, source)
-        bad = [lab for lab in c.labels if rubric.normalise(lab) is None]
-        if bad:
-            raise JudgekitError(
-                f"{source}: criterion {c.name!r}: label {bad[0]!r} is not a label of {rubric.id}; "
-                f"use one of {', '.join(rubric.codes)}."
-            )
-    return spec
+def _figure(df: pd.DataFrame, c: Criterion) -> dict[str, Any]:
+    """The criterion's figure on a group of items (``_hit`` per item): n, value, its interval,
+    and for ``compare`` each condition's rate and n and the signed difference."""
+    if c.compare is None:
+        n = len(df)
+        lo, hi = wilson_interval(df["_hit"].sum(), n)
+        return {"n": n, "value": float(df["_hit"].mean()) if n else float("nan"),
+                "ci_low": float(lo), "ci_high": float(hi)}
+    col = df[c.compare.column]
+    a, b = df[matches(col, c.compare.a)], df[matches(col, c.compare.b)]
+    out: dict[str, Any] = {"n": len(a) + len(b), "rate_a": float(a["_hit"].mean()) if len(a) else float("nan"),
+                           "n_a": len(a), "rate_b": float(b["_hit"].mean()) if len(b) else float("nan"),
+                           "n_b": len(b), "difference": float("nan"), "value": float("nan"),
+                           "ci_low": float("nan"), "ci_high": float("nan")}
+    if len(a) and len(b):
+        d, dlo, dhi = newcombe_difference(float(a["_hit"].sum()), len(a), float(b["_hit"].sum()), len(b))
+        alo, ahi = abs_interval(dlo, dhi)
+        out.update(difference=d, value=abs(d), ci_low=alo, ci_high=ahi)
+    return out
 
 
-def _loc(loc: Sequence[Any], data: Mapping[str, Any]) -> tuple[str, str]:
-    """(``"criterion 'leak rate' (criteria[1]): "``, ``"threshhold"``) for an error location."""
-    parts = [str(p) for p in loc]
-    if len(loc) >= 2 and loc[0] == "criteria" and isinstance(loc[1], int):
-        crit = data.get("criteria")
-        name = None
-        if isinstance(crit, list) and loc[1] < len(crit) and isinstance(crit[loc[1]], dict):
-            name = crit[loc[1]].get("name")
-        label = f"criterion {name!r} (criteria[{loc[1]}])" if name else f"criteria[{loc[1]}]"
-        return f"{label}: ", ".".join(parts[2:]) or "criteria"
-    return "", ".".join(parts)
+def _mean_over(values: list[float]) -> tuple[float, float, float]:
+    """Mean of the per values and its 95% t interval (NaN bounds with fewer than two)."""
+    k = len(values)
+    if not k:
+        return float("nan"), float("nan"), float("nan")
+    m = float(np.mean(values))
+    if k < 2:
+        return m, float("nan"), float("nan")
+    from scipy.stats import t
 
-
-def _rubric(c: Criterion, source: str) -> Rubric:
-    try:
-        return load_rubric(c.rubric)
-    except JudgekitError as exc:
-        raise JudgekitError(f"{source}: criterion {c.name!r}: {exc}") from None
-
-
-def load_criteria(path: str | Path) -> CriteriaFile:
-    """Read and validate a criteria YAML file."""
-    p = Path(path)
-    data = read_yaml_mapping(p, what="Criteria file", expect="a 'criteria' list")
-    return parse_criteria(data, source=f"Criteria file {p}")
-
-
-def _matches(series: pd.Series, value: Scalar | list[Scalar]) -> pd.Series:
-    if isinstance(value, list):
-        out = pd.Series(False, index=series.index)
-        for v in value:
-            out |= _matches(series, v)
-        return out
-    if isinstance(value, bool):
-        return truthy(series) == value
-    if isinstance(value, int | float):
-        return pd.to_numeric(series, errors="coerce") == float(value)
-    return series.astype(str) == str(value)
+    h = float(t.ppf(0.975, k - 1)) * float(np.std(values, ddof=1)) / np.sqrt(k)
+    return m, m - h, m + h
 
 
 def evaluate_criteria(
@@ -168,23 +137,35 @@ def evaluate_criteria(
     untrusted: bool = False,
     store: Any = None,
     source: str = "criteria",
+    by: Sequence[str] = (),
 ) -> tuple[AnalysisResult, bool]:
-    """Evaluate every criterion; returns (result, all passed).
+    """Evaluate every criterion; returns (result, all judged criteria passed).
 
     ``ratings``: long ratings (any rubrics and raters; each criterion picks its rubric and rater:
     the criterion's ``rater``, else the file's, else ``rater``). ``items``: ``item_id`` +
     metadata. Judge raters need a passing verdict per rubric (``verdicts``; matching ``store``, the
-    store the ratings came from, when given), unless ``untrusted``. Tables: ``criteria`` (one row per criterion) and ``per_seed``.
+    store the ratings came from, when given), unless ``untrusted``. Tables: ``criteria`` (one
+    row per criterion), ``per_seed``, and for each ``by`` column ``by_<column>`` (the criterion's
+    figure per value, descriptive).
     """
     items = items.copy()
     items["item_id"] = items["item_id"].astype(str)
     ratings = ratings.copy()
     ratings["item_id"] = ratings["item_id"].astype(str)
+    by = list(dict.fromkeys(by))
+    for col in by:
+        if col not in items.columns:
+            raise JudgekitError(f"--by {col!r}: the items have no such column; they have: "
+                                f"{', '.join(map(str, items.columns[:15]))}.")
+        if col in _PER_TABLE_COLUMNS or col in ("rate_a", "rate_b", "n_a", "n_b", "difference"):
+            raise JudgekitError(f"--by {col!r}: analyze criteria adds a column named {col!r} to its tables, "
+                                "so the two would collide; use another column.")
     rows: list[dict[str, Any]] = []
     seed_rows: list[dict[str, Any]] = []
+    by_rows: dict[str, list[dict[str, Any]]] = {col: [] for col in by}
     trust = TrustReport()
     for c in spec.criteria:
-        rubric = _rubric(c, source)
+        rubric = criterion_rubric(c, source)
         who = c.rater or spec.rater or rater
         if who is None:
             raise JudgekitError(
@@ -205,7 +186,8 @@ def evaluate_criteria(
         codes = [rubric.normalise(lab) or lab for lab in c.labels]
         shares = label_shares(r, rubric.codes)
         shares["_hit"] = shares[codes].sum(axis=1)
-        for col in [*c.where, *([per] if per else [])]:
+        cmp_col = [c.compare.column] if c.compare else []
+        for col in [*c.where, *([per] if per else []), *cmp_col]:
             if col not in items.columns:
                 raise JudgekitError(
                     f"{source}: criterion {c.name!r} uses column {col!r}, which the items do not "
@@ -217,23 +199,32 @@ def evaluate_criteria(
                 "the per-seed table adds, so the two would collide; use another column (or "
                 "re-import the items with this one renamed)."
             )
-        mask = pd.Series(True, index=items.index)
-        for col, value in c.where.items():
-            mask &= _matches(items[col], value)
-        chosen = items.loc[mask, list(dict.fromkeys(["item_id", *([per] if per else [])]))]
-        df = chosen.merge(shares[["item_id", "_hit"]], on="item_id", how="inner")
-        n = len(df)
-        value = float(df["_hit"].mean()) if n else float("nan")
-        lo, hi = wilson_interval(df["_hit"].sum(), n)
-        pooled_ok = bool(n and _OPS[c.op](value, c.threshold))
+        mask = criterion_mask(c, items, source=source)
+        keep = list(dict.fromkeys(["item_id", *([per] if per else []), *cmp_col, *by]))
+        df = items.loc[mask, keep].merge(shares[["item_id", "_hit"]], on="item_id", how="inner")
+        fig = _figure(df, c)
+        n, value = fig["n"], fig["value"]
+
+        def ok(v: float, c: Criterion = c) -> bool:
+            return bool(c.op is not None and c.threshold is not None and v == v and _OPS[c.op](v, c.threshold))
+
+        pooled_ok = bool(n and ok(value))
         per_values: list[tuple[Any, int, float, bool]] = []
         if per:
             for key, grp in df.groupby(per, sort=True):
-                v = float(grp["_hit"].mean())
-                ok = bool(_OPS[c.op](v, c.threshold))
-                per_values.append((key, len(grp), v, ok))
-                seed_rows.append({"criterion": c.name, per: key, "n": len(grp), "value": v,
-                                  "passed": ok})
+                f = _figure(grp, c)
+                if f["value"] != f["value"]:
+                    continue  # a seed without both conditions has no figure
+                good = ok(f["value"])
+                per_values.append((key, f["n"], f["value"], good))
+                seed_rows.append({"criterion": c.name, per: key, "n": f["n"], "value": f["value"],
+                                  "ci_low": f["ci_low"], "ci_high": f["ci_high"],
+                                  "passed": None if c.descriptive else good})
+        for col in by:
+            for key, grp in df.groupby(col, sort=True, dropna=False):
+                f = _figure(grp, c)
+                by_rows[col].append({"criterion": c.name, col: key, "n": f["n"], "value": f["value"],
+                                     "ci_low": f["ci_low"], "ci_high": f["ci_high"]})
         each_ok = bool(per_values) and all(p[3] for p in per_values)
         if c.require == "pooled":
             passed = pooled_ok
@@ -244,51 +235,66 @@ def evaluate_criteria(
         reason = ""
         if n == 0:
             passed, reason = False, "no rated item matches"
+        elif value != value:
+            passed, reason = False, (f"no rated item with {c.compare.column} = {c.compare.a}" if c.compare
+                                     and not fig["n_a"] else f"no rated item with {c.compare.column} = "
+                                     f"{c.compare.b}" if c.compare else "undefined")
         elif c.min_n is not None and n < c.min_n:
             passed, reason = False, f"n = {n} < min_n {c.min_n}"
         elif c.require != "pooled" and not per:
             passed, reason = False, f"require: {c.require} needs a 'per' column"
-        rows.append({
+        pm, pm_lo, pm_hi = _mean_over([v for _, _, v, _ in per_values])
+        row = {
             "criterion": c.name,
             "rubric": rubric.id,
             "rater": who,
             "label": ", ".join(codes),
             "where": ", ".join(f"{k}={v}" for k, v in c.where.items()) or "(all items)",
-            "op": c.op,
+            "compare": f"|{c.compare.column}={c.compare.a} − {c.compare.column}={c.compare.b}|" if c.compare else "",
+            "op": c.op or "",
             "threshold": c.threshold,
             "n": n,
             "value": value,
-            "ci_low": float(lo),
-            "ci_high": float(hi),
+            "ci_low": fig["ci_low"],
+            "ci_high": fig["ci_high"],
             "per": per or "",
             "per_values": "; ".join(f"{k}: {v:.3f} (n={m})" for k, m, v, _ in per_values),
+            "per_mean": pm, "per_mean_ci_low": pm_lo, "per_mean_ci_high": pm_hi,
             "require": c.require,
-            "result": "PASS" if passed else "FAIL",
-            "reason": reason,
-        })
+            "result": "DESCRIPTIVE" if c.descriptive else "PASS" if passed else "FAIL",
+            "reason": "" if c.descriptive else reason,
+        }
+        if c.compare:
+            row.update({k: fig[k] for k in ("rate_a", "n_a", "rate_b", "n_b", "difference")})
+        rows.append(row)
     table = pd.DataFrame(rows)
-    all_passed = bool((table["result"] == "PASS").all())
+    judged = table[table["result"] != "DESCRIPTIVE"]
+    all_passed = bool((judged["result"] == "PASS").all())
+    n_fail = int((judged["result"] == "FAIL").sum())
+    tables = [
+        Table("criteria", "Pre-registered criteria", table),
+        Table("per_seed", "Criteria per value of the per column", pd.DataFrame(seed_rows)),
+    ]
+    tables += [Table(f"by_{col}", f"Criteria per {col} (descriptive)", pd.DataFrame(by_rows[col])) for col in by]
     result = AnalysisResult(
         kind="criteria",
         title="Experiment criteria",
         meta={"rater": rater or spec.rater, "rubric": ", ".join(sorted(set(table["rubric"]))),
-              "trust": trust.as_dict(), "passed": all_passed},
+              "trust": trust.as_dict(), "passed": all_passed, "slices": by},
         definitions={
             "value": "share of rated items in the group whose label is one of the criterion's "
-                     "labels (a sample judged several times counts as the share of its trials)",
-            "pooled": "the rate over every matching item; CI: Wilson 95%",
+                     "labels (a sample judged several times counts as the share of its trials); "
+                     "with compare, |rate(a) − rate(b)|",
+            "pooled": "the rate over every matching item; CI: Wilson 95% (compare: Newcombe's hybrid "
+                      "score interval of the difference, as an interval of its absolute value)",
             "per_values": "the rate within each value of the per column (e.g. each seed)",
+            "per_mean": "mean of the per values, 95% t interval over them (each seed one replicate)",
             "require": "pooled: the pooled value must pass; each: every per value must pass; "
                        "both: both",
+            "DESCRIPTIVE": "a criterion without op and threshold: reported, neither passes nor fails",
         },
-        tables=[
-            Table("criteria", "Pre-registered criteria", table),
-            Table("per_seed", "Criteria per value of the per column",
-                  pd.DataFrame(seed_rows)),
-        ],
-        notes=[] if all_passed else [
-            f"{int((table['result'] == 'FAIL').sum())} of {len(table)} criteria FAIL."
-        ],
+        tables=tables,
+        notes=[] if all_passed else [f"{n_fail} of {len(judged)} criteria FAIL."],
     )
     if not trust.ok:
         result.stamp_untrusted(trust.reason())

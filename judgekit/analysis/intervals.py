@@ -49,6 +49,14 @@ def wilson_interval(
     return lo, hi
 
 
+def abs_interval(lo: float, hi: float) -> tuple[float, float]:
+    """The interval of |x| when x lies in [lo, hi]: [0, max(−lo, hi)] when it holds 0, else
+    [min(|lo|, |hi|), max(|lo|, |hi|)]."""
+    if lo <= 0 <= hi:
+        return 0.0, max(-lo, hi)
+    return min(abs(lo), abs(hi)), max(abs(lo), abs(hi))
+
+
 def cluster_weights(
     n_clusters: int, n_boot: int, *, seed: int, batch: int
 ) -> Iterator[np.ndarray]:

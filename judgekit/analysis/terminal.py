@@ -137,8 +137,9 @@ def print_criteria(console: Console, result: AnalysisResult) -> None:
     print_table(console, "Experiment criteria", [
         "criterion", "rater", "n", "value [95% CI]", "threshold", "per seed", "result"], [
         [str(r["criterion"]), str(r["rater"]), fmt(r["n"]), ci(r, "value", "ci_low", "ci_high"),
-         f"{r['op']} {r['threshold']:g}", str(r["per_values"]) or "—",
-         Text.assemble(("PASS", "green") if r["result"] == "PASS" else ("FAIL", "red"),
+         f"{r['op']} {r['threshold']:g}" if r["op"] else "—", str(r["per_values"]) or "—",
+         Text.assemble(("PASS", "green") if r["result"] == "PASS" else ("FAIL", "red")
+                       if r["result"] == "FAIL" else ("descriptive", "dim"),
                        f" ({clean(r['reason'])})" if r["reason"] else "")]
         for _, r in table.iterrows()], not result.trusted)
 

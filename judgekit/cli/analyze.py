@@ -82,6 +82,26 @@ def _add_correction(result: AnalysisResult, store: Store, rubric: Any, ratings: 
                                model_col=model_col, cluster_col=cluster_col,
                                n_resamples=max(n_boot, 1), seed=seed)
     add_correction(result, tables, method=method, reference_name=ref_name)
+def _where_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option(
+        "--where", "where", multiple=True,
+        help="Keep only the items whose COLUMN is one of the values (repeat: all must hold), e.g. "
+             "--where severity=4,5 --where tactic=roleplay.")(f)
+
+
+def _sliced(items: Any, frames: list[Any], where: tuple[str, ...], by: list[str]) -> tuple[Any, list[Any], str | None]:
+    """``--where`` applied to the items and the ratings, and the ``--by a+b`` columns added."""
+    from judgekit.analysis.slicing import cross_columns, parse_where, restrict
+
+    items, frames, note = restrict(items, frames, parse_where(where))
+    return cross_columns(items, by), frames, note
+
+
+def _noted(result: AnalysisResult, note: str | None, where: tuple[str, ...]) -> AnalysisResult:
+    if note:
+        result.notes.append(note)
+        result.meta["where"] = list(where)
+    return result
 
 
 @contextmanager
@@ -131,8 +151,9 @@ def _finish(result: AnalysisResult, out_dir: Path | None) -> None:
                    "ratings under it).")
 @click.option("--no-forms", is_flag=True, help="Skip the refusal-form distribution.")
 @click.option("--by", "by", multiple=True,
-              help="Item metadata column to slice by (repeat, or 'severity,tactic'); turn is "
-                   "added when the items have it.")
+              help="Item metadata column to slice by (repeat, or 'severity,tactic'; 'severity+tactic' "
+                   "crosses them); turn is added when the items have it.")
+@_where_option
 @click.option("--prompt-column", default=None,
               help="Column naming the prompt whose samples are grouped (default: conversation_id, "
                    "else prompt_id).")
@@ -151,6 +172,7 @@ def distribution_cmd(
     form_rubric: str,
     no_forms: bool,
     by: tuple[str, ...],
+    where: tuple[str, ...],
     prompt_column: str | None,
     model_column: str,
     sample_group: str | None,
@@ -190,6 +212,8 @@ def distribution_cmd(
         data = inputs.distribution_inputs(store, rubric, rater,
                                           form_rubric=None if no_forms else form_rubric,
                                           verdicts=loaded, untrusted=untrusted)
+        items, (data.ratings, data.forms), note = _sliced(data.items, [data.ratings, data.forms], where, by_cols)
+        data.items = items
         with _progress("bootstrap (resampling prompts)", quiet) as progress:
             result = refusal_distribution(
                 data.ratings, data.items, rubric=rubric, verdicts=loaded, store=store,
@@ -211,6 +235,7 @@ def distribution_cmd(
                             slices=list(result.meta.get("slices", [])), model_col=model_column,
                             n_boot=n_boot, seed=seed,
                             cluster_col=(result.meta.get("prompt_unit") or [None])[0])
+    _noted(result, note, where)
     print_distribution(console, result)
     from judgekit.analysis.distribution_terminal import print_prompts
 
@@ -241,8 +266,9 @@ def distribution_cmd(
 @click.option("--include-lookalikes", is_flag=True,
               help="Also count benign look-alikes in C, RCE and Drift.")
 @click.option("--by", "by", multiple=True,
-              help="Item column to slice by (repeat, or 'tactic,category'): C, RCE and "
-                   "Drift(t) per value, e.g. which pressure tactic drives the drift.")
+              help="Item column to slice by (repeat, or 'tactic,category'; 'severity+tactic' crosses "
+                   "them): C, RCE and Drift(t) per value, e.g. which pressure tactic drives the drift.")
+@_where_option
 @click.option("--prompt-column", default=None,
               help="Column naming the conversation/prompt (cluster of the bootstrap; default: "
                    "conversation_id, else prompt_id).")
@@ -259,6 +285,7 @@ def calibration_cmd(
     lookalike_column: str,
     include_lookalikes: bool,
     by: tuple[str, ...],
+    where: tuple[str, ...],
     prompt_column: str | None,
     model_column: str,
     correct: str | None,
@@ -293,13 +320,15 @@ def calibration_cmd(
     with Store.open_existing(store_path) as store:
         data = inputs.calibration_inputs(store, rubric, rater, harm_column=harm_column,
                                          harm_rubric=harm_rubric, harm_key=harm_key)
+        by_cols = [c.strip() for v in by for c in v.split(",") if c.strip()]
+        data.items, (data.ratings,), note = _sliced(data.items, [data.ratings], where, by_cols)
         with _progress("bootstrap (resampling conversations)", quiet) as progress:
             result = calibration(
                 data.ratings, data.items, data.harm, rubric=rubric, verdicts=loaded, store=store,
                 judge_hashes=data.judge_hashes, untrusted=untrusted, harm_source=data.harm_source,
                 model_col=model_column, prompt_col=prompt_column, lookalike_col=lookalike_column,
                 include_lookalikes=include_lookalikes, n_boot=n_boot, seed=seed, progress=progress,
-                by=[c.strip() for v in by for c in v.split(",") if c.strip()],
+                by=by_cols,
             )
         if correct:
             cal_slices = [c for c in ["turn", *[c.strip() for v in by for c in v.split(",")
@@ -317,6 +346,7 @@ def calibration_cmd(
                             cluster_col=prompt_column or next(
                                 (c for c in ("conversation_id", "prompt_id")
                                  if c in data.items.columns), None))
+    _noted(result, note, where)
     print_calibration(console, result)
     if correct:
         from judgekit.analysis.corrected_terminal import print_correction
@@ -330,10 +360,16 @@ def calibration_cmd(
 @click.argument("criteria_file", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--judge", "--rater", "rater", default=None,
               help="Default rater for criteria that name none (a judge needs --verdict).")
+@click.option("--by", "by", multiple=True,
+              help="Also give each criterion's rate per value of this item column (repeat, or "
+                   "'model,tactic'; 'model+tactic' crosses them), e.g. --by model+turn.")
+@_where_option
 @_common
 def criteria_cmd(
     criteria_file: Path,
     rater: str | None,
+    by: tuple[str, ...],
+    where: tuple[str, ...],
     store_path: str,
     verdicts: tuple[Path, ...],
     untrusted: bool,
@@ -358,16 +394,20 @@ def criteria_cmd(
     loaded = inputs.load_verdicts(verdicts)
     with Store.open_existing(store_path) as store:
         data = inputs.criteria_inputs(store)
+        by_cols = [c.strip() for v in by for c in v.split(",") if c.strip()]
+        data.items, (data.ratings,), note = _sliced(data.items, [data.ratings], where, by_cols)
         result, passed = evaluate_criteria(
             spec, data.ratings, data.items, rater=rater, verdicts=loaded, store=store,
             judge_hashes=data.judge_hashes, untrusted=untrusted,
-            source=f"Criteria file {criteria_file}",
+            source=f"Criteria file {criteria_file}", by=by_cols,
         )
+    _noted(result, note, where)
     print_criteria(console, result)
     table = result.table("criteria")
     _finish(result, out_dir)
     n_fail = int((table["result"] == "FAIL").sum())
-    click.echo("all criteria pass" if passed else f"{n_fail} of {len(table)} criteria FAIL")
+    n_judged = int((table["result"] != "DESCRIPTIVE").sum())
+    click.echo("all criteria pass" if passed else f"{n_fail} of {n_judged} criteria FAIL")
     raise SystemExit(0 if passed else 1)
 
 

@@ -278,6 +278,13 @@ def _pull(
               help="Share of the chosen items for at least two annotators (default 0.2).")
 @click.option("--no-targeted", is_flag=True, default=False, help="Do not put judge disagreement first.")
 @click.option("--exclude-rated", is_flag=True, default=False, help="Leave out items a human already rated.")
+@click.option("--by-conversation", is_flag=True, default=False,
+              help="Draw whole conversations (every turn), so per-turn figures such as Drift(t) can be "
+                   "checked against people; --size is a target in items. "
+                   "Example: judgekit sample --name drift --size 600 --by-conversation --by model,severity "
+                   "--min-per-stratum 10")
+@click.option("--conversation-column", default=None,
+              help="With --by-conversation: the column naming the conversation (default conversation_id).")
 @click.option("--seed", type=int, default=None, help="Random seed (default 0).")
 @click.option("--items", "items_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Add these items to the store first (CSV/JSONL/Parquet).")
@@ -297,6 +304,8 @@ def sample_cmd(
     overlap: float | None,
     no_targeted: bool,
     exclude_rated: bool,
+    by_conversation: bool,
+    conversation_column: str | None,
     seed: int | None,
     items_path: Path | None,
     replace: bool,
@@ -335,6 +344,8 @@ def sample_cmd(
         "seed": seed,
         "targeted": False if no_targeted else None,
         "exclude_rated": True if exclude_rated else None,
+        "by_conversation": True if by_conversation else None,
+        "conversation_column": conversation_column,
     }
     base.update({k: v for k, v in flags.items() if v is not None})
     if "name" not in base or "size" not in base:

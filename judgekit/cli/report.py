@@ -92,11 +92,11 @@ def report_cmd(
         agreement = agreement_report(store, rubric=rubric, by=_split(by), reference=reference,
                                      n_resamples=resamples).to_dict()
         if view is None:
-            extras = collect_extras(store, rubric, agreement, per_judge=per_judge)
+            extras = collect_extras(store, rubric, agreement, per_judge=per_judge, verdict=verdict)
         else:
             from judgekit.report.collect import collect_view_extras
 
-            extras = collect_view_extras(store, rubric, agreement, per_judge=per_judge)
+            extras = collect_view_extras(store, rubric, agreement, per_judge=per_judge, verdict=verdict)
         if probes_path is not None:
             from judgekit.report.probes import read_probes
 

@@ -142,10 +142,18 @@ def judge_hashes(store: Store, agreement: dict[str, Any]) -> dict[str, str]:
             for j in agreement.get("judges") or []}
 
 
-def collect_extras(store: Store, rubric: Rubric, agreement: dict[str, Any], *, per_judge: int = 20) -> dict[str, Any]:
+def collect_extras(store: Store, rubric: Rubric, agreement: dict[str, Any], *, per_judge: int = 20,
+                   verdict: dict[str, Any] | None = None) -> dict[str, Any]:
     """``{"costs": ..., "disagreements": ..., "judge_hashes": ...}`` for
-    :func:`judgekit.report.render_report`."""
+    :func:`judgekit.report.render_report`, and ``"fidelity"`` when ``verdict``'s policy has an
+    ``analysis_fidelity`` check (:func:`judgekit.report.fidelity.fidelity_extras`)."""
     extras: dict[str, Any] = {"judge_hashes": judge_hashes(store, agreement)}
+    if verdict is not None:
+        from judgekit.report.fidelity import fidelity_extras
+
+        fid = fidelity_extras(store, rubric, verdict)
+        if fid is not None:
+            extras["fidelity"] = fid
     costs = costs_by_judge(store, rubric)
     if costs:
         extras["costs"] = costs
@@ -162,13 +170,14 @@ def collect_extras(store: Store, rubric: Rubric, agreement: dict[str, Any], *, p
     return extras
 
 
-def collect_view_extras(store: Any, view: Any, agreement: dict[str, Any], *, per_judge: int = 20) -> dict[str, Any]:
+def collect_view_extras(store: Any, view: Any, agreement: dict[str, Any], *, per_judge: int = 20,
+                        verdict: dict[str, Any] | None = None) -> dict[str, Any]:
     """:func:`collect_extras` for a report under a view (:class:`judgekit.rubric_views.ViewRubric`,
     ``store`` a :class:`~judgekit.rubric_views.ViewSource`): the judges answered under the full
     rubric, so their identity hashes and costs are read from their calls there."""
     from judgekit.gate import judge_identity
 
-    extras = collect_extras(store, view, agreement, per_judge=per_judge)
+    extras = collect_extras(store, view, agreement, per_judge=per_judge, verdict=verdict)
     extras["judge_hashes"] = {str(j): str(judge_identity(store, str(j), view)["judge_hash"])
                               for j in agreement.get("judges") or []}
     extras.pop("costs", None)

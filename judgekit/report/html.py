@@ -431,6 +431,12 @@ def render_html(
         from judgekit.report.probes import html_section
 
         sections.append(("Probes", html_section(extras["probes"])))
+    if isinstance(extras.get("fidelity"), dict):
+        from judgekit.report.fidelity import fidelity_grid
+
+        fid = extras["fidelity"]
+        sections.append(("Analysis fidelity", html_grid(fidelity_grid(fid)) if fid.get("rows")
+                         else f"<p>{esc(fid.get('error') or 'no fidelity figures')}</p>"))
     sections.append(("Provenance", _provenance(summary, agreement, verdict, created_at)))
     sections.append(("Assumptions and what this report does not establish",
                      "<ul>" + "".join(f"<li>{esc(a)}</li>" for a in summary.get("assumptions") or []) + "</ul>"))

@@ -102,6 +102,12 @@ def render_markdown(
         out += ["", f"## {_between.TITLE}", "", _between.INTRO, "",
                 md_table(header, rows, numeric=numeric)]
         out += [f"- {md_escape(w)}" for w in _between.between_warnings(extras["between"])]
+    if isinstance(extras.get("fidelity"), dict):
+        from judgekit.report.fidelity import fidelity_grid
+
+        fid = extras["fidelity"]
+        out += ["", "## Analysis fidelity", ""]
+        out += md_grid(fidelity_grid(fid)) if fid.get("rows") else [md_escape(fid.get("error") or "no fidelity figures")]
 
     disagreements = [d for d in extras.get("disagreements") or [] if isinstance(d, dict)]
     for j in s["judges"]:
