@@ -126,11 +126,14 @@ def export_ratings_cmd(
     \b
     Columns: item_id, rater_id, rater_kind, rubric, rubric_hash, label, value, trial, status,
     rationale, created_at, source, judge_spec, input_tokens, output_tokens, cached_tokens,
-    cost_usd, latency_s, attempts (call columns are empty for humans and cached reuse).
+    cost_usd, latency_s, attempts (call columns are empty for humans and cached reuse),
+    match_rule, match_string (what fired in a rule judge's answer: the refusal-pool string or
+    keyword of rules:knowledge-leak, as configured; empty otherwise).
 
     \b
     Example:
       judgekit export ratings --store demo.db --format parquet --out ratings.parquet
+      judgekit export ratings --store leak.db --rater leak-rules --out leak.csv   # + match_string
     """
     from judgekit.io.tables import write_table
     from judgekit.judges.export import ratings_with_calls
