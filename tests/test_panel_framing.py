@@ -255,3 +255,20 @@ def test_bad_rubric_by_and_variables_are_one_sentence_and_store_nothing(tmp_path
     for part in parts:
         assert part in line, line
     assert store_dump(db) == before
+
+
+def test_agree_panel_bad_combinations_are_one_sentence(tmp_path):
+    plain = _bad_panel(tmp_path, {"rubric": "leak_direct.yaml"})
+    db = tmp_path / "s.db"
+    Store(db).close()
+    line = one_sentence_error(*_run(["agree", "--panel", plain, "--store", db]))
+    assert "neither rubric_by nor variables" in line and "--rubric" in line
+    line = one_sentence_error(*_run(["agree", "--panel", plain, "--rubric", "refusal", "--store", db]))
+    assert "not both" in line
+    line = one_sentence_error(*_run(["agree", "--store", db]))
+    assert "--rubric" in line and "--panel" in line
+
+
+def _run(args):
+    res = invoke(args)
+    return res.exit_code, res.output
