@@ -157,6 +157,16 @@ def test_a_panel_with_a_rubric_per_framing_runs_caches_and_agrees_per_framing(tm
     assert vs_ref(pooled, "rules") == pytest.approx(7 / 8) and vs_ref(pooled, "gpt") == pytest.approx(7 / 8)
     assert vs_ref(pooled, "rules", key="1") == 0.75 and vs_ref(pooled, "rules", key="7") == 1.0
 
+    # the gate works per framing rubric: rules agrees on 4 of 4 framing-7 items, 3 of 4 framing-1
+    for name, expect in (("leak_direct", 1), ("leak_elaboration", 0)):
+        policy = tmp_path / f"gate-{name}.yaml"
+        policy.write_text(f"rubric: '{tmp_path / (name + '.yaml')}'\njudges: [rules]\nchecks: {{min_items: 4, "
+                          "metric: percent_agreement, min_value: 0.8}\nn_resamples: 200\n")
+        res = invoke(["gate", policy, "--out", tmp_path / f"v-{name}", "--store", db])
+        assert res.exit_code == expect, res.output
+        verdict = json.loads((tmp_path / f"v-{name}" / "verdict.json").read_text())
+        assert verdict["rubric_hash"] == (direct if name == "leak_direct" else elab).hash
+
 
 def test_template_variables_fill_one_rubric_and_are_part_of_the_call_key(tmp_path, fake, api_env):
     systems: dict[str, str] = {}
