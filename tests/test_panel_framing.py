@@ -282,3 +282,20 @@ def test_agree_panel_bad_combinations_are_one_sentence(tmp_path):
 def _run(args):
     res = invoke(args)
     return res.exit_code, res.output
+
+
+def test_dry_run_and_reparse_go_through_every_framing(tmp_path, fake, api_env):
+    panel = write_study(tmp_path)
+    db = tmp_path / "s.db"
+    res = invoke(["judge", panel, "--store", db, "--dry-run"])
+    assert res.exit_code == 0, res.output
+    # 8 items x 2 judges; a1 and b1 share a text but not a rubric, so nothing is shared
+    assert "16 calls to make, 0 answered already" in res.output and fake.stats.requests == 0
+    assert invoke(["judge", panel, "--store", db]).exit_code == 0
+    res = invoke(["judge", panel, "--store", db, "--dry-run"])
+    assert "0 calls to make, 16 answered already" in res.output
+    res = invoke(["judge", panel, "--store", db, "--reparse"])
+    assert res.exit_code == 0, res.output
+    assert "rules: 8 completions, 0 changed (8 ok, 0 abstain)" in res.output
+    assert "gpt: 8 completions, 0 changed" in res.output
+    assert fake.stats.requests == 8
