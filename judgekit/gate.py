@@ -9,6 +9,7 @@ that is consistent and matches the store it uses (:func:`require_trusted` with `
 Example policy (YAML)::
 
     rubric: refusal
+    # view: binary              # optional: gate under a view of the rubric (rubric_views)
     judges: [gpt4, string_match]
     reference: final            # optional: default the adjudicated rater, else consensus
     by: [model]                 # slices for the per-slice floor
@@ -282,6 +283,13 @@ def run_gate(store: Any, policy_path: str | Path) -> tuple[dict[str, Any], Agree
     """
     policy, raw = load_policy(policy_path)
     rubric = rubric_named_in(policy.rubric, f"Policy file {policy_path}")
+    view_info: dict[str, Any] = {}
+    if policy.view is not None:
+        from judgekit.rubric_views import ViewSource, rubric_view
+
+        rubric = rubric_view(rubric, policy.view, where=f"Policy file {policy_path}: view")
+        store = ViewSource(store, rubric)
+        view_info = {"view": rubric.view_info()}
     known = set(store.ratings(rubric=rubric, rater_kind="judge")["rater_id"].unique())
     for judge in policy.judges:
         if judge not in known:
@@ -319,6 +327,7 @@ def run_gate(store: Any, policy_path: str | Path) -> tuple[dict[str, Any], Agree
         "state": combine_states([r["state"] for r in results]),
         "passed": all(r["passed"] for r in results),
         "judges": results,
+        **view_info,
     }
     record_verdict(store, verdict)
     return verdict, report
@@ -424,6 +433,12 @@ def require_trusted(
     if verdict is None:
         raise UntrustedJudgeError(f"No verdict given for judge {judge!r} on {rub.id}; {how}.")
     v: Verdict = load_verdict(verdict)
+    if v.get("view") and (v["rubric"], v["rubric_hash"]) != (rub.id, rub.hash):
+        raise UntrustedJudgeError(
+            f"{f'Verdict {v.source}' if v.source else 'The verdict'} was made under the view "
+            f"{v['view']['name']!r} of {v['view']['rubric']} (rubric {v['rubric']}), so it does not "
+            f"trust a judge for {rub.ref}; {how}."
+        )
     if v["rubric"] != rub.id or v["rubric_hash"] != rub.hash:
         raise UntrustedJudgeError(
             f"{f'Verdict {v.source}' if v.source else 'The verdict'} is for rubric "

@@ -79,6 +79,9 @@ class Policy(_Strict):
     """A gate policy (see the module docstring)."""
 
     rubric: str
+    #: a view of the rubric (``views:`` in the rubric file) to gate under: the judges' full-rubric
+    #: labels are collapsed into it and compared with labels given in the view's codes
+    view: str | None = None
     judges: list[str] = Field(min_length=1)
     reference: str | None = None
     humans: list[str] | None = None

@@ -29,7 +29,10 @@ A mismatch is one sentence saying which part changed and that the gate must be r
 
 Each check carries its interval ``ci`` (``[low, high]``, or null when the figure has none), its
 ``state`` (``"pass"``, ``"fail"`` or ``"inconclusive"``, schema version 3) and its ``budget``.
-Only ``"pass"`` is trusted (:func:`judgekit.gate.require_trusted`).
+Only ``"pass"`` is trusted (:func:`judgekit.gate.require_trusted`). A verdict whose policy gates
+under a view of the rubric (``view:``) has the view's id and hash as its ``rubric`` and
+``rubric_hash`` and the optional key ``view`` (:mod:`judgekit.rubric_views`), so it never matches
+a use of the full rubric.
 """
 
 from __future__ import annotations
@@ -52,7 +55,7 @@ from judgekit.policy import Policy
 from judgekit.values import surrogate_problem
 from judgekit.verdict_schema import Budget as Budget  # re-exported
 from judgekit.verdict_schema import State as State  # re-exported
-from judgekit.verdict_schema import VerdictV3
+from judgekit.verdict_schema import VerdictV3, view_problem
 
 #: The schema version :func:`judgekit.gate.run_gate` writes and :func:`validate_verdict` reads.
 #: Version 3 added the third state ``"inconclusive"``, ``state`` per judge and for the verdict,
@@ -296,6 +299,9 @@ def _consistent(v: dict[str, Any], where: str) -> None:
         policy = Policy(**v["policy"])
     except (ValidationError, TypeError):
         raise _fail(where, "the policy it records is not a valid gate policy") from None
+    problem = view_problem(v, policy.view)
+    if problem is not None:
+        raise _fail(where, problem)
     c = policy.checks
     wanted: dict[str, Any] = {
         "min_items": c.min_items, "min_value": c.min_value, "min_lower_bound": c.min_lower_bound,
@@ -476,6 +482,8 @@ def judge_identity(store: Any, judge: str, rubric: Any = None,
     its latest call under ``rubric`` (any rubric when None; a Rubric also fixes the hash)."""
     ident: dict[str, Any] = {"judge": judge, "spec": None, "params": None}
     rubric_id: str | None = None
+    # a view's judges answered under the full rubric: their calls are under its id and hash
+    rubric = getattr(rubric, "base", rubric)
     if rubric is not None:
         rubric_id = str(getattr(rubric, "id", rubric))
         rubric_hash = getattr(rubric, "hash", rubric_hash)

@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from judgekit.cli.options import store_option
 from judgekit.console import echo, make_console, safe_text
-from judgekit.data import parse_rater_map
 from judgekit.errors import JudgekitError
-from judgekit.rubric import available_rubrics, load_rubric
 from judgekit.store import Store
+
+if TYPE_CHECKING:
+    from judgekit.rubric import Rubric
 
 console = make_console()
 
@@ -24,6 +26,8 @@ def rubrics_cmd(name: str | None) -> None:
 
     Example: judgekit rubrics refusal
     """
+    from judgekit.rubric import available_rubrics, load_rubric
+
     if name is None:
         for n in available_rubrics():
             r = load_rubric(n)
@@ -35,6 +39,15 @@ def rubrics_cmd(name: str | None) -> None:
         console.print(safe_text(f"  {lab.code:<26} {lab.value:<5g} {' '.join(lab.description.split())[:90]}"))
     if r.aliases:
         console.print(safe_text("  aliases: " + ", ".join(f"{a}→{c}" for a, c in r.aliases.items())))
+    for p in r.alias_patterns:  # plain echo: a pattern's backslashes and brackets are not markup
+        echo(f"  pattern: {p.pattern} → {p.code}")
+    for rg in r.alias_ranges:
+        echo(f"  range: {rg.describe()} → {rg.code}")
+    for vname, view in r.views.items():
+        groups = ", ".join(f"{vc} = {' + '.join(k for k, v in view.codes.items() if v == vc)}"
+                           for vc in view.view_codes)
+        pos = f"; positive: {view.positive}" if view.positive else ""
+        echo(f"  view {vname}: {groups}{pos}")
 
 
 @click.command("import")
@@ -54,6 +67,8 @@ def rubrics_cmd(name: str | None) -> None:
               help="File format (default: from the file ending; .eval and Inspect .json logs are inspect).")
 @click.option("--scorers", default=None,
               help="Inspect logs: the scorers to import as judges, 'a,b' (default: all).")
+@click.option("--view", "view", default=None,
+              help="A view of the rubric (its 'views:'), e.g. --view binary: the labels are in the view's codes and are stored under the view (refusal@1:binary), never as full-rubric labels.")
 @store_option
 def import_cmd(
     file: Path,
@@ -66,6 +81,7 @@ def import_cmd(
     id_prefix: str | None,
     fmt: str | None,
     scorers: str | None,
+    view: str | None,
     store_path: str,
 ) -> None:
     """Import human or judge labels into the store (CSV, JSONL, Parquet, Inspect logs).
@@ -83,10 +99,13 @@ def import_cmd(
         --judges string_match=strmatch_label,gpt4=gpt4_label
       judgekit import logs/2025-05-01T10-00-00_refusal_x.eval --rubric refusal \\
         --scorers model_graded_qa
+      judgekit import binary_labels.csv --rubric refusal --view binary --raters alice,bob
     """
+    from judgekit.data import parse_rater_map
     from judgekit.io.ratings import import_ratings
+    from judgekit.rubric import load_rubric
 
-    rubric = load_rubric(rubric_name)
+    rubric = _with_view(load_rubric(rubric_name), view)
     if not file.exists():  # before the store is opened: a typo must not leave an empty store behind
         raise JudgekitError(f"{file}: no such file; check the path.")
     with Store(store_path) as store:
@@ -125,6 +144,8 @@ def import_cmd(
               help="With --sample: only its random share, so the estimate is unbiased.")
 @click.option("--json", "json_out", default=None, type=click.Path(dir_okay=False, path_type=Path),
               help="Also write the full report as JSON here.")
+@click.option("--view", "view", default=None,
+              help="A view of the rubric (its 'views:'), e.g. --view binary: judges rated under the full rubric are collapsed into the view and compared with labels given in it.")
 @store_option
 def agree_cmd(
     rubric_name: str | None,
@@ -138,6 +159,7 @@ def agree_cmd(
     sample: str | None,
     random_only: bool,
     json_out: Path | None,
+    view: str | None,
     store_path: str,
 ) -> None:
     """Agreement report: each judge against the human reference, each human, and the ceiling.
@@ -149,15 +171,21 @@ def agree_cmd(
     Example:
       judgekit agree --rubric refusal --by model --by prompt_safety --json agreement.json
       judgekit agree --rubric refusal --sample pilot --random-only
+      judgekit agree --rubric refusal --view binary
       judgekit agree --panel leak-panel.yaml --by framing    # each framing under its own rubric
     """
     from judgekit.agreement.report import agreement_report
     from judgekit.cli.render import print_agreement
     from judgekit.io.atomic import write_text_atomic
+    from judgekit.rubric import load_rubric
 
     cols = [c.strip() for b in by for c in b.split(",") if c.strip()]
     if panel_file is not None:
         from judgekit.cli.agree_panel import agree_by_panel
+
+        if view is not None:
+            raise JudgekitError("--view cannot be combined with --panel yet; agree per framing "
+                                "rubric with --rubric NAME --view VIEW.")
 
         agree_by_panel(panel_file, rubric_name=rubric_name, by=cols, judges=_split(judges),
                        humans=_split(humans), reference=reference, resamples=resamples, seed=seed,
@@ -166,7 +194,7 @@ def agree_cmd(
     if rubric_name is None:
         raise JudgekitError("agree needs --rubric NAME (or --panel PANEL.yaml for a panel with "
                             "a rubric per framing).")
-    rubric = load_rubric(rubric_name)
+    rubric = _with_view(load_rubric(rubric_name), view)
     if random_only and not sample:
         raise JudgekitError("--random-only needs --sample NAME (the sample whose random share to use).")
     with Store.open_existing(store_path) as store:
@@ -190,7 +218,7 @@ def agree_cmd(
                 )
             only_items = design["item_id"].astype(str).tolist()
         report = agreement_report(
-            store,
+            _viewed(store, rubric),
             rubric=rubric,
             only_items=only_items,
             by=cols,
@@ -217,7 +245,8 @@ def gate_cmd(policy: Path, out_dir: Path, store_path: str) -> None:
     Each check and judge is pass, fail or inconclusive (its CI straddles the threshold, or too
     few items); an inconclusive judge gets a label budget: about how many more human-rated
     items would likely decide it. Exit 0 when every judge passes, 1 when any fails, 3 when none
-    fails but some is inconclusive, 2 for bad input.
+    fails but some is inconclusive, 2 for bad input. A policy with `view: NAME` gates under a
+    view of its rubric (e.g. view: binary; see docs/rubrics.md).
 
     \b
     Example:
@@ -225,10 +254,11 @@ def gate_cmd(policy: Path, out_dir: Path, store_path: str) -> None:
     """
     from judgekit.cli.render import print_verdict
     from judgekit.gate import explain, run_gate
-    from judgekit.io.atomic import write_text_atomic
+    from judgekit.io.atomic import ensure_folder, write_text_atomic
     from judgekit.report.escape import md_list
 
     with Store.open_existing(store_path) as store:
+        ensure_folder(out_dir)  # before the gate records its verdict in the store
         verdict, _ = run_gate(store, policy)
     lines = explain(verdict)
     print_verdict(console, verdict, lines)
@@ -256,6 +286,22 @@ def demo_cmd(out_dir: Path, resamples: int) -> None:
     from judgekit.demo import run_demo
 
     run_demo(out_dir, console=console, n_resamples=resamples)
+
+
+def _with_view(rubric: Rubric, view: str | None) -> Rubric:
+    """``rubric``, or its view ``view`` (:mod:`judgekit.rubric_views`)."""
+    if view is None:
+        return rubric
+    from judgekit.rubric_views import rubric_view
+
+    return rubric_view(rubric, view)
+
+
+def _viewed(store: Store, rubric: Rubric) -> Any:
+    """``store``, seen through ``rubric`` when it is a view."""
+    from judgekit.rubric_views import ViewRubric, ViewSource
+
+    return ViewSource(store, rubric) if isinstance(rubric, ViewRubric) else store
 
 
 def _split(text: str | None) -> list[str] | None:

@@ -67,6 +67,8 @@ class JudgeEntry(ConfigModel):
     max_backoff_s: float = Field(30.0, ge=0)
     price: Price | None = None
     options: dict[str, Any] = Field(default_factory=dict)
+    #: a rule judge's answer code -> a code of the panel's rubric (``rules:`` judges only)
+    codes: dict[str, str] = Field(default_factory=dict)
     #: send through the provider's batch API (Anthropic, OpenAI): half price, results within 24 h
     batch: bool = False
     batch_poll_s: float = Field(30.0, gt=0)
