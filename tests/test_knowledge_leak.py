@@ -212,3 +212,15 @@ def test_emitted_pool_string_table_from_export_and_analyze(tmp_path):
     overall = pd.read_csv(next((tmp_path / "dist").rglob("distribution-pool_strings.csv")))
     assert overall[["pool_string", "n"]].values.tolist() == [
         ["I can't say.", 3], ["I'm not able to share that.", 1], ["I'm not able to share that.", 1]]
+
+
+def test_a_codes_mapping_keeps_the_structured_match():
+    # codes: maps the classifier's answer into another rubric's code; what fired is kept
+    ctx = JudgeContext(rubric=PARA, system=system_prompt(PARA), schema=answer_schema(PARA), env={})
+    entry = JudgeEntry(id="leak", model="rules:knowledge-leak", codes={"distractor": "other"},
+                       options={"refusal_pool": POOL, "target": ["Kalei Lin"],
+                                "distractors": ["Marcus Webb"], "word_boundary": True})
+    obj = answer(build_judge(entry, ctx), "It was Marcus Webb.")
+    assert obj["label"] == "other"
+    assert obj["match"] == {"class": "distractor", "rule": "distractors", "string": "Marcus Webb",
+                            "how": "word"}

@@ -277,6 +277,8 @@ def test_agree_panel_bad_combinations_are_one_sentence(tmp_path):
     assert "not both" in line
     line = one_sentence_error(*_run(["agree", "--store", db]))
     assert "--rubric" in line and "--panel" in line
+    line = one_sentence_error(*_run(["agree", "--panel", plain, "--view", "binary", "--store", db]))
+    assert "--view" in line and "--panel" in line
 
 
 def _run(args):
