@@ -59,7 +59,7 @@ def rubrics_cmd(name: str | None) -> None:
 @click.option("--kind", "rater_kind", type=click.Choice(["human", "judge", "reference"]), default="human",
               show_default=True, help="Long format: rater kind when the file has no rater_kind column.")
 @click.option("--items", "items_path", default=None, type=click.Path(dir_okay=False, path_type=Path),
-              help="Optional items file whose metadata columns are joined on item_id.")
+              help="Optional items file whose metadata columns are joined on item_id (or --join-on COLUMN).")
 @click.option("--id-prefix", default=None,
               help="Put this before every item id of the file (e.g. 'gpt4:' when several models' files reuse ids).")
 @click.option("--format", "fmt", type=click.Choice(["csv", "jsonl", "json", "parquet", "inspect"]),
@@ -69,6 +69,23 @@ def rubrics_cmd(name: str | None) -> None:
               help="Inspect logs: the scorers to import as judges, 'a,b' (default: all).")
 @click.option("--view", "view", default=None,
               help="A view of the rubric (its 'views:'), e.g. --view binary: the labels are in the view's codes and are stored under the view (refusal@1:binary), never as full-rubric labels.")
+@click.option("--map", "column_map", default=None,
+              help="Read the file's columns as judgekit's, judgekit_name=file_column: "
+                   "e.g. --map item_id=_id,response=Response,prompt=question.")
+@click.option("--items-map", "items_column_map", default=None,
+              help="--map for the --items file, e.g. --items-map prompt=Behavior.")
+@click.option("--key-column", default=None,
+              help="JSON object of lists {key: [row, ...]}: each key becomes this column, "
+                   "e.g. --key-column behavior_id.")
+@click.option("--flatten", is_flag=True,
+              help="Nested JSON objects (or Parquet structs) become a.b columns, e.g. "
+                   "{\"meta\": {\"model\": \"x\"}} -> meta.model.")
+@click.option("--id-from", "id_from", type=click.Choice(["content", "row"]), default=None,
+              help="No id column: make item ids from the prompt/messages + response (content: the "
+                   "same text gets the same id in every file) or the file name + row number (row).")
+@click.option("--join-on", "join_on", default=None,
+              help="Join the --items file on this column instead of item_id: --join-on behavior_id, "
+                   "or --join-on behavior_id=BehaviorID when the items file names it otherwise.")
 @store_option
 def import_cmd(
     file: Path,
@@ -82,6 +99,12 @@ def import_cmd(
     fmt: str | None,
     scorers: str | None,
     view: str | None,
+    column_map: str | None,
+    items_column_map: str | None,
+    key_column: str | None,
+    flatten: bool,
+    id_from: str | None,
+    join_on: str | None,
     store_path: str,
 ) -> None:
     """Import human or judge labels into the store (CSV, JSONL, Parquet, Inspect logs).
@@ -100,14 +123,24 @@ def import_cmd(
       judgekit import logs/2025-05-01T10-00-00_refusal_x.eval --rubric refusal \\
         --scorers model_graded_qa
       judgekit import binary_labels.csv --rubric refusal --view binary --raters alice,bob
+
+    \b
+    Files from other benchmarks, as they are (see docs/import.md):
+      judgekit import judged.csv --rubric harm.yaml --map item_id=_id,response=Response \\
+        --raters human_1,human_2 --judges llama=llama_guard
+      judgekit import by_behavior.json --key-column behavior_id --id-from content \\
+        --rubric harm.yaml --judges gpt4=gpt4_verdict --items behaviors.csv --join-on behavior_id
     """
     from judgekit.data import parse_rater_map
+    from judgekit.io.mapping import parse_column_map
     from judgekit.io.ratings import import_ratings
     from judgekit.rubric import load_rubric
 
     rubric = _with_view(load_rubric(rubric_name), view)
     if not file.exists():  # before the store is opened: a typo must not leave an empty store behind
         raise JudgekitError(f"{file}: no such file; check the path.")
+    file_map = parse_column_map(column_map, source=str(file))
+    items_map = parse_column_map(items_column_map, source=str(items_path or file), option="--items-map")
     with Store(store_path) as store:
         summary = import_ratings(
             store,
@@ -121,6 +154,12 @@ def import_cmd(
             items_path=items_path,
             scorers=[x.strip() for x in scorers.split(",") if x.strip()] if scorers else None,
             id_prefix=id_prefix,
+            column_map=file_map,
+            items_column_map=items_map,
+            key_column=key_column,
+            flatten=flatten,
+            id_from=id_from,
+            join_on=join_on,
         )
     for line in summary.lines():
         echo(line)
