@@ -34,6 +34,22 @@ _FENCE_CLOSE = "<<<END JUDGED-ITEM {nonce}>>>"
 
 _ROLE_NAMES = {"user": "USER", "assistant": "ASSISTANT", "system": "SYSTEM", "tool": "TOOL"}
 
+#: a template variable of a rubric's text: ``{{name}}`` (spaces inside the braces allowed)
+_VARIABLE = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_.]*)\s*\}\}")
+
+
+def template_variables(text: str) -> set[str]:
+    """The names of the ``{{name}}`` placeholders in ``text``."""
+    return set(_VARIABLE.findall(text))
+
+
+def fill_variables(text: str, values: dict[str, str]) -> str:
+    """``text`` with each ``{{name}}`` replaced by ``values[name]`` (placeholders not in
+    ``values`` are left as written; a value is inserted as is, never read as a template)."""
+    if not values:
+        return text
+    return _VARIABLE.sub(lambda m: values.get(m.group(1), m.group(0)), text)
+
 
 # --------------------------------------------------------------------------- rendering
 def system_prompt(rubric: Rubric) -> str:

@@ -7,7 +7,7 @@ import pytest
 from judgekit.errors import JudgekitError
 from judgekit.rubric import available_rubrics, load_rubric
 
-SHIPPED = ["harm_severity", "knowledge_leak", "refusal", "refusal_form", "restrictiveness"]
+SHIPPED = ["harm_severity", "knowledge_leak", "knowledge_leak_paraphrase", "refusal", "refusal_form", "restrictiveness"]
 
 
 def test_the_five_rubrics_are_shipped_and_valid():

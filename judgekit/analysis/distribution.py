@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from judgekit.analysis.emitted import emitted_pool_strings
 from judgekit.analysis.exchangeability import EXCHANGEABLE, behaviour, sample_group_note
 from judgekit.analysis.frames import (
     check_column_names,
@@ -82,6 +83,7 @@ def refusal_distribution(
     n_boot: int = 1000,
     seed: int = 0,
     progress: Callable[[int, int], None] | None = None,
+    form_matches: pd.DataFrame | None = None,
 ) -> AnalysisResult:
     """Refusal rate per prompt over its samples, and its distribution per model and slice.
 
@@ -100,7 +102,9 @@ def refusal_distribution(
     as provenance or day) splits each prompt's samples into groups reported separately (per
     prompt and group, and a ``by_<sample_group>`` table), for samples that are not exchangeable.
     Every prompt's ``behaviour`` says ``not constant (k of n)`` when some but not all of its n
-    rated samples are refusals, whatever n is.
+    rated samples are refusals, whatever n is. ``form_matches``: the forms' ratings with what a
+    rule judge matched (:func:`judgekit.judges.matches.attach_matches`): adds ``pool_strings``
+    (and ``pool_strings_by_<column>``), the emitted refusal-pool strings.
     """
     what = "analyze distribution"
     rater = one_rater(ratings, what=what)
@@ -235,6 +239,16 @@ def refusal_distribution(
                 f"Form of the response per model and {col} ({form_rubric.id})",
                 _form_table(df, form_shares, form_rubric, ["_model", col]),
             ))
+        if form_matches is not None and form_matches["match_rule"].eq("refusal_pool").any():
+            for keys_ in (["_model"], *(["_model", c] for c in slice_cols)):
+                what = " and ".join(["model", *keys_[1:]])
+                tables.append(Table(
+                    "_by_".join(["pool_strings", *keys_[1:]]),
+                    f"Emitted refusal-pool strings per {what} ({form_rubric.id})",
+                    emitted_pool_strings(form_matches, df, keys_),
+                    "n = ok judge answers matched to the string; share = n / ok answers of "
+                    "the group.",
+                ))
 
     tables.append(Table("per_prompt", "Refusal rate per prompt over its samples (Wilson 95%)",
                         per_prompt))

@@ -96,6 +96,8 @@ class DistributionInputs:
     forms: pd.DataFrame | None = None
     #: the rubric of ``forms``; None when the forms were not asked for
     form_rubric: Rubric | None = None
+    #: ``forms`` with what a rule judge matched (match_rule, match_string); None without forms
+    form_matches: pd.DataFrame | None = None
 
 
 def form_ratings(
@@ -149,8 +151,16 @@ def distribution_inputs(
         frub = load_rubric(form_rubric)
         forms = form_ratings(store, frub, rater, verdicts, untrusted=untrusted)
     hashes = judge_hashes(store, ratings)
+    matches = None
+    if forms is not None:
+        from judgekit.judges.matches import attach_matches
+
+        keyed = forms.merge(store.rating_call_keys(), how="left",
+                            on=["item_id", "rater_id", "rubric", "rubric_hash", "trial"])
+        matches = attach_matches(store, keyed)
     return DistributionInputs(ratings=ratings, items=rated_items(store, ratings),
-                              judge_hashes=hashes, forms=forms, form_rubric=frub)
+                              judge_hashes=hashes, forms=forms, form_rubric=frub,
+                              form_matches=matches)
 
 
 @dataclass

@@ -86,6 +86,11 @@ def print_distribution(console: Console, result: AnalysisResult) -> None:
         print_table(console, t.title.removeprefix(f"{UNTRUSTED} — "),
                     ["model", *slice_col, "prompts", "samples", "mean rate [95% CI]", "pooled",
                      "not constant [95% CI]", "1-sample prompts"], rows, bad)
+    for t in result.tables:  # the emitted refusal-pool strings (rules:knowledge-leak)
+        if t.key == "pool_strings" or t.key.startswith("pool_strings_by_"):
+            cols = list(t.frame.columns)
+            print_table(console, t.title.removeprefix(f"{UNTRUSTED} — "), cols,
+                        [[fmt(r[c]) for c in cols] for _, r in t.frame.iterrows()], bad)
 
 
 def print_calibration(console: Console, result: AnalysisResult) -> None:

@@ -148,7 +148,8 @@ def _finish(result: AnalysisResult, out_dir: Path | None) -> None:
                    "rubric: full_refusal,partial_refusal).")
 @click.option("--form-rubric", default="refusal_form", show_default=True,
               help="Rubric for the distribution of refusal forms (used when the rater has "
-                   "ratings under it).")
+                   "ratings under it); with knowledge_leak and a rules:knowledge-leak judge, also "
+                   "the table of emitted refusal-pool strings per slice.")
 @click.option("--no-forms", is_flag=True, help="Skip the refusal-form distribution.")
 @click.option("--by", "by", multiple=True,
               help="Item metadata column to slice by (repeat, or 'severity,tactic'; 'severity+tactic' "
@@ -198,6 +199,11 @@ def distribution_cmd(
       judgekit analyze distribution --judge judge-a --rubric restrictiveness \\
         --verdict gate-r/verdict.json --verdict gate-f/verdict.json \\
         --by severity --out results/distribution
+
+    
+    Emitted refusal-pool strings per framing (rules:knowledge-leak judge, pool_match: exact):
+      judgekit analyze distribution --judge leak-rules --rubric knowledge_leak \
+        --refusal-codes verbatim_refusal --form-rubric knowledge_leak --by framing --untrusted
     """
     from judgekit.analysis import inputs
     from judgekit.analysis.distribution import refusal_distribution
@@ -220,7 +226,7 @@ def distribution_cmd(
                 judge_hashes=data.judge_hashes, untrusted=untrusted, threshold=threshold,
                 refusal_codes=codes, forms=data.forms, form_rubric=data.form_rubric, by=by_cols,
                 model_col=model_column, prompt_col=prompt_column, n_boot=n_boot, seed=seed,
-                progress=progress, sample_group=sample_group,
+                progress=progress, sample_group=sample_group, form_matches=data.form_matches,
             )
         if correct:
             import pandas as pd

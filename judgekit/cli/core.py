@@ -166,7 +166,11 @@ def import_cmd(
 
 
 @click.command("agree")
-@click.option("--rubric", "rubric_name", required=True, help="Rubric name or YAML path.")
+@click.option("--rubric", "rubric_name", default=None,
+              help="Rubric name or YAML path (required unless --panel is given).")
+@click.option("--panel", "panel_file", default=None, type=click.Path(dir_okay=False, path_type=Path),
+              help="A panel file with rubric_by/variables: one report per framing under its own "
+                   "rubric, and a pooled one where the codes agree, e.g. --panel panel.yaml --by framing.")
 @click.option("--by", "by", multiple=True, help="Item metadata column to slice by (repeatable, or comma-separated).")
 @click.option("--judges", default=None, help="Judge rater ids to report (default: all).")
 @click.option("--humans", default=None, help="Human rater ids (default: all).")
@@ -187,7 +191,8 @@ def import_cmd(
                    "--between judge-a,judge-b or --between judge-a,panel:majority.")
 @store_option
 def agree_cmd(
-    rubric_name: str,
+    rubric_name: str | None,
+    panel_file: Path | None,
     by: tuple[str, ...],
     judges: str | None,
     humans: str | None,
@@ -212,14 +217,32 @@ def agree_cmd(
       judgekit agree --rubric refusal --sample pilot --random-only
       judgekit agree --rubric refusal --view binary
       judgekit agree --rubric refusal --between keywords,scripted-llm --by model
+      judgekit agree --panel leak-panel.yaml --by framing    # each framing under its own rubric
     """
     from judgekit.agreement.report import agreement_report
     from judgekit.cli.render import print_agreement
     from judgekit.io.atomic import write_text_atomic
     from judgekit.rubric import load_rubric
 
-    rubric = _with_view(load_rubric(rubric_name), view)
     cols = [c.strip() for b in by for c in b.split(",") if c.strip()]
+    if panel_file is not None:
+        from judgekit.cli.agree_panel import agree_by_panel
+
+        if view is not None:
+            raise JudgekitError("--view cannot be combined with --panel yet; agree per framing "
+                                "rubric with --rubric NAME --view VIEW.")
+        if between is not None:
+            raise JudgekitError("--between cannot be combined with --panel yet; compare two "
+                                "judges per framing rubric with --rubric NAME --between A,B.")
+
+        agree_by_panel(panel_file, rubric_name=rubric_name, by=cols, judges=_split(judges),
+                       humans=_split(humans), reference=reference, resamples=resamples, seed=seed,
+                       sample=sample, json_out=json_out, store_path=store_path)
+        return
+    if rubric_name is None:
+        raise JudgekitError("agree needs --rubric NAME (or --panel PANEL.yaml for a panel with "
+                            "a rubric per framing).")
+    rubric = _with_view(load_rubric(rubric_name), view)
     if between is not None:
         _agree_between(rubric, between, cols, resamples=resamples, seed=seed, json_out=json_out,
                        store_path=store_path,

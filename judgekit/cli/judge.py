@@ -46,6 +46,10 @@ def judge_cmd(
         - {id: haiku, model: "anthropic:claude-haiku-4-5", trials: 3, concurrency: 16}
         - {id: local, model: "openai-compatible:http://127.0.0.1:8000/v1#Qwen2.5-7B-Instruct"}
         - {id: keywords, model: "rules:refusal-keywords"}
+    A rubric per framing, chosen from an item column, or {{name}} of the rubric filled from it:
+      rubric_by: {column: framing, rubrics: {1: leak_direct.yaml, 7: leak_elaboration.yaml}}
+      variables: [framing_instruction]      # with rubric: leak_framed.yaml
+    (see docs/panels.md; agreement per framing: judgekit agree --panel panel.yaml --by framing)
     A call already answered is never sent again: rerunning after a crash sends only what is
     missing. Exit 0 when the run finished (failed calls are stored as status=error and retried
     by the next run), 1 when it could not finish, 2 on bad input.
@@ -127,11 +131,14 @@ def export_ratings_cmd(
     \b
     Columns: item_id, rater_id, rater_kind, rubric, rubric_hash, label, value, trial, status,
     rationale, created_at, source, judge_spec, input_tokens, output_tokens, cached_tokens,
-    cost_usd, latency_s, attempts (call columns are empty for humans and cached reuse).
+    cost_usd, latency_s, attempts (call columns are empty for humans and cached reuse),
+    match_rule, match_string (what fired in a rule judge's answer: the refusal-pool string or
+    keyword of rules:knowledge-leak, as configured; empty otherwise).
 
     \b
     Example:
       judgekit export ratings --store demo.db --format parquet --out ratings.parquet
+      judgekit export ratings --store leak.db --rater leak-rules --out leak.csv   # + match_string
     """
     from judgekit.io.tables import write_table
     from judgekit.judges.export import ratings_with_calls

@@ -7,6 +7,7 @@ from typing import Any
 import pandas as pd
 
 from judgekit.calls import calls_frame, usage_frame
+from judgekit.judges.matches import MATCH_COLUMNS, attach_matches
 from judgekit.store import RATING_COLUMNS, Store
 
 CALL_COLUMNS = ["judge_spec", "input_tokens", "output_tokens", "cached_tokens", "cost_usd",
@@ -19,11 +20,12 @@ def ratings_with_calls(
     """Ratings (long format) plus the tokens, cost, latency and attempts of the call behind each
     judge rating: the call the rating was made from (its ``call_key``), or for ratings stored
     before call keys were recorded, the latest call of that judge for that item, trial and rubric
-    hash. Cost is counted once: when several ratings come from one call (items with the same
+    hash; ``match_rule`` / ``match_string``: what fired in a rule judge's answer
+    (:mod:`judgekit.judges.matches`). Cost is counted once: when several ratings come from one call (items with the same
     text, a renamed judge), the first carries the call's usage and the others carry zeros."""
     ratings = store.ratings(rubric=rubric, rater_ids=raters)
     if ratings.empty:
-        return pd.DataFrame(columns=[*RATING_COLUMNS, *CALL_COLUMNS])
+        return pd.DataFrame(columns=[*RATING_COLUMNS, *CALL_COLUMNS, *MATCH_COLUMNS])
     keys = store.rating_call_keys()
     ratings = ratings.merge(keys, on=["item_id", "rater_id", "rubric", "rubric_hash", "trial"], how="left")
     calls = usage_frame(store)
@@ -55,7 +57,9 @@ def ratings_with_calls(
     repeat = out["call_key"].notna() & out.duplicated("call_key", keep="first")
     for col in ("input_tokens", "output_tokens", "cached_tokens", "cost_usd"):
         out.loc[repeat, col] = 0
-    return out[[*RATING_COLUMNS, *CALL_COLUMNS]]
+    # what fired in a rule judge's answer (rules:knowledge-leak: the pool string or keyword)
+    out = attach_matches(store, out)
+    return out[[*RATING_COLUMNS, *CALL_COLUMNS, *MATCH_COLUMNS]]
 
 
 def calls_table(store: Store, *, judges: list[str] | None = None) -> pd.DataFrame:

@@ -33,7 +33,10 @@ class Job:
 class Items:
     """The panel's items as plain lists (no pandas on the hot path)."""
 
-    def __init__(self, df: pd.DataFrame) -> None:
+    def __init__(self, df: pd.DataFrame, *, key_extra: str = "") -> None:
+        #: added to every item hash in the call keys: the template variables of a sub-panel
+        #: (:func:`judgekit.judges.framing.variables_key`); "" for a panel without variables
+        self.key_extra = key_extra
         self.ids = df["item_id"].astype(str).tolist()
         n = len(self.ids)
         self.prompts = _clean(df["prompt"].tolist()) if "prompt" in df.columns else [None] * n

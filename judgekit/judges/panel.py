@@ -32,6 +32,7 @@ from judgekit.errors import JudgekitError
 from judgekit.judges.aggregate import default_min_votes
 from judgekit.judges.base import Judge, JudgeContext, JudgeEntry, build_judge, spec_params
 from judgekit.judges.batch import run_batches
+from judgekit.judges.framing import variables_key
 from judgekit.judges.jobs import Items, JudgeRun, PanelRun
 from judgekit.judges.lease import ClaimedJobs, RunLease, lease_seconds
 from judgekit.judges.limits import AdaptiveConcurrency, RateLimiter, RetryPolicy
@@ -47,9 +48,15 @@ from judgekit.judges.panelfile import (
 from judgekit.judges.plan import TYPICAL_ANSWER_TOKENS, estimate, plan
 from judgekit.judges.reparse import reparse_panel
 from judgekit.judges.stream import answer_locally, workers
-from judgekit.judges.summary import JudgeSummary, PanelSummary, ProgressSink, ReparseSummary
+from judgekit.judges.summary import (
+    JudgeSummary,
+    PanelSummary,
+    ProgressSink,
+    ReparseSummary,
+    merge_summaries,
+)
 from judgekit.judges.writer import Writer
-from judgekit.prompt import AnswerParser, answer_schema, system_prompt
+from judgekit.prompt import AnswerParser, answer_schema, fill_variables, system_prompt
 from judgekit.run_owner import forget_owner
 from judgekit.store import Store
 
@@ -69,7 +76,18 @@ def run_panel(
 
     ``dry_run``: send and write nothing; the summary says how many calls a run would make and
     what they would cost (``estimated_cost_usd``, ``max_cost_usd``). ``wait=False``: judges in
-    batch mode submit and collect what has ended, without waiting for the rest."""
+    batch mode submit and collect what has ended, without waiting for the rest.
+
+    A panel with ``rubric_by`` or ``variables`` runs as its sub-panels (``panel.groups``), one
+    after the other, each under its own rubric and variables; the summary adds them up."""
+    if panel.groups:
+        parts: list[PanelSummary] = []
+        for group in panel.groups:
+            parts.append(run_panel(group, store, only=only, progress=progress, env=env,
+                                   dry_run=dry_run, wait=wait))
+            if parts[-1].interrupted:
+                break
+        return merge_summaries(parts, [g.label for g in panel.groups], items=len(panel.items))
     t0 = time.perf_counter()
     rubric = panel.rubric
     entries = _chosen(panel, only)
@@ -82,7 +100,7 @@ def run_panel(
         )
     ctx = JudgeContext(
         rubric=rubric,
-        system=system_prompt(rubric),
+        system=fill_variables(system_prompt(rubric), panel.variables),
         schema=answer_schema(rubric),
         base_dir=str(panel.base_dir),
         dry_run=dry_run,
@@ -90,7 +108,8 @@ def run_panel(
     )
     judges = _build(panel, entries, ctx)
     seconds = lease_seconds(os.environ if env is None else env)
-    shared = PanelRun(rubric, Items(panel.items), AnswerParser(rubric), Writer(store, rubric), progress)
+    items = Items(panel.items, key_extra=variables_key(panel.variables))
+    shared = PanelRun(rubric, items, AnswerParser(rubric), Writer(store, rubric), progress)
     # An edited item text is judged again (the judges' ratings of the old text are retired),
     # unless humans labelled the stored text: then the edit is refused, by the dry run as well.
     items_source = str(panel.base_dir / panel.file.items)

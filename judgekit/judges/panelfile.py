@@ -14,12 +14,16 @@ A panel file (YAML)::
         model: rules:refusal-keywords
     aggregate: {methods: [majority], tie: abstain}
 
+A rubric per item (``rubric_by: {column: framing, rubrics: {1: leak_direct, 7: leak_elaboration}}``)
+and template variables filled from the items (``variables: [framing_instruction]``):
+:mod:`judgekit.judges.framing`.
+
 Loading sends nothing; :func:`judgekit.judges.panel.run_panel` runs a loaded :class:`Panel`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -33,6 +37,7 @@ from judgekit.errors import JudgekitError
 from judgekit.io.tables import read_table
 from judgekit.judges.aggregate import METHODS, TIES, Method, Tie, check_method
 from judgekit.judges.base import JudgeEntry
+from judgekit.judges.framing import RubricBy, check_placeholders, panel_groups
 from judgekit.rubric import Rubric, rubric_named_in
 
 
@@ -77,14 +82,21 @@ class PanelFile(ConfigModel):
 
     model_config = ConfigDict(frozen=True)
 
-    rubric: str
+    rubric: str | None = None  #: required unless rubric_by chooses every item's rubric
     items: str
     judges: list[JudgeEntry] = Field(min_length=1)
     aggregate: AggregateSpec | None = Field(default_factory=lambda: AggregateSpec.model_validate({}))
     description: str = ""
+    rubric_by: RubricBy | None = None
+    variables: list[str] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _unique_ids(self) -> PanelFile:
+        if self.rubric is None and self.rubric_by is None:
+            raise ValueError("rubric is missing: name the rubric (e.g. rubric: refusal), or choose "
+                             "one per item with rubric_by: {column: ..., rubrics: {...}}")
+        if len(set(self.variables)) != len(self.variables):
+            raise ValueError("variables names a column twice")
         ids = [j.id for j in self.judges]
         dup = sorted({i for i in ids if ids.count(i) > 1})
         if dup:
@@ -105,6 +117,12 @@ class Panel:
     items: pd.DataFrame
     base_dir: Path
     source: str
+    #: one sub-panel per (rubric, variable values) when the file has rubric_by or variables
+    groups: list[Panel] = field(default_factory=list)
+    #: the template variables of this (sub-)panel's items, filled into the system prompt
+    variables: dict[str, str] = field(default_factory=dict)
+    #: which items a sub-panel has ("framing=1")
+    label: str = ""
 
     @property
     def judges(self) -> list[JudgeEntry]:
@@ -125,18 +143,33 @@ def panel_from_dict(data: dict[str, Any], *, base_dir: str | Path = ".", source:
         pf = PanelFile(**data)
     except ValidationError as exc:
         raise JudgekitError(f"Panel file {source}: {first_error(exc)}.") from None
-    rubric_ref = pf.rubric
-    local = base / rubric_ref
-    rubric = rubric_named_in(local if local.suffix in (".yaml", ".yml") and local.exists() else rubric_ref,
-                             f"Panel file {source}")
-    if pf.aggregate:
-        for m in pf.aggregate.methods:
-            check_method(m, rubric)
+    rubric = None
+    if pf.rubric is not None:
+        rubric_ref = pf.rubric
+        local = base / rubric_ref
+        rubric = rubric_named_in(local if local.suffix in (".yaml", ".yml") and local.exists() else rubric_ref,
+                                 f"Panel file {source}")
+        if pf.aggregate:
+            for m in pf.aggregate.methods:
+                check_method(m, rubric)
     check_entry_codes(pf, source)
     items_path = base / pf.items
     table = read_table(items_path)
     items = validate_items(table, source=str(items_path))
-    return Panel(file=pf, rubric=rubric, items=items, base_dir=base, source=source)
+    groups = []
+    if pf.rubric_by is not None or pf.variables or rubric is None:
+        groups = panel_groups(rubric=rubric, rubric_by=pf.rubric_by, variables=list(pf.variables),
+                              items=items, base_dir=base, source=source, items_source=str(items_path))
+    elif rubric is not None:  # a placeholder no variable fills is an error here too
+        check_placeholders([rubric], [], f"Panel file {source}")
+    main = rubric if rubric is not None else groups[0].rubric
+    for g in groups:
+        if pf.aggregate and g.rubric is not rubric:
+            for m in pf.aggregate.methods:
+                check_method(m, g.rubric)
+    subs = [Panel(file=pf, rubric=g.rubric, items=g.items, base_dir=base, source=source,
+                  variables=g.variables, label=g.label) for g in groups]
+    return Panel(file=pf, rubric=main, items=items, base_dir=base, source=source, groups=subs)
 
 
 def check_entry_codes(pf: PanelFile, source: str) -> None:

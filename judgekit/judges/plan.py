@@ -23,9 +23,11 @@ TYPICAL_ANSWER_TOKENS = 60
 def judge_jobs(params: str, rubric: Rubric, entry: JudgeEntry, items: Items, *, by_item_id: bool) -> list[Job]:
     """Every (item, trial) of a judge with its call key. ``by_item_id``: the judge answers by
     item id, not by text (``replay:``), so the id is part of the key and equal texts do not
-    share an answer."""
+    share an answer. The items' template variables (``items.key_extra``) are part of the key."""
+    extra = items.key_extra  # the template variables of the items, if any: part of the key
     return [
-        Job(i, t, call_key(params, rubric.hash, f"{h}\x1f{items.ids[i]}" if by_item_id else h, t))
+        Job(i, t, call_key(params, rubric.hash,
+                           (f"{h}\x1f{items.ids[i]}" if by_item_id else h) + extra, t))
         for i, h in enumerate(items.hashes)
         for t in range(entry.trials)
     ]

@@ -9,13 +9,14 @@ from collections.abc import Sequence
 
 from judgekit.calls import ParsedAnswer, answered, update_parsed
 from judgekit.judges.base import JudgeContext, build_judge, spec_params
+from judgekit.judges.framing import variables_key
 from judgekit.judges.jobs import Items
 from judgekit.judges.panel_aggregates import write_aggregates
 from judgekit.judges.panelfile import Panel
 from judgekit.judges.plan import judge_jobs
 from judgekit.judges.summary import ReparseSummary
 from judgekit.judges.writer import Writer, judge_rating
-from judgekit.prompt import AnswerParser, answer_schema, system_prompt
+from judgekit.prompt import AnswerParser, answer_schema, fill_variables, system_prompt
 from judgekit.store import Store
 
 
@@ -31,10 +32,19 @@ def reparse_panel(
 
     Each judge's calls are found by their keys, as a run finds them: the completions of its
     current parameters (whatever judge id made them), for every item and trial of the panel,
-    items sharing a text included — never an answer given with other parameters."""
+    items sharing a text included — never an answer given with other parameters. A panel with
+    sub-panels (``rubric_by`` / ``variables``) re-parses each under its own rubric."""
+    if panel.groups:
+        total: dict[str, dict[str, int]] = {}
+        for group in panel.groups:
+            for jid, counts in reparse_panel(group, store, only=only, env=env).judges.items():
+                acc = total.setdefault(jid, dict.fromkeys(counts, 0))
+                for k, n in counts.items():
+                    acc[k] += n
+        return ReparseSummary(total)
     rubric = panel.rubric
     parser = AnswerParser(rubric)
-    items = Items(panel.items)
+    items = Items(panel.items, key_extra=variables_key(panel.variables))
     entries = [e for e in panel.judges if only is None or e.id in only]
     # A judge is rebuilt only for its cache identity; an API judge cannot be built without a
     # key, so a placeholder stands in for a missing one (a re-parse sends nothing).
@@ -42,7 +52,8 @@ def reparse_panel(
     for var in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", *(e.api_key_env for e in entries)):
         if var:
             build_env.setdefault(var, "judgekit-reparse-sends-nothing")
-    ctx = JudgeContext(rubric=rubric, system=system_prompt(rubric), schema=answer_schema(rubric),
+    ctx = JudgeContext(rubric=rubric, system=fill_variables(system_prompt(rubric), panel.variables),
+                       schema=answer_schema(rubric),
                        base_dir=str(panel.base_dir), env=build_env)
     writer = Writer(store, rubric)
     result: dict[str, dict[str, int]] = {}

@@ -8,7 +8,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, Protocol
 
 
@@ -181,4 +181,45 @@ class ReparseSummary:
         return out
 
 
-__all__ = ["JudgeSummary", "PanelSummary", "ProgressSink", "ReparseSummary"]
+def merge_summaries(parts: list[PanelSummary], labels: list[str], *, items: int) -> PanelSummary:
+    """One summary of a panel run as sub-panels (``rubric_by`` / ``variables``): each judge's
+    counts, tokens and costs added up over the parts; ``stored_cost_usd`` counted once per
+    rubric (sub-panels under one rubric share its stored calls)."""
+    judges: dict[str, JudgeSummary] = {}
+    stored: dict[tuple[str, str], float] = {}
+    for part in parts:
+        for j in part.judges:
+            stored[(j.id, part.rubric)] = j.stored_cost_usd
+            acc = judges.get(j.id)
+            if acc is None:
+                judges[j.id] = acc = JudgeSummary(id=j.id, spec=j.spec)
+            for f in fields(JudgeSummary):
+                old, new = getattr(acc, f.name), getattr(j, f.name)
+                if f.name in ("id", "spec", "stored_cost_usd"):
+                    continue
+                if f.name == "stopped":
+                    setattr(acc, f.name, old or new)
+                elif f.name == "lowest_concurrency":
+                    lows = [v for v in (old, new) if v is not None]
+                    setattr(acc, f.name, min(lows) if lows else None)
+                elif isinstance(old, Counter):
+                    old.update(new)
+                elif isinstance(old, list):
+                    old.extend(v for v in new if v not in old)
+                else:
+                    setattr(acc, f.name, old + new)
+    for (jid, _), cost in stored.items():
+        judges[jid].stored_cost_usd += cost
+    aggregates: dict[str, int] = {}
+    for part in parts:
+        for rater, n in part.aggregates.items():
+            aggregates[rater] = aggregates.get(rater, 0) + n
+    rubrics = "; ".join(f"{p.rubric} for {label}" if label else p.rubric
+                        for p, label in zip(parts, labels, strict=False))
+    return PanelSummary(rubric=rubrics, items=items, judges=list(judges.values()),
+                        seconds=sum(p.seconds for p in parts),
+                        interrupted=any(p.interrupted for p in parts), aggregates=aggregates,
+                        dry_run=any(p.dry_run for p in parts))
+
+
+__all__ = ["JudgeSummary", "PanelSummary", "ProgressSink", "ReparseSummary", "merge_summaries"]

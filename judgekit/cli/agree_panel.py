@@ -1,0 +1,67 @@
+"""``judgekit agree --panel PANEL.yaml``: agreement per framing, each under its own rubric (a
+panel's ``rubric_by`` / ``variables``), then pooled where the rubrics' codes agree. A helper of
+:mod:`judgekit.cli.core`'s ``agree`` (no command of its own)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from judgekit.console import echo, make_console, safe_text
+from judgekit.errors import JudgekitError
+from judgekit.store import Store
+
+
+def agree_by_panel(
+    panel_file: Path,
+    *,
+    rubric_name: str | None,
+    by: list[str],
+    judges: list[str] | None,
+    humans: list[str] | None,
+    reference: str | None,
+    resamples: int,
+    seed: int,
+    sample: str | None,
+    json_out: Path | None,
+    store_path: str,
+) -> None:
+    """Print (and with ``json_out`` write) one agreement report per sub-panel of ``panel_file``."""
+    from judgekit.agreement.per_rubric import RubricGroup, per_rubric_reports
+    from judgekit.cli.render import print_agreement
+    from judgekit.io.atomic import write_text_atomic
+    from judgekit.judges.panelfile import load_panel
+
+    if rubric_name is not None:
+        raise JudgekitError("Give --rubric or --panel, not both: the panel names the rubric of each "
+                            "framing.")
+    if sample is not None:
+        raise JudgekitError("--sample cannot be combined with --panel; restrict the panel's items "
+                            "file instead.")
+    panel = load_panel(panel_file)
+    if not panel.groups:
+        raise JudgekitError(
+            f"Panel file {panel_file} has neither rubric_by nor variables, so it has one rubric; "
+            f"use agree --rubric {panel.rubric.id.split('@')[0]} instead."
+        )
+    split = panel.file.rubric_by.column if panel.file.rubric_by else None
+    inner = [c for c in by if c != split]  # the groups are the slices of the rubric_by column
+    groups = [RubricGroup(g.label, g.rubric, tuple(g.items["item_id"].astype(str)))
+              for g in panel.groups]
+    with Store.open_existing(store_path) as store:
+        result = per_rubric_reports(store, groups, by=inner, pooled_by=by, judges=judges,
+                                    humans=humans, reference=reference, n_resamples=resamples,
+                                    seed=seed)
+    console = make_console()
+    for g in result["groups"]:
+        console.print(f"[bold]== {safe_text(g['label'])}: {safe_text(g['rubric'])} ==[/bold]")
+        print_agreement(console, g["report"])
+    console.print(f"[bold]== pooled ==[/bold] {safe_text(result['pooled_note'])}")
+    if result["pooled"] is not None:
+        print_agreement(console, result["pooled"])
+    if json_out:
+        write_text_atomic(json_out, json.dumps(result, indent=1))
+        echo(f"wrote {json_out}")
+
+
+__all__ = ["agree_by_panel"]
