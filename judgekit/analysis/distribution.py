@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from judgekit.analysis.columns import points as chart_points
 from judgekit.analysis.frames import (
     check_column_names,
     check_rubric,
@@ -461,13 +462,11 @@ def _charts(
             ("mean_rate", "mean refusal rate", f"rate_by_{col}"),
             ("share_not_constant", "share of prompts not constant", f"nonconstant_by_{col}"),
         ):
-            s: dict[str, list[tuple[float, float]]] = {}
-            for model, grp in frame.assign(_x=xs).groupby("model", sort=True):
-                pts = [(float(x), float(y)) for x, y in zip(grp["_x"], grp[metric], strict=True)
-                       if y == y]
-                if pts:
-                    s[str(model)] = sorted(pts)
+            # points with their 95% CI (cluster bootstrap) and n = prompts
+            n_col = "n_prompts" if metric == "mean_rate" else "prompts_multi_sample"
+            s = chart_points(frame.assign(_x=xs), "model", metric, x="_x", n=n_col)
             if s:
                 charts.append(Chart(key, f"{label.capitalize()} by {col} (per model)", s,
-                                    x_label=col, y_label=label, y_range=(0.0, 1.0)))
+                                    x_label=col, y_label=label, y_range=(0.0, 1.0),
+                                    n_label="prompts"))
     return charts
