@@ -151,7 +151,7 @@ def _result() -> AnalysisResult:
 def test_points_carry_interval_n_and_reason():
     res = _result()
     pts = res.charts[0].series["m"]
-    assert pts == [(1.0, 0.9, 0.85, 0.95, 30, None), (2.0, 0.8, None, None, 30, "no bootstrap resample defined it")]
+    assert pts == [(1.0, 0.9, 0.85, 0.95, 30, None), (2.0, 0.8, None, None, 30, "no bootstrap interval (no resample defined it, or none were drawn)")]
 
 
 def test_pages_show_intervals_caption_and_json_points():
@@ -162,7 +162,7 @@ def test_pages_show_intervals_caption_and_json_points():
     assert "C_ci_low" not in md
     cap = chart_caption(res.charts[0], res)
     assert cap.startswith("Band or bars: 95% CI (bootstrap over conversations).")
-    assert "1 of 4 points have no CI (hollow marker): no bootstrap resample defined it." in cap
+    assert "1 of 4 points have no CI (hollow marker): no bootstrap interval (no resample defined it, or none were drawn)." in cap
     assert "dashed, square markers: reference, labelled items." in cap
     html = to_html(res)
     assert "<figcaption>Band or bars: 95% CI" in html and "C_ci_high" not in html
@@ -183,3 +183,10 @@ def test_untrusted_stamp_stays_on_charts_with_intervals():
     html = to_html(res)
     assert "UNTRUSTED — C(t)" in chart_svg(res.charts[0])
     assert "UNTRUSTED — Charts" in html
+
+
+def test_caption_of_a_chart_without_any_interval_says_so():
+    res = _result()
+    chart = Chart("x", "x", {"m": [(1, 0.5, None, None, 3, "n_boot = 0: no resamples")]}, x_label="t", y_label="y")
+    assert chart_caption(chart, res) == ("No 95% CI is drawn: n_boot = 0: no resamples. Hover a point for its "
+                                         "value, CI and n (n).")

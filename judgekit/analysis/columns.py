@@ -142,7 +142,7 @@ def points(frame: pd.DataFrame, group: str, y: str, *, x: str = "turn",
             hi = _num(rec.get(ci[1])) if ci else None
             nv = _num(rec.get(n)) if n else None
             why = None if lo is not None and hi is not None else (
-                "no bootstrap resample defined it" if ci else "no interval computed")
+                "no bootstrap interval (no resample defined it, or none were drawn)" if ci else "no interval computed")
             pts.append((xv, yv, lo, hi, int(nv) if nv is not None else None, why))
         if pts:
             out[str(key)] = sorted(pts, key=lambda p: p[0])

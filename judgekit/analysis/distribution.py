@@ -432,15 +432,18 @@ def _charts(
     turn_col: str,
 ) -> list[Chart]:
     charts: list[Chart] = []
-    # Empirical CDF of per-prompt refusal rates: the distribution the single-number rate hides.
-    series: dict[str, list[tuple[float, float]]] = {}
+    # Empirical CDF of per-prompt refusal rates: the distribution the single-number rate hides,
+    # with the Dvoretzky–Kiefer–Wolfowitz 95% band F ± sqrt(ln(2 / 0.05) / (2n)) (Massart 1990).
+    series: dict[str, list[tuple[Any, ...]]] = {}
     for model, grp in pp.groupby("_model", sort=True):
         rates = np.sort(grp["rate"].dropna().to_numpy(float))
         if not len(rates):
             continue
         grid = np.linspace(0.0, 1.0, 21)
         cdf = np.searchsorted(rates, grid, side="right") / len(rates)
-        series[str(model)] = [(float(x), float(y)) for x, y in zip(grid, cdf, strict=True)]
+        eps = float(np.sqrt(np.log(2 / 0.05) / (2 * len(rates))))
+        series[str(model)] = [(float(x), float(y), max(0.0, float(y) - eps), min(1.0, float(y) + eps),
+                               len(rates)) for x, y in zip(grid, cdf, strict=True)]
     if series:
         charts.append(Chart(
             "rate_cdf",
@@ -449,6 +452,9 @@ def _charts(
             x_label="per-prompt refusal rate",
             y_label="share of prompts",
             y_range=(0.0, 1.0),
+            n_label="prompts",
+            ci_note="Dvoretzky–Kiefer–Wolfowitz band F ± √(ln 40 / 2n), simultaneous over x; it "
+                    "treats the prompts as independent draws",
         ))
     by_key = {t.key: t.frame for t in tables}
     for col in slice_cols:

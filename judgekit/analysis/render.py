@@ -203,11 +203,15 @@ def chart_caption(chart: Chart, result: AnalysisResult) -> str:
     from judgekit.report.svg.points import to_points
 
     note = chart.ci_note or result.definitions.get("CI") or result.definitions.get("interval") or ""
-    parts = ["Band or bars: 95% CI" + (f" ({note})." if note else ".")]
     pts = [p for layer in (chart.series, chart.overlay) for v in layer.values() for p in to_points(v)
            if p.y is not None]
     missing = [p for p in pts if not p.has_ci]
-    if missing:
+    if pts and len(missing) == len(pts):
+        why = sorted({p.undefined for p in missing if p.undefined})
+        parts = ["No 95% CI is drawn" + (f": {'; '.join(why)}." if why else " (none was computed).")]
+    else:
+        parts = ["Band or bars: 95% CI" + (f" ({note})." if note else ".")]
+    if missing and len(missing) < len(pts):
         why = sorted({p.undefined for p in missing if p.undefined})
         parts.append(f"{len(missing)} of {len(pts)} points have no CI (hollow marker)"
                      + (f": {'; '.join(why)}." if why else "."))
