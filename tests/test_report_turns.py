@@ -21,7 +21,7 @@ from judgekit.report import turns
 from judgekit.rubric import load_rubric
 from judgekit.store import Store
 
-pytest_plugins = ["tests.analysis_fixtures"]
+pytest_plugins = ["tests.analysis_fixtures", "tests.report_fixtures"]
 
 REFUSAL = load_rubric("refusal")
 CODES = ["full_compliance", "partial_refusal", "full_refusal"]
@@ -196,3 +196,14 @@ def test_turn_slices_numeric_order_and_undefined_reasons():
     # one turn is no per-turn slice
     agreement["slices"] = agreement["slices"][:2]
     assert turns.turn_slices(agreement) == [] and turns.turn_grid(agreement, "kappa", "κ") is None
+
+
+@pytest.mark.browser
+@pytest.mark.timeout(900)
+def test_per_turn_section_renders_in_a_browser(turn_report, report_browser):
+    out, _, _ = turn_report
+    dom, console = report_browser.dump_dom(out / "report.html")
+    assert console == []
+    section = dom.split("<h2>Agreement per turn</h2>", 1)[1].split("</section>", 1)[0]
+    assert section.count("<svg") == 2  # agreement per turn, signed bias per turn
+    assert section.count('class="ci-band"') + section.count('class="ci-whisker"') > 0
