@@ -8,6 +8,7 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from judgekit.analysis.columns import ci_columns, display_table, interval_text, points
 from judgekit.analysis.render import chart_caption, chart_svg, to_html, to_json, to_markdown
@@ -190,3 +191,21 @@ def test_caption_of_a_chart_without_any_interval_says_so():
     chart = Chart("x", "x", {"m": [(1, 0.5, None, None, 3, "n_boot = 0: no resamples")]}, x_label="t", y_label="y")
     assert chart_caption(chart, res) == ("No 95% CI is drawn: n_boot = 0: no resamples. Hover a point for its "
                                          "value, CI and n (n).")
+
+
+def test_overlay_charts_pairs_charts_by_key():
+    from judgekit.analysis.overlay import overlay_charts
+
+    raw = [Chart("c_by_turn", "C(t)", {"m": [(1, 0.9, 0.8, 1.0, 10)]}, x_label="turn", y_label="C"),
+           Chart("only_raw", "R", {"m": [(1, 0.2)]}, x_label="turn", y_label="R")]
+    corrected = [Chart("c_by_turn", "C(t)", {"m": [(1, 0.7, 0.5, 0.9, 10)]}, x_label="turn", y_label="C")]
+    out = overlay_charts(raw, corrected, ("raw", "corrected"))
+    assert [c.key for c in out] == ["c_by_turn", "only_raw"]
+    assert out[0].title == "C(t) — raw vs corrected" and out[0].layers == ("raw", "corrected")
+    assert out[0].overlay == {"m": [(1, 0.7, 0.5, 0.9, 10)]}
+    assert out[1].overlay == {} and out[1].layers is None
+    assert raw[0].overlay == {}  # copies, the inputs are unchanged
+    root = parse(chart_svg(out[0]))
+    assert len([r for r in root.iter(f"{NS}rect") if r.find(f"{NS}title") is not None]) == 1  # the square
+    with pytest.raises(ValueError, match="layers must be two names"):
+        overlay_charts(raw, corrected, ("raw",))  # type: ignore[arg-type]
