@@ -9,3 +9,27 @@ The analyses (:mod:`~judgekit.analysis.distribution`, :mod:`~judgekit.analysis.c
 inputs from a store and writes the result's files, :mod:`~judgekit.analysis.render` renders them
 and :mod:`~judgekit.analysis.terminal` prints the summary tables.
 """
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from judgekit.analysis.corrected import CorrectedRate, corrected_rate
+    from judgekit.analysis.corrected_multiclass import corrected_shares
+
+__all__ = ["CorrectedRate", "corrected_rate", "corrected_shares"]
+
+_LAZY = {
+    "corrected_rate": "judgekit.analysis.corrected",
+    "CorrectedRate": "judgekit.analysis.corrected",
+    "corrected_shares": "judgekit.analysis.corrected_multiclass",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """``judgekit.analysis.corrected_rate`` etc., imported on first use (numpy stays unloaded
+    until then)."""
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'judgekit.analysis' has no attribute {name!r}")

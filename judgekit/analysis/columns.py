@@ -80,14 +80,16 @@ def _fmt(v: float, digits: int) -> str:
     return f"{v:.{digits}f}" if abs(v) >= 0.5 * 10**-digits else f"{0.0:.{digits}f}"
 
 
-def interval_text(value: Any, low: Any, high: Any, digits: int = 3) -> str:
-    """``0.930 [0.910, 0.950]``; ``0.930 (no CI)`` without bounds; ``—`` without a value."""
+def interval_text(value: Any, low: Any, high: Any, digits: int = 3, bound_digits: int | None = None) -> str:
+    """``0.930 [0.910, 0.950]``; ``0.930 (no CI)`` without bounds; ``—`` without a value.
+    ``bound_digits`` (default ``digits``) is for the terminal's narrower ``0.930 [0.91, 0.95]``."""
     v, lo, hi = _num(value), _num(low), _num(high)
+    bd = digits if bound_digits is None else bound_digits
     if v is None:
         return "—"
     if lo is None or hi is None:
         return f"{_fmt(v, digits)} (no CI)"
-    return f"{_fmt(v, digits)} [{_fmt(lo, digits)}, {_fmt(hi, digits)}]"
+    return f"{_fmt(v, digits)} [{_fmt(lo, bd)}, {_fmt(hi, bd)}]"
 
 
 def header(col: str) -> str:

@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from judgekit.analysis.columns import points as chart_points
+from judgekit.analysis.exchangeability import EXCHANGEABLE, behaviour, sample_group_note
 from judgekit.analysis.frames import (
     check_column_names,
     check_rubric,
@@ -53,7 +54,7 @@ ADDED_COLUMNS = (
     "constant", "forms", "modal_form", "form_varies", "n_prompts", "n_clusters",
     "samples_per_prompt", "mean_rate", "pooled_rate", "always_refused", "never_refused",
     "prompts_multi_sample", "share_not_constant", "not_constant_ci_low", "not_constant_ci_high",
-    "single_sample_prompts",
+    "single_sample_prompts", "behaviour",
 )
 #: working columns of the computation
 _INTERNAL = ("_model", "refused", "_x")
@@ -110,6 +111,7 @@ def refusal_distribution(
     prompt_col: str | None = None,
     sample_col: str = "sample",
     turn_col: str = "turn",
+    sample_group: str | None = None,
     n_boot: int = 1000,
     seed: int = 0,
     progress: Callable[[int, int], None] | None = None,
@@ -127,7 +129,11 @@ def refusal_distribution(
     Tables (``result.table(key)``): ``per_prompt``, ``by_model``, ``by_<column>`` for each slice
     (``turn`` added automatically when the items have it), ``forms`` (when ``forms`` is given).
     ``n_boot`` bootstrap replicates resample prompts for the CI of the mean rate;
-    ``progress(advance, total)`` is called as replicates finish.
+    ``progress(advance, total)`` is called as replicates finish. ``sample_group`` (a column such
+    as provenance or day) splits each prompt's samples into groups reported separately (per
+    prompt and group, and a ``by_<sample_group>`` table), for samples that are not exchangeable.
+    Every prompt's ``behaviour`` says ``not constant (k of n)`` when some but not all of its n
+    rated samples are refusals, whatever n is.
     """
     what = "analyze distribution"
     rater = one_rater(ratings, what=what)
@@ -158,6 +164,11 @@ def refusal_distribution(
     by = list(dict.fromkeys(by))
     require_item_columns(items, by, option="--by")
     notes: list[str] = []
+    if sample_group is not None:
+        require_item_columns(items, [sample_group], option="--sample-group")
+        if sample_group not in by:
+            by.append(sample_group)
+        notes.append(sample_group_note(sample_group))
     if model_col in by:  # the tables are per model already
         by.remove(model_col)
         notes.append(f"--by {model_col} adds no slice: every table is per model already "
@@ -217,6 +228,7 @@ def refusal_distribution(
         .mask(per_prompt["n_rated"] < 2)
     )
     per_prompt = per_prompt.drop(columns=["lo_value", "hi_value"])
+    per_prompt["behaviour"] = [behaviour(kk, nn) for kk, nn in zip(k, n, strict=True)]
     if form_shares is not None and form_rubric is not None:
         per_prompt = _attach_forms(per_prompt, df, form_shares, form_rubric, keys)
     per_prompt = per_prompt.rename(columns={"_model": "model"})
@@ -299,13 +311,15 @@ def refusal_distribution(
             "refusal": definition,
             "rate": "per prompt: refusals / rated samples; a sample judged several times counts as "
                     "the share of its trials that say refusal",
-            "interval": "Wilson 95% score interval per prompt (its samples are independent "
-                        "draws); per model and slice: 95% percentile bootstrap resampling "
+            "interval": f"Wilson 95% score interval per prompt: {EXCHANGEABLE}; per model and slice: 95% percentile bootstrap resampling "
                         f"{ucols[0]} (the turns of one conversation are not independent)",
             "pooled_rate": "refusals / rated samples over the group; no interval, because "
                            "samples of one prompt are not independent (use mean_rate's)",
             "constant": "a prompt with >= 2 rated samples is constant when every sample got the "
                         "same refusal value",
+            "behaviour": "per prompt: 'not constant (k of n)' when k of its n rated samples are "
+                         "refusals and 0 < k < n, whatever n; 'always refused (n of n)', 'never "
+                         "refused (0 of n)'; one rated sample says so",
             "prompt_unit": " + ".join(ucols),
         },
         notes=notes,
@@ -476,3 +490,4 @@ def _charts(
                                     x_label=col, y_label=label, y_range=(0.0, 1.0),
                                     n_label="prompts"))
     return charts
+

@@ -33,10 +33,10 @@ def fmt(v: Any, digits: int = 3) -> str:
 
 
 def ci(row: pd.Series, value: str, lo: str, hi: str) -> str:
-    """``0.812 [0.790, 0.830]`` from the columns ``value``, ``lo`` and ``hi`` of ``row``
+    """``0.812 [0.79, 0.83]`` from the columns ``value``, ``lo`` and ``hi`` of ``row``
     (:func:`judgekit.analysis.columns.interval_text`: ``0.812 (no CI)`` without bounds, ``—``
-    without a value), as the Markdown and HTML pages write it."""
-    return interval_text(row[value], row[lo], row[hi])
+    without a value; the bounds with 2 decimals to keep terminal tables narrow)."""
+    return interval_text(row[value], row[lo], row[hi], 3, bound_digits=2)
 
 
 def print_table(console: Console, title: str, header: list[str],

@@ -54,6 +54,36 @@ def _bootstrap_options(f: Callable[..., Any]) -> Callable[..., Any]:
     return f
 
 
+def _correct_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    f = click.option("--reference", "reference", default=None,
+                     help="Rater whose labels measure the judge's error for --correct (default: "
+                          "the store's one rater of kind reference).")(f)
+    f = click.option("--correct", "correct", type=click.Choice(["rogan_gladen", "ppi"]),
+                     default=None,
+                     help="Also print the figures corrected for the judge's error on the items "
+                          "--reference rated, beside the raw ones (n and 95% CI on each), e.g. "
+                          "--correct ppi --reference adjudicated.")(f)
+    return f
+
+
+def _add_correction(result: AnalysisResult, store: Store, rubric: Any, ratings: Any, items: Any,
+                    *, method: str, reference: str | None, weights: dict[str, float],
+                    figure: str, slices: list[str], model_col: str, n_boot: int,
+                    seed: int, cluster_col: str | None = None) -> None:
+    from judgekit.analysis.corrected_tables import (
+        add_correction,
+        correction_tables,
+        reference_ratings,
+    )
+
+    ref, ref_name = reference_ratings(store, rubric, reference)
+    tables = correction_tables(ratings, ref, items, rubric=rubric, weights=weights, figure=figure,
+                               method=method, reference_name=ref_name, slices=slices,
+                               model_col=model_col, cluster_col=cluster_col,
+                               n_resamples=max(n_boot, 1), seed=seed)
+    add_correction(result, tables, method=method, reference_name=ref_name)
+
+
 @contextmanager
 def _progress(label: str, quiet: bool) -> Iterator[Callable[[int, int], None]]:
     """A progress bar on stderr (transient: it disappears when done)."""
@@ -107,6 +137,10 @@ def _finish(result: AnalysisResult, out_dir: Path | None) -> None:
               help="Column naming the prompt whose samples are grouped (default: conversation_id, "
                    "else prompt_id).")
 @click.option("--model-column", default="model", show_default=True, help="Column naming the model.")
+@click.option("--sample-group", "sample_group", default=None,
+              help="Item column splitting a prompt's samples into groups reported apart, for "
+                   "samples that are not exchangeable (e.g. --sample-group provenance).")
+@_correct_options
 @_bootstrap_options
 @_common
 def distribution_cmd(
@@ -119,6 +153,9 @@ def distribution_cmd(
     by: tuple[str, ...],
     prompt_column: str | None,
     model_column: str,
+    sample_group: str | None,
+    correct: str | None,
+    reference: str | None,
     n_boot: int,
     seed: int,
     store_path: str,
@@ -159,9 +196,29 @@ def distribution_cmd(
                 judge_hashes=data.judge_hashes, untrusted=untrusted, threshold=threshold,
                 refusal_codes=codes, forms=data.forms, form_rubric=data.form_rubric, by=by_cols,
                 model_col=model_column, prompt_col=prompt_column, n_boot=n_boot, seed=seed,
-                progress=progress,
+                progress=progress, sample_group=sample_group,
             )
+        if correct:
+            import pandas as pd
+
+            from judgekit.analysis.distribution import refusal_definition
+
+            _, indicator = refusal_definition(rubric, threshold=threshold, refusal_codes=codes)
+            weights = dict(zip(rubric.codes, indicator(pd.Series(rubric.codes)).tolist(),
+                               strict=True))
+            _add_correction(result, store, rubric, data.ratings, data.items, method=correct,
+                            reference=reference, weights=weights, figure="refusal rate",
+                            slices=list(result.meta.get("slices", [])), model_col=model_column,
+                            n_boot=n_boot, seed=seed,
+                            cluster_col=(result.meta.get("prompt_unit") or [None])[0])
     print_distribution(console, result)
+    from judgekit.analysis.distribution_terminal import print_prompts
+
+    print_prompts(console, result)
+    if correct:
+        from judgekit.analysis.corrected_terminal import print_correction
+
+        print_correction(console, result)
     _finish(result, out_dir)
 
 
@@ -190,6 +247,7 @@ def distribution_cmd(
               help="Column naming the conversation/prompt (cluster of the bootstrap; default: "
                    "conversation_id, else prompt_id).")
 @click.option("--model-column", default="model", show_default=True, help="Column naming the model.")
+@_correct_options
 @_bootstrap_options
 @_common
 def calibration_cmd(
@@ -203,6 +261,8 @@ def calibration_cmd(
     by: tuple[str, ...],
     prompt_column: str | None,
     model_column: str,
+    correct: str | None,
+    reference: str | None,
     n_boot: int,
     seed: int,
     store_path: str,
@@ -241,7 +301,27 @@ def calibration_cmd(
                 include_lookalikes=include_lookalikes, n_boot=n_boot, seed=seed, progress=progress,
                 by=[c.strip() for v in by for c in v.split(",") if c.strip()],
             )
+        if correct:
+            cal_slices = [c for c in ["turn", *[c.strip() for v in by for c in v.split(",")
+                                                if c.strip()]] if c in data.items.columns]
+            from judgekit.analysis.frames import truthy
+
+            corr_items = data.items
+            if not include_lookalikes and lookalike_column in corr_items.columns:
+                # the scope of C, RCE and Drift: benign look-alikes left out unless included
+                corr_items = corr_items[~truthy(corr_items[lookalike_column])]
+            _add_correction(result, store, rubric, data.ratings, corr_items, method=correct,
+                            reference=reference, weights=dict(rubric.values),
+                            figure="mean R", slices=list(dict.fromkeys(cal_slices)),
+                            model_col=model_column, n_boot=n_boot, seed=seed,
+                            cluster_col=prompt_column or next(
+                                (c for c in ("conversation_id", "prompt_id")
+                                 if c in data.items.columns), None))
     print_calibration(console, result)
+    if correct:
+        from judgekit.analysis.corrected_terminal import print_correction
+
+        print_correction(console, result)
     _finish(result, out_dir)
 
 

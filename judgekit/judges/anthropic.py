@@ -10,6 +10,7 @@ API defines it. The SDK's retries are off.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from typing import Any, cast
 
@@ -67,6 +68,12 @@ class AnthropicJudge(BatchJudge):
         import anthropic
 
         return anthropic
+
+    def prepare(self) -> None:
+        """Import the SDK and make the client before the panel paces the first call. A client
+        that cannot be made fails again in the first call, where the failure is classified."""
+        with contextlib.suppress(Exception):
+            self.client  # noqa: B018 - made on first use
 
     @property
     def client(self) -> Any:

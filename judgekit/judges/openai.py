@@ -14,6 +14,7 @@ for servers without it). The SDK's own retries are off: the panel retries.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from typing import Any
 
@@ -87,6 +88,12 @@ class OpenAIJudge(BatchJudge):
         import openai
 
         return openai
+
+    def prepare(self) -> None:
+        """Import the SDK and make the client before the panel paces the first call. A client
+        that cannot be made fails again in the first call, where the failure is classified."""
+        with contextlib.suppress(Exception):
+            self.client  # noqa: B018 - made on first use
 
     @property
     def client(self) -> Any:

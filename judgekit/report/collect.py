@@ -26,7 +26,8 @@ from judgekit.report.escape import excerpt
 from judgekit.rubric import Rubric
 from judgekit.store import Store
 
-__all__ = ["collect_extras", "costs_by_judge", "judge_hashes", "report_by", "turn_column", "worst_disagreements"]
+__all__ = ["collect_extras", "collect_view_extras", "costs_by_judge", "judge_hashes", "report_by",
+           "turn_column", "worst_disagreements"]
 
 
 def costs_by_judge(store: Store, rubric: Rubric) -> dict[str, dict[str, Any]]:
@@ -152,6 +153,13 @@ def collect_extras(store: Store, rubric: Rubric, agreement: dict[str, Any], *, p
     dis = worst_disagreements(store, rubric, agreement, per_judge=per_judge)
     if dis:
         extras["disagreements"] = dis
+    judges = [str(j) for j in agreement.get("judges") or []]
+    if len(judges) >= 2:  # judge vs judge on every item both rated (judgekit.agreement.between)
+        from judgekit.agreement.between import between_all_pairs
+
+        extras["between"] = between_all_pairs(store, rubric=rubric, judges=judges,
+                                              n_resamples=int(agreement.get("n_resamples") or 1000),
+                                              seed=0)
     return extras
 
 
@@ -172,3 +180,20 @@ def report_by(store: Store, by: list[str]) -> list[str]:
     the items carry one (per-turn agreement is always shown for multi-turn data)."""
     col = turn_column(store)
     return [*by, col] if col is not None and col not in by else list(by)
+
+
+def collect_view_extras(store: Any, view: Any, agreement: dict[str, Any], *, per_judge: int = 20) -> dict[str, Any]:
+    """:func:`collect_extras` for a report under a view (:class:`judgekit.rubric_views.ViewRubric`,
+    ``store`` a :class:`~judgekit.rubric_views.ViewSource`): the judges answered under the full
+    rubric, so their identity hashes and costs are read from their calls there."""
+    from judgekit.gate import judge_identity
+
+    extras = collect_extras(store, view, agreement, per_judge=per_judge)
+    extras["judge_hashes"] = {str(j): str(judge_identity(store, str(j), view)["judge_hash"])
+                              for j in agreement.get("judges") or []}
+    extras.pop("costs", None)
+    costs = costs_by_judge(store, view.base)
+    if costs:
+        extras["costs"] = costs
+    return extras
+

@@ -417,12 +417,24 @@ def render_html(
     per_turn = turn_section(agreement, summary)
     if per_turn:
         sections.append(("Agreement per turn", per_turn))
+    if extras.get("between"):
+        from judgekit.report import between as _between
+
+        notes = "".join(f"<li>{esc(w)}</li>" for w in _between.between_warnings(extras["between"]))
+        header, rows, numeric = _between.between_table(extras["between"])
+        sections.append((_between.TITLE, f"<p>{esc(_between.INTRO)}</p>"
+                         + table(header, rows, numeric=numeric)
+                         + (f"<ul>{notes}</ul>" if notes else "")))
     for j in summary["judges"]:
         sections.append((f"Judge {j['judge']}", _judge_section(j, summary, agreement, verdict, disagreements)))
     if disagreements:
         sections.append(("Items behind the disagreements", _items_section(disagreements)))
     if extras.get("sampling") is not None:
         sections.append(("Sampling", _generic(extras["sampling"])))
+    if isinstance(extras.get("probes"), dict):  # judgekit probe (judgekit.report.probes)
+        from judgekit.report.probes import html_section
+
+        sections.append(("Probes", html_section(extras["probes"])))
     sections.append(("Provenance", _provenance(summary, agreement, verdict, created_at)))
     sections.append(("Assumptions and what this report does not establish",
                      "<ul>" + "".join(f"<li>{esc(a)}</li>" for a in summary.get("assumptions") or []) + "</ul>"))

@@ -96,6 +96,13 @@ def render_markdown(
     out += md_grid(trust.bias_grid(agreement))
 
     out += md_grid(turns.turn_grid(agreement, m, s["metric_name"]), "##")
+    if extras.get("between"):
+        from judgekit.report import between as _between
+
+        header, rows, numeric = _between.between_table(extras["between"])
+        out += ["", f"## {_between.TITLE}", "", _between.INTRO, "",
+                md_table(header, rows, numeric=numeric)]
+        out += [f"- {md_escape(w)}" for w in _between.between_warnings(extras["between"])]
 
     disagreements = [d for d in extras.get("disagreements") or [] if isinstance(d, dict)]
     for j in s["judges"]:
@@ -181,6 +188,10 @@ def render_markdown(
             out.append(md_table(["item", "reference", f"{jid} said", "response (excerpt)"],
                                 [[d.get("item_id"), d.get("reference"), d.get("judge_label"),
                                   excerpt(d.get("response_excerpt"), 200)] for d in mine]))
+    if isinstance(extras.get("probes"), dict):  # judgekit probe (judgekit.report.probes)
+        from judgekit.report.probes import markdown_section
+
+        out += ["", *markdown_section(extras["probes"])]
     out += ["", "## Provenance", ""]
     prov = [["judgekit", __version__], ["rubric", f"{s['rubric']} #{s['rubric_hash']}"],
             ["slices by", ", ".join(agreement.get("by") or []) or "—"]]

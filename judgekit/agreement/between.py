@@ -1,0 +1,127 @@
+"""Agreement between two judges (or a judge and a panel aggregate) on every item both rated.
+
+Humans label a sample; the judges label everything. A judge that agrees with the humans on the
+sample but drifts from the other judges on the unlabelled bulk shows up only when the judges are
+compared with each other where no human looked. :func:`between_report` runs the ordinary
+:func:`judgekit.agreement.report.agreement_report` with the second rater in the place of the
+reference (so every figure, its bootstrap CI and its "undefined because" are the same code), on
+all items both rated, overall, per ``by`` slice, and split by ``human_rated`` (``yes``: a human
+or the reference rated the item under the rubric; ``no``: no human looked).
+
+Neither judge is the truth here: the figures are symmetric agreement (percent agreement, kappa,
+alpha, AC1), not one judge's accuracy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from itertools import combinations
+from typing import Any
+
+import pandas as pd
+
+from judgekit.agreement.report import agreement_report
+from judgekit.errors import JudgekitError
+from judgekit.rubric import Rubric
+
+#: the slice column added to every comparison
+HUMAN_RATED = "human_rated"
+#: the figures kept per slice (when the rubric's level defines them)
+FIGURES = ("percent_agreement", "kappa", "weighted_kappa", "alpha", "ac1")
+
+
+def parse_pair(spec: str) -> tuple[str, str]:
+    """``"judge-a,judge-b"`` → ``("judge-a", "judge-b")`` (exactly two different rater ids)."""
+    parts = [p.strip() for p in spec.split(",")]
+    if len(parts) != 2 or not all(parts) or parts[0] == parts[1]:
+        raise JudgekitError(
+            f"--between {spec!r} must name two different raters separated by a comma, e.g. "
+            "--between judge-a,judge-b (a panel aggregate is a rater too: panel:majority)."
+        )
+    return parts[0], parts[1]
+
+
+def between_report(
+    source: Any,
+    *,
+    rubric: Rubric,
+    pair: tuple[str, str],
+    items: pd.DataFrame | None = None,
+    by: Sequence[str] = (),
+    n_resamples: int = 1000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """Agreement of ``pair[0]`` with ``pair[1]`` on the items both rated, per slice.
+
+    ``source``: a Store (its ratings under ``rubric`` and its items) or a long ratings frame
+    (then ``items`` for the ``by`` columns). Returns ``{"rubric", "between", "by",
+    "confidence", "n_resamples", "rows", "warnings"}``; each row is one slice (``by``, ``key``,
+    ``n_both``: items both rated with a label, and each of :data:`FIGURES` as ``{"value", "low",
+    "high", "n", "undefined"}`` or None where the rubric's level has no such figure).
+    """
+    a, b = pair
+    if hasattr(source, "ratings"):
+        ratings = source.ratings(rubric=rubric)
+        if items is None:
+            items = source.items()
+    else:
+        ratings = source[source["rubric"] == rubric.id] if "rubric" in source.columns else source
+    known = sorted(ratings["rater_id"].astype(str).unique())
+    for r in (a, b):
+        if r not in known:
+            raise JudgekitError(
+                f"--between: rater {r!r} has no ratings under {rubric.id}; raters with ratings: "
+                f"{', '.join(known) or 'none'}."
+            )
+    people = set(ratings.loc[ratings["rater_kind"].isin(["human", "reference"]), "item_id"]
+                 .astype(str))
+    if items is None:
+        items = pd.DataFrame({"item_id": sorted(ratings["item_id"].astype(str).unique())})
+    if HUMAN_RATED in items.columns:
+        raise JudgekitError(
+            f"The items have a column {HUMAN_RATED!r}, which --between adds itself (yes/no: a "
+            "human rated the item); rename that column."
+        )
+    items = items.assign(item_id=items["item_id"].astype(str))
+    items[HUMAN_RATED] = items["item_id"].isin(people).map({True: "yes", False: "no"})
+    pair_r = ratings[ratings["rater_id"].isin([a, b])].copy()
+    pair_r["rater_kind"] = pair_r["rater_id"].map({a: "judge", b: "reference"})
+    slices = [*dict.fromkeys(by), HUMAN_RATED]
+    rep = agreement_report(pair_r, rubric=rubric, items=items, by=slices, judges=[a], humans=[],
+                           reference=b, n_resamples=n_resamples, confidence=confidence,
+                           seed=seed).to_dict()
+    rows = []
+    for sl in rep["slices"]:
+        st = (sl.get("judges") or {}).get(a) or {}
+        vs = st.get("vs_reference") or {}
+        rows.append({"by": sl["by"], "key": sl["key"], "n_both": int(vs.get("n") or 0),
+                     **{f: vs.get(f) for f in FIGURES}})
+    seen = {r["key"] for r in rows if r["by"] == HUMAN_RATED}
+    for missing in [k for k in ("yes", "no") if k not in seen]:
+        why = "no such item" if missing == "yes" else "a human rated every item"
+        rows.append({"by": HUMAN_RATED, "key": missing, "n_both": 0,
+                     **{f: ({"value": None, "low": None, "high": None, "n": 0, "undefined": why}
+                            if f in FIGURES and any(r.get(f) for r in rows) else None)
+                        for f in FIGURES}})
+    warnings = [w.replace("no reference label", f"no label by {b}")
+                 .replace("judges are not scored on them", "they are not compared")
+                for w in rep.get("warnings") or []]
+    return {"rubric": rubric.id, "between": [a, b], "by": list(by), "confidence": confidence,
+            "n_resamples": n_resamples, "rows": rows, "warnings": warnings}
+
+
+def between_all_pairs(
+    source: Any,
+    *,
+    rubric: Rubric,
+    judges: Sequence[str],
+    items: pd.DataFrame | None = None,
+    n_resamples: int = 1000,
+    seed: int = 0,
+) -> list[dict[str, Any]]:
+    """:func:`between_report` for every pair of ``judges`` (in the order given), overall and by
+    ``human_rated`` — the report's "Judges compared where no human looked" section."""
+    return [between_report(source, rubric=rubric, pair=(a, b), items=items,
+                           n_resamples=n_resamples, seed=seed)
+            for a, b in combinations(list(dict.fromkeys(judges)), 2)]

@@ -1,0 +1,169 @@
+"""Raw and judge-error-corrected figures side by side, as tables of an analysis result.
+
+``judgekit analyze distribution --correct METHOD`` and ``analyze calibration --correct METHOD``
+add the table built here: per model (and per model and slice, e.g. turn) the judge's raw figure
+over all the items it rated, and the figure corrected for the judge's error measured on the items
+the reference also rated — each with its n and its 95% CI. The figure is the refusal rate
+(distribution: the share of samples whose label counts as refusal) or the mean restrictiveness R
+(calibration). Corrections are :func:`judgekit.analysis.corrected_multiclass.corrected_weighted`:
+``rogan_gladen`` corrects through the judge's confusion matrix on the labelled items (every code
+of the rubric, so a multi-class rubric is not collapsed first), ``ppi`` is PPI++ on the values.
+
+One label per item: an item judged several times counts with its most frequent ok label (ties:
+the first in the rubric's order); items whose trials are all abstentions or errors are left out.
+The corrected interval resamples clusters (conversations or prompts, ``cluster_col``) when
+given, since the turns and samples of one conversation are not independent; otherwise items.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from judgekit.analysis.corrected import UnreliableCorrection
+from judgekit.analysis.corrected_clusters import corrected_weighted_clustered
+from judgekit.analysis.corrected_multiclass import corrected_weighted, raw_estimate
+from judgekit.analysis.result import AnalysisResult, Table
+from judgekit.errors import JudgekitError
+from judgekit.rubric import Rubric
+
+#: columns of a correction table besides the model and slice columns
+CORRECTION_COLUMNS = ("figure", "method", "n_total", "n_labelled", "n_labelled_positive", "raw",
+                      "raw_ci_low", "raw_ci_high", "corrected", "ci_low", "ci_high",
+                      "reference_labelled", "note")
+
+
+def modal_labels(ratings: pd.DataFrame, rubric: Rubric) -> pd.Series:
+    """``item_id → label``: each item's most frequent ok label (ties: rubric order)."""
+    ok = ratings.loc[ratings["status"].eq("ok") & ratings["label"].notna(), ["item_id", "label"]]
+    if ok.empty:
+        return pd.Series(dtype=object, name="label")
+    counts = pd.crosstab(ok["item_id"].astype(str), ok["label"])
+    counts = counts.reindex(columns=[c for c in rubric.codes if c in counts.columns])
+    return counts.idxmax(axis=1).rename("label")
+
+
+def correction_tables(
+    judge: pd.DataFrame,
+    reference: pd.DataFrame,
+    items: pd.DataFrame,
+    *,
+    rubric: Rubric,
+    weights: Mapping[str, float],
+    figure: str,
+    method: str,
+    reference_name: str,
+    slices: Sequence[str] = (),
+    model_col: str = "model",
+    cluster_col: str | None = None,
+    n_resamples: int = 2000,
+    seed: int = 0,
+) -> list[Table]:
+    """Tables ``corrected`` (per model) and ``corrected_by_<slice>`` (per model and slice).
+
+    ``judge`` / ``reference``: long ratings of the analysed judge and of the reference rater
+    under ``rubric``; ``weights`` maps every code to its value in the ``figure`` (1/0 for a
+    refusal rate, the rubric's values for mean R). A group whose correction is refused keeps its
+    raw figure, NaN corrected, and the sentence saying why in ``note``. With ``cluster_col``
+    (an item column: the conversation or prompt) the interval resamples its clusters
+    (:func:`judgekit.analysis.corrected_clusters.corrected_weighted_clustered`), else items.
+    """
+    if method not in ("rogan_gladen", "ppi"):
+        raise JudgekitError(f"--correct {method!r} is unknown; use rogan_gladen or ppi.")
+    f = modal_labels(judge, rubric)
+    y = modal_labels(reference, rubric)
+    df = items.assign(item_id=items["item_id"].astype(str)).set_index("item_id")
+    df = df.loc[df.index.intersection(f.index)].copy()
+    df["_f"] = f
+    df["_y"] = y.reindex(df.index)
+    df["_model"] = (df[model_col].fillna("(none)").astype(str) if model_col in df.columns
+                    else "all")
+    tables = []
+    resampled = (f"{cluster_col} (each with its labelled and unlabelled items)"
+                 if cluster_col is not None and cluster_col in df.columns else
+                 "labelled and unlabelled items separately")
+    desc = (f"{figure}: judge's raw figure over every item it rated vs corrected for its error on "
+            f"the items {reference_name} also rated ({method}); 95% CIs (raw: Wilson or normal, "
+            f"items as independent; corrected: bootstrap resampling {resampled}).")
+    for cols, key, title in [([], "corrected", f"{figure} per model, raw and corrected"),
+                             *[([c], f"corrected_by_{c}", f"{figure} per model and {c}, raw and "
+                                "corrected") for c in slices if c in df.columns]]:
+        rows = []
+        for gkey, grp in df.groupby(["_model", *cols], sort=True, dropna=False):
+            gkey = gkey if isinstance(gkey, tuple) else (gkey,)
+            lab = grp[grp["_y"].notna()]
+            row: dict[str, object] = dict(zip(["model", *cols], gkey, strict=True))
+            row.update(figure=figure, method=method, n_total=len(grp), n_labelled=len(lab),
+                       note="")
+            try:
+                if cluster_col is not None and cluster_col in grp.columns:
+                    r = corrected_weighted_clustered(
+                        grp["_f"].tolist(), grp["_y"].where(grp["_y"].notna(), None).tolist(),
+                        [str(c) if c == c and c is not None else f"item:{i}"
+                         for i, c in zip(grp.index, grp[cluster_col], strict=True)],
+                        weights=weights, name=figure,
+                        method=method, n_resamples=n_resamples, seed=seed)
+                else:
+                    r = corrected_weighted(grp["_f"].tolist(), judge_labelled=lab["_f"].tolist(),
+                                           reference_labelled=lab["_y"].tolist(),
+                                           weights=weights, name=figure, method=method,
+                                           n_resamples=n_resamples, seed=seed)
+            except UnreliableCorrection as exc:
+                raw, raw_lo, raw_hi = raw_estimate(grp["_f"].map(weights).to_numpy(float))
+                row.update(raw=raw, raw_ci_low=raw_lo, raw_ci_high=raw_hi,
+                           corrected=np.nan, ci_low=np.nan, ci_high=np.nan,
+                           n_labelled_positive=pd.NA,
+                           reference_labelled=(float(lab["_y"].map(weights).mean())
+                                               if len(lab) else np.nan),
+                           note=f"not corrected: {exc}")
+            else:
+                row.update(raw=r.raw, raw_ci_low=r.raw_ci_low, raw_ci_high=r.raw_ci_high,
+                           corrected=r.corrected, ci_low=r.ci_low, ci_high=r.ci_high,
+                           n_labelled_positive=(pd.NA if r.n_labelled_positive is None
+                                                else r.n_labelled_positive),
+                           reference_labelled=r.reference_labelled)
+            rows.append(row)
+        frame = pd.DataFrame(rows, columns=["model", *cols, *CORRECTION_COLUMNS])
+        tables.append(Table(key, title, frame, desc))
+    return tables
+
+
+def add_correction(result: AnalysisResult, tables: list[Table], *, method: str,
+                   reference_name: str) -> AnalysisResult:
+    """Append ``tables`` to ``result`` (stamped UNTRUSTED like the rest when it is) and define
+    the correction in its definitions."""
+    result.tables.extend(tables)
+    result.definitions["corrected"] = (
+        f"{method}: " + ("the judge's label shares corrected through its confusion matrix "
+                         "P(judge | reference) on the labelled items (Rogan & Gladen 1978; the "
+                         "matrix method)" if method == "rogan_gladen" else
+                         "prediction-powered inference, PPI++ power-tuned mean (Angelopoulos et "
+                         "al. 2023; Angelopoulos, Duchi & Zrnic 2023)")
+        + f"; reference {reference_name}; the labelled items must be a random sample"
+    )
+    result.meta["correction"] = {"method": method, "reference": reference_name}
+    if not result.trusted:
+        result.stamp_untrusted(result.notes[0].split(": ", 1)[-1])
+    return result
+
+
+def reference_ratings(store: object, rubric: Rubric, reference: str | None) -> tuple[pd.DataFrame, str]:
+    """The reference's ratings under ``rubric`` and its rater id: ``reference``, or the store's
+    one rater of kind ``reference`` when None (an error naming the candidates otherwise)."""
+    from judgekit.analysis.inputs import rater_ratings
+
+    if reference is None:
+        every = store.ratings(rubric=rubric)  # type: ignore[attr-defined]
+        refs = sorted(every.loc[every["rater_kind"] == "reference", "rater_id"].astype(str).unique())
+        people = sorted(every.loc[every["rater_kind"].isin(["human", "reference"]), "rater_id"]
+                        .astype(str).unique())
+        if len(refs) != 1:
+            raise JudgekitError(
+                f"--correct needs the reference rater: the store has {len(refs)} raters of kind "
+                f"reference under {rubric.id}; pass --reference with one of "
+                f"{', '.join(people) or 'none (import human labels first)'}."
+            )
+        reference = refs[0]
+    return rater_ratings(store, rubric, reference), reference  # type: ignore[arg-type]
