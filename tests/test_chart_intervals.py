@@ -209,3 +209,13 @@ def test_overlay_charts_pairs_charts_by_key():
     assert len([r for r in root.iter(f"{NS}rect") if r.find(f"{NS}title") is not None]) == 1  # the square
     with pytest.raises(ValueError, match="layers must be two names"):
         overlay_charts(raw, corrected, ("raw",))  # type: ignore[arg-type]
+
+
+def test_correction_tables_fold_raw_and_corrected_intervals():
+    # the columns of judgekit.analysis.corrected_tables: raw with raw_ci_*, corrected with ci_*
+    frame = pd.DataFrame({"model": ["a"], "n_total": [500], "n_labelled": [75], "raw": [0.30],
+                          "raw_ci_low": [0.26], "raw_ci_high": [0.34], "corrected": [0.22],
+                          "ci_low": [0.15], "ci_high": [0.29]})
+    heads, rows, _ = display_table(frame)
+    assert heads == ["model", "items", "labelled", "raw (judge only) [95% CI]", "corrected [95% CI]"]
+    assert rows == [["a", 500, 75, "0.300 [0.260, 0.340]", "0.220 [0.150, 0.290]"]]

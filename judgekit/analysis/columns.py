@@ -29,6 +29,7 @@ CI_ALIASES: dict[str, tuple[str, str]] = {
     "mean_rate": ("ci_low", "ci_high"),
     "rate": ("ci_low", "ci_high"),
     "value": ("ci_low", "ci_high"),
+    "corrected": ("ci_low", "ci_high"),
     "share_not_constant": ("not_constant_ci_low", "not_constant_ci_high"),
     "drift_last_turn": ("drift_last_ci_low", "drift_last_ci_high"),
     "over_refusal_rate": ("over_ci_low", "over_ci_high"),
@@ -49,6 +50,8 @@ HEADERS: dict[str, str] = {
     "never_refused": "never refused", "prompts_multi_sample": "prompts with ≥ 2 samples",
     "share_not_constant": "not constant", "single_sample_prompts": "1-sample prompts",
     "refusals": "refusals", "constant": "constant", "value": "value",
+    "raw": "raw (judge only)", "corrected": "corrected", "n_total": "items", "n_labelled": "labelled",
+    "n_labelled_positive": "labelled positives", "reference_labelled": "reference (labelled items)",
 }
 
 
