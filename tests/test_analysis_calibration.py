@@ -197,7 +197,8 @@ def test_calibration_hand_computed_drift_by_turn_and_tier():
     assert s["C"] == 1.0 and s["n_pairs"] == 4
     from judgekit.analysis.render import to_markdown
 
-    assert "| m | 2 | 4 | 4 | 4 | 1.000 |" in to_markdown(res)  # n_pairs is a count, not "4.000"
+    # n_pairs is a count, not "4.000"; C is one column with its interval (none: n_boot=0)
+    assert "| m | 2 | 4 | 4 | 4 | 1.000 (no CI) |" in to_markdown(res)
     # overall RCE = (0 + .25 + 0 + .5) / 4 = .1875
     assert s["RCE"] == pytest.approx(0.1875)
     # Look-alikes: t1 one sample R 1; t2 samples .75 and .5 -> unit mean R .625, share >= .75 = .5

@@ -3,6 +3,8 @@ warning."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -170,10 +172,16 @@ def test_slices_and_charts():
     bc = res.table("by_category").set_index(["model", "category"])
     assert bc.loc[("m1", "y"), "mean_rate"] == 1.0  # p3 only
     assert bc.loc[("m1", "x"), "mean_rate"] == pytest.approx(1 / 3)  # p1 2/3, p2 0
-    cdf = res.chart("rate_cdf").series["m1"]
+    cdf = {p[0]: p for p in res.chart("rate_cdf").series["m1"]}
     # share of m1's prompts with rate <= 0 is 1/3 (p2), <= 0.65 still 1/3, <= 1 is 1
-    assert dict(cdf)[0.0] == pytest.approx(1 / 3)
-    assert dict(cdf)[1.0] == 1.0
+    assert cdf[0.0][1] == pytest.approx(1 / 3)
+    assert cdf[1.0][1] == 1.0
+    # points now carry their 95% band (DKW: eps = sqrt(ln(2/0.05) / (2 * 3)) = 0.7841 for m1's
+    # 3 prompts, clipped to [0, 1]) and n = 3 prompts
+    eps = (math.log(40) / 6) ** 0.5
+    assert eps == pytest.approx(0.78410, abs=1e-5)  # ln 40 = 3.68888; 3.68888 / 6 = 0.61481
+    assert 1 / 3 + eps > 1 and cdf[0.0][2:5] == (0.0, 1.0, 3)  # 1/3 ± 0.784, clipped both sides
+    assert cdf[1.0][2:5] == (pytest.approx(1 - eps), 1.0, 3)
 
 
 def test_every_prompt_single_sample_says_one_draw():

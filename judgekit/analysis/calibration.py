@@ -47,6 +47,7 @@ from judgekit.analysis.calibration_replicates import (
     weighted_sums,
 )
 from judgekit.analysis.calibration_units import OVER_REFUSAL_R, build_units
+from judgekit.analysis.columns import points as chart_points
 from judgekit.analysis.concordance import Concordance, concordance, levels, pair_counts
 from judgekit.analysis.frames import check_column_names, check_rubric, one_rater, per_item_values
 from judgekit.analysis.result import AnalysisResult, Chart, Table
@@ -237,6 +238,8 @@ def calibration(
                      "restrictiveness; sample several times for a property of the model.")
 
     charts = _charts(by_turn, by_tier, pd.DataFrame(look_turn_rows), has_turns) + slice_charts
+    for c in charts:
+        c.n_label = "prompt units"
     result = AnalysisResult(
         kind="calibration",
         title=f"Calibration of restrictiveness to harm — {rater} on {rubric.id}",
@@ -412,15 +415,9 @@ def _turn(t: float) -> int | float:
     return int(t) if float(t).is_integer() else float(t)
 
 
-def _series(frame: pd.DataFrame, group: str, y: str) -> dict[str, list[tuple[float, float]]]:
-    out: dict[str, list[tuple[float, float]]] = {}
-    if frame.empty:
-        return out
-    for key, grp in frame.groupby(group, sort=True):
-        pts = [(float(x), float(v)) for x, v in zip(grp["turn"], grp[y], strict=True) if v == v]
-        if pts:
-            out[str(key)] = sorted(pts)
-    return out
+def _series(frame: pd.DataFrame, group: str, y: str) -> dict[str, list[tuple[Any, ...]]]:
+    """Points ``(turn, y, low, high, n)`` per ``group`` with the 95% CI of ``y``."""
+    return chart_points(frame, group, y)
 
 
 def _charts(

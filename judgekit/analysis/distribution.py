@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from judgekit.analysis.columns import points as chart_points
 from judgekit.analysis.emitted import emitted_pool_strings
 from judgekit.analysis.exchangeability import EXCHANGEABLE, behaviour, sample_group_note
 from judgekit.analysis.frames import (
@@ -427,15 +428,18 @@ def _charts(
     turn_col: str,
 ) -> list[Chart]:
     charts: list[Chart] = []
-    # Empirical CDF of per-prompt refusal rates: the distribution the single-number rate hides.
-    series: dict[str, list[tuple[float, float]]] = {}
+    # Empirical CDF of per-prompt refusal rates: the distribution the single-number rate hides,
+    # with the Dvoretzky–Kiefer–Wolfowitz 95% band F ± sqrt(ln(2 / 0.05) / (2n)) (Massart 1990).
+    series: dict[str, list[tuple[Any, ...]]] = {}
     for model, grp in pp.groupby("_model", sort=True):
         rates = np.sort(grp["rate"].dropna().to_numpy(float))
         if not len(rates):
             continue
         grid = np.linspace(0.0, 1.0, 21)
         cdf = np.searchsorted(rates, grid, side="right") / len(rates)
-        series[str(model)] = [(float(x), float(y)) for x, y in zip(grid, cdf, strict=True)]
+        eps = float(np.sqrt(np.log(2 / 0.05) / (2 * len(rates))))
+        series[str(model)] = [(float(x), float(y), max(0.0, float(y) - eps), min(1.0, float(y) + eps),
+                               len(rates)) for x, y in zip(grid, cdf, strict=True)]
     if series:
         charts.append(Chart(
             "rate_cdf",
@@ -444,6 +448,9 @@ def _charts(
             x_label="per-prompt refusal rate",
             y_label="share of prompts",
             y_range=(0.0, 1.0),
+            n_label="prompts",
+            ci_note="Dvoretzky–Kiefer–Wolfowitz band F ± √(ln 40 / 2n), simultaneous over x; it "
+                    "treats the prompts as independent draws",
         ))
     by_key = {t.key: t.frame for t in tables}
     for col in slice_cols:
@@ -457,14 +464,12 @@ def _charts(
             ("mean_rate", "mean refusal rate", f"rate_by_{col}"),
             ("share_not_constant", "share of prompts not constant", f"nonconstant_by_{col}"),
         ):
-            s: dict[str, list[tuple[float, float]]] = {}
-            for model, grp in frame.assign(_x=xs).groupby("model", sort=True):
-                pts = [(float(x), float(y)) for x, y in zip(grp["_x"], grp[metric], strict=True)
-                       if y == y]
-                if pts:
-                    s[str(model)] = sorted(pts)
+            # points with their 95% CI (cluster bootstrap) and n = prompts
+            n_col = "n_prompts" if metric == "mean_rate" else "prompts_multi_sample"
+            s = chart_points(frame.assign(_x=xs), "model", metric, x="_x", n=n_col)
             if s:
                 charts.append(Chart(key, f"{label.capitalize()} by {col} (per model)", s,
-                                    x_label=col, y_label=label, y_range=(0.0, 1.0)))
+                                    x_label=col, y_label=label, y_range=(0.0, 1.0),
+                                    n_label="prompts"))
     return charts
 

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from judgekit import __version__
+from judgekit.analysis.columns import display_table
 from judgekit.analysis.result import UNTRUSTED, AnalysisResult, Chart, Table
 
 #: rows of a table shown in the HTML page and Markdown; the JSON and CSV files hold all rows.
@@ -89,11 +90,26 @@ def to_json(result: AnalysisResult, *, created_at: str | None = None) -> dict[st
                 "title": c.title,
                 "x_label": c.x_label,
                 "y_label": c.y_label,
-                "series": {k: [[_clean(x), _clean(y)] for x, y in v] for k, v in c.series.items()},
+                "point_fields": list(POINT_FIELDS),
+                "series": _json_points(c.series),
+                "overlay": _json_points(c.overlay),
+                "layers": list(c.layers) if c.layers else None,
+                "n_label": c.n_label,
             }
             for c in result.charts
         },
     }
+
+
+#: what each element of a chart point in the JSON is.
+POINT_FIELDS = ("x", "y", "low", "high", "n", "undefined")
+
+
+def _json_points(series: dict[str, list[tuple[Any, ...]]]) -> dict[str, list[list[Any]]]:
+    """Chart points as ``[x, y, low, high, n, undefined]`` lists (missing elements null)."""
+    width = len(POINT_FIELDS)
+    return {str(k): [[_clean(v) for v in (list(p) + [None] * width)[:width]] for p in pts]
+            for k, pts in series.items()}
 
 
 def _cell(v: Any) -> str:
@@ -105,13 +121,6 @@ def _cell(v: Any) -> str:
     if isinstance(v, float):
         return f"{v:.3f}" if abs(v) >= 5e-4 else "0.000"
     return str(v)
-
-
-def _numeric_cols(frame: pd.DataFrame) -> list[int]:
-    return [
-        i for i, c in enumerate(frame.columns)
-        if pd.api.types.is_numeric_dtype(frame[c]) and not pd.api.types.is_bool_dtype(frame[c])
-    ]
 
 
 def to_markdown(result: AnalysisResult, *, chart_dir: str | None = "charts") -> str:
@@ -138,7 +147,8 @@ def to_markdown(result: AnalysisResult, *, chart_dir: str | None = "charts") -> 
         out += ["## Charts", ""]
         stems = chart_stems(result)
         for c in result.charts:
-            out.append(f"![{md_escape(c.title)}]({chart_dir}/{stems[c.key]}.svg)")
+            out += [f"![{md_escape(c.title)}]({chart_dir}/{stems[c.key]}.svg)", "",
+                    md_escape(chart_caption(c, result), table=False), ""]
         out.append("")
     return "\n".join(out)
 
@@ -149,13 +159,11 @@ def _md_table(t: Table) -> list[str]:
     frame = t.frame
     if frame.empty:
         return ["(no rows)"]
-    num = set(_numeric_cols(frame))
-    head = "| " + " | ".join(md_escape(c) for c in frame.columns) + " |"
-    sep = "|" + "|".join("---:" if i in num else "---" for i in range(len(frame.columns))) + "|"
-    rows = [
-        "| " + " | ".join(md_escape(_cell(v)) for v in row) + " |"
-        for row in frame.head(MAX_ROWS).itertuples(index=False)
-    ]
+    heads, cells, numeric = display_table(frame.head(MAX_ROWS))
+    num = set(numeric)
+    head = "| " + " | ".join(md_escape(c) for c in heads) + " |"
+    sep = "|" + "|".join("---:" if i in num else "---" for i in range(len(heads))) + "|"
+    rows = ["| " + " | ".join(md_escape(_cell(v)) for v in row) + " |" for row in cells]
     tail = [f"({len(frame) - MAX_ROWS} more rows in the JSON and CSV files)"] if len(frame) > MAX_ROWS else []
     return [head, sep, *rows, *tail]
 
@@ -172,7 +180,8 @@ def csv_frame(result: AnalysisResult, t: Table) -> pd.DataFrame:
 
 
 def chart_svg(chart: Chart) -> str:
-    """One chart as an SVG string (the one place analysis code draws)."""
+    """One chart as an SVG string (the one place analysis code draws): its lines, their 95%
+    CIs, and the overlay layer when the chart has one."""
     from judgekit.report.svg import line_chart
 
     return line_chart(
@@ -182,7 +191,35 @@ def chart_svg(chart: Chart) -> str:
         y_label=chart.y_label,
         y_range=chart.y_range,
         hline=chart.hline,
+        overlay=chart.overlay,
+        layers=chart.layers,
+        n_label=chart.n_label,
     )
+
+
+def chart_caption(chart: Chart, result: AnalysisResult) -> str:
+    """What a chart's marks are, in words: the interval (``ci_note``, else the result's
+    definition of its CI), how many points have none and why, the overlay's layers."""
+    from judgekit.report.svg.points import to_points
+
+    note = chart.ci_note or result.definitions.get("CI") or result.definitions.get("interval") or ""
+    pts = [p for layer in (chart.series, chart.overlay) for v in layer.values() for p in to_points(v)
+           if p.y is not None]
+    missing = [p for p in pts if not p.has_ci]
+    if pts and len(missing) == len(pts):
+        why = sorted({p.undefined for p in missing if p.undefined})
+        parts = ["No 95% CI is drawn" + (f": {'; '.join(why)}." if why else " (none was computed).")]
+    else:
+        parts = ["Band or bars: 95% CI" + (f" ({note})." if note else ".")]
+    if missing and len(missing) < len(pts):
+        why = sorted({p.undefined for p in missing if p.undefined})
+        parts.append(f"{len(missing)} of {len(pts)} points have no CI (hollow marker)"
+                     + (f": {'; '.join(why)}." if why else "."))
+    if chart.overlay and chart.layers:
+        parts.append(f"Solid lines, round markers: {chart.layers[0]}; dashed, square markers: "
+                     f"{chart.layers[1]}.")
+    parts.append(f"Hover a point for its value, CI and n ({chart.n_label}).")
+    return " ".join(parts)
 
 
 def to_html(result: AnalysisResult) -> str:
@@ -197,8 +234,9 @@ def to_html(result: AnalysisResult) -> str:
         if frame.empty:
             body.append("<p><em>no rows</em></p>")
         else:
-            rows = [[_cell(v) for v in row] for row in frame.head(MAX_ROWS).itertuples(index=False)]
-            body.append(table([str(c) for c in frame.columns], rows, numeric=_numeric_cols(frame)))
+            heads, cells, numeric = display_table(frame.head(MAX_ROWS))
+            rows = [[_cell(v) for v in row] for row in cells]
+            body.append(table(heads, rows, numeric=numeric))
             if len(frame) > MAX_ROWS:
                 body.append(f"<p class=\"small muted\">{len(frame) - MAX_ROWS} more rows in the "
                             "JSON and CSV files.</p>")
@@ -215,7 +253,9 @@ def to_html(result: AnalysisResult) -> str:
         sections.append(("Notes", note_box))
     if result.charts:
         heading = "Charts" if result.trusted else f"{UNTRUSTED} — Charts"
-        sections.append((heading, "".join(f"<figure>{chart_svg(c)}</figure>" for c in result.charts)))
+        sections.append((heading, "".join(
+            f"<figure>{chart_svg(c)}<figcaption>{esc(chart_caption(c, result))}</figcaption></figure>"
+            for c in result.charts)))
     sections.extend(table_section(t) for t in result.tables[1:])
     about = ["<dl>"]
     for k, v in result.definitions.items():

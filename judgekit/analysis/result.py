@@ -31,17 +31,36 @@ class Table:
     description: str = ""
 
 
+#: a chart point: ``(x, y)``, ``(x, y, low, high)``, ``(x, y, low, high, n)`` or
+#: ``(x, y, low, high, n, why)`` — the estimate, its 95% CI, its n and why a CI is undefined.
+ChartPoint = tuple[Any, ...]
+
+
 @dataclass
 class Chart:
-    """A line chart: ``series`` maps a legend label to (x, y) points."""
+    """A line chart: ``series`` maps a legend label to points (:data:`ChartPoint`), each with
+    its 95% CI where the analysis has one.
+
+    ``overlay`` is an optional second layer of the same figure (same point format), drawn
+    dashed: e.g. ``series`` = the raw estimates per model and ``overlay`` = the judge-error-
+    corrected ones, or ``series`` = the judge's figures on the human-labelled items and
+    ``overlay`` = the reference's on the same items. ``layers`` names the two layers in the
+    legend (``("raw", "corrected")``); a series of the overlay keeps the colour of the series of
+    the same name. ``n_label`` says what n counts; ``ci_note`` says what the intervals are (the
+    page writes it under the chart).
+    """
 
     key: str
     title: str
-    series: dict[str, list[tuple[float, float]]]
+    series: dict[str, list[ChartPoint]]
     x_label: str
     y_label: str
     y_range: tuple[float, float] | None = None
     hline: float | None = None
+    overlay: dict[str, list[ChartPoint]] = field(default_factory=dict)
+    layers: tuple[str, str] | None = None
+    n_label: str = "n"
+    ci_note: str = ""
 
 
 @dataclass

@@ -16,6 +16,7 @@ from rich.console import Console
 from rich.table import Table as RichTable
 from rich.text import Text
 
+from judgekit.analysis.columns import interval_text
 from judgekit.analysis.result import UNTRUSTED, AnalysisResult
 from judgekit.console import clean, safe_text
 
@@ -32,8 +33,10 @@ def fmt(v: Any, digits: int = 3) -> str:
 
 
 def ci(row: pd.Series, value: str, lo: str, hi: str) -> str:
-    """``0.812 [0.79, 0.83]`` from the columns ``value``, ``lo`` and ``hi`` of ``row``."""
-    return f"{fmt(row[value])} [{fmt(row[lo], 2)}, {fmt(row[hi], 2)}]"
+    """``0.812 [0.79, 0.83]`` from the columns ``value``, ``lo`` and ``hi`` of ``row``
+    (:func:`judgekit.analysis.columns.interval_text`: ``0.812 (no CI)`` without bounds, ``—``
+    without a value; the bounds with 2 decimals to keep terminal tables narrow)."""
+    return interval_text(row[value], row[lo], row[hi], 3, bound_digits=2)
 
 
 def print_table(console: Console, title: str, header: list[str],

@@ -24,7 +24,9 @@ def _split(values: tuple[str, ...]) -> list[str]:
 @click.option("--rubric", "rubric_name", required=True, help="Rubric name (e.g. refusal) or YAML path.")
 @click.option("--verdict", "verdict_path", type=click.Path(path_type=Path), default=None,
               help="verdict.json from `judgekit gate`; without it the report says no judge is trusted yet.")
-@click.option("--by", "by", multiple=True, help="Item metadata column to slice by (repeat, or 'model,category').")
+@click.option("--by", "by", multiple=True,
+              help="Item metadata column to slice by (repeat, or 'model,category'). When the items carry a "
+                   "turn column, agreement per turn is added as a slice (e.g. --by model gives model and turn).")
 @click.option("--reference", default=None,
               help="Reference rater id, or 'consensus' (default: the adjudicated rater, else the human majority).")
 @click.option("--out", "out", required=True, type=click.Path(path_type=Path),
@@ -58,7 +60,8 @@ def report_cmd(
     failed check with its figure, threshold and n. Then per judge: the confusion matrix as a
     heatmap, agreement per slice against the human-human ceiling and the gate threshold,
     abstentions and errors, label distribution beside the humans', tokens and cost, and the
-    worst disagreements linked to their items.
+    worst disagreements linked to their items. When the items carry a turn column, agreement
+    and the signed bias per turn of the conversation, with their 95% CIs, get a section.
 
     \b
     Example:
@@ -68,7 +71,7 @@ def report_cmd(
     """
     from judgekit.agreement.report import agreement_report
     from judgekit.report import write_report
-    from judgekit.report.collect import collect_extras
+    from judgekit.report.collect import collect_extras, report_by
     from judgekit.rubric import load_rubric
     from judgekit.store import Store
     from judgekit.verdict import load_verdict, match_store
@@ -89,7 +92,7 @@ def report_cmd(
         out_dir, stem = (out.parent, out.stem) if out.suffix.lower() in (".html", ".htm") else (out, "report")
         if out_dir.exists() and not out_dir.is_dir():
             raise JudgekitError(f"{out_dir} is a file; --out needs a folder (it is created if missing).")
-        agreement = agreement_report(store, rubric=rubric, by=_split(by), reference=reference,
+        agreement = agreement_report(store, rubric=rubric, by=report_by(store, _split(by)), reference=reference,
                                      n_resamples=resamples).to_dict()
         if view is None:
             extras = collect_extras(store, rubric, agreement, per_judge=per_judge, verdict=verdict)

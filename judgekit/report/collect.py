@@ -26,7 +26,8 @@ from judgekit.report.escape import excerpt
 from judgekit.rubric import Rubric
 from judgekit.store import Store
 
-__all__ = ["collect_extras", "collect_view_extras", "costs_by_judge", "judge_hashes", "worst_disagreements"]
+__all__ = ["collect_extras", "collect_view_extras", "costs_by_judge", "judge_hashes", "report_by",
+           "turn_column", "worst_disagreements"]
 
 
 def costs_by_judge(store: Store, rubric: Rubric) -> dict[str, dict[str, Any]]:
@@ -168,6 +169,25 @@ def collect_extras(store: Store, rubric: Rubric, agreement: dict[str, Any], *, p
                                               n_resamples=int(agreement.get("n_resamples") or 1000),
                                               seed=0)
     return extras
+
+
+def turn_column(store: Store) -> str | None:
+    """The items' turn column (:data:`judgekit.report.turns.TURN_COLUMNS`) when it holds at
+    least two turns, else None: agreement per turn is then a slice of the report."""
+    from judgekit.report.turns import TURN_COLUMNS
+
+    items = store.items()
+    for col in TURN_COLUMNS:
+        if col in items.columns and items[col].dropna().nunique() >= 2:
+            return col
+    return None
+
+
+def report_by(store: Store, by: list[str]) -> list[str]:
+    """The slices the report asks the agreement report for: ``by``, plus the turn column when
+    the items carry one (per-turn agreement is always shown for multi-turn data)."""
+    col = turn_column(store)
+    return [*by, col] if col is not None and col not in by else list(by)
 
 
 def collect_view_extras(store: Any, view: Any, agreement: dict[str, Any], *, per_judge: int = 20,

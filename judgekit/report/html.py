@@ -28,6 +28,7 @@ from judgekit.report.summary import (
     slice_name,
     thresholds_for,
 )
+from judgekit.report.turn_page import turn_section
 
 __all__ = ["esc", "page", "render_html", "table"]
 
@@ -413,6 +414,9 @@ def render_html(
         ("Verdict", _verdict_section(summary)),
         ("All judges at a glance", _glance_section(summary, agreement, verdict)),
     ]
+    per_turn = turn_section(agreement, summary)
+    if per_turn:
+        sections.append(("Agreement per turn", per_turn))
     if extras.get("between"):
         from judgekit.report import between as _between
 

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from judgekit import __version__
-from judgekit.report import trust
+from judgekit.report import trust, turns
 from judgekit.report.escape import excerpt, fmt_fig, fmt_int, fmt_num, fmt_pct, is_num, md_escape
 from judgekit.report.summary import (
     STATE_WORDS,
@@ -95,6 +95,7 @@ def render_markdown(
     out += md_grid(trust.coverage_grid(agreement))
     out += md_grid(trust.bias_grid(agreement))
 
+    out += md_grid(turns.turn_grid(agreement, m, s["metric_name"]), "##")
     if extras.get("between"):
         from judgekit.report import between as _between
 

@@ -68,7 +68,8 @@ def svg_text(x: float, y: float, text: Any, *, anchor: str = "start", size: floa
 
 
 def legend_row(items: Sequence[tuple[str, str, str]], x: float, y: float, max_w: float) -> tuple[list[str], float]:
-    """A wrapping legend: ``items`` are (name, colour, mark) with mark in line|dot|box|diamond|dash.
+    """A wrapping legend: ``items`` are (name, colour, mark), mark one of line, dot, box, diamond,
+    dash[:pattern] (vertical), dashline (horizontal), band, whisker, hollow.
 
     Returns the SVG parts and the y below the legend.
     """
@@ -81,11 +82,21 @@ def legend_row(items: Sequence[tuple[str, str, str]], x: float, y: float, max_w:
             cx, cy = x, cy + 18
         if mark == "line":
             parts.append(f'<line x1="{coord(cx)}" y1="{coord(cy - 4)}" x2="{coord(cx + 16)}" y2="{coord(cy - 4)}" stroke="{colour}" stroke-width="2.5"/>')
+        elif mark == "dashline":
+            parts.append(f'<line x1="{coord(cx)}" y1="{coord(cy - 4)}" x2="{coord(cx + 16)}" y2="{coord(cy - 4)}" stroke="{colour}" stroke-width="2.5" stroke-dasharray="4 3"/>')
         elif mark.startswith("dash"):
             dash = mark.partition(":")[2] or "4 3"
             parts.append(f'<line x1="{coord(cx + 8)}" y1="{coord(cy - 12)}" x2="{coord(cx + 8)}" y2="{coord(cy + 4)}" stroke="{colour}" stroke-width="2" stroke-dasharray="{esc(dash)}"/>')
         elif mark == "diamond":
             parts.append(diamond(cx + 8, cy - 4, 5, colour))
+        elif mark == "band":
+            parts.append(f'<rect x="{coord(cx + 1)}" y="{coord(cy - 11)}" width="14" height="14" fill="{colour}" fill-opacity="0.25"/>')
+        elif mark == "whisker":
+            parts.append(f'<line x1="{coord(cx + 8)}" y1="{coord(cy - 11)}" x2="{coord(cx + 8)}" y2="{coord(cy + 3)}" stroke="{colour}" stroke-width="1.5"/>'
+                         f'<line x1="{coord(cx + 5)}" y1="{coord(cy - 11)}" x2="{coord(cx + 11)}" y2="{coord(cy - 11)}" stroke="{colour}" stroke-width="1.5"/>'
+                         f'<line x1="{coord(cx + 5)}" y1="{coord(cy + 3)}" x2="{coord(cx + 11)}" y2="{coord(cy + 3)}" stroke="{colour}" stroke-width="1.5"/>')
+        elif mark == "hollow":
+            parts.append(f'<circle cx="{coord(cx + 8)}" cy="{coord(cy - 4)}" r="4" fill="#ffffff" stroke="{colour}" stroke-width="1.5"/>')
         elif mark == "dot":
             parts.append(f'<circle cx="{coord(cx + 8)}" cy="{coord(cy - 4)}" r="4.5" fill="{colour}"/>')
         else:

@@ -1,15 +1,24 @@
-"""Line charts: one line with markers per series; a missing point breaks the line."""
+"""Line charts: one line with markers per series, each point with its 95% CI (a band or
+whiskers), and an optional second layer of the same series drawn dashed (an overlay).
+
+The overlay is how two estimates of one figure are compared on one chart: raw vs
+judge-error-corrected, or the judge's labels vs the reference's on the labelled items. A series of
+the overlay takes the colour of the series of the same name in ``series`` (so "model-a raw" and
+"model-a corrected" share a colour and differ in dash and marker); ``layers`` names the two layers
+in the legend. A missing point breaks the line; a point drawn without an interval has a hollow
+marker and says why in its tooltip.
+"""
 
 from __future__ import annotations
 
-import math
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
 
-from judgekit.report.escape import esc, fmt_num, is_num
+from judgekit.report.escape import esc, is_num
 from judgekit.report.svg.axes import nice_ticks, tick_label
 from judgekit.report.svg.draw import (
     GRID,
+    INK,
     MUTED,
     PALETTE,
     coord,
@@ -18,25 +27,24 @@ from judgekit.report.svg.draw import (
     open_svg,
     svg_text,
 )
+from judgekit.report.svg.points import Point, to_points
 
-__all__ = ["line_chart"]
+__all__ = ["CiStyle", "line_chart"]
+
+CiStyle = Literal["auto", "band", "whiskers", "none"]
+_OVERLAY_DASH = "6 4"
 
 
-def _finite_pairs(points: Iterable[tuple[Any, Any]]) -> list[tuple[float, float] | None]:
-    """Points as floats, with ``None`` where a point is missing (a gap in the line)."""
-    out: list[tuple[float, float] | None] = []
-    for p in points:
-        try:
-            x, y = p
-        except (TypeError, ValueError):
-            out.append(None)
-            continue
-        out.append((float(x), float(y)) if is_num(x) and is_num(y) else None)
+def _colours(names: Sequence[str], extra: Sequence[str]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for n in [*names, *extra]:
+        if n not in out:
+            out[n] = PALETTE[len(out) % len(PALETTE)]
     return out
 
 
 def line_chart(
-    series: Mapping[str, Sequence[tuple[float, float | None]]],
+    series: Mapping[str, Sequence[Any]],
     *,
     title: str,
     x_label: str,
@@ -45,36 +53,63 @@ def line_chart(
     hline: float | None = None,
     width: int = 640,
     height: int = 320,
+    overlay: Mapping[str, Sequence[Any]] | None = None,
+    layers: tuple[str, str] | None = None,
+    ci: CiStyle = "auto",
+    n_label: str = "n",
 ) -> str:
-    """Lines with markers, one per series, with a legend.
+    """Lines with markers, one per series, each point with its 95% CI, and a legend.
 
     Parameters
     ----------
-    series : name → list of ``(x, y)`` points, drawn in x order; a point with a missing
-        (None/NaN) coordinate breaks the line there.
-    y_range : fixed y axis ``(low, high)``; default: the data (and ``hline``) padded to round ticks.
+    series : name → points, drawn in x order. A point is ``(x, y)``, ``(x, y, low, high)``,
+        ``(x, y, low, high, n)`` or ``(x, y, low, high, n, why)`` or a mapping with those keys
+        (:mod:`judgekit.report.svg.points`); a point with a missing y breaks the line there.
+    overlay : a second layer, same format, drawn dashed with square markers; a name also in
+        ``series`` keeps that series' colour.
+    layers : the legend names of the two layers, e.g. ``("raw", "corrected")`` or
+        ``("judge", "reference, labelled items")``.
+    ci : ``band`` (shaded), ``whiskers`` (bars, dodged a little so they stay apart), ``none``,
+        or ``auto``: a band when at most two lines are drawn, else whiskers.
+    y_range : fixed y axis ``(low, high)``; default: the data, their CIs (and ``hline``) padded
+        to round ticks.
     hline : a horizontal reference line (dashed), e.g. 0 for a drift chart or 0.5 for chance C.
+    n_label : what n counts, in the tooltips (e.g. ``conversations``).
 
-    Example: ``line_chart({"model-a": [(1, .9), (2, .8)]}, title="C by turn", x_label="turn",
-    y_label="C", y_range=(0, 1), hline=0.5)``.
+    Example: ``line_chart({"model-a": [(1, .9, .85, .95, 40), (2, .8, .72, .87, 40)]},
+    title="C by turn", x_label="turn", y_label="C", y_range=(0, 1), hline=0.5)``.
     """
-    names = list(series)
-    clean = {n: sorted((p for p in _finite_pairs(series[n]) if p is not None), key=lambda p: p[0]) for n in names}
-    # keep gaps: rebuild in x order with None markers where the input had a missing y
-    raw = {n: _finite_pairs(sorted(series[n], key=lambda p: p[0] if is_num(p[0]) else math.inf)) for n in names}
-    xs = [p[0] for pts in clean.values() for p in pts]
-    ys = [p[1] for pts in clean.values() for p in pts]
+    overlay = overlay or {}
+    main = {n: to_points(series[n]) for n in series}
+    over = {n: to_points(overlay[n]) for n in overlay}
+    colour = _colours(list(main), list(over))
+    layers_drawn = [(n, p, False) for n, p in main.items()] + [(n, p, True) for n, p in over.items()]
+    drawn = [q for _, pts, _ in layers_drawn for q in pts if q.y is not None]
+    n_lines = sum(1 for _, pts, _ in layers_drawn if any(q.y is not None for q in pts))
+    style = ("band" if n_lines <= 2 else "whiskers") if ci == "auto" else ci
+    any_ci = style != "none" and any(q.has_ci for q in drawn)
+    no_ci = any(not q.has_ci for q in drawn) and any_ci
 
-    legend_items = [(n, PALETTE[i % len(PALETTE)], "line") for i, n in enumerate(names)]
+    legend_items = [(n, colour[n], "line") for n in colour]
+    if over and layers:
+        legend_items += [(f"{layers[0]}: solid, ●", INK, "line"), (f"{layers[1]}: dashed, ■", INK, "dashline")]
+    if any_ci:
+        legend_items.append(("95% CI", MUTED, "band" if style == "band" else "whisker"))
+    if no_ci:
+        legend_items.append(("no 95% CI (see tooltip)", MUTED, "hollow"))
     left, right, top = 64.0, 20.0, 34.0
     plot_w = width - left - right
     parts = open_svg(width, height, title)
-    legend, top = legend_row(legend_items, left, top + 8, plot_w) if names else ([], top)
+    legend, top = legend_row(legend_items, left, top + 8, plot_w) if main or over else ([], top)
     parts += legend
     top += 6
     bottom = 48.0
     plot_h = max(40.0, height - top - bottom)
 
+    xs = [q.x for q in drawn]
+    ys = [q.y for q in drawn if q.y is not None]
+    if any_ci:
+        ys += [v for q in drawn for v in (q.low, q.high) if v is not None]
     if y_range is not None:
         y_lo, y_hi = float(y_range[0]), float(y_range[1])
         yt = [t for t in nice_ticks(y_lo, y_hi) if y_lo - 1e-9 <= t <= y_hi + 1e-9]
@@ -85,10 +120,7 @@ def line_chart(
         y_lo, y_hi = min(yt[0], y_lo), max(yt[-1], y_hi)
     if y_hi == y_lo:
         y_lo, y_hi = y_lo - 1, y_hi + 1
-    if xs:
-        x_lo, x_hi = min(xs), max(xs)
-    else:
-        x_lo, x_hi = 0.0, 1.0
+    x_lo, x_hi = (min(xs), max(xs)) if xs else (0.0, 1.0)
     if x_hi == x_lo:
         x_lo, x_hi = x_lo - 1, x_hi + 1
     distinct_x = sorted(set(xs))
@@ -98,50 +130,100 @@ def line_chart(
             xt = distinct_x
     else:
         xt = [t for t in nice_ticks(x_lo, x_hi, 6) if x_lo - 1e-9 <= t <= x_hi + 1e-9]
+    # with whiskers, the lines are dodged apart by a few pixels (in drawing order) so their bars
+    # do not hide each other
+    dodge = {k: (k - (n_lines - 1) / 2) * 4.0 for k in range(n_lines)} if style == "whiskers" else {}
+
+    pad = 10.0 if dodge else 0.0  # room for the dodged whiskers at the first and last x
 
     def sx(x: float) -> float:
-        return left + (x - x_lo) / (x_hi - x_lo) * plot_w
+        return left + pad + (x - x_lo) / (x_hi - x_lo) * (plot_w - 2 * pad)
 
     def sy(y: float) -> float:
         y = min(max(y, y_lo), y_hi)
         return top + plot_h - (y - y_lo) / (y_hi - y_lo) * plot_h
 
-    # grid and axes
     for t in yt:
         parts.append(f'<line x1="{coord(left)}" y1="{coord(sy(t))}" x2="{coord(left + plot_w)}" y2="{coord(sy(t))}" stroke="{GRID}"/>')
         parts.append(svg_text(left - 6, sy(t) + 4, tick_label(t, yt), anchor="end", size=11, fill=MUTED))
     for t in xt:
         parts.append(f'<line x1="{coord(sx(t))}" y1="{coord(top + plot_h)}" x2="{coord(sx(t))}" y2="{coord(top + plot_h + 4)}" stroke="{MUTED}"/>')
         parts.append(svg_text(sx(t), top + plot_h + 17, tick_label(t, xt) if not float(t).is_integer() else str(int(t)),
-                          anchor="middle", size=11, fill=MUTED))
+                              anchor="middle", size=11, fill=MUTED))
     parts.append(f'<line x1="{coord(left)}" y1="{coord(top + plot_h)}" x2="{coord(left + plot_w)}" y2="{coord(top + plot_h)}" stroke="{MUTED}"/>')
     parts.append(f'<line x1="{coord(left)}" y1="{coord(top)}" x2="{coord(left)}" y2="{coord(top + plot_h)}" stroke="{MUTED}"/>')
     parts.append(svg_text(left + plot_w / 2, height - 10, x_label, anchor="middle", fill=MUTED))
     ymid = top + plot_h / 2
     parts.append(svg_text(16, ymid, y_label, anchor="middle", fill=MUTED, extra=f' transform="rotate(-90 16 {coord(ymid)})"'))
-
     if is_num(hline) and y_lo <= float(hline) <= y_hi:
         hy = sy(float(hline))
         parts.append(f'<line x1="{coord(left)}" y1="{coord(hy)}" x2="{coord(left + plot_w)}" y2="{coord(hy)}" stroke="{MUTED}" stroke-width="1.5" stroke-dasharray="6 4"/>')
-
-    if not xs:
+    if not drawn:
         no_data(parts, left + plot_w / 2, top + plot_h / 2)
-    for i, n in enumerate(names):
-        colour = PALETTE[i % len(PALETTE)]
-        segs: list[list[tuple[float, float]]] = [[]]
-        for p in raw[n]:
-            if p is None:
+
+    def segments(pts: list[Point]) -> list[list[Point]]:
+        segs: list[list[Point]] = [[]]
+        for q in pts:
+            if q.y is None:
                 segs.append([])
             else:
-                segs[-1].append(p)
-        for seg in segs:
+                segs[-1].append(q)
+        return [s for s in segs if s]
+
+    k = -1
+    for name, pts, is_over in layers_drawn:
+        if not any(q.y is not None for q in pts):
+            continue
+        k += 1
+        c = colour[name]
+        dash = f' stroke-dasharray="{_OVERLAY_DASH}"' if is_over else ""
+        off = dodge.get(k, 0.0)
+        if style == "band":  # one polygon per run of points that all have an interval
+            for seg in segments(pts):
+                runs: list[list[Point]] = [[]]
+                for q in seg:
+                    if q.has_ci:
+                        runs[-1].append(q)
+                    else:
+                        runs.append([])
+                for run in runs:
+                    if len(run) < 2:
+                        continue
+                    upper = [f"{coord(sx(q.x) + off)},{coord(sy(q.high or 0.0))}" for q in run]
+                    lower = [f"{coord(sx(q.x) + off)},{coord(sy(q.low or 0.0))}" for q in reversed(run)]
+                    parts.append(f'<polygon class="ci-band" points="{" ".join(upper + lower)}" fill="{c}" '
+                                 f'fill-opacity="{0.10 if is_over else 0.18}" stroke="none"/>')
+        for seg in segments(pts):
             if len(seg) >= 2:
-                d = " ".join(f"{'M' if k == 0 else 'L'}{coord(sx(x))},{coord(sy(y))}" for k, (x, y) in enumerate(seg))
-                parts.append(f'<path d="{d}" fill="none" stroke="{colour}" stroke-width="2.5" stroke-linejoin="round"/>')
-        for x, y in clean[n]:
-            parts.append(
-                f'<circle cx="{coord(sx(x))}" cy="{coord(sy(y))}" r="3.5" fill="{colour}">'
-                f"<title>{esc(n)}: x = {esc(fmt_num(x, 3))}, y = {esc(fmt_num(y, 3))}</title></circle>"
-            )
+                d = " ".join(f"{'M' if i == 0 else 'L'}{coord(sx(q.x) + off)},{coord(sy(q.y or 0.0))}"
+                             for i, q in enumerate(seg))
+                parts.append(f'<path d="{d}" fill="none" stroke="{c}" stroke-width="2.5" stroke-linejoin="round"{dash}/>')
+        for q in pts:
+            if q.y is None:
+                continue
+            x = sx(q.x)
+            if q.has_ci and (style == "whiskers" or (style == "band" and _lonely(q, pts))):
+                wx = x + off
+                y1, y2 = sy(q.low or 0.0), sy(q.high or 0.0)
+                parts.append(f'<line class="ci-whisker" x1="{coord(wx)}" y1="{coord(y1)}" x2="{coord(wx)}" y2="{coord(y2)}" '
+                             f'stroke="{c}" stroke-width="1.5"{dash}/>')
+                for yy in (y1, y2):
+                    parts.append(f'<line x1="{coord(wx - 3)}" y1="{coord(yy)}" x2="{coord(wx + 3)}" y2="{coord(yy)}" stroke="{c}" stroke-width="1.5"/>')
+            hollow = any_ci and not q.has_ci
+            fill = "#ffffff" if hollow else c
+            tip = f"<title>{esc(q.describe(name, n_label))}</title>"
+            if is_over:
+                parts.append(f'<rect x="{coord(x + off - 3.5)}" y="{coord(sy(q.y) - 3.5)}" width="7" height="7" fill="{fill}" '
+                             f'stroke="{c}" stroke-width="1.5">{tip}</rect>')
+            else:
+                parts.append(f'<circle cx="{coord(x + off)}" cy="{coord(sy(q.y))}" r="3.5" fill="{fill}" stroke="{c}" '
+                             f'stroke-width="1.5">{tip}</circle>')
     parts.append("</svg>")
     return "".join(parts)
+
+
+def _lonely(q: Point, pts: list[Point]) -> bool:
+    """A point whose interval no band shows (no neighbour with an interval): it gets whiskers."""
+    i = pts.index(q)
+    nb = [pts[j] for j in (i - 1, i + 1) if 0 <= j < len(pts)]
+    return not any(p.has_ci and p.y is not None for p in nb)
