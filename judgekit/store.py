@@ -296,60 +296,15 @@ class Store(JudgeRatings):
         """
         if ratings.empty:
             return WriteCounts(0, 0, 0)
-        from judgekit.records import rater_kinds, rating_rows
+        from judgekit.records import rater_kinds
+        from judgekit.store_bulk import kind_rows, rating_columns, write_ratings
 
         now = time.time()
-        rows = rating_rows(ratings, now=now)
-        kinds = rater_kinds(rows)
+        cols = rating_columns(ratings, now=now)
+        kinds = rater_kinds(kind_rows(cols))
         with self.transaction() as conn:
             self._check_rater_kinds(kinds)
-            if keep_history:
-                conn.execute(
-                    "CREATE TEMP TABLE IF NOT EXISTS _incoming (item_id, rater_id, rubric,"
-                    " rubric_hash, trial, label, status)"
-                )
-                conn.execute("DELETE FROM _incoming")
-                conn.executemany(
-                    "INSERT INTO _incoming VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    [(*r.key, r.label, r.status) for r in rows],
-                )
-                # Only a changed label is history; re-importing the same file changes nothing.
-                conn.execute(
-                    """
-                    INSERT INTO rating_history
-                    SELECT r.item_id, r.rater_id, r.rater_kind, r.rubric, r.rubric_hash, r.trial,
-                           r.label, r.value, r.status, r.rationale, r.created_at, r.source, ?
-                    FROM ratings r JOIN _incoming i
-                      ON r.item_id = i.item_id AND r.rater_id = i.rater_id
-                     AND r.rubric = i.rubric AND r.rubric_hash = i.rubric_hash
-                     AND r.trial = i.trial
-                    WHERE r.label IS NOT i.label OR r.status IS NOT i.status
-                    """,
-                    (now,),
-                )
-                existing, changed = conn.execute(
-                    """
-                    SELECT COUNT(*), COALESCE(SUM(r.label IS NOT i.label OR r.status IS NOT i.status), 0)
-                    FROM ratings r JOIN _incoming i
-                      ON r.item_id = i.item_id AND r.rater_id = i.rater_id
-                     AND r.rubric = i.rubric AND r.rubric_hash = i.rubric_hash
-                     AND r.trial = i.trial
-                    """
-                ).fetchone()
-                counts = WriteCounts(len(rows) - existing, changed, existing - changed)
-            else:
-                counts = WriteCounts(len(rows), 0, 0)
-            conn.executemany(
-                "INSERT OR REPLACE INTO ratings (item_id, rater_id, rater_kind, rubric,"
-                " rubric_hash, label, value, trial, status, rationale, created_at, source,"
-                " call_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [
-                    (r.item_id, r.rater_id, r.rater_kind, r.rubric, r.rubric_hash, r.label,
-                     r.value, r.trial, r.status, r.rationale, r.created_at, r.source, r.call_key)
-                    for r in rows
-                ],
-            )
-        return counts
+            return write_ratings(conn, cols, keep_history=keep_history, now=now)
 
     def _check_rater_kinds(self, kinds: dict[str, str]) -> None:
         """A rater keeps its kind: a rater id already stored as a human cannot come in as a judge."""
