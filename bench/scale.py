@@ -86,14 +86,14 @@ def generate(path: Path, n_ratings: int, seed: int = 13) -> int:
 
 def run(args: list[str], cwd: Path) -> tuple[float, float, int, str]:
     """Run a child; returns (wall seconds, peak RSS in MB, exit code, its output tail)."""
-    start = time.perf_counter()
-    out = tempfile.TemporaryFile()
-    proc = subprocess.Popen(args, cwd=cwd, stdout=out, stderr=subprocess.STDOUT)
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - start
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    out.seek(0)
-    tail = out.read().decode("utf-8", "replace")[-600:]
+    with tempfile.TemporaryFile() as out:
+        start = time.perf_counter()
+        proc = subprocess.Popen(args, cwd=cwd, stdout=out, stderr=subprocess.STDOUT)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - start
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        tail = out.read().decode("utf-8", "replace")[-600:]
     # ru_maxrss is in KiB on Linux (bytes on macOS)
     rss = usage.ru_maxrss / (1024 * 1024 if sys.platform == "darwin" else 1024)
     return wall, rss, proc.returncode, tail
