@@ -324,15 +324,22 @@ class Store(JudgeRatings):
         rater_kind: str | Iterable[str] | None = None,
         rater_ids: Iterable[str] | None = None,
         any_hash: bool = False,
+        columns: Sequence[str] | None = None,
     ) -> pd.DataFrame:
         """Ratings in long format (:data:`RATING_COLUMNS`).
 
         ``rubric`` is a :class:`~judgekit.rubric.Rubric` or a rubric name or path (ratings under
         its current hash only, unless ``any_hash``), or a ``name@version`` string (any hash).
+        ``columns``: only these of :data:`RATING_COLUMNS`, as plain Python objects (a lean read
+        for large stores: no per-column type inference).
         """
         import pandas as pd
 
-        sql = f"SELECT {', '.join(RATING_COLUMNS)} FROM ratings WHERE 1=1"
+        wanted = list(RATING_COLUMNS) if columns is None else list(columns)
+        unknown = [c for c in wanted if c not in RATING_COLUMNS]
+        if unknown:
+            raise ValueError(f"Store.ratings: no rating column {unknown[0]!r}")
+        sql = f"SELECT {', '.join(wanted)} FROM ratings WHERE 1=1"
         args: list[Any] = []
         if isinstance(rubric, str) and "@" not in rubric:
             # a bare name ("restrictiveness") means that rubric as judgekit has it now
@@ -355,7 +362,33 @@ class Store(JudgeRatings):
             sql += f" AND rater_id IN ({','.join('?' * len(ids))})"
             args.extend(ids)
         rows = self.conn.execute(sql + " ORDER BY rowid", args).fetchall()
-        return pd.DataFrame(rows, columns=RATING_COLUMNS)
+        if columns is None:
+            return pd.DataFrame(rows, columns=RATING_COLUMNS)
+        cols = list(zip(*rows, strict=True)) if rows else [() for _ in wanted]
+        return pd.DataFrame({c: pd.Series(v, dtype=object) for c, v in zip(wanted, cols, strict=True)})
+
+    def item_ids(self) -> list[str]:
+        """Every item id, in the order the items were stored."""
+        return [r[0] for r in self.conn.execute("SELECT item_id FROM items ORDER BY rowid")]
+
+    def item_values(self, key: str) -> dict[str, Any] | None:
+        """{item_id: value} of one metadata key, for the items that have it (the value as
+        :meth:`items` gives it: JSON text read back); ``None`` for a key this cannot read
+        directly (a core column, a name with a quote or backslash): use :meth:`items`."""
+        import json
+
+        if key in ITEM_CORE or key == "content_hash" or any(c in key for c in '"\\'):
+            return None
+        path = f'$."{key}"'
+        out: dict[str, Any] = {}
+        rows = self.conn.execute(
+            "SELECT item_id, json_type(meta, ?1), meta ->> ?1, meta -> ?1 FROM items"
+            " WHERE json_type(meta, ?1) IS NOT NULL",
+            (path,),
+        )
+        for item_id, kind, text, raw in rows:
+            out[item_id] = text if kind == "text" else json.loads(raw)
+        return out
 
     def rating_history(self) -> pd.DataFrame:
         import pandas as pd

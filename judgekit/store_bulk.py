@@ -16,7 +16,6 @@ pandas is only used through the frame passed in (this module does not import it)
 
 from __future__ import annotations
 
-import math
 import sqlite3
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -37,18 +36,18 @@ _KEY_JOIN = ("r.item_id = i.item_id AND r.rater_id = i.rater_id AND r.rubric = i
 _CHANGED = "(r.label IS NOT i.label OR r.status IS NOT i.status)"
 
 
-def _missing(v: Any) -> bool:
-    return v is None or (isinstance(v, float) and math.isnan(v)) or type(v).__name__ in ("NAType", "NaTType")
-
-
 def _column(df: pd.DataFrame, name: str, default: Any, convert: Callable[[Any], Any] | None) -> list[Any]:
     """One column as a list of Python values, a missing cell ``None`` (NaN, pd.NA, NaT)."""
     if name not in df.columns:
         return [default] * len(df)
-    values = df[name].tolist()
+    col = df[name]
+    values = col.tolist()
+    missing = col.isna().to_numpy()
+    if not missing.any():
+        return values if convert is None else list(map(convert, values))
     if convert is None:
-        return [None if _missing(v) else v for v in values]
-    return [None if _missing(v) else convert(v) for v in values]
+        return [None if m else v for v, m in zip(values, missing.tolist(), strict=True)]
+    return [None if m else convert(v) for v, m in zip(values, missing.tolist(), strict=True)]
 
 
 def rating_columns(ratings: pd.DataFrame, *, now: float) -> list[list[Any]]:
