@@ -11,20 +11,19 @@ rows are built column by column (no per-row dict), and
   unchanged, and one ``INSERT OR REPLACE ... SELECT`` writes them (as before: every incoming
   rating replaces the stored one of its key).
 
-pandas is only used through the frame passed in (this module does not import it).
+Imported by :meth:`Store.put_ratings` when it is called (it imports pandas).
 """
 
 from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
+
+import pandas as pd
 
 from judgekit.errors import JudgekitError
 from judgekit.schema import MAX_SQL_VARIABLES, RatingRow, WriteCounts
-
-if TYPE_CHECKING:
-    import pandas as pd
 
 #: the columns written, in the order of the ``ratings`` table's insert below
 WRITE_COLUMNS = ("item_id", "rater_id", "rater_kind", "rubric", "rubric_hash", "label", "value",
@@ -41,6 +40,13 @@ def _column(df: pd.DataFrame, name: str, default: Any, convert: Callable[[Any], 
     if name not in df.columns:
         return [default] * len(df)
     col = df[name]
+    if col.dtype != object or pd.api.types.infer_dtype(col, skipna=True) == "string":
+        # text: each distinct value converted once and shared by every row holding it (no
+        # million new string objects from an Arrow-backed column); a missing cell None
+        codes, uniques = pd.factorize(col, use_na_sentinel=True)
+        distinct = uniques.tolist() if convert is None else [convert(v) for v in uniques.tolist()]
+        distinct.append(None)  # code -1
+        return list(map(distinct.__getitem__, codes.tolist()))
     values = col.tolist()
     missing = col.isna().to_numpy()
     if not missing.any():

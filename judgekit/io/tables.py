@@ -262,7 +262,10 @@ def _columns_of(p: Path, header: list[str], header_line: int, rows: list[list[st
                 f"{p} line {header_line}: the header names the column {name!r} twice (columns "
                 f"{first} and {k + 1}); rename or remove one."
             )
-        data[name] = [v or None for v in cells[k]]  # an empty cell is missing
+        # an empty cell is missing; a repeated cell is one shared string (a million ratings of
+        # five raters hold a handful of distinct rater ids and labels, not five million strings)
+        seen: dict[str, str] = {}
+        data[name] = [(seen.setdefault(v, v) if v else None) for v in cells[k]]
     return data
 
 
