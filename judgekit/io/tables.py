@@ -199,26 +199,19 @@ _CSV_PROBLEMS = {
 
 
 def _read_csv(p: Path, sep: str) -> tuple[list[str], dict[str, list[Any]], Sequence[int]]:
-    text = p.read_bytes().decode("utf-8-sig")
     # lines end at \n (or \r\n); a file without any \n is taken to use old-Mac \r line ends
-    newline = "\r" if "\n" not in text and "\r" in text else "\n"
+    raw = p.read_bytes()
+    newline = "\r" if b"\n" not in raw and b"\r" in raw else "\n"
+    del raw
     csv.field_size_limit(max(csv.field_size_limit(), 2**31 - 1))
+    fast = _read_csv_fast(p, sep, newline)
+    if fast is not None:
+        return fast
+    text = p.read_bytes().decode("utf-8-sig")
 
     def reader() -> Any:
         return csv.reader(io.StringIO(text, newline=newline), delimiter=sep, strict=True)
 
-    # fast path: one record per physical line, every row the header's cells (the usual file)
-    fast = reader()
-    try:
-        records = list(fast)
-    except csv.Error:
-        records = []  # the line-by-line read below names the line
-    else:
-        if (records and fast.line_num == len(records)
-                and len(records[0]) > 1 and all(len(r) == len(records[0]) for r in records)):
-            header, rows = records[0], records[1:]
-            return header, _columns_of(p, header, 1, rows), range(2, len(rows) + 2)
-    del records
     header_row: list[str] | None = None
     rows = []
     lines: list[int] = []
@@ -250,6 +243,46 @@ def _read_csv(p: Path, sep: str) -> tuple[list[str], dict[str, list[Any]], Seque
     if header_row is None:
         raise JudgekitError(f"{p} has no rows; give a file with a header row and rows.")
     return header_row, _columns_of(p, header_row, header_line, rows), lines
+
+
+def _read_csv_fast(
+    p: Path, sep: str, newline: str
+) -> tuple[list[str], dict[str, list[Any]], Sequence[int]] | None:
+    """The usual file, streamed: one record per physical line, every row the header's cells;
+    ``None`` for anything else (the line-by-line read names the line). Cells go straight into
+    their columns, a repeated cell one shared string, so memory is the columns, not the rows."""
+    with p.open(encoding="utf-8-sig", newline=newline) as fh:
+        rows = csv.reader(fh, delimiter=sep, strict=True)
+        try:
+            header = next(rows, None)
+            if header is None or len(header) < 2:
+                return None
+            width = len(header)
+            columns: list[list[Any]] = [[] for _ in header]
+            seen: list[dict[str, str]] = [{} for _ in header]
+            n = 0
+            for row in rows:
+                if len(row) != width:
+                    return None
+                n += 1
+                for k, v in enumerate(row):
+                    columns[k].append(seen[k].setdefault(v, v) if v else None)  # empty: missing
+        except csv.Error:
+            return None
+        if n == 0 or rows.line_num != n + 1:
+            return None
+    _check_header(p, header, 1)
+    return header, dict(zip(header, columns, strict=True)), range(2, n + 2)
+
+
+def _check_header(p: Path, header: list[str], header_line: int) -> None:
+    for k, name in enumerate(header):
+        first = header.index(name)
+        if first != k:
+            raise JudgekitError(
+                f"{p} line {header_line}: the header names the column {name!r} twice (columns "
+                f"{first + 1} and {k + 1}); rename or remove one."
+            )
 
 
 def _columns_of(p: Path, header: list[str], header_line: int, rows: list[list[str]]) -> dict[str, list[Any]]:
