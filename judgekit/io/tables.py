@@ -26,6 +26,7 @@ import pandas as pd
 from judgekit.errors import JudgekitError
 from judgekit.io.atomic import new_temp_file as new_temp_file  # re-exported
 from judgekit.io.atomic import write_text_atomic as write_text_atomic  # re-exported
+from judgekit.io.csv_fast import read_csv_fast
 from judgekit.io.oserrors import os_error
 from judgekit.schema import is_missing
 from judgekit.values import (
@@ -204,7 +205,7 @@ def _read_csv(p: Path, sep: str) -> tuple[list[str], dict[str, list[Any]], Seque
     newline = "\r" if b"\n" not in raw and b"\r" in raw else "\n"
     del raw
     csv.field_size_limit(max(csv.field_size_limit(), 2**31 - 1))
-    fast = _read_csv_fast(p, sep, newline)
+    fast = read_csv_fast(p, sep, newline)
     if fast is not None:
         return fast
     text = p.read_bytes().decode("utf-8-sig")
@@ -243,46 +244,6 @@ def _read_csv(p: Path, sep: str) -> tuple[list[str], dict[str, list[Any]], Seque
     if header_row is None:
         raise JudgekitError(f"{p} has no rows; give a file with a header row and rows.")
     return header_row, _columns_of(p, header_row, header_line, rows), lines
-
-
-def _read_csv_fast(
-    p: Path, sep: str, newline: str
-) -> tuple[list[str], dict[str, list[Any]], Sequence[int]] | None:
-    """The usual file, streamed: one record per physical line, every row the header's cells;
-    ``None`` for anything else (the line-by-line read names the line). Cells go straight into
-    their columns, a repeated cell one shared string, so memory is the columns, not the rows."""
-    with p.open(encoding="utf-8-sig", newline=newline) as fh:
-        rows = csv.reader(fh, delimiter=sep, strict=True)
-        try:
-            header = next(rows, None)
-            if header is None or len(header) < 2:
-                return None
-            width = len(header)
-            columns: list[list[Any]] = [[] for _ in header]
-            seen: list[dict[str, str]] = [{} for _ in header]
-            n = 0
-            for row in rows:
-                if len(row) != width:
-                    return None
-                n += 1
-                for k, v in enumerate(row):
-                    columns[k].append(seen[k].setdefault(v, v) if v else None)  # empty: missing
-        except csv.Error:
-            return None
-        if n == 0 or rows.line_num != n + 1:
-            return None
-    _check_header(p, header, 1)
-    return header, dict(zip(header, columns, strict=True)), range(2, n + 2)
-
-
-def _check_header(p: Path, header: list[str], header_line: int) -> None:
-    for k, name in enumerate(header):
-        first = header.index(name)
-        if first != k:
-            raise JudgekitError(
-                f"{p} line {header_line}: the header names the column {name!r} twice (columns "
-                f"{first + 1} and {k + 1}); rename or remove one."
-            )
 
 
 def _columns_of(p: Path, header: list[str], header_line: int, rows: list[list[str]]) -> dict[str, list[Any]]:
