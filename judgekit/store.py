@@ -361,10 +361,21 @@ class Store(JudgeRatings):
             ids = list(rater_ids)
             sql += f" AND rater_id IN ({','.join('?' * len(ids))})"
             args.extend(ids)
-        rows = self.conn.execute(sql + " ORDER BY rowid", args).fetchall()
+        cursor = self.conn.execute(sql + " ORDER BY rowid", args)
         if columns is None:
-            return pd.DataFrame(rows, columns=RATING_COLUMNS)
-        cols = list(zip(*rows, strict=True)) if rows else [() for _ in wanted]
+            return pd.DataFrame(cursor.fetchall(), columns=RATING_COLUMNS)
+        # read in blocks, each column's repeated values one shared object (rater ids, labels,
+        # statuses: a handful of values over a million rows), so memory holds the columns only
+        cols: list[list[Any]] = [[] for _ in wanted]
+        seen: list[dict[Any, Any]] = [{} for _ in wanted]
+        text = [c not in ("value", "trial", "created_at") for c in wanted]  # TEXT columns: str or NULL
+        while block := cursor.fetchmany(50_000):
+            for k, values in enumerate(zip(*block, strict=True)):
+                if text[k]:
+                    memo = seen[k]
+                    cols[k].extend([memo.setdefault(v, v) for v in values])
+                else:
+                    cols[k].extend(values)
         return pd.DataFrame({c: pd.Series(v, dtype=object) for c, v in zip(wanted, cols, strict=True)})
 
     def item_ids(self) -> list[str]:
