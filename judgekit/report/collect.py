@@ -70,7 +70,7 @@ def worst_disagreements(
     """
     from judgekit.agreement.report import collapse_trials
 
-    ratings = store.ratings(rubric=rubric)
+    ratings = store.ratings(rubric=rubric, columns=["item_id", "rater_id", "rater_kind", "label", "status", "trial"])
     if ratings.empty or per_judge <= 0:
         return []
     judges = [str(j) for j in agreement.get("judges") or []]
