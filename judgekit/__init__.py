@@ -14,3 +14,7 @@ def __getattr__(name: str) -> object:
 
         return require_trusted
     raise AttributeError(name)
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -138,6 +138,8 @@ def print_grid(console: Console, grid: Any) -> None:
         t.add_column(safe_text(col), justify="right" if i in grid.numeric else "left")
     for row in grid.rows:
         t.add_row(*[safe_text(c) for c in row])
+    if grid.rows and not fits(console, t) and len(grid.header) > 2:
+        t = _grid_long(grid)
     if grid.rows:
         console.print(t)
     else:
@@ -209,26 +211,9 @@ def print_agreement(console: Console, report: dict[str, Any]) -> None:
 
     for by in report["by"]:
         rows = [s for s in report["slices"] if s["by"] == by]  # the report's order: 1, 2, 10, (missing)
-        t = Table(title=f"By {safe_text(by)}", title_justify="left")
-        t.add_column(safe_text(by))
-        t.add_column("in scope", justify="right")
-        t.add_column("humans % agree", justify="right")
-        t.add_column(f"humans {safe_text(overall['human_ceiling'].get('kappa_name') or 'κ')}", justify="right")
-        for name in report["judges"]:
-            t.add_column(f"{safe_text(name)} rated", justify="right")
-            t.add_column(f"{safe_text(name)} {mname}", justify="right")
-            t.add_column(f"{safe_text(name)} % agree", justify="right")
-        for s in rows:
-            cells = [safe_text(s["key"]), str(s.get("n_in_scope", s["n_items"])),
-                     pct(s["human_ceiling"]["percent_agreement"]), f3(s["human_ceiling"]["kappa"])]
-            for name in report["judges"]:
-                j = s["judges"].get(name)
-                if j is None:
-                    cells += ["0", "—", "—"]
-                    continue
-                v = j["vs_reference"]
-                cells += [str(j["n_rated"]), f3(v[metric]), pct(v["percent_agreement"])]
-            t.add_row(*cells)
+        t = _by_table(report, by, rows, metric, mname)
+        if not fits(console, t):  # many judges: one row per slice and judge, not 3 columns per judge
+            t = _by_table_long(report, by, rows, metric, mname)
         console.print(t)
     if report["by"]:
         for name in report["judges"]:
@@ -237,6 +222,102 @@ def print_agreement(console: Console, report: dict[str, Any]) -> None:
                 print_grid(console, grid)
     for w in report.get("warnings", []):
         console.print(f"[yellow]note:[/yellow] {safe_text(w)}")
+
+
+def _grid_long(grid: Any) -> Table:
+    """A grid too wide for the terminal, one row per (row, column): the row's name, the
+    column's name and the cell."""
+    t = Table(title=f"{safe_text(grid.title)} (one row per figure)", title_justify="left")
+    t.add_column(safe_text(grid.header[0]) or " ")
+    t.add_column("figure")
+    t.add_column("value", justify="right")
+    for row in grid.rows:
+        for k, (col, cell) in enumerate(zip(grid.header[1:], row[1:], strict=False)):
+            t.add_row(safe_text(row[0]) if k == 0 else "", safe_text(col), safe_text(cell),
+                      end_section=k == len(row) - 2)
+    return t
+
+
+def fits(console: Console, table: Table) -> bool:
+    """Whether ``table`` fits the console's width with no cell wrapped (a header may wrap between
+    words): each column as wide as its widest cell, plus the padding and the borders. If it
+    does, each column gets that width, so rich wraps the headers only."""
+    from rich.measure import Measurement
+
+    options = console.options.update(width=10**6, max_width=10**6)  # else clamped to the width
+    if Measurement.get(console, options, table).maximum <= console.width:
+        return True  # fits as it is
+    total = 1
+    widths = []
+    for col in table.columns:
+        widest = max((Measurement.get(console, options, c).maximum for c in col.cells), default=0)
+        header = Measurement.get(console, options, col.header).minimum if col.header else 0
+        widths.append(max(widest, header))
+        total += widths[-1] + 3  # a space either side and the border
+    if total > console.width:
+        return False
+    for col, width in zip(table.columns, widths, strict=True):  # so rich wraps headers, not cells
+        col.width = width
+    return True
+
+
+def _humans_kappa(report: dict[str, Any]) -> str:
+    overall = report["slices"][0]
+    return f"humans {safe_text(overall['human_ceiling'].get('kappa_name') or 'κ')}"
+
+
+def _by_table(report: dict[str, Any], by: str, rows: list[dict[str, Any]], metric: str, mname: str) -> Table:
+    """One row per slice, three columns per judge (the wide layout)."""
+    t = Table(title=f"By {safe_text(by)}", title_justify="left")
+    t.add_column(safe_text(by))
+    t.add_column("in scope", justify="right")
+    t.add_column("humans % agree", justify="right")
+    t.add_column(_humans_kappa(report), justify="right")
+    for name in report["judges"]:
+        t.add_column(f"{safe_text(name)} rated", justify="right")
+        t.add_column(f"{safe_text(name)} {mname}", justify="right")
+        t.add_column(f"{safe_text(name)} % agree", justify="right")
+    for s in rows:
+        cells = [safe_text(s["key"]), str(s.get("n_in_scope", s["n_items"])),
+                 pct(s["human_ceiling"]["percent_agreement"]), f3(s["human_ceiling"]["kappa"])]
+        for name in report["judges"]:
+            j = s["judges"].get(name)
+            if j is None:
+                cells += ["0", "—", "—"]
+                continue
+            v = j["vs_reference"]
+            cells += [str(j["n_rated"]), f3(v[metric]), pct(v["percent_agreement"])]
+        t.add_row(*cells)
+    return t
+
+
+def _by_table_long(report: dict[str, Any], by: str, rows: list[dict[str, Any]], metric: str,
+                   mname: str) -> Table:
+    """One row per slice and judge (the long layout, for many judges): the slice's human
+    figures on its first row."""
+    t = Table(title=f"By {safe_text(by)} (one row per judge)", title_justify="left")
+    t.add_column(safe_text(by))
+    t.add_column("in scope", justify="right")
+    t.add_column("humans % agree", justify="right")
+    t.add_column(_humans_kappa(report), justify="right")
+    t.add_column("judge")
+    t.add_column("rated", justify="right")
+    t.add_column(mname, justify="right")
+    t.add_column("% agree", justify="right")
+    for s in rows:
+        head = [safe_text(s["key"]), str(s.get("n_in_scope", s["n_items"])),
+                pct(s["human_ceiling"]["percent_agreement"]), f3(s["human_ceiling"]["kappa"])]
+        names = list(report["judges"])
+        for k, name in enumerate(names):
+            j = s["judges"].get(name)
+            if j is None:
+                cells = ["0", "—", "—"]
+            else:
+                v = j["vs_reference"]
+                cells = [str(j["n_rated"]), f3(v[metric]), pct(v["percent_agreement"])]
+            t.add_row(*(head if k == 0 else [""] * 4), safe_text(name), *cells,
+                      end_section=k == len(names) - 1)
+    return t
 
 
 def print_verdict(console: Console, verdict: dict[str, Any], lines: list[str]) -> None:

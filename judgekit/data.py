@@ -20,6 +20,7 @@ from typing import Any
 
 import pandas as pd
 
+from judgekit.columns import closest_hint, column_list
 from judgekit.errors import JudgekitError, excerpt
 from judgekit.rubric import Rubric
 from judgekit.schema import RATER_KINDS, STATUSES, is_missing
@@ -70,10 +71,10 @@ RATING_INPUT_KEYS = ("item_id", "rater_id", "label")
 def require_columns(df: pd.DataFrame, columns: Sequence[str], *, source: str, hint: str = "") -> None:
     missing = [c for c in columns if c not in df.columns]
     if missing:
-        have = ", ".join(str(c) for c in df.columns[:12] if not str(c).startswith("_"))
         raise JudgekitError(
             f"{source}: missing column{'s' if len(missing) > 1 else ''} "
-            f"{', '.join(repr(m) for m in missing)} (the file has: {have}){hint}."
+            f"{', '.join(repr(m) for m in missing)} (the file has: {column_list(df.columns)})"
+            f"{closest_hint(missing[0], df.columns)}{hint}."
         )
 
 

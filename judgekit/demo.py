@@ -114,6 +114,18 @@ def run_demo(out_dir: Path, *, console: Console | None = None, n_resamples: int 
         write_text_atomic(out_dir / "verdict.json", json.dumps(verdict, indent=1))
         summary["verdict"] = {j["judge"]: j["passed"] for j in verdict["judges"]}
 
+        # 4b. probes (docs/probes.md) -------------------------------------------------------
+        from judgekit.console import clean
+        from judgekit.probes.demo import panel_probes, xstest_probes
+        from judgekit.report.probes import summary_lines
+
+        console.rule("4b. Probes: length of the response, the judge's own family, label drift")
+        probes_doc = xstest_probes(store, ann)
+        for line in summary_lines(probes_doc):
+            console.print(clean(line), markup=False)
+        write_text_atomic(out_dir / "probes.json", json.dumps(probes_doc, indent=1, default=str))
+        summary["probes"] = {j["judge"]: j["state"] for j in probes_doc["judges"]}
+
         # 5. offline panel ------------------------------------------------------------------
         from judgekit.judges.demo import run_demo_panel
         from judgekit.report import write_report
@@ -140,6 +152,14 @@ def run_demo(out_dir: Path, *, console: Console | None = None, n_resamples: int 
                 print_verdict(console, panel_verdict, explain(panel_verdict))
                 write_text_atomic(out_dir / "panel_verdict.json", json.dumps(panel_verdict, indent=1))
             panel_extras = collect_extras(pstore, prub, panel_report)
+            console.rule("5b. Probes of the panel: stability over trials, label order and padding (fake provider)")
+            panel_probe_doc = panel_probes(pstore)
+            for line in summary_lines(panel_probe_doc):
+                console.print(clean(line), markup=False)
+            write_text_atomic(out_dir / "panel_probes.json", json.dumps(panel_probe_doc, indent=1, default=str))
+            panel_extras["probes"] = panel_probe_doc
+            summary["panel_probes"] = {"states": {j["judge"]: j["state"] for j in panel_probe_doc["judges"]},
+                                       "calls": panel_probe_doc["calls"]}
 
         # 6. analyses ------------------------------------------------------------------------
         summary["analyses"] = _run_analyses(out_dir, ann, console, n_resamples)
@@ -157,7 +177,8 @@ def run_demo(out_dir: Path, *, console: Console | None = None, n_resamples: int 
             md += [*md_list(explain(panel_verdict)), ""]
         write_text_atomic(out_dir / "summary.md", "\n".join(md) + "\n")
         written = [out_dir / "agreement.json", out_dir / "verdict.json", out_dir / "summary.md"]
-        paths = write_report(out_dir, report, verdict, extras=collect_extras(store, rubric, report))
+        paths = write_report(out_dir, report, verdict, extras={**collect_extras(store, rubric, report),
+                                                               "probes": probes_doc})
         written += list(paths.values())
         paths = write_report(out_dir, panel_report, panel_verdict, extras=panel_extras, stem="panel_report")
         written += list(paths.values())
@@ -194,6 +215,13 @@ def _recap(summary: dict[str, Any], verdict: dict[str, Any], panel_verdict: dict
         for j in panel_verdict["judges"]:
             if j["budget"]:
                 lines.append(f"  {j['budget']['sentence']}")
+    if "probes" in summary:
+        lines.append("Probes (XSTest v2): " + ", ".join(f"{j} {s}" for j, s in summary["probes"].items())
+                     + "; see the Probes section of report.html.")
+    if "panel_probes" in summary:
+        pp = summary["panel_probes"]
+        lines.append("Probes (panel): " + ", ".join(f"{j} {s}" for j, s in pp["states"].items())
+                     + f"; {pp['calls']} provider calls for the perturbed variants this run.")
     if "analyses" in summary:
         lines.append(f"Synthetic multi-turn data: analyses ran with the trusted judge in {out_dir / 'analysis'}.")
     lines.append(f"Open {out_dir / 'report.html'} in a browser for the full picture.")

@@ -9,6 +9,7 @@ that is consistent and matches the store it uses (:func:`require_trusted` with `
 Example policy (YAML)::
 
     rubric: refusal
+    # view: binary              # optional: gate under a view of the rubric (rubric_views)
     judges: [gpt4, string_match]
     reference: final            # optional: default the adjudicated rater, else consensus
     by: [model]                 # slices for the per-slice floor
@@ -24,6 +25,11 @@ Example policy (YAML)::
       min_coverage: 0.95        # share of in-scope items the judge rated (Wilson CI)
       max_abs_bias: {max: 0.05, per_slice: true}
       alt_test: {epsilon: 0.2, q: 0.05, min_winning_rate: 0.5}
+      # probes (docs/probes.md): each an equivalence margin, Holm over the slices tested
+      max_covariate_effect: {column: response_chars, target: full_refusal, max: 0.1}
+      max_self_preference: {max: 0.1, column: model, judges: {gpt4: openai}, models: {gpt4: openai, ...}}
+      min_stability: {min: 0.8}               # α across a judge's trials
+      max_flip_rate: {max: 0.1, variants: [label_order, padding]}   # after `judgekit probe`
 
 Three states (:func:`judgekit.verdict.derive_state`). Each check is ``pass``, ``fail`` or
 ``inconclusive``:
@@ -68,12 +74,14 @@ from judgekit.rubric import Rubric, load_rubric, rubric_named_in
 from judgekit.verdict import (
     SCHEMA_VERSION,
     Verdict,
+    check_kind,
     combine_states,
     finite,
     judge_identity,
     load_verdict,
     make_check,
     match_store,
+    min_n_of,
     ratings_hash,
     store_hashes,
 )
@@ -130,7 +138,8 @@ def _bias_figure(bias: dict[str, Any]) -> tuple[float | None, list[float | None]
 _LOO = ("percent_agreement", "kappa", "weighted_kappa")
 
 
-def evaluate(policy: Policy, report: AgreementReport, alt: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+def evaluate(policy: Policy, report: AgreementReport, alt: dict[str, Any] | None = None,
+             probes: dict[str, list[dict[str, Any]]] | None = None) -> list[dict[str, Any]]:
     """Apply the policy's checks to each judge in the report. Pure: no I/O.
 
     Each check has its figure, threshold, n, interval (``ci``) and ``state``; the state follows
@@ -139,7 +148,8 @@ def evaluate(policy: Policy, report: AgreementReport, alt: dict[str, Any] | None
     passes, ``fail`` when any fails, else ``inconclusive``; an inconclusive check and judge
     carry a label ``budget`` (:func:`label_budget`). ``alt`` maps each judge to its
     :class:`~judgekit.agreement.alternative_annotator.AltTestResult` (``run_gate`` computes it
-    from the store when the policy has ``alt_test``).
+    from the store when the policy has ``alt_test``). ``probes`` maps each judge to its probe
+    checks (:func:`judgekit.probes.run.gate_checks`; ``run_gate`` computes them).
     """
     c = policy.checks
     metric = c.metric
@@ -267,6 +277,11 @@ def evaluate(policy: Policy, report: AgreementReport, alt: dict[str, Any] | None
                     f"alternative annotator test (ε={at.epsilon}, q={at.q}): the judge wins against {won} of "
                     f"{res.n_humans} humans, winning rate ω={_fmt(finite(res.winning_rate))}, advantage "
                     f"probability ρ={_fmt(finite(res.advantage_probability))} (the test decides, no CI)")
+        for ch in (probes or {}).get(judge, []):
+            kind = check_kind(ch["name"])
+            if ch["state"] == "inconclusive" and kind is not None:
+                ch["budget"] = label_budget(ch, point=ch["figure"], min_n=min_n_of(kind[0], policy), seed=policy.seed)
+            checks.append(ch)
         state = combine_states([ch["state"] for ch in checks])
         out.append({"judge": judge, "state": state, "passed": state == "pass", "checks": checks,
                     "budget": judge_budget(judge, checks) if state == "inconclusive" else None})
@@ -282,6 +297,13 @@ def run_gate(store: Any, policy_path: str | Path) -> tuple[dict[str, Any], Agree
     """
     policy, raw = load_policy(policy_path)
     rubric = rubric_named_in(policy.rubric, f"Policy file {policy_path}")
+    view_info: dict[str, Any] = {}
+    if policy.view is not None:
+        from judgekit.rubric_views import ViewSource, rubric_view
+
+        rubric = rubric_view(rubric, policy.view, where=f"Policy file {policy_path}: view")
+        store = ViewSource(store, rubric)
+        view_info = {"view": rubric.view_info()}
     known = set(store.ratings(rubric=rubric, rater_kind="judge")["rater_id"].unique())
     for judge in policy.judges:
         if judge not in known:
@@ -302,7 +324,9 @@ def run_gate(store: Any, policy_path: str | Path) -> tuple[dict[str, Any], Agree
         seed=policy.seed,
     )
     alt = alt_inputs_results(store, policy, rubric, report) if policy.checks.alt_test else None
-    results = evaluate(policy, report, alt)
+    from judgekit.probes.run import gate_checks
+
+    results = evaluate(policy, report, alt, gate_checks(store, policy, rubric, f"Policy file {policy_path}"))
     for r in results:
         r.update({k: v for k, v in judge_identity(store, r["judge"], rubric).items() if k != "judge"})
         r["judge_ratings_hash"] = judge_ratings_hash(store, rubric, r["judge"])
@@ -319,6 +343,7 @@ def run_gate(store: Any, policy_path: str | Path) -> tuple[dict[str, Any], Agree
         "state": combine_states([r["state"] for r in results]),
         "passed": all(r["passed"] for r in results),
         "judges": results,
+        **view_info,
     }
     record_verdict(store, verdict)
     return verdict, report
@@ -424,6 +449,12 @@ def require_trusted(
     if verdict is None:
         raise UntrustedJudgeError(f"No verdict given for judge {judge!r} on {rub.id}; {how}.")
     v: Verdict = load_verdict(verdict)
+    if v.get("view") and (v["rubric"], v["rubric_hash"]) != (rub.id, rub.hash):
+        raise UntrustedJudgeError(
+            f"{f'Verdict {v.source}' if v.source else 'The verdict'} was made under the view "
+            f"{v['view']['name']!r} of {v['view']['rubric']} (rubric {v['rubric']}), so it does not "
+            f"trust a judge for {rub.ref}; {how}."
+        )
     if v["rubric"] != rub.id or v["rubric_hash"] != rub.hash:
         raise UntrustedJudgeError(
             f"{f'Verdict {v.source}' if v.source else 'The verdict'} is for rubric "

@@ -16,6 +16,12 @@ from pydantic import Field, ValidationError, model_validator
 from judgekit import policy_rules
 from judgekit.config import ConfigModel, first_error, read_yaml_mapping
 from judgekit.errors import JudgekitError, excerpt
+from judgekit.probes.probefile import (
+    MaxCovariateEffect,
+    MaxFlipRate,
+    MaxSelfPreference,
+    MinStability,
+)
 from judgekit.rubric import Rubric
 
 Metric = Literal["kappa", "weighted_kappa", "alpha", "ac1", "percent_agreement"]
@@ -73,12 +79,20 @@ class Checks(_Strict):
     min_coverage: float | None = Field(default=None, ge=0, le=1)
     max_abs_bias: MaxAbsBias | None = None
     alt_test: AltTest | None = None
+    # the probes (judgekit.probes, docs/probes.md)
+    max_covariate_effect: MaxCovariateEffect | None = None
+    max_self_preference: MaxSelfPreference | None = None
+    min_stability: MinStability | None = None
+    max_flip_rate: MaxFlipRate | None = None
 
 
 class Policy(_Strict):
     """A gate policy (see the module docstring)."""
 
     rubric: str
+    #: a view of the rubric (``views:`` in the rubric file) to gate under: the judges' full-rubric
+    #: labels are collapsed into it and compared with labels given in the view's codes
+    view: str | None = None
     judges: list[str] = Field(min_length=1)
     reference: str | None = None
     humans: list[str] | None = None

@@ -22,6 +22,14 @@ from pydantic import ConfigDict, Field, ValidationError, field_validator, model_
 
 from judgekit.config import ConfigModel, first_error, read_yaml_mapping
 from judgekit.errors import JudgekitError, excerpt
+from judgekit.rubric_vocab import (
+    AliasPattern,
+    AliasRange,
+    View,
+    check_vocab,
+    match_pattern,
+    match_range,
+)
 
 Level = Literal["nominal", "ordinal", "interval"]
 
@@ -68,6 +76,12 @@ class Rubric(ConfigModel):
     instructions: str
     labels: list[Label]
     aliases: dict[str, str] = Field(default_factory=dict)
+    #: regular expressions (whole value, case-insensitive) -> code, after the exact aliases
+    alias_patterns: list[AliasPattern] = Field(default_factory=list)
+    #: number ranges -> code (explicit bounds; :mod:`judgekit.rubric_vocab`)
+    alias_ranges: list[AliasRange] = Field(default_factory=list)
+    #: named collapses of the codes (:mod:`judgekit.rubric_views`); not part of :attr:`hash`
+    views: dict[str, View] = Field(default_factory=dict)
     #: labels are listed in priority order: when several apply, the first listed wins.
     priority_ordered: bool = False
     judge: JudgeSpec = Field(default_factory=JudgeSpec)
@@ -86,6 +100,7 @@ class Rubric(ConfigModel):
         for alias, code in self.aliases.items():
             if code not in codes:
                 raise ValueError(f"alias {alias!r} points to {code!r}, which is not a label code")
+        check_vocab(codes, self.alias_patterns, self.alias_ranges, self.views)
         if self.level in ("ordinal", "interval"):
             values = [lab.value for lab in self.labels]
             if values != sorted(values) or len(set(values)) != len(values):
@@ -102,8 +117,16 @@ class Rubric(ConfigModel):
 
     @cached_property
     def hash(self) -> str:
-        """Content hash (12 hex digits) over every field and the template text."""
-        payload = self.model_dump(mode="json")
+        """Content hash (12 hex digits) over every field and the template text.
+
+        Fields added after the shipped rubrics were hashed (``alias_patterns``, ``alias_ranges``)
+        count only when set, so a rubric that does not use them keeps its hash; ``views`` never
+        count (a view does not change what a full-rubric label means; each view has its own
+        hash, :mod:`judgekit.rubric_views`)."""
+        payload = self.model_dump(mode="json", exclude={"views"})
+        for key in _UNHASHED_WHEN_UNSET:
+            if not payload.get(key):
+                payload.pop(key, None)
         payload["template_text"] = self.template_text
         blob = json.dumps(payload, sort_keys=True, ensure_ascii=False).encode()
         return hashlib.sha256(blob).hexdigest()[:12]
@@ -140,7 +163,9 @@ class Rubric(ConfigModel):
         """Map a raw label (a code, an alias, any case/spacing) to a code; None if it is none.
 
         Numbers are accepted when they equal a label's value exactly (e.g. ``0.25``) or when they
-        are an alias (e.g. ``"1"`` in an alias table).
+        are an alias (e.g. ``"1"`` in an alias table). Order: codes and exact aliases, then
+        ``alias_patterns`` (the whole value, case-insensitive), then ``alias_ranges``, then a
+        number equal to a label's value (:mod:`judgekit.rubric_vocab`).
         """
         if raw is None:
             return None
@@ -150,6 +175,14 @@ class Rubric(ConfigModel):
         code = self._lookup.get(_norm(text))
         if code is not None:
             return code
+        if self.alias_patterns:
+            code = match_pattern(self.alias_patterns, text)
+            if code is not None:
+                return code
+        if self.alias_ranges:
+            code = match_range(self.alias_ranges, raw)
+            if code is not None:
+                return code
         if isinstance(raw, int | float) and not isinstance(raw, bool):
             for lab in self.labels:
                 if lab.value == float(raw):
@@ -158,6 +191,10 @@ class Rubric(ConfigModel):
 
     def describe_codes(self) -> str:
         return ", ".join(self.codes)
+
+
+#: fields left out of the hashed content when empty (see :attr:`Rubric.hash`)
+_UNHASHED_WHEN_UNSET = ("alias_patterns", "alias_ranges")
 
 
 def _norm(text: str) -> str:
@@ -200,6 +237,12 @@ def load_rubric(name_or_path: str | Path | Rubric) -> Rubric:
     wanted_version: int | None = None
     if not (path.suffix in (".yaml", ".yml") or _exists(path)):
         name, _, ver = text.partition("@")
+        if ":" in ver:  # a view's id, refusal@1:binary (judgekit.rubric_views)
+            view = excerpt(ver.partition(":")[2], quote=False)
+            raise JudgekitError(
+                f"Rubric {excerpt(text)} is the id of a view; name the rubric and the view apart: "
+                f"--rubric {excerpt(name, quote=False)} --view {view} (in a policy, rubric: and view:)."
+            )
         if ver:
             try:
                 wanted_version = int(ver)

@@ -29,7 +29,10 @@ A mismatch is one sentence saying which part changed and that the gate must be r
 
 Each check carries its interval ``ci`` (``[low, high]``, or null when the figure has none), its
 ``state`` (``"pass"``, ``"fail"`` or ``"inconclusive"``, schema version 3) and its ``budget``.
-Only ``"pass"`` is trusted (:func:`judgekit.gate.require_trusted`).
+Only ``"pass"`` is trusted (:func:`judgekit.gate.require_trusted`). A verdict whose policy gates
+under a view of the rubric (``view:``) has the view's id and hash as its ``rubric`` and
+``rubric_hash`` and the optional key ``view`` (:mod:`judgekit.rubric_views`), so it never matches
+a use of the full rubric.
 """
 
 from __future__ import annotations
@@ -43,16 +46,16 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from judgekit.calls import latest_parameters
 from judgekit.config import format_loc
 from judgekit.errors import JudgekitError, UntrustedJudgeError
 from judgekit.hashing import digest as digest  # re-exported: its old home
 from judgekit.hashing import ratings_hash as ratings_hash  # re-exported: its old home
+from judgekit.judge_identity import judge_identity as judge_identity  # re-exported: its old home
 from judgekit.policy import Policy
 from judgekit.values import surrogate_problem
 from judgekit.verdict_schema import Budget as Budget  # re-exported
 from judgekit.verdict_schema import State as State  # re-exported
-from judgekit.verdict_schema import VerdictV3
+from judgekit.verdict_schema import VerdictV3, view_problem
 
 #: The schema version :func:`judgekit.gate.run_gate` writes and :func:`validate_verdict` reads.
 #: Version 3 added the third state ``"inconclusive"``, ``state`` per judge and for the verdict,
@@ -98,12 +101,19 @@ _KINDS: list[tuple[re.Pattern[str], str, str]] = [
     (re.compile(r"max_abs_bias"), "max_abs_bias", "ci<="),
     (re.compile(r"max_abs_bias\[(.+)\]", re.DOTALL), "max_abs_bias_slice", "ci<="),
     (re.compile(r"alt_test"), "alt_test", "point>="),
+    # the probes: intervals at each slice's Holm level (judgekit.probes.bands)
+    (re.compile(r"max_covariate_effect\[(.+)\]", re.DOTALL), "max_covariate_effect", "ci<="),
+    (re.compile(r"max_self_preference"), "max_self_preference", "ci<="),
+    (re.compile(r"min_stability(\[.+\])?", re.DOTALL), "min_stability", "ci>="),
+    (re.compile(r"max_flip_rate\[(.+)\]", re.DOTALL), "max_flip_rate", "ci<="),
+    (re.compile(r"max_label_drift(\[.+\])?", re.DOTALL), "max_label_drift", "ci<="),
 ]
+_PROBES = ("max_covariate_effect", "max_self_preference", "min_stability", "max_flip_rate")
 #: kinds a policy asks for once per judge (class recall and slices depend on the data)
 _ONCE = ("min_items", "min_value", "min_lower_bound", "max_abstention_rate", "max_error_rate",
-         "within_human_noise", "min_coverage", "max_abs_bias", "alt_test")
+         "within_human_noise", "min_coverage", "max_abs_bias", "alt_test", *_PROBES)
 #: kinds whose missing figure means "not enough data to run it" (inconclusive), not "fail"
-_UNDEFINED_INCONCLUSIVE = ("alt_test",)
+_UNDEFINED_INCONCLUSIVE = ("alt_test", *_PROBES, "max_label_drift")
 
 
 def check_kind(name: str) -> tuple[str, str, str | None] | None:
@@ -130,6 +140,8 @@ def min_n_of(kind: str, policy: Policy) -> int | None:
         return c.max_abs_bias.min_items if c.max_abs_bias else None
     if kind == "min_class_recall":
         return None
+    if kind in _PROBES:
+        return getattr(c, kind).min_items if getattr(c, kind) is not None else None
     return c.min_items
 
 
@@ -296,6 +308,9 @@ def _consistent(v: dict[str, Any], where: str) -> None:
         policy = Policy(**v["policy"])
     except (ValidationError, TypeError):
         raise _fail(where, "the policy it records is not a valid gate policy") from None
+    problem = view_problem(v, policy.view)
+    if problem is not None:
+        raise _fail(where, problem)
     c = policy.checks
     wanted: dict[str, Any] = {
         "min_items": c.min_items, "min_value": c.min_value, "min_lower_bound": c.min_lower_bound,
@@ -307,6 +322,8 @@ def _consistent(v: dict[str, Any], where: str) -> None:
         "max_abs_bias": c.max_abs_bias.max if c.max_abs_bias else None,
         "max_abs_bias_slice": c.max_abs_bias.max if c.max_abs_bias and c.max_abs_bias.per_slice else None,
         "alt_test": c.alt_test.min_winning_rate if c.alt_test else None,
+        **{k: getattr(getattr(c, k), "min" if k == "min_stability" else "max", None) for k in _PROBES},
+        "max_label_drift": None,  # a probe of `judgekit probe`, not a gate check
     }
     names = [j["judge"] for j in v["judges"]]
     if sorted(names) != sorted(set(policy.judges)) or len(set(names)) != len(names):
@@ -468,22 +485,3 @@ def finite(x: Any) -> float | None:
         return None
     x = float(x)
     return None if math.isnan(x) or math.isinf(x) else round(x, 6)
-
-
-def judge_identity(store: Any, judge: str, rubric: Any = None,
-                   rubric_hash: str | None = None) -> dict[str, Any]:
-    """What identifies a judge: its rater id, and for panel judges the spec and parameters of
-    its latest call under ``rubric`` (any rubric when None; a Rubric also fixes the hash)."""
-    ident: dict[str, Any] = {"judge": judge, "spec": None, "params": None}
-    rubric_id: str | None = None
-    if rubric is not None:
-        rubric_id = str(getattr(rubric, "id", rubric))
-        rubric_hash = getattr(rubric, "hash", rubric_hash)
-    try:
-        latest = latest_parameters(store, judge, rubric=rubric_id, rubric_hash=rubric_hash)
-    except Exception:  # an old store without a calls table
-        latest = None
-    if latest:
-        ident["spec"], ident["params"] = latest.spec, latest.params
-    ident["judge_hash"] = digest([judge, ident["spec"], ident["params"]])
-    return ident

@@ -52,6 +52,15 @@ class JudgeV3(_Strict):
     judge_ratings_hash: str = Field(min_length=1)
 
 
+class ViewRef(_Strict):
+    """The view a verdict was made under (:mod:`judgekit.rubric_views`): its name and the full
+    rubric's id and hash; the verdict's own ``rubric``/``rubric_hash`` are the view's."""
+
+    name: str = Field(min_length=1)
+    rubric: str = Field(min_length=1)
+    rubric_hash: str = Field(min_length=1)
+
+
 class VerdictV3(_Strict):
     schema_version: Literal[3]
     judgekit_version: str
@@ -66,3 +75,21 @@ class VerdictV3(_Strict):
     state: State
     passed: bool
     judges: list[JudgeV3] = Field(min_length=1)
+    #: only in a verdict whose policy gates under a view (an optional key of version 3)
+    view: ViewRef | None = None
+
+
+def view_problem(v: dict[str, Any], policy_view: str | None) -> str | None:
+    """Why verdict ``v`` is inconsistent about its view (a phrase), or None: it has ``view``
+    exactly when its policy gates under one (``policy_view``), naming that view, and its
+    ``rubric`` is then the view's id (``<rubric>:<view>``), so it never matches the full rubric."""
+    view = v.get("view")
+    if policy_view is None:
+        return "it has a 'view' but its policy gates under no view" if "view" in v else None
+    if view is None:
+        return f"its policy gates under the view {policy_view!r} but it has no 'view'"
+    if view["name"] != policy_view:
+        return f"its view is {view['name']!r} but its policy gates under {policy_view!r}"
+    if v["rubric"] != f"{view['rubric']}:{view['name']}":
+        return f"its rubric {v['rubric']!r} is not the view {view['rubric']}:{view['name']}"
+    return None

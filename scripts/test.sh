@@ -5,5 +5,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
+# The distribution was called `judgekit` before it became judgekit-trust (`judgekit` on PyPI is an
+# unrelated package with the same import name and command): a `judgekit` in this venv would clash.
+if .venv/bin/python -m pip show -q judgekit >/dev/null 2>&1; then
+  echo "removing the 'judgekit' distribution from .venv (judgekit-trust replaces it)" >&2
+  .venv/bin/python -m pip uninstall -y -q judgekit
+fi
 .venv/bin/pip install -q --disable-pip-version-check -e '.[test,labelstudio]'
 exec .venv/bin/python -m pytest "$@"

@@ -67,3 +67,19 @@ def test_demo_rerun_is_idempotent_and_makes_no_calls(demo_runs):
     a1 = first.stdout[first.stdout.index("2. Agreement"):first.stdout.index("5. An offline")]
     a2 = second.stdout[second.stdout.index("2. Agreement"):second.stdout.index("5. An offline")]
     assert a1 == a2
+
+
+def test_demo_runs_the_probes_and_a_rerun_makes_no_probe_calls(demo_runs):
+    out, (first, second) = demo_runs
+    assert "4b. Probes" in first.stdout and "5b. Probes of the panel" in first.stdout
+    xs = json.loads((out / "probes.json").read_text())
+    gpt4 = next(j for j in xs["judges"] if j["judge"] == "gpt4")
+    names = {r["check"]["name"] for r in gpt4["probes"]}
+    assert {"max_self_preference", "max_covariate_effect[response_chars:full_refusal]", "max_label_drift"} <= names
+    panel = json.loads((out / "panel_probes.json").read_text())
+    llm = next(j for j in panel["judges"] if j["judge"] == "scripted-llm")
+    assert {r["probe"] for r in llm["probes"]} == {"covariate", "stability", "drift", "flip"}
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["panel_probes"]["calls"] == 0  # the second run: every variant call cached
+    for page in ("report.html", "panel_report.html"):
+        assert "Probes</h2>" in (out / page).read_text(encoding="utf-8")

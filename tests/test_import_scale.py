@@ -113,3 +113,16 @@ def test_bulk_write_counts_new_changed_unchanged_and_replaces_in_place(store):
         "SELECT item_id, label, status FROM rating_history ORDER BY item_id").fetchall()
     assert hist == [("b", "full_refusal", "ok"), ("c", None, "abstain")]
     assert len(store.ratings()) == 4
+
+
+def test_another_column_map_of_the_same_bytes_is_not_skipped(store, tmp_path):
+    path = tmp_path / "r.csv"
+    # one rating per item, so the unmapped label column is plain item metadata
+    pd.DataFrame({"item_id": ["a", "b", "c"], "rater_id": ["h1", "h1", "h1"],
+                  "first": ["full_compliance", "full_refusal", "partial_refusal"],
+                  "second": ["full_compliance", "full_compliance", "partial_refusal"]}).to_csv(path, index=False)
+    assert tuple(import_ratings(store, path, REFUSAL, column_map={"label": "first"}).written) == (3, 0, 0)
+    # the same bytes read with another mapping are another import: b's label changes
+    s = import_ratings(store, path, REFUSAL, column_map={"label": "second"})
+    assert tuple(s.written) == (0, 1, 2)
+    assert _labels(store)[("b", "h1")] == "full_compliance"

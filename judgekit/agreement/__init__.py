@@ -10,30 +10,67 @@ enters the chance term. An undefined statistic is NaN, never a silent 0 or 1;
 judge replace the human raters?).
 """
 
-from judgekit.agreement.alpha import LEVELS, krippendorff_alpha
-from judgekit.agreement.alternative_annotator import AltTestHuman, AltTestResult, alt_test
-from judgekit.agreement.bootstrap import (
-    ac1_ci,
-    ac2_ci,
-    alpha_ci,
-    bootstrap_ci,
-    bp_ci,
-    conger_ci,
-    fleiss_ci,
-    kappa_ci,
-    percent_agreement_ci,
-    scott_ci,
-)
-from judgekit.agreement.chance import (
-    brennan_prediger,
-    gwet_ac1,
-    gwet_ac2,
-    percent_agreement,
-    undefined_reason,
-)
-from judgekit.agreement.confusion import ConfusionResult, confusion_matrix
-from judgekit.agreement.conger import conger_kappa
-from judgekit.agreement.kappa import cohen_kappa, fleiss_kappa, scott_pi
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from judgekit.agreement.alpha import LEVELS, krippendorff_alpha
+    from judgekit.agreement.alternative_annotator import AltTestHuman, AltTestResult, alt_test
+    from judgekit.agreement.bootstrap import (
+        ac1_ci,
+        ac2_ci,
+        alpha_ci,
+        bootstrap_ci,
+        bp_ci,
+        conger_ci,
+        fleiss_ci,
+        kappa_ci,
+        percent_agreement_ci,
+        scott_ci,
+    )
+    from judgekit.agreement.chance import (
+        brennan_prediger,
+        gwet_ac1,
+        gwet_ac2,
+        percent_agreement,
+        undefined_reason,
+    )
+    from judgekit.agreement.confusion import ConfusionResult, confusion_matrix
+    from judgekit.agreement.conger import conger_kappa
+    from judgekit.agreement.kappa import cohen_kappa, fleiss_kappa, scott_pi
+
+# Imported on first use, so that importing one statistic (or the CLI) loads no more than it
+# needs: scipy comes only with alt_test, for instance.
+_LAZY = {
+    "LEVELS": "alpha",
+    "krippendorff_alpha": "alpha",
+    "AltTestHuman": "alternative_annotator",
+    "AltTestResult": "alternative_annotator",
+    "alt_test": "alternative_annotator",
+    "ac1_ci": "bootstrap",
+    "ac2_ci": "bootstrap",
+    "alpha_ci": "bootstrap",
+    "bootstrap_ci": "bootstrap",
+    "bp_ci": "bootstrap",
+    "conger_ci": "bootstrap",
+    "fleiss_ci": "bootstrap",
+    "kappa_ci": "bootstrap",
+    "percent_agreement_ci": "bootstrap",
+    "scott_ci": "bootstrap",
+    "brennan_prediger": "chance",
+    "gwet_ac1": "chance",
+    "gwet_ac2": "chance",
+    "percent_agreement": "chance",
+    "undefined_reason": "chance",
+    "ConfusionResult": "confusion",
+    "confusion_matrix": "confusion",
+    "conger_kappa": "conger",
+    "cohen_kappa": "kappa",
+    "fleiss_kappa": "kappa",
+    "scott_pi": "kappa",
+}
 
 __all__ = [
     "LEVELS",
@@ -63,3 +100,16 @@ __all__ = [
     "scott_pi",
     "undefined_reason",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -77,6 +77,7 @@ from judgekit.agreement.trials import consensus as _consensus
 from judgekit.agreement.unit_frames import REPORT_COLUMNS, label_frames, slice_meta
 from judgekit.errors import JudgekitError
 from judgekit.rubric import Rubric
+from judgekit.variants import is_variant_rater
 
 _num = num  # the report's rounding, kept under its old name
 
@@ -174,9 +175,11 @@ def agreement_report(
     kinds = ratings.drop_duplicates("rater_id").set_index("rater_id")["rater_kind"]
     all_humans = [r for r, k in kinds.items() if k == "human"]
     all_judges = [r for r, k in kinds.items() if k == "judge"]
+    # perturbed variants of a judge (judgekit probe) are left out unless named
+    default_judges = [r for r in all_judges if not is_variant_rater(r)]
     refs = [r for r, k in kinds.items() if k == "reference"]
     humans = list(humans) if humans is not None else all_humans
-    judges = list(judges) if judges is not None else all_judges
+    judges = list(judges) if judges is not None else default_judges
     for name, wanted, have in (("human", humans, all_humans + refs), ("judge", judges, all_judges)):
         missing = [r for r in wanted if r not in have]
         if missing:

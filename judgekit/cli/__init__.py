@@ -52,9 +52,9 @@ def main() -> None:
 
 
 def _register() -> None:
-    from judgekit.cli import analyze, core, judge, labelstudio, report
+    from judgekit.cli import analyze, core, judge, labelstudio, probe, report
 
-    for module in (core, judge, labelstudio, report, analyze):
+    for module in (core, judge, labelstudio, report, analyze, probe):
         for command in module.COMMANDS:
             main.add_command(command)
 

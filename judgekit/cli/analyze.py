@@ -11,23 +11,16 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
-from judgekit.analysis import inputs
-from judgekit.analysis.result import AnalysisResult
-from judgekit.analysis.terminal import (
-    print_calibration,
-    print_criteria,
-    print_distribution,
-    written_summary,
-)
 from judgekit.cli.options import store_option
 from judgekit.console import echo, make_console
-from judgekit.rubric import load_rubric
 from judgekit.store import Store
+
+if TYPE_CHECKING:  # the analyses (pandas, numpy) are imported by the commands that run them
+    from judgekit.analysis.result import AnalysisResult
 
 console = make_console()
 err_console = make_console(stderr=True)
@@ -67,6 +60,8 @@ def _progress(label: str, quiet: bool) -> Iterator[Callable[[int, int], None]]:
     if quiet:
         yield lambda advance, total: None
         return
+    from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
+
     with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.percentage:>3.0f}%"),
                   TimeRemainingColumn(), console=err_console, transient=True) as bar:
         task = bar.add_task(label, total=None)
@@ -82,6 +77,9 @@ def _finish(result: AnalysisResult, out_dir: Path | None) -> None:
     if out_dir is None:
         console.print("[dim](pass --out DIR to write JSON, Markdown, HTML with charts, SVG and CSV)[/dim]")
         return
+    from judgekit.analysis import inputs
+    from judgekit.analysis.terminal import written_summary
+
     echo(written_summary(inputs.write_results(result, out_dir), out_dir))
 
 
@@ -142,7 +140,10 @@ def distribution_cmd(
         --verdict gate-r/verdict.json --verdict gate-f/verdict.json \\
         --by severity --out results/distribution
     """
+    from judgekit.analysis import inputs
     from judgekit.analysis.distribution import refusal_distribution
+    from judgekit.analysis.terminal import print_distribution
+    from judgekit.rubric import load_rubric
 
     rubric = load_rubric(rubric_name)
     loaded = inputs.load_verdicts(verdicts)
@@ -222,7 +223,10 @@ def calibration_cmd(
       judgekit analyze calibration --judge judge-a --verdict gate-r/verdict.json \\
         --harm-column severity --by tactic --out results/calibration
     """
+    from judgekit.analysis import inputs
     from judgekit.analysis.calibration import calibration
+    from judgekit.analysis.terminal import print_calibration
+    from judgekit.rubric import load_rubric
 
     rubric = load_rubric(rubric_name)
     loaded = inputs.load_verdicts(verdicts)
@@ -266,7 +270,9 @@ def criteria_cmd(
       judgekit analyze criteria annotations/synthetic-multiturn/criteria.yaml \\
         --judge judge-a --verdict gate-r/verdict.json --out results/criteria
     """
+    from judgekit.analysis import inputs
     from judgekit.analysis.criteria import evaluate_criteria, load_criteria
+    from judgekit.analysis.terminal import print_criteria
 
     spec = load_criteria(criteria_file)
     loaded = inputs.load_verdicts(verdicts)

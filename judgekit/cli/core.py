@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from judgekit.cli.options import store_option
 from judgekit.console import echo, make_console, safe_text
-from judgekit.data import parse_rater_map
 from judgekit.errors import JudgekitError
-from judgekit.rubric import available_rubrics, load_rubric
 from judgekit.store import Store
+
+if TYPE_CHECKING:
+    from judgekit.rubric import Rubric
 
 console = make_console()
 
@@ -24,6 +26,8 @@ def rubrics_cmd(name: str | None) -> None:
 
     Example: judgekit rubrics refusal
     """
+    from judgekit.rubric import available_rubrics, load_rubric
+
     if name is None:
         for n in available_rubrics():
             r = load_rubric(n)
@@ -35,6 +39,15 @@ def rubrics_cmd(name: str | None) -> None:
         console.print(safe_text(f"  {lab.code:<26} {lab.value:<5g} {' '.join(lab.description.split())[:90]}"))
     if r.aliases:
         console.print(safe_text("  aliases: " + ", ".join(f"{a}→{c}" for a, c in r.aliases.items())))
+    for p in r.alias_patterns:  # plain echo: a pattern's backslashes and brackets are not markup
+        echo(f"  pattern: {p.pattern} → {p.code}")
+    for rg in r.alias_ranges:
+        echo(f"  range: {rg.describe()} → {rg.code}")
+    for vname, view in r.views.items():
+        groups = ", ".join(f"{vc} = {' + '.join(k for k, v in view.codes.items() if v == vc)}"
+                           for vc in view.view_codes)
+        pos = f"; positive: {view.positive}" if view.positive else ""
+        echo(f"  view {vname}: {groups}{pos}")
 
 
 @click.command("import")
@@ -46,7 +59,7 @@ def rubrics_cmd(name: str | None) -> None:
 @click.option("--kind", "rater_kind", type=click.Choice(["human", "judge", "reference"]), default="human",
               show_default=True, help="Long format: rater kind when the file has no rater_kind column.")
 @click.option("--items", "items_path", default=None, type=click.Path(dir_okay=False, path_type=Path),
-              help="Optional items file whose metadata columns are joined on item_id.")
+              help="Optional items file whose metadata columns are joined on item_id (or --join-on COLUMN).")
 @click.option("--id-prefix", default=None,
               help="Put this before every item id of the file (e.g. 'gpt4:' when several models' files reuse ids).")
 @click.option("--format", "fmt", type=click.Choice(["csv", "jsonl", "json", "parquet", "inspect"]),
@@ -54,6 +67,25 @@ def rubrics_cmd(name: str | None) -> None:
               help="File format (default: from the file ending; .eval and Inspect .json logs are inspect).")
 @click.option("--scorers", default=None,
               help="Inspect logs: the scorers to import as judges, 'a,b' (default: all).")
+@click.option("--view", "view", default=None,
+              help="A view of the rubric (its 'views:'), e.g. --view binary: the labels are in the view's codes and are stored under the view (refusal@1:binary), never as full-rubric labels.")
+@click.option("--map", "column_map", default=None,
+              help="Read the file's columns as judgekit's, judgekit_name=file_column: "
+                   "e.g. --map item_id=_id,response=Response,prompt=question.")
+@click.option("--items-map", "items_column_map", default=None,
+              help="--map for the --items file, e.g. --items-map prompt=Behavior.")
+@click.option("--key-column", default=None,
+              help="JSON object of lists {key: [row, ...]}: each key becomes this column, "
+                   "e.g. --key-column behavior_id.")
+@click.option("--flatten", is_flag=True,
+              help="Nested JSON objects (or Parquet structs) become a.b columns, e.g. "
+                   "{\"meta\": {\"model\": \"x\"}} -> meta.model.")
+@click.option("--id-from", "id_from", type=click.Choice(["content", "row"]), default=None,
+              help="No id column: make item ids from the prompt/messages + response (content: the "
+                   "same text gets the same id in every file) or the file name + row number (row).")
+@click.option("--join-on", "join_on", default=None,
+              help="Join the --items file on this column instead of item_id: --join-on behavior_id, "
+                   "or --join-on behavior_id=BehaviorID when the items file names it otherwise.")
 @store_option
 def import_cmd(
     file: Path,
@@ -66,6 +98,13 @@ def import_cmd(
     id_prefix: str | None,
     fmt: str | None,
     scorers: str | None,
+    view: str | None,
+    column_map: str | None,
+    items_column_map: str | None,
+    key_column: str | None,
+    flatten: bool,
+    id_from: str | None,
+    join_on: str | None,
     store_path: str,
 ) -> None:
     """Import human or judge labels into the store (CSV, JSONL, Parquet, Inspect logs).
@@ -83,12 +122,25 @@ def import_cmd(
         --judges string_match=strmatch_label,gpt4=gpt4_label
       judgekit import logs/2025-05-01T10-00-00_refusal_x.eval --rubric refusal \\
         --scorers model_graded_qa
-    """
-    from judgekit.io.ratings import import_ratings
+      judgekit import binary_labels.csv --rubric refusal --view binary --raters alice,bob
 
-    rubric = load_rubric(rubric_name)
+    \b
+    Files from other benchmarks, as they are (see docs/import.md):
+      judgekit import judged.csv --rubric harm.yaml --map item_id=_id,response=Response \\
+        --raters human_1,human_2 --judges llama=llama_guard
+      judgekit import by_behavior.json --key-column behavior_id --id-from content \\
+        --rubric harm.yaml --judges gpt4=gpt4_verdict --items behaviors.csv --join-on behavior_id
+    """
+    from judgekit.data import parse_rater_map
+    from judgekit.io.mapping import parse_column_map
+    from judgekit.io.ratings import import_ratings
+    from judgekit.rubric import load_rubric
+
+    rubric = _with_view(load_rubric(rubric_name), view)
     if not file.exists():  # before the store is opened: a typo must not leave an empty store behind
         raise JudgekitError(f"{file}: no such file; check the path.")
+    file_map = parse_column_map(column_map, source=str(file))
+    items_map = parse_column_map(items_column_map, source=str(items_path or file), option="--items-map")
     with Store(store_path) as store:
         summary = import_ratings(
             store,
@@ -102,6 +154,12 @@ def import_cmd(
             items_path=items_path,
             scorers=[x.strip() for x in scorers.split(",") if x.strip()] if scorers else None,
             id_prefix=id_prefix,
+            column_map=file_map,
+            items_column_map=items_map,
+            key_column=key_column,
+            flatten=flatten,
+            id_from=id_from,
+            join_on=join_on,
         )
     for line in summary.lines():
         echo(line)
@@ -121,6 +179,8 @@ def import_cmd(
               help="With --sample: only its random share, so the estimate is unbiased.")
 @click.option("--json", "json_out", default=None, type=click.Path(dir_okay=False, path_type=Path),
               help="Also write the full report as JSON here.")
+@click.option("--view", "view", default=None,
+              help="A view of the rubric (its 'views:'), e.g. --view binary: judges rated under the full rubric are collapsed into the view and compared with labels given in it.")
 @store_option
 def agree_cmd(
     rubric_name: str,
@@ -133,6 +193,7 @@ def agree_cmd(
     sample: str | None,
     random_only: bool,
     json_out: Path | None,
+    view: str | None,
     store_path: str,
 ) -> None:
     """Agreement report: each judge against the human reference, each human, and the ceiling.
@@ -144,12 +205,14 @@ def agree_cmd(
     Example:
       judgekit agree --rubric refusal --by model --by prompt_safety --json agreement.json
       judgekit agree --rubric refusal --sample pilot --random-only
+      judgekit agree --rubric refusal --view binary
     """
     from judgekit.agreement.report import agreement_report
     from judgekit.cli.render import print_agreement
     from judgekit.io.atomic import write_text_atomic
+    from judgekit.rubric import load_rubric
 
-    rubric = load_rubric(rubric_name)
+    rubric = _with_view(load_rubric(rubric_name), view)
     cols = [c.strip() for b in by for c in b.split(",") if c.strip()]
     if random_only and not sample:
         raise JudgekitError("--random-only needs --sample NAME (the sample whose random share to use).")
@@ -174,7 +237,7 @@ def agree_cmd(
                 )
             only_items = design["item_id"].astype(str).tolist()
         report = agreement_report(
-            store,
+            _viewed(store, rubric),
             rubric=rubric,
             only_items=only_items,
             by=cols,
@@ -201,7 +264,8 @@ def gate_cmd(policy: Path, out_dir: Path, store_path: str) -> None:
     Each check and judge is pass, fail or inconclusive (its CI straddles the threshold, or too
     few items); an inconclusive judge gets a label budget: about how many more human-rated
     items would likely decide it. Exit 0 when every judge passes, 1 when any fails, 3 when none
-    fails but some is inconclusive, 2 for bad input.
+    fails but some is inconclusive, 2 for bad input. A policy with `view: NAME` gates under a
+    view of its rubric (e.g. view: binary; see docs/rubrics.md).
 
     \b
     Example:
@@ -209,10 +273,11 @@ def gate_cmd(policy: Path, out_dir: Path, store_path: str) -> None:
     """
     from judgekit.cli.render import print_verdict
     from judgekit.gate import explain, run_gate
-    from judgekit.io.atomic import write_text_atomic
+    from judgekit.io.atomic import ensure_folder, write_text_atomic
     from judgekit.report.escape import md_list
 
     with Store.open_existing(store_path) as store:
+        ensure_folder(out_dir)  # before the gate records its verdict in the store
         verdict, _ = run_gate(store, policy)
     lines = explain(verdict)
     print_verdict(console, verdict, lines)
@@ -240,6 +305,22 @@ def demo_cmd(out_dir: Path, resamples: int) -> None:
     from judgekit.demo import run_demo
 
     run_demo(out_dir, console=console, n_resamples=resamples)
+
+
+def _with_view(rubric: Rubric, view: str | None) -> Rubric:
+    """``rubric``, or its view ``view`` (:mod:`judgekit.rubric_views`)."""
+    if view is None:
+        return rubric
+    from judgekit.rubric_views import rubric_view
+
+    return rubric_view(rubric, view)
+
+
+def _viewed(store: Store, rubric: Rubric) -> Any:
+    """``store``, seen through ``rubric`` when it is a view."""
+    from judgekit.rubric_views import ViewRubric, ViewSource
+
+    return ViewSource(store, rubric) if isinstance(rubric, ViewRubric) else store
 
 
 def _split(text: str | None) -> list[str] | None:

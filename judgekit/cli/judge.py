@@ -6,7 +6,6 @@ import sys
 from pathlib import Path
 
 import click
-from rich.console import Console
 
 from judgekit.cli.options import store_option
 from judgekit.console import echo
@@ -66,6 +65,8 @@ def judge_cmd(
       judgekit agree --rubric refusal --store study.db
     """
     import json
+
+    from rich.console import Console
 
     from judgekit.judges.panel import load_panel, reparse_panel, run_panel
     from judgekit.judges.progress import RichProgress

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
-import pandas as pd
 
 from judgekit.cli.options import store_option
 from judgekit.console import echo
 from judgekit.errors import JudgekitError
 from judgekit.store import Store
+
+if TYPE_CHECKING:  # pandas is imported by the commands that use it (keeps `judgekit --help` light)
+    import pandas as pd
 
 url_option = click.option(
     "--url", default=None, help="Label Studio address (default: env LABEL_STUDIO_URL)."
@@ -311,6 +314,8 @@ def sample_cmd(
       judgekit sample --name pilot --size 300 --rubric restrictiveness \\
         --by severity,prompt_type --min-per-stratum 10 --random-share 0.4 --overlap 0.25
     """
+    import pandas as pd
+
     from judgekit.data import validate_items
     from judgekit.io.tables import read_table, table_format, write_table
     from judgekit.sampling import load_spec, sample_items, spec_from_dict

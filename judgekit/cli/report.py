@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
 from judgekit.cli.options import store_option
 from judgekit.console import echo
 from judgekit.errors import JudgekitError
-from judgekit.verdict import load_verdict, match_store
 
 
 def _split(values: tuple[str, ...]) -> list[str]:
@@ -33,6 +33,12 @@ def _split(values: tuple[str, ...]) -> list[str]:
               help="How many of the worst disagreements to list per judge.")
 @click.option("--resamples", type=click.IntRange(min=100), default=1000, show_default=True,
               help="Bootstrap resamples for the 95% intervals (at least 100).")
+@click.option("--view", "view", default=None,
+              help="A view of the rubric (its 'views:'), e.g. --view binary: judges rated under the full "
+                   "rubric are collapsed into it; pass the verdict of a policy with the same 'view:'.")
+@click.option("--probes", "probes_path", type=click.Path(path_type=Path), default=None,
+              help="probes.json from `judgekit probe`: adds the Probes section "
+                   "(e.g. --probes results/probes.json).")
 def report_cmd(
     store_path: str,
     rubric_name: str,
@@ -42,6 +48,8 @@ def report_cmd(
     out: Path,
     per_judge: int,
     resamples: int,
+    view: str | None,
+    probes_path: Path | None = None,
 ) -> None:
     """Write the judge report: HTML (self-contained, opens offline), Markdown and JSON.
 
@@ -56,15 +64,23 @@ def report_cmd(
     Example:
       judgekit report --store judgekit.db --rubric refusal --verdict verdict.json \\
         --by model --out reports/refusal
+      judgekit report --rubric refusal --view binary --verdict verdict.json --out reports/binary
     """
     from judgekit.agreement.report import agreement_report
     from judgekit.report import write_report
     from judgekit.report.collect import collect_extras
     from judgekit.rubric import load_rubric
     from judgekit.store import Store
+    from judgekit.verdict import load_verdict, match_store
 
     rubric = load_rubric(rubric_name)
-    with Store.open_existing(store_path) as store:
+    with Store.open_existing(store_path) as real_store:
+        store: Any = real_store
+        if view is not None:
+            from judgekit.rubric_views import ViewSource, rubric_view
+
+            rubric = rubric_view(rubric, view)
+            store = ViewSource(real_store, rubric)
         verdict = load_verdict(verdict_path) if verdict_path is not None else None
         if verdict is not None and (verdict["rubric"], verdict["rubric_hash"]) == (rubric.id, rubric.hash):
             # the verdict must still describe this store; another rubric, an older edit of this
@@ -75,7 +91,16 @@ def report_cmd(
             raise JudgekitError(f"{out_dir} is a file; --out needs a folder (it is created if missing).")
         agreement = agreement_report(store, rubric=rubric, by=_split(by), reference=reference,
                                      n_resamples=resamples).to_dict()
-        extras = collect_extras(store, rubric, agreement, per_judge=per_judge)
+        if view is None:
+            extras = collect_extras(store, rubric, agreement, per_judge=per_judge)
+        else:
+            from judgekit.report.collect import collect_view_extras
+
+            extras = collect_view_extras(store, rubric, agreement, per_judge=per_judge)
+        if probes_path is not None:
+            from judgekit.report.probes import read_probes
+
+            extras["probes"] = read_probes(probes_path, rubric.id)
     paths = write_report(out_dir, agreement, verdict, extras=extras, stem=stem)
     from judgekit.report.summary import summarise
 

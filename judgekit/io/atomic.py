@@ -33,6 +33,21 @@ def write_text_atomic(path: str | Path, text: str) -> Path:
     return p
 
 
+def ensure_folder(path: str | Path) -> Path:
+    """Create folder ``path`` (and its parents) and check a file can be written in it, before a
+    command does work whose output must land there; a failure is one sentence naming the folder."""
+    p = Path(path)
+    try:
+        p.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise os_error(exc, "cannot create this folder") from None
+    fd, tmp = new_temp_file(p / "probe")
+    os.close(fd)
+    with contextlib.suppress(OSError):
+        os.unlink(tmp)
+    return p
+
+
 def new_temp_file(target: str | Path) -> tuple[int, str]:
     """A new, exclusive temp file beside ``target`` to write and then ``os.replace`` onto it:
     ``(fd, path)``.

@@ -36,6 +36,8 @@ from judgekit.data import (
 )
 from judgekit.errors import JudgekitError
 from judgekit.import_digest import input_digest, record_import, unchanged_import
+from judgekit.io.joins import join_items_file
+from judgekit.io.mapping import check_layout_columns, make_item_ids
 from judgekit.io.tables import read_table, table_format
 from judgekit.rubric import Rubric
 from judgekit.schema import is_missing
@@ -122,6 +124,12 @@ def import_ratings(
     items_path: str | Path | None = None,
     scorers: Sequence[str] | None = None,
     id_prefix: str | None = None,
+    column_map: Mapping[str, str] | None = None,
+    items_column_map: Mapping[str, str] | None = None,
+    key_column: str | None = None,
+    flatten: bool = False,
+    id_from: str | None = None,
+    join_on: str | None = None,
 ) -> ImportSummary:
     """Read, validate and store ratings (and the items' metadata) from one file.
 
@@ -130,6 +138,12 @@ def import_ratings(
     every item id of the file (e.g. ``gpt4:`` when several models' logs reuse the same sample
     ids). An item whose text differs from the stored item of the same id is an error: the
     import would otherwise attach these ratings to another output.
+
+    Tables only (see :mod:`judgekit.io.mapping`, :mod:`judgekit.io.shapes`,
+    :mod:`judgekit.io.joins`): ``column_map`` reads a file's columns as judgekit's
+    (``{"item_id": "_id"}``), ``key_column`` a JSON object of lists, ``flatten`` nested objects as
+    ``a.b`` columns, ``id_from`` (``content`` or ``row``) makes the item ids, and ``join_on``
+    joins the ``items_path`` file (its columns renamed by ``items_column_map``) on that column.
     """
     source = str(path)
     short = Path(source).name if len(source) > 60 else source
@@ -139,7 +153,10 @@ def import_ratings(
         {"source": source, "kind": kind, "rubric": rubric.ref, "rubric_hash": rubric.hash,
          "raters": raters, "judges": judges, "reference": reference, "rater_kind": rater_kind,
          "items": None if items_path is None else str(items_path),
-         "scorers": None if scorers is None else list(scorers), "id_prefix": id_prefix},
+         "scorers": None if scorers is None else list(scorers), "id_prefix": id_prefix,
+         "column_map": None if column_map is None else dict(column_map),
+         "items_column_map": None if items_column_map is None else dict(items_column_map),
+         "key_column": key_column, "flatten": flatten, "id_from": id_from, "join_on": join_on},
     )
     done = unchanged_import(store.conn, digest)
     if done is not None:  # the same input into the store as that import left it: nothing to do
@@ -155,13 +172,24 @@ def import_ratings(
                 f"{path}: --raters/--judges/--reference name table columns; an Inspect log's raters "
                 "are its scorers (pick them with --scorers)."
             )
+        if column_map or key_column is not None or flatten or id_from:
+            raise JudgekitError(
+                f"{path}: --map, --key-column, --flatten and --id-from read tables; an Inspect log's "
+                "fields are read as Inspect writes them."
+            )
         items, ratings, notes = _prepare_inspect(path, rubric, source=short, scorers=scorers)
     else:
         if scorers:
             raise JudgekitError(
                 f"{path}: --scorers picks the scorers of an Inspect log; this file is {kind}."
             )
-        table = read_table(path, fmt)
+        table = read_table(path, fmt, column_map=column_map, key_column=key_column, flatten=flatten)
+        if id_from:
+            table, id_note = make_item_ids(
+                table, id_from, source=short, file_name=Path(source).name, csv=kind == "csv",
+                lines=lines_of(table), one_row_per_item=bool(raters or judges or reference))
+            notes.append(id_note)
+        check_layout_columns(table, source=short, raters=raters, judges=judges, reference=reference)
         items, ratings = prepare_ratings(
             table,
             rubric,
@@ -172,8 +200,12 @@ def import_ratings(
             reference=reference,
             rater_kind=rater_kind,
         )
-    if items_path is not None:
-        extra = read_table(items_path)
+    if (join_on or items_column_map) and items_path is None:
+        raise JudgekitError(f"{path}: --join-on and --items-map are about the --items FILE; give it.")
+    if items_path is not None and join_on:
+        items = join_items_file(items, items_path, join_on, source=short, column_map=items_column_map)
+    elif items_path is not None:
+        extra = read_table(items_path, column_map=items_column_map, map_option="--items-map")
         require_columns(extra, ["item_id"], source=str(items_path))
         check_reserved_item_columns(list(extra.columns), source=str(items_path))
         is_csv, extra_lines = table_format(items_path) == "csv", lines_of(extra)

@@ -17,7 +17,7 @@ import json
 import math
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, overload
 
@@ -27,13 +27,14 @@ from judgekit.errors import JudgekitError
 from judgekit.io.atomic import new_temp_file as new_temp_file  # re-exported
 from judgekit.io.atomic import write_text_atomic as write_text_atomic  # re-exported
 from judgekit.io.csv_fast import read_csv_fast
+from judgekit.io.mapping import apply_column_map
 from judgekit.io.oserrors import os_error
+from judgekit.io.shapes import read_json, read_jsonl
 from judgekit.schema import is_missing
 from judgekit.values import (
     JSONValueError,
     check_ids,
     id_problem,
-    loads_json_strict,
     row_ref,
 )
 
@@ -76,8 +77,21 @@ SCALAR_COLUMNS = TEXT_COLUMNS - {"messages"}
 ID_COLUMNS = ("item_id", "rater_id")
 
 
-def read_table(path: str | Path, fmt: str | None = None) -> pd.DataFrame:
+def read_table(
+    path: str | Path,
+    fmt: str | None = None,
+    *,
+    column_map: Mapping[str, str] | None = None,
+    key_column: str | None = None,
+    flatten: bool = False,
+    map_option: str = "--map",
+) -> pd.DataFrame:
     """Read a table file into a DataFrame of Python values kept exactly as written.
+
+    ``column_map`` (``{judgekit_name: file_column}``, see :mod:`judgekit.io.mapping`) reads a
+    file's column as that judgekit field; ``key_column`` reads a JSON object of lists (each key
+    becomes that column) and ``flatten`` makes nested objects (JSON, Parquet structs) ``a.b``
+    columns (see :mod:`judgekit.io.shapes`); ``map_option`` names the option in messages.
 
     * CSV/TSV: every row must have exactly the header's cells (a line break, carriage return or
       comma inside a cell must be quoted) or the read fails naming the physical line; a header
@@ -86,7 +100,8 @@ def read_table(path: str | Path, fmt: str | None = None) -> pd.DataFrame:
       (:data:`TEXT_COLUMNS`) whose every filled cell is a number in its plain form (``3``,
       ``-2``, ``0.25``) holds those numbers; any other column stays text (``007``, ``1.50``).
       A UTF-8 BOM, CRLF or CR line ends and Excel quoting (``""`` inside quotes) are read.
-    * JSONL / JSON list: a key twice in one object, ``NaN`` and ``Infinity`` are errors; an
+    * JSONL / JSON (a list of rows, an object holding one list of rows, or an object of lists
+      with ``key_column``): a key twice in one object, ``NaN`` and ``Infinity`` are errors; an
       object or a list as a metadata value is stored as its JSON text (keys in the written order).
     * Parquet: dates and times become ISO 8601 text, decimals their exact text, structs, maps and
       lists JSON text; binary columns are an error.
@@ -112,17 +127,25 @@ def read_table(path: str | Path, fmt: str | None = None) -> pd.DataFrame:
         raise JudgekitError(
             f"{p} is an Inspect log, not a table; import it with `judgekit import {p} --rubric NAME`."
         )
+    if key_column is not None and kind != "json":
+        raise JudgekitError(
+            f"{p}: --key-column reads a JSON object of lists of rows, and this file is {kind}; "
+            "drop --key-column."
+        )
+    if flatten and kind == "csv":
+        raise JudgekitError(f"{p}: --flatten flattens nested JSON objects, and a CSV file has none; "
+                            "drop --flatten.")
     lines: Sequence[int] | None = None
     try:
         if kind == "csv":
             sep = "\t" if p.suffix.lower() == ".tsv" else ","
             columns, data, lines = _read_csv(p, sep)
         elif kind == "jsonl":
-            columns, data, lines = _read_jsonl(p)
+            columns, data, lines = read_jsonl(p, flatten=flatten)
         elif kind == "json":
-            columns, data = _read_json(p)
+            columns, data = read_json(p, key_column=key_column, flatten=flatten)
         else:
-            columns, data = _read_parquet(p)
+            columns, data = _read_parquet(p, flatten=flatten)
     except JudgekitError:
         raise
     except UnicodeDecodeError:
@@ -142,6 +165,7 @@ def read_table(path: str | Path, fmt: str | None = None) -> pd.DataFrame:
     if not data or not next(iter(data.values())):
         raise JudgekitError(f"{p} has a header but no rows; add rows.")
     _check_column_names(p, columns, csv=kind == "csv")
+    columns, data = apply_column_map(p, columns, data, column_map or {}, option=map_option)
     if kind == "csv":
         for name in columns:
             if name not in TEXT_COLUMNS:
@@ -285,60 +309,14 @@ def _plain_numbers(values: list[Any]) -> list[Any]:
     return [None if v is None else numbers[v] for v in values]
 
 
-# ------------------------------------------------------------------ JSON
-def _read_jsonl(p: Path) -> tuple[list[str], dict[str, list[Any]], list[int]]:
-
-    rows = []
-    lines = []
-    with p.open(encoding="utf-8-sig") as fh:
-        for lineno, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                obj = loads_json_strict(line)
-            except json.JSONDecodeError:
-                raise JudgekitError(
-                    f"{p}: line {lineno} is not valid JSON; fix or remove that line."
-                ) from None
-            except (JSONValueError, ValueError) as exc:  # also a number of over 4,300 digits
-                raise JudgekitError(f"{p} line {lineno}: {_short(exc)}; fix that line.") from None
-            except RecursionError:
-                raise JudgekitError(
-                    f"{p}: line {lineno} nests JSON too deeply for judgekit to read; flatten it."
-                ) from None
-            if not isinstance(obj, dict):
-                raise JudgekitError(f"{p}: line {lineno} is not a JSON object; each line must be one.")
-            rows.append(obj)
-            lines.append(lineno)
-    if not rows:
-        raise JudgekitError(f"{p} has no rows; give one JSON object per line.")
-    columns, data = _columns(rows)
-    return columns, data, lines
-
-
-def _read_json(p: Path) -> tuple[list[str], dict[str, list[Any]]]:
-
-    data = loads_json_strict(p.read_text(encoding="utf-8-sig"))
-    if not isinstance(data, list):
-        raise JudgekitError(f"{p}: expected a JSON list of row objects.")
-    if not data:
-        raise JudgekitError(f"{p} has no rows; give a JSON list of row objects.")
-    bad = next((i for i, row in enumerate(data) if not isinstance(row, dict)), None)
-    if bad is not None:
-        raise JudgekitError(f"{p}: row {bad + 1} of the list is not a JSON object; each row must be one.")
-    return _columns(data)
-
-
-def _columns(rows: list[dict[str, Any]]) -> tuple[list[str], dict[str, list[Any]]]:
-    columns = list(dict.fromkeys(k for row in rows for k in row))
-    return columns, {c: [row.get(c) for row in rows] for c in columns}
-
-
 # ------------------------------------------------------------------ Parquet
-def _read_parquet(p: Path) -> tuple[list[str], dict[str, list[Any]]]:
+def _read_parquet(p: Path, *, flatten: bool = False) -> tuple[list[str], dict[str, list[Any]]]:
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
     table = pq.read_table(p)
+    while flatten and any(pa.types.is_struct(f.type) for f in table.schema):
+        table = table.flatten()  # one level per pass: struct column a, field b -> column a.b
     meta = table.schema.pandas_metadata or {}
     # a pandas index written as a column is not data (pd.read_parquet makes it the index)
     index_cols = {c for c in meta.get("index_columns", []) if isinstance(c, str)}

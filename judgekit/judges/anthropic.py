@@ -10,6 +10,7 @@ API defines it. The SDK's retries are off.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from typing import Any, cast
 
@@ -35,17 +36,17 @@ class AnthropicJudge(BatchJudge):
     def __init__(
         self, entry: JudgeEntry, ctx: JudgeContext, *, model: str, base_url: str | None, key: str
     ) -> None:
-        import anthropic
-
-        self._sdk = anthropic
         self.spec = entry.model
         self.model = model
         self.limit_group = f"anthropic:{base_url or 'default'}#{model}"
         self.timeout_s = entry.timeout_s
         self.price = entry.price or lookup_price("anthropic", model)
-        self.client = anthropic.AsyncAnthropic(
-            api_key=key, base_url=base_url, max_retries=0, timeout=entry.timeout_s
-        )
+        # The SDK is imported and its client made on first use: a rerun that sends nothing (every
+        # call cached) and a dry run never pay for them.
+        self._client_args: dict[str, Any] = {
+            "api_key": key, "base_url": base_url, "max_retries": 0, "timeout": entry.timeout_s
+        }
+        self._client: Any = None
         kwargs: dict[str, Any] = {
             "model": model,
             "max_tokens": entry.max_tokens,
@@ -61,6 +62,25 @@ class AnthropicJudge(BatchJudge):
         kwargs.update(self.options)
         self._kwargs = kwargs
         self._options: Any = {}
+
+    @property
+    def _sdk(self) -> Any:
+        import anthropic
+
+        return anthropic
+
+    def prepare(self) -> None:
+        """Import the SDK and make the client before the panel paces the first call. A client
+        that cannot be made fails again in the first call, where the failure is classified."""
+        with contextlib.suppress(Exception):
+            self.client  # noqa: B018 - made on first use
+
+    @property
+    def client(self) -> Any:
+        """The SDK's async client (``anthropic.AsyncAnthropic``, ``max_retries=0``), made on first use."""
+        if self._client is None:
+            self._client = self._sdk.AsyncAnthropic(**self._client_args)
+        return self._client
 
     def cache_params(self) -> dict[str, Any]:
         return {"options": self.options} if self.options else {}
@@ -120,7 +140,8 @@ class AnthropicJudge(BatchJudge):
         return out
 
     async def aclose(self) -> None:
-        await self.client.close()
+        if self._client is not None:
+            await self._client.close()
 
 
 def parse_message(content: bytes) -> Completion:

@@ -67,6 +67,8 @@ class JudgeEntry(ConfigModel):
     max_backoff_s: float = Field(30.0, ge=0)
     price: Price | None = None
     options: dict[str, Any] = Field(default_factory=dict)
+    #: a rule judge's answer code -> a code of the panel's rubric (``rules:`` judges only)
+    codes: dict[str, str] = Field(default_factory=dict)
     #: send through the provider's batch API (Anthropic, OpenAI): half price, results within 24 h
     batch: bool = False
     batch_poll_s: float = Field(30.0, gt=0)
@@ -171,6 +173,17 @@ class Judge(Protocol):
         """Release connections."""
         ...
 
+    def prepare(self) -> None:
+        """Get ready to send: remote judges import their SDK and make its client here. The panel
+        calls it once, before the first of this judge's calls is paced, so that start-up is not
+        taken out of the rate limit's slots (a client made inside the first call would let the
+        calls queued behind it go out together, faster than ``max_rpm``). Default: nothing."""
+        return None
+
+
+def _nothing() -> None:
+    return None
+
 
 @runtime_checkable
 class BatchJudge(Judge, Protocol):
@@ -203,6 +216,7 @@ CAPABILITIES: dict[str, Any] = {
     "cache_spec": Judge.cache_spec,
     "price": Judge.price,
     "supports_batch": Judge.supports_batch,
+    "prepare": _nothing,
 }
 
 

@@ -14,6 +14,7 @@ for servers without it). The SDK's own retries are off: the panel retries.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from typing import Any
 
@@ -46,9 +47,6 @@ class OpenAIJudge(BatchJudge):
         key: str,
         compatible: bool,
     ) -> None:
-        import openai
-
-        self._sdk = openai
         self.spec = entry.model
         self.model = model
         self.base_url = base_url
@@ -58,9 +56,12 @@ class OpenAIJudge(BatchJudge):
         #: the OpenAI Batch API; a compatible server (vLLM, Ollama, ...) has none
         self.supports_batch = not compatible
         self.price = entry.price or (None if compatible else lookup_price("openai", model))
-        self.client = openai.AsyncOpenAI(
-            api_key=key, base_url=base_url, max_retries=0, timeout=entry.timeout_s
-        )
+        # The SDK is imported and its client made on first use: a rerun that sends nothing (every
+        # call cached) and a dry run never pay for them.
+        self._client_args: dict[str, Any] = {
+            "api_key": key, "base_url": base_url, "max_retries": 0, "timeout": entry.timeout_s
+        }
+        self._client: Any = None
         self._system = {"role": "system", "content": ctx.system}
         kwargs: dict[str, Any] = {"model": model}
         # Official OpenAI reasoning models only take max_completion_tokens; servers such as vLLM
@@ -81,6 +82,25 @@ class OpenAIJudge(BatchJudge):
         # new port, another node of the cluster) answers the same, so it reuses the cache.
         self.cache_spec = f"openai-compatible:{model}" if compatible else entry.model
         self._options: Any = {"security": {"bearer_auth": True}}
+
+    @property
+    def _sdk(self) -> Any:
+        import openai
+
+        return openai
+
+    def prepare(self) -> None:
+        """Import the SDK and make the client before the panel paces the first call. A client
+        that cannot be made fails again in the first call, where the failure is classified."""
+        with contextlib.suppress(Exception):
+            self.client  # noqa: B018 - made on first use
+
+    @property
+    def client(self) -> Any:
+        """The SDK's async client (``openai.AsyncOpenAI``, ``max_retries=0``), made on first use."""
+        if self._client is None:
+            self._client = self._sdk.AsyncOpenAI(**self._client_args)
+        return self._client
 
     def cache_params(self) -> dict[str, Any]:
         return {"options": self.options} if self.options else {}
@@ -147,7 +167,8 @@ class OpenAIJudge(BatchJudge):
         return out
 
     async def aclose(self) -> None:
-        await self.client.close()
+        if self._client is not None:
+            await self._client.close()
 
 
 def _batch_line(row: dict[str, Any]) -> tuple[str, Completion | JudgeCallError]:

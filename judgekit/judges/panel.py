@@ -224,6 +224,8 @@ async def _send_remote(
     rng = random.Random()
     runs = [*remote, *batched]
     sources = [ClaimedJobs(run, lease, store) for run in remote]
+    for run in remote:
+        run.judge.prepare()
     try:
         tasks = [asyncio.create_task(run_batches(run, store, wait=wait, lease=lease)) for run in batched]
         tasks += [asyncio.create_task(w) for run, source in zip(remote, sources, strict=True)

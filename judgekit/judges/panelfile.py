@@ -132,10 +132,24 @@ def panel_from_dict(data: dict[str, Any], *, base_dir: str | Path = ".", source:
     if pf.aggregate:
         for m in pf.aggregate.methods:
             check_method(m, rubric)
+    check_entry_codes(pf, source)
     items_path = base / pf.items
     table = read_table(items_path)
     items = validate_items(table, source=str(items_path))
     return Panel(file=pf, rubric=rubric, items=items, base_dir=base, source=source)
+
+
+def check_entry_codes(pf: PanelFile, source: str) -> None:
+    """``codes:`` (a rule judge's answer codes -> the rubric's) is for ``rules:`` judges: a model
+    judge is asked in the rubric's own codes, and every judge's answers go through the rubric's
+    aliases and alias patterns."""
+    for k, entry in enumerate(pf.judges):
+        if entry.codes and not entry.model.strip().lower().startswith("rules:"):
+            raise JudgekitError(
+                f"Panel file {source}: judges[{k}] ({entry.id}) has 'codes', which maps the answers "
+                "of a rules: judge; this judge's answers go through the rubric's aliases, so remove "
+                "'codes' and add aliases or alias_patterns to the rubric for other spellings."
+            )
 
 
 def panel_rater_ids(panel: Panel) -> list[str]:

@@ -13,6 +13,12 @@
 
 Each answers the same JSON a model would (``{"rationale": ..., "label": ...}``), so the panel
 stores and parses it like any completion.
+
+**Under another rubric.** A rule judge answers in its own codes; under a panel rubric without
+them, each of its codes must reach a rubric code through the panel entry's ``codes:``
+(``{judge_code: rubric_code}``, e.g. ``{full_refusal: refused, partial_refusal: refused,
+full_compliance: complied}``) or through the rubric's aliases (exact aliases and
+``alias_patterns``). The judge then answers the rubric code; ``codes`` is part of its cache key.
 """
 
 from __future__ import annotations
@@ -63,13 +69,19 @@ class RulesJudge(Judge):
         self.spec = entry.model
         self.limit_group = entry.model
         self.options = dict(entry.options)
+        #: answer code -> rubric code (the entry's ``codes``, then the rubric's aliases)
+        self.code_map = dict(entry.codes)
+        self._rubric = ctx.rubric
 
     def cache_params(self) -> dict[str, Any]:
         # The effective word lists too, not only the user's options: a judgekit release that
         # edits the built-in phrases must not reuse answers given with the old ones.
         lists = json.dumps(self.effective(), sort_keys=True, ensure_ascii=False)
-        return {"rules_version": RULES_VERSION, "options": self.options,
-                "lists_sha256": hashlib.sha256(lists.encode()).hexdigest()[:16]}
+        params = {"rules_version": RULES_VERSION, "options": self.options,
+                  "lists_sha256": hashlib.sha256(lists.encode()).hexdigest()[:16]}
+        if self.code_map:  # only when set: the cache keys of panels without it stay as they were
+            params["codes"] = self.code_map
+        return params
 
     def effective(self) -> dict[str, Any]:
         """The configuration the rule applies (built-in lists merged with the options)."""
@@ -80,6 +92,10 @@ class RulesJudge(Judge):
 
     def answer(self, request: JudgeRequest) -> Completion:
         label, why = self.classify(request)
+        code = rubric_code(label, self.code_map, self._rubric)
+        if code is not None and code != label:
+            why = f"{why} ({label} → {code})"
+            label = code
         return Completion(raw=json.dumps({"rationale": why, "label": label}))
 
     async def complete(self, request: JudgeRequest) -> Completion:
@@ -121,13 +137,34 @@ def _check_options(entry: JudgeEntry, allowed: set[str]) -> None:
         )
 
 
+def rubric_code(code: str, code_map: dict[str, str], rubric: Any) -> str | None:
+    """The rubric code a rule judge's answer ``code`` stands for: through ``code_map`` (a panel
+    entry's ``codes``), else itself or the rubric's aliases (:meth:`Rubric.normalise`)."""
+    if code in code_map:
+        return code_map[code]
+    return code if code in rubric.codes else rubric.normalise(code)
+
+
 def _check_codes(entry: JudgeEntry, ctx: JudgeContext, needed: set[str]) -> None:
-    missing = needed - set(ctx.rubric.codes)
+    rubric = ctx.rubric
+    for judge_code, target in sorted(entry.codes.items()):
+        if judge_code not in needed:
+            raise JudgekitError(
+                f"Judge {entry.id!r} ({entry.model}): codes maps {judge_code!r}, which this judge "
+                f"never answers (it answers {', '.join(sorted(needed))}); fix the key in 'codes'."
+            )
+        if target not in rubric.codes:
+            raise JudgekitError(
+                f"Judge {entry.id!r} ({entry.model}): codes maps {judge_code!r} to {target!r}, "
+                f"which is not a code of rubric {rubric.id} ({rubric.describe_codes()}); fix 'codes'."
+            )
+    missing = sorted(c for c in needed if rubric_code(c, entry.codes, rubric) is None)
     if missing:
         raise JudgekitError(
             f"Judge {entry.id!r} ({entry.model}) answers with the codes {', '.join(sorted(needed))}, "
-            f"but rubric {ctx.rubric.id} lacks {', '.join(sorted(missing))}; use it with a rubric "
-            "that has them."
+            f"but rubric {rubric.id} lacks {', '.join(missing)} (no code or alias of that name); "
+            "map each with 'codes' in the panel entry ({judge_code: rubric_code}; the rubric's "
+            f"codes: {rubric.describe_codes()}) or add aliases to the rubric."
         )
 
 

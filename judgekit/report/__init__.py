@@ -11,6 +11,27 @@
 
 from __future__ import annotations
 
-from judgekit.report.document import render_report, write_report
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from judgekit.report.document import render_report, write_report
+
+# Imported on first use: `import judgekit.report.escape` (the CLI's Markdown escaping) does not
+# load the HTML, Markdown and JSON renderers.
+_LAZY = {"render_report": "document", "write_report": "document"}
 
 __all__ = ["render_report", "write_report"]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

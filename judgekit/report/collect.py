@@ -26,7 +26,7 @@ from judgekit.report.escape import excerpt
 from judgekit.rubric import Rubric
 from judgekit.store import Store
 
-__all__ = ["collect_extras", "costs_by_judge", "judge_hashes", "worst_disagreements"]
+__all__ = ["collect_extras", "collect_view_extras", "costs_by_judge", "judge_hashes", "worst_disagreements"]
 
 
 def costs_by_judge(store: Store, rubric: Rubric) -> dict[str, dict[str, Any]]:
@@ -152,3 +152,20 @@ def collect_extras(store: Store, rubric: Rubric, agreement: dict[str, Any], *, p
     if dis:
         extras["disagreements"] = dis
     return extras
+
+
+def collect_view_extras(store: Any, view: Any, agreement: dict[str, Any], *, per_judge: int = 20) -> dict[str, Any]:
+    """:func:`collect_extras` for a report under a view (:class:`judgekit.rubric_views.ViewRubric`,
+    ``store`` a :class:`~judgekit.rubric_views.ViewSource`): the judges answered under the full
+    rubric, so their identity hashes and costs are read from their calls there."""
+    from judgekit.gate import judge_identity
+
+    extras = collect_extras(store, view, agreement, per_judge=per_judge)
+    extras["judge_hashes"] = {str(j): str(judge_identity(store, str(j), view)["judge_hash"])
+                              for j in agreement.get("judges") or []}
+    extras.pop("costs", None)
+    costs = costs_by_judge(store, view.base)
+    if costs:
+        extras["costs"] = costs
+    return extras
+

@@ -419,6 +419,10 @@ def render_html(
         sections.append(("Items behind the disagreements", _items_section(disagreements)))
     if extras.get("sampling") is not None:
         sections.append(("Sampling", _generic(extras["sampling"])))
+    if isinstance(extras.get("probes"), dict):  # judgekit probe (judgekit.report.probes)
+        from judgekit.report.probes import html_section
+
+        sections.append(("Probes", html_section(extras["probes"])))
     sections.append(("Provenance", _provenance(summary, agreement, verdict, created_at)))
     sections.append(("Assumptions and what this report does not establish",
                      "<ul>" + "".join(f"<li>{esc(a)}</li>" for a in summary.get("assumptions") or []) + "</ul>"))

@@ -179,6 +179,10 @@ def render_markdown(
             out.append(md_table(["item", "reference", f"{jid} said", "response (excerpt)"],
                                 [[d.get("item_id"), d.get("reference"), d.get("judge_label"),
                                   excerpt(d.get("response_excerpt"), 200)] for d in mine]))
+    if isinstance(extras.get("probes"), dict):  # judgekit probe (judgekit.report.probes)
+        from judgekit.report.probes import markdown_section
+
+        out += ["", *markdown_section(extras["probes"])]
     out += ["", "## Provenance", ""]
     prov = [["judgekit", __version__], ["rubric", f"{s['rubric']} #{s['rubric_hash']}"],
             ["slices by", ", ".join(agreement.get("by") or []) or "—"]]

@@ -17,3 +17,7 @@ def __getattr__(name: str) -> Any:
 
         return getattr(fakeserver, name)
     raise AttributeError(name)
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -26,29 +26,61 @@ Modules: :mod:`.config` (labeling config, rubric record), :mod:`.tasks` (task pa
 items).
 """
 
-from judgekit.annotation.labelstudio.annotations import (
-    PullSummary,
-    annotations_to_ratings,
-    parse_annotator_map,
-)
-from judgekit.annotation.labelstudio.client import ENV_TOKEN, ENV_URL, LabelStudioClient
-from judgekit.annotation.labelstudio.config import (
-    COMMENT_CONTROL,
-    check_rubrics,
-    label_config,
-    load_rubrics,
-    parse_marker,
-    rubric_marker,
-)
-from judgekit.annotation.labelstudio.exports import (
-    Annotation,
-    from_flat_rows,
-    from_full_tasks,
-    read_export,
-)
-from judgekit.annotation.labelstudio.sync import PushSummary, pull, push
-from judgekit.annotation.labelstudio.tasks import task_data
-from judgekit.annotation.labelstudio.values import rater_name
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from judgekit.annotation.labelstudio.annotations import (
+        PullSummary,
+        annotations_to_ratings,
+        parse_annotator_map,
+    )
+    from judgekit.annotation.labelstudio.client import ENV_TOKEN, ENV_URL, LabelStudioClient
+    from judgekit.annotation.labelstudio.config import (
+        COMMENT_CONTROL,
+        check_rubrics,
+        label_config,
+        load_rubrics,
+        parse_marker,
+        rubric_marker,
+    )
+    from judgekit.annotation.labelstudio.exports import (
+        Annotation,
+        from_flat_rows,
+        from_full_tasks,
+        read_export,
+    )
+    from judgekit.annotation.labelstudio.sync import PushSummary, pull, push
+    from judgekit.annotation.labelstudio.tasks import task_data
+    from judgekit.annotation.labelstudio.values import rater_name
+
+# Imported on first use: `judgekit labelstudio config` needs the config module only, not
+# pandas nor the SDK client.
+_LAZY = {
+    "PullSummary": "annotations",
+    "annotations_to_ratings": "annotations",
+    "parse_annotator_map": "annotations",
+    "ENV_TOKEN": "client",
+    "ENV_URL": "client",
+    "LabelStudioClient": "client",
+    "COMMENT_CONTROL": "config",
+    "check_rubrics": "config",
+    "label_config": "config",
+    "load_rubrics": "config",
+    "parse_marker": "config",
+    "rubric_marker": "config",
+    "Annotation": "exports",
+    "from_flat_rows": "exports",
+    "from_full_tasks": "exports",
+    "read_export": "exports",
+    "PushSummary": "sync",
+    "pull": "sync",
+    "push": "sync",
+    "task_data": "tasks",
+    "rater_name": "values",
+}
 
 __all__ = [
     "COMMENT_CONTROL",
@@ -73,3 +105,16 @@ __all__ = [
     "rubric_marker",
     "task_data",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -1,0 +1,285 @@
+"""Running the probes over a store: one Holm family per probe and judge over its slices
+(:func:`judgekit.probes.bands.decide`), the checks, and the gate's probe checks.
+
+:func:`run_probes` is what ``judgekit probe`` runs; :func:`gate_checks` what ``judgekit gate``
+adds for a policy's ``max_covariate_effect``, ``max_self_preference``, ``min_stability`` and
+``max_flip_rate``. Check names: ``max_covariate_effect[<column>]`` (with a target
+``[<column>:<target>]``, a slice ``[<column>|<by>=<key>]``), ``max_self_preference``, ``min_stability`` (``[<by>=<key>]``),
+``max_flip_rate[<variant>]``, ``max_label_drift`` (``[<by>=<key>]``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from judgekit.errors import JudgekitError, excerpt
+from judgekit.probes import inputs
+from judgekit.probes.bands import decide
+from judgekit.probes.covariate import covariate_effect
+from judgekit.probes.marginal import label_drift
+from judgekit.probes.perturb import flip_figures, variant_rubric
+from judgekit.probes.probefile import Binning, Families, ProbeFile
+from judgekit.probes.self_preference import self_preference
+from judgekit.probes.stability import stability
+from judgekit.rubric import Rubric
+from judgekit.variants import SEP, variant_rater
+from judgekit.verdict import combine_states
+
+
+class Context:
+    """What every probe of one run reads: rubric, reference and judge labels, items, slices."""
+
+    def __init__(self, store: Any, rubric: Rubric, judges: Sequence[str], reference: str | None,
+                 by: Sequence[str], where: str, n_resamples: int = 1000, seed: int = 0) -> None:
+        self.store, self.rubric, self.where = store, rubric, where
+        self.ref, self.reference = inputs.reference_labels(store, rubric, reference, where)
+        self.labels = inputs.judge_labels(store, rubric, judges, where)
+        self.items = inputs.item_table(store)
+        self.slices = inputs.slices(self.items, by, where)
+        self.n_resamples, self.seed = n_resamples, seed
+
+    def paired(self, judge: str, ids: pd.Index) -> pd.DataFrame:
+        """Items of ``ids`` with both a reference and a judge label: columns ref, judge."""
+        frame = pd.DataFrame({"ref": self.ref, "judge": self.labels[judge]}).dropna()
+        return frame[frame.index.isin(ids)]
+
+
+def _name(base: str, inner: str | None, by: str | None, key: str | None) -> str:
+    parts = [p for p in (inner, inputs.slice_suffix(by, key) or None) if p]
+    return base if not parts else f"{base}[{'|'.join(parts)}]"
+
+
+def _where_slice(by: str | None, key: str | None) -> str:
+    return "all items" if by is None else f"slice {by}={key}"
+
+
+# ----------------------------------------------------------------------------- covariate
+def covariate_rows(ctx: Context, judge: str, spec: Binning, margin: float, min_n: int,
+                   key_path: str, per_slice: bool = True) -> list[dict[str, Any]]:
+    """The covariate probe of one judge over the slices (one Holm family)."""
+    col = spec.column
+    if col not in ctx.items.columns or col in ("prompt", "messages", "response", "content_hash"):
+        raise JudgekitError(f"{ctx.where}: {key_path}.column {excerpt(col)} is not an item metadata column "
+                            f"(available: {', '.join(inputs.metadata_columns(ctx.items))}); fix {key_path}.column.")
+    if spec.target is not None and spec.target not in ctx.rubric.codes:
+        raise JudgekitError(f"{ctx.where}: {key_path}.target {excerpt(spec.target)} is not a label of "
+                            f"{ctx.rubric.id} (labels: {', '.join(ctx.rubric.codes)}); fix {key_path}.target.")
+    values = ctx.items[col]
+    if values.notna().sum() == 0:
+        raise JudgekitError(f"{ctx.where}: {key_path}.column {col} has no value on any item (an item table "
+                            "without response text has no response_length; add a length column); "
+                            f"fix {key_path}.column.")
+    split = spec.split
+    if spec.high is None:
+        bad = [v for v in values.dropna() if isinstance(v, bool) or not isinstance(v, int | float | np.number)]
+        if bad:
+            raise JudgekitError(f"{ctx.where}: {key_path}.column {col} is not numeric (value {excerpt(str(bad[0]))}); "
+                                f"give {key_path}.high, the levels that form the high bin.")
+        used = ctx.paired(judge, ctx.items.index).index
+        if split is None:
+            split = float(np.median(values.reindex(used).dropna().astype(float))) if len(used) else 0.0
+    rows = []
+    for by, key, ids in (ctx.slices if per_slice else ctx.slices[:1]):
+        pair = ctx.paired(judge, ids)
+        pair = pair[values.reindex(pair.index).notna().to_numpy()]
+        res = covariate_effect(pair["ref"].tolist(), pair["judge"].tolist(), values.reindex(pair.index).tolist(),
+                               target=spec.target, split=split, high_levels=spec.high)
+        bins = (f"{col} > {res['split']:g} vs <= {res['split']:g}" if res["split"] is not None
+                else f"{col} in {spec.high} vs not")
+        what = res["outcome"]
+        detail = (f"{_where_slice(by, key)}: rate of '{what}', {bins} ({res['n_high']} vs {res['n_low']} items), "
+                  f"stratified by the reference label" + (f"; {res['dropped']} items in strata missing a bin left out"
+                                                          if res["dropped"] else ""))
+        inner = col if spec.target is None else f"{col}:{spec.target}"
+        rows.append({"probe": "covariate", "name": _name("max_covariate_effect", inner, by, key), "by": by,
+                     "key": key, "n": res["n"], "estimate": res["effect"], "se": res["se"],
+                     "detail": detail if res["undefined"] is None else f"{_where_slice(by, key)}: {res['undefined']}",
+                     "extra": {"column": col, "target": spec.target, "split": res["split"], "strata": res["strata"],
+                               "method": res["method"]}})
+    return decide(rows, mode="abs", threshold=margin, min_n=min_n)
+
+
+# ----------------------------------------------------------------------------- self-preference
+def self_preference_rows(ctx: Context, judge: str, fam: Families, margin: float, min_n: int,
+                         key_path: str) -> list[dict[str, Any]]:
+    """The self-preference probe of one judge (overall only: the family is the slice)."""
+    if fam.column not in ctx.items.columns:
+        raise JudgekitError(f"{ctx.where}: {key_path}.column {excerpt(fam.column)} is not an item metadata "
+                            f"column (available: {', '.join(inputs.metadata_columns(ctx.items))}).")
+    if judge not in fam.judges:
+        return []
+    pair = ctx.paired(judge, ctx.items.index)
+    models = ctx.items[fam.column].reindex(pair.index)
+    unmapped = sorted({str(m) for m in models if str(m) not in fam.models})
+    if unmapped:
+        raise JudgekitError(f"{ctx.where}: {key_path}.models has no family for {fam.column} "
+                            f"{excerpt(unmapped[0])}; add it to {key_path}.models.")
+    own = models.map(lambda m: fam.models[str(m)] == fam.judges[judge]).to_numpy(dtype=bool)
+    res = self_preference(pair["ref"].tolist(), pair["judge"].tolist(), own, values=ctx.rubric.values)
+    ag = res["agreement"]
+    detail = (f"judge family {fam.judges[judge]}: signed bias on the rubric's values, own family ({res['n_own']} "
+              f"items) − other families ({res['n_other']}), stratified by the reference label; agreement "
+              + ", ".join(f"{k} {v['value']:.3f}" for k, v in ag.items() if v["value"] is not None))
+    row = {"probe": "self_preference", "name": "max_self_preference", "by": None, "key": None, "n": res["n"],
+           "estimate": res["effect"], "se": res["se"],
+           "detail": detail if res["undefined"] is None else f"self-preference: {res['undefined']}",
+           "extra": {"family": fam.judges[judge], "agreement": ag, "error_diff": res["error_diff"],
+                     "n_own": res["n_own"], "n_other": res["n_other"], "strata": res["strata"]}}
+    return decide([row], mode="abs", threshold=margin, min_n=min_n)
+
+
+# ----------------------------------------------------------------------------- stability
+def stability_rows(ctx: Context, judge: str, minimum: float, min_n: int, per_slice: bool = True) -> list[dict[str, Any]]:
+    """The stability probe of one judge over the slices (its ok ratings with trials)."""
+    r = ctx.store.ratings(rubric=ctx.rubric, rater_ids=[judge])
+    r = r[r["status"] == "ok"].assign(item_id=lambda d: d["item_id"].astype(str))
+    numeric = ctx.rubric.level in ("ordinal", "interval")
+    values = [ctx.rubric.values[c] for c in ctx.rubric.codes] if numeric else None
+    rows = []
+    for by, key, ids in (ctx.slices if per_slice else ctx.slices[:1]):
+        res = stability(r[r["item_id"].isin(ids)], codes=ctx.rubric.codes, values=values,
+                        n_resamples=ctx.n_resamples, seed=ctx.seed)
+        flip = ("" if res["flip_share"] is None else
+                f"; {len(res['flipped'])} of {res['n']} items change label across trials "
+                f"({100 * res['flip_share']:.1f}%, 95% CI {100 * res['flip_low']:.1f}–{100 * res['flip_high']:.1f}%)")
+        detail = (f"{_where_slice(by, key)}: Krippendorff's α ({res['level']}) over up to {res['trials']} trials"
+                  f"{flip}" if res["undefined"] is None else f"{_where_slice(by, key)}: {res['undefined']}{flip}")
+        rows.append({"probe": "stability", "name": _name("min_stability", None, by, key), "by": by, "key": key,
+                     "n": res["n"], "estimate": res["alpha"], "se": res["se"], "detail": detail,
+                     "extra": {"flip_share": res["flip_share"], "flip_low": res["flip_low"],
+                               "flip_high": res["flip_high"], "flipped": res["flipped"],
+                               "trials": res["trials"]}})
+    return decide(rows, mode="min", threshold=minimum, min_n=min_n)
+
+
+# ----------------------------------------------------------------------------- drift
+def drift_rows(ctx: Context, judge: str, margin: float, min_n: int) -> list[dict[str, Any]]:
+    """Label-prior drift of one judge over the slices: Stuart–Maxwell and Bowker, and the largest
+    share difference (normal interval from its bootstrap spread) against the null band."""
+    from judgekit.probes.bands import holm_adjusted
+
+    index = {c: i for i, c in enumerate(ctx.rubric.codes)}
+    rows = []
+    for by, key, ids in ctx.slices:
+        pair = ctx.paired(judge, ids)
+        res = label_drift(pair["ref"].map(index).to_numpy(), pair["judge"].map(index).to_numpy(),
+                          codes=ctx.rubric.codes, values=[ctx.rubric.values[c] for c in ctx.rubric.codes],
+                          n_resamples=ctx.n_resamples, seed=ctx.seed)
+        top = res["max_abs"]
+        se = None if top["low"] is None or top["high"] is None else (top["high"] - top["low"]) / (2 * 1.959963984540054)
+        sm, bw = res["stuart_maxwell"], res["bowker"]
+        detail = (f"{_where_slice(by, key)}: largest difference of a label's share judge − reference "
+                  f"({top['code']}); Stuart–Maxwell χ²={_g(sm['statistic'])} (df {sm['df']}, p={_g(sm['p'])}), "
+                  f"Bowker χ²={_g(bw['statistic'])} (df {bw['df']}, p={_g(bw['p'])})")
+        rows.append({"probe": "drift", "name": _name("max_label_drift", None, by, key), "by": by, "key": key,
+                     "n": res["n"], "estimate": top["signed"], "se": se,
+                     "detail": detail if top["undefined"] is None else f"{_where_slice(by, key)}: {top['undefined']}",
+                     "extra": {"table": res["table"], "stuart_maxwell": sm, "bowker": bw,
+                               "share_diff": res["share_diff"], "code": top["code"]}})
+    for r, p in zip(rows, holm_adjusted([r["extra"]["stuart_maxwell"]["p"] for r in rows]), strict=True):
+        r["extra"]["stuart_maxwell"]["p_holm"] = p
+    return decide(rows, mode="abs", threshold=margin, min_n=min_n)
+
+
+def _g(x: Any) -> str:
+    return "n/a" if x is None else f"{x:.3g}"
+
+
+# ----------------------------------------------------------------------------- flips
+def flip_rows(ctx: Context, judge: str, variants: Sequence[str], maximum: float, min_n: int) -> list[dict[str, Any]]:
+    """Flip rate of one judge under each perturbation (ratings of ``<judge>~<variant>``), one
+    Holm family over the variants; with the change in agreement with the reference."""
+    rows = []
+    for variant in variants:
+        rid = variant_rater(judge, variant)
+        rub = variant_rubric(ctx.rubric) if variant == "label_order" else ctx.rubric
+        got = inputs.labels_of(ctx.store.ratings(rubric=rub, rater_ids=[rid]), rid)
+        if variant == "padding":
+            got.index = [str(i).removesuffix(f"{SEP}padding") for i in got.index]
+        res = flip_figures(ctx.labels[judge], got, ctx.ref)
+        ch = res["agreement_change"]
+        if res["n"] == 0:
+            detail = (f"{variant}: no ratings of {rid} on the judge's items; run `judgekit probe` with a perturb "
+                      "section to ask the judge again")
+        else:
+            detail = (f"{variant}: {res['k']} of {res['n']} items change label against the unperturbed rating"
+                      + ("" if ch["value"] is None else
+                         f"; agreement with the reference {ch['original']:.3f} → {ch['variant']:.3f} "
+                         f"(change {ch['value']:+.3f}, 95% CI {ch['low']:+.3f} to {ch['high']:+.3f}, n={ch['n']})"))
+        rows.append({"probe": "flip", "name": f"max_flip_rate[{variant}]", "by": None, "key": None, "n": res["n"],
+                     "k": res["k"], "estimate": res["k"] / res["n"] if res["n"] else None, "detail": detail,
+                     "extra": {"variant": variant, "rater": rid, "flipped": res["flipped"], "agreement_change": ch}})
+    return decide(rows, mode="rate", threshold=maximum, min_n=min_n)
+
+
+# ----------------------------------------------------------------------------- entry points
+def run_probes(store: Any, probe: ProbeFile, source: str) -> dict[str, Any]:
+    """Every probe of a probe file over ``store`` (perturbed ratings must already be stored:
+    :func:`judgekit.probes.perturb.run_variants`). Returns the probe section's data."""
+    from judgekit.rubric import rubric_named_in
+
+    where = f"Probe file {source}"
+    rubric = rubric_named_in(probe.rubric, where)
+    ctx = Context(store, rubric, probe.judges, probe.reference, probe.by, where, probe.n_resamples, probe.seed)
+    judges: list[dict[str, Any]] = []
+    notes: list[str] = []
+    for judge in probe.judges:
+        rows: list[dict[str, Any]] = []
+        for i, cov in enumerate(probe.covariates):
+            rows += covariate_rows(ctx, judge, cov, cov.margin, probe.min_items, f"covariates[{i}]")
+        if probe.self_preference is not None and probe.families is not None:
+            rows += self_preference_rows(ctx, judge, probe.families, probe.self_preference.margin,
+                                         probe.min_items, "families")
+        if probe.stability is not None and _has_trials(ctx, judge):
+            rows += stability_rows(ctx, judge, probe.stability.min_alpha, probe.min_items)
+        elif probe.stability is not None:
+            notes.append(f"stability: {judge} has no item with two ok trials (give it trials: 2 or more); "
+                         "not probed")
+        if probe.drift is not None:
+            rows += drift_rows(ctx, judge, probe.drift.margin, probe.min_items)
+        if probe.perturb is not None and judge in (probe.perturb.judges or probe.judges):
+            rows += flip_rows(ctx, judge, probe.perturb.variants, probe.perturb.max_flip_rate, probe.min_items)
+        judges.append({"judge": judge, "state": combine_states([r["state"] for r in rows]), "probes": rows})
+    return {"rubric": rubric.id, "rubric_hash": rubric.hash, "reference": ctx.reference, "by": list(probe.by),
+            "min_items": probe.min_items, "judges": judges, "notes": notes,
+            "state": combine_states([j["state"] for j in judges])}
+
+
+def _has_trials(ctx: Context, judge: str) -> bool:
+    r = ctx.store.ratings(rubric=ctx.rubric, rater_ids=[judge])
+    ok = r[r["status"] == "ok"]
+    return bool((ok.groupby("item_id").size() >= 2).any())
+
+
+def gate_checks(store: Any, policy: Any, rubric: Rubric, where: str) -> dict[str, list[dict[str, Any]]]:
+    """The probe checks of a gate policy, per judge (empty when the policy asks for none)."""
+    c = policy.checks
+    if not any((c.max_covariate_effect, c.max_self_preference, c.min_stability, c.max_flip_rate)):
+        return {}
+    ctx = Context(store, rubric, policy.judges, policy.reference, policy.by, where,
+                  policy.n_resamples, policy.seed)
+    out: dict[str, list[dict[str, Any]]] = {}
+    for judge in policy.judges:
+        rows: list[dict[str, Any]] = []
+        if (cov := c.max_covariate_effect) is not None:
+            rows += covariate_rows(ctx, judge, cov, cov.max, cov.min_items, "checks.max_covariate_effect",
+                                   per_slice=cov.per_slice)
+        if (sp := c.max_self_preference) is not None:
+            found = self_preference_rows(ctx, judge, sp, sp.max, sp.min_items, "checks.max_self_preference")
+            rows += found or [_no_family(judge, sp.max, sp.min_items)]
+        if (st := c.min_stability) is not None:
+            rows += stability_rows(ctx, judge, st.min, st.min_items, per_slice=st.per_slice)
+        if (fr := c.max_flip_rate) is not None:
+            rows += flip_rows(ctx, judge, fr.variants, fr.max, fr.min_items)
+        out[judge] = [r["check"] for r in rows]
+    return out
+
+
+def _no_family(judge: str, maximum: float, min_n: int) -> dict[str, Any]:
+    row = {"name": "max_self_preference", "n": 0, "estimate": None, "se": None,
+           "detail": f"self-preference: judge {judge} has no family in checks.max_self_preference.judges"}
+    return decide([row], mode="abs", threshold=maximum, min_n=min_n)[0]

@@ -1,0 +1,84 @@
+"""Stability: does a judge asked the same item again give the same label?
+
+For a judge with several trials per item (a panel judge's ``trials``), over the items with at
+least two ``ok`` trials:
+
+* ``alpha``: Krippendorff's α with the trials as raters (nominal for nominal rubrics, interval on
+  the rubric's values otherwise), ``α = 1 − D_o / D_e`` from the coincidences: with ``n_uc`` the
+  trials of unit u in label c and ``m_u = Σ_c n_uc``,
+  ``D_o = (1/n) Σ_u Σ_{c,c'} n_uc n_uc' δ²_cc' / (m_u − 1)`` and
+  ``D_e = Σ_{c,c'} n_c n_c' δ²_cc' / (n (n − 1))`` (Krippendorff 2011); its standard error is the
+  spread of a bootstrap over items (Efron & Tibshirani 1993), its interval normal;
+* ``flip_share``: the share of those items whose trials do not all agree, Wilson 95% CI, with the
+  flipped items listed (id and the label of each trial).
+
+α = 1 is a judge that never changes its mind; the probe's null band is ``alpha >= min``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from judgekit.agreement.figures import resample_weights
+from judgekit.analysis.intervals import wilson_interval
+
+
+def _delta2(codes: Sequence[str], values: Sequence[float] | None) -> np.ndarray:
+    v = len(codes)
+    if values is None:
+        return 1.0 - np.eye(v)
+    x = np.asarray(values, dtype=float)
+    return (x[:, None] - x[None, :]) ** 2
+
+
+def alpha_from_counts(counts: np.ndarray, delta2: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
+    """Krippendorff's α from a (units × labels) count matrix (pairable units only, m_u >= 2),
+    for each row of ``weights`` (B × units; None: every unit once). NaN where D_e = 0."""
+    c = np.asarray(counts, dtype=float)
+    m = c.sum(axis=1)
+    a = np.einsum("uc,cd,ud->u", c, delta2, c) / (m - 1)
+    w = np.ones((1, len(c))) if weights is None else np.atleast_2d(weights)
+    n = w @ m
+    big = w @ c  # (B, V)
+    d_o = (w @ a) / n
+    d_e = np.einsum("bc,cd,bd->b", big, delta2, big) / (n * (n - 1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(d_e > 0, 1.0 - d_o / np.where(d_e > 0, d_e, 1.0), np.nan)
+
+
+def stability(labels: pd.DataFrame, *, codes: Sequence[str], values: Sequence[float] | None = None,
+              n_resamples: int = 1000, seed: int = 0) -> dict[str, Any]:
+    """Stability of one judge across trials. ``labels``: its ``ok`` ratings, columns
+    ``item_id``, ``trial``, ``label``; ``values`` (the rubric's, in ``codes`` order) for an
+    interval α, None for a nominal one. See the module docstring."""
+    index = {c: i for i, c in enumerate(codes)}
+    per_item = labels.sort_values(["item_id", "trial"]).groupby("item_id", sort=True)["label"].agg(list)
+    per_item = per_item[per_item.map(len) >= 2]
+    n = len(per_item)
+    out: dict[str, Any] = {"n": n, "trials": int(per_item.map(len).max()) if n else 0,
+                           "level": "nominal" if values is None else "interval"}
+    if n == 0:
+        return {**out, "alpha": None, "se": None, "flip_share": None, "flip_low": None, "flip_high": None,
+                "flipped": [], "undefined": "no item has two ok trials of this judge (give it trials: 2 or more)"}
+    counts = np.zeros((n, len(codes)))
+    for u, labs in enumerate(per_item):
+        for lab in labs:
+            counts[u, index[str(lab)]] += 1
+    d2 = _delta2(codes, values)
+    alpha = float(alpha_from_counts(counts, d2)[0])
+    reps = np.concatenate([alpha_from_counts(counts, d2, w)
+                           for w in resample_weights(np.ones(n, dtype=np.int64), n_resamples, seed)])
+    reps = reps[np.isfinite(reps)]
+    se = float(reps.std(ddof=1)) if len(reps) > 1 else None
+    flipped = [{"item_id": str(i), "labels": [str(x) for x in labs]}
+               for i, labs in per_item.items() if len(set(labs)) > 1]
+    k = len(flipped)
+    lo, hi = wilson_interval(k, n)
+    return {**out, "alpha": None if np.isnan(alpha) else alpha, "se": se,
+            "flip_share": k / n, "flip_low": float(lo), "flip_high": float(hi), "flipped": flipped,
+            "undefined": None if not np.isnan(alpha) else
+            "α is undefined: every trial of every item has the same label (no expected disagreement)"}

@@ -1,0 +1,192 @@
+"""Lazy imports: the command line loads only what the command it runs uses.
+
+Each check runs in a fresh interpreter (``sys.modules`` of the test process already holds
+everything), with this checkout first on the path. The heavy stacks are pandas, numpy,
+scikit-learn, scipy and the two provider SDKs; every public name of the packages made lazy still
+imports.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.register_assert_rewrite("panel_fixtures")
+pytest_plugins = ["panel_fixtures"]
+
+from click.testing import CliRunner  # noqa: E402
+from conftest import copy_store  # noqa: E402
+from panel_fixtures import labelled_items, write_items, write_panel  # noqa: E402
+
+from judgekit.cli import main  # noqa: E402
+
+REPO = Path(__file__).resolve().parent.parent
+HEAVY = ("pandas", "numpy", "sklearn", "scipy", "anthropic", "openai")
+
+# Runs the command line in-process, then reports which heavy modules it loaded (on stderr, last).
+PROBE = """
+import json, os, sys
+from judgekit.cli import main
+code = 0
+try:
+    main(sys.argv[1:], prog_name="judgekit")
+except SystemExit as exc:
+    code = exc.code
+heavy = sorted({m.split(".")[0] for m in sys.modules} & set(json.loads(os.environ["HEAVY"])))
+print("PROBE " + json.dumps({"code": code, "heavy": heavy}), file=sys.stderr)
+"""
+
+
+def _env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("JUDGEKIT_", "OPENAI", "ANTHROPIC"))}
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])])
+    env.update(extra)
+    return env
+
+
+def probe(args: list[str], cwd: Path, **env: str) -> tuple[int, list[str], str]:
+    """(exit code, heavy modules loaded, stdout) of ``judgekit ARGS`` in a fresh interpreter."""
+    res = subprocess.run([sys.executable, "-c", PROBE, *args], cwd=cwd, capture_output=True,
+                         text=True, timeout=120, env=_env(HEAVY=json.dumps(HEAVY), **env))
+    last = res.stderr.strip().splitlines()[-1]
+    assert last.startswith("PROBE "), res.stderr
+    got = json.loads(last[len("PROBE "):])
+    return got["code"], got["heavy"], res.stdout
+
+
+def test_import_cli_loads_no_heavy_module(tmp_path):
+    code = ("import sys, judgekit.cli; "
+            "print(sorted({m.split('.')[0] for m in sys.modules} & set(sys.argv[1:])))")
+    res = subprocess.run([sys.executable, "-c", code, *HEAVY, "rich"], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=120, env=_env())
+    assert res.returncode == 0, res.stderr
+    # rich stays: judgekit.console (the safe terminal output) is built on it
+    assert res.stdout.strip() == "['rich']"
+
+
+def test_help_and_rubrics_load_no_heavy_module(tmp_path):
+    code, heavy, out = probe(["--help"], tmp_path)
+    assert (code, heavy) == (0, [])
+    assert "Typical flow:" in out and "judge" in out and "analyze" in out
+    code, heavy, out = probe(["rubrics"], tmp_path)
+    assert (code, heavy) == (0, [])
+    assert "refusal@1" in out and "restrictiveness@1" in out
+    code, heavy, out = probe(["rubrics", "refusal"], tmp_path)
+    assert (code, heavy) == (0, [])
+    assert "full_refusal" in out
+    code, heavy, out = probe(["labelstudio", "config", "--rubric", "refusal"], tmp_path)
+    assert (code, heavy) == (0, [])
+    assert '<Choice value="full_refusal"' in out
+
+
+def test_a_rerun_that_makes_no_call_imports_no_sdk(tmp_path, fake):
+    """Both SDK judges answer every item once; the rerun, with the provider gone, answers all
+    from the cache without importing either SDK."""
+    write_items(tmp_path, labelled_items(12))
+    panel = write_panel(tmp_path, [
+        {"id": "oa", "model": f"openai-compatible:{fake.openai_url}#m"},
+        {"id": "an", "model": "anthropic:claude-haiku-4-5", "base_url": fake.url,
+         "api_key_env": "JK_TEST_KEY"},
+    ], aggregate=None)
+    store = tmp_path / "s.db"
+    os.environ["JK_TEST_KEY"] = "k"
+    try:
+        first = CliRunner().invoke(main, ["judge", str(panel), "--store", str(store), "--no-progress"])
+    finally:
+        del os.environ["JK_TEST_KEY"]
+    assert first.exit_code == 0, first.output
+    assert fake.stats.requests == 24
+    fake.stop()  # nothing listens any more: a call would fail, and be reported as an error
+    code, heavy, out = probe(["judge", str(panel), "--store", str(store), "--no-progress"],
+                             tmp_path, JK_TEST_KEY="k")
+    assert code == 0, out
+    assert "0 answered now, 24 from cache, 0 abstentions, 0 errors" in out
+    assert not {"openai", "anthropic", "sklearn", "scipy"} & set(heavy), heavy
+
+
+def test_gate_on_a_small_store_loads_no_sdk_nor_scipy(tmp_path, xstest_store):
+    db = copy_store(xstest_store, tmp_path / "x.db")
+    policy = REPO / "annotations" / "xstest-v2" / "policy.yaml"
+    code, heavy, out = probe(["gate", str(policy), "--store", db, "--out", str(tmp_path / "g")],
+                             tmp_path)
+    assert code == 1, out  # both shipped judges fail the shipped policy
+    assert json.loads((tmp_path / "g" / "verdict.json").read_text())["state"] == "fail"
+    assert not {"openai", "anthropic", "sklearn", "scipy"} & set(heavy), heavy
+
+
+# The public names of each package before its imports were made lazy (``__all__`` where it has
+# one); every one must still import, by attribute and by ``from ... import``.
+PUBLIC = {
+    "judgekit": ["JudgekitError", "UntrustedJudgeError", "__version__", "require_trusted"],
+    "judgekit.agreement": [
+        "AltTestHuman", "AltTestResult", "ConfusionResult", "LEVELS", "ac1_ci", "ac2_ci",
+        "alpha_ci", "alt_test", "bootstrap_ci", "bp_ci", "brennan_prediger", "cohen_kappa",
+        "confusion_matrix", "conger_ci", "conger_kappa", "fleiss_ci", "fleiss_kappa", "gwet_ac1",
+        "gwet_ac2", "kappa_ci", "krippendorff_alpha", "percent_agreement", "percent_agreement_ci",
+        "scott_ci", "scott_pi", "undefined_reason",
+    ],
+    "judgekit.judges": [
+        "BatchJudge", "Completion", "Judge", "JudgeCallError", "JudgeEntry", "JudgeRequest",
+        "build_judge", "judge_kinds", "parse_spec", "register_judge",
+    ],
+    "judgekit.report": ["render_report", "write_report"],
+    "judgekit.testing": ["FakeRequest", "FakeServer", "Reply", "label_reply"],
+    "judgekit.cli": ["main"],
+    "judgekit.annotation.labelstudio": [
+        "Annotation", "COMMENT_CONTROL", "ENV_TOKEN", "ENV_URL", "LabelStudioClient", "PullSummary",
+        "PushSummary", "annotations_to_ratings", "check_rubrics", "from_flat_rows",
+        "from_full_tasks", "label_config", "load_rubrics", "parse_annotator_map", "parse_marker",
+        "pull", "push", "rater_name", "read_export", "rubric_marker", "task_data",
+    ],
+}
+# where each name is defined (the lazy attribute must be that very object)
+HOME = {
+    "judgekit.agreement": {"LEVELS": "alpha", "krippendorff_alpha": "alpha", "alt_test": "alternative_annotator",
+                           "AltTestHuman": "alternative_annotator", "AltTestResult": "alternative_annotator",
+                           "ConfusionResult": "confusion", "confusion_matrix": "confusion",
+                           "conger_kappa": "conger", "cohen_kappa": "kappa", "fleiss_kappa": "kappa",
+                           "scott_pi": "kappa", "brennan_prediger": "chance", "gwet_ac1": "chance",
+                           "gwet_ac2": "chance", "percent_agreement": "chance",
+                           "undefined_reason": "chance"},
+    "judgekit.judges": {"build_judge": "base", "JudgeEntry": "base", "Judge": "base"},
+    "judgekit.report": {"render_report": "document", "write_report": "document"},
+    "judgekit.annotation.labelstudio": {"label_config": "config", "push": "sync", "pull": "sync",
+                                        "LabelStudioClient": "client", "read_export": "exports"},
+}
+
+
+@pytest.mark.parametrize("package", sorted(PUBLIC))
+def test_every_public_name_still_imports(package):
+    mod = importlib.import_module(package)
+    names = PUBLIC[package]
+    assert sorted(set(names) - {"__version__"}) == sorted(set(getattr(mod, "__all__", names)) - {"__version__"})
+    for name in names:
+        assert getattr(mod, name) is not None
+        ns: dict[str, object] = {}
+        exec(f"from {package} import {name}", ns)  # noqa: S102 - a fixed import statement
+        assert ns[name] is getattr(mod, name)
+    for name, home in HOME.get(package, {}).items():
+        assert getattr(mod, name) is getattr(importlib.import_module(f"{package}.{home}"), name)
+    star: dict[str, object] = {}
+    exec(f"from {package} import *", star)  # noqa: S102
+    assert set(getattr(mod, "__all__", [])) <= set(star)
+    if hasattr(mod, "__all__"):
+        assert set(mod.__all__) <= set(dir(mod))
+    with pytest.raises(AttributeError):
+        mod.no_such_name  # noqa: B018
+
+
+def test_lazy_packages_import_lightly(tmp_path):
+    """Importing a lazy package loads none of its statistics or renderers until a name is used."""
+    code = ("import sys, judgekit.agreement, judgekit.judges, judgekit.report; "
+            "print(sorted(m for m in ('numpy', 'scipy', 'pydantic', 'judgekit.report.html') if m in sys.modules))")
+    res = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True,
+                         timeout=120, env=_env())
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.strip() == "[]"
