@@ -304,7 +304,7 @@ def run_gate(store: Any, policy_path: str | Path) -> tuple[dict[str, Any], Agree
         rubric = rubric_view(rubric, policy.view, where=f"Policy file {policy_path}: view")
         store = ViewSource(store, rubric)
         view_info = {"view": rubric.view_info()}
-    known = set(store.ratings(rubric=rubric, rater_kind="judge", columns=["rater_id"])["rater_id"].unique())
+    known = set(store.ratings(rubric=rubric, rater_kind="judge")["rater_id"].unique())
     for judge in policy.judges:
         if judge not in known:
             raise JudgekitError(

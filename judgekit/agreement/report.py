@@ -74,7 +74,7 @@ from judgekit.agreement.figures import fig, num
 from judgekit.agreement.slicing import MISSING, slice_groups
 from judgekit.agreement.trials import collapse_trials as collapse_trials  # re-exported
 from judgekit.agreement.trials import consensus as _consensus
-from judgekit.agreement.unit_frames import REPORT_COLUMNS, label_frames, slice_meta
+from judgekit.agreement.unit_frames import label_frames, read_ratings, slice_meta
 from judgekit.errors import JudgekitError
 from judgekit.rubric import Rubric
 from judgekit.variants import is_variant_rater
@@ -142,7 +142,7 @@ def agreement_report(
     """
     warnings: list[str] = []
     if hasattr(source, "ratings"):
-        ratings = source.ratings(rubric=rubric, columns=REPORT_COLUMNS)
+        ratings: Any = read_ratings(source, rubric)
         stale = source.stale_rubric_hashes(rubric)
         if stale:
             warnings.append(

@@ -21,6 +21,18 @@ from judgekit.agreement.trials import collapse_trials
 REPORT_COLUMNS = ["item_id", "rater_id", "rater_kind", "label", "status", "trial"]
 
 
+def read_ratings(source: Any, rubric: Any, columns: Sequence[str] = REPORT_COLUMNS) -> pd.DataFrame:
+    """The ratings under ``rubric`` to report on: only ``columns`` from a
+    :class:`~judgekit.store.Store` (a lean read), the full frame from any other source (a store
+    seen through a rubric view)."""
+    from judgekit.store import Store
+
+    if isinstance(source, Store):
+        return source.ratings(rubric=rubric, columns=columns)
+    frame: pd.DataFrame = source.ratings(rubric=rubric)
+    return frame
+
+
 def label_frames(ratings: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(labels, status): one row per item (sorted ids), one column per rater (sorted ids)."""
     item_codes, items = pd.factorize(ratings["item_id"], sort=True)

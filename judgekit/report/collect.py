@@ -69,8 +69,9 @@ def worst_disagreements(
     ``distance``, ``response_excerpt``, ``prompt_excerpt``.
     """
     from judgekit.agreement.report import collapse_trials
+    from judgekit.agreement.unit_frames import read_ratings
 
-    ratings = store.ratings(rubric=rubric, columns=["item_id", "rater_id", "rater_kind", "label", "status", "trial"])
+    ratings = read_ratings(store, rubric)
     if ratings.empty or per_judge <= 0:
         return []
     judges = [str(j) for j in agreement.get("judges") or []]
