@@ -178,6 +178,19 @@ MIGRATIONS: list[tuple[str, str]] = [
         );
         """,
     ),
+    (
+        "007_import_digests",
+        """
+        -- the last import of a file (owned by judgekit.import_digest): re-importing the same
+        -- bytes with the same options into a store unchanged since is a no-op it can skip
+        CREATE TABLE import_digests (
+            digest TEXT PRIMARY KEY,     -- sha256 of the file(s), the rubric hash and the options
+            state TEXT NOT NULL,         -- the ratings/items/history tables' state after it
+            summary TEXT NOT NULL,       -- JSON: what the import reported (items, ratings, raters)
+            created_at REAL NOT NULL
+        );
+        """,
+    ),
 ]
 
 

@@ -296,60 +296,15 @@ class Store(JudgeRatings):
         """
         if ratings.empty:
             return WriteCounts(0, 0, 0)
-        from judgekit.records import rater_kinds, rating_rows
+        from judgekit.records import rater_kinds
+        from judgekit.store_bulk import kind_rows, rating_columns, write_ratings
 
         now = time.time()
-        rows = rating_rows(ratings, now=now)
-        kinds = rater_kinds(rows)
+        cols = rating_columns(ratings, now=now)
+        kinds = rater_kinds(kind_rows(cols))
         with self.transaction() as conn:
             self._check_rater_kinds(kinds)
-            if keep_history:
-                conn.execute(
-                    "CREATE TEMP TABLE IF NOT EXISTS _incoming (item_id, rater_id, rubric,"
-                    " rubric_hash, trial, label, status)"
-                )
-                conn.execute("DELETE FROM _incoming")
-                conn.executemany(
-                    "INSERT INTO _incoming VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    [(*r.key, r.label, r.status) for r in rows],
-                )
-                # Only a changed label is history; re-importing the same file changes nothing.
-                conn.execute(
-                    """
-                    INSERT INTO rating_history
-                    SELECT r.item_id, r.rater_id, r.rater_kind, r.rubric, r.rubric_hash, r.trial,
-                           r.label, r.value, r.status, r.rationale, r.created_at, r.source, ?
-                    FROM ratings r JOIN _incoming i
-                      ON r.item_id = i.item_id AND r.rater_id = i.rater_id
-                     AND r.rubric = i.rubric AND r.rubric_hash = i.rubric_hash
-                     AND r.trial = i.trial
-                    WHERE r.label IS NOT i.label OR r.status IS NOT i.status
-                    """,
-                    (now,),
-                )
-                existing, changed = conn.execute(
-                    """
-                    SELECT COUNT(*), COALESCE(SUM(r.label IS NOT i.label OR r.status IS NOT i.status), 0)
-                    FROM ratings r JOIN _incoming i
-                      ON r.item_id = i.item_id AND r.rater_id = i.rater_id
-                     AND r.rubric = i.rubric AND r.rubric_hash = i.rubric_hash
-                     AND r.trial = i.trial
-                    """
-                ).fetchone()
-                counts = WriteCounts(len(rows) - existing, changed, existing - changed)
-            else:
-                counts = WriteCounts(len(rows), 0, 0)
-            conn.executemany(
-                "INSERT OR REPLACE INTO ratings (item_id, rater_id, rater_kind, rubric,"
-                " rubric_hash, label, value, trial, status, rationale, created_at, source,"
-                " call_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [
-                    (r.item_id, r.rater_id, r.rater_kind, r.rubric, r.rubric_hash, r.label,
-                     r.value, r.trial, r.status, r.rationale, r.created_at, r.source, r.call_key)
-                    for r in rows
-                ],
-            )
-        return counts
+            return write_ratings(conn, cols, keep_history=keep_history, now=now)
 
     def _check_rater_kinds(self, kinds: dict[str, str]) -> None:
         """A rater keeps its kind: a rater id already stored as a human cannot come in as a judge."""
@@ -369,15 +324,22 @@ class Store(JudgeRatings):
         rater_kind: str | Iterable[str] | None = None,
         rater_ids: Iterable[str] | None = None,
         any_hash: bool = False,
+        columns: Sequence[str] | None = None,
     ) -> pd.DataFrame:
         """Ratings in long format (:data:`RATING_COLUMNS`).
 
         ``rubric`` is a :class:`~judgekit.rubric.Rubric` or a rubric name or path (ratings under
         its current hash only, unless ``any_hash``), or a ``name@version`` string (any hash).
+        ``columns``: only these of :data:`RATING_COLUMNS`, as plain Python objects (a lean read
+        for large stores: no per-column type inference).
         """
         import pandas as pd
 
-        sql = f"SELECT {', '.join(RATING_COLUMNS)} FROM ratings WHERE 1=1"
+        wanted = list(RATING_COLUMNS) if columns is None else list(columns)
+        unknown = [c for c in wanted if c not in RATING_COLUMNS]
+        if unknown:
+            raise ValueError(f"Store.ratings: no rating column {unknown[0]!r}")
+        sql = f"SELECT {', '.join(wanted)} FROM ratings WHERE 1=1"
         args: list[Any] = []
         if isinstance(rubric, str) and "@" not in rubric:
             # a bare name ("restrictiveness") means that rubric as judgekit has it now
@@ -399,8 +361,45 @@ class Store(JudgeRatings):
             ids = list(rater_ids)
             sql += f" AND rater_id IN ({','.join('?' * len(ids))})"
             args.extend(ids)
-        rows = self.conn.execute(sql + " ORDER BY rowid", args).fetchall()
-        return pd.DataFrame(rows, columns=RATING_COLUMNS)
+        cursor = self.conn.execute(sql + " ORDER BY rowid", args)
+        if columns is None:
+            return pd.DataFrame(cursor.fetchall(), columns=RATING_COLUMNS)
+        # read in blocks, each column's repeated values one shared object (rater ids, labels,
+        # statuses: a handful of values over a million rows), so memory holds the columns only
+        cols: list[list[Any]] = [[] for _ in wanted]
+        seen: list[dict[Any, Any]] = [{} for _ in wanted]
+        text = [c not in ("value", "trial", "created_at") for c in wanted]  # TEXT columns: str or NULL
+        while block := cursor.fetchmany(50_000):
+            for k, values in enumerate(zip(*block, strict=True)):
+                if text[k]:
+                    memo = seen[k]
+                    cols[k].extend([memo.setdefault(v, v) for v in values])
+                else:
+                    cols[k].extend(values)
+        return pd.DataFrame({c: pd.Series(v, dtype=object) for c, v in zip(wanted, cols, strict=True)})
+
+    def item_ids(self) -> list[str]:
+        """Every item id, in the order the items were stored."""
+        return [r[0] for r in self.conn.execute("SELECT item_id FROM items ORDER BY rowid")]
+
+    def item_values(self, key: str) -> dict[str, Any] | None:
+        """{item_id: value} of one metadata key, for the items that have it (the value as
+        :meth:`items` gives it: JSON text read back); ``None`` for a key this cannot read
+        directly (a core column, a name with a quote or backslash): use :meth:`items`."""
+        import json
+
+        if key in ITEM_CORE or key == "content_hash" or any(c in key for c in '"\\'):
+            return None
+        path = f'$."{key}"'
+        out: dict[str, Any] = {}
+        rows = self.conn.execute(
+            "SELECT item_id, json_type(meta, ?1), meta ->> ?1, meta -> ?1 FROM items"
+            " WHERE json_type(meta, ?1) IS NOT NULL",
+            (path,),
+        )
+        for item_id, kind, text, raw in rows:
+            out[item_id] = text if kind == "text" else json.loads(raw)
+        return out
 
     def rating_history(self) -> pd.DataFrame:
         import pandas as pd

@@ -195,6 +195,15 @@ def _encode_numeric(
         return codes, [to_native(v) for v in domain]
     cats = _check_categories(categories, func)
     numeric = np.array([float(c) if _is_number(c) else np.nan for c in cats])
+    if numeric.size and np.array_equal(numeric, np.arange(numeric.size)):
+        # categories 0, 1, ..., V-1 (label positions, the agreement report's codes): a value's
+        # code is the value itself, no search needed
+        as_int = values.astype(np.int64)
+        found = (as_int == values) & (values >= 0) & (values < numeric.size)
+        if not found.all():
+            raise _not_in_categories(func, values[np.flatnonzero(~found)[0]], cats)
+        codes[rated] = as_int
+        return codes, cats
     order = np.argsort(numeric, kind="stable")
     sorted_cats = numeric[order]
     pos = np.clip(np.searchsorted(sorted_cats, values), 0, max(len(cats) - 1, 0))
@@ -227,6 +236,21 @@ def value_counts(codes: np.ndarray, n_categories: int) -> np.ndarray:
     return np.bincount(flat, minlength=n_units * n_categories).reshape(n_units, n_categories)
 
 
+def _first_and_count(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For non-negative int64 ``keys``: the index of each distinct key's first occurrence and
+    its count, in increasing key order (``np.unique(keys, return_index=True,
+    return_counts=True)[1:]``); by counting, without a sort, when the keys span a small range."""
+    span = int(keys.max()) + 1
+    if span > max(4 * keys.size, 1 << 16):
+        _, first, freq = np.unique(keys, return_index=True, return_counts=True)
+        return first, freq
+    counts = np.bincount(keys, minlength=span)
+    present = np.flatnonzero(counts)
+    firsts = np.full(span, keys.size, dtype=np.int64)
+    np.minimum.at(firsts, keys, np.arange(keys.size, dtype=np.int64))
+    return firsts[present], counts[present]
+
+
 def group_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Distinct rows of a (N, K) array: the index of each one's first occurrence and its count.
 
@@ -239,8 +263,7 @@ def group_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         if rows.shape[1] * math.log2(max(base, 2)) < 62:
             # One int64 key per row: a 1-D unique is much faster than unique(axis=0).
             keys = rows.astype(np.int64) @ (base ** np.arange(rows.shape[1], dtype=np.int64))
-            _, first, freq = np.unique(keys, return_index=True, return_counts=True)
-            return first, freq
+            return _first_and_count(keys)
     _, first, freq = np.unique(rows, axis=0, return_index=True, return_counts=True)
     return first, freq
 

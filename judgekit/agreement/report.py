@@ -72,8 +72,9 @@ from judgekit.agreement.classes import per_class
 from judgekit.agreement.coverage import coverage
 from judgekit.agreement.figures import fig, num
 from judgekit.agreement.slicing import MISSING, slice_groups
-from judgekit.agreement.trials import collapse_trials
+from judgekit.agreement.trials import collapse_trials as collapse_trials  # re-exported
 from judgekit.agreement.trials import consensus as _consensus
+from judgekit.agreement.unit_frames import label_frames, read_ratings, slice_meta
 from judgekit.errors import JudgekitError
 from judgekit.rubric import Rubric
 from judgekit.variants import is_variant_rater
@@ -141,7 +142,7 @@ def agreement_report(
     """
     warnings: list[str] = []
     if hasattr(source, "ratings"):
-        ratings = source.ratings(rubric=rubric)
+        ratings: Any = read_ratings(source, rubric)
         stale = source.stale_rubric_hashes(rubric)
         if stale:
             warnings.append(
@@ -149,7 +150,9 @@ def agreement_report(
                 "used (ratings count only under the rubric's current hash)."
             )
         if items is None and by:
-            items = source.items()
+            items = slice_meta(source, by)  # only the keys sliced by; None: read every item
+            if items is None:
+                items = source.items()
     else:
         ratings = source
         if "rubric" in ratings.columns:
@@ -198,10 +201,7 @@ def agreement_report(
         ceiling_humans.append(reference)
     humans = [h for h in humans if h != reference]
 
-    collapsed = collapse_trials(ratings)
-    labels = collapsed.pivot(index="item_id", columns="rater_id", values="label").astype(object)
-    labels = labels.where(labels.notna(), None)
-    status = collapsed.pivot(index="item_id", columns="rater_id", values="status")
+    labels, status = label_frames(ratings)
     if reference == "consensus":
         if not humans:
             raise JudgekitError(

@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -34,6 +35,7 @@ from judgekit.data import (
     wide_to_long,
 )
 from judgekit.errors import JudgekitError
+from judgekit.import_digest import input_digest, record_import, unchanged_import
 from judgekit.io.joins import join_items_file
 from judgekit.io.mapping import check_layout_columns, make_item_ids
 from judgekit.io.tables import read_table, table_format
@@ -51,7 +53,7 @@ class ImportSummary:
     rubric: str
     items: int
     ratings: int
-    by_rater: dict[str, dict[str, int]] = field(default_factory=dict)
+    by_rater: dict[str, dict[str, Any]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     written: WriteCounts | None = None
 
@@ -146,6 +148,23 @@ def import_ratings(
     source = str(path)
     short = Path(source).name if len(source) > 60 else source
     kind = table_format(path, fmt)
+    digest = input_digest(
+        [path] + ([items_path] if items_path is not None else []),
+        {"source": source, "kind": kind, "rubric": rubric.ref, "rubric_hash": rubric.hash,
+         "raters": raters, "judges": judges, "reference": reference, "rater_kind": rater_kind,
+         "items": None if items_path is None else str(items_path),
+         "scorers": None if scorers is None else list(scorers), "id_prefix": id_prefix,
+         "column_map": None if column_map is None else dict(column_map),
+         "items_column_map": None if items_column_map is None else dict(items_column_map),
+         "key_column": key_column, "flatten": flatten, "id_from": id_from, "join_on": join_on},
+    )
+    done = unchanged_import(store.conn, digest)
+    if done is not None:  # the same input into the store as that import left it: nothing to do
+        return ImportSummary(
+            source=source, rubric=rubric.ref, items=done["items"], ratings=done["ratings"],
+            by_rater=done["by_rater"], notes=done["notes"],
+            written=WriteCounts(0, 0, done["ratings"]),
+        )
     notes: list[str] = []
     if kind == "inspect":
         if raters or judges or reference:
@@ -215,17 +234,12 @@ def import_ratings(
         items = items.assign(item_id=id_prefix + items["item_id"].astype(str))
         ratings = ratings.assign(item_id=id_prefix + ratings["item_id"].astype(str))
     _check_same_text(store, items, source=short)
-    with store.transaction():
+    by_rater = _by_rater(ratings)
+    with store.transaction() as conn:
         store.put_items(items)
         written = store.put_ratings(ratings.drop(columns=["_row"]))
-    by_rater: dict[str, dict[str, int]] = {}
-    for (rater, rkind), grp in ratings.groupby(["rater_id", "rater_kind"], sort=False):
-        by_rater[str(rater)] = {
-            "kind": rkind,  # type: ignore[dict-item]
-            "n": len(grp),
-            "abstain": int((grp["status"] == "abstain").sum()),
-            "error": int((grp["status"] == "error").sum()),
-        }
+        record_import(conn, digest, {"items": len(items), "ratings": len(ratings),
+                                     "by_rater": by_rater, "notes": notes})
     return ImportSummary(
         source=source,
         rubric=rubric.ref,
@@ -235,6 +249,19 @@ def import_ratings(
         notes=notes,
         written=written,
     )
+
+
+def _by_rater(ratings: pd.DataFrame) -> dict[str, dict[str, Any]]:
+    """{rater: {kind, n, abstain, error}} in the order the raters first appear."""
+    by_rater: dict[str, dict[str, Any]] = {}
+    for (rater, rkind), grp in ratings.groupby(["rater_id", "rater_kind"], sort=False):
+        by_rater[str(rater)] = {
+            "kind": rkind,
+            "n": len(grp),
+            "abstain": int((grp["status"] == "abstain").sum()),
+            "error": int((grp["status"] == "error").sum()),
+        }
+    return by_rater
 
 
 def _check_same_text(store: Store, items: pd.DataFrame, *, source: str) -> None:

@@ -26,6 +26,7 @@ import pandas as pd
 from judgekit.errors import JudgekitError
 from judgekit.io.atomic import new_temp_file as new_temp_file  # re-exported
 from judgekit.io.atomic import write_text_atomic as write_text_atomic  # re-exported
+from judgekit.io.csv_fast import read_csv_fast
 from judgekit.io.mapping import apply_column_map
 from judgekit.io.oserrors import os_error
 from judgekit.io.shapes import read_json, read_jsonl
@@ -223,26 +224,19 @@ _CSV_PROBLEMS = {
 
 
 def _read_csv(p: Path, sep: str) -> tuple[list[str], dict[str, list[Any]], Sequence[int]]:
-    text = p.read_bytes().decode("utf-8-sig")
     # lines end at \n (or \r\n); a file without any \n is taken to use old-Mac \r line ends
-    newline = "\r" if "\n" not in text and "\r" in text else "\n"
+    raw = p.read_bytes()
+    newline = "\r" if b"\n" not in raw and b"\r" in raw else "\n"
+    del raw
     csv.field_size_limit(max(csv.field_size_limit(), 2**31 - 1))
+    fast = read_csv_fast(p, sep, newline)
+    if fast is not None:
+        return fast
+    text = p.read_bytes().decode("utf-8-sig")
 
     def reader() -> Any:
         return csv.reader(io.StringIO(text, newline=newline), delimiter=sep, strict=True)
 
-    # fast path: one record per physical line, every row the header's cells (the usual file)
-    fast = reader()
-    try:
-        records = list(fast)
-    except csv.Error:
-        records = []  # the line-by-line read below names the line
-    else:
-        if (records and fast.line_num == len(records)
-                and len(records[0]) > 1 and all(len(r) == len(records[0]) for r in records)):
-            header, rows = records[0], records[1:]
-            return header, _columns_of(p, header, 1, rows), range(2, len(rows) + 2)
-    del records
     header_row: list[str] | None = None
     rows = []
     lines: list[int] = []
@@ -286,7 +280,10 @@ def _columns_of(p: Path, header: list[str], header_line: int, rows: list[list[st
                 f"{p} line {header_line}: the header names the column {name!r} twice (columns "
                 f"{first} and {k + 1}); rename or remove one."
             )
-        data[name] = [v or None for v in cells[k]]  # an empty cell is missing
+        # an empty cell is missing; a repeated cell is one shared string (a million ratings of
+        # five raters hold a handful of distinct rater ids and labels, not five million strings)
+        seen: dict[str, str] = {}
+        data[name] = [(seen.setdefault(v, v) if v else None) for v in cells[k]]
     return data
 
 

@@ -70,8 +70,9 @@ def worst_disagreements(
     ``distance``, ``response_excerpt``, ``prompt_excerpt``.
     """
     from judgekit.agreement.report import collapse_trials
+    from judgekit.agreement.unit_frames import read_ratings
 
-    ratings = store.ratings(rubric=rubric)
+    ratings = read_ratings(store, rubric)
     if ratings.empty or per_judge <= 0:
         return []
     judges = [str(j) for j in agreement.get("judges") or []]
@@ -86,11 +87,10 @@ def worst_disagreements(
             return []
         ref = labels[ref_rater]
     else:
-        def majority(row: pd.Series) -> Any:
-            vc = row.dropna().value_counts()
-            return vc.index[0] if len(vc) and (len(vc) == 1 or vc.iloc[0] > vc.iloc[1]) else None
+        from judgekit.agreement.trials import consensus
 
-        ref = labels[hcols].apply(majority, axis=1) if hcols else pd.Series(dtype=object)
+        # the humans' majority label (None on a tie), counted over the rubric's labels at once
+        ref = consensus(labels[hcols], rubric.codes) if hcols else pd.Series(dtype=object)
     values = rubric.values
     out: list[dict[str, Any]] = []
     texts: dict[str, dict[str, Any]] = {}

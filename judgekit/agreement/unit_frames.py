@@ -1,0 +1,79 @@
+"""The agreement report's inputs, built once: the items x raters label and status frames from
+long ratings, and the slicing metadata from a store, without a pivot or a full item read.
+
+:func:`label_frames` gives the same frames as ``collapse_trials`` followed by ``pivot`` (items
+sorted, raters sorted, ``None`` for a missing label, NaN for a missing status), placing each
+rating by its integer (item, rater) codes; judge trials are collapsed only when some (item,
+rater) has more than one rating. :func:`slice_meta` reads only the metadata keys sliced by.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from judgekit.agreement.trials import collapse_trials
+
+#: the rating columns the agreement report reads
+REPORT_COLUMNS = ["item_id", "rater_id", "rater_kind", "label", "status", "trial"]
+
+
+def read_ratings(source: Any, rubric: Any, columns: Sequence[str] = REPORT_COLUMNS) -> pd.DataFrame:
+    """The ratings under ``rubric`` to report on: only ``columns`` from a
+    :class:`~judgekit.store.Store` (a lean read), the full frame from any other source (a store
+    seen through a rubric view)."""
+    from judgekit.store import Store
+
+    if isinstance(source, Store):
+        return source.ratings(rubric=rubric, columns=columns)
+    frame: pd.DataFrame = source.ratings(rubric=rubric)
+    return frame
+
+
+def label_frames(ratings: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(labels, status): one row per item (sorted ids), one column per rater (sorted ids)."""
+    item_codes, items = pd.factorize(ratings["item_id"], sort=True)
+    rater_codes, raters = pd.factorize(ratings["rater_id"], sort=True)
+    n_items, n_raters = len(items), len(raters)
+    cell = item_codes.astype(np.int64) * n_raters + rater_codes
+    if np.bincount(cell, minlength=n_items * n_raters).max(initial=0) > 1:
+        # some rater rated an item several times (trials): the majority label per (item, rater)
+        collapsed = collapse_trials(ratings)
+        item_codes, items = pd.factorize(collapsed["item_id"], sort=True)
+        rater_codes, raters = pd.factorize(collapsed["rater_id"], sort=True)
+        n_items, n_raters = len(items), len(raters)
+        ratings = collapsed
+    labels = np.full((n_items, n_raters), None, dtype=object)
+    status = np.full((n_items, n_raters), np.nan, dtype=object)
+    label_values = ratings["label"].to_numpy(dtype=object, copy=True)
+    label_values[pd.isna(label_values)] = None
+    labels[item_codes, rater_codes] = label_values
+    status[item_codes, rater_codes] = ratings["status"].to_numpy(dtype=object)
+    index = pd.Index(np.asarray(items, dtype=object), name="item_id", dtype=object)
+    columns = pd.Index(np.asarray(raters, dtype=object), name="rater_id", dtype=object)
+    return (pd.DataFrame(labels, index=index, columns=columns),
+            pd.DataFrame(status, index=index, columns=columns))
+
+
+def slice_meta(source: Any, by: Sequence[str]) -> pd.DataFrame | None:
+    """The item metadata columns of the ``by`` specs (``a+b`` crosses columns) indexed by item id,
+    read key by key from a store; ``None`` when a key cannot be read that way or no item has it
+    (the caller reads every item, and names the available columns)."""
+    if not hasattr(source, "item_values"):
+        return None
+    keys = list(dict.fromkeys(col for spec in by for col in spec.split("+")))
+    columns: dict[str, dict[str, Any]] = {}
+    for key in keys:
+        values = source.item_values(key)
+        if not values:
+            return None
+        columns[key] = values
+    ids = source.item_ids()
+    # each column's type inferred over every item, an absent key NaN, as Store.items() has it
+    return pd.DataFrame(
+        {k: pd.Series([v.get(i, np.nan) for i in ids]).to_numpy() for k, v in columns.items()}
+        | {"item_id": np.asarray(ids, dtype=object)},
+    ).set_index(pd.Index(np.asarray(ids, dtype=object)))

@@ -1,0 +1,77 @@
+"""The no-op re-import: a digest of an import's input, and the store's state after it.
+
+Re-importing a file changes nothing when the file's bytes, the rubric (its hash) and the import
+options are the same and the store's ratings, items and rating history were not written since.
+:func:`input_digest` hashes the input (streamed, in 1 MB blocks); :func:`store_state` is a cheap
+token of the three tables (row counts and latest rowids: judgekit writes items and ratings with
+``INSERT OR REPLACE``, which gives every written row a new rowid, so any write moves it); the
+last import's pair is kept in ``import_digests`` (one row). Anything else (a changed row in the
+file, another file imported since, a Label Studio pull, a panel run) takes the full import, which
+compares every rating with the stored one.
+
+The only module with SQL on ``import_digests``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from judgekit.version import __version__
+
+_BLOCK = 1 << 20
+
+
+def input_digest(paths: list[str | Path], options: Mapping[str, Any]) -> str | None:
+    """sha256 of judgekit's version, the ``options`` (JSON) and the bytes of each file; ``None``
+    when a file cannot be read (the import then reads it and reports the problem)."""
+    h = hashlib.sha256()
+    h.update(json.dumps([__version__, dict(options)], sort_keys=True, default=str).encode())
+    try:
+        for p in paths:
+            h.update(b"\0file\0")
+            with open(p, "rb") as fh:
+                while block := fh.read(_BLOCK):
+                    h.update(block)
+    except OSError:
+        return None
+    return h.hexdigest()
+
+
+def store_state(conn: sqlite3.Connection) -> str:
+    """A token that changes whenever judgekit writes ratings, items or rating history."""
+    row = conn.execute(
+        "SELECT (SELECT COUNT(*) FROM ratings), (SELECT MAX(rowid) FROM ratings),"
+        " (SELECT COUNT(*) FROM items), (SELECT MAX(rowid) FROM items),"
+        " (SELECT COUNT(*) FROM rating_history), (SELECT MAX(rowid) FROM rating_history)"
+    ).fetchone()
+    return ":".join("-" if v is None else str(v) for v in row)
+
+
+def unchanged_import(conn: sqlite3.Connection, digest: str | None) -> dict[str, Any] | None:
+    """The summary recorded by the last import when it had this ``digest`` and the store is as
+    that import left it; else ``None``."""
+    if digest is None:
+        return None
+    row = conn.execute(
+        "SELECT state, summary FROM import_digests WHERE digest = ?", (digest,)
+    ).fetchone()
+    if row is None or row[0] != store_state(conn):
+        return None
+    summary: dict[str, Any] = json.loads(row[1])
+    return summary
+
+
+def record_import(conn: sqlite3.Connection, digest: str | None, summary: Mapping[str, Any]) -> None:
+    """Remember this import (inside its transaction, after its writes) as the last one."""
+    conn.execute("DELETE FROM import_digests")
+    if digest is not None:
+        conn.execute(
+            "INSERT INTO import_digests (digest, state, summary, created_at) VALUES (?, ?, ?, ?)",
+            (digest, store_state(conn), json.dumps(dict(summary)), time.time()),
+        )
