@@ -16,7 +16,6 @@ import io
 import json
 import math
 import os
-import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, overload
@@ -34,6 +33,7 @@ from judgekit.values import (
     JSONValueError,
     check_ids,
     id_problem,
+    plain_number,
     row_ref,
 )
 
@@ -290,10 +290,6 @@ def _columns_of(p: Path, header: list[str], header_line: int, rows: list[list[st
     return data
 
 
-_PLAIN_INT = re.compile(r"-?[0-9]{1,18}")
-_PLAIN_FLOAT = re.compile(r"-?[0-9]+\.[0-9]+(e[+-]?[0-9]+)?|-?[0-9]+e[+-]?[0-9]+")
-
-
 def _plain_numbers(values: list[Any]) -> list[Any]:
     """The column as numbers when every filled cell is a number in its plain form (the text
     Python writes for it, so nothing is lost), else unchanged text."""
@@ -301,12 +297,10 @@ def _plain_numbers(values: list[Any]) -> list[Any]:
     for v in set(values):
         if v is None:
             continue
-        if _PLAIN_INT.fullmatch(v) and str(int(v)) == v:
-            numbers[v] = int(v)
-        elif _PLAIN_FLOAT.fullmatch(v) and math.isfinite(f := float(v)) and repr(f) == v:
-            numbers[v] = f
-        else:
+        number = plain_number(v)  # the rule of judgekit.values.plain_number
+        if number is None:
             return values
+        numbers[v] = number
     if not numbers:
         return values
     return [None if v is None else numbers[v] for v in values]
