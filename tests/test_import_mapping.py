@@ -229,10 +229,11 @@ def test_id_from_row_and_long_content_ids(env):
     code, output = run("import", str(f), "--rubric", rubric, "--store", db, "--id-from", "row",
                        "--raters", "ann", "--judges", "bot")
     assert code == 0, output
-    assert "'noids.csv:1' is the first row under the header, 'noids.csv:3' the last" in output
+    stem = "noids.csv@" + hashlib.sha256(str(f.resolve()).encode()).hexdigest()[:8]
+    assert f"'{stem}:1' is the first row under the header, '{stem}:3' the last" in output
     with Store(db) as s:
         r = s.ratings().set_index(["item_id", "rater_id"])["label"]
-    assert r[("noids.csv:2", "ann")] == "not_harmful" and r[("noids.csv:3", "bot")] == "not_harmful"
+    assert r[(f"{stem}:2", "ann")] == "not_harmful" and r[(f"{stem}:3", "bot")] == "not_harmful"
     # a long file (one row per rating): content ids group the rows of one output
     long = tmp_path / "long.csv"
     long.write_text("prompt,response,rater_id,label\np,r,ann,yes\np,r,bob,no\np,r2,ann,no\n")

@@ -69,3 +69,39 @@ else:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == f"{package}.{name}"
+
+
+# ------------------------------------------------------------------ 4: row ids tell files apart
+def _ids(db: str) -> list[str]:
+    from judgekit.store import Store
+
+    with Store(db) as s:
+        return sorted(s.ratings()["item_id"].unique())
+
+
+def test_row_ids_of_two_files_of_one_name_do_not_meet(env, monkeypatch):
+    """run1/nolabel.csv and run2/nolabel.csv: before, both gave 'nolabel.csv:1' and the second
+    import paired its ratings with the first file's unrelated rows. The id is the base name, '@',
+    8 hex digits of SHA-256 of the resolved path, and the row number; re-importing the same file
+    (from another working directory, by a relative path) gives the same ids."""
+    import hashlib
+
+    tmp_path, rubric, db = env
+    paths = []
+    for run_dir, rows in (("run1", "a,1\nb,0\n"), ("run2", "c,0\nd,1\n")):
+        (tmp_path / run_dir).mkdir()
+        p = tmp_path / run_dir / "nolabel.csv"
+        p.write_text("response,ann\n" + rows)
+        paths.append(p)
+        code, out = run("import", str(p), "--rubric", rubric, "--store", db, "--id-from", "row",
+                        "--raters", "ann")
+        assert code == 0, out
+    stems = ["nolabel.csv@" + hashlib.sha256(str(p.resolve()).encode()).hexdigest()[:8] for p in paths]
+    assert stems[0] != stems[1]
+    assert _ids(db) == sorted(f"{s}:{i}" for s in stems for i in (1, 2))
+    monkeypatch.chdir(tmp_path / "run1")
+    code, out = run("import", "nolabel.csv", "--rubric", rubric, "--store", db, "--id-from", "row",
+                    "--raters", "ann")
+    assert code == 0, out
+    assert "0 new, 0 changed" in out and f"'{stems[0]}:1' is the first row" in out
+    assert len(_ids(db)) == 4

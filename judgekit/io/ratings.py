@@ -167,7 +167,7 @@ def import_ratings(
         table = read_table(path, fmt, column_map=column_map, key_column=key_column, flatten=flatten)
         if id_from:
             table, id_note = make_item_ids(
-                table, id_from, source=short, file_name=Path(source).name, csv=kind == "csv",
+                table, id_from, source=short, file_name=Path(source).name, file_path=path, csv=kind == "csv",
                 lines=lines_of(table), one_row_per_item=bool(raters or judges or reference))
             notes.append(id_note)
         check_layout_columns(table, source=short, raters=raters, judges=judges, reference=reference)
