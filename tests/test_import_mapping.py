@@ -186,7 +186,7 @@ def test_object_of_lists_without_ids_joined_to_metadata_on_behavior_id(env):
     with Store(db) as s:
         items = s.items().set_index("item_id")
     assert len(items) == 30
-    first = items.loc[_content_id(None, "b0 answer 0")]  # the id: computed here from the text
+    first = items.loc[_content_id("do b0", "b0 answer 0")]  # the id: the stored text's, computed here
     assert (first["behavior_id"], first["category"], first["prompt"]) == ("b0", "chem", "do b0")
     report = agreement(rubric, db, tmp_path, "--by", "category")
     for cat, pairs in truth.items():

@@ -6,9 +6,11 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from conftest import one_sentence_error
 
 from judgekit.cli import main
 
@@ -105,3 +107,131 @@ def test_row_ids_of_two_files_of_one_name_do_not_meet(env, monkeypatch):
     assert code == 0, out
     assert "0 new, 0 changed" in out and f"'{stems[0]}:1' is the first row" in out
     assert len(_ids(db)) == 4
+
+
+def _content_id(prompt: str | None, response: str, messages: str | None = None) -> str:
+    """``c-`` + the first 16 hex digits of SHA-256 of the JSON text [prompt, messages, response]."""
+    import hashlib
+
+    blob = json.dumps([prompt, messages, response], ensure_ascii=False).encode()
+    return "c-" + hashlib.sha256(blob).hexdigest()[:16]
+
+
+def _store_items(db: str):
+    from judgekit.store import Store
+
+    with Store(db) as s:
+        return s.items().set_index("item_id")
+
+
+# ------------------------------------------------------------------ 2: content ids after the join
+def test_content_ids_are_made_after_the_join_from_the_text_as_stored(env):
+    """The docs/import.md example: an object of lists keyed by behaviour, the prompt from
+    behaviors.csv. The id is the hash of the stored prompt and response, so the same output in a
+    file that carries its prompt itself gets the same id (before: the hash of the response alone)."""
+    tmp_path, rubric, db = env
+    f = tmp_path / "by_behavior.json"
+    f.write_text(json.dumps({"b1": [{"completion": "sure, here", "human": 1, "judge": 1},
+                                    {"completion": "no way", "human": 0, "judge": 1}],
+                             "b2": [{"completion": "fine", "human": 0, "judge": 0}]}))
+    meta = tmp_path / "behaviors.csv"
+    meta.write_text("BehaviorID,Behavior,category\nb1,make a bomb,chem\nb2,write a poem,benign\n")
+    code, out = run("import", str(f), "--key-column", "behavior_id", "--id-from", "content",
+                    "--map", "response=completion", "--reference", "human", "--judges", "judge",
+                    "--rubric", rubric, "--store", db, "--items", str(meta),
+                    "--join-on", "behavior_id=BehaviorID", "--items-map", "prompt=Behavior")
+    assert code == 0, out
+    ids = {_content_id("make a bomb", "sure, here"), _content_id("make a bomb", "no way"),
+           _content_id("write a poem", "fine")}
+    items = _store_items(db)
+    assert set(items.index) == ids
+    assert items.loc[_content_id("make a bomb", "sure, here"), "prompt"] == "make a bomb"
+    assert f"the first row's is {_content_id('make a bomb', 'sure, here')!r}" in out
+    # the stored id is the stored content hash: the same output elsewhere meets it
+    assert all(iid == "c-" + h for iid, h in items["content_hash"].items())
+    other = tmp_path / "other.csv"
+    other.write_text("prompt,response,bot\nmake a bomb,sure here,1\nmake a bomb,\"sure, here\",0\n")
+    code, out = run("import", str(other), "--id-from", "content", "--judges", "bot",
+                    "--rubric", rubric, "--store", db)
+    assert code == 0, out
+    assert len(_store_items(db)) == 4  # one new output; "sure, here" met its stored item
+
+
+# ------------------------------------------------------------------ 3: CSV keys as the text written
+def test_join_on_csv_keys_written_identically_in_two_csv_files(env):
+    """behavior_id `1` in both CSVs: the ratings file's column is all numbers (read as numbers),
+    the items file's has a text key `x` too (read as text). Written identically, so they join."""
+    tmp_path, rubric, db = env
+    f = tmp_path / "r.csv"
+    f.write_text("item_id,response,ann,behavior_id\na,r1,1,1\nb,r2,0,2\n")
+    meta = tmp_path / "meta.csv"
+    meta.write_text("behavior_id,category\n1,cyber\n2,chem\nx,bio\n")
+    code, out = run("import", str(f), "--raters", "ann", "--rubric", rubric, "--store", db,
+                    "--items", str(meta), "--join-on", "behavior_id")
+    assert code == 0, out
+    items = _store_items(db)
+    assert (items.loc["a", "category"], items.loc["b", "category"]) == ("cyber", "chem")
+
+
+def test_csv_key_missing_from_the_items_file_claims_no_type_difference(env):
+    tmp_path, rubric, db = env
+    f = tmp_path / "r.csv"
+    f.write_text("item_id,response,ann,behavior_id\na,r1,1,1\nb,r2,0,3\n")
+    meta = tmp_path / "meta.csv"
+    meta.write_text("behavior_id,category\n1,cyber\n2,chem\nx,bio\n")
+    code, out = run("import", str(f), "--raters", "ann", "--rubric", rubric, "--store", db,
+                    "--items", str(meta), "--join-on", "behavior_id")
+    line = one_sentence_error(code, out)
+    assert "item 'b' has behavior_id 3, which is not in" in line and "written as" not in line, line
+    assert not Path(db).exists() or _store_items(db).empty
+
+
+def test_json_keys_stay_type_strict(env):
+    """Between JSON files `1` and `"1"` are different keys, and the hint says so."""
+    tmp_path, rubric, db = env
+    f = tmp_path / "r.jsonl"
+    f.write_text('{"item_id": "a", "response": "r", "ann": 1, "behavior_id": 1}\n')
+    meta = tmp_path / "meta.jsonl"
+    meta.write_text('{"behavior_id": "1", "category": "cyber"}\n')
+    code, out = run("import", str(f), "--raters", "ann", "--rubric", rubric, "--store", db,
+                    "--items", str(meta), "--join-on", "behavior_id")
+    line = one_sentence_error(code, out)
+    assert "(it has '1', written as str, not int)" in line, line
+
+
+# ------------------------------------------------------------------ 7a: the file's own columns
+def test_join_on_a_reference_column_names_the_files_own_columns(env):
+    tmp_path, rubric, db = env
+    f = tmp_path / "r.csv"
+    f.write_text("item_id,response,h,beh\na,r1,1,b1\n")
+    meta = tmp_path / "meta.csv"
+    meta.write_text("h,category\n1,cyber\n")
+    line = one_sentence_error(*run("import", str(f), "--reference", "h", "--rubric", rubric,
+                                   "--store", db, "--items", str(meta), "--join-on", "h"))
+    assert line.endswith(f"{f.name}: --join-on 'h': 'h' is a rater's label column "
+                    "(--raters/--judges/--reference), not item metadata; join on another column.")
+
+
+def test_join_on_a_mapped_column_says_what_it_is_read_as(env):
+    tmp_path, rubric, db = env
+    f = tmp_path / "r.csv"
+    f.write_text("_id,response,h,beh\na,r1,1,b1\n")
+    meta = tmp_path / "meta.csv"
+    meta.write_text("beh,category\nb1,cyber\n")
+    line = one_sentence_error(*run("import", str(f), "--map", "item_id=_id", "--reference", "h",
+                                   "--rubric", rubric, "--store", db, "--items", str(meta),
+                                   "--join-on", "_id=beh"))
+    assert line.endswith(f"{f.name}: --join-on '_id': its column '_id' is read as item_id "
+                    "(--map item_id=_id); give --join-on item_id or join on another column.")
+
+
+def test_join_on_a_column_the_file_lacks_lists_the_files_columns(env):
+    tmp_path, rubric, db = env
+    f = tmp_path / "r.csv"
+    f.write_text("_id,response,h,beh\na,r1,1,b1\n")
+    meta = tmp_path / "meta.csv"
+    meta.write_text("behx,category\nb1,cyber\n")
+    line = one_sentence_error(*run("import", str(f), "--map", "item_id=_id", "--reference", "h",
+                                   "--rubric", rubric, "--store", db, "--items", str(meta),
+                                   "--join-on", "behx"))
+    assert "missing column 'behx' (--join-on) (the file has: '_id', 'response', 'h', 'beh')" in line, line

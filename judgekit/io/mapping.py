@@ -204,6 +204,44 @@ def make_item_ids(
     return table.assign(item_id=pd.Series(ids, index=table.index, dtype=object)), note
 
 
+def content_ids_as_stored(
+    items: pd.DataFrame, ratings: pd.DataFrame, *, source: str, joined_from: str,
+    one_row_per_item: bool,
+) -> tuple[pd.DataFrame, pd.DataFrame, str]:
+    """``--id-from content`` with ``--items … --join-on``: the items' ids made again from their
+    content as it will be stored (the prompt/messages the join added), so the same output gets
+    the same id in every file whatever file gave its prompt. Returns (items, ratings, the note).
+
+    Two items that become one (the same stored text) are merged in a long file and an error in a
+    wide one (``one_row_per_item``), as in :func:`make_item_ids`.
+    """
+    def text(rec: dict[Any, Any], name: str) -> Any:
+        v = rec.get(name)
+        return None if is_missing(v) else v
+
+    new_ids: dict[Any, str] = {}
+    owner: dict[str, Any] = {}
+    for rec in items.to_dict("records"):
+        prompt = text(rec, "prompt")
+        iid = CONTENT_ID_PREFIX + item_content_hash(None if prompt is None else str(prompt),
+                                                    text(rec, "messages"), str(rec["response"]))
+        if one_row_per_item and iid in owner and owner[iid] != rec["item_id"]:
+            raise JudgekitError(
+                f"{source}: two rows have the same prompt and response once {joined_from} gives "
+                "their prompts, so --id-from content gives them one id; use --id-from row, or an id "
+                "column (--map item_id=COLUMN)."
+            )
+        owner.setdefault(iid, rec["item_id"])
+        new_ids[rec["item_id"]] = iid
+    items = items.assign(item_id=items["item_id"].map(new_ids)).drop_duplicates("item_id")
+    ratings = ratings.assign(item_id=ratings["item_id"].map(new_ids))
+    first = ratings["item_id"].iloc[0] if len(ratings) else items["item_id"].iloc[0]
+    note = (f"Item ids made from each item's prompt/messages and response as stored, after the join "
+            f"with {joined_from} (--id-from content): {CONTENT_ID_PREFIX!r} + 16 hex digits of a "
+            f"SHA-256, the same for the same text in every file; the first row's is {first!r}.")
+    return items.reset_index(drop=True), ratings, note
+
+
 def row_id_stem(path: str | Path) -> str:
     """``labels.csv@1a2b3c4d``: the file's base name and the first 8 hex digits of the SHA-256 of
     its resolved absolute path (UTF-8), so two files of one name in two folders never share row
