@@ -235,3 +235,51 @@ def test_join_on_a_column_the_file_lacks_lists_the_files_columns(env):
                                    "--rubric", rubric, "--store", db, "--items", str(meta),
                                    "--join-on", "behx"))
     assert "missing column 'behx' (--join-on) (the file has: '_id', 'response', 'h', 'beh')" in line, line
+
+
+# ------------------------------------------------------------------ 1: --flatten across rows
+ROWS = [{"item_id": "i1", "response": "r1", "ann": 1, "a.b": "real"},
+        {"item_id": "i2", "response": "r2", "ann": 0, "a": {"b": "nested"}}]
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "json"])
+def test_flatten_refuses_a_key_and_a_nested_path_of_one_name_in_two_rows(env, fmt):
+    tmp_path, rubric, db = env
+    f = tmp_path / f"nested.{fmt}"
+    f.write_text("".join(json.dumps(r) + "\n" for r in ROWS) if fmt == "jsonl" else json.dumps(ROWS))
+    line = one_sentence_error(*run("import", str(f), "--flatten", "--raters", "ann",
+                                   "--rubric", rubric, "--store", db))
+    where = ("line 1", "line 2") if fmt == "jsonl" else ("row 1", "row 2")
+    assert line == (f"error: {f}: --flatten makes the column 'a.b' twice (a key of that name in "
+                    f"{where[0]} and a nested one in {where[1]}); rename one of them."), line
+    # the other order says the same
+    f.write_text("".join(json.dumps(r) + "\n" for r in ROWS[::-1]) if fmt == "jsonl"
+                 else json.dumps(ROWS[::-1]))
+    line = one_sentence_error(*run("import", str(f), "--flatten", "--raters", "ann",
+                                   "--rubric", rubric, "--store", db))
+    assert f"(a key of that name in {where[1]} and a nested one in {where[0]})" in line, line
+
+
+def test_flatten_keeps_dotted_keys_that_meet_no_nested_path(env):
+    tmp_path, rubric, db = env
+    f = tmp_path / "ok.jsonl"
+    f.write_text(json.dumps({"item_id": "i1", "response": "r", "ann": 1, "a.b": "x"}) + "\n"
+                 + json.dumps({"item_id": "i2", "response": "r2", "ann": 0, "a.b": "y", "c": {"d": 1}}) + "\n")
+    code, out = run("import", str(f), "--flatten", "--raters", "ann", "--rubric", rubric, "--store", db)
+    assert code == 0, out
+    items = _store_items(db)
+    assert (items.loc["i1", "a.b"], items.loc["i2", "a.b"], items.loc["i2", "c.d"]) == ("x", "y", 1)
+
+
+def test_parquet_flatten_clash_says_what_json_says(env):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    tmp_path, rubric, db = env
+    f = tmp_path / "n.parquet"
+    pq.write_table(pa.table({"item_id": ["i1"], "response": ["r"], "ann": [1], "a.b": ["real"],
+                             "a": [{"b": "nested"}]}), f)
+    line = one_sentence_error(*run("import", str(f), "--flatten", "--raters", "ann",
+                                   "--rubric", rubric, "--store", db))
+    assert line == (f"error: {f}: --flatten makes the column 'a.b' twice (a key of that name and a "
+                    "nested one); rename one of them."), line

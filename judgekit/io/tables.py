@@ -312,6 +312,7 @@ def _read_parquet(p: Path, *, flatten: bool = False) -> tuple[list[str], dict[st
     import pyarrow.parquet as pq
 
     table = pq.read_table(p)
+    written = table.column_names
     while flatten and any(pa.types.is_struct(f.type) for f in table.schema):
         table = table.flatten()  # one level per pass: struct column a, field b -> column a.b
     meta = table.schema.pandas_metadata or {}
@@ -319,6 +320,9 @@ def _read_parquet(p: Path, *, flatten: bool = False) -> tuple[list[str], dict[st
     index_cols = {c for c in meta.get("index_columns", []) if isinstance(c, str)}
     names = [n for n in table.column_names if n not in index_cols]
     dup = next((n for n in names if names.count(n) > 1), None)
+    if dup is not None and flatten and written.count(dup) < 2:  # made by flattening a struct
+        raise JudgekitError(f"{p}: --flatten makes the column {dup!r} twice (a key of that name "
+                            "and a nested one); rename one of them.")
     if dup is not None:
         raise JudgekitError(f"{p}: the column {dup!r} appears twice; rename or remove one.")
     data = {
