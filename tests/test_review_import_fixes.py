@@ -283,3 +283,37 @@ def test_parquet_flatten_clash_says_what_json_says(env):
                                    "--rubric", rubric, "--store", db))
     assert line == (f"error: {f}: --flatten makes the column 'a.b' twice (a key of that name and a "
                     "nested one); rename one of them."), line
+
+
+# ------------------------------------------------------------------ 9: no store file after a failure
+@pytest.mark.parametrize("case", ["join-on", "key-column-on-csv", "flatten-on-csv", "id-from-with-item-id",
+                                  "bad-label"])
+def test_a_failed_first_import_leaves_no_store_file(env, case):
+    tmp_path, rubric, db = env
+    f = tmp_path / "r.csv"
+    f.write_text("item_id,response,ann,behavior_id\na,r1,1,b1\n")
+    meta = tmp_path / "meta.csv"
+    meta.write_text("behavior_id,category\nb2,cyber\n")
+    args = {
+        "join-on": ["--items", str(meta), "--join-on", "behavior_id"],
+        "key-column-on-csv": ["--key-column", "k"],
+        "flatten-on-csv": ["--flatten"],
+        "id-from-with-item-id": ["--id-from", "row"],
+        "bad-label": [],
+    }[case]
+    if case == "bad-label":
+        f.write_text("item_id,response,ann\na,r1,maybe\n")
+    one_sentence_error(*run("import", str(f), "--raters", "ann", "--rubric", rubric, "--store", db, *args))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["harm.yaml", "meta.csv", "r.csv"]
+
+
+def test_a_good_first_import_creates_the_store_and_a_failed_one_keeps_it(env):
+    tmp_path, rubric, db = env
+    f = tmp_path / "r.csv"
+    f.write_text("item_id,response,ann\na,r1,1\n")
+    code, out = run("import", str(f), "--raters", "ann", "--rubric", rubric, "--store", db)
+    assert code == 0, out
+    assert Path(db).exists() and list(_store_items(db).index) == ["a"]
+    one_sentence_error(*run("import", str(f), "--raters", "ann", "--rubric", rubric, "--store", db,
+                            "--flatten"))
+    assert list(_store_items(db).index) == ["a"]

@@ -141,7 +141,11 @@ def import_cmd(
         raise JudgekitError(f"{file}: no such file; check the path.")
     file_map = parse_column_map(column_map, source=str(file))
     items_map = parse_column_map(items_column_map, source=str(items_path or file), option="--items-map")
-    with Store(store_path) as store:
+    from judgekit.store_deferred import DeferredStore
+
+    # created on first use, after the input is read and validated: a failed first import
+    # leaves no store file
+    with DeferredStore(store_path) as store:
         summary = import_ratings(
             store,
             file,
