@@ -95,3 +95,79 @@ def test_pattern_compile_error_escapes_control_characters(tmp_path):
     code, out = run("import", str(data), "--rubric", str(rubric), "--store", str(tmp_path / "s.db"))
     line = one_sentence_error(code, out)
     assert "\x1b" not in line and r"'a\x1b]0;x\x07(' is not a regular expression" in line, line
+
+
+# ------------------------------------------------------------------ 6 and 7b: views
+def _view_store(tmp_path: Path) -> str:
+    from test_rubric_views import build
+
+    return build(tmp_path)
+
+
+def test_export_ratings_selects_the_labels_stored_under_a_view(tmp_path):
+    import pandas as pd
+    from test_rubric_views import ALICE, BOB, GOLD
+
+    db = _view_store(tmp_path)
+    out = tmp_path / "binary_out.csv"
+    code, text = run("export", "ratings", "--store", db, "--rubric", "refusal", "--view", "binary",
+                     "--out", str(out))
+    assert code == 0, text
+    df = pd.read_csv(out, dtype=str)
+    assert set(df["rubric"]) == {"refusal@1:binary"}
+    got = {(r.item_id, r.rater_id): r.label for r in df.itertuples()}
+    want = {(f"i{k:02d}", rater): lab for rater, labels in (("alice", ALICE), ("bob", BOB), ("gold", GOLD))
+            for k, lab in enumerate(labels)}
+    assert got == want
+    # without --view the same rubric's full-rubric ratings only: the judge's, none of the view's
+    code, text = run("export", "ratings", "--store", db, "--rubric", "refusal", "--out", str(out))
+    assert code == 0, text
+    assert set(pd.read_csv(out, dtype=str)["rater_id"]) == {"kw"}
+
+
+def test_export_ratings_view_needs_its_rubric_and_the_view_id_advice_works(tmp_path):
+    db = _view_store(tmp_path)
+    out = tmp_path / "o.csv"
+    line = one_sentence_error(*run("export", "ratings", "--store", db, "--view", "binary", "--out", str(out)))
+    assert "give the rubric too: --rubric NAME --view binary" in line, line
+    line = one_sentence_error(*run("export", "ratings", "--store", db, "--rubric", "refusal@1:binary",
+                                   "--out", str(out)))
+    assert "--rubric refusal --view binary" in line, line
+    # the advice, followed, works for export ratings
+    code, text = run("export", "ratings", "--store", db, "--rubric", "refusal", "--view", "binary",
+                     "--out", str(out))
+    assert code == 0 and "Wrote 36 ratings" in text, text
+
+
+def test_view_clash_message_says_what_the_user_can_do_and_that_advice_works(tmp_path):
+    import pandas as pd
+
+    db = _view_store(tmp_path)
+    pd.DataFrame({"item_id": ["i00"], "alice": ["full_refusal"]}).to_csv(tmp_path / "clash.csv", index=False)
+    code, text = run("import", str(tmp_path / "clash.csv"), "--rubric", "refusal", "--raters", "alice",
+                     "--store", db)
+    assert code == 0, text
+    line = one_sentence_error(*run("agree", "--rubric", "refusal", "--view", "binary", "--store", db,
+                                   "--resamples", "10"))
+    assert "re-import" not in line and "keep one of them" not in line
+    assert line.endswith("the two disagree; import the labels you mean to keep into a new store "
+                         "(import … --store NEW.db) and run this there: an import adds labels and "
+                         "never deletes one."), line
+    # the advice, followed: the binary labels (exported with --view) and the judge into a new store
+    from judgekit.store import Store
+
+    new = str(tmp_path / "new.db")
+    kept = tmp_path / "kept.csv"
+    assert run("export", "ratings", "--store", db, "--rubric", "refusal", "--view", "binary",
+               "--out", str(kept))[0] == 0
+    cols = ["item_id", "rater_id", "rater_kind", "label"]
+    pd.read_csv(kept, dtype=str)[cols].to_csv(kept, index=False)
+    code, text = run("import", str(kept), "--rubric", "refusal", "--view", "binary", "--store", new)
+    assert code == 0, text
+    with Store(db) as s:
+        s.ratings(rubric=load_rubric("refusal"), rater_kind="judge")[cols].to_csv(
+            tmp_path / "judge.csv", index=False)
+    code, text = run("import", str(tmp_path / "judge.csv"), "--rubric", "refusal", "--store", new)
+    assert code == 0, text
+    code, text = run("agree", "--rubric", "refusal", "--view", "binary", "--store", new, "--resamples", "10")
+    assert code == 0, text
