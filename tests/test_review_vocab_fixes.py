@@ -3,6 +3,7 @@ items 5-8): each test failed before its fix."""
 
 from __future__ import annotations
 
+import re
 import textwrap
 from pathlib import Path
 
@@ -171,3 +172,74 @@ def test_view_clash_message_says_what_the_user_can_do_and_that_advice_works(tmp_
     assert code == 0, text
     code, text = run("agree", "--rubric", "refusal", "--view", "binary", "--store", new, "--resamples", "10")
     assert code == 0, text
+
+
+# ------------------------------------------------------------------ 8: the main agree table
+def _long_named_store(tmp_path: Path, n_judges: int) -> tuple[str, list[str], list[list[str]]]:
+    import random
+
+    labels = ["full_compliance", "partial_refusal", "full_refusal"]
+    rng = random.Random(3)
+    judges = [f"judge_with_long_name_number_{k:02d}" for k in range(n_judges)]
+    rows = ["item_id,a1,a2," + ",".join(judges)]
+    ref, by_judge = [], [[] for _ in judges]
+    for i in range(40):
+        r = rng.choice(labels)
+        js = [rng.choice([r, r, rng.choice(labels)]) for _ in judges]
+        rows.append(f"i{i},{r},{rng.choice([r, rng.choice(labels)])}," + ",".join(js))
+        ref.append(r)
+        for k, lab in enumerate(js):
+            by_judge[k].append(lab)
+    f = tmp_path / "labels.csv"
+    f.write_text("\n".join(rows) + "\n")
+    db = str(tmp_path / "s.db")
+    code, out = run("import", str(f), "--rubric", "refusal", "--store", db, "--reference", "a1",
+                    "--raters", "a2", "--judges", ",".join(judges))
+    assert code == 0, out
+    return db, judges, [ref, *by_judge]
+
+
+def _main_table(output: str) -> str:
+    return output.split("Judges against the reference (all items)", 1)[1].split("└", 1)[0]
+
+
+def _printed(tmp_path: Path, db: str, width: int) -> str:
+    """The agreement report of ``db`` printed on a terminal ``width`` columns wide."""
+    import io
+    import json
+
+    from judgekit.console import make_console, print_agreement
+
+    out = tmp_path / "a.json"
+    code, text = run("agree", "--rubric", "refusal", "--store", db, "--reference", "a1",
+                     "--resamples", "20", "--json", str(out))
+    assert code == 0, text
+    buf = io.StringIO()
+    print_agreement(make_console(file=buf, width=width), json.loads(out.read_text()))
+    return buf.getvalue()
+
+
+def test_main_agree_table_never_truncates_judge_names_and_goes_long_when_too_wide(tmp_path):
+    from sklearn.metrics import cohen_kappa_score
+
+    db, judges, labels = _long_named_store(tmp_path, 10)
+    out = _printed(tmp_path, db, 100)
+    assert "Judges against the reference (all items) (one row per figure)" in out
+    table = _main_table(out)
+    assert "…" not in table and max(len(ln) for ln in table.splitlines()) <= 100
+    for k, name in enumerate(judges):
+        kappa = cohen_kappa_score(labels[0], labels[k + 1])
+        # the judge's name whole on its first figure's line; its κ with the CI on one line
+        assert re.search(rf"│ {name} +│ rated of in scope +│", table), name
+        block = table.split(f"│ {name} ", 1)[1]
+        assert re.search(rf"│ Cohen κ +│ +{kappa:.3f} \[-?[0-9.]+, -?[0-9.]+\] │", block), (name, kappa)
+
+
+def test_main_agree_table_stays_wide_when_it_fits(tmp_path):
+    db, judges, _ = _long_named_store(tmp_path, 10)
+    out = _printed(tmp_path, db, 150)
+    assert "(one row per figure)" not in out.split("Leave-one-out", 1)[0]
+    table = _main_table(out)
+    rows = [ln for ln in table.splitlines() if ln.startswith("│ judge_with")]
+    assert [r.split("│")[1].strip() for r in rows] == judges  # one line per judge, name whole
+    assert "…" not in table and max(len(ln) for ln in table.splitlines()) <= 150
