@@ -1,6 +1,6 @@
 """Panel throughput against the fake provider (run: .venv/bin/python bench/panel_throughput.py).
 
-Prints three ratios (timings on a shared machine are noisy; the ratios are what to compare):
+Prints four ratios (timings on a shared machine are noisy; the ratios are what to compare):
 
 1. achieved calls/s over the bound concurrency / latency (goal >= 0.9) for N items x 1 trial,
    an ``openai-compatible:`` judge through the official SDK, the fake provider in its own process

@@ -13,7 +13,9 @@ def __getattr__(name: str) -> object:
         from judgekit.gate import require_trusted
 
         return require_trusted
-    raise AttributeError(name)
+    from judgekit.lazy import submodule
+
+    return submodule(__name__, name)
 
 
 def __dir__() -> list[str]:

@@ -174,19 +174,19 @@ def print_agreement(console: Console, report: dict[str, Any]) -> None:
         f"% agree {pct(hc['percent_agreement'])}; Krippendorff α {f3(hc['alpha'])}; Gwet AC1 {f3(hc['ac1'])}; "
         f"n {hc['n']} items rated by two humans or more."
     )
-    t = Table(title="Judges against the reference (all items)", title_justify="left")
-    for col in ("rater", "rated of in scope", "abstain", "error", "% agree", mname, "Krippendorff α", "Gwet AC1",
-                "Δα joining humans"):
-        t.add_column(col, justify="right" if col != "rater" else "left")
+    title = "Judges against the reference (all items)"
+    header = ("rater", "rated of in scope", "abstain", "error", "% agree", mname, "Krippendorff α",
+              "Gwet AC1", "Δα joining humans")
+    judge_rows = []
     for name, j in overall["judges"].items():
         v = j["vs_reference"]
-        t.add_row(
+        judge_rows.append([
             safe_text(name), safe_text(trust.coverage_words(j.get("coverage"))) if j.get("coverage") else str(v["n"]),
             str(j["n_abstain"]), str(j["n_error"]), pct(v["percent_agreement"]),
             f3(v[metric]), f3(v["alpha"]), f3(v["ac1"]),
             "—" if j["alpha_delta"] is None else f"{j['alpha_delta']:+.3f}",
-        )
-    console.print(t)
+        ])
+    console.print(_rater_table(console, title, header, judge_rows))
     for grid in (trust.pairwise_grid(report, overall), trust.loo_grid(report, overall),
                  trust.coverage_grid(report, overall), trust.bias_grid(report, overall)):
         if grid is not None:
@@ -222,6 +222,34 @@ def print_agreement(console: Console, report: dict[str, Any]) -> None:
                 print_grid(console, grid)
     for w in report.get("warnings", []):
         console.print(f"[yellow]note:[/yellow] {safe_text(w)}")
+
+
+def _rater_table(console: Console, title: str, header: tuple[str, ...], rows: list[list[str]]) -> Table:
+    """One row per rater (the first cell, already safe), or, when that does not fit the console
+    with no cell wrapped, one row per rater and figure (the long layout). The rater column is
+    never truncated or wrapped in either."""
+    from rich.cells import cell_len
+    from rich.text import Text
+
+    widest = max((cell_len(Text.from_markup(r[0]).plain) for r in rows), default=0)
+    t = Table(title=title, title_justify="left")
+    for i, col in enumerate(header):
+        if i == 0:
+            t.add_column(col, no_wrap=True, min_width=max(widest, len(col)))
+        else:
+            t.add_column(col, justify="right")
+    for row in rows:
+        t.add_row(*row)
+    if not rows or fits(console, t):
+        return t
+    t = Table(title=f"{title} (one row per figure)", title_justify="left")
+    t.add_column(header[0], no_wrap=True, min_width=max(widest, len(header[0])))
+    t.add_column("figure")
+    t.add_column("value", justify="right", no_wrap=True)
+    for row in rows:
+        for k, (col, cell) in enumerate(zip(header[1:], row[1:], strict=True)):
+            t.add_row(row[0] if k == 0 else "", col, cell, end_section=k == len(row) - 2)
+    return t
 
 
 def _grid_long(grid: Any) -> Table:

@@ -30,6 +30,7 @@ from judgekit.values import (  # re-exported: their old home
 )
 from judgekit.values import (
     NUMBER,
+    plain_number,
 )
 from judgekit.values import (
     JSONValueError as JSONValueError,
@@ -340,7 +341,10 @@ def _code(rubric: Rubric, raw: Any) -> str | None:
     tried as that number, as if the file had been read with numbers inferred."""
     code = rubric.normalise(raw)
     if code is None and isinstance(raw, str) and NUMBER.fullmatch(raw.strip()):
-        code = rubric.normalise(float(raw))
+        if plain_number(raw.strip()) is not None:
+            code = rubric.normalise(float(raw))
+        else:  # 007, +7, 1e1: a label's value, but never an alias range (plain numbers only)
+            code = next((lab.code for lab in rubric.labels if lab.value == float(raw)), None)
     return code
 
 

@@ -148,7 +148,9 @@ class ViewSource:
             raise JudgekitError(
                 f"Rater {r['rater_id']!r} rated item {r['item_id']!r} both under {self.view.base.id} "
                 f"({r['label_full']}) and under its view {self.view.view_name} ({r['label']}), and "
-                "the two disagree; keep one of them (re-import the labels without the other)."
+                "the two disagree; import the labels you mean to keep into a new store "
+                "(import … --store NEW.db) and run this there: an import adds labels and never "
+                "deletes one."
             )
         dup = mapped.set_index(key).index.isin(native.set_index(key).index)
         return pd.concat([native, mapped[~dup]], ignore_index=True)

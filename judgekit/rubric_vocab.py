@@ -34,6 +34,7 @@ from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from judgekit.config import ConfigModel
 from judgekit.errors import excerpt
+from judgekit.values import plain_number
 
 CODE_RE = re.compile(r"^[a-z][a-z0-9_]*$")
 
@@ -54,8 +55,11 @@ class AliasPattern(ConfigModel):
                 warnings.simplefilter("ignore")
                 re.compile(v, re.IGNORECASE)
         except re.error as exc:
+            from judgekit.console import clean  # the pattern as written, not repr's doubled \\
+
+            shown = clean(v if len(v) <= 60 else v[:60] + "…")
             raise ValueError(
-                f"{excerpt(v, 60)} is not a regular expression ({exc.msg} at position {exc.pos}); "
+                f"'{shown}' is not a regular expression ({exc.msg} at position {exc.pos}); "
                 "fix it (escape [ ] ( ) . * + ? with a backslash to match them literally)"
             ) from None
         return v
@@ -215,17 +219,16 @@ def match_pattern(patterns: Sequence[AliasPattern], text: str) -> str | None:
     return None
 
 
-_NUMBER = re.compile(r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?")
-
-
 def as_number(raw: Any) -> float | None:
-    """``raw`` as a finite number when it is one (not a bool) or a text that is one, else None."""
+    """``raw`` as a finite number when it is one (not a bool) or a text that is one in its plain
+    form (:func:`judgekit.values.plain_number`, the rule the CSV reader types numbers by: ``7`` and
+    ``0.5``, not ``007``, ``+7``, ``7.`` or ``1e1``), else None."""
     if isinstance(raw, bool):
         return None
     if isinstance(raw, int | float):
         x = float(raw)
-    elif isinstance(raw, str) and _NUMBER.fullmatch(raw.strip()):
-        x = float(raw.strip())
+    elif isinstance(raw, str) and (number := plain_number(raw.strip())) is not None:
+        x = float(number)
     else:
         return None
     return x if math.isfinite(x) else None

@@ -128,6 +128,12 @@ class Store(JudgeRatings):
         return cls(path)
 
     # ------------------------------------------------------------------ basics
+    @property
+    def opened(self) -> bool:
+        """Whether the store's file is open (a :class:`~judgekit.store_deferred.DeferredStore`
+        says False until its first use; nothing has been recorded in a store not opened)."""
+        return True
+
     def close(self) -> None:
         self.conn.close()
 

@@ -267,3 +267,19 @@ def lines_of(df: pd.DataFrame) -> Sequence[int] | None:
             or index.start != 0 or index.step != 1):
         return None
     return cast(Sequence[int], lines)
+
+
+_PLAIN_INT = re.compile(r"-?[0-9]{1,18}")
+_PLAIN_FLOAT = re.compile(r"-?[0-9]+\.[0-9]+(e[+-]?[0-9]+)?|-?[0-9]+e[+-]?[0-9]+")
+
+
+def plain_number(text: str) -> int | float | None:
+    """The number a text is in its plain form (the text Python writes for it, so nothing is lost:
+    ``7``, ``-3``, ``0.5``, ``1e-05``), else None (``007``, ``+7``, ``7.``, ``1e1``, ``7.50``, ``nan``
+    stay text). The CSV reader types a column as numbers by this rule, and a rubric's
+    ``alias_ranges`` take a text as a number by it."""
+    if _PLAIN_INT.fullmatch(text) and str(int(text)) == text:
+        return int(text)
+    if _PLAIN_FLOAT.fullmatch(text) and math.isfinite(f := float(text)) and repr(f) == text:
+        return f
+    return None

@@ -186,7 +186,7 @@ def test_object_of_lists_without_ids_joined_to_metadata_on_behavior_id(env):
     with Store(db) as s:
         items = s.items().set_index("item_id")
     assert len(items) == 30
-    first = items.loc[_content_id(None, "b0 answer 0")]  # the id: computed here from the text
+    first = items.loc[_content_id("do b0", "b0 answer 0")]  # the id: the stored text's, computed here
     assert (first["behavior_id"], first["category"], first["prompt"]) == ("b0", "chem", "do b0")
     report = agreement(rubric, db, tmp_path, "--by", "category")
     for cat, pairs in truth.items():
@@ -229,10 +229,11 @@ def test_id_from_row_and_long_content_ids(env):
     code, output = run("import", str(f), "--rubric", rubric, "--store", db, "--id-from", "row",
                        "--raters", "ann", "--judges", "bot")
     assert code == 0, output
-    assert "'noids.csv:1' is the first row under the header, 'noids.csv:3' the last" in output
+    stem = "noids.csv@" + hashlib.sha256(str(f.resolve()).encode()).hexdigest()[:8]
+    assert f"'{stem}:1' is the first row under the header, '{stem}:3' the last" in output
     with Store(db) as s:
         r = s.ratings().set_index(["item_id", "rater_id"])["label"]
-    assert r[("noids.csv:2", "ann")] == "not_harmful" and r[("noids.csv:3", "bot")] == "not_harmful"
+    assert r[(f"{stem}:2", "ann")] == "not_harmful" and r[(f"{stem}:3", "bot")] == "not_harmful"
     # a long file (one row per rating): content ids group the rows of one output
     long = tmp_path / "long.csv"
     long.write_text("prompt,response,rater_id,label\np,r,ann,yes\np,r,bob,no\np,r2,ann,no\n")

@@ -32,4 +32,6 @@ def __getattr__(name: str) -> Any:
         import importlib
 
         return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'judgekit.analysis' has no attribute {name!r}")
+    from judgekit.lazy import submodule
+
+    return submodule(__name__, name)

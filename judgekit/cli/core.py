@@ -82,7 +82,8 @@ def rubrics_cmd(name: str | None) -> None:
                    "{\"meta\": {\"model\": \"x\"}} -> meta.model.")
 @click.option("--id-from", "id_from", type=click.Choice(["content", "row"]), default=None,
               help="No id column: make item ids from the prompt/messages + response (content: the "
-                   "same text gets the same id in every file) or the file name + row number (row).")
+                   "same text gets the same id in every file; after --join-on, the text as stored) or the "
+                   "file name, a digest of its path and the row number (row: labels.csv@1a2b3c4d:1).")
 @click.option("--join-on", "join_on", default=None,
               help="Join the --items file on this column instead of item_id: --join-on behavior_id, "
                    "or --join-on behavior_id=BehaviorID when the items file names it otherwise.")
@@ -141,7 +142,11 @@ def import_cmd(
         raise JudgekitError(f"{file}: no such file; check the path.")
     file_map = parse_column_map(column_map, source=str(file))
     items_map = parse_column_map(items_column_map, source=str(items_path or file), option="--items-map")
-    with Store(store_path) as store:
+    from judgekit.store_deferred import DeferredStore
+
+    # created on first use, after the input is read and validated: a failed first import
+    # leaves no store file
+    with DeferredStore(store_path) as store:
         summary = import_ratings(
             store,
             file,

@@ -123,8 +123,12 @@ def export_group() -> None:
               help="File to write (written atomically).")
 @click.option("--rubric", "rubric_name", default=None, help="Only this rubric (name, name@version or path).")
 @click.option("--rater", "raters", multiple=True, help="Only this rater id (repeatable).")
+@click.option("--view", "view", default=None,
+              help="Only the labels stored under this view of --rubric (those imported with "
+                   "import --view), e.g. --rubric refusal --view binary.")
 def export_ratings_cmd(
-    store_path: str, fmt: str | None, out: Path, rubric_name: str | None, raters: tuple[str, ...]
+    store_path: str, fmt: str | None, out: Path, rubric_name: str | None, raters: tuple[str, ...],
+    view: str | None = None,
 ) -> None:
     """Write the long ratings table, with each judge call's tokens and cost.
 
@@ -139,13 +143,21 @@ def export_ratings_cmd(
     Example:
       judgekit export ratings --store demo.db --format parquet --out ratings.parquet
       judgekit export ratings --store leak.db --rater leak-rules --out leak.csv   # + match_string
+      judgekit export ratings --rubric refusal --view binary --out binary_labels.csv
     """
     from judgekit.io.tables import write_table
     from judgekit.judges.export import ratings_with_calls
     from judgekit.rubric import load_rubric
 
+    if view is not None and not rubric_name:
+        raise JudgekitError(f"--view {view} is a view of a rubric; give the rubric too: --rubric "
+                            f"NAME --view {view}.")
     with Store.open_existing(store_path) as store:
         rubric = load_rubric(rubric_name) if rubric_name else None
+        if rubric is not None and view is not None:
+            from judgekit.rubric_views import rubric_view
+
+            rubric = rubric_view(rubric, view)
         df = ratings_with_calls(store, rubric=rubric, raters=list(raters) or None)
     if df.empty:
         raise JudgekitError(

@@ -12,6 +12,7 @@ Every mistake is one :class:`JudgekitError` sentence naming the file and the key
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -139,6 +140,7 @@ def require_table_columns(
 def make_item_ids(
     table: pd.DataFrame, how: str, *, source: str, file_name: str, csv: bool = False,
     lines: Sequence[int] | None = None, one_row_per_item: bool = True,
+    file_path: str | Path | None = None,
 ) -> tuple[pd.DataFrame, str]:
     """The table with an ``item_id`` column made for it, and a note saying how.
 
@@ -146,8 +148,11 @@ def make_item_ids(
       of prompt/messages and response: the first 16 hex digits of a SHA-256), so the same output
       gets the same id in every file. Needs a ``response`` on every row; with one row per item
       (``one_row_per_item``: a wide file), two rows of the same text are an error.
-    * ``row``: the file name and the row's number (``labels.csv:1`` is the first row under the
-      header): one item per row, so a long file (a ``rater_id`` column) is refused.
+    * ``row``: the file name, ``@`` and 8 hex digits of the SHA-256 of the file's resolved path
+      (``file_path``; :func:`row_id_stem`), and the row's number (``labels.csv@1a2b3c4d:1`` is the
+      first row under the header): one item per row, so a long file (a ``rater_id`` column) is
+      refused. Re-importing the same file gives the same ids; ``run1/labels.csv`` and
+      ``run2/labels.csv`` give different ones.
     """
     if how not in ID_FROM:
         raise JudgekitError(f"{source}: --id-from {excerpt(how, 20)} is not one of {', '.join(ID_FROM)}.")
@@ -163,9 +168,10 @@ def make_item_ids(
                 f"{source}: --id-from row makes one item per row, but the file has a rater_id column "
                 "(one row per rating); use --id-from content, or an id column."
             )
-        ids = [f"{file_name}:{i + 1}" for i in range(n)]
-        note = (f"Item ids made from the file name and row number (--id-from row): {ids[0]!r} is the "
-                f"first row under the header, {ids[-1]!r} the last.")
+        stem = row_id_stem(file_path) if file_path is not None else file_name
+        ids = [f"{stem}:{i + 1}" for i in range(n)]
+        note = (f"Item ids made from the file name, a digest of its path and the row number "
+                f"(--id-from row): {ids[0]!r} is the first row under the header, {ids[-1]!r} the last.")
         return table.assign(item_id=pd.Series(ids, index=table.index, dtype=object)), note
     require_table_columns(table, ["response"], source=source, what=" (--id-from content hashes it)")
     prompts = table["prompt"].tolist() if "prompt" in table.columns else [None] * n
@@ -196,6 +202,53 @@ def make_item_ids(
             f"+ 16 hex digits of a SHA-256, the same for the same text in every file; the first row's "
             f"is {ids[0]!r}.")
     return table.assign(item_id=pd.Series(ids, index=table.index, dtype=object)), note
+
+
+def content_ids_as_stored(
+    items: pd.DataFrame, ratings: pd.DataFrame, *, source: str, joined_from: str,
+    one_row_per_item: bool,
+) -> tuple[pd.DataFrame, pd.DataFrame, str]:
+    """``--id-from content`` with ``--items … --join-on``: the items' ids made again from their
+    content as it will be stored (the prompt/messages the join added), so the same output gets
+    the same id in every file whatever file gave its prompt. Returns (items, ratings, the note).
+
+    Two items that become one (the same stored text) are merged in a long file and an error in a
+    wide one (``one_row_per_item``), as in :func:`make_item_ids`.
+    """
+    def text(rec: dict[Any, Any], name: str) -> Any:
+        v = rec.get(name)
+        return None if is_missing(v) else v
+
+    new_ids: dict[Any, str] = {}
+    owner: dict[str, Any] = {}
+    for rec in items.to_dict("records"):
+        prompt = text(rec, "prompt")
+        iid = CONTENT_ID_PREFIX + item_content_hash(None if prompt is None else str(prompt),
+                                                    text(rec, "messages"), str(rec["response"]))
+        if one_row_per_item and iid in owner and owner[iid] != rec["item_id"]:
+            raise JudgekitError(
+                f"{source}: two rows have the same prompt and response once {joined_from} gives "
+                "their prompts, so --id-from content gives them one id; use --id-from row, or an id "
+                "column (--map item_id=COLUMN)."
+            )
+        owner.setdefault(iid, rec["item_id"])
+        new_ids[rec["item_id"]] = iid
+    items = items.assign(item_id=items["item_id"].map(new_ids)).drop_duplicates("item_id")
+    ratings = ratings.assign(item_id=ratings["item_id"].map(new_ids))
+    first = ratings["item_id"].iloc[0] if len(ratings) else items["item_id"].iloc[0]
+    note = (f"Item ids made from each item's prompt/messages and response as stored, after the join "
+            f"with {joined_from} (--id-from content): {CONTENT_ID_PREFIX!r} + 16 hex digits of a "
+            f"SHA-256, the same for the same text in every file; the first row's is {first!r}.")
+    return items.reset_index(drop=True), ratings, note
+
+
+def row_id_stem(path: str | Path) -> str:
+    """``labels.csv@1a2b3c4d``: the file's base name and the first 8 hex digits of the SHA-256 of
+    its resolved absolute path (UTF-8), so two files of one name in two folders never share row
+    ids, and the same file imported again (from any working directory) gets the same ones."""
+    p = Path(path)
+    digest = hashlib.sha256(str(p.resolve()).encode("utf-8", "surrogateescape")).hexdigest()[:8]
+    return f"{p.name}@{digest}"
 
 
 def check_layout_columns(

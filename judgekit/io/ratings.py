@@ -37,7 +37,7 @@ from judgekit.data import (
 from judgekit.errors import JudgekitError
 from judgekit.import_digest import input_digest, record_import, unchanged_import
 from judgekit.io.joins import join_items_file
-from judgekit.io.mapping import check_layout_columns, make_item_ids
+from judgekit.io.mapping import check_layout_columns, content_ids_as_stored, make_item_ids
 from judgekit.io.tables import read_table, table_format
 from judgekit.rubric import Rubric
 from judgekit.schema import is_missing
@@ -158,7 +158,8 @@ def import_ratings(
          "items_column_map": None if items_column_map is None else dict(items_column_map),
          "key_column": key_column, "flatten": flatten, "id_from": id_from, "join_on": join_on},
     )
-    done = unchanged_import(store.conn, digest)
+    # a store not created yet has recorded no import (and must not be created before the checks)
+    done = unchanged_import(store.conn, digest) if store.opened else None
     if done is not None:  # the same input into the store as that import left it: nothing to do
         return ImportSummary(
             source=source, rubric=rubric.ref, items=done["items"], ratings=done["ratings"],
@@ -184,9 +185,10 @@ def import_ratings(
                 f"{path}: --scorers picks the scorers of an Inspect log; this file is {kind}."
             )
         table = read_table(path, fmt, column_map=column_map, key_column=key_column, flatten=flatten)
+        file_columns = [(column_map or {}).get(c, c) for c in table.columns]  # as the file names them
         if id_from:
             table, id_note = make_item_ids(
-                table, id_from, source=short, file_name=Path(source).name, csv=kind == "csv",
+                table, id_from, source=short, file_name=Path(source).name, file_path=path, csv=kind == "csv",
                 lines=lines_of(table), one_row_per_item=bool(raters or judges or reference))
             notes.append(id_note)
         check_layout_columns(table, source=short, raters=raters, judges=judges, reference=reference)
@@ -203,7 +205,10 @@ def import_ratings(
     if (join_on or items_column_map) and items_path is None:
         raise JudgekitError(f"{path}: --join-on and --items-map are about the --items FILE; give it.")
     if items_path is not None and join_on:
-        items = join_items_file(items, items_path, join_on, source=short, column_map=items_column_map)
+        items = join_items_file(
+            items, items_path, join_on, source=short, column_map=items_column_map, csv=kind == "csv",
+            file_columns=None if kind == "inspect" else file_columns, ratings_map=column_map,
+            rater_columns=[c for m in (raters, judges, reference) if m for c in m.values()])
     elif items_path is not None:
         extra = read_table(items_path, column_map=items_column_map, map_option="--items-map")
         require_columns(extra, ["item_id"], source=str(items_path))
@@ -227,6 +232,10 @@ def import_ratings(
             .combine_first(extra.set_index("item_id"))
             .reset_index()
         )
+    if id_from == "content" and items_path is not None:  # the ids of the content as stored
+        items, ratings, notes[-1] = content_ids_as_stored(
+            items, ratings, source=short, joined_from=str(items_path),
+            one_row_per_item=bool(raters or judges or reference))
     if id_prefix:
         problem = id_problem(id_prefix, "--id-prefix")
         if problem:

@@ -29,6 +29,7 @@ def read_jsonl(p: Path, *, flatten: bool = False) -> tuple[list[str], dict[str, 
     """One JSON object per line: (columns, column values, each row's line)."""
     rows = []
     lines = []
+    origins = FlatOrigins(p)
     with p.open(encoding="utf-8-sig") as fh:
         for lineno, line in enumerate(fh, start=1):
             if not line.strip():
@@ -47,7 +48,8 @@ def read_jsonl(p: Path, *, flatten: bool = False) -> tuple[list[str], dict[str, 
                 ) from None
             if not isinstance(obj, dict):
                 raise JudgekitError(f"{p}: line {lineno} is not a JSON object; each line must be one.")
-            rows.append(flatten_row(obj, f"{p} line {lineno}") if flatten else obj)
+            rows.append(flatten_row(obj, f"{p} line {lineno}", origins, f"line {lineno}")
+                        if flatten else obj)
             lines.append(lineno)
     if not rows:
         raise JudgekitError(f"{p} has no rows; give one JSON object per line.")
@@ -62,7 +64,9 @@ def read_json(
     data = loads_json_strict(p.read_text(encoding="utf-8-sig"))
     rows = rows_of(p, data, key_column)
     if flatten:
-        rows = [flatten_row(row, f"{p} row {i + 1}") for i, row in enumerate(rows)]
+        origins = FlatOrigins(p)
+        rows = [flatten_row(row, f"{p} row {i + 1}", origins, f"row {i + 1}")
+                for i, row in enumerate(rows)]
     return columns_of(rows)
 
 
@@ -144,9 +148,29 @@ def _object_of_lists(p: Path, data: Any, key_column: str) -> Rows:
     return out
 
 
-def flatten_row(row: dict[str, Any], where: str) -> dict[str, Any]:
+class FlatOrigins:
+    """Which flattened names of one file came from a nested path and which from a literal key
+    (``"a.b"``), so that the two in different rows are the error they are in one row."""
+
+    def __init__(self, p: Path) -> None:
+        self.p = p
+        self.first: dict[str, tuple[bool, str]] = {}  # name -> (nested, where it first came)
+
+    def note(self, name: str, nested: bool, where: str) -> None:
+        seen = self.first.setdefault(name, (nested, where))
+        if seen[0] != nested:
+            key, obj = (seen[1], where) if nested else (where, seen[1])
+            raise JudgekitError(
+                f"{self.p}: --flatten makes the column {excerpt(name, 60)} twice (a key of that name "
+                f"in {key} and a nested one in {obj}); rename one of them."
+            )
+
+
+def flatten_row(row: dict[str, Any], where: str, origins: FlatOrigins | None = None,
+                row_name: str = "") -> dict[str, Any]:
     """``{"a": {"b": 1}, "c": 2}`` → ``{"a.b": 1, "c": 2}``; two paths to one name are an error
-    naming ``where``."""
+    naming ``where``; with ``origins`` (the file's), also when they are in two rows (``row_name``,
+    ``line 3``, says which this one is)."""
     out: dict[str, Any] = {}
 
     def walk(prefix: str, obj: dict[str, Any]) -> None:
@@ -161,6 +185,8 @@ def flatten_row(row: dict[str, Any], where: str) -> dict[str, Any]:
                     "name and a nested one); rename one of them."
                 )
             out[name] = value
+            if origins is not None and (prefix or "." in name):
+                origins.note(name, bool(prefix), row_name)
 
     walk("", row)
     return out

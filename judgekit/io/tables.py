@@ -16,7 +16,6 @@ import io
 import json
 import math
 import os
-import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, overload
@@ -35,6 +34,7 @@ from judgekit.values import (
     JSONValueError,
     check_ids,
     id_problem,
+    plain_number,
     row_ref,
 )
 
@@ -287,10 +287,6 @@ def _columns_of(p: Path, header: list[str], header_line: int, rows: list[list[st
     return data
 
 
-_PLAIN_INT = re.compile(r"-?[0-9]{1,18}")
-_PLAIN_FLOAT = re.compile(r"-?[0-9]+\.[0-9]+(e[+-]?[0-9]+)?|-?[0-9]+e[+-]?[0-9]+")
-
-
 def _plain_numbers(values: list[Any]) -> list[Any]:
     """The column as numbers when every filled cell is a number in its plain form (the text
     Python writes for it, so nothing is lost), else unchanged text."""
@@ -298,12 +294,10 @@ def _plain_numbers(values: list[Any]) -> list[Any]:
     for v in set(values):
         if v is None:
             continue
-        if _PLAIN_INT.fullmatch(v) and str(int(v)) == v:
-            numbers[v] = int(v)
-        elif _PLAIN_FLOAT.fullmatch(v) and math.isfinite(f := float(v)) and repr(f) == v:
-            numbers[v] = f
-        else:
+        number = plain_number(v)  # the rule of judgekit.values.plain_number
+        if number is None:
             return values
+        numbers[v] = number
     if not numbers:
         return values
     return [None if v is None else numbers[v] for v in values]
@@ -315,6 +309,7 @@ def _read_parquet(p: Path, *, flatten: bool = False) -> tuple[list[str], dict[st
     import pyarrow.parquet as pq
 
     table = pq.read_table(p)
+    written = table.column_names
     while flatten and any(pa.types.is_struct(f.type) for f in table.schema):
         table = table.flatten()  # one level per pass: struct column a, field b -> column a.b
     meta = table.schema.pandas_metadata or {}
@@ -322,6 +317,9 @@ def _read_parquet(p: Path, *, flatten: bool = False) -> tuple[list[str], dict[st
     index_cols = {c for c in meta.get("index_columns", []) if isinstance(c, str)}
     names = [n for n in table.column_names if n not in index_cols]
     dup = next((n for n in names if names.count(n) > 1), None)
+    if dup is not None and flatten and written.count(dup) < 2:  # made by flattening a struct
+        raise JudgekitError(f"{p}: --flatten makes the column {dup!r} twice (a key of that name "
+                            "and a nested one); rename one of them.")
     if dup is not None:
         raise JudgekitError(f"{p}: the column {dup!r} appears twice; rename or remove one.")
     data = {

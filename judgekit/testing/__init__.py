@@ -16,7 +16,9 @@ def __getattr__(name: str) -> Any:
         from judgekit.testing import fakeserver
 
         return getattr(fakeserver, name)
-    raise AttributeError(name)
+    from judgekit.lazy import submodule
+
+    return submodule(__name__, name)
 
 
 def __dir__() -> list[str]:
