@@ -3,8 +3,9 @@ registry) and :mod:`judgekit.judges.panel` (running a panel)."""
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from judgekit.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from judgekit.judges.base import (
@@ -49,16 +50,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        from judgekit.lazy import submodule
-
-        return submodule(__name__, name)
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, __all__)

@@ -11,8 +11,9 @@
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from judgekit.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from judgekit.report.document import render_report, write_report
@@ -24,16 +25,4 @@ _LAZY = {"render_report": "document", "write_report": "document"}
 __all__ = ["render_report", "write_report"]
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        from judgekit.lazy import submodule
-
-        return submodule(__name__, name)
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, __all__)
