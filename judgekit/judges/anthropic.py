@@ -10,7 +10,6 @@ API defines it. The SDK's retries are off.
 
 from __future__ import annotations
 
-import contextlib
 import json
 from typing import Any, cast
 
@@ -25,10 +24,14 @@ from judgekit.judges.base import (
     api_key,
 )
 from judgekit.judges.prices import lookup_price
+from judgekit.judges.sdk_client import LazySDKClient
 
 
-class AnthropicJudge(BatchJudge):
+class AnthropicJudge(LazySDKClient, BatchJudge):
     """A Messages API judge (async client, ``max_retries=0``)."""
+
+    sdk_module = "anthropic"
+    client_class = "AsyncAnthropic"
 
     local = False
     supports_batch = True
@@ -62,25 +65,6 @@ class AnthropicJudge(BatchJudge):
         kwargs.update(self.options)
         self._kwargs = kwargs
         self._options: Any = {}
-
-    @property
-    def _sdk(self) -> Any:
-        import anthropic
-
-        return anthropic
-
-    def prepare(self) -> None:
-        """Import the SDK and make the client before the panel paces the first call. A client
-        that cannot be made fails again in the first call, where the failure is classified."""
-        with contextlib.suppress(Exception):
-            self.client  # noqa: B018 - made on first use
-
-    @property
-    def client(self) -> Any:
-        """The SDK's async client (``anthropic.AsyncAnthropic``, ``max_retries=0``), made on first use."""
-        if self._client is None:
-            self._client = self._sdk.AsyncAnthropic(**self._client_args)
-        return self._client
 
     def cache_params(self) -> dict[str, Any]:
         return {"options": self.options} if self.options else {}
@@ -139,9 +123,6 @@ class AnthropicJudge(BatchJudge):
             raise map_error(exc, self._sdk, self.timeout_s) from None
         return out
 
-    async def aclose(self) -> None:
-        if self._client is not None:
-            await self._client.close()
 
 
 def parse_message(content: bytes) -> Completion:

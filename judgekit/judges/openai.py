@@ -14,7 +14,6 @@ for servers without it). The SDK's own retries are off: the panel retries.
 
 from __future__ import annotations
 
-import contextlib
 import json
 from typing import Any
 
@@ -30,10 +29,14 @@ from judgekit.judges.base import (
     api_key,
 )
 from judgekit.judges.prices import lookup_price
+from judgekit.judges.sdk_client import LazySDKClient
 
 
-class OpenAIJudge(BatchJudge):
+class OpenAIJudge(LazySDKClient, BatchJudge):
     """A Chat Completions judge (async client, ``max_retries=0``)."""
+
+    sdk_module = "openai"
+    client_class = "AsyncOpenAI"
 
     local = False
 
@@ -82,25 +85,6 @@ class OpenAIJudge(BatchJudge):
         # new port, another node of the cluster) answers the same, so it reuses the cache.
         self.cache_spec = f"openai-compatible:{model}" if compatible else entry.model
         self._options: Any = {"security": {"bearer_auth": True}}
-
-    @property
-    def _sdk(self) -> Any:
-        import openai
-
-        return openai
-
-    def prepare(self) -> None:
-        """Import the SDK and make the client before the panel paces the first call. A client
-        that cannot be made fails again in the first call, where the failure is classified."""
-        with contextlib.suppress(Exception):
-            self.client  # noqa: B018 - made on first use
-
-    @property
-    def client(self) -> Any:
-        """The SDK's async client (``openai.AsyncOpenAI``, ``max_retries=0``), made on first use."""
-        if self._client is None:
-            self._client = self._sdk.AsyncOpenAI(**self._client_args)
-        return self._client
 
     def cache_params(self) -> dict[str, Any]:
         return {"options": self.options} if self.options else {}
@@ -166,9 +150,6 @@ class OpenAIJudge(BatchJudge):
             raise map_error(exc, self._sdk, self.timeout_s) from None
         return out
 
-    async def aclose(self) -> None:
-        if self._client is not None:
-            await self._client.close()
 
 
 def _batch_line(row: dict[str, Any]) -> tuple[str, Completion | JudgeCallError]:
