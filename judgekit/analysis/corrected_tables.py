@@ -27,6 +27,8 @@ from judgekit.analysis.corrected_clusters import corrected_weighted_clustered
 from judgekit.analysis.corrected_multiclass import corrected_weighted, raw_estimate
 from judgekit.analysis.result import AnalysisResult, Table
 from judgekit.errors import JudgekitError
+from judgekit.policy_rules import people as people_of
+from judgekit.policy_rules import reference_kinds, reference_problem
 from judgekit.rubric import Rubric
 
 #: columns of a correction table besides the model and slice columns
@@ -151,7 +153,11 @@ def add_correction(result: AnalysisResult, tables: list[Table], *, method: str,
 
 def reference_ratings(store: object, rubric: Rubric, reference: str | None) -> tuple[pd.DataFrame, str]:
     """The reference's ratings under ``rubric`` and its rater id: ``reference``, or the store's
-    one rater of kind ``reference`` when None (an error naming the candidates otherwise)."""
+    one rater of kind ``reference`` when None (an error naming the candidates otherwise).
+
+    A given ``reference`` must be one the gate accepts
+    (:func:`judgekit.policy_rules.reference_problem`: a human or reference rater): a judge's
+    error measured against a judge, or against itself, corrects nothing."""
     from judgekit.analysis.inputs import rater_ratings
 
     if reference is None:
@@ -166,4 +172,9 @@ def reference_ratings(store: object, rubric: Rubric, reference: str | None) -> t
                 f"{', '.join(people) or 'none (import human labels first)'}."
             )
         reference = refs[0]
+    else:
+        kinds = reference_kinds(store, rubric)
+        problem = reference_problem(reference, kinds)
+        if problem is not None:
+            raise JudgekitError(f"--reference: {problem}; pass one of {people_of(kinds)}.")
     return rater_ratings(store, rubric, reference), reference  # type: ignore[arg-type]
