@@ -89,3 +89,71 @@ def test_multiclass_rule_is_still_the_smallest_singular_value() -> None:
     with pytest.raises(UnreliableCorrection, match="smallest singular value 0.000"):
         corrected_shares(judge_l, judge_labelled=judge_l, reference_labelled=ref_l,
                          codes=["a", "b", "c"], n_resamples=20)
+
+
+# 3. the raw interval beside a cluster-bootstrap corrected one is a cluster bootstrap too
+def _clustered_labels(seed: int = 3):
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    # 40 conversations of 10 turns; a conversation refuses throughout or complies throughout
+    conv = np.repeat(np.arange(40), 10)
+    refuses = np.repeat(rng.random(40) < 0.3, 10)
+    return ["ref" if x else "ok" for x in refuses], [f"c{c}" for c in conv]
+
+
+def test_raw_interval_is_the_cluster_bootstrap_when_clustered() -> None:
+    import numpy as np
+    import pytest
+
+    from judgekit.analysis.corrected_clusters import corrected_weighted_clustered, raw_clustered
+    from judgekit.analysis.intervals import wilson_interval
+
+    labels, conv = _clustered_labels()
+    w = {"ok": 0.0, "ref": 1.0}
+    # a judge without error, every item labelled: the corrected figure IS the raw one in every
+    # replicate, so the two intervals (same draws) must be identical
+    r = corrected_weighted_clustered(labels, labels, conv, weights=w, n_resamples=400, seed=5)
+    assert r.corrected == pytest.approx(r.raw)
+    assert (r.raw_ci_low, r.raw_ci_high) == pytest.approx((r.ci_low, r.ci_high))
+    # independently: the percentile interval of the conversation-level ratio over the same draws
+    n_c = 40
+    draws = np.random.default_rng(5).multinomial(n_c, np.full(n_c, 1 / n_c), size=400)
+    per = np.array([sum(w[labels[i]] for i in range(len(labels)) if conv[i] == f"c{c}")
+                    for c in range(n_c)])
+    reps = draws @ per / (draws @ np.full(n_c, 10.0))
+    assert raw_clustered([w[x] for x in labels], conv, n_resamples=400, seed=5) == pytest.approx(
+        (float(np.mean([w[x] for x in labels])), *np.percentile(reps, [2.5, 97.5])))
+    # and it is wider than Wilson's (which treats the 400 turns as independent)
+    k = sum(w[x] for x in labels)
+    lo, hi = wilson_interval(k, len(labels), z=1.959963984540054)
+    assert r.raw_ci_high - r.raw_ci_low > 1.8 * (hi - lo)
+
+
+def test_correction_table_raw_interval_resamples_the_cluster_column() -> None:
+    import pandas as pd
+    import pytest
+
+    from judgekit.analysis.corrected_clusters import raw_clustered
+    from judgekit.analysis.corrected_tables import correction_tables
+    from judgekit.rubric import load_rubric
+    from tests.analysis_fixtures import ratings_frame
+
+    rubric = load_rubric("refusal")
+    codes = list(rubric.codes)
+    pos, neg = codes[-1], codes[0]
+    labels, conv = _clustered_labels()
+    labels = [pos if x == "ref" else neg for x in labels]
+    items = pd.DataFrame({"item_id": [f"i{n}" for n in range(len(labels))], "model": "m",
+                          "conversation_id": conv})
+    judge = ratings_frame(zip(items["item_id"], labels, strict=True), rubric, rater="j")
+    ref = ratings_frame(zip(items["item_id"], labels, strict=True), rubric, rater="h",
+                        kind="human")
+    w = {c: (1.0 if c == pos else 0.0) for c in codes}
+    (t,) = correction_tables(judge, ref, items, rubric=rubric, weights=w, figure="refusal rate",
+                             method="rogan_gladen", reference_name="h",
+                             cluster_col="conversation_id", n_resamples=300, seed=2)
+    row = t.frame.iloc[0]
+    expected = raw_clustered([w[x] for x in labels], conv, n_resamples=300, seed=2)
+    assert (row["raw"], row["raw_ci_low"], row["raw_ci_high"]) == pytest.approx(expected)
+    assert "both a bootstrap resampling conversation_id" in t.description
