@@ -157,3 +157,97 @@ def test_correction_table_raw_interval_resamples_the_cluster_column() -> None:
     expected = raw_clustered([w[x] for x in labels], conv, n_resamples=300, seed=2)
     assert (row["raw"], row["raw_ci_low"], row["raw_ci_high"]) == pytest.approx(expected)
     assert "both a bootstrap resampling conversation_id" in t.description
+
+
+# 4. agree --between: percent agreement has a Wilson interval; variant raters are refused
+Z95 = 1.959963984540054
+
+
+def _wilson(k: int, n: int) -> tuple[float, float]:
+    p = k / n
+    centre = (p + Z95**2 / (2 * n)) / (1 + Z95**2 / n)
+    half = Z95 / (1 + Z95**2 / n) * (p * (1 - p) / n + Z95**2 / (4 * n * n)) ** 0.5
+    return centre - half, centre + half
+
+
+def _pair_frame(n: int, n_agree: int):
+    import pandas as pd
+
+    from judgekit.rubric import load_rubric
+
+    rub = load_rubric("refusal")
+    c = list(rub.codes)
+    rows = []
+    for i in range(n):
+        a = c[i % 2]
+        b = a if i < n_agree else c[2]
+        rows += [(f"i{i}", "judge-a", a), (f"i{i}", "judge-b", b)]
+    df = pd.DataFrame([{"item_id": iid, "rater_id": r, "rater_kind": "judge", "rubric": rub.id,
+                        "rubric_hash": rub.hash, "label": lab, "value": rub.values[lab],
+                        "trial": 0, "status": "ok"} for iid, r, lab in rows])
+    return df, rub
+
+
+def test_between_percent_agreement_interval_is_wilson_never_zero_width() -> None:
+    import pytest
+
+    from judgekit.agreement.between import between_report
+
+    for n_agree in (20, 0, 14):
+        df, rub = _pair_frame(20, n_agree)
+        rep = between_report(df, rubric=rub, pair=("judge-a", "judge-b"), n_resamples=200)
+        pa = next(r for r in rep["rows"] if r["by"] is None)["percent_agreement"]
+        assert pa["value"] == pytest.approx(n_agree / 20) and pa["n"] == 20
+        assert (pa["low"], pa["high"]) == pytest.approx(_wilson(n_agree, 20))
+        assert pa["high"] - pa["low"] > 0.1
+    # all agree on 20: 20 / (20 + z²) = 0.8389 — not the bootstrap's [1.0, 1.0]
+    assert _wilson(20, 20)[0] == pytest.approx(20 / (20 + Z95**2))
+
+
+def test_between_on_the_demo_panel_has_no_zero_width_share(tmp_path) -> None:
+    import json
+
+    import pytest
+
+    from judgekit.judges.demo import run_demo_panel
+    from judgekit.store import Store
+
+    with Store(tmp_path / "panel.db") as store:
+        run_demo_panel(store, tmp_path)
+    out = tmp_path / "b.json"
+    r = invoke("agree", "--rubric", "refusal", "--between", "keywords,panel:majority", "--by",
+               "model", "--store", tmp_path / "panel.db", "--resamples", "100", "--json", out)
+    assert r.exit_code == 0, r.output
+    rows = json.loads(out.read_text())["rows"]
+    shares = [row["percent_agreement"] for row in rows if row["n_both"]]
+    assert any(f["value"] == 1.0 for f in shares)  # the case the reviewer saw
+    for f in shares:
+        k = round(f["value"] * f["n"])
+        assert (f["low"], f["high"]) == pytest.approx(_wilson(k, f["n"]))
+        assert f["low"] < f["high"]
+    # a variant rater (rated perturbed copies under other item ids) is refused, one sentence
+    r = invoke("agree", "--rubric", "refusal", "--between", "keywords,scripted-llm~padding",
+               "--store", tmp_path / "panel.db")
+    assert r.exit_code == 2, r.output
+    assert "--between 'scripted-llm~padding' is a probe variant rater" in r.output
+    assert "compare the judge itself ('scripted-llm')" in r.output
+    assert "Traceback" not in r.output
+
+
+def test_between_report_refuses_a_variant_rater() -> None:
+    import pytest
+
+    from judgekit.agreement.between import between_all_pairs, between_report
+    from judgekit.errors import JudgekitError
+
+    df, rub = _pair_frame(20, 15)
+    v = df[df["rater_id"] == "judge-b"].assign(rater_id="judge-b~label_order",
+                                                item_id=lambda d: d["item_id"] + "~lo")
+    import pandas as pd
+
+    df = pd.concat([df, v])
+    with pytest.raises(JudgekitError, match="is a probe variant rater"):
+        between_report(df, rubric=rub, pair=("judge-a", "judge-b~label_order"), n_resamples=50)
+    pairs = between_all_pairs(df, rubric=rub, judges=["judge-a", "judge-b", "judge-b~label_order"],
+                              n_resamples=50)
+    assert [p["between"] for p in pairs] == [["judge-a", "judge-b"]]
