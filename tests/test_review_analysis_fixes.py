@@ -10,8 +10,8 @@ from judgekit.cli import main
 pytest_plugins = ["tests.analysis_fixtures"]
 
 
-def invoke(*args: object):
-    return CliRunner().invoke(main, [str(a) for a in args])
+def invoke(*args: object, terminal_width: int | None = None):
+    return CliRunner().invoke(main, [str(a) for a in args], terminal_width=terminal_width)
 
 
 # 1. --correct --reference must be a human or reference rater (the gate's rule)
@@ -251,3 +251,40 @@ def test_between_report_refuses_a_variant_rater() -> None:
     pairs = between_all_pairs(df, rubric=rub, judges=["judge-a", "judge-b", "judge-b~label_order"],
                               n_resamples=50)
     assert [p["between"] for p in pairs] == [["judge-a", "judge-b"]]
+
+
+# 5. --by-conversation: a per-stratum floor that overrides --size is said, in one line
+def test_conversation_floor_over_size_warns(tmp_path) -> None:
+    from judgekit.sampling import SampleSpec, draw_sample
+    from judgekit.testing.study import make_study
+
+    items = make_study(conversations_per_tier=4, lookalikes=2)[0]
+    n_models = items["model"].nunique()
+    turns = items.groupby("conversation_id").size()
+    assert (turns == 6).all()
+    spec = SampleSpec(name="d", size=60, strata=["model"], min_per_stratum=10,
+                      by_conversation=True, seed=1)
+    design, summary = draw_sample(items, spec)
+    floor_items = n_models * 10 * 6  # strata × conversations × turns
+    assert len(design) == floor_items == 180
+    warn = [n for n in summary.notes if n.startswith("warning:")]
+    assert warn == [f"warning: --min-per-stratum 10 conversations in each of the {n_models} strata "
+                    f"alone takes {floor_items} items, more than --size 60, and wins: "
+                    f"{floor_items} items are chosen (lower --min-per-stratum, or use fewer --by "
+                    "columns, to keep to --size)."]
+    assert "\n" not in warn[0]
+    # a floor within --size: no warning
+    _, ok = draw_sample(items, SampleSpec(name="d", size=200, strata=["model"], min_per_stratum=10,
+                                          by_conversation=True, seed=1))
+    assert not [n for n in ok.notes if n.startswith("warning:")]
+    # the CLI prints it, and --help says the floor counts conversations
+    path = tmp_path / "items.csv"
+    items.to_csv(path, index=False)
+    r = invoke("sample", "--name", "drift", "--size", "60", "--by-conversation", "--by", "model",
+               "--min-per-stratum", "10", "--items", path, "--store", tmp_path / "s.db")
+    assert r.exit_code == 0, r.output
+    assert "warning: --min-per-stratum 10 conversations" in r.output
+    assert f"Sample 'drift': {floor_items} of {len(items)} items" in r.output
+    h = " ".join(invoke("sample", "--help", terminal_width=200).output.split())
+    assert "(with --by-conversation: conversations, each with all its turns" in h
+    assert "--size is a target in items, --min-per-stratum counts conversations" in h
