@@ -288,3 +288,68 @@ def test_conversation_floor_over_size_warns(tmp_path) -> None:
     h = " ".join(invoke("sample", "--help", terminal_width=200).output.split())
     assert "(with --by-conversation: conversations, each with all its turns" in h
     assert "--size is a target in items, --min-per-stratum counts conversations" in h
+
+
+# 6. wording and exit codes
+def test_ppi_refusal_names_the_labels_not_the_figure() -> None:
+    import pytest
+
+    from judgekit.analysis.corrected import UnreliableCorrection
+    from judgekit.analysis.corrected_multiclass import corrected_weighted
+
+    w = {"comply": 0.0, "partial": 1.0, "refuse": 1.0}
+    ref_l = ["refuse"] * 4 + ["partial"] * 3 + ["comply"] * 12  # 7 of 19 count as refusal
+    judge_l = list(ref_l)
+    judge_all = judge_l + ["comply"] * 30
+    with pytest.raises(UnreliableCorrection) as exc:
+        corrected_weighted(judge_all, judge_labelled=judge_l, reference_labelled=ref_l, weights=w,
+                           name="refusal rate", method="ppi", n_resamples=50)
+    assert str(exc.value) == (
+        "Only 7 of the 19 labelled items are 'partial or refuse' by the reference (fewer than "
+        "10); label more items before correcting the refusal rate.")
+    # the short side is the non-refusals: named by their labels too
+    ref_l = ["refuse"] * 15 + ["comply"] * 4
+    with pytest.raises(UnreliableCorrection, match="Only 4 of the 19 labelled items are 'comply' "
+                                                   "by the reference"):
+        corrected_weighted(ref_l + ["refuse"] * 5, judge_labelled=ref_l, reference_labelled=ref_l,
+                           weights=w, name="refusal rate", method="ppi", n_resamples=50)
+
+
+def _criteria_file(tmp_path, a: str):
+    crit = tmp_path / "c.yaml"
+    crit.write_text(
+        "rater: judge-a\ncriteria:\n"
+        "  - {name: models differ, rubric: restrictiveness, label: r4_hard_refusal,"
+        f" compare: {{column: model, a: {a}, b: synth-drifting}}, op: '<=', threshold: 0.5}}\n")
+    return crit
+
+
+def test_criteria_compare_level_no_item_has_is_one_sentence(synthetic_store, tmp_path) -> None:
+    from tests.conftest import one_sentence_error, store_dump
+
+    before = store_dump(synthetic_store["store"])
+    crit = _criteria_file(tmp_path, "nosuch")
+    r = invoke("analyze", "criteria", crit, "--verdict", synthetic_store["restrictiveness"],
+               "--store", synthetic_store["store"])
+    line = one_sentence_error(r.exit_code, r.output)
+    assert str(crit) in line
+    assert "criterion 'models differ': compare a: 'nosuch' is not a value of 'model' in any item" \
+        in line
+    assert "'synth-calibrated'" in line and "fix 'compare'" in line
+    assert store_dump(synthetic_store["store"]) == before
+
+
+def test_criteria_compare_row_notes_its_independence_assumption(synthetic_store, tmp_path) -> None:
+    import json
+
+    from judgekit.analysis.criteria import NEWCOMBE_NOTE
+
+    crit = _criteria_file(tmp_path, "synth-calibrated")
+    r = invoke("analyze", "criteria", crit, "--verdict", synthetic_store["restrictiveness"],
+               "--store", synthetic_store["store"], "--out", tmp_path / "o")
+    assert r.exit_code in (0, 1), r.output
+    data = json.loads((tmp_path / "o" / "criteria.json").read_text())
+    (row,) = data["tables"]["criteria"]["rows"]
+    assert row["note"] == NEWCOMBE_NOTE
+    assert "treats the items as independent" in NEWCOMBE_NOTE
+    assert "both treat the items as independent draws" in data["definitions"]["pooled"]

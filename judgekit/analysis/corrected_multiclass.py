@@ -206,12 +206,14 @@ def corrected_weighted(
                            seed=seed)
         n_pos = int(sum(weights[v] for v in reference_labelled)) if binary else None
         if binary and n_pos is not None and min(n_pos, r.n_labelled - n_pos) < min_labelled_class:
-            side = n_pos if n_pos < min_labelled_class else r.n_labelled - n_pos
+            few_pos = n_pos < min_labelled_class
+            side = n_pos if few_pos else r.n_labelled - n_pos
+            # the labels of the short side (as the matrix method names a class), not the figure
+            label = " or ".join(str(c) for c in codes if (weights[c] == 1.0) == few_pos)
             raise UnreliableCorrection(
-                f"Only {side} of the {r.n_labelled} labelled items are "
-                f"{'' if n_pos < min_labelled_class else 'not '}{name or 'positive'} by the "
+                f"Only {side} of the {r.n_labelled} labelled items are {label!r} by the "
                 f"reference (fewer than {min_labelled_class}); label more items before "
-                "correcting this rate."
+                f"correcting the {name or 'rate'}."
             )
         _, raw_lo, raw_hi = raw_estimate([weights[v] for v in judge_all], level=level)
         return replace(r, positive=name, raw_ci_low=raw_lo, raw_ci_high=raw_hi,
