@@ -10,6 +10,10 @@ inconclusive). This design draws conversations, not items:
 2. ``conversation`` — then conversations drawn at random from the rest until the chosen items
    reach ``size`` (whole conversations, so the last one may go past it).
 
+``min_per_stratum`` counts conversations and ``size`` items: when the floor alone (strata ×
+``min_per_stratum`` conversations × their turns) exceeds ``size``, the floor wins and a
+``warning:`` note says so.
+
 Every item of a chosen conversation is chosen. Within a stratum the chosen conversations are a
 uniform random subset of its conversations, so each item's ``weight`` is ``N_s / n_s``
 (conversations of the stratum / chosen ones), and ``overlap`` marks whole conversations (a share
@@ -84,6 +88,14 @@ def draw_conversations(
             k = min(min_per_stratum, len(cand))
             reason[rng.choice(cand, k, replace=False) if k < len(cand) else cand] = "stratum"
     chosen_items = int(conv_size[reason != None].sum())  # noqa: E711 (elementwise)
+    if min_per_stratum and chosen_items > size:
+        n_strata = len(pd.unique(conv_stratum))
+        notes.append(
+            f"warning: --min-per-stratum {min_per_stratum} conversations in each of the "
+            f"{n_strata} strata alone takes {chosen_items} items, more than --size {size}, and "
+            f"wins: {chosen_items} items are chosen (lower --min-per-stratum, or use fewer --by "
+            "columns, to keep to --size)."
+        )
     for c in rng.permutation(np.flatnonzero(reason == None)):  # noqa: E711
         if chosen_items >= size:
             break

@@ -10,6 +10,16 @@ or the reference rated the item under the rubric; ``no``: no human looked).
 
 Neither judge is the truth here: the figures are symmetric agreement (percent agreement, kappa,
 alpha, AC1), not one judge's accuracy.
+
+Percent agreement is a share ``k / n`` of items (one label per rater and item), so its interval
+is Wilson's score interval (Wilson 1927, *JASA* 22:209) rather than the percentile bootstrap:
+a slice with no disagreement (or no agreement) then gets ``100.0 [83.9, 100.0]`` on 20 items,
+not the zero-width ``[100.0, 100.0]`` every resample of an all-agreeing slice gives. The other
+figures keep the bootstrap interval of :func:`~judgekit.agreement.report.agreement_report`.
+
+Variant raters (``judge~padding``, :mod:`judgekit.variants`: a judge re-asked on perturbed
+copies of the items, stored under other item ids) share no item with any rater, so they are
+refused here rather than compared on nothing.
 """
 
 from __future__ import annotations
@@ -20,9 +30,11 @@ from typing import Any
 
 import pandas as pd
 
+from judgekit.agreement.figures import wilson_fig
 from judgekit.agreement.report import agreement_report
-from judgekit.errors import JudgekitError
+from judgekit.errors import JudgekitError, excerpt
 from judgekit.rubric import Rubric
+from judgekit.variants import is_variant_rater
 
 #: the slice column added to every comparison
 HUMAN_RATED = "human_rated"
@@ -38,7 +50,31 @@ def parse_pair(spec: str) -> tuple[str, str]:
             f"--between {spec!r} must name two different raters separated by a comma, e.g. "
             "--between judge-a,judge-b (a panel aggregate is a rater too: panel:majority)."
         )
+    refuse_variants(parts)
     return parts[0], parts[1]
+
+
+def refuse_variants(raters: Sequence[str]) -> None:
+    """One sentence if one of ``raters`` is a probe variant rater (module docstring)."""
+    for p in raters:
+        if is_variant_rater(p):
+            raise JudgekitError(
+                f"--between {excerpt(p)} is a probe variant rater, which rated perturbed copies "
+                "of the items under other item ids and so shares no item with another rater; "
+                f"compare the judge itself ({excerpt(p.rpartition('~')[0])})."
+            )
+
+
+def wilson_agreement(figure: dict[str, Any] | None, confidence: float) -> dict[str, Any] | None:
+    """A percent-agreement figure with its Wilson interval in place of the bootstrap one (the
+    share ``k / n``, ``k = value · n``); unchanged when undefined or not a share of ``n``."""
+    if not figure or figure.get("value") is None or not figure.get("n"):
+        return figure
+    n = int(figure["n"])
+    k = float(figure["value"]) * n
+    if abs(k - round(k)) > n * 5e-7 + 1e-9 or n >= 10**6:  # the value is rounded to 6 decimals
+        return figure
+    return {**figure, **wilson_fig(int(round(k)), n, confidence, "no item")}
 
 
 def between_report(
@@ -61,6 +97,7 @@ def between_report(
     "high", "n", "undefined"}`` or None where the rubric's level has no such figure).
     """
     a, b = pair
+    refuse_variants(pair)
     if hasattr(source, "ratings"):
         ratings = source.ratings(rubric=rubric)
         if items is None:
@@ -96,7 +133,9 @@ def between_report(
         st = (sl.get("judges") or {}).get(a) or {}
         vs = st.get("vs_reference") or {}
         rows.append({"by": sl["by"], "key": sl["key"], "n_both": int(vs.get("n") or 0),
-                     **{f: vs.get(f) for f in FIGURES}})
+                     **{f: vs.get(f) for f in FIGURES},
+                     "percent_agreement": wilson_agreement(vs.get("percent_agreement"),
+                                                           confidence)})
     seen = {r["key"] for r in rows if r["by"] == HUMAN_RATED}
     for missing in [k for k in ("yes", "no") if k not in seen]:
         why = "no such item" if missing == "yes" else "a human rated every item"
@@ -124,4 +163,5 @@ def between_all_pairs(
     ``human_rated`` — the report's "Judges compared where no human looked" section."""
     return [between_report(source, rubric=rubric, pair=(a, b), items=items,
                            n_resamples=n_resamples, seed=seed)
-            for a, b in combinations(list(dict.fromkeys(judges)), 2)]
+            for a, b in combinations([j for j in dict.fromkeys(judges)
+                                      if not is_variant_rater(j)], 2)]

@@ -10,10 +10,16 @@ label shares over all items are ``q = M π`` in expectation, so
     \\hat\\pi = \\hat M^{-1} \\hat q,
 
 projected onto the simplex (negative shares set to 0, the rest renormalised). For two classes
-this is exactly Rogan–Gladen. It is refused when ``M`` is (nearly) singular — its smallest
-singular value below ``min_singular`` (0.2, the value of ``Se + Sp − 1`` at which the binary
-correction is refused) — or when a reference class has fewer than ``min_labelled_class``
-labelled items.
+this is exactly Rogan–Gladen. It is refused when a reference class has fewer than
+``min_labelled_class`` labelled items, or when ``M`` is too close to singular to invert:
+
+* **two classes**: Youden's ``J = Se + Sp − 1 = M[0,0] + M[1,1] − 1`` (which is ``det M``) below
+  ``min_singular`` (0.2) — the same rule, on the same figure, as
+  :func:`judgekit.analysis.corrected.corrected_rate`, so the two agree on every 2×2 case;
+* **three or more classes**: the smallest singular value of ``M`` below ``min_singular``. It
+  bounds the amplification ``‖M⁻¹‖ = 1/σ_min`` of an error in the judge's shares, as ``1/J``
+  does for two classes (for a 2×2 matrix ``σ_min ≤ |J|``, so it is the stricter of the two and is
+  not used there).
 
 ``method="ppi"``: each class share by PPI++ one-vs-rest
 (:func:`judgekit.analysis.corrected.corrected_rate`).
@@ -200,12 +206,14 @@ def corrected_weighted(
                            seed=seed)
         n_pos = int(sum(weights[v] for v in reference_labelled)) if binary else None
         if binary and n_pos is not None and min(n_pos, r.n_labelled - n_pos) < min_labelled_class:
-            side = n_pos if n_pos < min_labelled_class else r.n_labelled - n_pos
+            few_pos = n_pos < min_labelled_class
+            side = n_pos if few_pos else r.n_labelled - n_pos
+            # the labels of the short side (as the matrix method names a class), not the figure
+            label = " or ".join(str(c) for c in codes if (weights[c] == 1.0) == few_pos)
             raise UnreliableCorrection(
-                f"Only {side} of the {r.n_labelled} labelled items are "
-                f"{'' if n_pos < min_labelled_class else 'not '}{name or 'positive'} by the "
+                f"Only {side} of the {r.n_labelled} labelled items are {label!r} by the "
                 f"reference (fewer than {min_labelled_class}); label more items before "
-                "correcting this rate."
+                f"correcting the {name or 'rate'}."
             )
         _, raw_lo, raw_hi = raw_estimate([weights[v] for v in judge_all], level=level)
         return replace(r, positive=name, raw_ci_low=raw_lo, raw_ci_high=raw_hi,
@@ -249,7 +257,12 @@ def _matrix(
     codes: list[Any], *, n_resamples: int, seed: int, min_labelled_class: int,
     min_singular: float, names: Mapping[Any, str] | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The matrix method: ``(M, n_t, judge counts q, estimate π̂, bootstrap replicates of π̂)``."""
+    """The matrix method: ``(M, n_t, judge counts q, estimate π̂, bootstrap replicates of π̂)``.
+
+    Refuses (:class:`~judgekit.analysis.corrected.UnreliableCorrection`) as the module docstring
+    says: a reference class with fewer than ``min_labelled_class`` items; for two classes
+    Youden's ``J = M[0,0] + M[1,1] − 1 < min_singular``; for more, ``σ_min(M) < min_singular``.
+    """
     unl = unlabelled_part(judge_all, judge_labelled)
     m, n_t = confusion_given_truth(judge_labelled, reference_labelled, codes)
     n_l, n_total, k = len(judge_labelled), len(judge_all), len(codes)
@@ -262,7 +275,18 @@ def _matrix(
             f"{min_labelled_class}), so the judge's errors on that class are a guess; label more "
             "items before correcting these shares."
         )
-    sv = float(np.linalg.svd(m, compute_uv=False).min())
+    if k == 2:
+        youden = float(m[0, 0] + m[1, 1] - 1.0)
+        if youden < min_singular:
+            label = " or ".join(repr(names[c]) if names and c in names else repr(c)
+                                for c in codes[1:])
+            raise UnreliableCorrection(
+                f"The judge's sensitivity + specificity − 1 for {label} is {youden:.3f} on the "
+                f"{n_l} labelled items (below {min_singular:g}), so Rogan–Gladen would multiply "
+                f"every error by more than {1 / min_singular:g}; use method='ppi' or a better "
+                "judge."
+            )
+    sv = float(np.linalg.svd(m, compute_uv=False).min()) if k > 2 else float("inf")
     if sv < min_singular:
         raise UnreliableCorrection(
             f"The judge's confusion matrix on the {n_l} labelled items is nearly singular "

@@ -13,6 +13,8 @@ One label per item: an item judged several times counts with its most frequent o
 the first in the rubric's order); items whose trials are all abstentions or errors are left out.
 The corrected interval resamples clusters (conversations or prompts, ``cluster_col``) when
 given, since the turns and samples of one conversation are not independent; otherwise items.
+The raw interval then resamples the same clusters (the same draws), so the two intervals side
+by side differ only by the judge's error, not by what they assume about the data.
 """
 
 from __future__ import annotations
@@ -23,10 +25,12 @@ import numpy as np
 import pandas as pd
 
 from judgekit.analysis.corrected import UnreliableCorrection
-from judgekit.analysis.corrected_clusters import corrected_weighted_clustered
+from judgekit.analysis.corrected_clusters import corrected_weighted_clustered, raw_clustered
 from judgekit.analysis.corrected_multiclass import corrected_weighted, raw_estimate
 from judgekit.analysis.result import AnalysisResult, Table
 from judgekit.errors import JudgekitError
+from judgekit.policy_rules import people as people_of
+from judgekit.policy_rules import reference_kinds, reference_problem
 from judgekit.rubric import Rubric
 
 #: columns of a correction table besides the model and slice columns
@@ -81,12 +85,13 @@ def correction_tables(
     df["_model"] = (df[model_col].fillna("(none)").astype(str) if model_col in df.columns
                     else "all")
     tables = []
-    resampled = (f"{cluster_col} (each with its labelled and unlabelled items)"
-                 if cluster_col is not None and cluster_col in df.columns else
+    clustered = cluster_col is not None and cluster_col in df.columns
+    intervals = (f"both a bootstrap resampling {cluster_col}, each with its labelled and "
+                 "unlabelled items, the same draws for raw and corrected" if clustered else
+                 "raw: Wilson or normal, items as independent; corrected: bootstrap resampling "
                  "labelled and unlabelled items separately")
     desc = (f"{figure}: judge's raw figure over every item it rated vs corrected for its error on "
-            f"the items {reference_name} also rated ({method}); 95% CIs (raw: Wilson or normal, "
-            f"items as independent; corrected: bootstrap resampling {resampled}).")
+            f"the items {reference_name} also rated ({method}); 95% CIs ({intervals}).")
     for cols, key, title in [([], "corrected", f"{figure} per model, raw and corrected"),
                              *[([c], f"corrected_by_{c}", f"{figure} per model and {c}, raw and "
                                 "corrected") for c in slices if c in df.columns]]:
@@ -97,12 +102,13 @@ def correction_tables(
             row: dict[str, object] = dict(zip(["model", *cols], gkey, strict=True))
             row.update(figure=figure, method=method, n_total=len(grp), n_labelled=len(lab),
                        note="")
+            ids = (_cluster_ids(grp, cluster_col)
+                   if clustered and cluster_col is not None else [])
             try:
-                if cluster_col is not None and cluster_col in grp.columns:
+                if clustered:
                     r = corrected_weighted_clustered(
                         grp["_f"].tolist(), grp["_y"].where(grp["_y"].notna(), None).tolist(),
-                        [str(c) if c == c and c is not None else f"item:{i}"
-                         for i, c in zip(grp.index, grp[cluster_col], strict=True)],
+                        ids,
                         weights=weights, name=figure,
                         method=method, n_resamples=n_resamples, seed=seed)
                 else:
@@ -111,7 +117,12 @@ def correction_tables(
                                            weights=weights, name=figure, method=method,
                                            n_resamples=n_resamples, seed=seed)
             except UnreliableCorrection as exc:
-                raw, raw_lo, raw_hi = raw_estimate(grp["_f"].map(weights).to_numpy(float))
+                if clustered:
+                    raw, raw_lo, raw_hi = raw_clustered(
+                        grp["_f"].map(weights).to_numpy(float).tolist(), ids,
+                        n_resamples=n_resamples, seed=seed)
+                else:
+                    raw, raw_lo, raw_hi = raw_estimate(grp["_f"].map(weights).to_numpy(float))
                 row.update(raw=raw, raw_ci_low=raw_lo, raw_ci_high=raw_hi,
                            corrected=np.nan, ci_low=np.nan, ci_high=np.nan,
                            n_labelled_positive=pd.NA,
@@ -128,6 +139,12 @@ def correction_tables(
         frame = pd.DataFrame(rows, columns=["model", *cols, *CORRECTION_COLUMNS])
         tables.append(Table(key, title, frame, desc))
     return tables
+
+
+def _cluster_ids(grp: pd.DataFrame, cluster_col: str) -> list[str]:
+    """Each item's cluster (an item without one is its own cluster)."""
+    return [str(c) if c == c and c is not None else f"item:{i}"
+            for i, c in zip(grp.index, grp[cluster_col], strict=True)]
 
 
 def add_correction(result: AnalysisResult, tables: list[Table], *, method: str,
@@ -151,7 +168,11 @@ def add_correction(result: AnalysisResult, tables: list[Table], *, method: str,
 
 def reference_ratings(store: object, rubric: Rubric, reference: str | None) -> tuple[pd.DataFrame, str]:
     """The reference's ratings under ``rubric`` and its rater id: ``reference``, or the store's
-    one rater of kind ``reference`` when None (an error naming the candidates otherwise)."""
+    one rater of kind ``reference`` when None (an error naming the candidates otherwise).
+
+    A given ``reference`` must be one the gate accepts
+    (:func:`judgekit.policy_rules.reference_problem`: a human or reference rater): a judge's
+    error measured against a judge, or against itself, corrects nothing."""
     from judgekit.analysis.inputs import rater_ratings
 
     if reference is None:
@@ -166,4 +187,9 @@ def reference_ratings(store: object, rubric: Rubric, reference: str | None) -> t
                 f"{', '.join(people) or 'none (import human labels first)'}."
             )
         reference = refs[0]
+    else:
+        kinds = reference_kinds(store, rubric)
+        problem = reference_problem(reference, kinds)
+        if problem is not None:
+            raise JudgekitError(f"--reference: {problem}; pass one of {people_of(kinds)}.")
     return rater_ratings(store, rubric, reference), reference  # type: ignore[arg-type]

@@ -30,8 +30,10 @@ not in n. The pooled value is the rate over all items of the group; per-seed val
 within each value of the ``per`` column, and their mean (``per_mean``, with a t interval over
 the per values: seeds are the replicates of an experiment) is reported beside the pooled rate. A
 ``compare`` criterion's value is |rate(a) − rate(b)|; its interval is the interval of |d| from
-Newcombe's hybrid score interval of d = rate(a) − rate(b) (Newcombe 1998, method 10). A
-criterion without ``op`` and ``threshold`` is ``DESCRIPTIVE``: reported with n and CI, never
+Newcombe's hybrid score interval of d = rate(a) − rate(b) (Newcombe 1998, method 10), which,
+like Wilson's, treats the items as independent (the row's ``note`` says so: with several turns
+or samples per conversation or prompt it is too narrow). A ``compare`` level no item has is an
+error, not a FAIL. A criterion without ``op`` and ``threshold`` is ``DESCRIPTIVE``: reported with n and CI, never
 counted as passing or failing. Unknown keys are errors (a typo is not a no-op).
 """
 
@@ -66,7 +68,11 @@ from judgekit.analysis.frames import label_shares
 from judgekit.analysis.intervals import abs_interval, wilson_interval
 from judgekit.analysis.result import AnalysisResult, Table
 from judgekit.analysis.trust import TrustReport, check_trust
-from judgekit.errors import JudgekitError
+from judgekit.errors import JudgekitError, excerpt
+
+#: the note of every ``compare`` row: what its interval assumes
+NEWCOMBE_NOTE = ("Newcombe's interval treats the items as independent; turns or samples of one "
+                 "conversation or prompt are not, so on such items it is too narrow")
 
 #: the columns of the per-seed table besides the per column, and the working column
 _PER_TABLE_COLUMNS = ("criterion", "n", "value", "ci_low", "ci_high", "passed", "_hit")
@@ -110,6 +116,21 @@ def _figure(df: pd.DataFrame, c: Criterion) -> dict[str, Any]:
         alo, ahi = abs_interval(dlo, dhi)
         out.update(difference=d, value=abs(d), ci_low=alo, ci_high=ahi)
     return out
+
+
+def _check_levels(c: Criterion, items: pd.DataFrame, source: str) -> None:
+    """One sentence naming ``source`` and the criterion when a ``compare`` level (``a`` or
+    ``b``) is a value no item has in the compare column (a typo would otherwise be a FAIL)."""
+    assert c.compare is not None
+    col = items[c.compare.column]
+    for side, level in (("a", c.compare.a), ("b", c.compare.b)):
+        if not matches(col, level).any():
+            seen = [excerpt(str(v)) for v in pd.unique(col.dropna())[:10]]
+            raise JudgekitError(
+                f"{source}: criterion {excerpt(c.name)}: compare {side}: {excerpt(level)} is not "
+                f"a value of {excerpt(c.compare.column)} in any item (values: "
+                f"{', '.join(seen) or 'none'}); fix 'compare'."
+            )
 
 
 def _mean_over(values: list[float]) -> tuple[float, float, float]:
@@ -193,6 +214,8 @@ def evaluate_criteria(
                     f"{source}: criterion {c.name!r} uses column {col!r}, which the items do not "
                     f"have; they have: {', '.join(map(str, items.columns[:15]))}."
                 )
+        if c.compare is not None:
+            _check_levels(c, items, source)
         if per in _PER_TABLE_COLUMNS:
             raise JudgekitError(
                 f"{source}: criterion {c.name!r}: per column {per!r} has the name of a column "
@@ -264,6 +287,7 @@ def evaluate_criteria(
             "result": "DESCRIPTIVE" if c.descriptive else "PASS" if passed else "FAIL",
             "reason": "" if c.descriptive else reason,
         }
+        row["note"] = NEWCOMBE_NOTE if c.compare else ""
         if c.compare:
             row.update({k: fig[k] for k in ("rate_a", "n_a", "rate_b", "n_b", "difference")})
         rows.append(row)
@@ -286,7 +310,8 @@ def evaluate_criteria(
                      "labels (a sample judged several times counts as the share of its trials); "
                      "with compare, |rate(a) − rate(b)|",
             "pooled": "the rate over every matching item; CI: Wilson 95% (compare: Newcombe's hybrid "
-                      "score interval of the difference, as an interval of its absolute value)",
+                      "score interval of the difference, as an interval of its absolute value; "
+                      "both treat the items as independent draws)",
             "per_values": "the rate within each value of the per column (e.g. each seed)",
             "per_mean": "mean of the per values, 95% t interval over them (each seed one replicate)",
             "require": "pooled: the pooled value must pass; each: every per value must pass; "

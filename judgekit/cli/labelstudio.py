@@ -271,7 +271,8 @@ def _pull(
 @click.option("--rubric", default=None, help="Rubric whose judge ratings mark disagreement/instability.")
 @click.option("--judges", default=None, help="The panel's judges, comma-separated (default: all).")
 @click.option("--by", "strata", default=None, help="Metadata columns defining the strata, comma-separated.")
-@click.option("--min-per-stratum", type=click.IntRange(0), default=None, help="Items each stratum gets at least.")
+@click.option("--min-per-stratum", type=click.IntRange(0), default=None, help="Items each stratum gets at least (with --by-conversation: conversations, "
+                   "each with all its turns; a floor that alone exceeds --size wins, with a warning).")
 @click.option("--random-share", type=click.FloatRange(0, 1), default=None,
               help="Share of the sample drawn purely at random (default 0.3).")
 @click.option("--overlap", type=click.FloatRange(0, 1), default=None,
@@ -280,7 +281,8 @@ def _pull(
 @click.option("--exclude-rated", is_flag=True, default=False, help="Leave out items a human already rated.")
 @click.option("--by-conversation", is_flag=True, default=False,
               help="Draw whole conversations (every turn), so per-turn figures such as Drift(t) can be "
-                   "checked against people; --size is a target in items. "
+                   "checked against people; --size is a target in items, --min-per-stratum counts "
+                   "conversations. "
                    "Example: judgekit sample --name drift --size 600 --by-conversation --by model,severity "
                    "--min-per-stratum 10")
 @click.option("--conversation-column", default=None,
