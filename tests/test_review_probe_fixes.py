@@ -61,3 +61,74 @@ def test_zero_width_interval_does_not_decide():
                         mode=mode, threshold=thr, min_n=30)
         assert out["state"] == "inconclusive", (mode, est)
         assert out["check"]["ci"] is None and "zero width" in out["check"]["detail"]
+
+
+# ----------------------------------------------------------------------------- 1 probes.json states
+@pytest.fixture(scope="module")
+def synthetic_db(tmp_path_factory):
+    from probe_fixtures import write_store
+
+    return write_store(tmp_path_factory.mktemp("probes_fix"))
+
+
+@pytest.fixture(scope="module")
+def long_probes(synthetic_db, tmp_path_factory):
+    """probes.json of the judge built to over-call refusal on long responses (covariate fail)."""
+    import json
+
+    from click.testing import CliRunner
+    from probe_fixtures import PROBES
+
+    from judgekit.cli import main
+
+    tmp = tmp_path_factory.mktemp("long")
+    pf = tmp / "probes.yaml"
+    pf.write_text(PROBES.replace("judges: [clean, long, selfish, flaky]", "judges: [long]"))
+    res = CliRunner().invoke(main, ["probe", str(pf), "--store", str(synthetic_db), "--out", str(tmp / "o")])
+    assert res.exit_code == 1, res.output  # a failing probe
+    return json.loads((tmp / "o" / "probes.json").read_text())
+
+
+def test_report_refuses_probes_json_with_edited_states(synthetic_db, long_probes, tmp_path):
+    import copy
+    import json
+
+    from click.testing import CliRunner
+    from conftest import one_sentence_error
+
+    from judgekit.cli import main
+    from judgekit.report.probes import read_probes
+
+    doc = long_probes
+    assert doc["state"] == "fail"
+    read_probes_ok = tmp_path / "ok.json"
+    read_probes_ok.write_text(json.dumps(doc))
+    assert read_probes(read_probes_ok, doc["rubric"])["state"] == "fail"  # the real file is accepted
+    forged = copy.deepcopy(doc)
+    forged["state"] = "pass"
+    for j in forged["judges"]:
+        j["state"] = "pass"
+        for r in j["probes"]:
+            r["state"] = r["check"]["state"] = "pass"
+            r["check"]["passed"] = True
+    failing = next(k for k, r in enumerate(doc["judges"][0]["probes"]) if r["state"] == "fail")
+    bad = tmp_path / "forged.json"
+    bad.write_text(json.dumps(forged))
+    args = ["report", "--store", str(synthetic_db), "--rubric", "refusal", "--resamples", "100"]
+    res = CliRunner().invoke(main, [*args, "--probes", str(bad), "--out", str(tmp_path / "r")])
+    line = one_sentence_error(res.exit_code, res.output)
+    assert str(bad) in line and f"judges[0].probes[{failing}].state" in line and "'fail'" in line
+    assert not (tmp_path / "r").exists()
+    # only the judge's state edited: refused too
+    forged2 = copy.deepcopy(doc)
+    forged2["judges"][0]["state"] = "pass"
+    bad.write_text(json.dumps(forged2))
+    with pytest.raises(Exception, match=r"judges\[0\]\.state"):
+        read_probes(bad, doc["rubric"])
+    # the interval edited so that it clears the band while the check's stays: refused
+    forged3 = copy.deepcopy(doc)
+    r = forged3["judges"][0]["probes"][failing]
+    r["low"], r["high"] = 0.0, 0.01
+    bad.write_text(json.dumps(forged3))
+    with pytest.raises(Exception, match="do not match the check's interval"):
+        read_probes(bad, doc["rubric"])
