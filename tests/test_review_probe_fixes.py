@@ -132,3 +132,64 @@ def test_report_refuses_probes_json_with_edited_states(synthetic_db, long_probes
     bad.write_text(json.dumps(forged3))
     with pytest.raises(Exception, match="do not match the check's interval"):
         read_probes(bad, doc["rubric"])
+
+
+# ----------------------------------------------------------------------------- 3 perturb only probed judges
+def _perturb_setup(tmp, fake):
+    pytest.register_assert_rewrite("test_probes_perturb")
+    from test_probes_perturb import _setup
+
+    return _setup(tmp, fake)
+
+
+def test_perturb_asks_only_the_probe_files_judges(tmp_path):
+    from click.testing import CliRunner
+    from test_probes_perturb import N, order_sensitive
+
+    from judgekit.cli import main
+    from judgekit.store import Store
+    from judgekit.testing.fakeserver import FakeServer
+
+    with FakeServer(order_sensitive) as fake:
+        db, env = _perturb_setup(tmp_path, fake)
+        sent = fake.stats.requests
+        pf = tmp_path / "only.yaml"
+        pf.write_text((tmp_path / "probes.yaml").read_text().replace("judges: [steady, orderly]", "judges: [orderly]"))
+        res = CliRunner().invoke(main, ["probe", str(pf), "--store", str(db), "--out", str(tmp_path / "o")], env=env)
+        assert res.exit_code == 1, res.output
+        assert fake.stats.requests == sent + 2 * N  # one judge x two variants x N items, not the whole panel
+    with Store(db) as s:
+        raters = set(s.raters()["rater_id"])
+    assert "orderly~padding" in raters and "steady~padding" not in raters and "steady~label_order" not in raters
+
+
+def test_probe_judge_not_in_the_panel_is_refused_before_any_call(tmp_path):
+    import yaml
+    from click.testing import CliRunner
+    from conftest import one_sentence_error, store_dump
+    from test_probes_perturb import order_sensitive
+
+    from judgekit.cli import main
+    from judgekit.testing.fakeserver import FakeServer
+
+    with FakeServer(order_sensitive) as fake:
+        db, env = _perturb_setup(tmp_path, fake)
+        panel = yaml.safe_load((tmp_path / "panel.yaml").read_text())
+        panel["judges"] = [j for j in panel["judges"] if j["id"] == "steady"]
+        (tmp_path / "panel.yaml").write_text(yaml.safe_dump(panel, sort_keys=False))
+        sent, before = fake.stats.requests, store_dump(db)
+        res = CliRunner().invoke(main, ["probe", str(tmp_path / "probes.yaml"), "--store", str(db),
+                                        "--out", str(tmp_path / "o")], env=env)
+        line = one_sentence_error(res.exit_code, res.output)
+        assert "probes.yaml" in line and "'orderly'" in line and "judges names" in line
+        assert fake.stats.requests == sent and store_dump(db) == before
+
+
+def test_perturb_judges_must_be_probed(tmp_path):
+    from judgekit.errors import JudgekitError
+    from judgekit.probes.probefile import load_probe_file
+
+    pf = tmp_path / "p.yaml"
+    pf.write_text("rubric: refusal\njudges: [a]\nperturb:\n  panel: panel.yaml\n  judges: [a, b]\n")
+    with pytest.raises(JudgekitError, match=r"perturb\.judges names 'b', which is not in judges"):
+        load_probe_file(pf)

@@ -79,7 +79,7 @@ def variant_panel(panel: Any, variant: str, judges: list[str], padding: str) -> 
 
 def run_variants(store: Any, panel_path: Any, *, judges: list[str] | None, variants: list[str],
                  padding: str, dry_run: bool = False, env: dict[str, str] | None = None,
-                 where: str = "Probe file") -> dict[str, Any]:
+                 where: str = "Probe file", key: str = "perturb.judges") -> dict[str, Any]:
     """Run each variant of the panel at ``panel_path`` (a path, or a loaded
     :class:`~judgekit.judges.panelfile.Panel`) into ``store`` (or estimate it with ``dry_run``).
     Returns per variant its summary (``calls``, ``answered``, ``cached``, ``pending``, costs)."""
@@ -90,8 +90,9 @@ def run_variants(store: Any, panel_path: Any, *, judges: list[str] | None, varia
     chosen = list(judges) if judges is not None else ids
     unknown = [j for j in chosen if j not in ids]
     if unknown:
-        raise JudgekitError(f"{where}: perturb.judges names {unknown[0]!r}, which is not a judge of "
-                            f"{panel_path} (its judges: {', '.join(ids)}).")
+        raise JudgekitError(f"{where}: {key} names {unknown[0]!r}, which is not a judge of "
+                            f"{panel_path} (its judges: {', '.join(ids)}); probe only panel judges or "
+                            "list the ones to perturb in perturb.judges.")
     out: dict[str, Any] = {}
     for variant in variants:
         vp = variant_panel(panel, variant, chosen, padding)

@@ -135,6 +135,11 @@ class ProbeFile(ConfigModel):
             raise ValueError("self_preference needs families (the model family of each judge and rated model)")
         if len(set(self.judges)) != len(self.judges):
             raise ValueError("a judge is listed twice in judges")
+        if self.perturb is not None and self.perturb.judges is not None:
+            extra = [j for j in self.perturb.judges if j not in self.judges]
+            if extra:
+                raise ValueError(f"perturb.judges names {extra[0]!r}, which is not in judges (a perturbed judge "
+                                 "nobody probes is asked for nothing); add it to judges or drop it")
         return self
 
 
