@@ -268,11 +268,17 @@ class Store(JudgeRatings):
                 )
         return rows
 
-    def items(self, item_ids: Sequence[str] | None = None) -> pd.DataFrame:
-        """Items as a DataFrame: core columns, ``content_hash`` and one column per metadata key."""
+    def items(self, item_ids: Sequence[str] | None = None, *, variants: bool = False) -> pd.DataFrame:
+        """Items as a DataFrame: core columns, ``content_hash`` and one column per metadata key.
+        Perturbed copies (``<item>~padding``, :mod:`judgekit.variants`) only when named in
+        ``item_ids`` or with ``variants``."""
         from judgekit.records import items_frame
+        from judgekit.variants import is_variant_item
 
-        return items_frame(self._item_rows(None if item_ids is None else list(item_ids)))
+        rows = self._item_rows(None if item_ids is None else list(item_ids))
+        if item_ids is None and not variants:
+            rows = [r for r in rows if not is_variant_item(r.item_id)]
+        return items_frame(rows)
 
     def _item_rows(self, item_ids: list[str] | None, *, ordered: bool = True) -> list[ItemRow]:
         sql = (
@@ -369,8 +375,10 @@ class Store(JudgeRatings):
         rater_kind: str | Iterable[str] | None = None,
         rater_ids: Iterable[str] | None = None,
         any_hash: bool = False,
+        variants: bool = False,
     ) -> pd.DataFrame:
-        """Ratings in long format (:data:`RATING_COLUMNS`).
+        """Ratings in long format (:data:`RATING_COLUMNS`). Ratings of perturbed item copies
+        (:mod:`judgekit.variants`) only with ``rater_ids`` named or ``variants``.
 
         ``rubric`` is a :class:`~judgekit.rubric.Rubric` or a rubric name or path (ratings under
         its current hash only, unless ``any_hash``), or a ``name@version`` string (any hash).
@@ -399,6 +407,12 @@ class Store(JudgeRatings):
             ids = list(rater_ids)
             sql += f" AND rater_id IN ({','.join('?' * len(ids))})"
             args.extend(ids)
+        elif not variants:
+            from judgekit.variants import variant_item_sql
+
+            cond, more = variant_item_sql()
+            sql += f" AND {cond}"
+            args.extend(more)
         rows = self.conn.execute(sql + " ORDER BY rowid", args).fetchall()
         return pd.DataFrame(rows, columns=RATING_COLUMNS)
 

@@ -193,3 +193,56 @@ def test_perturb_judges_must_be_probed(tmp_path):
     pf.write_text("rubric: refusal\njudges: [a]\nperturb:\n  panel: panel.yaml\n  judges: [a, b]\n")
     with pytest.raises(JudgekitError, match=r"perturb\.judges names 'b', which is not in judges"):
         load_probe_file(pf)
+
+
+# ----------------------------------------------------------------------------- 2 variant items
+def test_padded_copies_are_not_items_of_the_study(tmp_path):
+    import json
+
+    from click.testing import CliRunner
+    from test_probes_perturb import N, order_sensitive
+
+    from judgekit.cli import main
+    from judgekit.rubric import load_rubric
+    from judgekit.store import Store
+    from judgekit.testing.fakeserver import FakeServer
+
+    with FakeServer(order_sensitive) as fake:
+        db, env = _perturb_setup(tmp_path, fake)
+        res = CliRunner().invoke(main, ["probe", str(tmp_path / "probes.yaml"), "--store", str(db),
+                                        "--out", str(tmp_path / "o")], env=env)
+        assert res.exit_code == 1, res.output
+    with Store(db) as s:
+        assert len(s.items()) == N and not any(i.endswith("~padding") for i in s.items()["item_id"])
+        assert len(s.items(variants=True)) == 2 * N  # the copies are kept, only out of ordinary reads
+        assert len(s.items(["it000~padding"])) == 1  # asked for by id: returned
+        rub = load_rubric("refusal")
+        assert not any(str(i).endswith("~padding") for i in s.ratings(rubric=rub)["item_id"])
+        padded = s.ratings(rubric=rub, rater_ids=["steady~padding"])
+        assert len(padded) == N  # the probe reads its variant's ratings by rater id
+    js = tmp_path / "a.json"
+    res = CliRunner().invoke(main, ["agree", "--rubric", "refusal", "--store", str(db), "--json", str(js)])
+    assert res.exit_code == 0, res.output
+    assert "no reference label" not in res.output
+    doc = json.loads(js.read_text())
+    assert not any("no reference label" in w for w in doc.get("warnings", []))
+    from judgekit.sampling import SampleSpec, sample_items
+
+    with Store(db) as s:
+        design, _summary = sample_items(s, SampleSpec(name="t", size=N, rubric="refusal", random_share=1.0),
+                                        record=False)
+    assert len(design) == N and not design["item_id"].str.endswith("~padding").any()
+
+
+def test_padded_copies_leave_their_conversation():
+    import pandas as pd
+
+    from judgekit.probes.perturb import padded_items
+    from judgekit.variants import is_variant_item, variant_item
+
+    items = pd.DataFrame({"item_id": ["c1-t1"], "prompt": ["p"], "response": ["r"],
+                          "conversation_id": ["c1"], "turn": [1]})
+    out = padded_items(items, " PAD")
+    assert out["item_id"].tolist() == [variant_item("c1-t1", "padding")] == ["c1-t1~padding"]
+    assert out["conversation_id"].isna().all() and out["turn"].isna().all()
+    assert is_variant_item("c1-t1~padding") and not is_variant_item("~padding") and not is_variant_item("a~PADDING")

@@ -141,7 +141,8 @@ def agreement_report(
     """
     warnings: list[str] = []
     if hasattr(source, "ratings"):
-        ratings = source.ratings(rubric=rubric)
+        # perturbed item copies (judgekit.variants) only when a variant judge is named
+        ratings = source.ratings(rubric=rubric, variants=any(is_variant_rater(j) for j in judges or ()))
         stale = source.stale_rubric_hashes(rubric)
         if stale:
             warnings.append(

@@ -34,7 +34,7 @@ import pandas as pd
 
 from judgekit.errors import JudgekitError
 from judgekit.rubric import Rubric
-from judgekit.variants import SEP, variant_rater
+from judgekit.variants import variant_item, variant_rater
 
 
 def variant_rubric(rubric: Rubric) -> Rubric:
@@ -51,8 +51,8 @@ def variant_rubric(rubric: Rubric) -> Rubric:
 
 
 def padded_id(item_id: str) -> str:
-    """The item id of an item's ``padding`` variant."""
-    return f"{item_id}{SEP}padding"
+    """The item id of an item's ``padding`` variant (:func:`judgekit.variants.variant_item`)."""
+    return variant_item(item_id, "padding")
 
 
 def padded_items(items: pd.DataFrame, padding: str) -> pd.DataFrame:
@@ -60,6 +60,10 @@ def padded_items(items: pd.DataFrame, padding: str) -> pd.DataFrame:
     out = items.copy()
     out["item_id"] = out["item_id"].astype(str).map(padded_id)
     out["response"] = out["response"].map(lambda r: ("" if r is None else str(r)) + padding)
+    # a copy is not a turn of the conversation it was made from
+    for col in ("conversation_id", "turn"):
+        if col in out.columns:
+            out[col] = None
     return out
 
 
