@@ -246,3 +246,106 @@ def test_padded_copies_leave_their_conversation():
     assert out["item_id"].tolist() == [variant_item("c1-t1", "padding")] == ["c1-t1~padding"]
     assert out["conversation_id"].isna().all() and out["turn"].isna().all()
     assert is_variant_item("c1-t1~padding") and not is_variant_item("~padding") and not is_variant_item("a~PADDING")
+
+
+# ----------------------------------------------------------------------------- 4 settings that do nothing
+@pytest.fixture(scope="module")
+def once_db(synthetic_db, tmp_path_factory):
+    """The synthetic store plus a judge ``once`` rated with a single trial (a copy of ``clean``)."""
+    import shutil
+
+    from judgekit.io.ratings import import_ratings
+    from judgekit.rubric import load_rubric
+    from judgekit.store import Store
+
+    tmp = tmp_path_factory.mktemp("once")
+    db = tmp / "once.db"
+    shutil.copy(synthetic_db, db)
+    with Store(db) as s:
+        r = s.ratings(rubric=load_rubric("refusal"), rater_ids=["clean"])
+        r = r[r["trial"] == 0]
+        rows = ["item_id,rater_id,rater_kind,label,trial,status"]
+        rows += [f"{i},once,judge,{lab},0,ok" for i, lab in zip(r["item_id"], r["label"], strict=True)]
+        (tmp / "once.csv").write_text("\n".join(rows) + "\n")
+        import_ratings(s, tmp / "once.csv", load_rubric("refusal"))
+    return db
+
+
+def _probe(tmp_path, db, text, env=None):
+    from click.testing import CliRunner
+
+    from judgekit.cli import main
+
+    pf = tmp_path / "probes.yaml"
+    pf.write_text(text)
+    return pf, CliRunner().invoke(main, ["probe", str(pf), "--store", str(db), "--out", str(tmp_path / "o")])
+
+
+HEAD = "rubric: refusal\njudges: [clean]\nreference: ref\nn_resamples: 200\n"
+
+
+@pytest.mark.parametrize("body, words", [
+    ("", ["asks for no probe", "covariates, self_preference, stability, drift or perturb"]),
+    ("families: {column: model, judges: {clean: A}, models: {model-a: A, model-b: B, model-c: C}}\n",
+     ["families is given but self_preference is not"]),
+])
+def test_probe_file_that_would_do_nothing_is_refused(once_db, tmp_path, body, words):
+    from conftest import one_sentence_error
+
+    pf, res = _probe(tmp_path, once_db, HEAD + body)
+    line = one_sentence_error(res.exit_code, res.output)
+    assert str(pf) in line and all(w in line for w in words), line
+    assert not (tmp_path / "o").exists()
+
+
+def test_family_of_an_unknown_judge_is_refused(once_db, tmp_path):
+    from conftest import one_sentence_error
+
+    fam = ("families: {column: model, judges: {clean: A, nosuch: openai}, models: {model-a: A, model-b: B, "
+           "model-c: C}}\nself_preference: {margin: 0.1}\n")
+    pf, res = _probe(tmp_path, once_db, HEAD + fam)
+    line = one_sentence_error(res.exit_code, res.output)
+    assert str(pf) in line and "families.judges names 'nosuch'" in line
+    # a family for another judge of the store (a shared block) is fine; none for a probed judge is not
+    pf, res = _probe(tmp_path, once_db, HEAD + fam.replace("nosuch: openai", "long: A"))
+    assert res.exit_code == 0, res.output
+    pf, res = _probe(tmp_path, once_db, HEAD + fam.replace("clean: A, nosuch: openai", "long: A"))
+    line = one_sentence_error(res.exit_code, res.output)
+    assert "gives no family to any judge probed here (clean)" in line
+
+
+def test_gate_family_of_an_unknown_judge_is_refused(once_db, tmp_path):
+    from click.testing import CliRunner
+    from conftest import one_sentence_error
+
+    from judgekit.cli import main
+
+    pol = tmp_path / "policy.yaml"
+    pol.write_text("rubric: refusal\njudges: [clean]\nreference: ref\nn_resamples: 200\nchecks:\n  min_items: 30\n"
+                   "  min_value: 0.0\n  max_self_preference:\n    max: 0.1\n    column: model\n"
+                   "    judges: {clean: A, nosuch: openai}\n    models: {model-a: A, model-b: B, model-c: C}\n")
+    res = CliRunner().invoke(main, ["gate", str(pol), "--store", str(once_db), "--out", str(tmp_path / "g")])
+    line = one_sentence_error(res.exit_code, res.output)
+    assert "checks.max_self_preference.judges names 'nosuch'" in line
+
+
+def test_stability_on_a_judge_without_trials_is_refused(once_db, tmp_path):
+    from conftest import one_sentence_error
+
+    pf, res = _probe(tmp_path, once_db, HEAD.replace("[clean]", "[clean, once]") + "stability: {min_alpha: 0.8}\n")
+    line = one_sentence_error(res.exit_code, res.output)
+    assert str(pf) in line and "stability needs trials" in line and "once" in line and "trials: 2" in line
+    # naming the judges with trials runs it
+    pf, res = _probe(tmp_path, once_db, HEAD.replace("[clean]", "[clean, once]")
+                     + "stability: {min_alpha: 0.8, judges: [clean]}\n")
+    assert res.exit_code == 0, res.output
+
+
+def test_covariate_levels_that_are_not_values_are_refused(once_db, tmp_path):
+    from conftest import one_sentence_error
+
+    pf, res = _probe(tmp_path, once_db, HEAD + "covariates:\n  - {column: model, high: [nosuch], margin: 0.1}\n")
+    line = one_sentence_error(res.exit_code, res.output)
+    assert str(pf) in line and "covariates[0].high names 'nosuch'" in line and "model-a" in line
+    pf, res = _probe(tmp_path, once_db, HEAD + "covariates:\n  - {column: model, high: [model-a], margin: 0.1}\n")
+    assert res.exit_code in (0, 3), res.output
