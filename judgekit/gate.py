@@ -288,7 +288,7 @@ def evaluate(policy: Policy, report: AgreementReport, alt: dict[str, Any] | None
                     f"probability ρ={_fmt(finite(res.advantage_probability))} (the test decides, no CI)")
         for ch in (probes or {}).get(judge, []):
             kind = check_kind(ch["name"])
-            if ch["state"] == "inconclusive" and kind is not None:
+            if ch["state"] == "inconclusive" and kind is not None and not ch.get("budget"):
                 ch["budget"] = label_budget(ch, point=ch["figure"], min_n=min_n_of(kind[0], policy), seed=policy.seed)
             checks.append(ch)
         if c.analysis_fidelity is not None:

@@ -349,3 +349,44 @@ def test_covariate_levels_that_are_not_values_are_refused(once_db, tmp_path):
     assert str(pf) in line and "covariates[0].high names 'nosuch'" in line and "model-a" in line
     pf, res = _probe(tmp_path, once_db, HEAD + "covariates:\n  - {column: model, high: [model-a], margin: 0.1}\n")
     assert res.exit_code in (0, 3), res.output
+
+
+# ----------------------------------------------------------------------------- 5 budgets that labels cannot meet
+def test_probe_checks_that_labels_cannot_decide_say_what_would(once_db, tmp_path):
+    from click.testing import CliRunner
+
+    from judgekit.cli import main
+    from judgekit.gate import run_gate
+    from judgekit.store import Store
+    from judgekit.verdict import validate_verdict
+
+    pol = tmp_path / "policy.yaml"
+    pol.write_text("rubric: refusal\njudges: [clean, once]\nreference: ref\nn_resamples: 200\nchecks:\n"
+                   "  min_items: 30\n  min_value: 0.0\n  max_self_preference:\n    max: 0.1\n    column: model\n"
+                   "    judges: {clean: A}\n    models: {model-a: A, model-b: B, model-c: C}\n"
+                   "  min_stability: {min: 0.8}\n  max_flip_rate: {max: 0.1, variants: [padding]}\n")
+    with Store(once_db) as s:
+        verdict, _ = run_gate(s, pol)
+    validate_verdict(json_roundtrip(verdict))
+    once = next(j for j in verdict["judges"] if j["judge"] == "once")
+    checks = {c["name"]: c for c in once["checks"]}
+    sp, st, fl = checks["max_self_preference"], checks["min_stability"], checks["max_flip_rate[padding]"]
+    for c in (sp, st, fl):
+        assert c["state"] == "inconclusive" and c["budget"]["items"] is None, c
+        assert "more human-rated items would" not in c["budget"]["sentence"]
+    assert "give the judge a family" in sp["budget"]["sentence"]
+    assert "trials: 2 or more" in st["budget"]["sentence"]
+    assert "run `judgekit probe` with a perturb section" in fl["budget"]["sentence"]
+    # the judge's budget names them instead of asking for labels
+    assert "trials: 2 or more" in once["budget"]["sentence"] and "give the judge a family" in once["budget"]["sentence"]
+    # the clean judge (trials, a family) still gets a flip budget that is not about human labels
+    clean = {c["name"]: c for c in next(j for j in verdict["judges"] if j["judge"] == "clean")["checks"]}
+    assert "perturb section" in clean["max_flip_rate[padding]"]["budget"]["sentence"]
+    res = CliRunner().invoke(main, ["gate", str(pol), "--store", str(once_db), "--out", str(tmp_path / "g")])
+    assert res.exit_code == 3 and "trials: 2 or more" in res.output
+
+
+def json_roundtrip(x):
+    import json
+
+    return json.loads(json.dumps(x))

@@ -292,9 +292,12 @@ def gate_checks(store: Any, policy: Any, rubric: Rubric, where: str) -> dict[str
         return {}
     ctx = Context(store, rubric, policy.judges, policy.reference, policy.by, where,
                   policy.n_resamples, policy.seed)
+    from judgekit.budget import probe_budget
+
     out: dict[str, list[dict[str, Any]]] = {}
     for judge in policy.judges:
         rows: list[dict[str, Any]] = []
+        budget: dict[int, dict[str, Any]] = {}
         if (cov := c.max_covariate_effect) is not None:
             rows += covariate_rows(ctx, judge, cov, cov.max, cov.min_items, "checks.max_covariate_effect",
                                    per_slice=cov.per_slice)
@@ -302,12 +305,26 @@ def gate_checks(store: Any, policy: Any, rubric: Rubric, where: str) -> dict[str
             if judge == policy.judges[0]:
                 check_families(ctx, sp, policy.judges, "checks.max_self_preference")
             found = self_preference_rows(ctx, judge, sp, sp.max, sp.min_items, "checks.max_self_preference")
-            rows += found or [_no_family(judge, sp.max, sp.min_items)]
+            if not found:
+                found = [_no_family(judge, sp.max, sp.min_items)]
+                budget[len(rows)] = probe_budget(found[0]["check"], judge=judge, min_n=sp.min_items,
+                                                 seed=policy.seed, no_family=True)
+            rows += found
         if (st := c.min_stability) is not None:
-            rows += stability_rows(ctx, judge, st.min, st.min_items, per_slice=st.per_slice)
+            trials = _has_trials(ctx, judge)
+            for r in stability_rows(ctx, judge, st.min, st.min_items, per_slice=st.per_slice):
+                budget[len(rows)] = probe_budget(r["check"], judge=judge, min_n=st.min_items, seed=policy.seed,
+                                                 no_trials=not trials)
+                rows.append(r)
         if (fr := c.max_flip_rate) is not None:
-            rows += flip_rows(ctx, judge, fr.variants, fr.max, fr.min_items)
-        out[judge] = [r["check"] for r in rows]
+            for r in flip_rows(ctx, judge, fr.variants, fr.max, fr.min_items):
+                budget[len(rows)] = probe_budget(r["check"], judge=judge, min_n=fr.min_items, seed=policy.seed)
+                rows.append(r)
+        checks = [r["check"] for r in rows]
+        for i, b in budget.items():  # what decides a probe check that labels cannot (the gate keeps it)
+            if checks[i]["state"] == "inconclusive":
+                checks[i]["budget"] = b
+        out[judge] = checks
     return out
 
 
