@@ -43,6 +43,21 @@ def _wilson_n(rule: str, p: float, thr: float, low: int, high: int) -> int:
     return high
 
 
+#: probe checks whose bracket names what is probed (a covariate, a variant), a slice only after "|"
+_PROBE_INNER = ("max_covariate_effect", "max_flip_rate")
+#: probe checks whose bracket is the slice ("by=key")
+_PROBE_SLICED = ("min_stability", "max_label_drift", "max_self_preference")
+
+
+def _slice_of(kind: str, inner: str) -> str | None:
+    """The slice ("by=key") of a check name's bracket, or None for an overall check: a probe's
+    covariate or variant (``max_covariate_effect[response_chars:full_refusal]``) is not a slice."""
+    if kind in _PROBE_INNER:
+        _, sep, tail = inner.partition("|")
+        return tail if sep else None
+    return inner
+
+
 def label_budget(check: dict[str, Any], *, point: Any, min_n: int | None, seed: int = 0) -> dict[str, Any]:
     """About how many more human-rated items would likely decide an inconclusive ``check``.
 
@@ -94,8 +109,9 @@ def label_budget(check: dict[str, Any], *, point: Any, min_n: int | None, seed: 
                 need = max(need, target - n)
     slices: dict[str, int] = {}
     m = re.fullmatch(r"[a-z_]+\[(.+)\]", what, re.DOTALL)
-    if m and not what.startswith("min_recall"):
-        slices[m.group(1)] = need
+    key = None if m is None else _slice_of(kind, m.group(1))
+    if key is not None and not what.startswith("min_recall"):
+        slices[key] = need
     if undecidable and need == 0:
         return {"items": None, "slices": {}, "sentence": (
             f"{what}: the estimate sits on the threshold, so more human-rated items are unlikely to decide it.")}
@@ -114,7 +130,7 @@ def probe_budget(check: dict[str, Any], *, judge: str, min_n: int | None, seed: 
     no human label), or without perturbed ratings (``max_flip_rate``: ``judgekit probe`` asks the
     judge again). The other probe checks compare with the reference: :func:`label_budget`."""
     name = check["name"]
-    none = {"items": None, "slices": {}}
+    none: dict[str, Any] = {"items": None, "slices": {}}
     if no_family:
         return {**none, "sentence": (
             f"{name}: {judge} has no model family, so no number of labels decides it; give the judge a family "

@@ -159,7 +159,7 @@ def test_perturb_asks_only_the_probe_files_judges(tmp_path):
         assert res.exit_code == 1, res.output
         assert fake.stats.requests == sent + 2 * N  # one judge x two variants x N items, not the whole panel
     with Store(db) as s:
-        raters = set(s.raters()["rater_id"])
+        raters = set(s.ratings(variants=True)["rater_id"])
     assert "orderly~padding" in raters and "steady~padding" not in raters and "steady~label_order" not in raters
 
 
@@ -390,3 +390,50 @@ def json_roundtrip(x):
     import json
 
     return json.loads(json.dumps(x))
+
+
+# ----------------------------------------------------------------------------- 8 interval level in gate output
+def test_gate_explain_prints_the_holm_level_of_a_probe_interval(synthetic_db, tmp_path):
+    from judgekit.gate import explain, run_gate
+    from judgekit.store import Store
+
+    pol = tmp_path / "policy.yaml"
+    pol.write_text("rubric: refusal\njudges: [long]\nreference: ref\nn_resamples: 200\nby: [model]\nchecks:\n"
+                   "  min_items: 30\n  min_value: 0.0\n  max_covariate_effect: {column: response_chars, "
+                   "target: full_refusal, max: 0.1, per_slice: true}\n")
+    with Store(synthetic_db) as s:
+        verdict, _ = run_gate(s, pol)
+    text = "\n".join(explain(verdict))
+    overall = next(c for c in verdict["judges"][0]["checks"]
+                   if c["name"] == "max_covariate_effect[response_chars:full_refusal]")
+    assert overall["state"] == "fail" and "Holm level" in overall["detail"]
+    # four tested slices: the smallest p gets α/4 = 0.00625 one-sided, a 1 − 2·0.00625 = 98.75% interval
+    levels = {c["name"]: c["detail"].split("(")[-1] for c in verdict["judges"][0]["checks"] if "Holm" in c["detail"]}
+    assert len(levels) == 4
+    line = next(x for x in text.splitlines() if "max_covariate_effect[response_chars:full_refusal]" in x)
+    assert "95% CI" not in line and "98.75% interval" in line
+
+
+# ----------------------------------------------------------------------------- 9 wording
+def test_budget_slices_are_slices_and_p_values_are_readable(long_probes, tmp_path):
+    from judgekit.budget import judge_budget, label_budget
+    from judgekit.probes.bands import fmt_p
+    from judgekit.report.probes import markdown_section
+
+    base = {"state": "inconclusive", "figure": 0.08, "threshold": 0.1, "ci": [0.03, 0.13], "n": 100}
+    sliced = {**base, "name": "max_covariate_effect[response_chars:full_refusal|prompt_safety=unsafe]"}
+    overall = {**base, "name": "max_covariate_effect[response_chars:full_refusal]"}
+    b1, b2 = label_budget(sliced, point=0.08, min_n=30), label_budget(overall, point=0.08, min_n=30)
+    assert list(b1["slices"]) == ["prompt_safety=unsafe"] and "in slice prompt_safety=unsafe " in b1["sentence"]
+    assert b2["slices"] == {} and b2["items"] > 0  # a covariate is not a slice: an overall budget
+    # half-width facing the threshold 0.13 − 0.08 = 0.05, distance 0.02: n (h/d)² = 100 · 6.25 = 625 at least
+    assert b2["items"] >= 625 - 100
+    flip = label_budget({**base, "name": "max_flip_rate[padding]"}, point=0.08, min_n=30)
+    assert flip["slices"] == {}
+    jb = judge_budget("j", [{**sliced, "budget": b1}, {**overall, "budget": b2}])
+    assert "in slices prompt_safety=unsafe: " in jb["sentence"] and "slices response_chars" not in jb["sentence"]
+    assert fmt_p(0.0) == "< 0.001" and fmt_p(0.00099) == "< 0.001" and fmt_p(0.0234) == "0.0234" and fmt_p(None) == "n/a"
+    md = "\n".join(markdown_section(long_probes, "#"))
+    cov = next(r for r in long_probes["judges"][0]["probes"] if r["probe"] == "covariate" and r["state"] == "fail")
+    assert cov["p_holm"] < 0.001
+    assert "< 0.001" in md and "| 0 |" not in md

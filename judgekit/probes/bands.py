@@ -104,6 +104,23 @@ def p_rate_above(k: float, n: int, margin: float) -> float:
     return 1.0 - _N.cdf((k / n - margin) / math.sqrt(margin * (1 - margin) / n))
 
 
+def fmt_p(p: float | None) -> str:
+    """A p-value for people: ``"< 0.001"`` below 0.001 (never ``"0"``), else three significant
+    digits; ``"n/a"`` for None."""
+    if p is None:
+        return "n/a"
+    return "< 0.001" if p < 0.001 else f"{p:.3g}"
+
+
+def interval_level(detail: str) -> str | None:
+    """The level of a probe check's interval as its detail states it (``"98.33%"`` from
+    ``"(98.33% interval)"``, written by :func:`decide`), or None."""
+    import re
+
+    m = re.search(r"\((\d+(?:\.\d+)?)% interval\)", detail or "")
+    return None if m is None else f"{m.group(1)}%"
+
+
 def _positive(se: Any) -> bool:
     return se is not None and math.isfinite(float(se)) and float(se) > 0
 

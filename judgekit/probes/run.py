@@ -183,8 +183,8 @@ def drift_rows(ctx: Context, judge: str, margin: float, min_n: int) -> list[dict
         se = None if top["low"] is None or top["high"] is None else (top["high"] - top["low"]) / (2 * 1.959963984540054)
         sm, bw = res["stuart_maxwell"], res["bowker"]
         detail = (f"{_where_slice(by, key)}: largest difference of a label's share judge − reference "
-                  f"({top['code']}); Stuart–Maxwell χ²={_g(sm['statistic'])} (df {sm['df']}, p={_g(sm['p'])}), "
-                  f"Bowker χ²={_g(bw['statistic'])} (df {bw['df']}, p={_g(bw['p'])})")
+                  f"({top['code']}); Stuart–Maxwell χ²={_g(sm['statistic'])} (df {sm['df']}, p {_p(sm['p'])}), "
+                  f"Bowker χ²={_g(bw['statistic'])} (df {bw['df']}, p {_p(bw['p'])})")
         rows.append({"probe": "drift", "name": _name("max_label_drift", None, by, key), "by": by, "key": key,
                      "n": res["n"], "estimate": top["signed"], "se": se,
                      "detail": detail if top["undefined"] is None else f"{_where_slice(by, key)}: {top['undefined']}",
@@ -193,6 +193,13 @@ def drift_rows(ctx: Context, judge: str, margin: float, min_n: int) -> list[dict
     for r, p in zip(rows, holm_adjusted([r["extra"]["stuart_maxwell"]["p"] for r in rows]), strict=True):
         r["extra"]["stuart_maxwell"]["p_holm"] = p
     return decide(rows, mode="abs", threshold=margin, min_n=min_n)
+
+
+def _p(p: float | None) -> str:
+    from judgekit.probes.bands import fmt_p
+
+    out = fmt_p(p)
+    return out if out.startswith("<") or out == "n/a" else f"= {out}"
 
 
 def _g(x: Any) -> str:

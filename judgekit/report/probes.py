@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from judgekit.probes.bands import fmt_p
 from judgekit.report.escape import esc, fmt_int, fmt_num, md_escape
 from judgekit.report.page import page, table
 from judgekit.report.svg import interval_chart
@@ -64,7 +65,7 @@ def _row_cells(r: dict[str, Any]) -> list[str]:
     return [_label(r), fmt_num(r.get("estimate"), 3),
             "—" if r.get("low") is None else f"{fmt_num(r['low'], 3)} to {fmt_num(r['high'], 3)}",
             fmt_int(r.get("n")), "—" if lvl is None else f"{100 * (1 - 2 * lvl):.2f}%",
-            "—" if r.get("p_holm") is None else f"{r['p_holm']:.3g}", _STATE[r["state"]]]
+            "—" if r.get("p_holm") is None else fmt_p(r["p_holm"]), _STATE[r["state"]]]
 
 
 _HEAD = ["slice", "estimate", "interval", "n", "interval level (Holm)", "Holm-adjusted p (outside band)", "state"]
