@@ -142,7 +142,8 @@ def agreement_report(
     warnings: list[str] = []
     if hasattr(source, "ratings"):
         # perturbed item copies (judgekit.variants) only when a variant judge is named
-        ratings = source.ratings(rubric=rubric, variants=any(is_variant_rater(j) for j in judges or ()))
+        named_variant = any(is_variant_rater(j) for j in judges or ())
+        ratings = source.ratings(rubric=rubric, variants=True) if named_variant else source.ratings(rubric=rubric)
         stale = source.stale_rubric_hashes(rubric)
         if stale:
             warnings.append(
