@@ -437,3 +437,15 @@ def test_budget_slices_are_slices_and_p_values_are_readable(long_probes, tmp_pat
     cov = next(r for r in long_probes["judges"][0]["probes"] if r["probe"] == "covariate" and r["state"] == "fail")
     assert cov["p_holm"] < 0.001
     assert "< 0.001" in md and "| 0 |" not in md
+
+
+def test_the_variant_item_marker_is_reserved():
+    import pandas as pd
+
+    from judgekit.data import validate_items
+    from judgekit.errors import JudgekitError
+
+    df = pd.DataFrame({"item_id": ["a", "b~padding"], "prompt": ["p", "q"], "response": ["r", "s"]})
+    with pytest.raises(JudgekitError, match=r"items.csv: item_id 'b~padding' ends in a marker judgekit reserves"):
+        validate_items(df, source="items.csv")
+    assert len(validate_items(df.assign(item_id=["a", "b~pad"]), source="items.csv")) == 2
