@@ -43,6 +43,21 @@ def _wilson_n(rule: str, p: float, thr: float, low: int, high: int) -> int:
     return high
 
 
+#: probe checks whose bracket names what is probed (a covariate, a variant), a slice only after "|"
+_PROBE_INNER = ("max_covariate_effect", "max_flip_rate")
+#: probe checks whose bracket is the slice ("by=key")
+_PROBE_SLICED = ("min_stability", "max_label_drift", "max_self_preference")
+
+
+def _slice_of(kind: str, inner: str) -> str | None:
+    """The slice ("by=key") of a check name's bracket, or None for an overall check: a probe's
+    covariate or variant (``max_covariate_effect[response_chars:full_refusal]``) is not a slice."""
+    if kind in _PROBE_INNER:
+        _, sep, tail = inner.partition("|")
+        return tail if sep else None
+    return inner
+
+
 def label_budget(check: dict[str, Any], *, point: Any, min_n: int | None, seed: int = 0) -> dict[str, Any]:
     """About how many more human-rated items would likely decide an inconclusive ``check``.
 
@@ -94,8 +109,9 @@ def label_budget(check: dict[str, Any], *, point: Any, min_n: int | None, seed: 
                 need = max(need, target - n)
     slices: dict[str, int] = {}
     m = re.fullmatch(r"[a-z_]+\[(.+)\]", what, re.DOTALL)
-    if m and not what.startswith("min_recall"):
-        slices[m.group(1)] = need
+    key = None if m is None else _slice_of(kind, m.group(1))
+    if key is not None and not what.startswith("min_recall"):
+        slices[key] = need
     if undecidable and need == 0:
         return {"items": None, "slices": {}, "sentence": (
             f"{what}: the estimate sits on the threshold, so more human-rated items are unlikely to decide it.")}
@@ -104,6 +120,41 @@ def label_budget(check: dict[str, Any], *, point: Any, min_n: int | None, seed: 
     return {"items": need, "slices": slices, "sentence": (
         f"{what}: about {need} more human-rated items{where} would likely decide it{small} "
         "(CI half-width ∝ 1/√n, confirmed by one simulation).")}
+
+
+def probe_budget(check: dict[str, Any], *, judge: str, min_n: int | None, seed: int = 0,
+                 no_family: bool = False, no_trials: bool = False) -> dict[str, Any]:
+    """The budget of an inconclusive probe check (:mod:`judgekit.probes.run`), saying what would
+    decide it when more human labels would not: a judge without a model family
+    (``max_self_preference``), without trials (``min_stability``: the judge's own repeated ratings,
+    no human label), or without perturbed ratings (``max_flip_rate``: ``judgekit probe`` asks the
+    judge again). The other probe checks compare with the reference: :func:`label_budget`."""
+    name = check["name"]
+    none: dict[str, Any] = {"items": None, "slices": {}}
+    if no_family:
+        return {**none, "sentence": (
+            f"{name}: {judge} has no model family, so no number of labels decides it; give the judge a family "
+            "in checks.max_self_preference.judges (or drop the check for it).")}
+    if name.startswith("min_stability"):
+        if no_trials or not check["n"]:
+            return {**none, "sentence": (
+                f"{name}: {judge} has no item with two ok trials, so no number of human labels decides it; rate "
+                "it with trials: 2 or more in its panel (e.g. trials: 3) and run the gate again.")}
+        b = label_budget(check, point=check["figure"], min_n=min_n, seed=seed)
+        more = "more" if b["items"] is None else f"about {b['items']} more"
+        return {**none, "sentence": (
+            f"{name}: {more} items rated by {judge} with trials (no human label needed) would likely decide it.")}
+    if name.startswith("max_flip_rate"):
+        if not check["n"]:
+            return {**none, "sentence": (
+                f"{name}: {judge} has no perturbed ratings, so no number of human labels decides it; run "
+                "`judgekit probe` with a perturb section for this judge, then the gate again.")}
+        b = label_budget(check, point=check["figure"], min_n=min_n, seed=seed)
+        more = "more" if b["items"] is None else f"about {b['items']} more"
+        return {**none, "sentence": (
+            f"{name}: {more} items asked again under the perturbation (`judgekit probe` with a perturb section; "
+            "no human label needed) would likely decide it.")}
+    return label_budget(check, point=check["figure"], min_n=min_n, seed=seed)
 
 
 def alt_budget(res: Any, min_units: int) -> dict[str, Any]:
@@ -132,6 +183,7 @@ def judge_budget(judge: str, checks: list[dict[str, Any]]) -> dict[str, Any]:
             f"{judge} is inconclusive and more human-rated items are unlikely to decide it: "
             + " ".join(ch["budget"]["sentence"] for ch in open_))}
     items = max([*overall, sum(slices.values())])
+    others = [ch["budget"]["sentence"] for ch in open_ if ch["budget"]["items"] is None]
     parts = []
     if overall:
         parts.append(f"about {max(overall)} more human-rated items overall")
@@ -139,4 +191,5 @@ def judge_budget(judge: str, checks: list[dict[str, Any]]) -> dict[str, Any]:
         parts.append("in slices " + ", ".join(f"{k}: {v}" for k, v in slices.items()))
     names = ", ".join(ch["name"] for ch in open_)
     return {"items": items, "slices": slices, "sentence": (
-        f"{judge} is inconclusive ({names}): {'; '.join(parts)} would likely decide it.")}
+        f"{judge} is inconclusive ({names}): {'; '.join(parts)} would likely decide it."
+        + "".join(f" Besides: {x}" for x in others))}

@@ -426,6 +426,14 @@ def validate_items(df: pd.DataFrame, *, source: str, need_response: bool = True)
         raise JudgekitError(
             f"{source}: item_id {ids[dup].iloc[0]!r} appears twice; item ids must be unique."
         )
+    from judgekit.variants import is_variant_item
+
+    reserved = ids[ids.map(is_variant_item)]
+    if len(reserved):
+        raise JudgekitError(
+            f"{source}: item_id {excerpt(str(reserved.iloc[0]))} ends in a marker judgekit reserves for "
+            "perturbed copies (judgekit probe); rename the item."
+        )
     out = df.copy()
     out["item_id"] = ids.to_numpy(dtype=object)
     if "messages" in out.columns:

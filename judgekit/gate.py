@@ -288,7 +288,7 @@ def evaluate(policy: Policy, report: AgreementReport, alt: dict[str, Any] | None
                     f"probability ρ={_fmt(finite(res.advantage_probability))} (the test decides, no CI)")
         for ch in (probes or {}).get(judge, []):
             kind = check_kind(ch["name"])
-            if ch["state"] == "inconclusive" and kind is not None:
+            if ch["state"] == "inconclusive" and kind is not None and not ch.get("budget"):
                 ch["budget"] = label_budget(ch, point=ch["figure"], min_n=min_n_of(kind[0], policy), seed=policy.seed)
             checks.append(ch)
         if c.analysis_fidelity is not None:
@@ -390,7 +390,7 @@ def explain(verdict: dict[str, Any]) -> list[str]:
             if c["name"].startswith("analysis_fidelity["):
                 continue  # listed with every fidelity figure below (judgekit.fidelity.fidelity_lines)
             ci = c.get("ci")
-            interval = f" [95% CI {_fmt(ci[0])}–{_fmt(ci[1])}]" if ci else ""
+            interval = f" [{_ci_label(c)} {_fmt(ci[0])}–{_fmt(ci[1])}]" if ci else ""
             tag = " (inconclusive)" if c["state"] == "inconclusive" else ""
             lines.append(f"             {c['name']}{tag}: {_fmt(c['figure'])}{interval} vs threshold "
                          f"{_fmt(c['threshold'])} (n={c['n']}) — {c['detail']}")
@@ -401,6 +401,15 @@ def explain(verdict: dict[str, Any]) -> list[str]:
     for j in verdict["judges"]:
         lines.extend(fidelity_lines(j))
     return lines
+
+
+def _ci_label(check: dict[str, Any]) -> str:
+    """How explain() labels a check's interval: its real level (a probe's Holm-level interval
+    says it in its detail, e.g. "98.33% interval"), else "95% CI"."""
+    from judgekit.probes.bands import interval_level
+
+    level = interval_level(str(check.get("detail") or ""))
+    return "95% CI" if level is None else f"{level} interval"
 
 
 def _fmt(x: Any) -> str:

@@ -274,11 +274,17 @@ class Store(JudgeRatings):
                 )
         return rows
 
-    def items(self, item_ids: Sequence[str] | None = None) -> pd.DataFrame:
-        """Items as a DataFrame: core columns, ``content_hash`` and one column per metadata key."""
+    def items(self, item_ids: Sequence[str] | None = None, *, variants: bool = False) -> pd.DataFrame:
+        """Items as a DataFrame: core columns, ``content_hash`` and one column per metadata key.
+        Perturbed copies (``<item>~padding``, :mod:`judgekit.variants`) only when named in
+        ``item_ids`` or with ``variants``."""
         from judgekit.records import items_frame
+        from judgekit.variants import is_variant_item
 
-        return items_frame(self._item_rows(None if item_ids is None else list(item_ids)))
+        rows = self._item_rows(None if item_ids is None else list(item_ids))
+        if item_ids is None and not variants:
+            rows = [r for r in rows if not is_variant_item(r.item_id)]
+        return items_frame(rows)
 
     def _item_rows(self, item_ids: list[str] | None, *, ordered: bool = True) -> list[ItemRow]:
         sql = (
@@ -331,8 +337,10 @@ class Store(JudgeRatings):
         rater_ids: Iterable[str] | None = None,
         any_hash: bool = False,
         columns: Sequence[str] | None = None,
+        variants: bool = False,
     ) -> pd.DataFrame:
-        """Ratings in long format (:data:`RATING_COLUMNS`).
+        """Ratings in long format (:data:`RATING_COLUMNS`). Ratings of perturbed item copies
+        (:mod:`judgekit.variants`) only with ``rater_ids`` named or ``variants``.
 
         ``rubric`` is a :class:`~judgekit.rubric.Rubric` or a rubric name or path (ratings under
         its current hash only, unless ``any_hash``), or a ``name@version`` string (any hash).
@@ -367,6 +375,12 @@ class Store(JudgeRatings):
             ids = list(rater_ids)
             sql += f" AND rater_id IN ({','.join('?' * len(ids))})"
             args.extend(ids)
+        elif not variants:
+            from judgekit.variants import variant_item_sql
+
+            cond, more = variant_item_sql()
+            sql += f" AND {cond}"
+            args.extend(more)
         cursor = self.conn.execute(sql + " ORDER BY rowid", args)
         if columns is None:
             return pd.DataFrame(cursor.fetchall(), columns=RATING_COLUMNS)
@@ -385,8 +399,12 @@ class Store(JudgeRatings):
         return pd.DataFrame({c: pd.Series(v, dtype=object) for c, v in zip(wanted, cols, strict=True)})
 
     def item_ids(self) -> list[str]:
-        """Every item id, in the order the items were stored."""
-        return [r[0] for r in self.conn.execute("SELECT item_id FROM items ORDER BY rowid")]
+        """Every item id, in the order the items were stored (perturbed copies left out, as in
+        :meth:`items`)."""
+        from judgekit.variants import variant_item_sql
+
+        cond, args = variant_item_sql()
+        return [r[0] for r in self.conn.execute(f"SELECT item_id FROM items WHERE {cond} ORDER BY rowid", args)]
 
     def item_values(self, key: str) -> dict[str, Any] | None:
         """{item_id: value} of one metadata key, for the items that have it (the value as

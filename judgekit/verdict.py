@@ -115,6 +115,8 @@ _ONCE = ("min_items", "min_value", "min_lower_bound", "max_abstention_rate", "ma
          "within_human_noise", "min_coverage", "max_abs_bias", "alt_test", *_PROBES)
 #: kinds whose missing figure means "not enough data to run it" (inconclusive), not "fail"
 _UNDEFINED_INCONCLUSIVE = ("alt_test", *_PROBES, "max_label_drift", "analysis_fidelity")
+#: kinds that an interval decides and a point estimate alone never does (judgekit.probes.bands)
+_NEEDS_INTERVAL = (*_PROBES, "max_label_drift")
 
 
 def check_kind(name: str) -> tuple[str, str, str | None] | None:
@@ -166,7 +168,8 @@ def derive_state(name: str, figure: float | None, threshold: float | None,
     5. ``ci<=`` kinds (abstention, error rate, absolute bias): pass when high <= threshold,
        fail when low > threshold, inconclusive otherwise.
 
-    A ``ci`` kind without an interval falls back to the point estimate.
+    A ``ci`` kind without an interval falls back to the point estimate, except the probes'
+    (a probe row without an interval, e.g. a zero-width one, is ``"inconclusive"``).
     """
     kind = check_kind(name)
     if kind is None:
@@ -176,6 +179,8 @@ def derive_state(name: str, figure: float | None, threshold: float | None,
         return "inconclusive"
     if figure is None or threshold is None:
         return "inconclusive" if kind[0] in _UNDEFINED_INCONCLUSIVE else "fail"
+    if rule != "point>=" and (ci is None or ci[0] is None or ci[1] is None) and kind[0] in _NEEDS_INTERVAL:
+        return "inconclusive"
     if rule == "point>=" or ci is None or ci[0] is None or ci[1] is None:
         ok = figure >= threshold if rule != "ci<=" else figure <= threshold
         return "pass" if ok else "fail"

@@ -142,7 +142,9 @@ def agreement_report(
     """
     warnings: list[str] = []
     if hasattr(source, "ratings"):
-        ratings: Any = read_ratings(source, rubric)
+        # perturbed item copies (judgekit.variants) only when a variant judge is named
+        named_variant = any(is_variant_rater(j) for j in judges or ())
+        ratings: Any = read_ratings(source, rubric, variants=named_variant)
         stale = source.stale_rubric_hashes(rubric)
         if stale:
             warnings.append(

@@ -21,15 +21,18 @@ from judgekit.agreement.trials import collapse_trials
 REPORT_COLUMNS = ["item_id", "rater_id", "rater_kind", "label", "status", "trial"]
 
 
-def read_ratings(source: Any, rubric: Any, columns: Sequence[str] = REPORT_COLUMNS) -> pd.DataFrame:
+def read_ratings(source: Any, rubric: Any, columns: Sequence[str] = REPORT_COLUMNS, *,
+                 variants: bool = False) -> pd.DataFrame:
     """The ratings under ``rubric`` to report on: only ``columns`` from a
     :class:`~judgekit.store.Store` (a lean read), the full frame from any other source (a store
-    seen through a rubric view)."""
+    seen through a rubric view); ratings of perturbed item copies (:mod:`judgekit.variants`) only
+    with ``variants``."""
     from judgekit.store import Store
 
     if isinstance(source, Store):
-        return source.ratings(rubric=rubric, columns=columns)
-    frame: pd.DataFrame = source.ratings(rubric=rubric)
+        return source.ratings(rubric=rubric, columns=columns, variants=variants)
+    frame: pd.DataFrame = (source.ratings(rubric=rubric, variants=True) if variants
+                           else source.ratings(rubric=rubric))
     return frame
 
 

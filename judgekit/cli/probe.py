@@ -53,8 +53,11 @@ def probe_cmd(probes: Path, out_dir: Path, dry_run: bool, store_path: str) -> No
             # everything the probe file says about the store is checked before any call is made
             run_probes(store, probe, str(probes))
             pt = probe.perturb
-            perturbed = run_variants(store, probes.parent / pt.panel, judges=pt.judges, variants=pt.variants,
-                                     padding=pt.padding, dry_run=dry_run, where=f"Probe file {probes}")
+            # only the judges this file probes are asked again (perturb.judges, default judges)
+            perturbed = run_variants(store, probes.parent / pt.panel, judges=pt.judges or list(probe.judges),
+                                     variants=pt.variants, padding=pt.padding, dry_run=dry_run,
+                                     where=f"Probe file {probes}",
+                                     key="perturb.judges" if pt.judges else "judges")
             for variant, s in perturbed.items():
                 if dry_run:
                     echo(f"{variant}: {s['pending']} calls would be sent ({s['cached']} cached), "

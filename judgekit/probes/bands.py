@@ -76,7 +76,8 @@ def holm_adjusted(pvalues: Sequence[float | None]) -> list[float | None]:
 
 def p_outside(estimate: float, se: float, margin: float) -> float:
     """One-sided p-value of "the effect lies inside the band |θ| <= margin" against "outside",
-    from a normal estimate: ``1 − Φ((|θ̂| − margin) / se)`` (with se = 0: 0 outside, 1 inside)."""
+    from a normal estimate: ``1 − Φ((|θ̂| − margin) / se)`` (with se = 0: 0 outside, 1 inside;
+    :func:`decide` does not test a zero-width interval)."""
     if se <= 0 or not math.isfinite(se):
         return 0.0 if abs(estimate) > margin else 1.0
     return 1.0 - _N.cdf((abs(estimate) - margin) / se)
@@ -103,6 +104,27 @@ def p_rate_above(k: float, n: int, margin: float) -> float:
     return 1.0 - _N.cdf((k / n - margin) / math.sqrt(margin * (1 - margin) / n))
 
 
+def fmt_p(p: float | None) -> str:
+    """A p-value for people: ``"< 0.001"`` below 0.001 (never ``"0"``), else three significant
+    digits; ``"n/a"`` for None."""
+    if p is None:
+        return "n/a"
+    return "< 0.001" if p < 0.001 else f"{p:.3g}"
+
+
+def interval_level(detail: str) -> str | None:
+    """The level of a probe check's interval as its detail states it (``"98.33%"`` from
+    ``"(98.33% interval)"``, written by :func:`decide`), or None."""
+    import re
+
+    m = re.search(r"\((\d+(?:\.\d+)?)% interval\)", detail or "")
+    return None if m is None else f"{m.group(1)}%"
+
+
+def _positive(se: Any) -> bool:
+    return se is not None and math.isfinite(float(se)) and float(se) > 0
+
+
 def abs_interval(lo: float, hi: float) -> tuple[float, float]:
     """The interval of |θ| when θ lies in [lo, hi]."""
     if lo <= 0 <= hi:
@@ -124,7 +146,7 @@ def decide(rows: list[dict[str, Any]], *, mode: str, threshold: float, min_n: in
     from judgekit.verdict import make_check
 
     def tested(r: dict[str, Any]) -> bool:
-        return r["estimate"] is not None and r["n"] >= min_n and (mode == "rate" or r.get("se") is not None)
+        return r["estimate"] is not None and r["n"] >= min_n and (mode == "rate" or _positive(r.get("se")))
 
     def pvalue(r: dict[str, Any]) -> float | None:
         if not tested(r):
@@ -155,6 +177,12 @@ def decide(rows: list[dict[str, Any]], *, mode: str, threshold: float, min_n: in
             figure = abs(est) if mode == "abs" else est
         elif est is not None:
             figure = abs(est) if mode == "abs" else est
+        if (mode != "rate" and est is not None and r.get("se") is not None and not _positive(r["se"])
+                and r["n"] >= min_n):
+            # a zero-width interval (bootstrap se 0: no resample differs) is not certainty
+            lo = hi = ci = None
+            r["detail"] = (r["detail"] + "; the interval has zero width (every resample gives the same "
+                           "figure), which does not bound the effect: not decided")
         level_words = (f"; Holm level {a:.4g} one-sided ({100 * (1 - 2 * a):.2f}% interval) over "
                        f"{sum(x is not None for x in ps)} tested slices" if lvl is not None else "")
         check = make_check(r["name"], None if figure is None else round(float(figure), 6), threshold, r["n"],

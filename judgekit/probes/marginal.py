@@ -7,7 +7,8 @@ marginals then differ.
 * **Stuart–Maxwell** test of marginal homogeneity (H0: ``p_i. = p_.i`` for every i): with
   ``d_i = n_i. − n_.i`` for i = 1..K−1 and ``S_ii = n_i. + n_.i − 2 n_ii``,
   ``S_ij = −(n_ij + n_ji)``, ``χ² = dᵀ S⁻¹ d`` on K − 1 degrees of freedom (Stuart 1955,
-  Maxwell 1970). Labels nobody used on either side are dropped first (they make S singular).
+  Maxwell 1970). Labels nobody used on either side, and labels with no off-diagonal counts
+  (perfectly agreed, ``d_i = 0``), are dropped first (they make S singular and add nothing).
 * **Bowker** test of symmetry (H0: ``p_ij = p_ji``): ``χ² = Σ_{i<j} (n_ij − n_ji)² / (n_ij + n_ji)``
   over the pairs with ``n_ij + n_ji > 0``, degrees of freedom the number of such pairs (Bowker
   1948). Symmetry implies homogeneity; the converse does not hold (a judge that swaps labels in
@@ -42,6 +43,15 @@ def stuart_maxwell(table: Any) -> dict[str, Any]:
     t = np.asarray(table, dtype=float)
     used = (t.sum(axis=0) + t.sum(axis=1)) > 0
     t = t[np.ix_(used, used)]
+    if len(t) >= 2:
+        # a label with no off-diagonal counts (perfectly agreed: d_i = 0, its row and column of S
+        # are 0) adds nothing to χ² and makes S singular: drop it before inverting
+        off = t - np.diag(np.diag(t))
+        moving = (off.sum(axis=0) + off.sum(axis=1)) > 0
+        if moving.sum() >= 2:
+            t = t[np.ix_(moving, moving)]
+        elif moving.sum() == 0:
+            return {"statistic": 0.0, "df": len(t) - 1, "p": 1.0, "undefined": None}
     k = len(t)
     if k < 2:
         return {"statistic": None, "df": 0, "p": None, "undefined": "fewer than two labels were used"}

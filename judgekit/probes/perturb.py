@@ -34,7 +34,7 @@ import pandas as pd
 
 from judgekit.errors import JudgekitError
 from judgekit.rubric import Rubric
-from judgekit.variants import SEP, variant_rater
+from judgekit.variants import variant_item, variant_rater
 
 
 def variant_rubric(rubric: Rubric) -> Rubric:
@@ -51,8 +51,8 @@ def variant_rubric(rubric: Rubric) -> Rubric:
 
 
 def padded_id(item_id: str) -> str:
-    """The item id of an item's ``padding`` variant."""
-    return f"{item_id}{SEP}padding"
+    """The item id of an item's ``padding`` variant (:func:`judgekit.variants.variant_item`)."""
+    return variant_item(item_id, "padding")
 
 
 def padded_items(items: pd.DataFrame, padding: str) -> pd.DataFrame:
@@ -60,6 +60,10 @@ def padded_items(items: pd.DataFrame, padding: str) -> pd.DataFrame:
     out = items.copy()
     out["item_id"] = out["item_id"].astype(str).map(padded_id)
     out["response"] = out["response"].map(lambda r: ("" if r is None else str(r)) + padding)
+    # a copy is not a turn of the conversation it was made from
+    for col in ("conversation_id", "turn"):
+        if col in out.columns:
+            out[col] = None
     return out
 
 
@@ -79,7 +83,7 @@ def variant_panel(panel: Any, variant: str, judges: list[str], padding: str) -> 
 
 def run_variants(store: Any, panel_path: Any, *, judges: list[str] | None, variants: list[str],
                  padding: str, dry_run: bool = False, env: dict[str, str] | None = None,
-                 where: str = "Probe file") -> dict[str, Any]:
+                 where: str = "Probe file", key: str = "perturb.judges") -> dict[str, Any]:
     """Run each variant of the panel at ``panel_path`` (a path, or a loaded
     :class:`~judgekit.judges.panelfile.Panel`) into ``store`` (or estimate it with ``dry_run``).
     Returns per variant its summary (``calls``, ``answered``, ``cached``, ``pending``, costs)."""
@@ -90,8 +94,9 @@ def run_variants(store: Any, panel_path: Any, *, judges: list[str] | None, varia
     chosen = list(judges) if judges is not None else ids
     unknown = [j for j in chosen if j not in ids]
     if unknown:
-        raise JudgekitError(f"{where}: perturb.judges names {unknown[0]!r}, which is not a judge of "
-                            f"{panel_path} (its judges: {', '.join(ids)}).")
+        raise JudgekitError(f"{where}: {key} names {unknown[0]!r}, which is not a judge of "
+                            f"{panel_path} (its judges: {', '.join(ids)}); probe only panel judges or "
+                            "list the ones to perturb in perturb.judges.")
     out: dict[str, Any] = {}
     for variant in variants:
         vp = variant_panel(panel, variant, chosen, padding)

@@ -16,7 +16,8 @@ A probe file (YAML)::
         target: full_refusal      # optional: the rate of this label (default: any error)
         margin: 0.10              # null band |Δ| <= margin
     self_preference: {margin: 0.10}
-    stability: {min_alpha: 0.8}   # judges with trials: null band α >= min_alpha
+    stability: {min_alpha: 0.8}   # judges with trials: null band α >= min_alpha (judges: [...]
+                                  #   to name them; each needs trials: 2 or more)
     drift: {margin: 0.10}         # label-prior drift: null band |share difference| <= margin
     perturb:                      # probes that make calls (a panel variant per perturbation)
       panel: panel.yaml
@@ -84,7 +85,10 @@ class SelfPreference(ConfigModel):
 
 
 class Stability(ConfigModel):
+    """The stability probe: ``judges`` (default: the file's judges) must each have trials."""
+
     min_alpha: float = Field(default=0.8, ge=-1, le=1)
+    judges: list[str] | None = Field(default=None, min_length=1)
 
 
 class Drift(ConfigModel):
@@ -135,6 +139,22 @@ class ProbeFile(ConfigModel):
             raise ValueError("self_preference needs families (the model family of each judge and rated model)")
         if len(set(self.judges)) != len(self.judges):
             raise ValueError("a judge is listed twice in judges")
+        if self.families is not None and self.self_preference is None:
+            raise ValueError("families is given but self_preference is not, so it would do nothing; add "
+                             "self_preference: {margin: 0.10} or drop families")
+        if not (self.covariates or self.self_preference or self.stability or self.drift or self.perturb):
+            raise ValueError("the file asks for no probe, so nothing would be tested; add covariates, "
+                             "self_preference, stability, drift or perturb")
+        if self.stability is not None and self.stability.judges is not None:
+            extra = [j for j in self.stability.judges if j not in self.judges]
+            if extra:
+                raise ValueError(f"stability.judges names {extra[0]!r}, which is not in judges; add it to "
+                                 "judges or drop it")
+        if self.perturb is not None and self.perturb.judges is not None:
+            extra = [j for j in self.perturb.judges if j not in self.judges]
+            if extra:
+                raise ValueError(f"perturb.judges names {extra[0]!r}, which is not in judges (a perturbed judge "
+                                 "nobody probes is asked for nothing); add it to judges or drop it")
         return self
 
 

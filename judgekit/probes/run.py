@@ -74,6 +74,16 @@ def covariate_rows(ctx: Context, judge: str, spec: Binning, margin: float, min_n
                             "without response text has no response_length; add a length column); "
                             f"fix {key_path}.column.")
     split = spec.split
+    if spec.high is not None:
+        present = {str(v) for v in values.dropna()}
+        missing = [h for h in spec.high if str(h) not in present]
+        if missing:
+            shown = ", ".join(sorted(present)[:10]) + (" ..." if len(present) > 10 else "")
+            raise JudgekitError(f"{ctx.where}: {key_path}.high names {excerpt(str(missing[0]))}, which is not a "
+                                f"value of {col} (its values: {excerpt(shown, 200, quote=False)}); fix {key_path}.high.")
+        if len(set(map(str, spec.high))) >= len(present):
+            raise JudgekitError(f"{ctx.where}: {key_path}.high lists every value of {col}, so there is no low "
+                                f"bin to compare with; fix {key_path}.high.")
     if spec.high is None:
         bad = [v for v in values.dropna() if isinstance(v, bool) or not isinstance(v, int | float | np.number)]
         if bad:
@@ -173,8 +183,8 @@ def drift_rows(ctx: Context, judge: str, margin: float, min_n: int) -> list[dict
         se = None if top["low"] is None or top["high"] is None else (top["high"] - top["low"]) / (2 * 1.959963984540054)
         sm, bw = res["stuart_maxwell"], res["bowker"]
         detail = (f"{_where_slice(by, key)}: largest difference of a label's share judge − reference "
-                  f"({top['code']}); Stuart–Maxwell χ²={_g(sm['statistic'])} (df {sm['df']}, p={_g(sm['p'])}), "
-                  f"Bowker χ²={_g(bw['statistic'])} (df {bw['df']}, p={_g(bw['p'])})")
+                  f"({top['code']}); Stuart–Maxwell χ²={_g(sm['statistic'])} (df {sm['df']}, p {_p(sm['p'])}), "
+                  f"Bowker χ²={_g(bw['statistic'])} (df {bw['df']}, p {_p(bw['p'])})")
         rows.append({"probe": "drift", "name": _name("max_label_drift", None, by, key), "by": by, "key": key,
                      "n": res["n"], "estimate": top["signed"], "se": se,
                      "detail": detail if top["undefined"] is None else f"{_where_slice(by, key)}: {top['undefined']}",
@@ -183,6 +193,13 @@ def drift_rows(ctx: Context, judge: str, margin: float, min_n: int) -> list[dict
     for r, p in zip(rows, holm_adjusted([r["extra"]["stuart_maxwell"]["p"] for r in rows]), strict=True):
         r["extra"]["stuart_maxwell"]["p_holm"] = p
     return decide(rows, mode="abs", threshold=margin, min_n=min_n)
+
+
+def _p(p: float | None) -> str:
+    from judgekit.probes.bands import fmt_p
+
+    out = fmt_p(p)
+    return out if out.startswith("<") or out == "n/a" else f"= {out}"
 
 
 def _g(x: Any) -> str:
@@ -227,6 +244,16 @@ def run_probes(store: Any, probe: ProbeFile, source: str) -> dict[str, Any]:
     ctx = Context(store, rubric, probe.judges, probe.reference, probe.by, where, probe.n_resamples, probe.seed)
     judges: list[dict[str, Any]] = []
     notes: list[str] = []
+    stable = [] if probe.stability is None else (probe.stability.judges or list(probe.judges))
+    for judge in stable:
+        if not _has_trials(ctx, judge):
+            raise JudgekitError(f"{where}: stability needs trials, and {judge} has no item with two ok trials "
+                                f"under {rubric.id}; rate it with trials: 2 or more in its panel, or name the "
+                                "judges that have trials in stability.judges.")
+    if probe.self_preference is not None and probe.families is not None:
+        check_families(ctx, probe.families, probe.judges, "families")
+        notes += [f"self-preference: {j} has no family in families.judges; not probed"
+                  for j in probe.judges if j not in probe.families.judges]
     for judge in probe.judges:
         rows: list[dict[str, Any]] = []
         for i, cov in enumerate(probe.covariates):
@@ -234,11 +261,8 @@ def run_probes(store: Any, probe: ProbeFile, source: str) -> dict[str, Any]:
         if probe.self_preference is not None and probe.families is not None:
             rows += self_preference_rows(ctx, judge, probe.families, probe.self_preference.margin,
                                          probe.min_items, "families")
-        if probe.stability is not None and _has_trials(ctx, judge):
+        if probe.stability is not None and judge in stable:
             rows += stability_rows(ctx, judge, probe.stability.min_alpha, probe.min_items)
-        elif probe.stability is not None:
-            notes.append(f"stability: {judge} has no item with two ok trials (give it trials: 2 or more); "
-                         "not probed")
         if probe.drift is not None:
             rows += drift_rows(ctx, judge, probe.drift.margin, probe.min_items)
         if probe.perturb is not None and judge in (probe.perturb.judges or probe.judges):
@@ -247,6 +271,19 @@ def run_probes(store: Any, probe: ProbeFile, source: str) -> dict[str, Any]:
     return {"rubric": rubric.id, "rubric_hash": rubric.hash, "reference": ctx.reference, "by": list(probe.by),
             "min_items": probe.min_items, "judges": judges, "notes": notes,
             "state": combine_states([j["state"] for j in judges])}
+
+
+def check_families(ctx: Context, fam: Families, judges: Sequence[str], key_path: str) -> None:
+    """A family mapping that would do nothing is refused: a judge named in ``fam.judges`` that is
+    neither probed nor a judge in the store (a typo), or no probed judge with a family."""
+    known = set(judges) | set(ctx.store.raters(rubric=ctx.rubric).query("rater_kind == 'judge'")["rater_id"])
+    for j in fam.judges:
+        if j not in known:
+            raise JudgekitError(f"{ctx.where}: {key_path}.judges names {excerpt(j)}, which is not a judge probed "
+                                f"here or in the store (judges: {', '.join(judges)}); fix the name.")
+    if not any(j in fam.judges for j in judges):
+        raise JudgekitError(f"{ctx.where}: {key_path}.judges gives no family to any judge probed here "
+                            f"({', '.join(judges)}), so self-preference would test nothing; add their families.")
 
 
 def _has_trials(ctx: Context, judge: str) -> bool:
@@ -262,20 +299,39 @@ def gate_checks(store: Any, policy: Any, rubric: Rubric, where: str) -> dict[str
         return {}
     ctx = Context(store, rubric, policy.judges, policy.reference, policy.by, where,
                   policy.n_resamples, policy.seed)
+    from judgekit.budget import probe_budget
+
     out: dict[str, list[dict[str, Any]]] = {}
     for judge in policy.judges:
         rows: list[dict[str, Any]] = []
+        budget: dict[int, dict[str, Any]] = {}
         if (cov := c.max_covariate_effect) is not None:
             rows += covariate_rows(ctx, judge, cov, cov.max, cov.min_items, "checks.max_covariate_effect",
                                    per_slice=cov.per_slice)
         if (sp := c.max_self_preference) is not None:
+            if judge == policy.judges[0]:
+                check_families(ctx, sp, policy.judges, "checks.max_self_preference")
             found = self_preference_rows(ctx, judge, sp, sp.max, sp.min_items, "checks.max_self_preference")
-            rows += found or [_no_family(judge, sp.max, sp.min_items)]
+            if not found:
+                found = [_no_family(judge, sp.max, sp.min_items)]
+                budget[len(rows)] = probe_budget(found[0]["check"], judge=judge, min_n=sp.min_items,
+                                                 seed=policy.seed, no_family=True)
+            rows += found
         if (st := c.min_stability) is not None:
-            rows += stability_rows(ctx, judge, st.min, st.min_items, per_slice=st.per_slice)
+            trials = _has_trials(ctx, judge)
+            for r in stability_rows(ctx, judge, st.min, st.min_items, per_slice=st.per_slice):
+                budget[len(rows)] = probe_budget(r["check"], judge=judge, min_n=st.min_items, seed=policy.seed,
+                                                 no_trials=not trials)
+                rows.append(r)
         if (fr := c.max_flip_rate) is not None:
-            rows += flip_rows(ctx, judge, fr.variants, fr.max, fr.min_items)
-        out[judge] = [r["check"] for r in rows]
+            for r in flip_rows(ctx, judge, fr.variants, fr.max, fr.min_items):
+                budget[len(rows)] = probe_budget(r["check"], judge=judge, min_n=fr.min_items, seed=policy.seed)
+                rows.append(r)
+        checks = [r["check"] for r in rows]
+        for i, b in budget.items():  # what decides a probe check that labels cannot (the gate keeps it)
+            if checks[i]["state"] == "inconclusive":
+                checks[i]["budget"] = b
+        out[judge] = checks
     return out
 
 

@@ -8,7 +8,11 @@ least two ``ok`` trials:
   trials of unit u in label c and ``m_u = Σ_c n_uc``,
   ``D_o = (1/n) Σ_u Σ_{c,c'} n_uc n_uc' δ²_cc' / (m_u − 1)`` and
   ``D_e = Σ_{c,c'} n_c n_c' δ²_cc' / (n (n − 1))`` (Krippendorff 2011); its standard error is the
-  spread of a bootstrap over items (Efron & Tibshirani 1993), its interval normal;
+  spread of a bootstrap over items (Efron & Tibshirani 1993), its interval normal; the se is
+  floored, when no item flips (every resample gives α = 1, se 0), at ``(1 − α_w) / 1.96`` with
+  ``α_w = 1 − f_high · max δ² / D_e``, the α that the Wilson 95% upper bound ``f_high`` on the flip
+  share still allows (``D_o <= f · max δ²``), so a judge with no flips on 39 items is not certain
+  (f_high = 9%);
 * ``flip_share``: the share of those items whose trials do not all agree, Wilson 95% CI, with the
   flipped items listed (id and the label of each trial).
 
@@ -78,7 +82,21 @@ def stability(labels: pd.DataFrame, *, codes: Sequence[str], values: Sequence[fl
                for i, labs in per_item.items() if len(set(labs)) > 1]
     k = len(flipped)
     lo, hi = wilson_interval(k, n)
+    # a bootstrap over items cannot see flips that did not happen (0 flips: se 0, a zero-width
+    # interval); then the se is the distance to the α the Wilson upper bound on the flip share
+    # still allows: D_o <= flip share × max δ², so α >= 1 − flip_high × max δ² / D_e
+    m = counts.sum(axis=1)
+    big = counts.sum(axis=0)
+    n_pair = float(m.sum())
+    d_e = float(big @ d2 @ big) / (n_pair * (n_pair - 1))
+    alpha_bound = None
+    if d_e > 0 and not np.isnan(alpha):
+        alpha_bound = 1.0 - float(hi) * float(d2.max()) / d_e
+        if k == 0:
+            floor = (alpha - alpha_bound) / 1.959963984540054
+            se = floor if se is None else max(se, floor)
     return {**out, "alpha": None if np.isnan(alpha) else alpha, "se": se,
             "flip_share": k / n, "flip_low": float(lo), "flip_high": float(hi), "flipped": flipped,
+            "alpha_bound": alpha_bound,
             "undefined": None if not np.isnan(alpha) else
             "α is undefined: every trial of every item has the same label (no expected disagreement)"}

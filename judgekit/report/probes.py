@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from judgekit.probes.bands import fmt_p
 from judgekit.report.escape import esc, fmt_int, fmt_num, md_escape
 from judgekit.report.page import page, table
 from judgekit.report.svg import interval_chart
@@ -64,7 +65,7 @@ def _row_cells(r: dict[str, Any]) -> list[str]:
     return [_label(r), fmt_num(r.get("estimate"), 3),
             "—" if r.get("low") is None else f"{fmt_num(r['low'], 3)} to {fmt_num(r['high'], 3)}",
             fmt_int(r.get("n")), "—" if lvl is None else f"{100 * (1 - 2 * lvl):.2f}%",
-            "—" if r.get("p_holm") is None else f"{r['p_holm']:.3g}", _STATE[r["state"]]]
+            "—" if r.get("p_holm") is None else fmt_p(r["p_holm"]), _STATE[r["state"]]]
 
 
 _HEAD = ["slice", "estimate", "interval", "n", "interval level (Holm)", "Holm-adjusted p (outside band)", "state"]
@@ -160,6 +161,7 @@ def read_probes(path: Any, rubric_id: str) -> dict[str, Any]:
     from pathlib import Path
 
     from judgekit.errors import JudgekitError
+    from judgekit.verdict import combine_states
 
     p = Path(path)
     how = "pass the probes.json that `judgekit probe` wrote"
@@ -209,4 +211,42 @@ def read_probes(path: Any, rubric_id: str) -> dict[str, Any]:
                 raise bad(f"{at}.extra.flipped", "must list items with their labels")
             if r["probe"] == "flip" and not isinstance(ex.get("variant"), str):
                 raise bad(f"{at}.extra.variant", "must be the variant's name")
+            _check_state(r, at, doc.get("min_items"), bad)
+        states = [r["state"] for r in j["probes"]]
+        if j["state"] != combine_states(states):
+            raise bad(f"judges[{i}].state", f"is {j['state']!r} but its probe checks give "
+                      f"{combine_states(states)!r} (was the file edited?)")
+    if "state" in doc and doc["state"] != combine_states([j["state"] for j in doc["judges"]]):
+        raise bad("'state'", f"is {str(doc['state'])[:20]!r} but its judges give "
+                  f"{combine_states([j['state'] for j in doc['judges']])!r} (was the file edited?)")
     return doc
+
+
+def _check_state(r: dict[str, Any], at: str, min_items: Any, bad: Any) -> None:
+    """Re-derive one probe row's state from its figure, interval, n and threshold
+    (:func:`judgekit.verdict.derive_state`) and check the row's interval is its check's: a
+    probes.json whose states were edited is refused, never rendered as written."""
+    from judgekit.probes.bands import abs_interval
+    from judgekit.verdict import check_kind, derive_state
+
+    c = r["check"]
+    if check_kind(c["name"]) is None:
+        raise bad(f"{at}.check.name", f"{c['name'][:40]!r} is not a probe check")
+    fig, ci, n = c.get("figure"), c.get("ci"), c.get("n")
+    if not (fig is None or (isinstance(fig, int | float) and not isinstance(fig, bool))):
+        raise bad(f"{at}.check.figure", "must be a number or null")
+    if ci is not None and not (isinstance(ci, list) and len(ci) == 2 and all(
+            isinstance(x, int | float) and not isinstance(x, bool) for x in ci)):
+        raise bad(f"{at}.check.ci", "must be [low, high] or null")
+    if not (n is None or (isinstance(n, int) and not isinstance(n, bool))):
+        raise bad(f"{at}.check.n", "must be a whole number or null")
+    min_n = min_items if isinstance(min_items, int) and not isinstance(min_items, bool) else None
+    state = derive_state(c["name"], fig, c["threshold"], ci, n, min_n)
+    if c.get("state") != state or r["state"] != state:
+        raise bad(f"{at}.state", f"is {str(r['state'])[:20]!r} but its figure, interval, n and threshold give "
+                  f"{state!r} (was the file edited?)")
+    lo, hi = r.get("low"), r.get("high")
+    if lo is not None and hi is not None and ci is not None:
+        want = abs_interval(lo, hi) if r["probe"] in ("covariate", "self_preference", "drift") else (lo, hi)
+        if any(abs(a - b) > 1e-5 for a, b in zip(want, ci, strict=True)):
+            raise bad(f"{at}.low", "and high do not match the check's interval (was the file edited?)")
