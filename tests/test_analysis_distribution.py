@@ -230,3 +230,29 @@ def test_a_model_column_that_does_not_exist_is_an_error_not_one_pooled_model():
     # without any model column (and the default name) the items are one model, "all"
     res = refusal_distribution(ratings, items.drop(columns=["model"]), rubric=REFUSAL, n_boot=0)
     assert res.table("by_model")["model"].tolist() == ["all"]
+
+
+def test_a_share_at_the_boundary_in_every_prompt_gets_a_wilson_not_a_zero_width_interval():
+    # three prompts, each refused in both of its samples: the bootstrap over prompts can only
+    # draw 1.0, so [1, 1] would claim certainty; the interval is Wilson's for 3 of 3 prompts,
+    # and the share not constant (0 of 3) Wilson's for 0 of 3
+    from tests.analysis_fixtures import ratings_frame
+
+    items = pd.DataFrame([{"item_id": f"p{p}-{s}", "model": "m", "prompt_id": f"p{p}", "sample": s}
+                          for p in range(3) for s in range(2)])
+    ratings = ratings_frame([(i, "full_refusal") for i in items["item_id"]], REFUSAL, rater="ann",
+                            kind="human")
+    res = refusal_distribution(ratings, items, rubric=REFUSAL, n_boot=200)
+    row = res.table("by_model").set_index("model").loc["m"]
+    z = 1.959963984540054
+    n = 3
+    # Wilson at p = 1: centre (1 + z²/2n) / (1 + z²/n), half-width z/(1 + z²/n) · sqrt(z²/4n²)
+    centre = (1 + z * z / (2 * n)) / (1 + z * z / n)
+    half = z / (1 + z * z / n) * math.sqrt(z * z / (4 * n * n))
+    assert row["mean_rate"] == 1.0
+    assert row["ci_low"] == pytest.approx(centre - half, abs=1e-9)
+    assert row["ci_high"] == pytest.approx(1.0)
+    # at p = 0 the interval mirrors: [0, 1 - (centre - half)]
+    assert row["share_not_constant"] == 0.0
+    assert row["not_constant_ci_low"] == pytest.approx(0.0)
+    assert row["not_constant_ci_high"] == pytest.approx(1 - (centre - half), abs=1e-9)

@@ -349,6 +349,8 @@ def _summaries(
             else:
                 lo = hi = np.full(2, np.nan)
             n_clusters = int(clusters.max()) + 1
+            n_multi_clusters = len(set(clusters[multi > 0].tolist()))
+            lo, hi = _boundary_floor(lo, hi, rates, nonconst[multi > 0], n_clusters, n_multi_clusters)
         else:
             lo = hi = np.full(2, np.nan)
             n_clusters = 0
@@ -373,6 +375,22 @@ def _summaries(
         )
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def _boundary_floor(lo: np.ndarray, hi: np.ndarray, rates: np.ndarray, nonconst: np.ndarray,
+                    n_clusters: int, n_clusters_multi: int) -> tuple[np.ndarray, np.ndarray]:
+    """A cluster bootstrap of a share that is 0 or 1 in every cluster gives a zero-width
+    interval ([1, 1] when every prompt always refused), which claims certainty the sample does
+    not give: there the interval is the Wilson interval of 0 (or all) of the ``n_clusters``
+    clusters (E. B. Wilson 1927), e.g. [0.95, 1] for 72 conversations all refused."""
+    lo, hi = np.array(lo, dtype=float), np.array(hi, dtype=float)
+    for i, (values, n) in enumerate(((rates, n_clusters), (nonconst, n_clusters_multi))):
+        if n <= 0 or not len(values):
+            continue
+        if np.all(values == values[0]) and values[0] in (0.0, 1.0):
+            wl, wh = wilson_interval(n * float(values[0]), n)
+            lo[i], hi[i] = float(wl), float(wh)
+    return lo, hi
 
 
 def _attach_forms(
