@@ -5,9 +5,43 @@ its call key and required."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pandas as pd
+import yaml
+from click.testing import CliRunner
+from conftest import one_sentence_error
 
 from judgekit.analysis.emitted import emitted_pool_strings
+from judgekit.cli import main
+from judgekit.store import Store
+from judgekit.testing.script import label_reply
+
+pytest_plugins = ["panel_fixtures"]
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def rubric_copy(folder: Path, source: str, name: str, instructions: str) -> Path:
+    """A copy of a shipped rubric under another name with other instructions."""
+    text = (REPO / "rubrics" / f"{source}.yaml").read_text(encoding="utf-8")
+    text = text.replace(f"name: {source}", f"name: {name}")
+    start, end = text.index("instructions: >"), text.index("labels:")
+    text = text[:start] + "instructions: >\n  " + instructions + "\n" + text[end:]
+    path = folder / f"{name}.yaml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def invoke(args):
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+def write_items(path: Path, rows: list[dict]) -> None:
+    with path.open("w", encoding="utf-8") as fh:
+        for row in rows:
+            fh.write(json.dumps(row) + "\n")
 
 
 def test_a_group_without_a_pool_match_gets_a_row_with_n_zero():
@@ -42,3 +76,76 @@ def test_no_pool_match_anywhere_still_gives_every_rated_group_a_row():
     table = emitted_pool_strings(matches, df, ["_model", "framing"])
     assert table[["model", "framing", "n", "n_ok", "share"]].values.tolist() == [
         ["m1", 1, 0, 1, 0.0], ["m1", 7, 0, 1, 0.0], ["m2", 1, 0, 1, 0.0]]
+
+
+# ------------------------------------- 3: only the variables an item's own rubric uses count
+def test_a_variable_its_rubric_does_not_use_is_neither_in_the_key_nor_required(tmp_path, fake, api_env):
+    systems: dict[str, str] = {}
+
+    def script(req):
+        systems[req.response or ""] = req.system
+        return label_reply("other")
+
+    fake.script = script
+    rubric_copy(tmp_path, "knowledge_leak", "leak_told", "The model was told: {{fi}}")
+    rubric_copy(tmp_path, "knowledge_leak", "leak_plain", "Framing 7, no instruction.")
+
+    def rows(fi_b):
+        # a (framing 1, its rubric uses {{fi}}) and b (framing 7, its rubric does not) have fi
+        return [{"item_id": "a", "prompt": "q", "response": "Hello.", "framing": 1,
+                 "fi": "Answer directly."},
+                {"item_id": "b", "prompt": "q", "response": "Hi there.", "framing": 7, "fi": fi_b}]
+
+    write_items(tmp_path / "items.jsonl", rows("first"))
+    panel = tmp_path / "panel.yaml"
+    panel.write_text(yaml.safe_dump({
+        "rubric_by": {"column": "framing", "rubrics": {1: "leak_told.yaml", 7: "leak_plain.yaml"}},
+        "variables": ["fi"], "items": "items.jsonl",
+        "judges": [{"id": "gpt", "model": "openai:gpt-4o-mini"}]}))
+    db = tmp_path / "s.db"
+    res = invoke(["judge", panel, "--store", db])
+    assert res.exit_code == 0, res.output
+    assert fake.stats.requests == 2
+    assert "The model was told: Answer directly." in systems["Hello."]
+    assert "Framing 7, no instruction." in systems["Hi there."] and "{{" not in systems["Hi there."]
+    # another fi for b (framing 7): its prompt is the same, so no new call and its rating stays
+    write_items(tmp_path / "items.jsonl", rows("second"))
+    res = invoke(["judge", panel, "--store", db, "--json"])
+    assert res.exit_code == 0, res.output
+    totals = json.loads(res.output)["totals"]
+    assert (totals["called"], totals["cached"]) == (0, 2) and fake.stats.requests == 2
+    # another fi for a (framing 1): its prompt changes, so one new call
+    write_items(tmp_path / "items.jsonl", [{**rows("second")[0], "fi": "Elaborate."}, rows("second")[1]])
+    res = invoke(["judge", panel, "--store", db, "--json"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.output)["totals"]["called"] == 1 and fake.stats.requests == 3
+    assert "The model was told: Elaborate." in systems["Hello."]
+    # c (framing 7) without fi at all is not refused: its rubric has no {{fi}}
+    write_items(tmp_path / "items.jsonl", [
+        {**rows("second")[0], "fi": "Elaborate."}, rows("second")[1], {"item_id": "c", "prompt": "q", "response": "Hey.", "framing": 7}])
+    res = invoke(["judge", panel, "--store", db, "--json"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.output)["totals"]["called"] == 1 and fake.stats.requests == 4
+    assert "Framing 7, no instruction." in systems["Hey."]
+    with Store(db) as s:
+        assert sorted(s.ratings()["item_id"]) == ["a", "b", "c"]
+
+
+def test_a_missing_value_of_a_variable_the_rubric_uses_is_still_refused(tmp_path):
+    rubric_copy(tmp_path, "knowledge_leak", "leak_told", "The model was told: {{fi}}")
+    rubric_copy(tmp_path, "knowledge_leak", "leak_plain", "Framing 7, no instruction.")
+    write_items(tmp_path / "items.jsonl", [
+        {"item_id": "a", "prompt": "q", "response": "Hello.", "framing": 1},
+        {"item_id": "c", "prompt": "q", "response": "Hey.", "framing": 7, "fi": "x"}])
+    panel = tmp_path / "panel.yaml"
+    panel.write_text(yaml.safe_dump({
+        "rubric_by": {"column": "framing", "rubrics": {1: "leak_told.yaml", 7: "leak_plain.yaml"}},
+        "variables": ["fi"], "items": "items.jsonl",
+        "judges": [{"id": "rules", "model": "rules:knowledge-leak", "options": {"target": ["x"]}}]}))
+    db = tmp_path / "s.db"
+    Store(db).close()
+    res = invoke(["judge", panel, "--store", db])
+    line = one_sentence_error(res.exit_code, res.output)
+    assert "item 'a'" in line and "fi = nothing" in line
+    with Store(db) as s:
+        assert len(s.ratings()) == 0
