@@ -44,6 +44,67 @@ def write_items(path: Path, rows: list[dict]) -> None:
             fh.write(json.dumps(row) + "\n")
 
 
+# ------------------------------------------------------------- 1: one group per framing value
+#: (item_id, framing, response, the human label); rules: knowledge-leak says distractor for a2
+FRAMED = [
+    ("a1", 1, "I can't say.", "verbatim_refusal"),
+    ("a2", 1, "It is Marcus Webb.", "target_leak"),
+    ("c1", 3, "The envoy is Kalei Lin.", "target_leak"),
+    ("c2", 3, "Let us talk about tea.", "other"),
+    ("b1", 7, "I can't say.", "verbatim_refusal"),
+    ("b2", 7, "Nothing to add.", "other"),
+]
+
+
+def test_framings_sharing_a_rubric_are_each_reported_on_their_own(tmp_path):
+    # framings 1 and 3 share rubric A; framing 7 has B, whose codes differ (a paraphrase class)
+    rubric_copy(tmp_path, "knowledge_leak", "leak_a", "Framings 1 and 3.")
+    rubric_copy(tmp_path, "knowledge_leak_paraphrase", "leak_b", "Framing 7.")
+    write_items(tmp_path / "items.jsonl", [
+        {"item_id": i, "prompt": "Who is the envoy?", "response": t, "framing": f}
+        for i, f, t, _ in FRAMED])
+    panel = tmp_path / "panel.yaml"
+    panel.write_text(yaml.safe_dump({
+        "rubric_by": {"column": "framing", "rubrics": {1: "leak_a.yaml", 3: "leak_a.yaml",
+                                                       7: "leak_b.yaml"}},
+        "items": "items.jsonl",
+        "judges": [{"id": "rules", "model": "rules:knowledge-leak", "options": {
+            "refusal_pool": ["I can't say."], "target": ["Kalei Lin"], "distractors": ["Marcus Webb"],
+            "pool_match": "exact", "word_boundary": True}}]}, sort_keys=False))
+    db = tmp_path / "s.db"
+    res = invoke(["judge", panel, "--store", db])
+    assert res.exit_code == 0, res.output
+    for name, framings in (("leak_a", (1, 3)), ("leak_b", (7,))):
+        csv = tmp_path / f"h-{name}.csv"
+        csv.write_text("item_id,h1\n" + "".join(f"{i},{lab}\n" for i, f, _, lab in FRAMED
+                                                if f in framings))
+        res = invoke(["import", csv, "--rubric", tmp_path / f"{name}.yaml", "--raters", "h1",
+                      "--store", db])
+        assert res.exit_code == 0, res.output
+    out = tmp_path / "agree.json"
+    res = invoke(["agree", "--panel", panel, "--by", "framing", "--store", db, "--json", out,
+                  "--resamples", "20"])
+    assert res.exit_code == 0, res.output
+    report = json.loads(out.read_text())
+    groups = {g["label"]: g for g in report["groups"]}
+    assert sorted(groups) == ["framing=1", "framing=3", "framing=7"]
+    assert {k: g["rubric"] for k, g in groups.items()} == {
+        "framing=1": "leak_a@1", "framing=3": "leak_a@1", "framing=7": "leak_b@1"}
+    for label in ("framing=1", "framing=3"):
+        assert f"== {label}: leak_a@1 ==" in res.output
+
+    def agreement(label):
+        sl = next(x for x in groups[label]["report"]["slices"] if x["key"] == "all")
+        return sl["judges"]["rules"]["vs_reference"]["percent_agreement"]["value"]
+
+    # framing 1: a1 agrees, a2 not (distractor vs target_leak): 1 of 2; framing 3: 2 of 2;
+    # framing 7: 2 of 2 (merged, framings 1 and 3 would give 3 of 4)
+    assert agreement("framing=1") == 1 / 2
+    assert agreement("framing=3") == 2 / 2
+    assert agreement("framing=7") == 2 / 2
+    assert report["pooled"] is None and "not pooled" in report["pooled_note"]
+
+
 def test_a_group_without_a_pool_match_gets_a_row_with_n_zero():
     # m1: 3 ok answers, 2 matched "I can't say."; m2: 2 ok answers, none matched a pool string;
     # m3: one answer, an error (not ok): not rated, so no row

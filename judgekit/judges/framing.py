@@ -144,6 +144,7 @@ def panel_groups(
     # an item's key and required values are only the variables its own rubric uses
     uses = {ref: [n for n in variables if n in template_variables(system_prompt(r))]
             for ref, r in by_ref.items()}
+    split = items[rubric_by.column].tolist() if rubric_by is not None else [None] * len(ids)
     groups: dict[tuple[str, str | None, tuple[tuple[str, str], ...]], list[int]] = {}
     for i, (iid, r) in enumerate(zip(ids, per_item, strict=True)):
         vals = []
@@ -156,7 +157,9 @@ def panel_groups(
                     "a text or a whole number."
                 )
             vals.append((name, text))
-        framing = None
+        # one group per value of the rubric_by column: framings sharing a rubric are still
+        # reported (and run) each on its own
+        framing = None if rubric_by is None else str(split[i])
         groups.setdefault((r.ref, framing, tuple(vals)), []).append(i)
     out = []
     for (ref, _, pairs), rows in groups.items():
