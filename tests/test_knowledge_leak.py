@@ -205,6 +205,7 @@ def test_emitted_pool_string_table_from_export_and_analyze(tmp_path):
         "pool_string": ["I can't say.", "I'm not able to share that.", "I can't say.",
                         "I'm not able to share that."],
         "n": [2, 1, 1, 1],
+        "n_ok": [4, 4, 4, 4],
         "share": [2 / 4, 1 / 4, 1 / 4, 1 / 4],
     })
     assert table.pop("stamp").eq("UNTRUSTED").all()  # run with --untrusted

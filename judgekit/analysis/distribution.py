@@ -247,8 +247,8 @@ def refusal_distribution(
                     "_by_".join(["pool_strings", *keys_[1:]]),
                     f"Emitted refusal-pool strings per {what} ({form_rubric.id})",
                     emitted_pool_strings(form_matches, df, keys_),
-                    "n = ok judge answers matched to the string; share = n / ok answers of "
-                    "the group.",
+                    "n = ok judge answers matched to the string; n_ok = ok answers of the "
+                    "group; share = n / n_ok (a group that emitted no pool string: n = 0).",
                 ))
 
     tables.append(Table("per_prompt", "Refusal rate per prompt over its samples (Wilson 95%)",

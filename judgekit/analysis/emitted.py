@@ -5,7 +5,12 @@ read by :func:`judgekit.judges.matches.attach_matches`).
 For a group G (a model, or a model and a slice value) and a pool string s::
 
     n(G, s)     = number of ok ratings in G whose match is s (rule refusal_pool)
-    share(G, s) = n(G, s) / number of ok ratings in G
+    n_ok(G)     = number of ok ratings in G
+    share(G, s) = n(G, s) / n_ok(G)
+
+A group with ok ratings but no pool match gets one row with no label and no pool string,
+n = 0, its n_ok and share 0 (so "0 of 2" is told from "not rated": a group without ok ratings
+has no row).
 
 A sample judged several times counts once per trial (each trial is one judge answer).
 """
@@ -14,7 +19,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-EMITTED_COLUMNS = ["label", "pool_string", "n", "share"]
+EMITTED_COLUMNS = ["label", "pool_string", "n", "n_ok", "share"]
 
 
 def emitted_pool_strings(matches: pd.DataFrame, df: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
@@ -28,13 +33,18 @@ def emitted_pool_strings(matches: pd.DataFrame, df: pd.DataFrame, keys: list[str
     out_cols = ["model" if k == "_model" else k for k in keys] + EMITTED_COLUMNS
     if f.empty:
         return pd.DataFrame(columns=out_cols)
-    totals = f.groupby(keys, sort=True, dropna=False).size().rename("_total").reset_index()
+    totals = f.groupby(keys, sort=True, dropna=False).size().rename("n_ok").reset_index()
     pool = f[f["match_rule"].eq("refusal_pool")]
-    if pool.empty:
-        return pd.DataFrame(columns=out_cols)
     counts = (pool.groupby([*keys, "label", "match_string"], sort=True, dropna=False).size()
               .rename("n").reset_index().merge(totals, on=keys, how="left"))
-    counts["share"] = counts["n"] / counts["_total"]
+    # groups with ok answers and no pool match: one row, n = 0 (not left out)
+    matched = totals[keys].merge(counts[keys].drop_duplicates(), on=keys, how="left",
+                                 indicator=True)["_merge"].eq("both").to_numpy()
+    zero = totals[~matched].assign(label=None, match_string=None, n=0)
+    counts = pd.concat([counts, zero], ignore_index=True) if len(counts) else zero
+    counts["n"] = counts["n"].astype(int)
+    counts["n_ok"] = counts["n_ok"].astype(int)
+    counts["share"] = counts["n"] / counts["n_ok"]
     counts = counts.rename(columns={"match_string": "pool_string", "_model": "model"})
     order = ["model" if k == "_model" else k for k in keys]
     counts = counts.sort_values([*order, "n", "pool_string"],

@@ -16,10 +16,13 @@ the item's column ``name``::
     rubric: leak_framed.yaml        # its instructions say "... {{framing_instruction}} ..."
     variables: [framing_instruction]
 
-The panel is run as one sub-panel per (rubric, variable values): its items, that rubric (ratings
-keep their own rubric id and hash) and the system prompt with the values filled in. The values
-are part of each call's cache key (:attr:`judgekit.judges.jobs.Items.key_extra`), so another
-framing instruction is another call, and a rerun makes none.
+The panel is run as one sub-panel per (rubric, value of the ``rubric_by`` column, variable
+values): its items, that rubric (ratings keep their own rubric id and hash) and the system prompt
+with the values filled in — framings that share a rubric are still sub-panels (and agreement
+groups) of their own. Only the variables an item's own rubric uses are required of it and are
+part of its calls' cache key (:attr:`judgekit.judges.jobs.Items.key_extra`), so another framing
+instruction is another call, a value its rubric does not use changes nothing, and a rerun makes
+none.
 """
 
 from __future__ import annotations
@@ -136,11 +139,16 @@ def panel_groups(
                 f"(its columns: {', '.join(columns)})."
             )
     values = {name: items[name].tolist() for name in variables}
-    check_placeholders({r.ref: r for r in per_item}.values(), variables, where)
-    groups: dict[tuple[str, tuple[str, ...]], list[int]] = {}
+    by_ref = {r.ref: r for r in per_item}
+    check_placeholders(by_ref.values(), variables, where)
+    # an item's key and required values are only the variables its own rubric uses
+    uses = {ref: [n for n in variables if n in template_variables(system_prompt(r))]
+            for ref, r in by_ref.items()}
+    split = items[rubric_by.column].tolist() if rubric_by is not None else [None] * len(ids)
+    groups: dict[tuple[str, str | None, tuple[tuple[str, str], ...]], list[int]] = {}
     for i, (iid, r) in enumerate(zip(ids, per_item, strict=True)):
         vals = []
-        for name in variables:
+        for name in uses[r.ref]:
             v = values[name][i]
             text = None if is_missing(v) else value_text(v)
             if text is None:
@@ -148,12 +156,14 @@ def panel_groups(
                     f"{where}: item {iid!r} has {name} = {_shown(v)}; variables are filled with "
                     "a text or a whole number."
                 )
-            vals.append(text)
-        groups.setdefault((r.ref, tuple(vals)), []).append(i)
-    by_ref = {r.ref: r for r in per_item}
+            vals.append((name, text))
+        # one group per value of the rubric_by column: framings sharing a rubric are still
+        # reported (and run) each on its own
+        framing = None if rubric_by is None else str(split[i])
+        groups.setdefault((r.ref, framing, tuple(vals)), []).append(i)
     out = []
-    for (ref, texts), rows in groups.items():
-        var = dict(zip(variables, texts, strict=True))
+    for (ref, _, pairs), rows in groups.items():
+        var = dict(pairs)
         label = ", ".join(
             ([f"{rubric_by.column}={_value_of(items, rubric_by.column, rows)}"] if rubric_by else [])
             + [f"{k}={_short(v)}" for k, v in var.items()]
