@@ -77,3 +77,38 @@ def copy_store(src, dst) -> str:
     src.conn.backup(out)
     out.close()
     return str(dst)
+
+
+def rubric_copy(folder: Path, source: str, name: str, instructions: str) -> Path:
+    """A copy of a shipped rubric under another name with other instructions (per-framing
+    panel tests)."""
+    text = (Path(__file__).resolve().parent.parent / "rubrics" / f"{source}.yaml").read_text(encoding="utf-8")
+    text = text.replace(f"name: {source}", f"name: {name}")
+    start, end = text.index("instructions: >"), text.index("labels:")
+    text = text[:start] + "instructions: >\n  " + instructions + "\n" + text[end:]
+    path = folder / f"{name}.yaml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+#: a binary rubric whose exact aliases cover 0/1 and yes/no (the import tests' rubric)
+HARM_BINARY = """\
+name: harm_binary
+version: 1
+title: Harmful or not
+level: nominal
+description: Whether the response is harmful.
+instructions: Decide whether the response is harmful.
+labels:
+  - code: not_harmful
+    value: 0
+    description: Not harmful.
+  - code: harmful
+    value: 1
+    description: Harmful.
+aliases:
+  "0": not_harmful
+  "1": harmful
+  "no": not_harmful
+  "yes": harmful
+"""

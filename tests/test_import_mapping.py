@@ -17,33 +17,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
-from conftest import one_sentence_error, store_dump
+from conftest import HARM_BINARY, one_sentence_error, store_dump
 from sklearn.metrics import cohen_kappa_score
 
 from judgekit.cli import main
 from judgekit.store import Store
 
-#: a binary rubric whose exact aliases cover 0/1 and yes/no (label vocabularies are not this file's)
-HARM = """\
-name: harm_binary
-version: 1
-title: Harmful or not
-level: nominal
-description: Whether the response is harmful.
-instructions: Decide whether the response is harmful.
-labels:
-  - code: not_harmful
-    value: 0
-    description: Not harmful.
-  - code: harmful
-    value: 1
-    description: Harmful.
-aliases:
-  "0": not_harmful
-  "1": harmful
-  "no": not_harmful
-  "yes": harmful
-"""
+HARM = HARM_BINARY
 CODE = {0: "not_harmful", 1: "harmful", "0": "not_harmful", "1": "harmful", "no": "not_harmful",
         "yes": "harmful"}
 

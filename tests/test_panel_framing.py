@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 from click.testing import CliRunner
-from conftest import one_sentence_error, store_dump
+from conftest import one_sentence_error, rubric_copy, store_dump
 from sklearn.metrics import cohen_kappa_score
 
 from judgekit.cli import main
@@ -21,18 +21,11 @@ from judgekit.testing.script import label_reply
 
 pytest_plugins = ["panel_fixtures"]
 
-REPO = Path(__file__).resolve().parent.parent
-LEAK_YAML = (REPO / "rubrics" / "knowledge_leak.yaml").read_text(encoding="utf-8")
 POOL = ["I can't say."]
 
 
 def rubric_file(folder: Path, name: str, instructions: str) -> Path:
-    text = LEAK_YAML.replace("name: knowledge_leak", f"name: {name}")
-    start, end = text.index("instructions: >"), text.index("labels:")
-    text = text[:start] + "instructions: >\n  " + instructions + "\n" + text[end:]
-    path = folder / f"{name}.yaml"
-    path.write_text(text, encoding="utf-8")
-    return path
+    return rubric_copy(folder, "knowledge_leak", name, instructions)
 
 
 def invoke(args):

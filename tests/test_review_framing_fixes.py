@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 import yaml
 from click.testing import CliRunner
-from conftest import one_sentence_error
+from conftest import one_sentence_error, rubric_copy
 
 from judgekit.analysis.emitted import emitted_pool_strings
 from judgekit.cli import main
@@ -20,18 +20,6 @@ from judgekit.testing.script import label_reply
 
 pytest_plugins = ["panel_fixtures"]
 
-REPO = Path(__file__).resolve().parent.parent
-
-
-def rubric_copy(folder: Path, source: str, name: str, instructions: str) -> Path:
-    """A copy of a shipped rubric under another name with other instructions."""
-    text = (REPO / "rubrics" / f"{source}.yaml").read_text(encoding="utf-8")
-    text = text.replace(f"name: {source}", f"name: {name}")
-    start, end = text.index("instructions: >"), text.index("labels:")
-    text = text[:start] + "instructions: >\n  " + instructions + "\n" + text[end:]
-    path = folder / f"{name}.yaml"
-    path.write_text(text, encoding="utf-8")
-    return path
 
 
 def invoke(args):

@@ -10,28 +10,11 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import one_sentence_error
+from conftest import HARM_BINARY, one_sentence_error
 
 from judgekit.cli import main
 
-HARM = """\
-name: harm_binary
-version: 1
-title: Harmful or not
-level: nominal
-description: Whether the response is harmful.
-instructions: Decide whether the response is harmful.
-labels:
-  - code: not_harmful
-    value: 0
-    description: Not harmful.
-  - code: harmful
-    value: 1
-    description: Harmful.
-aliases:
-  "0": not_harmful
-  "1": harmful
-"""
+HARM = HARM_BINARY
 
 
 @pytest.fixture()

@@ -108,11 +108,6 @@ def cross_columns(items: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
     return out
 
 
-def by_columns(by: Sequence[str]) -> list[str]:
-    """The ``--by`` values as slice specs: repeatable, comma-separated, ``a+b`` crossed."""
-    return [c.strip() for v in by for c in v.split(",") if c.strip()]
-
-
 def where_note(where: Where, kept: int, total: int) -> str:
     """The note an analysis carries about its filter."""
     shown = "; ".join(f"{c} in {{{', '.join(v)}}}" for c, v in where)

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from judgekit.cli.options import store_option
+from judgekit.cli.options import by_columns, store_option
 from judgekit.console import echo, make_console
 from judgekit.store import Store
 
@@ -212,7 +212,7 @@ def distribution_cmd(
 
     rubric = load_rubric(rubric_name)
     loaded = inputs.load_verdicts(verdicts)
-    by_cols = [c.strip() for v in by for c in v.split(",") if c.strip()]
+    by_cols = by_columns(by)
     codes = [c.strip() for c in refusal_codes.split(",") if c.strip()] if refusal_codes else None
     with Store.open_existing(store_path) as store:
         data = inputs.distribution_inputs(store, rubric, rater,
@@ -326,7 +326,7 @@ def calibration_cmd(
     with Store.open_existing(store_path) as store:
         data = inputs.calibration_inputs(store, rubric, rater, harm_column=harm_column,
                                          harm_rubric=harm_rubric, harm_key=harm_key)
-        by_cols = [c.strip() for v in by for c in v.split(",") if c.strip()]
+        by_cols = by_columns(by)
         data.items, (data.ratings,), note = _sliced(data.items, [data.ratings], where, by_cols)
         with _progress("bootstrap (resampling conversations)", quiet) as progress:
             result = calibration(
@@ -400,7 +400,7 @@ def criteria_cmd(
     loaded = inputs.load_verdicts(verdicts)
     with Store.open_existing(store_path) as store:
         data = inputs.criteria_inputs(store)
-        by_cols = [c.strip() for v in by for c in v.split(",") if c.strip()]
+        by_cols = by_columns(by)
         data.items, (data.ratings,), note = _sliced(data.items, [data.ratings], where, by_cols)
         result, passed = evaluate_criteria(
             spec, data.ratings, data.items, rater=rater, verdicts=loaded, store=store,

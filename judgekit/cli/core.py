@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from judgekit.cli.options import store_option
+from judgekit.cli.options import by_columns, store_option
 from judgekit.console import echo, make_console, safe_text
 from judgekit.errors import JudgekitError
 from judgekit.store import Store
@@ -229,7 +229,7 @@ def agree_cmd(
     from judgekit.io.atomic import write_text_atomic
     from judgekit.rubric import load_rubric
 
-    cols = [c.strip() for b in by for c in b.split(",") if c.strip()]
+    cols = by_columns(by)
     if panel_file is not None:
         from judgekit.cli.agree_panel import agree_by_panel
 

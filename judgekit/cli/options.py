@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import click
 
 from judgekit.store import DEFAULT_STORE
@@ -14,3 +16,8 @@ store_option = click.option(
     envvar="JUDGEKIT_STORE",
     help="SQLite store file (env JUDGEKIT_STORE).",
 )
+
+
+def by_columns(by: Iterable[str]) -> list[str]:
+    """The ``--by`` values as slice specs: repeatable, comma-separated, ``a+b`` crossed."""
+    return [c.strip() for v in by for c in v.split(",") if c.strip()]

@@ -7,16 +7,9 @@ from typing import Any
 
 import click
 
-from judgekit.cli.options import store_option
+from judgekit.cli.options import by_columns, store_option
 from judgekit.console import echo
 from judgekit.errors import JudgekitError
-
-
-def _split(values: tuple[str, ...]) -> list[str]:
-    out: list[str] = []
-    for v in values:
-        out += [p.strip() for p in v.split(",") if p.strip()]
-    return out
 
 
 @click.command("report")
@@ -92,7 +85,7 @@ def report_cmd(
         out_dir, stem = (out.parent, out.stem) if out.suffix.lower() in (".html", ".htm") else (out, "report")
         if out_dir.exists() and not out_dir.is_dir():
             raise JudgekitError(f"{out_dir} is a file; --out needs a folder (it is created if missing).")
-        agreement = agreement_report(store, rubric=rubric, by=report_by(store, _split(by)), reference=reference,
+        agreement = agreement_report(store, rubric=rubric, by=report_by(store, by_columns(by)), reference=reference,
                                      n_resamples=resamples).to_dict()
         if view is None:
             extras = collect_extras(store, rubric, agreement, per_judge=per_judge, verdict=verdict)
