@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+import numpy as np
 import pandas as pd
 
 MISSING = "(missing)"
@@ -42,10 +43,16 @@ def part_order(text: str) -> tuple[int, float, str]:
 def slice_groups(meta: pd.DataFrame, parts: Sequence[str], index: pd.Index) -> tuple[list[tuple[str, pd.Index]], int]:
     """The slices of ``index`` (item ids) by the metadata columns ``parts``: a sorted list of
     (key, item ids), and how many items have a missing value in at least one part."""
+    groups, n_missing = slice_positions(meta, parts, index)
+    return [(key, index[pos]) for key, pos in groups], n_missing
+
+
+def slice_positions(meta: pd.DataFrame, parts: Sequence[str], index: pd.Index) -> tuple[list[tuple[str, np.ndarray]], int]:
+    """:func:`slice_groups` as positions in ``index`` (sorted int arrays) instead of item ids."""
     sub = meta[list(parts)].reindex(index)
     texts = pd.DataFrame({i: _texts(sub[p]) for i, p in enumerate(parts)}, index=index)
     n_missing = int((texts == MISSING).any(axis=1).sum())
     groups = texts.groupby(list(texts.columns), sort=False).indices
     keyed = {(k if isinstance(k, tuple) else (k,)): rows for k, rows in groups.items()}
     ordered = sorted(keyed, key=lambda t: tuple(part_order(x) for x in t))
-    return [(" / ".join(t), index[keyed[t]]) for t in ordered], n_missing
+    return [(" / ".join(t), np.asarray(keyed[t], dtype=np.int64)) for t in ordered], n_missing
