@@ -24,32 +24,26 @@ import numpy as np
 from judgekit.agreement.figures import wilson_fig
 
 
-def coverage(in_scope: np.ndarray, rated: np.ndarray, status: np.ndarray, *, confidence: float,
-             weights: np.ndarray | None = None) -> dict[str, Any]:
+def coverage(in_scope: np.ndarray, rated: np.ndarray, status: np.ndarray, *, confidence: float) -> dict[str, Any]:
     """Coverage of one judge on one slice.
 
     ``in_scope`` and ``rated`` are boolean arrays over the slice's items; ``status`` the judge's
     collapsed status per item (``"ok"``, ``"abstain"``, ``"error"``, or missing when it has no
-    rating row). With ``weights`` each entry stands for that many items (item patterns).
+    rating row).
     """
     in_scope = np.asarray(in_scope, dtype=bool)
     rated = np.asarray(rated, dtype=bool)
     status = np.asarray(status, dtype=object)
-    w = np.ones(in_scope.shape, dtype=np.int64) if weights is None else np.asarray(weights, dtype=np.int64)
-
-    def count(mask: np.ndarray) -> int:
-        return int(w[mask].sum())
-
-    n = count(in_scope)
-    n_rated = count(rated & in_scope)
-    abstained = count((status == "abstain") & in_scope & ~rated)
-    errored = count((status == "error") & in_scope & ~rated)
+    n = int(in_scope.sum())
+    n_rated = int((rated & in_scope).sum())
+    abstained = int(((status == "abstain") & in_scope & ~rated).sum())
+    errored = int(((status == "error") & in_scope & ~rated).sum())
     return {
         "in_scope": n,
         "rated": n_rated,
         "abstained": abstained,
         "errored": errored,
         "not_attempted": n - n_rated - abstained - errored,
-        "rated_out_of_scope": count(rated & ~in_scope),
+        "rated_out_of_scope": int((rated & ~in_scope).sum()),
         "share": wilson_fig(n_rated, n, confidence, "no item of this slice carries a reference or human rating"),
     }

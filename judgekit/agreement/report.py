@@ -99,6 +99,7 @@ def agreement_report(
     n_resamples: int = 1000,
     confidence: float = 0.95,
     seed: int = 0,
+    codes: RatingCodes | None = None,
 ) -> AgreementReport:
     """Agreement of judges with humans under ``rubric``.
 
@@ -113,13 +114,24 @@ def agreement_report(
     reference : a rater id holding the gold label, ``"consensus"`` (majority of humans), or
         None: the single ``reference`` rater if there is one, else the consensus.
     only_items : restrict to these item ids (e.g. the random share of a sample).
+    codes : the ratings already read (:func:`read_codes`), so a caller computing several
+        figures from one store reads them once; ``source`` then only gives the items and the
+        warning about older rubric edits.
     """
     warnings: list[str] = []
-    codes: RatingCodes | None = None
-    if hasattr(source, "ratings"):
+    frame: pd.DataFrame | None = None
+    if codes is not None:
+        pass
+    elif hasattr(source, "ratings"):
         # perturbed item copies (judgekit.variants) only when a variant judge is named
         named_variant = any(is_variant_rater(j) for j in judges or ())
         codes = read_codes(source, rubric, variants=named_variant, only_items=only_items)
+    else:
+        frame = source
+        if "rubric" in source.columns:
+            frame = source[source["rubric"] == rubric.id]
+        codes = codes_from_frame(frame, rubric.codes, only_items)
+    if hasattr(source, "ratings"):
         stale = source.stale_rubric_hashes(rubric)
         if stale:
             warnings.append(
@@ -130,15 +142,11 @@ def agreement_report(
             items = slice_meta(source, by)  # only the keys sliced by; None: read every item
             if items is None:
                 items = source.items()
-    else:
-        ratings = source
-        if "rubric" in ratings.columns:
-            ratings = ratings[ratings["rubric"] == rubric.id]
-        codes = codes_from_frame(ratings, rubric.codes, only_items)
     if codes.empty and only_items is not None:
         # none of only_items is rated: the report goes on (and says which rater is missing)
         # when the rubric has ratings at all
-        everything = read_codes(source, rubric) if hasattr(source, "ratings") else codes_from_frame(ratings, rubric.codes)
+        everything = (read_codes(source, rubric) if frame is None and hasattr(source, "ratings")
+                      else codes_from_frame(frame, rubric.codes) if frame is not None else codes)
         if not everything.empty:
             only_items = None
     if codes.empty and only_items is None:
