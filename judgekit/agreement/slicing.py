@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -56,3 +57,64 @@ def slice_positions(meta: pd.DataFrame, parts: Sequence[str], index: pd.Index) -
     keyed = {(k if isinstance(k, tuple) else (k,)): rows for k, rows in groups.items()}
     ordered = sorted(keyed, key=lambda t: tuple(part_order(x) for x in t))
     return [(" / ".join(t), np.asarray(keyed[t], dtype=np.int64)) for t in ordered], n_missing
+
+
+def slice_positions_from_values(columns: dict[str, dict[str, Any]], ids: Sequence[str], parts: Sequence[str],
+                                index: Sequence[str] | np.ndarray) -> tuple[list[tuple[str, np.ndarray]], int] | None:
+    """:func:`slice_positions` from a store's metadata read key by key (``columns``: key ->
+    {item id: value}, as :meth:`judgekit.store.Store.item_values` gives them; ``ids``: every item
+    id, as :meth:`~judgekit.store.Store.item_ids` gives them), without a frame over the items.
+
+    The text of a value is the one :func:`slice_positions` gives it in the column
+    :meth:`~judgekit.store.Store.items` would build (its type inferred over every item, an
+    absent key missing): the inference runs on the distinct values (kept apart by type, so 1
+    and 1.0 stay two values) plus a missing value when some item lacks the key or is not in
+    ``ids``, which infers the same type. None when a value is unhashable (then use
+    :func:`slice_positions`).
+    """
+    known = set(ids)
+    n = len(index)
+    part_codes: list[np.ndarray] = []
+    part_texts: list[list[str]] = []
+    for p in parts:
+        values = columns[p]
+        distinct: dict[tuple[type, Any], int] = {}
+        try:
+            for i in ids:
+                if i in values and values[i] is not None:
+                    v = values[i]
+                    distinct.setdefault((type(v), v), len(distinct))
+        except TypeError:
+            return None
+        # a store item without the key, or a rated item the store does not have (reindexing
+        # gives it a missing value), makes the column's type one that holds a missing value
+        missing_somewhere = (any(i not in values or values[i] is None for i in ids)
+                             or any(i not in known for i in index))
+        sample = [v for _, v in distinct] + ([np.nan] if missing_somewhere else [])
+        texts = _texts(pd.Series(sample, dtype=None if sample else object)).tolist()
+        names = list(dict.fromkeys([*texts, MISSING]))
+        code_of_text = {t: k for k, t in enumerate(names)}
+        value_code = [code_of_text[t] for t in texts[: len(distinct)]]
+        miss = code_of_text[MISSING]
+        codes = np.empty(n, dtype=np.int64)
+        for k, i in enumerate(index):
+            v = values.get(i) if i in known else None
+            codes[k] = miss if v is None else value_code[distinct[(type(v), v)]]
+        part_codes.append(codes)
+        part_texts.append(names)
+    n_missing = int(np.logical_or.reduce([c == t.index(MISSING) for c, t in zip(part_codes, part_texts, strict=True)]).sum()) if n else 0
+    key = np.zeros(n, dtype=np.int64)
+    for c, t in zip(part_codes, part_texts, strict=True):
+        key = key * len(t) + c
+    uniq, inverse = np.unique(key, return_inverse=True)
+    groups: dict[tuple[str, ...], np.ndarray] = {}
+    order = np.argsort(inverse, kind="stable")
+    bounds = np.searchsorted(inverse[order], np.arange(uniq.size + 1))
+    for g, k in enumerate(uniq):
+        parts_of_key = []
+        for c_t in reversed(part_texts):
+            parts_of_key.append(c_t[int(k % len(c_t))])
+            k //= len(c_t)
+        groups[tuple(reversed(parts_of_key))] = order[bounds[g]:bounds[g + 1]]
+    ordered = sorted(groups, key=lambda t: tuple(part_order(x) for x in t))
+    return [(" / ".join(t), groups[t].astype(np.int64)) for t in ordered], n_missing

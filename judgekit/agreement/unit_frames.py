@@ -61,10 +61,10 @@ def label_frames(ratings: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
             pd.DataFrame(status, index=index, columns=columns))
 
 
-def slice_meta(source: Any, by: Sequence[str]) -> pd.DataFrame | None:
-    """The item metadata columns of the ``by`` specs (``a+b`` crosses columns) indexed by item id,
-    read key by key from a store; ``None`` when a key cannot be read that way or no item has it
-    (the caller reads every item, and names the available columns)."""
+def slice_values(source: Any, by: Sequence[str]) -> tuple[dict[str, dict[str, Any]], list[str]] | None:
+    """The metadata keys of the ``by`` specs (``a+b`` crosses columns) read key by key from a
+    store (``{key: {item id: value}}``, and every item id in storage order); ``None`` when a key
+    cannot be read that way or no item has it."""
     if not hasattr(source, "item_values"):
         return None
     keys = list(dict.fromkeys(col for spec in by for col in spec.split("+")))
@@ -74,9 +74,21 @@ def slice_meta(source: Any, by: Sequence[str]) -> pd.DataFrame | None:
         if not values:
             return None
         columns[key] = values
-    ids = source.item_ids()
+    return columns, source.item_ids()
+
+
+def meta_frame(columns: dict[str, dict[str, Any]], ids: list[str]) -> pd.DataFrame:
+    """The frame of :func:`slice_meta` from :func:`slice_values`' result."""
     # each column's type inferred over every item, an absent key NaN, as Store.items() has it
     return pd.DataFrame(
         {k: pd.Series([v.get(i, np.nan) for i in ids]).to_numpy() for k, v in columns.items()}
         | {"item_id": np.asarray(ids, dtype=object)},
     ).set_index(pd.Index(np.asarray(ids, dtype=object)))
+
+
+def slice_meta(source: Any, by: Sequence[str]) -> pd.DataFrame | None:
+    """The item metadata columns of the ``by`` specs (``a+b`` crosses columns) indexed by item id,
+    read key by key from a store; ``None`` when a key cannot be read that way or no item has it
+    (the caller reads every item, and names the available columns)."""
+    read = slice_values(source, by)
+    return None if read is None else meta_frame(*read)
