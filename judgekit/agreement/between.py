@@ -157,8 +157,7 @@ def _pair_codes(source: Any, codes: RatingCodes, a: str, b: str, rubric: Rubric,
                 f"--between: rater {r!r} has no ratings under {rubric.id}; raters with ratings: "
                 f"{', '.join(known) or 'none'}."
             )
-    if items is not None and HUMAN_RATED in items.columns or (
-            items is None and hasattr(source, "item_values") and source.item_values(HUMAN_RATED)):
+    if items is not None and HUMAN_RATED in items.columns or (items is None and _has_key(source, HUMAN_RATED)):
         raise JudgekitError(
             f"The items have a column {HUMAN_RATED!r}, which --between adds itself (yes/no: a "
             "human rated the item); rename that column."
@@ -174,6 +173,16 @@ def _pair_codes(source: Any, codes: RatingCodes, a: str, b: str, rubric: Rubric,
     if items is not None:
         meta = items.assign(item_id=items["item_id"].astype(str)).merge(meta, on="item_id", how="right")
     return pair_codes, meta
+
+
+def _has_key(source: Any, key: str) -> bool:
+    """Whether some item of ``source`` (a store) has the metadata key ``key``."""
+    from judgekit.agreement.unit_frames import metadata_keys
+
+    present = metadata_keys(source, [key])
+    if present is not None:
+        return key in present
+    return bool(hasattr(source, "item_values") and source.item_values(key))
 
 
 def _between_rows(rep: dict[str, Any], a: str, b: str, by: Sequence[str], rubric: Rubric,

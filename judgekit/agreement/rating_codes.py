@@ -76,7 +76,8 @@ def _assemble(item_ids: Any, rater_codes: np.ndarray, raters: list[str], kind_of
             return _empty()
     item_codes, items = pd.factorize(item_ids, sort=True)
     # raters sorted by id for the columns; kinds in order of first appearance
-    present, first = np.unique(rater_codes, return_index=True)
+    present = np.flatnonzero(np.bincount(rater_codes, minlength=len(raters)))
+    first = np.array([int(np.argmax(rater_codes == c)) for c in present], dtype=np.int64)
     order = [raters[int(present[i])] for i in np.argsort(first, kind="stable")]
     sorted_raters = sorted(raters[int(c)] for c in present)
     col_of = np.full(len(raters), -1, dtype=np.int64)

@@ -74,33 +74,31 @@ def slice_positions_from_values(columns: dict[str, dict[str, Any]], ids: Sequenc
     """
     known = set(ids)
     n = len(index)
+    # each rated item's place among the store's items (-1: not a store item)
+    where = pd.Index(np.asarray(ids, dtype=object)).get_indexer(np.asarray(index, dtype=object)) if n else np.zeros(0, np.int64)
     part_codes: list[np.ndarray] = []
     part_texts: list[list[str]] = []
     for p in parts:
         values = columns[p]
         distinct: dict[tuple[type, Any], int] = {}
+        code_of_id = np.full(len(ids) + 1, -1, dtype=np.int64)  # the last entry: not a store item
         try:
-            for i in ids:
-                if i in values and values[i] is not None:
-                    v = values[i]
-                    distinct.setdefault((type(v), v), len(distinct))
+            for k, i in enumerate(ids):
+                v = values.get(i)
+                if v is not None:
+                    code_of_id[k] = distinct.setdefault((type(v), v), len(distinct))
         except TypeError:
             return None
         # a store item without the key, or a rated item the store does not have (reindexing
         # gives it a missing value), makes the column's type one that holds a missing value
-        missing_somewhere = (any(i not in values or values[i] is None for i in ids)
-                             or any(i not in known for i in index))
+        missing_somewhere = bool((code_of_id[:-1] < 0).any()) or not known.issuperset(index)
         sample = [v for _, v in distinct] + ([np.nan] if missing_somewhere else [])
         texts = _texts(pd.Series(sample, dtype=None if sample else object)).tolist()
         names = list(dict.fromkeys([*texts, MISSING]))
         code_of_text = {t: k for k, t in enumerate(names)}
-        value_code = [code_of_text[t] for t in texts[: len(distinct)]]
-        miss = code_of_text[MISSING]
-        codes = np.empty(n, dtype=np.int64)
-        for k, i in enumerate(index):
-            v = values.get(i) if i in known else None
-            codes[k] = miss if v is None else value_code[distinct[(type(v), v)]]
-        part_codes.append(codes)
+        text_code = np.array([code_of_text[t] for t in texts[: len(distinct)]] + [code_of_text[MISSING]],
+                             dtype=np.int64)
+        part_codes.append(text_code[code_of_id[where]])  # -1 (missing) indexes the MISSING code
         part_texts.append(names)
     n_missing = int(np.logical_or.reduce([c == t.index(MISSING) for c, t in zip(part_codes, part_texts, strict=True)]).sum()) if n else 0
     key = np.zeros(n, dtype=np.int64)

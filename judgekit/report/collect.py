@@ -191,8 +191,11 @@ def turn_column(store: Store) -> str | None:
     from judgekit.report.turns import TURN_COLUMNS
 
     if hasattr(store, "item_values"):
-        # one metadata key at a time, by SQL, instead of every item's texts
-        found = [store.item_values(col) for col in TURN_COLUMNS]
+        # which keys exist (one scan), then those keys' values by SQL, instead of every item
+        from judgekit.agreement.unit_frames import metadata_keys
+
+        present = metadata_keys(store, TURN_COLUMNS)
+        found = [store.item_values(col) if present is None or col in present else {} for col in TURN_COLUMNS]
         if all(v is not None for v in found):
             ids: set[str] | None = None
             for col, values in zip(TURN_COLUMNS, found, strict=True):
