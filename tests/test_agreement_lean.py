@@ -25,8 +25,8 @@ from judgekit.agreement import pattern_figures as pf
 from judgekit.agreement.between import between_all_pairs
 from judgekit.agreement.rating_codes import codes_from_frame, codes_from_store
 from judgekit.agreement.report import agreement_report, read_codes
-from judgekit.agreement.slicing import slice_positions, slice_positions_from_values
-from judgekit.agreement.unit_frames import meta_frame
+from judgekit.agreement.slicing import slice_positions, slice_positions_from_groups
+from judgekit.agreement.unit_frames import meta_frame, value_groups
 from judgekit.report.collect import worst_disagreements
 from judgekit.rubric import load_rubric
 
@@ -140,23 +140,46 @@ def test_report_from_the_store_equals_the_report_from_its_ratings(stores, name):
     assert from_store == from_frame
 
 
-def test_slices_from_store_values_equal_the_frame_slices():
+def _groups(values: dict[str, object], ids: list[str]) -> list[tuple[object, list[str]]]:
+    """A key's values grouped as value_groups gives them (absent key: None)."""
+    out: dict[tuple[type, object], tuple[object, list[str]]] = {}
+    for i in ids:
+        v = values.get(i)
+        out.setdefault((type(v), v), (v, []))[1].append(i)
+    return list(out.values())
+
+
+def test_slices_from_store_value_groups_equal_the_frame_slices():
     ids = [f"i{k}" for k in range(12)]
     columns = {
         "n": {"i0": 1, "i1": 1.0, "i2": 2, "i3": 10, "i5": 2},  # ints and floats, some missing
         "s": {i: v for i, v in zip(ids, ["a", " ", "b", "", "a", "b", "a", "c", "c", "a", "b", "a"], strict=True)},
         "b": {"i0": True, "i1": False, "i4": True},
-        "z": {i: 3 for i in ids},  # no item lacks it: an int column
+        "z": {i: 3 for i in ids},  # every item has it: an int column, unless a rated item is not stored
     }
-    index = np.asarray(["i9", "i0", "i1", "i2", "i3", "i4", "i5", "i6", "i7", "nowhere"], dtype=object)
+    groups = {k: _groups(v, ids) for k, v in columns.items()}
     meta = meta_frame(columns, ids)
-    for parts in (["n"], ["s"], ["b"], ["z"], ["n", "s"], ["s", "b", "z"]):
-        lean = slice_positions_from_values(columns, ids, parts, index)
-        frame = slice_positions(meta, parts, pd.Index(index))
-        assert lean is not None
-        assert [(k, p.tolist()) for k, p in lean[0]] == [(k, p.tolist()) for k, p in frame[0]]
-        assert lean[1] == frame[1]
-    assert slice_positions_from_values({"l": {"i0": [1]}}, ids, ["l"], index) is None  # unhashable
+    for index in (np.asarray(["i9", "i0", "i1", "i2", "i3", "i4", "i5", "i6", "i7", "nowhere"], dtype=object),
+                  np.asarray(ids[::-1], dtype=object)):
+        for parts in (["n"], ["s"], ["b"], ["z"], ["n", "s"], ["s", "b", "z"]):
+            lean = slice_positions_from_groups(groups, parts, index)
+            frame = slice_positions(meta, parts, pd.Index(index))
+            assert lean is not None
+            assert [(k, p.tolist()) for k, p in lean[0]] == [(k, p.tolist()) for k, p in frame[0]]
+            assert lean[1] == frame[1]
+    assert slice_positions_from_groups({"l": [([1], ["i0"])]}, ["l"], ids) is None  # unhashable
+
+
+def test_value_groups_read_the_store_as_item_values_does(stores):
+    store, _ = stores["plain"]
+    groups = value_groups(store, ["model", "turn"])
+    assert groups is not None
+    ids = store.item_ids()
+    for key in ("model", "turn"):
+        values = store.item_values(key)
+        assert sorted((str(v), sorted(g)) for v, g in groups[key]) == sorted(
+            (str(v), sorted(g)) for v, g in _groups(values, ids))
+    assert value_groups(store, ["no_such_key"]) is None and value_groups(store, ["prompt"]) is None
 
 
 def test_disagreements_and_between_from_codes_equal_those_from_the_ratings(stores):

@@ -55,9 +55,9 @@ from judgekit.agreement.figures import num
 from judgekit.agreement.rating_codes import RatingCodes, codes_from_frame, codes_from_store
 from judgekit.agreement.slice_figures import METRICS as METRICS
 from judgekit.agreement.slice_figures import REF, Opts, ReportCodes, slice_figures
-from judgekit.agreement.slicing import MISSING, slice_positions, slice_positions_from_values
+from judgekit.agreement.slicing import MISSING, slice_positions, slice_positions_from_groups
 from judgekit.agreement.trials import collapse_trials as collapse_trials  # re-exported
-from judgekit.agreement.unit_frames import meta_frame, read_ratings, slice_values
+from judgekit.agreement.unit_frames import groups_frame, read_ratings, slice_meta, value_groups
 from judgekit.errors import JudgekitError
 from judgekit.rubric import Rubric
 from judgekit.variants import is_variant_rater
@@ -120,7 +120,7 @@ def agreement_report(
     """
     warnings: list[str] = []
     frame: pd.DataFrame | None = None
-    store_values: tuple[dict[str, dict[str, Any]], list[str]] | None = None
+    store_values: dict[str, list[tuple[Any, list[str]]]] | None = None
     if codes is not None:
         pass
     elif hasattr(source, "ratings"):
@@ -140,8 +140,10 @@ def agreement_report(
                 "used (ratings count only under the rubric's current hash)."
             )
         if items is None and by:
-            store_values = slice_values(source, by)  # only the keys sliced by; None: read every item
+            store_values = value_groups(source, by)  # only the keys sliced by, grouped by value
             if store_values is None:
+                items = slice_meta(source, by)  # key by key; None: read every item
+            if store_values is None and items is None:
                 items = source.items()
     if codes.empty and only_items is not None:
         # none of only_items is rated: the report goes on (and says which rater is missing)
@@ -229,11 +231,11 @@ def agreement_report(
     index = pd.Index(codes.items, name="item_id", dtype=object)
     for col in by:
         # "model+prompt_safety" crosses two columns: one slice per combination of values
-        found = None if store_values is None else slice_positions_from_values(*store_values, col.split("+"), codes.items)
+        found = None if store_values is None else slice_positions_from_groups(store_values, col.split("+"), codes.items)
         if found is None:
             if meta is None:
                 assert store_values is not None
-                meta = meta_frame(*store_values)
+                meta = groups_frame(store_values)
             found = slice_positions(meta, col.split("+"), index)
         groups, n_missing = found
         for key, pos in groups:

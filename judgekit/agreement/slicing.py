@@ -59,39 +59,42 @@ def slice_positions(meta: pd.DataFrame, parts: Sequence[str], index: pd.Index) -
     return [(" / ".join(t), np.asarray(keyed[t], dtype=np.int64)) for t in ordered], n_missing
 
 
-def slice_positions_from_values(columns: dict[str, dict[str, Any]], ids: Sequence[str], parts: Sequence[str],
+ValueGroups = list[tuple[Any, list[str]]]
+
+
+def slice_positions_from_groups(columns: dict[str, ValueGroups], parts: Sequence[str],
                                 index: Sequence[str] | np.ndarray) -> tuple[list[tuple[str, np.ndarray]], int] | None:
-    """:func:`slice_positions` from a store's metadata read key by key (``columns``: key ->
-    {item id: value}, as :meth:`judgekit.store.Store.item_values` gives them; ``ids``: every item
-    id, as :meth:`~judgekit.store.Store.item_ids` gives them), without a frame over the items.
+    """:func:`slice_positions` from a store's metadata grouped by value (``columns``: key -> a
+    list of (value, the ids of the items with that value), None for the items without it; every
+    item in one group per key; :func:`judgekit.agreement.unit_frames.value_groups`), without a
+    frame over the items.
 
     The text of a value is the one :func:`slice_positions` gives it in the column
     :meth:`~judgekit.store.Store.items` would build (its type inferred over every item, an
     absent key missing): the inference runs on the distinct values (kept apart by type, so 1
-    and 1.0 stay two values) plus a missing value when some item lacks the key or is not in
-    ``ids``, which infers the same type. None when a value is unhashable (then use
+    and 1.0 stay two values) plus a missing value when some item lacks the key or a rated item
+    is not a stored one, which infers the same type. None when a value is unhashable (then use
     :func:`slice_positions`).
     """
-    known = set(ids)
     n = len(index)
-    # each rated item's place among the store's items (-1: not a store item)
-    where = pd.Index(np.asarray(ids, dtype=object)).get_indexer(np.asarray(index, dtype=object)) if n else np.zeros(0, np.int64)
+    wanted = np.asarray(index, dtype=object)
     part_codes: list[np.ndarray] = []
     part_texts: list[list[str]] = []
     for p in parts:
-        values = columns[p]
         distinct: dict[tuple[type, Any], int] = {}
-        code_of_id = np.full(len(ids) + 1, -1, dtype=np.int64)  # the last entry: not a store item
+        group_code: list[int] = []
         try:
-            for k, i in enumerate(ids):
-                v = values.get(i)
-                if v is not None:
-                    code_of_id[k] = distinct.setdefault((type(v), v), len(distinct))
+            for value, _ in columns[p]:
+                group_code.append(-1 if value is None else distinct.setdefault((type(value), value), len(distinct)))
         except TypeError:
             return None
+        ids = np.asarray([i for _, g in columns[p] for i in g], dtype=object)
+        code_of_id = np.append(np.repeat(np.asarray(group_code, dtype=np.int64),
+                                         [len(g) for _, g in columns[p]]), -1)  # last: not a store item
+        where = pd.Index(ids).get_indexer(wanted) if n else np.zeros(0, dtype=np.int64)
         # a store item without the key, or a rated item the store does not have (reindexing
         # gives it a missing value), makes the column's type one that holds a missing value
-        missing_somewhere = bool((code_of_id[:-1] < 0).any()) or not known.issuperset(index)
+        missing_somewhere = bool((code_of_id[:-1] < 0).any() or (where < 0).any())
         sample = [v for _, v in distinct] + ([np.nan] if missing_somewhere else [])
         texts = _texts(pd.Series(sample, dtype=None if sample else object)).tolist()
         names = list(dict.fromkeys([*texts, MISSING]))

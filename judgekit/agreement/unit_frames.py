@@ -77,6 +77,52 @@ def slice_values(source: Any, by: Sequence[str]) -> tuple[dict[str, dict[str, An
     return columns, source.item_ids()
 
 
+def value_groups(source: Any, by: Sequence[str]) -> dict[str, list[tuple[Any, list[str]]]] | None:
+    """The metadata keys of the ``by`` specs read by SQL from a :class:`~judgekit.store.Store`,
+    grouped by value: key -> [(value, item ids)], the value as
+    :meth:`~judgekit.store.Store.item_values` reads it (the JSON text read back; None for the
+    items without the key), over the items :meth:`~judgekit.store.Store.item_ids` lists (no
+    perturbed copies); one grouped query per key, no Python object per item but its id. None for
+    another source, a key that cannot be read that way or that no item has, or an item id
+    holding a newline (the caller reads the items)."""
+    import json
+
+    from judgekit.schema import ITEM_CORE
+    from judgekit.store import Store
+    from judgekit.variants import variant_item_sql
+
+    if not isinstance(source, Store):
+        return None
+    keys = list(dict.fromkeys(col for spec in by for col in spec.split("+")))
+    cond, args = variant_item_sql()
+    out: dict[str, list[tuple[Any, list[str]]]] = {}
+    for key in keys:
+        if key in ITEM_CORE or key == "content_hash" or any(c in key for c in '"\\'):
+            return None
+        rows = source.conn.execute(
+            "SELECT json_type(meta, ?1), meta ->> ?1, meta -> ?1, count(*), group_concat(item_id, char(10))"
+            f" FROM items WHERE {cond} GROUP BY 1, 3",
+            [f'$."{key}"', *args],
+        ).fetchall()
+        groups: list[tuple[Any, list[str]]] = []
+        for kind, text, raw, n, ids in rows:
+            split = ids.split("\n")
+            if len(split) != n:
+                return None
+            groups.append((None if kind is None else text if kind == "text" else json.loads(raw), split))
+        if all(v is None for v, _ in groups):
+            return None
+        out[key] = groups
+    return out
+
+
+def groups_frame(groups: dict[str, list[tuple[Any, list[str]]]]) -> pd.DataFrame:
+    """The frame of :func:`slice_meta` from :func:`value_groups`' result."""
+    first = next(iter(groups.values()))
+    ids = [i for _, g in first for i in g]
+    return meta_frame({k: {i: v for v, g in gs if v is not None for i in g} for k, gs in groups.items()}, ids)
+
+
 def meta_frame(columns: dict[str, dict[str, Any]], ids: list[str]) -> pd.DataFrame:
     """The frame of :func:`slice_meta` from :func:`slice_values`' result."""
     # each column's type inferred over every item, an absent key NaN, as Store.items() has it
