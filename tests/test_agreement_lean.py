@@ -196,3 +196,19 @@ def test_disagreements_and_between_from_codes_equal_those_from_the_ratings(store
     assert lean == full
     assert sorted((r["by"] or "", r["key"]) for r in full[0]["rows"]) == [("", "all"), ("human_rated", "no"),
                                                                             ("human_rated", "yes")]
+
+
+def test_stale_hashes_are_the_stores(stores, tmp_path):
+    from judgekit.agreement.rating_codes import stale_hashes
+
+    store, long = stores["plain"]
+    assert stale_hashes(store, REFUSAL) == store.stale_rubric_hashes(REFUSAL) == []
+    from judgekit.store import Store
+
+    other = Store(tmp_path / "s.db")
+    few = long.head(30).drop(columns=["model", "turn"]).assign(rubric=REFUSAL.id)
+    other.put_items(long.head(30)[["item_id"]].drop_duplicates().assign(prompt="p", response="r"))
+    for h in ("0" * 64, REFUSAL.hash, "f" * 64, "a" * 64):
+        other.put_ratings(few.assign(rubric_hash=h))
+    assert stale_hashes(other, REFUSAL) == sorted(other.stale_rubric_hashes(REFUSAL)) == ["0" * 64, "a" * 64, "f" * 64]
+    other.close()

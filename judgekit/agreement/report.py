@@ -52,7 +52,12 @@ import numpy as np
 import pandas as pd
 
 from judgekit.agreement.figures import num
-from judgekit.agreement.rating_codes import RatingCodes, codes_from_frame, codes_from_store
+from judgekit.agreement.rating_codes import (
+    RatingCodes,
+    codes_from_frame,
+    codes_from_store,
+    stale_hashes,
+)
 from judgekit.agreement.slice_figures import METRICS as METRICS
 from judgekit.agreement.slice_figures import REF, Opts, ReportCodes, slice_figures
 from judgekit.agreement.slicing import MISSING, slice_positions, slice_positions_from_groups
@@ -119,6 +124,8 @@ def agreement_report(
         warning about older rubric edits.
     """
     warnings: list[str] = []
+    from judgekit.store import Store
+
     frame: pd.DataFrame | None = None
     store_values: dict[str, list[tuple[Any, list[str]]]] | None = None
     if codes is not None:
@@ -133,7 +140,7 @@ def agreement_report(
             frame = source[source["rubric"] == rubric.id]
         codes = codes_from_frame(frame, rubric.codes, only_items)
     if hasattr(source, "ratings"):
-        stale = source.stale_rubric_hashes(rubric)
+        stale = stale_hashes(source, rubric) if isinstance(source, Store) else source.stale_rubric_hashes(rubric)
         if stale:
             warnings.append(
                 f"{len(stale)} older edit(s) of {rubric.id} have ratings in the store; they are not "

@@ -99,17 +99,19 @@ def value_groups(source: Any, by: Sequence[str]) -> dict[str, list[tuple[Any, li
     for key in keys:
         if key in ITEM_CORE or key == "content_hash" or any(c in key for c in '"\\'):
             return None
+        # one JSON extraction per item: the value's JSON text (NULL without the key), read back
+        # with json.loads (a JSON string gives the text ->> gives, as item_values reads it)
         rows = source.conn.execute(
-            "SELECT json_type(meta, ?1), meta ->> ?1, meta -> ?1, count(*), group_concat(item_id, char(10))"
-            f" FROM items WHERE {cond} GROUP BY 1, 3",
+            "SELECT raw, count(*), group_concat(item_id, char(10)) FROM"
+            f" (SELECT meta -> ?1 AS raw, item_id FROM items WHERE {cond}) GROUP BY raw",
             [f'$."{key}"', *args],
         ).fetchall()
         groups: list[tuple[Any, list[str]]] = []
-        for kind, text, raw, n, ids in rows:
+        for raw, n, ids in rows:
             split = ids.split("\n")
             if len(split) != n:
                 return None
-            groups.append((None if kind is None else text if kind == "text" else json.loads(raw), split))
+            groups.append((None if raw is None else json.loads(raw), split))
         if all(v is None for v, _ in groups):
             return None
         out[key] = groups
