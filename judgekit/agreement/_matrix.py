@@ -268,6 +268,24 @@ def group_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return first, freq
 
 
+def group_rows_weighted(rows: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`group_rows` of rows that each stand for ``weights`` (P,) identical units: the index
+    of each distinct row's first occurrence and the summed weights, in the order
+    :func:`group_rows` gives the distinct rows of the units themselves (so a bootstrap over the
+    grouped table draws exactly what it draws over the units)."""
+    if rows.shape[0] == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    weights = np.asarray(weights, dtype=np.int64)
+    if rows.dtype.kind in {"i", "u"} and rows.min() >= 0:
+        base = int(rows.max()) + 1
+        if rows.shape[1] * math.log2(max(base, 2)) < 62:
+            keys = rows.astype(np.int64) @ (base ** np.arange(rows.shape[1], dtype=np.int64))
+            _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+            return first, np.bincount(inverse.ravel(), weights=weights, minlength=first.size).astype(np.int64)
+    _, first, inverse = np.unique(rows, axis=0, return_index=True, return_inverse=True)
+    return first, np.bincount(inverse.ravel(), weights=weights, minlength=first.size).astype(np.int64)
+
+
 @dataclass(frozen=True)
 class UnitTable:
     """The units that at least two raters rated, as per-unit category counts.

@@ -278,6 +278,15 @@ def prepare_alpha(
     return _CountsAlpha(counts, freq, level, domain if level == "ratio" else None, pairs)
 
 
+def alpha_from_counts(counts: np.ndarray, freq: np.ndarray, *, level: str) -> AlphaInput:
+    """Nominal or ordinal alpha's sufficient statistics from per-unit category counts (P, V) of
+    units rated at least twice, ``freq`` (P,) units each (what :func:`prepare_alpha` builds from
+    a ratings matrix with its categories given); ``evaluate(freq[None])`` is alpha."""
+    if level not in ("nominal", "ordinal"):
+        raise JudgekitError(f"alpha_from_counts: level {level!r} needs ratings, not counts; use prepare_alpha.")
+    return _CountsAlpha(np.asarray(counts), np.asarray(freq, dtype=np.int64), level)
+
+
 def krippendorff_alpha(
     data: Any, *, level: Level | str = "nominal", categories: Sequence[Any] | None = None
 ) -> float:

@@ -31,6 +31,7 @@ from typing import Any
 import pandas as pd
 
 from judgekit.agreement.figures import wilson_fig
+from judgekit.agreement.rating_codes import RatingCodes
 from judgekit.agreement.report import agreement_report
 from judgekit.errors import JudgekitError, excerpt
 from judgekit.rubric import Rubric
@@ -87,6 +88,7 @@ def between_report(
     n_resamples: int = 1000,
     confidence: float = 0.95,
     seed: int = 0,
+    codes: RatingCodes | None = None,
 ) -> dict[str, Any]:
     """Agreement of ``pair[0]`` with ``pair[1]`` on the items both rated, per slice.
 
@@ -95,9 +97,20 @@ def between_report(
     "confidence", "n_resamples", "rows", "warnings"}``; each row is one slice (``by``, ``key``,
     ``n_both``: items both rated with a label, and each of :data:`FIGURES` as ``{"value", "low",
     "high", "n", "undefined"}`` or None where the rubric's level has no such figure).
+
+    ``codes``: the store's ratings under ``rubric`` already read
+    (:func:`judgekit.agreement.report.read_codes`), e.g. by the report for its other figures;
+    then no rating is read again (``by`` needs ``items`` then).
     """
     a, b = pair
     refuse_variants(pair)
+    if codes is not None:
+        pair_codes, items = _pair_codes(source, codes, a, b, rubric, items)
+        rep = agreement_report(None, codes=pair_codes, rubric=rubric, items=items,
+                               by=[*dict.fromkeys(by), HUMAN_RATED], judges=[a], humans=[],
+                               reference=b, n_resamples=n_resamples, confidence=confidence,
+                               seed=seed).to_dict()
+        return _between_rows(rep, a, b, by, rubric, n_resamples, confidence)
     if hasattr(source, "ratings"):
         ratings = source.ratings(rubric=rubric)
         if items is None:
@@ -128,6 +141,52 @@ def between_report(
     rep = agreement_report(pair_r, rubric=rubric, items=items, by=slices, judges=[a], humans=[],
                            reference=b, n_resamples=n_resamples, confidence=confidence,
                            seed=seed).to_dict()
+    return _between_rows(rep, a, b, by, rubric, n_resamples, confidence)
+
+
+def _pair_codes(source: Any, codes: RatingCodes, a: str, b: str, rubric: Rubric,
+                items: pd.DataFrame | None) -> tuple[RatingCodes, pd.DataFrame]:
+    """The two raters' codes (``a`` as the judge, ``b`` as the reference) on the items either
+    rated, and their slicing metadata with :data:`HUMAN_RATED`, from the report's codes."""
+    import numpy as np
+
+    known = sorted(codes.raters)
+    for r in (a, b):
+        if r not in known:
+            raise JudgekitError(
+                f"--between: rater {r!r} has no ratings under {rubric.id}; raters with ratings: "
+                f"{', '.join(known) or 'none'}."
+            )
+    if items is not None and HUMAN_RATED in items.columns or (items is None and _has_key(source, HUMAN_RATED)):
+        raise JudgekitError(
+            f"The items have a column {HUMAN_RATED!r}, which --between adds itself (yes/no: a "
+            "human rated the item); rename that column."
+        )
+    people = [codes.column(r) for r, k in codes.kinds.items() if k in ("human", "reference")]
+    human_rated = (codes.status[:, people] != 0).any(axis=1)
+    cols = [codes.column(r) for r in sorted((a, b))]
+    keep = (codes.status[:, cols] != 0).any(axis=1)
+    ids = codes.items[keep]
+    pair_codes = RatingCodes(ids, sorted((a, b)), {a: "judge", b: "reference"}, codes.labels[keep][:, cols],
+                             codes.status[keep][:, cols], int((codes.status[keep][:, cols] != 0).sum()))
+    meta = pd.DataFrame({"item_id": ids, HUMAN_RATED: np.where(human_rated[keep], "yes", "no")})
+    if items is not None:
+        meta = items.assign(item_id=items["item_id"].astype(str)).merge(meta, on="item_id", how="right")
+    return pair_codes, meta
+
+
+def _has_key(source: Any, key: str) -> bool:
+    """Whether some item of ``source`` (a store) has the metadata key ``key``."""
+    from judgekit.agreement.unit_frames import metadata_keys
+
+    present = metadata_keys(source, [key])
+    if present is not None:
+        return key in present
+    return bool(hasattr(source, "item_values") and source.item_values(key))
+
+
+def _between_rows(rep: dict[str, Any], a: str, b: str, by: Sequence[str], rubric: Rubric,
+                  n_resamples: int, confidence: float) -> dict[str, Any]:
     rows = []
     for sl in rep["slices"]:
         st = (sl.get("judges") or {}).get(a) or {}
@@ -158,10 +217,11 @@ def between_all_pairs(
     items: pd.DataFrame | None = None,
     n_resamples: int = 1000,
     seed: int = 0,
+    codes: RatingCodes | None = None,
 ) -> list[dict[str, Any]]:
     """:func:`between_report` for every pair of ``judges`` (in the order given), overall and by
     ``human_rated`` — the report's "Judges compared where no human looked" section."""
     return [between_report(source, rubric=rubric, pair=(a, b), items=items,
-                           n_resamples=n_resamples, seed=seed)
+                           n_resamples=n_resamples, seed=seed, codes=codes)
             for a, b in combinations([j for j in dict.fromkeys(judges)
                                       if not is_variant_rater(j)], 2)]

@@ -63,13 +63,18 @@ Interval = tuple[float, float]
 _CHUNK_CELLS = 4_000_000
 
 
-def _check(func: str, n_resamples: int, confidence: float) -> None:
+def check_resampling(func: str, n_resamples: int, confidence: float) -> None:
+    """One sentence naming ``func`` when ``n_resamples`` is not a positive integer or
+    ``confidence`` is not strictly between 0 and 1."""
     if not isinstance(n_resamples, int | np.integer) or n_resamples < 1:
         raise JudgekitError(f"{func}: n_resamples={n_resamples!r} must be a positive integer.")
     if not 0.0 < confidence < 1.0:
         raise JudgekitError(
             f"{func}: confidence={confidence!r} must be between 0 and 1, e.g. 0.95."
         )
+
+
+_check = check_resampling
 
 
 def percentile_interval(values: np.ndarray, confidence: float) -> Interval:
@@ -178,6 +183,19 @@ def _confusion_ci(
     )
 
 
+def confusion_ci(
+    matrix: np.ndarray,
+    statistic: Callable[[np.ndarray], np.ndarray],
+    *,
+    n_resamples: int = 1000,
+    confidence: float = 0.95,
+    seed: int | None = 0,
+) -> Interval:
+    """Bootstrap CI of ``statistic`` (confusion stacks (B, V, V) -> (B,)) from a (V, V) confusion
+    matrix of counts, resampling its pairs: what :func:`kappa_ci` does after counting the pairs."""
+    return _confusion_ci(np.asarray(matrix), statistic, n_resamples, confidence, seed)
+
+
 def kappa_ci(
     y1: Any,
     y2: Any,
@@ -222,6 +240,28 @@ def _table_ci(
     seed: int | None,
 ) -> Interval:
     grouped = table.grouped()
+    return resample_patterns(
+        grouped.freq,
+        lambda w: statistic(grouped, w),
+        cost=grouped.counts.size + grouped.counts.shape[1] ** 2,
+        n_resamples=n_resamples,
+        confidence=confidence,
+        seed=seed,
+    )
+
+
+def grouped_table_ci(
+    grouped: Any,
+    statistic: Callable[[Any, np.ndarray], np.ndarray],
+    *,
+    n_resamples: int = 1000,
+    confidence: float = 0.95,
+    seed: int | None = 0,
+) -> Interval:
+    """Bootstrap CI of ``statistic(table, w)`` over an already grouped unit table (a
+    :class:`~judgekit.agreement._rated.RatedTable` or unit table whose ``freq`` counts the units
+    of each row): what :func:`ac1_ci`, :func:`fleiss_ci` and :func:`percent_agreement_ci` do
+    after grouping their units."""
     return resample_patterns(
         grouped.freq,
         lambda w: statistic(grouped, w),

@@ -85,6 +85,14 @@ def confusion_matrix(reference: Any, judge: Any, *, labels: Sequence[Any]) -> Co
     ([[1, 1], [0, 1]], 0.5, 0.5)
     """
     matrix, cats = confusion_counts(reference, judge, labels, func="confusion_matrix")
+    return confusion_result(matrix, cats)
+
+
+def confusion_result(matrix: np.ndarray, labels: Sequence[Any]) -> ConfusionResult:
+    """:class:`ConfusionResult` of a (V, V) matrix of counts (rows = reference, columns = judge)
+    over ``labels``: the per-label figures :func:`confusion_matrix` derives from its counts."""
+    cats = list(labels)
+    matrix = np.asarray(matrix, dtype=np.int64)
     tp = np.diag(matrix).astype(np.float64)
     predicted = matrix.sum(axis=0)
     actual = matrix.sum(axis=1)

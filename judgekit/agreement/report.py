@@ -44,7 +44,6 @@ Markdown and HTML. A *figure* is ``{"value", "low", "high", "n", "undefined"}``
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -52,43 +51,23 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from judgekit.agreement import (
-    ac1_ci,
-    alpha_ci,
-    cohen_kappa,
-    confusion_matrix,
-    fleiss_ci,
-    fleiss_kappa,
-    gwet_ac1,
-    kappa_ci,
-    krippendorff_alpha,
-    percent_agreement,
-    percent_agreement_ci,
-    undefined_reason,
+from judgekit.agreement.figures import num
+from judgekit.agreement.rating_codes import (
+    RatingCodes,
+    codes_from_frame,
+    codes_from_store,
+    stale_hashes,
 )
-from judgekit.agreement.bias import signed_bias
-from judgekit.agreement.ceiling import code_matrix, loo_figures, pairwise_table
-from judgekit.agreement.classes import per_class
-from judgekit.agreement.coverage import coverage
-from judgekit.agreement.figures import fig, num
-from judgekit.agreement.slicing import MISSING, slice_groups
+from judgekit.agreement.slice_figures import METRICS as METRICS
+from judgekit.agreement.slice_figures import REF, Opts, ReportCodes, slice_figures
+from judgekit.agreement.slicing import MISSING, slice_positions, slice_positions_from_groups
 from judgekit.agreement.trials import collapse_trials as collapse_trials  # re-exported
-from judgekit.agreement.trials import consensus as _consensus
-from judgekit.agreement.unit_frames import label_frames, read_ratings, slice_meta
+from judgekit.agreement.unit_frames import groups_frame, read_ratings, slice_meta, value_groups
 from judgekit.errors import JudgekitError
 from judgekit.rubric import Rubric
 from judgekit.variants import is_variant_rater
 
 _num = num  # the report's rounding, kept under its old name
-
-METRICS = ("percent_agreement", "kappa", "weighted_kappa", "alpha", "ac1")
-
-
-@dataclass
-class _Opts:
-    n_resamples: int
-    confidence: float
-    seed: int
 
 
 # ----------------------------------------------------------------------------- report
@@ -125,6 +104,7 @@ def agreement_report(
     n_resamples: int = 1000,
     confidence: float = 0.95,
     seed: int = 0,
+    codes: RatingCodes | None = None,
 ) -> AgreementReport:
     """Agreement of judges with humans under ``rubric``.
 
@@ -139,27 +119,47 @@ def agreement_report(
     reference : a rater id holding the gold label, ``"consensus"`` (majority of humans), or
         None: the single ``reference`` rater if there is one, else the consensus.
     only_items : restrict to these item ids (e.g. the random share of a sample).
+    codes : the ratings already read (:func:`read_codes`), so a caller computing several
+        figures from one store reads them once; ``source`` then only gives the items and the
+        warning about older rubric edits.
     """
     warnings: list[str] = []
-    if hasattr(source, "ratings"):
+    from judgekit.store import Store
+
+    frame: pd.DataFrame | None = None
+    store_values: dict[str, list[tuple[Any, list[str]]]] | None = None
+    if codes is not None:
+        pass
+    elif hasattr(source, "ratings"):
         # perturbed item copies (judgekit.variants) only when a variant judge is named
         named_variant = any(is_variant_rater(j) for j in judges or ())
-        ratings: Any = read_ratings(source, rubric, variants=named_variant)
-        stale = source.stale_rubric_hashes(rubric)
+        codes = read_codes(source, rubric, variants=named_variant, only_items=only_items)
+    else:
+        frame = source
+        if "rubric" in source.columns:
+            frame = source[source["rubric"] == rubric.id]
+        codes = codes_from_frame(frame, rubric.codes, only_items)
+    if hasattr(source, "ratings"):
+        stale = stale_hashes(source, rubric) if isinstance(source, Store) else source.stale_rubric_hashes(rubric)
         if stale:
             warnings.append(
                 f"{len(stale)} older edit(s) of {rubric.id} have ratings in the store; they are not "
                 "used (ratings count only under the rubric's current hash)."
             )
         if items is None and by:
-            items = slice_meta(source, by)  # only the keys sliced by; None: read every item
-            if items is None:
+            store_values = value_groups(source, by)  # only the keys sliced by, grouped by value
+            if store_values is None:
+                items = slice_meta(source, by)  # key by key; None: read every item
+            if store_values is None and items is None:
                 items = source.items()
-    else:
-        ratings = source
-        if "rubric" in ratings.columns:
-            ratings = ratings[ratings["rubric"] == rubric.id]
-    if ratings.empty:
+    if codes.empty and only_items is not None:
+        # none of only_items is rated: the report goes on (and says which rater is missing)
+        # when the rubric has ratings at all
+        everything = (read_codes(source, rubric) if frame is None and hasattr(source, "ratings")
+                      else codes_from_frame(frame, rubric.codes) if frame is not None else codes)
+        if not everything.empty:
+            only_items = None
+    if codes.empty and only_items is None:
         older = source.stale_rubric_hashes(rubric) if hasattr(source, "stale_rubric_hashes") else []
         hint = (
             f" (there are ratings under an older edit of {rubric.id}, hash {', '.join(older)}: the "
@@ -171,10 +171,8 @@ def agreement_report(
             f"No ratings under rubric {rubric.ref} in the store{hint}; import some with "
             "`judgekit import` or run a panel with `judgekit judge`."
         )
-    if only_items is not None:
-        ratings = ratings[ratings["item_id"].isin(set(map(str, only_items)))]
 
-    kinds = ratings.drop_duplicates("rater_id").set_index("rater_id")["rater_kind"]
+    kinds = codes.kinds
     all_humans = [r for r, k in kinds.items() if k == "human"]
     all_judges = [r for r, k in kinds.items() if k == "judge"]
     # perturbed variants of a judge (judgekit probe) are left out unless named
@@ -191,7 +189,7 @@ def agreement_report(
             )
     if reference is None:
         reference = refs[0] if len(refs) == 1 else "consensus"
-    if reference != "consensus" and reference not in kinds.index:
+    if reference != "consensus" and reference not in kinds:
         raise JudgekitError(
             f"Reference rater {reference!r} has no ratings under {rubric.id}; use one of "
             f"{', '.join(refs + all_humans) or 'none'} or 'consensus'."
@@ -203,21 +201,19 @@ def agreement_report(
         ceiling_humans.append(reference)
     humans = [h for h in humans if h != reference]
 
-    labels, status = label_frames(ratings)
     if reference == "consensus":
         if not humans:
             raise JudgekitError(
                 f"No human ratings under {rubric.id} to form a reference; import human labels first."
             )
-        ref = _consensus(labels[humans], rubric.codes)
+        ref = consensus_codes(codes.labels[:, [codes.column(h) for h in humans]], len(rubric.codes))
         ref_info = {"rater": None, "kind": "consensus"}
     else:
-        ref = labels[reference]
+        ref = codes.labels[:, codes.column(reference)]
         ref_info = {"rater": reference, "kind": "adjudicated" if kinds[reference] == "reference" else "human"}
-    labels = labels.assign(__ref__=ref)
 
     meta = None
-    if by:
+    if by and store_values is None:
         if items is None:
             raise JudgekitError("Slicing needs item metadata; pass items= or a Store.")
         meta = items.set_index(items["item_id"].astype(str))
@@ -231,21 +227,30 @@ def agreement_report(
                         f"{', '.join(cols) or 'none'}."
                     )
 
-    opts = _Opts(n_resamples=n_resamples, confidence=confidence, seed=seed)
-    nums = _numeric_views(labels, rubric)
+    opts = Opts(n_resamples=n_resamples, confidence=confidence, seed=seed)
     raters = (humans, ceiling_humans, judges)
-    slices = [_slice(None, "all", labels, nums, status, rubric, raters, opts)]
+    in_play = [r for r in dict.fromkeys([*humans, *ceiling_humans, *judges]) if r in codes.raters]
+    status_cols = [j for j in dict.fromkeys(judges) if j in codes.raters]
+    rc = ReportCodes.build(
+        [*in_play, REF], np.column_stack([codes.labels[:, [codes.column(r) for r in in_play]], ref]),
+        status_cols, codes.status[:, [codes.column(j) for j in status_cols]])
+    slices = [slice_figures(None, "all", None, rc, rubric, raters, opts)]
+    index = pd.Index(codes.items, name="item_id", dtype=object)
     for col in by:
-        assert meta is not None
         # "model+prompt_safety" crosses two columns: one slice per combination of values
-        groups, n_missing = slice_groups(meta, col.split("+"), labels.index)
-        for key, idx in groups:
-            part = (nums[0].loc[idx], nums[1].loc[idx])
-            slices.append(_slice(col, key, labels.loc[idx], part, status.loc[idx], rubric, raters, opts))
+        found = None if store_values is None else slice_positions_from_groups(store_values, col.split("+"), codes.items)
+        if found is None:
+            if meta is None:
+                assert store_values is not None
+                meta = groups_frame(store_values)
+            found = slice_positions(meta, col.split("+"), index)
+        groups, n_missing = found
+        for key, pos in groups:
+            slices.append(slice_figures(col, key, pos, rc, rubric, raters, opts))
         if n_missing:
             where = f"keys with the part {MISSING}" if "+" in col else f"the slice {MISSING!r}"
             warnings.append(f"{n_missing} items have no {col!r} value; they are in the {col} {where}.")
-    n_no_ref = int(labels["__ref__"].isna().sum())
+    n_no_ref = int((ref < 0).sum())
     if n_no_ref:
         why = "the humans tie" if reference == "consensus" else f"{reference} did not rate them"
         warnings.append(f"{n_no_ref} items have no reference label ({why}); judges are not scored on them.")
@@ -267,214 +272,27 @@ def agreement_report(
     return AgreementReport(data=data, warnings=warnings)
 
 
-# ----------------------------------------------------------------------------- one slice
-def _numeric_views(labels: pd.DataFrame, rubric: Rubric) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The labels as numbers, once per report: each label's position in the rubric (0..V-1, NaN
-    missing) for κ, AC1 and % agreement, and for α the positions or, at interval level, the
-    rubric's values. Encoding strings inside every statistic and every bootstrap would dominate
-    the cost on large stores; labels are only used for the reasons of undefined figures, the
-    confusion matrix and the distributions."""
-    pos = {c: float(i) for i, c in enumerate(rubric.codes)}
-    idx = pd.DataFrame({c: labels[c].map(pos) for c in labels.columns}, index=labels.index, dtype=float)
-    if rubric.level != "interval":
-        return idx, idx
-    vals = pd.DataFrame({c: labels[c].map(rubric.values) for c in labels.columns}, index=labels.index,
-                        dtype=float)
-    return idx, vals
+def read_codes(source: Any, rubric: Rubric, *, variants: bool = False,
+               only_items: Sequence[str] | None = None) -> RatingCodes:
+    """The report's :class:`~judgekit.agreement.rating_codes.RatingCodes` of a store (one SQL
+    scan) or of any source with ``ratings(rubric=...)`` (a rubric view: the DataFrame path)."""
+    from judgekit.store import Store
+
+    if isinstance(source, Store):
+        codes = codes_from_store(source, rubric, variants=variants, only_items=only_items)
+        if codes is not None:
+            return codes
+    return codes_from_frame(read_ratings(source, rubric, variants=variants), rubric.codes, only_items)
 
 
-def _slice(
-    by: str | None,
-    key: str,
-    labels: pd.DataFrame,
-    nums: tuple[pd.DataFrame, pd.DataFrame],
-    status: pd.DataFrame,
-    rubric: Rubric,
-    raters: tuple[list[str], list[str], list[str]],
-    o: _Opts,
-) -> dict[str, Any]:
-    humans, ceiling_humans, judges = raters
-    codes = rubric.codes
-    level = rubric.level
-    weights = "quadratic" if level in ("ordinal", "interval") else None
-    ci_kw: dict[str, Any] = {"n_resamples": o.n_resamples, "confidence": o.confidence, "seed": o.seed}
-    idx, alpha_frame = nums
-    cats: list[Any] = [float(i) for i in range(len(codes))]
-    alpha_cats = None if level == "interval" else cats
-
-    def reason(cols: list[str], frame: pd.DataFrame) -> str | None:
-        return undefined_reason(frame[cols].to_numpy(dtype=object).T, categories=codes)
-
-    def alpha_fig(cols: list[str], rows: pd.Index) -> dict:
-        arr = alpha_frame.loc[rows, cols].to_numpy(dtype=float).T
-        n = int((~np.isnan(arr)).sum(axis=0).__ge__(2).sum()) if len(cols) else 0
-        if n == 0:
-            return fig(float("nan"), None, 0, "no item was rated by two of these raters")
-        val = krippendorff_alpha(arr, level=level, categories=alpha_cats)
-        if math.isnan(val):
-            return fig(val, None, n, reason(cols, labels.loc[rows]))
-        return fig(val, alpha_ci(arr, level=level, categories=alpha_cats, **ci_kw), n)
-
-    pair_cache: dict[tuple[str, str], dict[str, Any]] = {}
-
-    def pair_figs(a: str, b: str) -> dict[str, Any]:
-        if (a, b) not in pair_cache:
-            pair_cache[a, b] = _pair_figs(a, b)
-        return pair_cache[a, b]
-
-    def _pair_figs(a: str, b: str) -> dict[str, Any]:
-        both = idx[a].notna() & idx[b].notna()
-        n = int(both.sum())
-        out: dict[str, Any] = {}
-        if n == 0:
-            for m in METRICS:
-                out[m] = fig(float("nan"), None, 0, "no item rated by both")
-            out["weighted_kappa"] = out["weighted_kappa"] if weights else None
-            return out
-        x, y = idx.loc[both, a].to_numpy(), idx.loc[both, b].to_numpy()
-        pair = np.vstack([x, y])
-        why: list[str | None] = []
-
-        def why_once() -> str | None:
-            if not why:
-                why.append(reason([a, b], labels.loc[both]))
-            return why[0]
-
-        def one(value: float, ci: Any) -> dict:
-            return fig(value, None, n, why_once()) if math.isnan(value) else fig(value, ci(), n)
-
-        out["percent_agreement"] = one(percent_agreement(pair), lambda: percent_agreement_ci(pair, **ci_kw))
-        out["kappa"] = one(cohen_kappa(x, y, labels=cats), lambda: kappa_ci(x, y, labels=cats, **ci_kw))
-        out["weighted_kappa"] = (
-            one(cohen_kappa(x, y, labels=cats, weights=weights),
-                lambda: kappa_ci(x, y, labels=cats, weights=weights, **ci_kw))
-            if weights else None
-        )
-        apair = alpha_frame.loc[both, [a, b]].to_numpy(dtype=float).T
-        out["alpha"] = one(krippendorff_alpha(apair, level=level, categories=alpha_cats),
-                           lambda: alpha_ci(apair, level=level, categories=alpha_cats, **ci_kw))
-        out["ac1"] = one(gwet_ac1(pair, categories=cats), lambda: ac1_ci(pair, categories=cats, **ci_kw))
-        return out
-
-    def distribution(values: pd.Series) -> dict[str, float]:
-        v = values.dropna()
-        if v.empty:
-            return {c: 0.0 for c in codes}
-        counts = v.value_counts()
-        return {c: round(float(counts.get(c, 0)) / len(v), 6) for c in codes}
-
-    # human ceiling ------------------------------------------------------------------------
-    hcols = [h for h in ceiling_humans if h in labels.columns]
-    hum = labels[hcols] if hcols else pd.DataFrame(index=labels.index)
-    n_pairable = int((hum.notna().sum(axis=1) >= 2).sum()) if hcols else 0
-    ceiling: dict[str, Any] = {"n": n_pairable, "raters": hcols, **_ceiling_names(len(hcols), weights)}
-    if len(hcols) >= 2:
-        mat = idx[hcols].to_numpy(dtype=float).T
-        pa = percent_agreement(mat)
-        ceiling["percent_agreement"] = fig(pa, percent_agreement_ci(mat, **ci_kw) if not math.isnan(pa) else None,
-                                           n_pairable, "no item was rated by two humans")
-        if len(hcols) == 2:
-            pf = pair_figs(hcols[0], hcols[1])
-            ceiling["kappa"] = pf["kappa"]
-            ceiling["weighted_kappa"] = pf["weighted_kappa"]
-        else:
-            # several humans: Fleiss' kappa (each unit with the humans who rated it), and for
-            # ordinal rubrics the mean pairwise weighted kappa (Light's approach), without a CI
-            fk = fleiss_kappa(mat, categories=cats)
-            ceiling["kappa"] = (fig(fk, None, n_pairable, reason(hcols, labels)) if math.isnan(fk)
-                                else fig(fk, fleiss_ci(mat, categories=cats, **ci_kw), n_pairable))
-            if weights:
-                pairs = [pair_figs(a, b)["weighted_kappa"] for i, a in enumerate(hcols) for b in hcols[i + 1:]]
-                vals = [f["value"] for f in pairs if f and f["value"] is not None]
-                ceiling["weighted_kappa"] = fig(float(np.mean(vals)) if vals else float("nan"), None,
-                                                n_pairable, "no pair of humans has a defined weighted kappa")
-            else:
-                ceiling["weighted_kappa"] = None
-        ceiling["alpha"] = alpha_fig(hcols, labels.index)
-        ac = gwet_ac1(mat, categories=cats)
-        ceiling["ac1"] = (fig(ac, None, n_pairable, reason(hcols, labels)) if math.isnan(ac)
-                          else fig(ac, ac1_ci(mat, categories=cats, **ci_kw), n_pairable))
-    else:
-        why = "fewer than two human raters"
-        for m in ("percent_agreement", "kappa", "alpha", "ac1"):
-            ceiling[m] = fig(float("nan"), None, 0, why)
-        ceiling["weighted_kappa"] = fig(float("nan"), None, 0, why) if weights else None
-
-    human_vals = pd.concat([labels[h] for h in hcols]) if hcols else pd.Series(dtype=object)
-    js = [j for j in judges if j in labels.columns]
-    ceiling["loo"], vs_loo = loo_figures(
-        code_matrix(idx[hcols].to_numpy()), hcols, code_matrix(idx[js].to_numpy()), js,
-        n_categories=len(codes), weights=weights, n_resamples=o.n_resamples, confidence=o.confidence, seed=o.seed)
-    pairwise = pairwise_table(hcols, pair_figs)
-    if len(hcols) < 2:
-        pairwise["undefined"] = "fewer than two human raters"
-    in_scope = (labels["__ref__"].notna() | labels[hcols].notna().any(axis=1)).to_numpy()
-    ref_codes = code_matrix(idx["__ref__"].to_numpy())
-
-    # judges -------------------------------------------------------------------------------
-    jout: dict[str, Any] = {}
-    for j in judges:
-        if j not in labels.columns:
-            continue
-        asked = status[j].notna()
-        n_items = int(asked.sum())
-        n_abstain = int((status[j] == "abstain").sum())
-        n_error = int((status[j] == "error").sum())
-        rated = labels[j].notna()
-        vs_ref = pair_figs("__ref__", j)
-        both = labels["__ref__"].notna() & rated
-        cm = confusion_matrix(labels.loc[both, "__ref__"].tolist(), labels.loc[both, j].tolist(), labels=codes)
-        vs_ref["confusion"] = cm.to_dict()
-        vs_ref["n"] = int(both.sum())
-        vs_h = {}
-        for h in [h for h in humans if h in labels.columns]:
-            f = pair_figs(h, j)
-            vs_h[h] = {"n": f["kappa"]["n"], "kappa": f["kappa"], "percent_agreement": f["percent_agreement"]}
-        on_judged = labels.index[rated.to_numpy()]
-        a_h = alpha_fig(hcols, on_judged) if len(hcols) >= 2 else fig(float("nan"), None, 0, "fewer than two human raters")
-        a_hj = alpha_fig([*hcols, j], on_judged) if hcols else fig(float("nan"), None, 0, "no human raters")
-        delta = None
-        if a_h["value"] is not None and a_hj["value"] is not None:
-            delta = round(a_hj["value"] - a_h["value"], 6)
-        jout[j] = {
-            "n_items": n_items,
-            "n_rated": int(rated.sum()),
-            "n_abstain": n_abstain,
-            "n_error": n_error,
-            "abstain_rate": _num(n_abstain / n_items) if n_items else None,
-            "error_rate": _num(n_error / n_items) if n_items else None,
-            "vs_reference": vs_ref,
-            "vs_humans": vs_h,
-            "alpha_humans": a_h,
-            "alpha_with_judge": a_hj,
-            "alpha_delta": delta,
-            "label_distribution": distribution(labels[j]),
-            "coverage": coverage(in_scope, rated.to_numpy(), status[j].to_numpy(dtype=object),
-                                 confidence=o.confidence),
-            "vs_loo": vs_loo[j],
-            "bias": signed_bias(ref_codes, code_matrix(idx[j].to_numpy()), codes=codes,
-                                values=[rubric.values[c] for c in codes], level=level, **ci_kw),
-            "per_class": per_class(cm.matrix, codes, [rubric.values[c] for c in codes], **ci_kw),
-        }
-    return {
-        "by": by,
-        "key": key,
-        "n_items": len(labels),
-        "n_reference": int(labels["__ref__"].notna().sum()),
-        "n_in_scope": int(in_scope.sum()),
-        "n_rated": {j: jout[j]["n_rated"] for j in jout},
-        "human_ceiling": ceiling,
-        "human_pairwise": pairwise,
-        "human_label_distribution": distribution(human_vals),
-        "reference_label_distribution": distribution(labels["__ref__"]),
-        "judges": jout,
-    }
+def consensus_codes(humans: np.ndarray, n_categories: int) -> np.ndarray:
+    """The humans' majority code per item (N, h) -> (N,): -1 where they tie or none rated (as
+    :func:`judgekit.agreement.trials.consensus` on labels)."""
+    counts = np.stack([(humans == c).sum(axis=1) for c in range(n_categories)], axis=1)
+    top = counts.max(axis=1)
+    n_top = (counts == top[:, None]).sum(axis=1)
+    out = counts.argmax(axis=1).astype(np.int64)
+    out[(top == 0) | (n_top > 1)] = -1
+    return out
 
 
-def _ceiling_names(n_humans: int, weights: str | None) -> dict[str, str | None]:
-    """What the pooled ceiling's κ figures are: Cohen's for two humans, Fleiss' (and the mean
-    pairwise weighted κ, Light's approach) for more."""
-    if n_humans > 2:
-        return {"kappa_name": "Fleiss κ",
-                "weighted_kappa_name": f"mean pairwise {weights}-weighted Cohen κ" if weights else None}
-    return {"kappa_name": "Cohen κ", "weighted_kappa_name": f"{weights}-weighted Cohen κ" if weights else None}

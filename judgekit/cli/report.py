@@ -62,7 +62,7 @@ def report_cmd(
         --by model --out reports/refusal
       judgekit report --rubric refusal --view binary --verdict verdict.json --out reports/binary
     """
-    from judgekit.agreement.report import agreement_report
+    from judgekit.agreement.report import agreement_report, read_codes
     from judgekit.report import write_report
     from judgekit.report.collect import collect_extras, report_by
     from judgekit.rubric import load_rubric
@@ -85,14 +85,16 @@ def report_cmd(
         out_dir, stem = (out.parent, out.stem) if out.suffix.lower() in (".html", ".htm") else (out, "report")
         if out_dir.exists() and not out_dir.is_dir():
             raise JudgekitError(f"{out_dir} is a file; --out needs a folder (it is created if missing).")
+        codes = read_codes(store, rubric)  # the ratings, read once for every section
         agreement = agreement_report(store, rubric=rubric, by=report_by(store, by_columns(by)), reference=reference,
-                                     n_resamples=resamples).to_dict()
+                                     n_resamples=resamples, codes=codes).to_dict()
         if view is None:
-            extras = collect_extras(store, rubric, agreement, per_judge=per_judge, verdict=verdict)
+            extras = collect_extras(store, rubric, agreement, per_judge=per_judge, verdict=verdict, codes=codes)
         else:
             from judgekit.report.collect import collect_view_extras
 
-            extras = collect_view_extras(store, rubric, agreement, per_judge=per_judge, verdict=verdict)
+            extras = collect_view_extras(store, rubric, agreement, per_judge=per_judge, verdict=verdict,
+                                         codes=codes)
         if probes_path is not None:
             from judgekit.report.probes import read_probes
 

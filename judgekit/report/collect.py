@@ -63,12 +63,19 @@ def worst_disagreements(
     agreement: dict[str, Any],
     *,
     per_judge: int = 20,
+    codes: Any = None,
 ) -> list[dict[str, Any]]:
     """The ``per_judge`` worst disagreements of each judge with the reference (see module doc).
 
     Each entry: ``item_id, judge_id, judge_label, reference, humans`` (rater → label),
-    ``distance``, ``response_excerpt``, ``prompt_excerpt``.
+    ``distance``, ``response_excerpt``, ``prompt_excerpt``. ``codes``: the ratings as the
+    agreement report read them (:func:`judgekit.agreement.report.read_codes`), so they are not
+    read again (:mod:`judgekit.report.disagreements`).
     """
+    if codes is not None:
+        from judgekit.report.disagreements import worst_from_codes
+
+        return _with_texts(store, worst_from_codes(codes, rubric, agreement, per_judge=per_judge))
     from judgekit.agreement.report import collapse_trials
     from judgekit.agreement.unit_frames import read_ratings
 
@@ -93,7 +100,6 @@ def worst_disagreements(
         ref = consensus(labels[hcols], rubric.codes) if hcols else pd.Series(dtype=object)
     values = rubric.values
     out: list[dict[str, Any]] = []
-    texts: dict[str, dict[str, Any]] = {}
     for j in judges:
         if j not in labels.columns:
             continue
@@ -116,7 +122,12 @@ def worst_disagreements(
             hum = {h: labels.at[r.item_id, h] for h in hcols if isinstance(labels.at[r.item_id, h], str)}
             out.append({"item_id": str(r.item_id), "judge_id": j, "judge_label": r.judge, "reference": r.ref,
                         "humans": hum, "distance": _dist(r.distance)})
-            texts.setdefault(str(r.item_id), {})
+    return _with_texts(store, out)
+
+
+def _with_texts(store: Store, out: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The disagreements with their items' response and prompt excerpts."""
+    texts: dict[str, dict[str, Any]] = {str(d["item_id"]): {} for d in out}
     if texts:
         items = store.items(list(texts))
         for rec in items.to_dict("records"):
@@ -144,10 +155,13 @@ def judge_hashes(store: Store, agreement: dict[str, Any]) -> dict[str, str]:
 
 
 def collect_extras(store: Store, rubric: Rubric, agreement: dict[str, Any], *, per_judge: int = 20,
-                   verdict: dict[str, Any] | None = None) -> dict[str, Any]:
+                   verdict: dict[str, Any] | None = None, codes: Any = None) -> dict[str, Any]:
     """``{"costs": ..., "disagreements": ..., "judge_hashes": ...}`` for
     :func:`judgekit.report.render_report`, and ``"fidelity"`` when ``verdict``'s policy has an
-    ``analysis_fidelity`` check (:func:`judgekit.report.fidelity.fidelity_extras`)."""
+    ``analysis_fidelity`` check (:func:`judgekit.report.fidelity.fidelity_extras`). ``codes``:
+    the ratings the agreement report was computed from
+    (:func:`judgekit.agreement.report.read_codes`): the disagreements and the judge-vs-judge
+    comparisons then reuse them instead of reading every rating again."""
     extras: dict[str, Any] = {"judge_hashes": judge_hashes(store, agreement)}
     if verdict is not None:
         from judgekit.report.fidelity import fidelity_extras
@@ -158,7 +172,7 @@ def collect_extras(store: Store, rubric: Rubric, agreement: dict[str, Any], *, p
     costs = costs_by_judge(store, rubric)
     if costs:
         extras["costs"] = costs
-    dis = worst_disagreements(store, rubric, agreement, per_judge=per_judge)
+    dis = worst_disagreements(store, rubric, agreement, per_judge=per_judge, codes=codes)
     if dis:
         extras["disagreements"] = dis
     judges = [str(j) for j in agreement.get("judges") or []]
@@ -167,7 +181,7 @@ def collect_extras(store: Store, rubric: Rubric, agreement: dict[str, Any], *, p
 
         extras["between"] = between_all_pairs(store, rubric=rubric, judges=judges,
                                               n_resamples=int(agreement.get("n_resamples") or 1000),
-                                              seed=0)
+                                              seed=0, codes=codes)
     return extras
 
 
@@ -176,6 +190,23 @@ def turn_column(store: Store) -> str | None:
     least two turns, else None: agreement per turn is then a slice of the report."""
     from judgekit.report.turns import TURN_COLUMNS
 
+    if hasattr(store, "item_values"):
+        # which keys exist (one scan), then those keys' values by SQL, instead of every item
+        from judgekit.agreement.unit_frames import metadata_keys
+
+        present = metadata_keys(store, TURN_COLUMNS)
+        found = [store.item_values(col) if present is None or col in present else {} for col in TURN_COLUMNS]
+        if all(v is not None for v in found):
+            ids: set[str] | None = None
+            for col, values in zip(TURN_COLUMNS, found, strict=True):
+                if not values:
+                    continue
+                if ids is None:
+                    ids = set(store.item_ids())  # the items store.items() gives (no variant copies)
+                kept = [v for i, v in values.items() if i in ids]
+                if pd.Series(kept, dtype=object).dropna().nunique() >= 2:
+                    return col
+            return None
     items = store.items()
     for col in TURN_COLUMNS:
         if col in items.columns and items[col].dropna().nunique() >= 2:
@@ -191,13 +222,13 @@ def report_by(store: Store, by: list[str]) -> list[str]:
 
 
 def collect_view_extras(store: Any, view: Any, agreement: dict[str, Any], *, per_judge: int = 20,
-                        verdict: dict[str, Any] | None = None) -> dict[str, Any]:
+                        verdict: dict[str, Any] | None = None, codes: Any = None) -> dict[str, Any]:
     """:func:`collect_extras` for a report under a view (:class:`judgekit.rubric_views.ViewRubric`,
     ``store`` a :class:`~judgekit.rubric_views.ViewSource`): the judges answered under the full
     rubric, so their identity hashes and costs are read from their calls there."""
     from judgekit.gate import judge_identity
 
-    extras = collect_extras(store, view, agreement, per_judge=per_judge, verdict=verdict)
+    extras = collect_extras(store, view, agreement, per_judge=per_judge, verdict=verdict, codes=codes)
     extras["judge_hashes"] = {str(j): str(judge_identity(store, str(j), view)["judge_hash"])
                               for j in agreement.get("judges") or []}
     extras.pop("costs", None)

@@ -1,0 +1,241 @@
+"""The agreement report's input as integer codes: one items x raters matrix of label positions and
+one of statuses, built once per report (issue 13: a lean agreement path).
+
+* ``labels[i, r]``: the position of rater r's label for item i in the rubric's code list
+  (0..V-1), ``-1`` when there is no label (no rating, an abstention or an error).
+* ``status[i, r]``: :data:`NO_RATING` (0), ``ok`` (1), ``abstain`` (2), ``error`` (3), or
+  :data:`OTHER_STATUS` (4) for any other text a non-store source may carry.
+* Items are sorted by id and raters by id (the order of :func:`.unit_frames.label_frames`);
+  ``kinds`` maps each rater to its kind in the order the raters first appear in the ratings
+  (the order the report lists humans and judges in).
+
+From a :class:`~judgekit.store.Store` the matrix comes from one scan of the ratings table that
+returns two strings (the item ids, and three code characters per rating made by SQL ``CASE``
+expressions over bound parameters), so no Python object is made per rating but the item id.
+A store whose ratings have several trials of one (item, rater), more than 75 raters or labels,
+an item id holding a newline, or a label that is not one of the rubric's codes is read through
+the DataFrame path instead (:func:`codes_from_frame`: trials collapsed to their majority, as
+before). Both paths give the same matrices.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from judgekit.errors import JudgekitError
+
+NO_RATING, OK, ABSTAIN, ERROR, OTHER_STATUS = 0, 1, 2, 3, 4
+#: status text of each status code (``None``: no rating row)
+STATUS_TEXT: tuple[str | None, ...] = (None, "ok", "abstain", "error", "other")
+_STATUS = {"ok": OK, "abstain": ABSTAIN, "error": ERROR}
+_MAX_CODES = 75  # one character per rater / label: chr(48) .. chr(122)
+
+
+@dataclass(frozen=True)
+class RatingCodes:
+    """Items x raters label and status codes (see the module docstring)."""
+
+    items: np.ndarray  # (N,) object: item ids, sorted
+    raters: list[str]  # (R,) sorted
+    kinds: dict[str, str]  # rater -> kind, in order of first appearance
+    labels: np.ndarray  # (N, R) int64, -1 missing
+    status: np.ndarray  # (N, R) int8
+    n_ratings: int
+
+    @property
+    def empty(self) -> bool:
+        return self.n_ratings == 0
+
+    def column(self, rater: str) -> int:
+        return self.raters.index(rater)
+
+
+def _empty() -> RatingCodes:
+    return RatingCodes(np.zeros(0, dtype=object), [], {}, np.zeros((0, 0), dtype=np.int64),
+                       np.zeros((0, 0), dtype=np.int8), 0)
+
+
+def _assemble(item_ids: Any, rater_codes: np.ndarray, raters: list[str], kind_of: dict[str, str],
+              label_codes: np.ndarray, status_codes: np.ndarray,
+              only_items: Sequence[str] | None = None) -> RatingCodes | None:
+    """The matrices from one code per rating (storage order), keeping the ratings of
+    ``only_items`` when given; None when an (item, rater) has more than one rating (trials: the
+    caller collapses them)."""
+    import pandas as pd
+
+    item_ids = np.asarray(item_ids, dtype=object)
+    if only_items is not None:
+        keep = pd.Index(item_ids).isin(set(map(str, only_items)))
+        item_ids, rater_codes = item_ids[keep], rater_codes[keep]
+        label_codes, status_codes = label_codes[keep], status_codes[keep]
+        if not keep.any():
+            return _empty()
+    item_codes, items = pd.factorize(item_ids, sort=True)
+    # raters sorted by id for the columns; kinds in order of first appearance
+    present = np.flatnonzero(np.bincount(rater_codes, minlength=len(raters)))
+    first = np.array([int(np.argmax(rater_codes == c)) for c in present], dtype=np.int64)
+    order = [raters[int(present[i])] for i in np.argsort(first, kind="stable")]
+    sorted_raters = sorted(raters[int(c)] for c in present)
+    col_of = np.full(len(raters), -1, dtype=np.int64)
+    for c in present:
+        col_of[int(c)] = sorted_raters.index(raters[int(c)])
+    cols = col_of[rater_codes]
+    n_items, n_raters = len(items), len(sorted_raters)
+    cell = item_codes.astype(np.int64) * n_raters + cols
+    if cell.size and np.bincount(cell, minlength=n_items * n_raters).max() > 1:
+        return None
+    labels = np.full((n_items, n_raters), -1, dtype=np.int64)
+    status = np.zeros((n_items, n_raters), dtype=np.int8)
+    labels[item_codes, cols] = label_codes
+    status[item_codes, cols] = status_codes
+    return RatingCodes(np.asarray(items, dtype=object), sorted_raters, {r: kind_of[r] for r in order},
+                       labels, status, int(cell.size))
+
+
+def codes_from_frame(ratings: Any, codes: Sequence[str], only_items: Sequence[str] | None = None) -> RatingCodes:
+    """:class:`RatingCodes` of a long ratings DataFrame (``item_id, rater_id, rater_kind, label,
+    status`` and ``trial`` when a rater rated an item several times: trials are collapsed to
+    their majority label, :func:`judgekit.agreement.trials.collapse_trials`)."""
+    from judgekit.agreement.trials import collapse_trials
+
+    if only_items is not None:
+        ratings = ratings[ratings["item_id"].isin(set(map(str, only_items)))]
+    if ratings.empty:
+        return _empty()
+    kinds = ratings.drop_duplicates("rater_id").set_index("rater_id")["rater_kind"]
+    kind_of = {str(r): str(k) for r, k in kinds.items()}
+    raters = list(kind_of)
+    rater_pos = {r: i for i, r in enumerate(raters)}
+
+    def encode(frame: Any) -> RatingCodes | None:
+        rater_codes = np.fromiter((rater_pos[str(r)] for r in frame["rater_id"]), np.int64, len(frame))
+        return _assemble(frame["item_id"].astype(str).to_numpy(dtype=object), rater_codes, raters,
+                         kind_of, _label_codes(frame, codes), _status_codes(frame["status"]))
+
+    out = encode(ratings)
+    if out is None:
+        collapsed = collapse_trials(ratings)
+        out = encode(collapsed)
+        assert out is not None
+        # the raters' order of first appearance is that of the ratings, not of the collapsed rows
+        out = RatingCodes(out.items, out.raters, {r: kind_of[r] for r in raters if r in out.kinds},
+                          out.labels, out.status, out.n_ratings)
+    return out
+
+
+def _label_codes(frame: Any, codes: Sequence[str]) -> np.ndarray:
+    import pandas as pd
+
+    pos = {c: i for i, c in enumerate(codes)}
+    values = frame["label"].to_numpy(dtype=object)
+    missing = pd.isna(values)
+    out = np.fromiter((-1 if m else pos.get(v, -2) for v, m in zip(values, missing, strict=True)),
+                      np.int64, len(values))
+    bad = np.flatnonzero(out == -2)
+    if bad.size:
+        row = frame.iloc[int(bad[0])]
+        raise JudgekitError(
+            f"Rating of item {row['item_id']!r} by {row['rater_id']!r} has the label "
+            f"{values[int(bad[0])]!r}, which is not one of the rubric's codes ({', '.join(codes)}); "
+            "fix the label or compute agreement under the rubric it was given under."
+        )
+    return out
+
+
+def _status_codes(status: Any) -> np.ndarray:
+    import pandas as pd
+
+    values = status.to_numpy(dtype=object)
+    missing = pd.isna(values)
+    return np.fromiter((NO_RATING if m else _STATUS.get(v, OTHER_STATUS)
+                        for v, m in zip(values, missing, strict=True)), np.int8, len(values))
+
+
+# ----------------------------------------------------------------------------- from a store
+_RATERS_SQL = """
+WITH RECURSIVE r(id) AS (
+  SELECT min(rater_id) FROM ratings WHERE rubric = ?1 AND rubric_hash = ?2
+  UNION ALL
+  SELECT (SELECT min(rater_id) FROM ratings WHERE rubric = ?1 AND rubric_hash = ?2 AND rater_id > r.id)
+  FROM r WHERE r.id IS NOT NULL
+) SELECT id FROM r WHERE id IS NOT NULL
+"""
+_OTHER_RATINGS_SQL = (
+    "SELECT EXISTS (SELECT 1 FROM ratings WHERE rubric < ?1) OR EXISTS (SELECT 1 FROM ratings WHERE rubric > ?1)"
+    " OR EXISTS (SELECT 1 FROM ratings WHERE rubric = ?1 AND rubric_hash < ?2)"
+    " OR EXISTS (SELECT 1 FROM ratings WHERE rubric = ?1 AND rubric_hash > ?2)"
+)
+
+
+_STALE_SQL = """
+WITH RECURSIVE h(x) AS (
+  SELECT min(rubric_hash) FROM ratings WHERE rubric = ?1
+  UNION ALL
+  SELECT (SELECT min(rubric_hash) FROM ratings WHERE rubric = ?1 AND rubric_hash > h.x) FROM h WHERE h.x IS NOT NULL
+) SELECT x FROM h WHERE x IS NOT NULL AND x != ?2
+"""
+
+
+def stale_hashes(store: Any, rubric: Any) -> list[str]:
+    """:meth:`judgekit.store.Store.stale_rubric_hashes` (the hashes of older edits of ``rubric``
+    that have ratings, sorted) by one index seek per hash instead of a scan of the rubric's
+    ratings."""
+    return [h for (h,) in store.conn.execute(_STALE_SQL, (rubric.id, rubric.hash))]
+
+
+def codes_from_store(store: Any, rubric: Any, *, variants: bool = False,
+                     only_items: Sequence[str] | None = None) -> RatingCodes | None:
+    """:class:`RatingCodes` of ``store``'s ratings under ``rubric`` (its current hash), read in one
+    scan; None when the store needs the DataFrame path (see the module docstring)."""
+    conn = store.conn
+    key = (rubric.id, rubric.hash)
+    raters = [r for (r,) in conn.execute(_RATERS_SQL, key)]
+    codes = list(rubric.codes)
+    if not raters:
+        return _empty()
+    if len(raters) > _MAX_CODES or len(codes) > _MAX_CODES:
+        return None
+    kind_of = {r: conn.execute("SELECT rater_kind FROM ratings WHERE rubric = ? AND rubric_hash = ? "
+                               "AND rater_id = ? LIMIT 1", (*key, r)).fetchone()[0] for r in raters}
+    args: list[Any] = []
+    rater_case = "CASE rater_id " + " ".join("WHEN ? THEN ?" for _ in raters) + " END"
+    for i, r in enumerate(raters):
+        args += [r, chr(48 + i)]
+    label_case = ("CASE WHEN label IS NULL THEN '0' " + " ".join("WHEN label = ? THEN ?" for _ in codes)
+                  + " ELSE '/' END")
+    for i, c in enumerate(codes):
+        args += [c, chr(49 + i)]
+    status_case = "CASE status WHEN 'ok' THEN '1' WHEN 'abstain' THEN '2' WHEN 'error' THEN '3' ELSE '4' END"
+    where = "rubric = ? AND rubric_hash = ?"
+    args += list(key)
+    if not variants:
+        from judgekit.variants import variant_item_sql
+
+        cond, more = variant_item_sql()
+        where += f" AND {cond}"
+        args += more
+    # a full scan keeps storage order and, when the rubric holds most of the table, is faster
+    # than the index; with other rubrics in the store the index finds the rows, sorted back
+    (others,) = conn.execute(_OTHER_RATINGS_SQL, key).fetchone()
+    rows = f"SELECT item_id, rater_id, label, status FROM ratings NOT INDEXED WHERE {where}"
+    if others:
+        rows = f"SELECT item_id, rater_id, label, status FROM ratings WHERE {where} ORDER BY rowid"
+    sql = (f"SELECT count(*), group_concat(item_id, char(10)), "
+           f"group_concat({rater_case} || {label_case} || {status_case}, '') FROM ({rows})")
+    n, ids, cells = conn.execute(sql, args).fetchone()
+    if not n:
+        return _empty()
+    item_ids = ids.split("\n")
+    packed = np.frombuffer(cells.encode("ascii"), dtype=np.uint8)
+    if len(item_ids) != n or packed.size != 3 * n:
+        return None  # an item id with a newline
+    packed = packed.reshape(n, 3).astype(np.int64)
+    label_codes = packed[:, 1] - 49
+    if (label_codes == 47 - 49).any():
+        return None  # a label outside the rubric: the DataFrame path names it
+    return _assemble(item_ids, packed[:, 0] - 48, raters, kind_of, label_codes,
+                     packed[:, 2].astype(np.int8) - 48, only_items)

@@ -1,0 +1,263 @@
+"""One slice of the agreement report, computed from item patterns (:mod:`.pattern_figures`).
+
+The report's code matrix (:mod:`.rating_codes`) is reduced once to its distinct rows — each
+rater's label, the reference label and each judge's status — and every slice is a frequency
+vector over those rows (``bincount`` of the slice's items), so no figure, slice or bootstrap goes
+back to the items. What needs items as such gets the slice's rows of the code matrix: the
+leave-one-out ceiling (:func:`judgekit.agreement.ceiling.loo_figures`), the signed bias and, at
+interval level, alpha (its unit moments are shifted by the first rating in item order).
+
+The figures and their definitions are those documented in :mod:`judgekit.agreement.report`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from judgekit.agreement import pattern_figures as pf
+from judgekit.agreement.bias import signed_bias
+from judgekit.agreement.ceiling import loo_figures, pairwise_table
+from judgekit.agreement.classes import per_class
+from judgekit.agreement.confusion import confusion_result
+from judgekit.agreement.coverage import coverage
+from judgekit.agreement.figures import fig, num
+from judgekit.agreement.rating_codes import ABSTAIN, ERROR, NO_RATING, STATUS_TEXT
+from judgekit.rubric import Rubric
+
+METRICS = ("percent_agreement", "kappa", "weighted_kappa", "alpha", "ac1")
+REF = "__ref__"
+
+
+@dataclass(frozen=True)
+class Opts:
+    n_resamples: int
+    confidence: float
+    seed: int
+
+
+@dataclass(frozen=True)
+class ReportCodes:
+    """The columns the slices use: ``labels`` (N, L) codes of ``label_cols`` (raters and
+    ``__ref__``), ``status`` (N, J) status codes of ``status_cols`` (the judges), and the
+    distinct rows of both with each item's row."""
+
+    label_cols: list[str]
+    status_cols: list[str]
+    labels: np.ndarray
+    status: np.ndarray
+    patterns: np.ndarray
+    inverse: np.ndarray
+
+    @classmethod
+    def build(cls, label_cols: list[str], labels: np.ndarray, status_cols: list[str],
+              status: np.ndarray) -> ReportCodes:
+        rows, inverse = pf.patterns_of(np.hstack([labels, status.astype(np.int64)]))
+        return cls(label_cols, status_cols, labels, status, rows, inverse)
+
+
+def slice_figures(by: str | None, key: str, pos: np.ndarray | None, rc: ReportCodes, rubric: Rubric,
+                  raters: tuple[list[str], list[str], list[str]], o: Opts) -> dict[str, Any]:
+    """The slice dict of :func:`judgekit.agreement.report.agreement_report` for the items at
+    positions ``pos`` of ``rc`` (None: every item)."""
+    humans, ceiling_humans, judges = raters
+    codes = rubric.codes
+    v = len(codes)
+    level = rubric.level
+    weights = "quadratic" if level in ("ordinal", "interval") else None
+    ci_kw: dict[str, Any] = {"n_resamples": o.n_resamples, "confidence": o.confidence, "seed": o.seed}
+    inverse = rc.inverse if pos is None else rc.inverse[pos]
+    freq_all = np.bincount(inverse, minlength=rc.patterns.shape[0])
+    present = np.flatnonzero(freq_all)
+    rows, freq = rc.patterns[present], freq_all[present]
+    n_lab = len(rc.label_cols)
+    col = {c: i for i, c in enumerate(rc.label_cols)}
+    scol = {c: n_lab + i for i, c in enumerate(rc.status_cols)}
+    lab_obj = np.array([*codes, None], dtype=object)
+    item_labels = rc.labels if pos is None else rc.labels[pos]
+    values = np.array([*(rubric.values[c] for c in codes), np.nan], dtype=float)
+    everything = np.ones(rows.shape[0], dtype=bool)
+
+    def L(names: list[str]) -> np.ndarray:
+        return rows[:, [col[c] for c in names]]
+
+    def reason(names: list[str], mask: np.ndarray) -> str | None:
+        from judgekit.agreement.chance import undefined_reason
+
+        return undefined_reason(lab_obj[L(names)[mask]].T, categories=codes)
+
+    def alpha_value(names: list[str], mask: np.ndarray) -> tuple[float, pf.Thunk]:
+        if level != "interval":
+            return pf.krippendorff_alpha(L(names)[mask], freq[mask], level, v, ci_kw)
+        # interval: on the items themselves, as krippendorff_alpha / alpha_ci see them
+        from judgekit.agreement.alpha import krippendorff_alpha
+        from judgekit.agreement.bootstrap import alpha_ci
+
+        items = mask[np.searchsorted(present, inverse)]
+        arr = values[item_labels[items][:, [col[c] for c in names]]].T
+        return (krippendorff_alpha(arr, level=level),
+                lambda: alpha_ci(arr, level=level, **ci_kw))
+
+    def alpha_fig(names: list[str], mask: np.ndarray) -> dict:
+        n = pf.n_pairable(L(names)[mask], freq[mask]) if names else 0
+        if n == 0:
+            return fig(float("nan"), None, 0, "no item was rated by two of these raters")
+        val, ci = alpha_value(names, mask)
+        if math.isnan(val):
+            return fig(val, None, n, reason(names, mask))
+        return fig(val, ci(), n)
+
+    pair_cache: dict[tuple[str, str], dict[str, Any]] = {}
+
+    def pair_figs(a: str, b: str) -> dict[str, Any]:
+        if (a, b) not in pair_cache:
+            pair_cache[a, b] = _pair_figs(a, b)
+        return pair_cache[a, b]
+
+    def _pair_figs(a: str, b: str) -> dict[str, Any]:
+        pair = L([a, b])
+        both = np.asarray((pair >= 0).all(axis=1))
+        n = int(freq[both].sum())
+        out: dict[str, Any] = {}
+        if n == 0:
+            for m in METRICS:
+                out[m] = fig(float("nan"), None, 0, "no item rated by both")
+            out["weighted_kappa"] = out["weighted_kappa"] if weights else None
+            return out
+        sub, f = pair[both], freq[both]
+        why: list[str | None] = []
+
+        def why_once() -> str | None:
+            if not why:
+                why.append(reason([a, b], both))
+            return why[0]
+
+        def one(parts: tuple[float, pf.Thunk]) -> dict:
+            value, ci = parts
+            return fig(value, None, n, why_once()) if math.isnan(value) else fig(value, ci(), n)
+
+        matrix = pf.confusion(sub[:, 0], sub[:, 1], f, v)
+        out["percent_agreement"] = one(pf.percent_agreement(sub, f, ci_kw))
+        out["kappa"] = one(pf.cohen_kappa(matrix, None, ci_kw))
+        out["weighted_kappa"] = one(pf.cohen_kappa(matrix, weights, ci_kw)) if weights else None
+        out["alpha"] = one(alpha_value([a, b], both))
+        out["ac1"] = one(pf.gwet_ac1(sub, f, v, ci_kw))
+        return out
+
+    # human ceiling ------------------------------------------------------------------------
+    hcols = [h for h in ceiling_humans if h in col]
+    hum = L(hcols)
+    n_pairable = pf.n_pairable(hum, freq) if hcols else 0
+    ceiling: dict[str, Any] = {"n": n_pairable, "raters": hcols, **_ceiling_names(len(hcols), weights)}
+    if len(hcols) >= 2:
+        pa, pa_ci = pf.percent_agreement(hum, freq, ci_kw)
+        ceiling["percent_agreement"] = fig(pa, pa_ci() if not math.isnan(pa) else None, n_pairable,
+                                           "no item was rated by two humans")
+        if len(hcols) == 2:
+            pfg = pair_figs(hcols[0], hcols[1])
+            ceiling["kappa"] = pfg["kappa"]
+            ceiling["weighted_kappa"] = pfg["weighted_kappa"]
+        else:
+            # several humans: Fleiss' kappa (each unit with the humans who rated it), and for
+            # ordinal rubrics the mean pairwise weighted kappa (Light's approach), without a CI
+            fk, fk_ci = pf.fleiss_kappa(hum, freq, v, ci_kw)
+            ceiling["kappa"] = (fig(fk, None, n_pairable, reason(hcols, everything)) if math.isnan(fk)
+                                else fig(fk, fk_ci(), n_pairable))
+            if weights:
+                pairs = [pair_figs(a, b)["weighted_kappa"] for i, a in enumerate(hcols) for b in hcols[i + 1:]]
+                vals = [f["value"] for f in pairs if f and f["value"] is not None]
+                ceiling["weighted_kappa"] = fig(float(np.mean(vals)) if vals else float("nan"), None,
+                                                n_pairable, "no pair of humans has a defined weighted kappa")
+            else:
+                ceiling["weighted_kappa"] = None
+        ceiling["alpha"] = alpha_fig(hcols, everything)
+        ac, ac_ci = pf.gwet_ac1(hum, freq, v, ci_kw)
+        ceiling["ac1"] = (fig(ac, None, n_pairable, reason(hcols, everything)) if math.isnan(ac)
+                          else fig(ac, ac_ci(), n_pairable))
+    else:
+        why = "fewer than two human raters"
+        for m in ("percent_agreement", "kappa", "alpha", "ac1"):
+            ceiling[m] = fig(float("nan"), None, 0, why)
+        ceiling["weighted_kappa"] = fig(float("nan"), None, 0, why) if weights else None
+
+    js = [j for j in judges if j in col]
+    ceiling["loo"], vs_loo = loo_figures(
+        item_labels[:, [col[h] for h in hcols]], hcols, item_labels[:, [col[j] for j in js]], js,
+        n_categories=v, weights=weights, n_resamples=o.n_resamples, confidence=o.confidence, seed=o.seed)
+    pairwise = pairwise_table(hcols, pair_figs)
+    if len(hcols) < 2:
+        pairwise["undefined"] = "fewer than two human raters"
+    ref = rows[:, col[REF]]
+    in_scope = (ref >= 0) | (hum >= 0).any(axis=1)
+    ref_items = item_labels[:, col[REF]]
+
+    # judges -------------------------------------------------------------------------------
+    jout: dict[str, Any] = {}
+    status_text = np.array(STATUS_TEXT, dtype=object)
+    for j in judges:
+        if j not in col:
+            continue
+        st = rows[:, scol[j]]
+        n_items = int(freq[st != NO_RATING].sum())
+        n_abstain = int(freq[st == ABSTAIN].sum())
+        n_error = int(freq[st == ERROR].sum())
+        rated = rows[:, col[j]] >= 0
+        vs_ref = pair_figs(REF, j)
+        cm = confusion_result(pf.confusion(ref, rows[:, col[j]], freq, v), codes)
+        vs_ref["confusion"] = cm.to_dict()
+        vs_ref["n"] = int(cm.matrix.sum())
+        vs_h = {}
+        for h in [h for h in humans if h in col]:
+            f = pair_figs(h, j)
+            vs_h[h] = {"n": f["kappa"]["n"], "kappa": f["kappa"], "percent_agreement": f["percent_agreement"]}
+        a_h = alpha_fig(hcols, rated) if len(hcols) >= 2 else fig(float("nan"), None, 0, "fewer than two human raters")
+        a_hj = alpha_fig([*hcols, j], rated) if hcols else fig(float("nan"), None, 0, "no human raters")
+        delta = None
+        if a_h["value"] is not None and a_hj["value"] is not None:
+            delta = round(a_hj["value"] - a_h["value"], 6)
+        n_rated = int(freq[rated].sum())
+        jout[j] = {
+            "n_items": n_items,
+            "n_rated": n_rated,
+            "n_abstain": n_abstain,
+            "n_error": n_error,
+            "abstain_rate": num(n_abstain / n_items) if n_items else None,
+            "error_rate": num(n_error / n_items) if n_items else None,
+            "vs_reference": vs_ref,
+            "vs_humans": vs_h,
+            "alpha_humans": a_h,
+            "alpha_with_judge": a_hj,
+            "alpha_delta": delta,
+            "label_distribution": pf.distribution(rows[:, col[j]], freq, codes),
+            "coverage": coverage(np.repeat(in_scope, freq), np.repeat(rated, freq),
+                                 np.repeat(status_text[st], freq), confidence=o.confidence),
+            "vs_loo": vs_loo[j],
+            "bias": signed_bias(ref_items, item_labels[:, col[j]], codes=codes,
+                                values=[rubric.values[c] for c in codes], level=level, **ci_kw),
+            "per_class": per_class(cm.matrix, codes, [rubric.values[c] for c in codes], **ci_kw),
+        }
+    return {
+        "by": by,
+        "key": key,
+        "n_items": int(freq.sum()),
+        "n_reference": int(freq[ref >= 0].sum()),
+        "n_in_scope": int(freq[in_scope].sum()),
+        "n_rated": {j: jout[j]["n_rated"] for j in jout},
+        "human_ceiling": ceiling,
+        "human_pairwise": pairwise,
+        "human_label_distribution": pf.distribution(hum, freq, codes),
+        "reference_label_distribution": pf.distribution(ref, freq, codes),
+        "judges": jout,
+    }
+
+
+def _ceiling_names(n_humans: int, weights: str | None) -> dict[str, str | None]:
+    """What the pooled ceiling's κ figures are: Cohen's for two humans, Fleiss' (and the mean
+    pairwise weighted κ, Light's approach) for more."""
+    if n_humans > 2:
+        return {"kappa_name": "Fleiss κ",
+                "weighted_kappa_name": f"mean pairwise {weights}-weighted Cohen κ" if weights else None}
+    return {"kappa_name": "Cohen κ", "weighted_kappa_name": f"{weights}-weighted Cohen κ" if weights else None}
