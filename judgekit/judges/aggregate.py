@@ -22,13 +22,13 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from typing import Literal, get_args
-
-import numpy as np
-import pandas as pd
+from typing import TYPE_CHECKING, Literal, get_args
 
 from judgekit.errors import JudgekitError
 from judgekit.rubric import Rubric
+
+if TYPE_CHECKING:  # numpy and pandas are imported by aggregate(): loading a panel needs neither
+    import pandas as pd
 
 Method = Literal["majority", "mean", "median"]
 Tie = Literal["abstain", "highest", "lowest"]
@@ -65,6 +65,9 @@ def aggregate(
     ``ratings``: long format with at least ``item_id, rater_id, label, status``. Returns long rows
     ``item_id, rater_id, rater_kind, label, value, trial, status, rationale``.
     """
+    import numpy as np
+    import pandas as pd
+
     check_method(method, rubric)
     need = default_min_votes(len(judges)) if min_votes is None else min_votes
     df = ratings[ratings["rater_id"].isin(judges)]

@@ -87,7 +87,7 @@ def run_panel(
                                    dry_run=dry_run, wait=wait))
             if parts[-1].interrupted:
                 break
-        return merge_summaries(parts, [g.label for g in panel.groups], items=len(panel.items))
+        return merge_summaries(parts, [g.label for g in panel.groups], items=len(panel.table))
     t0 = time.perf_counter()
     rubric = panel.rubric
     entries = _chosen(panel, only)
@@ -108,15 +108,15 @@ def run_panel(
     )
     judges = _build(panel, entries, ctx)
     seconds = lease_seconds(os.environ if env is None else env)
-    items = Items(panel.items, key_extra=variables_key(panel.variables))
+    items = Items(panel.table, key_extra=variables_key(panel.variables))
     shared = PanelRun(rubric, items, AnswerParser(rubric), Writer(store, rubric), progress)
     # An edited item text is judged again (the judges' ratings of the old text are retired),
     # unless humans labelled the stored text: then the edit is refused, by the dry run as well.
     items_source = str(panel.base_dir / panel.file.items)
     if dry_run:
-        store.check_item_texts(panel.items, source=items_source, new_text="if_unlabelled")
+        store.check_item_texts(panel.table, source=items_source, new_text="if_unlabelled")
     else:
-        store.put_items(panel.items, source=items_source, new_text="if_unlabelled")
+        store.put_items(panel.table, source=items_source, new_text="if_unlabelled")
     runs = _judge_runs(shared, judges, len(ctx.system))
     for run in runs:
         plan(store, run)

@@ -4,11 +4,14 @@ every run (and re-parse), written only where they changed. The rules are in
 
 from __future__ import annotations
 
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from judgekit.judges.aggregate import aggregate
 from judgekit.judges.panelfile import Panel
 from judgekit.store import Store
+
+if TYPE_CHECKING:  # imported once there is something to aggregate
+    import pandas as pd
 
 
 def write_aggregates(panel: Panel, store: Store) -> dict[str, int]:
@@ -19,8 +22,10 @@ def write_aggregates(panel: Panel, store: Store) -> dict[str, int]:
     judge_ids = spec.judges or [e.id for e in panel.judges]
     if len(judge_ids) < 2:
         return {}
+    import pandas as pd
+
     ratings = store.ratings(rubric=panel.rubric, rater_ids=judge_ids)
-    ids = set(panel.items["item_id"].astype(str))
+    ids = set(panel.table.ids)
     ratings = ratings[ratings["item_id"].isin(ids)]
     out: dict[str, int] = {}
     frames = []

@@ -44,7 +44,7 @@ def reparse_panel(
         return ReparseSummary(total)
     rubric = panel.rubric
     parser = AnswerParser(rubric)
-    items = Items(panel.items, key_extra=variables_key(panel.variables))
+    items = Items(panel.table, key_extra=variables_key(panel.variables))
     entries = [e for e in panel.judges if only is None or e.id in only]
     # A judge is rebuilt only for its cache identity; an API judge cannot be built without a
     # key, so a placeholder stands in for a missing one (a re-parse sends nothing).
