@@ -201,13 +201,20 @@ def merged_item_rows(table: ItemTable, stored: Mapping[str, ItemRow], *, now: fl
     missing prompt, messages or response keeps the stored one."""
     meta_cols = [c for c in table.columns if c not in ITEM_CORE]
     rows = []
+    parsed: dict[str, dict[str, Any]] = {}  # stored metadata texts repeat: each parsed once
     for rec in table.records():
         item_id = str(rec["item_id"])
         old = stored.get(item_id)
-        meta = json.loads(old.meta) if old else {}
+        if old:
+            base = parsed.get(old.meta)
+            if base is None:
+                base = parsed[old.meta] = json.loads(old.meta)
+            meta = dict(base)
+        else:
+            meta = {}
         for c in meta_cols:
-            v = rec.get(c)
-            if not is_missing(v):
+            v = rec[c]
+            if v is not None and not is_missing(v):
                 meta[c] = v
         prompt = rec.get("prompt")
         messages = rec.get("messages")
