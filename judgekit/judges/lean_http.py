@@ -20,10 +20,13 @@ Errors: :class:`LeanHTTPError` (could not connect, connection lost, a malformed 
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import os
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
+
+if TYPE_CHECKING:  # imported by the first call: building a judge (a rerun) needs no asyncio
+    import asyncio
 
 #: proxy settings the SDK (httpx) would honour: with any of them set the SDK sends the calls
 PROXY_VARIABLES = ("http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY")
@@ -67,6 +70,8 @@ class LeanHTTP:
 
     async def post(self, path: str, body: bytes) -> tuple[int, dict[str, str], bytes]:
         """(status, headers with lower-case names, body) of ``POST prefix+path``."""
+        import asyncio
+
         head = (f"POST {self.prefix}{path} HTTP/1.1\r\n{self._head}"
                 f"Content-Length: {len(body)}\r\n\r\n").encode("latin-1")
         async with asyncio.timeout(self.timeout_s):
@@ -92,6 +97,8 @@ class LeanHTTP:
         return None
 
     async def _connect(self) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+        import asyncio
+
         try:
             return await asyncio.open_connection(self.host, self.port, limit=2**20)
         except OSError as exc:
@@ -100,6 +107,8 @@ class LeanHTTP:
     async def _exchange(
         self, conn: tuple[asyncio.StreamReader, asyncio.StreamWriter], request: bytes
     ) -> tuple[int, dict[str, str], bytes, bool]:
+        import asyncio
+
         reader, writer = conn
         try:
             writer.write(request)

@@ -3,7 +3,6 @@ parser, without a call (``judgekit judge --reparse``)."""
 
 from __future__ import annotations
 
-import asyncio
 import os
 from collections.abc import Sequence
 
@@ -61,6 +60,8 @@ def reparse_panel(
         judge = build_judge(entry, ctx, source=panel.source)
         params = spec_params(entry, judge)
         if not judge.local:
+            import asyncio
+
             asyncio.run(judge.aclose())
         jobs = judge_jobs(params, rubric, entry, items, by_item_id=judge.by_item_id)
         stored = answered(store, [j.key for j in jobs], raw=True)
