@@ -51,6 +51,8 @@ def test_lean_is_used_for_plain_http_without_a_proxy():
     assert not lean_usable("http://127.0.0.1:8000/v1", {"HTTP_PROXY": "http://proxy:3128"})
     assert not lean_usable("http://127.0.0.1:8000/v1", {"all_proxy": "socks5://p:1080"})
     assert not lean_usable("http://127.0.0.1:port/v1", {})
+    assert not lean_usable("http://127.0.0.1:8000/v1", {"JUDGEKIT_LEAN_HTTP": "0"})
+    assert lean_usable("http://127.0.0.1:8000/v1", {"JUDGEKIT_LEAN_HTTP": "1"})
     lean = judge_for(JudgeEntry(id="v", model="openai-compatible:http://127.0.0.1:9/v1#m"))
     sdk = judge_for(JudgeEntry(id="v", model="openai-compatible:http://127.0.0.1:9/v1#m"),
                     {"HTTPS_PROXY": "", "HTTP_PROXY": "http://proxy:3128"})

@@ -30,6 +30,8 @@ if TYPE_CHECKING:  # imported by the first call: building a judge (a rerun) need
 
 #: proxy settings the SDK (httpx) would honour: with any of them set the SDK sends the calls
 PROXY_VARIABLES = ("http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY")
+#: ``JUDGEKIT_LEAN_HTTP=0`` sends every call through the SDK
+LEAN_ENV = "JUDGEKIT_LEAN_HTTP"
 
 
 class LeanHTTPError(Exception):
@@ -38,10 +40,13 @@ class LeanHTTPError(Exception):
 
 def lean_usable(base_url: str | None, env: dict[str, str] | None = None) -> bool:
     """Whether calls to ``base_url`` can go through :class:`LeanHTTP`: plain ``http://`` and no
-    proxy configured (``HTTP_PROXY``, ``ALL_PROXY``; TLS and proxies stay with the SDK)."""
+    proxy configured (``HTTP_PROXY``, ``ALL_PROXY``; TLS and proxies stay with the SDK), unless
+    ``JUDGEKIT_LEAN_HTTP=0``."""
     if not base_url or not base_url.lower().startswith("http://"):
         return False
     environ = os.environ if env is None else env
+    if environ.get(LEAN_ENV, "").strip() == "0":
+        return False
     if any(environ.get(v) for v in PROXY_VARIABLES):
         return False
     try:
@@ -168,4 +173,4 @@ def _close(writer: asyncio.StreamWriter) -> None:
         writer.close()
 
 
-__all__ = ["PROXY_VARIABLES", "LeanHTTP", "LeanHTTPError", "lean_usable"]
+__all__ = ["LEAN_ENV", "PROXY_VARIABLES", "LeanHTTP", "LeanHTTPError", "lean_usable"]
