@@ -12,6 +12,7 @@ import csv
 import importlib
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -110,6 +111,27 @@ def test_a_rerun_that_makes_no_call_imports_no_sdk(tmp_path, fake):
     assert "0 answered now, 24 from cache, 0 abstentions, 0 errors" in out
     # nor pandas: the items are read, checked and compared with the stored ones as plain rows
     assert heavy == [], heavy
+
+
+def test_a_rerun_of_a_panel_with_a_majority_imports_no_pandas(tmp_path, fake):
+    """Two judges and the default aggregate (majority): the rerun checks the derived ratings
+    from plain rows, finds them unchanged and writes nothing."""
+    write_items(tmp_path, labelled_items(9))
+    panel = write_panel(tmp_path, [{"id": "m1", "model": f"openai-compatible:{fake.openai_url}#m1"},
+                                   {"id": "m2", "model": f"openai-compatible:{fake.openai_url}#m2"}])
+    store = tmp_path / "s.db"
+    first = CliRunner().invoke(main, ["judge", str(panel), "--store", str(store), "--no-progress"])
+    assert first.exit_code == 0, first.output
+    with sqlite3.connect(store) as conn:
+        before = list(conn.execute("SELECT * FROM ratings ORDER BY rowid"))
+    assert sum(r[1] == "panel:majority" for r in before) == 9
+    fake.stop()
+    code, heavy, out = probe(["judge", str(panel), "--store", str(store), "--no-progress"], tmp_path)
+    assert code == 0, out
+    assert "0 answered now, 18 from cache" in out
+    assert heavy == [], heavy
+    with sqlite3.connect(store) as conn:
+        assert list(conn.execute("SELECT * FROM ratings ORDER BY rowid")) == before
 
 
 def test_a_rerun_of_csv_items_per_framing_imports_no_pandas(tmp_path):

@@ -84,7 +84,7 @@ def aggregate(
                         f"only {n} of {len(judges)} judges gave a label (need {need})"))
             continue
         if method == "majority":
-            out.append((str(item_id), *_majority(votes_by_judge, values, tie)))
+            out.append((str(item_id), *majority_vote(votes_by_judge, values, tie)))
         else:
             reduce = np.mean if method == "mean" else np.median
             per_judge = [float(reduce([values[c] for c in cs])) for cs in votes_by_judge.values()]
@@ -96,9 +96,11 @@ def aggregate(
     return res
 
 
-def _majority(
+def majority_vote(
     votes: dict[str, list[str]], values: dict[str, float], tie: str
 ) -> tuple[str | None, float | None, str, str]:
+    """``(label, value, status, rationale)`` of one item from each judge's ``ok`` labels (a
+    judge's vote split over its trials' labels; ties as ``tie`` says)."""
     totals: dict[str, float] = defaultdict(float)
     for labels in votes.values():
         for lab in labels:
