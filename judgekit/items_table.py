@@ -195,6 +195,11 @@ def _json_default(obj: object) -> Any:
     raise TypeError(f"not JSON serialisable: {type(obj).__name__}")
 
 
+def _missing(value: Any) -> bool:
+    """:func:`judgekit.schema.is_missing`, a text at once (most cells)."""
+    return value is None or (type(value) is not str and is_missing(value))
+
+
 def merged_item_rows(table: ItemTable, stored: Mapping[str, ItemRow], *, now: float) -> list[ItemRow]:
     """Rows to write for ``table``, merged with the ``stored`` rows of the same ids (the rule of
     :func:`judgekit.records.item_rows`): metadata columns given here overwrite, others stay; a
@@ -214,20 +219,20 @@ def merged_item_rows(table: ItemTable, stored: Mapping[str, ItemRow], *, now: fl
             meta = {}
         for c in meta_cols:
             v = rec[c]
-            if v is not None and not is_missing(v):
+            if not _missing(v):
                 meta[c] = v
         prompt = rec.get("prompt")
         messages = rec.get("messages")
         response = rec.get("response")
         if old:
-            prompt = old.prompt if is_missing(prompt) else prompt
-            messages = old.messages if is_missing(messages) else messages
-            response = old.response if is_missing(response) else response
-        if not is_missing(messages) and not isinstance(messages, str):
+            prompt = old.prompt if _missing(prompt) else prompt
+            messages = old.messages if _missing(messages) else messages
+            response = old.response if _missing(response) else response
+        if not _missing(messages) and not isinstance(messages, str):
             messages = json.dumps(messages, default=_json_default, ensure_ascii=False)
-        prompt = None if is_missing(prompt) else str(prompt)
-        messages = None if is_missing(messages) else messages
-        response = None if is_missing(response) else str(response)
+        prompt = None if _missing(prompt) else str(prompt)
+        messages = None if _missing(messages) else messages
+        response = None if _missing(response) else str(response)
         rows.append(ItemRow(
             item_id=item_id, prompt=prompt, messages=messages, response=response,
             content_hash=item_content_hash(prompt, messages, response),
