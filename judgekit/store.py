@@ -215,7 +215,9 @@ class Store(JudgeRatings):
         (another model's output?) is one :class:`JudgekitError` naming ``source`` and the id, and
         nothing is written — its ratings were made for the stored text. ``"if_unlabelled"``
         allows it for items no human or reference rater has labelled (a judge panel, whose
-        ratings for an older text are retired by the run); ``"replace"`` always.
+        ratings for an older text are retired by the run); ``"replace"`` always. An item stored
+        exactly so already is not rewritten (it keeps its ``updated_at`` and its place).
+        ``items``: a validated items frame or an :class:`~judgekit.items_table.ItemTable`.
         """
         if items.empty:
             return 0
