@@ -3,7 +3,8 @@
 Prints four ratios (timings on a shared machine are noisy; the ratios are what to compare):
 
 1. achieved calls/s over the bound concurrency / latency (goal >= 0.9) for N items x 1 trial,
-   an ``openai-compatible:`` judge through the official SDK, the fake provider in its own process
+   an ``openai-compatible:http://`` judge (judgekit's lean HTTP client; ``JUDGEKIT_LEAN_HTTP=0``
+   in the environment measures the official SDK instead), the fake provider in its own process
    (as a real provider would be) answering after ``--latency`` seconds;
 2. calls made by an immediate rerun of the same panel (goal 0), and its wall time;
 3. wall time of the same panel with 5% 429s (retry-after 0.1 s) and 2% 500s injected, over the
@@ -11,12 +12,17 @@ Prints four ratios (timings on a shared machine are noisy; the ratios are what t
 4. end to end, command-line start included: the bound (calls / concurrency x latency) over the
    wall time of ``judgekit judge panel.yaml`` in a fresh interpreter, from spawn to exit, into a
    new store, at 16 and 64 connections (``--e2e-concurrency``; goals >= 0.9 and >= 0.75). This
-   pays what a user pays: interpreter, imports (the SDK's among them), reading the items, the plan.
+   pays what a user pays: interpreter, imports, reading the items, the plan.
+
+Beside 4, what the machine allows: the same 1,000 requests from a bare client (asyncio, the
+lean HTTP/1.1 client an ``openai-compatible:http://`` judge uses, nothing of a panel around it)
+at the same connections, over the bound — the end-to-end figures cannot be above it.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import os
 import signal
@@ -105,12 +111,44 @@ def run_cli(folder: Path, url: str, concurrency: int, store_name: str) -> float:
     return s
 
 
+def bare_client(url: str, n: int, concurrency: int) -> float:
+    """Seconds for ``n`` chat-completion requests from ``concurrency`` bare workers."""
+    from judgekit.judges.lean_http import LeanHTTP
+
+    body = json.dumps({"model": "bench-judge", "max_tokens": 400, "messages": [
+        {"role": "system", "content": "You are a judge; answer in JSON."},
+        {"role": "user", "content": "Rate this. LABEL=full_refusal"}]}).encode()
+
+    async def go() -> float:
+        client = LeanHTTP(f"{url}/v1", {"Authorization": "Bearer bench"}, 60.0)
+        left = [n]
+
+        async def worker() -> None:
+            while left[0] > 0:
+                left[0] -= 1
+                status, _, answer = await client.post("/chat/completions", body)
+                if status != 200:
+                    raise SystemExit(f"bare client: HTTP {status}: {answer[:200]!r}")
+
+        t = time.perf_counter()
+        try:
+            await asyncio.gather(*(worker() for _ in range(concurrency)))
+        finally:
+            await client.aclose()
+        return time.perf_counter() - t
+
+    return asyncio.run(go())
+
+
 def end_to_end(folder: Path, n: int, latency: float, concurrencies: list[int]) -> None:
-    """Print bound / wall time of the whole command for each concurrency."""
+    """Print bound / wall time of the whole command for each concurrency, and of a bare client."""
     goals = {16: 0.9, 64: 0.75}
     proc, url = start_server(latency, {}, 0.1)
     try:
         for c in concurrencies:
+            bare = bare_client(url, n, c)
+            print(f"bare client (no judgekit around it), {c} connections: {n} requests in {bare:.2f}s; "
+                  f"bound / wall: {n / c * latency / bare:.2f}   (what this machine allows)")
             before = int(server_stats(url)["requests"])  # type: ignore[call-overload]
             s = run_cli(folder, url, c, f"e2e-{c}.db")
             calls = int(server_stats(url)["requests"]) - before  # type: ignore[call-overload]
@@ -123,9 +161,6 @@ def end_to_end(folder: Path, n: int, latency: float, concurrencies: list[int]) -
 
 
 def main() -> None:
-    # The SDK import (~0.6 s for openai on this machine) is paid once per process, not per call.
-    import openai  # noqa: F401
-
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--items", type=int, default=1000)
     ap.add_argument("--latency", type=float, default=0.1)

@@ -20,8 +20,9 @@ from typing import Any
 
 import pandas as pd
 
-from judgekit.columns import closest_hint, column_list
 from judgekit.errors import JudgekitError, excerpt
+from judgekit.items_table import check_messages as _messages  # the one check, also without pandas
+from judgekit.items_table import require_names
 from judgekit.rubric import Rubric
 from judgekit.schema import RATER_KINDS, STATUSES, is_missing
 from judgekit.schema import item_content_hash as item_content_hash  # re-exported: its old home
@@ -70,13 +71,7 @@ RATING_INPUT_KEYS = ("item_id", "rater_id", "label")
 
 
 def require_columns(df: pd.DataFrame, columns: Sequence[str], *, source: str, hint: str = "") -> None:
-    missing = [c for c in columns if c not in df.columns]
-    if missing:
-        raise JudgekitError(
-            f"{source}: missing column{'s' if len(missing) > 1 else ''} "
-            f"{', '.join(repr(m) for m in missing)} (the file has: {column_list(df.columns)})"
-            f"{closest_hint(missing[0], df.columns)}{hint}."
-        )
+    require_names(list(df.columns), columns, source=source, hint=hint)
 
 
 def parse_rater_map(spec: str | Sequence[str] | None) -> dict[str, str]:
@@ -454,43 +449,5 @@ def messages_as_json(
         parsed = _messages(m, lambda i=i: row_ref(source, i, csv=csv, lines=lines))  # type: ignore[misc]
         out.append(None if parsed is None else json.dumps(parsed, ensure_ascii=False))
     return pd.Series(out, dtype=object)
-
-
-def _messages(m: Any, where: Where) -> list[dict[str, Any]] | None:
-    """A checked conversation: a list of ``{role, content}`` objects (or its JSON text), each
-    ``content`` a string or a list of content parts and ``role`` a non-empty string (a turn
-    without a role is not a conversation turn: refused, in an import and in ``--items`` alike)."""
-    if is_missing(m):
-        return None
-    if hasattr(m, "tolist") and not isinstance(m, str):  # Parquet lists read by pandas: numpy arrays
-        m = m.tolist()
-    if isinstance(m, str):
-        try:
-            m = loads_json_strict(m)
-        except (ValueError, RecursionError):
-            raise JudgekitError(
-                f"{where_text(where)}: 'messages' is not a JSON list of {{role, content}} objects; fix it."
-            ) from None
-    if not isinstance(m, list):
-        raise JudgekitError(
-            f"{where_text(where)}: 'messages' must be a list of {{role, content}} objects, not "
-            f"{excerpt(m, 40)}; fix it."
-        )
-    for k, x in enumerate(m):
-        if not isinstance(x, dict) or "content" not in x:
-            raise JudgekitError(
-                f"{where_text(where)}: messages[{k}] is {excerpt(x, 40)}, not a {{role, content}} object; fix it."
-            )
-        if "role" not in x:
-            raise JudgekitError(
-                f"{where_text(where)}: messages[{k}] has no 'role' (who speaks: user, assistant, "
-                "system); add it."
-            )
-        if not isinstance(x["content"], str | list) or not isinstance(x["role"], str) or not x["role"]:
-            raise JudgekitError(
-                f"{where_text(where)}: messages[{k}] needs 'content' as text (or a list of content parts) and "
-                "'role' as text; fix it."
-            )
-    return [dict(x) for x in m]
 
 

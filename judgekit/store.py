@@ -48,6 +48,8 @@ from judgekit.store_judges import JudgeRatings
 if TYPE_CHECKING:
     import pandas as pd
 
+    from judgekit.items_table import ItemTable
+
 __all__ = [
     "DEFAULT_STORE",
     "ITEM_CORE",
@@ -203,7 +205,7 @@ class Store(JudgeRatings):
 
     # ------------------------------------------------------------------- items
     def put_items(
-        self, items: pd.DataFrame, *, source: str = "items", new_text: NewText = "refuse"
+        self, items: pd.DataFrame | ItemTable, *, source: str = "items", new_text: NewText = "refuse"
     ) -> int:
         """Insert or update items (``item_id`` + ``prompt``/``messages``/``response`` + metadata).
 
@@ -213,25 +215,31 @@ class Store(JudgeRatings):
         (another model's output?) is one :class:`JudgekitError` naming ``source`` and the id, and
         nothing is written — its ratings were made for the stored text. ``"if_unlabelled"``
         allows it for items no human or reference rater has labelled (a judge panel, whose
-        ratings for an older text are retired by the run); ``"replace"`` always.
+        ratings for an older text are retired by the run); ``"replace"`` always. An item stored
+        exactly so already is not rewritten (it keeps its ``updated_at`` and its place).
+        ``items``: a validated items frame or an :class:`~judgekit.items_table.ItemTable`.
         """
         if items.empty:
             return 0
-        rows = self._merged_items(items, source=source, new_text=new_text)
-        with self.transaction() as conn:
-            conn.executemany(
-                "INSERT OR REPLACE INTO items (item_id, prompt, messages, response, content_hash,"
-                " meta, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                [
-                    (r.item_id, r.prompt, r.messages, r.response, r.content_hash, r.meta,
-                     r.updated_at)
-                    for r in rows
-                ],
-            )
+        rows, stored = self._merged_items(items, source=source, new_text=new_text)
+        from judgekit.items_table import rows_to_write
+
+        changed = rows_to_write(rows, stored)  # an item stored exactly so already is not rewritten
+        if changed:
+            with self.transaction() as conn:
+                conn.executemany(
+                    "INSERT OR REPLACE INTO items (item_id, prompt, messages, response, content_hash,"
+                    " meta, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    [
+                        (r.item_id, r.prompt, r.messages, r.response, r.content_hash, r.meta,
+                         r.updated_at)
+                        for r in changed
+                    ],
+                )
         return len(rows)
 
     def check_item_texts(
-        self, items: pd.DataFrame, *, source: str = "items", new_text: NewText = "refuse"
+        self, items: pd.DataFrame | ItemTable, *, source: str = "items", new_text: NewText = "refuse"
     ) -> None:
         """Refuse, as :meth:`put_items` would, items stored with another text (writes nothing):
         for a caller that must know before it does anything else with them."""
@@ -239,23 +247,23 @@ class Store(JudgeRatings):
             self._merged_items(items, source=source, new_text=new_text)
 
     def _merged_items(
-        self, items: pd.DataFrame, *, source: str, new_text: NewText
-    ) -> list[ItemRow]:
-        from judgekit.records import item_rows
+        self, items: pd.DataFrame | ItemTable, *, source: str, new_text: NewText
+    ) -> tuple[list[ItemRow], dict[str, ItemRow]]:
+        """The rows to write for ``items`` and the stored rows of their ids."""
+        from judgekit.items_table import item_ids, merged_rows
 
-        stored = {
-            r.item_id: r for r in self._item_rows(items["item_id"].astype(str).tolist(), ordered=False)
-        }
-        rows = item_rows(items, stored, now=time.time())
+        stored = {r.item_id: r for r in self._item_rows(item_ids(items), ordered=False)}
+        rows = merged_rows(items, stored, now=time.time())
         if new_text == "replace":
-            return rows
+            return rows, stored
         changed = [
             row.item_id for row in rows
             if (old := stored.get(row.item_id)) is not None and old.response is not None
+            and (row.prompt, row.messages, row.response) != (old.prompt, old.messages, old.response)
             and row.content_hash != item_content_hash(old.prompt, old.messages, old.response)
         ]
         if not changed:
-            return rows
+            return rows, stored
         if new_text == "refuse":
             raise JudgekitError(
                 f"{source}: item {changed[0]!r} is already in the store with another text "
@@ -272,7 +280,7 @@ class Store(JudgeRatings):
                     f"{kind} labels (e.g. {rater!r}) were made for the stored one; give the new "
                     "text another item id, or use another --store."
                 )
-        return rows
+        return rows, stored
 
     def items(self, item_ids: Sequence[str] | None = None, *, variants: bool = False) -> pd.DataFrame:
         """Items as a DataFrame: core columns, ``content_hash`` and one column per metadata key.

@@ -74,6 +74,19 @@ class JudgeRatings:
         return {(iid, trial): StoredJudgeRating(label, status, key)
                 for iid, trial, label, status, key in rows}
 
+    def rating_rows(
+        self, rubric: str, rubric_hash: str, rater_ids: Sequence[str]
+    ) -> list[tuple[str, str, int, str | None, str, str | None]]:
+        """``(item_id, rater_id, trial, label, status, rationale)`` of these raters' ratings under
+        ``rubric`` and ``rubric_hash``, in the order they were stored (no pandas: a panel rerun
+        checks its aggregates with these)."""
+        marks = ",".join("?" * len(rater_ids))
+        return list(self.conn.execute(
+            "SELECT item_id, rater_id, trial, label, status, rationale FROM ratings WHERE rubric = ?"
+            f" AND rubric_hash = ? AND rater_id IN ({marks}) ORDER BY rowid",
+            (rubric, rubric_hash, *rater_ids),
+        ))
+
     def other_kind_rater(self, rater_ids: Sequence[str]) -> tuple[str, str] | None:
         """The first of ``rater_ids`` that is already a human or reference rater, and its kind."""
         if not rater_ids:

@@ -184,6 +184,8 @@ def loads_json_strict(text: str | bytes) -> Any:
     surrogate escape such as ``"\\ud83d"`` (raises :class:`JSONValueError`); invalid JSON raises
     ``json.JSONDecodeError`` and JSON nested too deep for Python ``RecursionError``."""
     data = json.loads(text, object_pairs_hook=_object_pairs, parse_constant=_json_constant)
+    if isinstance(text, str) and not _SURROGATE_ESCAPE.search(text):
+        return data  # no \uD800-\uDFFF escape in the text: no lone surrogate in the data
     problem = surrogate_problem(data, text)
     if problem is not None:
         raise JSONValueError(problem)
@@ -191,6 +193,8 @@ def loads_json_strict(text: str | bytes) -> Any:
 
 
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
+#: where a surrogate can come from in JSON text read as UTF-8: a \uD800-\uDFFF escape
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]|[\ud800-\udfff]")
 #: one escape sequence of a JSON string: a \uXXXX escape (group 1: its digits) or another one
 _ESCAPE = re.compile(r"\\(?:u([0-9a-fA-F]{4})|.)", re.DOTALL)
 

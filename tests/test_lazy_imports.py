@@ -8,9 +8,11 @@ imports.
 
 from __future__ import annotations
 
+import csv
 import importlib
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -87,7 +89,7 @@ def test_help_and_rubrics_load_no_heavy_module(tmp_path):
 
 def test_a_rerun_that_makes_no_call_imports_no_sdk(tmp_path, fake):
     """Both SDK judges answer every item once; the rerun, with the provider gone, answers all
-    from the cache without importing either SDK."""
+    from the cache without importing either SDK, pandas, numpy, scikit-learn or scipy."""
     write_items(tmp_path, labelled_items(12))
     panel = write_panel(tmp_path, [
         {"id": "oa", "model": f"openai-compatible:{fake.openai_url}#m"},
@@ -107,7 +109,51 @@ def test_a_rerun_that_makes_no_call_imports_no_sdk(tmp_path, fake):
                              tmp_path, JK_TEST_KEY="k")
     assert code == 0, out
     assert "0 answered now, 24 from cache, 0 abstentions, 0 errors" in out
-    assert not {"openai", "anthropic", "sklearn", "scipy"} & set(heavy), heavy
+    # nor pandas: the items are read, checked and compared with the stored ones as plain rows
+    assert heavy == [], heavy
+
+
+def test_a_rerun_of_a_panel_with_a_majority_imports_no_pandas(tmp_path, fake):
+    """Two judges and the default aggregate (majority): the rerun checks the derived ratings
+    from plain rows, finds them unchanged and writes nothing."""
+    write_items(tmp_path, labelled_items(9))
+    panel = write_panel(tmp_path, [{"id": "m1", "model": f"openai-compatible:{fake.openai_url}#m1"},
+                                   {"id": "m2", "model": f"openai-compatible:{fake.openai_url}#m2"}])
+    store = tmp_path / "s.db"
+    first = CliRunner().invoke(main, ["judge", str(panel), "--store", str(store), "--no-progress"])
+    assert first.exit_code == 0, first.output
+    with sqlite3.connect(store) as conn:
+        before = list(conn.execute("SELECT * FROM ratings ORDER BY rowid"))
+    assert sum(r[1] == "panel:majority" for r in before) == 9
+    fake.stop()
+    code, heavy, out = probe(["judge", str(panel), "--store", str(store), "--no-progress"], tmp_path)
+    assert code == 0, out
+    assert "0 answered now, 18 from cache" in out
+    assert heavy == [], heavy
+    with sqlite3.connect(store) as conn:
+        assert list(conn.execute("SELECT * FROM ratings ORDER BY rowid")) == before
+
+
+def test_a_rerun_of_csv_items_per_framing_imports_no_pandas(tmp_path):
+    """The row path for CSV items and a panel split by ``rubric_by``: the rerun answers from
+    the cache, stores nothing new and loads no heavy module."""
+    with (tmp_path / "items.csv").open("w", newline="", encoding="utf-8") as fh:
+        out = csv.writer(fh)
+        out.writerow(["item_id", "prompt", "response", "framing"])
+        for i, r in enumerate(labelled_items(6)):
+            out.writerow([r["item_id"], r["prompt"], r["response"], 1 + i % 2])
+    panel = tmp_path / "panel.yaml"
+    panel.write_text("rubric: refusal\nitems: items.csv\naggregate: null\n"
+                     "rubric_by: {column: framing, rubrics: {1: refusal, 2: refusal}}\n"
+                     "judges:\n  - {id: kw, model: 'rules:refusal-keywords'}\n", encoding="utf-8")
+    store = tmp_path / "s.db"
+    first = CliRunner().invoke(main, ["judge", str(panel), "--store", str(store), "--no-progress"])
+    assert first.exit_code == 0, first.output
+    assert "6 answered now, 0 from cache" in first.output
+    code, heavy, out = probe(["judge", str(panel), "--store", str(store), "--no-progress"], tmp_path)
+    assert code == 0, out
+    assert "0 answered now, 6 from cache" in out
+    assert heavy == [], heavy
 
 
 def test_gate_on_a_small_store_loads_no_sdk_nor_scipy(tmp_path, xstest_store):

@@ -72,7 +72,7 @@ def judge_cmd(
 
     from rich.console import Console
 
-    from judgekit.judges.panel import load_panel, reparse_panel, run_panel
+    from judgekit.judges.panel import load_panel, run_panel
     from judgekit.judges.progress import RichProgress
 
     panel = load_panel(panel_file)
@@ -88,6 +88,8 @@ def judge_cmd(
         opened = Store(store_path)
     with opened as store:
         if reparse:
+            from judgekit.judges.reparse import reparse_panel
+
             rs = reparse_panel(panel, store, only=only_ids)
             for line in rs.lines():
                 echo(line)

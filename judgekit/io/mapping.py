@@ -15,14 +15,15 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from judgekit.columns import closest_column, closest_hint, column_list
 from judgekit.errors import JudgekitError, excerpt
 from judgekit.schema import is_missing, item_content_hash
 from judgekit.values import row_ref
+
+if TYPE_CHECKING:  # imported where a frame is made: the column map needs none
+    import pandas as pd
 
 #: the judgekit names a file's column can be mapped onto
 MAPPABLE = (
@@ -154,6 +155,8 @@ def make_item_ids(
       refused. Re-importing the same file gives the same ids; ``run1/labels.csv`` and
       ``run2/labels.csv`` give different ones.
     """
+    import pandas as pd
+
     if how not in ID_FROM:
         raise JudgekitError(f"{source}: --id-from {excerpt(how, 20)} is not one of {', '.join(ID_FROM)}.")
     if "item_id" in table.columns:

@@ -18,9 +18,7 @@ import math
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, overload
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any, overload
 
 from judgekit.errors import JudgekitError
 from judgekit.io.atomic import new_temp_file as new_temp_file  # re-exported
@@ -37,6 +35,9 @@ from judgekit.values import (
     plain_number,
     row_ref,
 )
+
+if TYPE_CHECKING:  # pandas is imported where a frame is made: reading columns needs none
+    import pandas as pd
 
 FORMATS = ("csv", "jsonl", "json", "parquet", "inspect")
 
@@ -110,7 +111,27 @@ def read_table(
     digits, a decimal number, white space at either end or a control character an error. The
     frame's ``attrs["lines"]`` (CSV, JSONL) holds each row's first physical line, for messages.
     """
+    import pandas as pd
 
+    columns, data, lines = read_columns(path, fmt, column_map=column_map, key_column=key_column,
+                                        flatten=flatten, map_option=map_option)
+    df = pd.DataFrame({name: pd.Series(data[name], dtype=object) for name in columns})
+    if lines is not None:
+        df.attrs["lines"] = LineNumbers(lines)
+    return df
+
+
+def read_columns(
+    path: str | Path,
+    fmt: str | None = None,
+    *,
+    column_map: Mapping[str, str] | None = None,
+    key_column: str | None = None,
+    flatten: bool = False,
+    map_option: str = "--map",
+) -> tuple[list[str], dict[str, list[Any]], Sequence[int] | None]:
+    """What :func:`read_table` reads, without pandas: (columns, each column's values, each
+    row's first physical line or None). Same checks, same values, same messages."""
     p = Path(path)
     try:
         if not p.exists():
@@ -179,10 +200,7 @@ def read_table(
     for name in ID_COLUMNS:
         if name in data:
             data[name] = _id_cells(p, name, data[name], lines, csv=kind == "csv")
-    df = pd.DataFrame({name: pd.Series(data[name], dtype=object) for name in columns})
-    if lines is not None:
-        df.attrs["lines"] = LineNumbers(lines)
-    return df
+    return columns, data, lines
 
 
 class LineNumbers(Sequence[int]):
@@ -421,6 +439,8 @@ def _json_value(v: Any) -> Any:
 
 def write_table(df: pd.DataFrame, path: str | Path, fmt: str | None = None) -> Path:
     """Write ``df`` atomically (temp file + rename): a failed write leaves no half file."""
+    import pandas as pd
+
     p = Path(path)
     kind = table_format(p, fmt)
     if kind == "inspect":

@@ -22,13 +22,13 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from typing import Literal, get_args
-
-import numpy as np
-import pandas as pd
+from typing import TYPE_CHECKING, Literal, get_args
 
 from judgekit.errors import JudgekitError
 from judgekit.rubric import Rubric
+
+if TYPE_CHECKING:  # numpy and pandas are imported by aggregate(): loading a panel needs neither
+    import pandas as pd
 
 Method = Literal["majority", "mean", "median"]
 Tie = Literal["abstain", "highest", "lowest"]
@@ -65,6 +65,9 @@ def aggregate(
     ``ratings``: long format with at least ``item_id, rater_id, label, status``. Returns long rows
     ``item_id, rater_id, rater_kind, label, value, trial, status, rationale``.
     """
+    import numpy as np
+    import pandas as pd
+
     check_method(method, rubric)
     need = default_min_votes(len(judges)) if min_votes is None else min_votes
     df = ratings[ratings["rater_id"].isin(judges)]
@@ -81,7 +84,7 @@ def aggregate(
                         f"only {n} of {len(judges)} judges gave a label (need {need})"))
             continue
         if method == "majority":
-            out.append((str(item_id), *_majority(votes_by_judge, values, tie)))
+            out.append((str(item_id), *majority_vote(votes_by_judge, values, tie)))
         else:
             reduce = np.mean if method == "mean" else np.median
             per_judge = [float(reduce([values[c] for c in cs])) for cs in votes_by_judge.values()]
@@ -93,9 +96,11 @@ def aggregate(
     return res
 
 
-def _majority(
+def majority_vote(
     votes: dict[str, list[str]], values: dict[str, float], tie: str
 ) -> tuple[str | None, float | None, str, str]:
+    """``(label, value, status, rationale)`` of one item from each judge's ``ok`` labels (a
+    judge's vote split over its trials' labels; ties as ``tie`` says)."""
     totals: dict[str, float] = defaultdict(float)
     for labels in votes.values():
         for lab in labels:

@@ -16,7 +16,6 @@ run to collect.
 
 from __future__ import annotations
 
-import asyncio
 import random
 import time
 from typing import Any
@@ -131,6 +130,8 @@ async def _run_batches(
             del waiting_batches[bid]
         if not waiting_batches or not wait:
             break
+        import asyncio
+
         await asyncio.sleep(entry.batch_poll_s)
     s.batch_waiting = sum(len(keys & jobs.keys()) for keys in waiting_batches.values())
 
@@ -154,6 +155,8 @@ def _claimed(lease: RunLease, elsewhere: Elsewhere, chunk: list[Job]) -> list[Jo
 
 async def _retrying(run: JudgeRun, make: Any) -> str:
     """Submit with the judge's retry policy (transient failures retried, then raised)."""
+    import asyncio
+
     rng = random.Random()
     attempt = 0
     while True:

@@ -33,11 +33,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
 from pydantic import ConfigDict, Field, field_validator
 
 from judgekit.config import ConfigModel
 from judgekit.errors import JudgekitError
+from judgekit.items_table import ItemTable
 from judgekit.prompt import system_prompt, template_variables
 from judgekit.rubric import Rubric, rubric_named_in
 from judgekit.schema import is_missing
@@ -71,7 +71,7 @@ class PanelGroup:
 
     label: str  #: e.g. "framing=1" (empty for a panel without rubric_by or variables)
     rubric: Rubric
-    items: pd.DataFrame
+    items: ItemTable
     variables: dict[str, str]
 
 
@@ -98,7 +98,7 @@ def panel_groups(
     rubric: Rubric | None,
     rubric_by: RubricBy | None,
     variables: list[str],
-    items: pd.DataFrame,
+    items: ItemTable,
     base_dir: Path,
     source: str,
     items_source: str,
@@ -108,7 +108,7 @@ def panel_groups(
     Every problem is one sentence naming the panel file (``source``) and the key."""
     where = f"Panel file {source}"
     columns = [str(c) for c in items.columns]
-    ids = items["item_id"].astype(str).tolist()
+    ids = items.ids
     per_item: list[Rubric] = []
     if rubric_by is not None:
         if rubric_by.column not in columns:
@@ -117,7 +117,7 @@ def panel_groups(
                 f"(its columns: {', '.join(columns)})."
             )
         chosen = {str(k): _load(ref, base_dir, where) for k, ref in rubric_by.rubrics.items()}
-        for iid, value in zip(ids, items[rubric_by.column].tolist(), strict=True):
+        for iid, value in zip(ids, items.column(rubric_by.column), strict=True):
             text = None if is_missing(value) else value_text(value)
             hit = chosen.get(text) if text is not None else None
             if hit is None:
@@ -138,13 +138,13 @@ def panel_groups(
                 f"{where}: variables names {name!r}, which is not a column of {items_source} "
                 f"(its columns: {', '.join(columns)})."
             )
-    values = {name: items[name].tolist() for name in variables}
+    values = {name: items.column(name) for name in variables}
     by_ref = {r.ref: r for r in per_item}
     check_placeholders(by_ref.values(), variables, where)
     # an item's key and required values are only the variables its own rubric uses
     uses = {ref: [n for n in variables if n in template_variables(system_prompt(r))]
             for ref, r in by_ref.items()}
-    split = items[rubric_by.column].tolist() if rubric_by is not None else [None] * len(ids)
+    split = items.column(rubric_by.column) if rubric_by is not None else [None] * len(ids)
     groups: dict[tuple[str, str | None, tuple[tuple[str, str], ...]], list[int]] = {}
     for i, (iid, r) in enumerate(zip(ids, per_item, strict=True)):
         vals = []
@@ -168,7 +168,7 @@ def panel_groups(
             ([f"{rubric_by.column}={_value_of(items, rubric_by.column, rows)}"] if rubric_by else [])
             + [f"{k}={_short(v)}" for k, v in var.items()]
         )
-        out.append(PanelGroup(label, by_ref[ref], items.iloc[rows].reset_index(drop=True), var))
+        out.append(PanelGroup(label, by_ref[ref], items.take(rows), var))
     return out
 
 
@@ -198,8 +198,9 @@ def _load(ref: str, base: Path, where: str) -> Rubric:
     return rubric_named_in(local if local.suffix in (".yaml", ".yml") and local.exists() else ref, where)
 
 
-def _value_of(items: pd.DataFrame, column: str, rows: list[int]) -> str:
-    texts = sorted({str(v) for v in items[column].iloc[rows].tolist()})
+def _value_of(items: ItemTable, column: str, rows: list[int]) -> str:
+    values = items.column(column)
+    texts = sorted({str(values[i]) for i in rows})
     return "|".join(texts)
 
 

@@ -1,24 +1,25 @@
 """A panel run's working data: the items as plain lists, the jobs (item x trial) of each judge,
 and what one judge's run carries (limiter, retry policy, summary) besides the run's shared parts.
 
-No pandas on the hot path: the items are read out of their DataFrame once.
+No pandas on the hot path: the items are plain lists (:class:`~judgekit.items_table.ItemTable`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
-
-from judgekit.data import item_content_hash
+from judgekit.items_table import ItemTable
 from judgekit.judges.base import Judge, JudgeEntry, JudgeRequest, Price
 from judgekit.judges.limits import AdaptiveConcurrency, RateLimiter, RetryPolicy
 from judgekit.judges.summary import JudgeSummary, ProgressSink
 from judgekit.judges.writer import Writer
 from judgekit.prompt import AnswerParser, user_message
 from judgekit.rubric import Rubric
-from judgekit.schema import is_missing
+from judgekit.schema import is_missing, item_content_hash
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 @dataclass(slots=True)
@@ -33,15 +34,15 @@ class Job:
 class Items:
     """The panel's items as plain lists (no pandas on the hot path)."""
 
-    def __init__(self, df: pd.DataFrame, *, key_extra: str = "") -> None:
+    def __init__(self, items: ItemTable | pd.DataFrame, *, key_extra: str = "") -> None:
         #: added to every item hash in the call keys: the template variables of a sub-panel
         #: (:func:`judgekit.judges.framing.variables_key`); "" for a panel without variables
         self.key_extra = key_extra
-        self.ids = df["item_id"].astype(str).tolist()
-        n = len(self.ids)
-        self.prompts = _clean(df["prompt"].tolist()) if "prompt" in df.columns else [None] * n
-        self.messages = _clean(df["messages"].tolist()) if "messages" in df.columns else [None] * n
-        self.responses = ["" if r is None else str(r) for r in _clean(df["response"].tolist())]
+        table = items if isinstance(items, ItemTable) else ItemTable.from_frame(items)
+        self.ids = table.ids
+        self.prompts = _clean(table.column("prompt"))
+        self.messages = _clean(table.column("messages"))
+        self.responses = ["" if r is None else str(r) for r in _clean(table.column("response"))]
         self.hashes = [
             item_content_hash(p, m, r)
             for p, m, r in zip(self.prompts, self.messages, self.responses, strict=True)

@@ -24,7 +24,6 @@ calls exits 0 like any finished run (the other run stores them). A call a run st
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import math
 import sqlite3
@@ -105,6 +104,8 @@ class RunLease:
 
     async def heartbeat(self) -> None:
         """Renew every lease every quarter of the lease duration (cancelled when the run ends)."""
+        import asyncio
+
         while True:
             await asyncio.sleep(max(self.seconds / 4, 0.05))
             if not self.used:

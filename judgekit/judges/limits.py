@@ -11,11 +11,14 @@
 
 from __future__ import annotations
 
-import asyncio
 import random
 import time
 from collections import deque
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # imported where a call is made: a run that sends nothing needs no asyncio
+    import asyncio
 
 
 @dataclass(frozen=True)
@@ -69,6 +72,8 @@ class AdaptiveConcurrency:
 
     async def acquire(self) -> int:
         """Wait for a slot; returns the epoch the call started in."""
+        import asyncio
+
         while self.active >= int(self.limit):
             fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
             self._waiters.append(fut)
@@ -134,7 +139,7 @@ class RateLimiter:
         self._tokens = float(tpm) if tpm else 0.0
         self._refilled = time.monotonic()
         self._paused_until = 0.0
-        self._lock = asyncio.Lock()
+        self._lock: asyncio.Lock | None = None  # made by the first acquire() that waits
 
     def tighten(self, rpm: float | None, tpm: float | None) -> None:
         """Judges sharing a group: the strictest limit wins."""
@@ -151,6 +156,10 @@ class RateLimiter:
         """Wait until one request of about ``tokens`` tokens may be sent."""
         if self.rpm is None and self.tpm is None and self._paused_until == 0.0:
             return
+        import asyncio
+
+        if self._lock is None:
+            self._lock = asyncio.Lock()
         async with self._lock:
             while True:
                 now = time.monotonic()

@@ -18,7 +18,7 @@ import json
 from typing import Any
 
 from judgekit.errors import JudgekitError
-from judgekit.judges._http import map_error
+from judgekit.judges._http import map_error, retry_after
 from judgekit.judges.base import (
     BatchJudge,
     Completion,
@@ -28,6 +28,7 @@ from judgekit.judges.base import (
     JudgeRequest,
     api_key,
 )
+from judgekit.judges.lean_http import LeanHTTP, LeanHTTPError, lean_usable
 from judgekit.judges.prices import lookup_price
 from judgekit.judges.sdk_client import LazySDKClient
 
@@ -85,6 +86,12 @@ class OpenAIJudge(LazySDKClient, BatchJudge):
         # new port, another node of the cluster) answers the same, so it reuses the cache.
         self.cache_spec = f"openai-compatible:{model}" if compatible else entry.model
         self._options: Any = {"security": {"bearer_auth": True}}
+        # A compatible server over plain http (vLLM, Ollama, the fake provider) is called
+        # without the SDK (judgekit.judges.lean_http): no SDK import, less CPU a call.
+        self._lean: LeanHTTP | None = None
+        if compatible and base_url and lean_usable(base_url, ctx.env):
+            self._lean = LeanHTTP(base_url, {"Authorization": f"Bearer {key}",
+                                             "User-Agent": "judgekit"}, entry.timeout_s)
 
     def cache_params(self) -> dict[str, Any]:
         return {"options": self.options} if self.options else {}
@@ -92,8 +99,19 @@ class OpenAIJudge(LazySDKClient, BatchJudge):
     def answer(self, request: JudgeRequest) -> Completion:
         raise TypeError("OpenAIJudge is remote; await complete()")
 
+    def prepare(self) -> None:
+        if self._lean is None:
+            super().prepare()
+
+    async def aclose(self) -> None:
+        if self._lean is not None:
+            await self._lean.aclose()
+        await super().aclose()
+
     async def complete(self, request: JudgeRequest) -> Completion:
         body = {**self._kwargs, "messages": [self._system, {"role": "user", "content": request.user}]}
+        if self._lean is not None:
+            return await self._complete_lean(body)
         try:
             # ``client.post`` (the SDK's documented way to send custom requests; the client's
             # auth, timeout, retries and error classes apply) with a ready body and the raw bytes
@@ -106,6 +124,21 @@ class OpenAIJudge(LazySDKClient, BatchJudge):
             )
         except Exception as exc:  # noqa: BLE001 - classified, never leaked raw
             raise map_error(exc, self._sdk, self.timeout_s) from None
+        return parse_chat_completion(content)
+
+    async def _complete_lean(self, body: dict[str, Any]) -> Completion:
+        """One call through :class:`~judgekit.judges.lean_http.LeanHTTP`, its failures classified
+        as :func:`~judgekit.judges._http.map_error` classifies the SDK's."""
+        assert self._lean is not None
+        try:
+            status, headers, content = await self._lean.post(
+                "/chat/completions", json.dumps(body, ensure_ascii=False).encode())
+        except TimeoutError:
+            raise JudgeCallError(f"timeout after {self.timeout_s:g}s", retryable=True) from None
+        except LeanHTTPError as exc:
+            raise JudgeCallError(f"connection error ({exc})", retryable=True) from None
+        if status >= 300:
+            raise status_error(status, headers)
         return parse_chat_completion(content)
 
     # ------------------------------------------------------------ batch API
@@ -162,6 +195,23 @@ def _batch_line(row: dict[str, Any]) -> tuple[str, Completion | JudgeCallError]:
             return cid, exc
     code = resp.get("status_code") or (row.get("error") or {}).get("code") or "error"
     return cid, JudgeCallError(f"batch request failed ({code})", retryable=True)
+
+
+def status_error(status: int, headers: dict[str, str]) -> JudgeCallError:
+    """An HTTP status other than 2xx classified as :func:`~judgekit.judges._http.map_error`
+    classifies the SDK's ``APIStatusError`` (same reasons, same retry rules)."""
+    if status == 429:
+        return JudgeCallError("rate limited (429)", retryable=True, retry_after=retry_after(headers),
+                              rate_limited=True)
+    if status in (401, 403):
+        return JudgeCallError(f"authentication failed ({status}): check the API key", retryable=False,
+                              fatal=True)
+    if status == 404:
+        return JudgeCallError("not found (404): check the model name and base URL", retryable=False,
+                              fatal=True)
+    if status >= 500 or status in (408, 409):
+        return JudgeCallError(f"server error ({status})", retryable=True, retry_after=retry_after(headers))
+    return JudgeCallError(f"request rejected ({status})", retryable=False)
 
 
 def parse_chat_completion(content: bytes) -> Completion:

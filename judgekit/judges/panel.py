@@ -20,23 +20,21 @@ call once; a crashed run's claims are retried by the next run.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import os
 import random
 import time
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from judgekit.calls import has_open_batches, stored_cost
 from judgekit.errors import JudgekitError
 from judgekit.judges.aggregate import default_min_votes
 from judgekit.judges.base import Judge, JudgeContext, JudgeEntry, build_judge, spec_params
-from judgekit.judges.batch import run_batches
 from judgekit.judges.framing import variables_key
 from judgekit.judges.jobs import Items, JudgeRun, PanelRun
 from judgekit.judges.lease import ClaimedJobs, RunLease, lease_seconds
 from judgekit.judges.limits import AdaptiveConcurrency, RateLimiter, RetryPolicy
-from judgekit.judges.panel_aggregates import write_aggregates
 from judgekit.judges.panelfile import (
     AggregateSpec,
     Panel,
@@ -46,7 +44,6 @@ from judgekit.judges.panelfile import (
     panel_rater_ids,
 )
 from judgekit.judges.plan import TYPICAL_ANSWER_TOKENS, estimate, plan
-from judgekit.judges.reparse import reparse_panel
 from judgekit.judges.stream import answer_locally, workers
 from judgekit.judges.summary import (
     JudgeSummary,
@@ -59,6 +56,10 @@ from judgekit.judges.writer import Writer
 from judgekit.prompt import AnswerParser, answer_schema, fill_variables, system_prompt
 from judgekit.run_owner import forget_owner
 from judgekit.store import Store
+
+if TYPE_CHECKING:  # importable from here, imported on first use (see __getattr__)
+    from judgekit.judges.panel_aggregates import write_aggregates
+    from judgekit.judges.reparse import reparse_panel
 
 
 def run_panel(
@@ -87,7 +88,7 @@ def run_panel(
                                    dry_run=dry_run, wait=wait))
             if parts[-1].interrupted:
                 break
-        return merge_summaries(parts, [g.label for g in panel.groups], items=len(panel.items))
+        return merge_summaries(parts, [g.label for g in panel.groups], items=len(panel.table))
     t0 = time.perf_counter()
     rubric = panel.rubric
     entries = _chosen(panel, only)
@@ -108,15 +109,15 @@ def run_panel(
     )
     judges = _build(panel, entries, ctx)
     seconds = lease_seconds(os.environ if env is None else env)
-    items = Items(panel.items, key_extra=variables_key(panel.variables))
+    items = Items(panel.table, key_extra=variables_key(panel.variables))
     shared = PanelRun(rubric, items, AnswerParser(rubric), Writer(store, rubric), progress)
     # An edited item text is judged again (the judges' ratings of the old text are retired),
     # unless humans labelled the stored text: then the edit is refused, by the dry run as well.
     items_source = str(panel.base_dir / panel.file.items)
     if dry_run:
-        store.check_item_texts(panel.items, source=items_source, new_text="if_unlabelled")
+        store.check_item_texts(panel.table, source=items_source, new_text="if_unlabelled")
     else:
-        store.put_items(panel.items, source=items_source, new_text="if_unlabelled")
+        store.put_items(panel.table, source=items_source, new_text="if_unlabelled")
     runs = _judge_runs(shared, judges, len(ctx.system))
     for run in runs:
         plan(store, run)
@@ -156,6 +157,8 @@ def run_panel(
     # derived rater must never keep votes that are no longer in the store. An interrupted run
     # leaves them to the next run.
     if panel.file.aggregate and not result.interrupted:
+        from judgekit.judges.panel_aggregates import write_aggregates
+
         result.aggregates = write_aggregates(panel, store)
     result.seconds = time.perf_counter() - t0
     return result
@@ -224,6 +227,8 @@ def _send(store: Store, writer: Writer, runs: list[JudgeRun], lease: RunLease, *
     batched = [r for r in runs if r.entry.batch
                and (r.jobs or has_open_batches(store, r.entry.id, r.panel.rubric.hash))]
     if remote or batched:
+        import asyncio
+
         asyncio.run(_send_remote(store, writer, remote, batched, lease, wait=wait))
 
 
@@ -239,6 +244,8 @@ async def _send_remote(
     """Stream the remote judges' calls and send the batched ones, all at once, while the writer
     commits answers as they arrive and the lease's heartbeat renews the run's claims; closes the
     judges' connections at the end."""
+    import asyncio
+
     background = [asyncio.create_task(writer.run()), asyncio.create_task(lease.heartbeat())]
     rng = random.Random()
     runs = [*remote, *batched]
@@ -246,6 +253,8 @@ async def _send_remote(
     for run in remote:
         run.judge.prepare()
     try:
+        from judgekit.judges.batch import run_batches
+
         tasks = [asyncio.create_task(run_batches(run, store, wait=wait, lease=lease)) for run in batched]
         tasks += [asyncio.create_task(w) for run, source in zip(remote, sources, strict=True)
                   for w in workers(run, rng, source)]
@@ -265,6 +274,20 @@ async def _send_remote(
                 s = run.summary
                 done = s.ok + s.abstain + s.error + s.other_run + s.left_to_other_run
                 s.not_attempted = run.pending_total - done
+
+
+def __getattr__(name: str) -> Any:
+    """``reparse_panel`` and ``write_aggregates``, still importable from here, are imported on
+    first use (a run that needs neither does not load them)."""
+    if name == "reparse_panel":
+        from judgekit.judges.reparse import reparse_panel
+
+        return reparse_panel
+    if name == "write_aggregates":
+        from judgekit.judges.panel_aggregates import write_aggregates
+
+        return write_aggregates
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 __all__ = [

@@ -4,11 +4,14 @@ every run (and re-parse), written only where they changed. The rules are in
 
 from __future__ import annotations
 
-import pandas as pd
+from typing import TYPE_CHECKING
 
-from judgekit.judges.aggregate import aggregate
+from judgekit.judges.aggregate import aggregate, default_min_votes, majority_vote
 from judgekit.judges.panelfile import Panel
 from judgekit.store import Store
+
+if TYPE_CHECKING:  # imported once there is something to aggregate
+    import pandas as pd
 
 
 def write_aggregates(panel: Panel, store: Store) -> dict[str, int]:
@@ -19,8 +22,14 @@ def write_aggregates(panel: Panel, store: Store) -> dict[str, int]:
     judge_ids = spec.judges or [e.id for e in panel.judges]
     if len(judge_ids) < 2:
         return {}
+    if all(m == "majority" for m in spec.methods):
+        same = _majority_unchanged(panel, store, judge_ids)
+        if same is not None:  # a rerun that changed no vote: nothing to write, no pandas
+            return same
+    import pandas as pd
+
     ratings = store.ratings(rubric=panel.rubric, rater_ids=judge_ids)
-    ids = set(panel.items["item_id"].astype(str))
+    ids = set(panel.table.ids)
     ratings = ratings[ratings["item_id"].isin(ids)]
     out: dict[str, int] = {}
     frames = []
@@ -36,6 +45,40 @@ def write_aggregates(panel: Panel, store: Store) -> dict[str, int]:
         df["source"] = "panel-aggregate"
         _put_changed(store, df)
     return out
+
+
+def _majority_unchanged(panel: Panel, store: Store, judge_ids: list[str]) -> dict[str, int] | None:
+    """The counts :func:`write_aggregates` returns when every ``panel:majority`` rating it would
+    write is stored already with the same label, status and rationale (the rule of
+    :func:`_put_changed`), computed from plain rows as :func:`~judgekit.judges.aggregate.
+    aggregate` computes them; None when one would change (the frame path then writes it)."""
+    spec = panel.file.aggregate
+    assert spec is not None
+    rubric, derived = panel.rubric, "panel:majority"
+    need = default_min_votes(len(judge_ids)) if spec.min_votes is None else spec.min_votes
+    judges, ids = set(judge_ids), set(panel.table.ids)
+    votes: dict[str, dict[str, list[str]]] = {}  # item -> judge -> ok labels, in stored order
+    old: dict[str, tuple[str | None, str, str | None]] = {}
+    for iid, rater, trial, label, status, rationale in store.rating_rows(
+            rubric.id, rubric.hash, [*judge_ids, derived]):
+        if rater in judges:
+            if iid in ids:
+                by_judge = votes.setdefault(iid, {})
+                if status == "ok" and label is not None:
+                    by_judge.setdefault(rater, []).append(label)
+        elif trial == 0:
+            old[iid] = (label, status, rationale)
+    for iid, by_judge in votes.items():
+        if len(by_judge) < need:
+            new: tuple[str | None, str, str] = (
+                None, "abstain", f"only {len(by_judge)} of {len(judge_ids)} judges gave a label (need {need})")
+        else:
+            label, _, status, text = majority_vote(by_judge, rubric.values, spec.tie)
+            new = (label, status, text)
+        was = old.get(iid)
+        if was is None or (was[0], was[1], was[2] or "") != new:
+            return None
+    return {derived: len(votes)}
 
 
 def _put_changed(store: Store, df: pd.DataFrame) -> None:

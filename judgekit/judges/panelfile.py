@@ -23,22 +23,22 @@ Loading sends nothing; :func:`judgekit.judges.panel.run_panel` runs a loaded :cl
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-import pandas as pd
 from pydantic import ConfigDict, Field, PlainValidator, ValidationError, model_validator
 from pydantic_core import PydanticCustomError
 
 from judgekit.config import ConfigModel, first_error, read_yaml_mapping
-from judgekit.data import validate_items
 from judgekit.errors import JudgekitError
-from judgekit.io.tables import read_table
+from judgekit.items_table import ItemTable, read_items
 from judgekit.judges.aggregate import METHODS, TIES, Method, Tie, check_method
 from judgekit.judges.base import JudgeEntry
 from judgekit.judges.framing import RubricBy, check_placeholders, panel_groups
 from judgekit.rubric import Rubric, rubric_named_in
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def _text(value: Any) -> Any:
@@ -108,25 +108,53 @@ class PanelFile(ConfigModel):
         return self
 
 
-@dataclass
 class Panel:
-    """A loaded, validated panel: the file, its rubric and its items."""
+    """A loaded, validated panel: the file, its rubric and its items.
 
-    file: PanelFile
-    rubric: Rubric
-    items: pd.DataFrame
-    base_dir: Path
-    source: str
-    #: one sub-panel per (rubric, variable values) when the file has rubric_by or variables
-    groups: list[Panel] = field(default_factory=list)
-    #: the template variables of this (sub-)panel's items, filled into the system prompt
-    variables: dict[str, str] = field(default_factory=dict)
-    #: which items a sub-panel has ("framing=1")
-    label: str = ""
+    ``items`` may be given as an :class:`~judgekit.items_table.ItemTable` (how a panel file's
+    items are read: no pandas) or a validated items DataFrame; :attr:`table` is the table,
+    :attr:`items` the DataFrame (made on first use)."""
+
+    def __init__(
+        self,
+        file: PanelFile,
+        rubric: Rubric,
+        items: ItemTable | pd.DataFrame,
+        base_dir: Path,
+        source: str,
+        groups: list[Panel] | None = None,
+        variables: dict[str, str] | None = None,
+        label: str = "",
+    ) -> None:
+        self.file = file
+        self.rubric = rubric
+        self.base_dir = base_dir
+        self.source = source
+        #: one sub-panel per (rubric, variable values) when the file has rubric_by or variables
+        self.groups: list[Panel] = list(groups or [])
+        #: the template variables of this (sub-)panel's items, filled into the system prompt
+        self.variables: dict[str, str] = dict(variables or {})
+        #: which items a sub-panel has ("framing=1")
+        self.label = label
+        self._frame: pd.DataFrame | None = None
+        if isinstance(items, ItemTable):
+            self.table = items
+        else:
+            self.table, self._frame = ItemTable.from_frame(items), items
+
+    @property
+    def items(self) -> pd.DataFrame:
+        """The items as a DataFrame (as :func:`judgekit.data.validate_items` returns them)."""
+        if self._frame is None:
+            self._frame = self.table.frame()
+        return self._frame
 
     @property
     def judges(self) -> list[JudgeEntry]:
         return list(self.file.judges)
+
+    def __repr__(self) -> str:
+        return f"Panel({self.source!r}, rubric={self.rubric.ref!r}, items={len(self.table)}, label={self.label!r})"
 
 
 def load_panel(path: str | Path) -> Panel:
@@ -154,8 +182,7 @@ def panel_from_dict(data: dict[str, Any], *, base_dir: str | Path = ".", source:
                 check_method(m, rubric)
     check_entry_codes(pf, source)
     items_path = base / pf.items
-    table = read_table(items_path)
-    items = validate_items(table, source=str(items_path))
+    items = read_items(items_path)
     groups = []
     if pf.rubric_by is not None or pf.variables or rubric is None:
         groups = panel_groups(rubric=rubric, rubric_by=pf.rubric_by, variables=list(pf.variables),

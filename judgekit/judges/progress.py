@@ -4,16 +4,12 @@ tokens, cost. Off when the output is not a terminal; the run then prints one sum
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING
 
 from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TaskID,
-    TextColumn,
-    TimeRemainingColumn,
-)
+
+if TYPE_CHECKING:  # rich.progress (and rich.live) is imported when a bar is drawn
+    from rich.progress import Progress, TaskID
 
 
 class RichProgress:
@@ -36,6 +32,14 @@ class RichProgress:
         self._t0 = time.perf_counter()
         if not self.enabled or total == 0:
             return
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeRemainingColumn,
+        )
+
         self._progress = Progress(
             TextColumn("[bold]judging[/bold]"),
             BarColumn(),

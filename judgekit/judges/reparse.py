@@ -3,7 +3,6 @@ parser, without a call (``judgekit judge --reparse``)."""
 
 from __future__ import annotations
 
-import asyncio
 import os
 from collections.abc import Sequence
 
@@ -44,7 +43,7 @@ def reparse_panel(
         return ReparseSummary(total)
     rubric = panel.rubric
     parser = AnswerParser(rubric)
-    items = Items(panel.items, key_extra=variables_key(panel.variables))
+    items = Items(panel.table, key_extra=variables_key(panel.variables))
     entries = [e for e in panel.judges if only is None or e.id in only]
     # A judge is rebuilt only for its cache identity; an API judge cannot be built without a
     # key, so a placeholder stands in for a missing one (a re-parse sends nothing).
@@ -61,6 +60,8 @@ def reparse_panel(
         judge = build_judge(entry, ctx, source=panel.source)
         params = spec_params(entry, judge)
         if not judge.local:
+            import asyncio
+
             asyncio.run(judge.aclose())
         jobs = judge_jobs(params, rubric, entry, items, by_item_id=judge.by_item_id)
         stored = answered(store, [j.key for j in jobs], raw=True)

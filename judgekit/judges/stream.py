@@ -8,7 +8,6 @@ retryable one is retried within the judge's budget (``max_attempts``), then stor
 
 from __future__ import annotations
 
-import asyncio
 import random
 import time
 from collections.abc import Coroutine, Iterator
@@ -61,6 +60,8 @@ def workers(
 
 
 async def _worker(run: JudgeRun, queue: JobSource, rng: random.Random) -> None:
+    import asyncio
+
     items = run.panel.items
     est = 0
     while (job := queue.next()) is not None:

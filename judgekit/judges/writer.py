@@ -7,10 +7,10 @@ its rating. A call's lease (:mod:`~judgekit.judges.lease`) ends in the transacti
 
 from __future__ import annotations
 
-import asyncio
 import sqlite3
 import time
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from judgekit.calls import CallRow, write_calls
 from judgekit.errors import JudgekitError
@@ -18,6 +18,9 @@ from judgekit.locking import is_busy
 from judgekit.rubric import Rubric
 from judgekit.schema import JudgeRating
 from judgekit.store import JudgeRatingKey, Store
+
+if TYPE_CHECKING:  # imported where a call is made: a run that sends nothing needs no asyncio
+    import asyncio
 
 
 def judge_rating(
@@ -100,6 +103,8 @@ class Writer:
 
     async def run(self) -> None:
         """Flush whenever results arrive (cancelled when the run ends; flush once more then)."""
+        import asyncio
+
         self.event = asyncio.Event()
         while True:
             await self.event.wait()
