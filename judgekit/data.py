@@ -223,10 +223,10 @@ def normalise_ratings(
         if isinstance(v, str | int | float | bool | None):
             key = (type(v), v)
             if key not in known:
-                known[key] = _code(rubric, v)
+                known[key] = label_code(rubric, v)
             codes.append(known[key])
         else:
-            codes.append(_code(rubric, v))
+            codes.append(label_code(rubric, v))
     for i, code in enumerate(codes):
         if code is not None or statuses[i] != "ok":
             continue
@@ -336,7 +336,7 @@ def _check_values(written: list[Any], labels: list[Any], values: list[Any], rubr
         )
 
 
-def _code(rubric: Rubric, raw: Any) -> str | None:
+def label_code(rubric: Rubric, raw: Any) -> str | None:
     """The rubric code of a raw label; a number written as text (a CSV cell ``0.25``) is also
     tried as that number, as if the file had been read with numbers inferred."""
     code = rubric.normalise(raw)

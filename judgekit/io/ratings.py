@@ -9,8 +9,10 @@ Layouts:
 * **Inspect AI logs** (``.eval``, or a ``.json`` log) — the samples are the items and each
   scorer is a judge (see :mod:`judgekit.io.inspect`); ``scorers`` picks some of them.
 
-Everything is read and validated before anything is written, and the write is one transaction:
-a failed import leaves the store exactly as it was.
+The usual long CSV is streamed (:mod:`judgekit.io.ratings_stream`: read, validated and written in
+chunks, memory bounded by the chunk); anything else is read and validated whole before anything
+is written. Either way the write is one transaction: a failed import leaves the store exactly as
+it was (and a first import that fails leaves no store file).
 """
 
 from __future__ import annotations
@@ -35,13 +37,16 @@ from judgekit.data import (
     wide_to_long,
 )
 from judgekit.errors import JudgekitError
-from judgekit.import_digest import input_digest, record_import, unchanged_import
+from judgekit.import_digest import input_digest, record_import, store_state, unchanged_import
+from judgekit.io.csv_fast import detect_newline
 from judgekit.io.joins import join_items_file
 from judgekit.io.mapping import check_layout_columns, content_ids_as_stored, make_item_ids
+from judgekit.io.ratings_stream import StreamResult, stream_csv
 from judgekit.io.tables import read_table, table_format
 from judgekit.rubric import Rubric
 from judgekit.schema import is_missing
 from judgekit.store import Store, WriteCounts
+from judgekit.store_stream import StreamFallback
 from judgekit.values import lines_of
 
 
@@ -166,6 +171,60 @@ def import_ratings(
             by_rater=done["by_rater"], notes=done["notes"],
             written=WriteCounts(0, 0, done["ratings"]),
         )
+    if kind == "csv" and not (raters or judges or reference or scorers or items_path is not None
+                              or id_prefix or column_map or items_column_map or key_column
+                              or flatten or id_from or join_on):
+        new_store = not store.opened  # a DeferredStore not created yet
+        streamed = _try_stream(store, Path(path), rubric, source=short, rater_kind=rater_kind,
+                               digest=digest)
+        if streamed is not None:
+            return ImportSummary(source=source, rubric=rubric.ref, items=streamed.items,
+                                 ratings=streamed.ratings, by_rater=streamed.by_rater,
+                                 written=streamed.written)
+        try:
+            return _import_whole(store, path, rubric, source=source, short=short, kind=kind,
+                                 digest=digest, raters=raters, judges=judges, reference=reference,
+                                 rater_kind=rater_kind, fmt=fmt, items_path=items_path,
+                                 scorers=scorers, id_prefix=id_prefix, column_map=column_map,
+                                 items_column_map=items_column_map, key_column=key_column,
+                                 flatten=flatten, id_from=id_from, join_on=join_on)
+        except JudgekitError:
+            if new_store and store.opened and _empty(store):
+                _remove_new_store(store)
+            raise
+    return _import_whole(store, path, rubric, source=source, short=short, kind=kind,
+                         digest=digest, raters=raters, judges=judges, reference=reference,
+                         rater_kind=rater_kind, fmt=fmt, items_path=items_path,
+                         scorers=scorers, id_prefix=id_prefix, column_map=column_map,
+                         items_column_map=items_column_map, key_column=key_column,
+                         flatten=flatten, id_from=id_from, join_on=join_on)
+
+
+def _import_whole(
+    store: Store,
+    path: str | Path,
+    rubric: Rubric,
+    *,
+    source: str,
+    short: str,
+    kind: str,
+    digest: str | None,
+    raters: Mapping[str, str] | None,
+    judges: Mapping[str, str] | None,
+    reference: Mapping[str, str] | None,
+    rater_kind: str,
+    fmt: str | None,
+    items_path: str | Path | None,
+    scorers: Sequence[str] | None,
+    id_prefix: str | None,
+    column_map: Mapping[str, str] | None,
+    items_column_map: Mapping[str, str] | None,
+    key_column: str | None,
+    flatten: bool,
+    id_from: str | None,
+    join_on: str | None,
+) -> ImportSummary:
+    """The whole-file path: read the file, validate it as frames, write it in one transaction."""
     notes: list[str] = []
     if kind == "inspect":
         if raters or judges or reference:
@@ -245,10 +304,11 @@ def import_ratings(
     _check_same_text(store, items, source=short)
     by_rater = _by_rater(ratings)
     with store.transaction() as conn:
+        before = store_state(conn)
         store.put_items(items)
         written = store.put_ratings(ratings.drop(columns=["_row"]))
         record_import(conn, digest, {"items": len(items), "ratings": len(ratings),
-                                     "by_rater": by_rater, "notes": notes})
+                                     "by_rater": by_rater, "notes": notes}, before=before)
     return ImportSummary(
         source=source,
         rubric=rubric.ref,
@@ -258,6 +318,36 @@ def import_ratings(
         notes=notes,
         written=written,
     )
+
+
+def _try_stream(store: Store, path: Path, rubric: Rubric, *, source: str, rater_kind: str,
+                digest: str | None) -> StreamResult | None:
+    """The streamed import of a long CSV (:mod:`judgekit.io.ratings_stream`); ``None`` when the
+    file is for the whole-file path (its transaction was rolled back: nothing was written)."""
+    try:
+        newline = detect_newline(path)
+    except OSError:
+        return None
+    try:
+        return stream_csv(store, path, rubric, source=source, rater_kind=rater_kind,
+                          newline=newline, digest=digest)
+    except StreamFallback:
+        return None
+
+
+def _empty(store: Store) -> bool:
+    """Whether the store holds no item and no rating."""
+    return not store.conn.execute(
+        "SELECT EXISTS (SELECT 1 FROM items) OR EXISTS (SELECT 1 FROM ratings)").fetchone()[0]
+
+
+def _remove_new_store(store: Store) -> None:
+    """Remove the store file this failed import created (a first import that fails leaves no
+    store behind, as when the whole-file path refuses the input before opening the store)."""
+    store.close()
+    if store.path != ":memory:":
+        for end in ("", "-wal", "-shm", "-journal"):
+            Path(store.path + end).unlink(missing_ok=True)
 
 
 def _by_rater(ratings: pd.DataFrame) -> dict[str, dict[str, Any]]:

@@ -1,0 +1,214 @@
+"""The streamed import of the usual ratings file: a long-format CSV read, validated and written
+in chunks of :data:`CHUNK_ROWS` rows inside the import's one transaction, so memory is bounded by
+the chunk, not the file.
+
+:func:`judgekit.io.ratings.import_ratings` tries it first for a long CSV without options that
+reshape it (no ``--map``, ``--id-from``, ``--items``, ``--id-prefix``; no ``value``, ``rubric``,
+``rubric_hash`` or ``messages`` column). It stores exactly what the whole-file path
+(:func:`judgekit.io.tables.read_table` + :func:`judgekit.io.ratings.prepare_ratings` +
+:meth:`Store.put_items` / :meth:`Store.put_ratings`) stores for the same file, and checks the same
+things; a file it does not read (a record over several lines, a short row, a header judgekit
+refuses) or any problem (a label not in the rubric, a bad id, a duplicate rating, an item with two
+sets of metadata, ...) raises :class:`~judgekit.store_stream.StreamFallback`: the caller rolls the
+transaction back and imports the file with the whole-file path, which names the problem in its
+usual one sentence (file and line) — so the messages are the whole-file path's, word for word.
+
+Validation is by column and by distinct value (a million ratings hold a handful of rater ids,
+kinds and labels): each distinct label is looked up in the rubric once, each distinct id checked
+once; rows are built with ``zip`` and written with ``executemany`` of tuples.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from itertools import repeat
+from pathlib import Path
+from typing import Any
+
+from judgekit.data import RESERVED_ITEM_COLUMNS, label_code
+from judgekit.errors import JudgekitError
+from judgekit.import_digest import record_import, store_state
+from judgekit.io.csv_fast import NotUsual, read_csv_chunks
+from judgekit.rubric import Rubric
+from judgekit.schema import RATER_KINDS, STATUSES, WriteCounts
+from judgekit.store import Store
+from judgekit.store_stream import StreamFallback, StreamWriter
+from judgekit.values import as_timestamp, as_trial, check_ids, id_problem, plain_number
+
+#: rows read, checked and written at a time
+CHUNK_ROWS = 50_000
+#: rating fields of a long file (every other column but item_id is item metadata or text)
+RATING_FIELDS = ("rater_id", "rater_kind", "label", "trial", "status", "rationale", "created_at")
+#: columns the streamed import leaves to the whole-file path
+NOT_STREAMED = frozenset({"value", "rubric", "rubric_hash", "messages", "_row", *RESERVED_ITEM_COLUMNS})
+
+
+@dataclass
+class StreamResult:
+    """What a streamed import wrote."""
+
+    items: int
+    ratings: int
+    by_rater: dict[str, dict[str, Any]]
+    written: WriteCounts
+    #: whether it replaced a stored rating or changed a stored item (other files' digests go)
+    replaced: bool
+
+
+def stream_csv(
+    store: Store, path: Path, rubric: Rubric, *, source: str, rater_kind: str, newline: str,
+    digest: str | None, chunk_rows: int = CHUNK_ROWS,
+) -> StreamResult:
+    """Import the long CSV at ``path`` in chunks, in one transaction of ``store`` (see the module
+    docstring), and record its ``digest`` (:mod:`judgekit.import_digest`) in the same
+    transaction; :class:`StreamFallback` for anything the whole-file path should read or report."""
+    if rater_kind not in RATER_KINDS:
+        raise StreamFallback
+    sep = "\t" if path.suffix.lower() == ".tsv" else ","
+    try:
+        header, chunks = read_csv_chunks(path, sep, newline, chunk_rows)
+    except (NotUsual, OSError):
+        raise StreamFallback from None
+    if (any(not name.strip() or id_problem(name, "the column name") for name in header)
+            or not {"item_id", "rater_id", "label"} <= set(header) or NOT_STREAMED & set(header)):
+        raise StreamFallback
+    at = {name: k for k, name in enumerate(header)}
+    item_names = [c for c in header if c != "item_id" and c not in RATING_FIELDS]
+    item_k = [at[c] for c in item_names]
+    meta = [c not in ("prompt", "response") for c in item_names]
+    numeric = list(meta)  # a metadata column all of whose filled cells are plain numbers so far
+    filled = [False] * len(item_names)
+    by_rater: dict[str, dict[str, Any]] = {}
+    now = time.time()
+    chunk_check = _ChunkCheck(rubric, rater_kind=rater_kind, source=source, now=now)
+    with store.transaction() as conn:
+        before = store_state(conn)
+        writer = StreamWriter(conn, rubric=rubric.id, rubric_hash=rubric.hash, now=now,
+                              item_columns=item_names)
+        try:
+            for chunk in chunks:
+                cols = [[v or None for v in col] for col in zip(*chunk, strict=True)]
+                del chunk
+                item_ids = cols[at["item_id"]]
+                rows, kinds, statuses = chunk_check.ratings(cols, at, item_ids)
+                writer.check_raters(kinds)
+                writer.add_ratings(rows)
+                _count(by_rater, cols[at["rater_id"]], statuses, kinds)
+                item_cols = [cols[k] for k in item_k]
+                for j, col in enumerate(item_cols):
+                    if numeric[j]:
+                        distinct = {v for v in set(col) if v is not None}
+                        filled[j] = filled[j] or bool(distinct)
+                        numeric[j] = all(plain_number(v) is not None for v in distinct)
+                items = list(dict.fromkeys(zip(item_ids, *item_cols, strict=True)))
+                if len(items) != len(set(item_ids)):  # an item with two sets of metadata
+                    raise StreamFallback
+                writer.add_items(items)
+        except (NotUsual, JudgekitError):
+            raise StreamFallback from None
+        convert: list[Callable[[Any], Any] | None] = [
+            _plain if meta[j] and numeric[j] and filled[j] else None for j in range(len(item_names))
+        ]
+        written, replaced = writer.finish(convert)
+        result = StreamResult(items=writer.n_items, ratings=writer.n_ratings, by_rater=by_rater,
+                              written=written, replaced=replaced)
+        record_import(conn, digest, {"items": result.items, "ratings": result.ratings,
+                                     "by_rater": by_rater, "notes": []},
+                      before=before, keep_others=not replaced)
+        return result
+
+
+def _plain(v: Any) -> Any:
+    return plain_number(v)
+
+
+def _count(by_rater: dict[str, dict[str, Any]], raters: list[Any], statuses: list[str] | None,
+           kinds: dict[str, str]) -> None:
+    """Add a chunk's ratings to ``{rater: {kind, n, abstain, error}}`` (first appearance order)."""
+    for rater, n in Counter(raters).items():
+        c = by_rater.setdefault(rater, {"kind": kinds[rater], "n": 0, "abstain": 0, "error": 0})
+        c["n"] += n
+    if statuses is not None:
+        for (rater, status), n in Counter(zip(raters, statuses, strict=True)).items():
+            if status != "ok":
+                by_rater[rater][status] += n
+
+
+class _ChunkCheck:
+    """The checks and normalisation of :func:`judgekit.data.normalise_ratings`, by column and
+    distinct value; any problem raises :class:`StreamFallback` (the whole-file path reports it)."""
+
+    def __init__(self, rubric: Rubric, *, rater_kind: str, source: str, now: float) -> None:
+        self.rubric, self.default_kind, self.source, self.now = rubric, rater_kind, source, now
+        self.codes: dict[Any, str | None] = {}
+        self.values: dict[str | None, float | None] = {None: None}
+        self.trials: dict[Any, int] = {None: 0}
+        self.times: dict[Any, float] = {None: now}
+
+    def ratings(self, cols: list[list[Any]], at: dict[str, int], item_ids: list[Any]
+                ) -> tuple[zip[tuple[Any, ...]], dict[str, str], list[str] | None]:
+        """The chunk's rating rows (:data:`judgekit.store_bulk.WRITE_COLUMNS` order), its
+        ``{rater: kind}`` and its statuses (``None``: all ok)."""
+        n = len(item_ids)
+        rater_ids = cols[at["rater_id"]]
+        if None in item_ids or None in rater_ids:
+            raise StreamFallback
+        check_ids(item_ids, "item_id", self.source, csv=True, lines=None)
+        check_ids(rater_ids, "rater_id", self.source, csv=True, lines=None)
+        if "rater_kind" in at:
+            kinds = [self.default_kind if k is None else k for k in cols[at["rater_kind"]]]
+            if not set(kinds) <= set(RATER_KINDS):
+                raise StreamFallback
+        else:
+            kinds = [self.default_kind] * n
+        pairs = dict.fromkeys(zip(rater_ids, kinds, strict=True))
+        kind_of = dict(pairs.keys())
+        if len(kind_of) != len(pairs):  # a rater with two kinds
+            raise StreamFallback
+        raw = cols[at["label"]]
+        for v in set(raw) - self.codes.keys():
+            self.codes[v] = label_code(self.rubric, v)
+        codes = list(map(self.codes.__getitem__, raw))
+        statuses: list[str] | None = None
+        rationales: Sequence[Any] = (cols[at["rationale"]] if "rationale" in at
+                                     else repeat(None, n))  # type: ignore[assignment]
+        if "status" in at:
+            statuses = ["ok" if s is None else s for s in cols[at["status"]]]
+            if not set(statuses) <= set(STATUSES):
+                raise StreamFallback
+        if statuses is not None or None in codes:
+            statuses = statuses or ["ok"] * n
+            rationales = list(rationales)
+            for i, code in enumerate(codes):
+                if statuses[i] != "ok":
+                    codes[i] = None
+                elif code is None:
+                    if kinds[i] != "judge":
+                        raise StreamFallback  # a label not in the rubric
+                    statuses[i] = "abstain"
+                    rationales[i] = f"unparseable judge output: {(raw[i] or '')[:500]}"
+            if all(s == "ok" for s in statuses):
+                statuses = None
+        for c in set(codes) - self.values.keys():
+            v = self.rubric.values.get(c)  # type: ignore[arg-type]
+            self.values[c] = None if v is None else float(v)
+        values = map(self.values.__getitem__, codes)
+        trials: Any = repeat(0, n)
+        if "trial" in at:
+            col = cols[at["trial"]]
+            for v in set(col) - self.trials.keys():
+                self.trials[v] = as_trial(v, "")
+            trials = map(self.trials.__getitem__, col)
+        created: Any = repeat(self.now, n)
+        if "created_at" in at:
+            col = cols[at["created_at"]]
+            for v in set(col) - self.times.keys():
+                self.times[v] = as_timestamp(v, "", self.now)
+            created = map(self.times.__getitem__, col)
+        rows = zip(item_ids, rater_ids, kinds, repeat(self.rubric.id), repeat(self.rubric.hash),
+                   codes, values, trials, statuses or repeat("ok"), rationales, created,
+                   repeat(self.source), repeat(None))
+        return rows, kind_of, statuses
