@@ -17,7 +17,8 @@ so a failed import leaves the store exactly as it was. It writes exactly what
 * **items**: each chunk's items go to a temporary table keyed on ``item_id`` (first appearance
   kept, in file order); an item whose cells differ from an earlier row's is marked. At the end
   they are merged with the stored items (metadata merged, a missing text keeps the stored one,
-  as :func:`judgekit.records.item_rows` does) and written.
+  as :func:`judgekit.records.item_rows` does) and written, except those stored exactly so
+  already (their rows, rowids and ``updated_at`` are kept).
 
 Anything the store would refuse (a rater stored with another kind, an item stored with another
 text, an item with two sets of metadata, a key twice) raises :class:`StreamFallback`: the caller
@@ -193,8 +194,10 @@ class StreamWriter:
                 if old is not None:
                     if old[2] is not None and content_hash != item_content_hash(*old[:3]):
                         raise StreamFallback  # put_items refuses another text
-                    replaced = replaced or (prompt, messages, response, meta) != (
-                        old[0], old[1], old[2], old[4])
+                    if (prompt, messages, response, meta) == (old[0], old[1], old[2], old[4]):
+                        self.n_items += 1
+                        continue  # stored exactly so already: not rewritten (rowid kept)
+                    replaced = True
                 out.append((row[0], prompt, messages, response, content_hash, meta, self.now))
             write.executemany(insert, out)
             self.n_items += len(out)
