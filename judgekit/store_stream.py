@@ -37,9 +37,9 @@ from typing import Any
 from judgekit.schema import MAX_SQL_VARIABLES, WriteCounts, item_content_hash
 from judgekit.store_bulk import WRITE_COLUMNS, merge_incoming
 
-_RATINGS_INSERT = (f"INSERT INTO ratings ({', '.join(WRITE_COLUMNS)}) "
-                   f"VALUES ({', '.join('?' * len(WRITE_COLUMNS))})")
 _STAGE = "_stream_ratings"
+#: distinct item cell sets kept in memory for the one-statement items write; past it, per item
+_MAX_META_IDS = 100_000
 _ITEMS = "_stream_items"
 
 
@@ -62,16 +62,22 @@ class StreamWriter:
         #: raters with ratings stored under this rubric and hash before the import
         self.stored_raters = _stored_raters(conn, rubric, rubric_hash)
         self.staged = False
+        self._chunk_columns: tuple[str, ...] = ()
         self.first_rowid = (conn.execute("SELECT MAX(rowid) FROM ratings").fetchone()[0] or 0) + 1
         cells = ", ".join(f"c{k}" for k in range(len(self.item_columns)))
         conn.execute(f"DROP TABLE IF EXISTS temp.{_ITEMS}")
         conn.execute(f"CREATE TEMP TABLE {_ITEMS} (item_id TEXT PRIMARY KEY"
-                     f"{', ' + cells if cells else ''}, clash INTEGER NOT NULL DEFAULT 0)")
+                     f"{', ' + cells if cells else ''}, meta_id INTEGER,"
+                     " clash INTEGER NOT NULL DEFAULT 0)")
         same = " AND ".join(f"c{k} IS excluded.c{k}" for k in range(len(self.item_columns))) or "1"
-        marks = ", ".join("?" * (len(self.item_columns) + 1))
-        self._item_sql = (f"INSERT INTO {_ITEMS} (item_id{', ' + cells if cells else ''}) "
+        marks = ", ".join("?" * (len(self.item_columns) + 2))
+        self._item_sql = (f"INSERT INTO {_ITEMS} (item_id{', ' + cells if cells else ''}, meta_id) "
                           f"VALUES ({marks}) ON CONFLICT (item_id) DO UPDATE SET clash = 1 "
                           f"WHERE NOT ({same})")
+        #: {item cells: id} while every item cell is metadata and there are few distinct ones:
+        #: the items are then written by one INSERT ... SELECT (see :meth:`_write_new_items`)
+        self._meta_ids: dict[tuple[Any, ...], int] | None = (
+            None if {"prompt", "response"} & set(self.item_columns) else {})
 
     # ------------------------------------------------------------------ chunks
     def check_raters(self, kinds: dict[str, str]) -> None:
@@ -98,17 +104,40 @@ class StreamWriter:
 
     def add_items(self, items: Iterable[tuple[Any, ...]]) -> None:
         """Items of a chunk, each ``(item_id, *cells)`` (one per item within the chunk)."""
-        cur = self.conn.executemany(self._item_sql, items)
-        del cur
+        ids = self._meta_ids
+        if ids is None:
+            self.conn.executemany(self._item_sql, [(*it, None) for it in items])
+            return
+        self.conn.executemany(self._item_sql, [(*it, ids.setdefault(it[1:], len(ids))) for it in items])
+        if len(ids) > _MAX_META_IDS:
+            self._meta_ids = None
 
-    def add_ratings(self, rows: Iterable[tuple[Any, ...]]) -> None:
-        """Ratings of a chunk, each a tuple in :data:`WRITE_COLUMNS` order."""
-        sql = _RATINGS_INSERT.replace("ratings", _STAGE, 1) if self.staged else _RATINGS_INSERT
+    def add_ratings(self, varying: dict[str, Sequence[Any]], constant: dict[str, Any]) -> None:
+        """Ratings of a chunk: each of :data:`WRITE_COLUMNS` either a column in ``varying`` (one
+        value per rating) or one value for all in ``constant``. The varying columns go through a
+        temporary table and one ``INSERT ... SELECT`` writes the chunk, the constants bound
+        once (binding every column of every row from Python was a third of the write)."""
+        names = tuple(varying)
+        if names != self._chunk_columns:
+            self.conn.execute("DROP TABLE IF EXISTS temp._stream_chunk")
+            self.conn.execute(f"CREATE TEMP TABLE _stream_chunk ({', '.join(names)})")
+            self._chunk_columns = names
+        self.conn.executemany(
+            f"INSERT INTO _stream_chunk VALUES ({', '.join('?' * len(names))})",
+            zip(*varying.values(), strict=True),
+        )
+        target = _STAGE if self.staged else "ratings"
+        exprs = ", ".join(c if c in varying else "?" for c in WRITE_COLUMNS)
         try:
-            cur = self.conn.executemany(sql, rows)
+            cur = self.conn.execute(
+                f"INSERT INTO {target} ({', '.join(WRITE_COLUMNS)}) SELECT {exprs} FROM _stream_chunk"
+                " ORDER BY rowid",
+                [constant[c] for c in WRITE_COLUMNS if c not in varying],
+            )
         except sqlite3.IntegrityError:  # a key twice in the file
             raise StreamFallback from None
         self.n_ratings += cur.rowcount
+        self.conn.execute("DELETE FROM _stream_chunk")
 
     def _start_staging(self) -> None:
         """From now on ratings go to the temporary table; the ones this import inserted already
@@ -136,6 +165,7 @@ class StreamWriter:
         else:
             counts = WriteCounts(self.n_ratings, 0, 0)
         conn.execute(f"DROP TABLE temp.{_ITEMS}")
+        conn.execute("DROP TABLE IF EXISTS temp._stream_chunk")
         return counts, replaced_items or counts.changed + counts.unchanged > 0
 
     def _write_items(self, convert: Sequence[Callable[[Any], Any] | None]) -> bool:
@@ -148,6 +178,9 @@ class StreamWriter:
         k_response = names.index("response") if "response" in names else None
         overlap = conn.execute(
             f"SELECT COUNT(*) FROM {_ITEMS} s JOIN items i ON i.item_id = s.item_id").fetchone()[0]
+        if not overlap and self._meta_ids is not None:
+            self._write_new_items(convert)
+            return False
         cells = "".join(f", c{k}" for k in range(len(names)))
         sql = f"SELECT item_id{cells} FROM {_ITEMS} ORDER BY rowid"
         if overlap:
@@ -202,6 +235,29 @@ class StreamWriter:
             write.executemany(insert, out)
             self.n_items += len(out)
         return replaced
+
+
+    def _write_new_items(self, convert: Sequence[Callable[[Any], Any] | None]) -> None:
+        """Items none of which is stored, all of whose cells are metadata: each distinct set of
+        cells made its JSON once, and one ``INSERT ... SELECT`` writes them in file order."""
+        assert self._meta_ids is not None
+        names = self.item_columns
+        self.conn.execute("DROP TABLE IF EXISTS temp._stream_meta")
+        self.conn.execute("CREATE TEMP TABLE _stream_meta (id INTEGER PRIMARY KEY, meta TEXT)")
+        rows = []
+        for cells, mid in self._meta_ids.items():
+            values = [v if f is None or v is None else f(v) for v, f in zip(cells, convert, strict=True)]
+            rows.append((mid, _meta_json({n: v for n, v in zip(names, values, strict=True)
+                                          if v is not None})))
+        self.conn.executemany("INSERT INTO _stream_meta VALUES (?, ?)", rows)
+        cur = self.conn.execute(
+            "INSERT OR REPLACE INTO items (item_id, prompt, messages, response, content_hash, meta,"
+            f" updated_at) SELECT s.item_id, NULL, NULL, NULL, ?, m.meta, ? FROM {_ITEMS} s"
+            " JOIN _stream_meta m ON m.id = s.meta_id ORDER BY s.rowid",
+            (item_content_hash(None, None, None), self.now),
+        )
+        self.n_items += cur.rowcount
+        self.conn.execute("DROP TABLE temp._stream_meta")
 
 
 def _meta_json(meta: dict[str, Any]) -> str:

@@ -11,6 +11,7 @@ import csv
 import re
 from collections.abc import Iterator, Sequence
 from itertools import islice
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -103,12 +104,12 @@ class NotUsual(Exception):
 
 def read_csv_chunks(
     p: Path, sep: str, newline: str, size: int
-) -> tuple[list[str], Iterator[list[list[str]]]]:
+) -> tuple[list[str], Iterator[list[tuple[str | None, ...]]]]:
     """The header and the rows of the usual file (one record per physical line, every row the
-    header's cells, header on line 1) in lists of ``size`` rows, read as they are consumed:
-    memory is one chunk. Anything else raises :class:`NotUsual` (at once or while reading): the
-    line-by-line read of :mod:`judgekit.io.tables` names the line of the problem. Cells are the
-    text as written (empty ``""``: the caller makes it missing)."""
+    header's cells, header on line 1), ``size`` rows at a time as columns (one tuple per header
+    cell, an empty cell ``None``), read as they are consumed: memory is one chunk. Anything else
+    raises :class:`NotUsual` (at once or while reading): the line-by-line read of
+    :mod:`judgekit.io.tables` names the line of the problem."""
     csv.field_size_limit(max(csv.field_size_limit(), 2**31 - 1))
     fh = p.open(encoding="utf-8-sig", newline=newline)
     rows = csv.reader(fh, delimiter=sep, strict=True)
@@ -126,8 +127,9 @@ def read_csv_chunks(
         fh.close()
         raise NotUsual from None
 
-    def chunks() -> Iterator[list[list[str]]]:
+    def chunks() -> Iterator[list[tuple[str | None, ...]]]:
         width, n = len(header), 0
+        gets = [itemgetter(k) for k in range(width)]
         with fh:
             while True:
                 try:
@@ -139,8 +141,13 @@ def read_csv_chunks(
                         raise NotUsual  # a header and no rows
                     return
                 n += len(chunk)
-                if rows.line_num != n + 1 or any(len(r) != width for r in chunk):
-                    raise NotUsual  # a record over several lines, a blank line, a short row
-                yield chunk
+                if rows.line_num != n + 1:
+                    raise NotUsual  # a record over several lines, a blank line
+                if set(map(len, chunk)) != {width}:
+                    raise NotUsual  # a row of another length
+                cols = [tuple(map(get, chunk)) for get in gets]
+                del chunk
+                # an empty cell is missing
+                yield [tuple(v or None for v in c) if "" in c else c for c in cols]
 
     return header, chunks()

@@ -20,11 +20,13 @@ once; rows are built with ``zip`` and written with ``executemany`` of tuples.
 
 from __future__ import annotations
 
+import gc
+import re
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
-from itertools import repeat
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +38,7 @@ from judgekit.rubric import Rubric
 from judgekit.schema import RATER_KINDS, STATUSES, WriteCounts
 from judgekit.store import Store
 from judgekit.store_stream import StreamFallback, StreamWriter
-from judgekit.values import as_timestamp, as_trial, check_ids, id_problem, plain_number
+from judgekit.values import as_timestamp, as_trial, id_problem, plain_number
 
 #: rows read, checked and written at a time
 CHUNK_ROWS = 50_000
@@ -84,18 +86,16 @@ def stream_csv(
     by_rater: dict[str, dict[str, Any]] = {}
     now = time.time()
     chunk_check = _ChunkCheck(rubric, rater_kind=rater_kind, source=source, now=now)
-    with store.transaction() as conn:
+    with _no_gc(), store.transaction() as conn:
         before = store_state(conn)
         writer = StreamWriter(conn, rubric=rubric.id, rubric_hash=rubric.hash, now=now,
                               item_columns=item_names)
         try:
-            for chunk in chunks:
-                cols = [[v or None for v in col] for col in zip(*chunk, strict=True)]
-                del chunk
+            for cols in chunks:
                 item_ids = cols[at["item_id"]]
-                rows, kinds, statuses = chunk_check.ratings(cols, at, item_ids)
+                varying, constant, kinds, statuses = chunk_check.ratings(cols, at, item_ids)
                 writer.check_raters(kinds)
-                writer.add_ratings(rows)
+                writer.add_ratings(varying, constant)
                 _count(by_rater, cols[at["rater_id"]], statuses, kinds)
                 item_cols = [cols[k] for k in item_k]
                 for j, col in enumerate(item_cols):
@@ -121,11 +121,24 @@ def stream_csv(
         return result
 
 
+@contextmanager
+def _no_gc() -> Iterator[None]:
+    """The cyclic garbage collector paused: a chunk holds some 100,000 new tuples and lists (none
+    in a cycle), and each collection walked them all (a third of the time of reading a chunk)."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
 def _plain(v: Any) -> Any:
     return plain_number(v)
 
 
-def _count(by_rater: dict[str, dict[str, Any]], raters: list[Any], statuses: list[str] | None,
+def _count(by_rater: dict[str, dict[str, Any]], raters: Sequence[Any], statuses: list[str] | None,
            kinds: dict[str, str]) -> None:
     """Add a chunk's ratings to ``{rater: {kind, n, abstain, error}}`` (first appearance order)."""
     for rater, n in Counter(raters).items():
@@ -148,40 +161,46 @@ class _ChunkCheck:
         self.trials: dict[Any, int] = {None: 0}
         self.times: dict[Any, float] = {None: now}
 
-    def ratings(self, cols: list[list[Any]], at: dict[str, int], item_ids: list[Any]
-                ) -> tuple[zip[tuple[Any, ...]], dict[str, str], list[str] | None]:
-        """The chunk's rating rows (:data:`judgekit.store_bulk.WRITE_COLUMNS` order), its
-        ``{rater: kind}`` and its statuses (``None``: all ok)."""
+    def ratings(self, cols: list[tuple[Any, ...]], at: dict[str, int], item_ids: Sequence[Any]
+                ) -> tuple[dict[str, Sequence[Any]], dict[str, Any], dict[str, str], list[str] | None]:
+        """The chunk's ratings as columns (:data:`judgekit.store_bulk.WRITE_COLUMNS`): those that
+        vary and those with one value for all; its ``{rater: kind}`` and its statuses (``None``:
+        all ok)."""
         n = len(item_ids)
         rater_ids = cols[at["rater_id"]]
         if None in item_ids or None in rater_ids:
             raise StreamFallback
-        check_ids(item_ids, "item_id", self.source, csv=True, lines=None)
-        check_ids(rater_ids, "rater_id", self.source, csv=True, lines=None)
+        _check_ids(item_ids)
+        _check_ids(rater_ids)
+        varying: dict[str, Sequence[Any]] = {"item_id": item_ids, "rater_id": rater_ids}
+        constant: dict[str, Any] = {"rubric": self.rubric.id, "rubric_hash": self.rubric.hash,
+                                    "source": self.source, "call_key": None}
         if "rater_kind" in at:
             kinds = [self.default_kind if k is None else k for k in cols[at["rater_kind"]]]
             if not set(kinds) <= set(RATER_KINDS):
                 raise StreamFallback
+            pairs = set(zip(rater_ids, kinds, strict=True))
+            kind_of = dict(pairs)
+            if len(kind_of) != len(pairs):  # a rater with two kinds
+                raise StreamFallback
+            varying["rater_kind"] = kinds
         else:
             kinds = [self.default_kind] * n
-        pairs = dict.fromkeys(zip(rater_ids, kinds, strict=True))
-        kind_of = dict(pairs.keys())
-        if len(kind_of) != len(pairs):  # a rater with two kinds
-            raise StreamFallback
+            kind_of = dict.fromkeys(set(rater_ids), self.default_kind)
+            constant["rater_kind"] = self.default_kind
         raw = cols[at["label"]]
         for v in set(raw) - self.codes.keys():
             self.codes[v] = label_code(self.rubric, v)
         codes = list(map(self.codes.__getitem__, raw))
         statuses: list[str] | None = None
-        rationales: Sequence[Any] = (cols[at["rationale"]] if "rationale" in at
-                                     else repeat(None, n))  # type: ignore[assignment]
+        rationales: list[Any] | None = list(cols[at["rationale"]]) if "rationale" in at else None
         if "status" in at:
             statuses = ["ok" if s is None else s for s in cols[at["status"]]]
             if not set(statuses) <= set(STATUSES):
                 raise StreamFallback
         if statuses is not None or None in codes:
             statuses = statuses or ["ok"] * n
-            rationales = list(rationales)
+            rationales = rationales or [None] * n
             for i, code in enumerate(codes):
                 if statuses[i] != "ok":
                     codes[i] = None
@@ -192,23 +211,44 @@ class _ChunkCheck:
                     rationales[i] = f"unparseable judge output: {(raw[i] or '')[:500]}"
             if all(s == "ok" for s in statuses):
                 statuses = None
+        varying["label"] = codes
         for c in set(codes) - self.values.keys():
             v = self.rubric.values.get(c)  # type: ignore[arg-type]
             self.values[c] = None if v is None else float(v)
-        values = map(self.values.__getitem__, codes)
-        trials: Any = repeat(0, n)
+        varying["value"] = list(map(self.values.__getitem__, codes))
         if "trial" in at:
             col = cols[at["trial"]]
             for v in set(col) - self.trials.keys():
                 self.trials[v] = as_trial(v, "")
-            trials = map(self.trials.__getitem__, col)
-        created: Any = repeat(self.now, n)
+            varying["trial"] = list(map(self.trials.__getitem__, col))
+        else:
+            constant["trial"] = 0
+        if statuses is None:
+            constant["status"] = "ok"
+        else:
+            varying["status"] = statuses
+        if rationales is None:
+            constant["rationale"] = None
+        else:
+            varying["rationale"] = rationales
         if "created_at" in at:
             col = cols[at["created_at"]]
             for v in set(col) - self.times.keys():
                 self.times[v] = as_timestamp(v, "", self.now)
-            created = map(self.times.__getitem__, col)
-        rows = zip(item_ids, rater_ids, kinds, repeat(self.rubric.id), repeat(self.rubric.hash),
-                   codes, values, trials, statuses or repeat("ok"), rationales, created,
-                   repeat(self.source), repeat(None))
-        return rows, kind_of, statuses
+            varying["created_at"] = list(map(self.times.__getitem__, col))
+        else:
+            constant["created_at"] = self.now
+        return varying, constant, kind_of, statuses
+
+
+#: characters an id may not hold (a superset of :func:`judgekit.values.id_problem`'s): any found
+#: sends the file to the whole-file path, which names the id
+_NOT_IN_ID = re.compile("[\x00-\x1f\x7f-\x9f\u2028-\u202e\u2066-\u2069]")
+
+
+def _check_ids(ids: Sequence[str]) -> None:
+    """Each distinct id once: no control character, no white space at either end (else
+    :class:`StreamFallback`)."""
+    distinct = set(ids)
+    if _NOT_IN_ID.search("".join(distinct)) or not all(u == u.strip() for u in distinct):
+        raise StreamFallback
