@@ -62,16 +62,16 @@ class StreamResult:
 
 def stream_csv(
     store: Store, path: Path, rubric: Rubric, *, source: str, rater_kind: str, newline: str,
-    digest: str | None, chunk_rows: int = CHUNK_ROWS,
+    digest: str | None, chunk_rows: int | None = None,
 ) -> StreamResult:
-    """Import the long CSV at ``path`` in chunks, in one transaction of ``store`` (see the module
-    docstring), and record its ``digest`` (:mod:`judgekit.import_digest`) in the same
-    transaction; :class:`StreamFallback` for anything the whole-file path should read or report."""
+    """Import the long CSV at ``path`` in chunks of ``chunk_rows`` rows (default
+    :data:`CHUNK_ROWS`), in one transaction of ``store`` (see the module docstring), and record its
+    ``digest`` (:mod:`judgekit.import_digest`) in the same transaction; :class:`StreamFallback` for anything the whole-file path should read or report."""
     if rater_kind not in RATER_KINDS:
         raise StreamFallback
     sep = "\t" if path.suffix.lower() == ".tsv" else ","
     try:
-        header, chunks = read_csv_chunks(path, sep, newline, chunk_rows)
+        header, chunks = read_csv_chunks(path, sep, newline, chunk_rows or CHUNK_ROWS)
     except (NotUsual, OSError):
         raise StreamFallback from None
     if (any(not name.strip() or id_problem(name, "the column name") for name in header)
