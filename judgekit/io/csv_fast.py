@@ -102,52 +102,56 @@ class NotUsual(Exception):
     """The file is not the usual one (see :func:`read_csv_chunks`): read it whole."""
 
 
-def read_csv_chunks(
-    p: Path, sep: str, newline: str, size: int
-) -> tuple[list[str], Iterator[list[tuple[str | None, ...]]]]:
+class CsvChunks:
     """The header and the rows of the usual file (one record per physical line, every row the
     header's cells, header on line 1), ``size`` rows at a time as columns (one tuple per header
-    cell, an empty cell ``None``), read as they are consumed: memory is one chunk. Anything else
-    raises :class:`NotUsual` (at once or while reading): the line-by-line read of
-    :mod:`judgekit.io.tables` names the line of the problem."""
-    csv.field_size_limit(max(csv.field_size_limit(), 2**31 - 1))
-    fh = p.open(encoding="utf-8-sig", newline=newline)
-    rows = csv.reader(fh, delimiter=sep, strict=True)
-    try:
-        header = next(rows, None)
-    except (csv.Error, UnicodeDecodeError):
-        fh.close()
-        raise NotUsual from None
-    if header is None or len(header) < 2 or rows.line_num != 1:
-        fh.close()
-        raise NotUsual
-    try:
-        check_header(p, header, 1)
-    except JudgekitError:
-        fh.close()
-        raise NotUsual from None
+    cell, an empty cell ``None``), read as they are iterated: memory is one chunk. Anything else
+    raises :class:`NotUsual` (when opened or while reading): the line-by-line read of
+    :mod:`judgekit.io.tables` names the line of the problem. A context manager (closes the file).
+    """
 
-    def chunks() -> Iterator[list[tuple[str | None, ...]]]:
-        width, n = len(header), 0
+    def __init__(self, p: Path, sep: str, newline: str, size: int) -> None:
+        csv.field_size_limit(max(csv.field_size_limit(), 2**31 - 1))
+        self.size = size
+        self._fh = p.open(encoding="utf-8-sig", newline=newline)
+        self._rows = csv.reader(self._fh, delimiter=sep, strict=True)
+        try:
+            header = next(self._rows, None)
+            if header is None or len(header) < 2 or self._rows.line_num != 1:
+                raise NotUsual
+            check_header(p, header, 1)
+        except (csv.Error, UnicodeDecodeError, JudgekitError):
+            self._fh.close()
+            raise NotUsual from None
+        except BaseException:
+            self._fh.close()
+            raise
+        self.header: list[str] = header
+
+    def __enter__(self) -> CsvChunks:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._fh.close()
+
+    def __iter__(self) -> Iterator[list[tuple[str | None, ...]]]:
+        rows, width, n = self._rows, len(self.header), 0
         gets = [itemgetter(k) for k in range(width)]
-        with fh:
-            while True:
-                try:
-                    chunk = list(islice(rows, size))
-                except (csv.Error, UnicodeDecodeError):
-                    raise NotUsual from None
-                if not chunk:
-                    if n == 0:
-                        raise NotUsual  # a header and no rows
-                    return
-                n += len(chunk)
-                if rows.line_num != n + 1:
-                    raise NotUsual  # a record over several lines, a blank line
-                if set(map(len, chunk)) != {width}:
-                    raise NotUsual  # a row of another length
-                cols = [tuple(map(get, chunk)) for get in gets]
-                del chunk
-                # an empty cell is missing
-                yield [tuple(v or None for v in c) if "" in c else c for c in cols]
-
-    return header, chunks()
+        while True:
+            try:
+                chunk = list(islice(rows, self.size))
+            except (csv.Error, UnicodeDecodeError):
+                raise NotUsual from None
+            if not chunk:
+                if n == 0:
+                    raise NotUsual  # a header and no rows
+                return
+            n += len(chunk)
+            if rows.line_num != n + 1:
+                raise NotUsual  # a record over several lines, a blank line
+            if set(map(len, chunk)) != {width}:
+                raise NotUsual  # a row of another length
+            cols = [tuple(map(get, chunk)) for get in gets]
+            del chunk
+            # an empty cell is missing
+            yield [tuple(v or None for v in c) if "" in c else c for c in cols]

@@ -33,7 +33,7 @@ from typing import Any
 from judgekit.data import RESERVED_ITEM_COLUMNS, label_code
 from judgekit.errors import JudgekitError
 from judgekit.import_digest import record_import, store_state
-from judgekit.io.csv_fast import NotUsual, read_csv_chunks
+from judgekit.io.csv_fast import CsvChunks, NotUsual
 from judgekit.rubric import Rubric
 from judgekit.schema import RATER_KINDS, STATUSES, WriteCounts
 from judgekit.store import Store
@@ -66,14 +66,22 @@ def stream_csv(
 ) -> StreamResult:
     """Import the long CSV at ``path`` in chunks of ``chunk_rows`` rows (default
     :data:`CHUNK_ROWS`), in one transaction of ``store`` (see the module docstring), and record its
-    ``digest`` (:mod:`judgekit.import_digest`) in the same transaction; :class:`StreamFallback` for anything the whole-file path should read or report."""
+    ``digest`` (:mod:`judgekit.import_digest`) in the same transaction; :class:`StreamFallback`
+    for anything the whole-file path should read or report."""
     if rater_kind not in RATER_KINDS:
         raise StreamFallback
     sep = "\t" if path.suffix.lower() == ".tsv" else ","
     try:
-        header, chunks = read_csv_chunks(path, sep, newline, chunk_rows or CHUNK_ROWS)
+        chunks = CsvChunks(path, sep, newline, chunk_rows or CHUNK_ROWS)
     except (NotUsual, OSError):
         raise StreamFallback from None
+    with chunks:
+        return _stream(store, chunks, rubric, source=source, rater_kind=rater_kind, digest=digest)
+
+
+def _stream(store: Store, chunks: CsvChunks, rubric: Rubric, *, source: str, rater_kind: str,
+            digest: str | None) -> StreamResult:
+    header = chunks.header
     if (any(not name.strip() or id_problem(name, "the column name") for name in header)
             or not {"item_id", "rater_id", "label"} <= set(header) or NOT_STREAMED & set(header)):
         raise StreamFallback
