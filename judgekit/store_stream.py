@@ -260,6 +260,22 @@ class StreamWriter:
         self.conn.execute("DROP TABLE temp._stream_meta")
 
 
+def item_snapshot(conn: sqlite3.Connection, item_ids: Sequence[str]) -> dict[str, tuple[Any, ...]]:
+    """``{item_id: (prompt, messages, response, meta)}`` of the stored items among ``item_ids``:
+    compared before and after a whole-file import's writes, it tells whether a stored item
+    changed (then other files' no-op digests no longer hold)."""
+    out: dict[str, tuple[Any, ...]] = {}
+    ids = list(dict.fromkeys(item_ids))
+    for i in range(0, len(ids), MAX_SQL_VARIABLES):
+        part = ids[i : i + MAX_SQL_VARIABLES]
+        for row in conn.execute(
+            "SELECT item_id, prompt, messages, response, meta FROM items WHERE item_id IN "
+            f"({','.join('?' * len(part))})", part,
+        ):
+            out[row[0]] = row[1:]
+    return out
+
+
 def _meta_json(meta: dict[str, Any]) -> str:
     return json.dumps(meta, ensure_ascii=False, sort_keys=True)
 

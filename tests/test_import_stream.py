@@ -299,3 +299,29 @@ def test_migration_008_keeps_rows_and_rowids_and_the_checks(tmp_path):
         index = store.conn.execute(
             "SELECT sql FROM sqlite_master WHERE name = 'ratings_by_rubric'").fetchone()[0]
         assert index == "CREATE INDEX ratings_by_rubric ON ratings (rubric, rubric_hash, rater_id)"
+
+
+def test_each_jsonl_file_of_a_study_reimports_as_a_noop_too(tmp_path, store):
+    import json
+
+    def jsonl(path, rows):
+        path.write_text("".join(json.dumps(dict(zip(HEADER, r, strict=True))) + "\n" for r in rows))
+        return path
+
+    rows = _rows(4)
+    humans = jsonl(tmp_path / "humans.jsonl", [r for r in rows if r[2] == "human"])
+    judges = jsonl(tmp_path / "judges.jsonl", [r for r in rows if r[2] == "judge"])
+    import_ratings(store, humans, REFUSAL)
+    import_ratings(store, judges, REFUSAL)
+    before = store_dump(store.path)
+    assert tuple(import_ratings(store, humans, REFUSAL).written) == (0, 0, 12)
+    assert tuple(import_ratings(store, judges, REFUSAL).written) == (0, 0, 8)
+    assert store_dump(store.path) == before  # both skipped
+    # a third file with new raters that changes an item's metadata drops the other digests
+    third = jsonl(tmp_path / "third.jsonl", [("it-0000", "x1", "human", "full_refusal", "0",
+                                              "model_9")])
+    import_ratings(store, third, REFUSAL)
+    after = store_dump(store.path)
+    assert tuple(import_ratings(store, humans, REFUSAL).written) == (0, 0, 12)
+    assert store_dump(store.path) != after  # not skipped: the humans' file wrote its items again
+    assert store.item_values("model")["it-0000"] == "model_0"

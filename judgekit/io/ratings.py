@@ -46,7 +46,7 @@ from judgekit.io.tables import read_table, table_format
 from judgekit.rubric import Rubric
 from judgekit.schema import is_missing
 from judgekit.store import Store, WriteCounts
-from judgekit.store_stream import StreamFallback
+from judgekit.store_stream import StreamFallback, item_snapshot
 from judgekit.values import lines_of
 
 
@@ -305,10 +305,15 @@ def _import_whole(
     by_rater = _by_rater(ratings)
     with store.transaction() as conn:
         before = store_state(conn)
+        stored_items = item_snapshot(conn, items["item_id"].astype(str).tolist())
         store.put_items(items)
         written = store.put_ratings(ratings.drop(columns=["_row"]))
+        # other files' no-op digests hold when no stored rating was replaced nor item changed
+        keep = (written.changed + written.unchanged == 0
+                and item_snapshot(conn, list(stored_items)) == stored_items)
         record_import(conn, digest, {"items": len(items), "ratings": len(ratings),
-                                     "by_rater": by_rater, "notes": notes}, before=before)
+                                     "by_rater": by_rater, "notes": notes},
+                      before=before, keep_others=keep)
     return ImportSummary(
         source=source,
         rubric=rubric.ref,
