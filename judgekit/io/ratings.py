@@ -171,33 +171,31 @@ def import_ratings(
             by_rater=done["by_rater"], notes=done["notes"],
             written=WriteCounts(0, 0, done["ratings"]),
         )
-    if kind == "csv" and not (raters or judges or reference or scorers or items_path is not None
-                              or id_prefix or column_map or items_column_map or key_column
-                              or flatten or id_from or join_on):
-        new_store = not store.opened  # a DeferredStore not created yet
-        streamed = _try_stream(store, Path(path), rubric, source=short, rater_kind=rater_kind,
-                               digest=digest)
-        if streamed is not None:
-            return ImportSummary(source=source, rubric=rubric.ref, items=streamed.items,
-                                 ratings=streamed.ratings, by_rater=streamed.by_rater,
-                                 written=streamed.written)
-        try:
-            return _import_whole(store, path, rubric, source=source, short=short, kind=kind,
-                                 digest=digest, raters=raters, judges=judges, reference=reference,
-                                 rater_kind=rater_kind, fmt=fmt, items_path=items_path,
-                                 scorers=scorers, id_prefix=id_prefix, column_map=column_map,
-                                 items_column_map=items_column_map, key_column=key_column,
-                                 flatten=flatten, id_from=id_from, join_on=join_on)
-        except JudgekitError:
-            if new_store and store.opened and _empty(store):
-                _remove_new_store(store)
-            raise
-    return _import_whole(store, path, rubric, source=source, short=short, kind=kind,
-                         digest=digest, raters=raters, judges=judges, reference=reference,
-                         rater_kind=rater_kind, fmt=fmt, items_path=items_path,
-                         scorers=scorers, id_prefix=id_prefix, column_map=column_map,
-                         items_column_map=items_column_map, key_column=key_column,
-                         flatten=flatten, id_from=id_from, join_on=join_on)
+    def whole() -> ImportSummary:
+        return _import_whole(store, path, rubric, source=source, short=short, kind=kind,
+                             digest=digest, raters=raters, judges=judges, reference=reference,
+                             rater_kind=rater_kind, fmt=fmt, items_path=items_path,
+                             scorers=scorers, id_prefix=id_prefix, column_map=column_map,
+                             items_column_map=items_column_map, key_column=key_column,
+                             flatten=flatten, id_from=id_from, join_on=join_on)
+
+    if kind != "csv" or (raters or judges or reference or scorers or items_path is not None
+                         or id_prefix or column_map or items_column_map or key_column
+                         or flatten or id_from or join_on):
+        return whole()
+    new_store = not store.opened  # a DeferredStore not created yet
+    streamed = _try_stream(store, Path(path), rubric, source=short, rater_kind=rater_kind,
+                           digest=digest)
+    if streamed is not None:
+        return ImportSummary(source=source, rubric=rubric.ref, items=streamed.items,
+                             ratings=streamed.ratings, by_rater=streamed.by_rater,
+                             written=streamed.written)
+    try:  # not streamed (its transaction rolled back): the whole-file path reads or reports it
+        return whole()
+    except JudgekitError:
+        if new_store and store.opened and _empty(store):
+            _remove_new_store(store)  # created by the streamed attempt
+        raise
 
 
 def _import_whole(
