@@ -6,9 +6,11 @@ one transaction, so memory is bounded by the chunk, not the file.
 so a failed import leaves the store exactly as it was. It writes exactly what
 :meth:`Store.put_items` and :meth:`Store.put_ratings` write for the same frames:
 
-* **ratings**: while no rating is stored under the import's rubric and hash for any rater of
-  the file, each chunk is inserted straight into ``ratings`` (plain ``INSERT``: a key given twice
-  in the file is an ``IntegrityError``, never a silent replacement). Once a rater of the file has
+* **ratings**: a chunk's columns that vary go to a small temporary table and one
+  ``INSERT ... SELECT`` writes the chunk, binding the rest (rubric, hash, source, defaults) once.
+  While no rating is stored under the import's rubric and hash for any rater of the file, that
+  statement writes into ``ratings`` itself (a plain ``INSERT``: a key given twice in the file is
+  an ``IntegrityError``, never a silent replacement). Once a rater of the file has
   stored ratings there, the chunks go to a temporary table (keyed on (item, rater, trial), so a
   key given twice is caught there too; the rows already inserted by this import are moved there
   first, keeping the file's order), and one join on the ratings' key at the end copies the
@@ -18,7 +20,9 @@ so a failed import leaves the store exactly as it was. It writes exactly what
   kept, in file order); an item whose cells differ from an earlier row's is marked. At the end
   they are merged with the stored items (metadata merged, a missing text keeps the stored one,
   as :func:`judgekit.records.item_rows` does) and written, except those stored exactly so
-  already (their rows, rowids and ``updated_at`` are kept).
+  already (their rows, rowids and ``updated_at`` are kept); new items whose cells are all
+  metadata (the usual case) by one ``INSERT ... SELECT``, each distinct set of cells made into
+  its JSON once.
 
 Anything the store would refuse (a rater stored with another kind, an item stored with another
 text, an item with two sets of metadata, a key twice) raises :class:`StreamFallback`: the caller
