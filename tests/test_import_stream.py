@@ -325,3 +325,13 @@ def test_each_jsonl_file_of_a_study_reimports_as_a_noop_too(tmp_path, store):
     assert tuple(import_ratings(store, humans, REFUSAL).written) == (0, 0, 12)
     assert store_dump(store.path) != after  # not skipped: the humans' file wrote its items again
     assert store.item_values("model")["it-0000"] == "model_0"
+
+
+def test_the_streamed_path_imports_no_pandas():
+    import subprocess
+    import sys
+
+    code = ("import sys, judgekit.io.ratings_stream, judgekit.store_stream, judgekit.rating_input;"
+            " print(sorted(m for m in ('pandas', 'numpy') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

@@ -20,27 +20,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
-
-from judgekit.data import (
-    check_reserved_item_columns,
-    check_rubric_columns,
-    id_problem,
-    item_content_hash,
-    items_from_table,
-    messages_as_json,
-    normalise_ratings,
-    require_columns,
-    row_ref,
-    wide_to_long,
-)
 from judgekit.errors import JudgekitError
 from judgekit.import_digest import input_digest, record_import, store_state, unchanged_import
 from judgekit.io.csv_fast import detect_newline
-from judgekit.io.joins import join_items_file
-from judgekit.io.mapping import check_layout_columns, content_ids_as_stored, make_item_ids
 from judgekit.io.ratings_stream import StreamResult, stream_csv
 from judgekit.io.tables import read_table, table_format
 from judgekit.rubric import Rubric
@@ -48,6 +32,12 @@ from judgekit.schema import is_missing
 from judgekit.store import Store, WriteCounts
 from judgekit.store_stream import StreamFallback, item_snapshot
 from judgekit.values import lines_of
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+# pandas (and the frame modules: judgekit.data, io.joins, io.mapping) are imported by the
+# whole-file path when it runs: the streamed import of a long CSV needs none of them
 
 
 @dataclass
@@ -92,6 +82,14 @@ def prepare_ratings(
     rater_kind: str = "human",
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Validate a ratings table: returns (items, ratings) ready for the store."""
+    from judgekit.data import (
+        check_rubric_columns,
+        items_from_table,
+        normalise_ratings,
+        row_ref,
+        wide_to_long,
+    )
+
     wide = bool(raters or judges or reference)
     lines = lines_of(table)  # each row's physical line (read_table), for messages
     if wide:
@@ -223,6 +221,16 @@ def _import_whole(
     join_on: str | None,
 ) -> ImportSummary:
     """The whole-file path: read the file, validate it as frames, write it in one transaction."""
+    from judgekit.data import (
+        check_reserved_item_columns,
+        id_problem,
+        messages_as_json,
+        require_columns,
+        row_ref,
+    )
+    from judgekit.io.joins import join_items_file
+    from judgekit.io.mapping import check_layout_columns, content_ids_as_stored, make_item_ids
+
     notes: list[str] = []
     if kind == "inspect":
         if raters or judges or reference:
@@ -368,6 +376,8 @@ def _by_rater(ratings: pd.DataFrame) -> dict[str, dict[str, Any]]:
 
 def _check_same_text(store: Store, items: pd.DataFrame, *, source: str) -> None:
     """Refuse items whose text differs from the stored item with the same id."""
+    from judgekit.schema import item_content_hash
+
     if "response" not in items.columns:
         return
     has_text = items[items["response"].notna()]
@@ -398,6 +408,7 @@ def _prepare_inspect(
     path: str | Path, rubric: Rubric, *, source: str, scorers: Sequence[str] | None
 ) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
     """Items and validated judge ratings of an Inspect log, and notes for the summary."""
+    from judgekit.data import normalise_ratings
     from judgekit.io.inspect import read_inspect_log
 
     items, long = read_inspect_log(path)

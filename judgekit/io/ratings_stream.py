@@ -30,10 +30,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from judgekit.data import RESERVED_ITEM_COLUMNS, label_code
 from judgekit.errors import JudgekitError
 from judgekit.import_digest import record_import, store_state
 from judgekit.io.csv_fast import CsvChunks, NotUsual
+from judgekit.rating_input import RESERVED_ITEM_COLUMNS, label_code
 from judgekit.rubric import Rubric
 from judgekit.schema import RATER_KINDS, STATUSES, WriteCounts
 from judgekit.store import Store
