@@ -2,7 +2,11 @@
 
 Run: ``.venv/bin/python bench/scale.py`` (1,000,000 ratings: 200,000 items x 5 raters, about
 2 minutes), ``--quick`` (50,000 ratings, a smoke run), ``--ratings 10000000`` (opt-in, outside
-the 5-minute set).
+the 5-minute set; add ``--import-only`` for the import rows alone).
+
+The ``no-op re-import, 2 files`` row is a study fed by several files: the humans' rows and the
+judges' rows of the same CSV as two files imported one after the other into another store
+(not timed), then the humans' file imported again (timed, over the bare insert of that file).
 
 The data: a long CSV ``item_id, rater_id, rater_kind, label, model`` under the ``refusal``
 rubric: three humans (h1, h2, h3) and two judges (j1, j2), each agreeing with a hidden true
@@ -122,11 +126,40 @@ def floor(kind: str, py: str, csv_path: Path, tmp: Path) -> Result:
     return r
 
 
+def several_files(py: str, jk: list[str], csv_path: Path, tmp: Path) -> None:
+    """The ``no-op re-import, 2 files`` row (see the module docstring)."""
+    humans, judges = tmp / "humans.csv", tmp / "judges.csv"
+    with csv_path.open() as src, humans.open("w") as h, judges.open("w") as j:
+        header = src.readline()
+        h.write(header)
+        j.write(header)
+        for line in src:
+            (j if ",judge," in line else h).write(line)
+    store = ["--store", str(tmp / "two-files.db")]
+    for f in (humans, judges):
+        r = run([*jk, "import", str(f), "--rubric", "refusal", *store], tmp)
+        if r.code != 0:
+            print(f"import {f.name}: exit {r.code}\n{r.tail}")
+            return
+    base = floor("insert", py, humans, tmp)
+    r = run([*jk, "import", str(humans), "--rubric", "refusal", *store], tmp)
+    if r.code != 0:
+        print(f"no-op re-import, 2 files: exit {r.code}\n{r.tail}")
+    ratio, cpu_ratio = r.wall / base.wall, r.cpu / max(base.cpu, 1e-3)
+    met = ["time ok" if ratio <= 1.0 else "time MISSED",
+           "memory ok" if r.rss_mb < 600 else "memory MISSED"]
+    print(f"{'no-op, 2 files':<18} {r.wall:7.2f} {base.wall:7.2f} {ratio:5.1f}x {cpu_ratio:8.1f}x "
+          f"{'<=1x':>6} {r.rss_mb:8.0f}  {', '.join(met)}  (floor: bare insert of humans.csv; "
+          f"{'skipped' if ': 0 new, 0 changed' in r.tail else 'NOT skipped'})")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--ratings", type=int, default=1_000_000, help="ratings to generate (default 1M)")
     ap.add_argument("--quick", action="store_true", help="50,000 ratings: a smoke run")
     ap.add_argument("--keep", action="store_true", help="keep the temp folder (printed)")
+    ap.add_argument("--import-only", action="store_true",
+                    help="only the import rows (e.g. with --ratings 10000000)")
     a = ap.parse_args()
     n = 50_000 if a.quick else a.ratings
     py = sys.executable
@@ -151,6 +184,8 @@ def main() -> None:
             ("report", [*jk, "report", "--rubric", "refusal", "--by", "model", "--verdict",
                         str(tmp / "verdict.json"), "--out", str(tmp / "report"), *store], "fetch", 6.0),
         ]
+        if a.import_only:
+            commands = commands[:2]
         print("each floor is measured just before the command compared with it; ratios of wall "
               "time (and of CPU time, less sensitive to other load on the machine)")
         print(f"{'command':<18} {'wall s':>7} {'floor s':>7} {'ratio':>6} {'cpu ratio':>9} "
@@ -169,6 +204,7 @@ def main() -> None:
             print(f"{name:<18} {r.wall:7.2f} {base.wall:7.2f} {ratio:5.1f}x {cpu_ratio:8.1f}x "
                   f"{f'<={goal:g}x' if goal else '-':>6} {r.rss_mb:8.0f}  {', '.join(met)}  "
                   f"(floor: bare {kind})")
+        several_files(py, jk, csv_path, tmp)
     finally:
         if a.keep:
             print(f"kept {tmp}")

@@ -31,7 +31,6 @@ from judgekit.values import (  # re-exported: their old home
 )
 from judgekit.values import (
     NUMBER,
-    plain_number,
 )
 from judgekit.values import (
     JSONValueError as JSONValueError,
@@ -72,20 +71,6 @@ RATING_INPUT_KEYS = ("item_id", "rater_id", "label")
 
 def require_columns(df: pd.DataFrame, columns: Sequence[str], *, source: str, hint: str = "") -> None:
     require_names(list(df.columns), columns, source=source, hint=hint)
-
-
-def parse_rater_map(spec: str | Sequence[str] | None) -> dict[str, str]:
-    """``"a,b"`` or ``"alice=col_a,bob=col_b"`` → {rater_id: column}."""
-    if not spec:
-        return {}
-    parts: list[str] = []
-    for chunk in [spec] if isinstance(spec, str) else spec:
-        parts.extend(p.strip() for p in chunk.split(",") if p.strip())
-    out: dict[str, str] = {}
-    for p in parts:
-        rater, _, col = p.partition("=")
-        out[rater.strip()] = (col or rater).strip()
-    return out
 
 
 def wide_to_long(
@@ -160,6 +145,8 @@ def normalise_ratings(
     (``0.25``, also as text in a CSV) matches the rubric label of that value (see
     :meth:`Rubric.normalise`).
     """
+    from judgekit.rating_input import label_code  # pandas-free, shared with the streamed import
+
     require_columns(long, RATING_INPUT_KEYS, source=source, hint=" (long format needs item_id, "
                     "rater_id, label; for one column per rater use --raters/--judges)")
     df = long.copy()
@@ -218,10 +205,10 @@ def normalise_ratings(
         if isinstance(v, str | int | float | bool | None):
             key = (type(v), v)
             if key not in known:
-                known[key] = _code(rubric, v)
+                known[key] = label_code(rubric, v)
             codes.append(known[key])
         else:
-            codes.append(_code(rubric, v))
+            codes.append(label_code(rubric, v))
     for i, code in enumerate(codes):
         if code is not None or statuses[i] != "ok":
             continue
@@ -266,18 +253,12 @@ def normalise_ratings(
     return df
 
 
-#: item columns judgekit computes or keeps for itself: never item metadata (a file's own
-#: ``content_hash`` would vanish, its ``call_key`` or ``source`` pass for judgekit's)
-RESERVED_ITEM_COLUMNS = {
-    "content_hash": "judgekit computes it from the item's text",
-    "call_key": "it links a judge's rating to its call",
-    "source": "judgekit records the file each rating came from",
-}
-
-
 def check_reserved_item_columns(columns: Sequence[Any], *, source: str) -> None:
-    """Refuse a table column whose name judgekit keeps for itself (:data:`RESERVED_ITEM_COLUMNS`)
-    and so would not be stored as the item metadata it looks like."""
+    """Refuse a table column whose name judgekit keeps for itself
+    (:data:`judgekit.rating_input.RESERVED_ITEM_COLUMNS`) and so would not be stored as the item
+    metadata it looks like."""
+    from judgekit.rating_input import RESERVED_ITEM_COLUMNS
+
     for col in columns:
         why = RESERVED_ITEM_COLUMNS.get(col) if isinstance(col, str) else None
         if why is not None:
@@ -329,18 +310,6 @@ def _check_values(written: list[Any], labels: list[Any], values: list[Any], rubr
             f"{ref(i)}: value {excerpt(v, 40)} disagrees with the label ({have}); judgekit takes "
             "the value from the rubric, so fix or remove the value column."
         )
-
-
-def _code(rubric: Rubric, raw: Any) -> str | None:
-    """The rubric code of a raw label; a number written as text (a CSV cell ``0.25``) is also
-    tried as that number, as if the file had been read with numbers inferred."""
-    code = rubric.normalise(raw)
-    if code is None and isinstance(raw, str) and NUMBER.fullmatch(raw.strip()):
-        if plain_number(raw.strip()) is not None:
-            code = rubric.normalise(float(raw))
-        else:  # 007, +7, 1e1: a label's value, but never an alias range (plain numbers only)
-            code = next((lab.code for lab in rubric.labels if lab.value == float(raw)), None)
-    return code
 
 
 def _as_text(value: Any) -> str:

@@ -1,13 +1,22 @@
 """The no-op re-import: a digest of an import's input, and the store's state after it.
 
 Re-importing a file changes nothing when the file's bytes, the rubric (its hash) and the import
-options are the same and the store's ratings, items and rating history were not written since.
-:func:`input_digest` hashes the input (streamed, in 1 MB blocks); :func:`store_state` is a cheap
-token of the three tables (row counts and latest rowids: judgekit writes items and ratings with
-``INSERT OR REPLACE``, which gives every written row a new rowid, so any write moves it); the
-last import's pair is kept in ``import_digests`` (one row). Anything else (a changed row in the
-file, another file imported since, a Label Studio pull, a panel run) takes the full import, which
-compares every rating with the stored one.
+options are the same and nothing but imports that left that file's ratings and items alone wrote
+the store since. :func:`input_digest` hashes the input (streamed, in 1 MB blocks);
+:func:`store_state` is a cheap token of the ratings, items and rating history tables (row counts
+and latest rowids: judgekit writes items and ratings with ``INSERT OR REPLACE``, which gives
+every written row a new rowid, so any write moves it). ``import_digests`` keeps one row per input
+(source file and options: the digest), with the state token the store had after it:
+
+* an import whose digest has a row holding the store's current state is a no-op (it is skipped);
+* an import that only added ratings (none of its ratings replaced a stored one) and added or
+  rewrote items unchanged carries the other rows forward (their state becomes the new one), so
+  a study fed by several files re-imports each of them as a no-op;
+* an import that replaced a stored rating or changed a stored item drops the other rows (one of
+  them may have written what it replaced);
+* anything else that writes the store (a Label Studio pull, a panel run, another tool) moves the
+  state token, so every row stops matching and the next import of any file takes the full path,
+  which compares every rating with the stored one. A changed row in a file changes its digest.
 
 The only module with SQL on ``import_digests``.
 """
@@ -67,11 +76,29 @@ def unchanged_import(conn: sqlite3.Connection, digest: str | None) -> dict[str, 
     return summary
 
 
-def record_import(conn: sqlite3.Connection, digest: str | None, summary: Mapping[str, Any]) -> None:
-    """Remember this import (inside its transaction, after its writes) as the last one."""
-    conn.execute("DELETE FROM import_digests")
+def record_import(
+    conn: sqlite3.Connection,
+    digest: str | None,
+    summary: Mapping[str, Any],
+    *,
+    before: str | None = None,
+    keep_others: bool = False,
+) -> None:
+    """Remember this import (inside its transaction, after its writes).
+
+    ``before`` is :func:`store_state` at the start of the transaction, before its writes; with
+    ``keep_others`` (the import replaced no stored rating and changed no stored item) the rows
+    that held that state still hold (they get the new state), else every other row is dropped.
+    """
+    state = store_state(conn)
+    if keep_others and before is not None:
+        conn.execute("DELETE FROM import_digests WHERE state != ?", (before,))
+        conn.execute("UPDATE import_digests SET state = ?", (state,))
+    else:
+        conn.execute("DELETE FROM import_digests")
     if digest is not None:
         conn.execute(
-            "INSERT INTO import_digests (digest, state, summary, created_at) VALUES (?, ?, ?, ?)",
-            (digest, store_state(conn), json.dumps(dict(summary)), time.time()),
+            "INSERT OR REPLACE INTO import_digests (digest, state, summary, created_at)"
+            " VALUES (?, ?, ?, ?)",
+            (digest, state, json.dumps(dict(summary)), time.time()),
         )

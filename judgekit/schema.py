@@ -191,6 +191,40 @@ MIGRATIONS: list[tuple[str, str]] = [
         );
         """,
     ),
+    (
+        "008_ratings_checks_or",
+        """
+        -- the same ratings table with its two CHECKs written as ORs: SQLite evaluates a CHECK
+        -- (x IN ('a', 'b', 'c')) by building the list anew for every row written, which doubled
+        -- the cost of writing a rating (issue 13)  ---  same columns, key, index and rowids
+        CREATE TABLE ratings_008 (
+            item_id TEXT NOT NULL,
+            rater_id TEXT NOT NULL,
+            rater_kind TEXT NOT NULL
+                CHECK (rater_kind = 'human' OR rater_kind = 'judge' OR rater_kind = 'reference'),
+            rubric TEXT NOT NULL,        -- name@version
+            rubric_hash TEXT NOT NULL,
+            label TEXT,                  -- NULL when status is abstain or error
+            value REAL,
+            trial INTEGER NOT NULL DEFAULT 0,
+            status TEXT NOT NULL DEFAULT 'ok'
+                CHECK (status = 'ok' OR status = 'abstain' OR status = 'error'),
+            rationale TEXT,
+            created_at REAL NOT NULL,
+            source TEXT,
+            call_key TEXT,               -- the judge call (calls.key) a panel rating came from
+            PRIMARY KEY (item_id, rater_id, rubric, rubric_hash, trial)
+        );
+        INSERT INTO ratings_008 (rowid, item_id, rater_id, rater_kind, rubric, rubric_hash, label,
+                                 value, trial, status, rationale, created_at, source, call_key)
+            SELECT rowid, item_id, rater_id, rater_kind, rubric, rubric_hash, label, value, trial,
+                   status, rationale, created_at, source, call_key
+            FROM ratings ORDER BY rowid;
+        DROP TABLE ratings;
+        ALTER TABLE ratings_008 RENAME TO ratings;
+        CREATE INDEX ratings_by_rubric ON ratings (rubric, rubric_hash, rater_id);
+        """,
+    ),
 ]
 
 

@@ -11,19 +11,21 @@ rows are built column by column (no per-row dict), and
   unchanged, and one ``INSERT OR REPLACE ... SELECT`` writes them (as before: every incoming
   rating replaces the stored one of its key).
 
-Imported by :meth:`Store.put_ratings` when it is called (it imports pandas).
+Imported by :meth:`Store.put_ratings` when it is called; pandas only where a frame is read
+(:func:`rating_columns`), so :mod:`judgekit.store_stream` uses :func:`merge_incoming` without it.
 """
 
 from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from judgekit.errors import JudgekitError
 from judgekit.schema import MAX_SQL_VARIABLES, RatingRow, WriteCounts
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: the columns written, in the order of the ``ratings`` table's insert below
 WRITE_COLUMNS = ("item_id", "rater_id", "rater_kind", "rubric", "rubric_hash", "label", "value",
@@ -37,6 +39,8 @@ _CHANGED = "(r.label IS NOT i.label OR r.status IS NOT i.status)"
 
 def _column(df: pd.DataFrame, name: str, default: Any, convert: Callable[[Any], Any] | None) -> list[Any]:
     """One column as a list of Python values, a missing cell ``None`` (NaN, pd.NA, NaT)."""
+    import pandas as pd
+
     if name not in df.columns:
         return [default] * len(df)
     col = df[name]
@@ -131,23 +135,31 @@ def write_ratings(
     )
     conn.execute("DELETE FROM _incoming_bulk")
     conn.executemany(_INSERT.replace("ratings", "_incoming_bulk", 1), rows)
+    counts = merge_incoming(conn, "_incoming_bulk", n, now=now)
+    conn.execute("DELETE FROM _incoming_bulk")
+    return counts
+
+
+def merge_incoming(conn: sqlite3.Connection, table: str, n: int, *, now: float) -> WriteCounts:
+    """Write the ``n`` ratings of the temporary ``table`` (:data:`WRITE_COLUMNS`) over the
+    stored ones: the stored ratings whose label or status changes go to ``rating_history``, then
+    every incoming rating replaces the stored one of its key, in the table's order."""
     # Only a changed label is history; re-importing the same file changes nothing.
     conn.execute(
         f"""
         INSERT INTO rating_history
         SELECT r.item_id, r.rater_id, r.rater_kind, r.rubric, r.rubric_hash, r.trial,
                r.label, r.value, r.status, r.rationale, r.created_at, r.source, ?
-        FROM _incoming_bulk i JOIN ratings r ON {_KEY_JOIN}
+        FROM {table} i JOIN ratings r ON {_KEY_JOIN}
         WHERE {_CHANGED}
         """,
         (now,),
     )
     existing, changed = conn.execute(
-        f"SELECT COUNT(*), COALESCE(SUM({_CHANGED}), 0) FROM _incoming_bulk i JOIN ratings r ON {_KEY_JOIN}"
+        f"SELECT COUNT(*), COALESCE(SUM({_CHANGED}), 0) FROM {table} i JOIN ratings r ON {_KEY_JOIN}"
     ).fetchone()
     conn.execute(
         f"INSERT OR REPLACE INTO ratings ({', '.join(WRITE_COLUMNS)}) "
-        f"SELECT {', '.join(WRITE_COLUMNS)} FROM _incoming_bulk ORDER BY rowid"
+        f"SELECT {', '.join(WRITE_COLUMNS)} FROM {table} ORDER BY rowid"
     )
-    conn.execute("DELETE FROM _incoming_bulk")
     return WriteCounts(n - existing, changed, existing - changed)

@@ -132,9 +132,9 @@ def import_cmd(
       judgekit import by_behavior.json --key-column behavior_id --id-from content \\
         --rubric harm.yaml --judges gpt4=gpt4_verdict --items behaviors.csv --join-on behavior_id
     """
-    from judgekit.data import parse_rater_map
     from judgekit.io.mapping import parse_column_map
     from judgekit.io.ratings import import_ratings
+    from judgekit.rating_input import parse_rater_map
     from judgekit.rubric import load_rubric
 
     rubric = _with_view(load_rubric(rubric_name), view)

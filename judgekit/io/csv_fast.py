@@ -8,7 +8,10 @@ read of :mod:`judgekit.io.tables`, which names the line of the problem.
 from __future__ import annotations
 
 import csv
-from collections.abc import Sequence
+import re
+from collections.abc import Iterator, Sequence
+from itertools import islice
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -53,3 +56,102 @@ def check_header(p: Path, header: list[str], header_line: int) -> None:
                 f"{p} line {header_line}: the header names the column {name!r} twice (columns "
                 f"{first + 1} and {k + 1}); rename or remove one."
             )
+
+
+# ------------------------------------------------------------------ line ends
+_LINE_END = re.compile(rb'["\r\n]')
+
+
+def detect_newline(p: Path, block: int = 1 << 20) -> str:
+    """The line end a CSV file's records end with: ``"\r"`` (old-Mac files) or ``"\n"`` (``\n``
+    and ``\r\n``), read from the file's first line end outside double quotes (the header's).
+
+    A header ending in a lone carriage return makes a file of ``\r`` line ends unless the file
+    holds a ``\r\n`` somewhere (then it is read as the ``\n`` file it mostly is); a line break
+    inside a quoted cell of such a file is a cell's text. Without a line end in its first
+    megabyte, a file with no ``\n`` and a ``\r`` has ``\r`` line ends. Reads only the first block
+    of the usual file (the header ends in ``\n``); memory stays one block.
+    """
+    with p.open("rb") as fh:
+        first = fh.read(block)
+        quoted = False
+        end = b""
+        for m in _LINE_END.finditer(first):
+            if m.group() == b'"':
+                quoted = not quoted
+            elif not quoted:
+                end = first[m.start() : m.start() + 2]
+                break
+        if end.startswith(b"\n") or end == b"\r\n":
+            return "\n"
+        lone_cr = end[:1] == b"\r" and (len(end) == 2 or m.start() + 1 < len(first))
+        has_lf, has_crlf, has_cr = b"\n" in first, b"\r\n" in first, b"\r" in first
+        last = first[-1:]
+        while not has_crlf and (chunk := fh.read(block)):
+            has_lf = has_lf or b"\n" in chunk
+            has_crlf = b"\r\n" in chunk or (last == b"\r" and chunk[:1] == b"\n")
+            has_cr = has_cr or b"\r" in chunk
+            last = chunk[-1:]
+    if lone_cr and not has_crlf:
+        return "\r"
+    return "\r" if not has_lf and has_cr else "\n"
+
+
+# ------------------------------------------------------------------ chunks
+class NotUsual(Exception):
+    """The file is not the usual one (see :func:`read_csv_chunks`): read it whole."""
+
+
+class CsvChunks:
+    """The header and the rows of the usual file (one record per physical line, every row the
+    header's cells, header on line 1), ``size`` rows at a time as columns (one tuple per header
+    cell, an empty cell ``None``), read as they are iterated: memory is one chunk. Anything else
+    raises :class:`NotUsual` (when opened or while reading): the line-by-line read of
+    :mod:`judgekit.io.tables` names the line of the problem. A context manager (closes the file).
+    """
+
+    def __init__(self, p: Path, sep: str, newline: str, size: int) -> None:
+        csv.field_size_limit(max(csv.field_size_limit(), 2**31 - 1))
+        self.size = size
+        self._fh = p.open(encoding="utf-8-sig", newline=newline)
+        self._rows = csv.reader(self._fh, delimiter=sep, strict=True)
+        try:
+            header = next(self._rows, None)
+            if header is None or len(header) < 2 or self._rows.line_num != 1:
+                raise NotUsual
+            check_header(p, header, 1)
+        except (csv.Error, UnicodeDecodeError, JudgekitError):
+            self._fh.close()
+            raise NotUsual from None
+        except BaseException:
+            self._fh.close()
+            raise
+        self.header: list[str] = header
+
+    def __enter__(self) -> CsvChunks:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._fh.close()
+
+    def __iter__(self) -> Iterator[list[tuple[str | None, ...]]]:
+        rows, width, n = self._rows, len(self.header), 0
+        gets = [itemgetter(k) for k in range(width)]
+        while True:
+            try:
+                chunk = list(islice(rows, self.size))
+            except (csv.Error, UnicodeDecodeError):
+                raise NotUsual from None
+            if not chunk:
+                if n == 0:
+                    raise NotUsual  # a header and no rows
+                return
+            n += len(chunk)
+            if rows.line_num != n + 1:
+                raise NotUsual  # a record over several lines, a blank line
+            if set(map(len, chunk)) != {width}:
+                raise NotUsual  # a row of another length
+            cols = [tuple(map(get, chunk)) for get in gets]
+            del chunk
+            # an empty cell is missing
+            yield [tuple(v or None for v in c) if "" in c else c for c in cols]

@@ -9,8 +9,10 @@ Layouts:
 * **Inspect AI logs** (``.eval``, or a ``.json`` log) — the samples are the items and each
   scorer is a judge (see :mod:`judgekit.io.inspect`); ``scorers`` picks some of them.
 
-Everything is read and validated before anything is written, and the write is one transaction:
-a failed import leaves the store exactly as it was.
+The usual long CSV is streamed (:mod:`judgekit.io.ratings_stream`: read, validated and written in
+chunks, memory bounded by the chunk); anything else is read and validated whole before anything
+is written. Either way the write is one transaction: a failed import leaves the store exactly as
+it was (and a first import that fails leaves no store file).
 """
 
 from __future__ import annotations
@@ -18,31 +20,24 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
-
-from judgekit.data import (
-    check_reserved_item_columns,
-    check_rubric_columns,
-    id_problem,
-    item_content_hash,
-    items_from_table,
-    messages_as_json,
-    normalise_ratings,
-    require_columns,
-    row_ref,
-    wide_to_long,
-)
 from judgekit.errors import JudgekitError
-from judgekit.import_digest import input_digest, record_import, unchanged_import
-from judgekit.io.joins import join_items_file
-from judgekit.io.mapping import check_layout_columns, content_ids_as_stored, make_item_ids
+from judgekit.import_digest import input_digest, record_import, store_state, unchanged_import
+from judgekit.io.csv_fast import detect_newline
+from judgekit.io.ratings_stream import StreamResult, stream_csv
 from judgekit.io.tables import read_table, table_format
 from judgekit.rubric import Rubric
 from judgekit.schema import is_missing
 from judgekit.store import Store, WriteCounts
+from judgekit.store_stream import StreamFallback, item_snapshot
 from judgekit.values import lines_of
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+# pandas (and the frame modules: judgekit.data, io.joins, io.mapping) are imported by the
+# whole-file path when it runs: the streamed import of a long CSV needs none of them
 
 
 @dataclass
@@ -87,6 +82,14 @@ def prepare_ratings(
     rater_kind: str = "human",
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Validate a ratings table: returns (items, ratings) ready for the store."""
+    from judgekit.data import (
+        check_rubric_columns,
+        items_from_table,
+        normalise_ratings,
+        row_ref,
+        wide_to_long,
+    )
+
     wide = bool(raters or judges or reference)
     lines = lines_of(table)  # each row's physical line (read_table), for messages
     if wide:
@@ -166,6 +169,68 @@ def import_ratings(
             by_rater=done["by_rater"], notes=done["notes"],
             written=WriteCounts(0, 0, done["ratings"]),
         )
+    def whole() -> ImportSummary:
+        return _import_whole(store, path, rubric, source=source, short=short, kind=kind,
+                             digest=digest, raters=raters, judges=judges, reference=reference,
+                             rater_kind=rater_kind, fmt=fmt, items_path=items_path,
+                             scorers=scorers, id_prefix=id_prefix, column_map=column_map,
+                             items_column_map=items_column_map, key_column=key_column,
+                             flatten=flatten, id_from=id_from, join_on=join_on)
+
+    if kind != "csv" or (raters or judges or reference or scorers or items_path is not None
+                         or id_prefix or column_map or items_column_map or key_column
+                         or flatten or id_from or join_on):
+        return whole()
+    new_store = not store.opened  # a DeferredStore not created yet
+    streamed = _try_stream(store, Path(path), rubric, source=short, rater_kind=rater_kind,
+                           digest=digest)
+    if streamed is not None:
+        return ImportSummary(source=source, rubric=rubric.ref, items=streamed.items,
+                             ratings=streamed.ratings, by_rater=streamed.by_rater,
+                             written=streamed.written)
+    try:  # not streamed (its transaction rolled back): the whole-file path reads or reports it
+        return whole()
+    except JudgekitError:
+        if new_store and store.opened and _empty(store):
+            _remove_new_store(store)  # created by the streamed attempt
+        raise
+
+
+def _import_whole(
+    store: Store,
+    path: str | Path,
+    rubric: Rubric,
+    *,
+    source: str,
+    short: str,
+    kind: str,
+    digest: str | None,
+    raters: Mapping[str, str] | None,
+    judges: Mapping[str, str] | None,
+    reference: Mapping[str, str] | None,
+    rater_kind: str,
+    fmt: str | None,
+    items_path: str | Path | None,
+    scorers: Sequence[str] | None,
+    id_prefix: str | None,
+    column_map: Mapping[str, str] | None,
+    items_column_map: Mapping[str, str] | None,
+    key_column: str | None,
+    flatten: bool,
+    id_from: str | None,
+    join_on: str | None,
+) -> ImportSummary:
+    """The whole-file path: read the file, validate it as frames, write it in one transaction."""
+    from judgekit.data import (
+        check_reserved_item_columns,
+        id_problem,
+        messages_as_json,
+        require_columns,
+        row_ref,
+    )
+    from judgekit.io.joins import join_items_file
+    from judgekit.io.mapping import check_layout_columns, content_ids_as_stored, make_item_ids
+
     notes: list[str] = []
     if kind == "inspect":
         if raters or judges or reference:
@@ -245,10 +310,16 @@ def import_ratings(
     _check_same_text(store, items, source=short)
     by_rater = _by_rater(ratings)
     with store.transaction() as conn:
+        before = store_state(conn)
+        stored_items = item_snapshot(conn, items["item_id"].astype(str).tolist())
         store.put_items(items)
         written = store.put_ratings(ratings.drop(columns=["_row"]))
+        # other files' no-op digests hold when no stored rating was replaced nor item changed
+        keep = (written.changed + written.unchanged == 0
+                and item_snapshot(conn, list(stored_items)) == stored_items)
         record_import(conn, digest, {"items": len(items), "ratings": len(ratings),
-                                     "by_rater": by_rater, "notes": notes})
+                                     "by_rater": by_rater, "notes": notes},
+                      before=before, keep_others=keep)
     return ImportSummary(
         source=source,
         rubric=rubric.ref,
@@ -258,6 +329,36 @@ def import_ratings(
         notes=notes,
         written=written,
     )
+
+
+def _try_stream(store: Store, path: Path, rubric: Rubric, *, source: str, rater_kind: str,
+                digest: str | None) -> StreamResult | None:
+    """The streamed import of a long CSV (:mod:`judgekit.io.ratings_stream`); ``None`` when the
+    file is for the whole-file path (its transaction was rolled back: nothing was written)."""
+    try:
+        newline = detect_newline(path)
+    except OSError:
+        return None
+    try:
+        return stream_csv(store, path, rubric, source=source, rater_kind=rater_kind,
+                          newline=newline, digest=digest)
+    except StreamFallback:
+        return None
+
+
+def _empty(store: Store) -> bool:
+    """Whether the store holds no item and no rating."""
+    return not store.conn.execute(
+        "SELECT EXISTS (SELECT 1 FROM items) OR EXISTS (SELECT 1 FROM ratings)").fetchone()[0]
+
+
+def _remove_new_store(store: Store) -> None:
+    """Remove the store file this failed import created (a first import that fails leaves no
+    store behind, as when the whole-file path refuses the input before opening the store)."""
+    store.close()
+    if store.path != ":memory:":
+        for end in ("", "-wal", "-shm", "-journal"):
+            Path(store.path + end).unlink(missing_ok=True)
 
 
 def _by_rater(ratings: pd.DataFrame) -> dict[str, dict[str, Any]]:
@@ -275,6 +376,8 @@ def _by_rater(ratings: pd.DataFrame) -> dict[str, dict[str, Any]]:
 
 def _check_same_text(store: Store, items: pd.DataFrame, *, source: str) -> None:
     """Refuse items whose text differs from the stored item with the same id."""
+    from judgekit.schema import item_content_hash
+
     if "response" not in items.columns:
         return
     has_text = items[items["response"].notna()]
@@ -305,6 +408,7 @@ def _prepare_inspect(
     path: str | Path, rubric: Rubric, *, source: str, scorers: Sequence[str] | None
 ) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
     """Items and validated judge ratings of an Inspect log, and notes for the summary."""
+    from judgekit.data import normalise_ratings
     from judgekit.io.inspect import read_inspect_log
 
     items, long = read_inspect_log(path)

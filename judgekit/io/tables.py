@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, overload
 from judgekit.errors import JudgekitError
 from judgekit.io.atomic import new_temp_file as new_temp_file  # re-exported
 from judgekit.io.atomic import write_text_atomic as write_text_atomic  # re-exported
-from judgekit.io.csv_fast import read_csv_fast
+from judgekit.io.csv_fast import detect_newline, read_csv_fast
 from judgekit.io.mapping import apply_column_map
 from judgekit.io.oserrors import os_error
 from judgekit.io.shapes import read_json, read_jsonl
@@ -242,10 +242,8 @@ _CSV_PROBLEMS = {
 
 
 def _read_csv(p: Path, sep: str) -> tuple[list[str], dict[str, list[Any]], Sequence[int]]:
-    # lines end at \n (or \r\n); a file without any \n is taken to use old-Mac \r line ends
-    raw = p.read_bytes()
-    newline = "\r" if b"\n" not in raw and b"\r" in raw else "\n"
-    del raw
+    # lines end at \n (or \r\n), or at \r in an old-Mac file (see detect_newline)
+    newline = detect_newline(p)
     csv.field_size_limit(max(csv.field_size_limit(), 2**31 - 1))
     fast = read_csv_fast(p, sep, newline)
     if fast is not None:

@@ -1,0 +1,262 @@
+"""The streamed import of the usual ratings file: a long-format CSV read, validated and written
+in chunks of :data:`CHUNK_ROWS` rows inside the import's one transaction, so memory is bounded by
+the chunk, not the file.
+
+:func:`judgekit.io.ratings.import_ratings` tries it first for a long CSV without options that
+reshape it (no ``--map``, ``--id-from``, ``--items``, ``--id-prefix``; no ``value``, ``rubric``,
+``rubric_hash`` or ``messages`` column). It stores exactly what the whole-file path
+(:func:`judgekit.io.tables.read_table` + :func:`judgekit.io.ratings.prepare_ratings` +
+:meth:`Store.put_items` / :meth:`Store.put_ratings`) stores for the same file, and checks the same
+things; a file it does not read (a record over several lines, a short row, a header judgekit
+refuses) or any problem (a label not in the rubric, a bad id, a duplicate rating, an item with two
+sets of metadata, ...) raises :class:`~judgekit.store_stream.StreamFallback`: the caller rolls the
+transaction back and imports the file with the whole-file path, which names the problem in its
+usual one sentence (file and line) — so the messages are the whole-file path's, word for word.
+
+Validation is by column and by distinct value (a million ratings hold a handful of rater ids,
+kinds and labels): each distinct label is looked up in the rubric once, each distinct id checked
+once; rows are built with ``zip`` and written with ``executemany`` of tuples.
+"""
+
+from __future__ import annotations
+
+import gc
+import re
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from judgekit.errors import JudgekitError
+from judgekit.import_digest import record_import, store_state
+from judgekit.io.csv_fast import CsvChunks, NotUsual
+from judgekit.rating_input import RESERVED_ITEM_COLUMNS, label_code
+from judgekit.rubric import Rubric
+from judgekit.schema import RATER_KINDS, STATUSES, WriteCounts
+from judgekit.store import Store
+from judgekit.store_stream import StreamFallback, StreamWriter
+from judgekit.values import as_timestamp, as_trial, id_problem, plain_number
+
+#: rows read, checked and written at a time
+CHUNK_ROWS = 50_000
+#: rating fields of a long file (every other column but item_id is item metadata or text)
+RATING_FIELDS = ("rater_id", "rater_kind", "label", "trial", "status", "rationale", "created_at")
+#: columns the streamed import leaves to the whole-file path
+NOT_STREAMED = frozenset({"value", "rubric", "rubric_hash", "messages", "_row", *RESERVED_ITEM_COLUMNS})
+
+
+@dataclass
+class StreamResult:
+    """What a streamed import wrote."""
+
+    items: int
+    ratings: int
+    by_rater: dict[str, dict[str, Any]]
+    written: WriteCounts
+    #: whether it replaced a stored rating or changed a stored item (other files' digests go)
+    replaced: bool
+
+
+def stream_csv(
+    store: Store, path: Path, rubric: Rubric, *, source: str, rater_kind: str, newline: str,
+    digest: str | None, chunk_rows: int | None = None,
+) -> StreamResult:
+    """Import the long CSV at ``path`` in chunks of ``chunk_rows`` rows (default
+    :data:`CHUNK_ROWS`), in one transaction of ``store`` (see the module docstring), and record its
+    ``digest`` (:mod:`judgekit.import_digest`) in the same transaction; :class:`StreamFallback`
+    for anything the whole-file path should read or report."""
+    if rater_kind not in RATER_KINDS:
+        raise StreamFallback
+    sep = "\t" if path.suffix.lower() == ".tsv" else ","
+    try:
+        chunks = CsvChunks(path, sep, newline, chunk_rows or CHUNK_ROWS)
+    except (NotUsual, OSError):
+        raise StreamFallback from None
+    with chunks:
+        return _stream(store, chunks, rubric, source=source, rater_kind=rater_kind, digest=digest)
+
+
+def _stream(store: Store, chunks: CsvChunks, rubric: Rubric, *, source: str, rater_kind: str,
+            digest: str | None) -> StreamResult:
+    header = chunks.header
+    if (any(not name.strip() or id_problem(name, "the column name") for name in header)
+            or not {"item_id", "rater_id", "label"} <= set(header) or NOT_STREAMED & set(header)):
+        raise StreamFallback
+    at = {name: k for k, name in enumerate(header)}
+    item_names = [c for c in header if c != "item_id" and c not in RATING_FIELDS]
+    item_k = [at[c] for c in item_names]
+    meta = [c not in ("prompt", "response") for c in item_names]
+    numeric = list(meta)  # a metadata column all of whose filled cells are plain numbers so far
+    filled = [False] * len(item_names)
+    by_rater: dict[str, dict[str, Any]] = {}
+    now = time.time()
+    chunk_check = _ChunkCheck(rubric, rater_kind=rater_kind, source=source, now=now)
+    with _no_gc(), store.transaction() as conn:
+        before = store_state(conn)
+        writer = StreamWriter(conn, rubric=rubric.id, rubric_hash=rubric.hash, now=now,
+                              item_columns=item_names)
+        try:
+            for cols in chunks:
+                item_ids = cols[at["item_id"]]
+                varying, constant, kinds, statuses = chunk_check.ratings(cols, at, item_ids)
+                writer.check_raters(kinds)
+                writer.add_ratings(varying, constant)
+                _count(by_rater, cols[at["rater_id"]], statuses, kinds)
+                item_cols = [cols[k] for k in item_k]
+                for j, col in enumerate(item_cols):
+                    if numeric[j]:
+                        distinct = {v for v in set(col) if v is not None}
+                        filled[j] = filled[j] or bool(distinct)
+                        numeric[j] = all(plain_number(v) is not None for v in distinct)
+                items = list(dict.fromkeys(zip(item_ids, *item_cols, strict=True)))
+                if len(items) != len(set(item_ids)):  # an item with two sets of metadata
+                    raise StreamFallback
+                writer.add_items(items)
+        except (NotUsual, JudgekitError):
+            raise StreamFallback from None
+        convert: list[Callable[[Any], Any] | None] = [
+            _plain if meta[j] and numeric[j] and filled[j] else None for j in range(len(item_names))
+        ]
+        written, replaced = writer.finish(convert)
+        result = StreamResult(items=writer.n_items, ratings=writer.n_ratings, by_rater=by_rater,
+                              written=written, replaced=replaced)
+        record_import(conn, digest, {"items": result.items, "ratings": result.ratings,
+                                     "by_rater": by_rater, "notes": []},
+                      before=before, keep_others=not replaced)
+        return result
+
+
+@contextmanager
+def _no_gc() -> Iterator[None]:
+    """The cyclic garbage collector paused: a chunk holds some 100,000 new tuples and lists (none
+    in a cycle), and each collection walked them all (a third of the time of reading a chunk)."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+def _plain(v: Any) -> Any:
+    return plain_number(v)
+
+
+def _count(by_rater: dict[str, dict[str, Any]], raters: Sequence[Any], statuses: list[str] | None,
+           kinds: dict[str, str]) -> None:
+    """Add a chunk's ratings to ``{rater: {kind, n, abstain, error}}`` (first appearance order)."""
+    for rater, n in Counter(raters).items():
+        c = by_rater.setdefault(rater, {"kind": kinds[rater], "n": 0, "abstain": 0, "error": 0})
+        c["n"] += n
+    if statuses is not None:
+        for (rater, status), n in Counter(zip(raters, statuses, strict=True)).items():
+            if status != "ok":
+                by_rater[rater][status] += n
+
+
+class _ChunkCheck:
+    """The checks and normalisation of :func:`judgekit.data.normalise_ratings`, by column and
+    distinct value; any problem raises :class:`StreamFallback` (the whole-file path reports it)."""
+
+    def __init__(self, rubric: Rubric, *, rater_kind: str, source: str, now: float) -> None:
+        self.rubric, self.default_kind, self.source, self.now = rubric, rater_kind, source, now
+        self.codes: dict[Any, str | None] = {}
+        self.values: dict[str | None, float | None] = {None: None}
+        self.trials: dict[Any, int] = {None: 0}
+        self.times: dict[Any, float] = {None: now}
+
+    def ratings(self, cols: list[tuple[Any, ...]], at: dict[str, int], item_ids: Sequence[Any]
+                ) -> tuple[dict[str, Sequence[Any]], dict[str, Any], dict[str, str], list[str] | None]:
+        """The chunk's ratings as columns (:data:`judgekit.store_bulk.WRITE_COLUMNS`): those that
+        vary and those with one value for all; its ``{rater: kind}`` and its statuses (``None``:
+        all ok)."""
+        n = len(item_ids)
+        rater_ids = cols[at["rater_id"]]
+        if None in item_ids or None in rater_ids:
+            raise StreamFallback
+        _check_ids(item_ids)
+        _check_ids(rater_ids)
+        varying: dict[str, Sequence[Any]] = {"item_id": item_ids, "rater_id": rater_ids}
+        constant: dict[str, Any] = {"rubric": self.rubric.id, "rubric_hash": self.rubric.hash,
+                                    "source": self.source, "call_key": None}
+        if "rater_kind" in at:
+            kinds = [self.default_kind if k is None else k for k in cols[at["rater_kind"]]]
+            if not set(kinds) <= set(RATER_KINDS):
+                raise StreamFallback
+            pairs = set(zip(rater_ids, kinds, strict=True))
+            kind_of = dict(pairs)
+            if len(kind_of) != len(pairs):  # a rater with two kinds
+                raise StreamFallback
+            varying["rater_kind"] = kinds
+        else:
+            kinds = [self.default_kind] * n
+            kind_of = dict.fromkeys(set(rater_ids), self.default_kind)
+            constant["rater_kind"] = self.default_kind
+        raw = cols[at["label"]]
+        for v in set(raw) - self.codes.keys():
+            self.codes[v] = label_code(self.rubric, v)
+        codes = list(map(self.codes.__getitem__, raw))
+        statuses: list[str] | None = None
+        rationales: list[Any] | None = list(cols[at["rationale"]]) if "rationale" in at else None
+        if "status" in at:
+            statuses = ["ok" if s is None else s for s in cols[at["status"]]]
+            if not set(statuses) <= set(STATUSES):
+                raise StreamFallback
+        if statuses is not None or None in codes:
+            statuses = statuses or ["ok"] * n
+            rationales = rationales or [None] * n
+            for i, code in enumerate(codes):
+                if statuses[i] != "ok":
+                    codes[i] = None
+                elif code is None:
+                    if kinds[i] != "judge":
+                        raise StreamFallback  # a label not in the rubric
+                    statuses[i] = "abstain"
+                    rationales[i] = f"unparseable judge output: {(raw[i] or '')[:500]}"
+            if all(s == "ok" for s in statuses):
+                statuses = None
+        varying["label"] = codes
+        for c in set(codes) - self.values.keys():
+            v = self.rubric.values.get(c)  # type: ignore[arg-type]
+            self.values[c] = None if v is None else float(v)
+        varying["value"] = list(map(self.values.__getitem__, codes))
+        if "trial" in at:
+            col = cols[at["trial"]]
+            for v in set(col) - self.trials.keys():
+                self.trials[v] = as_trial(v, "")
+            varying["trial"] = list(map(self.trials.__getitem__, col))
+        else:
+            constant["trial"] = 0
+        if statuses is None:
+            constant["status"] = "ok"
+        else:
+            varying["status"] = statuses
+        if rationales is None:
+            constant["rationale"] = None
+        else:
+            varying["rationale"] = rationales
+        if "created_at" in at:
+            col = cols[at["created_at"]]
+            for v in set(col) - self.times.keys():
+                self.times[v] = as_timestamp(v, "", self.now)
+            varying["created_at"] = list(map(self.times.__getitem__, col))
+        else:
+            constant["created_at"] = self.now
+        return varying, constant, kind_of, statuses
+
+
+#: characters an id may not hold (a superset of :func:`judgekit.values.id_problem`'s): any found
+#: sends the file to the whole-file path, which names the id
+_NOT_IN_ID = re.compile("[\x00-\x1f\x7f-\x9f\u2028-\u202e\u2066-\u2069]")
+
+
+def _check_ids(ids: Sequence[str]) -> None:
+    """Each distinct id once: no control character, no white space at either end (else
+    :class:`StreamFallback`)."""
+    distinct = set(ids)
+    if _NOT_IN_ID.search("".join(distinct)) or not all(u == u.strip() for u in distinct):
+        raise StreamFallback
