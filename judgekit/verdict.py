@@ -73,8 +73,12 @@ def store_hashes(store: Any, rubric: Any) -> dict[str, str]:
     current hash), as a verdict records them.
 
     ``items_hash`` covers the items that carry a human or reference rating (id and content
-    hash), not every item: items only a judge rated do not change it.
-    """
+    hash), not every item: items only a judge rated do not change it. On a plain store both
+    come from streamed SQL (:mod:`judgekit.gate_sql`, the same values)."""
+    from judgekit import gate_sql
+
+    if gate_sql.plain_store(store):
+        return {"items_hash": gate_sql.items_hash(store, rubric), "human_ratings_hash": gate_sql.human_ratings_hash(store, rubric)}
     human = store.ratings(rubric=rubric, rater_kind=["human", "reference"])
     ids = sorted(human["item_id"].astype(str).unique())
     items = store.items(ids) if ids else None

@@ -65,8 +65,14 @@ def is_recorded(store: Any, digest: str) -> bool:
 
 def judge_ratings_hash(store: Any, rubric: Any, judge: str) -> str:
     """Order-independent hash of ``judge``'s ratings (item, trial, label, status) under ``rubric``
-    on the items that carry a human or reference rating under it (see the module doc)."""
+    on the items that carry a human or reference rating under it (see the module doc). On a
+    plain store it comes from an ordered, streamed SQL fetch (:mod:`judgekit.gate_sql`, the same
+    value)."""
+    from judgekit import gate_sql
     from judgekit.hashing import digest
+
+    if gate_sql.plain_store(store):
+        return gate_sql.judge_ratings_hash(store, rubric, judge)
 
     labelled = set(store.ratings(rubric=rubric, rater_kind=["human", "reference"])["item_id"].astype(str))
     mine = store.ratings(rubric=rubric, rater_ids=[judge])
