@@ -341,10 +341,20 @@ def run_gate(store: Any, policy_path: str | Path, *, full_report: bool = False) 
                 f"in {store.path}; judges with ratings: {', '.join(sorted(known)) or 'none'}."
             )
     items_meta = check_policy_raters(policy, policy_path, store, rubric, read_items=full_report)
-    from judgekit.gate_figures import full_agreement_report, gate_report, has_probes
+    from judgekit.gate_figures import (
+        full_agreement_report,
+        gate_report,
+        has_probes,
+        read_matrix,
+        reads_variants,
+    )
+    from judgekit.gate_hashes import matrix_hashes
 
-    report: Report = (full_agreement_report(store, policy, rubric, items_meta) if full_report
-                      else gate_report(store, policy=policy, rubric=rubric))
+    mat = None if full_report else read_matrix(store, rubric, policy)
+    report: Report = (full_agreement_report(store, policy, rubric, items_meta) if mat is None
+                      else gate_report(store, policy=policy, rubric=rubric, matrix=mat))
+    # the verdict's hashes from the same matrix when it holds the stored ratings as they are
+    hashes = None if mat is None else matrix_hashes(store, rubric, mat, policy.judges, variants=reads_variants(policy))
     alt = alt_inputs_results(store, policy, rubric, report) if policy.checks.alt_test else None
     probes: dict[str, list[dict[str, Any]]] = {}
     if has_probes(policy):
@@ -359,7 +369,8 @@ def run_gate(store: Any, policy_path: str | Path, *, full_report: bool = False) 
     results = evaluate(policy, report, alt, probes=probes, fidelity=fid)
     for r in results:
         r.update({k: v for k, v in judge_identity(store, r["judge"], rubric).items() if k != "judge"})
-        r["judge_ratings_hash"] = judge_ratings_hash(store, rubric, r["judge"])
+        r["judge_ratings_hash"] = (hashes["judges"][r["judge"]] if hashes else
+                                   judge_ratings_hash(store, rubric, r["judge"]))
     verdict = {
         "schema_version": SCHEMA_VERSION,
         "judgekit_version": __version__,
@@ -369,7 +380,7 @@ def run_gate(store: Any, policy_path: str | Path, *, full_report: bool = False) 
         "rubric": rubric.id,
         "rubric_hash": rubric.hash,
         "reference": report.data["reference"]["rater"] or "consensus",
-        **store_hashes(store, rubric),
+        **({k: hashes[k] for k in ("items_hash", "human_ratings_hash")} if hashes else store_hashes(store, rubric)),
         "state": combine_states([r["state"] for r in results]),
         "passed": all(r["passed"] for r in results),
         "judges": results,

@@ -71,6 +71,17 @@ def _wanted(policy: Any) -> _Want:
                  slice_bias=c.max_abs_bias is not None and bool(c.max_abs_bias.per_slice))
 
 
+def read_matrix(source: Any, rubric: Rubric, policy: Any) -> GateMatrix:
+    """The code matrix :func:`gate_report` computes on (perturbed item copies only when the
+    policy names a perturbed judge, as the agreement report reads them)."""
+    return _read(source, rubric, reads_variants(policy))
+
+
+def reads_variants(policy: Any) -> bool:
+    """Whether the policy's figures read perturbed item copies (it names a perturbed judge)."""
+    return any(is_variant_rater(j) for j in policy.judges)
+
+
 def _read(source: Any, rubric: Rubric, variants: bool) -> GateMatrix:
     from judgekit.gate_sql import plain_store
 
@@ -81,15 +92,16 @@ def _read(source: Any, rubric: Rubric, variants: bool) -> GateMatrix:
     return frame_matrix(read_ratings(source, rubric, variants=variants), rubric)
 
 
-def gate_report(source: Any, *, policy: Any, rubric: Rubric, confidence: float = 0.95) -> GateReport:
+def gate_report(source: Any, *, policy: Any, rubric: Rubric, confidence: float = 0.95,
+                matrix: GateMatrix | None = None) -> GateReport:
     """The figures of ``policy``'s checks over the ratings of ``source`` (a Store, or a store
     seen through a view) under ``rubric``: the raters, reference and errors as
     :func:`judgekit.agreement.agreement_report` with the policy's judges, humans, reference,
-    ``by``, ``n_resamples`` and ``seed`` has them."""
+    ``by``, ``n_resamples`` and ``seed`` has them. ``matrix``: :func:`read_matrix`'s, if the
+    caller has it already."""
     want = _wanted(policy)
     judges = list(policy.judges)
-    named_variant = any(is_variant_rater(j) for j in judges)
-    mat = _read(source, rubric, named_variant)
+    mat = matrix if matrix is not None else read_matrix(source, rubric, policy)
     if not mat.items:
         older = source.stale_rubric_hashes(rubric) if hasattr(source, "stale_rubric_hashes") else []
         hint = (

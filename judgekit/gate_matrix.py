@@ -35,6 +35,8 @@ class GateMatrix:
     n_codes: int  #: the rubric's own codes (V)
     labels: np.ndarray
     status: np.ndarray
+    #: the trial of each cell's one rating (-1 none), when no cell has several (else None)
+    trials: np.ndarray | None = None
 
     def col(self, rater: str) -> int:
         return self.raters.index(rater)
@@ -83,30 +85,41 @@ def build_matrix(rows: Iterable[tuple[Any, Any, Any, Any, Any]], kinds: dict[str
         if s is None:
             raise JudgekitError(f"Rating of {item!r} by {rater!r} has status {status!r}, not ok, abstain or error.")
         st.append(s)
+    return _assemble(item_ix, list(rater_ix), np.asarray(it, dtype=np.int64), np.asarray(ra, dtype=np.int64),
+                     np.asarray(la, dtype=np.int64), np.asarray(st, dtype=np.int64), kinds, codes, len(rubric_codes))
+
+
+def _assemble(item_ix: dict[Any, int], rater_list: list[Any], it: np.ndarray, ra: np.ndarray, lab: np.ndarray,
+              sta: np.ndarray, kinds: dict[str, str], codes: list[str], n_codes: int,
+              trial: np.ndarray | None = None) -> GateMatrix:
+    """The matrix from per-rating codes: items in first-seen codes ``it`` (``item_ix``), raters
+    ``ra`` indexing ``rater_list``; both re-coded in sorted id order."""
     items = sorted(item_ix)
-    raters = sorted(rater_ix)
-    # codes in first-seen order -> codes in sorted order
+    raters = sorted(rater_list)
     item_order = np.empty(len(items), dtype=np.int64)
-    item_order[[item_ix[i] for i in items]] = np.arange(len(items))
-    rater_order = np.empty(len(raters), dtype=np.int64)
-    rater_order[[rater_ix[r] for r in raters]] = np.arange(len(raters))
-    i = item_order[np.asarray(it, dtype=np.int64)] if it else np.zeros(0, dtype=np.int64)
-    r = rater_order[np.asarray(ra, dtype=np.int64)] if ra else np.zeros(0, dtype=np.int64)
-    lab = np.asarray(la, dtype=np.int64)
-    sta = np.asarray(st, dtype=np.int64)
+    item_order[np.fromiter((item_ix[i] for i in items), dtype=np.int64, count=len(items))] = np.arange(len(items))
+    where = {r: k for k, r in enumerate(raters)}
+    rater_order = np.asarray([where[r] for r in rater_list], dtype=np.int64)
+    i = item_order[it] if len(it) else np.zeros(0, dtype=np.int64)
+    r = rater_order[ra] if len(ra) else np.zeros(0, dtype=np.int64)
     n, m = len(items), len(raters)
     cell = i * m + r
     labels = np.full(n * m, -1, dtype=np.int64)
     status = np.full(n * m, -1, dtype=np.int64)
     count = np.bincount(cell, minlength=n * m)
+    trials: np.ndarray | None = None
     if count.max(initial=0) <= 1:
         labels[cell] = lab
         status[cell] = sta
+        if trial is not None:
+            trials = np.full(n * m, -1, dtype=np.int64)
+            trials[cell] = trial
+            trials = trials.reshape(n, m)
     else:
         _collapse(cell, lab, sta, count, len(codes), labels, status)
     return GateMatrix(items=[str(x) for x in items], raters=[str(x) for x in raters], kinds=kinds,
-                      codes=codes, n_codes=len(rubric_codes), labels=labels.reshape(n, m),
-                      status=status.reshape(n, m))
+                      codes=codes, n_codes=n_codes, labels=labels.reshape(n, m), status=status.reshape(n, m),
+                      trials=trials)
 
 
 def _collapse(cell: np.ndarray, lab: np.ndarray, sta: np.ndarray, count: np.ndarray, n_codes: int,
@@ -135,18 +148,58 @@ def _collapse(cell: np.ndarray, lab: np.ndarray, sta: np.ndarray, count: np.ndar
 
 def store_matrix(store: Any, rubric: Any, *, variants: bool) -> GateMatrix:
     """The matrix of ``rubric``'s ratings in a plain store, read by SQL (perturbed item copies
-    only with ``variants``, as :func:`judgekit.agreement.unit_frames.read_ratings`)."""
+    only with ``variants``, as :func:`judgekit.agreement.unit_frames.read_ratings`): one indexed
+    read per rater, the label and status coded by SQLite, so Python sees an item id and two small
+    integers per rating."""
+    from judgekit.gate_sql import rater_kinds
     from judgekit.variants import variant_item_sql
 
-    cond, args = "rubric = ? AND rubric_hash = ?", [str(rubric.id), str(rubric.hash)]
-    if not variants:
-        vcond, vargs = variant_item_sql()
-        cond, args = f"{cond} AND {vcond}", [*args, *vargs]
-    kinds = {str(r): str(k) for r, k in store.conn.execute(
-        f"SELECT rater_id, rater_kind FROM ratings WHERE {cond} GROUP BY rater_id ORDER BY MIN(rowid)", args)}
-    rows = store.conn.execute(
-        f"SELECT item_id, rater_id, rater_kind, label, status FROM ratings WHERE {cond}", args)
-    return build_matrix(rows, kinds, rubric.codes)
+    base, args = "rubric = ? AND rubric_hash = ? AND rater_id = ?", [str(rubric.id), str(rubric.hash)]
+    vcond, vargs = variant_item_sql() if not variants else ("1", [])
+    conn = store.conn
+    kinds = rater_kinds(store, rubric, variants=variants)
+    codes = list(rubric.codes)
+    label_sql = ("CASE WHEN label IS NULL THEN -1 "
+                 + " ".join(f"WHEN label = ? THEN {k}" for k in range(len(codes))) + " ELSE -2 END")
+    status_sql = "CASE status " + " ".join(f"WHEN '{s}' THEN {k}" for k, s in enumerate(STATUSES)) + " ELSE -2 END"
+    item_ix: dict[Any, int] = {}
+    its, ras, las, sts, trials = [], [], [], [], []
+    cols = f"item_id, {label_sql}, {status_sql}, trial"
+    raters = list(kinds)
+    (n_rubric,) = conn.execute("SELECT COUNT(*) FROM ratings WHERE rubric = ? AND rubric_hash = ?", args).fetchone()
+    (top,) = conn.execute("SELECT MAX(rowid) FROM ratings").fetchone()
+    if raters and n_rubric * 3 > (top or 0):
+        # most of the table is this rubric's: one scan in table order beats one index read per
+        # rater (the "+" keeps SQLite off the rubric index)
+        rater_sql = "CASE rater_id " + " ".join(f"WHEN ? THEN {k}" for k in range(len(raters))) + " ELSE -1 END"
+        reads: list[tuple[str, list[Any], int | None]] = [(f"SELECT {cols}, {rater_sql} FROM ratings WHERE +rubric = ? AND +rubric_hash = ? AND {vcond}",
+                  [*codes, *raters, *args, *vargs], None)]
+    else:
+        reads = [(f"SELECT {cols} FROM ratings WHERE {base} AND {vcond}", [*codes, *args, rater, *vargs], k)
+                 for k, rater in enumerate(raters)]
+    for sql, params, fixed in reads:
+        cur = conn.execute(sql, params)
+        while block := cur.fetchmany(50_000):
+            columns = list(zip(*block, strict=True))
+            ids = columns[0]
+            for x in dict.fromkeys(ids).keys() - item_ix.keys():
+                item_ix[x] = len(item_ix)
+            its.append(np.fromiter(map(item_ix.__getitem__, ids), dtype=np.int64, count=len(ids)))
+            las.append(np.asarray(columns[1], dtype=np.int64))
+            sts.append(np.asarray(columns[2], dtype=np.int64))
+            trials.append(np.asarray(columns[3], dtype=np.int64))
+            ras.append(np.full(len(ids), fixed, dtype=np.int64) if fixed is not None
+                       else np.asarray(columns[4], dtype=np.int64))
+
+    def cat(parts: list[np.ndarray]) -> np.ndarray:
+        return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+
+    lab, sta = cat(las), cat(sts)
+    if (lab == -2).any() or (sta == -2).any():  # a label the rubric does not have: the general path
+        rows = conn.execute(f"SELECT item_id, rater_id, rater_kind, label, status FROM ratings WHERE rubric = ?"
+                            f" AND rubric_hash = ? AND {vcond}", [*args, *vargs])
+        return build_matrix(rows, kinds, codes)
+    return _assemble(item_ix, list(kinds), cat(its), cat(ras), lab, sta, kinds, codes, len(codes), cat(trials))
 
 
 def frame_matrix(ratings: Any, rubric: Any) -> GateMatrix:

@@ -48,13 +48,22 @@ def _under(rubric: Any, alias: str = "") -> tuple[str, list[Any]]:
             [str(rubric.id), str(rubric.hash), *args])
 
 
-def rater_kinds(store: Any, rubric: Any) -> dict[str, str]:
+def rater_kinds(store: Any, rubric: Any, *, variants: bool = False) -> dict[str, str]:
     """rater id → kind of every rater with ratings under ``rubric`` (perturbed item copies left
-    out), in the order of their first rating (as ``store.ratings(rubric=...)`` lists them)."""
-    cond, args = _under(rubric)
-    rows = store.conn.execute(
-        f"SELECT rater_id, rater_kind FROM ratings WHERE {cond} GROUP BY rater_id ORDER BY MIN(rowid)", args)
-    return {str(r): str(k) for r, k in rows}
+    out unless ``variants``), in the order of their first rating (as ``store.ratings(rubric=...)``
+    lists them): the raters from the rubric index, then each one's first rating by it."""
+    from judgekit.variants import variant_item_sql
+
+    args = [str(rubric.id), str(rubric.hash)]
+    vcond, vargs = variant_item_sql() if not variants else ("1", [])
+    first: dict[str, tuple[int, str]] = {}
+    conn = store.conn
+    for (rater,) in conn.execute("SELECT DISTINCT rater_id FROM ratings WHERE rubric = ? AND rubric_hash = ?", args):
+        row = conn.execute("SELECT rowid, rater_kind FROM ratings WHERE rubric = ? AND rubric_hash = ?"
+                           f" AND rater_id = ? AND {vcond} ORDER BY rowid LIMIT 1", [*args, rater, *vargs]).fetchone()
+        if row is not None:
+            first[str(rater)] = (int(row[0]), str(row[1]))
+    return {r: k for r, (_, k) in sorted(first.items(), key=lambda kv: kv[1][0])}
 
 
 def meta_keys(store: Any) -> set[str]:
@@ -124,13 +133,32 @@ def judge_ratings_hash(store: Any, rubric: Any, judge: str) -> str:
     """:func:`judgekit.verdict_log.judge_ratings_hash` by SQL: ``judge``'s ratings ``[item_id,
     trial, label, status]`` under ``rubric`` on the items with a human or reference rating."""
     mine = [str(rubric.id), str(rubric.hash), judge]
-    some_label = store.conn.execute(
-        "SELECT 1 FROM ratings WHERE rubric = ? AND rubric_hash = ? AND rater_id = ? AND label IS NOT NULL"
-        " LIMIT 1", mine).fetchone() is not None
-    label = "COALESCE(label, 'nan')" if some_label else "label"
+    label = "COALESCE(label, 'nan')" if judge_has_label(store, rubric, judge) else "label"
     sub, args = _labelled(rubric)
     cur = store.conn.execute(
         f"SELECT item_id, trial, {label}, status"
         f" FROM ratings WHERE rubric = ? AND rubric_hash = ? AND rater_id = ? AND item_id IN ({sub})"
         " ORDER BY item_id, trial", [*mine, *args])
     return _streamed_digest(_blocks(cur))
+
+
+def judge_has_label(store: Any, rubric: Any, judge: str) -> bool:
+    """Whether ``judge`` has a rating with a label under ``rubric`` (any item): then its missing
+    labels hash as ``"nan"``, else as null (module doc)."""
+    return store.conn.execute(
+        "SELECT 1 FROM ratings WHERE rubric = ? AND rubric_hash = ? AND rater_id = ? AND label IS NOT NULL"
+        " LIMIT 1", [str(rubric.id), str(rubric.hash), judge]).fetchone() is not None
+
+
+def items_hash_of(store: Any, item_ids: list[str]) -> str:
+    """``items_hash`` of these (sorted, distinct) item ids: their ``[item_id, content_hash]``."""
+
+    def blocks() -> Iterable[list[Any]]:
+        for k in range(0, len(item_ids), 500):
+            part = item_ids[k:k + 500]
+            rows = store.conn.execute(
+                f"SELECT item_id, content_hash FROM items WHERE item_id IN ({','.join('?' * len(part))})"
+                " ORDER BY item_id", part).fetchall()
+            yield rows
+
+    return _streamed_digest(blocks())

@@ -41,7 +41,7 @@ CHECKS = """\
 """
 
 
-def _store(folder: Path, rubric: Any, seed: int, *, reference: bool) -> Path:
+def _store(folder: Path, rubric: Any, seed: int, *, reference: bool, other: int = 0, trials: bool = True) -> Path:
     rng = random.Random(seed)
     codes = rubric.codes
     n = 120
@@ -66,7 +66,7 @@ def _store(folder: Path, rubric: Any, seed: int, *, reference: bool) -> Path:
         if reference and k % 9:
             rows.append((iid, "adj", "reference", codes[truth], "ok", 0))
         for j, p in (("j1", 0.75), ("j2", 0.5)):
-            for t in range(1 if j == "j1" or k % 3 else 2):
+            for t in range(1 if j == "j1" or k % 3 or not trials else 2):
                 u = rng.random()
                 if u < 0.06:
                     rows.append((iid, j, "judge", None, "abstain", t))
@@ -83,6 +83,13 @@ def _store(folder: Path, rubric: Any, seed: int, *, reference: bool) -> Path:
     with Store(db) as s:
         s.put_items(items)
         s.put_ratings(ratings)
+        if other:  # another rubric's ratings, most of the table: the matrix is read rater by rater
+            rest = load_rubric("harm_severity")
+            more = pd.DataFrame([(f"it-{k % n:03d}", f"o{k // n}", "human", rest.codes[k % 5], "ok", 0)
+                                 for k in range(other)],
+                                columns=["item_id", "rater_id", "rater_kind", "label", "status", "trial"])
+            more["rubric"], more["rubric_hash"] = rest.id, rest.hash
+            s.put_ratings(more)
     return db
 
 
@@ -183,3 +190,17 @@ def test_part_order_is_the_reports(text):
     others = ["(missing)", "1", "10", "2", "-3.5", "a", "inf"]
     assert part_order(text) == slicing.part_order(text)
     assert sorted([text, *others], key=part_order) == sorted([text, *others], key=slicing.part_order)
+
+
+@pytest.mark.parametrize("trials", [True, False])
+def test_a_store_mostly_of_another_rubric_same_verdict(tmp_path, trials):
+    # read rater by rater (the rubric is a small share of the table); without trials the
+    # verdict's hashes come from the matrix (judgekit.gate_hashes), with them from SQL
+    rubric = load_rubric("refusal")
+    db = _store(tmp_path, rubric, seed=11, reference=True, other=2400, trials=trials)
+    policy = tmp_path / "p.yaml"
+    policy.write_text("rubric: refusal\njudges: [j1, j2]\nreference: adj\nby: [model]\nn_resamples: 100\n"
+                      f"checks:\n{CHECKS.format(metric='kappa')}", encoding="utf-8")
+    lean, lean_report, full, full_report = _both(db, policy)
+    _same_verdict(lean, full)
+    _subset({k: v for k, v in lean_report.data.items() if k != "scope"}, full_report.data)
