@@ -58,12 +58,22 @@ def rater_kinds(store: Any, rubric: Any, *, variants: bool = False) -> dict[str,
     vcond, vargs = variant_item_sql() if not variants else ("1", [])
     first: dict[str, tuple[int, str]] = {}
     conn = store.conn
-    for (rater,) in conn.execute("SELECT DISTINCT rater_id FROM ratings WHERE rubric = ? AND rubric_hash = ?", args):
+    for rater in _raters(conn, args):
         row = conn.execute("SELECT rowid, rater_kind FROM ratings WHERE rubric = ? AND rubric_hash = ?"
                            f" AND rater_id = ? AND {vcond} ORDER BY rowid LIMIT 1", [*args, rater, *vargs]).fetchone()
         if row is not None:
             first[str(rater)] = (int(row[0]), str(row[1]))
     return {r: k for r, (_, k) in sorted(first.items(), key=lambda kv: kv[1][0])}
+
+
+def _raters(conn: sqlite3.Connection, args: list[Any]) -> Iterable[str]:
+    """The rater ids under a rubric and hash, in id order, by seeking the rubric index rater by
+    rater (a handful of seeks instead of a scan of every rating)."""
+    sql = "SELECT MIN(rater_id) FROM ratings WHERE rubric = ? AND rubric_hash = ? AND rater_id > ?"
+    (rater,) = conn.execute("SELECT MIN(rater_id) FROM ratings WHERE rubric = ? AND rubric_hash = ?", args).fetchone()
+    while rater is not None:
+        yield rater
+        (rater,) = conn.execute(sql, [*args, rater]).fetchone()
 
 
 def meta_keys(store: Any) -> set[str]:
