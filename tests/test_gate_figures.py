@@ -130,6 +130,7 @@ CASES = [  # (rubric, metric, reference, by)
     ("restrictiveness", "kappa", "adj", "[model]"),
     ("interval", "alpha", "consensus", "[turn]"),
     ("interval", "weighted_kappa", "h2", "[model]"),
+    ("refusal", "kappa", "consensus humans", "[model]"),  # a policy naming its humans
 ]
 
 
@@ -144,6 +145,8 @@ def test_the_gate_figures_and_verdict_are_the_full_reports(tmp_path, name, metri
     db = _store(tmp_path, rubric, seed=len(metric) * 7 + len(by), reference=reference in (None, "adj"))
     policy = tmp_path / "p.yaml"
     ref_line = "" if reference is None else f"reference: {reference}\n"
+    if reference == "consensus humans":
+        ref_line = "reference: consensus\nhumans: [h1, h3]\n"
     policy.write_text(f"rubric: {rubric_ref}\njudges: [j1, j2]\n{ref_line}by: {by}\nn_resamples: 100\nseed: 3\n"
                       f"checks:\n{CHECKS.format(metric=metric)}", encoding="utf-8")
     lean, lean_report, full, full_report = _both(db, policy)
