@@ -18,7 +18,8 @@ from judgekit.verdict import store_hashes
 
 REFUSAL = load_rubric("refusal")
 CODES = REFUSAL.codes
-IDS = ["a", "A", "a b", "a-b", "ab", "é", "e\u0301", "𝔘nicode", 'z"q', "10", "9", "nullable", "back\\slash"]
+IDS = ["a", "A", "a b", "a-b", "ab", "é", "e\u0301", "𝔘nicode", "\uff5a-fullwidth", 'z"q', "10", "9", "nullable",
+       "back\\slash"]
 
 
 def _store(db: Path, *, trials: bool = False, other_rubric: int = 0, extra_items: int = 0) -> Path:
@@ -65,7 +66,7 @@ def test_matrix_hashes_are_the_sql_hashes(tmp_path):
             got = matrix_hashes(s, REFUSAL, mat, ["j", "silent", "nobody"], variants=False)
             assert got == _sql(s), name
             # not vacuous: each hash moves with what it covers, in both forms
-            s.conn.execute("UPDATE ratings SET label = ? WHERE item_id = 'back\\slash' AND rater_id = 'h1'", (CODES[1],))
+            s.conn.execute("UPDATE ratings SET label = ? WHERE item_id = 'back\\slash' AND rater_id = 'h1'", (CODES[2],))
             mat2 = gate_matrix.store_matrix(s, REFUSAL, variants=False)
             moved = matrix_hashes(s, REFUSAL, mat2, ["j", "silent", "nobody"], variants=False)
             assert moved == _sql(s) and moved is not None
@@ -74,7 +75,8 @@ def test_matrix_hashes_are_the_sql_hashes(tmp_path):
 
 
 def test_main_values_on_this_store(tmp_path):
-    # computed by main's DataFrame code (0666d98) on this very store
+    # computed by main's DataFrame code (0666d98) on this very store; U+FF5A sorts before U+1D518
+    # in code point (UTF-8) order, after it in UTF-16 order
     with Store(_store(tmp_path / "s.db")) as s:
         mat = gate_matrix.store_matrix(s, REFUSAL, variants=False)
         got = matrix_hashes(s, REFUSAL, mat, ["j", "silent"], variants=False)
@@ -82,8 +84,8 @@ def test_main_values_on_this_store(tmp_path):
                    "judges": {"j": MAIN["j"], "silent": MAIN["silent"]}}
 
 
-MAIN = {"items_hash": "4ad9b86f9d39c91c", "human_ratings_hash": "93f812e34bb2c02c", "j": "baace8cf8fe833fb",
-        "silent": "bfcb99a633cf28b0"}
+MAIN = {"items_hash": "825ff6c309a62cc5", "human_ratings_hash": "b99212a1cba224a4", "j": "9052201fa97b062d",
+        "silent": "a703c9eebe40ee59"}
 
 
 def test_the_matrix_declines_trials_and_perturbed_copies(tmp_path):
