@@ -101,3 +101,22 @@ def _items_hash(store: Any, mat: GateMatrix, labelled: np.ndarray) -> str:
         return items_hash_of(store, sorted(wanted))
     pairs = sorted((i, h) for i, h in store.conn.execute("SELECT item_id, content_hash FROM items") if i in wanted)
     return _digest(f"[{_enc(i)}, {_enc(h)}]" for i, h in pairs)
+
+
+def current_hashes(store: Any, rubric: Any, judge: str | None) -> tuple[dict[str, str], str | None] | None:
+    """What :func:`judgekit.verdict.match_store` compares with a verdict, now: the store's
+    ``items_hash`` and ``human_ratings_hash`` and (``judge`` given) that judge's
+    ``judge_ratings_hash``, from a matrix of the human and reference raters and the judge only;
+    None when the matrix cannot give them (module doc: the caller uses the SQL forms)."""
+    from judgekit.gate_matrix import store_matrix
+    from judgekit.gate_sql import plain_store, rater_kinds
+
+    if not plain_store(store):
+        return None
+    chosen = [r for r, k in rater_kinds(store, rubric).items() if k in PEOPLE or r == judge]
+    mat = store_matrix(store, rubric, variants=False, raters=chosen)
+    got = matrix_hashes(store, rubric, mat, [judge] if judge is not None else [], variants=False)
+    if got is None:
+        return None
+    return ({"items_hash": got["items_hash"], "human_ratings_hash": got["human_ratings_hash"]},
+            None if judge is None else got["judges"][judge])

@@ -146,11 +146,11 @@ def _collapse(cell: np.ndarray, lab: np.ndarray, sta: np.ndarray, count: np.ndar
     status[cells] = np.where(won, 0, np.where(n_err == n_all, 2, 1))
 
 
-def store_matrix(store: Any, rubric: Any, *, variants: bool) -> GateMatrix:
+def store_matrix(store: Any, rubric: Any, *, variants: bool, raters: Sequence[str] | None = None) -> GateMatrix:
     """The matrix of ``rubric``'s ratings in a plain store, read by SQL (perturbed item copies
-    only with ``variants``, as :func:`judgekit.agreement.unit_frames.read_ratings`): one indexed
-    read per rater, the label and status coded by SQLite, so Python sees an item id and two small
-    integers per rating."""
+    only with ``variants``, as :func:`judgekit.agreement.unit_frames.read_ratings`; only the
+    ``raters`` given, if given): the label and status coded by SQLite, so Python sees an item id
+    and a few small integers per rating."""
     from judgekit.gate_sql import rater_kinds
     from judgekit.variants import variant_item_sql
 
@@ -158,6 +158,8 @@ def store_matrix(store: Any, rubric: Any, *, variants: bool) -> GateMatrix:
     vcond, vargs = variant_item_sql() if not variants else ("1", [])
     conn = store.conn
     kinds = rater_kinds(store, rubric, variants=variants)
+    if raters is not None:
+        kinds = {r: k for r, k in kinds.items() if r in set(raters)}
     codes = list(rubric.codes)
     label_sql = ("CASE WHEN label IS NULL THEN -1 "
                  + " ".join(f"WHEN label = ? THEN {k}" for k in range(len(codes))) + " ELSE -2 END")
@@ -165,15 +167,18 @@ def store_matrix(store: Any, rubric: Any, *, variants: bool) -> GateMatrix:
     item_ix: dict[Any, int] = {}
     its, ras, las, sts, trials = [], [], [], [], []
     cols = f"item_id, {label_sql}, {status_sql}, trial"
-    raters = list(kinds)
-    (n_rubric,) = conn.execute("SELECT COUNT(*) FROM ratings WHERE rubric = ? AND rubric_hash = ?", args).fetchone()
+    raters = list(kinds)  # (the ones asked for)
+    some = ",".join("?" * len(raters))
+    (n_read,) = conn.execute(f"SELECT COUNT(*) FROM ratings WHERE rubric = ? AND rubric_hash = ? AND rater_id IN"
+                             f" ({some})", [*args, *raters]).fetchone()
     (top,) = conn.execute("SELECT MAX(rowid) FROM ratings").fetchone()
-    if raters and n_rubric * 3 > (top or 0):
-        # most of the table is this rubric's: one scan in table order beats one index read per
-        # rater (the "+" keeps SQLite off the rubric index)
+    reads: list[tuple[str, list[Any], int | None]]
+    if raters and n_read * 3 > (top or 0):
+        # most of the table is read: one scan in table order beats one index read per rater
+        # (the "+" keeps SQLite off the rubric index)
         rater_sql = "CASE rater_id " + " ".join(f"WHEN ? THEN {k}" for k in range(len(raters))) + " ELSE -1 END"
-        reads: list[tuple[str, list[Any], int | None]] = [(f"SELECT {cols}, {rater_sql} FROM ratings WHERE +rubric = ? AND +rubric_hash = ? AND {vcond}",
-                  [*codes, *raters, *args, *vargs], None)]
+        reads = [(f"SELECT {cols}, {rater_sql} FROM ratings WHERE +rubric = ? AND +rubric_hash = ? AND {vcond}"
+                  f" AND rater_id IN ({some})", [*codes, *raters, *args, *vargs, *raters], None)]
     else:
         reads = [(f"SELECT {cols} FROM ratings WHERE {base} AND {vcond}", [*codes, *args, rater, *vargs], k)
                  for k, rater in enumerate(raters)]
@@ -197,7 +202,7 @@ def store_matrix(store: Any, rubric: Any, *, variants: bool) -> GateMatrix:
     lab, sta = cat(las), cat(sts)
     if (lab == -2).any() or (sta == -2).any():  # a label the rubric does not have: the general path
         rows = conn.execute(f"SELECT item_id, rater_id, rater_kind, label, status FROM ratings WHERE rubric = ?"
-                            f" AND rubric_hash = ? AND {vcond}", [*args, *vargs])
+                            f" AND rubric_hash = ? AND {vcond} AND rater_id IN ({some})", [*args, *vargs, *raters])
         return build_matrix(rows, kinds, codes)
     return _assemble(item_ix, list(kinds), cat(its), cat(ras), lab, sta, kinds, codes, len(codes), cat(trials))
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+import pytest
 
 from judgekit import gate_matrix, gate_sql
 from judgekit.gate_hashes import matrix_hashes
@@ -105,3 +106,38 @@ def test_the_per_rater_read_is_the_table_scan(tmp_path):
         assert (ma.labels == mb.labels).all() and (ma.status == mb.status).all()
         assert ma.trials is not None and mb.trials is not None and (ma.trials == mb.trials).all()
         assert list(ma.kinds) == ["h1", "h2", "j", "silent", "ref"]
+
+
+def test_current_hashes_are_the_sql_forms_and_decline_trials(tmp_path):
+    from judgekit.gate_hashes import current_hashes
+
+    with Store(_store(tmp_path / "s.db", other_rubric=300)) as s:
+        sql = _sql(s)
+        for judge in ("j", "silent", "nobody", None):
+            now, judge_hash = current_hashes(s, REFUSAL, judge)  # type: ignore[misc]
+            assert now == {k: sql[k] for k in ("items_hash", "human_ratings_hash")}
+            assert judge_hash == (None if judge is None else sql["judges"][judge])
+    with Store(_store(tmp_path / "t.db", trials=True)) as s:
+        assert current_hashes(s, REFUSAL, "j") is None
+
+
+def test_a_verdict_is_refused_once_a_judge_or_human_label_changes(tmp_path):
+    from judgekit.errors import UntrustedJudgeError
+    from judgekit.gate import require_trusted, run_gate
+
+    db = _store(tmp_path / "s.db")
+    policy = tmp_path / "p.yaml"
+    policy.write_text("rubric: refusal\njudges: [j]\nreference: ref\nn_resamples: 100\nchecks:\n"
+                      "  min_items: 2\n  metric: percent_agreement\n  min_value: 0.0\n", encoding="utf-8")
+    with Store(db) as s:
+        verdict, _ = run_gate(s, policy)
+        assert verdict["state"] == "pass"
+        assert require_trusted(verdict, judge="j", rubric=REFUSAL, store=s)["judge"] == "j"
+        s.conn.execute("UPDATE ratings SET label = ? WHERE item_id = 'ab' AND rater_id = 'j'", (CODES[2],))
+        with pytest.raises(UntrustedJudgeError, match="judge 'j''s ratings on the items with human"):
+            require_trusted(verdict, judge="j", rubric=REFUSAL, store=s)
+        s.conn.execute("UPDATE ratings SET label = ? WHERE item_id = 'ab' AND rater_id = 'j'", (CODES[0],))
+        assert require_trusted(verdict, judge="j", rubric=REFUSAL, store=s)["judge"] == "j"
+        s.conn.execute("UPDATE ratings SET label = ? WHERE item_id = 'ab' AND rater_id = 'h2'", (CODES[0],))
+        with pytest.raises(UntrustedJudgeError, match="the human ratings under refusal@1 in .* changed"):
+            require_trusted(verdict, judge="j", rubric=REFUSAL, store=s)
