@@ -69,6 +69,15 @@ POLICY = textwrap.dedent("""
       max_abstention_rate: 0.01
       max_error_rate: 0.01
 """)
+#: the same policy with every check that reads an agreement figure (per-slice κ and bias, class
+#: recall, coverage, the leave-one-out human ceiling): the gate's most expensive figures
+POLICY_ALL = POLICY + textwrap.indent(textwrap.dedent("""
+    min_class_recall: {min: 0.3, min_support: 20}
+    per_slice: {min_items: 100, min_value: 0.4}
+    within_human_noise: {margin: 0.15}
+    min_coverage: 0.95
+    max_abs_bias: {max: 0.05, per_slice: true}
+"""), "  ").lstrip("\n")
 
 
 def generate(path: Path, n_ratings: int, seed: int = 13) -> int:
@@ -173,6 +182,7 @@ def main() -> None:
         print(f"{n:,} ratings ({n // len(RATERS):,} items x {len(RATERS)} raters), "
               f"{size:.0f} MB CSV, generated in {time.perf_counter() - t0:.1f} s")
         (tmp / "policy.yaml").write_text(POLICY)
+        (tmp / "policy-all.yaml").write_text(POLICY_ALL)
         store = ["--store", str(tmp / "judgekit.db")]
         commands = [
             ("import", [*jk, "import", str(csv_path), "--rubric", "refusal", *store], "insert", 3.0),
@@ -181,6 +191,8 @@ def main() -> None:
             ("agree --by model", [*jk, "agree", "--rubric", "refusal", "--by", "model", *store],
              "fetch", 4.0),
             ("gate", [*jk, "gate", str(tmp / "policy.yaml"), "--out", str(tmp), *store], "fetch", None),
+            ("gate, every check", [*jk, "gate", str(tmp / "policy-all.yaml"), "--out", str(tmp / "all"), *store],
+             "fetch", None),
             ("report", [*jk, "report", "--rubric", "refusal", "--by", "model", "--verdict",
                         str(tmp / "verdict.json"), "--out", str(tmp / "report"), *store], "fetch", 6.0),
         ]
@@ -193,7 +205,7 @@ def main() -> None:
         for name, args, kind, goal in commands:
             base = floor(kind, py, csv_path, tmp)
             r = run(args, tmp)
-            ok_code = r.code in (0, 1, 3) if name == "gate" else r.code == 0
+            ok_code = r.code in (0, 1, 3) if name.startswith("gate") else r.code == 0
             if not ok_code:
                 print(f"{name}: exit {r.code}\n{r.tail}")
             ratio, cpu_ratio = r.wall / base.wall, r.cpu / max(base.cpu, 1e-3)

@@ -25,17 +25,19 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
-
-from judgekit.analysis.fidelity import FigurePair, describe
 from judgekit.analysis.intervals import abs_interval
 from judgekit.budget import label_budget
 from judgekit.errors import JudgekitError
 from judgekit.fidelity_policy import AnalysisFidelity
 from judgekit.rubric import Rubric
 from judgekit.verdict import finite, make_check
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from judgekit.analysis.fidelity import FigurePair
 
 __all__ = ["check_name", "fidelity_checks", "fidelity_lines", "fidelity_results"]
 
@@ -170,6 +172,8 @@ def _criteria_results(store: Any, policy: Any, policy_path: str | Path, rubric: 
 
 def fidelity_checks(spec: AnalysisFidelity, pairs: list[FigurePair], *, seed: int = 0) -> list[dict[str, Any]]:
     """The gate checks of one judge's figure pairs (module doc)."""
+    from judgekit.analysis.fidelity import describe  # (pandas: only for a policy with the check)
+
     out = []
     for p in pairs:
         fig = None if p.diff is None else finite(abs(p.diff))

@@ -68,9 +68,8 @@ from __future__ import annotations
 import datetime as _dt
 import math
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Union
 
-from judgekit.agreement.report import AgreementReport, agreement_report
 from judgekit.budget import alt_budget, judge_budget, label_budget
 from judgekit.errors import JudgekitError, UntrustedJudgeError, excerpt
 from judgekit.gate_alt import alt_inputs_results as alt_inputs_results  # re-exported: its old home
@@ -93,6 +92,13 @@ from judgekit.verdict import (
 )
 from judgekit.verdict_log import judge_ratings_hash, record_verdict
 from judgekit.version import __version__
+
+if TYPE_CHECKING:
+    from judgekit.agreement.report import AgreementReport
+    from judgekit.gate_figures import GateReport
+
+#: what :func:`evaluate` reads: the full agreement report or the gate's own (:mod:`judgekit.gate_figures`)
+Report = Union["AgreementReport", "GateReport"]
 
 __all__ = ["Policy", "evaluate", "explain", "judge_identity", "load_policy", "load_verdict", "ratings_hash",
            "require_trusted", "run_gate"]
@@ -144,7 +150,7 @@ def _bias_figure(bias: dict[str, Any]) -> tuple[float | None, list[float | None]
 _LOO = ("percent_agreement", "kappa", "weighted_kappa")
 
 
-def evaluate(policy: Policy, report: AgreementReport, alt: dict[str, Any] | None = None,
+def evaluate(policy: Policy, report: Report, alt: dict[str, Any] | None = None,
              probes: dict[str, list[dict[str, Any]]] | None = None,
              fidelity: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """Apply the policy's checks to each judge in the report. Pure: no I/O.
@@ -301,12 +307,17 @@ def evaluate(policy: Policy, report: AgreementReport, alt: dict[str, Any] | None
     return out
 
 
-def run_gate(store: Any, policy_path: str | Path) -> tuple[dict[str, Any], AgreementReport]:
+def run_gate(store: Any, policy_path: str | Path, *, full_report: bool = False) -> tuple[dict[str, Any], Report]:
     """Compute the verdict for a policy over the ratings in ``store``.
 
     The verdict (schema :data:`judgekit.verdict.SCHEMA_VERSION`) records the policy and its
     hash, the rubric and its hash, the hashes of the items that carry human or reference ratings
     and of those ratings, and per judge its identity and checks (:func:`evaluate`).
+
+    Returns the verdict and the figures it was decided on: only those the policy's checks read
+    (:func:`judgekit.gate_figures.gate_report`, the same values as the full report's), or with
+    ``full_report`` the whole :func:`judgekit.agreement.agreement_report` (slower: every figure
+    of every rater pair in every slice; the verdict is the same).
     """
     policy, raw = load_policy(policy_path)
     rubric = rubric_named_in(policy.rubric, f"Policy file {policy_path}")
@@ -317,29 +328,39 @@ def run_gate(store: Any, policy_path: str | Path) -> tuple[dict[str, Any], Agree
         rubric = rubric_view(rubric, policy.view, where=f"Policy file {policy_path}: view")
         store = ViewSource(store, rubric)
         view_info = {"view": rubric.view_info()}
-    known = set(store.ratings(rubric=rubric, rater_kind="judge")["rater_id"].unique())
+    from judgekit import gate_sql
+
+    if gate_sql.plain_store(store):
+        known = {r for r, k in gate_sql.rater_kinds(store, rubric).items() if k == "judge"}
+    else:
+        known = set(store.ratings(rubric=rubric, rater_kind="judge")["rater_id"].unique())
     for judge in policy.judges:
         if judge not in known:
             raise JudgekitError(
                 f"Policy file {policy_path}: judge {excerpt(judge)} has no ratings under {rubric.ref} "
                 f"in {store.path}; judges with ratings: {', '.join(sorted(known)) or 'none'}."
             )
-    items_meta = check_policy_raters(policy, policy_path, store, rubric)
-    report = agreement_report(
-        store,
-        rubric=rubric,
-        items=items_meta,
-        by=policy.by,
-        judges=policy.judges,
-        humans=policy.humans,
-        reference=policy.reference,
-        n_resamples=policy.n_resamples,
-        seed=policy.seed,
+    items_meta = check_policy_raters(policy, policy_path, store, rubric, read_items=full_report)
+    from judgekit.gate_figures import (
+        full_agreement_report,
+        gate_report,
+        has_probes,
+        read_matrix,
+        reads_variants,
     )
-    alt = alt_inputs_results(store, policy, rubric, report) if policy.checks.alt_test else None
-    from judgekit.probes.run import gate_checks
+    from judgekit.gate_hashes import matrix_hashes
 
-    probes = gate_checks(store, policy, rubric, f"Policy file {policy_path}")
+    mat = None if full_report else read_matrix(store, rubric, policy)
+    report: Report = (full_agreement_report(store, policy, rubric, items_meta) if mat is None
+                      else gate_report(store, policy=policy, rubric=rubric, matrix=mat))
+    # the verdict's hashes from the same matrix when it holds the stored ratings as they are
+    hashes = None if mat is None else matrix_hashes(store, rubric, mat, policy.judges, variants=reads_variants(policy))
+    alt = alt_inputs_results(store, policy, rubric, report) if policy.checks.alt_test else None
+    probes: dict[str, list[dict[str, Any]]] = {}
+    if has_probes(policy):
+        from judgekit.probes.run import gate_checks  # (pandas: only for a policy with probes)
+
+        probes = gate_checks(store, policy, rubric, f"Policy file {policy_path}")
     fid = None
     if policy.checks.analysis_fidelity is not None:
         from judgekit.fidelity import fidelity_results
@@ -348,7 +369,8 @@ def run_gate(store: Any, policy_path: str | Path) -> tuple[dict[str, Any], Agree
     results = evaluate(policy, report, alt, probes=probes, fidelity=fid)
     for r in results:
         r.update({k: v for k, v in judge_identity(store, r["judge"], rubric).items() if k != "judge"})
-        r["judge_ratings_hash"] = judge_ratings_hash(store, rubric, r["judge"])
+        r["judge_ratings_hash"] = (hashes["judges"][r["judge"]] if hashes else
+                                   judge_ratings_hash(store, rubric, r["judge"]))
     verdict = {
         "schema_version": SCHEMA_VERSION,
         "judgekit_version": __version__,
@@ -358,7 +380,7 @@ def run_gate(store: Any, policy_path: str | Path) -> tuple[dict[str, Any], Agree
         "rubric": rubric.id,
         "rubric_hash": rubric.hash,
         "reference": report.data["reference"]["rater"] or "consensus",
-        **store_hashes(store, rubric),
+        **({k: hashes[k] for k in ("items_hash", "human_ratings_hash")} if hashes else store_hashes(store, rubric)),
         "state": combine_states([r["state"] for r in results]),
         "passed": all(r["passed"] for r in results),
         "judges": results,

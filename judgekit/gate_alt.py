@@ -4,14 +4,18 @@ on the same units, read from the store, and the test's result per judge
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from judgekit.agreement.report import AgreementReport
 from judgekit.policy import Policy
 from judgekit.rubric import Rubric
 
+if TYPE_CHECKING:
+    from judgekit.agreement.report import AgreementReport
+    from judgekit.gate_figures import GateReport
 
-def alt_inputs_results(store: Any, policy: Policy, rubric: Rubric, report: AgreementReport) -> dict[str, Any]:
+
+def alt_inputs_results(store: Any, policy: Policy, rubric: Rubric,
+                       report: AgreementReport | GateReport) -> dict[str, Any]:
     """The alternative annotator test of each policy judge on the in-scope items: the humans x
     units matrix of the report's ceiling humans (trials collapsed to their majority, ok labels
     only) and the judge's labels on the same units; nominal rubrics compare labels

@@ -8,9 +8,8 @@ checked against the store it is applied to (:func:`check_policy_raters`).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-import pandas as pd
 from pydantic import Field, ValidationError, model_validator
 
 from judgekit import policy_rules
@@ -24,6 +23,9 @@ from judgekit.probes.probefile import (
     MinStability,
 )
 from judgekit.rubric import Rubric
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 Metric = Literal["kappa", "weighted_kappa", "alpha", "ac1", "percent_agreement"]
 
@@ -119,15 +121,22 @@ def load_policy(path: str | Path) -> tuple[Policy, dict[str, Any]]:
 
 
 def check_policy_raters(policy: Policy, policy_path: str | Path, store: Any,
-                        rubric: Rubric) -> pd.DataFrame | None:
+                        rubric: Rubric, *, read_items: bool = True) -> pd.DataFrame | None:
     """The policy's ``humans``, ``reference`` and ``by`` must exist in ``store``; otherwise one
     sentence naming the policy file and the key to fix. Returns the items (for slicing) when the
-    policy has ``by``, else None."""
+    policy has ``by`` and ``read_items``, else None (on a plain store the checks then read only
+    the raters' kinds and the metadata keys, by SQL: :mod:`judgekit.gate_sql`)."""
+    from judgekit import gate_sql
+
     where = f"Policy file {policy_path}"
     ref = policy.reference
+    plain = gate_sql.plain_store(store)
     if policy.humans or ref not in (None, "consensus"):
-        ratings = store.ratings(rubric=rubric)
-        kinds = dict(zip(ratings["rater_id"].astype(str), ratings["rater_kind"], strict=True))
+        if plain:
+            kinds = gate_sql.rater_kinds(store, rubric)
+        else:
+            ratings = store.ratings(rubric=rubric)
+            kinds = dict(zip(ratings["rater_id"].astype(str), ratings["rater_kind"], strict=True))
         people = ", ".join(sorted(r for r, k in kinds.items() if k in ("human", "reference"))) or "none"
         for h in policy.humans or []:
             if kinds.get(h) not in ("human", "reference"):
@@ -144,7 +153,11 @@ def check_policy_raters(policy: Policy, policy_path: str | Path, store: Any,
         policy_rules.check_reference(policy, policy_path, store, rubric)
     if not policy.by:
         return None
-    items = store.items()
+    if plain and not read_items:
+        keys = gate_sql.meta_keys(store) - {"item_id", "prompt", "messages", "response", "content_hash"}
+        if all(col in keys for spec in policy.by for col in spec.split("+")):
+            return None
+    items = store.items()  # (also for the message: the columns in the frame's order)
     cols = [c for c in items.columns if c not in ("item_id", "prompt", "messages", "response", "content_hash")]
     for spec in policy.by:
         for col in spec.split("+"):
@@ -153,4 +166,4 @@ def check_policy_raters(policy: Policy, policy_path: str | Path, store: Any,
                     f"{where}: by names {excerpt(col)}, which is not an item metadata column in "
                     f"{store.path}; fix 'by' (available: {', '.join(map(str, cols)) or 'none'})."
                 )
-    return items
+    return items if read_items else None

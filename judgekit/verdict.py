@@ -62,8 +62,6 @@ from judgekit.verdict_schema import VerdictV3, view_problem
 #: and the label ``budget`` of inconclusive checks and judges.
 SCHEMA_VERSION = 3
 
-#: A check's, a judge's or a verdict's state.
-
 AGAIN = "run `judgekit gate POLICY.yaml` again and pass the verdict.json it writes"
 
 
@@ -73,8 +71,11 @@ def store_hashes(store: Any, rubric: Any) -> dict[str, str]:
     current hash), as a verdict records them.
 
     ``items_hash`` covers the items that carry a human or reference rating (id and content
-    hash), not every item: items only a judge rated do not change it.
-    """
+    hash), not every item: items only a judge rated do not change it. (On a plain store: by SQL.)"""
+    from judgekit import gate_sql
+
+    if gate_sql.plain_store(store):
+        return {"items_hash": gate_sql.items_hash(store, rubric), "human_ratings_hash": gate_sql.human_ratings_hash(store, rubric)}
     human = store.ratings(rubric=rubric, rater_kind=["human", "reference"])
     ids = sorted(human["item_id"].astype(str).unique())
     items = store.items(ids) if ids else None
@@ -461,8 +462,10 @@ def match_store(verdict: Verdict, store: Any, rubric: Any, *, judge: str | None 
     """Raise :class:`UntrustedJudgeError` unless ``verdict`` (checked, about ``rubric``) still
     describes ``store``: the items with human or reference ratings, the human ratings, and
     (``judge`` given) that judge's identity. The rubric itself is compared by the caller."""
-    where = _where(getattr(verdict, "source", None))
-    now = store_hashes(store, rubric)
+    from judgekit.gate_hashes import current_hashes  # (the same values, from one read when it can)
+
+    where, fast = _where(getattr(verdict, "source", None)), current_hashes(store, rubric, judge)
+    now = fast[0] if fast else store_hashes(store, rubric)
     place = f"under {rubric.id} in {store.path}"
     if now["items_hash"] != verdict["items_hash"]:
         raise UntrustedJudgeError(
@@ -485,7 +488,7 @@ def match_store(verdict: Verdict, store: Any, rubric: Any, *, judge: str | None 
             )
     from judgekit.verdict_log import check_against_store
 
-    check_against_store(verdict, store, rubric, judge=judge, where=where)
+    check_against_store(verdict, store, rubric, judge=judge, where=where, judge_hash=fast[1] if fast else None)
 
 
 def finite(x: Any) -> float | None:

@@ -65,8 +65,14 @@ def is_recorded(store: Any, digest: str) -> bool:
 
 def judge_ratings_hash(store: Any, rubric: Any, judge: str) -> str:
     """Order-independent hash of ``judge``'s ratings (item, trial, label, status) under ``rubric``
-    on the items that carry a human or reference rating under it (see the module doc)."""
+    on the items that carry a human or reference rating under it (see the module doc). On a
+    plain store it comes from an ordered, streamed SQL fetch (:mod:`judgekit.gate_sql`, the same
+    value)."""
+    from judgekit import gate_sql
     from judgekit.hashing import digest
+
+    if gate_sql.plain_store(store):
+        return gate_sql.judge_ratings_hash(store, rubric, judge)
 
     labelled = set(store.ratings(rubric=rubric, rater_kind=["human", "reference"])["item_id"].astype(str))
     mine = store.ratings(rubric=rubric, rater_ids=[judge])
@@ -79,12 +85,13 @@ def judge_ratings_hash(store: Any, rubric: Any, judge: str) -> str:
 
 
 def check_against_store(verdict: dict[str, Any], store: Any, rubric: Any, *, judge: str | None,
-                        where: str) -> None:
+                        where: str, judge_hash: str | None = None) -> None:
     """Raise :class:`UntrustedJudgeError` (one sentence) unless, in ``store``: the verdict's
     reference is a human or reference rater (or consensus), ``judge``'s ratings on the labelled
     items are those the verdict was computed on, and the verdict is one this store's gate
     recorded (:func:`record_verdict`). The other parts are
-    :func:`judgekit.verdict.match_store`'s."""
+    :func:`judgekit.verdict.match_store`'s. ``judge_hash``: the judge's ratings hash now, if the
+    caller has it (:func:`judge_ratings_hash`'s value)."""
     place = f"under {rubric.id} in {store.path}"
     kinds = reference_kinds(store, rubric)
     problem = reference_problem(str(verdict["reference"]), kinds)
@@ -95,7 +102,8 @@ def check_against_store(verdict: dict[str, Any], store: Any, rubric: Any, *, jud
         )
     if judge is not None:
         entry = next(j for j in verdict["judges"] if j["judge"] == judge)
-        if judge_ratings_hash(store, rubric, judge) != entry.get("judge_ratings_hash"):
+        now = judge_hash if judge_hash is not None else judge_ratings_hash(store, rubric, judge)
+        if now != entry.get("judge_ratings_hash"):
             raise UntrustedJudgeError(
                 f"{where}: judge {judge!r}'s ratings on the items with human or reference ratings "
                 f"{place} changed since the verdict (labels re-imported or re-judged under its "

@@ -1,0 +1,143 @@
+"""The verdict's hashes from the gate's code matrix (judgekit.gate_hashes) are gate_sql's (and so
+main's) values whenever the matrix can give them, and the matrix declines when it cannot (trials,
+perturbed copies); the matrix read by one index read per rater (a store where another rubric
+holds most ratings) is the same as by one table scan."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+
+from judgekit import gate_matrix, gate_sql
+from judgekit.gate_hashes import matrix_hashes
+from judgekit.rubric import load_rubric
+from judgekit.store import Store
+from judgekit.verdict import store_hashes
+
+REFUSAL = load_rubric("refusal")
+CODES = REFUSAL.codes
+IDS = ["a", "A", "a b", "a-b", "ab", "é", "e\u0301", "𝔘nicode", "\uff5a-fullwidth", 'z"q', "10", "9", "nullable",
+       "back\\slash"]
+
+
+def _store(db: Path, *, trials: bool = False, other_rubric: int = 0, extra_items: int = 0) -> Path:
+    n_items = len(IDS) + extra_items
+    ids = [*IDS, *(f"extra-{k}" for k in range(extra_items))]
+    items = pd.DataFrame({"item_id": [*ids, "judge-only"], "prompt": [f"p {k}" for k in range(n_items + 1)],
+                          "response": [f"r {k}" for k in range(n_items + 1)]})
+    rows: list[tuple[Any, ...]] = []
+    for k, iid in enumerate(IDS):
+        rows.append((iid, "h1", "human", CODES[k % 3], "ok", 0))
+        rows.append((iid, "h2", "human", None, "abstain", 3) if k % 4 == 1 else
+                    (iid, "h2", "human", CODES[(k + 1) % 3], "ok", 0))
+        if k % 3:
+            rows.append((iid, "ref", "reference", CODES[k % 3], "ok", 0))
+        rows.append((iid, "j", "judge", None, "error", 2) if k % 5 == 0 else (iid, "j", "judge", CODES[k % 2], "ok", 0))
+        rows.append((iid, "silent", "judge", None, "abstain", 0))
+    if trials:
+        rows.append(("a", "h1", "human", CODES[2], "ok", 1))
+    rows.append(("judge-only", "j", "judge", CODES[2], "ok", 0))
+    ratings = pd.DataFrame(rows, columns=["item_id", "rater_id", "rater_kind", "label", "status", "trial"])
+    ratings["rubric"], ratings["rubric_hash"] = REFUSAL.id, REFUSAL.hash
+    with Store(db) as s:
+        s.put_items(items)
+        s.put_ratings(ratings)
+        if other_rubric:
+            rest = load_rubric("restrictiveness")
+            other = pd.DataFrame([(f"o{k}", "h1", "human", rest.codes[k % 5], "ok", 0) for k in range(other_rubric)],
+                                 columns=["item_id", "rater_id", "rater_kind", "label", "status", "trial"])
+            other["rubric"], other["rubric_hash"] = rest.id, rest.hash
+            s.put_ratings(other)
+    return db
+
+
+def _sql(s: Store) -> dict[str, Any]:
+    return {**store_hashes(s, REFUSAL),
+            "judges": {j: gate_sql.judge_ratings_hash(s, REFUSAL, j) for j in ("j", "silent", "nobody")}}
+
+
+def test_matrix_hashes_are_the_sql_hashes(tmp_path):
+    for name, kw in (("plain", {}), ("other-rubric", {"other_rubric": 200}), ("many-items", {"extra_items": 300})):
+        with Store(_store(tmp_path / f"{name}.db", **kw)) as s:
+            mat = gate_matrix.store_matrix(s, REFUSAL, variants=False)
+            assert mat.trials is not None
+            got = matrix_hashes(s, REFUSAL, mat, ["j", "silent", "nobody"], variants=False)
+            assert got == _sql(s), name
+            # not vacuous: each hash moves with what it covers, in both forms
+            s.conn.execute("UPDATE ratings SET label = ? WHERE item_id = 'back\\slash' AND rater_id = 'h1'", (CODES[2],))
+            mat2 = gate_matrix.store_matrix(s, REFUSAL, variants=False)
+            moved = matrix_hashes(s, REFUSAL, mat2, ["j", "silent", "nobody"], variants=False)
+            assert moved == _sql(s) and moved is not None
+            assert moved["human_ratings_hash"] != got["human_ratings_hash"]
+            assert moved["items_hash"] == got["items_hash"] and moved["judges"] == got["judges"]
+
+
+def test_main_values_on_this_store(tmp_path):
+    # computed by main's DataFrame code (0666d98) on this very store; U+FF5A sorts before U+1D518
+    # in code point (UTF-8) order, after it in UTF-16 order
+    with Store(_store(tmp_path / "s.db")) as s:
+        mat = gate_matrix.store_matrix(s, REFUSAL, variants=False)
+        got = matrix_hashes(s, REFUSAL, mat, ["j", "silent"], variants=False)
+    assert got == {"items_hash": MAIN["items_hash"], "human_ratings_hash": MAIN["human_ratings_hash"],
+                   "judges": {"j": MAIN["j"], "silent": MAIN["silent"]}}
+
+
+MAIN = {"items_hash": "825ff6c309a62cc5", "human_ratings_hash": "b99212a1cba224a4", "j": "9052201fa97b062d",
+        "silent": "a703c9eebe40ee59"}
+
+
+def test_the_matrix_declines_trials_and_perturbed_copies(tmp_path):
+    with Store(_store(tmp_path / "s.db", trials=True)) as s:
+        mat = gate_matrix.store_matrix(s, REFUSAL, variants=False)
+        assert mat.trials is None and matrix_hashes(s, REFUSAL, mat, ["j"], variants=False) is None
+    with Store(_store(tmp_path / "t.db")) as s:
+        mat = gate_matrix.store_matrix(s, REFUSAL, variants=True)
+        assert matrix_hashes(s, REFUSAL, mat, ["j"], variants=True) is None
+
+
+def test_the_per_rater_read_is_the_table_scan(tmp_path):
+    with Store(_store(tmp_path / "a.db")) as a, Store(_store(tmp_path / "b.db", other_rubric=500)) as b:
+        ma = gate_matrix.store_matrix(a, REFUSAL, variants=False)
+        mb = gate_matrix.store_matrix(b, REFUSAL, variants=False)  # 500 other ratings: one read per rater
+        assert (ma.items, ma.raters, ma.kinds, ma.codes) == (mb.items, mb.raters, mb.kinds, mb.codes)
+        assert (ma.labels == mb.labels).all() and (ma.status == mb.status).all()
+        assert ma.trials is not None and mb.trials is not None and (ma.trials == mb.trials).all()
+        assert list(ma.kinds) == ["h1", "h2", "j", "silent", "ref"]
+
+
+def test_current_hashes_are_the_sql_forms_and_decline_trials(tmp_path):
+    from judgekit.gate_hashes import current_hashes
+
+    with Store(_store(tmp_path / "s.db", other_rubric=300)) as s:
+        sql = _sql(s)
+        for judge in ("j", "silent", "nobody", None):
+            now, judge_hash = current_hashes(s, REFUSAL, judge)  # type: ignore[misc]
+            assert now == {k: sql[k] for k in ("items_hash", "human_ratings_hash")}
+            assert judge_hash == (None if judge is None else sql["judges"][judge])
+    with Store(_store(tmp_path / "t.db", trials=True)) as s:
+        assert current_hashes(s, REFUSAL, "j") is None
+
+
+def test_a_verdict_is_refused_once_a_judge_or_human_label_changes(tmp_path):
+    from judgekit.errors import UntrustedJudgeError
+    from judgekit.gate import require_trusted, run_gate
+
+    db = _store(tmp_path / "s.db")
+    policy = tmp_path / "p.yaml"
+    policy.write_text("rubric: refusal\njudges: [j]\nreference: ref\nn_resamples: 100\nchecks:\n"
+                      "  min_items: 2\n  metric: percent_agreement\n  min_value: 0.0\n", encoding="utf-8")
+    with Store(db) as s:
+        verdict, _ = run_gate(s, policy)
+        assert verdict["state"] == "pass"
+        assert require_trusted(verdict, judge="j", rubric=REFUSAL, store=s)["judge"] == "j"
+        s.conn.execute("UPDATE ratings SET label = ? WHERE item_id = 'ab' AND rater_id = 'j'", (CODES[2],))
+        with pytest.raises(UntrustedJudgeError, match="judge 'j''s ratings on the items with human"):
+            require_trusted(verdict, judge="j", rubric=REFUSAL, store=s)
+        s.conn.execute("UPDATE ratings SET label = ? WHERE item_id = 'ab' AND rater_id = 'j'", (CODES[0],))
+        assert require_trusted(verdict, judge="j", rubric=REFUSAL, store=s)["judge"] == "j"
+        s.conn.execute("UPDATE ratings SET label = ? WHERE item_id = 'ab' AND rater_id = 'h2'", (CODES[0],))
+        with pytest.raises(UntrustedJudgeError, match="the human ratings under refusal@1 in .* changed"):
+            require_trusted(verdict, judge="j", rubric=REFUSAL, store=s)
