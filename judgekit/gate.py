@@ -264,8 +264,9 @@ def evaluate(policy: Policy, report: Report, alt: dict[str, Any] | None = None,
             if diff.get("value") is None:
                 why = (loo.get("undefined") or diff.get("undefined")
                        or "no leave-one-out comparison (need two humans on the same items)")
+                # below checks.min_items it is inconclusive, as every overall check (derive_state)
                 add("within_human_noise", None, thr, mean.get("n", 0),
-                    f"no like-for-like human comparison: {why}", min_n=None)
+                    f"no like-for-like human comparison: {why}")
             else:
                 jv = mean[lm]["value"]
                 hv = mean["human_same_items"][lm]["value"]
