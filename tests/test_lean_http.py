@@ -396,11 +396,16 @@ def test_a_path_and_keys_that_are_not_latin_1_are_handled_as_the_sdk_handles_the
                            api_key_env="K")
         for key, want in (("k-ключ", "malformed response body"), ("k-é", "malformed response body"),
                           ("k-123\n", "connection error (APIConnectionError)"),
-                          ("k-1\r\nX-Injected: 1", "connection error (APIConnectionError)")):
+                          ("k-1\r\nX-Injected: 1", "connection error (APIConnectionError)"),
+                          ("k-\x00x", "connection error (APIConnectionError)"),
+                          ("k-x\x0b", "connection error (APIConnectionError)"),
+                          ("k-x ", "connection error (APIConnectionError)")):
             assert lean_and_sdk(keyed, {"K": key}) == [(want, True, False, False, None)] * 2, key
         assert server.requests == 2
-        assert lean_and_sdk(keyed, {"K": "k-\t1"}) == ["ok", "ok"]
-        assert server.heads[2].count("Bearer k-\t1") == server.heads[3].count("Bearer k-\t1") == 1
+        for key in ("k-\t1", " k-\x01\x7f"):  # what h11 lets through goes as it is
+            n = server.requests
+            assert lean_and_sdk(keyed, {"K": key}) == ["ok", "ok"], key
+            assert server.heads[n].count(f"Bearer {key}\r\n") == server.heads[n + 1].count(f"Bearer {key}\r\n") == 1
     finally:
         server.stop()
 

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import select
 import sys
 from typing import TYPE_CHECKING
@@ -56,6 +57,8 @@ PATH_SAFE = "".join(chr(i) for i in range(0x20, 0x7F)
 #: httpx's query percent-encode set
 QUERY_SAFE = "".join(chr(i) for i in range(0x20, 0x7F) if i not in (0x20, 0x22, 0x23, 0x3C, 0x3E))
 _HEAD_LIMIT = 2**20
+#: a header value h11 (the SDK's HTTP/1.1 layer) accepts: ``field_value`` of ``h11._abnf``
+_FIELD_VALUE = re.compile(r"(?:[^\x00 \t\n\r\x0b\x0c]+(?:[ \t]+[^\x00 \t\n\r\x0b\x0c]+)*)?")
 
 
 class LeanHTTPError(Exception):
@@ -117,8 +120,8 @@ class LeanHTTP:
             if not value.isascii():
                 self._bad = UnicodeEncodeError("ascii", value, 0, len(value),
                                                f"the {name} header is not ASCII")
-            elif any(c in value for c in "\r\n\0"):
-                self._bad = LeanHTTPError(f"the {name} header holds CR, LF or NUL")
+            elif not _FIELD_VALUE.fullmatch(value):
+                self._bad = LeanHTTPError(f"the {name} header holds CR, LF, NUL or edge blanks")
         self._head = "" if self._bad else "".join(f"{k}: {v}\r\n" for k, v in fixed.items())
         self._idle: list[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = []
 
