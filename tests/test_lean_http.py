@@ -5,6 +5,7 @@ call, connections kept alive, and the SDK kept for TLS and proxies."""
 from __future__ import annotations
 
 import asyncio
+import json
 import math
 import os
 import socket
@@ -444,5 +445,32 @@ def test_the_timeout_bounds_each_read_not_the_whole_answer():
         assert lean_and_sdk(entry) == ["ok", "ok"]
         server.reply = lambda n: [(0.0, answer[:20]), (0.9, answer[20:])]
         assert lean_and_sdk(entry) == [("timeout after 0.6s", True, False, False, None)] * 2
+    finally:
+        server.stop()
+
+
+def test_a_panel_against_a_server_closing_after_each_answer_stores_no_error(tmp_path):
+    """The reviewer's case: 40 items at concurrency 1, max_attempts 1, a server that closes each
+    connection after its answer: 40 ratings, none an error, one request each."""
+    from panel_fixtures import labelled_items, write_items, write_panel
+
+    from judgekit.judges.panel import load_panel, run_panel
+    from judgekit.store import Store
+
+    content = json.dumps({"choices": [{"message": {"content": label_reply("full_refusal")}}],
+                          "usage": {"prompt_tokens": 3, "completion_tokens": 1}}).encode()
+    answer = b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(content), content)
+    server = RawServer(lambda n: answer, close_after=True)
+    try:
+        write_items(tmp_path, labelled_items(40))
+        panel = load_panel(write_panel(tmp_path, [{
+            "id": "v", "model": f"openai-compatible:http://127.0.0.1:{server.port}/v1#m",
+            "concurrency": 1, "max_attempts": 1}]))
+        with Store(tmp_path / "s.db") as store:
+            run_panel(panel, store, env={})
+            df = store.ratings(rater_ids=["v"])
+        assert sorted(df["status"]) == ["ok"] * 40
+        assert set(df["label"]) == {"full_refusal"}
+        assert (server.requests, server.connections) == (40, 40)
     finally:
         server.stop()
