@@ -203,6 +203,8 @@ class LeanHTTP:
         import asyncio
 
         reader, writer = conn
+        loop = asyncio.get_running_loop()
+        timer.reschedule(loop.time() + self.timeout_s)  # the write's own timeout
         try:
             writer.write(request)
             await writer.drain()
@@ -210,7 +212,8 @@ class LeanHTTP:
             if reused:
                 raise _Stale("stale connection") from None
             raise LeanHTTPError(f"connection lost ({type(exc).__name__})") from None
-        answer = _Answer(reader, timer, self.timeout_s, asyncio.get_running_loop())
+        timer.reschedule(loop.time() + self.timeout_s)  # the first read's
+        answer = _Answer(reader, timer, self.timeout_s, loop)
         try:
             if not await answer.fill():
                 if reused:
