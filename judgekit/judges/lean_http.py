@@ -14,7 +14,9 @@ stored result could differ:
 * connections are reused last-in first-out; before reuse an idle connection whose socket is
   readable (the server closed it, or sent something unasked) is dropped, as httpcore drops it;
   a REUSED connection that fails before any byte of the answer (the server closed it meanwhile)
-  is replaced by a fresh one and the request sent again once — the server never saw it;
+  is replaced by a fresh one and the request sent again once (the server had closed it, so it
+  did not take the request; a server that reads a request and then drops a kept-alive
+  connection without a byte of answer gets it twice);
   a fresh connection that fails is an error (the panel retries the call);
 * ``timeout_s`` bounds the connect, the write, and each read separately (httpx's
   ``Timeout(timeout_s)``): an answer that keeps arriving is not cut;
@@ -165,7 +167,7 @@ class LeanHTTP:
             try:
                 try:
                     status, headers, content, keep = await self._exchange(conn, request, timer, reused)
-                except _Stale:  # the server closed it meanwhile: it never saw the request
+                except _Stale:  # the server closed it meanwhile
                     _close(conn[1])
                     timer.reschedule(loop.time() + self.timeout_s)
                     conn = await self._connect()
