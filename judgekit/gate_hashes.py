@@ -136,10 +136,20 @@ def _items_hash(store: Any, mat: GateMatrix, labelled: np.ndarray, item_j: np.nd
     (``item_j``: the matrix's items' JSON texts)."""
     (rows,) = np.nonzero(labelled)
     (top,) = store.conn.execute("SELECT MAX(rowid) FROM items").fetchone()
+    wanted = mat.items if len(rows) == len(mat.items) else [mat.items[i] for i in rows.tolist()]
     if len(rows) * 5 < (top or 0):  # a few labelled items among many: look them up by key
         from judgekit.gate_sql import items_hash_of
 
-        return items_hash_of(store, [mat.items[i] for i in rows.tolist()])
+        return items_hash_of(store, wanted)
+    # every item, in id order, as two strings; when they are the labelled items (the usual
+    # case) the rows are the items' JSON texts and their hashes', joined without a loop
+    n, ids, hashes = store.conn.execute(
+        "SELECT count(*), group_concat(item_id, char(10)), group_concat(content_hash, char(10))"
+        " FROM (SELECT item_id, content_hash FROM items ORDER BY item_id)").fetchone()
+    if n and ids.split("\n") == wanted:
+        hash_j = np.array([_enc(h) for h in hashes.split("\n")], dtype=object)
+        if len(hash_j) == n:
+            return _digest_rows("[" + item_j[rows] + ", " + hash_j, np.zeros(n, dtype=np.int64), ["]"])
     content = dict(store.conn.execute("SELECT item_id, content_hash FROM items"))
     found = [(item_j[i], content[mat.items[i]]) for i in rows.tolist() if mat.items[i] in content]
     return _digest(f"[{j}, {_enc(h)}]" for j, h in found)

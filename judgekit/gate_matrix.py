@@ -169,7 +169,7 @@ def matrix_from_codes(codes: Any, rubric: Any, kinds: dict[str, str]) -> GateMat
     keep = (status >= 0).any(axis=1)
     if not keep.all():
         status, labels, trials, items = status[keep], labels[keep], trials[keep], items[keep]
-    return GateMatrix(items=[str(x) for x in items], raters=raters, kinds=dict(kinds), codes=list(rubric.codes),
+    return GateMatrix(items=list(map(str, items.tolist())), raters=raters, kinds=dict(kinds), codes=list(rubric.codes),
                       n_codes=len(rubric.codes), labels=np.array(labels, dtype=np.int64),
                       status=status, trials=np.array(trials, dtype=np.int64))
 

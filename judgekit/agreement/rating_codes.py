@@ -118,10 +118,13 @@ def factorize_sorted(ids: list[str]) -> tuple[np.ndarray, list[str]]:
     change = np.fromiter(map(operator.ne, ids[1:], ids[:-1]), dtype=bool, count=n - 1)
     starts = np.concatenate([np.zeros(1, dtype=np.int64), np.flatnonzero(change) + 1])
     heads = [ids[k] for k in starts.tolist()]
+    lengths = np.diff(np.append(starts, n))
+    if all(map(operator.lt, heads[:-1], heads[1:])):  # stored in id order, each item once
+        return np.repeat(np.arange(len(heads), dtype=np.int64), lengths), heads
     uniques = sorted(set(heads))
     pos = {x: k for k, x in enumerate(uniques)}
     head_codes = np.fromiter(map(pos.__getitem__, heads), dtype=np.int64, count=len(heads))
-    return np.repeat(head_codes, np.diff(np.append(starts, n))), uniques
+    return np.repeat(head_codes, lengths), uniques
 
 
 def codes_from_frame(ratings: Any, codes: Sequence[str], only_items: Sequence[str] | None = None) -> RatingCodes:
