@@ -147,21 +147,58 @@ def _collapse(cell: np.ndarray, lab: np.ndarray, sta: np.ndarray, count: np.ndar
     status[cells] = np.where(won, 0, np.where(n_err == n_all, 2, 1))
 
 
+def matrix_from_codes(codes: Any, rubric: Any, kinds: dict[str, str]) -> GateMatrix | None:
+    """The gate's matrix of the raters ``kinds`` names (id -> kind, in first-rating order, as
+    :func:`judgekit.gate_sql.rater_kinds` gives them) from the agreement report's code matrix
+    (:class:`judgekit.agreement.rating_codes.RatingCodes` read from a store), the same cells
+    :func:`store_matrix`'s own read gives: the items any of those raters rated, in id order.
+    None when ``codes`` does not hold every rating as stored (no trials column: several trials
+    of a cell, a trial over 74, or read from a DataFrame) or misses one of the raters."""
+    from judgekit.agreement.rating_codes import OTHER_STATUS
+
+    raters = sorted(kinds)
+    if codes.trials is None or not set(raters) <= set(codes.raters):
+        return None
+    cols = [codes.raters.index(r) for r in raters]
+    # status codes: RatingCodes' 0 none, 1 ok, 2 abstain, 3 error -> -1, 0, 1, 2
+    raw = codes.status[:, cols]
+    if (raw == OTHER_STATUS).any():
+        return None  # a status the store does not allow: the general path names it
+    status = raw.astype(np.int64) - 1
+    labels, trials = codes.labels[:, cols], codes.trials[:, cols]
+    items = codes.items
+    keep = (status >= 0).any(axis=1)
+    if not keep.all():
+        status, labels, trials, items = status[keep], labels[keep], trials[keep], items[keep]
+    return GateMatrix(items=list(map(str, items.tolist())), raters=raters, kinds=dict(kinds), codes=list(rubric.codes),
+                      n_codes=len(rubric.codes), labels=np.array(labels, dtype=np.int64),
+                      status=status, trials=np.array(trials, dtype=np.int64))
+
+
 def store_matrix(store: Any, rubric: Any, *, variants: bool, raters: Sequence[str] | None = None) -> GateMatrix:
     """The matrix of ``rubric``'s ratings in a plain store, read by SQL (perturbed item copies
     only with ``variants``, as :func:`judgekit.agreement.unit_frames.read_ratings`; only the
     ``raters`` given, if given): the label and status coded by SQLite, so Python sees an item id
-    and a few small integers per rating."""
+    and a few small integers per rating. It is the agreement report's one scan
+    (:func:`judgekit.agreement.rating_codes.codes_from_store`) when that holds every rating as
+    stored (:func:`matrix_from_codes`) and every rater is asked for, else its own read (one scan,
+    or one index read per rater when they are a small part of the table), trials collapsed."""
+    from judgekit.agreement.rating_codes import codes_from_store
     from judgekit.gate_sql import rater_kinds
     from judgekit.variants import variant_item_sql
 
+    every = kinds = rater_kinds(store, rubric, variants=variants)
+    if raters is not None:
+        kinds = {r: k for r, k in kinds.items() if r in set(raters)}
+    if kinds and len(kinds) == len(every):  # (a few raters of many: their own index reads below)
+        shared = codes_from_store(store, rubric, variants=variants)
+        mat = None if shared is None else matrix_from_codes(shared, rubric, kinds)
+        if mat is not None:
+            return mat
     base, args = "rubric = ? AND rubric_hash = ? AND rater_id = ?", [str(rubric.id), str(rubric.hash)]
     vcond, vargs = variant_item_sql() if not variants else ("1", [])
     conn = store.conn
-    kinds = rater_kinds(store, rubric, variants=variants)
-    every = raters is None or set(kinds) <= set(raters)  # every rater is read: no rater condition
-    if raters is not None:
-        kinds = {r: k for r, k in kinds.items() if r in set(raters)}
+    all_read = len(kinds) == len(every)  # every rater is read: no rater condition
     codes = list(rubric.codes)
     label_sql = ("CASE WHEN label IS NULL THEN -1 "
                  + " ".join(f"WHEN label = ? THEN {k}" for k in range(len(codes))) + " ELSE -2 END")
@@ -174,8 +211,8 @@ def store_matrix(store: Any, rubric: Any, *, variants: bool, raters: Sequence[st
     # one SQL variable per rater in a statement only while they fit SQLite's smallest limit
     # (schema.MAX_SQL_VARIABLES); past it the rater ids are read and coded in Python
     few = 2 * len(raters) + len(codes) + len(args) + len(vargs) <= MAX_SQL_VARIABLES
-    rater_in, rater_args = ("", []) if every else (f" AND rater_id IN ({some})", raters)
-    n_read = _count(conn, args, raters, every)
+    rater_in, rater_args = ("", []) if all_read else (f" AND rater_id IN ({some})", raters)
+    n_read = _count(conn, args, raters, all_read)
     (top,) = conn.execute("SELECT MAX(rowid) FROM ratings").fetchone()
     reads: list[tuple[str, list[Any], int | None]]
     rater_code: dict[Any, int] | None = None

@@ -458,13 +458,14 @@ def load_verdict(verdict: dict[str, Any] | str | Path) -> Verdict:
 
 
 # ----------------------------------------------------------------------------- the store
-def match_store(verdict: Verdict, store: Any, rubric: Any, *, judge: str | None = None) -> None:
+def match_store(verdict: Verdict, store: Any, rubric: Any, *, judge: str | None = None, codes: Any = None) -> None:
     """Raise :class:`UntrustedJudgeError` unless ``verdict`` (checked, about ``rubric``) still
     describes ``store``: the items with human or reference ratings, the human ratings, and
-    (``judge`` given) that judge's identity. The rubric itself is compared by the caller."""
+    (``judge`` given) that judge's identity. The rubric itself is compared by the caller.
+    ``codes``: the ratings already read, hashed (:func:`judgekit.gate_hashes.current_hashes`)."""
     from judgekit.gate_hashes import current_hashes  # (the same values, from one read when it can)
 
-    where, fast = _where(getattr(verdict, "source", None)), current_hashes(store, rubric, judge)
+    where, fast = _where(getattr(verdict, "source", None)), current_hashes(store, rubric, judge, codes=codes)
     now = fast[0] if fast else store_hashes(store, rubric)
     place = f"under {rubric.id} in {store.path}"
     if now["items_hash"] != verdict["items_hash"]:

@@ -121,3 +121,18 @@ def test_mean_and_median_always_take_the_frame_path(tmp_path, monkeypatch):
         monkeypatch.setitem(sys.modules, "pandas", None)
         with pytest.raises(ImportError):
             write_aggregates(panel, store)
+
+
+def test_an_empty_methods_list_writes_no_aggregate(tmp_path):
+    """``aggregate: {methods: []}`` asks for no derived rater: nothing returned, nothing stored,
+    even where an earlier run stored ``panel:majority`` (``all()`` of nothing is True: the
+    majority check must not run then)."""
+    panel, store = make(tmp_path, methods=["majority"])
+    assert write_aggregates(panel, store) == {"panel:majority": 4}
+    empty = panel_from_dict({"rubric": "refusal", "items": "items.jsonl", "aggregate": {"methods": []},
+                             "judges": [{"id": j, "model": f"rules:refusal-keywords#{j}"} for j in "abc"]},
+                            base_dir=tmp_path)
+    assert empty.file.aggregate is not None and empty.file.aggregate.methods == []
+    before = state(store)
+    assert write_aggregates(empty, store) == {}
+    assert state(store) == before

@@ -8,10 +8,16 @@ one of statuses, built once per report (issue 13: a lean agreement path).
 * Items are sorted by id and raters by id (the order of :func:`.unit_frames.label_frames`);
   ``kinds`` maps each rater to its kind in the order the raters first appear in the ratings
   (the order the report lists humans and judges in).
+* ``trials[i, r]`` (from a store only): the stored trial of that cell's one rating, ``-1`` when
+  there is none; None when some trial is outside 0..74 or the matrix came from a DataFrame. With
+  it the matrix is every stored rating as it is, which the verdict's hashes are computed from
+  (:func:`judgekit.gate_matrix.matrix_from_codes`), so the report and the gate read the ratings
+  once for their figures and their hashes.
 
 From a :class:`~judgekit.store.Store` the matrix comes from one scan of the ratings table that
-returns two strings (the item ids, and three code characters per rating made by SQL ``CASE``
-expressions over bound parameters), so no Python object is made per rating but the item id.
+returns two strings (the item ids, and four code characters per rating made by SQL ``CASE``
+expressions over bound parameters: rater, label, status, trial), so no Python object is made per
+rating but the item id. No pandas on this path (the gate uses it).
 A store whose ratings have several trials of one (item, rater), more than 75 raters or labels,
 an item id holding a newline, or a label that is not one of the rubric's codes is read through
 the DataFrame path instead (:func:`codes_from_frame`: trials collapsed to their majority, as
@@ -20,6 +26,7 @@ before). Both paths give the same matrices.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -45,6 +52,7 @@ class RatingCodes:
     labels: np.ndarray  # (N, R) int64, -1 missing
     status: np.ndarray  # (N, R) int8
     n_ratings: int
+    trials: np.ndarray | None = None  # (N, R) int64, -1 no rating; None: not known (module doc)
 
     @property
     def empty(self) -> bool:
@@ -61,20 +69,20 @@ def _empty() -> RatingCodes:
 
 def _assemble(item_ids: Any, rater_codes: np.ndarray, raters: list[str], kind_of: dict[str, str],
               label_codes: np.ndarray, status_codes: np.ndarray,
-              only_items: Sequence[str] | None = None) -> RatingCodes | None:
+              only_items: Sequence[str] | None = None, trial_codes: np.ndarray | None = None) -> RatingCodes | None:
     """The matrices from one code per rating (storage order), keeping the ratings of
     ``only_items`` when given; None when an (item, rater) has more than one rating (trials: the
     caller collapses them)."""
-    import pandas as pd
-
-    item_ids = np.asarray(item_ids, dtype=object)
+    item_ids = list(item_ids)
     if only_items is not None:
-        keep = pd.Index(item_ids).isin(set(map(str, only_items)))
-        item_ids, rater_codes = item_ids[keep], rater_codes[keep]
-        label_codes, status_codes = label_codes[keep], status_codes[keep]
+        wanted = set(map(str, only_items))
+        keep = np.fromiter(map(wanted.__contains__, item_ids), dtype=bool, count=len(item_ids))
         if not keep.any():
             return _empty()
-    item_codes, items = pd.factorize(item_ids, sort=True)
+        item_ids = [i for i, k in zip(item_ids, keep.tolist(), strict=True) if k]
+        rater_codes, label_codes, status_codes = rater_codes[keep], label_codes[keep], status_codes[keep]
+        trial_codes = None if trial_codes is None else trial_codes[keep]
+    item_codes, items = factorize_sorted(item_ids)
     # raters sorted by id for the columns; kinds in order of first appearance
     present = np.flatnonzero(np.bincount(rater_codes, minlength=len(raters)))
     first = np.array([int(np.argmax(rater_codes == c)) for c in present], dtype=np.int64)
@@ -85,15 +93,38 @@ def _assemble(item_ids: Any, rater_codes: np.ndarray, raters: list[str], kind_of
         col_of[int(c)] = sorted_raters.index(raters[int(c)])
     cols = col_of[rater_codes]
     n_items, n_raters = len(items), len(sorted_raters)
-    cell = item_codes.astype(np.int64) * n_raters + cols
+    cell = item_codes * n_raters + cols
     if cell.size and np.bincount(cell, minlength=n_items * n_raters).max() > 1:
         return None
     labels = np.full((n_items, n_raters), -1, dtype=np.int64)
     status = np.zeros((n_items, n_raters), dtype=np.int8)
     labels[item_codes, cols] = label_codes
     status[item_codes, cols] = status_codes
+    trials = None
+    if trial_codes is not None:
+        trials = np.full((n_items, n_raters), -1, dtype=np.int64)
+        trials[item_codes, cols] = trial_codes
     return RatingCodes(np.asarray(items, dtype=object), sorted_raters, {r: kind_of[r] for r in order},
-                       labels, status, int(cell.size))
+                       labels, status, int(cell.size), trials)
+
+
+def factorize_sorted(ids: list[str]) -> tuple[np.ndarray, list[str]]:
+    """``(codes, uniques)``: the distinct ``ids`` sorted, and each id's position among them (int64),
+    as ``pandas.factorize(ids, sort=True)`` gives them. Runs of one id (the ratings of an item
+    are mostly stored together) are coded once."""
+    n = len(ids)
+    if n == 0:
+        return np.zeros(0, dtype=np.int64), []
+    change = np.fromiter(map(operator.ne, ids[1:], ids[:-1]), dtype=bool, count=n - 1)
+    starts = np.concatenate([np.zeros(1, dtype=np.int64), np.flatnonzero(change) + 1])
+    heads = [ids[k] for k in starts.tolist()]
+    lengths = np.diff(np.append(starts, n))
+    if all(map(operator.lt, heads[:-1], heads[1:])):  # stored in id order, each item once
+        return np.repeat(np.arange(len(heads), dtype=np.int64), lengths), heads
+    uniques = sorted(set(heads))
+    pos = {x: k for k, x in enumerate(uniques)}
+    head_codes = np.fromiter(map(pos.__getitem__, heads), dtype=np.int64, count=len(heads))
+    return np.repeat(head_codes, lengths), uniques
 
 
 def codes_from_frame(ratings: Any, codes: Sequence[str], only_items: Sequence[str] | None = None) -> RatingCodes:
@@ -113,7 +144,7 @@ def codes_from_frame(ratings: Any, codes: Sequence[str], only_items: Sequence[st
 
     def encode(frame: Any) -> RatingCodes | None:
         rater_codes = np.fromiter((rater_pos[str(r)] for r in frame["rater_id"]), np.int64, len(frame))
-        return _assemble(frame["item_id"].astype(str).to_numpy(dtype=object), rater_codes, raters,
+        return _assemble(frame["item_id"].astype(str).tolist(), rater_codes, raters,
                          kind_of, _label_codes(frame, codes), _status_codes(frame["status"]))
 
     out = encode(ratings)
@@ -210,6 +241,7 @@ def codes_from_store(store: Any, rubric: Any, *, variants: bool = False,
     for i, c in enumerate(codes):
         args += [c, chr(49 + i)]
     status_case = "CASE status WHEN 'ok' THEN '1' WHEN 'abstain' THEN '2' WHEN 'error' THEN '3' ELSE '4' END"
+    trial_case = "CASE WHEN trial = 0 THEN '0' WHEN trial BETWEEN 1 AND 74 THEN char(48 + trial) ELSE '~' END"
     where = "rubric = ? AND rubric_hash = ?"
     args += list(key)
     if not variants:
@@ -221,21 +253,23 @@ def codes_from_store(store: Any, rubric: Any, *, variants: bool = False,
     # a full scan keeps storage order and, when the rubric holds most of the table, is faster
     # than the index; with other rubrics in the store the index finds the rows, sorted back
     (others,) = conn.execute(_OTHER_RATINGS_SQL, key).fetchone()
-    rows = f"SELECT item_id, rater_id, label, status FROM ratings NOT INDEXED WHERE {where}"
+    rows = f"SELECT item_id, rater_id, label, status, trial FROM ratings NOT INDEXED WHERE {where}"
     if others:
-        rows = f"SELECT item_id, rater_id, label, status FROM ratings WHERE {where} ORDER BY rowid"
+        rows = f"SELECT item_id, rater_id, label, status, trial FROM ratings WHERE {where} ORDER BY rowid"
     sql = (f"SELECT count(*), group_concat(item_id, char(10)), "
-           f"group_concat({rater_case} || {label_case} || {status_case}, '') FROM ({rows})")
+           f"group_concat({rater_case} || {label_case} || {status_case} || {trial_case}, '') FROM ({rows})")
     n, ids, cells = conn.execute(sql, args).fetchone()
     if not n:
         return _empty()
     item_ids = ids.split("\n")
     packed = np.frombuffer(cells.encode("ascii"), dtype=np.uint8)
-    if len(item_ids) != n or packed.size != 3 * n:
+    if len(item_ids) != n or packed.size != 4 * n:
         return None  # an item id with a newline
-    packed = packed.reshape(n, 3).astype(np.int64)
+    packed = packed.reshape(n, 4).astype(np.int64)
     label_codes = packed[:, 1] - 49
     if (label_codes == 47 - 49).any():
         return None  # a label outside the rubric: the DataFrame path names it
+    trial_codes = packed[:, 3] - 48
     return _assemble(item_ids, packed[:, 0] - 48, raters, kind_of, label_codes,
-                     packed[:, 2].astype(np.int8) - 48, only_items)
+                     packed[:, 2].astype(np.int8) - 48, only_items,
+                     None if (trial_codes == ord("~") - 48).any() else trial_codes)

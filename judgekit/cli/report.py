@@ -78,14 +78,21 @@ def report_cmd(
             rubric = rubric_view(rubric, view)
             store = ViewSource(real_store, rubric)
         verdict = load_verdict(verdict_path) if verdict_path is not None else None
+        codes, unreadable = None, None
+        try:
+            codes = read_codes(store, rubric)  # the ratings, read once for every section and the hashes
+        except JudgekitError as exc:  # (a verdict that no longer matches is said first)
+            unreadable = exc
         if verdict is not None and (verdict["rubric"], verdict["rubric_hash"]) == (rubric.id, rubric.hash):
             # the verdict must still describe this store; another rubric, an older edit of this
             # one, or a judge whose identity changed are shown in the report as "not trusted"
-            match_store(verdict, store, rubric)
+            match_store(verdict, store, rubric, codes=codes)
         out_dir, stem = (out.parent, out.stem) if out.suffix.lower() in (".html", ".htm") else (out, "report")
         if out_dir.exists() and not out_dir.is_dir():
             raise JudgekitError(f"{out_dir} is a file; --out needs a folder (it is created if missing).")
-        codes = read_codes(store, rubric)  # the ratings, read once for every section
+        if unreadable is not None:
+            raise unreadable
+        assert codes is not None
         agreement = agreement_report(store, rubric=rubric, by=report_by(store, by_columns(by)), reference=reference,
                                      n_resamples=resamples, codes=codes).to_dict()
         if view is None:

@@ -5,50 +5,95 @@ An ``openai-compatible:http://...`` judge sends its calls here instead of throug
 no proxy is configured): the SDK's import (~0.5 s) and the HTTP stack's per-request work (its
 connection pool looks through every connection for each request; headers, URL and model objects
 are built per call) are most of a judge's start-up and CPU at 64 connections on a small machine.
-What goes over the wire is the same request body, with the same ``Authorization`` header.
+It behaves as the SDK's HTTP stack (httpx, ``follow_redirects=True``) does where a judge's
+stored result could differ:
 
-* Connections are reused last-in first-out; an idle connection the server has closed is dropped
-  before use. A request is sent once: a connection lost before the answer is an error (the
-  panel retries the call, as it does when the SDK reports it).
-* A response is read by ``Content-Length`` or ``Transfer-Encoding: chunked``; ``Connection:
-  close`` (or HTTP/1.0) closes the connection after it.
-* ``timeout_s`` bounds the whole request; a request that times out closes its connection.
+* the URL path is percent-encoded with httpx's safe set; a header value that is not ASCII raises
+  :class:`UnicodeEncodeError` (a :class:`ValueError`, as httpx does), one with CR, LF or NUL
+  raises :class:`LeanHTTPError` (httpx's ``LocalProtocolError``) — nothing is sent either way;
+* connections are reused last-in first-out; before reuse an idle connection whose socket is
+  readable (the server closed it, or sent something unasked) is dropped, as httpcore drops it;
+  a REUSED connection that fails before any byte of the answer (the server closed it meanwhile)
+  is replaced by a fresh one and the request sent again once (the server had closed it, so it
+  did not take the request; a server that reads a request and then drops a kept-alive
+  connection without a byte of answer gets it twice);
+  a fresh connection that fails is an error (the panel retries the call);
+* ``timeout_s`` bounds the connect, the write, and each read separately (httpx's
+  ``Timeout(timeout_s)``): an answer that keeps arriving is not cut;
+* 301/302/303/307/308 with a ``Location`` on the same host and port are followed (303, and 301/302
+  of a POST, become a GET without a body), at most 20 times (httpx's limit; more is a
+  :class:`LeanHTTPError`); a redirect elsewhere raises :class:`LeanRedirect` (the judge then
+  sends that call through the SDK);
+* a response is read by ``Content-Length``, ``Transfer-Encoding: chunked`` or to the end of the
+  connection; ``Connection: close`` (or HTTP/1.0) closes the connection after it.
 
-Errors: :class:`LeanHTTPError` (could not connect, connection lost, a malformed response) and
-:class:`TimeoutError`; an HTTP status is returned, not raised — the judge classifies both.
+Errors: :class:`LeanHTTPError` (could not connect, connection lost, a malformed response; the
+SDK's ``APIConnectionError``) and :class:`TimeoutError`; an HTTP status is returned, not raised —
+the judge classifies both.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import re
+import select
+import sys
 from typing import TYPE_CHECKING
-from urllib.parse import urlsplit
+from urllib.parse import quote, urljoin, urlsplit
 
 if TYPE_CHECKING:  # imported by the first call: building a judge (a rerun) needs no asyncio
     import asyncio
 
-#: proxy settings the SDK (httpx) would honour: with any of them set the SDK sends the calls
-PROXY_VARIABLES = ("http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY")
+#: proxy settings the SDK (httpx, ``trust_env``) would honour for an ``http://`` URL, in any case
+#: (``http_proxy``, ``HTTP_PROXY``, ...): with any of them set the SDK sends the calls
+PROXY_VARIABLES = ("http_proxy", "all_proxy")
 #: ``JUDGEKIT_LEAN_HTTP=0`` sends every call through the SDK
 LEAN_ENV = "JUDGEKIT_LEAN_HTTP"
+#: httpx's ``DEFAULT_MAX_REDIRECTS``
+MAX_REDIRECTS = 20
+REDIRECTS = (301, 302, 303, 307, 308)
+#: httpx's path percent-encode set (``_urlparse.PATH_SAFE``; unreserved characters are safe too)
+PATH_SAFE = "".join(chr(i) for i in range(0x20, 0x7F)
+                    if i not in (0x20, 0x22, 0x23, 0x3C, 0x3E, 0x3F, 0x60, 0x7B, 0x7D))
+#: httpx's query percent-encode set
+QUERY_SAFE = "".join(chr(i) for i in range(0x20, 0x7F) if i not in (0x20, 0x22, 0x23, 0x3C, 0x3E))
+_HEAD_LIMIT = 2**20
+#: a header value h11 (the SDK's HTTP/1.1 layer) accepts: ``field_value`` of ``h11._abnf``
+_FIELD_VALUE = re.compile(r"(?:[^\x00 \t\n\r\x0b\x0c]+(?:[ \t]+[^\x00 \t\n\r\x0b\x0c]+)*)?")
 
 
 class LeanHTTPError(Exception):
     """The connection could not be made or broke, or the answer is not HTTP/1.1."""
 
 
+class LeanRedirect(Exception):
+    """A redirect to another host, port or scheme: the SDK follows it, this client does not."""
+
+
+class _Stale(LeanHTTPError):
+    """A reused connection failed before any byte of the answer."""
+
+
 def lean_usable(base_url: str | None, env: dict[str, str] | None = None) -> bool:
     """Whether calls to ``base_url`` can go through :class:`LeanHTTP`: plain ``http://`` and no
-    proxy configured (``HTTP_PROXY``, ``ALL_PROXY``; TLS and proxies stay with the SDK), unless
+    proxy configured — no ``http_proxy`` / ``all_proxy`` in any letter case in ``env`` nor in
+    ``os.environ`` (which is what the SDK reads), nor a system proxy on macOS / Windows (read as
+    httpx reads it, ``urllib.request.getproxies``); ``NO_PROXY`` is left to the SDK — unless
     ``JUDGEKIT_LEAN_HTTP=0``."""
     if not base_url or not base_url.lower().startswith("http://"):
         return False
     environ = os.environ if env is None else env
     if environ.get(LEAN_ENV, "").strip() == "0":
         return False
-    if any(environ.get(v) for v in PROXY_VARIABLES):
-        return False
+    for source in (environ, os.environ):
+        if any(v and k.lower() in PROXY_VARIABLES for k, v in source.items()):
+            return False
+    if sys.platform in ("darwin", "win32"):  # system proxy settings (httpx's trust_env)
+        import urllib.request
+
+        if {"http", "all"} & set(urllib.request.getproxies()):
+            return False
     try:
         parts = urlsplit(base_url)
         parts.port  # noqa: B018 - a port that is not a number raises
@@ -64,25 +109,69 @@ class LeanHTTP:
         parts = urlsplit(base_url)
         self.host = parts.hostname or ""
         self.port = parts.port or 80
-        self.prefix = parts.path.rstrip("/")
+        self.prefix = quote(parts.path.rstrip("/"), safe=PATH_SAFE)
         host = self.host if ":" not in self.host else f"[{self.host}]"
         authority = host if parts.port is None else f"{host}:{self.port}"
+        self.origin = f"http://{authority}"
         self.timeout_s = timeout_s
         fixed = {"Host": authority, "Accept": "application/json", "Content-Type": "application/json",
                  **headers}
-        self._head = "".join(f"{k}: {v}\r\n" for k, v in fixed.items())
+        #: why no request can be sent (a header value httpx refuses), raised by every post
+        self._bad: Exception | None = None
+        for name, value in fixed.items():
+            if not value.isascii():
+                self._bad = UnicodeEncodeError("ascii", value, 0, len(value),
+                                               f"the {name} header is not ASCII")
+            elif not _FIELD_VALUE.fullmatch(value):
+                self._bad = LeanHTTPError(f"the {name} header holds CR, LF, NUL or edge blanks")
+        self._head = "" if self._bad else "".join(f"{k}: {v}\r\n" for k, v in fixed.items())
         self._idle: list[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = []
 
     async def post(self, path: str, body: bytes) -> tuple[int, dict[str, str], bytes]:
-        """(status, headers with lower-case names, body) of ``POST prefix+path``."""
+        """(status, headers with lower-case names, body) of ``POST prefix+path``, same-origin
+        redirects followed."""
+        if self._bad is not None:
+            raise self._bad
+        method, target = "POST", self.prefix + quote(path, safe=PATH_SAFE)
+        for _ in range(MAX_REDIRECTS + 1):
+            status, headers, content = await self._request(method, target, body)
+            location = headers.get("location")
+            if status not in REDIRECTS or location is None:
+                return status, headers, content
+            url = urlsplit(urljoin(self.origin + target, location))
+            try:
+                same = (url.scheme == "http" and url.hostname == self.host
+                        and (url.port or 80) == self.port)
+            except ValueError:
+                raise LeanHTTPError("invalid Location header") from None
+            if not same:
+                raise LeanRedirect(url.geturl())
+            if status == 303 or (status in (301, 302) and method == "POST"):
+                method, body = "GET", b""
+            target = quote(url.path or "/", safe=PATH_SAFE)
+            if url.query:
+                target += "?" + quote(url.query, safe=QUERY_SAFE)
+        raise LeanHTTPError(f"more than {MAX_REDIRECTS} redirects")
+
+    async def _request(self, method: str, target: str, body: bytes) -> tuple[int, dict[str, str], bytes]:
         import asyncio
 
-        head = (f"POST {self.prefix}{path} HTTP/1.1\r\n{self._head}"
-                f"Content-Length: {len(body)}\r\n\r\n").encode("latin-1")
-        async with asyncio.timeout(self.timeout_s):
-            conn = self._take() or await self._connect()
+        length = "" if method == "GET" else f"Content-Length: {len(body)}\r\n"
+        request = f"{method} {target} HTTP/1.1\r\n{self._head}{length}\r\n".encode("ascii") + body
+        loop = asyncio.get_running_loop()
+        async with asyncio.timeout(self.timeout_s) as timer:
+            conn = self._take()
+            reused = conn is not None
+            if conn is None:
+                conn = await self._connect()
             try:
-                status, headers, content, keep = await self._exchange(conn, head + body)
+                try:
+                    status, headers, content, keep = await self._exchange(conn, request, timer, reused)
+                except _Stale:  # the server closed it meanwhile
+                    _close(conn[1])
+                    timer.reschedule(loop.time() + self.timeout_s)
+                    conn = await self._connect()
+                    status, headers, content, keep = await self._exchange(conn, request, timer, False)
             except BaseException:
                 _close(conn[1])
                 raise
@@ -95,8 +184,8 @@ class LeanHTTP:
     def _take(self) -> tuple[asyncio.StreamReader, asyncio.StreamWriter] | None:
         while self._idle:
             reader, writer = self._idle.pop()
-            if reader.at_eof() or writer.is_closing():  # closed by the server while idle
-                _close(writer)
+            if reader.at_eof() or writer.is_closing() or _readable(writer):
+                _close(writer)  # closed by the server while idle (or it sent something unasked)
                 continue
             return reader, writer
         return None
@@ -110,42 +199,52 @@ class LeanHTTP:
             raise LeanHTTPError(f"cannot connect ({type(exc).__name__})") from None
 
     async def _exchange(
-        self, conn: tuple[asyncio.StreamReader, asyncio.StreamWriter], request: bytes
+        self, conn: tuple[asyncio.StreamReader, asyncio.StreamWriter], request: bytes,
+        timer: asyncio.Timeout, reused: bool,
     ) -> tuple[int, dict[str, str], bytes, bool]:
         import asyncio
 
         reader, writer = conn
+        loop = asyncio.get_running_loop()
+        timer.reschedule(loop.time() + self.timeout_s)  # the write's own timeout
         try:
             writer.write(request)
             await writer.drain()
-            first = await reader.readline()
         except (ConnectionError, OSError) as exc:
+            if reused:
+                raise _Stale("stale connection") from None
             raise LeanHTTPError(f"connection lost ({type(exc).__name__})") from None
-        if not first:
-            raise LeanHTTPError("the server closed the connection without an answer")
+        timer.reschedule(loop.time() + self.timeout_s)  # the first read's
+        answer = _Answer(reader, timer, self.timeout_s, loop)
         try:
-            version, code, *_ = first.decode("latin-1").split(" ", 2)
+            if not await answer.fill():
+                if reused:
+                    raise _Stale("stale connection")
+                raise LeanHTTPError("the server closed the connection without an answer")
+        except (ConnectionError, OSError) as exc:
+            if reused:
+                raise _Stale("stale connection") from None
+            raise LeanHTTPError(f"connection lost ({type(exc).__name__})") from None
+        try:
+            head = (await answer.until(b"\r\n\r\n")).decode("latin-1").split("\r\n")
+            version, code, *_ = head[0].split(" ", 2)
             status = int(code)
             headers: dict[str, str] = {}
-            while True:
-                line = await reader.readline()
-                if line in (b"\r\n", b"\n"):
-                    break
-                if not line:
-                    raise LeanHTTPError("connection closed inside the answer's headers")
-                name, _, value = line.decode("latin-1").partition(":")
-                headers[name.strip().lower()] = value.strip()
+            for line in head[1:]:
+                if line:
+                    name, _, value = line.partition(":")
+                    headers[name.strip().lower()] = value.strip()
             if headers.get("transfer-encoding", "").lower() == "chunked":
-                content = await _chunked(reader)
+                content = await _chunked(answer)
             elif "content-length" in headers:
-                content = await reader.readexactly(int(headers["content-length"]))
+                content = await answer.exactly(int(headers["content-length"]))
             else:  # no length: the body runs to the end of the connection
-                content = await reader.read()
+                content = await answer.rest()
                 headers["connection"] = "close"
-        except (ValueError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, ConnectionError,
-                OSError) as exc:
+        except (ValueError, ConnectionError, OSError) as exc:
             raise LeanHTTPError(f"malformed or cut answer ({type(exc).__name__})") from None
-        keep = version == "HTTP/1.1" and headers.get("connection", "").lower() != "close"
+        keep = (version == "HTTP/1.1" and headers.get("connection", "").lower() != "close"
+                and not answer.buf)
         return status, headers, content, keep
 
     async def aclose(self) -> None:
@@ -156,16 +255,78 @@ class LeanHTTP:
                 await writer.wait_closed()
 
 
-async def _chunked(reader: asyncio.StreamReader) -> bytes:
+class _Answer:
+    """The bytes of one answer as they arrive; each read that brings bytes restarts the timer
+    (httpx's read timeout is per read)."""
+
+    def __init__(self, reader: asyncio.StreamReader, timer: asyncio.Timeout, timeout_s: float,
+                 loop: asyncio.AbstractEventLoop) -> None:
+        self.reader, self.timer, self.timeout_s, self.loop = reader, timer, timeout_s, loop
+        self.buf = bytearray()
+
+    async def fill(self) -> bool:
+        data = await self.reader.read(65536)
+        if not data:
+            return False
+        self.buf += data
+        self.timer.reschedule(self.loop.time() + self.timeout_s)
+        return True
+
+    async def until(self, sep: bytes) -> bytes:
+        start = 0
+        while (i := self.buf.find(sep, start)) < 0:
+            if len(self.buf) > _HEAD_LIMIT:
+                raise ValueError("answer head too long")
+            start = max(len(self.buf) - len(sep) + 1, 0)
+            if not await self.fill():
+                raise ValueError("cut answer")
+        out = bytes(self.buf[:i])
+        del self.buf[:i + len(sep)]
+        return out
+
+    async def exactly(self, n: int) -> bytes:
+        while len(self.buf) < n:
+            if not await self.fill():
+                raise ValueError("cut answer")
+        out = bytes(self.buf[:n])
+        del self.buf[:n]
+        return out
+
+    async def rest(self) -> bytes:
+        while await self.fill():
+            pass
+        out = bytes(self.buf)
+        self.buf.clear()
+        return out
+
+
+async def _chunked(answer: _Answer) -> bytes:
     parts: list[bytes] = []
     while True:
-        size = int((await reader.readline()).split(b";", 1)[0].strip(), 16)
+        size = int((await answer.until(b"\r\n")).split(b";", 1)[0].strip(), 16)
         if size == 0:
-            while (await reader.readline()) not in (b"\r\n", b"\n", b""):
+            while await answer.until(b"\r\n"):
                 pass  # trailers
             return b"".join(parts)
-        parts.append(await reader.readexactly(size))
-        await reader.readexactly(2)  # the CRLF after the chunk
+        parts.append(await answer.exactly(size))
+        if await answer.exactly(2) != b"\r\n":
+            raise ValueError("chunk not followed by CRLF")
+
+
+def _readable(writer: asyncio.StreamWriter) -> bool:
+    """Whether an idle connection's socket has something to read (EOF or bytes), as httpcore's
+    ``is_readable``: a non-blocking poll."""
+    sock = writer.get_extra_info("socket")
+    if sock is None:
+        return False
+    try:
+        if hasattr(select, "poll"):
+            poller = select.poll()
+            poller.register(sock.fileno(), select.POLLIN)
+            return bool(poller.poll(0))
+        return bool(select.select([sock], [], [], 0)[0])
+    except (OSError, ValueError):
+        return True
 
 
 def _close(writer: asyncio.StreamWriter) -> None:
@@ -173,4 +334,5 @@ def _close(writer: asyncio.StreamWriter) -> None:
         writer.close()
 
 
-__all__ = ["LEAN_ENV", "PROXY_VARIABLES", "LeanHTTP", "LeanHTTPError", "lean_usable"]
+__all__ = ["LEAN_ENV", "MAX_REDIRECTS", "PROXY_VARIABLES", "LeanHTTP", "LeanHTTPError", "LeanRedirect",
+           "lean_usable"]

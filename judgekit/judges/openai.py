@@ -28,7 +28,7 @@ from judgekit.judges.base import (
     JudgeRequest,
     api_key,
 )
-from judgekit.judges.lean_http import LeanHTTP, LeanHTTPError, lean_usable
+from judgekit.judges.lean_http import LeanHTTP, LeanHTTPError, LeanRedirect, lean_usable
 from judgekit.judges.prices import lookup_price
 from judgekit.judges.sdk_client import LazySDKClient
 
@@ -112,6 +112,9 @@ class OpenAIJudge(LazySDKClient, BatchJudge):
         body = {**self._kwargs, "messages": [self._system, {"role": "user", "content": request.user}]}
         if self._lean is not None:
             return await self._complete_lean(body)
+        return await self._complete_sdk(body)
+
+    async def _complete_sdk(self, body: dict[str, Any]) -> Completion:
         try:
             # ``client.post`` (the SDK's documented way to send custom requests; the client's
             # auth, timeout, retries and error classes apply) with a ready body and the raw bytes
@@ -128,15 +131,24 @@ class OpenAIJudge(LazySDKClient, BatchJudge):
 
     async def _complete_lean(self, body: dict[str, Any]) -> Completion:
         """One call through :class:`~judgekit.judges.lean_http.LeanHTTP`, its failures classified
-        as :func:`~judgekit.judges._http.map_error` classifies the SDK's."""
+        as :func:`~judgekit.judges._http.map_error` classifies the SDK's (the same reasons: every
+        transport failure is the SDK's ``APIConnectionError``; a body or header httpx cannot
+        encode, a ``ValueError``, is ``malformed response body``); a redirect to another host
+        is sent through the SDK, which follows it."""
         assert self._lean is not None
         try:
-            status, headers, content = await self._lean.post(
-                "/chat/completions", json.dumps(body, ensure_ascii=False).encode())
+            # the body exactly as the SDK (openapi_dumps, httpx's encode_json) serialises it
+            payload = json.dumps(body, ensure_ascii=False, separators=(",", ":"),
+                                 allow_nan=False).encode()
+            status, headers, content = await self._lean.post("/chat/completions", payload)
         except TimeoutError:
             raise JudgeCallError(f"timeout after {self.timeout_s:g}s", retryable=True) from None
-        except LeanHTTPError as exc:
-            raise JudgeCallError(f"connection error ({exc})", retryable=True) from None
+        except LeanRedirect:
+            return await self._complete_sdk(body)
+        except LeanHTTPError:
+            raise JudgeCallError("connection error (APIConnectionError)", retryable=True) from None
+        except ValueError:
+            raise JudgeCallError("malformed response body", retryable=True) from None
         if status >= 300:
             raise status_error(status, headers)
         return parse_chat_completion(content)

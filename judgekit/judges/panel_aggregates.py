@@ -22,7 +22,7 @@ def write_aggregates(panel: Panel, store: Store) -> dict[str, int]:
     judge_ids = spec.judges or [e.id for e in panel.judges]
     if len(judge_ids) < 2:
         return {}
-    if all(m == "majority" for m in spec.methods):
+    if spec.methods and all(m == "majority" for m in spec.methods):
         same = _majority_unchanged(panel, store, judge_ids)
         if same is not None:  # a rerun that changed no vote: nothing to write, no pandas
             return same
