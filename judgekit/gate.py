@@ -74,7 +74,7 @@ from judgekit.budget import alt_budget, judge_budget, label_budget
 from judgekit.errors import JudgekitError, UntrustedJudgeError, excerpt
 from judgekit.gate_alt import alt_inputs_results as alt_inputs_results  # re-exported: its old home
 from judgekit.hashing import digest as _digest
-from judgekit.policy import Policy, check_policy_raters, load_policy
+from judgekit.policy import Policy, load_policy
 from judgekit.rubric import Rubric, load_rubric, rubric_named_in
 from judgekit.verdict import (
     SCHEMA_VERSION,
@@ -264,8 +264,9 @@ def evaluate(policy: Policy, report: Report, alt: dict[str, Any] | None = None,
             if diff.get("value") is None:
                 why = (loo.get("undefined") or diff.get("undefined")
                        or "no leave-one-out comparison (need two humans on the same items)")
+                # below checks.min_items it is inconclusive, as every overall check (derive_state)
                 add("within_human_noise", None, thr, mean.get("n", 0),
-                    f"no like-for-like human comparison: {why}", min_n=None)
+                    f"no like-for-like human comparison: {why}")
             else:
                 jv = mean[lm]["value"]
                 hv = mean["human_same_items"][lm]["value"]
@@ -340,19 +341,10 @@ def run_gate(store: Any, policy_path: str | Path, *, full_report: bool = False) 
                 f"Policy file {policy_path}: judge {excerpt(judge)} has no ratings under {rubric.ref} "
                 f"in {store.path}; judges with ratings: {', '.join(sorted(known)) or 'none'}."
             )
-    items_meta = check_policy_raters(policy, policy_path, store, rubric, read_items=full_report)
-    from judgekit.gate_figures import (
-        full_agreement_report,
-        gate_report,
-        has_probes,
-        read_matrix,
-        reads_variants,
-    )
+    from judgekit.gate_figures import decide_figures, has_probes, reads_variants
     from judgekit.gate_hashes import matrix_hashes
 
-    mat = None if full_report else read_matrix(store, rubric, policy)
-    report: Report = (full_agreement_report(store, policy, rubric, items_meta) if mat is None
-                      else gate_report(store, policy=policy, rubric=rubric, matrix=mat))
+    report, mat = decide_figures(store, policy, policy_path, rubric, full_report=full_report)
     # the verdict's hashes from the same matrix when it holds the stored ratings as they are
     hashes = None if mat is None else matrix_hashes(store, rubric, mat, policy.judges, variants=reads_variants(policy))
     alt = alt_inputs_results(store, policy, rubric, report) if policy.checks.alt_test else None

@@ -186,6 +186,28 @@ def full_agreement_report(store: Any, policy: Any, rubric: Rubric, items: Any) -
                             seed=policy.seed)
 
 
+def decide_figures(store: Any, policy: Any, policy_path: Any, rubric: Rubric, *,
+                   full_report: bool) -> tuple[Any, GateMatrix | None]:
+    """The figures the gate decides on and the code matrix they came from: :func:`gate_report`'s
+    (after the policy's raters are checked in ``store``, :func:`judgekit.policy.check_policy_raters`),
+    or with ``full_report`` :func:`full_agreement_report`'s (matrix None).
+
+    A store holding a label the rubric does not have (one written without the import's checks,
+    e.g. by ``Store.put_ratings``: the matrix then has codes from V on) is decided by the full
+    report too, as before issue 13: it refuses such a label in one sentence where it reads it,
+    and the lean figures must not decide where it would refuse (docs/gate.md)."""
+    from judgekit.policy import check_policy_raters
+
+    items = check_policy_raters(policy, policy_path, store, rubric, read_items=full_report)
+    mat = None if full_report else read_matrix(store, rubric, policy)
+    if mat is not None and len(mat.codes) > mat.n_codes:
+        mat = None
+        items = check_policy_raters(policy, policy_path, store, rubric, read_items=True)
+    if mat is None:
+        return full_agreement_report(store, policy, rubric, items), None
+    return gate_report(store, policy=policy, rubric=rubric, matrix=mat), mat
+
+
 def has_probes(policy: Any) -> bool:
     """Whether the policy has a probe check (:func:`judgekit.probes.run.gate_checks` has work)."""
     c = policy.checks

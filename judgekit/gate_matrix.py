@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from judgekit.errors import JudgekitError
+from judgekit.schema import MAX_SQL_VARIABLES
 
 STATUSES = ("ok", "abstain", "error")
 
@@ -197,6 +198,7 @@ def store_matrix(store: Any, rubric: Any, *, variants: bool, raters: Sequence[st
     base, args = "rubric = ? AND rubric_hash = ? AND rater_id = ?", [str(rubric.id), str(rubric.hash)]
     vcond, vargs = variant_item_sql() if not variants else ("1", [])
     conn = store.conn
+    all_read = len(kinds) == len(every)  # every rater is read: no rater condition
     codes = list(rubric.codes)
     label_sql = ("CASE WHEN label IS NULL THEN -1 "
                  + " ".join(f"WHEN label = ? THEN {k}" for k in range(len(codes))) + " ELSE -2 END")
@@ -206,22 +208,34 @@ def store_matrix(store: Any, rubric: Any, *, variants: bool, raters: Sequence[st
     cols = f"item_id, {label_sql}, {status_sql}, trial"
     raters = list(kinds)  # (the ones asked for)
     some = ",".join("?" * len(raters))
-    (n_read,) = conn.execute(f"SELECT COUNT(*) FROM ratings WHERE rubric = ? AND rubric_hash = ? AND rater_id IN"
-                             f" ({some})", [*args, *raters]).fetchone()
+    # one SQL variable per rater in a statement only while they fit SQLite's smallest limit
+    # (schema.MAX_SQL_VARIABLES); past it the rater ids are read and coded in Python
+    few = 2 * len(raters) + len(codes) + len(args) + len(vargs) <= MAX_SQL_VARIABLES
+    rater_in, rater_args = ("", []) if all_read else (f" AND rater_id IN ({some})", raters)
+    n_read = _count(conn, args, raters, all_read)
     (top,) = conn.execute("SELECT MAX(rowid) FROM ratings").fetchone()
     reads: list[tuple[str, list[Any], int | None]]
-    if raters and n_read * 3 > (top or 0):
+    rater_code: dict[Any, int] | None = None
+    if raters and n_read * 3 > (top or 0) and not few:
+        rater_code = {r: k for k, r in enumerate(raters)}
+        reads = [(f"SELECT {cols}, rater_id FROM ratings WHERE +rubric = ? AND +rubric_hash = ? AND {vcond}",
+                  [*codes, *args, *vargs], None)]
+    elif raters and n_read * 3 > (top or 0):
         # most of the table is read: one scan in table order beats one index read per rater
         # (the "+" keeps SQLite off the rubric index)
         rater_sql = "CASE rater_id " + " ".join(f"WHEN ? THEN {k}" for k in range(len(raters))) + " ELSE -1 END"
         reads = [(f"SELECT {cols}, {rater_sql} FROM ratings WHERE +rubric = ? AND +rubric_hash = ? AND {vcond}"
-                  f" AND rater_id IN ({some})", [*codes, *raters, *args, *vargs, *raters], None)]
+                  f"{rater_in}", [*codes, *raters, *args, *vargs, *rater_args], None)]
     else:
         reads = [(f"SELECT {cols} FROM ratings WHERE {base} AND {vcond}", [*codes, *args, rater, *vargs], k)
                  for k, rater in enumerate(raters)]
     for sql, params, fixed in reads:
         cur = conn.execute(sql, params)
         while block := cur.fetchmany(50_000):
+            if rater_code is not None:  # the rater ids as read: keep the raters asked for, coded
+                block = [(*row[:4], rater_code[row[4]]) for row in block if row[4] in rater_code]
+                if not block:
+                    continue
             columns = list(zip(*block, strict=True))
             ids = columns[0]
             for x in dict.fromkeys(ids).keys() - item_ix.keys():
@@ -238,10 +252,22 @@ def store_matrix(store: Any, rubric: Any, *, variants: bool, raters: Sequence[st
 
     lab, sta = cat(las), cat(sts)
     if (lab == -2).any() or (sta == -2).any():  # a label the rubric does not have: the general path
+        chosen = set(raters)
         rows = conn.execute(f"SELECT item_id, rater_id, rater_kind, label, status FROM ratings WHERE rubric = ?"
-                            f" AND rubric_hash = ? AND {vcond} AND rater_id IN ({some})", [*args, *vargs, *raters])
-        return build_matrix(rows, kinds, codes)
+                            f" AND rubric_hash = ? AND {vcond}", [*args, *vargs])
+        return build_matrix((row for row in rows if row[1] in chosen), kinds, codes)
     return _assemble(item_ix, list(kinds), cat(its), cat(ras), lab, sta, kinds, codes, len(codes), cat(trials))
+
+
+def _count(conn: Any, args: list[Any], raters: list[str], every: bool) -> int:
+    """How many ratings under the rubric (``args``) the ``raters`` have (all of them: ``every``),
+    with at most :data:`judgekit.schema.MAX_SQL_VARIABLES` variables a statement."""
+    sql = "SELECT COUNT(*) FROM ratings WHERE rubric = ? AND rubric_hash = ?"
+    if every:
+        return int(conn.execute(sql, args).fetchone()[0])
+    step = MAX_SQL_VARIABLES - len(args)
+    return sum(int(conn.execute(f"{sql} AND rater_id IN ({','.join('?' * len(part))})", [*args, *part]).fetchone()[0])
+               for part in (raters[k:k + step] for k in range(0, len(raters), step)))
 
 
 def frame_matrix(ratings: Any, rubric: Any) -> GateMatrix:

@@ -23,9 +23,13 @@ IDS = ["a", "A", "a b", "a-b", "ab", "é", "e\u0301", "𝔘nicode", "\uff5a-full
        "back\\slash"]
 
 
-def _store(db: Path, *, trials: bool = False, other_rubric: int = 0, extra_items: int = 0) -> Path:
+def _store(db: Path, *, trials: bool = False, other_rubric: int = 0, extra_items: int = 0,
+           perturbed: bool = False) -> Path:
     n_items = len(IDS) + extra_items
     ids = [*IDS, *(f"extra-{k}" for k in range(extra_items))]
+    if perturbed:  # a probed judge: j~label_order on the items, j~padding on their padded copies
+        ids += [f"{iid}~padding" for iid in IDS[:6]]
+        n_items += 6
     items = pd.DataFrame({"item_id": [*ids, "judge-only"], "prompt": [f"p {k}" for k in range(n_items + 1)],
                           "response": [f"r {k}" for k in range(n_items + 1)]})
     rows: list[tuple[Any, ...]] = []
@@ -39,6 +43,11 @@ def _store(db: Path, *, trials: bool = False, other_rubric: int = 0, extra_items
         rows.append((iid, "silent", "judge", None, "abstain", 0))
     if trials:
         rows.append(("a", "h1", "human", CODES[2], "ok", 1))
+    if perturbed:
+        for k, iid in enumerate(IDS[:6]):
+            rows.append((iid, "j~label_order", "judge", CODES[(k + 2) % 3], "ok", 0))
+            rows.append((f"{iid}~padding", "j~padding", "judge", CODES[(k + 1) % 3], "ok", 0))
+            rows.append((f"{iid}~padding", "j", "judge", CODES[k % 3], "ok", 0))
     rows.append(("judge-only", "j", "judge", CODES[2], "ok", 0))
     ratings = pd.DataFrame(rows, columns=["item_id", "rater_id", "rater_kind", "label", "status", "trial"])
     ratings["rubric"], ratings["rubric_hash"] = REFUSAL.id, REFUSAL.hash
@@ -93,9 +102,29 @@ def test_the_matrix_declines_trials_and_perturbed_copies(tmp_path):
     with Store(_store(tmp_path / "s.db", trials=True)) as s:
         mat = gate_matrix.store_matrix(s, REFUSAL, variants=False)
         assert mat.trials is None and matrix_hashes(s, REFUSAL, mat, ["j"], variants=False) is None
-    with Store(_store(tmp_path / "t.db")) as s:
+    with Store(_store(tmp_path / "t.db", perturbed=True)) as s:
         mat = gate_matrix.store_matrix(s, REFUSAL, variants=True)
+        assert "a~padding" in mat.items and "j~padding" in mat.raters  # the copies are in the matrix
         assert matrix_hashes(s, REFUSAL, mat, ["j"], variants=True) is None
+        # without the copies the matrix gives the hashes, the SQL forms' (which leave copies out)
+        plain = gate_matrix.store_matrix(s, REFUSAL, variants=False)
+        assert "a~padding" not in plain.items and "j~padding" not in plain.raters
+        assert matrix_hashes(s, REFUSAL, plain, ["j", "silent", "nobody"], variants=False) == _sql(s)
+    # the gate of a policy naming the perturbed judge writes the old path's hashes
+    from judgekit.gate import run_gate
+
+    policy = tmp_path / "p.yaml"
+    policy.write_text("rubric: refusal\njudges: [j, j~label_order]\nreference: ref\nn_resamples: 100\nchecks:\n"
+                      "  min_items: 2\n  metric: percent_agreement\n  min_value: 0.0\n", encoding="utf-8")
+    with Store(tmp_path / "t.db") as s:
+        new, _ = run_gate(s, policy)
+        old, _ = run_gate(s, policy, full_report=True)
+        keys = ("items_hash", "human_ratings_hash")
+        assert {k: new[k] for k in keys} == {k: old[k] for k in keys} == {k: _sql(s)[k] for k in keys}
+        got = {j["judge"]: j["judge_ratings_hash"] for j in new["judges"]}
+        assert got == {j["judge"]: j["judge_ratings_hash"] for j in old["judges"]}
+        assert got["j"] == _sql(s)["judges"]["j"] and got["j~label_order"] == gate_sql.judge_ratings_hash(
+            s, REFUSAL, "j~label_order")
 
 
 def test_the_per_rater_read_is_the_table_scan(tmp_path):

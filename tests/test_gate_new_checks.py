@@ -188,8 +188,12 @@ def test_within_human_noise_with_one_human_says_why_it_cannot_compare(tmp_path):
     with Store(db) as s:
         verdict, _ = run_gate(s, policy)
     c = _checks(verdict)["within_human_noise"]
-    assert c["state"] == "fail" and c["figure"] is None and c["threshold"] == -0.1
-    assert c["detail"].startswith("no like-for-like human comparison:")
+    # n 0 is below min_items 1: inconclusive, as load_verdict re-derives it (issue 13 review)
+    assert c["state"] == "inconclusive" and c["figure"] is None and c["threshold"] == -0.1 and c["n"] == 0
+    assert c["detail"].startswith("SMALL SAMPLE: n=0 is below min_items 1; no like-for-like human comparison:")
+    from judgekit.verdict import load_verdict
+
+    load_verdict(verdict)
 
 
 # --------------------------------------------------------------------------- alt-test
