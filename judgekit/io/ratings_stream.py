@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import gc
 import re
+import sqlite3
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
@@ -44,6 +45,9 @@ from judgekit.values import as_timestamp, as_trial, id_problem, plain_number
 CHUNK_ROWS = 50_000
 #: rating fields of a long file (every other column but item_id is item metadata or text)
 RATING_FIELDS = ("rater_id", "rater_kind", "label", "trial", "status", "rationale", "created_at")
+#: files with more columns go to the whole-file path (SQLite's limits: an expression of one term
+#: per item column in :class:`StreamWriter`, at most 2,000 columns in a table)
+MAX_STREAMED_COLUMNS = 500
 #: columns the streamed import leaves to the whole-file path
 NOT_STREAMED = frozenset({"value", "rubric", "rubric_hash", "messages", "_row", *RESERVED_ITEM_COLUMNS})
 
@@ -76,7 +80,13 @@ def stream_csv(
     except (NotUsual, OSError):
         raise StreamFallback from None
     with chunks:
-        return _stream(store, chunks, rubric, source=source, rater_kind=rater_kind, digest=digest)
+        if len(chunks.header) > MAX_STREAMED_COLUMNS:
+            raise StreamFallback
+        try:
+            return _stream(store, chunks, rubric, source=source, rater_kind=rater_kind,
+                           digest=digest)
+        except sqlite3.Error:  # a statement of this path SQLite cannot take: rolled back
+            raise StreamFallback from None
 
 
 def _stream(store: Store, chunks: CsvChunks, rubric: Rubric, *, source: str, rater_kind: str,
