@@ -338,7 +338,7 @@ def _try_stream(store: Store, path: Path, rubric: Rubric, *, source: str, rater_
     """The streamed import of a long CSV (:mod:`judgekit.io.ratings_stream`); ``None`` when the
     file is for the whole-file path (its transaction was rolled back: nothing was written)."""
     try:
-        newline = detect_newline(path)
+        newline = detect_newline(path, "\t" if path.suffix.lower() == ".tsv" else ",")
     except OSError:
         return None
     try:
