@@ -245,3 +245,37 @@ def test_judgekit_data_re_exports_the_rating_input_names():
     assert parse_rater_map("alice=col_a,bob=col_b") == {"alice": "col_a", "bob": "col_b"}
     assert {"parse_rater_map", "label_code", "RESERVED_ITEM_COLUMNS"} <= set(dir(data))
 
+
+
+def test_migration_009_counts_updates_and_deletes_of_an_existing_store(tmp_path):
+    from judgekit.schema import MIGRATIONS
+
+    db = tmp_path / "old.db"
+    con = sqlite3.connect(db)
+    con.execute("CREATE TABLE migrations (name TEXT PRIMARY KEY, applied_at REAL NOT NULL)")
+    for name, sql in MIGRATIONS:
+        if name.startswith("009"):
+            break
+        for statement in sql.split(";"):  # migrations 001-008 hold no trigger
+            if statement.strip():
+                con.execute(statement)
+        con.execute("INSERT INTO migrations VALUES (?, 0)", (name,))
+    con.execute("INSERT INTO ratings (item_id, rater_id, rater_kind, rubric, rubric_hash, label,"
+                " created_at) VALUES ('a', 'h1', 'human', 'refusal@1', 'x', 'full_refusal', 1.0)")
+    con.commit()
+    con.close()
+    with Store(db) as store:
+        c = store.conn
+        assert c.execute("SELECT n FROM store_writes").fetchone() == (0,)
+        c.execute("UPDATE ratings SET label = 'full_compliance'")
+        c.execute("INSERT INTO rating_history (item_id, rater_id, rater_kind, rubric, rubric_hash,"
+                  " trial, label, status, created_at, superseded_at)"
+                  " VALUES ('a', 'h1', 'human', 'refusal@1', 'x', 0, 'x', 'ok', 1.0, 2.0)")
+        c.execute("DELETE FROM rating_history")
+        c.execute("INSERT INTO items (item_id, content_hash, meta, updated_at) VALUES ('a', 'h', '{}', 1.0)")
+        c.execute("UPDATE items SET meta = '{\"k\": 1}'")
+        c.execute("DELETE FROM items")
+        c.execute("DELETE FROM ratings")
+        assert c.execute("SELECT n FROM store_writes").fetchone() == (5,)  # 2 updates, 3 deletes
+        triggers = {r[0] for r in c.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")}
+        assert len(triggers) == 6

@@ -17,7 +17,6 @@ it was (and a first import that fails leaves no store file).
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -356,7 +355,7 @@ def _empty(store: Store) -> bool:
             store.conn.rollback()
         return not store.conn.execute(
             "SELECT EXISTS (SELECT 1 FROM items) OR EXISTS (SELECT 1 FROM ratings)").fetchone()[0]
-    except sqlite3.Error:
+    except Exception:  # noqa: BLE001 - a store that did not open (conn never set), a broken one
         return False
 
 
