@@ -25,7 +25,11 @@ from judgekit.items_table import check_messages as _messages  # the one check, a
 from judgekit.items_table import require_names
 from judgekit.rating_input import (  # re-exported: their old home (rating_input.py says so)
     RESERVED_ITEM_COLUMNS as RESERVED_ITEM_COLUMNS,
+)
+from judgekit.rating_input import (
     label_code as label_code,
+)
+from judgekit.rating_input import (
     parse_rater_map as parse_rater_map,
 )
 from judgekit.rubric import Rubric
