@@ -141,13 +141,21 @@ def test_a_quoted_line_break_is_stored_exactly_as_written(tmp_path, monkeypatch,
     assert _meta(db) == expected
 
 
-def test_a_one_line_file_with_quoted_line_breaks_is_still_streamed(tmp_path, monkeypatch):
+@pytest.mark.parametrize(("data", "expected"), [
+    (b'item_id,rater_id,label,"no""te"\ni1,h1,full_refusal,"a,b"\n', {"i1": {'no"te': "a,b"}}),
+    # a quoted \r is no line end of a \n or \r\n file: one record per line, streamed, kept
+    (b'item_id,rater_id,label,note\ni1,h1,full_refusal,"a\rb"\n', {"i1": {"note": "a\rb"}}),
+    (b'item_id,rater_id,label,note\r\ni1,h1,full_refusal,"a\rb"\r\n', {"i1": {"note": "a\rb"}}),
+    (b'item_id,rater_id,label,note"\r\ni1,h1,full_refusal,"x"\r\n', {"i1": {'note"': "x"}}),
+])
+def test_a_file_of_one_record_per_line_is_streamed_and_kept_as_written(tmp_path, monkeypatch,
+                                                                         data, expected):
     p = tmp_path / "r.csv"
-    p.write_bytes(b'item_id,rater_id,label,"no""te"\ni1,h1,full_refusal,"a,b"\n')
+    p.write_bytes(data)
     monkeypatch.setattr(ratings_mod, "_import_whole", lambda *a, **k: pytest.fail("whole-file"))
     with Store(tmp_path / "s.db") as store:
         import_ratings(store, p, REFUSAL)
-    assert _meta(tmp_path / "s.db") == {"i1": {'no"te': "a,b"}}
+    assert _meta(tmp_path / "s.db") == expected
 
 
 # ------------------------------------------------------------------ 3. memory bounded by the chunk
