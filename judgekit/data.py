@@ -23,6 +23,15 @@ import pandas as pd
 from judgekit.errors import JudgekitError, excerpt
 from judgekit.items_table import check_messages as _messages  # the one check, also without pandas
 from judgekit.items_table import require_names
+from judgekit.rating_input import (  # re-exported: their old home (rating_input.py says so)
+    RESERVED_ITEM_COLUMNS as RESERVED_ITEM_COLUMNS,
+)
+from judgekit.rating_input import (
+    label_code as label_code,
+)
+from judgekit.rating_input import (
+    parse_rater_map as parse_rater_map,
+)
 from judgekit.rubric import Rubric
 from judgekit.schema import RATER_KINDS, STATUSES, is_missing
 from judgekit.schema import item_content_hash as item_content_hash  # re-exported: its old home

@@ -5,7 +5,9 @@ options are the same and nothing but imports that left that file's ratings and i
 the store since. :func:`input_digest` hashes the input (streamed, in 1 MB blocks);
 :func:`store_state` is a cheap token of the ratings, items and rating history tables (row counts
 and latest rowids: judgekit writes items and ratings with ``INSERT OR REPLACE``, which gives
-every written row a new rowid, so any write moves it). ``import_digests`` keeps one row per input
+every written row a new rowid, so any write moves it; and a count of every UPDATE and DELETE of
+their rows, kept by the triggers of migration ``009_write_counter``, so another tool's plain
+``UPDATE ratings SET label = ...`` or a delete and re-insert of the newest row moves it too). ``import_digests`` keeps one row per input
 (source file and options: the digest), with the state token the store had after it:
 
 * an import whose digest has a row holding the store's current state is a no-op (it is skipped);
@@ -53,11 +55,14 @@ def input_digest(paths: list[str | Path], options: Mapping[str, Any]) -> str | N
 
 
 def store_state(conn: sqlite3.Connection) -> str:
-    """A token that changes whenever judgekit writes ratings, items or rating history."""
+    """A token that changes whenever anything writes ratings, items or rating history: their
+    row counts and latest rowids (moved by an INSERT, and by judgekit's INSERT OR REPLACE) and the
+    count of UPDATEs and DELETEs of their rows (``store_writes``, kept by triggers)."""
     row = conn.execute(
         "SELECT (SELECT COUNT(*) FROM ratings), (SELECT MAX(rowid) FROM ratings),"
         " (SELECT COUNT(*) FROM items), (SELECT MAX(rowid) FROM items),"
-        " (SELECT COUNT(*) FROM rating_history), (SELECT MAX(rowid) FROM rating_history)"
+        " (SELECT COUNT(*) FROM rating_history), (SELECT MAX(rowid) FROM rating_history),"
+        " (SELECT n FROM store_writes)"  # UPDATEs and DELETEs, counted by migration 009's triggers
     ).fetchone()
     return ":".join("-" if v is None else str(v) for v in row)
 

@@ -13,6 +13,8 @@ import contextlib
 import hashlib
 import json
 import numbers
+import sqlite3
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple
 
@@ -225,7 +227,47 @@ MIGRATIONS: list[tuple[str, str]] = [
         CREATE INDEX ratings_by_rubric ON ratings (rubric, rubric_hash, rater_id);
         """,
     ),
+    (
+        "009_write_counter",
+        """
+        -- every UPDATE or DELETE of a row of ratings, items or rating_history, by any tool,
+        -- counts here; the no-op import's state token (judgekit.import_digest) holds the count,
+        -- so another tool's plain UPDATE ratings SET label = ... ends every no-op digest (an
+        -- INSERT, and judgekit's INSERT OR REPLACE, already move the tables' row count or latest
+        -- rowid, and the rows REPLACE removes fire no DELETE trigger: recursive_triggers is off).
+        -- A migration that rebuilds one of these tables must create its two triggers again.
+        CREATE TABLE store_writes (id INTEGER PRIMARY KEY CHECK (id = 1), n INTEGER NOT NULL);
+        INSERT INTO store_writes (id, n) VALUES (1, 0);
+        CREATE TRIGGER ratings_update_counted AFTER UPDATE ON ratings
+            BEGIN UPDATE store_writes SET n = n + 1; END;
+        CREATE TRIGGER ratings_delete_counted AFTER DELETE ON ratings
+            BEGIN UPDATE store_writes SET n = n + 1; END;
+        CREATE TRIGGER items_update_counted AFTER UPDATE ON items
+            BEGIN UPDATE store_writes SET n = n + 1; END;
+        CREATE TRIGGER items_delete_counted AFTER DELETE ON items
+            BEGIN UPDATE store_writes SET n = n + 1; END;
+        CREATE TRIGGER rating_history_update_counted AFTER UPDATE ON rating_history
+            BEGIN UPDATE store_writes SET n = n + 1; END;
+        CREATE TRIGGER rating_history_delete_counted AFTER DELETE ON rating_history
+            BEGIN UPDATE store_writes SET n = n + 1; END;
+        """,
+    ),
 ]
+
+
+def migration_statements(sql: str) -> Iterator[str]:
+    """The statements of a migration's script (one of :data:`MIGRATIONS`), split at the ``;``
+    that end one: a trigger's body holds ``;`` too (:func:`sqlite3.complete_statement` says where
+    a statement ends)."""
+    buf = ""
+    for piece in sql.split(";"):
+        buf += piece + ";"
+        if sqlite3.complete_statement(buf):
+            if buf.strip(" \t\r\n;"):
+                yield buf
+            buf = ""
+    if buf.strip(" \t\r\n;"):
+        yield buf
 
 
 # ------------------------------------------------------------------ typed rows

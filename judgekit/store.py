@@ -42,6 +42,7 @@ from judgekit.schema import (
     StoredJudgeRating,
     WriteCounts,
     item_content_hash,
+    migration_statements,
 )
 from judgekit.store_judges import JudgeRatings
 
@@ -158,9 +159,8 @@ class Store(JudgeRatings):
                 # this one waited for the lock.
                 if conn.execute("SELECT 1 FROM migrations WHERE name = ?", (name,)).fetchone():
                     continue
-                for statement in sql.split(";"):
-                    if statement.strip():
-                        conn.execute(statement)
+                for statement in migration_statements(sql):
+                    conn.execute(statement)
                 conn.execute(
                     "INSERT INTO migrations (name, applied_at) VALUES (?, ?)", (name, time.time())
                 )
@@ -493,3 +493,4 @@ class Store(JudgeRatings):
             part = values[i : i + chunk]
             out.extend(self.conn.execute(sql.format(",".join("?" * len(part))), part))
         return out
+

@@ -57,8 +57,10 @@ class StreamWriter:
     item cells each item tuple holds after ``item_id`` (``prompt``, ``response`` and metadata)."""
 
     def __init__(self, conn: sqlite3.Connection, *, rubric: str, rubric_hash: str, now: float,
-                 item_columns: Sequence[str]) -> None:
+                 item_columns: Sequence[str], block_rows: int = 20_000) -> None:
         self.conn, self.rubric, self.rubric_hash, self.now = conn, rubric, rubric_hash, now
+        #: items read back and written at a time by :meth:`finish` (memory: one block)
+        self.block_rows = max(1, min(block_rows, 20_000))
         self.item_columns = list(item_columns)
         self.kinds: dict[str, str] = {}  # rater -> kind, checked against the store
         self.n_items = 0
@@ -198,8 +200,10 @@ class StreamWriter:
         read = conn.execute(sql)
         insert = ("INSERT OR REPLACE INTO items (item_id, prompt, messages, response, content_hash,"
                   " meta, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)")
-        while block := read.fetchmany(20_000):
+        while block := read.fetchmany(self.block_rows):
             out = []
+            hashes.clear()  # the texts of one block are kept, not every item's
+            meta_text.clear()
             for row in block:
                 values = [row[1 + k] if f is None or row[1 + k] is None else f(row[1 + k])
                           for k, f in enumerate(convert)]

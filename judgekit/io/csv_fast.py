@@ -59,32 +59,56 @@ def check_header(p: Path, header: list[str], header_line: int) -> None:
 
 
 # ------------------------------------------------------------------ line ends
-_LINE_END = re.compile(rb'["\r\n]')
+def _header_end(first: bytes, sep: bytes) -> int | None:
+    """The offset of the first line end (``\r`` or ``\n``) outside a quoted field in ``first``,
+    by the csv module's rules: a double quote opens a quoted field only as a field's first
+    character (elsewhere it is a literal character of the cell), ``""`` inside quotes is one
+    quote, a lone one closes the field; ``None`` when there is none in the block."""
+    specials = re.compile(b'["\r\n' + re.escape(sep) + b"]")
+    field_start = 3 if first.startswith(b"\xef\xbb\xbf") else 0
+    i = field_start
+    while (m := specials.search(first, i)) is not None:
+        k, c = m.start(), m.group()
+        if c == sep:
+            field_start = i = k + 1
+        elif c != b'"':
+            return k
+        elif k != field_start:
+            i = k + 1  # a literal quote inside an unquoted cell
+        else:  # a quoted field: to its closing quote (a doubled one is an escaped quote)
+            j = k + 1
+            while True:
+                j = first.find(b'"', j)
+                if j < 0:
+                    return None
+                if first[j + 1 : j + 2] == b'"':
+                    j += 2
+                    continue
+                break
+            i = j + 1
+            field_start = -1  # text after the closing quote belongs to the same cell
+    return None
 
 
-def detect_newline(p: Path, block: int = 1 << 20) -> str:
+def detect_newline(p: Path, sep: str = ",", block: int = 1 << 20) -> str:
     """The line end a CSV file's records end with: ``"\r"`` (old-Mac files) or ``"\n"`` (``\n``
-    and ``\r\n``), read from the file's first line end outside double quotes (the header's).
+    and ``\r\n``), read from the file's first line end outside double quotes (the header's; a
+    quote opens a quoted field only at the start of a field, as the csv module reads it).
 
     A header ending in a lone carriage return makes a file of ``\r`` line ends unless the file
     holds a ``\r\n`` somewhere (then it is read as the ``\n`` file it mostly is); a line break
-    inside a quoted cell of such a file is a cell's text. Without a line end in its first
-    megabyte, a file with no ``\n`` and a ``\r`` has ``\r`` line ends. Reads only the first block
-    of the usual file (the header ends in ``\n``); memory stays one block.
+    inside a quoted cell of such a file is a cell's text (kept as written: the readers translate
+    no line end). Without a line end in its first megabyte, a file with no ``\n`` and a ``\r``
+    has ``\r`` line ends. Reads only the first block of the usual file (the header ends in
+    ``\n``); memory stays one block.
     """
     with p.open("rb") as fh:
         first = fh.read(block)
-        quoted = False
-        end = b""
-        for m in _LINE_END.finditer(first):
-            if m.group() == b'"':
-                quoted = not quoted
-            elif not quoted:
-                end = first[m.start() : m.start() + 2]
-                break
+        at = _header_end(first, sep.encode())
+        end = b"" if at is None else first[at : at + 2]
         if end.startswith(b"\n") or end == b"\r\n":
             return "\n"
-        lone_cr = end[:1] == b"\r" and (len(end) == 2 or m.start() + 1 < len(first))
+        lone_cr = end[:1] == b"\r" and (len(end) == 2 or at is not None and at + 1 < len(first))
         has_lf, has_crlf, has_cr = b"\n" in first, b"\r\n" in first, b"\r" in first
         last = first[-1:]
         while not has_crlf and (chunk := fh.read(block)):

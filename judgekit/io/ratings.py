@@ -177,22 +177,23 @@ def import_ratings(
                              items_column_map=items_column_map, key_column=key_column,
                              flatten=flatten, id_from=id_from, join_on=join_on)
 
-    if kind != "csv" or (raters or judges or reference or scorers or items_path is not None
-                         or id_prefix or column_map or items_column_map or key_column
-                         or flatten or id_from or join_on):
-        return whole()
     new_store = not store.opened  # a DeferredStore not created yet
-    streamed = _try_stream(store, Path(path), rubric, source=short, rater_kind=rater_kind,
-                           digest=digest)
-    if streamed is not None:
-        return ImportSummary(source=source, rubric=rubric.ref, items=streamed.items,
-                             ratings=streamed.ratings, by_rater=streamed.by_rater,
-                             written=streamed.written)
-    try:  # not streamed (its transaction rolled back): the whole-file path reads or reports it
+    try:
+        if kind != "csv" or (raters or judges or reference or scorers or items_path is not None
+                             or id_prefix or column_map or items_column_map or key_column
+                             or flatten or id_from or join_on):
+            return whole()
+        streamed = _try_stream(store, Path(path), rubric, source=short, rater_kind=rater_kind,
+                               digest=digest)
+        if streamed is not None:
+            return ImportSummary(source=source, rubric=rubric.ref, items=streamed.items,
+                                 ratings=streamed.ratings, by_rater=streamed.by_rater,
+                                 written=streamed.written)
+        # not streamed (its transaction rolled back): the whole-file path reads or reports it
         return whole()
-    except JudgekitError:
+    except BaseException:  # a refusal, an SQLite error, Ctrl-C: a first import leaves no store
         if new_store and store.opened and _empty(store):
-            _remove_new_store(store)  # created by the streamed attempt
+            _remove_new_store(store)
         raise
 
 
@@ -336,7 +337,7 @@ def _try_stream(store: Store, path: Path, rubric: Rubric, *, source: str, rater_
     """The streamed import of a long CSV (:mod:`judgekit.io.ratings_stream`); ``None`` when the
     file is for the whole-file path (its transaction was rolled back: nothing was written)."""
     try:
-        newline = detect_newline(path)
+        newline = detect_newline(path, "\t" if path.suffix.lower() == ".tsv" else ",")
     except OSError:
         return None
     try:
@@ -347,9 +348,15 @@ def _try_stream(store: Store, path: Path, rubric: Rubric, *, source: str, rater_
 
 
 def _empty(store: Store) -> bool:
-    """Whether the store holds no item and no rating."""
-    return not store.conn.execute(
-        "SELECT EXISTS (SELECT 1 FROM items) OR EXISTS (SELECT 1 FROM ratings)").fetchone()[0]
+    """Whether the store holds no item and no rating (a store that cannot be read says no: it
+    is kept)."""
+    try:
+        if store.conn.in_transaction:  # stopped before its transaction could roll back
+            store.conn.rollback()
+        return not store.conn.execute(
+            "SELECT EXISTS (SELECT 1 FROM items) OR EXISTS (SELECT 1 FROM ratings)").fetchone()[0]
+    except Exception:  # noqa: BLE001 - a store that did not open (conn never set), a broken one
+        return False
 
 
 def _remove_new_store(store: Store) -> None:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import gc
 import re
+import sqlite3
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
@@ -42,8 +43,13 @@ from judgekit.values import as_timestamp, as_trial, id_problem, plain_number
 
 #: rows read, checked and written at a time
 CHUNK_ROWS = 50_000
+#: distinct raw labels, trials and times kept from one chunk to the next (past it, forgotten)
+_MAX_CACHED = 10_000
 #: rating fields of a long file (every other column but item_id is item metadata or text)
 RATING_FIELDS = ("rater_id", "rater_kind", "label", "trial", "status", "rationale", "created_at")
+#: files with more columns go to the whole-file path (SQLite's limits: an expression of one term
+#: per item column in :class:`StreamWriter`, at most 2,000 columns in a table)
+MAX_STREAMED_COLUMNS = 500
 #: columns the streamed import leaves to the whole-file path
 NOT_STREAMED = frozenset({"value", "rubric", "rubric_hash", "messages", "_row", *RESERVED_ITEM_COLUMNS})
 
@@ -76,7 +82,13 @@ def stream_csv(
     except (NotUsual, OSError):
         raise StreamFallback from None
     with chunks:
-        return _stream(store, chunks, rubric, source=source, rater_kind=rater_kind, digest=digest)
+        if len(chunks.header) > MAX_STREAMED_COLUMNS:
+            raise StreamFallback
+        try:
+            return _stream(store, chunks, rubric, source=source, rater_kind=rater_kind,
+                           digest=digest)
+        except sqlite3.Error:  # a statement of this path SQLite cannot take: rolled back
+            raise StreamFallback from None
 
 
 def _stream(store: Store, chunks: CsvChunks, rubric: Rubric, *, source: str, rater_kind: str,
@@ -97,7 +109,7 @@ def _stream(store: Store, chunks: CsvChunks, rubric: Rubric, *, source: str, rat
     with _no_gc(), store.transaction() as conn:
         before = store_state(conn)
         writer = StreamWriter(conn, rubric=rubric.id, rubric_hash=rubric.hash, now=now,
-                              item_columns=item_names)
+                              item_columns=item_names, block_rows=chunks.size)
         try:
             for cols in chunks:
                 item_ids = cols[at["item_id"]]
@@ -246,7 +258,18 @@ class _ChunkCheck:
             varying["created_at"] = list(map(self.times.__getitem__, col))
         else:
             constant["created_at"] = self.now
+        self._bound()
         return varying, constant, kind_of, statuses
+
+    def _bound(self) -> None:
+        """Forget the cached raw values once there are many (a time or a trial per row, free
+        judge output as labels): memory stays the chunk's, not the file's distinct values."""
+        if len(self.codes) > _MAX_CACHED:
+            self.codes = {}
+        if len(self.trials) > _MAX_CACHED:
+            self.trials = {None: 0}
+        if len(self.times) > _MAX_CACHED:
+            self.times = {None: self.now}
 
 
 #: characters an id may not hold (a superset of :func:`judgekit.values.id_problem`'s): any found

@@ -243,15 +243,16 @@ _CSV_PROBLEMS = {
 
 def _read_csv(p: Path, sep: str) -> tuple[list[str], dict[str, list[Any]], Sequence[int]]:
     # lines end at \n (or \r\n), or at \r in an old-Mac file (see detect_newline)
-    newline = detect_newline(p)
+    newline = detect_newline(p, sep)
     csv.field_size_limit(max(csv.field_size_limit(), 2**31 - 1))
     fast = read_csv_fast(p, sep, newline)
     if fast is not None:
         return fast
-    text = p.read_bytes().decode("utf-8-sig")
+    data = p.read_bytes()
 
-    def reader() -> Any:
-        return csv.reader(io.StringIO(text, newline=newline), delimiter=sep, strict=True)
+    def reader() -> Any:  # lines end only at `newline`, none translated: a quoted one is kept as written
+        return csv.reader(io.TextIOWrapper(io.BytesIO(data), encoding="utf-8-sig", newline=newline),
+                          delimiter=sep, strict=True)
 
     header_row: list[str] | None = None
     rows = []
