@@ -166,6 +166,40 @@ def test_gate_on_a_small_store_loads_no_sdk_nor_scipy(tmp_path, xstest_store):
     assert not {"openai", "anthropic", "sklearn", "scipy"} & set(heavy), heavy
 
 
+
+def test_agree_on_xstest_loads_no_pandas_scipy_nor_sklearn(tmp_path, xstest_store):
+    """The lean agreement path reads codes by SQL and codes item ids without pandas; its
+    figures are those of the frame path (tests/test_agreement_report.py pins them)."""
+    db = copy_store(xstest_store, tmp_path / "x.db")
+    out_json = tmp_path / "a.json"
+    code, heavy, out = probe(["agree", "--rubric", "refusal", "--store", db, "--resamples", "200",
+                              "--json", str(out_json)], tmp_path)
+    assert code == 0, out
+    report = json.loads(out_json.read_text())
+    assert report["n_resamples"] == 200 and report["judges"] == ["string_match", "gpt4"]
+    assert "numpy" in heavy  # the statistics are numpy's
+    assert not {"pandas", "sklearn", "scipy", "openai", "anthropic"} & set(heavy), heavy
+
+
+def test_plain_item_coding_is_pandas_factorize(monkeypatch, xstest_store):
+    """Below the size where pandas codes the item ids, the plain coding gives the same arrays."""
+    from judgekit.agreement import rating_codes
+    from judgekit.rubric import load_rubric
+    rubric = load_rubric("refusal")
+    store = xstest_store
+    plain = rating_codes.codes_from_store(store, rubric)
+    only = rating_codes.codes_from_store(store, rubric, only_items=["gpt4:v2-9", "gpt4:v2-1", "gpt4:v2-10"])
+    monkeypatch.setattr(rating_codes, "_PLAIN_FACTORIZE_MAX", -1)
+    by_pandas = rating_codes.codes_from_store(store, rubric)
+    only_pandas = rating_codes.codes_from_store(store, rubric, only_items=["gpt4:v2-9", "gpt4:v2-1", "gpt4:v2-10"])
+    for a, b in ((plain, by_pandas), (only, only_pandas)):
+        assert a is not None and b is not None
+        assert a.items.tolist() == b.items.tolist() and a.raters == b.raters and a.kinds == b.kinds
+        assert (a.labels == b.labels).all() and (a.status == b.status).all()
+        assert a.n_ratings == b.n_ratings
+    assert plain.items.tolist() == sorted(plain.items.tolist()) and len(plain.items) == 2250
+    assert only.items.tolist() == ["gpt4:v2-1", "gpt4:v2-10", "gpt4:v2-9"]
+
 # The public names of each package before its imports were made lazy (``__all__`` where it has
 # one); every one must still import, by attribute and by ``from ... import``.
 PUBLIC = {

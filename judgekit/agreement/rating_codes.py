@@ -59,22 +59,40 @@ def _empty() -> RatingCodes:
                        np.zeros((0, 0), dtype=np.int8), 0)
 
 
+#: up to this many ratings, item ids are coded in plain Python (no pandas import: a small
+#: store's ``agree``/``gate`` starts faster); above it, by pandas' hash table (faster at scale)
+_PLAIN_FACTORIZE_MAX = 200_000
+
+
+def _factorize_sorted(item_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``pd.factorize(item_ids, sort=True)`` for string ids: (code of each id, sorted unique
+    ids); the same arrays both ways, pandas only for large inputs."""
+    if len(item_ids) > _PLAIN_FACTORIZE_MAX:
+        import pandas as pd
+
+        codes, uniques = pd.factorize(item_ids, sort=True)
+        return codes, np.asarray(uniques, dtype=object)
+    uniques = sorted(set(item_ids.tolist()))
+    pos = {v: i for i, v in enumerate(uniques)}
+    codes = np.fromiter((pos[v] for v in item_ids.tolist()), dtype=np.intp, count=len(item_ids))
+    return codes, np.asarray(uniques, dtype=object)
+
+
 def _assemble(item_ids: Any, rater_codes: np.ndarray, raters: list[str], kind_of: dict[str, str],
               label_codes: np.ndarray, status_codes: np.ndarray,
               only_items: Sequence[str] | None = None) -> RatingCodes | None:
     """The matrices from one code per rating (storage order), keeping the ratings of
     ``only_items`` when given; None when an (item, rater) has more than one rating (trials: the
     caller collapses them)."""
-    import pandas as pd
-
     item_ids = np.asarray(item_ids, dtype=object)
     if only_items is not None:
-        keep = pd.Index(item_ids).isin(set(map(str, only_items)))
+        wanted = set(map(str, only_items))
+        keep = np.fromiter((i in wanted for i in item_ids), dtype=bool, count=len(item_ids))
         item_ids, rater_codes = item_ids[keep], rater_codes[keep]
         label_codes, status_codes = label_codes[keep], status_codes[keep]
         if not keep.any():
             return _empty()
-    item_codes, items = pd.factorize(item_ids, sort=True)
+    item_codes, items = _factorize_sorted(item_ids)
     # raters sorted by id for the columns; kinds in order of first appearance
     present = np.flatnonzero(np.bincount(rater_codes, minlength=len(raters)))
     first = np.array([int(np.argmax(rater_codes == c)) for c in present], dtype=np.int64)
