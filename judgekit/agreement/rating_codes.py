@@ -72,10 +72,10 @@ def _factorize_sorted(item_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
         codes, uniques = pd.factorize(item_ids, sort=True)
         return codes, np.asarray(uniques, dtype=object)
-    uniques = sorted(set(item_ids.tolist()))
-    pos = {v: i for i, v in enumerate(uniques)}
-    codes = np.fromiter((pos[v] for v in item_ids.tolist()), dtype=np.intp, count=len(item_ids))
-    return codes, np.asarray(uniques, dtype=object)
+    ordered = sorted(set(item_ids.tolist()))
+    pos = {v: i for i, v in enumerate(ordered)}
+    coded = np.fromiter((pos[v] for v in item_ids.tolist()), dtype=np.intp, count=len(item_ids))
+    return coded, np.asarray(ordered, dtype=object)
 
 
 def _assemble(item_ids: Any, rater_codes: np.ndarray, raters: list[str], kind_of: dict[str, str],
