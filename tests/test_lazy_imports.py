@@ -181,6 +181,19 @@ def test_agree_on_xstest_loads_no_pandas_scipy_nor_sklearn(tmp_path, xstest_stor
     assert not {"pandas", "sklearn", "scipy", "openai", "anthropic"} & set(heavy), heavy
 
 
+
+def test_import_of_the_xstest_labels_loads_no_pandas_nor_numpy(tmp_path):
+    """The wide XSTest file (a column per rater) is streamed without pandas
+    (tests/test_import_wide_stream.py: the same stored rows as the whole-file path)."""
+    code, heavy, out = probe(["import", str(REPO / "annotations" / "xstest-v2" / "xstest_v2_labels.csv"),
+                              "--rubric", "refusal", "--raters", "annotation_1,annotation_2",
+                              "--reference", "final=final_label",
+                              "--judges", "string_match=strmatch_label,gpt4=gpt4_label",
+                              "--store", str(tmp_path / "x.db")], tmp_path)
+    assert code == 0, out
+    assert "Imported 11250 ratings of 2250 items" in out
+    assert heavy == [], heavy
+
 def test_plain_item_coding_is_pandas_factorize(monkeypatch, xstest_store):
     """Below the size where pandas codes the item ids, the plain coding gives the same arrays."""
     from judgekit.agreement import rating_codes
