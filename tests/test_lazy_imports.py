@@ -68,8 +68,8 @@ def test_import_cli_loads_no_heavy_module(tmp_path):
     res = subprocess.run([sys.executable, "-c", code, *HEAVY, "rich"], cwd=tmp_path,
                          capture_output=True, text=True, timeout=120, env=_env())
     assert res.returncode == 0, res.stderr
-    # rich stays: judgekit.console (the safe terminal output) is built on it
-    assert res.stdout.strip() == "['rich']"
+    # nor rich: judgekit.console makes its rich console on first use (LazyConsole)
+    assert res.stdout.strip() == "[]"
 
 
 def test_help_and_rubrics_load_no_heavy_module(tmp_path):
@@ -193,6 +193,17 @@ def test_import_of_the_xstest_labels_loads_no_pandas_nor_numpy(tmp_path):
     assert code == 0, out
     assert "Imported 11250 ratings of 2250 items" in out
     assert heavy == [], heavy
+    # the summary is printed with click: the rich console is never made
+    code = ("import sys; from judgekit.cli import main\n"
+            "try:\n    main(sys.argv[1:], prog_name='judgekit')\nexcept SystemExit:\n    pass\n"
+            "print('RICH', 'rich' in sys.modules, file=sys.stderr)")
+    res = subprocess.run([sys.executable, "-c", code, "import",
+                          str(REPO / "annotations" / "xstest-v2" / "xstest_v2_labels.csv"),
+                          "--rubric", "refusal", "--raters", "annotation_1",
+                          "--store", str(tmp_path / "y.db")],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=120, env=_env())
+    assert "Imported 2250 ratings of 2250 items" in res.stdout, res.stderr
+    assert res.stderr.strip().splitlines()[-1] == "RICH False"
 
 def test_plain_item_coding_is_pandas_factorize(monkeypatch, xstest_store):
     """Below the size where pandas codes the item ids, the plain coding gives the same arrays."""

@@ -16,14 +16,14 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from judgekit.cli.options import by_columns, store_option
-from judgekit.console import echo, make_console
+from judgekit.console import echo, lazy_console
 from judgekit.store import Store
 
 if TYPE_CHECKING:  # the analyses (pandas, numpy) are imported by the commands that run them
     from judgekit.analysis.result import AnalysisResult
 
-console = make_console()
-err_console = make_console(stderr=True)
+console = lazy_console()
+err_console = lazy_console(stderr=True)
 
 
 # --------------------------------------------------------------------------- shared options
