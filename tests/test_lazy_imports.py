@@ -113,6 +113,23 @@ def test_a_rerun_that_makes_no_call_imports_no_sdk(tmp_path, fake):
     assert heavy == [], heavy
 
 
+
+def test_a_rerun_with_the_progress_bar_on_auto_imports_no_rich(tmp_path):
+    """Nothing to call: no progress bar, so its rich console is never made (nor is rich
+    imported), whether or not stderr is a terminal."""
+    write_items(tmp_path, labelled_items(6))
+    panel = write_panel(tmp_path, [{"id": "kw", "model": "rules:refusal-keywords"}], aggregate=None)
+    store = tmp_path / "s.db"
+    first = CliRunner().invoke(main, ["judge", str(panel), "--store", str(store), "--no-progress"])
+    assert first.exit_code == 0, first.output
+    code = ("import sys; from judgekit.cli import main\n"
+            "try:\n    main(sys.argv[1:], prog_name='judgekit')\nexcept SystemExit:\n    pass\n"
+            "print('RICH', 'rich' in sys.modules, file=sys.stderr)")
+    res = subprocess.run([sys.executable, "-c", code, "judge", str(panel), "--store", str(store)],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=120, env=_env())
+    assert "0 answered now, 6 from cache" in res.stdout, res.stderr
+    assert res.stderr.strip().splitlines()[-1] == "RICH False"
+
 def test_a_rerun_of_a_panel_with_a_majority_imports_no_pandas(tmp_path, fake):
     """Two judges and the default aggregate (majority): the rerun checks the derived ratings
     from plain rows, finds them unchanged and writes nothing."""
