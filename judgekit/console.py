@@ -151,6 +151,12 @@ class LazyConsole:
     def __getattr__(self, name: str) -> Any:
         return getattr(self.resolve(), name)
 
+    def __enter__(self) -> Console:  # ``with console:`` (special methods skip __getattr__)
+        return self.resolve().__enter__()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.resolve().__exit__(*exc)
+
 
 def lazy_console(*, stderr: bool = False, **options: Any) -> Console:
     """:func:`make_console` ``(stderr=..., **options)``, made when first used (:class:`LazyConsole`)."""
