@@ -29,13 +29,14 @@ from __future__ import annotations
 import re
 import sys
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-from rich.console import Console
-from rich.markup import escape
-from rich.segment import Segment
-from rich.table import Table
+
+if TYPE_CHECKING:  # rich is imported when something is printed with it, not by ``echo``
+    from rich.console import Console
+    from rich.segment import Segment
+    from rich.table import Table
 
 # C0 controls, DEL, C1 controls; the bidi embeddings/overrides (U+202A-U+202E) and isolates
 # (U+2066-U+2069), which reorder what is shown; the Unicode line and paragraph separators.
@@ -72,6 +73,8 @@ def safe_text(value: Any) -> str:
     >>> safe_text("[link=http://x]a[/link]")
     '\\\\[link=http://x]a\\\\[/link]'
     """
+    from rich.markup import escape
+
     return escape(clean(value))
 
 
@@ -80,32 +83,89 @@ def echo(message: Any = "", *, err: bool = False, lines: bool = False) -> None:
     click.echo(clean(message, lines=lines), err=err)
 
 
-class SafeConsole(Console):
-    """A rich console that cleans every piece of text it renders (see the module docstring).
+def _safe_console_class() -> type[Console]:
+    """:class:`SafeConsole`, defined on first use (it needs rich)."""
+    global _SAFE_CONSOLE
+    if _SAFE_CONSOLE is not None:
+        return _SAFE_CONSOLE
+    from rich.console import Console
+    from rich.segment import Segment
 
-    Rich's own styles and cursor controls are applied after the text is cleaned, so colours,
-    tables and progress bars work; a control character inside the text itself is shown as an
-    escape. Text should still be cleaned before it is laid out (:func:`safe_text`,
-    :func:`clean`), so that table columns are measured on what is shown.
-    """
+    class SafeConsole(Console):
+        """A rich console that cleans every piece of text it renders (see the module docstring).
 
-    def _render_buffer(self, buffer: Iterable[Segment]) -> str:
-        def cleaned() -> Iterable[Segment]:
-            for seg in buffer:
-                if seg.control or not _UNSAFE_IN_LINES_RE.search(seg.text):
-                    yield seg
-                else:
-                    yield Segment(clean(seg.text, lines=True), seg.style, seg.control)
+        Rich's own styles and cursor controls are applied after the text is cleaned, so colours,
+        tables and progress bars work; a control character inside the text itself is shown as an
+        escape. Text should still be cleaned before it is laid out (:func:`safe_text`,
+        :func:`clean`), so that table columns are measured on what is shown.
+        """
 
-        return super()._render_buffer(cleaned())
+        def _render_buffer(self, buffer: Iterable[Segment]) -> str:
+            def cleaned() -> Iterable[Segment]:
+                for seg in buffer:
+                    if seg.control or not _UNSAFE_IN_LINES_RE.search(seg.text):
+                        yield seg
+                    else:
+                        yield Segment(clean(seg.text, lines=True), seg.style, seg.control)
+
+            return super()._render_buffer(cleaned())
+
+    _SAFE_CONSOLE = SafeConsole
+    return SafeConsole
 
 
-def make_console(*, stderr: bool = False, **options: Any) -> SafeConsole:
+_SAFE_CONSOLE: type[Console] | None = None
+
+
+def __getattr__(name: str) -> Any:
+    if name == "SafeConsole":  # judgekit.console.SafeConsole, as before rich was made lazy
+        return _safe_console_class()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def make_console(*, stderr: bool = False, **options: Any) -> Console:
     """A :class:`SafeConsole` that does not squeeze tables to 80 columns when output is piped to
     a file (on stderr with ``stderr``; ``options`` go to :class:`rich.console.Console`)."""
     stream = sys.stderr if stderr else sys.stdout
     options.setdefault("width", None if stream.isatty() else 150)
-    return SafeConsole(highlight=False, soft_wrap=True, stderr=stderr, **options)
+    options.setdefault("highlight", False)
+    options.setdefault("soft_wrap", True)
+    return _safe_console_class()(stderr=stderr, **options)
+
+
+class LazyConsole:
+    """A :func:`make_console` console made on first use: a command module's console at module
+    level (``console = lazy_console()``) costs no rich import for the commands that never print
+    with it. Every attribute is the real console's."""
+
+    def __init__(self, **options: Any) -> None:
+        self._options = options
+        self._console: Console | None = None
+
+    def resolve(self) -> Console:
+        """The real console (made now if not yet)."""
+        if self._console is None:
+            self._console = make_console(**self._options)
+        return self._console
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.resolve(), name)
+
+    def __enter__(self) -> Console:  # ``with console:`` (special methods skip __getattr__)
+        return self.resolve().__enter__()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.resolve().__exit__(*exc)
+
+
+def lazy_console(*, stderr: bool = False, **options: Any) -> Console:
+    """:func:`make_console` ``(stderr=..., **options)``, made when first used (:class:`LazyConsole`)."""
+    return LazyConsole(stderr=stderr, **options)  # type: ignore[return-value]
+
+
+def resolved(console: Any) -> Console:
+    """``console``, or the real console behind a :class:`LazyConsole`."""
+    return console.resolve() if isinstance(console, LazyConsole) else console
 
 
 def f3(fig: dict | None, ci: bool = True) -> str:
@@ -133,6 +193,8 @@ def _metric(report: dict) -> str:
 def print_grid(console: Console, grid: Any) -> None:
     """A :class:`judgekit.report.trust.Grid` as a terminal table (every cell through
     :func:`safe_text`), with its note underneath."""
+    console = resolved(console)
+    from rich.table import Table
     t = Table(title=safe_text(grid.title), title_justify="left")
     for i, col in enumerate(grid.header):
         t.add_column(safe_text(col), justify="right" if i in grid.numeric else "left")
@@ -153,6 +215,9 @@ def print_agreement(console: Console, report: dict[str, Any]) -> None:
     what it is), the pairwise human matrix, the leave-one-out ceiling beside each judge,
     coverage, signed bias, per class, per slice (items rated), and precision/recall/F1 per
     class and slice. Slices are printed in the report's order."""
+    console = resolved(console)
+    from rich.table import Table
+
     from judgekit.report import trust
 
     ref = report["reference"]
@@ -229,6 +294,7 @@ def _rater_table(console: Console, title: str, header: tuple[str, ...], rows: li
     with no cell wrapped, one row per rater and figure (the long layout). The rater column is
     never truncated or wrapped in either."""
     from rich.cells import cell_len
+    from rich.table import Table
     from rich.text import Text
 
     widest = max((cell_len(Text.from_markup(r[0]).plain) for r in rows), default=0)
@@ -255,6 +321,7 @@ def _rater_table(console: Console, title: str, header: tuple[str, ...], rows: li
 def _grid_long(grid: Any) -> Table:
     """A grid too wide for the terminal, one row per (row, column): the row's name, the
     column's name and the cell."""
+    from rich.table import Table
     t = Table(title=f"{safe_text(grid.title)} (one row per figure)", title_justify="left")
     t.add_column(safe_text(grid.header[0]) or " ")
     t.add_column("figure")
@@ -270,6 +337,7 @@ def fits(console: Console, table: Table) -> bool:
     """Whether ``table`` fits the console's width with no cell wrapped (a header may wrap between
     words): each column as wide as its widest cell, plus the padding and the borders. If it
     does, each column gets that width, so rich wraps the headers only."""
+    console = resolved(console)
     from rich.measure import Measurement
 
     options = console.options.update(width=10**6, max_width=10**6)  # else clamped to the width
@@ -296,6 +364,7 @@ def _humans_kappa(report: dict[str, Any]) -> str:
 
 def _by_table(report: dict[str, Any], by: str, rows: list[dict[str, Any]], metric: str, mname: str) -> Table:
     """One row per slice, three columns per judge (the wide layout)."""
+    from rich.table import Table
     t = Table(title=f"By {safe_text(by)}", title_justify="left")
     t.add_column(safe_text(by))
     t.add_column("in scope", justify="right")
@@ -323,6 +392,7 @@ def _by_table_long(report: dict[str, Any], by: str, rows: list[dict[str, Any]], 
                    mname: str) -> Table:
     """One row per slice and judge (the long layout, for many judges): the slice's human
     figures on its first row."""
+    from rich.table import Table
     t = Table(title=f"By {safe_text(by)} (one row per judge)", title_justify="left")
     t.add_column(safe_text(by))
     t.add_column("in scope", justify="right")
@@ -349,6 +419,8 @@ def _by_table_long(report: dict[str, Any], by: str, rows: list[dict[str, Any]], 
 
 
 def print_verdict(console: Console, verdict: dict[str, Any], lines: list[str]) -> None:
+    console = resolved(console)
+    from rich.table import Table
     shown = {"pass": "[green]PASS[/green]", "fail": "[red]FAIL[/red]",
              "inconclusive": "[yellow]INCONCLUSIVE[/yellow]"}
     status = shown[verdict.get("state", "pass" if verdict["passed"] else "fail")]

@@ -27,13 +27,15 @@ from __future__ import annotations
 import hashlib
 import json
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
 from pydantic import Field
 
 from judgekit.errors import JudgekitError, excerpt
 from judgekit.rubric import Label, Rubric
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 class ViewRubric(Rubric):
@@ -100,6 +102,7 @@ def to_view(ratings: pd.DataFrame, view: ViewRubric) -> pd.DataFrame:
     """Full-rubric ratings mapped into ``view``: each label to its view code and value, the
     ``rubric``/``rubric_hash`` columns to the view's (a label outside the rubric cannot occur:
     the store holds codes)."""
+    import pandas as pd
     out = ratings.copy()
     labels = [None if lab is None or lab != lab else view.mapping[str(lab)] for lab in out["label"]]
     out["label"] = pd.Series(labels, index=out.index, dtype=object)
@@ -128,6 +131,7 @@ class ViewSource:
 
     def ratings(self, *, rubric: Any = None, rater_kind: Any = None, rater_ids: Any = None,
                 any_hash: bool = False) -> pd.DataFrame:
+        import pandas as pd
         if not self._is_view(rubric):
             return self.store.ratings(rubric=rubric, rater_kind=rater_kind, rater_ids=rater_ids,
                                       any_hash=any_hash)

@@ -68,8 +68,8 @@ def test_import_cli_loads_no_heavy_module(tmp_path):
     res = subprocess.run([sys.executable, "-c", code, *HEAVY, "rich"], cwd=tmp_path,
                          capture_output=True, text=True, timeout=120, env=_env())
     assert res.returncode == 0, res.stderr
-    # rich stays: judgekit.console (the safe terminal output) is built on it
-    assert res.stdout.strip() == "['rich']"
+    # nor rich: judgekit.console makes its rich console on first use (LazyConsole)
+    assert res.stdout.strip() == "[]"
 
 
 def test_help_and_rubrics_load_no_heavy_module(tmp_path):
@@ -112,6 +112,23 @@ def test_a_rerun_that_makes_no_call_imports_no_sdk(tmp_path, fake):
     # nor pandas: the items are read, checked and compared with the stored ones as plain rows
     assert heavy == [], heavy
 
+
+
+def test_a_rerun_with_the_progress_bar_on_auto_imports_no_rich(tmp_path):
+    """Nothing to call: no progress bar, so its rich console is never made (nor is rich
+    imported), whether or not stderr is a terminal."""
+    write_items(tmp_path, labelled_items(6))
+    panel = write_panel(tmp_path, [{"id": "kw", "model": "rules:refusal-keywords"}], aggregate=None)
+    store = tmp_path / "s.db"
+    first = CliRunner().invoke(main, ["judge", str(panel), "--store", str(store), "--no-progress"])
+    assert first.exit_code == 0, first.output
+    code = ("import sys; from judgekit.cli import main\n"
+            "try:\n    main(sys.argv[1:], prog_name='judgekit')\nexcept SystemExit:\n    pass\n"
+            "print('RICH', 'rich' in sys.modules, file=sys.stderr)")
+    res = subprocess.run([sys.executable, "-c", code, "judge", str(panel), "--store", str(store)],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=120, env=_env())
+    assert "0 answered now, 6 from cache" in res.stdout, res.stderr
+    assert res.stderr.strip().splitlines()[-1] == "RICH False"
 
 def test_a_rerun_of_a_panel_with_a_majority_imports_no_pandas(tmp_path, fake):
     """Two judges and the default aggregate (majority): the rerun checks the derived ratings
@@ -165,6 +182,45 @@ def test_gate_on_a_small_store_loads_no_sdk_nor_scipy(tmp_path, xstest_store):
     assert json.loads((tmp_path / "g" / "verdict.json").read_text())["state"] == "fail"
     assert not {"openai", "anthropic", "sklearn", "scipy"} & set(heavy), heavy
 
+
+
+def test_agree_on_xstest_loads_no_pandas_scipy_nor_sklearn(tmp_path, xstest_store):
+    """The lean agreement path reads codes by SQL and codes item ids without pandas; its
+    figures are those of the frame path (tests/test_agreement_report.py pins them)."""
+    db = copy_store(xstest_store, tmp_path / "x.db")
+    out_json = tmp_path / "a.json"
+    code, heavy, out = probe(["agree", "--rubric", "refusal", "--store", db, "--resamples", "200",
+                              "--json", str(out_json)], tmp_path)
+    assert code == 0, out
+    report = json.loads(out_json.read_text())
+    assert report["n_resamples"] == 200 and report["judges"] == ["string_match", "gpt4"]
+    assert "numpy" in heavy  # the statistics are numpy's
+    assert not {"pandas", "sklearn", "scipy", "openai", "anthropic"} & set(heavy), heavy
+
+
+
+def test_import_of_the_xstest_labels_loads_no_pandas_nor_numpy(tmp_path):
+    """The wide XSTest file (a column per rater) is streamed without pandas
+    (tests/test_import_wide_stream.py: the same stored rows as the whole-file path)."""
+    code, heavy, out = probe(["import", str(REPO / "annotations" / "xstest-v2" / "xstest_v2_labels.csv"),
+                              "--rubric", "refusal", "--raters", "annotation_1,annotation_2",
+                              "--reference", "final=final_label",
+                              "--judges", "string_match=strmatch_label,gpt4=gpt4_label",
+                              "--store", str(tmp_path / "x.db")], tmp_path)
+    assert code == 0, out
+    assert "Imported 11250 ratings of 2250 items" in out
+    assert heavy == [], heavy
+    # the summary is printed with click: the rich console is never made
+    code = ("import sys; from judgekit.cli import main\n"
+            "try:\n    main(sys.argv[1:], prog_name='judgekit')\nexcept SystemExit:\n    pass\n"
+            "print('RICH', 'rich' in sys.modules, file=sys.stderr)")
+    res = subprocess.run([sys.executable, "-c", code, "import",
+                          str(REPO / "annotations" / "xstest-v2" / "xstest_v2_labels.csv"),
+                          "--rubric", "refusal", "--raters", "annotation_1",
+                          "--store", str(tmp_path / "y.db")],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=120, env=_env())
+    assert "Imported 2250 ratings of 2250 items" in res.stdout, res.stderr
+    assert res.stderr.strip().splitlines()[-1] == "RICH False"
 
 # The public names of each package before its imports were made lazy (``__all__`` where it has
 # one); every one must still import, by attribute and by ``from ... import``.

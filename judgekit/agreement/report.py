@@ -46,10 +46,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from judgekit.agreement.figures import num
 from judgekit.agreement.rating_codes import (
@@ -66,6 +65,9 @@ from judgekit.agreement.unit_frames import groups_frame, read_ratings, slice_met
 from judgekit.errors import JudgekitError
 from judgekit.rubric import Rubric
 from judgekit.variants import is_variant_rater
+
+if TYPE_CHECKING:  # pandas only where a slice needs item metadata as a frame
+    import pandas as pd
 
 _num = num  # the report's rounding, kept under its old name
 
@@ -235,7 +237,7 @@ def agreement_report(
         [*in_play, REF], np.column_stack([codes.labels[:, [codes.column(r) for r in in_play]], ref]),
         status_cols, codes.status[:, [codes.column(j) for j in status_cols]])
     slices = [slice_figures(None, "all", None, rc, rubric, raters, opts)]
-    index = pd.Index(codes.items, name="item_id", dtype=object)
+    index = None
     for col in by:
         # "model+prompt_safety" crosses two columns: one slice per combination of values
         found = None if store_values is None else slice_positions_from_groups(store_values, col.split("+"), codes.items)
@@ -243,6 +245,10 @@ def agreement_report(
             if meta is None:
                 assert store_values is not None
                 meta = groups_frame(store_values)
+            if index is None:
+                import pandas as pd
+
+                index = pd.Index(codes.items, name="item_id", dtype=object)
             found = slice_positions(meta, col.split("+"), index)
         groups, n_missing = found
         for key, pos in groups:

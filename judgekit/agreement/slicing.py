@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 MISSING = "(missing)"
 
@@ -50,6 +52,7 @@ def slice_groups(meta: pd.DataFrame, parts: Sequence[str], index: pd.Index) -> t
 
 def slice_positions(meta: pd.DataFrame, parts: Sequence[str], index: pd.Index) -> tuple[list[tuple[str, np.ndarray]], int]:
     """:func:`slice_groups` as positions in ``index`` (sorted int arrays) instead of item ids."""
+    import pandas as pd
     sub = meta[list(parts)].reindex(index)
     texts = pd.DataFrame({i: _texts(sub[p]) for i, p in enumerate(parts)}, index=index)
     n_missing = int((texts == MISSING).any(axis=1).sum())
@@ -76,6 +79,7 @@ def slice_positions_from_groups(columns: dict[str, ValueGroups], parts: Sequence
     is not a stored one, which infers the same type. None when a value is unhashable (then use
     :func:`slice_positions`).
     """
+    import pandas as pd
     n = len(index)
     wanted = np.asarray(index, dtype=object)
     part_codes: list[np.ndarray] = []

@@ -4,9 +4,12 @@ majority (plurality) consensus of several humans."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def collapse_trials(ratings: pd.DataFrame) -> pd.DataFrame:
@@ -16,6 +19,7 @@ def collapse_trials(ratings: pd.DataFrame) -> pd.DataFrame:
     label exists, ``abstain`` when the trials tie or none was parseable, ``error`` when every trial
     failed with an error.
     """
+    import pandas as pd
     if ratings.empty:
         return pd.DataFrame(columns=["item_id", "rater_id", "rater_kind", "label", "status"])
     single = ratings.groupby(["item_id", "rater_id"], sort=False)["trial"].transform("size") == 1
@@ -45,6 +49,7 @@ def collapse_trials(ratings: pd.DataFrame) -> pd.DataFrame:
 
 def consensus(humans: pd.DataFrame, codes: Sequence[str]) -> pd.Series:
     """Majority label across human columns per item; None where the humans tie or none rated."""
+    import pandas as pd
     arr = humans.to_numpy(dtype=object)
     counts = np.stack([(arr == c).sum(axis=1) for c in codes], axis=1)  # (N, V)
     top = counts.max(axis=1)

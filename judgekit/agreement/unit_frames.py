@@ -10,12 +10,14 @@ rater) has more than one rating. :func:`slice_meta` reads only the metadata keys
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from judgekit.agreement.trials import collapse_trials
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: the rating columns the agreement report reads
 REPORT_COLUMNS = ["item_id", "rater_id", "rater_kind", "label", "status", "trial"]
@@ -38,6 +40,7 @@ def read_ratings(source: Any, rubric: Any, columns: Sequence[str] = REPORT_COLUM
 
 def label_frames(ratings: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(labels, status): one row per item (sorted ids), one column per rater (sorted ids)."""
+    import pandas as pd
     item_codes, items = pd.factorize(ratings["item_id"], sort=True)
     rater_codes, raters = pd.factorize(ratings["rater_id"], sort=True)
     n_items, n_raters = len(items), len(raters)
@@ -127,6 +130,7 @@ def groups_frame(groups: dict[str, list[tuple[Any, list[str]]]]) -> pd.DataFrame
 
 def meta_frame(columns: dict[str, dict[str, Any]], ids: list[str]) -> pd.DataFrame:
     """The frame of :func:`slice_meta` from :func:`slice_values`' result."""
+    import pandas as pd
     # each column's type inferred over every item, an absent key NaN, as Store.items() has it
     return pd.DataFrame(
         {k: pd.Series([v.get(i, np.nan) for i in ids]).to_numpy() for k, v in columns.items()}

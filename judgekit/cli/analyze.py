@@ -16,14 +16,14 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from judgekit.cli.options import by_columns, store_option
-from judgekit.console import echo, make_console
+from judgekit.console import echo, lazy_console, resolved
 from judgekit.store import Store
 
 if TYPE_CHECKING:  # the analyses (pandas, numpy) are imported by the commands that run them
     from judgekit.analysis.result import AnalysisResult
 
-console = make_console()
-err_console = make_console(stderr=True)
+console = lazy_console()
+err_console = lazy_console(stderr=True)
 
 
 # --------------------------------------------------------------------------- shared options
@@ -113,7 +113,7 @@ def _progress(label: str, quiet: bool) -> Iterator[Callable[[int, int], None]]:
     from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
     with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.percentage:>3.0f}%"),
-                  TimeRemainingColumn(), console=err_console, transient=True) as bar:
+                  TimeRemainingColumn(), console=resolved(err_console), transient=True) as bar:
         task = bar.add_task(label, total=None)
 
         def update(advance: int, total: int) -> None:

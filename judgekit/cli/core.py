@@ -9,14 +9,14 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from judgekit.cli.options import by_columns, store_option
-from judgekit.console import echo, make_console, safe_text
+from judgekit.console import echo, lazy_console, safe_text
 from judgekit.errors import JudgekitError
 from judgekit.store import Store
 
 if TYPE_CHECKING:
     from judgekit.rubric import Rubric
 
-console = make_console()
+console = lazy_console()
 
 
 @click.command("rubrics")

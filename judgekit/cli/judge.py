@@ -70,8 +70,6 @@ def judge_cmd(
     """
     import json
 
-    from rich.console import Console
-
     from judgekit.judges.panel import load_panel, run_panel
     from judgekit.judges.progress import RichProgress
 
@@ -94,8 +92,7 @@ def judge_cmd(
             for line in rs.lines():
                 echo(line)
             return
-        console = Console(stderr=True)
-        progress = RichProgress(console, enabled=show_progress)
+        progress = RichProgress(enabled=show_progress)  # its console on stderr, made if a bar is drawn
         summary = run_panel(panel, store, only=only_ids, progress=None if dry_run else progress,
                             dry_run=dry_run, wait=not no_wait)
     if as_json:

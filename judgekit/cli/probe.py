@@ -9,9 +9,9 @@ from typing import Any
 import click
 
 from judgekit.cli.options import store_option
-from judgekit.console import echo, make_console, safe_text
+from judgekit.console import echo, lazy_console, safe_text
 
-console = make_console()
+console = lazy_console()
 
 _WORD = {"pass": "PASS", "fail": "FAIL", "inconclusive": "INCONCLUSIVE"}
 

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from judgekit.errors import JudgekitError
 from judgekit.import_digest import input_digest, record_import, store_state, unchanged_import
 from judgekit.io.csv_fast import detect_newline
-from judgekit.io.ratings_stream import StreamResult, stream_csv
+from judgekit.io.ratings_stream import StreamResult, stream_csv, stream_wide_csv
 from judgekit.io.tables import read_table, table_format
 from judgekit.rubric import Rubric
 from judgekit.schema import is_missing
@@ -177,14 +177,16 @@ def import_ratings(
                              items_column_map=items_column_map, key_column=key_column,
                              flatten=flatten, id_from=id_from, join_on=join_on)
 
+    wide = bool(raters or judges or reference)
     new_store = not store.opened  # a DeferredStore not created yet
     try:
-        if kind != "csv" or (raters or judges or reference or scorers or items_path is not None
+        if kind != "csv" or (scorers or items_path is not None
                              or id_prefix or column_map or items_column_map or key_column
                              or flatten or id_from or join_on):
             return whole()
+        groups = [("human", raters or {}), ("judge", judges or {}), ("reference", reference or {})]
         streamed = _try_stream(store, Path(path), rubric, source=short, rater_kind=rater_kind,
-                               digest=digest)
+                               digest=digest, groups=groups if wide else None)
         if streamed is not None:
             return ImportSummary(source=source, rubric=rubric.ref, items=streamed.items,
                                  ratings=streamed.ratings, by_rater=streamed.by_rater,
@@ -333,14 +335,19 @@ def _import_whole(
 
 
 def _try_stream(store: Store, path: Path, rubric: Rubric, *, source: str, rater_kind: str,
-                digest: str | None) -> StreamResult | None:
-    """The streamed import of a long CSV (:mod:`judgekit.io.ratings_stream`); ``None`` when the
-    file is for the whole-file path (its transaction was rolled back: nothing was written)."""
+                digest: str | None,
+                groups: Sequence[tuple[str, Mapping[str, str]]] | None = None) -> StreamResult | None:
+    """The streamed import of a long CSV (:mod:`judgekit.io.ratings_stream`), or of a wide one
+    when ``groups`` names its rater columns; ``None`` when the file is for the whole-file path
+    (its transaction was rolled back: nothing was written)."""
     try:
         newline = detect_newline(path, "\t" if path.suffix.lower() == ".tsv" else ",")
     except OSError:
         return None
     try:
+        if groups is not None:
+            return stream_wide_csv(store, path, rubric, source=source, groups=groups,
+                                   newline=newline, digest=digest)
         return stream_csv(store, path, rubric, source=source, rater_kind=rater_kind,
                           newline=newline, digest=digest)
     except StreamFallback:

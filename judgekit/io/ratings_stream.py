@@ -25,7 +25,7 @@ import re
 import sqlite3
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -132,6 +132,105 @@ def _stream(store: Store, chunks: CsvChunks, rubric: Rubric, *, source: str, rat
         convert: list[Callable[[Any], Any] | None] = [
             _plain if meta[j] and numeric[j] and filled[j] else None for j in range(len(item_names))
         ]
+        written, replaced = writer.finish(convert)
+        result = StreamResult(items=writer.n_items, ratings=writer.n_ratings, by_rater=by_rater,
+                              written=written, replaced=replaced)
+        record_import(conn, digest, {"items": result.items, "ratings": result.ratings,
+                                     "by_rater": by_rater, "notes": []},
+                      before=before, keep_others=not replaced)
+        return result
+
+
+def stream_wide_csv(
+    store: Store, path: Path, rubric: Rubric, *, source: str, groups: Sequence[tuple[str, Mapping[str, str]]],
+    newline: str, digest: str | None,
+) -> StreamResult:
+    """Import the wide CSV at ``path`` (one row per item, one column per rater: ``groups`` is
+    ``[(kind, {rater: column}), ...]`` for humans, judges and the reference, as
+    :func:`judgekit.data.wide_to_long` takes them) without pandas, storing exactly what the
+    whole-file path stores: ratings in its order (rater by rater, each in file order; an empty or
+    blank cell is "not rated"), every row's item. The file is read whole (a wide file holds one
+    row per item) in one transaction; any problem or any column the whole-file path treats
+    specially raises :class:`StreamFallback`, as :func:`stream_csv` does."""
+    sep = "\t" if path.suffix.lower() == ".tsv" else ","
+    try:
+        chunks = CsvChunks(path, sep, newline, CHUNK_ROWS)
+    except (NotUsual, OSError):
+        raise StreamFallback from None
+    with chunks:
+        if len(chunks.header) > MAX_STREAMED_COLUMNS:
+            raise StreamFallback
+        try:
+            return _stream_wide(store, chunks, rubric, source=source, groups=groups, digest=digest)
+        except sqlite3.Error:  # a statement of this path SQLite cannot take: rolled back
+            raise StreamFallback from None
+
+
+def _stream_wide(store: Store, chunks: CsvChunks, rubric: Rubric, *, source: str,
+                 groups: Sequence[tuple[str, Mapping[str, str]]], digest: str | None) -> StreamResult:
+    header = chunks.header
+    label_cols = [c for _, m in groups for c in m.values()]
+    raters = [r for _, m in groups for r in m]
+    if (any(not name.strip() or id_problem(name, "the column name") for name in header)
+            or "item_id" not in header or not set(label_cols) <= set(header)
+            or (NOT_STREAMED | set(RATING_FIELDS)) & set(header)
+            or not raters or len(set(raters)) != len(raters)
+            or any(not isinstance(r, str) or id_problem(r, "rater id") for r in raters)
+            or any(k not in RATER_KINDS for k, _ in groups)):
+        raise StreamFallback
+    _check_ids(raters)
+    at = {name: k for k, name in enumerate(header)}
+    item_names = [c for c in header if c != "item_id" and c not in label_cols]
+    columns: list[list[Any]] = [[] for _ in header]
+    try:
+        for chunk in chunks:
+            for k, cells in enumerate(chunk):
+                columns[k].extend(cells)
+    except NotUsual:
+        raise StreamFallback from None
+    item_ids = columns[at["item_id"]]
+    if None in item_ids or len(set(item_ids)) != len(item_ids):  # an item on several rows
+        raise StreamFallback
+    _check_ids(item_ids)
+    # the long rows of judgekit.data.wide_to_long: rater by rater, rated cells in file order
+    long_items: list[Any] = []
+    long_raters: list[str] = []
+    long_kinds: list[str] = []
+    long_labels: list[Any] = []
+    for kind, mapping in groups:
+        for rater, col in mapping.items():
+            labels = columns[at[col]]
+            rated = [i for i, v in enumerate(labels) if v is not None and v.strip()]
+            long_items += [item_ids[i] for i in rated]
+            long_labels += [labels[i] for i in rated]
+            long_raters += [rater] * len(rated)
+            long_kinds += [kind] * len(rated)
+    if not long_items:
+        raise StreamFallback
+    long_at = {"item_id": 0, "rater_id": 1, "rater_kind": 2, "label": 3}
+    long_cols = [tuple(long_items), tuple(long_raters), tuple(long_kinds), tuple(long_labels)]
+    item_cols = [columns[at[c]] for c in item_names]
+    meta = [c not in ("prompt", "response") for c in item_names]
+    convert: list[Callable[[Any], Any] | None] = []
+    for j, values in enumerate(item_cols):
+        distinct = {v for v in set(values) if v is not None}
+        numeric = meta[j] and bool(distinct) and all(plain_number(v) is not None for v in distinct)
+        convert.append(_plain if numeric else None)
+    by_rater: dict[str, dict[str, Any]] = {}
+    now = time.time()
+    check = _ChunkCheck(rubric, rater_kind="human", source=source, now=now)
+    with _no_gc(), store.transaction() as conn:
+        before = store_state(conn)
+        writer = StreamWriter(conn, rubric=rubric.id, rubric_hash=rubric.hash, now=now,
+                              item_columns=item_names)
+        try:
+            varying, constant, kinds, statuses = check.ratings(long_cols, long_at, long_cols[0])
+            writer.check_raters(kinds)
+            writer.add_ratings(varying, constant)
+            _count(by_rater, long_cols[1], statuses, kinds)
+            writer.add_items(zip(item_ids, *item_cols, strict=True))
+        except (NotUsual, JudgekitError):
+            raise StreamFallback from None
         written, replaced = writer.finish(convert)
         result = StreamResult(items=writer.n_items, ratings=writer.n_ratings, by_rater=by_rater,
                               written=written, replaced=replaced)

@@ -6,9 +6,8 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
-from rich.console import Console
-
-if TYPE_CHECKING:  # rich.progress (and rich.live) is imported when a bar is drawn
+if TYPE_CHECKING:  # rich is imported when a bar may be drawn (a run with calls to make)
+    from rich.console import Console
     from rich.progress import Progress, TaskID
 
 
@@ -16,8 +15,8 @@ class RichProgress:
     """A :class:`~judgekit.judges.summary.ProgressSink` drawing a rich progress bar."""
 
     def __init__(self, console: Console | None = None, *, enabled: bool | None = None) -> None:
-        self.console = console or Console(stderr=True)
-        self.enabled = self.console.is_terminal if enabled is None else enabled
+        self._console = console
+        self._enabled = enabled
         self._progress: Progress | None = None
         self._task: TaskID | None = None
         self.abstain = 0
@@ -28,9 +27,25 @@ class RichProgress:
         self._t0 = 0.0
         self._last = 0.0
 
+    @property
+    def console(self) -> Console:
+        """The console the bar is drawn on (by default a rich console on stderr, made on first use)."""
+        if self._console is None:
+            from rich.console import Console
+
+            self._console = Console(stderr=True)
+        return self._console
+
+    @property
+    def enabled(self) -> bool:
+        """Whether the bar is drawn: as given, else when the console is a terminal."""
+        if self._enabled is None:
+            self._enabled = self.console.is_terminal
+        return self._enabled
+
     def start(self, total: int, cached: int) -> None:
         self._t0 = time.perf_counter()
-        if not self.enabled or total == 0:
+        if total == 0 or not self.enabled:  # nothing to call: no bar, no console made
             return
         from rich.progress import (
             BarColumn,
