@@ -1,0 +1,126 @@
+"""The lean agreement path gives the per-item path's figures (issue 13, reviewer findings):
+point values bit for bit, the old error messages, the old treatment of unknown labels, of rated
+items missing from the items table and of perturbed copies' metadata.
+
+The independent side of each test is written here: the per-item arithmetic, or the public
+statistics called on an items x raters pivot built by pandas in the test."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import judgekit.agreement.figures as figures
+from judgekit.agreement import (
+    cohen_kappa,
+    fleiss_kappa,
+    gwet_ac1,
+    krippendorff_alpha,
+    percent_agreement,
+)
+from judgekit.agreement.report import agreement_report
+from judgekit.rubric import load_rubric
+
+REFUSAL = load_rubric("refusal")
+HARM = load_rubric("harm_severity")  # ordinal, five labels
+
+
+def _frame(units: list[list[int]], rubric=REFUSAL, judge: int | None = 0) -> pd.DataFrame:
+    c = list(rubric.codes)
+    rows = [dict(item_id=f"i{i:04d}", rater_id=f"h{h}", rater_kind="human", label=c[lab], status="ok")
+            for i, u in enumerate(units) for h, lab in enumerate(u)]
+    if judge is not None:
+        rows += [dict(item_id=f"i{i:04d}", rater_id="j", rater_kind="judge", label=c[judge], status="ok")
+                 for i in range(len(units))]
+    return pd.DataFrame(rows)
+
+
+# ----------------------------------------------------------------------------- 1. point values
+def test_percent_agreement_on_a_rounding_boundary_is_the_per_item_value():
+    """7/128 = 0.0546875 exactly; summed over the items in id order (the per-item computation)
+    it is a hair below, so it reports 0.054687, as before the lean path."""
+    units = [[0, 0, 1]] * 9 + [[0, 0]] * 4 + [[0, 1, 2]] * 115
+    units = [units[k] for k in np.random.default_rng(1032).permutation(128)]
+    # the per-item computation: each item's share of agreeing rater pairs, averaged in item order
+    shares = []
+    for u in units:
+        m = len(u)
+        shares.append(sum(u.count(c) * (u.count(c) - 1) for c in set(u)) / (m * (m - 1)))
+    per_item = float(np.ones(128) @ np.array(shares) / 128)
+    assert per_item != 7 / 128 and round(per_item, 6) == 0.054687 and round(7 / 128, 6) == 0.054688
+    r = agreement_report(_frame(units), rubric=REFUSAL, n_resamples=100).to_dict()
+    assert r["slices"][0]["human_ceiling"]["percent_agreement"]["value"] == 0.054687
+
+
+def _random_frame(seed: int, rubric) -> tuple[pd.DataFrame, pd.DataFrame]:
+    rng = np.random.default_rng(seed)
+    codes = list(rubric.codes)
+    v = len(codes)
+    n = int(rng.integers(20, 200))
+    raters = [(f"h{i}", "human") for i in range(int(rng.integers(2, 5)))] + [("ja", "judge"), ("jb", "judge")]
+    rows = []
+    for i in range(n):
+        truth = int(rng.integers(0, v))
+        for r, k in raters:
+            if rng.random() < 0.25:
+                continue
+            lab = truth if rng.random() < 0.5 else int(rng.integers(0, v))
+            rows.append(dict(item_id=f"it{(i * 7919) % 10007:05d}", rater_id=r, rater_kind=k,
+                             label=codes[lab], status="ok"))
+    frame = pd.DataFrame(rows)
+    ids = sorted(set(frame["item_id"]))
+    items = pd.DataFrame({"item_id": ids, "model": [["a", "b", "c"][k % 3] for k in range(len(ids))]})
+    return frame, items
+
+
+def _expected(value: float) -> float | None:
+    return None if math.isnan(value) else value
+
+
+@pytest.mark.parametrize("rubric", [REFUSAL, HARM], ids=["nominal", "ordinal"])
+def test_unrounded_point_values_are_the_public_statistics_on_the_items(monkeypatch, rubric):
+    """With the report's rounding switched off, every ceiling and judge-vs-human value equals
+    (==) the public statistic on the slice's items (sorted by id), pivoted here by pandas."""
+    monkeypatch.setattr(figures, "num", lambda x: None if x is None or math.isnan(float(x)) else float(x))
+    cats = [float(i) for i in range(len(rubric.codes))]
+    pos = {c: float(i) for i, c in enumerate(rubric.codes)}
+    weights = "quadratic" if rubric.level == "ordinal" else None
+    checked = 0
+    for seed in range(15):
+        frame, items = _random_frame(seed, rubric)
+        report = agreement_report(frame, rubric=rubric, items=items, by=["model"], n_resamples=20, seed=seed)
+        wide = frame.pivot(index="item_id", columns="rater_id", values="label").sort_index()
+        wide = wide.apply(lambda s: s.map(pos)).astype(float)
+        model = items.set_index("item_id")["model"]
+        for s in report.to_dict()["slices"]:
+            part = wide if s["by"] is None else wide[model.reindex(wide.index).to_numpy() == s["key"]]
+            hum = [h for h in s["human_ceiling"]["raters"]]
+            mat = part[hum].to_numpy().T
+            ceiling = s["human_ceiling"]
+            assert ceiling["percent_agreement"]["value"] == _expected(percent_agreement(mat))
+            assert ceiling["ac1"]["value"] == _expected(gwet_ac1(mat, categories=cats))
+            assert ceiling["alpha"]["value"] == _expected(
+                krippendorff_alpha(mat, level=rubric.level, categories=cats))
+            if len(hum) > 2:
+                assert ceiling["kappa"]["value"] == _expected(fleiss_kappa(mat, categories=cats))
+            for j, jf in s["judges"].items():
+                for h, hf in jf["vs_humans"].items():
+                    both = part[[h, j]].dropna()
+                    if both.empty:
+                        continue
+                    x, y = both[h].to_numpy(), both[j].to_numpy()
+                    assert hf["kappa"]["value"] == _expected(cohen_kappa(x, y, labels=cats))
+                    assert hf["percent_agreement"]["value"] == _expected(percent_agreement(np.vstack([x, y])))
+                rated = part[j].notna().to_numpy()
+                with_j = part.loc[rated, [*hum, j]].to_numpy().T
+                assert jf["alpha_with_judge"]["value"] == _expected(
+                    krippendorff_alpha(with_j, level=rubric.level, categories=cats))
+                if weights and len(hum) == 2:
+                    both = part[hum].dropna()
+                    assert ceiling["weighted_kappa"]["value"] == _expected(cohen_kappa(
+                        both[hum[0]].to_numpy(), both[hum[1]].to_numpy(), labels=cats, weights=weights))
+                checked += 1
+    assert checked > 60
