@@ -124,3 +124,53 @@ def test_unrounded_point_values_are_the_public_statistics_on_the_items(monkeypat
                         both[hum[0]].to_numpy(), both[hum[1]].to_numpy(), labels=cats, weights=weights))
                 checked += 1
     assert checked > 60
+
+
+# ----------------------------------------------------------------------------- 3. only_items
+def _store(tmp_path, frame: pd.DataFrame, rubric=REFUSAL):
+    from judgekit.store import Store
+
+    store = Store(tmp_path / "judgekit.db")
+    store.put_items(pd.DataFrame({"item_id": sorted(set(frame["item_id"]))}).assign(prompt="p", response="r"))
+    store.put_ratings(frame.assign(rubric=rubric.id, rubric_hash=rubric.hash))
+    return store
+
+
+NO_REFERENCE = "No human ratings under refusal@1 to form a reference; import human labels first."
+NO_RATINGS = f"No ratings under rubric {REFUSAL.ref} in the store"
+
+
+def _error(source, **kw) -> str:
+    from judgekit.errors import JudgekitError
+
+    with pytest.raises(JudgekitError) as info:
+        agreement_report(source, rubric=REFUSAL, n_resamples=10, **kw)
+    return str(info.value)
+
+
+def test_only_items_rating_nothing_names_the_missing_rater_not_a_missing_rubric(tmp_path):
+    frame = _frame([[0, 1], [2, 2], [1, 1]])
+    store = _store(tmp_path, frame)
+    for source in (frame, store):
+        assert _error(source, only_items=["not-rated"]) == NO_REFERENCE
+        assert _error(source, only_items=["not-rated"], humans=["h0"]) == (
+            "Human rater 'h0' has no ratings under refusal@1; known human raters: none.")
+        # only_items that are rated still give the report on them alone
+        r = agreement_report(source, rubric=REFUSAL, only_items=["i0001", "i0002"], n_resamples=10)
+        assert r.to_dict()["slices"][0]["n_items"] == 2
+    store.close()
+
+
+def test_no_rating_under_the_rubric_says_so_with_only_items_too(tmp_path):
+    frame = _frame([[0, 1], [2, 2]])
+    assert _error(frame.iloc[:0], only_items=["i0000"]).startswith(NO_RATINGS)
+    other = load_rubric("harm_severity")
+    assert _error(frame.assign(rubric=other.id), only_items=["i0000"]).startswith(NO_RATINGS)
+    assert _error(_store(tmp_path, _frame([[0, 1]], HARM), HARM), only_items=["i0000"]).startswith(NO_RATINGS)
+
+
+def test_duplicate_rows_without_trials_and_only_items_rating_nothing_is_an_error_not_a_traceback():
+    frame = _frame([[0, 1], [2, 2]])
+    frame = pd.concat([frame, frame.head(1)], ignore_index=True)  # (i0000, h0) twice, no trial column
+    assert "trial" not in frame.columns
+    assert _error(frame, only_items=["not-rated"]) == NO_REFERENCE
