@@ -174,3 +174,27 @@ def test_duplicate_rows_without_trials_and_only_items_rating_nothing_is_an_error
     frame = pd.concat([frame, frame.head(1)], ignore_index=True)  # (i0000, h0) twice, no trial column
     assert "trial" not in frame.columns
     assert _error(frame, only_items=["not-rated"]) == NO_REFERENCE
+
+
+# ----------------------------------------------------------------------------- 4. between
+def test_between_from_the_reports_codes_puts_items_missing_from_the_items_table_in_missing(tmp_path):
+    from judgekit.agreement.between import between_all_pairs, between_report
+    from judgekit.agreement.report import read_codes
+
+    c = list(REFUSAL.codes)
+    rows = [dict(item_id=f"i{i:04d}", rater_id="h0", rater_kind="human", label=c[i % 3], status="ok")
+            for i in range(40)]
+    for j, shift in (("ja", 0), ("jb", 1)):
+        rows += [dict(item_id=f"i{i:04d}", rater_id=j, rater_kind="judge", label=c[(i + shift * (i % 2)) % 3],
+                      status="ok") for i in range(60)]
+    store = _store(tmp_path, pd.DataFrame(rows))
+    gone = [f"i{i:04d}" for i in (*range(5), *range(50, 55))]  # 5 human-rated, 5 not
+    store.conn.executemany("DELETE FROM items WHERE item_id = ?", [(i,) for i in gone])
+    store.conn.commit()
+    lean = between_all_pairs(store, rubric=REFUSAL, judges=["ja", "jb"], n_resamples=50,
+                             codes=read_codes(store, REFUSAL))
+    n = {r["key"]: r["n_both"] for r in lean[0]["rows"]}
+    assert n == {"all": 60, "yes": 40 - 5, "no": 20 - 5, "(missing)": 10}
+    assert any("10 items have no 'human_rated' value" in w for w in lean[0]["warnings"])
+    assert lean[0] == between_report(store, rubric=REFUSAL, pair=("ja", "jb"), n_resamples=50)
+    store.close()
