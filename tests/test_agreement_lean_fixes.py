@@ -198,3 +198,29 @@ def test_between_from_the_reports_codes_puts_items_missing_from_the_items_table_
     assert any("10 items have no 'human_rated' value" in w for w in lean[0]["warnings"])
     assert lean[0] == between_report(store, rubric=REFUSAL, pair=("ja", "jb"), n_resamples=50)
     store.close()
+
+
+# ----------------------------------------------------------------------------- 6. metadata keys
+def test_a_perturbed_copys_metadata_does_not_count_as_the_items(tmp_path):
+    """Only the copy ``i0000~padding`` has ``human_rated``: the items (Store.items()) do not, so
+    --between and the report go on, and metadata_keys does not see the key."""
+    from click.testing import CliRunner
+
+    from judgekit.agreement.unit_frames import metadata_keys
+    from judgekit.cli import main
+
+    frame = _frame([[0, 1], [2, 2], [1, 1], [0, 0]])
+    frame = pd.concat([frame, frame[frame["rater_id"] == "j"].assign(rater_id="k")], ignore_index=True)
+    store = _store(tmp_path, frame)
+    store.put_items(pd.DataFrame({"item_id": ["i0000~padding"], "prompt": "p", "response": "r",
+                                  "human_rated": ["x"], "turn": [2]}))
+    assert "human_rated" in store.items(variants=True).columns and "human_rated" not in store.items().columns
+    assert metadata_keys(store, ["human_rated", "turn"]) == set()
+    store.close()
+    db = tmp_path / "judgekit.db"
+    r = CliRunner().invoke(main, ["report", "--rubric", "refusal", "--store", str(db), "--out",
+                                  str(tmp_path / "rep"), "--resamples", "100"])
+    assert r.exit_code == 0, r.output
+    r = CliRunner().invoke(main, ["agree", "--rubric", "refusal", "--store", str(db), "--between", "j,k",
+                                  "--resamples", "100"])
+    assert r.exit_code == 0, r.output
