@@ -138,6 +138,21 @@ def test_report_from_the_store_equals_the_report_from_its_ratings(stores, name):
         (None, "all"), ("model", "m1"), ("model", "m10"), ("model", "m2"),
         ("turn", "1.0"), ("turn", "2.0"), ("turn", "(missing)")]  # a float column with gaps
     assert from_store == from_frame
+    # an independent side: slice sizes and the humans' figures (humans have no trials) from a
+    # pandas pivot of the ratings and the public statistics
+    humans = long[long["rater_kind"] == "human"]
+    wide = humans.pivot(index="item_id", columns="rater_id", values="label").sort_index()
+    wide = wide.apply(lambda col: col.map({c: float(i) for i, c in enumerate(CODES)})).astype(float)
+    model = long.drop_duplicates("item_id").set_index("item_id")["model"]
+    for s in from_store["slices"][:4]:
+        part = wide if s["by"] is None else wide[model.reindex(wide.index).to_numpy() == s["key"]]
+        n = len(set(long["item_id"])) if s["by"] is None else int((model == s["key"]).sum())
+        assert s["n_items"] == n
+        mat = part[s["human_ceiling"]["raters"]].to_numpy().T
+        ceiling = s["human_ceiling"]
+        assert ceiling["percent_agreement"]["value"] == round(percent_agreement(mat), 6)
+        assert ceiling["kappa"]["value"] == round(fleiss_kappa(mat, categories=[0.0, 1.0, 2.0]), 6)
+        assert ceiling["alpha"]["value"] == round(krippendorff_alpha(mat, categories=[0.0, 1.0, 2.0]), 6)
 
 
 def _groups(values: dict[str, object], ids: list[str]) -> list[tuple[object, list[str]]]:

@@ -224,3 +224,16 @@ def test_a_perturbed_copys_metadata_does_not_count_as_the_items(tmp_path):
     r = CliRunner().invoke(main, ["agree", "--rubric", "refusal", "--store", str(db), "--between", "j,k",
                                   "--resamples", "100"])
     assert r.exit_code == 0, r.output
+
+
+# ----------------------------------------------------------------------------- rater ids
+def test_integer_rater_ids_stay_integers_and_a_missing_rater_id_is_an_error():
+    from judgekit.errors import JudgekitError
+
+    frame = _frame([[0, 1], [2, 2], [1, 1], [0, 2]]).replace({"rater_id": {"h0": 1, "h1": 0, "j": 2}})
+    r = agreement_report(frame, rubric=REFUSAL, n_resamples=20).to_dict()
+    assert r["humans"] == [1, 0] and r["judges"] == [2] and list(r["slices"][0]["judges"]) == [2]
+    assert r["slices"][0]["human_ceiling"]["raters"] == [1, 0]
+    frame.loc[3, "rater_id"] = None
+    with pytest.raises(JudgekitError, match=r"^Rating of item 'i0001' has no rater_id; give every rating"):
+        agreement_report(frame, rubric=REFUSAL, n_resamples=20)
