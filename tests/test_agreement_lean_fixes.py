@@ -89,7 +89,7 @@ def test_unrounded_point_values_are_the_public_statistics_on_the_items(monkeypat
     pos = {c: float(i) for i, c in enumerate(rubric.codes)}
     weights = "quadratic" if rubric.level == "ordinal" else None
     checked = 0
-    for seed in range(15):
+    for seed in range(10):
         frame, items = _random_frame(seed, rubric)
         report = agreement_report(frame, rubric=rubric, items=items, by=["model"], n_resamples=20, seed=seed)
         wide = frame.pivot(index="item_id", columns="rater_id", values="label").sort_index()
@@ -123,7 +123,7 @@ def test_unrounded_point_values_are_the_public_statistics_on_the_items(monkeypat
                     assert ceiling["weighted_kappa"]["value"] == _expected(cohen_kappa(
                         both[hum[0]].to_numpy(), both[hum[1]].to_numpy(), labels=cats, weights=weights))
                 checked += 1
-    assert checked > 60
+    assert checked > 40
 
 
 # ----------------------------------------------------------------------------- 3. only_items
