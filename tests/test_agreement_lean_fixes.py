@@ -237,3 +237,29 @@ def test_integer_rater_ids_stay_integers_and_a_missing_rater_id_is_an_error():
     frame.loc[3, "rater_id"] = None
     with pytest.raises(JudgekitError, match=r"^Rating of item 'i0001' has no rater_id; give every rating"):
         agreement_report(frame, rubric=REFUSAL, n_resamples=20)
+
+
+# ----------------------------------------------------------------------------- 5. unknown labels
+def test_a_stored_label_outside_the_rubric_is_refused_naming_item_rater_and_label(tmp_path):
+    """Kept as the lean path has it (exit 2, one sentence). The per-item path exited 0 with
+    inconsistent figures: the label counted as a rating in n (ceiling n=8 for a value computed on
+    7 items) and in the label shares (summing to 0.9375), as missing in every statistic; the same
+    label from a judge already made it exit 2 (confusion_matrix)."""
+    from click.testing import CliRunner
+
+    from judgekit.cli import main
+
+    frame = _frame([[0, 0], [1, 1], [2, 2]])
+    frame.loc[(frame["item_id"] == "i0000") & (frame["rater_id"] == "h1"), "label"] = "Full_Refusal"
+    store = _store(tmp_path, frame)
+    before = store.ratings(rubric=REFUSAL).to_dict("records")
+    store.close()
+    r = CliRunner().invoke(main, ["agree", "--rubric", "refusal", "--store", str(tmp_path / "judgekit.db"),
+                                  "--resamples", "100"])
+    assert r.exit_code == 2 and "Traceback" not in r.output
+    assert ("Rating of item 'i0000' by 'h1' has the label 'Full_Refusal', which is not one of the "
+            "rubric's codes (full_compliance, partial_refusal, full_refusal)") in r.output
+    from judgekit.store import Store
+
+    with Store(tmp_path / "judgekit.db") as again:
+        assert again.ratings(rubric=REFUSAL).to_dict("records") == before
