@@ -81,13 +81,14 @@ def slice_figures(by: str | None, key: str, pos: np.ndarray | None, rc: ReportCo
     values = np.array([*(rubric.values[c] for c in codes), np.nan], dtype=float)
     everything = np.ones(rows.shape[0], dtype=bool)
     item_row = np.searchsorted(present, inverse)  # each item's row of ``rows``
-    positions = item_labels.astype(np.float64)
-    positions[item_labels < 0] = np.nan
+    positions = item_labels.T.astype(np.float64)  # (columns, items)
+    positions[item_labels.T < 0] = np.nan
 
     def U(names: list[str], mask: np.ndarray) -> np.ndarray:
         """The items of pattern rows ``mask`` as a (raters, items) float matrix, in item order:
         what the public statistics get, for the point values."""
-        return positions[mask[item_row]][:, [col[c] for c in names]].T
+        sub = positions[[col[c] for c in names]]
+        return sub if mask.all() else sub[:, mask[item_row]]
 
     def L(names: list[str]) -> np.ndarray:
         return rows[:, [col[c] for c in names]]
