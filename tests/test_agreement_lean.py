@@ -51,26 +51,26 @@ def test_pattern_figures_are_the_public_statistics_draw_for_draw(seed, m, p_miss
     data = np.where(items >= 0, items, np.nan).T  # raters x units, NaN missing
     cats = [0.0, 1.0, 2.0]
 
-    value, ci = pf.percent_agreement(rows, freq, CI)
-    assert value == pytest.approx(percent_agreement(data), abs=1e-12)
+    value, ci = pf.percent_agreement(rows, freq, data, CI)
+    assert value == percent_agreement(data)  # the point values: the public statistic, bit for bit
     assert ci() == percent_agreement_ci(data, **CI)
-    value, ci = pf.gwet_ac1(rows, freq, 3, CI)
-    assert value == pytest.approx(gwet_ac1(data, categories=cats), abs=1e-12)
+    value, ci = pf.gwet_ac1(rows, freq, data, 3, CI)
+    assert value == gwet_ac1(data, categories=cats)
     assert ci() == ac1_ci(data, categories=cats, **CI)
-    value, ci = pf.fleiss_kappa(rows, freq, 3, CI)
-    assert value == pytest.approx(fleiss_kappa(data, categories=cats), abs=1e-12)
+    value, ci = pf.fleiss_kappa(rows, freq, data, 3, CI)
+    assert value == fleiss_kappa(data, categories=cats)
     assert ci() == fleiss_ci(data, categories=cats, **CI)
     for level in ("nominal", "ordinal"):
-        value, ci = pf.krippendorff_alpha(rows, freq, level, 3, CI)
-        assert value == pytest.approx(krippendorff_alpha(data, level=level, categories=cats), abs=1e-12)
+        value, ci = pf.krippendorff_alpha(rows, freq, data, level, 3, CI)
+        assert value == krippendorff_alpha(data, level=level, categories=cats)
         assert ci() == alpha_ci(data, level=level, categories=cats, **CI)
     both = (items[:, :2] >= 0).all(axis=1)
     x, y = items[both, 0].astype(float), items[both, 1].astype(float)
     matrix = pf.confusion(rows[:, 0], rows[:, 1], freq, 3)
     assert matrix.sum() == both.sum()
     for weights in (None, "quadratic"):
-        value, ci = pf.cohen_kappa(matrix, weights, CI)
-        assert value == pytest.approx(cohen_kappa(x, y, labels=cats, weights=weights), abs=1e-12)
+        value, ci = pf.cohen_kappa(matrix, weights, np.vstack([x, y]), CI)
+        assert value == cohen_kappa(x, y, labels=cats, weights=weights)
         assert ci() == kappa_ci(x, y, labels=cats, weights=weights, **CI)
 
 
@@ -138,6 +138,21 @@ def test_report_from_the_store_equals_the_report_from_its_ratings(stores, name):
         (None, "all"), ("model", "m1"), ("model", "m10"), ("model", "m2"),
         ("turn", "1.0"), ("turn", "2.0"), ("turn", "(missing)")]  # a float column with gaps
     assert from_store == from_frame
+    # an independent side: slice sizes and the humans' figures (humans have no trials) from a
+    # pandas pivot of the ratings and the public statistics
+    humans = long[long["rater_kind"] == "human"]
+    wide = humans.pivot(index="item_id", columns="rater_id", values="label").sort_index()
+    wide = wide.apply(lambda col: col.map({c: float(i) for i, c in enumerate(CODES)})).astype(float)
+    model = long.drop_duplicates("item_id").set_index("item_id")["model"]
+    for s in from_store["slices"][:4]:
+        part = wide if s["by"] is None else wide[model.reindex(wide.index).to_numpy() == s["key"]]
+        n = len(set(long["item_id"])) if s["by"] is None else int((model == s["key"]).sum())
+        assert s["n_items"] == n
+        mat = part[s["human_ceiling"]["raters"]].to_numpy().T
+        ceiling = s["human_ceiling"]
+        assert ceiling["percent_agreement"]["value"] == round(percent_agreement(mat), 6)
+        assert ceiling["kappa"]["value"] == round(fleiss_kappa(mat, categories=[0.0, 1.0, 2.0]), 6)
+        assert ceiling["alpha"]["value"] == round(krippendorff_alpha(mat, categories=[0.0, 1.0, 2.0]), 6)
 
 
 def _groups(values: dict[str, object], ids: list[str]) -> list[tuple[object, list[str]]]:

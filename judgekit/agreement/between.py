@@ -169,9 +169,16 @@ def _pair_codes(source: Any, codes: RatingCodes, a: str, b: str, rubric: Rubric,
     ids = codes.items[keep]
     pair_codes = RatingCodes(ids, sorted((a, b)), {a: "judge", b: "reference"}, codes.labels[keep][:, cols],
                              codes.status[keep][:, cols], int((codes.status[keep][:, cols] != 0).sum()))
-    meta = pd.DataFrame({"item_id": ids, HUMAN_RATED: np.where(human_rated[keep], "yes", "no")})
-    if items is not None:
-        meta = items.assign(item_id=items["item_id"].astype(str)).merge(meta, on="item_id", how="right")
+    if items is None and hasattr(source, "item_ids"):
+        items = pd.DataFrame({"item_id": source.item_ids()})  # the store's items, as items() has them
+    if items is None:
+        meta = pd.DataFrame({"item_id": ids, HUMAN_RATED: np.where(human_rated[keep], "yes", "no")})
+    else:
+        # as the per-item path: the items table with human_rated; a rated item missing from it
+        # is in the slice "(missing)" (and the report warns)
+        meta = items.assign(item_id=items["item_id"].astype(str))
+        people_ids = set(codes.items[human_rated].tolist())
+        meta[HUMAN_RATED] = np.where(meta["item_id"].isin(people_ids), "yes", "no")
     return pair_codes, meta
 
 

@@ -11,8 +11,10 @@ with the same seed and chunking, so the intervals are the ones
 :func:`~judgekit.agreement.ac1_ci`, :func:`~judgekit.agreement.fleiss_ci` and
 :func:`~judgekit.agreement.percent_agreement_ci` give on the items (Efron & Tibshirani 1993,
 ch. 13: resampling N units is ``Multinomial(N, f / N)`` over their patterns). The point values
-are the same formulas summed over patterns instead of units (equal up to floating-point
-rounding, far below the report's 6 decimals).
+are not summed over patterns (that changes the last bits, and on a rounding boundary the 6th
+decimal): each function is given the per-item matrix ``units`` (M raters, N items, label
+positions, NaN missing, in item order) and calls the public statistic on it, so every value is
+bit for bit the one the per-item computation gives (an O(N) pass per figure).
 
 Formulas and references are those of the statistics themselves: percent agreement and Gwet's
 AC1 (:mod:`judgekit.agreement.chance`), Cohen's and Fleiss' kappa (:mod:`.kappa`),
@@ -29,6 +31,7 @@ import numpy as np
 from judgekit.agreement._matrix import UnitTable, group_rows_weighted, value_counts
 from judgekit.agreement._rated import RatedTable
 from judgekit.agreement.alpha import alpha_from_counts
+from judgekit.agreement.alpha import krippendorff_alpha as _alpha_items
 from judgekit.agreement.bootstrap import (
     check_resampling,
     confusion_ci,
@@ -36,7 +39,11 @@ from judgekit.agreement.bootstrap import (
     resample_patterns,
 )
 from judgekit.agreement.chance import agreement_weights, gwet_from_table, percent_from_table
+from judgekit.agreement.chance import gwet_ac1 as _ac1_items
+from judgekit.agreement.chance import percent_agreement as _percent_items
+from judgekit.agreement.kappa import cohen_kappa as _kappa_items
 from judgekit.agreement.kappa import disagreement_weights, fleiss_from_table, weighted_kappa
+from judgekit.agreement.kappa import fleiss_kappa as _fleiss_items
 
 Interval = tuple[float, float]
 Thunk = Callable[[], Interval]
@@ -68,10 +75,11 @@ def n_pairable(codes: np.ndarray, freq: np.ndarray) -> int:
     return int(freq[(codes >= 0).sum(axis=1) >= 2].sum())
 
 
-def percent_agreement(codes: np.ndarray, freq: np.ndarray, ci_kw: dict[str, Any]) -> tuple[float, Thunk]:
+def percent_agreement(codes: np.ndarray, freq: np.ndarray, units: np.ndarray,
+                      ci_kw: dict[str, Any]) -> tuple[float, Thunk]:
     """Percent agreement of the raters ``codes`` (P, m) and its CI thunk, as
-    :func:`~judgekit.agreement.percent_agreement` / ``percent_agreement_ci`` on the items: the
-    categories are the codes seen on units rated at least twice."""
+    :func:`~judgekit.agreement.percent_agreement` (on ``units``, the items) /
+    ``percent_agreement_ci``: the categories are the codes seen on units rated at least twice."""
     pair = (codes >= 0).sum(axis=1) >= 2
     sub, f = codes[pair], freq[pair]
     used = np.unique(sub[sub >= 0])
@@ -80,7 +88,7 @@ def percent_agreement(codes: np.ndarray, freq: np.ndarray, ci_kw: dict[str, Any]
     counts = value_counts(np.where(sub >= 0, remap[np.maximum(sub, 0)], -1).T, used.size)
     counts, gf = _grouped(counts, f)
     table = UnitTable(counts, gf, [float(u) for u in used], 0)
-    value = float(percent_from_table(table, gf[None, :].astype(np.float64))[0])
+    value = _percent_items(units)
 
     def ci() -> Interval:
         check_resampling("percent_agreement_ci", ci_kw["n_resamples"], ci_kw["confidence"])
@@ -96,11 +104,12 @@ def _rated(codes: np.ndarray, freq: np.ndarray, n_categories: int) -> RatedTable
     return RatedTable(counts, gf, [float(i) for i in range(n_categories)])
 
 
-def gwet_ac1(codes: np.ndarray, freq: np.ndarray, n_categories: int, ci_kw: dict[str, Any]) -> tuple[float, Thunk]:
+def gwet_ac1(codes: np.ndarray, freq: np.ndarray, units: np.ndarray, n_categories: int,
+             ci_kw: dict[str, Any]) -> tuple[float, Thunk]:
     """Gwet's AC1 over the rubric's categories and its CI thunk (``gwet_ac1`` / ``ac1_ci``)."""
     table = _rated(codes, freq, n_categories)
     w = agreement_weights("identity", n_categories, func="gwet_ac1")
-    value = float(gwet_from_table(table, table.freq[None, :].astype(np.float64), w)[0])
+    value = _ac1_items(units, categories=[float(i) for i in range(n_categories)])
 
     def ci() -> Interval:
         check_resampling("ac1_ci", ci_kw["n_resamples"], ci_kw["confidence"])
@@ -109,10 +118,11 @@ def gwet_ac1(codes: np.ndarray, freq: np.ndarray, n_categories: int, ci_kw: dict
     return value, ci
 
 
-def fleiss_kappa(codes: np.ndarray, freq: np.ndarray, n_categories: int, ci_kw: dict[str, Any]) -> tuple[float, Thunk]:
+def fleiss_kappa(codes: np.ndarray, freq: np.ndarray, units: np.ndarray, n_categories: int,
+                 ci_kw: dict[str, Any]) -> tuple[float, Thunk]:
     """Fleiss' kappa over the rubric's categories and its CI thunk (``fleiss_kappa`` / ``fleiss_ci``)."""
     table = _rated(codes, freq, n_categories)
-    value = float(fleiss_from_table(table, table.freq[None, :].astype(np.float64))[0])
+    value = _fleiss_items(units, categories=[float(i) for i in range(n_categories)])
 
     def ci() -> Interval:
         check_resampling("fleiss_ci", ci_kw["n_resamples"], ci_kw["confidence"])
@@ -129,10 +139,13 @@ def confusion(x: np.ndarray, y: np.ndarray, freq: np.ndarray, n_categories: int)
     return flat.astype(np.int64).reshape(v, v)
 
 
-def cohen_kappa(matrix: np.ndarray, weights: str | None, ci_kw: dict[str, Any]) -> tuple[float, Thunk]:
-    """Cohen's kappa of a confusion matrix and its CI thunk (``cohen_kappa`` / ``kappa_ci``)."""
+def cohen_kappa(matrix: np.ndarray, weights: str | None, units: np.ndarray,
+                ci_kw: dict[str, Any]) -> tuple[float, Thunk]:
+    """Cohen's kappa of a confusion matrix and its CI thunk (``cohen_kappa`` on ``units``, the
+    (2, N) items both rated / ``kappa_ci``)."""
     w = disagreement_weights(weights, matrix.shape[0], func="cohen_kappa")
-    value = float(weighted_kappa(matrix[None].astype(np.float64), w)[0])
+    value = _kappa_items(units[0], units[1], labels=[float(i) for i in range(matrix.shape[0])],
+                         weights=weights)
 
     def ci() -> Interval:
         check_resampling("kappa_ci", ci_kw["n_resamples"], ci_kw["confidence"])
@@ -141,15 +154,15 @@ def cohen_kappa(matrix: np.ndarray, weights: str | None, ci_kw: dict[str, Any]) 
     return value, ci
 
 
-def krippendorff_alpha(codes: np.ndarray, freq: np.ndarray, level: str, n_categories: int,
-                       ci_kw: dict[str, Any]) -> tuple[float, Thunk]:
+def krippendorff_alpha(codes: np.ndarray, freq: np.ndarray, units: np.ndarray, level: str,
+                       n_categories: int, ci_kw: dict[str, Any]) -> tuple[float, Thunk]:
     """Nominal or ordinal alpha over the rubric's categories and its CI thunk
     (``krippendorff_alpha`` / ``alpha_ci`` with the categories given)."""
     pair = (codes >= 0).sum(axis=1) >= 2
     counts = value_counts(codes[pair].T, n_categories)
     counts, gf = _grouped(counts, freq[pair])
     prepared = alpha_from_counts(counts, gf, level=level)
-    value = float(prepared.evaluate(gf[None, :].astype(np.float64))[0])
+    value = _alpha_items(units, level=level, categories=[float(i) for i in range(n_categories)])
 
     def ci() -> Interval:
         check_resampling("alpha_ci", ci_kw["n_resamples"], ci_kw["confidence"])

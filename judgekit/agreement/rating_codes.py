@@ -87,7 +87,10 @@ def _assemble(item_ids: Any, rater_codes: np.ndarray, raters: list[str], kind_of
     present = np.flatnonzero(np.bincount(rater_codes, minlength=len(raters)))
     first = np.array([int(np.argmax(rater_codes == c)) for c in present], dtype=np.int64)
     order = [raters[int(present[i])] for i in np.argsort(first, kind="stable")]
-    sorted_raters = sorted(raters[int(c)] for c in present)
+    try:
+        sorted_raters = sorted(raters[int(c)] for c in present)
+    except TypeError:  # integer and text rater ids in one frame
+        sorted_raters = sorted((raters[int(c)] for c in present), key=lambda r: (type(r).__name__, str(r)))
     col_of = np.full(len(raters), -1, dtype=np.int64)
     for c in present:
         col_of[int(c)] = sorted_raters.index(raters[int(c)])
@@ -137,13 +140,19 @@ def codes_from_frame(ratings: Any, codes: Sequence[str], only_items: Sequence[st
         ratings = ratings[ratings["item_id"].isin(set(map(str, only_items)))]
     if ratings.empty:
         return _empty()
+    no_rater = ratings["rater_id"].isna().to_numpy()
+    if no_rater.any():
+        row = ratings.iloc[int(np.flatnonzero(no_rater)[0])]
+        raise JudgekitError(f"Rating of item {str(row['item_id'])!r} has no rater_id; give every rating "
+                            "the id of the rater who made it.")
     kinds = ratings.drop_duplicates("rater_id").set_index("rater_id")["rater_kind"]
-    kind_of = {str(r): str(k) for r, k in kinds.items()}
+    # rater ids as the frame has them (integers stay integers, as the per-item path kept them)
+    kind_of = {r: str(k) for r, k in kinds.items()}
     raters = list(kind_of)
     rater_pos = {r: i for i, r in enumerate(raters)}
 
     def encode(frame: Any) -> RatingCodes | None:
-        rater_codes = np.fromiter((rater_pos[str(r)] for r in frame["rater_id"]), np.int64, len(frame))
+        rater_codes = np.fromiter((rater_pos[r] for r in frame["rater_id"]), np.int64, len(frame))
         return _assemble(frame["item_id"].astype(str).tolist(), rater_codes, raters,
                          kind_of, _label_codes(frame, codes), _status_codes(frame["status"]))
 

@@ -154,14 +154,14 @@ def agreement_report(
                 items = slice_meta(source, by)  # key by key; None: read every item
             if store_values is None and items is None:
                 items = source.items()
-    if codes.empty and only_items is not None:
-        # none of only_items is rated: the report goes on (and says which rater is missing)
-        # when the rubric has ratings at all
-        everything = (read_codes(source, rubric) if frame is None and hasattr(source, "ratings")
-                      else codes_from_frame(frame, rubric.codes) if frame is not None else codes)
-        if not everything.empty:
-            only_items = None
-    if codes.empty and only_items is None:
+    nothing = codes.empty
+    if nothing and only_items is not None:
+        # none of only_items is rated: the report goes on to say which rater is missing when
+        # the rubric has ratings at all (as the per-item path did)
+        nothing = (frame.empty if frame is not None
+                   else read_codes(source, rubric, variants=any(is_variant_rater(j) for j in judges or ())).empty
+                   if hasattr(source, "ratings") else True)
+    if nothing:
         older = source.stale_rubric_hashes(rubric) if hasattr(source, "stale_rubric_hashes") else []
         hint = (
             f" (there are ratings under an older edit of {rubric.id}, hash {', '.join(older)}: the "

@@ -80,6 +80,15 @@ def slice_figures(by: str | None, key: str, pos: np.ndarray | None, rc: ReportCo
     item_labels = rc.labels if pos is None else rc.labels[pos]
     values = np.array([*(rubric.values[c] for c in codes), np.nan], dtype=float)
     everything = np.ones(rows.shape[0], dtype=bool)
+    item_row = np.searchsorted(present, inverse)  # each item's row of ``rows``
+    positions = item_labels.T.astype(np.float64)  # (columns, items)
+    positions[item_labels.T < 0] = np.nan
+
+    def U(names: list[str], mask: np.ndarray) -> np.ndarray:
+        """The items of pattern rows ``mask`` as a (raters, items) float matrix, in item order:
+        what the public statistics get, for the point values."""
+        sub = positions[[col[c] for c in names]]
+        return sub if mask.all() else sub[:, mask[item_row]]
 
     def L(names: list[str]) -> np.ndarray:
         return rows[:, [col[c] for c in names]]
@@ -91,12 +100,12 @@ def slice_figures(by: str | None, key: str, pos: np.ndarray | None, rc: ReportCo
 
     def alpha_value(names: list[str], mask: np.ndarray) -> tuple[float, pf.Thunk]:
         if level != "interval":
-            return pf.krippendorff_alpha(L(names)[mask], freq[mask], level, v, ci_kw)
+            return pf.krippendorff_alpha(L(names)[mask], freq[mask], U(names, mask), level, v, ci_kw)
         # interval: on the items themselves, as krippendorff_alpha / alpha_ci see them
         from judgekit.agreement.alpha import krippendorff_alpha
         from judgekit.agreement.bootstrap import alpha_ci
 
-        items = mask[np.searchsorted(present, inverse)]
+        items = mask[item_row]
         arr = values[item_labels[items][:, [col[c] for c in names]]].T
         return (krippendorff_alpha(arr, level=level),
                 lambda: alpha_ci(arr, level=level, **ci_kw))
@@ -140,11 +149,12 @@ def slice_figures(by: str | None, key: str, pos: np.ndarray | None, rc: ReportCo
             return fig(value, None, n, why_once()) if math.isnan(value) else fig(value, ci(), n)
 
         matrix = pf.confusion(sub[:, 0], sub[:, 1], f, v)
-        out["percent_agreement"] = one(pf.percent_agreement(sub, f, ci_kw))
-        out["kappa"] = one(pf.cohen_kappa(matrix, None, ci_kw))
-        out["weighted_kappa"] = one(pf.cohen_kappa(matrix, weights, ci_kw)) if weights else None
+        units = U([a, b], both)
+        out["percent_agreement"] = one(pf.percent_agreement(sub, f, units, ci_kw))
+        out["kappa"] = one(pf.cohen_kappa(matrix, None, units, ci_kw))
+        out["weighted_kappa"] = one(pf.cohen_kappa(matrix, weights, units, ci_kw)) if weights else None
         out["alpha"] = one(alpha_value([a, b], both))
-        out["ac1"] = one(pf.gwet_ac1(sub, f, v, ci_kw))
+        out["ac1"] = one(pf.gwet_ac1(sub, f, units, v, ci_kw))
         return out
 
     # human ceiling ------------------------------------------------------------------------
@@ -153,7 +163,8 @@ def slice_figures(by: str | None, key: str, pos: np.ndarray | None, rc: ReportCo
     n_pairable = pf.n_pairable(hum, freq) if hcols else 0
     ceiling: dict[str, Any] = {"n": n_pairable, "raters": hcols, **_ceiling_names(len(hcols), weights)}
     if len(hcols) >= 2:
-        pa, pa_ci = pf.percent_agreement(hum, freq, ci_kw)
+        hum_units = U(hcols, everything)
+        pa, pa_ci = pf.percent_agreement(hum, freq, hum_units, ci_kw)
         ceiling["percent_agreement"] = fig(pa, pa_ci() if not math.isnan(pa) else None, n_pairable,
                                            "no item was rated by two humans")
         if len(hcols) == 2:
@@ -163,7 +174,7 @@ def slice_figures(by: str | None, key: str, pos: np.ndarray | None, rc: ReportCo
         else:
             # several humans: Fleiss' kappa (each unit with the humans who rated it), and for
             # ordinal rubrics the mean pairwise weighted kappa (Light's approach), without a CI
-            fk, fk_ci = pf.fleiss_kappa(hum, freq, v, ci_kw)
+            fk, fk_ci = pf.fleiss_kappa(hum, freq, hum_units, v, ci_kw)
             ceiling["kappa"] = (fig(fk, None, n_pairable, reason(hcols, everything)) if math.isnan(fk)
                                 else fig(fk, fk_ci(), n_pairable))
             if weights:
@@ -174,7 +185,7 @@ def slice_figures(by: str | None, key: str, pos: np.ndarray | None, rc: ReportCo
             else:
                 ceiling["weighted_kappa"] = None
         ceiling["alpha"] = alpha_fig(hcols, everything)
-        ac, ac_ci = pf.gwet_ac1(hum, freq, v, ci_kw)
+        ac, ac_ci = pf.gwet_ac1(hum, freq, hum_units, v, ci_kw)
         ceiling["ac1"] = (fig(ac, None, n_pairable, reason(hcols, everything)) if math.isnan(ac)
                           else fig(ac, ac_ci(), n_pairable))
     else:

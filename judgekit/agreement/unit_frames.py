@@ -148,14 +148,16 @@ def slice_meta(source: Any, by: Sequence[str]) -> pd.DataFrame | None:
 
 def metadata_keys(source: Any, keys: Sequence[str]) -> set[str] | None:
     """Which of ``keys`` some item of a :class:`~judgekit.store.Store` has in its metadata, by one
-    scan of the items (their JSON ``meta``, perturbed copies included, as
-    :meth:`~judgekit.store.Store.item_values` reads them); None for another source or a key
+    scan of the items (their JSON ``meta``; perturbed copies left out, as
+    :meth:`~judgekit.store.Store.items` leaves them out); None for another source or a key
     that cannot be read that way (the caller reads the items)."""
     from judgekit.store import Store
+    from judgekit.variants import variant_item_sql
 
     if not isinstance(source, Store) or not keys or any(c in k for k in keys for c in '"\\'):
         return None
     paths = [f'$."{k}"' for k in keys]
-    cols = ", ".join(f"max(json_type(meta, ?{n + 1}) IS NOT NULL)" for n in range(len(paths)))
-    row = source.conn.execute(f"SELECT {cols} FROM items", paths).fetchone()
+    cols = ", ".join("max(json_type(meta, ?) IS NOT NULL)" for _ in paths)
+    cond, args = variant_item_sql()
+    row = source.conn.execute(f"SELECT {cols} FROM items WHERE {cond}", [*paths, *args]).fetchone()
     return {k for k, found in zip(keys, row, strict=True) if found}
