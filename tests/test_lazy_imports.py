@@ -292,3 +292,15 @@ def test_lazy_packages_import_lightly(tmp_path):
                          timeout=120, env=_env())
     assert res.returncode == 0, res.stderr
     assert res.stdout.strip() == "[]"
+
+
+def test_the_command_line_runs_numpy_with_one_blas_thread_unless_told_otherwise():
+    """``import judgekit.cli`` (before numpy) sets OPENBLAS_NUM_THREADS=1; a user's own value stays."""
+    code = ("import os, judgekit.cli\n"
+            "print(os.environ['OPENBLAS_NUM_THREADS'], os.environ['MKL_NUM_THREADS'])")
+    env = {k: v for k, v in _env().items() if k not in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=env)
+    assert res.stdout.split() == ["1", "1"], res.stderr
+    env["OPENBLAS_NUM_THREADS"] = "4"
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=env)
+    assert res.stdout.split() == ["4", "1"], res.stderr
