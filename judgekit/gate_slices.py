@@ -12,27 +12,12 @@ column with gaps, ...) stay what they were.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-#: the key of a missing value (:data:`judgekit.agreement.slicing.MISSING`)
-MISSING = "(missing)"
-
-
-def part_order(text: str) -> tuple[int, float, str]:
-    """Sort key of one part of a slice key: numbers, then text, then ``(missing)``
-    (:func:`judgekit.agreement.slicing.part_order`, here so that the gate's slicing of plain text
-    loads no pandas; tests/test_gate_figures.py checks the two agree)."""
-    if text == MISSING:
-        return (2, 0.0, "")
-    try:
-        x = float(text)
-    except ValueError:
-        return (1, 0.0, text)
-    return (0, x, text) if math.isfinite(x) else (1, 0.0, text)
+from judgekit.agreement.slicing import MISSING, part_order
 
 
 def _plain(v: Any) -> bool:
