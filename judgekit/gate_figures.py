@@ -19,11 +19,12 @@ tests/test_gate_figures.py checks each figure against the full report's on many 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from judgekit.agreement.report_data import AgreementReport
 from judgekit.errors import JudgekitError
 from judgekit.gate_matrix import GateMatrix, frame_matrix, store_matrix
 from judgekit.rubric import Rubric
@@ -32,24 +33,8 @@ from judgekit.variants import is_variant_rater
 SCOPE = "the figures of the gate policy's checks only (judgekit.gate_figures)"
 
 
-@dataclass
-class GateReport:
+class GateReport(AgreementReport):
     """The figures :func:`judgekit.gate.evaluate` reads, in the agreement report's layout."""
-
-    data: dict[str, Any]
-    warnings: list[str] = field(default_factory=list)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {**self.data, "warnings": list(self.warnings)}
-
-    def slice(self, by: str | None = None, key: str = "all") -> dict[str, Any]:
-        for s in self.data["slices"]:
-            if s["by"] == by and s["key"] == key:
-                return s
-        raise KeyError((by, key))
-
-    def judge(self, judge: str, by: str | None = None, key: str = "all") -> dict[str, Any]:
-        return self.slice(by, key)["judges"][judge]
 
 
 @dataclass

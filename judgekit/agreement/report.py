@@ -45,7 +45,6 @@ Markdown and HTML. A *figure* is ``{"value", "low", "high", "n", "undefined"}``
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -57,6 +56,7 @@ from judgekit.agreement.rating_codes import (
     codes_from_store,
     stale_hashes,
 )
+from judgekit.agreement.report_data import AgreementReport as AgreementReport  # re-exported
 from judgekit.agreement.slice_figures import METRICS as METRICS
 from judgekit.agreement.slice_figures import REF, Opts, ReportCodes, slice_figures
 from judgekit.agreement.slicing import MISSING, slice_positions, slice_positions_from_groups
@@ -73,24 +73,6 @@ _num = num  # the report's rounding, kept under its old name
 
 
 # ----------------------------------------------------------------------------- report
-@dataclass
-class AgreementReport:
-    """The result of :func:`agreement_report`; ``to_dict()`` is the JSON form."""
-
-    data: dict[str, Any]
-    warnings: list[str] = field(default_factory=list)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {**self.data, "warnings": list(self.warnings)}
-
-    def slice(self, by: str | None = None, key: str = "all") -> dict[str, Any]:
-        for s in self.data["slices"]:
-            if s["by"] == by and s["key"] == key:
-                return s
-        raise KeyError((by, key))
-
-    def judge(self, judge: str, by: str | None = None, key: str = "all") -> dict[str, Any]:
-        return self.slice(by, key)["judges"][judge]
 
 
 def agreement_report(
