@@ -371,3 +371,19 @@ def test_report_with_abstaining_judges_and_five_humans_is_the_public_statistics(
             assert hf["percent_agreement"]["value"] == _expected(percent_agreement(np.vstack([x, y])))
             checked += 1
     assert checked > 10
+
+
+@pytest.mark.parametrize("rubric", [REFUSAL, HARM], ids=["nominal", "ordinal"])
+def test_above_the_dense_limit_the_report_computes_on_the_items_and_gets_the_same_figures(monkeypatch, rubric):
+    """With the dense-table limit at 0 every point value goes through the public statistic on
+    the (raters, items) matrix; the report is the same dict, value for value."""
+    from judgekit.agreement import pattern_figures as pf
+
+    monkeypatch.setattr(figures, "num", lambda x: None if x is None or math.isnan(float(x)) else float(x))
+    frame, items = _random_frame(3, rubric)
+    fast = agreement_report(frame, rubric=rubric, items=items, by=["model"], n_resamples=20).to_dict()
+    monkeypatch.setattr(pf, "_DENSE_CELLS", 0)
+    monkeypatch.setattr(pf, "_percent_items", lambda u: calls.append("pa") or percent_agreement(u))
+    calls: list[str] = []
+    slow = agreement_report(frame, rubric=rubric, items=items, by=["model"], n_resamples=20).to_dict()
+    assert calls and slow == fast

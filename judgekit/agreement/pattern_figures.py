@@ -63,8 +63,11 @@ _DENSE_CELLS = 20_000_000
 
 def _gather(counts: np.ndarray, keep: np.ndarray, items: np.ndarray) -> np.ndarray:
     """Per-unit counts in item order: the rows ``counts[items]`` of the items whose pattern row
-    is kept (what the public statistics' filter of units keeps, in the same order)."""
-    return counts[items[keep[items]]]
+    is kept (what the public statistics' filter of units keeps, in the same order).
+    ``np.take`` is the same rows as fancy indexing, and faster."""
+    if not keep.all():
+        items = items[np.take(keep, items)]
+    return np.take(counts, items, axis=0)
 
 
 def _ones(n: int) -> np.ndarray:

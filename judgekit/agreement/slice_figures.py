@@ -81,13 +81,12 @@ def slice_figures(by: str | None, key: str, pos: np.ndarray | None, rc: ReportCo
     values = np.array([*(rubric.values[c] for c in codes), np.nan], dtype=float)
     everything = np.ones(rows.shape[0], dtype=bool)
     item_row = np.searchsorted(present, inverse)  # each item's row of ``rows``
-    positions = item_labels.T.astype(np.float64)  # (columns, items)
-    positions[item_labels.T < 0] = np.nan
 
     def U(names: list[str], mask: np.ndarray) -> np.ndarray:
         """The items of pattern rows ``mask`` as a (raters, items) float matrix, in item order:
         what the public statistics get, for the point values."""
-        sub = positions[[col[c] for c in names]]
+        picked = item_labels[:, [col[c] for c in names]].T  # (raters, items) label positions
+        sub = np.where(picked >= 0, picked, np.nan)
         return sub if mask.all() else sub[:, mask[item_row]]
 
     def item_of(mask: np.ndarray) -> np.ndarray:
