@@ -263,3 +263,127 @@ def test_a_stored_label_outside_the_rubric_is_refused_naming_item_rater_and_labe
 
     with Store(tmp_path / "judgekit.db") as again:
         assert again.ratings(rubric=REFUSAL).to_dict("records") == before
+
+
+# ------------------------------------------------- 1b. point values from gathered pattern counts
+def _same(a: float, b: float) -> bool:
+    return a == b or (math.isnan(a) and math.isnan(b))
+
+
+def _not_needed() -> np.ndarray:
+    raise AssertionError("the per-item matrix was built although the pattern counts suffice")
+
+
+@pytest.mark.parametrize("seed", range(16))
+def test_pattern_figures_from_item_rows_are_the_public_statistics_bit_for_bit(seed):
+    """``items=`` (each item's pattern row) gives the public statistic on the items (==, NaN
+    alike) without building the items matrix: 2-5 raters, 2-5 labels, skewed labels (ties and
+    single-label slices), 0-80% missing cells, the whole table and a slice of its rows."""
+    from judgekit.agreement import pattern_figures as pf
+
+    rng = np.random.default_rng(5000 + seed)
+    m, v, n = int(rng.integers(2, 6)), int(rng.integers(2, 6)), int(rng.integers(1, 2500))
+    p_missing = float(rng.choice([0.0, 0.2, 0.5, 0.8]))
+    labels = rng.choice(v, size=(n, m), p=rng.dirichlet(np.full(v, 0.4)))
+    labels = np.where(rng.random((n, m)) < p_missing, -1, labels)
+    rows, inverse = pf.patterns_of(labels)
+    freq = np.bincount(inverse, minlength=rows.shape[0])
+    ci = {"n_resamples": 20, "confidence": 0.95, "seed": seed}
+    cats = [float(i) for i in range(v)]
+    whole = np.ones(rows.shape[0], dtype=bool)
+    both = (rows[:, :2] >= 0).all(axis=1)
+    for mask in (whole, both, ~both):
+        local = np.cumsum(mask) - 1
+        items = local[inverse[mask[inverse]]]
+        data = np.where(labels >= 0, labels, np.nan)[mask[inverse]].T  # raters x items, in order
+        codes, f = rows[mask], freq[mask]
+        assert _same(pf.percent_agreement(codes, f, _not_needed, ci, items=items)[0],
+                     percent_agreement(data))
+        assert _same(pf.gwet_ac1(codes, f, _not_needed, v, ci, items=items)[0],
+                     gwet_ac1(data, categories=cats))
+        assert _same(pf.fleiss_kappa(codes, f, _not_needed, v, ci, items=items)[0],
+                     fleiss_kappa(data, categories=cats))
+        for level in ("nominal", "ordinal"):
+            assert _same(pf.krippendorff_alpha(codes, f, _not_needed, level, v, ci, items=items)[0],
+                         krippendorff_alpha(data, level=level, categories=cats))
+        pair = data[:2][:, ~np.isnan(data[:2]).any(axis=0)]
+        matrix = pf.confusion(codes[:, 0], codes[:, 1], f, v)
+        for weights in (None, "linear", "quadratic"):
+            assert _same(pf.cohen_kappa(matrix, weights, _not_needed, ci)[0],
+                         cohen_kappa(pair[0], pair[1], labels=cats, weights=weights))
+
+
+def test_pattern_percent_agreement_on_the_rounding_boundary_is_the_per_item_sum():
+    """The 7/128 items: the gathered per-item shares, averaged as the public function does,
+    are the per-item value (a hair below 7/128), not the per-pattern sum."""
+    from judgekit.agreement import pattern_figures as pf
+
+    units = [[0, 0, 1]] * 9 + [[0, 0, -1]] * 4 + [[0, 1, 2]] * 115
+    labels = np.array([units[k] for k in np.random.default_rng(1032).permutation(128)])
+    rows, inverse = pf.patterns_of(labels)
+    freq = np.bincount(inverse, minlength=rows.shape[0])
+    ci = {"n_resamples": 20, "confidence": 0.95, "seed": 0}
+    value = pf.percent_agreement(rows, freq, _not_needed, ci, items=inverse)[0]
+    assert value == percent_agreement(np.where(labels >= 0, labels, np.nan).T) != 7 / 128
+    assert round(value, 6) == 0.054687
+
+
+def test_report_with_abstaining_judges_and_five_humans_is_the_public_statistics(monkeypatch):
+    """Up to five humans, judges that abstain (no label: missing in the statistics) and missing
+    cells: the unrounded ceiling values and judge-vs-human kappa and percent agreement are the
+    public statistics on the items (==)."""
+    monkeypatch.setattr(figures, "num", lambda x: None if x is None or math.isnan(float(x)) else float(x))
+    cats = [0.0, 1.0, 2.0]
+    codes = list(REFUSAL.codes)
+    pos = {c: float(i) for i, c in enumerate(codes)}
+    checked = 0
+    for seed in range(6):
+        rng = np.random.default_rng(700 + seed)
+        raters = [(f"h{i}", "human") for i in range(int(rng.integers(3, 6)))] + [("ja", "judge")]
+        rows = []
+        for i in range(int(rng.integers(30, 150))):
+            truth = int(rng.integers(0, 3))
+            for r, k in raters:
+                if rng.random() < 0.3:
+                    continue
+                lab = codes[truth if rng.random() < 0.6 else int(rng.integers(0, 3))]
+                abstain = k == "judge" and rng.random() < 0.2
+                rows.append(dict(item_id=f"it{i:04d}", rater_id=r, rater_kind=k,
+                                 label=None if abstain else lab, status="abstain" if abstain else "ok"))
+        frame = pd.DataFrame(rows)
+        s = agreement_report(frame, rubric=REFUSAL, n_resamples=20, seed=seed).to_dict()["slices"][0]
+        ok = frame[frame["status"] == "ok"]
+        wide = ok.pivot(index="item_id", columns="rater_id", values="label").sort_index()
+        wide = wide.apply(lambda c: c.map(pos)).astype(float)
+        hum = s["human_ceiling"]["raters"]
+        mat = wide[hum].to_numpy().T
+        ceiling = s["human_ceiling"]
+        assert ceiling["percent_agreement"]["value"] == _expected(percent_agreement(mat))
+        assert ceiling["ac1"]["value"] == _expected(gwet_ac1(mat, categories=cats))
+        assert ceiling["kappa"]["value"] == _expected(fleiss_kappa(mat, categories=cats))
+        assert ceiling["alpha"]["value"] == _expected(krippendorff_alpha(mat, categories=cats))
+        for h, hf in s["judges"]["ja"]["vs_humans"].items():
+            both = wide[[h, "ja"]].dropna() if "ja" in wide else wide[[h]].iloc[:0]
+            if both.empty:
+                continue
+            x, y = both[h].to_numpy(), both["ja"].to_numpy()
+            assert hf["kappa"]["value"] == _expected(cohen_kappa(x, y, labels=cats))
+            assert hf["percent_agreement"]["value"] == _expected(percent_agreement(np.vstack([x, y])))
+            checked += 1
+    assert checked > 10
+
+
+@pytest.mark.parametrize("rubric", [REFUSAL, HARM], ids=["nominal", "ordinal"])
+def test_above_the_dense_limit_the_report_computes_on_the_items_and_gets_the_same_figures(monkeypatch, rubric):
+    """With the dense-table limit at 0 every point value goes through the public statistic on
+    the (raters, items) matrix; the report is the same dict, value for value."""
+    from judgekit.agreement import pattern_figures as pf
+
+    monkeypatch.setattr(figures, "num", lambda x: None if x is None or math.isnan(float(x)) else float(x))
+    frame, items = _random_frame(3, rubric)
+    fast = agreement_report(frame, rubric=rubric, items=items, by=["model"], n_resamples=20).to_dict()
+    monkeypatch.setattr(pf, "_DENSE_CELLS", 0)
+    monkeypatch.setattr(pf, "_percent_items", lambda u: calls.append("pa") or percent_agreement(u))
+    calls: list[str] = []
+    slow = agreement_report(frame, rubric=rubric, items=items, by=["model"], n_resamples=20).to_dict()
+    assert calls and slow == fast

@@ -12,9 +12,17 @@ with the same seed and chunking, so the intervals are the ones
 :func:`~judgekit.agreement.percent_agreement_ci` give on the items (Efron & Tibshirani 1993,
 ch. 13: resampling N units is ``Multinomial(N, f / N)`` over their patterns). The point values
 are not summed over patterns (that changes the last bits, and on a rounding boundary the 6th
-decimal): each function is given the per-item matrix ``units`` (M raters, N items, label
-positions, NaN missing, in item order) and calls the public statistic on it, so every value is
-bit for bit the one the per-item computation gives (an O(N) pass per figure).
+decimal): each function is given the items, ``units`` (M raters, N items, label positions, NaN
+missing, in item order; or a function returning them), and optionally ``items``, each item's row
+of the pattern table in item order. Without ``items`` it calls the public statistic on ``units``;
+with them it gathers the pattern rows' integer category counts to the items (``counts[items]``), which is
+exactly the per-unit table the public statistic builds from the (raters, items) matrix (same
+int64 counts, same columns, same unit order); then it applies the public statistic's own
+reduction to it (``percent_from_table``, ``gwet_from_table``, ``fleiss_from_table``,
+``alpha_from_counts(...).evaluate`` with unit weights ``freq[None, :].astype(float64)``; Cohen's
+kappa from the same int confusion matrix), so every value is bit for bit the one the per-item
+computation gives, without re-encoding the ratings. Above the public functions' dense-table
+limit the public statistic is called on ``units`` itself.
 
 Formulas and references are those of the statistics themselves: percent agreement and Gwet's
 AC1 (:mod:`judgekit.agreement.chance`), Cohen's and Fleiss' kappa (:mod:`.kappa`),
@@ -41,12 +49,33 @@ from judgekit.agreement.bootstrap import (
 from judgekit.agreement.chance import agreement_weights, gwet_from_table, percent_from_table
 from judgekit.agreement.chance import gwet_ac1 as _ac1_items
 from judgekit.agreement.chance import percent_agreement as _percent_items
-from judgekit.agreement.kappa import cohen_kappa as _kappa_items
 from judgekit.agreement.kappa import disagreement_weights, fleiss_from_table, weighted_kappa
 from judgekit.agreement.kappa import fleiss_kappa as _fleiss_items
 
 Interval = tuple[float, float]
 Thunk = Callable[[], Interval]
+Units = Callable[[], np.ndarray]
+
+# The public statistics' dense-table limit (units x categories cells): above it they take
+# another path (or refuse), so the point value is then computed by them on the items.
+_DENSE_CELLS = 20_000_000
+
+
+def _gather(counts: np.ndarray, keep: np.ndarray, items: np.ndarray) -> np.ndarray:
+    """Per-unit counts in item order: the rows ``counts[items]`` of the items whose pattern row
+    is kept (what the public statistics' filter of units keeps, in the same order).
+    ``np.take`` is the same rows as fancy indexing, and faster."""
+    if not keep.all():
+        items = items[np.take(keep, items)]
+    return np.take(counts, items, axis=0)
+
+
+def _ones(n: int) -> np.ndarray:
+    return np.ones(n, dtype=np.int64)
+
+
+def _materialize(units: np.ndarray | Units) -> np.ndarray:
+    return units() if callable(units) else units
 
 
 def patterns_of(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -75,20 +104,26 @@ def n_pairable(codes: np.ndarray, freq: np.ndarray) -> int:
     return int(freq[(codes >= 0).sum(axis=1) >= 2].sum())
 
 
-def percent_agreement(codes: np.ndarray, freq: np.ndarray, units: np.ndarray,
-                      ci_kw: dict[str, Any]) -> tuple[float, Thunk]:
+def percent_agreement(codes: np.ndarray, freq: np.ndarray, units: np.ndarray | Units,
+                      ci_kw: dict[str, Any], *, items: np.ndarray | None = None) -> tuple[float, Thunk]:
     """Percent agreement of the raters ``codes`` (P, m) and its CI thunk, as
-    :func:`~judgekit.agreement.percent_agreement` (on ``units``, the items) /
+    :func:`~judgekit.agreement.percent_agreement` (on the items, ``codes[items]``) /
     ``percent_agreement_ci``: the categories are the codes seen on units rated at least twice."""
     pair = (codes >= 0).sum(axis=1) >= 2
-    sub, f = codes[pair], freq[pair]
-    used = np.unique(sub[sub >= 0])
+    used = np.unique(codes[pair][codes[pair] >= 0])
     remap = np.full(max(int(codes.max(initial=0)) + 1, 1), -1, dtype=np.int64)
     remap[used] = np.arange(used.size)
-    counts = value_counts(np.where(sub >= 0, remap[np.maximum(sub, 0)], -1).T, used.size)
-    counts, gf = _grouped(counts, f)
-    table = UnitTable(counts, gf, [float(u) for u in used], 0)
-    value = _percent_items(units)
+    all_counts = value_counts(np.where(codes >= 0, remap[np.maximum(codes, 0)], -1).T, used.size)
+    counts, gf = _grouped(all_counts[pair], freq[pair])
+    cats = [float(u) for u in used]
+    table = UnitTable(counts, gf, cats, 0)
+    seen = np.unique(codes[codes >= 0]).size  # the public function's categories: every rating
+    per_item = None if items is None else _gather(all_counts, pair, items)
+    if per_item is None or per_item.shape[0] * max(seen, 1) > _DENSE_CELLS:
+        value = _percent_items(_materialize(units))
+    else:
+        items_table = UnitTable(per_item, _ones(per_item.shape[0]), cats, 0)
+        value = float(percent_from_table(items_table, items_table.freq[None, :].astype(np.float64))[0])
 
     def ci() -> Interval:
         check_resampling("percent_agreement_ci", ci_kw["n_resamples"], ci_kw["confidence"])
@@ -97,19 +132,31 @@ def percent_agreement(codes: np.ndarray, freq: np.ndarray, units: np.ndarray,
     return value, ci
 
 
-def _rated(codes: np.ndarray, freq: np.ndarray, n_categories: int) -> RatedTable:
-    rated = (codes >= 0).any(axis=1)
-    counts = value_counts(codes[rated].T, n_categories)
-    counts, gf = _grouped(counts, freq[rated])
-    return RatedTable(counts, gf, [float(i) for i in range(n_categories)])
+def _rated(codes: np.ndarray, freq: np.ndarray, items: np.ndarray | None,
+           n_categories: int) -> tuple[RatedTable, RatedTable | None]:
+    """The grouped table of the pattern rows anyone rated, and the per-item table the public
+    ``rated_table`` builds (None above its dense limit, where the public function decides)."""
+    rated = np.asarray((codes >= 0).any(axis=1))
+    all_counts = value_counts(codes.T, n_categories)
+    counts, gf = _grouped(all_counts[rated], freq[rated])
+    cats = [float(i) for i in range(n_categories)]
+    if items is None:
+        return RatedTable(counts, gf, cats), None
+    per_item = _gather(all_counts, rated, items)
+    if per_item.shape[0] * max(n_categories, 1) > _DENSE_CELLS:
+        return RatedTable(counts, gf, cats), None
+    return RatedTable(counts, gf, cats), RatedTable(per_item, _ones(per_item.shape[0]), cats)
 
 
-def gwet_ac1(codes: np.ndarray, freq: np.ndarray, units: np.ndarray, n_categories: int,
-             ci_kw: dict[str, Any]) -> tuple[float, Thunk]:
+def gwet_ac1(codes: np.ndarray, freq: np.ndarray, units: np.ndarray | Units, n_categories: int,
+             ci_kw: dict[str, Any], *, items: np.ndarray | None = None) -> tuple[float, Thunk]:
     """Gwet's AC1 over the rubric's categories and its CI thunk (``gwet_ac1`` / ``ac1_ci``)."""
-    table = _rated(codes, freq, n_categories)
+    table, on_items = _rated(codes, freq, items, n_categories)
     w = agreement_weights("identity", n_categories, func="gwet_ac1")
-    value = _ac1_items(units, categories=[float(i) for i in range(n_categories)])
+    if on_items is None:
+        value = _ac1_items(_materialize(units), categories=[float(i) for i in range(n_categories)])
+    else:
+        value = float(gwet_from_table(on_items, on_items.freq[None, :].astype(np.float64), w)[0])
 
     def ci() -> Interval:
         check_resampling("ac1_ci", ci_kw["n_resamples"], ci_kw["confidence"])
@@ -118,11 +165,14 @@ def gwet_ac1(codes: np.ndarray, freq: np.ndarray, units: np.ndarray, n_categorie
     return value, ci
 
 
-def fleiss_kappa(codes: np.ndarray, freq: np.ndarray, units: np.ndarray, n_categories: int,
-                 ci_kw: dict[str, Any]) -> tuple[float, Thunk]:
+def fleiss_kappa(codes: np.ndarray, freq: np.ndarray, units: np.ndarray | Units, n_categories: int,
+                 ci_kw: dict[str, Any], *, items: np.ndarray | None = None) -> tuple[float, Thunk]:
     """Fleiss' kappa over the rubric's categories and its CI thunk (``fleiss_kappa`` / ``fleiss_ci``)."""
-    table = _rated(codes, freq, n_categories)
-    value = _fleiss_items(units, categories=[float(i) for i in range(n_categories)])
+    table, on_items = _rated(codes, freq, items, n_categories)
+    if on_items is None:
+        value = _fleiss_items(_materialize(units), categories=[float(i) for i in range(n_categories)])
+    else:
+        value = float(fleiss_from_table(on_items, on_items.freq[None, :].astype(np.float64))[0])
 
     def ci() -> Interval:
         check_resampling("fleiss_ci", ci_kw["n_resamples"], ci_kw["confidence"])
@@ -139,13 +189,14 @@ def confusion(x: np.ndarray, y: np.ndarray, freq: np.ndarray, n_categories: int)
     return flat.astype(np.int64).reshape(v, v)
 
 
-def cohen_kappa(matrix: np.ndarray, weights: str | None, units: np.ndarray,
+def cohen_kappa(matrix: np.ndarray, weights: str | None, units: object,
                 ci_kw: dict[str, Any]) -> tuple[float, Thunk]:
-    """Cohen's kappa of a confusion matrix and its CI thunk (``cohen_kappa`` on ``units``, the
-    (2, N) items both rated / ``kappa_ci``)."""
+    """Cohen's kappa of a confusion matrix and its CI thunk (``cohen_kappa`` / ``kappa_ci``):
+    the int (V, V) counts of the items both rated are the matrix ``cohen_kappa`` builds from
+    them, and the value is its reduction ``weighted_kappa(matrix[None].astype(float64), w)``, so
+    ``units`` (the items, kept for callers) is not needed."""
     w = disagreement_weights(weights, matrix.shape[0], func="cohen_kappa")
-    value = _kappa_items(units[0], units[1], labels=[float(i) for i in range(matrix.shape[0])],
-                         weights=weights)
+    value = float(weighted_kappa(matrix[None].astype(np.float64), w)[0])
 
     def ci() -> Interval:
         check_resampling("kappa_ci", ci_kw["n_resamples"], ci_kw["confidence"])
@@ -154,15 +205,21 @@ def cohen_kappa(matrix: np.ndarray, weights: str | None, units: np.ndarray,
     return value, ci
 
 
-def krippendorff_alpha(codes: np.ndarray, freq: np.ndarray, units: np.ndarray, level: str,
-                       n_categories: int, ci_kw: dict[str, Any]) -> tuple[float, Thunk]:
+def krippendorff_alpha(codes: np.ndarray, freq: np.ndarray, units: np.ndarray | Units, level: str,
+                       n_categories: int, ci_kw: dict[str, Any], *,
+                       items: np.ndarray | None = None) -> tuple[float, Thunk]:
     """Nominal or ordinal alpha over the rubric's categories and its CI thunk
     (``krippendorff_alpha`` / ``alpha_ci`` with the categories given)."""
     pair = (codes >= 0).sum(axis=1) >= 2
-    counts = value_counts(codes[pair].T, n_categories)
-    counts, gf = _grouped(counts, freq[pair])
+    all_counts = value_counts(codes.T, n_categories)
+    counts, gf = _grouped(all_counts[pair], freq[pair])
     prepared = alpha_from_counts(counts, gf, level=level)
-    value = _alpha_items(units, level=level, categories=[float(i) for i in range(n_categories)])
+    per_item = None if items is None else _gather(all_counts, pair, items)
+    if per_item is None or per_item.shape[0] * n_categories > _DENSE_CELLS:
+        value = _alpha_items(_materialize(units), level=level, categories=[float(i) for i in range(n_categories)])
+    else:
+        on_items = alpha_from_counts(per_item, _ones(per_item.shape[0]), level=level)
+        value = float(on_items.evaluate(on_items.freq[None, :].astype(np.float64))[0])
 
     def ci() -> Interval:
         check_resampling("alpha_ci", ci_kw["n_resamples"], ci_kw["confidence"])

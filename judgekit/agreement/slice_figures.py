@@ -81,14 +81,23 @@ def slice_figures(by: str | None, key: str, pos: np.ndarray | None, rc: ReportCo
     values = np.array([*(rubric.values[c] for c in codes), np.nan], dtype=float)
     everything = np.ones(rows.shape[0], dtype=bool)
     item_row = np.searchsorted(present, inverse)  # each item's row of ``rows``
-    positions = item_labels.T.astype(np.float64)  # (columns, items)
-    positions[item_labels.T < 0] = np.nan
 
     def U(names: list[str], mask: np.ndarray) -> np.ndarray:
         """The items of pattern rows ``mask`` as a (raters, items) float matrix, in item order:
         what the public statistics get, for the point values."""
-        sub = positions[[col[c] for c in names]]
+        picked = item_labels[:, [col[c] for c in names]].T  # (raters, items) label positions
+        sub = np.where(picked >= 0, picked, np.nan)
         return sub if mask.all() else sub[:, mask[item_row]]
+
+    def item_of(mask: np.ndarray) -> np.ndarray:
+        """Each item of pattern rows ``mask``, in item order, as its row of ``rows[mask]``."""
+        if mask.all():
+            return item_row
+        local = np.cumsum(mask) - 1
+        return local[item_row[mask[item_row]]]
+
+    def lazy(names: list[str], mask: np.ndarray) -> pf.Units:
+        return lambda: U(names, mask)
 
     def L(names: list[str]) -> np.ndarray:
         return rows[:, [col[c] for c in names]]
@@ -100,7 +109,8 @@ def slice_figures(by: str | None, key: str, pos: np.ndarray | None, rc: ReportCo
 
     def alpha_value(names: list[str], mask: np.ndarray) -> tuple[float, pf.Thunk]:
         if level != "interval":
-            return pf.krippendorff_alpha(L(names)[mask], freq[mask], U(names, mask), level, v, ci_kw)
+            return pf.krippendorff_alpha(L(names)[mask], freq[mask], lazy(names, mask), level, v,
+                                         ci_kw, items=item_of(mask))
         # interval: on the items themselves, as krippendorff_alpha / alpha_ci see them
         from judgekit.agreement.alpha import krippendorff_alpha
         from judgekit.agreement.bootstrap import alpha_ci
@@ -149,12 +159,12 @@ def slice_figures(by: str | None, key: str, pos: np.ndarray | None, rc: ReportCo
             return fig(value, None, n, why_once()) if math.isnan(value) else fig(value, ci(), n)
 
         matrix = pf.confusion(sub[:, 0], sub[:, 1], f, v)
-        units = U([a, b], both)
-        out["percent_agreement"] = one(pf.percent_agreement(sub, f, units, ci_kw))
+        items, units = item_of(both), lazy([a, b], both)
+        out["percent_agreement"] = one(pf.percent_agreement(sub, f, units, ci_kw, items=items))
         out["kappa"] = one(pf.cohen_kappa(matrix, None, units, ci_kw))
         out["weighted_kappa"] = one(pf.cohen_kappa(matrix, weights, units, ci_kw)) if weights else None
         out["alpha"] = one(alpha_value([a, b], both))
-        out["ac1"] = one(pf.gwet_ac1(sub, f, units, v, ci_kw))
+        out["ac1"] = one(pf.gwet_ac1(sub, f, units, v, ci_kw, items=items))
         return out
 
     # human ceiling ------------------------------------------------------------------------
@@ -163,8 +173,8 @@ def slice_figures(by: str | None, key: str, pos: np.ndarray | None, rc: ReportCo
     n_pairable = pf.n_pairable(hum, freq) if hcols else 0
     ceiling: dict[str, Any] = {"n": n_pairable, "raters": hcols, **_ceiling_names(len(hcols), weights)}
     if len(hcols) >= 2:
-        hum_units = U(hcols, everything)
-        pa, pa_ci = pf.percent_agreement(hum, freq, hum_units, ci_kw)
+        hum_items, hum_units = item_of(everything), lazy(hcols, everything)
+        pa, pa_ci = pf.percent_agreement(hum, freq, hum_units, ci_kw, items=hum_items)
         ceiling["percent_agreement"] = fig(pa, pa_ci() if not math.isnan(pa) else None, n_pairable,
                                            "no item was rated by two humans")
         if len(hcols) == 2:
@@ -174,7 +184,7 @@ def slice_figures(by: str | None, key: str, pos: np.ndarray | None, rc: ReportCo
         else:
             # several humans: Fleiss' kappa (each unit with the humans who rated it), and for
             # ordinal rubrics the mean pairwise weighted kappa (Light's approach), without a CI
-            fk, fk_ci = pf.fleiss_kappa(hum, freq, hum_units, v, ci_kw)
+            fk, fk_ci = pf.fleiss_kappa(hum, freq, hum_units, v, ci_kw, items=hum_items)
             ceiling["kappa"] = (fig(fk, None, n_pairable, reason(hcols, everything)) if math.isnan(fk)
                                 else fig(fk, fk_ci(), n_pairable))
             if weights:
@@ -185,7 +195,7 @@ def slice_figures(by: str | None, key: str, pos: np.ndarray | None, rc: ReportCo
             else:
                 ceiling["weighted_kappa"] = None
         ceiling["alpha"] = alpha_fig(hcols, everything)
-        ac, ac_ci = pf.gwet_ac1(hum, freq, hum_units, v, ci_kw)
+        ac, ac_ci = pf.gwet_ac1(hum, freq, hum_units, v, ci_kw, items=hum_items)
         ceiling["ac1"] = (fig(ac, None, n_pairable, reason(hcols, everything)) if math.isnan(ac)
                           else fig(ac, ac_ci(), n_pairable))
     else:
