@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from judgekit.agreement.report_data import AgreementReport
-from judgekit.errors import JudgekitError
+from judgekit.agreement.roles import no_ratings_error, rater_roles
 from judgekit.gate_matrix import GateMatrix, frame_matrix, store_matrix
 from judgekit.rubric import Rubric
 from judgekit.variants import is_variant_rater
@@ -89,51 +89,15 @@ def gate_report(source: Any, *, policy: Any, rubric: Rubric, confidence: float =
     mat = matrix if matrix is not None else read_matrix(source, rubric, policy)
     if not mat.items:
         older = source.stale_rubric_hashes(rubric) if hasattr(source, "stale_rubric_hashes") else []
-        hint = (
-            f" (there are ratings under an older edit of {rubric.id}, hash {', '.join(older)}: the "
-            "rubric file changed since they were made; re-import them under this edit or use the "
-            "rubric file they were made with)"
-            if older else ""
-        )
-        raise JudgekitError(
-            f"No ratings under rubric {rubric.ref} in the store{hint}; import some with "
-            "`judgekit import` or run a panel with `judgekit judge`."
-        )
-    kinds = mat.kinds
-    all_humans = [r for r, k in kinds.items() if k == "human"]
-    all_judges = [r for r, k in kinds.items() if k == "judge"]
-    refs = [r for r, k in kinds.items() if k == "reference"]
-    humans = list(policy.humans) if policy.humans is not None else all_humans
-    for name, wanted, have in (("human", humans, all_humans + refs), ("judge", judges, all_judges)):
-        missing = [r for r in wanted if r not in have]
-        if missing:
-            raise JudgekitError(
-                f"{name.capitalize()} rater {missing[0]!r} has no ratings under {rubric.id}; "
-                f"known {name} raters: {', '.join(have) or 'none'}."
-            )
-    reference = policy.reference
-    if reference is None:
-        reference = refs[0] if len(refs) == 1 else "consensus"
-    if reference != "consensus" and reference not in kinds:
-        raise JudgekitError(
-            f"Reference rater {reference!r} has no ratings under {rubric.id}; use one of "
-            f"{', '.join(refs + all_humans) or 'none'} or 'consensus'."
-        )
-    ref_is_human = reference != "consensus" and kinds[reference] == "human"
-    ceiling_humans = [h for h in humans if h != reference or ref_is_human]
-    if ref_is_human and reference not in ceiling_humans:
-        ceiling_humans.append(reference)
-    humans = [h for h in humans if h != reference]
+        raise no_ratings_error(rubric.id, rubric.ref, older)
+    roles = rater_roles(mat.kinds, rubric.id, humans=policy.humans, judges=judges,
+                        reference=policy.reference)
+    humans, reference, ceiling_humans, ref_info = (roles.humans, roles.reference, roles.ceiling_humans,
+                                                   roles.ref_info)
     if reference == "consensus":
-        if not humans:
-            raise JudgekitError(
-                f"No human ratings under {rubric.id} to form a reference; import human labels first."
-            )
         ref = _consensus(mat.labels[:, [mat.col(h) for h in humans]], mat.n_codes)
-        ref_info: dict[str, Any] = {"rater": None, "kind": "consensus"}
     else:
         ref = mat.labels[:, mat.col(reference)]
-        ref_info = {"rater": reference, "kind": "adjudicated" if kinds[reference] == "reference" else "human"}
 
     ctx = _Ctx(mat, ref, rubric, want, ceiling_humans, judges, policy.n_resamples, confidence, policy.seed)
     everything = np.arange(len(mat.items))

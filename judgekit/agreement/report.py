@@ -57,6 +57,7 @@ from judgekit.agreement.rating_codes import (
     stale_hashes,
 )
 from judgekit.agreement.report_data import AgreementReport as AgreementReport  # re-exported
+from judgekit.agreement.roles import no_ratings_error, rater_roles
 from judgekit.agreement.slice_figures import METRICS as METRICS
 from judgekit.agreement.slice_figures import REF, Opts, ReportCodes, slice_figures
 from judgekit.agreement.slicing import MISSING, slice_positions, slice_positions_from_groups
@@ -145,56 +146,16 @@ def agreement_report(
                    if hasattr(source, "ratings") else True)
     if nothing:
         older = source.stale_rubric_hashes(rubric) if hasattr(source, "stale_rubric_hashes") else []
-        hint = (
-            f" (there are ratings under an older edit of {rubric.id}, hash {', '.join(older)}: the "
-            "rubric file changed since they were made; re-import them under this edit or use the "
-            "rubric file they were made with)"
-            if older else ""
-        )
-        raise JudgekitError(
-            f"No ratings under rubric {rubric.ref} in the store{hint}; import some with "
-            "`judgekit import` or run a panel with `judgekit judge`."
-        )
+        raise no_ratings_error(rubric.id, rubric.ref, older)
 
     kinds = codes.kinds
-    all_humans = [r for r, k in kinds.items() if k == "human"]
-    all_judges = [r for r, k in kinds.items() if k == "judge"]
-    # perturbed variants of a judge (judgekit probe) are left out unless named
-    default_judges = [r for r in all_judges if not is_variant_rater(r)]
-    refs = [r for r, k in kinds.items() if k == "reference"]
-    humans = list(humans) if humans is not None else all_humans
-    judges = list(judges) if judges is not None else default_judges
-    for name, wanted, have in (("human", humans, all_humans + refs), ("judge", judges, all_judges)):
-        missing = [r for r in wanted if r not in have]
-        if missing:
-            raise JudgekitError(
-                f"{name.capitalize()} rater {missing[0]!r} has no ratings under {rubric.id}; "
-                f"known {name} raters: {', '.join(have) or 'none'}."
-            )
-    if reference is None:
-        reference = refs[0] if len(refs) == 1 else "consensus"
-    if reference != "consensus" and reference not in kinds:
-        raise JudgekitError(
-            f"Reference rater {reference!r} has no ratings under {rubric.id}; use one of "
-            f"{', '.join(refs + all_humans) or 'none'} or 'consensus'."
-        )
-    # the humans of the ceiling: a human reference is one of them, compared like the others
-    ref_is_human = reference != "consensus" and kinds[reference] == "human"
-    ceiling_humans = [h for h in humans if h != reference or ref_is_human]
-    if ref_is_human and reference not in ceiling_humans:
-        ceiling_humans.append(reference)
-    humans = [h for h in humans if h != reference]
-
+    roles = rater_roles(kinds, rubric.id, humans=humans, judges=judges, reference=reference)
+    humans, judges, reference, ceiling_humans, ref_info = (
+        roles.humans, roles.judges, roles.reference, roles.ceiling_humans, roles.ref_info)
     if reference == "consensus":
-        if not humans:
-            raise JudgekitError(
-                f"No human ratings under {rubric.id} to form a reference; import human labels first."
-            )
         ref = consensus_codes(codes.labels[:, [codes.column(h) for h in humans]], len(rubric.codes))
-        ref_info = {"rater": None, "kind": "consensus"}
     else:
         ref = codes.labels[:, codes.column(reference)]
-        ref_info = {"rater": reference, "kind": "adjudicated" if kinds[reference] == "reference" else "human"}
 
     meta = None
     if by and store_values is None:

@@ -132,13 +132,7 @@ def _stream(store: Store, chunks: CsvChunks, rubric: Rubric, *, source: str, rat
         convert: list[Callable[[Any], Any] | None] = [
             _plain if meta[j] and numeric[j] and filled[j] else None for j in range(len(item_names))
         ]
-        written, replaced = writer.finish(convert)
-        result = StreamResult(items=writer.n_items, ratings=writer.n_ratings, by_rater=by_rater,
-                              written=written, replaced=replaced)
-        record_import(conn, digest, {"items": result.items, "ratings": result.ratings,
-                                     "by_rater": by_rater, "notes": []},
-                      before=before, keep_others=not replaced)
-        return result
+        return _finish(writer, convert, by_rater, conn, digest, before)
 
 
 def stream_wide_csv(
@@ -231,13 +225,20 @@ def _stream_wide(store: Store, chunks: CsvChunks, rubric: Rubric, *, source: str
             writer.add_items(zip(item_ids, *item_cols, strict=True))
         except (NotUsual, JudgekitError):
             raise StreamFallback from None
-        written, replaced = writer.finish(convert)
-        result = StreamResult(items=writer.n_items, ratings=writer.n_ratings, by_rater=by_rater,
-                              written=written, replaced=replaced)
-        record_import(conn, digest, {"items": result.items, "ratings": result.ratings,
-                                     "by_rater": by_rater, "notes": []},
-                      before=before, keep_others=not replaced)
-        return result
+        return _finish(writer, convert, by_rater, conn, digest, before)
+
+
+def _finish(writer: StreamWriter, convert: list[Callable[[Any], Any] | None], by_rater: dict[str, dict[str, Any]],
+            conn: Any, digest: str | None, before: Any) -> StreamResult:
+    """Write what the chunks left (:meth:`StreamWriter.finish`) and record the import's digest in
+    the same transaction; the result of the streamed import."""
+    written, replaced = writer.finish(convert)
+    result = StreamResult(items=writer.n_items, ratings=writer.n_ratings, by_rater=by_rater,
+                          written=written, replaced=replaced)
+    record_import(conn, digest, {"items": result.items, "ratings": result.ratings,
+                                 "by_rater": by_rater, "notes": []},
+                  before=before, keep_others=not replaced)
+    return result
 
 
 @contextmanager
