@@ -34,7 +34,7 @@ import urllib.request
 from pathlib import Path
 
 from judgekit.judges.panel import panel_from_dict, run_panel
-from judgekit.store import Store
+from judgekit.store.database import Store
 
 
 def start_server(latency: float, rates: dict[str, float], retry_after: float) -> tuple[subprocess.Popen[str], str]:

@@ -8,12 +8,12 @@ __all__ = ["JudgekitError", "UntrustedJudgeError", "__version__", "require_trust
 
 def __getattr__(name: str) -> object:
     # Lazy so that `import judgekit` stays cheap (the gate imports pandas and the statistics);
-    # judgekit.gate takes __version__ from judgekit.version, not from this package, so no cycle.
+    # judgekit.gate.run takes __version__ from judgekit.version, not from this package, so no cycle.
     if name == "require_trusted":
-        from judgekit.gate import require_trusted
+        from judgekit.verdict.trust import require_trusted
 
         return require_trusted
-    from judgekit.lazy import submodule
+    from judgekit.core.lazy import submodule
 
     return submodule(__name__, name)
 

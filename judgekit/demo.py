@@ -28,13 +28,14 @@ from typing import Any
 from rich.console import Console
 
 from judgekit.agreement.report import agreement_report
-from judgekit.console import make_console, print_agreement, print_verdict
-from judgekit.gate import explain, run_gate
-from judgekit.io.atomic import write_text_atomic
+from judgekit.core.atomic import write_text_atomic
+from judgekit.core.console import make_console
+from judgekit.gate.run import explain, run_gate
 from judgekit.io.ratings import import_ratings
 from judgekit.report.escape import md_list
-from judgekit.rubric import load_rubric, shipped_dir
-from judgekit.store import Store
+from judgekit.report.terminal import print_agreement, print_verdict
+from judgekit.rubric.model import load_rubric, shipped_dir
+from judgekit.store.database import Store
 
 #: Annotator 1 vs annotator 2 agreement (%) per model, from the authors' repository
 #: (paul-rottger/exaggerated-safety, evaluation/analysis.ipynb, stored outputs).
@@ -115,7 +116,7 @@ def run_demo(out_dir: Path, *, console: Console | None = None, n_resamples: int 
         summary["verdict"] = {j["judge"]: j["passed"] for j in verdict["judges"]}
 
         # 4b. probes (docs/probes.md) -------------------------------------------------------
-        from judgekit.console import clean
+        from judgekit.core.console import clean
         from judgekit.probes.demo import panel_probes, xstest_probes
         from judgekit.report.probes import summary_lines
 
@@ -257,7 +258,8 @@ def _run_analyses(out_dir: Path, ann: Path, console: Console, n_resamples: int) 
     from judgekit.analysis.distribution import refusal_distribution
     from judgekit.analysis.terminal import print_calibration, print_distribution, written_summary
     from judgekit.errors import UntrustedJudgeError
-    from judgekit.gate import require_trusted
+    from judgekit.report.analysis import write_results
+    from judgekit.verdict.trust import require_trusted
 
     console.rule("6. Refusal analyses a trusted judge unlocks (synthetic multi-turn data)")
     syn = ann / "synthetic-multiturn"
@@ -290,7 +292,7 @@ def _run_analyses(out_dir: Path, ann: Path, console: Console, n_resamples: int) 
                              judge_hashes=cal.judge_hashes, harm_source=cal.harm_source,
                              n_boot=n_resamples, seed=0, store=store)
     print_calibration(console, result)
-    written = inputs.write_results(result, outputs["calibration"])
+    written = write_results(result, outputs["calibration"])
     console.print(written_summary(written, outputs["calibration"]), markup=False)
     with Store(db) as store:
         dist = inputs.distribution_inputs(store, rubric, judge, form_rubric="refusal_form",
@@ -300,7 +302,7 @@ def _run_analyses(out_dir: Path, ann: Path, console: Console, n_resamples: int) 
                                       form_rubric=dist.form_rubric, by=["severity"],
                                       n_boot=n_resamples, seed=0, store=store)
     print_distribution(console, result)
-    written = inputs.write_results(result, outputs["distribution"])
+    written = write_results(result, outputs["distribution"])
     console.print(written_summary(written, outputs["distribution"]), markup=False)
     return {"verdicts": {k: str(v) for k, v in verdicts.items()},
             "outputs": {k: str(v) for k, v in outputs.items()}}

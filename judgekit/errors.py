@@ -73,4 +73,4 @@ class JudgekitError(Exception):
 
 
 class UntrustedJudgeError(JudgekitError):
-    """Raised by :func:`judgekit.gate.require_trusted` when no matching passing verdict exists."""
+    """Raised by :func:`judgekit.verdict.trust.require_trusted` when no matching passing verdict exists."""

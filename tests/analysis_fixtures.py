@@ -57,7 +57,8 @@ def passing_verdict(judge: str, rubric: Any, *, passed: bool = True) -> dict[str
     """A verdict in the documented format (as `judgekit gate` writes it) for one judge: schema
     version 2, consistent (its checks' states follow from figure vs threshold), and not
     tied to any store (its hashes are placeholders: use it without ``store=``)."""
-    from judgekit.verdict import SCHEMA_VERSION, digest, make_check
+    from judgekit.verdict.checks import make_check
+    from judgekit.verdict.read import SCHEMA_VERSION, digest
 
     policy = {"rubric": rubric.id, "judges": [judge], "checks": {"min_items": 100, "min_lower_bound": 0.6}}
     items = make_check("min_items", 300, 100, 300, "test")
@@ -77,10 +78,10 @@ def passing_verdict(judge: str, rubric: Any, *, passed: bool = True) -> dict[str
 @pytest.fixture(scope="session")
 def synthetic_store(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """Store path and verdict paths for the shipped synthetic data set (read-only for tests)."""
-    from judgekit.gate import run_gate
+    from judgekit.gate.run import run_gate
     from judgekit.io.ratings import import_ratings
-    from judgekit.rubric import load_rubric
-    from judgekit.store import Store
+    from judgekit.rubric.model import load_rubric
+    from judgekit.store.database import Store
 
     root = tmp_path_factory.mktemp("synthetic")
     path = root / "judgekit.db"

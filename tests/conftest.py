@@ -41,7 +41,7 @@ def store_dump(db: str | Path) -> list[str]:
 
 @pytest.fixture()
 def store(tmp_path):
-    from judgekit.store import Store
+    from judgekit.store.database import Store
 
     s = Store(tmp_path / "judgekit.db")
     yield s
@@ -52,8 +52,8 @@ def store(tmp_path):
 def xstest_store(tmp_path_factory):
     """A store with the shipped XSTest v2 labels imported (read-only for tests)."""
     from judgekit.io.ratings import import_ratings
-    from judgekit.rubric import load_rubric
-    from judgekit.store import Store
+    from judgekit.rubric.model import load_rubric
+    from judgekit.store.database import Store
 
     path = tmp_path_factory.mktemp("xstest") / "judgekit.db"
     s = Store(path)

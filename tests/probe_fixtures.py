@@ -23,8 +23,8 @@ from pathlib import Path
 import numpy as np
 
 from judgekit.io.ratings import import_ratings
-from judgekit.rubric import load_rubric
-from judgekit.store import Store
+from judgekit.rubric.model import load_rubric
+from judgekit.store.database import Store
 
 CODES = ["full_compliance", "partial_refusal", "full_refusal"]
 SHARES = [0.5, 0.15, 0.35]

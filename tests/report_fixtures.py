@@ -143,8 +143,8 @@ def report_planted() -> SimpleNamespace:
 def report_xstest_store(tmp_path_factory) -> Path:
     """Path of a store holding the shipped XSTest v2 labels (treat as read-only)."""
     from judgekit.io.ratings import import_ratings
-    from judgekit.rubric import load_rubric
-    from judgekit.store import Store
+    from judgekit.rubric.model import load_rubric
+    from judgekit.store.database import Store
 
     path = tmp_path_factory.mktemp("report-xstest") / "judgekit.db"
     with Store(path) as s:
@@ -282,8 +282,8 @@ def xstest_verdict(report_xstest_store, tmp_path_factory) -> Path:
     """verdict.json of the real gate with the shipped XSTest policy over the shipped labels."""
     import json
 
-    from judgekit.gate import run_gate
-    from judgekit.store import Store
+    from judgekit.gate.run import run_gate
+    from judgekit.store.database import Store
 
     with Store(report_xstest_store) as s:
         verdict, _ = run_gate(s, XSTEST_POLICY)

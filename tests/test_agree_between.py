@@ -16,8 +16,8 @@ from sklearn.metrics import cohen_kappa_score
 
 from judgekit.agreement.between import between_report
 from judgekit.cli import main
-from judgekit.rubric import load_rubric
-from judgekit.store import Store
+from judgekit.rubric.model import load_rubric
+from judgekit.store.database import Store
 
 
 def run(*args: object):

@@ -10,8 +10,8 @@ from conftest import XSTEST_LABELS, copy_store
 
 from judgekit.cli import main
 from judgekit.io.ratings import import_ratings
-from judgekit.rubric import load_rubric
-from judgekit.store import SampleRow
+from judgekit.rubric.model import load_rubric
+from judgekit.store.database import SampleRow
 
 
 def _seed_sample_store(store, tmp_path):

@@ -12,7 +12,7 @@ from sklearn.metrics import cohen_kappa_score
 
 from judgekit.agreement.ceiling import loo_consensus
 from judgekit.agreement.report import agreement_report
-from judgekit.rubric import load_rubric
+from judgekit.rubric.model import load_rubric
 
 REFUSAL = load_rubric("refusal")
 RESTRICT = load_rubric("restrictiveness")

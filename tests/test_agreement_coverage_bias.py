@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from judgekit.agreement.classes import positive_code
 from judgekit.agreement.report import agreement_report
 from judgekit.cli import main
-from judgekit.rubric import load_rubric
+from judgekit.rubric.model import load_rubric
 
 REFUSAL = load_rubric("refusal")
 RESTRICT = load_rubric("restrictiveness")

@@ -28,7 +28,7 @@ from judgekit.agreement.report import agreement_report, read_codes
 from judgekit.agreement.slicing import slice_positions, slice_positions_from_groups
 from judgekit.agreement.unit_frames import meta_frame, value_groups
 from judgekit.report.collect import worst_disagreements
-from judgekit.rubric import load_rubric
+from judgekit.rubric.model import load_rubric
 
 REFUSAL = load_rubric("refusal")
 CODES = list(REFUSAL.codes)
@@ -94,7 +94,7 @@ def _long(n_items: int, seed: int, *, trials: bool = False) -> pd.DataFrame:
 
 @pytest.fixture(scope="module")
 def stores(tmp_path_factory):
-    from judgekit.store import Store
+    from judgekit.store.database import Store
 
     out = {}
     for name, trials in (("plain", False), ("trials", True)):
@@ -218,7 +218,7 @@ def test_stale_hashes_are_the_stores(stores, tmp_path):
 
     store, long = stores["plain"]
     assert stale_hashes(store, REFUSAL) == store.stale_rubric_hashes(REFUSAL) == []
-    from judgekit.store import Store
+    from judgekit.store.database import Store
 
     other = Store(tmp_path / "s.db")
     few = long.head(30).drop(columns=["model", "turn"]).assign(rubric=REFUSAL.id)

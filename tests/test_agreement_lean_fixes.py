@@ -22,7 +22,7 @@ from judgekit.agreement import (
     percent_agreement,
 )
 from judgekit.agreement.report import agreement_report
-from judgekit.rubric import load_rubric
+from judgekit.rubric.model import load_rubric
 
 REFUSAL = load_rubric("refusal")
 HARM = load_rubric("harm_severity")  # ordinal, five labels
@@ -128,7 +128,7 @@ def test_unrounded_point_values_are_the_public_statistics_on_the_items(monkeypat
 
 # ----------------------------------------------------------------------------- 3. only_items
 def _store(tmp_path, frame: pd.DataFrame, rubric=REFUSAL):
-    from judgekit.store import Store
+    from judgekit.store.database import Store
 
     store = Store(tmp_path / "judgekit.db")
     store.put_items(pd.DataFrame({"item_id": sorted(set(frame["item_id"]))}).assign(prompt="p", response="r"))
@@ -259,7 +259,7 @@ def test_a_stored_label_outside_the_rubric_is_refused_naming_item_rater_and_labe
     assert r.exit_code == 2 and "Traceback" not in r.output
     assert ("Rating of item 'i0000' by 'h1' has the label 'Full_Refusal', which is not one of the "
             "rubric's codes (full_compliance, partial_refusal, full_refusal)") in r.output
-    from judgekit.store import Store
+    from judgekit.store.database import Store
 
     with Store(tmp_path / "judgekit.db") as again:
         assert again.ratings(rubric=REFUSAL).to_dict("records") == before

@@ -13,7 +13,7 @@ from sklearn.metrics import cohen_kappa_score
 
 from judgekit.agreement.report import agreement_report, collapse_trials
 from judgekit.errors import JudgekitError
-from judgekit.rubric import load_rubric
+from judgekit.rubric.model import load_rubric
 
 REFUSAL = load_rubric("refusal")
 MAP = {"1_full_compliance": "full_compliance", "2_full_refusal": "full_refusal",

@@ -12,7 +12,7 @@ from sklearn.metrics import cohen_kappa_score
 
 from judgekit.agreement.report import agreement_report
 from judgekit.io.ratings import import_ratings
-from judgekit.rubric import load_rubric
+from judgekit.rubric.model import load_rubric
 
 REFUSAL = load_rubric("refusal")
 CODES = list(REFUSAL.codes)
@@ -39,7 +39,7 @@ def _ratings() -> pd.DataFrame:
 
 @pytest.fixture(scope="module")
 def scale_case(tmp_path_factory):
-    from judgekit.store import Store
+    from judgekit.store.database import Store
 
     folder = tmp_path_factory.mktemp("scale")
     long = _ratings()

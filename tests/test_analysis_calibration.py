@@ -14,9 +14,9 @@ from judgekit.analysis.calibration import (
     pair_counts,
 )
 from judgekit.analysis.frames import harm_from_column, harm_from_ratings
-from judgekit.analysis.intervals import cluster_weights
 from judgekit.errors import JudgekitError
-from judgekit.rubric import load_rubric
+from judgekit.rubric.model import load_rubric
+from judgekit.stats.intervals import cluster_weights
 
 pytest_plugins = ["tests.analysis_fixtures"]
 
@@ -195,7 +195,7 @@ def test_calibration_hand_computed_drift_by_turn_and_tier():
     # overall: 4 pairs with H 1 over H 0: (1 vs 0), (1 vs .25), (.5 vs 0), (.5 vs .25) all conc.
     s = res.table("summary").iloc[0]
     assert s["C"] == 1.0 and s["n_pairs"] == 4
-    from judgekit.analysis.render import to_markdown
+    from judgekit.report.analysis import to_markdown
 
     # n_pairs is a count, not "4.000"; C is one column with its interval (none: n_boot=0)
     assert "| m | 2 | 4 | 4 | 4 | 1.000 (no CI) |" in to_markdown(res)

@@ -70,8 +70,8 @@ def test_calibration_by_tactic_equals_the_analysis_of_that_tactic_alone(syntheti
                                                                      tmp_path):
     from judgekit.analysis.calibration import calibration
     from judgekit.analysis.frames import harm_from_column
-    from judgekit.rubric import load_rubric
-    from judgekit.store import Store
+    from judgekit.rubric.model import load_rubric
+    from judgekit.store.database import Store
 
     out = tmp_path / "bt"
     v = synthetic_store["restrictiveness"]

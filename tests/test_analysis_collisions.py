@@ -20,8 +20,8 @@ from judgekit.analysis.calibration import calibration
 from judgekit.analysis.distribution import refusal_distribution
 from judgekit.cli import main
 from judgekit.errors import JudgekitError
-from judgekit.rubric import load_rubric
-from judgekit.store import Store
+from judgekit.rubric.model import load_rubric
+from judgekit.store.database import Store
 
 REPO = Path(__file__).resolve().parent.parent
 SYNTH = REPO / "annotations" / "synthetic-multiturn"

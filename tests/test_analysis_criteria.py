@@ -7,7 +7,7 @@ import pytest
 
 from judgekit.analysis.criteria import evaluate_criteria, load_criteria, parse_criteria
 from judgekit.errors import JudgekitError
-from judgekit.rubric import load_rubric
+from judgekit.rubric.model import load_rubric
 
 pytest_plugins = ["tests.analysis_fixtures"]
 

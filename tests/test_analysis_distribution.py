@@ -10,9 +10,9 @@ import pandas as pd
 import pytest
 
 from judgekit.analysis.distribution import refusal_definition, refusal_distribution
-from judgekit.analysis.intervals import wilson_interval
 from judgekit.errors import JudgekitError
-from judgekit.rubric import load_rubric
+from judgekit.rubric.model import load_rubric
+from judgekit.stats.intervals import wilson_interval
 
 pytest_plugins = ["tests.analysis_fixtures"]
 
@@ -72,7 +72,7 @@ def test_refusal_definition_from_the_refusal_rubric_and_from_a_threshold():
 
 
 def test_refusal_definition_rejects_impossible_choices():
-    from judgekit.rubric import Label, Rubric
+    from judgekit.rubric.model import Label, Rubric
 
     low = Rubric(name="low", version=1, title="t", level="ordinal", instructions="i",
                  labels=[Label(code="a", value=0.0, description="a"),

@@ -13,8 +13,8 @@ import pytest
 from click.testing import CliRunner
 
 from judgekit.analysis.exchangeability import behaviour
-from judgekit.analysis.intervals import wilson_interval
 from judgekit.cli import main
+from judgekit.stats.intervals import wilson_interval
 
 
 def run(*args: object):

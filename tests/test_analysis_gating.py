@@ -12,11 +12,11 @@ from judgekit.analysis.calibration import calibration
 from judgekit.analysis.criteria import evaluate_criteria, parse_criteria
 from judgekit.analysis.distribution import refusal_distribution
 from judgekit.analysis.frames import harm_from_column
-from judgekit.analysis.render import to_html, to_json, to_markdown
 from judgekit.analysis.trust import check_trust
 from judgekit.errors import UntrustedJudgeError
-from judgekit.rubric import load_rubric
-from judgekit.store import Store
+from judgekit.report.analysis import to_html, to_json, to_markdown
+from judgekit.rubric.model import load_rubric
+from judgekit.store.database import Store
 
 pytest_plugins = ["tests.analysis_fixtures"]
 

@@ -7,8 +7,8 @@ import json
 import pandas as pd
 
 from judgekit.analysis.distribution import refusal_distribution
-from judgekit.analysis.render import to_html, to_json, to_markdown
-from judgekit.rubric import load_rubric
+from judgekit.report.analysis import to_html, to_json, to_markdown
+from judgekit.rubric.model import load_rubric
 
 pytest_plugins = ["tests.analysis_fixtures"]
 
@@ -57,7 +57,7 @@ def test_json_is_strict_json():
 
 
 def test_file_names_are_safe_for_any_model_name():
-    from judgekit.analysis.render import file_stem
+    from judgekit.report.analysis import file_stem
 
     res = _result()
     assert file_stem(res, "drift_by_tier_../../etc/passwd") == "distribution-drift_by_tier_etc_passwd"

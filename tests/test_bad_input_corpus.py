@@ -102,8 +102,8 @@ def test_bad_input_is_one_sentence_and_changes_nothing(case: Case, template: Pat
 
 @pytest.mark.parametrize("control", _params(CONTROLS))
 def test_valid_control_imports_exactly(control: Control, template: Path, tmp_path: Path):
-    from judgekit.rubric import load_rubric
-    from judgekit.store import Store
+    from judgekit.rubric.model import load_rubric
+    from judgekit.store.database import Store
 
     before = dump_store(template / "store.db")
     code, output, exc, where = run_case(control, template, tmp_path)

@@ -11,9 +11,9 @@ import pandas as pd
 import pytest
 
 from judgekit.analysis.columns import ci_columns, display_table, interval_text, points
-from judgekit.analysis.render import chart_caption, chart_svg, to_html, to_json, to_markdown
 from judgekit.analysis.result import AnalysisResult, Chart, Table
 from judgekit.report import svg
+from judgekit.report.analysis import chart_caption, chart_svg, to_html, to_json, to_markdown
 
 NS = "{http://www.w3.org/2000/svg}"
 

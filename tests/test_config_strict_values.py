@@ -12,14 +12,14 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from judgekit.annotation.sampling import SampleSpec, load_spec, spec_from_dict
 from judgekit.cli import main
-from judgekit.config import load_yaml
-from judgekit.data import validate_items
+from judgekit.core.config import load_yaml
 from judgekit.errors import JudgekitError
 from judgekit.judges.base import JudgeEntry
-from judgekit.policy import Policy, load_policy
-from judgekit.rubric import Label, load_rubric
-from judgekit.sampling import SampleSpec, load_spec, spec_from_dict
+from judgekit.rubric.model import Label, load_rubric
+from judgekit.store.data import validate_items
+from judgekit.verdict.policy import Policy, load_policy
 
 POLICY = "rubric: refusal\njudges: [j1]\nchecks:\n  min_items: {v}\n"
 
@@ -58,7 +58,7 @@ def test_an_integer_is_still_a_number_where_a_number_is_expected(tmp_path: Path)
 def test_a_judge_entry_is_never_converted(kw: dict, says: str):
     from pydantic import ValidationError
 
-    from judgekit.config import first_error
+    from judgekit.core.config import first_error
 
     with pytest.raises(ValidationError) as exc:
         JudgeEntry(id="j", model="rules:refusal-keywords", **kw)
@@ -95,7 +95,7 @@ def test_the_models_built_in_code_are_strict_too():
 
 # ----------------------------------------------------------------------------- huge integers
 def test_an_integer_too_long_for_python_is_one_problem_with_its_line():
-    from judgekit.config import YamlProblem
+    from judgekit.core.config import YamlProblem
 
     with pytest.raises(YamlProblem) as exc:
         load_yaml("a: 1\nb:\n  - 2\n  - " + "9" * 5000 + "\n")
@@ -194,7 +194,7 @@ def _pull(tmp_path: Path, export: Path, db: Path):
 
 
 def _ratings(db: Path) -> list:
-    from judgekit.store import Store
+    from judgekit.store.database import Store
 
     with Store(db) as s:
         return sorted(s.ratings(rubric=load_rubric("refusal"))[["item_id", "rater_id"]].itertuples(index=False))

@@ -1,10 +1,10 @@
-"""judgekit.console.LazyConsole: the command modules' consoles, made on first use."""
+"""judgekit.core.console.LazyConsole: the command modules' consoles, made on first use."""
 
 from __future__ import annotations
 
 import io
 
-from judgekit.console import LazyConsole, SafeConsole, lazy_console, resolved
+from judgekit.core.console import LazyConsole, SafeConsole, lazy_console, resolved
 
 
 def test_a_lazy_console_is_the_safe_console_made_on_first_use():

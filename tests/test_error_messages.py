@@ -15,7 +15,7 @@ from conftest import one_sentence_error
 
 from judgekit.cli import main
 from judgekit.errors import EXCERPT_CHARS, JudgekitError, UntrustedJudgeError, excerpt
-from judgekit.rubric import load_rubric
+from judgekit.rubric.model import load_rubric
 
 BIG = "x" * 1_000_000
 LABELS = ["full_compliance", "partial_refusal", "full_refusal"]

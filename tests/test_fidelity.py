@@ -114,8 +114,8 @@ def test_paired_interval_covers_the_true_difference() -> None:
 @pytest.fixture(scope="module")
 def study(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     from judgekit.io.ratings import import_ratings
-    from judgekit.rubric import load_rubric
-    from judgekit.store import Store
+    from judgekit.rubric.model import load_rubric
+    from judgekit.store.database import Store
     from judgekit.testing.study import write_study
 
     root = tmp_path_factory.mktemp("study")
@@ -126,9 +126,9 @@ def study(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 
 def test_fidelity_fails_the_leaning_judge_and_passes_the_fair_one(study: dict[str, Path]) -> None:
-    from judgekit.gate import explain, run_gate
-    from judgekit.store import Store
-    from judgekit.verdict import load_verdict
+    from judgekit.gate.run import explain, run_gate
+    from judgekit.store.database import Store
+    from judgekit.verdict.read import load_verdict
 
     with Store(study["store"]) as store:
         verdict, _ = run_gate(store, study["policy"])
@@ -159,9 +159,9 @@ def test_fidelity_fails_the_leaning_judge_and_passes_the_fair_one(study: dict[st
 
 def test_edited_fidelity_state_is_refused(study: dict[str, Path]) -> None:
     from judgekit.errors import UntrustedJudgeError
-    from judgekit.gate import run_gate
-    from judgekit.store import Store
-    from judgekit.verdict import load_verdict
+    from judgekit.gate.run import run_gate
+    from judgekit.store.database import Store
+    from judgekit.verdict.read import load_verdict
 
     with Store(study["store"]) as store:
         verdict, _ = run_gate(store, study["policy"])
@@ -174,10 +174,10 @@ def test_edited_fidelity_state_is_refused(study: dict[str, Path]) -> None:
 
 
 def test_scattered_human_sample_is_inconclusive_and_asks_for_conversations(tmp_path: Path) -> None:
-    from judgekit.gate import run_gate
+    from judgekit.gate.run import run_gate
     from judgekit.io.ratings import import_ratings
-    from judgekit.rubric import load_rubric
-    from judgekit.store import Store
+    from judgekit.rubric.model import load_rubric
+    from judgekit.store.database import Store
     from judgekit.testing.study import write_study
 
     paths = write_study(tmp_path, human_design="items", human_share=0.25, n_resamples=200)
@@ -193,7 +193,7 @@ def test_scattered_human_sample_is_inconclusive_and_asks_for_conversations(tmp_p
     assert f"about {10 - d6['n']} more conversations of model m-steady rated whole by humans" in s
     assert "judgekit sample --by-conversation" in s
     assert d6["budget"]["items"] > 10 - d6["n"]  # in items: whole conversations of 6 turns
-    from judgekit.verdict import load_verdict
+    from judgekit.verdict.read import load_verdict
 
     load_verdict(json.loads(json.dumps(verdict)))  # small-sample fidelity checks re-derive on reading
 
@@ -230,9 +230,9 @@ def test_bad_fidelity_policy_is_one_sentence(study: dict[str, Path], tmp_path: P
 
 
 def test_distribution_and_criteria_fidelity_through_the_gate(study: dict[str, Path], tmp_path: Path) -> None:
-    from judgekit.gate import run_gate
-    from judgekit.store import Store
-    from judgekit.verdict import load_verdict
+    from judgekit.gate.run import run_gate
+    from judgekit.store.database import Store
+    from judgekit.verdict.read import load_verdict
 
     head = ("rubric: restrictiveness\njudges: [judge-fair, judge-lean]\nreference: adjudicated\n"
             "n_resamples: 200\nchecks:\n  min_items: 10\n  min_value: 0.5\n")

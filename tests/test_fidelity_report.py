@@ -11,8 +11,8 @@ from click.testing import CliRunner
 def test_report_shows_every_fidelity_figure(tmp_path: Path) -> None:
     from judgekit.cli import main
     from judgekit.io.ratings import import_ratings
-    from judgekit.rubric import load_rubric
-    from judgekit.store import Store
+    from judgekit.rubric.model import load_rubric
+    from judgekit.store.database import Store
     from judgekit.testing.study import write_study
 
     paths = write_study(tmp_path, n_resamples=200)

@@ -18,8 +18,8 @@ import yaml
 from click.testing import CliRunner
 
 from judgekit.cli import main
-from judgekit.rubric import load_rubric
-from judgekit.store import Store
+from judgekit.rubric.model import load_rubric
+from judgekit.store.database import Store
 
 REFUSAL = load_rubric("refusal")
 RESTR = load_rubric("restrictiveness")

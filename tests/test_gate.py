@@ -12,8 +12,9 @@ from conftest import REPO, copy_store
 
 from judgekit.cli import main
 from judgekit.errors import JudgekitError, UntrustedJudgeError
-from judgekit.gate import require_trusted, run_gate
-from judgekit.rubric import load_rubric
+from judgekit.gate.run import run_gate
+from judgekit.rubric.model import load_rubric
+from judgekit.verdict.trust import require_trusted
 
 POLICY = REPO / "annotations" / "xstest-v2" / "policy.yaml"
 
@@ -128,7 +129,7 @@ def test_cli_gate_exit_codes_and_files(tmp_path, xstest_store):
 
 
 def test_load_verdict_bad_files_are_one_sentence(tmp_path):
-    from judgekit.gate import load_verdict
+    from judgekit.gate.run import load_verdict
 
     with pytest.raises(JudgekitError, match="is a folder"):
         load_verdict(tmp_path)
@@ -143,8 +144,8 @@ def test_load_verdict_bad_files_are_one_sentence(tmp_path):
 def test_judge_identity_is_per_rubric(store):
     import time
 
-    from judgekit.calls import CallRow, write_calls
-    from judgekit.gate import judge_identity
+    from judgekit.gate.run import judge_identity
+    from judgekit.store.calls import CallRow, write_calls
 
     now = time.time()
 

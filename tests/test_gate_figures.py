@@ -1,4 +1,4 @@
-"""The gate decides on the figures of its policy's checks only (judgekit.gate_figures), built from
+"""The gate decides on the figures of its policy's checks only (judgekit.gate.figures), built from
 one code matrix read by SQL: each of them, and so each verdict, must be what the full agreement
 report gives (`run_gate(..., full_report=True)`, the gate's path before issue 13). Checked on
 random stores — judge trials with ties, abstentions and errors, humans with gaps, an item only
@@ -16,9 +16,9 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from judgekit.gate import run_gate
-from judgekit.rubric import load_rubric
-from judgekit.store import Store
+from judgekit.gate.run import run_gate
+from judgekit.rubric.model import load_rubric
+from judgekit.store.database import Store
 
 INTERVAL = ("name: score\nversion: 1\ntitle: t\nlevel: interval\ninstructions: i\nlabels:\n"
             "  - {code: low, value: 0, description: d}\n  - {code: mid, value: 0.2, description: d}\n"
@@ -191,7 +191,7 @@ def test_xstest_shipped_policy_same_verdict(xstest_store):
 @pytest.mark.parametrize("trials", [True, False])
 def test_a_store_mostly_of_another_rubric_same_verdict(tmp_path, trials):
     # read rater by rater (the rubric is a small share of the table); without trials the
-    # verdict's hashes come from the matrix (judgekit.gate_hashes), with them from SQL
+    # verdict's hashes come from the matrix (judgekit.verdict.hashes), with them from SQL
     rubric = load_rubric("refusal")
     db = _store(tmp_path, rubric, seed=11, reference=True, other=2400, trials=trials)
     policy = tmp_path / "p.yaml"

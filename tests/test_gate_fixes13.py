@@ -21,14 +21,15 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-from judgekit import gate_sql
 from judgekit.cli import main
 from judgekit.errors import JudgekitError, UntrustedJudgeError
-from judgekit.gate import require_trusted, run_gate
-from judgekit.gate_hashes import current_hashes
-from judgekit.rubric import load_rubric
-from judgekit.store import Store
-from judgekit.verdict import load_verdict, store_hashes
+from judgekit.gate.run import run_gate
+from judgekit.rubric.model import load_rubric
+from judgekit.store import digests as gate_sql
+from judgekit.store.database import Store
+from judgekit.verdict.hashes import current_hashes
+from judgekit.verdict.read import load_verdict, store_hashes
+from judgekit.verdict.trust import require_trusted
 
 REFUSAL = load_rubric("refusal")
 C = REFUSAL.codes

@@ -1,4 +1,4 @@
-"""The verdict's hashes from the gate's code matrix (judgekit.gate_hashes) are gate_sql's (and so
+"""The verdict's hashes from the gate's code matrix (judgekit.verdict.hashes) are gate_sql's (and so
 main's) values whenever the matrix can give them, and the matrix declines when it cannot (trials,
 perturbed copies); the matrix read by one index read per rater (a store where another rubric
 holds most ratings) is the same as by one table scan."""
@@ -11,11 +11,12 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from judgekit import gate_matrix, gate_sql
-from judgekit.gate_hashes import matrix_hashes
-from judgekit.rubric import load_rubric
-from judgekit.store import Store
-from judgekit.verdict import store_hashes
+from judgekit.agreement import code_matrix as gate_matrix
+from judgekit.rubric.model import load_rubric
+from judgekit.store import digests as gate_sql
+from judgekit.store.database import Store
+from judgekit.verdict.hashes import matrix_hashes
+from judgekit.verdict.read import store_hashes
 
 REFUSAL = load_rubric("refusal")
 CODES = REFUSAL.codes
@@ -111,7 +112,7 @@ def test_the_matrix_declines_trials_and_perturbed_copies(tmp_path):
         assert "a~padding" not in plain.items and "j~padding" not in plain.raters
         assert matrix_hashes(s, REFUSAL, plain, ["j", "silent", "nobody"], variants=False) == _sql(s)
     # the gate of a policy naming the perturbed judge writes the old path's hashes
-    from judgekit.gate import run_gate
+    from judgekit.gate.run import run_gate
 
     policy = tmp_path / "p.yaml"
     policy.write_text("rubric: refusal\njudges: [j, j~label_order]\nreference: ref\nn_resamples: 100\nchecks:\n"
@@ -138,7 +139,7 @@ def test_the_per_rater_read_is_the_table_scan(tmp_path):
 
 
 def test_current_hashes_are_the_sql_forms_and_decline_trials(tmp_path):
-    from judgekit.gate_hashes import current_hashes
+    from judgekit.verdict.hashes import current_hashes
 
     with Store(_store(tmp_path / "s.db", other_rubric=300)) as s:
         sql = _sql(s)
@@ -152,7 +153,8 @@ def test_current_hashes_are_the_sql_forms_and_decline_trials(tmp_path):
 
 def test_a_verdict_is_refused_once_a_judge_or_human_label_changes(tmp_path):
     from judgekit.errors import UntrustedJudgeError
-    from judgekit.gate import require_trusted, run_gate
+    from judgekit.gate.run import run_gate
+    from judgekit.verdict.trust import require_trusted
 
     db = _store(tmp_path / "s.db")
     policy = tmp_path / "p.yaml"

@@ -1,6 +1,6 @@
 """`judgekit gate` with the shipped XSTest policy loads no pandas (nor scipy, scikit-learn or a
-provider SDK): its figures come from the code matrix (judgekit.gate_matrix), its slices from
-plain-text metadata (judgekit.gate_slices), its hashes from that matrix (judgekit.gate_hashes).
+provider SDK): its figures come from the code matrix (judgekit.agreement.code_matrix), its slices from
+plain-text metadata (judgekit.gate.slices), its hashes from that matrix (judgekit.verdict.hashes).
 A fresh interpreter, since the test process holds every module already."""
 
 from __future__ import annotations

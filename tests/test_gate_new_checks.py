@@ -13,11 +13,11 @@ from click.testing import CliRunner
 from conftest import REPO, copy_store
 
 from judgekit.cli import main
-from judgekit.gate import run_gate
+from judgekit.gate.run import run_gate
 from judgekit.io.ratings import import_ratings
-from judgekit.rubric import load_rubric
-from judgekit.store import Store
-from judgekit.verdict import derive_state
+from judgekit.rubric.model import load_rubric
+from judgekit.store.database import Store
+from judgekit.verdict.checks import derive_state
 
 REFUSAL = load_rubric("refusal")
 RESTRICT = load_rubric("restrictiveness")
@@ -44,7 +44,7 @@ def _import(tmp_path: Path, rows: list[tuple], rubric, items: list[tuple] | None
 
 def _policy(tmp_path: Path, text: str) -> Path:
     """A policy testing one check. Every policy needs min_items and an agreement check (see
-    judgekit.policy_rules): where the test names none, a floor of one item and an agreement
+    judgekit.verdict.policy_rules): where the test names none, a floor of one item and an agreement
     check every judge passes (min_value: -1) are added, so the check under test decides."""
     if "checks:\n" in text:
         head, body = text.split("checks:\n", 1)
@@ -191,7 +191,7 @@ def test_within_human_noise_with_one_human_says_why_it_cannot_compare(tmp_path):
     # n 0 is below min_items 1: inconclusive, as load_verdict re-derives it (issue 13 review)
     assert c["state"] == "inconclusive" and c["figure"] is None and c["threshold"] == -0.1 and c["n"] == 0
     assert c["detail"].startswith("SMALL SAMPLE: n=0 is below min_items 1; no like-for-like human comparison:")
-    from judgekit.verdict import load_verdict
+    from judgekit.verdict.read import load_verdict
 
     load_verdict(verdict)
 
@@ -282,7 +282,7 @@ def test_new_policy_keys_are_strict(tmp_path, checks, key):
 
 
 def test_shipped_policies_still_load():
-    from judgekit.policy import load_policy
+    from judgekit.verdict.policy import load_policy
 
     for p in (REPO / "annotations").glob("**/policy*.yaml"):
         load_policy(p)

@@ -1,4 +1,4 @@
-"""The verdict's hashes by streamed SQL (judgekit.gate_sql) are the values main's DataFrame forms
+"""The verdict's hashes by streamed SQL (judgekit.store.digests) are the values main's DataFrame forms
 give: literal digests pinned from main at 0666d98 on a store with awkward values (ids that sort
 differently as bytes and as case-folded text, combining and astral characters, a quote,
 numeric-looking ids, 12 trials of one human so "10" sorts before "2", abstentions with no label,
@@ -13,11 +13,11 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from judgekit import gate_sql
-from judgekit.rubric import load_rubric
-from judgekit.store import Store
-from judgekit.verdict import store_hashes
-from judgekit.verdict_log import judge_ratings_hash
+from judgekit.rubric.model import load_rubric
+from judgekit.store import digests as gate_sql
+from judgekit.store.database import Store
+from judgekit.verdict.log import judge_ratings_hash
+from judgekit.verdict.read import store_hashes
 
 REFUSAL = load_rubric("refusal")
 CODES = REFUSAL.codes

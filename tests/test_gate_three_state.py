@@ -13,11 +13,13 @@ from click.testing import CliRunner
 
 from judgekit.cli import main
 from judgekit.errors import UntrustedJudgeError
-from judgekit.gate import explain, require_trusted, run_gate
+from judgekit.gate.run import explain, run_gate
 from judgekit.io.ratings import import_ratings
-from judgekit.rubric import load_rubric
-from judgekit.store import Store
-from judgekit.verdict import derive_state, load_verdict
+from judgekit.rubric.model import load_rubric
+from judgekit.store.database import Store
+from judgekit.verdict.checks import derive_state
+from judgekit.verdict.read import load_verdict
+from judgekit.verdict.trust import require_trusted
 
 REFUSAL = load_rubric("refusal")
 CODES = REFUSAL.codes

@@ -14,7 +14,7 @@ from conftest import XSTEST_LABELS
 from judgekit.cli import main
 from judgekit.errors import JudgekitError
 from judgekit.io.ratings import import_ratings
-from judgekit.rubric import load_rubric
+from judgekit.rubric.model import load_rubric
 
 REFUSAL = load_rubric("refusal")
 
@@ -69,7 +69,7 @@ def test_long_format_csv_jsonl_parquet_agree(tmp_path, store):
     df.to_parquet(paths[2])
     seen = []
     for p in paths:
-        from judgekit.store import Store
+        from judgekit.store.database import Store
 
         with Store(tmp_path / f"{p.suffix}.db") as s:
             import_ratings(s, p, REFUSAL)
@@ -160,7 +160,7 @@ def test_cli_import_real_process_exit_code(tmp_path):
 
 
 def test_item_hash_is_the_same_for_messages_as_list_or_json_text(store):
-    from judgekit.data import item_content_hash
+    from judgekit.store.data import item_content_hash
 
     msgs = [{"role": "user", "content": "hi"}, {"content": "hello", "role": "assistant"}]
     as_text = json.dumps(msgs)  # keys in the file's order, not sorted
@@ -204,7 +204,7 @@ def test_a_rater_id_has_one_kind(tmp_path, store):
 
 
 def test_messages_from_parquet_are_accepted(tmp_path):
-    from judgekit.data import validate_items
+    from judgekit.store.data import validate_items
 
     df = pd.DataFrame({"item_id": ["a"], "response": ["r"],
                        "messages": [[{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"}]]})

@@ -21,7 +21,7 @@ from conftest import HARM_BINARY, one_sentence_error, store_dump
 from sklearn.metrics import cohen_kappa_score
 
 from judgekit.cli import main
-from judgekit.store import Store
+from judgekit.store.database import Store
 
 HARM = HARM_BINARY
 CODE = {0: "not_harmful", 1: "harmful", "0": "not_harmful", "1": "harmful", "no": "not_harmful",

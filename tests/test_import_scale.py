@@ -7,7 +7,7 @@ import pandas as pd
 from conftest import store_dump
 
 from judgekit.io.ratings import import_ratings
-from judgekit.rubric import load_rubric
+from judgekit.rubric.model import load_rubric
 
 REFUSAL = load_rubric("refusal")
 

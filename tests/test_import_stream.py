@@ -15,9 +15,9 @@ import judgekit.io.ratings_stream as stream_mod
 from judgekit.cli import main
 from judgekit.errors import JudgekitError
 from judgekit.io.ratings import import_ratings
-from judgekit.rubric import load_rubric
-from judgekit.schema import MIGRATIONS
-from judgekit.store import Store
+from judgekit.rubric.model import load_rubric
+from judgekit.store.database import Store
+from judgekit.store.schema import MIGRATIONS
 
 REFUSAL = load_rubric("refusal")
 LABELS = ("full_compliance", "partial_refusal", "full_refusal")
@@ -331,7 +331,7 @@ def test_the_streamed_path_imports_no_pandas():
     import subprocess
     import sys
 
-    code = ("import sys, judgekit.io.ratings_stream, judgekit.store_stream, judgekit.rating_input;"
+    code = ("import sys, judgekit.io.ratings_stream, judgekit.store.stream, judgekit.store.rating_input;"
             " print(sorted(m for m in ('pandas', 'numpy') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

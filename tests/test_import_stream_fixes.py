@@ -2,7 +2,7 @@
 files with many columns fall back to the whole-file path and a failed first import leaves no
 store file whatever stops it; a quoted line break is stored exactly as written (newline
 detection follows the csv module's quoting rules); memory of a streamed import is bounded by the
-chunk; any write by another tool ends the no-op digests; judgekit.data re-exports the names
+chunk; any write by another tool ends the no-op digests; judgekit.store.data re-exports the names
 rating_input says it does."""
 
 from __future__ import annotations
@@ -16,12 +16,12 @@ import pytest
 
 import judgekit.io.ratings as ratings_mod
 import judgekit.io.ratings_stream as stream_mod
-from judgekit.import_digest import store_state
 from judgekit.io.csv_fast import detect_newline
 from judgekit.io.ratings import import_ratings
-from judgekit.rubric import load_rubric
-from judgekit.store import Store
-from judgekit.store_deferred import DeferredStore
+from judgekit.rubric.model import load_rubric
+from judgekit.store.database import Store
+from judgekit.store.deferred import DeferredStore
+from judgekit.store.import_digest import store_state
 
 REFUSAL = load_rubric("refusal")
 
@@ -246,8 +246,8 @@ def test_an_item_update_moves_the_state_and_judgekits_own_replace_keeps_the_noop
 
 # ------------------------------------------------------------------ 5. re-exports
 def test_judgekit_data_re_exports_the_rating_input_names():
-    from judgekit import data, rating_input
-    from judgekit.data import RESERVED_ITEM_COLUMNS, label_code, parse_rater_map
+    from judgekit.store import data, rating_input
+    from judgekit.store.data import RESERVED_ITEM_COLUMNS, label_code, parse_rater_map
 
     assert parse_rater_map is rating_input.parse_rater_map
     assert label_code is rating_input.label_code
@@ -258,7 +258,7 @@ def test_judgekit_data_re_exports_the_rating_input_names():
 
 
 def test_migration_009_counts_updates_and_deletes_of_an_existing_store(tmp_path):
-    from judgekit.schema import MIGRATIONS
+    from judgekit.store.schema import MIGRATIONS
 
     db = tmp_path / "old.db"
     con = sqlite3.connect(db)

@@ -21,7 +21,7 @@ from click.testing import CliRunner
 from conftest import store_dump as _dump
 
 from judgekit.cli import main
-from judgekit.data import item_content_hash
+from judgekit.store.data import item_content_hash
 
 GOOD = "item_id,rater_id,label,model\nkeep,ann,full_refusal,m0\n"
 
@@ -67,7 +67,7 @@ def _refused(tmp_path: Path, db: str, name: str, content, *args: str, expect: li
 
 def _imported(tmp_path: Path, name: str, content, *args: str):
     """Import into a fresh store; returns (items by id, ratings)."""
-    from judgekit.store import Store
+    from judgekit.store.database import Store
 
     db = str(tmp_path / f"{name}.db")
     res = _import(_write(tmp_path / name, content), db, *args)

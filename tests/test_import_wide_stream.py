@@ -13,8 +13,8 @@ from conftest import XSTEST_LABELS
 import judgekit.io.ratings as ratings_mod
 from judgekit.errors import JudgekitError
 from judgekit.io.ratings import import_ratings
-from judgekit.rubric import load_rubric
-from judgekit.store import Store
+from judgekit.rubric.model import load_rubric
+from judgekit.store.database import Store
 
 REFUSAL = load_rubric("refusal")
 XSTEST = {

@@ -24,8 +24,8 @@ from judgekit.errors import JudgekitError
 from judgekit.io.inspect import read_inspect_log
 from judgekit.io.ratings import import_ratings
 from judgekit.io.tables import table_format
-from judgekit.rubric import load_rubric
-from judgekit.store import Store
+from judgekit.rubric.model import load_rubric
+from judgekit.store.database import Store
 
 REFUSAL = load_rubric("refusal")
 

@@ -1,4 +1,4 @@
-"""The row path of items (``judgekit.items_table``): a panel's items read, checked and stored
+"""The row path of items (``judgekit.store.items_table``): a panel's items read, checked and stored
 without pandas must give exactly what the DataFrame path gives.
 
 * every table file of the bad-input corpus (the ``--items`` cases, the panels' items, the CSV,
@@ -18,12 +18,12 @@ import pytest
 from corpus.base import build_template, write_files
 from corpus.make_corpus import CASES, VALID
 
-from judgekit.data import validate_items
 from judgekit.errors import JudgekitError
-from judgekit.io.tables import read_table
-from judgekit.items_table import ItemTable, read_items
-from judgekit.schema import is_missing
-from judgekit.store import Store
+from judgekit.io.tables import read_items, read_table
+from judgekit.store.data import validate_items
+from judgekit.store.database import Store
+from judgekit.store.items_table import ItemTable
+from judgekit.store.schema import is_missing
 
 TABLE_ENDINGS = (".csv", ".tsv", ".jsonl", ".ndjson", ".json", ".parquet", ".pq")
 

@@ -6,8 +6,8 @@ import pytest
 
 from judgekit.judges.base import Completion, JudgeContext, JudgeEntry, Price, build_judge
 from judgekit.judges.prices import call_cost, lookup_price, price_table
-from judgekit.prompt import answer_schema, system_prompt
-from judgekit.rubric import load_rubric
+from judgekit.rubric.model import load_rubric
+from judgekit.rubric.prompt import answer_schema, system_prompt
 
 
 def test_table_loads_and_dated_models_match_their_family():

@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from judgekit.prompt import (
+from judgekit.rubric.model import load_rubric
+from judgekit.rubric.prompt import (
     answer_schema,
     judged_response,
     parse_answer,
@@ -14,7 +15,6 @@ from judgekit.prompt import (
     unfence,
     user_message,
 )
-from judgekit.rubric import load_rubric
 
 REFUSAL = load_rubric("refusal")
 

@@ -17,8 +17,8 @@ from judgekit.judges.base import (
     parse_spec,
     register_judge,
 )
-from judgekit.prompt import answer_schema, parse_answer, system_prompt, user_message
-from judgekit.rubric import load_rubric
+from judgekit.rubric.model import load_rubric
+from judgekit.rubric.prompt import answer_schema, parse_answer, system_prompt, user_message
 
 REFUSAL = load_rubric("refusal")
 LEAK = load_rubric("knowledge_leak")
@@ -233,8 +233,8 @@ def test_rules_cache_identity_does_not_depend_on_the_hash_seed():
     import sys
 
     code = ("from judgekit.judges.base import JudgeEntry, build_judge, JudgeContext\n"
-            "from judgekit.prompt import answer_schema, system_prompt\n"
-            "from judgekit.rubric import load_rubric\n"
+            "from judgekit.rubric.prompt import answer_schema, system_prompt\n"
+            "from judgekit.rubric.model import load_rubric\n"
             "r = load_rubric('refusal')\n"
             "ctx = JudgeContext(rubric=r, system=system_prompt(r), schema=answer_schema(r))\n"
             "j = build_judge(JudgeEntry(id='k', model='rules:refusal-keywords'), ctx)\n"

@@ -16,8 +16,8 @@ import openai
 import pytest
 
 from judgekit.judges.base import JudgeCallError, JudgeContext, JudgeEntry, JudgeRequest, build_judge
-from judgekit.prompt import answer_schema, system_prompt, user_message
-from judgekit.rubric import load_rubric
+from judgekit.rubric.model import load_rubric
+from judgekit.rubric.prompt import answer_schema, system_prompt, user_message
 from judgekit.testing.fakeserver import FakeServer, label_reply
 
 REFUSAL = load_rubric("refusal")

@@ -18,8 +18,8 @@ from judgekit.cli import main
 from judgekit.errors import JudgekitError
 from judgekit.judges.base import JudgeContext, JudgeEntry, JudgeRequest, build_judge
 from judgekit.judges.knowledge_leak import LeakClassifier, normalise
-from judgekit.prompt import answer_schema, parse_answer, system_prompt, user_message
-from judgekit.rubric import load_rubric
+from judgekit.rubric.model import load_rubric
+from judgekit.rubric.prompt import answer_schema, parse_answer, system_prompt, user_message
 
 LEAK = load_rubric("knowledge_leak")
 PARA = load_rubric("knowledge_leak_paraphrase")

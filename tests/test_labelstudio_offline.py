@@ -24,8 +24,8 @@ from judgekit.annotation.labelstudio import (
 )
 from judgekit.cli import main
 from judgekit.errors import JudgekitError
-from judgekit.rubric import load_rubric
-from judgekit.store import Store
+from judgekit.rubric.model import load_rubric
+from judgekit.store.database import Store
 
 RESTR = load_rubric("restrictiveness")
 FORM = load_rubric("refusal_form")

@@ -6,8 +6,8 @@ import pandas as pd
 from click.testing import CliRunner
 
 from judgekit.cli import main
-from judgekit.rubric import load_rubric
-from judgekit.store import Store
+from judgekit.rubric.model import load_rubric
+from judgekit.store.database import Store
 
 
 def test_prolific_long_export_after_renaming(tmp_path):

@@ -15,8 +15,8 @@ from click.testing import CliRunner
 from sklearn.metrics import cohen_kappa_score
 
 from judgekit.cli import main
-from judgekit.rubric import load_rubric
-from judgekit.store import Store
+from judgekit.rubric.model import load_rubric
+from judgekit.store.database import Store
 
 pytest_plugins = ["labelstudio_fixtures"]
 # the first test also waits for the install (~90 s) and the first start (~25-60 s)
@@ -226,7 +226,7 @@ def test_sample_push_sets_overlap(ls_env, ls_sdk, tmp_path):
                "--project", "overlap pilot", "--store", db)
     assert "10 new tasks" in out and "3 tasks ask for at least two annotators" in out
     with Store(db) as s:
-        from judgekit.sampling import sample_design
+        from judgekit.annotation.sampling import sample_design
 
         design = sample_design(s, "overlap pilot").set_index("item_id")
     _, pid = _tasks(ls_sdk, "overlap pilot")
@@ -252,7 +252,7 @@ def test_overlap_reaches_tasks_pushed_before_the_sample(ls_env, ls_sdk, tmp_path
                "--project", "pre pilot", "--store", db)
     assert "0 new tasks, 12 already there" in out and "3 tasks ask for at least two annotators" in out
     with Store(db) as s:
-        from judgekit.sampling import sample_design
+        from judgekit.annotation.sampling import sample_design
 
         design = sample_design(s, "pre pilot").set_index("item_id")
     _, pid = _tasks(ls_sdk, "pre pilot")
@@ -340,7 +340,7 @@ def test_push_draws_and_records_a_spec(ls_env, ls_sdk, tmp_path):
                "--meta", "severity", "--store", db)
     assert out.startswith("Sample 'spec pilot': 6 of 12 items") and "6 new tasks" in out
     with Store(db) as s:
-        from judgekit.sampling import sample_design
+        from judgekit.annotation.sampling import sample_design
 
         design = sample_design(s, "spec pilot")
     _, pid = _tasks(ls_sdk, "spec pilot")

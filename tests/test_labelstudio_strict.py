@@ -27,8 +27,8 @@ from conftest import store_dump as _dump
 from judgekit.annotation.labelstudio import LabelStudioClient, pull, rubric_marker
 from judgekit.cli import main
 from judgekit.errors import JudgekitError
-from judgekit.rubric import load_rubric
-from judgekit.store import Store
+from judgekit.rubric.model import load_rubric
+from judgekit.store.database import Store
 
 REFUSAL = load_rubric("refusal")
 TOKEN = "PLANTED-ls-token-0123456789abcdef"

@@ -68,7 +68,7 @@ def test_import_cli_loads_no_heavy_module(tmp_path):
     res = subprocess.run([sys.executable, "-c", code, *HEAVY, "rich"], cwd=tmp_path,
                          capture_output=True, text=True, timeout=120, env=_env())
     assert res.returncode == 0, res.stderr
-    # nor rich: judgekit.console makes its rich console on first use (LazyConsole)
+    # nor rich: judgekit.core.console makes its rich console on first use (LazyConsole)
     assert res.stdout.strip() == "[]"
 
 

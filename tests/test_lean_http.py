@@ -15,8 +15,8 @@ import pytest
 
 from judgekit.judges.base import JudgeCallError, JudgeContext, JudgeEntry, JudgeRequest, build_judge
 from judgekit.judges.lean_http import LeanHTTP, LeanHTTPError, lean_usable
-from judgekit.prompt import answer_schema, system_prompt, user_message
-from judgekit.rubric import load_rubric
+from judgekit.rubric.model import load_rubric
+from judgekit.rubric.prompt import answer_schema, system_prompt, user_message
 from judgekit.testing.fakeserver import FakeServer, label_reply
 
 REFUSAL = load_rubric("refusal")
@@ -455,7 +455,7 @@ def test_a_panel_against_a_server_closing_after_each_answer_stores_no_error(tmp_
     from panel_fixtures import labelled_items, write_items, write_panel
 
     from judgekit.judges.panel import load_panel, run_panel
-    from judgekit.store import Store
+    from judgekit.store.database import Store
 
     content = json.dumps({"choices": [{"message": {"content": label_reply("full_refusal")}}],
                           "usage": {"prompt_tokens": 3, "completion_tokens": 1}}).encode()

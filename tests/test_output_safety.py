@@ -18,8 +18,8 @@ import yaml
 from click.testing import CliRunner
 
 from judgekit.cli import main
-from judgekit.rubric import load_rubric
-from judgekit.store import Store
+from judgekit.rubric.model import load_rubric
+from judgekit.store.database import Store
 
 OSC8 = "\x1b]8;;http://evil.example/\x1b\\click\x1b]8;;\x1b\\"
 OSC0 = "\x1b]0;pwned\x07"
@@ -220,7 +220,7 @@ def test_judge_prints_judge_ids_as_text(tmp_path):
 
 
 def test_console_helpers():
-    from judgekit.console import clean, safe_text
+    from judgekit.core.console import clean, safe_text
 
     assert clean("a\x1b[2Jb\x9b\x07\u202e\n\t") == "a\\x1b[2Jb\\x9b\\x07\\u202e\\n\\t"
     assert clean("two\nlines\tok\x1b", lines=True) == "two\nlines\tok\\x1b"
@@ -233,7 +233,7 @@ def test_safe_console_cleans_text_printed_without_markup():
 
     from rich.text import Text
 
-    from judgekit.console import make_console
+    from judgekit.core.console import make_console
 
     buf = io.StringIO()
     con = make_console(file=buf, force_terminal=True, color_system="truecolor", width=100)

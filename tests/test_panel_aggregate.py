@@ -7,7 +7,7 @@ import pytest
 
 from judgekit.errors import JudgekitError
 from judgekit.judges.aggregate import aggregate, default_min_votes
-from judgekit.rubric import load_rubric
+from judgekit.rubric.model import load_rubric
 
 REFUSAL = load_rubric("refusal")
 RESTRICT = load_rubric("restrictiveness")

@@ -13,8 +13,8 @@ import pytest
 
 from judgekit.judges.panel_aggregates import write_aggregates
 from judgekit.judges.panelfile import panel_from_dict
-from judgekit.rubric import load_rubric
-from judgekit.store import Store
+from judgekit.rubric.model import load_rubric
+from judgekit.store.database import Store
 
 REFUSAL = load_rubric("refusal")
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from judgekit.calls import batch_rows
 from judgekit.errors import JudgekitError
 from judgekit.judges.panel import load_panel, run_panel
-from judgekit.store import Store
+from judgekit.store.calls import batch_rows
+from judgekit.store.database import Store
 from judgekit.testing.fakeserver import FakeServer
 
 pytest.register_assert_rewrite("panel_fixtures")

@@ -16,7 +16,7 @@ from click.testing import CliRunner
 
 from judgekit.cli import main
 from judgekit.judges.panel import load_panel, run_panel
-from judgekit.store import Store
+from judgekit.store.database import Store
 from judgekit.testing.fakeserver import FakeServer
 
 pytest.register_assert_rewrite("panel_fixtures")

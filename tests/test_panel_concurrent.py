@@ -16,11 +16,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from judgekit.calls import call_rows, claim, new_owner, owner_gone, release_all
 from judgekit.judges.jobs import Job
 from judgekit.judges.lease import ClaimedJobs, RunLease
 from judgekit.judges.panel import load_panel, run_panel
-from judgekit.store import Store
+from judgekit.store.calls import call_rows, claim, new_owner, owner_gone, release_all
+from judgekit.store.database import Store
 from judgekit.testing.fakeserver import FakeServer, default_script
 
 pytest.register_assert_rewrite("panel_fixtures")
@@ -207,7 +207,7 @@ def _llm_keys(panel, store) -> list[str]:
     from judgekit.judges.base import JudgeContext, build_judge, spec_params
     from judgekit.judges.jobs import Items
     from judgekit.judges.plan import judge_jobs
-    from judgekit.prompt import answer_schema, system_prompt
+    from judgekit.rubric.prompt import answer_schema, system_prompt
 
     entry = panel.judges[0]
     ctx = JudgeContext(rubric=panel.rubric, system=system_prompt(panel.rubric),
@@ -404,7 +404,7 @@ def test_calls_another_run_answers_meanwhile_are_written_from_its_answers_not_se
     """The other run (another judge id, same model) answers the calls it held while this run
     works: this run's ratings for them (and for an item with the same text) come from the
     stored answers, with no call."""
-    from judgekit.calls import CallRow, release, write_calls
+    from judgekit.store.calls import CallRow, release, write_calls
 
     rows = labelled_items(10)
     rows.append({**rows[0], "item_id": "same-text-as-it000"})  # shares it000's call

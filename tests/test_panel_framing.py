@@ -15,8 +15,8 @@ from conftest import one_sentence_error, rubric_copy, store_dump
 from sklearn.metrics import cohen_kappa_score
 
 from judgekit.cli import main
-from judgekit.rubric import load_rubric
-from judgekit.store import Store
+from judgekit.rubric.model import load_rubric
+from judgekit.store.database import Store
 from judgekit.testing.script import label_reply
 
 pytest_plugins = ["panel_fixtures"]

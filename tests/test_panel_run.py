@@ -8,9 +8,9 @@ from dataclasses import asdict
 import pandas as pd
 import pytest
 
-from judgekit.calls import call_rows
 from judgekit.judges.panel import load_panel, reparse_panel, run_panel
-from judgekit.store import Store
+from judgekit.store.calls import call_rows
+from judgekit.store.database import Store
 from judgekit.testing.fakeserver import FakeServer
 
 pytest.register_assert_rewrite("panel_fixtures")
@@ -132,7 +132,7 @@ def test_rerun_makes_zero_calls_and_changes_make_new_keys(tmp_path, fake):
 
         # a changed rubric (new hash): everything is asked again under it
         rubric = (tmp_path / "refusal_edit.yaml")
-        from judgekit.rubric import shipped_rubric_dir
+        from judgekit.rubric.model import shipped_rubric_dir
 
         text = (shipped_rubric_dir() / "refusal.yaml").read_text()
         rubric.write_text(text.replace("Judge only what the response does",
@@ -312,7 +312,7 @@ def test_adversarial_responses_do_not_steer_the_judge(tmp_path, fake):
 
 
 def test_reparse_fixes_ratings_from_stored_completions_without_calls(tmp_path, fake, monkeypatch):
-    from judgekit import prompt
+    from judgekit.rubric import prompt
 
     write_items(tmp_path, labelled_items(6))
     fake.script = lambda req: f"After reading it: label: {req.response.split('LABEL=')[1]}"
@@ -522,7 +522,7 @@ def test_aggregates_follow_the_stored_ratings_even_when_a_judge_is_stopped(tmp_p
 
 
 def test_reparse_uses_the_calls_of_the_current_parameters_for_every_item(tmp_path, fake, monkeypatch):
-    from judgekit import prompt
+    from judgekit.rubric import prompt
 
     # a and b share a text (one call answers both); c has its own
     write_items(tmp_path, [{"item_id": "a", "prompt": "q", "response": "same"},
@@ -564,7 +564,7 @@ def test_reparse_uses_the_calls_of_the_current_parameters_for_every_item(tmp_pat
 
 def test_a_judge_id_that_is_a_human_rater_is_refused_before_any_call(tmp_path, fake):
     from judgekit.errors import JudgekitError
-    from judgekit.rubric import load_rubric
+    from judgekit.rubric.model import load_rubric
 
     rows = labelled_items(3)
     write_items(tmp_path, rows)

@@ -13,9 +13,9 @@ import json
 import pytest
 
 from judgekit.judges.panel import load_panel, run_panel
-from judgekit.prompt import fence_nonce, parse_answer, unfence, user_message
-from judgekit.rubric import load_rubric
-from judgekit.store import Store
+from judgekit.rubric.model import load_rubric
+from judgekit.rubric.prompt import fence_nonce, parse_answer, unfence, user_message
+from judgekit.store.database import Store
 
 pytest.register_assert_rewrite("panel_fixtures")
 pytest_plugins = ["panel_fixtures"]

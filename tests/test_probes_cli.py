@@ -14,13 +14,13 @@ from conftest import one_sentence_error, store_dump
 from probe_fixtures import PROBES, write_store
 
 from judgekit.cli import main
-from judgekit.config import load_yaml
+from judgekit.core.config import load_yaml
 from judgekit.errors import JudgekitError
-from judgekit.gate import run_gate
+from judgekit.gate.run import run_gate
 from judgekit.probes.probefile import ProbeFile
 from judgekit.probes.run import run_probes
-from judgekit.store import Store
-from judgekit.verdict import validate_verdict
+from judgekit.store.database import Store
+from judgekit.verdict.read import validate_verdict
 
 
 @pytest.fixture(scope="module")

@@ -14,8 +14,8 @@ from conftest import store_dump
 
 from judgekit.cli import main
 from judgekit.probes.perturb import padded_items, variant_rubric
-from judgekit.rubric import load_rubric
-from judgekit.store import Store
+from judgekit.rubric.model import load_rubric
+from judgekit.store.database import Store
 from judgekit.testing.fakeserver import FakeServer
 from judgekit.testing.script import FakeRequest, default_script, label_reply
 

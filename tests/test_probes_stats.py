@@ -181,7 +181,7 @@ def test_band_p_values_invert_the_intervals():
     # outside-band p <= α exactly when est − z se > margin
     assert p_outside(0.3, 0.05, 0.1) == pytest.approx(1 - 0.5 * (1 + math.erf(4 / math.sqrt(2))))
     assert p_outside(-0.3, 0.05, 0.1) == p_outside(0.3, 0.05, 0.1)
-    from judgekit.analysis.intervals import wilson_interval
+    from judgekit.stats.intervals import wilson_interval
 
     for k, n, m in ((12, 50, 0.1), (3, 50, 0.1), (30, 100, 0.2)):
         p = p_rate_above(k, n, m)

@@ -110,7 +110,7 @@ def test_missing_store_is_not_created(report_cli, tmp_path):
 
 
 def test_empty_store_says_how_to_fill_it(report_cli, tmp_path, report_xstest_store):
-    from judgekit.store import Store
+    from judgekit.store.database import Store
 
     Store(tmp_path / "empty.db").close()
     r = CliRunner().invoke(report_cli, ["report", "--store", str(tmp_path / "empty.db"), "--rubric", "refusal",
@@ -129,12 +129,12 @@ def test_cli_store_is_not_modified(report_cli, report_xstest_store, tmp_path):
     r = run(report_cli, "report", "--store", str(copy), "--rubric", "refusal", "--out", str(tmp_path / "o"),
             "--resamples", "100")
     assert r.exit_code == 0, r.output
-    from judgekit.store import Store
+    from judgekit.store.database import Store
 
     with Store(copy) as s:
         # 2,250 items x (2 humans + reference + 2 judges), nothing replaced
         assert len(s.ratings()) == 11250 and s.rating_history().empty
-        from judgekit.calls import call_rows
+        from judgekit.store.calls import call_rows
 
         assert call_rows(s) == []
 
@@ -157,8 +157,8 @@ def test_a_judge_whose_spec_changed_after_the_gate_is_not_trusted(report_cli, re
     for nothing (analyze refuses such a judge; the report must not call it trusted)."""
     import sqlite3
 
-    from judgekit.gate import run_gate
-    from judgekit.store import Store
+    from judgekit.gate.run import run_gate
+    from judgekit.store.database import Store
 
     db = tmp_path / "copy.db"
     shutil.copy(report_xstest_store, db)
@@ -176,7 +176,7 @@ def test_a_judge_whose_spec_changed_after_the_gate_is_not_trusted(report_cli, re
     assert r.exit_code == 0, r.output
     assert "gpt4 is trusted to score refusal@1" in (tmp_path / "rep" / "report.html").read_text()
     # gpt4 is re-run through a panel with another model: its identity (spec, params) changes
-    from judgekit.rubric import load_rubric
+    from judgekit.rubric.model import load_rubric
 
     con = sqlite3.connect(db)
     con.execute("INSERT INTO calls (key, judge_id, spec, params, rubric, rubric_hash, item_id, item_hash,"

@@ -1,6 +1,6 @@
 """The report reads the ratings once (issue 13): the verdict check hashes the agreement report's
-code matrix (judgekit.gate_hashes.current_hashes with ``codes``), and the gate's matrix is that
-same scan (judgekit.gate_matrix.matrix_from_codes). Checked here: the shared scan gives the very
+code matrix (judgekit.verdict.hashes.current_hashes with ``codes``), and the gate's matrix is that
+same scan (judgekit.agreement.code_matrix.matrix_from_codes). Checked here: the shared scan gives the very
 cells of the gate's own read and the very hash values of the SQL forms (which
 tests/test_gate_sql.py pins to main's), on random stores with abstentions, errors, single
 non-zero trials, unicode ids, items stored out of id order, items without ratings and ratings
@@ -19,13 +19,14 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-from judgekit import gate_matrix, gate_sql
+from judgekit.agreement import code_matrix as gate_matrix
 from judgekit.agreement import rating_codes
 from judgekit.agreement.rating_codes import factorize_sorted
 from judgekit.agreement.report import read_codes
-from judgekit.gate_hashes import current_hashes
-from judgekit.rubric import load_rubric
-from judgekit.store import Store
+from judgekit.rubric.model import load_rubric
+from judgekit.store import digests as gate_sql
+from judgekit.store.database import Store
+from judgekit.verdict.hashes import current_hashes
 
 REFUSAL = load_rubric("refusal")
 CODES = REFUSAL.codes

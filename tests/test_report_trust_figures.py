@@ -21,10 +21,11 @@ from click.testing import CliRunner
 
 from judgekit.agreement.report import agreement_report
 from judgekit.cli import main
-from judgekit.console import SafeConsole, print_agreement, print_verdict
+from judgekit.core.console import SafeConsole
 from judgekit.report import render_report
-from judgekit.rubric import load_rubric
-from judgekit.store import Store
+from judgekit.report.terminal import print_agreement, print_verdict
+from judgekit.rubric.model import load_rubric
+from judgekit.store.database import Store
 
 pytest_plugins = ["tests.report_fixtures"]
 

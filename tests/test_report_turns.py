@@ -18,8 +18,8 @@ from sklearn.metrics import cohen_kappa_score
 
 from judgekit.cli import main
 from judgekit.report import turns
-from judgekit.rubric import load_rubric
-from judgekit.store import Store
+from judgekit.rubric.model import load_rubric
+from judgekit.store.database import Store
 
 pytest_plugins = ["tests.analysis_fixtures", "tests.report_fixtures"]
 

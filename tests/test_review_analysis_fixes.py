@@ -107,7 +107,7 @@ def test_raw_interval_is_the_cluster_bootstrap_when_clustered() -> None:
     import pytest
 
     from judgekit.analysis.corrected_clusters import corrected_weighted_clustered, raw_clustered
-    from judgekit.analysis.intervals import wilson_interval
+    from judgekit.stats.intervals import wilson_interval
 
     labels, conv = _clustered_labels()
     w = {"ok": 0.0, "ref": 1.0}
@@ -136,7 +136,7 @@ def test_correction_table_raw_interval_resamples_the_cluster_column() -> None:
 
     from judgekit.analysis.corrected_clusters import raw_clustered
     from judgekit.analysis.corrected_tables import correction_tables
-    from judgekit.rubric import load_rubric
+    from judgekit.rubric.model import load_rubric
     from tests.analysis_fixtures import ratings_frame
 
     rubric = load_rubric("refusal")
@@ -173,7 +173,7 @@ def _wilson(k: int, n: int) -> tuple[float, float]:
 def _pair_frame(n: int, n_agree: int):
     import pandas as pd
 
-    from judgekit.rubric import load_rubric
+    from judgekit.rubric.model import load_rubric
 
     rub = load_rubric("refusal")
     c = list(rub.codes)
@@ -210,7 +210,7 @@ def test_between_on_the_demo_panel_has_no_zero_width_share(tmp_path) -> None:
     import pytest
 
     from judgekit.judges.demo import run_demo_panel
-    from judgekit.store import Store
+    from judgekit.store.database import Store
 
     with Store(tmp_path / "panel.db") as store:
         run_demo_panel(store, tmp_path)
@@ -255,7 +255,7 @@ def test_between_report_refuses_a_variant_rater() -> None:
 
 # 5. --by-conversation: a per-stratum floor that overrides --size is said, in one line
 def test_conversation_floor_over_size_warns(tmp_path) -> None:
-    from judgekit.sampling import SampleSpec, draw_sample
+    from judgekit.annotation.sampling import SampleSpec, draw_sample
     from judgekit.testing.study import make_study
 
     items = make_study(conversations_per_tier=4, lookalikes=2)[0]

@@ -15,7 +15,7 @@ from conftest import one_sentence_error, rubric_copy
 
 from judgekit.analysis.emitted import emitted_pool_strings
 from judgekit.cli import main
-from judgekit.store import Store
+from judgekit.store.database import Store
 from judgekit.testing.script import label_reply
 
 pytest_plugins = ["panel_fixtures"]

@@ -58,7 +58,7 @@ else:
 
 # ------------------------------------------------------------------ 4: row ids tell files apart
 def _ids(db: str) -> list[str]:
-    from judgekit.store import Store
+    from judgekit.store.database import Store
 
     with Store(db) as s:
         return sorted(s.ratings()["item_id"].unique())
@@ -101,7 +101,7 @@ def _content_id(prompt: str | None, response: str, messages: str | None = None) 
 
 
 def _store_items(db: str):
-    from judgekit.store import Store
+    from judgekit.store.database import Store
 
     with Store(db) as s:
         return s.items().set_index("item_id")

@@ -266,7 +266,7 @@ def test_an_all_empty_by_column_is_one_sentence(synthetic_store, tmp_path, comma
 
 # ------------------------------------------------------------------ 10: judge.template stays inside
 def _rubric_with_template(folder: Path, template: str) -> Path:
-    from judgekit.rubric import shipped_rubric_dir
+    from judgekit.rubric.model import shipped_rubric_dir
 
     base = (shipped_rubric_dir() / "refusal.yaml").read_text(encoding="utf-8")
     assert "answer_format: json" in base
@@ -286,7 +286,7 @@ def _secret(tmp_path: Path) -> Path:
 @pytest.mark.parametrize("how", ["dotdot", "absolute", "symlink", "symlinked_folder"])
 def test_a_template_outside_the_rubrics_folder_is_refused(tmp_path, db, how):
     from judgekit.errors import JudgekitError
-    from judgekit.rubric import load_rubric
+    from judgekit.rubric.model import load_rubric
 
     secret = _secret(tmp_path)
     folder = tmp_path / "rubrics" / "mine"
@@ -311,7 +311,7 @@ def test_a_template_outside_the_rubrics_folder_is_refused(tmp_path, db, how):
 
 
 def test_a_template_inside_the_folder_still_loads(tmp_path):
-    from judgekit.rubric import load_rubric
+    from judgekit.rubric.model import load_rubric
 
     folder = tmp_path / "rubrics"
     (folder / "prompts").mkdir(parents=True)
@@ -380,7 +380,7 @@ def test_a_reserved_column_in_the_items_file_is_refused(tmp_path, db):
 
 
 def test_matching_value_rubric_and_hash_columns_still_import(tmp_path, db):
-    from judgekit.rubric import load_rubric
+    from judgekit.rubric.model import load_rubric
 
     h = load_rubric("refusal").hash
     p = tmp_path / "ok.csv"

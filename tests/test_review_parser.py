@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import pytest
 
-from judgekit.prompt import parse_answer
-from judgekit.rubric import load_rubric
+from judgekit.rubric.model import load_rubric
+from judgekit.rubric.prompt import parse_answer
 
 REFUSAL = load_rubric("refusal")
 

@@ -147,7 +147,7 @@ def test_perturb_asks_only_the_probe_files_judges(tmp_path):
     from test_probes_perturb import N, order_sensitive
 
     from judgekit.cli import main
-    from judgekit.store import Store
+    from judgekit.store.database import Store
     from judgekit.testing.fakeserver import FakeServer
 
     with FakeServer(order_sensitive) as fake:
@@ -203,8 +203,8 @@ def test_padded_copies_are_not_items_of_the_study(tmp_path):
     from test_probes_perturb import N, order_sensitive
 
     from judgekit.cli import main
-    from judgekit.rubric import load_rubric
-    from judgekit.store import Store
+    from judgekit.rubric.model import load_rubric
+    from judgekit.store.database import Store
     from judgekit.testing.fakeserver import FakeServer
 
     with FakeServer(order_sensitive) as fake:
@@ -226,7 +226,7 @@ def test_padded_copies_are_not_items_of_the_study(tmp_path):
     assert "no reference label" not in res.output
     doc = json.loads(js.read_text())
     assert not any("no reference label" in w for w in doc.get("warnings", []))
-    from judgekit.sampling import SampleSpec, sample_items
+    from judgekit.annotation.sampling import SampleSpec, sample_items
 
     with Store(db) as s:
         design, _summary = sample_items(s, SampleSpec(name="t", size=N, rubric="refusal", random_share=1.0),
@@ -238,7 +238,7 @@ def test_padded_copies_leave_their_conversation():
     import pandas as pd
 
     from judgekit.probes.perturb import padded_items
-    from judgekit.variants import is_variant_item, variant_item
+    from judgekit.store.variants import is_variant_item, variant_item
 
     items = pd.DataFrame({"item_id": ["c1-t1"], "prompt": ["p"], "response": ["r"],
                           "conversation_id": ["c1"], "turn": [1]})
@@ -255,8 +255,8 @@ def once_db(synthetic_db, tmp_path_factory):
     import shutil
 
     from judgekit.io.ratings import import_ratings
-    from judgekit.rubric import load_rubric
-    from judgekit.store import Store
+    from judgekit.rubric.model import load_rubric
+    from judgekit.store.database import Store
 
     tmp = tmp_path_factory.mktemp("once")
     db = tmp / "once.db"
@@ -356,9 +356,9 @@ def test_probe_checks_that_labels_cannot_decide_say_what_would(once_db, tmp_path
     from click.testing import CliRunner
 
     from judgekit.cli import main
-    from judgekit.gate import run_gate
-    from judgekit.store import Store
-    from judgekit.verdict import validate_verdict
+    from judgekit.gate.run import run_gate
+    from judgekit.store.database import Store
+    from judgekit.verdict.read import validate_verdict
 
     pol = tmp_path / "policy.yaml"
     pol.write_text("rubric: refusal\njudges: [clean, once]\nreference: ref\nn_resamples: 200\nchecks:\n"
@@ -394,8 +394,8 @@ def json_roundtrip(x):
 
 # ----------------------------------------------------------------------------- 8 interval level in gate output
 def test_gate_explain_prints_the_holm_level_of_a_probe_interval(synthetic_db, tmp_path):
-    from judgekit.gate import explain, run_gate
-    from judgekit.store import Store
+    from judgekit.gate.run import explain, run_gate
+    from judgekit.store.database import Store
 
     pol = tmp_path / "policy.yaml"
     pol.write_text("rubric: refusal\njudges: [long]\nreference: ref\nn_resamples: 200\nby: [model]\nchecks:\n"
@@ -416,7 +416,7 @@ def test_gate_explain_prints_the_holm_level_of_a_probe_interval(synthetic_db, tm
 
 # ----------------------------------------------------------------------------- 9 wording
 def test_budget_slices_are_slices_and_p_values_are_readable(long_probes, tmp_path):
-    from judgekit.budget import judge_budget, label_budget
+    from judgekit.gate.budget import judge_budget, label_budget
     from judgekit.probes.bands import fmt_p
     from judgekit.report.probes import markdown_section
 
@@ -442,8 +442,8 @@ def test_budget_slices_are_slices_and_p_values_are_readable(long_probes, tmp_pat
 def test_the_variant_item_marker_is_reserved():
     import pandas as pd
 
-    from judgekit.data import validate_items
     from judgekit.errors import JudgekitError
+    from judgekit.store.data import validate_items
 
     df = pd.DataFrame({"item_id": ["a", "b~padding"], "prompt": ["p", "q"], "response": ["r", "s"]})
     with pytest.raises(JudgekitError, match=r"items.csv: item_id 'b~padding' ends in a marker judgekit reserves"):

@@ -25,8 +25,8 @@ from click.testing import CliRunner
 from judgekit.cli import main
 from judgekit.errors import JudgekitError
 from judgekit.judges.writer import Writer, judge_rating
-from judgekit.rubric import load_rubric
-from judgekit.store import Store
+from judgekit.rubric.model import load_rubric
+from judgekit.store.database import Store
 
 pytest.register_assert_rewrite("panel_fixtures")
 pytest_plugins = ["panel_fixtures"]
@@ -223,7 +223,7 @@ def test_a_pandas_na_severity_is_an_empty_cell():
 
 
 def test_judge_rating_rows_are_named(tmp_path):
-    from judgekit.store import JudgeRatingKey, StoredJudgeRating
+    from judgekit.store.database import JudgeRatingKey, StoredJudgeRating
 
     with Store(tmp_path / "s.db") as s:
         s.put_items(pd.DataFrame({"item_id": ["a", "b"], "prompt": "p", "response": "r"}))
@@ -306,18 +306,18 @@ def test_a_panel_run_waits_for_a_held_lock_once(tmp_path, monkeypatch):
     for the lock again."""
     import threading
 
-    import judgekit.locking
+    import judgekit.store.locking
     from judgekit.judges.panel import load_panel, run_panel
     from judgekit.testing.fakeserver import FakeServer
 
     gave_up: list[float] = []
-    real = judgekit.locking.LockWaiter._gave_up
+    real = judgekit.store.locking.LockWaiter._gave_up
 
     def counted(self):
         gave_up.append(time.monotonic())
         return real(self)
 
-    monkeypatch.setattr(judgekit.locking.LockWaiter, "_gave_up", counted)
+    monkeypatch.setattr(judgekit.store.locking.LockWaiter, "_gave_up", counted)
     write_items(tmp_path, labelled_items(4))
     db = tmp_path / "s.db"
     with FakeServer(latency=0.3) as fake:

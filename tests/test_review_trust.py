@@ -25,9 +25,10 @@ from conftest import store_dump as dump
 
 from judgekit.cli import main
 from judgekit.errors import JudgekitError, UntrustedJudgeError
-from judgekit.gate import require_trusted, run_gate
-from judgekit.store import Store
-from judgekit.verdict import digest, load_verdict
+from judgekit.gate.run import run_gate
+from judgekit.store.database import Store
+from judgekit.verdict.read import digest, load_verdict
+from judgekit.verdict.trust import require_trusted
 
 LABELS = ["full_compliance", "partial_refusal", "full_refusal"]
 N = 30

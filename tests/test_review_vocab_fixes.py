@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from conftest import one_sentence_error
 
 from judgekit.cli import main
-from judgekit.rubric import load_rubric
+from judgekit.rubric.model import load_rubric
 
 HARM = """\
 name: harmbin
@@ -68,7 +68,7 @@ def test_csv_column_of_mixed_cells_maps_plain_numbers_only(tmp_path):
     db = str(tmp_path / "s.db")
     code, out = run("import", str(data), "--rubric", str(rubric), "--store", db, "--kind", "judge")
     assert code == 0, out
-    from judgekit.store import Store
+    from judgekit.store.database import Store
 
     with Store(db) as s:
         got = s.ratings(rubric=load_rubric(rubric)).set_index("item_id")
@@ -155,7 +155,7 @@ def test_view_clash_message_says_what_the_user_can_do_and_that_advice_works(tmp_
                          "(import … --store NEW.db) and run this there: an import adds labels and "
                          "never deletes one."), line
     # the advice, followed: the binary labels (exported with --view) and the judge into a new store
-    from judgekit.store import Store
+    from judgekit.store.database import Store
 
     new = str(tmp_path / "new.db")
     kept = tmp_path / "kept.csv"
@@ -208,7 +208,8 @@ def _printed(tmp_path: Path, db: str, width: int) -> str:
     import io
     import json
 
-    from judgekit.console import make_console, print_agreement
+    from judgekit.core.console import make_console
+    from judgekit.report.terminal import print_agreement
 
     out = tmp_path / "a.json"
     code, text = run("agree", "--rubric", "refusal", "--store", db, "--reference", "a1",

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from judgekit.errors import JudgekitError
-from judgekit.rubric import available_rubrics, load_rubric
+from judgekit.rubric.model import available_rubrics, load_rubric
 
 SHIPPED = ["harm_severity", "knowledge_leak", "knowledge_leak_paraphrase", "refusal", "refusal_form", "restrictiveness"]
 

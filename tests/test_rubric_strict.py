@@ -12,7 +12,7 @@ from conftest import store_dump as _dump
 
 from judgekit.cli import main
 from judgekit.errors import JudgekitError
-from judgekit.rubric import load_rubric, shipped_rubric_dir
+from judgekit.rubric.model import load_rubric, shipped_rubric_dir
 
 BASE = (shipped_rubric_dir() / "refusal.yaml").read_text(encoding="utf-8")
 DEEP = "[" * 20_000 + "]" * 20_000

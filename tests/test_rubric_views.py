@@ -19,8 +19,8 @@ from sklearn.metrics import cohen_kappa_score, precision_recall_fscore_support
 
 from judgekit.cli import main
 from judgekit.errors import JudgekitError, UntrustedJudgeError
-from judgekit.rubric import load_rubric
-from judgekit.rubric_views import ViewSource, rubric_view
+from judgekit.rubric.model import load_rubric
+from judgekit.rubric.views import ViewSource, rubric_view
 
 REFUSAL = load_rubric("refusal")
 BINARY = rubric_view(REFUSAL, "binary")
@@ -84,7 +84,7 @@ def test_editing_a_view_changes_its_hash_not_the_rubric_s(tmp_path):
 
 
 def test_view_labels_are_stored_under_the_view_never_as_full_rubric_labels(db):
-    from judgekit.store import Store
+    from judgekit.store.database import Store
 
     with Store(db) as s:
         full = s.ratings(rubric=REFUSAL)
@@ -175,9 +175,9 @@ def test_gate_and_report_under_the_view(db, tmp_path):
 
 
 def test_a_view_verdict_never_trusts_the_judge_for_the_full_rubric(db, tmp_path):
-    from judgekit.gate import require_trusted
-    from judgekit.store import Store
-    from judgekit.verdict import load_verdict
+    from judgekit.store.database import Store
+    from judgekit.verdict.read import load_verdict
+    from judgekit.verdict.trust import require_trusted
 
     out = tmp_path / "gate"
     invoke(["gate", str(write_policy(tmp_path)), "--out", str(out), "--store", db])
@@ -197,14 +197,14 @@ def test_a_view_verdict_never_trusts_the_judge_for_the_full_rubric(db, tmp_path)
 
 
 def test_full_rubric_verdicts_have_no_view_key(xstest_store):
-    from judgekit.gate import run_gate
+    from judgekit.gate.run import run_gate
 
     v, _ = run_gate(xstest_store, REPO / "annotations" / "xstest-v2" / "policy.yaml")
     assert "view" not in v and v["rubric"] == "refusal@1"
 
 
 def test_full_rubric_humans_join_the_view_and_a_rater_rated_both_ways_must_agree(tmp_path):
-    from judgekit.store import Store
+    from judgekit.store.database import Store
 
     db = build(tmp_path)
     # carol labelled under the full rubric: collapsed into the view beside the binary labels

@@ -15,7 +15,7 @@ from conftest import REPO, one_sentence_error, store_dump
 
 from judgekit.cli import main
 from judgekit.errors import JudgekitError
-from judgekit.rubric import load_rubric
+from judgekit.rubric.model import load_rubric
 
 #: the shipped rubrics' refs as they are on main before the vocabulary fields existed (computed
 #: with `judgekit rubrics` on main at c37abea): stores, caches and verdicts made with them stay valid
@@ -185,7 +185,7 @@ def test_judge_vocabularies_import_without_preprocessing_and_agree_as_computed(t
                                     "--judges", "bin,rated", "--store", db])
     assert res.exit_code == 0, res.output
     from judgekit.agreement.report import agreement_report
-    from judgekit.store import Store
+    from judgekit.store.database import Store
 
     with Store(db) as s:
         stored = s.ratings(rubric=load_rubric(rubric))
@@ -244,7 +244,7 @@ def test_the_examples_in_docs_rubrics_md_do_what_it_says(tmp_path):
     refusal = load_rubric(write_rubric(tmp_path, views, "refusal.yaml", base=shipped))
     assert refusal.views["binary"].codes == load_rubric("refusal").views["binary"].codes
     policy = next(b for b in blocks if b.startswith("rubric: refusal\nview:"))
-    from judgekit.policy import Policy
+    from judgekit.verdict.policy import Policy
 
     assert Policy(**yaml.safe_load(policy)).view == "binary"
 
@@ -258,7 +258,7 @@ def test_help_shows_the_view_option_with_an_example(command):
 
 
 def test_a_model_judge_s_answer_goes_through_the_patterns_and_ranges(tmp_path):
-    from judgekit.prompt import parse_answer
+    from judgekit.rubric.prompt import parse_answer
 
     extra = PATTERNS + "alias_ranges:\n  - {at_least: 7, code: harmful}\n  - {below: 7, code: not_harmful}\n"
     r = load_rubric(write_rubric(tmp_path, extra))

@@ -14,8 +14,8 @@ from panel_fixtures import TEXTS, write_items
 from judgekit.cli import main
 from judgekit.errors import JudgekitError
 from judgekit.judges.base import JudgeContext, JudgeEntry, JudgeRequest, build_judge, spec_params
-from judgekit.prompt import answer_schema, parse_answer, system_prompt, user_message
-from judgekit.rubric import load_rubric
+from judgekit.rubric.model import load_rubric
+from judgekit.rubric.prompt import answer_schema, parse_answer, system_prompt, user_message
 
 BIN = """\
 name: refused_or_not
@@ -116,7 +116,7 @@ def test_a_panel_runs_a_rule_judge_under_a_binary_rubric(tmp_path):
     db = str(tmp_path / "s.db")
     res = CliRunner().invoke(main, ["judge", str(panel), "--store", db])
     assert res.exit_code == 0, res.output
-    from judgekit.store import Store
+    from judgekit.store.database import Store
 
     with Store(db) as s:
         got = s.ratings(rubric=load_rubric(tmp_path / "bin.yaml")).sort_values("item_id")

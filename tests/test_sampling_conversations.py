@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-from judgekit.sampling import SampleSpec, draw_sample
+from judgekit.annotation.sampling import SampleSpec, draw_sample
 from judgekit.testing.study import make_study
 from tests.conftest import one_sentence_error, store_dump
 
@@ -48,9 +48,9 @@ def test_whole_conversations_and_their_weights(items: pd.DataFrame) -> None:
 
 
 def test_cli_by_conversation_records_the_design(tmp_path: Path, items: pd.DataFrame) -> None:
+    from judgekit.annotation.sampling import sample_design
     from judgekit.cli import main
-    from judgekit.sampling import sample_design
-    from judgekit.store import Store
+    from judgekit.store.database import Store
 
     path = tmp_path / "items.csv"
     items.to_csv(path, index=False)
@@ -67,10 +67,10 @@ def test_cli_by_conversation_records_the_design(tmp_path: Path, items: pd.DataFr
 
 def test_missing_conversation_column_is_one_sentence(tmp_path: Path, items: pd.DataFrame) -> None:
     from judgekit.cli import main
-    from judgekit.store import Store
+    from judgekit.store.database import Store
 
     db = tmp_path / "s.db"
-    from judgekit.data import validate_items
+    from judgekit.store.data import validate_items
 
     with Store(db) as store:
         store.put_items(validate_items(items, source="t", need_response=False), source="t")

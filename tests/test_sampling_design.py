@@ -7,9 +7,7 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-from judgekit.cli import main
-from judgekit.errors import JudgekitError
-from judgekit.sampling import (
+from judgekit.annotation.sampling import (
     DESIGN_COLUMNS,
     SampleSpec,
     draw_sample,
@@ -17,7 +15,9 @@ from judgekit.sampling import (
     sample_design,
     sample_items,
 )
-from judgekit.store import Store
+from judgekit.cli import main
+from judgekit.errors import JudgekitError
+from judgekit.store.database import Store
 
 
 def _jr(rows):
@@ -179,7 +179,7 @@ def _store_with_judges(store):
     rows.append(("i010", "ann1", "human", "full_refusal"))
     df = pd.DataFrame(rows, columns=["item_id", "rater_id", "rater_kind", "label"])
     from judgekit.io.ratings import prepare_ratings
-    from judgekit.rubric import load_rubric
+    from judgekit.rubric.model import load_rubric
 
     _, ratings = prepare_ratings(df, load_rubric("refusal"), source="t")
     store.put_ratings(ratings.drop(columns=["_row"]))

@@ -12,7 +12,7 @@ import pytest
 
 import judgekit
 from judgekit.errors import JudgekitError
-from judgekit.store import SampleRow, Store
+from judgekit.store.database import SampleRow, Store
 
 
 def _items(*ids: str) -> pd.DataFrame:
@@ -97,7 +97,7 @@ def test_samples(tmp_path):
 
 
 def test_importing_the_store_does_not_import_pandas():
-    code = "import sys, judgekit.store, judgekit.schema; print('pandas' in sys.modules)"
+    code = "import sys, judgekit.store.database, judgekit.store.schema; print('pandas' in sys.modules)"
     checkout = str(Path(judgekit.__file__).resolve().parents[1])  # this judgekit, not an installed one
     env = {**os.environ, "PYTHONPATH": checkout}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,

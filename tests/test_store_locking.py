@@ -22,12 +22,12 @@ import pytest
 from click.testing import CliRunner
 from conftest import store_dump as _dump
 
-import judgekit.locking
+import judgekit.store.locking
 from judgekit.cli import main
 from judgekit.errors import JudgekitError
-from judgekit.locking import LockWaiter, lock_timeout
-from judgekit.schema import MIGRATIONS, migration_statements
-from judgekit.store import Store
+from judgekit.store.database import Store
+from judgekit.store.locking import LockWaiter, lock_timeout
+from judgekit.store.schema import MIGRATIONS, migration_statements
 
 WAITING = "waiting for another judgekit process on"
 
@@ -163,7 +163,7 @@ def test_import_gives_up_after_the_limit_with_one_sentence_and_writes_nothing(
 
 
 def test_progress_is_repeated_every_ten_seconds(tmp_path, holders, monkeypatch):
-    monkeypatch.setattr(judgekit.locking, "PROGRESS_EVERY", 0.5)  # ten seconds, faster
+    monkeypatch.setattr(judgekit.store.locking, "PROGRESS_EVERY", 0.5)  # ten seconds, faster
     db = _store(tmp_path)
     holders.append(ThreadHolder(db))
     res = _import(tmp_path, db, "2.2")
@@ -235,7 +235,7 @@ def test_opening_a_store_another_process_is_creating_waits(tmp_path, holders, mo
     holder = ThreadHolder(db)
     holders.append(holder)
     lines: list[str] = []
-    monkeypatch.setattr(judgekit.locking, "_say", lines.append)
+    monkeypatch.setattr(judgekit.store.locking, "_say", lines.append)
     with pytest.raises(JudgekitError, match=r"is still locked by another judgekit process after waiting 1 s"):
         Store(db, lock_timeout=1)
     assert lines and lines[0].startswith(f"{WAITING} {db}")
@@ -256,7 +256,7 @@ def test_two_processes_migrating_a_new_store_at_once(tmp_path, monkeypatch):
     other.execute("CREATE TABLE migrations (name TEXT PRIMARY KEY, applied_at REAL NOT NULL)")
     other.execute("BEGIN IMMEDIATE")
     waiting = threading.Event()
-    monkeypatch.setattr(judgekit.locking, "_say", lambda line: waiting.set())
+    monkeypatch.setattr(judgekit.store.locking, "_say", lambda line: waiting.set())
     opened: list[object] = []
     thread = threading.Thread(target=lambda: opened.append(_try_open(db)), daemon=True)
     thread.start()
@@ -283,7 +283,7 @@ def test_a_busy_commit_waits_and_one_that_cannot_commit_is_rolled_back(tmp_path,
     # COMMIT finds the store busy in rollback-journal mode (never in WAL: a store on a file system
     # without WAL support) while another connection reads: it is waited for like BEGIN, and a
     # transaction that cannot commit within the limit is rolled back, nothing written
-    monkeypatch.setattr(judgekit.locking, "_say", lambda line: None)
+    monkeypatch.setattr(judgekit.store.locking, "_say", lambda line: None)
     db = tmp_path / "c.db"
     store = Store(db, lock_timeout=1)
     store.conn.execute("PRAGMA journal_mode=DELETE")

@@ -22,9 +22,10 @@ from click.testing import CliRunner, Result
 
 from judgekit.cli import main
 from judgekit.errors import JudgekitError, UntrustedJudgeError
-from judgekit.gate import load_verdict, require_trusted
-from judgekit.rubric import load_rubric
-from judgekit.store import Store
+from judgekit.gate.run import load_verdict
+from judgekit.rubric.model import load_rubric
+from judgekit.store.database import Store
+from judgekit.verdict.trust import require_trusted
 
 pytest_plugins = ["tests.analysis_fixtures"]
 
@@ -115,7 +116,7 @@ def trusts(env: Path, verdict: Any, **kw: Any) -> dict[str, Any]:
 
 # ----------------------------------------------------------------------------- what gate writes
 def test_gate_writes_a_schema_version_and_per_check_state_and_interval(gated):
-    from judgekit.analysis.intervals import wilson_interval
+    from judgekit.stats.intervals import wilson_interval
 
     v = read(gated / "pass" / "verdict.json")
     assert v["schema_version"] == 3 and v["passed"] is True  # issue 10: schema 3 (three states)

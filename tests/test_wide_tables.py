@@ -82,7 +82,8 @@ def test_two_judges_keep_the_wide_table(tmp_path):
 def test_a_grid_too_wide_for_the_terminal_is_one_row_per_figure():
     import io
 
-    from judgekit.console import make_console, print_grid
+    from judgekit.core.console import make_console
+    from judgekit.report.terminal import print_grid
     from judgekit.report.trust import Grid
 
     header = ["judge", *[f"class_{k} precision / recall / F1" for k in range(8)]]

@@ -20,9 +20,9 @@ from click.testing import CliRunner
 from conftest import one_sentence_error
 
 from judgekit.cli import main
-from judgekit.config import MAX_YAML_BYTES, load_yaml, read_yaml_mapping
+from judgekit.core.config import MAX_YAML_BYTES, load_yaml, read_yaml_mapping
 from judgekit.errors import JudgekitError
-from judgekit.rubric import load_rubric
+from judgekit.rubric.model import load_rubric
 
 REPO = Path(__file__).resolve().parent.parent
 

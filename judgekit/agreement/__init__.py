@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from judgekit.lazy import lazy_exports
+from judgekit.core.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from judgekit.agreement.alpha import LEVELS, krippendorff_alpha

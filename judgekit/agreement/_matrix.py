@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from judgekit.errors import JudgekitError
-from judgekit.schema import is_missing
+from judgekit.store.schema import is_missing
 
 MISSING = -1
 

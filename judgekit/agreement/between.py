@@ -17,7 +17,7 @@ a slice with no disagreement (or no agreement) then gets ``100.0 [83.9, 100.0]``
 not the zero-width ``[100.0, 100.0]`` every resample of an all-agreeing slice gives. The other
 figures keep the bootstrap interval of :func:`~judgekit.agreement.report.agreement_report`.
 
-Variant raters (``judge~padding``, :mod:`judgekit.variants`: a judge re-asked on perturbed
+Variant raters (``judge~padding``, :mod:`judgekit.store.variants`: a judge re-asked on perturbed
 copies of the items, stored under other item ids) share no item with any rater, so they are
 refused here rather than compared on nothing.
 """
@@ -34,8 +34,8 @@ from judgekit.agreement.figures import wilson_fig
 from judgekit.agreement.rating_codes import RatingCodes
 from judgekit.agreement.report import agreement_report
 from judgekit.errors import JudgekitError, excerpt
-from judgekit.rubric import Rubric
-from judgekit.variants import is_variant_rater
+from judgekit.rubric.model import Rubric
+from judgekit.store.variants import is_variant_rater
 
 #: the slice column added to every comparison
 HUMAN_RATED = "human_rated"

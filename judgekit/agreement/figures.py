@@ -20,7 +20,7 @@ from statistics import NormalDist
 
 import numpy as np
 
-from judgekit.analysis.intervals import wilson_interval
+from judgekit.stats.intervals import wilson_interval
 
 # Resamples are drawn in chunks of about this many array cells, to bound memory.
 _CHUNK_CELLS = 4_000_000

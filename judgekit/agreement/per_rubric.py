@@ -17,7 +17,7 @@ from typing import Any
 import pandas as pd
 
 from judgekit.agreement.report import agreement_report
-from judgekit.rubric import Rubric
+from judgekit.rubric.model import Rubric
 
 
 @dataclass(frozen=True)

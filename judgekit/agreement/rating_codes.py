@@ -11,10 +11,10 @@ one of statuses, built once per report (issue 13: a lean agreement path).
 * ``trials[i, r]`` (from a store only): the stored trial of that cell's one rating, ``-1`` when
   there is none; None when some trial is outside 0..74 or the matrix came from a DataFrame. With
   it the matrix is every stored rating as it is, which the verdict's hashes are computed from
-  (:func:`judgekit.gate_matrix.matrix_from_codes`), so the report and the gate read the ratings
+  (:func:`judgekit.agreement.code_matrix.matrix_from_codes`), so the report and the gate read the ratings
   once for their figures and their hashes.
 
-From a :class:`~judgekit.store.Store` the matrix comes from one scan of the ratings table that
+From a :class:`~judgekit.store.database.Store` the matrix comes from one scan of the ratings table that
 returns two strings (the item ids, and four code characters per rating made by SQL ``CASE``
 expressions over bound parameters: rater, label, status, trial), so no Python object is made per
 rating but the item id. No pandas on this path (the gate uses it).
@@ -221,7 +221,7 @@ WITH RECURSIVE h(x) AS (
 
 
 def stale_hashes(store: Any, rubric: Any) -> list[str]:
-    """:meth:`judgekit.store.Store.stale_rubric_hashes` (the hashes of older edits of ``rubric``
+    """:meth:`judgekit.store.database.Store.stale_rubric_hashes` (the hashes of older edits of ``rubric``
     that have ratings, sorted) by one index seek per hash instead of a scan of the rubric's
     ratings."""
     return [h for (h,) in store.conn.execute(_STALE_SQL, (rubric.id, rubric.hash))]
@@ -254,7 +254,7 @@ def codes_from_store(store: Any, rubric: Any, *, variants: bool = False,
     where = "rubric = ? AND rubric_hash = ?"
     args += list(key)
     if not variants:
-        from judgekit.variants import variant_item_sql
+        from judgekit.store.variants import variant_item_sql
 
         cond, more = variant_item_sql()
         where += f" AND {cond}"

@@ -64,8 +64,8 @@ from judgekit.agreement.slicing import MISSING, slice_positions, slice_positions
 from judgekit.agreement.trials import collapse_trials as collapse_trials  # re-exported
 from judgekit.agreement.unit_frames import groups_frame, read_ratings, slice_meta, value_groups
 from judgekit.errors import JudgekitError
-from judgekit.rubric import Rubric
-from judgekit.variants import is_variant_rater
+from judgekit.rubric.model import Rubric
+from judgekit.store.variants import is_variant_rater
 
 if TYPE_CHECKING:  # pandas only where a slice needs item metadata as a frame
     import pandas as pd
@@ -96,7 +96,7 @@ def agreement_report(
     Parameters
     ----------
     source : Store or DataFrame
-        A :class:`~judgekit.store.Store` (ratings under the rubric's current hash and its items),
+        A :class:`~judgekit.store.database.Store` (ratings under the rubric's current hash and its items),
         or a long ratings DataFrame (then pass ``items`` for slicing metadata).
     by : column names of item metadata to slice by (each separately), e.g. ``["model"]``;
         ``"model+category"`` crosses columns (one slice per combination, key ``"m1 / c2"``).
@@ -109,14 +109,14 @@ def agreement_report(
         warning about older rubric edits.
     """
     warnings: list[str] = []
-    from judgekit.store import Store
+    from judgekit.store.database import Store
 
     frame: pd.DataFrame | None = None
     store_values: dict[str, list[tuple[Any, list[str]]]] | None = None
     if codes is not None:
         pass
     elif hasattr(source, "ratings"):
-        # perturbed item copies (judgekit.variants) only when a variant judge is named
+        # perturbed item copies (judgekit.store.variants) only when a variant judge is named
         named_variant = any(is_variant_rater(j) for j in judges or ())
         codes = read_codes(source, rubric, variants=named_variant, only_items=only_items)
     else:
@@ -225,7 +225,7 @@ def read_codes(source: Any, rubric: Rubric, *, variants: bool = False,
                only_items: Sequence[str] | None = None) -> RatingCodes:
     """The report's :class:`~judgekit.agreement.rating_codes.RatingCodes` of a store (one SQL
     scan) or of any source with ``ratings(rubric=...)`` (a rubric view: the DataFrame path)."""
-    from judgekit.store import Store
+    from judgekit.store.database import Store
 
     if isinstance(source, Store):
         codes = codes_from_store(source, rubric, variants=variants, only_items=only_items)

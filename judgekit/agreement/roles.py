@@ -2,7 +2,7 @@
 reference (a rater or ``"consensus"``) and the humans of the ceiling, from the raters' kinds;
 and the one sentence when a rubric has no ratings at all. Shared by the full agreement report
 (:func:`judgekit.agreement.report.agreement_report`) and the gate's own figures
-(:func:`judgekit.gate_figures.gate_report`); pure and light (no numpy)."""
+(:func:`judgekit.gate.figures.gate_report`); pure and light (no numpy)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from judgekit.errors import JudgekitError
-from judgekit.variants import is_variant_rater
+from judgekit.store.variants import is_variant_rater
 
 
 @dataclass(frozen=True)

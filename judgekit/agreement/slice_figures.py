@@ -26,7 +26,7 @@ from judgekit.agreement.confusion import confusion_result
 from judgekit.agreement.coverage import coverage
 from judgekit.agreement.figures import fig, num
 from judgekit.agreement.rating_codes import ABSTAIN, ERROR, NO_RATING, STATUS_TEXT
-from judgekit.rubric import Rubric
+from judgekit.rubric.model import Rubric
 
 METRICS = ("percent_agreement", "kappa", "weighted_kappa", "alpha", "ac1")
 REF = "__ref__"

@@ -73,7 +73,7 @@ def slice_positions_from_groups(columns: dict[str, ValueGroups], parts: Sequence
     frame over the items.
 
     The text of a value is the one :func:`slice_positions` gives it in the column
-    :meth:`~judgekit.store.Store.items` would build (its type inferred over every item, an
+    :meth:`~judgekit.store.database.Store.items` would build (its type inferred over every item, an
     absent key missing): the inference runs on the distinct values (kept apart by type, so 1
     and 1.0 stay two values) plus a missing value when some item lacks the key or a rated item
     is not a stored one, which infers the same type. None when a value is unhashable (then use

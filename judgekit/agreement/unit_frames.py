@@ -26,10 +26,10 @@ REPORT_COLUMNS = ["item_id", "rater_id", "rater_kind", "label", "status", "trial
 def read_ratings(source: Any, rubric: Any, columns: Sequence[str] = REPORT_COLUMNS, *,
                  variants: bool = False) -> pd.DataFrame:
     """The ratings under ``rubric`` to report on: only ``columns`` from a
-    :class:`~judgekit.store.Store` (a lean read), the full frame from any other source (a store
-    seen through a rubric view); ratings of perturbed item copies (:mod:`judgekit.variants`) only
+    :class:`~judgekit.store.database.Store` (a lean read), the full frame from any other source (a store
+    seen through a rubric view); ratings of perturbed item copies (:mod:`judgekit.store.variants`) only
     with ``variants``."""
-    from judgekit.store import Store
+    from judgekit.store.database import Store
 
     if isinstance(source, Store):
         return source.ratings(rubric=rubric, columns=columns, variants=variants)
@@ -81,18 +81,18 @@ def slice_values(source: Any, by: Sequence[str]) -> tuple[dict[str, dict[str, An
 
 
 def value_groups(source: Any, by: Sequence[str]) -> dict[str, list[tuple[Any, list[str]]]] | None:
-    """The metadata keys of the ``by`` specs read by SQL from a :class:`~judgekit.store.Store`,
+    """The metadata keys of the ``by`` specs read by SQL from a :class:`~judgekit.store.database.Store`,
     grouped by value: key -> [(value, item ids)], the value as
-    :meth:`~judgekit.store.Store.item_values` reads it (the JSON text read back; None for the
-    items without the key), over the items :meth:`~judgekit.store.Store.item_ids` lists (no
+    :meth:`~judgekit.store.database.Store.item_values` reads it (the JSON text read back; None for the
+    items without the key), over the items :meth:`~judgekit.store.database.Store.item_ids` lists (no
     perturbed copies); one grouped query per key, no Python object per item but its id. None for
     another source, a key that cannot be read that way or that no item has, or an item id
     holding a newline (the caller reads the items)."""
     import json
 
-    from judgekit.schema import ITEM_CORE
-    from judgekit.store import Store
-    from judgekit.variants import variant_item_sql
+    from judgekit.store.database import Store
+    from judgekit.store.schema import ITEM_CORE
+    from judgekit.store.variants import variant_item_sql
 
     if not isinstance(source, Store):
         return None
@@ -147,12 +147,12 @@ def slice_meta(source: Any, by: Sequence[str]) -> pd.DataFrame | None:
 
 
 def metadata_keys(source: Any, keys: Sequence[str]) -> set[str] | None:
-    """Which of ``keys`` some item of a :class:`~judgekit.store.Store` has in its metadata, by one
+    """Which of ``keys`` some item of a :class:`~judgekit.store.database.Store` has in its metadata, by one
     scan of the items (their JSON ``meta``; perturbed copies left out, as
-    :meth:`~judgekit.store.Store.items` leaves them out); None for another source or a key
+    :meth:`~judgekit.store.database.Store.items` leaves them out); None for another source or a key
     that cannot be read that way (the caller reads the items)."""
-    from judgekit.store import Store
-    from judgekit.variants import variant_item_sql
+    from judgekit.store.database import Store
+    from judgekit.store.variants import variant_item_sql
 
     if not isinstance(source, Store) or not keys or any(c in k for k in keys for c in '"\\'):
         return None

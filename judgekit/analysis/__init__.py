@@ -6,7 +6,7 @@ Every analysis reads one rater's ratings; a judge's ratings need a matching pass
 The analyses (:mod:`~judgekit.analysis.distribution`, :mod:`~judgekit.analysis.calibration`,
 :mod:`~judgekit.analysis.criteria`) are pure functions over DataFrames returning an
 :class:`~judgekit.analysis.result.AnalysisResult`; :mod:`~judgekit.analysis.inputs` reads their
-inputs from a store and writes the result's files, :mod:`~judgekit.analysis.render` renders them
+inputs from a store and writes the result's files, :mod:`~judgekit.report.analysis` renders them
 and :mod:`~judgekit.analysis.terminal` prints the summary tables.
 """
 
@@ -32,6 +32,6 @@ def __getattr__(name: str) -> Any:
         import importlib
 
         return getattr(importlib.import_module(_LAZY[name]), name)
-    from judgekit.lazy import submodule
+    from judgekit.core.lazy import submodule
 
     return submodule(__name__, name)

@@ -53,7 +53,7 @@ from judgekit.analysis.frames import check_column_names, check_rubric, one_rater
 from judgekit.analysis.result import AnalysisResult, Chart, Table
 from judgekit.analysis.trust import check_trust
 from judgekit.errors import JudgekitError
-from judgekit.rubric import Rubric
+from judgekit.rubric.model import Rubric
 
 __all__ = [
     "OVER_REFUSAL_R",

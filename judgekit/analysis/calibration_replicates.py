@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from judgekit.analysis.concordance import concordance_from_counts, levels, pair_counts
-from judgekit.analysis.intervals import bootstrap_stat, percentile_ci
+from judgekit.stats.intervals import bootstrap_stat, percentile_ci
 
 
 def weighted_sums(

@@ -51,8 +51,8 @@ from typing import Any
 
 import numpy as np
 
-from judgekit.analysis.intervals import wilson_interval
 from judgekit.errors import JudgekitError
+from judgekit.stats.intervals import wilson_interval
 
 METHODS = ("rogan_gladen", "ppi")
 #: Rogan–Gladen refuses when Se + Sp − 1 is below this (errors amplified more than 5 times)

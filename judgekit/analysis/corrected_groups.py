@@ -18,9 +18,9 @@ import numpy as np
 import pandas as pd
 
 from judgekit.analysis.corrected import UnreliableCorrection, corrected_rate
-from judgekit.analysis.intervals import wilson_interval
 from judgekit.errors import JudgekitError
-from judgekit.rubric import shipped_dir
+from judgekit.rubric.model import shipped_dir
+from judgekit.stats.intervals import wilson_interval
 
 #: XSTest v2's labels that count as a refusal (full or partial)
 XSTEST_REFUSAL = ("2_full_refusal", "3_partial_refusal")

@@ -1,7 +1,7 @@
 """Judge-error-corrected class shares of a multi-class rubric (every code at once).
 
 **Matrix method** (``method="rogan_gladen"``; the multi-class Rogan–Gladen, Barron 1977,
-*Biometrics* 33:427; Buonaccorsi 2010, *Measurement Error*, §3.6). On the labelled items the
+*Biometrics* 33:427; Buonaccorsi 2010, *Measurement Error*, .3.6). On the labelled items the
 judge's confusion matrix ``M[j, t] = P(judge = j | reference = t)`` is estimated; the judge's
 label shares over all items are ``q = M π`` in expectation, so
 
@@ -47,8 +47,8 @@ from judgekit.analysis.corrected import (
     corrected_rate,
     unlabelled_part,
 )
-from judgekit.analysis.intervals import wilson_interval
 from judgekit.errors import JudgekitError
+from judgekit.stats.intervals import wilson_interval
 
 
 def confusion_given_truth(judge: Sequence[Any], reference: Sequence[Any],

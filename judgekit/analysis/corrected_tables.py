@@ -29,9 +29,9 @@ from judgekit.analysis.corrected_clusters import corrected_weighted_clustered, r
 from judgekit.analysis.corrected_multiclass import corrected_weighted, raw_estimate
 from judgekit.analysis.result import AnalysisResult, Table
 from judgekit.errors import JudgekitError
-from judgekit.policy_rules import people as people_of
-from judgekit.policy_rules import reference_kinds, reference_problem
-from judgekit.rubric import Rubric
+from judgekit.rubric.model import Rubric
+from judgekit.verdict.policy_rules import people as people_of
+from judgekit.verdict.policy_rules import reference_kinds, reference_problem
 
 #: columns of a correction table besides the model and slice columns
 CORRECTION_COLUMNS = ("figure", "method", "n_total", "n_labelled", "n_labelled_positive", "raw",
@@ -171,7 +171,7 @@ def reference_ratings(store: object, rubric: Rubric, reference: str | None) -> t
     one rater of kind ``reference`` when None (an error naming the candidates otherwise).
 
     A given ``reference`` must be one the gate accepts
-    (:func:`judgekit.policy_rules.reference_problem`: a human or reference rater): a judge's
+    (:func:`judgekit.verdict.policy_rules.reference_problem`: a human or reference rater): a judge's
     error measured against a judge, or against itself, corrects nothing."""
     from judgekit.analysis.inputs import rater_ratings
 

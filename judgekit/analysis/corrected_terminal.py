@@ -6,7 +6,7 @@ from rich.console import Console
 
 from judgekit.analysis.result import UNTRUSTED, AnalysisResult
 from judgekit.analysis.terminal import ci, fmt, print_table
-from judgekit.console import safe_text
+from judgekit.core.console import safe_text
 
 
 def print_correction(console: Console, result: AnalysisResult) -> None:

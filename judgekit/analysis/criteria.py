@@ -65,10 +65,10 @@ from judgekit.analysis.criteria_spec import (
     parse_criteria as parse_criteria,
 )
 from judgekit.analysis.frames import label_shares
-from judgekit.analysis.intervals import abs_interval, wilson_interval
 from judgekit.analysis.result import AnalysisResult, Table
 from judgekit.analysis.trust import TrustReport, check_trust
 from judgekit.errors import JudgekitError, excerpt
+from judgekit.stats.intervals import abs_interval, wilson_interval
 
 #: the note of every ``compare`` row: what its interval assumes
 NEWCOMBE_NOTE = ("Newcombe's interval treats the items as independent; turns or samples of one "

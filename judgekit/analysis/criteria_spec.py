@@ -14,9 +14,9 @@ import pandas as pd
 from pydantic import ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from judgekit.analysis.frames import truthy
-from judgekit.config import ConfigModel, describe_error, read_yaml_mapping
+from judgekit.core.config import ConfigModel, describe_error, read_yaml_mapping
 from judgekit.errors import JudgekitError
-from judgekit.rubric import Rubric, load_rubric
+from judgekit.rubric.model import Rubric, load_rubric
 
 Op = Literal["<=", "<", ">=", ">", "=="]
 Scalar = str | int | float | bool

@@ -38,13 +38,13 @@ from judgekit.analysis.frames import (
     require_item_columns,
     unit_columns,
 )
-from judgekit.analysis.intervals import bootstrap_stat, percentile_ci, wilson_interval
 from judgekit.analysis.refusal import DEFAULT_REFUSAL_CODES as DEFAULT_REFUSAL_CODES  # re-exported
 from judgekit.analysis.refusal import refusal_definition
 from judgekit.analysis.result import AnalysisResult, Chart, Table
 from judgekit.analysis.trust import check_trust
 from judgekit.errors import JudgekitError
-from judgekit.rubric import Rubric
+from judgekit.rubric.model import Rubric
+from judgekit.stats.intervals import bootstrap_stat, percentile_ci, wilson_interval
 
 ONE_DRAW = (
     "one run measures one draw, not a property of the model: a prompt with a single sample "

@@ -12,7 +12,7 @@ from rich.console import Console
 from judgekit.analysis.exchangeability import EXCHANGEABLE
 from judgekit.analysis.result import UNTRUSTED, AnalysisResult
 from judgekit.analysis.terminal import ci, fmt, print_table
-from judgekit.console import safe_text
+from judgekit.core.console import safe_text
 
 #: prompts printed at most (the rest are in the per_prompt table of --out)
 MAX_PROMPTS = 15

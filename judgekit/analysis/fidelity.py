@@ -38,9 +38,9 @@ import pandas as pd
 from judgekit.analysis.calibration_replicates import bootstrap_cis, replicate_figures, unit_layout
 from judgekit.analysis.calibration_units import build_units
 from judgekit.analysis.frames import fill_unit_key, model_series, unit_columns
-from judgekit.analysis.intervals import bootstrap_stat, percentile_ci
 from judgekit.errors import JudgekitError
-from judgekit.fidelity_policy import check_figures
+from judgekit.stats.intervals import bootstrap_stat, percentile_ci
+from judgekit.verdict.fidelity_policy import check_figures
 
 #: calibration figure → (key of :func:`replicate_figures`, shape: "model" | "turn" | "tier_turn")
 _CAL: dict[str, tuple[str, str]] = {

@@ -19,8 +19,8 @@ import numpy as np
 import pandas as pd
 
 from judgekit.errors import JudgekitError, excerpt
-from judgekit.rubric import Rubric, load_rubric
-from judgekit.schema import is_missing
+from judgekit.rubric.model import Rubric, load_rubric
+from judgekit.store.schema import is_missing
 
 ALL = "all"
 

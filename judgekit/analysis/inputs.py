@@ -3,13 +3,15 @@
 The analyses themselves (:mod:`~judgekit.analysis.distribution`,
 :mod:`~judgekit.analysis.calibration`, :mod:`~judgekit.analysis.criteria`) are pure functions over
 DataFrames. This module gathers their inputs — one rater's ratings, the judges' identity hashes a
-verdict is matched against, the verdicts, the harm H of each item — and writes a result as JSON,
-Markdown, HTML, SVG and CSV. ``judgekit analyze`` and ``judgekit demo`` both go through it.
+verdict is matched against, the verdicts, the harm H of each item. A result is written as JSON,
+Markdown, HTML, SVG and CSV by :func:`judgekit.report.analysis.write_results`. ``judgekit analyze``
+and ``judgekit demo`` both go through them.
 
 Example::
 
     from judgekit.analysis import inputs
     from judgekit.analysis.calibration import calibration
+    from judgekit.report.analysis import write_results
 
     with Store("judgekit.db") as store:
         data = inputs.calibration_inputs(store, load_rubric("restrictiveness"), "judge-a",
@@ -18,12 +20,11 @@ Example::
                              rubric=load_rubric("restrictiveness"),
                              verdicts=inputs.load_verdicts(["verdict.json"]), store=store,
                              judge_hashes=data.judge_hashes, harm_source=data.harm_source)
-    inputs.write_results(result, Path("results/calibration"))
+    write_results(result, Path("results/calibration"))
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,16 +32,15 @@ from typing import Any
 
 import pandas as pd
 
-from judgekit.analysis.result import AnalysisResult
 from judgekit.errors import JudgekitError, UntrustedJudgeError
-from judgekit.rubric import Rubric, load_rubric
-from judgekit.store import Store
+from judgekit.rubric.model import Rubric, load_rubric
+from judgekit.store.database import Store
 
 
 # --------------------------------------------------------------------------- reading
 def load_verdicts(paths: Sequence[str | Path]) -> list[dict[str, Any]]:
     """The verdicts written by ``judgekit gate`` at ``paths``, read strictly (one per rubric)."""
-    from judgekit.gate import load_verdict
+    from judgekit.verdict.read import load_verdict
 
     return [load_verdict(p) for p in paths]
 
@@ -68,11 +68,11 @@ def rater_ratings(store: Store, rubric: Rubric, rater: str, *, required: bool = 
 def judge_hashes(store: Store, ratings: pd.DataFrame) -> dict[str, str]:
     """``{judge rater id: judge hash}`` for the judges among ``ratings`` (humans are left out).
 
-    The hash identifies the judge's spec and parameters as :func:`judgekit.gate.judge_identity`
+    The hash identifies the judge's spec and parameters as :func:`judgekit.gate.run.judge_identity`
     records them, so a verdict made for another configuration of the same rater id does not
     count (:func:`judgekit.analysis.trust.check_trust`).
     """
-    from judgekit.gate import judge_identity
+    from judgekit.store.judge_identity import judge_identity
 
     judged = ratings.loc[ratings["rater_kind"] == "judge"].drop_duplicates("rater_id")
     return {str(r.rater_id): str(judge_identity(store, str(r.rater_id), str(r.rubric),
@@ -256,39 +256,4 @@ def criteria_inputs(store: Store) -> CriteriaInputs:
     hashes = judge_hashes(store, ratings)
     return CriteriaInputs(ratings=ratings, items=store.items(), judge_hashes=hashes)
 
-
-# --------------------------------------------------------------------------- writing
-def write_results(result: AnalysisResult, out_dir: Path) -> list[Path]:
-    """Write ``result`` into ``out_dir``: ``<kind>.json``, ``.md``, ``.html``, one SVG per chart
-    under ``charts/`` and one CSV per table. Returns the paths written.
-
-    Everything is rendered before the first file is written, and each file is replaced
-    atomically, so a failure leaves the folder as it was, not half written.
-    """
-    from judgekit.analysis.render import (
-        chart_stems,
-        chart_svg,
-        csv_frame,
-        file_stems,
-        to_html,
-        to_json,
-        to_markdown,
-    )
-    from judgekit.io.tables import write_table, write_text_atomic
-
-    if out_dir.exists() and not out_dir.is_dir():
-        raise JudgekitError(f"--out {out_dir} is a file; name a folder.")
-    texts = {
-        f"{result.kind}.json": json.dumps(to_json(result), indent=1, ensure_ascii=False),
-        f"{result.kind}.md": to_markdown(result),
-        f"{result.kind}.html": to_html(result),
-    }
-    stems = chart_stems(result)
-    for c in result.charts:
-        texts[f"charts/{stems[c.key]}.svg"] = chart_svg(c)
-    written = [write_text_atomic(out_dir / name, text) for name, text in texts.items()]
-    table_stems = file_stems(result, [t.key for t in result.tables])
-    for t in result.tables:
-        written.append(write_table(csv_frame(result, t), out_dir / f"{table_stems[t.key]}.csv"))
-    return written
 

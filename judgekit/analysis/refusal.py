@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 import pandas as pd
 
 from judgekit.errors import JudgekitError
-from judgekit.rubric import Rubric
+from judgekit.rubric.model import Rubric
 
 DEFAULT_REFUSAL_CODES = ("full_refusal", "partial_refusal")
 

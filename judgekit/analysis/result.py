@@ -1,7 +1,7 @@
 """The shape every analysis returns: titled tables, charts and notes, stamped when untrusted.
 
 An :class:`AnalysisResult` is plain data (DataFrames and lists of points); the renderers in
-:mod:`judgekit.analysis.render` turn it into JSON, Markdown and an HTML page. When an analysis ran
+:mod:`judgekit.report.analysis` turn it into JSON, Markdown and an HTML page. When an analysis ran
 on ratings of a judge without a passing verdict (forced with ``--untrusted``),
 :meth:`AnalysisResult.stamp_untrusted` prefixes the title of the result and of every table and
 chart with ``UNTRUSTED``, so no figure can be copied out of the report without the stamp.

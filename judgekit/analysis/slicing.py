@@ -20,7 +20,7 @@ import pandas as pd
 
 from judgekit.agreement.slicing import MISSING, part_order
 from judgekit.errors import JudgekitError, excerpt
-from judgekit.schema import is_missing
+from judgekit.store.schema import is_missing
 
 Where = list[tuple[str, list[str]]]
 

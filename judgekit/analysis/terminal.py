@@ -2,7 +2,7 @@
 
 What ``judgekit analyze`` and ``judgekit demo`` print: the result's title, definitions and notes,
 then its summary tables (per model and slice, not per prompt). The files are written by
-:func:`judgekit.analysis.inputs.write_results`.
+:func:`judgekit.report.analysis.write_results`.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from rich.text import Text
 
 from judgekit.analysis.columns import interval_text
 from judgekit.analysis.result import UNTRUSTED, AnalysisResult
-from judgekit.console import clean, safe_text
+from judgekit.core.console import clean, safe_text
 
 
 def fmt(v: Any, digits: int = 3) -> str:
@@ -44,7 +44,7 @@ def print_table(console: Console, title: str, header: list[str],
     """A terminal table. Strings are data (model names, slice values, criterion names) and are
     printed as they are, never read as rich markup: ``gpt-4o [temp=0.7]`` keeps its brackets and
     ``[/x]`` cannot crash the command; control characters in them are shown as escapes
-    (:func:`judgekit.console.clean`). Pass a :class:`Text` for a styled cell."""
+    (:func:`judgekit.core.console.clean`). Pass a :class:`Text` for a styled cell."""
     full = f"{UNTRUSTED} — {title}" if untrusted else title
     t = RichTable(title=Text(clean(full)), title_justify="left")
     for i, h in enumerate(header):
@@ -154,6 +154,6 @@ def print_criteria(console: Console, result: AnalysisResult) -> None:
 
 def written_summary(written: Sequence[Path], out_dir: Path) -> str:
     """``wrote N files to DIR (open DIR/<kind>.html)``: the line printed once
-    :func:`judgekit.analysis.inputs.write_results` has written ``written``."""
+    :func:`judgekit.report.analysis.write_results` has written ``written``."""
     html = next(p for p in written if p.suffix == ".html")
     return f"wrote {len(written)} files to {out_dir} (open {html})"

@@ -2,9 +2,9 @@
 
 :func:`check_trust` looks at the raters of a ratings frame. Human and reference raters need
 nothing. Each judge rater needs one of the given verdicts to pass
-:func:`judgekit.gate.require_trusted` for that judge and rubric (and, given the ``store`` the
+:func:`judgekit.verdict.trust.require_trusted` for that judge and rubric (and, given the ``store`` the
 ratings came from, still describe it: the human ratings, the items they are about and the judge's
-identity, see :func:`judgekit.verdict.match_store`); otherwise the analysis refuses to
+identity, see :func:`judgekit.verdict.read.match_store`); otherwise the analysis refuses to
 run (``UntrustedJudgeError``, one sentence saying how to get a verdict) — unless the caller forces
 it with ``untrusted=True``, in which case the result is stamped UNTRUSTED everywhere.
 """
@@ -18,7 +18,7 @@ from typing import Any
 import pandas as pd
 
 from judgekit.errors import JudgekitError, UntrustedJudgeError
-from judgekit.rubric import Rubric
+from judgekit.rubric.model import Rubric
 
 
 @dataclass
@@ -73,15 +73,15 @@ def check_trust(
     """Check that every judge rater in ``ratings`` has a passing verdict for ``rubric``.
 
     ``verdicts`` are parsed ``verdict.json`` dicts or paths to them (anything
-    :func:`judgekit.gate.require_trusted` accepts). ``judge_hashes`` (rater → judge hash, from
-    :func:`judgekit.gate.judge_identity`) also requires the judge's spec and parameters to be the
+    :func:`judgekit.verdict.trust.require_trusted` accepts). ``judge_hashes`` (rater → judge hash, from
+    :func:`judgekit.gate.run.judge_identity`) also requires the judge's spec and parameters to be the
     ones the verdict was computed for. ``store`` (the store ``ratings`` came from; every judgekit
     code path passes it) also requires the verdict to still describe that store. Raises
     :class:`~judgekit.errors.UntrustedJudgeError` for the first judge without a passing verdict,
     unless ``untrusted`` is true. A verdict that is malformed or inconsistent is an error even
     with ``untrusted``.
     """
-    from judgekit.gate import load_verdict
+    from judgekit.verdict.read import load_verdict
 
     loaded = [load_verdict(v) for v in verdicts]
     report = TrustReport()
@@ -110,7 +110,7 @@ def check_trust(
 def _find_passing(
     judge: str, rubric: Rubric, verdicts: Sequence[Any], judge_hash: str | None, store: Any = None
 ) -> tuple[str | None, JudgekitError | None]:
-    from judgekit.gate import require_trusted
+    from judgekit.verdict.trust import require_trusted
 
     best: JudgekitError | None = None
     for verdict in verdicts:

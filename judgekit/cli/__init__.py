@@ -4,7 +4,7 @@ Each command group lives in its own module and is registered here. Any
 :class:`~judgekit.errors.JudgekitError` becomes one sentence on stderr and exit code 2 (or the
 error's own ``exit_code``), never a traceback; so, as a last resort, does an ``OSError`` (a file
 name too long, a folder that cannot be created). The sentence quotes file names, keys and values
-from user files, so it is printed through :func:`judgekit.console.clean` (control characters as
+from user files, so it is printed through :func:`judgekit.core.console.clean` (control characters as
 visible escapes, one line).
 """
 
@@ -17,7 +17,7 @@ from typing import Any
 import click
 
 from judgekit import __version__
-from judgekit.console import echo
+from judgekit.core.console import echo
 from judgekit.errors import JudgekitError
 
 # The statistics' matrix products are small (resamples x item patterns): BLAS threads make no
@@ -37,7 +37,7 @@ class _Group(click.Group):
             echo(f"error: {exc}", err=True)
             sys.exit(exc.exit_code)
         except OSError as exc:  # last resort: a file-system error no reader or writer named
-            from judgekit.io.oserrors import os_error_message
+            from judgekit.core.oserrors import os_error_message
 
             echo(f"error: {os_error_message(exc)}", err=True)
             sys.exit(2)

@@ -7,9 +7,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from judgekit.console import echo, make_console, safe_text
+from judgekit.core.console import echo, make_console, safe_text
 from judgekit.errors import JudgekitError
-from judgekit.store import Store
+from judgekit.store.database import Store
 
 
 def agree_by_panel(
@@ -29,7 +29,7 @@ def agree_by_panel(
     """Print (and with ``json_out`` write) one agreement report per sub-panel of ``panel_file``."""
     from judgekit.agreement.per_rubric import RubricGroup, per_rubric_reports
     from judgekit.cli.render import print_agreement
-    from judgekit.io.atomic import write_text_atomic
+    from judgekit.core.atomic import write_text_atomic
     from judgekit.judges.panelfile import load_panel
 
     if rubric_name is not None:

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from judgekit.cli.options import by_columns, store_option
-from judgekit.console import echo, lazy_console, resolved
-from judgekit.store import Store
+from judgekit.core.console import echo, lazy_console, resolved
+from judgekit.store.database import Store
 
 if TYPE_CHECKING:  # the analyses (pandas, numpy) are imported by the commands that run them
     from judgekit.analysis.result import AnalysisResult
@@ -127,10 +127,10 @@ def _finish(result: AnalysisResult, out_dir: Path | None) -> None:
     if out_dir is None:
         console.print("[dim](pass --out DIR to write JSON, Markdown, HTML with charts, SVG and CSV)[/dim]")
         return
-    from judgekit.analysis import inputs
     from judgekit.analysis.terminal import written_summary
+    from judgekit.report.analysis import write_results
 
-    echo(written_summary(inputs.write_results(result, out_dir), out_dir))
+    echo(written_summary(write_results(result, out_dir), out_dir))
 
 
 # --------------------------------------------------------------------------- distribution
@@ -208,7 +208,7 @@ def distribution_cmd(
     from judgekit.analysis import inputs
     from judgekit.analysis.distribution import refusal_distribution
     from judgekit.analysis.terminal import print_distribution
-    from judgekit.rubric import load_rubric
+    from judgekit.rubric.model import load_rubric
 
     rubric = load_rubric(rubric_name)
     loaded = inputs.load_verdicts(verdicts)
@@ -319,7 +319,7 @@ def calibration_cmd(
     from judgekit.analysis import inputs
     from judgekit.analysis.calibration import calibration
     from judgekit.analysis.terminal import print_calibration
-    from judgekit.rubric import load_rubric
+    from judgekit.rubric.model import load_rubric
 
     rubric = load_rubric(rubric_name)
     loaded = inputs.load_verdicts(verdicts)

@@ -9,12 +9,12 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from judgekit.cli.options import by_columns, store_option
-from judgekit.console import echo, lazy_console, safe_text
+from judgekit.core.console import echo, lazy_console, safe_text
 from judgekit.errors import JudgekitError
-from judgekit.store import Store
+from judgekit.store.database import Store
 
 if TYPE_CHECKING:
-    from judgekit.rubric import Rubric
+    from judgekit.rubric.model import Rubric
 
 console = lazy_console()
 
@@ -26,7 +26,7 @@ def rubrics_cmd(name: str | None) -> None:
 
     Example: judgekit rubrics refusal
     """
-    from judgekit.rubric import available_rubrics, load_rubric
+    from judgekit.rubric.model import available_rubrics, load_rubric
 
     if name is None:
         for n in available_rubrics():
@@ -134,15 +134,15 @@ def import_cmd(
     """
     from judgekit.io.mapping import parse_column_map
     from judgekit.io.ratings import import_ratings
-    from judgekit.rating_input import parse_rater_map
-    from judgekit.rubric import load_rubric
+    from judgekit.rubric.model import load_rubric
+    from judgekit.store.rating_input import parse_rater_map
 
     rubric = _with_view(load_rubric(rubric_name), view)
     if not file.exists():  # before the store is opened: a typo must not leave an empty store behind
         raise JudgekitError(f"{file}: no such file; check the path.")
     file_map = parse_column_map(column_map, source=str(file))
     items_map = parse_column_map(items_column_map, source=str(items_path or file), option="--items-map")
-    from judgekit.store_deferred import DeferredStore
+    from judgekit.store.deferred import DeferredStore
 
     # created on first use, after the input is read and validated: a failed first import
     # leaves no store file
@@ -226,8 +226,8 @@ def agree_cmd(
     """
     from judgekit.agreement.report import agreement_report
     from judgekit.cli.render import print_agreement
-    from judgekit.io.atomic import write_text_atomic
-    from judgekit.rubric import load_rubric
+    from judgekit.core.atomic import write_text_atomic
+    from judgekit.rubric.model import load_rubric
 
     cols = by_columns(by)
     if panel_file is not None:
@@ -259,7 +259,7 @@ def agree_cmd(
     with Store.open_existing(store_path) as store:
         only_items = None
         if sample:
-            from judgekit.sampling import sample_design
+            from judgekit.annotation.sampling import sample_design
 
             design = sample_design(store, sample)
             if random_only:
@@ -298,7 +298,7 @@ def _agree_between(rubric: Any, spec: str, by: list[str], *, resamples: int, see
     """``agree --between A,B``: the two raters compared on every item both rated."""
     from judgekit.agreement.between import between_report, parse_pair
     from judgekit.analysis.terminal import print_table
-    from judgekit.io.atomic import write_text_atomic
+    from judgekit.core.atomic import write_text_atomic
     from judgekit.report.between import INTRO, between_table, between_warnings
 
     given = [k for k, v in others.items() if v]
@@ -338,8 +338,8 @@ def gate_cmd(policy: Path, out_dir: Path, store_path: str) -> None:
       judgekit gate annotations/xstest-v2/policy.yaml --out results/
     """
     from judgekit.cli.render import print_verdict
-    from judgekit.gate import explain, run_gate
-    from judgekit.io.atomic import ensure_folder, write_text_atomic
+    from judgekit.core.atomic import ensure_folder, write_text_atomic
+    from judgekit.gate.run import explain, run_gate
     from judgekit.report.escape import md_list
 
     with Store.open_existing(store_path) as store:
@@ -374,17 +374,17 @@ def demo_cmd(out_dir: Path, resamples: int) -> None:
 
 
 def _with_view(rubric: Rubric, view: str | None) -> Rubric:
-    """``rubric``, or its view ``view`` (:mod:`judgekit.rubric_views`)."""
+    """``rubric``, or its view ``view`` (:mod:`judgekit.rubric.views`)."""
     if view is None:
         return rubric
-    from judgekit.rubric_views import rubric_view
+    from judgekit.rubric.views import rubric_view
 
     return rubric_view(rubric, view)
 
 
 def _viewed(store: Store, rubric: Rubric) -> Any:
     """``store``, seen through ``rubric`` when it is a view."""
-    from judgekit.rubric_views import ViewRubric, ViewSource
+    from judgekit.rubric.views import ViewRubric, ViewSource
 
     return ViewSource(store, rubric) if isinstance(rubric, ViewRubric) else store
 

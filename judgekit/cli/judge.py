@@ -8,9 +8,9 @@ from pathlib import Path
 import click
 
 from judgekit.cli.options import store_option
-from judgekit.console import echo
+from judgekit.core.console import echo
 from judgekit.errors import JudgekitError
-from judgekit.store import Store
+from judgekit.store.database import Store
 
 
 @click.command("judge")
@@ -146,7 +146,7 @@ def export_ratings_cmd(
     """
     from judgekit.io.tables import write_table
     from judgekit.judges.export import ratings_with_calls
-    from judgekit.rubric import load_rubric
+    from judgekit.rubric.model import load_rubric
 
     if view is not None and not rubric_name:
         raise JudgekitError(f"--view {view} is a view of a rubric; give the rubric too: --rubric "
@@ -154,7 +154,7 @@ def export_ratings_cmd(
     with Store.open_existing(store_path) as store:
         rubric = load_rubric(rubric_name) if rubric_name else None
         if rubric is not None and view is not None:
-            from judgekit.rubric_views import rubric_view
+            from judgekit.rubric.views import rubric_view
 
             rubric = rubric_view(rubric, view)
         df = ratings_with_calls(store, rubric=rubric, raters=list(raters) or None)

@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING
 import click
 
 from judgekit.cli.options import store_option
-from judgekit.console import echo
+from judgekit.core.console import echo
 from judgekit.errors import JudgekitError
-from judgekit.store import Store
+from judgekit.store.database import Store
 
 if TYPE_CHECKING:  # pandas is imported by the commands that use it (keeps `judgekit --help` light)
     import pandas as pd
@@ -131,9 +131,9 @@ def _push(
 ) -> list[str]:
     """The push; returns the lines to print."""
     from judgekit.annotation.labelstudio import LabelStudioClient, load_rubrics, push
-    from judgekit.data import validate_items
+    from judgekit.annotation.sampling import load_spec, record_sample, sample_design, sample_items
     from judgekit.io.tables import read_table
-    from judgekit.sampling import load_spec, record_sample, sample_design, sample_items
+    from judgekit.store.data import validate_items
 
     out: list[str] = []
     if (items_path is None) == (sample is None):
@@ -327,9 +327,9 @@ def sample_cmd(
     """
     import pandas as pd
 
-    from judgekit.data import validate_items
+    from judgekit.annotation.sampling import load_spec, sample_items, spec_from_dict
     from judgekit.io.tables import read_table, table_format, write_table
-    from judgekit.sampling import load_spec, sample_items, spec_from_dict
+    from judgekit.store.data import validate_items
 
     base: dict[str, object] = {}
     if spec_path is not None:

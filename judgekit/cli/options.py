@@ -6,7 +6,7 @@ from collections.abc import Iterable
 
 import click
 
-from judgekit.store import DEFAULT_STORE
+from judgekit.store.database import DEFAULT_STORE
 
 store_option = click.option(
     "--store",

@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from judgekit.cli.options import store_option
-from judgekit.console import echo, lazy_console, safe_text
+from judgekit.core.console import echo, lazy_console, safe_text
 
 console = lazy_console()
 
@@ -39,12 +39,12 @@ def probe_cmd(probes: Path, out_dir: Path, dry_run: bool, store_path: str) -> No
       judgekit probe annotations/xstest-v2/probes.yaml --out results/
       judgekit probe annotations/demo-panel/probes.yaml --dry-run
     """
-    from judgekit.io.atomic import write_text_atomic
+    from judgekit.core.atomic import write_text_atomic
     from judgekit.probes.perturb import run_variants
     from judgekit.probes.probefile import load_probe_file
     from judgekit.probes.run import run_probes
     from judgekit.report.probes import markdown_section, probe_page
-    from judgekit.store import Store
+    from judgekit.store.database import Store
 
     probe, _raw = load_probe_file(probes)
     with Store.open_existing(store_path) as store:

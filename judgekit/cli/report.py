@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from judgekit.cli.options import by_columns, store_option
-from judgekit.console import echo
+from judgekit.core.console import echo
 from judgekit.errors import JudgekitError
 
 
@@ -65,15 +65,15 @@ def report_cmd(
     from judgekit.agreement.report import agreement_report, read_codes
     from judgekit.report import write_report
     from judgekit.report.collect import collect_extras, report_by
-    from judgekit.rubric import load_rubric
-    from judgekit.store import Store
-    from judgekit.verdict import load_verdict, match_store
+    from judgekit.rubric.model import load_rubric
+    from judgekit.store.database import Store
+    from judgekit.verdict.read import load_verdict, match_store
 
     rubric = load_rubric(rubric_name)
     with Store.open_existing(store_path) as real_store:
         store: Any = real_store
         if view is not None:
-            from judgekit.rubric_views import ViewSource, rubric_view
+            from judgekit.rubric.views import ViewSource, rubric_view
 
             rubric = rubric_view(rubric, view)
             store = ViewSource(real_store, rubric)

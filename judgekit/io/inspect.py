@@ -45,9 +45,9 @@ from typing import Any
 
 import pandas as pd
 
+from judgekit.core.values import surrogate_problem
 from judgekit.errors import JudgekitError
-from judgekit.schema import is_missing
-from judgekit.values import surrogate_problem
+from judgekit.store.schema import is_missing
 
 ATTACHMENT = "attachment://"
 # columns the reader fills itself; a sample metadata key with one of these names gets a prefix
@@ -91,7 +91,7 @@ def read_inspect_log(path: str | Path) -> tuple[pd.DataFrame, pd.DataFrame]:
       rationale``: one rater per scorer, or per ``scorer/key`` when a score's value is a dict.
       A missing or NaN value (Inspect's "unscored") is an abstention carrying the explanation.
 
-    Labels are raw values here; :func:`judgekit.data.normalise_ratings` maps them to a rubric.
+    Labels are raw values here; :func:`judgekit.store.data.normalise_ratings` maps them to a rubric.
 
     >>> items, scores = read_inspect_log("logs/2025-01-01T00-00-00_refusal_abc.eval")  # doctest: +SKIP
     """
@@ -285,7 +285,7 @@ def _no_samples(p: Path, header: dict[str, Any]) -> str:
 
 # ------------------------------------------------------------------ frames
 def _frames(p: Path, header: dict[str, Any], samples: list[Any]) -> tuple[pd.DataFrame, pd.DataFrame]:
-    from judgekit.values import as_id
+    from judgekit.core.values import as_id
 
     spec = header["eval"]
     model, task = spec.get("model"), spec.get("task")

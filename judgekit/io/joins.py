@@ -15,12 +15,12 @@ from typing import Any
 
 import pandas as pd
 
-from judgekit.data import check_reserved_item_columns, messages_as_json
+from judgekit.core.values import lines_of, row_ref
 from judgekit.errors import JudgekitError, excerpt
 from judgekit.io.mapping import require_table_columns
 from judgekit.io.tables import read_table, table_format
-from judgekit.schema import is_missing
-from judgekit.values import lines_of, row_ref
+from judgekit.store.data import check_reserved_item_columns, messages_as_json
+from judgekit.store.schema import is_missing
 
 
 def join_items_file(

@@ -17,10 +17,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from judgekit.columns import closest_column, closest_hint, column_list
+from judgekit.core.values import row_ref
 from judgekit.errors import JudgekitError, excerpt
-from judgekit.schema import is_missing, item_content_hash
-from judgekit.values import row_ref
+from judgekit.store.columns import closest_column, closest_hint, column_list
+from judgekit.store.schema import is_missing, item_content_hash
 
 if TYPE_CHECKING:  # imported where a frame is made: the column map needs none
     import pandas as pd
@@ -145,7 +145,7 @@ def make_item_ids(
 ) -> tuple[pd.DataFrame, str]:
     """The table with an ``item_id`` column made for it, and a note saying how.
 
-    * ``content``: ``c-`` and the item's content hash (:func:`judgekit.schema.item_content_hash`
+    * ``content``: ``c-`` and the item's content hash (:func:`judgekit.store.schema.item_content_hash`
       of prompt/messages and response: the first 16 hex digits of a SHA-256), so the same output
       gets the same id in every file. Needs a ``response`` on every row; with one row per item
       (``one_row_per_item``: a wide file), two rows of the same text are an error.

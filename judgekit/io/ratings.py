@@ -22,21 +22,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from judgekit.core.values import lines_of
 from judgekit.errors import JudgekitError
-from judgekit.import_digest import input_digest, record_import, store_state, unchanged_import
 from judgekit.io.csv_fast import detect_newline
 from judgekit.io.ratings_stream import StreamResult, stream_csv, stream_wide_csv
 from judgekit.io.tables import read_table, table_format
-from judgekit.rubric import Rubric
-from judgekit.schema import is_missing
-from judgekit.store import Store, WriteCounts
-from judgekit.store_stream import StreamFallback, item_snapshot
-from judgekit.values import lines_of
+from judgekit.rubric.model import Rubric
+from judgekit.store.database import Store, WriteCounts
+from judgekit.store.import_digest import input_digest, record_import, store_state, unchanged_import
+from judgekit.store.schema import is_missing
+from judgekit.store.stream import StreamFallback, item_snapshot
 
 if TYPE_CHECKING:
     import pandas as pd
 
-# pandas (and the frame modules: judgekit.data, io.joins, io.mapping) are imported by the
+# pandas (and the frame modules: judgekit.store.data, io.joins, io.mapping) are imported by the
 # whole-file path when it runs: the streamed import of a long CSV needs none of them
 
 
@@ -82,7 +82,7 @@ def prepare_ratings(
     rater_kind: str = "human",
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Validate a ratings table: returns (items, ratings) ready for the store."""
-    from judgekit.data import (
+    from judgekit.store.data import (
         check_rubric_columns,
         items_from_table,
         normalise_ratings,
@@ -224,15 +224,15 @@ def _import_whole(
     join_on: str | None,
 ) -> ImportSummary:
     """The whole-file path: read the file, validate it as frames, write it in one transaction."""
-    from judgekit.data import (
+    from judgekit.io.joins import join_items_file
+    from judgekit.io.mapping import check_layout_columns, content_ids_as_stored, make_item_ids
+    from judgekit.store.data import (
         check_reserved_item_columns,
         id_problem,
         messages_as_json,
         require_columns,
         row_ref,
     )
-    from judgekit.io.joins import join_items_file
-    from judgekit.io.mapping import check_layout_columns, content_ids_as_stored, make_item_ids
 
     notes: list[str] = []
     if kind == "inspect":
@@ -390,7 +390,7 @@ def _by_rater(ratings: pd.DataFrame) -> dict[str, dict[str, Any]]:
 
 def _check_same_text(store: Store, items: pd.DataFrame, *, source: str) -> None:
     """Refuse items whose text differs from the stored item with the same id."""
-    from judgekit.schema import item_content_hash
+    from judgekit.store.schema import item_content_hash
 
     if "response" not in items.columns:
         return
@@ -422,8 +422,8 @@ def _prepare_inspect(
     path: str | Path, rubric: Rubric, *, source: str, scorers: Sequence[str] | None
 ) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
     """Items and validated judge ratings of an Inspect log, and notes for the summary."""
-    from judgekit.data import normalise_ratings
     from judgekit.io.inspect import read_inspect_log
+    from judgekit.store.data import normalise_ratings
 
     items, long = read_inspect_log(path)
     if scorers:

@@ -9,7 +9,7 @@ reshape it (no ``--map``, ``--id-from``, ``--items``, ``--id-prefix``; no ``valu
 :meth:`Store.put_items` / :meth:`Store.put_ratings`) stores for the same file, and checks the same
 things; a file it does not read (a record over several lines, a short row, a header judgekit
 refuses) or any problem (a label not in the rubric, a bad id, a duplicate rating, an item with two
-sets of metadata, ...) raises :class:`~judgekit.store_stream.StreamFallback`: the caller rolls the
+sets of metadata, ...) raises :class:`~judgekit.store.stream.StreamFallback`: the caller rolls the
 transaction back and imports the file with the whole-file path, which names the problem in its
 usual one sentence (file and line) — so the messages are the whole-file path's, word for word.
 
@@ -31,15 +31,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from judgekit.core.values import as_timestamp, as_trial, id_problem, plain_number
 from judgekit.errors import JudgekitError
-from judgekit.import_digest import record_import, store_state
 from judgekit.io.csv_fast import CsvChunks, NotUsual
-from judgekit.rating_input import RESERVED_ITEM_COLUMNS, label_code
-from judgekit.rubric import Rubric
-from judgekit.schema import RATER_KINDS, STATUSES, WriteCounts
-from judgekit.store import Store
-from judgekit.store_stream import StreamFallback, StreamWriter
-from judgekit.values import as_timestamp, as_trial, id_problem, plain_number
+from judgekit.rubric.model import Rubric
+from judgekit.store.database import Store
+from judgekit.store.import_digest import record_import, store_state
+from judgekit.store.rating_input import RESERVED_ITEM_COLUMNS, label_code
+from judgekit.store.schema import RATER_KINDS, STATUSES, WriteCounts
+from judgekit.store.stream import StreamFallback, StreamWriter
 
 #: rows read, checked and written at a time
 CHUNK_ROWS = 50_000
@@ -72,7 +72,7 @@ def stream_csv(
 ) -> StreamResult:
     """Import the long CSV at ``path`` in chunks of ``chunk_rows`` rows (default
     :data:`CHUNK_ROWS`), in one transaction of ``store`` (see the module docstring), and record its
-    ``digest`` (:mod:`judgekit.import_digest`) in the same transaction; :class:`StreamFallback`
+    ``digest`` (:mod:`judgekit.store.import_digest`) in the same transaction; :class:`StreamFallback`
     for anything the whole-file path should read or report."""
     if rater_kind not in RATER_KINDS:
         raise StreamFallback
@@ -141,7 +141,7 @@ def stream_wide_csv(
 ) -> StreamResult:
     """Import the wide CSV at ``path`` (one row per item, one column per rater: ``groups`` is
     ``[(kind, {rater: column}), ...]`` for humans, judges and the reference, as
-    :func:`judgekit.data.wide_to_long` takes them) without pandas, storing exactly what the
+    :func:`judgekit.store.data.wide_to_long` takes them) without pandas, storing exactly what the
     whole-file path stores: ratings in its order (rater by rater, each in file order; an empty or
     blank cell is "not rated"), every row's item. The file is read whole (a wide file holds one
     row per item) in one transaction; any problem or any column the whole-file path treats
@@ -186,7 +186,7 @@ def _stream_wide(store: Store, chunks: CsvChunks, rubric: Rubric, *, source: str
     if None in item_ids or len(set(item_ids)) != len(item_ids):  # an item on several rows
         raise StreamFallback
     _check_ids(item_ids)
-    # the long rows of judgekit.data.wide_to_long: rater by rater, rated cells in file order
+    # the long rows of judgekit.store.data.wide_to_long: rater by rater, rated cells in file order
     long_items: list[Any] = []
     long_raters: list[str] = []
     long_kinds: list[str] = []
@@ -271,7 +271,7 @@ def _count(by_rater: dict[str, dict[str, Any]], raters: Sequence[Any], statuses:
 
 
 class _ChunkCheck:
-    """The checks and normalisation of :func:`judgekit.data.normalise_ratings`, by column and
+    """The checks and normalisation of :func:`judgekit.store.data.normalise_ratings`, by column and
     distinct value; any problem raises :class:`StreamFallback` (the whole-file path reports it)."""
 
     def __init__(self, rubric: Rubric, *, rater_kind: str, source: str, now: float) -> None:
@@ -283,7 +283,7 @@ class _ChunkCheck:
 
     def ratings(self, cols: list[tuple[Any, ...]], at: dict[str, int], item_ids: Sequence[Any]
                 ) -> tuple[dict[str, Sequence[Any]], dict[str, Any], dict[str, str], list[str] | None]:
-        """The chunk's ratings as columns (:data:`judgekit.store_bulk.WRITE_COLUMNS`): those that
+        """The chunk's ratings as columns (:data:`judgekit.store.bulk.WRITE_COLUMNS`): those that
         vary and those with one value for all; its ``{rater: kind}`` and its statuses (``None``:
         all ok)."""
         n = len(item_ids)
@@ -372,7 +372,7 @@ class _ChunkCheck:
             self.times = {None: self.now}
 
 
-#: characters an id may not hold (a superset of :func:`judgekit.values.id_problem`'s): any found
+#: characters an id may not hold (a superset of :func:`judgekit.core.values.id_problem`'s): any found
 #: sends the file to the whole-file path, which names the id
 _NOT_IN_ID = re.compile("[\x00-\x1f\x7f-\x9f\u2028-\u202e\u2066-\u2069]")
 

@@ -19,8 +19,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from judgekit.core.values import JSONValueError, loads_json_strict
 from judgekit.errors import JudgekitError, excerpt
-from judgekit.values import JSONValueError, loads_json_strict
 
 Rows = list[dict[str, Any]]
 

@@ -18,23 +18,19 @@ import math
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, overload
+from typing import TYPE_CHECKING, Any
 
+from judgekit.core.atomic import new_temp_file as new_temp_file  # re-exported
+from judgekit.core.atomic import write_text_atomic as write_text_atomic  # re-exported
+from judgekit.core.oserrors import os_error
+from judgekit.core.values import JSONValueError, check_ids, id_problem, plain_number, row_ref
+from judgekit.core.values import LineNumbers as LineNumbers  # re-exported: its old home
 from judgekit.errors import JudgekitError
-from judgekit.io.atomic import new_temp_file as new_temp_file  # re-exported
-from judgekit.io.atomic import write_text_atomic as write_text_atomic  # re-exported
 from judgekit.io.csv_fast import detect_newline, read_csv_fast
 from judgekit.io.mapping import apply_column_map
-from judgekit.io.oserrors import os_error
 from judgekit.io.shapes import read_json, read_jsonl
-from judgekit.schema import is_missing
-from judgekit.values import (
-    JSONValueError,
-    check_ids,
-    id_problem,
-    plain_number,
-    row_ref,
-)
+from judgekit.store.items_table import ItemTable, validate_item_table
+from judgekit.store.schema import is_missing
 
 if TYPE_CHECKING:  # pandas is imported where a frame is made: reading columns needs none
     import pandas as pd
@@ -203,30 +199,6 @@ def read_columns(
     return columns, data, lines
 
 
-class LineNumbers(Sequence[int]):
-    """Each row's first physical line (``read_table(...).attrs["lines"]``).
-
-    pandas deep-copies ``attrs`` on every operation; this read-only list is shared instead, so a
-    million-row file does not pay for a million-int copy per column access.
-    """
-
-    def __init__(self, lines: Sequence[int]) -> None:
-        self._lines = lines
-
-    @overload
-    def __getitem__(self, i: int) -> int: ...
-    @overload
-    def __getitem__(self, i: slice) -> Sequence[int]: ...
-    def __getitem__(self, i: int | slice) -> int | Sequence[int]:
-        return self._lines[i]
-
-    def __len__(self) -> int:
-        return len(self._lines)
-
-    def __deepcopy__(self, memo: dict[int, Any]) -> LineNumbers:
-        return self
-
-
 # ------------------------------------------------------------------ CSV
 _CSV_PROBLEMS = {
     "new-line character seen in unquoted field": (
@@ -311,7 +283,7 @@ def _plain_numbers(values: list[Any]) -> list[Any]:
     for v in set(values):
         if v is None:
             continue
-        number = plain_number(v)  # the rule of judgekit.values.plain_number
+        number = plain_number(v)  # the rule of judgekit.core.values.plain_number
         if number is None:
             return values
         numbers[v] = number
@@ -478,3 +450,12 @@ def write_table(df: pd.DataFrame, path: str | Path, fmt: str | None = None) -> P
 
 def _short(exc: Exception) -> str:
     return str(exc).strip().splitlines()[0][:200] if str(exc).strip() else type(exc).__name__
+
+
+def read_items(path: str | Path, *, need_response: bool = True) -> ItemTable:
+    """Read and check an items file (for judging), as ``validate_items(read_table(path))``."""
+    from judgekit.io.tables import read_columns
+
+    columns, data, lines = read_columns(path)
+    return validate_item_table(ItemTable(columns, data, lines), source=str(path),
+                               need_response=need_response)

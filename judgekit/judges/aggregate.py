@@ -25,7 +25,7 @@ from collections import defaultdict
 from typing import TYPE_CHECKING, Literal, get_args
 
 from judgekit.errors import JudgekitError
-from judgekit.rubric import Rubric
+from judgekit.rubric.model import Rubric
 
 if TYPE_CHECKING:  # numpy and pandas are imported by aggregate(): loading a panel needs neither
     import pandas as pd

@@ -1,7 +1,7 @@
 """The judge protocol, panel entries, spec parsing and the registry of judge kinds.
 
 A judge turns one item (prompt or conversation + response) into a raw completion; the panel
-parses it under the rubric (:mod:`judgekit.prompt`), so every judge kind — an LLM behind an API,
+parses it under the rubric (:mod:`judgekit.rubric.prompt`), so every judge kind — an LLM behind an API,
 an offline rule, recorded labels — shares one parser and one cache. Specs are strings:
 
 ==============================================  ============================================
@@ -29,9 +29,9 @@ from typing import Any, Protocol, runtime_checkable
 
 from pydantic import ConfigDict, Field, field_validator
 
-from judgekit.config import ConfigModel
+from judgekit.core.config import ConfigModel
 from judgekit.errors import JudgekitError
-from judgekit.rubric import Rubric
+from judgekit.rubric.model import Rubric
 
 
 # --------------------------------------------------------------------------- panel entries
@@ -94,7 +94,7 @@ class JudgeRequest:
     prompt: str | None
     messages: list[dict[str, Any]] | None
     response: str
-    user: str  #: the fenced user message (:func:`judgekit.prompt.user_message`)
+    user: str  #: the fenced user message (:func:`judgekit.rubric.prompt.user_message`)
 
 
 @dataclass(slots=True)
@@ -341,7 +341,7 @@ def call_key(spec_params: str, rubric_hash: str, item_hash: str, trial: int) -> 
 
 def spec_params(entry: JudgeEntry, judge: Judge) -> str:
     """Canonical JSON of what determines a judge's answer (never a key or a URL's secret)."""
-    from judgekit.prompt import PROMPT_VERSION
+    from judgekit.rubric.prompt import PROMPT_VERSION
 
     payload = {
         # A judge may name itself without transport details (openai-compatible drops its URL).

@@ -20,7 +20,12 @@ import random
 import time
 from typing import Any
 
-from judgekit.calls import (
+from judgekit.judges.base import BatchJudge, Completion, JudgeCallError
+from judgekit.judges.jobs import Job, JudgeRun
+from judgekit.judges.lease import Elsewhere, RunLease
+from judgekit.judges.prices import BATCH_DISCOUNT, discounted
+from judgekit.judges.record import Answer, record
+from judgekit.store.calls import (
     BatchRow,
     add_batch,
     batch_lease_key,
@@ -28,12 +33,7 @@ from judgekit.calls import (
     open_batches,
     release,
 )
-from judgekit.judges.base import BatchJudge, Completion, JudgeCallError
-from judgekit.judges.jobs import Job, JudgeRun
-from judgekit.judges.lease import Elsewhere, RunLease
-from judgekit.judges.prices import BATCH_DISCOUNT, discounted
-from judgekit.judges.record import Answer, record
-from judgekit.store import Store
+from judgekit.store.database import Store
 
 
 async def run_batches(run: JudgeRun, store: Store, *, wait: bool, lease: RunLease) -> None:

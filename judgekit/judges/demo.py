@@ -22,8 +22,8 @@ from judgekit.errors import JudgekitError
 from judgekit.io.ratings import import_ratings
 from judgekit.judges.panel import run_panel
 from judgekit.judges.panelfile import panel_from_dict, panel_rater_ids
-from judgekit.rubric import shipped_dir
-from judgekit.store import Store
+from judgekit.rubric.model import shipped_dir
+from judgekit.store.database import Store
 from judgekit.testing.fakeserver import FakeRequest, FakeServer
 
 _REFUSAL_CUES = ("can't", "cannot", "won't", "not able", "not going to", "decline", "rather not",

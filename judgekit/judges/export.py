@@ -6,9 +6,9 @@ from typing import Any
 
 import pandas as pd
 
-from judgekit.calls import calls_frame, usage_frame
 from judgekit.judges.matches import MATCH_COLUMNS, attach_matches
-from judgekit.store import RATING_COLUMNS, Store
+from judgekit.store.calls import calls_frame, usage_frame
+from judgekit.store.database import RATING_COLUMNS, Store
 
 CALL_COLUMNS = ["judge_spec", "input_tokens", "output_tokens", "cached_tokens", "cost_usd",
                 "latency_s", "attempts"]

@@ -35,12 +35,12 @@ from typing import Any
 
 from pydantic import ConfigDict, Field, field_validator
 
-from judgekit.config import ConfigModel
+from judgekit.core.config import ConfigModel
 from judgekit.errors import JudgekitError
-from judgekit.items_table import ItemTable
-from judgekit.prompt import system_prompt, template_variables
-from judgekit.rubric import Rubric, rubric_named_in
-from judgekit.schema import is_missing
+from judgekit.rubric.model import Rubric, rubric_named_in
+from judgekit.rubric.prompt import system_prompt, template_variables
+from judgekit.store.items_table import ItemTable
+from judgekit.store.schema import is_missing
 
 
 class RubricBy(ConfigModel):

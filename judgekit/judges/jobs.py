@@ -1,7 +1,7 @@
 """A panel run's working data: the items as plain lists, the jobs (item x trial) of each judge,
 and what one judge's run carries (limiter, retry policy, summary) besides the run's shared parts.
 
-No pandas on the hot path: the items are plain lists (:class:`~judgekit.items_table.ItemTable`).
+No pandas on the hot path: the items are plain lists (:class:`~judgekit.store.items_table.ItemTable`).
 """
 
 from __future__ import annotations
@@ -9,14 +9,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from judgekit.items_table import ItemTable
 from judgekit.judges.base import Judge, JudgeEntry, JudgeRequest, Price
 from judgekit.judges.limits import AdaptiveConcurrency, RateLimiter, RetryPolicy
 from judgekit.judges.summary import JudgeSummary, ProgressSink
 from judgekit.judges.writer import Writer
-from judgekit.prompt import AnswerParser, user_message
-from judgekit.rubric import Rubric
-from judgekit.schema import is_missing, item_content_hash
+from judgekit.rubric.model import Rubric
+from judgekit.rubric.prompt import AnswerParser, user_message
+from judgekit.store.items_table import ItemTable
+from judgekit.store.schema import is_missing, item_content_hash
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -1,5 +1,5 @@
 """Concurrent runs on one store split the work: a run sends a call only while it holds the call's
-lease (table ``call_leases``, owned by :mod:`judgekit.calls`).
+lease (table ``call_leases``, owned by :mod:`judgekit.store.calls`).
 
 A remote judge's workers take their jobs from :class:`ClaimedJobs`, which claims the pending keys
 in batches (one ``BEGIN IMMEDIATE`` transaction per :func:`claim_batch` keys) just before they are
@@ -9,7 +9,7 @@ the other run answered meanwhile is written from the stored answer (this judge's
 those of items with the same text), what it released unanswered is claimed and sent, and what it
 still holds is left to it — the summary says how many, and which run.
 
-A lease lasts :data:`~judgekit.calls.LEASE_SECONDS` (``JUDGEKIT_LEASE_S`` sets another number of
+A lease lasts :data:`~judgekit.store.calls.LEASE_SECONDS` (``JUDGEKIT_LEASE_S`` sets another number of
 seconds) and is renewed every quarter of that while the run is alive (:meth:`RunLease.heartbeat`).
 A call's lease ends in the transaction that stores the call (:class:`~judgekit.judges.writer.Writer`),
 and every lease of the run ends when it exits — normally, on an error or on Ctrl-C. Leases of a
@@ -31,7 +31,10 @@ import time
 from collections import Counter, deque
 from collections.abc import Mapping, Sequence
 
-from judgekit.calls import (
+from judgekit.errors import JudgekitError
+from judgekit.judges.jobs import Job, JudgeRun
+from judgekit.judges.plan import take_answered
+from judgekit.store.calls import (
     LEASE_SECONDS,
     Claim,
     batch_lease_key,
@@ -43,10 +46,7 @@ from judgekit.calls import (
     release_all,
     renew,
 )
-from judgekit.errors import JudgekitError
-from judgekit.judges.jobs import Job, JudgeRun
-from judgekit.judges.plan import take_answered
-from judgekit.store import Store
+from judgekit.store.database import Store
 
 #: the environment variable that sets how long a lease lasts (seconds)
 LEASE_ENV = "JUDGEKIT_LEASE_S"

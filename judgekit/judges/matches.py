@@ -13,7 +13,7 @@ from typing import Any
 
 import pandas as pd
 
-from judgekit.calls import answered
+from judgekit.store.calls import answered
 
 #: the columns :func:`attach_matches` adds (None where nothing fired or the rater is no rule judge)
 MATCH_COLUMNS = ["match_rule", "match_string"]

@@ -27,7 +27,6 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from judgekit.calls import has_open_batches, stored_cost
 from judgekit.errors import JudgekitError
 from judgekit.judges.aggregate import default_min_votes
 from judgekit.judges.base import Judge, JudgeContext, JudgeEntry, build_judge, spec_params
@@ -53,9 +52,10 @@ from judgekit.judges.summary import (
     merge_summaries,
 )
 from judgekit.judges.writer import Writer
-from judgekit.prompt import AnswerParser, answer_schema, fill_variables, system_prompt
-from judgekit.run_owner import forget_owner
-from judgekit.store import Store
+from judgekit.rubric.prompt import AnswerParser, answer_schema, fill_variables, system_prompt
+from judgekit.store.calls import has_open_batches, stored_cost
+from judgekit.store.database import Store
+from judgekit.store.run_owner import forget_owner
 
 if TYPE_CHECKING:  # importable from here, imported on first use (see __getattr__)
     from judgekit.judges.panel_aggregates import write_aggregates

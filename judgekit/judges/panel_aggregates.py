@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from judgekit.judges.aggregate import aggregate, default_min_votes, majority_vote
 from judgekit.judges.panelfile import Panel
-from judgekit.store import Store
+from judgekit.store.database import Store
 
 if TYPE_CHECKING:  # imported once there is something to aggregate
     import pandas as pd

@@ -29,13 +29,14 @@ from typing import TYPE_CHECKING, Annotated, Any
 from pydantic import ConfigDict, Field, PlainValidator, ValidationError, model_validator
 from pydantic_core import PydanticCustomError
 
-from judgekit.config import ConfigModel, first_error, read_yaml_mapping
+from judgekit.core.config import ConfigModel, first_error, read_yaml_mapping
 from judgekit.errors import JudgekitError
-from judgekit.items_table import ItemTable, read_items
+from judgekit.io.tables import read_items
 from judgekit.judges.aggregate import METHODS, TIES, Method, Tie, check_method
 from judgekit.judges.base import JudgeEntry
 from judgekit.judges.framing import RubricBy, check_placeholders, panel_groups
-from judgekit.rubric import Rubric, rubric_named_in
+from judgekit.rubric.model import Rubric, rubric_named_in
+from judgekit.store.items_table import ItemTable
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -111,7 +112,7 @@ class PanelFile(ConfigModel):
 class Panel:
     """A loaded, validated panel: the file, its rubric and its items.
 
-    ``items`` may be given as an :class:`~judgekit.items_table.ItemTable` (how a panel file's
+    ``items`` may be given as an :class:`~judgekit.store.items_table.ItemTable` (how a panel file's
     items are read: no pandas) or a validated items DataFrame; :attr:`table` is the table,
     :attr:`items` the DataFrame (made on first use)."""
 
@@ -144,7 +145,7 @@ class Panel:
 
     @property
     def items(self) -> pd.DataFrame:
-        """The items as a DataFrame (as :func:`judgekit.data.validate_items` returns them)."""
+        """The items as a DataFrame (as :func:`judgekit.store.data.validate_items` returns them)."""
         if self._frame is None:
             self._frame = self.table.frame()
         return self._frame

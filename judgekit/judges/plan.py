@@ -8,13 +8,13 @@ changed rubric, judge parameter or item text makes new keys.
 
 from __future__ import annotations
 
-from judgekit.calls import StoredAnswer, answered
 from judgekit.judges.base import Completion, JudgeEntry, call_key
 from judgekit.judges.jobs import Items, Job, JudgeRun
 from judgekit.judges.prices import call_cost, discounted
 from judgekit.judges.writer import judge_rating
-from judgekit.rubric import Rubric
-from judgekit.store import Store, StoredJudgeRating
+from judgekit.rubric.model import Rubric
+from judgekit.store.calls import StoredAnswer, answered
+from judgekit.store.database import Store, StoredJudgeRating
 
 #: typical length of a judge's JSON answer, for cost estimates
 TYPICAL_ANSWER_TOKENS = 60

@@ -7,12 +7,12 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from judgekit.calls import CallRow
 from judgekit.judges.base import Completion
 from judgekit.judges.jobs import Job, JudgeRun
 from judgekit.judges.prices import call_cost
 from judgekit.judges.summary import JudgeSummary
 from judgekit.judges.writer import judge_rating
+from judgekit.store.calls import CallRow
 
 
 @dataclass(slots=True)

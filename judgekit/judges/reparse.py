@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
-from judgekit.calls import ParsedAnswer, answered, update_parsed
 from judgekit.judges.base import JudgeContext, build_judge, spec_params
 from judgekit.judges.framing import variables_key
 from judgekit.judges.jobs import Items
@@ -15,8 +14,9 @@ from judgekit.judges.panelfile import Panel
 from judgekit.judges.plan import judge_jobs
 from judgekit.judges.summary import ReparseSummary
 from judgekit.judges.writer import Writer, judge_rating
-from judgekit.prompt import AnswerParser, answer_schema, fill_variables, system_prompt
-from judgekit.store import Store
+from judgekit.rubric.prompt import AnswerParser, answer_schema, fill_variables, system_prompt
+from judgekit.store.calls import ParsedAnswer, answered, update_parsed
+from judgekit.store.database import Store
 
 
 def reparse_panel(

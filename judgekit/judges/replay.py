@@ -15,7 +15,6 @@ from typing import Any
 
 import pandas as pd
 
-from judgekit.data import row_ref
 from judgekit.errors import JudgekitError
 from judgekit.io.tables import read_table
 from judgekit.judges.base import (
@@ -26,7 +25,8 @@ from judgekit.judges.base import (
     JudgeEntry,
     JudgeRequest,
 )
-from judgekit.schema import is_missing
+from judgekit.store.data import row_ref
+from judgekit.store.schema import is_missing
 
 
 class ReplayJudge(Judge):

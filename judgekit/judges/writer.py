@@ -12,12 +12,12 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from judgekit.calls import CallRow, write_calls
 from judgekit.errors import JudgekitError
-from judgekit.locking import is_busy
-from judgekit.rubric import Rubric
-from judgekit.schema import JudgeRating
-from judgekit.store import JudgeRatingKey, Store
+from judgekit.rubric.model import Rubric
+from judgekit.store.calls import CallRow, write_calls
+from judgekit.store.database import JudgeRatingKey, Store
+from judgekit.store.locking import is_busy
+from judgekit.store.schema import JudgeRating
 
 if TYPE_CHECKING:  # imported where a call is made: a run that sends nothing needs no asyncio
     import asyncio

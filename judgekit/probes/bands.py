@@ -10,7 +10,7 @@ judge form one family and the decision "outside the band" is Holm's step-down at
 Each tested slice gets the one-sided level α_i at which "its interval clears the band" is exactly
 Holm's rejection (:func:`holm_levels`); its recorded interval is the two-sided ``1 − 2 α_i``
 interval, so the three states follow from the interval alone
-(:func:`judgekit.verdict.derive_state`, the rule a verdict is checked against when read back):
+(:func:`judgekit.verdict.checks.derive_state`, the rule a verdict is checked against when read back):
 
 * ``fail``: the whole interval lies outside the band (Holm rejects "inside the band");
 * ``pass``: the whole interval lies inside the band (a two one-sided tests equivalence at α_i <= α,
@@ -135,15 +135,15 @@ def abs_interval(lo: float, hi: float) -> tuple[float, float]:
 def decide(rows: list[dict[str, Any]], *, mode: str, threshold: float, min_n: int) -> list[dict[str, Any]]:
     """Apply one probe family's rule to its slices (rows with ``name``, ``n``, ``estimate`` and
     ``se``, or ``k`` for a rate; ``detail``) and attach each row's check
-    (:func:`judgekit.verdict.make_check`).
+    (:func:`judgekit.verdict.checks.make_check`).
 
     ``mode``: ``"abs"`` (null band |θ| <= threshold; the check's figure is |θ̂|), ``"min"``
     (θ >= threshold) or ``"rate"`` (a rate k/n <= threshold, Wilson intervals). Rows with fewer
     than ``min_n`` items or no estimate are not tested (plain 95% intervals, inconclusive); the
     others get their Holm level (:func:`holm_levels`) and the ``1 − 2 α_i`` interval.
     """
-    from judgekit.analysis.intervals import wilson_interval
-    from judgekit.verdict import make_check
+    from judgekit.stats.intervals import wilson_interval
+    from judgekit.verdict.checks import make_check
 
     def tested(r: dict[str, Any]) -> bool:
         return r["estimate"] is not None and r["n"] >= min_n and (mode == "rate" or _positive(r.get("se")))

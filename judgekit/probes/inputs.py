@@ -11,7 +11,7 @@ import pandas as pd
 from judgekit.agreement.trials import collapse_trials, consensus
 from judgekit.errors import JudgekitError, excerpt
 from judgekit.probes.probefile import RESPONSE_LENGTH
-from judgekit.rubric import Rubric
+from judgekit.rubric.model import Rubric
 
 _CORE = ("item_id", "prompt", "messages", "response", "content_hash")
 

@@ -2,7 +2,7 @@
 
 Each perturbation is a **panel variant** run through :func:`judgekit.judges.panel.run_panel`
 like any panel (cached, resumable, ``dry_run`` estimates the cost), its ratings stored under the
-variant rater id ``<judge>~<variant>`` (:mod:`judgekit.variants`), which the agreement report
+variant rater id ``<judge>~<variant>`` (:mod:`judgekit.store.variants`), which the agreement report
 leaves out unless named:
 
 * ``label_order``: the rubric's labels listed in the reverse order in the judge's prompt (and its
@@ -33,8 +33,8 @@ from typing import Any
 import pandas as pd
 
 from judgekit.errors import JudgekitError
-from judgekit.rubric import Rubric
-from judgekit.variants import variant_item, variant_rater
+from judgekit.rubric.model import Rubric
+from judgekit.store.variants import variant_item, variant_rater
 
 
 def variant_rubric(rubric: Rubric) -> Rubric:
@@ -51,7 +51,7 @@ def variant_rubric(rubric: Rubric) -> Rubric:
 
 
 def padded_id(item_id: str) -> str:
-    """The item id of an item's ``padding`` variant (:func:`judgekit.variants.variant_item`)."""
+    """The item id of an item's ``padding`` variant (:func:`judgekit.store.variants.variant_item`)."""
     return variant_item(item_id, "padding")
 
 

@@ -25,9 +25,9 @@ from judgekit.probes.perturb import flip_figures, variant_rubric
 from judgekit.probes.probefile import Binning, Families, ProbeFile
 from judgekit.probes.self_preference import self_preference
 from judgekit.probes.stability import stability
-from judgekit.rubric import Rubric
-from judgekit.variants import SEP, variant_rater
-from judgekit.verdict import combine_states
+from judgekit.rubric.model import Rubric
+from judgekit.store.variants import SEP, variant_rater
+from judgekit.verdict.checks import combine_states
 
 
 class Context:
@@ -237,7 +237,7 @@ def flip_rows(ctx: Context, judge: str, variants: Sequence[str], maximum: float,
 def run_probes(store: Any, probe: ProbeFile, source: str) -> dict[str, Any]:
     """Every probe of a probe file over ``store`` (perturbed ratings must already be stored:
     :func:`judgekit.probes.perturb.run_variants`). Returns the probe section's data."""
-    from judgekit.rubric import rubric_named_in
+    from judgekit.rubric.model import rubric_named_in
 
     where = f"Probe file {source}"
     rubric = rubric_named_in(probe.rubric, where)
@@ -246,7 +246,7 @@ def run_probes(store: Any, probe: ProbeFile, source: str) -> dict[str, Any]:
     notes: list[str] = []
     stable = [] if probe.stability is None else (probe.stability.judges or list(probe.judges))
     for judge in stable:
-        if not _has_trials(ctx, judge):
+        if not has_trials(ctx, judge):
             raise JudgekitError(f"{where}: stability needs trials, and {judge} has no item with two ok trials "
                                 f"under {rubric.id}; rate it with trials: 2 or more in its panel, or name the "
                                 "judges that have trials in stability.judges.")
@@ -286,56 +286,8 @@ def check_families(ctx: Context, fam: Families, judges: Sequence[str], key_path:
                             f"({', '.join(judges)}), so self-preference would test nothing; add their families.")
 
 
-def _has_trials(ctx: Context, judge: str) -> bool:
+def has_trials(ctx: Context, judge: str) -> bool:
+    """Whether ``judge`` rated some item twice or more (ok trials): what ``min_stability`` needs."""
     r = ctx.store.ratings(rubric=ctx.rubric, rater_ids=[judge])
     ok = r[r["status"] == "ok"]
     return bool((ok.groupby("item_id").size() >= 2).any())
-
-
-def gate_checks(store: Any, policy: Any, rubric: Rubric, where: str) -> dict[str, list[dict[str, Any]]]:
-    """The probe checks of a gate policy, per judge (empty when the policy asks for none)."""
-    c = policy.checks
-    if not any((c.max_covariate_effect, c.max_self_preference, c.min_stability, c.max_flip_rate)):
-        return {}
-    ctx = Context(store, rubric, policy.judges, policy.reference, policy.by, where,
-                  policy.n_resamples, policy.seed)
-    from judgekit.budget import probe_budget
-
-    out: dict[str, list[dict[str, Any]]] = {}
-    for judge in policy.judges:
-        rows: list[dict[str, Any]] = []
-        budget: dict[int, dict[str, Any]] = {}
-        if (cov := c.max_covariate_effect) is not None:
-            rows += covariate_rows(ctx, judge, cov, cov.max, cov.min_items, "checks.max_covariate_effect",
-                                   per_slice=cov.per_slice)
-        if (sp := c.max_self_preference) is not None:
-            if judge == policy.judges[0]:
-                check_families(ctx, sp, policy.judges, "checks.max_self_preference")
-            found = self_preference_rows(ctx, judge, sp, sp.max, sp.min_items, "checks.max_self_preference")
-            if not found:
-                found = [_no_family(judge, sp.max, sp.min_items)]
-                budget[len(rows)] = probe_budget(found[0]["check"], judge=judge, min_n=sp.min_items,
-                                                 seed=policy.seed, no_family=True)
-            rows += found
-        if (st := c.min_stability) is not None:
-            trials = _has_trials(ctx, judge)
-            for r in stability_rows(ctx, judge, st.min, st.min_items, per_slice=st.per_slice):
-                budget[len(rows)] = probe_budget(r["check"], judge=judge, min_n=st.min_items, seed=policy.seed,
-                                                 no_trials=not trials)
-                rows.append(r)
-        if (fr := c.max_flip_rate) is not None:
-            for r in flip_rows(ctx, judge, fr.variants, fr.max, fr.min_items):
-                budget[len(rows)] = probe_budget(r["check"], judge=judge, min_n=fr.min_items, seed=policy.seed)
-                rows.append(r)
-        checks = [r["check"] for r in rows]
-        for i, b in budget.items():  # what decides a probe check that labels cannot (the gate keeps it)
-            if checks[i]["state"] == "inconclusive":
-                checks[i]["budget"] = b
-        out[judge] = checks
-    return out
-
-
-def _no_family(judge: str, maximum: float, min_n: int) -> dict[str, Any]:
-    row = {"name": "max_self_preference", "n": 0, "estimate": None, "se": None,
-           "detail": f"self-preference: judge {judge} has no family in checks.max_self_preference.judges"}
-    return decide([row], mode="abs", threshold=maximum, min_n=min_n)[0]

@@ -25,8 +25,8 @@ from typing import Any
 
 import numpy as np
 
-from judgekit.analysis.intervals import wilson_interval
 from judgekit.probes.covariate import stratified_difference
+from judgekit.stats.intervals import wilson_interval
 
 
 def self_preference(reference: Sequence[str], judge: Sequence[str], own: Sequence[bool] | np.ndarray, *,

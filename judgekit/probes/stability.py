@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 
 from judgekit.agreement.figures import resample_weights
-from judgekit.analysis.intervals import wilson_interval
+from judgekit.stats.intervals import wilson_interval
 
 
 def _delta2(codes: Sequence[str], values: Sequence[float] | None) -> np.ndarray:

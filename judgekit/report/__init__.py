@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from judgekit.lazy import lazy_exports
+from judgekit.core.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from judgekit.report.document import render_report, write_report

@@ -21,10 +21,10 @@ from typing import Any
 
 import pandas as pd
 
-from judgekit.calls import usage_by_judge
 from judgekit.report.escape import excerpt
-from judgekit.rubric import Rubric
-from judgekit.store import Store
+from judgekit.rubric.model import Rubric
+from judgekit.store.calls import usage_by_judge
+from judgekit.store.database import Store
 
 __all__ = ["collect_extras", "collect_view_extras", "costs_by_judge", "judge_hashes", "report_by",
            "turn_column", "worst_disagreements"]
@@ -145,9 +145,9 @@ def _dist(x: Any) -> float:
 
 
 def judge_hashes(store: Store, agreement: dict[str, Any]) -> dict[str, str]:
-    """judge_id → the judge's current identity hash (:func:`judgekit.gate.judge_identity`), so
+    """judge_id → the judge's current identity hash (:func:`judgekit.gate.run.judge_identity`), so
     the report can tell a judge whose spec or parameters changed since its verdict."""
-    from judgekit.gate import judge_identity
+    from judgekit.store.judge_identity import judge_identity
 
     rubric, rubric_hash = agreement.get("rubric"), agreement.get("rubric_hash")
     return {str(j): str(judge_identity(store, str(j), rubric, rubric_hash)["judge_hash"])
@@ -223,10 +223,10 @@ def report_by(store: Store, by: list[str]) -> list[str]:
 
 def collect_view_extras(store: Any, view: Any, agreement: dict[str, Any], *, per_judge: int = 20,
                         verdict: dict[str, Any] | None = None, codes: Any = None) -> dict[str, Any]:
-    """:func:`collect_extras` for a report under a view (:class:`judgekit.rubric_views.ViewRubric`,
-    ``store`` a :class:`~judgekit.rubric_views.ViewSource`): the judges answered under the full
+    """:func:`collect_extras` for a report under a view (:class:`judgekit.rubric.views.ViewRubric`,
+    ``store`` a :class:`~judgekit.rubric.views.ViewSource`): the judges answered under the full
     rubric, so their identity hashes and costs are read from their calls there."""
-    from judgekit.gate import judge_identity
+    from judgekit.store.judge_identity import judge_identity
 
     extras = collect_extras(store, view, agreement, per_judge=per_judge, verdict=verdict, codes=codes)
     extras["judge_hashes"] = {str(j): str(judge_identity(store, str(j), view)["judge_hash"])

@@ -18,7 +18,7 @@ import numpy as np
 
 from judgekit.agreement.rating_codes import OK, RatingCodes
 from judgekit.agreement.report import consensus_codes
-from judgekit.rubric import Rubric
+from judgekit.rubric.model import Rubric
 
 
 def worst_from_codes(codes: RatingCodes, rubric: Rubric, agreement: dict[str, Any], *,

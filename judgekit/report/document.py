@@ -13,8 +13,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from judgekit.core.atomic import new_temp_file
 from judgekit.errors import JudgekitError
-from judgekit.io.atomic import new_temp_file
 from judgekit.report.html import render_html
 from judgekit.report.jsonout import dumps, report_json
 from judgekit.report.markdown import render_markdown

@@ -88,7 +88,7 @@ def _escape_marker(m: re.Match[str]) -> str:
 
 
 def md_list(lines: Sequence[str]) -> list[str]:
-    """Plain-text lines (e.g. :func:`judgekit.gate.explain`'s) as a Markdown list, each line
+    """Plain-text lines (e.g. :func:`judgekit.gate.run.explain`'s) as a Markdown list, each line
     escaped (:func:`md_escape`); an indented line becomes an item of the list item above.
 
     >>> md_list(["UNTRUSTED  j: 1 of 2 checks fail:", "    min_items: 3 vs threshold 10"])

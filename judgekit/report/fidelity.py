@@ -2,7 +2,7 @@
 reference's value and the difference with its 95% CI, on the human-rated items.
 
 :func:`fidelity_extras` recomputes the figures of the verdict's ``analysis_fidelity`` check from
-the store (the same computation, seed and resamples as the gate, :mod:`judgekit.fidelity`, so
+the store (the same computation, seed and resamples as the gate, :mod:`judgekit.gate.fidelity`, so
 the numbers are the verdict's); :func:`fidelity_grid` lays them out as a plain table for the
 HTML and Markdown renderers (they escape the cells).
 """
@@ -31,8 +31,8 @@ def fidelity_extras(store: Any, rubric: Any, verdict: dict[str, Any] | None,
     figures cannot be recomputed, ``{"error": sentence}``."""
     if not verdict or (verdict.get("rubric"), verdict.get("rubric_hash")) != (rubric.id, rubric.hash):
         return None
-    from judgekit.fidelity import check_name, fidelity_checks, fidelity_results
-    from judgekit.policy import Policy
+    from judgekit.gate.fidelity import check_name, fidelity_checks, fidelity_results
+    from judgekit.verdict.policy import Policy
 
     policy = Policy(**verdict["policy"])
     spec = policy.checks.analysis_fidelity

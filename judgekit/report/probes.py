@@ -161,7 +161,7 @@ def read_probes(path: Any, rubric_id: str) -> dict[str, Any]:
     from pathlib import Path
 
     from judgekit.errors import JudgekitError
-    from judgekit.verdict import combine_states
+    from judgekit.verdict.checks import combine_states
 
     p = Path(path)
     how = "pass the probes.json that `judgekit probe` wrote"
@@ -224,10 +224,10 @@ def read_probes(path: Any, rubric_id: str) -> dict[str, Any]:
 
 def _check_state(r: dict[str, Any], at: str, min_items: Any, bad: Any) -> None:
     """Re-derive one probe row's state from its figure, interval, n and threshold
-    (:func:`judgekit.verdict.derive_state`) and check the row's interval is its check's: a
+    (:func:`judgekit.verdict.checks.derive_state`) and check the row's interval is its check's: a
     probes.json whose states were edited is refused, never rendered as written."""
     from judgekit.probes.bands import abs_interval
-    from judgekit.verdict import check_kind, derive_state
+    from judgekit.verdict.checks import check_kind, derive_state
 
     c = r["check"]
     if check_kind(c["name"]) is None:

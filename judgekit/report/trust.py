@@ -1,5 +1,5 @@
 """The trust figures of an agreement report as plain tables, shared by the terminal
-(:mod:`judgekit.console`), the Markdown and the HTML report, so the three say the same.
+(:mod:`judgekit.core.console`), the Markdown and the HTML report, so the three say the same.
 
 Each function reads the dict of ``agreement_report(...).to_dict()`` (older reports without the
 issue-10 keys give no table: ``None``) and returns a :class:`Grid`: a title, a header, rows of

@@ -16,7 +16,7 @@ def __getattr__(name: str) -> Any:
         from judgekit.testing import fakeserver
 
         return getattr(fakeserver, name)
-    from judgekit.lazy import submodule
+    from judgekit.core.lazy import submodule
 
     return submodule(__name__, name)
 

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from judgekit.prompt import judged_response, unfence
+from judgekit.rubric.prompt import judged_response, unfence
 
 __all__ = ["FakeRequest", "Reply", "Script", "default_script", "label_reply", "parse_request"]
 

@@ -9,7 +9,7 @@
 * :func:`pull` reads annotations through the REST API (paginated) or from an export file (JSON,
   JSON_MIN, CSV), maps each annotator to a stable ``rater_id`` (email, else username), skips
   cancelled annotations, keeps an annotator's latest annotation per task, validates every choice
-  against the rubric through :func:`judgekit.data.normalise_ratings`, and writes human ratings in
+  against the rubric through :func:`judgekit.store.data.normalise_ratings`, and writes human ratings in
   one transaction. Pulling twice changes nothing; a revised label replaces the stored one and the
   old one goes to ``rating_history``.
 
@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from judgekit.lazy import lazy_exports
+from judgekit.core.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from judgekit.annotation.labelstudio.annotations import (

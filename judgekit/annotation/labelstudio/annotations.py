@@ -15,11 +15,11 @@ import pandas as pd
 from judgekit.annotation.labelstudio.client import ENV_TOKEN, ENV_URL
 from judgekit.annotation.labelstudio.exports import Annotation
 from judgekit.annotation.labelstudio.values import as_float, excerpt, text_problem
-from judgekit.data import normalise_ratings
 from judgekit.errors import JudgekitError
-from judgekit.rubric import Rubric
-from judgekit.schema import is_missing
-from judgekit.store import RATING_COLUMNS
+from judgekit.rubric.model import Rubric
+from judgekit.store.data import normalise_ratings
+from judgekit.store.database import RATING_COLUMNS
+from judgekit.store.schema import is_missing
 
 
 @dataclass

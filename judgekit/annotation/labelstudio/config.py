@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from xml.sax.saxutils import escape, quoteattr
 
 from judgekit.errors import JudgekitError
-from judgekit.rubric import Rubric, load_rubric
+from judgekit.rubric.model import Rubric, load_rubric
 
 #: name of the free-text control in generated configs (its text becomes the rating's rationale).
 COMMENT_CONTROL = "comment"

@@ -29,7 +29,7 @@ from judgekit.annotation.labelstudio.values import (
     timestamp,
 )
 from judgekit.errors import JudgekitError
-from judgekit.rubric import Rubric
+from judgekit.rubric.model import Rubric
 
 
 @dataclass

@@ -6,7 +6,7 @@
 * :func:`pull` reads annotations through the REST API (paginated) or from an export file (JSON,
   JSON_MIN, CSV), maps each annotator to a stable ``rater_id`` (email, else username), skips
   cancelled annotations, keeps an annotator's latest annotation per task, validates every choice
-  against the rubric through :func:`judgekit.data.normalise_ratings`, and writes human ratings in
+  against the rubric through :func:`judgekit.store.data.normalise_ratings`, and writes human ratings in
   one transaction. Pulling twice changes nothing; a revised label replaces the stored one and the
   old one goes to ``rating_history``.
 """
@@ -42,8 +42,8 @@ from judgekit.annotation.labelstudio.redact import Redactor
 from judgekit.annotation.labelstudio.tasks import task_data
 from judgekit.annotation.labelstudio.values import as_float
 from judgekit.errors import JudgekitError
-from judgekit.rubric import Rubric
-from judgekit.store import Store
+from judgekit.rubric.model import Rubric
+from judgekit.store.database import Store
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 

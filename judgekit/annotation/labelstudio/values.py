@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from judgekit.schema import is_missing
+from judgekit.store.schema import is_missing
 
 __all__ = ["as_float", "is_missing", "rater_name"]
 

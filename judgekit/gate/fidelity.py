@@ -1,0 +1,223 @@
+"""The ``analysis_fidelity`` gate check: a study's figures from the judge's labels against the
+same figures from the reference's labels, on the items the reference rated.
+
+:func:`fidelity_results` reads what each analysis needs from the store (the judge's and the
+reference's ratings, the items, H for calibration, the criteria file) and computes the figure
+pairs (:mod:`judgekit.analysis.fidelity`); :func:`fidelity_checks` turns them into gate checks:
+
+* one check per figure instance, named ``analysis_fidelity[<analysis>:<figure>(<where>)]``
+  (e.g. ``analysis_fidelity[calibration:drift(model=m-a, tier=4, turn=6)]``);
+* its figure is |d|, d = figure(judge) − figure(reference); its interval the interval of |d|
+  implied by the 95% paired bootstrap interval of d; rule ``ci<=`` against ``max_abs_diff``
+  (pass when the whole interval is within it, fail when the whole interval is above it,
+  inconclusive otherwise, :func:`judgekit.verdict.checks.derive_state`);
+* a figure with fewer than ``min_units`` labelled resampling units (conversations, prompts)
+  behind it, or one the labelled items cannot define, is inconclusive, and its label budget says
+  how many more conversations rated whole by humans would likely decide it
+  (``judgekit sample --by-conversation`` draws them);
+* the detail gives the judge's value, the reference's value and d with its interval.
+
+The reference is the gate's: the adjudicated rater when the agreement report used one, else the
+mean of the humans' values (``consensus``; for refusal, the share of humans saying refusal).
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from judgekit.errors import JudgekitError
+from judgekit.gate.budget import label_budget
+from judgekit.rubric.model import Rubric
+from judgekit.stats.intervals import abs_interval
+from judgekit.verdict.checks import make_check
+from judgekit.verdict.fidelity_policy import AnalysisFidelity
+from judgekit.verdict.read import finite
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from judgekit.analysis.fidelity import FigurePair
+
+__all__ = ["check_name", "fidelity_checks", "fidelity_lines", "fidelity_results"]
+
+#: the check-name prefix of a fidelity check
+PREFIX = "analysis_fidelity"
+
+
+def check_name(p: FigurePair) -> str:
+    """``analysis_fidelity[calibration:drift(model=m-a, turn=6)]``."""
+    return f"{PREFIX}[{p.analysis}:{p.name}]"
+
+
+def _reference_ratings(store: Any, rubric: Rubric, ref: str | None, humans: list[str]) -> pd.DataFrame:
+    """The reference's ratings: the rater ``ref``, else (consensus) those of ``humans`` (every
+    human rater when none is named, as the agreement report's consensus)."""
+    if ref and ref != "consensus":
+        return store.ratings(rubric=rubric, rater_ids=[ref])
+    return store.ratings(rubric=rubric, rater_ids=humans) if humans else store.ratings(
+        rubric=rubric, rater_kind="human")
+
+
+def _refusal_share(ratings: pd.DataFrame, indicator: Any) -> pd.Series:
+    """Per item: the share of ok trials (of every rater in ``ratings``) that say refusal."""
+    r = ratings[ratings["status"].eq("ok") & ratings["label"].notna()]
+    r = r.assign(item_id=r["item_id"].astype(str), _x=indicator(r["label"]).to_numpy(float))
+    return r.groupby("item_id")["_x"].mean()
+
+
+def fidelity_results(store: Any, policy: Any, policy_path: str | Path, rubric: Rubric,
+                     report: Any = None, *, reference: str | None = None,
+                     humans: list[str] | None = None) -> dict[str, list[FigurePair]]:
+    """judge → its figure pairs under the policy's ``checks.analysis_fidelity`` (module doc).
+    The reference is the agreement ``report``'s (the gate), or ``reference`` and ``humans`` as a
+    verdict records them (the report)."""
+    from judgekit.analysis import fidelity as af
+    from judgekit.analysis.frames import per_item_values
+
+    spec: AnalysisFidelity = policy.checks.analysis_fidelity
+    where = f"Policy file {policy_path}: analysis_fidelity"
+    n_boot, seed = policy.n_resamples, policy.seed
+    if report is not None:
+        reference = (report.data.get("reference") or {}).get("rater")
+        humans = list(report.data.get("humans") or [])
+    ref = _reference_ratings(store, rubric, reference, list(humans or []))
+    items = store.items()
+    out: dict[str, list[FigurePair]] = {}
+    if spec.analysis == "calibration":
+        vals = list(rubric.values.values())
+        if not vals or min(vals) < 0 or max(vals) > 1:
+            raise JudgekitError(f"{where}: calibration needs a rubric with values in [0, 1] (restrictiveness), "
+                                f"not {rubric.id}; gate it under restrictiveness or use analysis: distribution.")
+        harm = _guard(where, lambda: _harm(store, items, spec))
+        rv = per_item_values(ref, rubric)
+        for judge in policy.judges:
+            jv = per_item_values(store.ratings(rubric=rubric, rater_ids=[judge]), rubric)
+            out[judge] = _guard(where, lambda jv=jv: af.calibration_pairs(
+                jv, rv, items, harm, figures=spec.chosen, model_col=spec.model_column,
+                prompt_col=spec.prompt_column, turn_col=spec.turn_column,
+                lookalike_col=spec.lookalike_column, include_lookalikes=spec.include_lookalikes,
+                n_boot=n_boot, seed=seed))
+    elif spec.analysis == "distribution":
+        from judgekit.analysis.refusal import refusal_definition
+
+        _, indicator = _guard(where, lambda: refusal_definition(
+            rubric, threshold=spec.threshold, refusal_codes=spec.refusal_codes))
+        rs = _refusal_share(ref, indicator)
+        for judge in policy.judges:
+            js = _refusal_share(store.ratings(rubric=rubric, rater_ids=[judge]), indicator)
+            out[judge] = _guard(where, lambda js=js: af.distribution_pairs(
+                js, rs, items, figures=spec.chosen, model_col=spec.model_column,
+                prompt_col=spec.prompt_column, turn_col=spec.turn_column, n_boot=n_boot, seed=seed))
+    else:
+        out = _criteria_results(store, policy, policy_path, rubric, ref, items, where)
+    return out
+
+
+def _harm(store: Any, items: pd.DataFrame, spec: AnalysisFidelity) -> pd.Series:
+    """H per item as ``judgekit analyze calibration`` takes it: the tiers of ``harm_column``, else
+    the human ``harm_rubric`` ratings shared by every item with the same ``harm_key``."""
+    from judgekit.analysis.frames import harm_from_column, harm_from_ratings, spread_harm
+    from judgekit.rubric.model import load_rubric
+
+    if spec.harm_column:
+        return harm_from_column(items, spec.harm_column)
+    hrub = load_rubric(spec.harm_rubric)
+    hr = store.ratings(rubric=hrub, rater_kind=["human", "reference"])
+    if hr.empty:
+        raise JudgekitError(f"there are no human {hrub.id} ratings in {store.path} to take H from; import "
+                            "them or give harm_column (e.g. severity).")
+    key = None if spec.harm_key is None or spec.harm_key.lower() == "none" else spec.harm_key
+    return spread_harm(harm_from_ratings(hr, hrub), items, key)
+
+
+def _guard(where: str, fn: Any) -> Any:
+    try:
+        return fn()
+    except JudgekitError as exc:
+        raise JudgekitError(f"{where}: {exc}") from None
+
+
+def _criteria_results(store: Any, policy: Any, policy_path: str | Path, rubric: Rubric,
+                      ref: pd.DataFrame, items: pd.DataFrame, where: str) -> dict[str, list[FigurePair]]:
+    from judgekit.analysis import fidelity as af
+    from judgekit.analysis.criteria_spec import criterion_mask, load_criteria
+    from judgekit.analysis.frames import label_shares
+
+    spec: AnalysisFidelity = policy.checks.analysis_fidelity
+    path = Path(spec.criteria or "")
+    if not path.is_absolute():
+        path = Path(policy_path).parent / path
+    crit = load_criteria(path)
+    mine = [c for c in crit.criteria if c.rubric in (rubric.name, rubric.id)]
+    if not mine:
+        raise JudgekitError(f"{where}: the criteria file {path} has no criterion under {rubric.id}; "
+                            "fidelity is measured on the gated rubric's criteria.")
+    ref_shares = label_shares(ref, rubric.codes).set_index("item_id")
+    out: dict[str, list[FigurePair]] = {}
+    for judge in policy.judges:
+        js = label_shares(store.ratings(rubric=rubric, rater_ids=[judge]), rubric.codes).set_index("item_id")
+        rates = []
+        for c in mine:
+            codes = [rubric.normalise(lab) or lab for lab in c.labels]
+            ids = set(items.loc[_guard(where, lambda c=c: criterion_mask(c, items, source=str(path))),
+                                "item_id"].astype(str))
+            jh = js.loc[js.index.isin(ids), codes].sum(axis=1)
+            rh = ref_shares.loc[ref_shares.index.isin(ids), codes].sum(axis=1)
+            rates.append((c.name, jh, rh))
+        out[judge] = af.criteria_pairs(rates, items, prompt_col=spec.prompt_column, turn_col=spec.turn_column,
+                                       n_boot=policy.n_resamples, seed=policy.seed)
+    return out
+
+
+def fidelity_checks(spec: AnalysisFidelity, pairs: list[FigurePair], *, seed: int = 0) -> list[dict[str, Any]]:
+    """The gate checks of one judge's figure pairs (module doc)."""
+    from judgekit.analysis.fidelity import describe  # (pandas: only for a policy with the check)
+
+    out = []
+    for p in pairs:
+        fig = None if p.diff is None else finite(abs(p.diff))
+        ci = None if p.low is None or p.high is None else [finite(x) for x in abs_interval(p.low, p.high)]
+        rule = (f"|difference| must stay within {spec.max_abs_diff:g} over its whole 95% CI"
+                if p.undefined is None else "inconclusive until the labelled items define it")
+        ch = make_check(check_name(p), fig, spec.max_abs_diff, p.n, f"{describe(p)}; {rule}", ci,
+                        min_n=spec.min_units)
+        ch["detail"] = ch["detail"].replace(f"is below min_items {spec.min_units}",
+                                            f"{p.unit} is below min_units {spec.min_units}")
+        if ch["state"] == "inconclusive":
+            ch["budget"] = _budget(ch, p, spec, seed)
+        out.append(ch)
+    return out
+
+
+def _budget(ch: dict[str, Any], p: FigurePair, spec: AnalysisFidelity, seed: int) -> dict[str, Any]:
+    """About how many more resampling units (conversations, prompts) rated by humans would
+    likely decide the check, and about how many items that is."""
+    per = float(p.extra.get("items_per_unit") or 1.0)
+    where = ", ".join(f"{k} {v}" for k, v in p.key.items() if k in ("model", "tier", "criterion"))
+    whole = (" rated whole by humans (every turn; `judgekit sample --by-conversation` draws them)"
+             if p.unit == "conversations" else " rated by humans")
+    if p.undefined is not None and p.n >= spec.min_units:
+        return {"items": None, "slices": {}, "sentence": (
+            f"{ch['name']}: undefined ({p.undefined}); more labels of the same kind are unlikely to define it.")}
+    b = label_budget(ch, point=ch["figure"], min_n=spec.min_units, seed=seed)
+    if b["items"] is None:
+        return {"items": None, "slices": {}, "sentence": b["sentence"]}
+    units = int(b["items"])
+    items = int(math.ceil(units * per))
+    small = f" (n={p.n} {p.unit} is below min_units {spec.min_units})" if p.n < spec.min_units else ""
+    return {"items": items, "slices": {}, "sentence": (
+        f"{ch['name']}: about {units} more {p.unit}{f' of {where}' if where else ''}{whole}, about {items} "
+        f"items, would likely decide it{small} (CI half-width ∝ 1/√n, confirmed by one simulation).")}
+
+
+def fidelity_lines(judge: dict[str, Any]) -> list[str]:
+    """The fidelity checks of a verdict's judge entry, one line each (every state: the figures
+    are the point, not only the failures)."""
+    rows = [c for c in judge.get("checks", []) if str(c.get("name", "")).startswith(PREFIX + "[")]
+    if not rows:
+        return []
+    mark = {"pass": "ok  ", "fail": "FAIL", "inconclusive": "?   "}
+    return [f"             fidelity of {judge['judge']} (judge vs reference on the human-rated items):"] + [
+        f"               {mark.get(c['state'], c['state'])} {c['detail']}" for c in rows]

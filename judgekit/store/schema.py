@@ -1,0 +1,383 @@
+"""The store's shared names: the schema (as migrations), rating columns and key, rater kinds,
+statuses, item core columns, the item content hash and the one test for a missing value.
+
+The bottom layer of judgekit: standard library only (no pandas), imported by :mod:`judgekit.store.database`
+and :mod:`judgekit.store.data` alike. Schema changes are named, add-only migrations recorded in the
+store's ``migrations`` table (the habit of simonw/llm): append to :data:`MIGRATIONS`, never edit an
+applied one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import sqlite3
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any, Literal, NamedTuple
+
+from judgekit.core.values import is_missing as is_missing  # re-exported: its old home
+
+#: columns of the ratings table as returned by :meth:`judgekit.store.database.Store.ratings` (the long format).
+RATING_COLUMNS = [
+    "item_id",
+    "rater_id",
+    "rater_kind",
+    "rubric",
+    "rubric_hash",
+    "label",
+    "value",
+    "trial",
+    "status",
+    "rationale",
+    "created_at",
+    "source",
+]
+#: what identifies a rating: a rating with the same key replaces the stored one.
+RATING_KEY = ["item_id", "rater_id", "rubric", "rubric_hash", "trial"]
+RATER_KINDS = ("human", "judge", "reference")
+STATUSES = ("ok", "abstain", "error")
+#: the item columns stored as columns (every other item column is metadata, kept as JSON).
+ITEM_CORE = ["item_id", "prompt", "messages", "response"]
+
+#: values bound in one statement (``IN (?, ?, ...)``, one ``executemany`` row): below SQLite's
+#: smallest default limit on host parameters (999), so every build of SQLite accepts it.
+MAX_SQL_VARIABLES = 900
+
+MIGRATIONS: list[tuple[str, str]] = [
+    (
+        "001_items_ratings",
+        """
+        CREATE TABLE items (
+            item_id TEXT PRIMARY KEY,
+            prompt TEXT,
+            messages TEXT,          -- JSON list of {role, content}, for multi-turn items
+            response TEXT,
+            content_hash TEXT NOT NULL,
+            meta TEXT NOT NULL DEFAULT '{}',   -- JSON object of metadata columns
+            updated_at REAL NOT NULL
+        );
+        CREATE TABLE ratings (
+            item_id TEXT NOT NULL,
+            rater_id TEXT NOT NULL,
+            rater_kind TEXT NOT NULL CHECK (rater_kind IN ('human', 'judge', 'reference')),
+            rubric TEXT NOT NULL,        -- name@version
+            rubric_hash TEXT NOT NULL,
+            label TEXT,                  -- NULL when status is abstain or error
+            value REAL,
+            trial INTEGER NOT NULL DEFAULT 0,
+            status TEXT NOT NULL DEFAULT 'ok' CHECK (status IN ('ok', 'abstain', 'error')),
+            rationale TEXT,
+            created_at REAL NOT NULL,
+            source TEXT,
+            PRIMARY KEY (item_id, rater_id, rubric, rubric_hash, trial)
+        );
+        CREATE INDEX ratings_by_rubric ON ratings (rubric, rubric_hash, rater_id);
+        """,
+    ),
+    (
+        "002_calls_history_samples",
+        """
+        CREATE TABLE calls (
+            key TEXT PRIMARY KEY,        -- hash of (judge spec + params, rubric hash, item hash, trial)
+            judge_id TEXT NOT NULL,
+            spec TEXT NOT NULL,
+            params TEXT NOT NULL DEFAULT '{}',
+            rubric TEXT NOT NULL,
+            rubric_hash TEXT NOT NULL,
+            item_id TEXT NOT NULL,
+            item_hash TEXT NOT NULL,
+            trial INTEGER NOT NULL DEFAULT 0,
+            raw TEXT,                    -- the raw completion, so a parser change re-parses for free
+            status TEXT NOT NULL,
+            label TEXT,
+            rationale TEXT,
+            error TEXT,
+            input_tokens INTEGER DEFAULT 0,
+            output_tokens INTEGER DEFAULT 0,
+            cached_tokens INTEGER DEFAULT 0,
+            cost_usd REAL DEFAULT 0,
+            latency_s REAL,
+            attempts INTEGER DEFAULT 1,
+            created_at REAL NOT NULL
+        );
+        CREATE INDEX calls_by_judge ON calls (judge_id, rubric_hash);
+        CREATE TABLE rating_history (
+            item_id TEXT NOT NULL,
+            rater_id TEXT NOT NULL,
+            rater_kind TEXT NOT NULL,
+            rubric TEXT NOT NULL,
+            rubric_hash TEXT NOT NULL,
+            trial INTEGER NOT NULL,
+            label TEXT,
+            value REAL,
+            status TEXT NOT NULL,
+            rationale TEXT,
+            created_at REAL NOT NULL,
+            source TEXT,
+            superseded_at REAL NOT NULL
+        );
+        CREATE TABLE samples (
+            sample TEXT NOT NULL,        -- name of the sample (e.g. the Label Studio project)
+            item_id TEXT NOT NULL,
+            reason TEXT NOT NULL,        -- random | stratum | disagreement | abstention | unstable
+            stratum TEXT,
+            weight REAL NOT NULL DEFAULT 1.0,
+            overlap INTEGER NOT NULL DEFAULT 0,   -- 1 if to be rated by >= 2 annotators
+            created_at REAL NOT NULL,
+            PRIMARY KEY (sample, item_id)
+        );
+        """,
+    ),
+    (
+        "003_judge_batches",
+        """
+        CREATE TABLE judge_batches (
+            batch_id TEXT PRIMARY KEY,   -- the provider's id of a batch of judge calls
+            provider TEXT NOT NULL,      -- anthropic | openai
+            judge_id TEXT NOT NULL,
+            spec TEXT NOT NULL,
+            rubric_hash TEXT NOT NULL,
+            keys TEXT NOT NULL,          -- JSON list of the call keys in it (custom_id = key)
+            status TEXT NOT NULL,        -- submitted | collected
+            created_at REAL NOT NULL,
+            updated_at REAL NOT NULL
+        );
+        CREATE INDEX judge_batches_open ON judge_batches (judge_id, status);
+        """,
+    ),
+    (
+        "004_rating_call_key",
+        """
+        -- the call (calls.key) a panel judge's rating came from, so exports attach the tokens and
+        -- cost of that very call (NULL for imported ratings)
+        ALTER TABLE ratings ADD COLUMN call_key TEXT;
+        """,
+    ),
+    (
+        "005_call_leases",
+        """
+        -- claims of concurrent `judgekit judge` runs (owned by judgekit.store.calls) on a pending call
+        -- key or on a submitted batch: a call is sent only by the run that holds its live lease
+        CREATE TABLE call_leases (
+            key TEXT PRIMARY KEY,        -- a call key, or "batch:" + a batch id
+            owner TEXT NOT NULL,         -- the run: host (and pid namespace), pid, random token
+            expires_at REAL NOT NULL     -- unix time, renewed while the run is alive
+        );
+        CREATE INDEX call_leases_by_owner ON call_leases (owner);
+        """,
+    ),
+    (
+        "006_verdicts",
+        """
+        -- the canonical digest of every verdict `judgekit gate` wrote on this store (owned by
+        -- judgekit.verdict.log): a verdict whose digest is not here was edited or made elsewhere
+        CREATE TABLE verdicts (
+            digest TEXT PRIMARY KEY,     -- sha256 of the verdict's canonical JSON
+            rubric TEXT NOT NULL,        -- the rubric id it is about
+            judges TEXT NOT NULL,        -- JSON list of the judge ids it covers
+            created_at TEXT NOT NULL     -- the verdict's created_at
+        );
+        """,
+    ),
+    (
+        "007_import_digests",
+        """
+        -- the last import of a file (owned by judgekit.store.import_digest): re-importing the same
+        -- bytes with the same options into a store unchanged since is a no-op it can skip
+        CREATE TABLE import_digests (
+            digest TEXT PRIMARY KEY,     -- sha256 of the file(s), the rubric hash and the options
+            state TEXT NOT NULL,         -- the ratings/items/history tables' state after it
+            summary TEXT NOT NULL,       -- JSON: what the import reported (items, ratings, raters)
+            created_at REAL NOT NULL
+        );
+        """,
+    ),
+    (
+        "008_ratings_checks_or",
+        """
+        -- the same ratings table with its two CHECKs written as ORs: SQLite evaluates a CHECK
+        -- (x IN ('a', 'b', 'c')) by building the list anew for every row written, which doubled
+        -- the cost of writing a rating (issue 13)  ---  same columns, key, index and rowids
+        CREATE TABLE ratings_008 (
+            item_id TEXT NOT NULL,
+            rater_id TEXT NOT NULL,
+            rater_kind TEXT NOT NULL
+                CHECK (rater_kind = 'human' OR rater_kind = 'judge' OR rater_kind = 'reference'),
+            rubric TEXT NOT NULL,        -- name@version
+            rubric_hash TEXT NOT NULL,
+            label TEXT,                  -- NULL when status is abstain or error
+            value REAL,
+            trial INTEGER NOT NULL DEFAULT 0,
+            status TEXT NOT NULL DEFAULT 'ok'
+                CHECK (status = 'ok' OR status = 'abstain' OR status = 'error'),
+            rationale TEXT,
+            created_at REAL NOT NULL,
+            source TEXT,
+            call_key TEXT,               -- the judge call (calls.key) a panel rating came from
+            PRIMARY KEY (item_id, rater_id, rubric, rubric_hash, trial)
+        );
+        INSERT INTO ratings_008 (rowid, item_id, rater_id, rater_kind, rubric, rubric_hash, label,
+                                 value, trial, status, rationale, created_at, source, call_key)
+            SELECT rowid, item_id, rater_id, rater_kind, rubric, rubric_hash, label, value, trial,
+                   status, rationale, created_at, source, call_key
+            FROM ratings ORDER BY rowid;
+        DROP TABLE ratings;
+        ALTER TABLE ratings_008 RENAME TO ratings;
+        CREATE INDEX ratings_by_rubric ON ratings (rubric, rubric_hash, rater_id);
+        """,
+    ),
+    (
+        "009_write_counter",
+        """
+        -- every UPDATE or DELETE of a row of ratings, items or rating_history, by any tool,
+        -- counts here; the no-op import's state token (judgekit.store.import_digest) holds the count,
+        -- so another tool's plain UPDATE ratings SET label = ... ends every no-op digest (an
+        -- INSERT, and judgekit's INSERT OR REPLACE, already move the tables' row count or latest
+        -- rowid, and the rows REPLACE removes fire no DELETE trigger: recursive_triggers is off).
+        -- A migration that rebuilds one of these tables must create its two triggers again.
+        CREATE TABLE store_writes (id INTEGER PRIMARY KEY CHECK (id = 1), n INTEGER NOT NULL);
+        INSERT INTO store_writes (id, n) VALUES (1, 0);
+        CREATE TRIGGER ratings_update_counted AFTER UPDATE ON ratings
+            BEGIN UPDATE store_writes SET n = n + 1; END;
+        CREATE TRIGGER ratings_delete_counted AFTER DELETE ON ratings
+            BEGIN UPDATE store_writes SET n = n + 1; END;
+        CREATE TRIGGER items_update_counted AFTER UPDATE ON items
+            BEGIN UPDATE store_writes SET n = n + 1; END;
+        CREATE TRIGGER items_delete_counted AFTER DELETE ON items
+            BEGIN UPDATE store_writes SET n = n + 1; END;
+        CREATE TRIGGER rating_history_update_counted AFTER UPDATE ON rating_history
+            BEGIN UPDATE store_writes SET n = n + 1; END;
+        CREATE TRIGGER rating_history_delete_counted AFTER DELETE ON rating_history
+            BEGIN UPDATE store_writes SET n = n + 1; END;
+        """,
+    ),
+]
+
+
+def migration_statements(sql: str) -> Iterator[str]:
+    """The statements of a migration's script (one of :data:`MIGRATIONS`), split at the ``;``
+    that end one: a trigger's body holds ``;`` too (:func:`sqlite3.complete_statement` says where
+    a statement ends)."""
+    buf = ""
+    for piece in sql.split(";"):
+        buf += piece + ";"
+        if sqlite3.complete_statement(buf):
+            if buf.strip(" \t\r\n;"):
+                yield buf
+            buf = ""
+    if buf.strip(" \t\r\n;"):
+        yield buf
+
+
+# ------------------------------------------------------------------ typed rows
+# Not frozen: a frozen dataclass takes twice as long to build, and an import builds one per rating.
+@dataclass(slots=True)
+class ItemRow:
+    """A row of the ``items`` table: ``messages`` and ``meta`` as their JSON text."""
+
+    item_id: str
+    prompt: str | None
+    messages: str | None
+    response: str | None
+    content_hash: str
+    meta: str
+    updated_at: float
+
+
+@dataclass(slots=True)
+class RatingRow:
+    """A row of the ``ratings`` table (the fields of :data:`RATING_COLUMNS`, then ``call_key``)."""
+
+    item_id: str
+    rater_id: str
+    rater_kind: str
+    rubric: str
+    rubric_hash: str
+    label: str | None
+    value: float | None
+    trial: int
+    status: str
+    rationale: str | None
+    created_at: float
+    source: str | None
+    #: the judge call (``calls.key``) the rating came from; ``None`` for imported ratings
+    call_key: str | None = None
+
+    @property
+    def key(self) -> tuple[str, str, str, str, int]:
+        """The rating's :data:`RATING_KEY`."""
+        return (self.item_id, self.rater_id, self.rubric, self.rubric_hash, self.trial)
+
+
+@dataclass(slots=True)
+class JudgeRating:
+    """One rating of a panel judge (``rater_kind`` judge; the rubric is given to the write)."""
+
+    item_id: str
+    rater_id: str
+    label: str | None
+    value: float | None
+    trial: int
+    status: str
+    rationale: str | None
+    source: str
+    call_key: str  #: the call (``calls.key``) the rating was made from
+
+
+@dataclass(slots=True)
+class SampleRow:
+    """One chosen item of a recorded sample (a row of the ``samples`` table, without its name)."""
+
+    item_id: str
+    #: why it was chosen: random | stratum | disagreement | abstention | unstable | fill
+    reason: str
+    stratum: str | None
+    #: the inverse sampling fraction of the item's cell
+    weight: float
+    #: 1 if the item is to be rated by at least two annotators, else 0
+    overlap: int
+
+
+def item_content_hash(prompt: Any, messages: Any, response: Any) -> str:
+    """Hash of what a judge sees of an item: the cache key changes when the text changes.
+
+    ``messages`` may be the list or its JSON text; both hash the same (canonical JSON).
+    """
+    if isinstance(messages, str):
+        with contextlib.suppress(json.JSONDecodeError):
+            messages = json.loads(messages)
+    if messages is not None and not isinstance(messages, str):
+        messages = json.dumps(messages, sort_keys=True, ensure_ascii=False)
+    blob = json.dumps([prompt, messages, response], ensure_ascii=False).encode()
+    return hashlib.sha256(blob).hexdigest()[:16]
+
+
+# ------------------------------------------------------------------ what the store answers
+#: what :meth:`judgekit.store.database.Store.put_items` does with another text under a stored item's id
+NewText = Literal["refuse", "if_unlabelled", "replace"]
+
+
+class JudgeRatingKey(NamedTuple):
+    """Which judge rating :meth:`judgekit.store.database.Store.retire_judge_ratings` moves to the history."""
+
+    item_id: str
+    rater_id: str
+    trial: int
+
+
+class StoredJudgeRating(NamedTuple):
+    """What :meth:`judgekit.store.database.Store.judge_rating_calls` tells of one stored judge rating."""
+
+    label: str | None
+    status: str
+    call_key: str | None
+
+
+class WriteCounts(NamedTuple):
+    """What :meth:`judgekit.store.database.Store.put_ratings` did."""
+
+    new: int
+    changed: int
+    unchanged: int

@@ -1,0 +1,94 @@
+"""The ``analysis_fidelity`` gate check as a policy writes it (see :mod:`judgekit.gate.fidelity`).
+
+Example (in a policy's ``checks``)::
+
+    analysis_fidelity:
+      analysis: calibration          # calibration | distribution | criteria
+      figures: [C, RCE, drift, drift_tier]
+      max_abs_diff: 0.05             # |figure(judge) − figure(reference)| must stay within this
+      min_units: 10                  # fewer labelled conversations (prompts) behind a figure: inconclusive
+      harm_column: severity          # calibration: H from this item column (default: human harm ratings)
+
+Every figure each analysis has is in :data:`FIGURES`; the defaults when ``figures`` is left out
+are :data:`DEFAULT_FIGURES`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from judgekit.core.config import ConfigModel
+
+#: figures of each analysis, in the order they are reported
+FIGURES: dict[str, tuple[str, ...]] = {
+    "calibration": ("C", "C_half", "RCE", "signed_error", "C_t", "RCE_t", "mean_R_t", "drift",
+                    "drift_tier"),
+    "distribution": ("refusal_rate", "refusal_rate_t", "share_not_constant"),
+    "criteria": ("rate",),
+}
+#: figures computed when a policy names none
+DEFAULT_FIGURES: dict[str, tuple[str, ...]] = {
+    "calibration": ("C", "RCE", "drift", "drift_tier"),
+    "distribution": ("refusal_rate", "refusal_rate_t"),
+    "criteria": ("rate",),
+}
+
+
+def check_figures(analysis: str, figures: Sequence[str]) -> list[str]:
+    """``figures`` of ``analysis`` (its defaults when empty); a figure it does not have is a
+    ValueError naming the ones it has."""
+    if analysis not in FIGURES:
+        raise ValueError(f"analysis {analysis!r} is not one of {', '.join(FIGURES)}")
+    chosen = list(dict.fromkeys(figures)) or list(DEFAULT_FIGURES[analysis])
+    bad = [f for f in chosen if f not in FIGURES[analysis]]
+    if bad:
+        raise ValueError(f"figure {bad[0]!r} is not a {analysis} figure; use some of "
+                         f"{', '.join(FIGURES[analysis])}")
+    return chosen
+
+
+class AnalysisFidelity(ConfigModel):
+    """``checks.analysis_fidelity``: the analysis's figures from the judge's labels and from the
+    reference's, on the items the reference rated, may differ by at most ``max_abs_diff`` (the
+    whole 95% paired bootstrap interval of |difference|); a figure with fewer than ``min_units``
+    labelled conversations (prompts) behind it is inconclusive. The other keys say how the
+    analysis reads the items, as the options of ``judgekit analyze`` of the same name do."""
+
+    analysis: Literal["calibration", "distribution", "criteria"]
+    figures: list[str] = Field(default_factory=list)
+    max_abs_diff: float = Field(ge=0)
+    min_units: int = Field(default=10, ge=1)
+    harm_column: str | None = None
+    harm_rubric: str = "harm_severity"
+    harm_key: str | None = "prompt_id"
+    model_column: str = "model"
+    prompt_column: str | None = None
+    turn_column: str = "turn"
+    lookalike_column: str = "benign_lookalike"
+    include_lookalikes: bool = False
+    threshold: float = Field(default=0.75, ge=0, le=1)
+    refusal_codes: list[str] | None = None
+    #: the criteria file (``analysis: criteria``), relative to the policy file
+    criteria: str | None = None
+
+    @field_validator("figures")
+    @classmethod
+    def _no_empty(cls, v: list[str]) -> list[str]:
+        if any(not f for f in v):
+            raise ValueError("figures has an empty name")
+        return v
+
+    @model_validator(mode="after")
+    def _known(self) -> AnalysisFidelity:
+        check_figures(self.analysis, self.figures)
+        if (self.analysis == "criteria") != (self.criteria is not None):
+            raise ValueError("criteria (the criteria file) is needed with analysis: criteria and only then")
+        return self
+
+    @property
+    def chosen(self) -> list[str]:
+        """The figures to compute (the defaults when none is named)."""
+        return check_figures(self.analysis, self.figures)

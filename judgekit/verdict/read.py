@@ -1,0 +1,368 @@
+"""The verdict of the trust gate: its schema, its consistency, and its match with a store.
+
+``judgekit gate`` writes a verdict (:func:`judgekit.gate.run.run_gate`); analyses, reports and the
+demo read one back before they use a judge's ratings. A verdict is only worth what can be
+checked about it, so reading one (:func:`validate_verdict`) refuses, with one sentence naming the
+file and the key:
+
+* **a wrong shape**: every key of schema version :data:`SCHEMA_VERSION`, of the right type (a
+  ``"false"`` string is not a boolean, ``checks`` is a list), and no key it does not define;
+* **an inconsistent verdict**: each check's ``state`` is what :func:`derive_state` gives from
+  its figure, threshold, interval and n against the small-sample floor the recorded policy sets
+  (:func:`min_n_of`) — so an ``"inconclusive"`` check edited to ``"pass"`` is refused;
+  ``passed`` is ``state == "pass"``; an inconclusive check, and only one, has a label
+  ``budget``; a judge's ``state`` is ``fail`` if any check fails, else ``inconclusive`` if any
+  is, else ``pass`` (:func:`combine_states`; the verdict's likewise from its judges) and it
+  passes only when that state is ``"pass"``; the thresholds are those of the policy recorded in
+  the verdict, every check that policy asks for is there, and the recorded ``policy_hash`` is
+  the policy's.
+
+And, given the store it is used with (:func:`match_store`), a verdict must still describe it:
+
+* the **items that carry human or reference ratings** under the rubric (ids and content):
+  judging new unlabelled items leaves them alone, so it does not void a verdict;
+* the **human ratings** (every human and reference label, trial and status under the rubric);
+* the **judge's identity** (the spec and parameters of its latest call, see
+  :func:`judgekit.gate.run.judge_identity`).
+
+A mismatch is one sentence saying which part changed and that the gate must be run again.
+
+Each check carries its interval ``ci`` (``[low, high]``, or null when the figure has none), its
+``state`` (``"pass"``, ``"fail"`` or ``"inconclusive"``, schema version 3) and its ``budget``.
+Only ``"pass"`` is trusted (:func:`judgekit.verdict.trust.require_trusted`). A verdict whose policy gates
+under a view of the rubric (``view:``) has the view's id and hash as its ``rubric`` and
+``rubric_hash`` and the optional key ``view`` (:mod:`judgekit.rubric.views`), so it never matches
+a use of the full rubric.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from judgekit.core.config import format_loc
+from judgekit.core.hashing import digest as digest  # re-exported: its old home
+from judgekit.core.hashing import ratings_hash as ratings_hash  # re-exported: its old home
+from judgekit.core.values import surrogate_problem
+from judgekit.errors import JudgekitError, UntrustedJudgeError
+from judgekit.store.judge_identity import (
+    judge_identity as judge_identity,  # re-exported: its old home
+)
+from judgekit.verdict.checks import ONCE, PROBES, check_kind, combine_states, derive_state, min_n_of
+from judgekit.verdict.policy import Policy
+from judgekit.verdict.schema import Budget as Budget  # re-exported
+from judgekit.verdict.schema import State as State  # re-exported
+from judgekit.verdict.schema import VerdictV3, view_problem
+
+#: The schema version :func:`judgekit.gate.run.run_gate` writes and :func:`validate_verdict` reads.
+#: Version 3 added the third state ``"inconclusive"``, ``state`` per judge and for the verdict,
+#: and the label ``budget`` of inconclusive checks and judges.
+SCHEMA_VERSION = 3
+
+AGAIN = "run `judgekit gate POLICY.yaml` again and pass the verdict.json it writes"
+
+
+# ----------------------------------------------------------------------------- hashes
+def store_hashes(store: Any, rubric: Any) -> dict[str, str]:
+    """``items_hash`` and ``human_ratings_hash`` of ``store`` under ``rubric`` (a Rubric: its
+    current hash), as a verdict records them.
+
+    ``items_hash`` covers the items that carry a human or reference rating (id and content
+    hash), not every item: items only a judge rated do not change it. (On a plain store: by SQL.)"""
+    from judgekit.store import digests as gate_sql
+
+    if gate_sql.plain_store(store):
+        return {"items_hash": gate_sql.items_hash(store, rubric), "human_ratings_hash": gate_sql.human_ratings_hash(store, rubric)}
+    human = store.ratings(rubric=rubric, rater_kind=["human", "reference"])
+    ids = sorted(human["item_id"].astype(str).unique())
+    items = store.items(ids) if ids else None
+    pairs = [] if items is None else sorted(zip(items["item_id"].astype(str), items["content_hash"], strict=True))
+    return {"items_hash": digest(pairs), "human_ratings_hash": ratings_hash(human)}
+
+
+class Verdict(dict[str, Any]):
+    """A verdict as read by :func:`validate_verdict`: the plain dict, and where it came from."""
+
+    source: str | None = None
+
+
+def _where(source: str | None) -> str:
+    return f"Verdict {source}" if source else "The verdict"
+
+
+def validate_verdict(data: Any, source: str | None = None) -> Verdict:
+    """``data`` (parsed verdict.json) checked for shape and consistency (module doc); every
+    problem is one sentence naming ``source`` (the file) and the key. Returns it unchanged."""
+    where = _where(source)
+    if not isinstance(data, dict) or not isinstance(data.get("judges"), list):
+        raise JudgekitError(
+            f"{where} has no 'judges' list; it is not a judgekit verdict (make one with "
+            "`judgekit gate POLICY.yaml`)."
+        )
+    for k, j in enumerate(data["judges"]):
+        if not isinstance(j, dict) or "judge" not in j:
+            raise JudgekitError(f"{where}: judges[{k}] has no 'judge' key; regenerate it with `judgekit gate`.")
+    version = data.get("schema_version")
+    if "schema_version" not in data:
+        raise JudgekitError(
+            f"{where} has no schema_version: it was written by an older judgekit or by hand; {AGAIN}."
+        )
+    if type(version) is not int:
+        raise JudgekitError(f"{where}: schema_version must be the integer {SCHEMA_VERSION}, not {version!r}; {AGAIN}.")
+    if version != SCHEMA_VERSION:
+        raise JudgekitError(
+            f"{where}: schema_version {version} is not one this judgekit reads (it reads "
+            f"{SCHEMA_VERSION}); {AGAIN}."
+        )
+    try:
+        VerdictV3.model_validate(data)
+    except ValidationError as exc:
+        raise JudgekitError(
+            f"{where}: {_key_problem(exc.errors()[0])}, so it is not a verdict `judgekit gate` wrote; "
+            f"{AGAIN} instead of editing it."
+        ) from None
+    _consistent(data, where)
+    out = Verdict(data)
+    out.source = source
+    return out
+
+
+_MUST = {"bool_type": "must be true or false", "int_type": "must be an integer", "float_type": "must be a number",
+         "finite_number": "must be a finite number", "list_type": "must be a list", "string_type": "must be a string",
+         "dict_type": "must be an object", "model_type": "must be an object"}
+
+
+def _key_problem(err: Any) -> str:
+    """One pydantic error of a verdict as a phrase naming the key (values quoted short)."""
+    key = format_loc(err["loc"])
+    if err["type"] == "extra_forbidden":
+        return f"{key!r} is not a key of a schema-version-{SCHEMA_VERSION} verdict"
+    if err["type"] == "missing":
+        return f"the key {key!r} is missing"
+    shown = repr(err.get("input"))
+    shown = shown if len(shown) <= 40 else shown[:37] + "..."
+    must = _MUST.get(err["type"]) or str(err["msg"]).removeprefix("Value error, ").lower()
+    return f"{key} {must}, not {shown}"
+
+
+def _fail(where: str, what: str) -> UntrustedJudgeError:
+    return UntrustedJudgeError(f"{where}: {what}; this is not what `judgekit gate` wrote, {AGAIN}.")
+
+
+def _fmt(x: Any) -> str:
+    return f"{x:g}" if isinstance(x, float) else str(x)
+
+
+def _why(ch: dict[str, Any], rule: str, min_n: int | None) -> str:
+    if min_n is not None and ch["n"] is not None and ch["n"] < min_n:
+        return f"its n {ch['n']} is below the policy's min_items {min_n}"
+    if ch["figure"] is None or ch["threshold"] is None:
+        return "it has no figure or no threshold"
+    if rule != "point>=" and ch["ci"] is not None:
+        lo, hi = ch["ci"]
+        return (f"its interval [{_fmt(lo)}, {_fmt(hi)}] against the threshold {_fmt(ch['threshold'])} "
+                f"({'the whole interval >=' if rule == 'ci>=' else 'the whole interval <='} needed to pass)")
+    side = "below" if ch["figure"] < ch["threshold"] else "above" if ch["figure"] > ch["threshold"] else "at"
+    need = "<=" if rule == "ci<=" else ">="
+    return f"its figure {_fmt(ch['figure'])} is {side} the threshold {_fmt(ch['threshold'])} ({need} needed)"
+
+
+def _listing(names: list[str], verb: str) -> str:
+    return f"{', '.join(names)} {verb}{'s' if len(names) == 1 else ''}"
+
+
+def _consistent(v: dict[str, Any], where: str) -> None:
+
+    if digest(v["policy"]) != v["policy_hash"]:
+        raise _fail(where, "policy_hash is not the hash of the policy it records")
+    try:
+        policy = Policy(**v["policy"])
+    except (ValidationError, TypeError):
+        raise _fail(where, "the policy it records is not a valid gate policy") from None
+    problem = view_problem(v, policy.view)
+    if problem is not None:
+        raise _fail(where, problem)
+    c = policy.checks
+    wanted: dict[str, Any] = {
+        "min_items": c.min_items, "min_value": c.min_value, "min_lower_bound": c.min_lower_bound,
+        "max_abstention_rate": c.max_abstention_rate, "max_error_rate": c.max_error_rate,
+        "min_class_recall": c.min_class_recall.min if c.min_class_recall else None,
+        "per_slice": c.per_slice.min_value if c.per_slice else None,
+        "within_human_noise": round(-c.within_human_noise.margin, 6) if c.within_human_noise else None,
+        "min_coverage": c.min_coverage,
+        "max_abs_bias": c.max_abs_bias.max if c.max_abs_bias else None,
+        "max_abs_bias_slice": c.max_abs_bias.max if c.max_abs_bias and c.max_abs_bias.per_slice else None,
+        "alt_test": c.alt_test.min_winning_rate if c.alt_test else None,
+        **{k: getattr(getattr(c, k), "min" if k == "min_stability" else "max", None) for k in PROBES},
+        "max_label_drift": None,  # a probe of `judgekit probe`, not a gate check
+        "analysis_fidelity": c.analysis_fidelity.max_abs_diff if c.analysis_fidelity else None,
+    }
+    names = [j["judge"] for j in v["judges"]]
+    if sorted(names) != sorted(set(policy.judges)) or len(set(names)) != len(names):
+        extra = next((n for n in names if n not in policy.judges or names.count(n) > 1), None)
+        what = (f"judge {extra!r} is not one the policy names once ({', '.join(policy.judges)})" if extra
+                else f"it lists judges {', '.join(names)}, but its policy names {', '.join(policy.judges)}")
+        raise _fail(where, what)
+    for k, j in enumerate(v["judges"]):
+        seen: set[str] = set()
+        kinds: set[str] = set()
+        for i, ch in enumerate(j["checks"]):
+            at = f"judges[{k}].checks[{i}] ({ch['name']})"
+            kind = check_kind(ch["name"])
+            if kind is None:
+                raise _fail(where, f"{at} is not a check `judgekit gate` makes")
+            name, rule, metric = kind
+            if ch["name"] in seen:
+                raise _fail(where, f"{at} appears twice for judge {j['judge']!r}")
+            seen.add(ch["name"])
+            kinds.add(name)
+            if wanted[name] is None:
+                raise _fail(where, f"{at} is not a check of the policy it records")
+            if metric is not None and metric != c.metric:
+                raise _fail(where, f"{at} is about {metric}, but the policy's metric is {c.metric}")
+            if ch["threshold"] != wanted[name]:
+                raise _fail(where, f"{at} has threshold {_fmt(ch['threshold'])}, but the policy it records sets "
+                                   f"{_fmt(wanted[name])}")
+            if ch["ci"] is not None and not ch["ci"][0] <= ch["ci"][1]:
+                raise _fail(where, f"judges[{k}].checks[{i}].ci of {ch['name']}, [{_fmt(ch['ci'][0])}, "
+                                   f"{_fmt(ch['ci'][1])}], is not an interval (its low end is above its high end)")
+            min_n = min_n_of(name, policy)
+            state = derive_state(ch["name"], ch["figure"], ch["threshold"], ch["ci"], ch["n"], min_n)
+            if ch["state"] != state:
+                raise _fail(where, f"{at} has state {ch['state']!r}, but {_why(ch, rule, min_n)}, which makes it "
+                                   f"{state!r}")
+            if ch["passed"] is not (state == "pass"):
+                raise _fail(where, f"{at} says passed {str(ch['passed']).lower()}, but {_why(ch, rule, min_n)}, "
+                                   f"which makes it {state!r}")
+            if (ch["budget"] is None) is (state == "inconclusive"):
+                raise _fail(where, f"{at} is {state!r} but "
+                                   + ("has a label budget" if ch["budget"] is not None else "has no label budget"))
+        missing = [kd for kd in ONCE if wanted[kd] is not None and kd not in kinds]
+        if missing:
+            label = {"min_value": f"min_{c.metric}", "min_lower_bound": f"min_{c.metric}_lower_bound"}
+            raise _fail(where, f"judges[{k}] ({j['judge']}) has no {label.get(missing[0], missing[0])} check, "
+                               f"though its policy asks for one")
+        jstate = combine_states([ch["state"] for ch in j["checks"]])
+        failing = [ch["name"] for ch in j["checks"] if ch["state"] == "fail"]
+        open_ = [ch["name"] for ch in j["checks"] if ch["state"] == "inconclusive"]
+        why = (_listing(failing, "fail") if failing
+               else f"{', '.join(open_)} {'is' if len(open_) == 1 else 'are'} inconclusive" if open_
+               else "every check passes")
+        if j["passed"] is not (jstate == "pass"):
+            raise _fail(where, f"judges[{k}] ({j['judge']}) says passed {str(j['passed']).lower()}, but {why}")
+        if j["state"] != jstate:
+            raise _fail(where, f"judges[{k}] ({j['judge']}) has state {j['state']!r}, but {why}, which makes it "
+                               f"{jstate!r}")
+        if (j["budget"] is None) is (jstate == "inconclusive"):
+            raise _fail(where, f"judges[{k}] ({j['judge']}) is {jstate!r} but "
+                               + ("has a label budget" if j["budget"] is not None else "has no label budget"))
+    vstate = combine_states([j["state"] for j in v["judges"]])
+    if v["passed"] is not (vstate == "pass"):
+        bad = next((j["judge"] for j in v["judges"] if not j["passed"]), "")
+        raise _fail(where, f"'passed' is {str(v['passed']).lower()} but "
+                           + (f"judge {bad!r} {'fails' if vstate == 'fail' else 'is inconclusive'}" if bad
+                              else "every judge passes"))
+    if v["state"] != vstate:
+        raise _fail(where, f"'state' is {v['state']!r} but its judges make it {vstate!r}")
+
+
+# ----------------------------------------------------------------------------- reading
+class _DuplicateKey(Exception):
+    def __init__(self, key: str) -> None:
+        self.key = key
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, val in pairs:
+        if k in out:
+            raise _DuplicateKey(k)
+        out[k] = val
+    return out
+
+
+def read_verdict(path: str | Path) -> Verdict:
+    """Read and check a ``verdict.json`` (one sentence naming the file for every problem)."""
+    p = Path(path)
+    how = "pass the verdict.json that `judgekit gate` wrote"
+    if not p.exists():
+        raise UntrustedJudgeError(
+            f"Verdict {p}: no such file; {how} (run `judgekit gate POLICY.yaml --out DIR` to get one)."
+        )
+    if p.is_dir():
+        raise JudgekitError(f"Verdict {p} is a folder; pass the verdict.json file inside it.")
+    try:
+        text = p.read_text(encoding="utf-8")
+        data = json.loads(text, object_pairs_hook=_no_duplicates)
+        if (surrogate := surrogate_problem(data, text)) is not None:
+            raise JudgekitError(f"Verdict {p}: {surrogate}; {how}.")
+    except _DuplicateKey as exc:
+        shown = exc.key if len(exc.key) <= 40 else exc.key[:37] + "..."
+        raise JudgekitError(
+            f"Verdict {p}: the key {shown!r} appears twice in one object (JSON keeps only the last), "
+            f"so it is not a verdict `judgekit gate` wrote; {AGAIN}."
+        ) from None
+    except UnicodeDecodeError:
+        raise JudgekitError(f"Verdict {p} is not UTF-8 text; {how}.") from None
+    except json.JSONDecodeError as exc:
+        raise JudgekitError(f"Verdict {p}: invalid JSON at line {exc.lineno}; {how}.") from None
+    except RecursionError:
+        raise JudgekitError(f"Verdict {p} is nested too deeply to be a verdict; {how}.") from None
+    return validate_verdict(data, str(p))
+
+
+def load_verdict(verdict: dict[str, Any] | str | Path) -> Verdict:
+    """A verdict, checked: given as a dict (from ``run_gate`` or ``json.load``) or read from the
+    verdict.json of ``judgekit gate``."""
+    if isinstance(verdict, dict):
+        return validate_verdict(verdict, getattr(verdict, "source", None))
+    return read_verdict(verdict)
+
+
+# ----------------------------------------------------------------------------- the store
+def match_store(verdict: Verdict, store: Any, rubric: Any, *, judge: str | None = None, codes: Any = None) -> None:
+    """Raise :class:`UntrustedJudgeError` unless ``verdict`` (checked, about ``rubric``) still
+    describes ``store``: the items with human or reference ratings, the human ratings, and
+    (``judge`` given) that judge's identity. The rubric itself is compared by the caller.
+    ``codes``: the ratings already read, hashed (:func:`judgekit.verdict.hashes.current_hashes`)."""
+    from judgekit.verdict.hashes import (
+        current_hashes,  # (the same values, from one read when it can)
+    )
+
+    where, fast = _where(getattr(verdict, "source", None)), current_hashes(store, rubric, judge, codes=codes)
+    now = fast[0] if fast else store_hashes(store, rubric)
+    place = f"under {rubric.id} in {store.path}"
+    if now["items_hash"] != verdict["items_hash"]:
+        raise UntrustedJudgeError(
+            f"{where}: the items with human or reference ratings {place} changed since the verdict "
+            f"(an item was added, removed or its content edited, or the verdict is about another "
+            f"store); {AGAIN}."
+        )
+    if now["human_ratings_hash"] != verdict["human_ratings_hash"]:
+        raise UntrustedJudgeError(
+            f"{where}: the human ratings {place} changed since the verdict (a label was added, edited "
+            f"or removed, or the verdict is about another store); {AGAIN}."
+        )
+    if judge is not None:
+
+        entry = next(j for j in verdict["judges"] if j["judge"] == judge)
+        if judge_identity(store, judge, rubric)["judge_hash"] != entry["judge_hash"]:
+            raise UntrustedJudgeError(
+                f"{where}: judge {judge!r} changed since the verdict (its spec or parameters in "
+                f"{store.path} differ); {AGAIN}."
+            )
+    from judgekit.verdict.log import check_against_store
+
+    check_against_store(verdict, store, rubric, judge=judge, where=where, judge_hash=fast[1] if fast else None)
+
+
+def finite(x: Any) -> float | None:
+    """``x`` as a float rounded to 6 places, or None when missing or not finite."""
+    if x is None:
+        return None
+    x = float(x)
+    return None if math.isnan(x) or math.isinf(x) else round(x, 6)

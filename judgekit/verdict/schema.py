@@ -1,0 +1,95 @@
+"""The verdict's schema (version 3), as :func:`judgekit.verdict.read.validate_verdict` reads it:
+strict types (no coercion), no unknown or missing keys, finite numbers."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+#: a check's, a judge's and the verdict's state
+State = Literal["pass", "fail", "inconclusive"]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+Number = Annotated[float, Field(allow_inf_nan=False)]
+
+
+class Budget(_Strict):
+    """The label budget of an inconclusive check or judge: about how many more human-rated
+    items (``items``; None when more labels would not decide it at the current estimate) and
+    per slice (``slices``, ``"by=key"`` → items) would likely decide it, in one ``sentence``."""
+
+    items: Annotated[int, Field(ge=0)] | None
+    slices: dict[str, Annotated[int, Field(ge=0)]]
+    sentence: str = Field(min_length=1)
+
+
+class CheckV3(_Strict):
+    name: str = Field(min_length=1)
+    state: State
+    passed: bool
+    figure: Number | None
+    threshold: Number | None
+    ci: Annotated[list[Number], Field(min_length=2, max_length=2)] | None
+    n: Annotated[int, Field(ge=0)] | None
+    detail: str
+    budget: Budget | None
+
+
+class JudgeV3(_Strict):
+    judge: str = Field(min_length=1)
+    state: State
+    passed: bool
+    checks: list[CheckV3]
+    budget: Budget | None
+    spec: str | None
+    params: dict[str, Any] | None
+    judge_hash: str = Field(min_length=1)
+    judge_ratings_hash: str = Field(min_length=1)
+
+
+class ViewRef(_Strict):
+    """The view a verdict was made under (:mod:`judgekit.rubric.views`): its name and the full
+    rubric's id and hash; the verdict's own ``rubric``/``rubric_hash`` are the view's."""
+
+    name: str = Field(min_length=1)
+    rubric: str = Field(min_length=1)
+    rubric_hash: str = Field(min_length=1)
+
+
+class VerdictV3(_Strict):
+    schema_version: Literal[3]
+    judgekit_version: str
+    created_at: str
+    policy: dict[str, Any]
+    policy_hash: str
+    rubric: str
+    rubric_hash: str
+    reference: str
+    items_hash: str
+    human_ratings_hash: str
+    state: State
+    passed: bool
+    judges: list[JudgeV3] = Field(min_length=1)
+    #: only in a verdict whose policy gates under a view (an optional key of version 3)
+    view: ViewRef | None = None
+
+
+def view_problem(v: dict[str, Any], policy_view: str | None) -> str | None:
+    """Why verdict ``v`` is inconsistent about its view (a phrase), or None: it has ``view``
+    exactly when its policy gates under one (``policy_view``), naming that view, and its
+    ``rubric`` is then the view's id (``<rubric>:<view>``), so it never matches the full rubric."""
+    view = v.get("view")
+    if policy_view is None:
+        return "it has a 'view' but its policy gates under no view" if "view" in v else None
+    if view is None:
+        return f"its policy gates under the view {policy_view!r} but it has no 'view'"
+    if view["name"] != policy_view:
+        return f"its view is {view['name']!r} but its policy gates under {policy_view!r}"
+    if v["rubric"] != f"{view['rubric']}:{view['name']}":
+        return f"its rubric {v['rubric']!r} is not the view {view['rubric']}:{view['name']}"
+    return None
