@@ -177,31 +177,62 @@ def _var(x: FloatArray) -> float:
     return float(np.var(x, ddof=1)) if len(x) > 1 else float("nan")
 
 
-def _ppi_ratio(c: _Clustered, lam: float | None) -> tuple[float, float, float]:
+#: with fewer labelled clusters than this, λ is not tuned on them: its noise, correlated with
+#: the residuals it multiplies, biases the estimate (a stratum whose few labelled clusters all
+#: agree would get λ = 0 and report the people's 0 errors). Classic PPI (λ = 1) is used instead,
+#: or in :func:`stratified_ppi_mean` the λ pooled over the strata.
+MIN_TUNING_CLUSTERS = 10
+
+
+def _theta(c: _Clustered, lam: float) -> tuple[float, float]:
+    """(θ̂_λ, its denominator D) of the cluster PPI ratio estimator."""
+    big_m = len(c.m_u)
+    su = float(np.mean(c.sf_u)) if big_m else 0.0
+    mu = float(np.mean(c.m_u)) if big_m else 0.0
+    num = float(np.mean(c.sy_l)) + lam * (su - float(np.mean(c.sf_l)))
+    den = float(np.mean(c.m_l)) + lam * (mu - float(np.mean(c.m_l)))
+    return num / den, den
+
+
+def _tuning(c: _Clustered, theta: float) -> tuple[float, float]:
+    """(Cov_L(z, w), (1 + n/N) s²(w)) at θ: λ̂ is their ratio (PPI++)."""
+    n, big_m = len(c.m_l), len(c.m_u)
+    z = c.sy_l - theta * c.m_l
+    w_l = c.sf_l - theta * c.m_l
+    var_w = _var(np.concatenate([w_l, c.sf_u - theta * c.m_u]))
+    cov = float(np.cov(z, w_l, ddof=1)[0, 1]) if n > 1 else float("nan")
+    return cov, (1.0 + n / big_m) * var_w
+
+
+def _lam_from(cov: float, var: float) -> float:
+    ok = math.isfinite(cov) and math.isfinite(var) and var > 0
+    return float(np.clip(cov / var, 0.0, 1.0)) if ok else 0.0
+
+
+def _tuned_lambda(c: _Clustered, min_clusters: int = MIN_TUNING_CLUSTERS) -> float:
+    """PPI++ λ̂ at the human-only θ, then once more at the PPI θ (classic λ = 1 with fewer
+    than :data:`MIN_TUNING_CLUSTERS` labelled clusters)."""
+    if len(c.m_u) == 0:
+        return 0.0  # every cluster is labelled: nothing for the judge to add
+    if len(c.m_l) < min_clusters:
+        return 1.0
+    theta = float(c.sy_l.sum() / c.m_l.sum())
+    lam = 0.0
+    for _ in range(2):
+        lam = _lam_from(*_tuning(c, theta))
+        theta, _ = _theta(c, lam)
+    return lam
+
+
+def _ppi_ratio(c: _Clustered, lam: float | None, min_clusters: int = MIN_TUNING_CLUSTERS
+               ) -> tuple[float, float, float]:
     """(θ̂, Var θ̂, λ) of the cluster PPI++ ratio estimator; see :func:`ppi_mean`."""
     n, big_m = len(c.m_l), len(c.m_u)
-    mean = np.mean
-
-    def theta_of(la: float) -> tuple[float, float]:
-        num = mean(c.sy_l) + la * ((mean(c.sf_u) if big_m else 0.0) - mean(c.sf_l))
-        den = mean(c.m_l) + la * ((mean(c.m_u) if big_m else 0.0) - mean(c.m_l))
-        return float(num / den), float(den)
-
     if big_m == 0:
-        lam = 0.0  # every cluster is labelled: nothing for the judge to add
-    if lam is None:
-        theta = float(c.sy_l.sum() / c.m_l.sum())
         lam = 0.0
-        for _ in range(2):  # λ at the human-only θ, then once more at the PPI θ
-            z = c.sy_l - theta * c.m_l
-            w_l = c.sf_l - theta * c.m_l
-            w_all = np.concatenate([w_l, c.sf_u - theta * c.m_u])
-            var_w = _var(w_all)
-            cov = float(np.cov(z, w_l, ddof=1)[0, 1]) if n > 1 else float("nan")
-            lam = (float(np.clip(cov / ((1.0 + n / big_m) * var_w), 0.0, 1.0))
-                   if math.isfinite(cov) and math.isfinite(var_w) and var_w > 0 else 0.0)
-            theta, _ = theta_of(lam)
-    theta, den = theta_of(lam)
+    elif lam is None:
+        lam = _tuned_lambda(c, min_clusters)
+    theta, den = _theta(c, lam)
     z = c.sy_l - theta * c.m_l
     w_l = c.sf_l - theta * c.m_l
     var = _var(z - lam * w_l) / n
@@ -275,6 +306,7 @@ def ppi_mean(
     bounds: Bounds = UNIT_RANGE,
     level: float = 0.95,
     lam: float | None = None,
+    min_tuning_clusters: int = MIN_TUNING_CLUSTERS,
 ) -> PPIMean:
     """PPI++ for the per-unit mean θ = E[Y] (e.g. a refusal rate, RCE_t), clusters sampled.
 
@@ -309,7 +341,10 @@ def ppi_mean(
             \\ \\text{clipped to } [0, 1]
 
     (PPI++'s power tuning; ``s²(w)`` over all clusters; λ is computed at the human-only θ and
-    once more at the PPI θ). ``lam`` fixes λ instead. The interval is ``θ̂ ± t_{n−1} se``
+    once more at the PPI θ). ``lam`` fixes λ instead. With fewer than ``min_tuning_clusters``
+    labelled clusters λ is not tuned (its noise, correlated with the residuals it multiplies,
+    biases the estimate: a few labelled clusters that all agree would give λ = 0 and the
+    people's "no error"); classic PPI, λ = 1, is used, valid whatever the judge. The interval is ``θ̂ ± t_{n−1} se``
     clipped to ``bounds`` (the t quantile for the few clusters a study labels).
 
     Not estimable (``reason`` set) with fewer than 2 labelled clusters or a zero standard error.
@@ -326,7 +361,7 @@ def ppi_mean(
                        not_estimable(reason), judge, nan, nan, bounds, reason)
     th_h, var_h = _ratio(c.sy_l, c.m_l)
     human = _t_interval(th_h, math.sqrt(var_h), n - 1, level, bounds, "human-only")
-    theta, var, la = _ppi_ratio(c, lam)
+    theta, var, la = _ppi_ratio(c, lam, min_tuning_clusters)
     res = _t_interval(theta, math.sqrt(var) if var >= 0 else nan, n - 1, level, bounds, "PPI")
     ratio = var_h / var if var > 0 and math.isfinite(var_h) else nan
     return PPIMean(res.estimate, res.low, res.high, res.se, _norm(la), c.n_units, n,
@@ -378,6 +413,29 @@ def _satterthwaite(parts: list[tuple[float, int]]) -> float:
     return num / den if den > 0 else float("inf")
 
 
+def _pooled_lambda(cs: Mapping[Hashable, _Clustered], w: Mapping[Hashable, float]) -> float:
+    """One λ for all strata, minimising ``Σ_k W_k² Var θ̂_k(λ)``: ``Σ a_k Cov_k / Σ a_k V_k`` with
+    ``a_k = W_k² / (n_k D_k²)``, ``V_k = (1 + n_k/N_k) s²_k(w)`` (PPI++ over the strata; classic
+    λ = 1 with fewer than :data:`MIN_TUNING_CLUSTERS` labelled clusters in all)."""
+    live = {k: c for k, c in cs.items() if len(c.m_u) > 0}
+    if not live:
+        return 0.0
+    if sum(len(c.m_l) for c in cs.values()) < MIN_TUNING_CLUSTERS:
+        return 1.0
+    theta = {k: float(c.sy_l.sum() / c.m_l.sum()) for k, c in live.items()}
+    lam = 0.0
+    for _ in range(2):
+        num = den = 0.0
+        for k, c in live.items():
+            cov, v = _tuning(c, theta[k])
+            a = w[k] ** 2 / (len(c.m_l) * float(np.mean(c.m_l)) ** 2)
+            if math.isfinite(cov) and math.isfinite(v):
+                num, den = num + a * cov, den + a * v
+        lam = _lam_from(num, den)
+        theta = {k: _theta(c, lam)[0] for k, c in live.items()}
+    return lam
+
+
 def stratified_ppi_mean(
     f_all: ArrayLike,
     clusters_all: ArrayLike,
@@ -406,7 +464,9 @@ def stratified_ppi_mean(
 
     strata being sampled independently. Choosing each λ_k to minimise v_k minimises the total
     (the per-stratum tuning of Fisch et al. §3). Interval: ``t`` with Welch–Satterthwaite
-    degrees of freedom, clipped to ``bounds``. The human-only figure is the same with every
+    degrees of freedom, clipped to ``bounds``. A stratum with fewer than
+    :data:`MIN_TUNING_CLUSTERS` labelled clusters cannot tune its own λ without bias; it takes
+    the λ pooled over all strata (the common λ minimising the total variance). The human-only figure is the same with every
     λ_k = 0 (the classical stratified ratio estimator).
 
     Raises :class:`~judgekit.errors.JudgekitError` when a stratum has fewer than 2 labelled
@@ -446,6 +506,7 @@ def stratified_ppi_mean(
     per: dict[Hashable, PPIMean] = {}
     incl: dict[Hashable, float] = {}
     raw: dict[Hashable, tuple[float, float, float, float]] = {}
+    cs: dict[Hashable, tuple[NDArray[np.bool_], NDArray[np.bool_], _Clustered]] = {}
     for k in levels:
         ia, il = sa == k, sl == k
         n_k = len(np.unique(cl[il & np.isfinite(fl) & np.isfinite(yl)]))
@@ -454,12 +515,15 @@ def stratified_ppi_mean(
             raise JudgekitError(f"stratum {k!r} has {n_k} labelled cluster"
                                 f"{'s' if n_k != 1 else ''} of {big_n_k}; stratified PPI needs "
                                 "at least 2 in every stratum (label more, or merge the stratum).")
-        per[k] = ppi_mean(fa[ia], ca[ia], fl[il], yl[il], cl[il], bounds=(-math.inf, math.inf),
-                          level=level)
-        c, _, _ = _clustered(fa[ia], ca[ia], fl[il], yl[il], cl[il])
-        th_k, var_k, _ = _ppi_ratio(c, None)
-        raw[k] = (th_k, var_k, *_ratio(c.sy_l, c.m_l))
+        cs[k] = (ia, il, _clustered(fa[ia], ca[ia], fl[il], yl[il], cl[il])[0])
         incl[k] = n_k / big_n_k
+    lam_pool = _pooled_lambda({k: v[2] for k, v in cs.items()}, w)
+    for k, (ia, il, c) in cs.items():
+        lam_k = _tuned_lambda(c) if len(c.m_l) >= MIN_TUNING_CLUSTERS else lam_pool
+        per[k] = ppi_mean(fa[ia], ca[ia], fl[il], yl[il], cl[il], bounds=(-math.inf, math.inf),
+                          level=level, lam=lam_k)
+        th_k, var_k, _ = _ppi_ratio(c, lam_k)
+        raw[k] = (th_k, var_k, *_ratio(c.sy_l, c.m_l))
     est = sum(w[k] * raw[k][0] for k in levels)
     parts = [(w[k] ** 2 * raw[k][1], per[k].n_clusters) for k in levels]
     var = sum(v for v, _ in parts)
@@ -501,6 +565,7 @@ def ppi_drift(
     h_lab: ArrayLike, f_lab: ArrayLike, y_lab: ArrayLike, clusters_lab: ArrayLike,
     turns_lab: ArrayLike, *, t: int, base: int = 1, level: float = 0.95,
     lam: float | None = None,
+    min_tuning_clusters: int = MIN_TUNING_CLUSTERS,
 ) -> PPIMean:
     """PPI++ for Drift(t) = RCE_t − RCE_base: :func:`ppi_mean` on the per-conversation
     differences ``d_i = |R_it − H_i| − |R_i,base − H_i|`` (judge R = ``f``, people's R = ``y``),
@@ -684,7 +749,10 @@ def ppi_concordance(
         e_yf = _quad(cl_, ky * kf) / d_l
         e_ff = _quad(cl_, kf * kf) / d_l
         cov, var = e_yf - c_y * c_fl, e_ff - c_fl**2
-        if lam is None:
+        lam_b: FloatArray
+        if lam is None and n_lab < MIN_TUNING_CLUSTERS:
+            lam_b = np.ones(len(cnt))
+        elif lam is None:
             lam_b = np.where(var > 1e-12, np.clip(cov / np.where(var > 1e-12, var, 1.0), 0, 1), 0.0)
         else:
             lam_b = np.full(len(cnt), float(lam))
