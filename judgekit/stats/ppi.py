@@ -217,6 +217,8 @@ def _tuned_lambda(c: _Clustered, min_clusters: int = MIN_TUNING_CLUSTERS) -> flo
     if len(c.m_l) < min_clusters:
         return 1.0
     theta = float(c.sy_l.sum() / c.m_l.sum())
+    if not (_var(c.sy_l - theta * c.m_l) > 0 and _var(c.sf_l - theta * c.m_l) > 0):
+        return 1.0  # no variation among the labelled clusters: nothing to tune λ on
     lam = 0.0
     for _ in range(2):
         lam = _lam_from(*_tuning(c, theta))
@@ -344,7 +346,8 @@ def ppi_mean(
     once more at the PPI θ). ``lam`` fixes λ instead. With fewer than ``min_tuning_clusters``
     labelled clusters λ is not tuned (its noise, correlated with the residuals it multiplies,
     biases the estimate: a few labelled clusters that all agree would give λ = 0 and the
-    people's "no error"); classic PPI, λ = 1, is used, valid whatever the judge. The interval is ``θ̂ ± t_{n−1} se``
+    people's "no error"); classic PPI, λ = 1, is used, valid whatever the judge. The same holds
+    when the labelled clusters show no variation in ``z`` or in ``w``. The interval is ``θ̂ ± t_{n−1} se``
     clipped to ``bounds`` (the t quantile for the few clusters a study labels).
 
     Not estimable (``reason`` set) with fewer than 2 labelled clusters or a zero standard error.
