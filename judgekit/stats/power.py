@@ -216,7 +216,7 @@ def n_for_power(threshold: float, theta_assumed: float, *, kind: Kind = "proport
     """
     d = _direction(direction)
     za, zb = _z(level, power)
-    rng = RANGES.get(kind, None) if bounds == "default" else bounds
+    rng = RANGES.get(kind) if bounds == "default" else bounds
     if kind not in RANGES:
         raise JudgekitError(f"kind {kind!r} is not one of {', '.join(RANGES)}.")
     problem = _range_problem(kind, threshold, theta_assumed, rng, d)

@@ -62,6 +62,8 @@ BREAKS = 1000
 TRUNCATION = 0.5
 #: observations processed at once (bounds memory to about (BREAKS + 1) × CHUNK floats)
 CHUNK = 2048
+#: observations processed at once by :func:`sequential_decision` (it stops at the first decision)
+DECISION_CHUNK = 256
 
 Outcome = Literal["pass", "fail", "inconclusive"]
 
@@ -168,7 +170,25 @@ def predictable_bets(y: FloatArray, alpha: float) -> FloatArray:
     return np.sqrt(2.0 * math.log(2.0 / alpha) / (sigma2_prev * t * np.log1p(t)))
 
 
-def _cs_chunks(y: FloatArray, alpha: float, breaks: int) -> Iterator[tuple[int, FloatArray, FloatArray]]:
+def hedged_capital(x: npt.ArrayLike, m: float, *, alpha: float = 0.05,
+                   bounds: tuple[float, float] = (0.0, 1.0)) -> FloatArray:
+    """The hedged capital process K_t(m) = max(½K⁺_t(m), ½K⁻_t(m)) for a candidate mean ``m``
+    (module docstring), t = 1 … n, for observations ``x`` in ``bounds``: m is in the confidence
+    sequence at time t exactly when K_t(m) < 1/α (up to the grid)."""
+    flat = np.atleast_1d(np.asarray(x, dtype=float)).ravel()
+    a, b = _check_bounds(flat, bounds)
+    y = (flat - a) / (b - a)
+    mu = (m - a) / (b - a)
+    lam = predictable_bets(y, alpha)
+    lam_pos = np.minimum(lam, TRUNCATION / mu) if mu > 0 else lam
+    lam_neg = np.minimum(lam, TRUNCATION / (1.0 - mu)) if mu < 1 else lam
+    k_pos = np.cumprod(1.0 + lam_pos * (y - mu))
+    k_neg = np.cumprod(1.0 - lam_neg * (y - mu))
+    return np.asarray(np.maximum(0.5 * k_pos, 0.5 * k_neg), dtype=float)
+
+
+def _cs_chunks(y: FloatArray, alpha: float, breaks: int,
+               chunk: int = CHUNK) -> Iterator[tuple[int, FloatArray, FloatArray]]:
     """The running-intersected hedged CS on [0, 1] chunk by chunk: (start, lower, upper)."""
     grid = np.linspace(0.0, 1.0, breaks + 1)
     lam = predictable_bets(y, alpha)
@@ -181,9 +201,9 @@ def _cs_chunks(y: FloatArray, alpha: float, breaks: int) -> Iterator[tuple[int, 
     log_half = math.log(0.5)  # θ = 1 − θ = 1/2
     step = 1.0 / breaks
     lo_run, hi_run = 0.0, 1.0
-    for start in range(0, len(y), CHUNK):
-        yc = y[start:start + CHUNK][None, :]
-        lc = lam[start:start + CHUNK][None, :]
+    for start in range(0, len(y), chunk):
+        yc = y[start:start + chunk][None, :]
+        lc = lam[start:start + chunk][None, :]
         dev = yc - grid[:, None]
         inc_pos = np.log1p(np.minimum(lc, cap_pos) * dev)
         inc_neg = np.log1p(-np.minimum(lc, cap_neg) * dev)
@@ -296,7 +316,7 @@ def sequential_decision(x: npt.ArrayLike | Sequence[npt.ArrayLike], threshold: f
     y = (flat - a) / (b - a)
     r = 0  # next round to read
     last: tuple[float, float] = (a, b)
-    for start, lo, hi in _cs_chunks(y, alpha, breaks):
+    for start, lo, hi in _cs_chunks(y, alpha, breaks, DECISION_CHUNK):
         stop = start + len(lo)
         while r < len(ends) and ends[r] <= stop:
             if ends[r] <= start:  # an empty round: nothing new to read
