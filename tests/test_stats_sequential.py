@@ -153,7 +153,8 @@ RUNS = 250
 ])
 def test_cs_covers_the_mean_at_all_times(draw, mean):
     # Anytime coverage: in ≥ 95% of runs (minus 2 binomial SEs: 0.95 − 2√(0.95·0.05/250) =
-    # 0.922) the mean is inside the interval at every one of 400 times. Measured: about 97%.
+    # 0.922) the mean is inside the interval at every one of 400 times. Measured over 1,000
+    # runs: 96.9% (Bernoulli 0.3), 99.5% (Beta(2, 5)), 99.4% (Bernoulli 0.03).
     rng = np.random.default_rng(11)
     covered = 0
     for _ in range(RUNS):
@@ -172,7 +173,7 @@ def paired_differences(rng: np.random.Generator, up: float, down: float, shape) 
 def test_an_off_judge_is_rarely_passed_even_stopping_at_the_first_decision():
     # Drift difference 0.155 − 0.045 = 0.11 > margin 0.10: "|Drift_j − Drift_h| ≤ 0.10" is
     # false. Twenty rounds of 50 units, stop at the first decided round. Pass in ≤ 5% of runs
-    # (the CS is anytime-valid); measured: about 0.3% (1 of 300 in development).
+    # (the CS is anytime-valid; each one-sided error is ≤ α/2); measured: 0.3% over 1,000 runs.
     rng = np.random.default_rng(12)
     passed = 0
     for _ in range(RUNS):
@@ -211,7 +212,8 @@ def test_a_fair_judge_passes_at_the_planned_budget():
     assert fixed_power >= mc_floor(0.8, runs, 3.0)
 
     # The same budget read sequentially (rounds of 50, stop at the first decision): the CS is
-    # wider, so the power is lower — measured about 20% at n = 211, 78% at 2n, 92% at 3n.
+    # wider, so the power is lower — measured over 1,000 runs: 16% at n = 211, 71% at 2n, 90%
+    # at 3n (median units used with the 3n budget: 343, about 1.6n).
     seq_runs = 200
     d = paired_differences(rng, 0.1, 0.1, (seq_runs, 3 * n))
     at_n = at_3n = 0

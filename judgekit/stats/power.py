@@ -13,8 +13,9 @@ Formulas (δ = |θ₁ − thr|):
 * proportion, Wilson (score) interval — thr lies outside the Wilson interval exactly when the
   score test of p = thr rejects, so the power at n is
   Φ((δ√n − z_{1−α}√(p₀q₀)) / √(p₁q₁)) with p₀ = thr, p₁ = θ₁, and
-  n = ((z_{1−α}√(p₀q₀) + z_{1−β}√(p₁q₁)) / δ)²  (Fleiss, Levin & Paik, *Statistical Methods for
-  Rates and Proportions*, 3rd ed. 2003, eq. 2.5 one-sample form); then n is raised until the
+  n = ((z_{1−α}√(p₀q₀) + z_{1−β}√(p₁q₁)) / δ)²  (the one-sample score-test sample size, e.g.
+  Fleiss, Levin & Paik, *Statistical Methods for Rates and Proportions*, 3rd ed. 2003); then n is
+  raised until the
   *exact* binomial power of the Wilson decision reaches 1 − β (binomial discreteness);
 * mean with SD σ (or paired difference with SD σ_d of the differences) — t interval:
   n = smallest n with T_{n−1}(δ√n/σ − t_{1−α,n−1}) ≥ 1 − β, about ((z_{1−α} + z_{1−β})σ/δ)²;
@@ -343,7 +344,7 @@ def kappa_from_table(table: npt.ArrayLike) -> np.ndarray:
 
 def kappa_variance(table: npt.ArrayLike) -> np.ndarray:
     """n·Var(κ̂) for the joint table p (..., k, k), the large-sample formula of Fleiss, Cohen &
-    Everitt (1969, Psychol. Bull. 72:323, eq. 13):
+    Everitt (1969, Psychol. Bull. 72:323):
 
         n Var(κ̂) = [ Σ_i p_ii (1 − (p_i· + p_·i)(1 − κ))²
                      + (1 − κ)² Σ_{i≠j} p_ij (p_·i + p_j·)²

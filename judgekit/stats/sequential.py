@@ -11,7 +11,8 @@ wider than a Wilson or t interval (about √(log log n) and a constant).
 
 Construction: the *hedged capital* CS with predictable plug-in bets of Waudby-Smith & Ramdas
 (2024), "Estimating means of bounded random variables by betting", JRSS-B 86(1):1–27
-(arXiv:2010.09686), Section 4 (Theorem 3 and the hedged capital process, eq. (26)–(27)).
+(arXiv:2010.09686): the hedged capital process (their Theorem 3) with predictable plug-in bets
+(equation numbers differ between the arXiv and journal versions, so none are quoted).
 For observations x_1, x_2, … in [0, 1] (rescaled from [a, b] first) and a candidate mean m:
 
     μ̂_t  = (1/2 + Σ_{i≤t} x_i) / (t + 1)
@@ -161,7 +162,7 @@ def predictable_bets(y: FloatArray, alpha: float) -> FloatArray:
     """The predictable plug-in bets λ̃_t of the hedged CS (before truncation), for y in [0, 1]:
     λ̃_t = √(2 log(2/α) / (σ̂²_{t−1} t log(1 + t))), with σ̂² the regularised running variance
     (prior mean 1/2, prior variance 1/4, one pseudo-observation); Waudby-Smith & Ramdas (2024),
-    eq. (26)."""
+    hedged capital process with predictable plug-in bets."""
     n = len(y)
     t = np.arange(1, n + 1, dtype=float)
     mu_hat = (0.5 + np.cumsum(y)) / (t + 1.0)
@@ -305,9 +306,10 @@ def sequential_decision(x: npt.ArrayLike | Sequence[npt.ArrayLike], threshold: f
 
     Because the CS covers the mean at all times with probability ≥ 1 − α, a check whose true
     value is on the failing side is declared pass with probability ≤ α however the stopping
-    round is chosen (and symmetrically for fail); with the hedged CS each one-sided error is in
-    fact at most about α/2. ``direction``: ">=", "<=" or "within" (|mean| ≤ threshold, e.g.
-    ``|Drift_judge − Drift_human| ≤ margin`` on paired differences with ``bounds=(-1, 1)``).
+    round is chosen (and symmetrically for fail); with the hedged CS each one-sided error is
+    at most α/2 (it needs ½K± ≥ 1/α). ``direction``: ">=", "<=" or "within" (|mean| ≤
+    threshold, e.g. ``|Drift_judge − Drift_human| ≤ margin`` on paired differences with
+    ``bounds=(-1, 1)``).
     """
     d = _direction(direction)
     if d == "within" and not threshold > 0:
