@@ -18,7 +18,8 @@ Formulas (δ = |θ₁ − thr|):
   raised until the
   *exact* binomial power of the Wilson decision reaches 1 − β (binomial discreteness);
 * mean with SD σ (or paired difference with SD σ_d of the differences) — t interval:
-  n = smallest n with T_{n−1}(δ√n/σ − t_{1−α,n−1}) ≥ 1 − β, about ((z_{1−α} + z_{1−β})σ/δ)²;
+  n = smallest n with P(T'_{n−1, δ√n/σ} ≥ t_{1−α,n−1}) ≥ 1 − β (non-central t), about
+  ((z_{1−α} + z_{1−β})σ/δ)²;
 * "within" (|θ| ≤ margin, two one-sided tests, e.g. |Drift_judge − Drift_human| ≤ margin):
   power ≈ Φ((margin − θ₁)√n/σ − z_{1−α}) + Φ((margin + θ₁)√n/σ − z_{1−α}) − 1;
 * Cohen's κ ≥ thr — the large-sample variance of κ̂ of Fleiss, Cohen & Everitt (1969),
@@ -162,11 +163,11 @@ def _proportion_power(n: float, thr: float, p1: float, za: float) -> float:
 
 
 def _t_power(n: float, delta: float, sd: float, level: float) -> float:
-    """Power of the one-sided t decision at n: P(T_{n−1} ≥ t_{1−α,n−1} − δ√n/σ) (shifted-t
-    approximation of the non-central t)."""
+    """Power of the one-sided t decision at n for normal data: P(T' ≥ t_{1−α,n−1}) with T'
+    non-central t (n − 1 degrees of freedom, non-centrality δ√n/σ)."""
     df = max(n - 1.0, 1.0)
     t_a = float(stats.t.ppf(0.5 + level / 2.0, df))
-    return float(stats.t.cdf(delta * math.sqrt(n) / sd - t_a, df))
+    return float(stats.nct.sf(t_a, df, delta * math.sqrt(n) / sd))
 
 
 def _within_power(n: float, margin: float, theta: float, sd: float, za: float) -> float:
@@ -233,7 +234,7 @@ def n_for_power(threshold: float, theta_assumed: float, *, kind: Kind = "proport
         n = max(1, math.ceil(n0 - 1e-9))
         if n > MAX_N:
             return Undecidable(f"more than {MAX_N:,} units would be needed")
-        if exact:
+        if exact and n <= 100_000:  # above, the binomial is close enough to normal
             for _ in range(max(200, n // 2)):
                 if wilson_power(n, threshold, theta_assumed, d, level) >= power:
                     break
