@@ -4,40 +4,18 @@ fidelity), their label budgets, and the verdict it writes (:mod:`judgekit.verdic
 
 from judgekit.core.lazy import lazy_exports
 
-# the names of the module this package replaced, imported from where they live now on first use
+# the public names of the module this package replaced, imported from where they live on first use
 _LAZY = {
-    "JudgekitError": "run",
-    "Policy": "run",
+    "Policy": "judgekit.verdict.policy",
     "Report": "run",
-    "Rubric": "run",
-    "SCHEMA_VERSION": "run",
-    "Union": "run",
-    "UntrustedJudgeError": "run",
-    "Verdict": "run",
-    "alt_budget": "run",
-    "alt_inputs_results": "run",
-    "check_kind": "run",
-    "combine_states": "run",
     "evaluate": "run",
-    "excerpt": "run",
     "explain": "run",
-    "finite": "run",
-    "judge_budget": "run",
-    "judge_identity": "run",
-    "judge_ratings_hash": "run",
-    "label_budget": "run",
-    "load_policy": "run",
-    "load_rubric": "run",
-    "load_verdict": "run",
-    "make_check": "run",
-    "match_store": "run",
-    "min_n_of": "run",
-    "ratings_hash": "run",
-    "record_verdict": "run",
+    "judge_identity": "judgekit.store.judge_identity",
+    "load_policy": "judgekit.verdict.policy",
+    "load_verdict": "judgekit.verdict.read",
+    "ratings_hash": "judgekit.core.hashing",
     "require_trusted": "judgekit.verdict.trust",
-    "rubric_named_in": "run",
     "run_gate": "run",
-    "store_hashes": "run",
 }
 __all__ = sorted(_LAZY)
 __getattr__, __dir__ = lazy_exports(__name__, _LAZY, __all__)

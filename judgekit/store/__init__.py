@@ -4,33 +4,28 @@ writes, locking and the digests a verdict is matched with. One module owns each 
 
 from judgekit.core.lazy import lazy_exports
 
-# the names of the module this package replaced, imported from where they live now on first use
+# the public names of the module this package replaced, imported from where they live on first use
 _LAZY = {
     "DEFAULT_STORE": "database",
-    "ITEM_CORE": "database",
-    "ItemRow": "database",
-    "Iterator": "database",
-    "JudgeRatingKey": "database",
-    "JudgeRatings": "database",
-    "JudgekitError": "database",
-    "LockWaiter": "database",
-    "MAX_SQL_VARIABLES": "database",
-    "MIGRATIONS": "database",
-    "NewText": "database",
-    "RATER_KINDS": "database",
-    "RATING_COLUMNS": "database",
-    "RATING_KEY": "database",
-    "RatingRow": "database",
-    "STATUSES": "database",
-    "SampleRow": "database",
+    "ITEM_CORE": "schema",
+    "ItemRow": "schema",
+    "JudgeRatingKey": "schema",
+    "JudgeRatings": "judge_rows",
+    "LockWaiter": "locking",
+    "MAX_SQL_VARIABLES": "schema",
+    "MIGRATIONS": "schema",
+    "NewText": "schema",
+    "RATER_KINDS": "schema",
+    "RATING_COLUMNS": "schema",
+    "RATING_KEY": "schema",
+    "RatingRow": "schema",
+    "STATUSES": "schema",
+    "SampleRow": "schema",
     "Store": "database",
-    "StoredJudgeRating": "database",
-    "WriteCounts": "database",
-    "contextmanager": "database",
-    "create_with_umask": "database",
-    "env_lock_timeout": "database",
-    "item_content_hash": "database",
-    "migration_statements": "database",
+    "StoredJudgeRating": "schema",
+    "WriteCounts": "schema",
+    "item_content_hash": "schema",
+    "migration_statements": "schema",
 }
 __all__ = sorted(_LAZY)
 __getattr__, __dir__ = lazy_exports(__name__, _LAZY, __all__)
