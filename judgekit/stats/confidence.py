@@ -98,3 +98,14 @@ def logprob_confidence(
     else:
         prob = math.exp(lp[i])
     return LabelConfidence(labels[i], prob, len(labels))
+
+
+def support_confidence(label: Hashable, others: Sequence[Hashable | None]) -> float:
+    """Share of a panel that supports one judge's label: ``(1 + #{o : o = label}) / (1 + #{o :
+    o is not None})`` over the other judges' labels ``others`` (``None`` = no label, dropped).
+
+    Unlike :func:`panel_agreement_confidence` (the modal label's share) this is the confidence in
+    *this* judge's label, the one a selective cascade keeps.
+    """
+    votes = [o for o in others if o is not None]
+    return (1 + sum(o == label for o in votes)) / (1 + len(votes))
