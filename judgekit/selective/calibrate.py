@@ -141,6 +141,12 @@ def calibrate_policy(
     """Calibrate ``policy`` on ``store``; see the module docstring. Raises
     :class:`JudgekitError` when the store has no labelled item for it."""
     j = read_judgments(store, policy, call_confidence=call_confidence)
+    return calibrate_judgments(j, policy), j
+
+
+def calibrate_judgments(j: Judgments, policy: SelectivePolicy, *, curves: bool = True) -> SelectiveCalibration:
+    """:func:`calibrate_policy` on judgments already read (``curves=False``: without the
+    coverage-agreement curves, for simulations)."""
     cal_idx, held = split_labelled(j, policy.calibration.fraction, policy.calibration.seed)
     if cal_idx.size == 0:
         raise JudgekitError(
@@ -163,22 +169,21 @@ def calibrate_policy(
         kept = [(r, k) for r, k in enumerate(who) if k is not None]
         ho_cov = len(kept) / held.size
         ho_agree = (sum(int(ha[k][r]) for r, k in kept) / len(kept)) if kept else None
-    curves = {name: _curve(conf[k], agree[k]) for k, name in enumerate(j.judges)}
+    judge_curves = {name: _curve(conf[k], agree[k]) for k, name in enumerate(j.judges)} if curves else {}
     cascade_curve = []
-    for a in CURVE_ALPHAS:
+    for a in CURVE_ALPHAS if curves else ():
         c2 = calibrate_cascade(conf, agree, a, policy.delta, rule=policy.rule, min_kept=policy.min_kept)
         if c2.n_kept:
             cascade_curve.append({"alpha": a, "coverage": c2.coverage,
                                   "agreement": float(c2.selective_agreement or math.nan)})
-    result = SelectiveCalibration(
+    return SelectiveCalibration(
         rubric=policy.rubric, reference=policy.reference, policy_hash=policy_hash(policy), alpha=policy.alpha, delta=policy.delta,
         rule=policy.rule, min_kept=policy.min_kept, fraction=policy.calibration.fraction,
         seed=policy.calibration.seed, n_labelled=int(j.labelled().size), n_calibration=int(cal_idx.size),
         n_held_out=int(held.size), n_new=int(j.unlabelled().size), stages=stages,
         coverage=cc.coverage, selective_agreement=cc.selective_agreement,
-        held_out_coverage=ho_cov, held_out_agreement=ho_agree, curves=curves, cascade_curve=cascade_curve,
+        held_out_coverage=ho_cov, held_out_agreement=ho_agree, curves=judge_curves, cascade_curve=cascade_curve,
     )
-    return result, j
 
 
 def _agreement(agree: npt.NDArray[np.int64], kept: npt.NDArray[np.bool_]) -> float | None:
@@ -213,4 +218,4 @@ def summary_lines(cal: SelectiveCalibration) -> list[str]:
 
 
 __all__ = ["CURVE_ALPHAS", "FORMAT", "CurvePoint", "SelectiveCalibration", "StageResult",
-           "calibrate_policy", "guarantee_sentences", "policy_hash", "summary_lines"]
+           "calibrate_judgments", "calibrate_policy", "guarantee_sentences", "policy_hash", "summary_lines"]
