@@ -320,3 +320,48 @@ def test_load_policy_with_alias_with(tmp_path):
     pol = load_selective_policy(p)
     assert pol.cascade[0].confidence.with_ == ["a", "b"]
     assert pol.raters() == ["j", "a", "b", "final"]
+
+
+def test_labelstudio_push_escalated_sends_exactly_the_escalated_items(tmp_path, monkeypatch):
+    """The selection of items, without a Label Studio server: the client and the push are
+    replaced by recorders (the real push is tested against a server in test_labelstudio_*)."""
+    import judgekit.annotation.labelstudio as ls
+
+    sent: dict = {}
+
+    class _Client:
+        def __init__(self, *a, **k):
+            pass
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return None
+
+    class _Result:
+        def lines(self):
+            return ["pushed"]
+
+    def _push(client, items, rubs, project, **kw):
+        sent["items"] = sorted(items["item_id"])
+        sent["overlap"] = kw["overlap"]
+        return _Result()
+
+    monkeypatch.setattr(ls, "LabelStudioClient", _Client)
+    monkeypatch.setattr(ls, "push", _push)
+    _put(tmp_path / "s.db", worked_rows())
+    pol = _policy_file(tmp_path, POLICY.format(alpha=0.1))
+    db = tmp_path / "s.db"
+    assert _run("escalate", "calibrate", pol, "--store", db, "--out", tmp_path / "cal.json").exit_code == 0
+    assert _run("escalate", "apply", pol, tmp_path / "cal.json", "--store", db, "--record", "sel").exit_code == 0
+    res = _run("labelstudio", "push", "--rubric", "refusal", "--project", "p", "--escalated", "sel", "--store", db)
+    assert res.exit_code == 0, res.output
+    assert sent["items"] == [f"i{i}" for i in range(65, 70)]
+    assert "pushed" in res.output
+    # one source of items only; a plain sample is not an escalation
+    res = _run("labelstudio", "push", "--rubric", "refusal", "--project", "p", "--escalated", "sel",
+               "--sample", "sel", "--store", db)
+    assert res.exit_code == 2 and "exactly one of" in res.output
+    res = _run("labelstudio", "push", "--rubric", "refusal", "--project", "p", "--escalated", "nope", "--store", db)
+    assert res.exit_code == 2 and "'nope' is not in" in res.output
