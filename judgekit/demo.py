@@ -144,7 +144,9 @@ def run_demo(out_dir: Path, *, console: Console | None = None, n_resamples: int 
                               "corrected": round(float(r["corrected"]), 4),
                               "adjudicated": round(float(r["reference_all"]), 4)} for r in rows}
 
-        from judgekit.selective.demo import xstest_selective  # 4d. selective judging (docs/selective.md)
+        from judgekit.selective.demo import (
+            xstest_selective,  # 4d. selective judging (docs/selective.md)
+        )
         summary["selective"] = xstest_selective(store, ann, out_dir, console)
 
         # 5. offline panel ------------------------------------------------------------------
