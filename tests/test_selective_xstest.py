@@ -23,7 +23,7 @@ def _code(v: object) -> str | None:
 
 def test_xstest_cascade_guarantee_coverage_and_escalated(xstest_store, tmp_path):
     console = Console(record=True, width=200)
-    out = xstest_selective(xstest_store, ANN, tmp_path, console)
+    out, doc = xstest_selective(xstest_store, ANN, tmp_path, console)
     text = console.export_text()
 
     # --- the same calibration by hand from the CSV -------------------------------------------
@@ -56,5 +56,26 @@ def test_xstest_cascade_guarantee_coverage_and_escalated(xstest_store, tmp_path)
             "humans (final) at >= 0.85 with probability >= 0.95.") in text
     assert "string_match     keeps nothing" in text
     assert f"escalated to people: {out['escalated']} of the {len(held)} held-out items" in text
-    doc = json.loads((tmp_path / "selective.json").read_text())
+    assert json.loads((tmp_path / "selective.json").read_text()) == doc
+    assert "Cost per kept label: unknown" in text  # imported labels: no recorded calls
     assert sorted(doc["held_out_escalated"]) == sorted(held[held.g4 != held.sm].item_id)
+
+
+def test_report_section_escapes_and_states_the_guarantee(xstest_store, tmp_path):
+    from xml.etree import ElementTree
+
+    from judgekit.report.selective import html_section, markdown_section
+
+    _, doc = xstest_selective(xstest_store, ANN, tmp_path, Console(record=True, width=200))
+    evil = "<script>x</script>|*"
+    doc["stages"][1]["judge"] = evil
+    doc["curves"][evil] = doc["curves"].pop("gpt4")
+    html = html_section(doc)
+    assert "<script>" not in html and "&lt;script&gt;" in html
+    svg = html[html.index("<svg"):]
+    ElementTree.fromstring(svg)  # well-formed
+    assert "judge gpt4 agrees with the humans (final) at &gt;= 0.85 with probability &gt;= 0.95" in html
+    md = "\n".join(markdown_section(doc))
+    assert "<script>x</script>|" not in md
+    assert "Cost per kept label: unknown" in md
+    assert "exchangeable" in md

@@ -80,6 +80,8 @@ class SelectiveCalibration:
     held_out_agreement: float | None
     curves: dict[str, list[CurvePoint]] = field(default_factory=dict)
     cascade_curve: list[dict[str, float]] = field(default_factory=list)
+    #: :func:`judgekit.selective.cost.cascade_costs` (empty when not computed)
+    cost: dict[str, Any] = field(default_factory=dict)
 
     @property
     def met(self) -> bool:
@@ -140,8 +142,14 @@ def calibrate_policy(
 ) -> tuple[SelectiveCalibration, Judgments]:
     """Calibrate ``policy`` on ``store``; see the module docstring. Raises
     :class:`JudgekitError` when the store has no labelled item for it."""
+    from judgekit.rubric.model import load_rubric
+    from judgekit.selective.cost import cascade_costs
+
     j = read_judgments(store, policy, call_confidence=call_confidence)
-    return calibrate_judgments(j, policy), j
+    cal = calibrate_judgments(j, policy)
+    rub = load_rubric(policy.rubric)
+    cal.cost = cascade_costs(store, rub.id, rub.hash, j, [s.coverage for s in cal.stages])
+    return cal, j
 
 
 def calibrate_judgments(j: Judgments, policy: SelectivePolicy, *, curves: bool = True) -> SelectiveCalibration:
@@ -214,6 +222,10 @@ def summary_lines(cal: SelectiveCalibration) -> list[str]:
         lines.append(f"  held out ({cal.n_held_out} labelled items): coverage "
                      f"{100 * cal.held_out_coverage:.1f}%  agreement on kept items {ha}")
     lines.extend(guarantee_sentences(cal))
+    per_kept = cal.cost.get("per_kept_label")
+    if cal.cost:
+        lines.append("Cost per kept label: " + ("unknown (a judge of the cascade has no recorded calls)"
+                                                if per_kept is None else f"${per_kept:.6f}"))
     return lines
 
 

@@ -23,9 +23,10 @@ from judgekit.stats.selective_cascade import apply_cascade
 from judgekit.store.database import Store
 
 
-def xstest_selective(store: Store, ann: Path, out_dir: Path, console: Any) -> dict[str, Any]:
+def xstest_selective(store: Store, ann: Path, out_dir: Path, console: Any) -> tuple[dict[str, Any], dict[str, Any]]:
     """Calibrate the XSTest cascade on half the labelled items, apply it to the other half, print
-    the guarantee, the coverage and the escalated items; writes ``selective.json``."""
+    the guarantee, the coverage and the escalated items; writes ``selective.json``. Returns a
+    short summary and the calibration document (for the report's section)."""
     from judgekit.core.console import clean
 
     policy = load_selective_policy(ann / "xstest-v2" / "selective.yaml")
@@ -47,12 +48,12 @@ def xstest_selective(store: Store, ann: Path, out_dir: Path, console: Any) -> di
     doc["held_out_escalated"] = escalated
     write_text_atomic(out_dir / "selective.json", json.dumps(doc, indent=1, allow_nan=False))
     return {
-        "guarantee": cal.to_dict()["guarantee"],
+        "guarantee": doc["guarantee"],
         "coverage": round(cal.coverage, 4),
         "held_out_coverage": None if cal.held_out_coverage is None else round(cal.held_out_coverage, 4),
         "held_out_agreement": None if cal.held_out_agreement is None else round(cal.held_out_agreement, 4),
         "escalated": len(escalated),
-    }
+    }, doc
 
 
 __all__ = ["xstest_selective"]
