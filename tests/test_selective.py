@@ -365,3 +365,28 @@ def test_labelstudio_push_escalated_sends_exactly_the_escalated_items(tmp_path, 
     assert res.exit_code == 2 and "exactly one of" in res.output
     res = _run("labelstudio", "push", "--rubric", "refusal", "--project", "p", "--escalated", "nope", "--store", db)
     assert res.exit_code == 2 and "'nope' is not in" in res.output
+
+
+def test_cost_per_kept_label_from_recorded_calls(tmp_path):
+    from judgekit.selective.cost import cascade_costs
+    from judgekit.selective.judgments import Judgments
+    from judgekit.store.calls import CallRow, write_calls
+
+    items = ("x", "y", "z", "w")
+    j = Judgments(("a", "b"), items, (("full_refusal",) * 4, ("full_refusal",) * 4),
+                  (np.ones(4), np.ones(4)), ("full_refusal",) * 4)
+    with Store(tmp_path / "s.db") as store:
+        write_calls(store, [
+            CallRow(key=f"{judge}{i}", judge_id=judge, spec="s", params="{}", rubric=REFUSAL.id,
+                    rubric_hash=REFUSAL.hash, item_id=i, item_hash="h", trial=0, raw="r", status="ok",
+                    label="full_refusal", rationale=None, error=None, cost_usd=usd)
+            for judge, usd in (("a", 0.001), ("b", 0.01)) for i in items])
+        cost = cascade_costs(store, REFUSAL.id, REFUSAL.hash, j, [0.5, 0.25])
+        # a costs 0.004 / 4 items, b 0.04 / 4; a sees every item, b the half a did not keep:
+        # 1 * 0.001 + 0.5 * 0.01 = 0.006 per item, / 0.75 kept = 0.008 per kept label
+        assert cost["per_item"] == {"a": pytest.approx(0.001), "b": pytest.approx(0.01)}
+        assert cost["cascade_per_item"] == pytest.approx(0.006)
+        assert cost["per_kept_label"] == pytest.approx(0.008)
+        # a judge without recorded calls: unknown, not zero
+        none = cascade_costs(store, REFUSAL.id, "other-hash", j, [0.5, 0.25])
+        assert none["per_kept_label"] is None and none["per_item"] == {"a": None, "b": None}
