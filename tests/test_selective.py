@@ -273,8 +273,8 @@ def test_cli_refuses_when_no_threshold_meets_the_target(tmp_path):
     (POLICY.format(alpha=0.1) + "extra: 1\n", "extra"),
     (POLICY.format(alpha=0.1).replace("{source: trials}", "{source: panel}"), "with"),
     (POLICY.format(alpha=0.1).replace("{source: trials}", "{source: by_label, values: {refusal: 1.0}}"),
-     "does not have"),
-    (POLICY.format(alpha=0.1).replace("reference: final", "reference: nobody"), "'nobody'"),
+     "sel.yaml: cascade[0] (j) confidence.values names label 'refusal'"),
+    (POLICY.format(alpha=0.1).replace("reference: final", "reference: nobody"), "sel.yaml: the reference 'nobody'"),
     (POLICY.format(alpha=0.1).replace("judge: j", "judge: final"), "reference"),
 ])
 def test_bad_policy_is_one_sentence_exit_2(tmp_path, text, phrase):

@@ -2,12 +2,28 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import click
 
 from judgekit.cli.options import store_option
 from judgekit.core.console import echo
+
+
+@contextmanager
+def _naming(policy_path: Path) -> Iterator[None]:
+    """A problem the policy causes in the store ("Selective policy: ...") names the policy file."""
+    from judgekit.errors import JudgekitError
+
+    try:
+        yield
+    except JudgekitError as exc:
+        text = str(exc)
+        if text.startswith("Selective policy:"):
+            raise JudgekitError(f"Selective policy {policy_path}:{text.removeprefix('Selective policy:')}") from None
+        raise
 
 
 @click.group("escalate", context_settings={"help_option_names": ["-h", "--help"]})
@@ -40,7 +56,7 @@ def calibrate_cmd(policy_path: Path, out_path: Path, store_path: str) -> None:
     from judgekit.store.database import Store
 
     policy = load_selective_policy(policy_path)
-    with Store.open_existing(store_path) as store:
+    with Store.open_existing(store_path) as store, _naming(policy_path):
         cal, _ = calibrate_policy(store, policy, call_confidence=load_call_confidence(store, policy))
     for line in summary_lines(cal):
         echo(line)
@@ -73,7 +89,7 @@ def apply_cmd(policy_path: Path, calibration: Path, record: str | None, replace:
 
     policy = load_selective_policy(policy_path)
     cal = read_calibration(calibration, policy)
-    with Store.open_existing(store_path) as store:
+    with Store.open_existing(store_path) as store, _naming(policy_path):
         assignments = apply_policy(store, policy, cal, call_confidence=load_call_confidence(store, policy))
         for line in coverage_lines(assignments):
             echo(line)
