@@ -253,6 +253,12 @@ def test_cli_calibrate_then_apply(tmp_path):
     res = _run("escalate", "apply", pol, tmp_path / "cal.json", "--store", tmp_path / "s.db", "--record", "sel")
     assert res.exit_code == 0, res.output
     assert "kept by j" in res.output and "escalated to people" in res.output
+    res = _run("escalate", "labels", pol, "sel", "--store", tmp_path / "s.db", "--out", tmp_path / "labels.csv")
+    assert res.exit_code == 0, res.output
+    assert "human: 5 items, 0 labelled" in res.output and "judge: 5 items, 5 labelled" in res.output
+    out = pd.read_csv(tmp_path / "labels.csv")
+    assert list(out.columns) == ["item_id", "label", "labelled_by", "source"]
+    assert sorted(out[out.source == "human"].item_id) == [f"i{i}" for i in range(65, 70)]
 
 
 def test_cli_refuses_when_no_threshold_meets_the_target(tmp_path):

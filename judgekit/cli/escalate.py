@@ -100,4 +100,28 @@ def apply_cmd(policy_path: Path, calibration: Path, record: str | None, replace:
             echo(f"recorded sample {record!r} (reason kept|escalated, stratum = who labels it)")
 
 
+@escalate_group.command("labels")
+@click.argument("policy_path", metavar="POLICY.yaml", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("sample")
+@click.option("--out", "out_path", required=True, type=click.Path(dir_okay=False, path_type=Path),
+              help="Table to write (.csv, .jsonl, .json, .parquet): item_id, label, labelled_by (a judge or humans), source (judge|human).")
+@store_option
+def labels_cmd(policy_path: Path, sample: str, out_path: Path, store_path: str) -> None:
+    """Write the labels of a recorded selective study: the judge's where a judge kept the item,
+    the humans' (modal) where it was escalated; empty while nobody has labelled it."""
+    from judgekit.io.tables import write_table
+    from judgekit.selective.apply import selective_labels
+    from judgekit.selective.policy import load_selective_policy
+    from judgekit.store.database import Store
+
+    policy = load_selective_policy(policy_path)
+    with Store.open_existing(store_path) as store, _naming(policy_path):
+        df = selective_labels(store, sample, policy)
+    write_table(df, out_path)
+    counts = df.groupby("source")["label"].agg(["size", "count"])
+    for source, row in counts.iterrows():
+        echo(f"{source}: {int(row['size'])} items, {int(row['count'])} labelled")
+    echo(f"wrote {out_path}")
+
+
 COMMANDS = [escalate_group]
