@@ -396,3 +396,15 @@ def test_cost_per_kept_label_from_recorded_calls(tmp_path):
         # a judge without recorded calls: unknown, not zero
         none = cascade_costs(store, REFUSAL.id, "other-hash", j, [0.5, 0.25])
         assert none["per_kept_label"] is None and none["per_item"] == {"a": None, "b": None}
+
+
+def test_authors_rule_threshold_without_guarantee_is_not_stated_as_one(tmp_path):
+    """The authors' code returns its most confident candidate even when that fails the test: the
+    guarantee sentence must not claim one then."""
+    _put(tmp_path / "s.db", worked_rows())
+    with Store(tmp_path / "s.db") as store:
+        cal, _ = calibrate_policy(store, _policy(alpha=0.05, rule="authors"))
+    (stage,) = cal.stages
+    assert stage.threshold is not None and not stage.met and not cal.met
+    (sentence,) = cal.to_dict()["guarantee"]
+    assert "WITHOUT a guarantee" in sentence and "with probability" not in sentence

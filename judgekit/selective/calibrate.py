@@ -112,6 +112,10 @@ def guarantee_sentences(cal: SelectiveCalibration) -> list[str]:
     for s in cal.stages:
         if s.threshold is None:
             continue
+        if not s.met:  # rule "authors" returns a threshold even when its test failed
+            out.append(f"Judge {s.judge} keeps {100 * s.coverage:.0f}% of items (confidence >= "
+                       f"{s.threshold:.4f}) WITHOUT a guarantee: {s.reason}.")
+            continue
         out.append(
             f"On the {100 * s.coverage:.0f}% of items it keeps (confidence >= {s.threshold:.4f}), "
             f"judge {s.judge} agrees with the humans ({cal.reference}) at >= {1 - cal.alpha:.2f} "
