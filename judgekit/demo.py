@@ -144,6 +144,11 @@ def run_demo(out_dir: Path, *, console: Console | None = None, n_resamples: int 
                               "corrected": round(float(r["corrected"]), 4),
                               "adjudicated": round(float(r["reference_all"]), 4)} for r in rows}
 
+        from judgekit.selective.demo import (
+            xstest_selective,  # 4d. selective judging (docs/selective.md)
+        )
+        summary["selective"], selective_doc = xstest_selective(store, ann, out_dir, console)
+
         # 5. offline panel ------------------------------------------------------------------
         from judgekit.judges.demo import run_demo_panel
         from judgekit.report import write_report
@@ -196,7 +201,8 @@ def run_demo(out_dir: Path, *, console: Console | None = None, n_resamples: int 
         write_text_atomic(out_dir / "summary.md", "\n".join(md) + "\n")
         written = [out_dir / "agreement.json", out_dir / "verdict.json", out_dir / "summary.md"]
         paths = write_report(out_dir, report, verdict, extras={**collect_extras(store, rubric, report),
-                                                               "probes": probes_doc})
+                                                               "probes": probes_doc,
+                                                               "selective": selective_doc})
         written += list(paths.values())
         paths = write_report(out_dir, panel_report, panel_verdict, extras=panel_extras, stem="panel_report")
         written += list(paths.values())

@@ -12,18 +12,19 @@ import numpy as np
 import pytest
 from scipy.stats import beta as beta_dist
 
-from judgekit.stats.selective import (
-    GRID_SIZE,
-    apply_cascade,
-    calibrate_cascade,
-    calibrate_threshold,
-    candidate_grid,
-    clopper_pearson_upper,
+from judgekit.stats.confidence import (
     logprob_confidence,
     panel_agreement_confidence,
     simulated_annotators_confidence,
     trial_agreement_confidence,
 )
+from judgekit.stats.selective import (
+    GRID_SIZE,
+    calibrate_threshold,
+    candidate_grid,
+    clopper_pearson_upper,
+)
+from judgekit.stats.selective_cascade import apply_cascade, calibrate_cascade
 
 # ------------------------------------------------------------------------------------------
 # Clopper-Pearson

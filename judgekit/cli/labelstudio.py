@@ -63,6 +63,9 @@ def config_cmd(rubrics: tuple[str, ...], no_comment: bool) -> None:
               help="Items file (CSV/JSONL/Parquet: item_id, prompt or messages, response, metadata).")
 @click.option("--sample", "sample", default=None,
               help="A sample recorded with `judgekit sample` (its name), or a sample spec YAML to draw now.")
+@click.option("--escalated", default=None,
+              help="The items a selective cascade escalated to people (a sample recorded with "
+                   "`judgekit escalate apply --record NAME`).")
 @click.option("--meta", default=None,
               help="Metadata columns to show in Label Studio, comma-separated (default: all but "
               "label-like columns; 'none' for none).")
@@ -79,6 +82,7 @@ def push_cmd(
     project: str,
     items_path: Path | None,
     sample: str | None,
+    escalated: str | None,
     meta: str | None,
     overlap_annotators: int,
     chunk_size: int,
@@ -101,7 +105,7 @@ def push_cmd(
     """
     _print_redacted(url, token, lambda: _push(rubrics, project, items_path, sample, meta,
                                               overlap_annotators, chunk_size, no_comment, url,
-                                              token, store_path))
+                                              token, store_path, escalated=escalated))
 
 
 def _print_redacted(url: str | None, token: str | None, run: Callable[[], list[str]]) -> None:
@@ -128,6 +132,8 @@ def _push(
     url: str | None,
     token: str | None,
     store_path: str,
+    *,
+    escalated: str | None = None,
 ) -> list[str]:
     """The push; returns the lines to print."""
     from judgekit.annotation.labelstudio import LabelStudioClient, load_rubrics, push
@@ -136,8 +142,8 @@ def _push(
     from judgekit.store.data import validate_items
 
     out: list[str] = []
-    if (items_path is None) == (sample is None):
-        raise JudgekitError("Give exactly one of --items FILE or --sample NAME|SPEC.yaml.")
+    if sum(x is not None for x in (items_path, sample, escalated)) != 1:
+        raise JudgekitError("Give exactly one of --items FILE, --sample NAME|SPEC.yaml or --escalated NAME.")
     rubs = load_rubrics(rubrics)
     meta_cols = None if meta is None else [c.strip() for c in meta.split(",") if c.strip() and c.strip() != "none"]
     # items from a file may start a store; a sample is drawn from (or recorded in) an existing one
@@ -148,6 +154,13 @@ def _push(
             items = validate_items(read_table(items_path), source=str(items_path))
             store.check_item_texts(items, source=str(items_path))  # before anything is pushed
             to_store = items
+        elif escalated is not None:
+            from judgekit.selective.apply import escalated_design
+
+            design = escalated_design(store, escalated)
+            items = store.items(design["item_id"].tolist())
+            overlap = design.set_index("item_id")["overlap"]
+            to_store = None
         else:
             assert sample is not None
             if sample.endswith((".yaml", ".yml")) or Path(sample).is_file():

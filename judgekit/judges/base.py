@@ -106,6 +106,9 @@ class Completion:
     output_tokens: int = 0
     cached_tokens: int = 0
     cache_write_tokens: int = 0
+    #: ``(token, logprob)`` of the answer when the provider returned them (``logprobs: true`` in
+    #: the entry's options, judges with ``supports_logprobs``); None otherwise
+    tokens: list[tuple[str, float]] | None = None
 
 
 class JudgeCallError(Exception):
@@ -157,6 +160,9 @@ class Judge(Protocol):
     price: Price | None = None
     #: the judge is a :class:`BatchJudge` whose provider has a batch API (``batch: true``).
     supports_batch: bool = False
+    #: the provider returns token log-probabilities when the request asks (``options: {logprobs:
+    #: true}``): each call then records the probability of its answer's label (docs/selective.md).
+    supports_logprobs: bool = False
 
     def cache_params(self) -> dict[str, Any]:
         """Everything besides the spec that changes the answer (goes into the cache key)."""
@@ -217,6 +223,7 @@ CAPABILITIES: dict[str, Any] = {
     "cache_spec": Judge.cache_spec,
     "price": Judge.price,
     "supports_batch": Judge.supports_batch,
+    "supports_logprobs": Judge.supports_logprobs,
     "prepare": _nothing,
 }
 
@@ -319,6 +326,11 @@ def _build_judge(entry: JudgeEntry, ctx: JudgeContext) -> Judge:
         raise JudgekitError(
             f"Judge {entry.id!r} ({entry.model}) has batch: true, but only anthropic: and openai: "
             "judges can use a provider batch API; remove batch."
+        )
+    if entry.options.get("logprobs") is not None and not judge.supports_logprobs:
+        raise JudgekitError(
+            f"Judge {entry.id!r} ({entry.model}) asks for logprobs, but only openai: and "
+            "openai-compatible: judges return token log-probabilities; remove options.logprobs."
         )
     return judge
 

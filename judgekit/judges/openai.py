@@ -15,6 +15,7 @@ for servers without it). The SDK's own retries are off: the panel retries.
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 from judgekit.errors import JudgekitError
@@ -40,6 +41,7 @@ class OpenAIJudge(LazySDKClient, BatchJudge):
     client_class = "AsyncOpenAI"
 
     local = False
+    supports_logprobs = True
 
     def __init__(
         self,
@@ -226,6 +228,25 @@ def status_error(status: int, headers: dict[str, str]) -> JudgeCallError:
     return JudgeCallError(f"request rejected ({status})", retryable=False)
 
 
+def read_token_logprobs(choice: Any) -> list[tuple[str, float]] | None:
+    """``(token, logprob)`` of ``choice.logprobs.content`` (OpenAI's Chat Completions), or None
+    when the answer has none or they are malformed (a token not a string, a log-probability not a
+    finite number <= 0): an untrusted field is refused whole, never repaired; the answer stands."""
+    lp = choice.get("logprobs") if isinstance(choice, dict) else None
+    content = lp.get("content") if isinstance(lp, dict) else None
+    if not isinstance(content, list) or not content:
+        return None
+    out: list[tuple[str, float]] = []
+    for entry in content:
+        token = entry.get("token") if isinstance(entry, dict) else None
+        value = entry.get("logprob") if isinstance(entry, dict) else None
+        if (not isinstance(token, str) or isinstance(value, bool) or not isinstance(value, int | float)
+                or not math.isfinite(value) or value > 0):
+            return None
+        out.append((token, float(value)))
+    return out
+
+
 def parse_chat_completion(content: bytes) -> Completion:
     """The text and usage of a Chat Completions response body."""
     try:
@@ -240,6 +261,7 @@ def parse_chat_completion(content: bytes) -> Completion:
         input_tokens=int(usage.get("prompt_tokens") or 0),
         output_tokens=int(usage.get("completion_tokens") or 0),
         cached_tokens=int(details.get("cached_tokens") or 0),
+        tokens=read_token_logprobs(data["choices"][0]),
     )
 
 

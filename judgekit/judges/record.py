@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from judgekit.judges.base import Completion
 from judgekit.judges.jobs import Job, JudgeRun
+from judgekit.judges.logprobs import label_probability
 from judgekit.judges.prices import call_cost
 from judgekit.judges.summary import JudgeSummary
 from judgekit.judges.writer import judge_rating
@@ -45,8 +46,10 @@ def record(run: JudgeRun, job: Job, answer: Answer) -> None:
         cost = call_cost(run.price, completion)
         tin, tout, tcached = completion.input_tokens, completion.output_tokens, completion.cached_tokens
         raw = completion.raw
+        confidence = label_probability(raw, completion.tokens, label) if status == "ok" else None
     else:
         status, cost, tin, tout, tcached, raw = "error", 0.0, 0, 0, 0, None
+        confidence = None
     s.called += status != "error"
     s.input_tokens += tin
     s.output_tokens += tout
@@ -59,7 +62,7 @@ def record(run: JudgeRun, job: Job, answer: Answer) -> None:
         trial=job.trial, raw=raw, status=status, label=label, rationale=rationale,
         error=None if status == "ok" else reason, input_tokens=tin, output_tokens=tout,
         cached_tokens=tcached, cost_usd=cost, latency_s=answer.latency, attempts=answer.attempts,
-        created_at=time.time(),
+        created_at=time.time(), confidence=confidence,
     )
     shared.writer.add(
         judge_rating(rubric, item_id=iid, rater_id=run.entry.id, trial=job.trial, status=status,

@@ -435,6 +435,10 @@ def render_html(
         from judgekit.report.probes import html_section
 
         sections.append(("Probes", html_section(extras["probes"])))
+    if isinstance(extras.get("selective"), dict):  # judgekit escalate (judgekit.report.selective)
+        from judgekit.report import selective as _selective
+
+        sections.append((_selective.TITLE, _selective.html_section(extras["selective"])))
     if isinstance(extras.get("fidelity"), dict):
         from judgekit.report.fidelity import fidelity_grid
 

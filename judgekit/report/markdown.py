@@ -198,6 +198,10 @@ def render_markdown(
         from judgekit.report.probes import markdown_section
 
         out += ["", *markdown_section(extras["probes"])]
+    if isinstance(extras.get("selective"), dict):  # judgekit escalate (judgekit.report.selective)
+        from judgekit.report.selective import markdown_section as selective_section
+
+        out += ["", *selective_section(extras["selective"])]
     out += ["", "## Provenance", ""]
     prov = [["judgekit", __version__], ["rubric", f"{s['rubric']} #{s['rubric_hash']}"],
             ["slices by", ", ".join(agreement.get("by") or []) or "—"]]

@@ -50,7 +50,7 @@ Two rules are provided:
       anyway (no abstention; ``met=False`` here); when there are fewer than ``min_kept`` items,
       ``0.0`` is returned (every item kept; ``met=False`` here).
 
-Cascades (:func:`calibrate_cascade`): judges are ordered cheap -> strong. As in the authors'
+Cascades (:func:`judgekit.stats.selective_cascade.calibrate_cascade`): judges are ordered cheap -> strong. As in the authors'
 ``CascadedClassifier.calibrate``, judge ``j`` is calibrated on the calibration items that no
 earlier judge kept (sequential calibration on the *same* calibration sample; no cross-fitting and
 no split of ``delta`` between judges), each judge at the full ``alpha`` and ``delta``.
@@ -58,9 +58,6 @@ no split of ``delta`` between judges), each judge at the full ``alpha`` and ``de
 
 from __future__ import annotations
 
-import math
-from collections import Counter
-from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -184,7 +181,7 @@ class _Sorted:
         return n_kept.astype(np.int64), np.asarray(k, dtype=np.int64)
 
 
-def _validate(
+def validate_calibration_inputs(
     confidences: npt.ArrayLike, agreements: npt.ArrayLike, alpha: float, delta: float
 ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.int64]]:
     conf = np.asarray(confidences, dtype=float).ravel()
@@ -274,7 +271,7 @@ def calibrate_threshold(
     ``rule``: ``"fixed_sequence"`` (default, refuses when nothing qualifies) or ``"authors"`` (the
     authors' code exactly, quirks included; see the module docstring).
     """
-    conf, agree = _validate(confidences, agreements, alpha, delta)
+    conf, agree = validate_calibration_inputs(confidences, agreements, alpha, delta)
     if min_kept < 1:
         raise ValueError(f"min_kept must be at least 1, got {min_kept}")
     n_items = int(conf.size)
@@ -364,222 +361,3 @@ def _calibrate_authors(
         lam = float(cand[0])
         reason = "every probe passes: the lowest candidate is returned"
     return _summary(s, n_items, lam, alpha, delta, rule, True, reason)
-
-
-# --------------------------------------------------------------------------------------------
-# Cascades
-# --------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class CascadeCalibration:
-    """Outcome of calibrating a cascade of judges (cheap -> strong) on one calibration sample.
-
-    ``thresholds[j]`` is judge ``j``'s threshold (``None``: judge ``j`` keeps nothing).
-    ``per_judge[j]`` is judge ``j``'s calibration on the items left by judges ``0..j-1``.
-    ``kept_by[i]`` is the index of the judge that keeps calibration item ``i`` (``-1``: escalated
-    to humans). ``judge_coverage[j]`` is the share of all calibration items kept by judge ``j``;
-    ``coverage`` their sum; ``selective_agreement`` the agreement with humans over all kept items
-    (``None`` when nothing is kept; the authors' code reports 1.0 there).
-    """
-
-    thresholds: tuple[float | None, ...]
-    per_judge: tuple[ThresholdCalibration, ...]
-    kept_by: npt.NDArray[np.int64]
-    judge_coverage: tuple[float, ...]
-    coverage: float
-    n_kept: int
-    selective_agreement: float | None
-    alpha: float
-    delta: float
-    rule: str
-
-
-def _cascade_assign(
-    conf: Sequence[npt.NDArray[Any]], thresholds: Sequence[float | None]
-) -> npt.NDArray[np.int64]:
-    n = conf[0].size
-    kept_by = np.full(n, -1, dtype=np.int64)
-    for j, (c, lam) in enumerate(zip(conf, thresholds, strict=True)):
-        if lam is None:
-            continue
-        with np.errstate(invalid="ignore"):
-            take = (c >= c.dtype.type(lam)) & (kept_by < 0)
-        kept_by[take] = j
-    return kept_by
-
-
-def _as_matrix(
-    confidences_per_judge: Sequence[npt.ArrayLike],
-) -> list[npt.NDArray[np.float64]]:
-    conf: list[npt.NDArray[np.float64]] = [
-        np.asarray(c, dtype=np.float64).ravel() for c in confidences_per_judge
-    ]
-    if not conf:
-        raise ValueError("need at least one judge")
-    if len({c.size for c in conf}) != 1:
-        raise ValueError("every judge needs one confidence per item (lengths differ)")
-    return conf
-
-
-def apply_cascade(
-    confidences_per_judge: Sequence[npt.ArrayLike], thresholds: Sequence[float | None]
-) -> list[int | None]:
-    """Which judge keeps each item: the first judge ``j`` (in order) with ``c_j >= lambda_j``.
-
-    As the authors' ``apply_decision_rule``/``evaluate_sample``: judges are tried in order, an
-    item goes to the first whose confidence reaches its threshold (``>=``), and ``None`` means
-    escalate to humans. A NaN confidence or a ``None`` threshold never keeps an item.
-    """
-    conf = _as_matrix(confidences_per_judge)
-    if len(thresholds) != len(conf):
-        raise ValueError(f"{len(conf)} judges but {len(thresholds)} thresholds")
-    return [None if j < 0 else int(j) for j in _cascade_assign(conf, thresholds)]
-
-
-def calibrate_cascade(
-    confidences_per_judge: Sequence[npt.ArrayLike],
-    agreements_per_judge: Sequence[npt.ArrayLike],
-    alpha: float,
-    delta: float,
-    *,
-    rule: Rule = "fixed_sequence",
-    grid_size: int = GRID_SIZE,
-    min_kept: int = MIN_KEPT,
-) -> CascadeCalibration:
-    """Calibrate a cascade of judges ordered cheap -> strong (Jung et al. 2025, Sec. 4).
-
-    Judge ``0`` is calibrated (:func:`calibrate_threshold`) on all calibration items; judge ``j``
-    on the items that judges ``0..j-1`` did not keep at their thresholds; each at ``alpha`` and
-    ``delta``. This is the authors' ``CascadedClassifier.calibrate``: one calibration sample used
-    sequentially (no cross-fitting, no split of ``delta``). With ``rule="authors"`` a judge left
-    with no candidate threshold (fewer than ``min_kept`` items) reuses the previous judge's
-    threshold, as their code does (their code raises for the first judge; here it keeps all, as
-    their ``lambda_hat`` would); with ``rule="fixed_sequence"`` it keeps nothing.
-
-    ``agreements_per_judge[j][i]`` is 1 when judge ``j``'s label on item ``i`` matches the humans.
-    """
-    conf = _as_matrix(confidences_per_judge)
-    agree_in = [np.asarray(a).ravel() for a in agreements_per_judge]
-    if len(agree_in) != len(conf):
-        raise ValueError(f"{len(conf)} judges but {len(agree_in)} agreement arrays")
-    agree: list[npt.NDArray[np.int64]] = []
-    for c, a in zip(conf, agree_in, strict=True):
-        agree.append(_validate(c, a, alpha, delta)[1])
-    n = conf[0].size
-    work = [c.astype(np.float32) for c in conf] if rule == "authors" else conf
-    thresholds: list[float | None] = []
-    per_judge: list[ThresholdCalibration] = []
-    remaining = np.ones(n, dtype=bool)
-    for j in range(len(conf)):
-        cal = calibrate_threshold(conf[j][remaining], agree[j][remaining], alpha, delta,
-                                  rule=rule, grid_size=grid_size, min_kept=min_kept)
-        lam = cal.threshold
-        n_left = int(np.sum(~np.isnan(work[j][remaining])))
-        if rule == "authors" and j > 0 and n_left < min_kept:
-            lam = thresholds[-1]  # their `lam_hat = self.lambda_hats[-1]`
-        thresholds.append(lam)
-        per_judge.append(cal)
-        if lam is not None:
-            with np.errstate(invalid="ignore"):
-                remaining &= ~(work[j] >= work[j].dtype.type(lam))
-    kept_by = _cascade_assign(work, thresholds)
-    kept = kept_by >= 0
-    n_kept = int(kept.sum())
-    judge_cov = tuple(float(np.sum(kept_by == j)) / n if n else 0.0 for j in range(len(conf)))
-    if n_kept:
-        agreed = sum(int(agree[j][kept_by == j].sum()) for j in range(len(conf)))
-        sel: float | None = agreed / n_kept
-    else:
-        sel = None
-    return CascadeCalibration(tuple(thresholds), tuple(per_judge), kept_by, judge_cov,
-                              n_kept / n if n else 0.0, n_kept, sel, alpha, delta, rule)
-
-
-# --------------------------------------------------------------------------------------------
-# Confidence from what a judge already produces
-# --------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class LabelConfidence:
-    """A label and the confidence in it; ``n`` counts the votes or labels it rests on."""
-
-    label: Hashable | None
-    confidence: float
-    n: int
-
-
-def _modal_share(labels: Sequence[Hashable | None]) -> LabelConfidence:
-    votes = [x for x in labels if x is not None]
-    if not votes:
-        return LabelConfidence(None, math.nan, 0)
-    label, count = Counter(votes).most_common(1)[0]
-    return LabelConfidence(label, count / len(votes), len(votes))
-
-
-def trial_agreement_confidence(labels_of_trials: Sequence[Hashable | None]) -> LabelConfidence:
-    """Share of the modal label among one judge's repeated trials on one item.
-
-    ``confidence = max_y #{t : y_t = y} / T`` over the ``T`` trials with a label (``None`` =
-    unparsable trial, dropped, as the authors drop failed calls). The hard-vote version of the
-    paper's "simulated annotators" (Jung et al. 2025, Sec. 3.2), where trials vary the few-shot
-    demonstrations and the answer order. Ties: the label seen first wins (the confidence is the
-    same). No labelled trial: label ``None``, confidence NaN (never kept).
-    """
-    return _modal_share(labels_of_trials)
-
-
-def panel_agreement_confidence(labels_by_judge: Sequence[Hashable | None]) -> LabelConfidence:
-    """Share of the modal label among a panel of different judges on one item.
-
-    Same formula as :func:`trial_agreement_confidence`, over judges instead of trials
-    (``None`` = that judge gave no label, dropped).
-    """
-    return _modal_share(labels_by_judge)
-
-
-def simulated_annotators_confidence(
-    probs_per_trial: npt.ArrayLike,
-) -> tuple[int, float]:
-    """The paper's simulated-annotators confidence from per-trial label probabilities.
-
-    ``probs_per_trial[t, y]`` is trial ``t``'s probability of label ``y`` (trials = few-shot sets
-    x answer orders, mapped back to the same label order). As the authors' ``simulate_annotators``
-    then ``torch.max``: ``p_y = mean_t probs[t, y]``, label ``argmax_y p_y`` (first on ties),
-    confidence ``max_y p_y``.
-    """
-    p = np.asarray(probs_per_trial, dtype=float)
-    if p.ndim != 2 or p.shape[0] == 0 or p.shape[1] == 0:
-        raise ValueError("probs_per_trial must be a non-empty (trials, labels) array")
-    mean = p.mean(axis=0)
-    y = int(np.argmax(mean))
-    return y, float(mean[y])
-
-
-def logprob_confidence(
-    label_logprobs: Mapping[Hashable, float], *, normalize: bool = True
-) -> LabelConfidence:
-    """Probability of the chosen (most likely) label from token log-probabilities.
-
-    ``p_y = exp(l_y) / sum_z exp(l_z)`` over the labels given (``normalize=True``, a softmax over
-    the label tokens: mass on other tokens is ignored), or ``p_y = exp(l_y)`` (``normalize=False``,
-    as the authors' ``math.exp(logprob)``). A label absent from the top log-probabilities may be
-    passed as ``-inf``. Returns the argmax label (first on ties) and its probability; ``n`` is the
-    number of labels.
-    """
-    if not label_logprobs:
-        raise ValueError("need at least one label log-probability")
-    labels = list(label_logprobs)
-    lp = np.array([label_logprobs[x] for x in labels], dtype=float)
-    if np.any(np.isnan(lp)) or np.any(lp > 0):
-        raise ValueError("log-probabilities must be <= 0 and not NaN")
-    i = int(np.argmax(lp))
-    if np.isneginf(lp[i]):
-        return LabelConfidence(None, math.nan, len(labels))
-    if normalize:
-        z = lp[i] + math.log(float(np.sum(np.exp(lp - lp[i]))))
-        prob = math.exp(lp[i] - z)
-    else:
-        prob = math.exp(lp[i])
-    return LabelConfidence(labels[i], prob, len(labels))

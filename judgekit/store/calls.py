@@ -60,6 +60,9 @@ class CallRow:
     latency_s: float | None = None
     attempts: int = 1
     created_at: float = 0.0
+    #: probability of the answer's label from the provider's token log-probabilities (None: not
+    #: asked, not returned, or not located; :mod:`judgekit.judges.logprobs`)
+    confidence: float | None = None
 
 
 _CALL_COLUMNS = [f.name for f in fields(CallRow)]
@@ -174,6 +177,22 @@ def call_rows(store: Store, *, judges: Sequence[str] | None = None) -> list[Call
         sql += f" WHERE judge_id IN ({','.join('?' * len(judges))})"
         args = list(judges)
     return [CallRow(*row) for row in store.conn.execute(sql + " ORDER BY rowid", args)]
+
+
+def rating_confidences(
+    store: Store, judges: Sequence[str], rubric_hash: str
+) -> dict[tuple[str, str, int], float]:
+    """``{(judge, item id, trial): confidence}`` of the judges' ratings under ``rubric_hash``
+    whose call recorded a confidence (a follower item shares its leader's call)."""
+    if not judges:
+        return {}
+    sql = (
+        "SELECT r.rater_id, r.item_id, r.trial, c.confidence FROM ratings r JOIN calls c"
+        " ON c.key = r.call_key WHERE r.rubric_hash = ? AND c.confidence IS NOT NULL"
+        f" AND r.rater_id IN ({','.join('?' * len(judges))})"
+    )
+    rows = store.conn.execute(sql, [rubric_hash, *judges])
+    return {(j, i, int(t)): float(c) for j, i, t, c in rows}
 
 
 def stored_cost(store: Store, judge_id: str, rubric_hash: str) -> float:

@@ -253,6 +253,14 @@ MIGRATIONS: list[tuple[str, str]] = [
             BEGIN UPDATE store_writes SET n = n + 1; END;
         """,
     ),
+    (
+        "010_call_confidence",
+        """
+        -- the probability of a call's label from the provider's token log-probabilities
+        -- (judgekit.judges.logprobs), read as a judgment's confidence by selective judging
+        ALTER TABLE calls ADD COLUMN confidence REAL;
+        """,
+    ),
 ]
 
 

@@ -348,8 +348,13 @@ class FakeServer:
             return anthropic_message(self.stats.requests, req.model, reply.text, input_tokens=inp,
                                      output_tokens=out, prefix_tokens=prefix_tokens, cache_hit=hit,
                                      wants_cache=wants_prompt_cache(req.body))
+        logprobs = None
+        if req.body.get("logprobs") is True:  # as OpenAI: token log-probabilities when asked
+            logprobs = reply.logprobs if reply.logprobs is not None else [
+                (reply.text[i:i + 4], 0.0) for i in range(0, len(reply.text), 4)]
         return openai_completion(self.stats.requests, req.model, reply.text, input_tokens=inp,
-                                 output_tokens=out, cached_tokens=prefix_tokens if hit else 0)
+                                 output_tokens=out, cached_tokens=prefix_tokens if hit else 0,
+                                 logprobs=logprobs)
 
 
 # --------------------------------------------------------------------------- as a process

@@ -62,9 +62,11 @@ def anthropic_message(
 
 def openai_completion(
     number: int, model: str, text: str, *, input_tokens: int, output_tokens: int, cached_tokens: int,
+    logprobs: list[tuple[str, float]] | None = None,
 ) -> dict[str, Any]:
-    """A Chat Completions answer, with ``cached_tokens`` of the prompt reported as cached."""
-    return {
+    """A Chat Completions answer, with ``cached_tokens`` of the prompt reported as cached, and
+    ``choices[0].logprobs.content`` when ``logprobs`` (``(token, logprob)`` pairs) is given."""
+    body: dict[str, Any] = {
         "id": f"chatcmpl-{number}",
         "object": "chat.completion",
         "created": int(time.time()),
@@ -83,6 +85,11 @@ def openai_completion(
             "prompt_tokens_details": {"cached_tokens": cached_tokens},
         },
     }
+    if logprobs is not None:
+        body["choices"][0]["logprobs"] = {"content": [
+            {"token": t, "logprob": lp, "bytes": list(t.encode()), "top_logprobs": []} for t, lp in logprobs
+        ]}
+    return body
 
 
 def batch_result_line(api: str, custom_id: str, body: dict[str, Any]) -> dict[str, Any]:

@@ -59,6 +59,9 @@ class Reply:
     text: str
     input_tokens: int | None = None
     output_tokens: int | None = None
+    #: ``(token, logprob)`` pairs returned when the request asks for ``logprobs`` (OpenAI API);
+    #: None: the text in 4-character tokens, each with log-probability 0 (probability 1)
+    logprobs: list[tuple[str, float]] | None = None
 
 
 Script = Callable[[FakeRequest], "str | Reply"]

@@ -1,0 +1,68 @@
+"""The selective-judging section of a report (``extras["selective"]``: the calibration JSON of
+``judgekit escalate calibrate``, :meth:`judgekit.selective.calibrate.SelectiveCalibration.to_dict`):
+the guarantee in words, the thresholds and coverage per judge, the held-out check, the cost per
+kept label and the coverage-agreement chart. Every text from the data is escaped."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from judgekit.report.escape import esc, md_escape
+from judgekit.report.page import table
+from judgekit.report.svg.selective import coverage_agreement_chart
+
+TITLE = "Selective judging"
+_HEAD = ["judge", "threshold", "items seen", "kept", "coverage (all items)", "agreement", "bound on disagreement"]
+
+
+def _num(v: Any, fmt: str = ".3f") -> str:
+    return "—" if v is None else format(float(v), fmt)
+
+
+def _rows(doc: dict[str, Any]) -> list[list[str]]:
+    return [[str(s["judge"]), _num(s["threshold"], ".4f"), str(s["n_seen"]), str(s["n_kept"]),
+             f"{100 * float(s['coverage']):.1f}%", _num(s["agreement"]), _num(s["upper_bound"])]
+            for s in doc.get("stages") or []]
+
+
+def _facts(doc: dict[str, Any]) -> list[str]:
+    a, d = float(doc["alpha"]), float(doc["delta"])
+    out = [
+        f"Target: agreement with the humans ({doc['reference']}) >= {1 - a:.2f} on the items each judge "
+        f"keeps, with probability >= {1 - d:.2f}; thresholds by fixed-sequence testing with the exact "
+        f"Clopper-Pearson bound ({doc['rule']}) on {doc['n_calibration']} of {doc['n_labelled']} "
+        "labelled items. Valid for new items exchangeable with the calibration items.",
+        *[str(g) for g in doc.get("guarantee") or []],
+        f"Cascade: {100 * float(doc['coverage']):.1f}% of items kept, "
+        f"{100 * (1 - float(doc['coverage'])):.1f}% escalated to people.",
+    ]
+    if doc.get("held_out_coverage") is not None:
+        out.append(f"Held out ({doc['n_held_out']} labelled items): coverage "
+                   f"{100 * float(doc['held_out_coverage']):.1f}%, agreement on kept items "
+                   f"{_num(doc.get('held_out_agreement'))}.")
+    cost = doc.get("cost") or {}
+    if cost:
+        per = cost.get("per_kept_label")
+        out.append("Cost per kept label: " + ("unknown (a judge of the cascade has no recorded calls, "
+                                              "e.g. imported labels)." if per is None else f"${per:.6f}."))
+    return out
+
+
+def html_section(doc: dict[str, Any]) -> str:
+    """The section as HTML."""
+    chart = coverage_agreement_chart(doc.get("curves") or {}, doc.get("cascade_curve") or [],
+                                     target=1 - float(doc["alpha"]))
+    facts = "".join(f"<li>{esc(f)}</li>" for f in _facts(doc))
+    return f"<ul>{facts}</ul>" + table(_HEAD, _rows(doc), numeric=[1, 2, 3, 4, 5, 6]) + chart
+
+
+def markdown_section(doc: dict[str, Any], level: str = "##") -> list[str]:
+    """The section as Markdown lines."""
+    out = [f"{level} {TITLE}", ""]
+    out += [f"- {md_escape(f, table=False)}" for f in _facts(doc)]
+    out += ["", "| " + " | ".join(_HEAD) + " |", "|" + "---|" * len(_HEAD)]
+    out += ["| " + " | ".join(md_escape(c) for c in r) + " |" for r in _rows(doc)]
+    return out
+
+
+__all__ = ["TITLE", "html_section", "markdown_section"]

@@ -1,0 +1,10 @@
+"""Selective judging with a guarantee ("Trust or Escalate", Jung, Brahman & Choi, ICLR 2025):
+trust each judge of a cascade (cheap -> strong) where its confidence reaches a threshold calibrated
+on human-labelled items, escalate the rest to people.
+
+The policy file (:mod:`~judgekit.selective.policy`), the judgments read from the store
+(:mod:`~judgekit.selective.judgments`), calibration (:mod:`~judgekit.selective.calibrate`), the
+calibration file (:mod:`~judgekit.selective.calfile`), applying it to new items and recording who
+labels what (:mod:`~judgekit.selective.apply`) and the XSTest demo step
+(:mod:`~judgekit.selective.demo`). See docs/selective.md.
+"""

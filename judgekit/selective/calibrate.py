@@ -1,0 +1,237 @@
+"""Calibrate a selective cascade on the store's human-labelled items (``judgekit escalate
+calibrate``): per judge the confidence threshold chosen by fixed-sequence testing with the exact
+Clopper-Pearson bound (:func:`judgekit.stats.selective_cascade.calibrate_cascade`), checked on the
+held-out labelled items, with the coverage-agreement curves the report draws.
+
+The guarantee (Jung, Brahman & Choi, ICLR 2025): if the calibration items and the new items are
+exchangeable (drawn from the same population, e.g. a random sample of it), then with probability
+at least ``1 - delta`` over the calibration sample, each judge's disagreement with the humans on
+the items it keeps is at most ``alpha``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from judgekit.errors import JudgekitError
+from judgekit.selective.judgments import CallConfidence, Judgments, read_judgments, split_labelled
+from judgekit.selective.policy import SelectivePolicy
+from judgekit.stats.selective_cascade import apply_cascade, calibrate_cascade
+from judgekit.store.database import Store
+
+#: alphas at which the cascade's coverage-agreement curve is drawn
+CURVE_ALPHAS = (0.02, 0.03, 0.05, 0.075, 0.1, 0.125, 0.15, 0.2, 0.25, 0.3)
+#: format of the calibration JSON
+FORMAT = "judgekit.selective.calibration/1"
+
+
+@dataclass(frozen=True)
+class StageResult:
+    """One judge's outcome: its threshold (None: keeps nothing), the calibration items it saw
+    (those earlier judges left), how many it keeps and their agreement and bound, its share of all
+    calibration items, and why."""
+
+    judge: str
+    threshold: float | None
+    met: bool
+    n_seen: int
+    n_kept: int
+    coverage: float
+    agreement: float | None
+    upper_bound: float | None
+    reason: str
+
+
+@dataclass(frozen=True)
+class CurvePoint:
+    """Coverage and agreement with the humans when keeping items at ``confidence >= threshold``."""
+
+    threshold: float
+    coverage: float
+    agreement: float
+
+
+@dataclass
+class SelectiveCalibration:
+    """What ``escalate calibrate`` found; written as the calibration JSON (:meth:`to_dict`)."""
+
+    rubric: str
+    reference: str
+    policy_hash: str  #: :func:`policy_hash` of the policy calibrated
+    alpha: float
+    delta: float
+    rule: str
+    min_kept: int
+    fraction: float
+    seed: int
+    n_labelled: int
+    n_calibration: int
+    n_held_out: int
+    n_new: int
+    stages: list[StageResult]
+    coverage: float
+    selective_agreement: float | None
+    held_out_coverage: float | None
+    held_out_agreement: float | None
+    curves: dict[str, list[CurvePoint]] = field(default_factory=dict)
+    cascade_curve: list[dict[str, float]] = field(default_factory=list)
+    #: :func:`judgekit.selective.cost.cascade_costs` (empty when not computed)
+    cost: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def met(self) -> bool:
+        """Whether some judge keeps items with the guarantee."""
+        return any(s.met and s.threshold is not None for s in self.stages)
+
+    def thresholds(self) -> list[float | None]:
+        return [s.threshold for s in self.stages]
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["format"] = FORMAT
+        out["guarantee"] = guarantee_sentences(self)
+        return out
+
+
+def policy_hash(policy: SelectivePolicy) -> str:
+    """SHA-256 (first 16 hex digits) of the policy as validated (its canonical JSON)."""
+    import hashlib
+
+    text = policy.model_dump_json(by_alias=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def guarantee_sentences(cal: SelectiveCalibration) -> list[str]:
+    """The guarantee in words, one sentence per judge that keeps items."""
+    out = []
+    for s in cal.stages:
+        if s.threshold is None:
+            continue
+        if not s.met:  # rule "authors" returns a threshold even when its test failed
+            out.append(f"Judge {s.judge} keeps {100 * s.coverage:.0f}% of items (confidence >= "
+                       f"{s.threshold:.4f}) WITHOUT a guarantee: {s.reason}.")
+            continue
+        out.append(
+            f"On the {100 * s.coverage:.0f}% of items it keeps (confidence >= {s.threshold:.4f}), "
+            f"judge {s.judge} agrees with the humans ({cal.reference}) at >= {1 - cal.alpha:.2f} "
+            f"with probability >= {1 - cal.delta:.2f}."
+        )
+    return out
+
+
+def _curve(conf: npt.NDArray[np.float64], agree: npt.NDArray[np.int64], points: int = 40) -> list[CurvePoint]:
+    """Coverage and agreement at the distinct confidences (at most ``points`` of them, evenly
+    spaced in rank), most confident first."""
+    ok = ~np.isnan(conf)
+    n = conf.size
+    if n == 0 or not ok.any():
+        return []
+    values = np.unique(conf[ok])[::-1]
+    if values.size > points:
+        values = values[np.linspace(0, values.size - 1, points).round().astype(int)]
+    out = []
+    for t in values:
+        kept = ok & (conf >= t)
+        out.append(CurvePoint(float(t), float(kept.sum() / n), float(agree[kept].mean())))
+    return out
+
+
+def calibrate_policy(
+    store: Store, policy: SelectivePolicy, *, call_confidence: CallConfidence | None = None
+) -> tuple[SelectiveCalibration, Judgments]:
+    """Calibrate ``policy`` on ``store``; see the module docstring. Raises
+    :class:`JudgekitError` when the store has no labelled item for it."""
+    from judgekit.rubric.model import load_rubric
+    from judgekit.selective.cost import cascade_costs
+
+    j = read_judgments(store, policy, call_confidence=call_confidence)
+    cal = calibrate_judgments(j, policy)
+    rub = load_rubric(policy.rubric)
+    cal.cost = cascade_costs(store, rub.id, rub.hash, j, [s.coverage for s in cal.stages])
+    return cal, j
+
+
+def calibrate_judgments(j: Judgments, policy: SelectivePolicy, *, curves: bool = True) -> SelectiveCalibration:
+    """:func:`calibrate_policy` on judgments already read (``curves=False``: without the
+    coverage-agreement curves, for simulations)."""
+    cal_idx, held = split_labelled(j, policy.calibration.fraction, policy.calibration.seed)
+    if cal_idx.size == 0:
+        raise JudgekitError(
+            f"Selective policy: no item rated by the cascade has a label from {policy.reference!r}; "
+            "calibration needs human-labelled items."
+        )
+    conf, agree = j.confidence_at(cal_idx), j.agreements(cal_idx)
+    cc = calibrate_cascade(conf, agree, policy.alpha, policy.delta, rule=policy.rule,
+                           min_kept=policy.min_kept)
+    stages = [
+        StageResult(name, t, pj.met, pj.n_items, int(np.sum(cc.kept_by == k)), cc.judge_coverage[k],
+                    _agreement(agree[k], cc.kept_by == k), pj.upper_bound if t is not None else None,
+                    pj.reason)
+        for k, (name, t, pj) in enumerate(zip(j.judges, cc.thresholds, cc.per_judge, strict=True))
+    ]
+    ho_cov = ho_agree = None
+    if held.size:
+        who = apply_cascade(j.confidence_at(held), list(cc.thresholds))
+        ha = j.agreements(held)
+        kept = [(r, k) for r, k in enumerate(who) if k is not None]
+        ho_cov = len(kept) / held.size
+        ho_agree = (sum(int(ha[k][r]) for r, k in kept) / len(kept)) if kept else None
+    judge_curves = {name: _curve(conf[k], agree[k]) for k, name in enumerate(j.judges)} if curves else {}
+    cascade_curve = []
+    for a in CURVE_ALPHAS if curves else ():
+        c2 = calibrate_cascade(conf, agree, a, policy.delta, rule=policy.rule, min_kept=policy.min_kept)
+        if c2.n_kept:
+            cascade_curve.append({"alpha": a, "coverage": c2.coverage,
+                                  "agreement": float(c2.selective_agreement or math.nan)})
+    return SelectiveCalibration(
+        rubric=policy.rubric, reference=policy.reference, policy_hash=policy_hash(policy), alpha=policy.alpha, delta=policy.delta,
+        rule=policy.rule, min_kept=policy.min_kept, fraction=policy.calibration.fraction,
+        seed=policy.calibration.seed, n_labelled=int(j.labelled().size), n_calibration=int(cal_idx.size),
+        n_held_out=int(held.size), n_new=int(j.unlabelled().size), stages=stages,
+        coverage=cc.coverage, selective_agreement=cc.selective_agreement,
+        held_out_coverage=ho_cov, held_out_agreement=ho_agree, curves=judge_curves, cascade_curve=cascade_curve,
+    )
+
+
+def _agreement(agree: npt.NDArray[np.int64], kept: npt.NDArray[np.bool_]) -> float | None:
+    return float(agree[kept].mean()) if kept.any() else None
+
+
+def summary_lines(cal: SelectiveCalibration) -> list[str]:
+    """The terminal lines of a calibration (judge ids are the policy's, checked as rater ids)."""
+    lines = [
+        f"Calibrated on {cal.n_calibration} of {cal.n_labelled} labelled items (reference "
+        f"{cal.reference}), target agreement >= {1 - cal.alpha:.2f} with probability >= {1 - cal.delta:.2f} "
+        f"({cal.rule}, at least {cal.min_kept} kept items per threshold):",
+    ]
+    for s in cal.stages:
+        if s.threshold is None:
+            lines.append(f"  {s.judge:<16} keeps nothing of the {s.n_seen} items left to it: {s.reason}")
+        else:
+            lines.append(
+                f"  {s.judge:<16} threshold {s.threshold:.4f}  keeps {s.n_kept} of {s.n_seen} "
+                f"(coverage {100 * s.coverage:.1f}% of all)  agreement {s.agreement:.3f}  "
+                f"disagreement bound {s.upper_bound:.3f}"
+            )
+    sel = "n/a" if cal.selective_agreement is None else f"{cal.selective_agreement:.3f}"
+    lines.append(f"  cascade          coverage {100 * cal.coverage:.1f}%  agreement on kept items {sel}; "
+                 f"escalated to humans {100 * (1 - cal.coverage):.1f}%")
+    if cal.held_out_coverage is not None:
+        ha = "n/a" if cal.held_out_agreement is None else f"{cal.held_out_agreement:.3f}"
+        lines.append(f"  held out ({cal.n_held_out} labelled items): coverage "
+                     f"{100 * cal.held_out_coverage:.1f}%  agreement on kept items {ha}")
+    lines.extend(guarantee_sentences(cal))
+    per_kept = cal.cost.get("per_kept_label")
+    if cal.cost:
+        lines.append("Cost per kept label: " + ("unknown (a judge of the cascade has no recorded calls)"
+                                                if per_kept is None else f"${per_kept:.6f}"))
+    return lines
+
+
+__all__ = ["CURVE_ALPHAS", "FORMAT", "CurvePoint", "SelectiveCalibration", "StageResult",
+           "calibrate_judgments", "calibrate_policy", "guarantee_sentences", "policy_hash", "summary_lines"]
