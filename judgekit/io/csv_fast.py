@@ -15,6 +15,7 @@ from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
+from judgekit.core.paths import open_input, open_input_text
 from judgekit.errors import JudgekitError
 
 
@@ -24,7 +25,7 @@ def read_csv_fast(
     """The usual file, streamed: one record per physical line, every row the header's cells;
     ``None`` for anything else (the line-by-line read names the line). Cells go straight into
     their columns, a repeated cell one shared string, so memory is the columns, not the rows."""
-    with p.open(encoding="utf-8-sig", newline=newline) as fh:
+    with open_input_text(p, encoding="utf-8-sig", newline=newline) as fh:
         rows = csv.reader(fh, delimiter=sep, strict=True)
         try:
             header = next(rows, None)
@@ -102,7 +103,7 @@ def detect_newline(p: Path, sep: str = ",", block: int = 1 << 20) -> str:
     has ``\r`` line ends. Reads only the first block of the usual file (the header ends in
     ``\n``); memory stays one block.
     """
-    with p.open("rb") as fh:
+    with open_input(p) as fh:
         first = fh.read(block)
         at = _header_end(first, sep.encode())
         end = b"" if at is None else first[at : at + 2]
@@ -137,7 +138,7 @@ class CsvChunks:
     def __init__(self, p: Path, sep: str, newline: str, size: int) -> None:
         csv.field_size_limit(max(csv.field_size_limit(), 2**31 - 1))
         self.size = size
-        self._fh = p.open(encoding="utf-8-sig", newline=newline)
+        self._fh = open_input_text(p, encoding="utf-8-sig", newline=newline)
         self._rows = csv.reader(self._fh, delimiter=sep, strict=True)
         try:
             header = next(self._rows, None)

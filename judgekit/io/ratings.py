@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from judgekit.core.paths import regular_input
 from judgekit.core.values import lines_of
 from judgekit.errors import JudgekitError
 from judgekit.io.csv_fast import detect_newline
@@ -150,6 +151,9 @@ def import_ratings(
     """
     source = str(path)
     short = Path(source).name if len(source) > 60 else source
+    regular_input(path)  # a FIFO or device (/dev/zero) would block or never end: refused
+    if items_path is not None:
+        regular_input(items_path)
     kind = table_format(path, fmt)
     digest = input_digest(
         [path] + ([items_path] if items_path is not None else []),

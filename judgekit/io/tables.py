@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from judgekit.core.atomic import new_temp_file as new_temp_file  # re-exported
 from judgekit.core.atomic import write_text_atomic as write_text_atomic  # re-exported
 from judgekit.core.oserrors import os_error
+from judgekit.core.paths import open_input, regular_input, regular_output
 from judgekit.core.values import JSONValueError, check_ids, id_problem, plain_number, row_ref
 from judgekit.core.values import LineNumbers as LineNumbers  # re-exported: its old home
 from judgekit.errors import JudgekitError
@@ -128,7 +129,7 @@ def read_columns(
 ) -> tuple[list[str], dict[str, list[Any]], Sequence[int] | None]:
     """What :func:`read_table` reads, without pandas: (columns, each column's values, each
     row's first physical line or None). Same checks, same values, same messages."""
-    p = Path(path)
+    p = regular_input(path)  # a FIFO or device (/dev/zero) is refused, never read
     try:
         if not p.exists():
             raise JudgekitError(f"{p}: no such file; check the path.")
@@ -220,7 +221,8 @@ def _read_csv(p: Path, sep: str) -> tuple[list[str], dict[str, list[Any]], Seque
     fast = read_csv_fast(p, sep, newline)
     if fast is not None:
         return fast
-    data = p.read_bytes()
+    with open_input(p) as fh:
+        data = fh.read()
 
     def reader() -> Any:  # lines end only at `newline`, none translated: a quoted one is kept as written
         return csv.reader(io.TextIOWrapper(io.BytesIO(data), encoding="utf-8-sig", newline=newline),
@@ -412,7 +414,7 @@ def write_table(df: pd.DataFrame, path: str | Path, fmt: str | None = None) -> P
     """Write ``df`` atomically (temp file + rename): a failed write leaves no half file."""
     import pandas as pd
 
-    p = Path(path)
+    p = regular_output(path)  # never renamed over a FIFO or a device
     kind = table_format(p, fmt)
     if kind == "inspect":
         raise JudgekitError(f"{p}: judgekit does not write Inspect logs; give a .csv, .jsonl, "
