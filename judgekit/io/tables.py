@@ -27,7 +27,7 @@ from judgekit.core.paths import open_input, regular_input, regular_output
 from judgekit.core.values import JSONValueError, check_ids, id_problem, plain_number, row_ref
 from judgekit.core.values import LineNumbers as LineNumbers  # re-exported: its old home
 from judgekit.errors import JudgekitError
-from judgekit.io.csv_fast import detect_newline, read_csv_fast
+from judgekit.io.csv_fast import MAX_COLUMNS, check_header_size, detect_newline, read_csv_fast
 from judgekit.io.mapping import apply_column_map
 from judgekit.io.shapes import read_json, read_jsonl
 from judgekit.store.items_table import ItemTable, validate_item_table
@@ -182,6 +182,10 @@ def read_columns(
         raise JudgekitError(f"{p}: cannot read it as {kind} ({_short(exc)}).") from None
     if not data or not next(iter(data.values())):
         raise JudgekitError(f"{p} has a header but no rows; add rows.")
+    if len(columns) > MAX_COLUMNS:
+        raise JudgekitError(f"{p} has {len(columns):,} columns, and judgekit reads at most "
+                            f"{MAX_COLUMNS:,} (ids, texts, labels and metadata); remove columns or "
+                            "split the file.")
     _check_column_names(p, columns, csv=kind == "csv")
     columns, data = apply_column_map(p, columns, data, column_map or {}, option=map_option)
     if kind == "csv":
@@ -239,6 +243,7 @@ def _read_csv(p: Path, sep: str) -> tuple[list[str], dict[str, list[Any]], Seque
             if not row or (len(row) == 1 and not row[0].strip()):
                 continue  # a blank line
             if header_row is None:
+                check_header_size(p, row, start)
                 header_row, header_line = row, start
                 continue
             if len(row) != len(header_row):
@@ -299,6 +304,10 @@ def _read_parquet(p: Path, *, flatten: bool = False) -> tuple[list[str], dict[st
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    width = len(pq.read_schema(p).names)  # before reading a million columns
+    if width > MAX_COLUMNS:
+        raise JudgekitError(f"{p} has {width:,} columns, and judgekit reads at most {MAX_COLUMNS:,} "
+                            "(ids, texts, labels and metadata); remove columns or split the file.")
     table = pq.read_table(p)
     written = table.column_names
     while flatten and any(pa.types.is_struct(f.type) for f in table.schema):
