@@ -28,6 +28,7 @@ from judgekit.core.values import JSONValueError, check_ids, id_problem, plain_nu
 from judgekit.core.values import LineNumbers as LineNumbers  # re-exported: its old home
 from judgekit.errors import JudgekitError
 from judgekit.io.csv_fast import MAX_COLUMNS, check_header_size, detect_newline, read_csv_fast
+from judgekit.io.csv_out import write_csv
 from judgekit.io.mapping import apply_column_map
 from judgekit.io.shapes import read_json, read_jsonl
 from judgekit.store.items_table import ItemTable, validate_item_table
@@ -420,9 +421,9 @@ def _json_value(v: Any) -> Any:
 
 
 def write_table(df: pd.DataFrame, path: str | Path, fmt: str | None = None) -> Path:
-    """Write ``df`` atomically (temp file + rename): a failed write leaves no half file."""
-    import pandas as pd
-
+    """Write ``df`` atomically (temp file + rename): a failed write leaves no half file. In CSV a
+    text cell that a spreadsheet would run as a formula gets a single quote before it
+    (:mod:`judgekit.io.csv_out`); the other formats keep every text exactly."""
     p = regular_output(path)  # never renamed over a FIFO or a device
     kind = table_format(p, fmt)
     if kind == "inspect":
@@ -435,15 +436,8 @@ def write_table(df: pd.DataFrame, path: str | Path, fmt: str | None = None) -> P
     fd, tmp = new_temp_file(p)
     os.close(fd)
     try:
-        if kind == "csv":
-            # Python's CSV writer leaves a lone carriage return unquoted, which no reader can
-            # tell from a line end: a file with one quotes every text cell, so it reads back exactly
-            has_cr = any(
-                isinstance(v, str) and "\r" in v
-                for c in df.columns if not pd.api.types.is_numeric_dtype(df[c])
-                for v in df[c].tolist()
-            )
-            df.to_csv(tmp, index=False, quoting=csv.QUOTE_NONNUMERIC if has_cr else csv.QUOTE_MINIMAL)
+        if kind == "csv":  # cells a spreadsheet would run as formulas get a ' (io.csv_out)
+            write_csv(df, tmp)
         elif kind == "jsonl":
             df.to_json(tmp, orient="records", lines=True, force_ascii=False)
         elif kind == "json":
