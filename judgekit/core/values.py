@@ -15,6 +15,7 @@ import json
 import math
 import numbers
 import re
+import unicodedata
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, cast, overload
 
@@ -40,6 +41,27 @@ def row_ref(source: str, index: int, *, csv: bool, lines: Sequence[int] | None =
 #: control characters (Unicode Cc), line/paragraph separators and bidi controls: never in an id
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 Where = str | Callable[[], str]
+#: characters no font draws that are not format characters (Unicode category Cf, all refused)
+_INVISIBLE_LETTERS = frozenset("\u115f\u1160\u3164\uffa0\u2800")
+
+
+def invisible_char(value: str) -> str | None:
+    """The first character of ``value`` that is invisible — a Unicode format character (category
+    Cf: zero-width space and joiners, bidi controls, soft hyphen, BOM, ...) or a filler that no
+    font draws (HANGUL FILLER, ...) — or None. ASCII text has none (checked first, fast)."""
+    if value.isascii():
+        return None
+    for ch in value:
+        if ch in _INVISIBLE_LETTERS or (ord(ch) > 127 and unicodedata.category(ch) == "Cf"):
+            return ch
+    return None
+
+
+def nfc(value: str) -> str:
+    """``value`` in Unicode normal form C (precomposed): the form judgekit keeps ids in, so an id
+    typed precomposed and one typed decomposed (``é`` as e + U+0301), which are the same text by
+    Unicode's canonical equivalence and look the same, are one id."""
+    return value if value.isascii() or unicodedata.is_normalized("NFC", value) else unicodedata.normalize("NFC", value)
 
 
 def where_text(where: Where) -> str:
@@ -62,19 +84,26 @@ def id_problem(value: Any, what: str) -> str | None:
     bad = _CONTROL.search(value)
     if bad is not None:
         return f"{what} {excerpt(value)} contains the control character {bad.group()!r}; remove it"
+    hidden = invisible_char(value)
+    if hidden is not None:
+        name = unicodedata.name(hidden, "a format character")
+        return (f"{what} {excerpt(value)} contains the invisible character U+{ord(hidden):04X} "
+                f"({name}); remove it (an id with it would look the same as one without)")
     return None
 
 
 def as_id(value: Any, what: str, where: Where) -> str:
-    """An item or rater id exactly as written: text unchanged, a JSON/Parquet integer as its
-    digits (``1`` → ``"1"``). A decimal number (``1.0``), text with white space at either end or
-    with control characters is an error naming ``where``; an empty value too."""
+    """An item or rater id as written: text in Unicode NFC (:func:`nfc`: a decomposed ``é`` is
+    the same id as a precomposed one), a JSON/Parquet integer as its digits (``1`` → ``"1"``). A
+    decimal number (``1.0``), text with white space at either end, with control characters or
+    with an invisible character (:func:`invisible_char`) is an error naming ``where``; an empty
+    value too."""
     if is_missing(value) or (isinstance(value, str) and not value.strip()):
         raise JudgekitError(f"{where_text(where)}: empty {what}; every row needs one.")
     problem = id_problem(value, what)
     if problem:
         raise JudgekitError(f"{where_text(where)}: {problem}.")
-    return value if isinstance(value, str) else str(int(value))
+    return nfc(value) if isinstance(value, str) else str(int(value))
 
 
 _UINT = re.compile(r"[0-9]{1,9}")
@@ -147,12 +176,16 @@ def check_ids(
     present = [v for v in values if v is not None] if allow_missing else values
     if all(type(v) is str for v in present):  # the usual case: check each distinct id once
         distinct = set(present)
-        if (not _CONTROL.search("".join(distinct))
+        joined = "".join(distinct)
+        if (joined.isascii() and not _CONTROL.search(joined)
                 and all(u and u == u.strip() for u in distinct)):
             return values
         bad = {u for u in distinct if not u.strip() or id_problem(u, what)}
         if not bad:
-            return values
+            forms = {u: nfc(u) for u in distinct}
+            if all(k == v for k, v in forms.items()):
+                return values
+            return [None if v is None else forms[v] for v in values]
         first = next(i for i, v in enumerate(values) if v is not None and v in bad)
         as_id(values[first], what, ref(first))  # raises
     return [

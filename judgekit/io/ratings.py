@@ -27,6 +27,7 @@ from judgekit.core.values import lines_of
 from judgekit.errors import JudgekitError
 from judgekit.io.csv_fast import detect_newline
 from judgekit.io.ratings_stream import StreamResult, stream_csv, stream_wide_csv
+from judgekit.io.stored_ids import as_stored, stored_other_forms
 from judgekit.io.tables import read_table, table_format
 from judgekit.rubric.model import Rubric
 from judgekit.store.database import Store, WriteCounts
@@ -184,7 +185,7 @@ def import_ratings(
     wide = bool(raters or judges or reference)
     new_store = not store.opened  # a DeferredStore not created yet
     try:
-        if kind != "csv" or (scorers or items_path is not None
+        if kind != "csv" or stored_other_forms(store) or (scorers or items_path is not None
                              or id_prefix or column_map or items_column_map or key_column
                              or flatten or id_from or join_on):
             return whole()
@@ -314,6 +315,9 @@ def _import_whole(
             raise JudgekitError(f"{problem}.")
         items = items.assign(item_id=id_prefix + items["item_id"].astype(str))
         ratings = ratings.assign(item_id=id_prefix + ratings["item_id"].astype(str))
+    forms = stored_other_forms(store)  # ids an older judgekit stored in NFD keep that form
+    items = as_stored(items, ("item_id",), forms)
+    ratings = as_stored(ratings, ("item_id", "rater_id"), forms)
     _check_same_text(store, items, source=short)
     by_rater = _by_rater(ratings)
     with store.transaction() as conn:
