@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -70,11 +71,13 @@ def judge_cmd(
     """
     import json
 
+    from judgekit.judges.lease import lease_seconds
     from judgekit.judges.panel import load_panel, run_panel
     from judgekit.judges.progress import RichProgress
 
     panel = load_panel(panel_file)
     only_ids = list(only) or None
+    lease_seconds(os.environ)  # a bad JUDGEKIT_LEASE_S is refused before a store is created
     if reparse:
         # re-parses what is stored: a mistyped --store is an error, not a new empty store
         opened = Store.open_existing(store_path)
