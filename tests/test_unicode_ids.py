@@ -134,3 +134,15 @@ def test_an_id_an_older_version_stored_in_nfd_still_matches(tmp_path: Path):
         assert code == 0, out
     assert rows(store, "SELECT item_id FROM items") == [(NFD,)]
     assert sorted(rows(store, "SELECT item_id, rater_id FROM ratings")) == [(NFD, "h1"), (NFD, "h2"), (NFD, "h3")]
+
+
+def test_rater_names_given_on_the_command_line_are_kept_in_nfc(tmp_path: Path):
+    store = tmp_path / "s.db"
+    f = tmp_path / "w.csv"
+    f.write_text("item_id,col_a,col_b\ni1,full_refusal,full_refusal\n", encoding="utf-8")
+    code, out = run("import", f, "--rubric", "refusal", "--raters", f"{NFD}=col_a", "--store", store)
+    assert code == 0, out
+    assert rows(store, "SELECT DISTINCT rater_id FROM ratings") == [(NFC,)]
+    code, out = run("import", f, "--rubric", "refusal", "--raters", f"{NFD}=col_a,{NFC}=col_b",
+                    "--store", tmp_path / "t.db")
+    assert code == 2 and "given twice" in out, out

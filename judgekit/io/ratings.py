@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from judgekit.core.paths import regular_input
-from judgekit.core.values import lines_of
+from judgekit.core.values import lines_of, nfc
 from judgekit.errors import JudgekitError
 from judgekit.io.csv_fast import detect_newline
 from judgekit.io.ratings_stream import StreamResult, stream_csv, stream_wide_csv
@@ -153,6 +153,7 @@ def import_ratings(
     source = str(path)
     short = Path(source).name if len(source) > 60 else source
     regular_input(path)  # a FIFO or device (/dev/zero) would block or never end: refused
+    raters, judges, reference = (_nfc_keys(m, source) for m in (raters, judges, reference))
     if items_path is not None:
         regular_input(items_path)
     kind = table_format(path, fmt)
@@ -202,6 +203,19 @@ def import_ratings(
         if new_store and store.opened and _empty(store):
             _remove_new_store(store)
         raise
+
+
+def _nfc_keys(mapping: Mapping[str, str] | None, source: str) -> Mapping[str, str] | None:
+    """``--raters/--judges/--reference`` with the rater ids in NFC, as ids read from files are
+    (:func:`judgekit.core.values.nfc`); two that are the same text in NFC are one id given twice."""
+    if not mapping:
+        return mapping
+    out = {nfc(k) if isinstance(k, str) else k: v for k, v in mapping.items()}
+    if len(out) != len(mapping):
+        twice = next(k for k in out if sum(1 for m in mapping if isinstance(m, str) and nfc(m) == k) > 1)
+        raise JudgekitError(f"{source}: rater id {twice!r} is given twice (in two Unicode forms of "
+                            "the same text); rename one.")
+    return out
 
 
 def _import_whole(
