@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from judgekit.cli.options import by_columns, store_option
+from judgekit.cli.options import InputPath, OutputPath, by_columns, store_option
 from judgekit.core.console import echo, lazy_console, resolved
 from judgekit.store.database import Store
 
@@ -31,12 +31,12 @@ def _common(f: Callable[..., Any]) -> Callable[..., Any]:
     options = [
         store_option,
         click.option("--verdict", "verdicts", multiple=True,
-                     type=click.Path(path_type=Path),
+                     type=InputPath(path_type=Path),
                      help="verdict.json from `judgekit gate` (repeat: one per rubric used)."),
         click.option("--untrusted", is_flag=True,
                      help="Run without a passing verdict; every figure, table and chart title is "
                           "stamped UNTRUSTED."),
-        click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
+        click.option("--out", "out_dir", type=OutputPath(file_okay=False, path_type=Path),
                      default=None, help="Folder for the JSON, Markdown, HTML, SVG and CSV outputs."),
         click.option("--quiet", is_flag=True, help="No progress bar."),
     ]
@@ -363,7 +363,7 @@ def calibration_cmd(
 
 # --------------------------------------------------------------------------- criteria
 @click.command("criteria")
-@click.argument("criteria_file", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("criteria_file", type=InputPath(dir_okay=False, path_type=Path))
 @click.option("--judge", "--rater", "rater", default=None,
               help="Default rater for criteria that name none (a judge needs --verdict).")
 @click.option("--by", "by", multiple=True,

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from judgekit.cli.options import by_columns, store_option
+from judgekit.cli.options import InputPath, OutputPath, by_columns, store_option
 from judgekit.core.console import echo, lazy_console, safe_text
 from judgekit.errors import JudgekitError
 from judgekit.store.database import Store
@@ -51,14 +51,14 @@ def rubrics_cmd(name: str | None) -> None:
 
 
 @click.command("import")
-@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("file", type=InputPath(dir_okay=False, path_type=Path))
 @click.option("--rubric", "rubric_name", required=True, help="Rubric name (e.g. refusal) or YAML path.")
 @click.option("--raters", default=None, help="Wide format: human rater columns, 'a,b' or 'alice=col_a,bob=col_b'.")
 @click.option("--judges", default=None, help="Wide format: judge columns, same syntax as --raters.")
 @click.option("--reference", default=None, help="Wide format: the adjudicated (gold) label column, e.g. 'final=final_label'.")
 @click.option("--kind", "rater_kind", type=click.Choice(["human", "judge", "reference"]), default="human",
               show_default=True, help="Long format: rater kind when the file has no rater_kind column.")
-@click.option("--items", "items_path", default=None, type=click.Path(dir_okay=False, path_type=Path),
+@click.option("--items", "items_path", default=None, type=InputPath(dir_okay=False, path_type=Path),
               help="Optional items file whose metadata columns are joined on item_id (or --join-on COLUMN).")
 @click.option("--id-prefix", default=None,
               help="Put this before every item id of the file (e.g. 'gpt4:' when several models' files reuse ids).")
@@ -173,7 +173,7 @@ def import_cmd(
 @click.command("agree")
 @click.option("--rubric", "rubric_name", default=None,
               help="Rubric name or YAML path (required unless --panel is given).")
-@click.option("--panel", "panel_file", default=None, type=click.Path(dir_okay=False, path_type=Path),
+@click.option("--panel", "panel_file", default=None, type=InputPath(dir_okay=False, path_type=Path),
               help="A panel file with rubric_by/variables: one report per framing under its own "
                    "rubric, and a pooled one where the codes agree, e.g. --panel panel.yaml --by framing.")
 @click.option("--by", "by", multiple=True, help="Item metadata column to slice by (repeatable, or comma-separated).")
@@ -186,7 +186,7 @@ def import_cmd(
               help="Only the items of this sample (see `judgekit sample`).")
 @click.option("--random-only", is_flag=True,
               help="With --sample: only its random share, so the estimate is unbiased.")
-@click.option("--json", "json_out", default=None, type=click.Path(dir_okay=False, path_type=Path),
+@click.option("--json", "json_out", default=None, type=OutputPath(dir_okay=False, path_type=Path),
               help="Also write the full report as JSON here.")
 @click.option("--view", "view", default=None,
               help="A view of the rubric (its 'views:'), e.g. --view binary: judges rated under the full rubric are collapsed into the view and compared with labels given in it.")
@@ -320,8 +320,8 @@ def _agree_between(rubric: Any, spec: str, by: list[str], *, resamples: int, see
 
 
 @click.command("gate")
-@click.argument("policy", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--out", "out_dir", default=".", show_default=True, type=click.Path(file_okay=False, path_type=Path),
+@click.argument("policy", type=InputPath(dir_okay=False, path_type=Path))
+@click.option("--out", "out_dir", default=".", show_default=True, type=OutputPath(file_okay=False, path_type=Path),
               help="Folder for verdict.json and verdict.md.")
 @store_option
 def gate_cmd(policy: Path, out_dir: Path, store_path: str) -> None:
@@ -355,7 +355,7 @@ def gate_cmd(policy: Path, out_dir: Path, store_path: str) -> None:
 
 @click.command("demo")
 @click.option("--out", "out_dir", default="judgekit-demo", show_default=True,
-              type=click.Path(file_okay=False, path_type=Path), help="Output folder (store, JSON, Markdown, HTML).")
+              type=OutputPath(file_okay=False, path_type=Path), help="Output folder (store, JSON, Markdown, HTML).")
 @click.option("--resamples", default=1000, show_default=True, help="Bootstrap resamples for the CIs.")
 def demo_cmd(out_dir: Path, resamples: int) -> None:
     """Run the whole pipeline offline on shipped data and write a report.

@@ -2,19 +2,20 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
 import click
 
-from judgekit.cli.options import store_option
+from judgekit.cli.options import InputPath, OutputPath, store_option
 from judgekit.core.console import echo
 from judgekit.errors import JudgekitError
 from judgekit.store.database import Store
 
 
 @click.command("judge")
-@click.argument("panel_file", metavar="PANEL.yaml", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("panel_file", metavar="PANEL.yaml", type=InputPath(dir_okay=False, path_type=Path))
 @store_option
 @click.option("--only", "only", multiple=True, help="Run only this judge id (repeatable).")
 @click.option("--reparse", is_flag=True,
@@ -70,11 +71,13 @@ def judge_cmd(
     """
     import json
 
+    from judgekit.judges.lease import lease_seconds
     from judgekit.judges.panel import load_panel, run_panel
     from judgekit.judges.progress import RichProgress
 
     panel = load_panel(panel_file)
     only_ids = list(only) or None
+    lease_seconds(os.environ)  # a bad JUDGEKIT_LEASE_S is refused before a store is created
     if reparse:
         # re-parses what is stored: a mistyped --store is an error, not a new empty store
         opened = Store.open_existing(store_path)
@@ -118,7 +121,7 @@ def export_group() -> None:
 @store_option
 @click.option("--format", "fmt", type=click.Choice(["csv", "jsonl", "parquet"]), default=None,
               help="Output format (default: from the --out file ending).")
-@click.option("--out", "out", required=True, type=click.Path(dir_okay=False, path_type=Path),
+@click.option("--out", "out", required=True, type=OutputPath(dir_okay=False, path_type=Path),
               help="File to write (written atomically).")
 @click.option("--rubric", "rubric_name", default=None, help="Only this rubric (name, name@version or path).")
 @click.option("--rater", "raters", multiple=True, help="Only this rater id (repeatable).")
@@ -173,7 +176,7 @@ def export_ratings_cmd(
 @store_option
 @click.option("--format", "fmt", type=click.Choice(["csv", "jsonl", "parquet"]), default=None,
               help="Output format (default: from the --out file ending).")
-@click.option("--out", "out", required=True, type=click.Path(dir_okay=False, path_type=Path),
+@click.option("--out", "out", required=True, type=OutputPath(dir_okay=False, path_type=Path),
               help="File to write (written atomically).")
 @click.option("--judge", "judges", multiple=True, help="Only this judge id (repeatable).")
 def export_calls_cmd(store_path: str, fmt: str | None, out: Path, judges: tuple[str, ...]) -> None:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from judgekit.cli.options import store_option
+from judgekit.cli.options import InputPath, OutputPath, store_option
 from judgekit.core.console import echo
 from judgekit.errors import JudgekitError
 from judgekit.store.database import Store
@@ -59,7 +59,7 @@ def config_cmd(rubrics: tuple[str, ...], no_comment: bool) -> None:
 @click.option("--rubric", "rubrics", multiple=True, required=True,
               help="Rubric to rate (repeatable: several rubrics in one pass).")
 @click.option("--project", required=True, help="Label Studio project title (created if missing).")
-@click.option("--items", "items_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+@click.option("--items", "items_path", type=InputPath(dir_okay=False, path_type=Path), default=None,
               help="Items file (CSV/JSONL/Parquet: item_id, prompt or messages, response, metadata).")
 @click.option("--sample", "sample", default=None,
               help="A sample recorded with `judgekit sample` (its name), or a sample spec YAML to draw now.")
@@ -194,7 +194,7 @@ def _push(
 
 @labelstudio_group.command("pull")
 @click.option("--project", default=None, help="Label Studio project title to pull from (API).")
-@click.option("--from-export", "from_export", type=click.Path(dir_okay=False, path_type=Path), default=None,
+@click.option("--from-export", "from_export", type=InputPath(dir_okay=False, path_type=Path), default=None,
               help="Read a Label Studio export file instead (JSON, JSON_MIN or CSV).")
 @click.option("--rubric", "rubrics", multiple=True,
               help="Rubrics rated (needed with --from-export; default for --project: the pushed ones).")
@@ -279,7 +279,7 @@ def _pull(
 @click.command("sample")
 @click.option("--name", default=None, help="Name to record the sample under (e.g. the project).")
 @click.option("--size", type=click.IntRange(1), default=None, help="Number of items to choose.")
-@click.option("--spec", "spec_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+@click.option("--spec", "spec_path", type=InputPath(dir_okay=False, path_type=Path), default=None,
               help="A sample spec YAML (its fields are the options here; flags override it).")
 @click.option("--rubric", default=None, help="Rubric whose judge ratings mark disagreement/instability.")
 @click.option("--judges", default=None, help="The panel's judges, comma-separated (default: all).")
@@ -301,10 +301,10 @@ def _pull(
 @click.option("--conversation-column", default=None,
               help="With --by-conversation: the column naming the conversation (default conversation_id).")
 @click.option("--seed", type=int, default=None, help="Random seed (default 0).")
-@click.option("--items", "items_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+@click.option("--items", "items_path", type=InputPath(dir_okay=False, path_type=Path), default=None,
               help="Add these items to the store first (CSV/JSONL/Parquet).")
 @click.option("--replace", is_flag=True, help="Replace a recorded sample of the same name.")
-@click.option("--out", "out_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+@click.option("--out", "out_path", type=OutputPath(dir_okay=False, path_type=Path), default=None,
               help="Also write the design table (item_id, reason, stratum, weight, overlap) here.")
 @store_option
 def sample_cmd(

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from judgekit.cli.options import store_option
+from judgekit.cli.options import InputPath, OutputPath, store_option
 from judgekit.core.console import echo, lazy_console, safe_text
 
 console = lazy_console()
@@ -17,9 +17,9 @@ _WORD = {"pass": "PASS", "fail": "FAIL", "inconclusive": "INCONCLUSIVE"}
 
 
 @click.command("probe")
-@click.argument("probes", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("probes", type=InputPath(dir_okay=False, path_type=Path))
 @click.option("--out", "out_dir", default=".", show_default=True,
-              type=click.Path(file_okay=False, path_type=Path),
+              type=OutputPath(file_okay=False, path_type=Path),
               help="Folder for probes.json, probes.md and probes.html (the report's probe section).")
 @click.option("--dry-run", is_flag=True,
               help="With a perturb section: say how many calls the panel variants would make and what "

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from judgekit.cli.options import by_columns, store_option
+from judgekit.cli.options import InputPath, OutputPath, by_columns, store_option
 from judgekit.core.console import echo
 from judgekit.errors import JudgekitError
 
@@ -15,14 +15,14 @@ from judgekit.errors import JudgekitError
 @click.command("report")
 @store_option
 @click.option("--rubric", "rubric_name", required=True, help="Rubric name (e.g. refusal) or YAML path.")
-@click.option("--verdict", "verdict_path", type=click.Path(path_type=Path), default=None,
+@click.option("--verdict", "verdict_path", type=InputPath(path_type=Path), default=None,
               help="verdict.json from `judgekit gate`; without it the report says no judge is trusted yet.")
 @click.option("--by", "by", multiple=True,
               help="Item metadata column to slice by (repeat, or 'model,category'). When the items carry a "
                    "turn column, agreement per turn is added as a slice (e.g. --by model gives model and turn).")
 @click.option("--reference", default=None,
               help="Reference rater id, or 'consensus' (default: the adjudicated rater, else the human majority).")
-@click.option("--out", "out", required=True, type=click.Path(path_type=Path),
+@click.option("--out", "out", required=True, type=OutputPath(path_type=Path),
               help="Output folder (report.html, report.md, report.json), or a file name ending in .html.")
 @click.option("--disagreements", "per_judge", type=click.IntRange(min=0), default=20, show_default=True,
               help="How many of the worst disagreements to list per judge.")
@@ -31,7 +31,7 @@ from judgekit.errors import JudgekitError
 @click.option("--view", "view", default=None,
               help="A view of the rubric (its 'views:'), e.g. --view binary: judges rated under the full "
                    "rubric are collapsed into it; pass the verdict of a policy with the same 'view:'.")
-@click.option("--probes", "probes_path", type=click.Path(path_type=Path), default=None,
+@click.option("--probes", "probes_path", type=InputPath(path_type=Path), default=None,
               help="probes.json from `judgekit probe`: adds the Probes section "
                    "(e.g. --probes results/probes.json).")
 def report_cmd(

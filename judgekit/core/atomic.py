@@ -10,13 +10,14 @@ import stat
 from pathlib import Path
 
 from judgekit.core.oserrors import os_error
+from judgekit.core.paths import regular_output
 from judgekit.errors import JudgekitError
 
 
 def write_text_atomic(path: str | Path, text: str) -> Path:
     """Write a text file atomically; a file-system error is one sentence naming the file (a
     :class:`~judgekit.errors.JudgekitError`), and no temp file is left behind."""
-    p = Path(path)
+    p = regular_output(path)  # never renamed over a FIFO or a device
     try:
         p.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -55,9 +56,10 @@ def new_temp_file(target: str | Path) -> tuple[int, str]:
     Unlike :func:`tempfile.mkstemp` (always 0600, which the rename would keep), it gets the mode
     any new file gets: 0666 less the umask (0644 under the usual 022), or the mode of ``target``
     when that file exists, so rewriting a report neither hides it from its readers nor widens
-    what its owner narrowed.
+    what its owner narrowed. A ``target`` that is a special file (FIFO, device, socket, or a
+    symbolic link to one) is refused before the temp file is made (:mod:`judgekit.core.paths`).
     """
-    p = Path(target)
+    p = regular_output(target)
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL
     flags |= getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
     for _ in range(100):
@@ -83,9 +85,11 @@ def create_with_umask(path: str) -> None:
     (0666 less the umask), as SQLite does not: it creates a database 0644 whatever the umask, so
     under umask 002 a store shared by a group could not be written by the group. Its ``-wal``
     and ``-shm`` files get the database file's mode from SQLite. An empty file is an empty
-    SQLite database; a store that exists keeps the mode its owner gave it."""
+    SQLite database; a store that exists keeps the mode its owner gave it. A store path that is a
+    special file (FIFO, device, socket) is refused before SQLite opens it."""
     if not path:
         return  # SQLite's private temporary database
+    regular_output(path, "Store")  # SQLite would open a device or FIFO and put a -journal beside it
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     except FileExistsError:

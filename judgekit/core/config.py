@@ -28,6 +28,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from judgekit.core.paths import open_input
 from judgekit.errors import JudgekitError, excerpt
 
 #: the largest config file judgekit reads, in bytes
@@ -265,7 +266,7 @@ def read_yaml_mapping(path: str | Path, *, what: str, expect: str) -> dict[str, 
     if not exists:
         raise JudgekitError(f"{what} {p} does not exist; check the path.")
     try:
-        with p.open("rb") as fh:
+        with open_input(p, what) as fh:  # a FIFO or device is refused, never read
             raw = fh.read(MAX_YAML_BYTES + 1)
     except IsADirectoryError:
         raise JudgekitError(f"{what} {p} is a folder; give the YAML file.") from None

@@ -15,6 +15,7 @@ import json
 import math
 import numbers
 import re
+import unicodedata
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, cast, overload
 
@@ -40,6 +41,27 @@ def row_ref(source: str, index: int, *, csv: bool, lines: Sequence[int] | None =
 #: control characters (Unicode Cc), line/paragraph separators and bidi controls: never in an id
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 Where = str | Callable[[], str]
+#: characters no font draws that are not format characters (Unicode category Cf, all refused)
+_INVISIBLE_LETTERS = frozenset("\u115f\u1160\u3164\uffa0\u2800")
+
+
+def invisible_char(value: str) -> str | None:
+    """The first character of ``value`` that is invisible — a Unicode format character (category
+    Cf: zero-width space and joiners, bidi controls, soft hyphen, BOM, ...) or a filler that no
+    font draws (HANGUL FILLER, ...) — or None. ASCII text has none (checked first, fast)."""
+    if value.isascii():
+        return None
+    for ch in value:
+        if ch in _INVISIBLE_LETTERS or (ord(ch) > 127 and unicodedata.category(ch) == "Cf"):
+            return ch
+    return None
+
+
+def nfc(value: str) -> str:
+    """``value`` in Unicode normal form C (precomposed): the form judgekit keeps ids in, so an id
+    typed precomposed and one typed decomposed (``é`` as e + U+0301), which are the same text by
+    Unicode's canonical equivalence and look the same, are one id."""
+    return value if value.isascii() or unicodedata.is_normalized("NFC", value) else unicodedata.normalize("NFC", value)
 
 
 def where_text(where: Where) -> str:
@@ -62,19 +84,26 @@ def id_problem(value: Any, what: str) -> str | None:
     bad = _CONTROL.search(value)
     if bad is not None:
         return f"{what} {excerpt(value)} contains the control character {bad.group()!r}; remove it"
+    hidden = invisible_char(value)
+    if hidden is not None:
+        name = unicodedata.name(hidden, "a format character")
+        return (f"{what} {excerpt(value)} contains the invisible character U+{ord(hidden):04X} "
+                f"({name}); remove it (an id with it would look the same as one without)")
     return None
 
 
 def as_id(value: Any, what: str, where: Where) -> str:
-    """An item or rater id exactly as written: text unchanged, a JSON/Parquet integer as its
-    digits (``1`` → ``"1"``). A decimal number (``1.0``), text with white space at either end or
-    with control characters is an error naming ``where``; an empty value too."""
+    """An item or rater id as written: text in Unicode NFC (:func:`nfc`: a decomposed ``é`` is
+    the same id as a precomposed one), a JSON/Parquet integer as its digits (``1`` → ``"1"``). A
+    decimal number (``1.0``), text with white space at either end, with control characters or
+    with an invisible character (:func:`invisible_char`) is an error naming ``where``; an empty
+    value too."""
     if is_missing(value) or (isinstance(value, str) and not value.strip()):
         raise JudgekitError(f"{where_text(where)}: empty {what}; every row needs one.")
     problem = id_problem(value, what)
     if problem:
         raise JudgekitError(f"{where_text(where)}: {problem}.")
-    return value if isinstance(value, str) else str(int(value))
+    return nfc(value) if isinstance(value, str) else str(int(value))
 
 
 _UINT = re.compile(r"[0-9]{1,9}")
@@ -100,26 +129,51 @@ def as_trial(value: Any, where: Where) -> int:
 NUMBER = re.compile(r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?")
 
 
+#: the first and last second judgekit reads as a time: 0001-01-01T00:00:00Z and
+#: 9999-12-31T23:59:59Z in seconds since 1970 (the years an ISO 8601 time can name), so a number
+#: of seconds and an ISO time are bounded alike
+FIRST_TIME = -62_135_596_800.0
+LAST_TIME = 253_402_300_799.0
+_BIG_YEAR = re.compile(r"\s*[+-]?\d{5,}-")
+
+
 def as_timestamp(value: Any, where: Where, default: float) -> float:
     """``created_at`` as seconds since 1970: a number, or an ISO 8601 time with a zone
-    (``2024-05-01T10:00:00Z``); an empty cell is ``default`` (the import time)."""
+    (``2024-05-01T10:00:00Z``), in the years 1 to 9999 (:data:`FIRST_TIME` to
+    :data:`LAST_TIME`, whatever the spelling); an empty cell is ``default`` (the import time)."""
     if is_missing(value):
         return default
     problem = "is not a time"
+    outside = "is outside the years 1 to 9999 that judgekit reads"
     number = (isinstance(value, numbers.Real) and not isinstance(value, bool)) or (
         isinstance(value, str) and NUMBER.fullmatch(value.strip()) is not None)
     if number:
-        if math.isfinite(float(value)):
-            return float(value)
+        try:
+            seconds = float(value)
+        except OverflowError:  # an integer beyond a float
+            seconds = math.copysign(math.inf, int(value))
+            problem = outside
+        if math.isfinite(seconds):
+            if FIRST_TIME <= seconds <= LAST_TIME:
+                return seconds
+            problem = outside
     elif isinstance(value, str | dt.datetime):
         try:
             when = value if isinstance(value, dt.datetime) else dt.datetime.fromisoformat(value.strip())
         except ValueError:
-            pass
+            if isinstance(value, str) and _BIG_YEAR.match(value):
+                problem = outside
         else:
             if when.tzinfo is not None and when.utcoffset() is not None:
-                return when.timestamp()
-            problem = "has no time zone"
+                try:
+                    seconds = when.timestamp()
+                except (OverflowError, ValueError):
+                    seconds = math.inf
+                if FIRST_TIME <= seconds <= LAST_TIME:
+                    return seconds
+                problem = outside
+            else:
+                problem = "has no time zone"
     raise JudgekitError(
         f"{where_text(where)}: created_at {excerpt(value)} {problem}; give seconds since 1970 (e.g. "
         "1714000000) or an ISO 8601 time with its zone (e.g. 2024-05-01T10:00:00Z)."
@@ -147,12 +201,16 @@ def check_ids(
     present = [v for v in values if v is not None] if allow_missing else values
     if all(type(v) is str for v in present):  # the usual case: check each distinct id once
         distinct = set(present)
-        if (not _CONTROL.search("".join(distinct))
+        joined = "".join(distinct)
+        if (joined.isascii() and not _CONTROL.search(joined)
                 and all(u and u == u.strip() for u in distinct)):
             return values
         bad = {u for u in distinct if not u.strip() or id_problem(u, what)}
         if not bad:
-            return values
+            forms = {u: nfc(u) for u in distinct}
+            if all(k == v for k, v in forms.items()):
+                return values
+            return [None if v is None else forms[v] for v in values]
         first = next(i for i, v in enumerate(values) if v is not None and v in bad)
         as_id(values[first], what, ref(first))  # raises
     return [

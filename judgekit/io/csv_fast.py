@@ -15,7 +15,14 @@ from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
+from judgekit.core.paths import open_input, open_input_text
 from judgekit.errors import JudgekitError
+
+#: the most columns judgekit reads from a table (a ratings or items file has an id, the texts,
+#: the raters' labels and some metadata: tens, a wide file of many raters hundreds)
+MAX_COLUMNS = 10_000
+#: the longest header judgekit reads, in characters (its column names and separators)
+MAX_HEADER_CHARS = 1_000_000
 
 
 def read_csv_fast(
@@ -24,12 +31,13 @@ def read_csv_fast(
     """The usual file, streamed: one record per physical line, every row the header's cells;
     ``None`` for anything else (the line-by-line read names the line). Cells go straight into
     their columns, a repeated cell one shared string, so memory is the columns, not the rows."""
-    with p.open(encoding="utf-8-sig", newline=newline) as fh:
+    with open_input_text(p, encoding="utf-8-sig", newline=newline) as fh:
         rows = csv.reader(fh, delimiter=sep, strict=True)
         try:
             header = next(rows, None)
             if header is None or len(header) < 2:
                 return None
+            check_header_size(p, header, 1)
             width = len(header)
             columns: list[list[Any]] = [[] for _ in header]
             seen: list[dict[str, str]] = [{} for _ in header]
@@ -48,14 +56,32 @@ def read_csv_fast(
     return header, dict(zip(header, columns, strict=True)), range(2, n + 2)
 
 
+def check_header_size(p: Path, header: list[str], header_line: int) -> None:
+    """Refuse a header of more than :data:`MAX_COLUMNS` columns or :data:`MAX_HEADER_CHARS`
+    characters (one sentence naming the file and line), before any work per column."""
+    if len(header) > MAX_COLUMNS:
+        raise JudgekitError(
+            f"{p} line {header_line}: the header has {len(header):,} columns, and judgekit reads at "
+            f"most {MAX_COLUMNS:,} (ids, texts, labels and metadata); remove columns or split the file."
+        )
+    if sum(map(len, header)) + len(header) - 1 > MAX_HEADER_CHARS:
+        raise JudgekitError(
+            f"{p} line {header_line}: the header is longer than {MAX_HEADER_CHARS:,} characters, "
+            "the most judgekit reads; shorten the column names or check that line 1 is the header."
+        )
+
+
 def check_header(p: Path, header: list[str], header_line: int) -> None:
+    """:func:`check_header_size`, then no column name given twice (the first repeat is named)."""
+    check_header_size(p, header, header_line)
+    first: dict[str, int] = {}
     for k, name in enumerate(header):
-        first = header.index(name)
-        if first != k:
+        if name in first:
             raise JudgekitError(
                 f"{p} line {header_line}: the header names the column {name!r} twice (columns "
-                f"{first + 1} and {k + 1}); rename or remove one."
+                f"{first[name] + 1} and {k + 1}); rename or remove one."
             )
+        first[name] = k
 
 
 # ------------------------------------------------------------------ line ends
@@ -102,7 +128,7 @@ def detect_newline(p: Path, sep: str = ",", block: int = 1 << 20) -> str:
     has ``\r`` line ends. Reads only the first block of the usual file (the header ends in
     ``\n``); memory stays one block.
     """
-    with p.open("rb") as fh:
+    with open_input(p) as fh:
         first = fh.read(block)
         at = _header_end(first, sep.encode())
         end = b"" if at is None else first[at : at + 2]
@@ -137,7 +163,7 @@ class CsvChunks:
     def __init__(self, p: Path, sep: str, newline: str, size: int) -> None:
         csv.field_size_limit(max(csv.field_size_limit(), 2**31 - 1))
         self.size = size
-        self._fh = p.open(encoding="utf-8-sig", newline=newline)
+        self._fh = open_input_text(p, encoding="utf-8-sig", newline=newline)
         self._rows = csv.reader(self._fh, delimiter=sep, strict=True)
         try:
             header = next(self._rows, None)

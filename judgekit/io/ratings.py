@@ -22,10 +22,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from judgekit.core.values import lines_of
+from judgekit.core.paths import regular_input
+from judgekit.core.values import lines_of, nfc
 from judgekit.errors import JudgekitError
 from judgekit.io.csv_fast import detect_newline
 from judgekit.io.ratings_stream import StreamResult, stream_csv, stream_wide_csv
+from judgekit.io.stored_ids import as_stored, stored_other_forms
 from judgekit.io.tables import read_table, table_format
 from judgekit.rubric.model import Rubric
 from judgekit.store.database import Store, WriteCounts
@@ -150,6 +152,10 @@ def import_ratings(
     """
     source = str(path)
     short = Path(source).name if len(source) > 60 else source
+    regular_input(path)  # a FIFO or device (/dev/zero) would block or never end: refused
+    raters, judges, reference = (_nfc_keys(m, source) for m in (raters, judges, reference))
+    if items_path is not None:
+        regular_input(items_path)
     kind = table_format(path, fmt)
     digest = input_digest(
         [path] + ([items_path] if items_path is not None else []),
@@ -180,7 +186,7 @@ def import_ratings(
     wide = bool(raters or judges or reference)
     new_store = not store.opened  # a DeferredStore not created yet
     try:
-        if kind != "csv" or (scorers or items_path is not None
+        if kind != "csv" or stored_other_forms(store) or (scorers or items_path is not None
                              or id_prefix or column_map or items_column_map or key_column
                              or flatten or id_from or join_on):
             return whole()
@@ -197,6 +203,19 @@ def import_ratings(
         if new_store and store.opened and _empty(store):
             _remove_new_store(store)
         raise
+
+
+def _nfc_keys(mapping: Mapping[str, str] | None, source: str) -> Mapping[str, str] | None:
+    """``--raters/--judges/--reference`` with the rater ids in NFC, as ids read from files are
+    (:func:`judgekit.core.values.nfc`); two that are the same text in NFC are one id given twice."""
+    if not mapping:
+        return mapping
+    out = {nfc(k) if isinstance(k, str) else k: v for k, v in mapping.items()}
+    if len(out) != len(mapping):
+        twice = next(k for k in out if sum(1 for m in mapping if isinstance(m, str) and nfc(m) == k) > 1)
+        raise JudgekitError(f"{source}: rater id {twice!r} is given twice (in two Unicode forms of "
+                            "the same text); rename one.")
+    return out
 
 
 def _import_whole(
@@ -310,6 +329,9 @@ def _import_whole(
             raise JudgekitError(f"{problem}.")
         items = items.assign(item_id=id_prefix + items["item_id"].astype(str))
         ratings = ratings.assign(item_id=id_prefix + ratings["item_id"].astype(str))
+    forms = stored_other_forms(store)  # ids an older judgekit stored in NFD keep that form
+    items = as_stored(items, ("item_id",), forms)
+    ratings = as_stored(ratings, ("item_id", "rater_id"), forms)
     _check_same_text(store, items, source=short)
     by_rater = _by_rater(ratings)
     with store.transaction() as conn:

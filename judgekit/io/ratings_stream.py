@@ -31,7 +31,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from judgekit.core.values import as_timestamp, as_trial, id_problem, plain_number
+from judgekit.core.values import (
+    as_timestamp,
+    as_trial,
+    id_problem,
+    invisible_char,
+    nfc,
+    plain_number,
+)
 from judgekit.errors import JudgekitError
 from judgekit.io.csv_fast import CsvChunks, NotUsual
 from judgekit.rubric.model import Rubric
@@ -381,5 +388,8 @@ def _check_ids(ids: Sequence[str]) -> None:
     """Each distinct id once: no control character, no white space at either end (else
     :class:`StreamFallback`)."""
     distinct = set(ids)
-    if _NOT_IN_ID.search("".join(distinct)) or not all(u == u.strip() for u in distinct):
+    joined = "".join(distinct)
+    if _NOT_IN_ID.search(joined) or not all(u == u.strip() for u in distinct):
         raise StreamFallback
+    if not joined.isascii() and any(nfc(u) != u or invisible_char(u) for u in distinct):
+        raise StreamFallback  # the whole-file path keeps ids in NFC and names an invisible one

@@ -19,6 +19,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from judgekit.core.paths import open_input_text
 from judgekit.core.values import JSONValueError, loads_json_strict
 from judgekit.errors import JudgekitError, excerpt
 
@@ -30,7 +31,7 @@ def read_jsonl(p: Path, *, flatten: bool = False) -> tuple[list[str], dict[str, 
     rows = []
     lines = []
     origins = FlatOrigins(p)
-    with p.open(encoding="utf-8-sig") as fh:
+    with open_input_text(p, encoding="utf-8-sig") as fh:
         for lineno, line in enumerate(fh, start=1):
             if not line.strip():
                 continue
@@ -61,7 +62,8 @@ def read_json(
     p: Path, *, key_column: str | None = None, flatten: bool = False
 ) -> tuple[list[str], dict[str, list[Any]]]:
     """A JSON file in any of the shapes of this module: (columns, column values)."""
-    data = loads_json_strict(p.read_text(encoding="utf-8-sig"))
+    with open_input_text(p, encoding="utf-8-sig") as fh:
+        data = loads_json_strict(fh.read())
     rows = rows_of(p, data, key_column)
     if flatten:
         origins = FlatOrigins(p)

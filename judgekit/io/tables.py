@@ -23,10 +23,12 @@ from typing import TYPE_CHECKING, Any
 from judgekit.core.atomic import new_temp_file as new_temp_file  # re-exported
 from judgekit.core.atomic import write_text_atomic as write_text_atomic  # re-exported
 from judgekit.core.oserrors import os_error
+from judgekit.core.paths import open_input, regular_input, regular_output
 from judgekit.core.values import JSONValueError, check_ids, id_problem, plain_number, row_ref
 from judgekit.core.values import LineNumbers as LineNumbers  # re-exported: its old home
 from judgekit.errors import JudgekitError
-from judgekit.io.csv_fast import detect_newline, read_csv_fast
+from judgekit.io.csv_fast import MAX_COLUMNS, check_header_size, detect_newline, read_csv_fast
+from judgekit.io.csv_out import write_csv
 from judgekit.io.mapping import apply_column_map
 from judgekit.io.shapes import read_json, read_jsonl
 from judgekit.store.items_table import ItemTable, validate_item_table
@@ -128,7 +130,7 @@ def read_columns(
 ) -> tuple[list[str], dict[str, list[Any]], Sequence[int] | None]:
     """What :func:`read_table` reads, without pandas: (columns, each column's values, each
     row's first physical line or None). Same checks, same values, same messages."""
-    p = Path(path)
+    p = regular_input(path)  # a FIFO or device (/dev/zero) is refused, never read
     try:
         if not p.exists():
             raise JudgekitError(f"{p}: no such file; check the path.")
@@ -181,6 +183,10 @@ def read_columns(
         raise JudgekitError(f"{p}: cannot read it as {kind} ({_short(exc)}).") from None
     if not data or not next(iter(data.values())):
         raise JudgekitError(f"{p} has a header but no rows; add rows.")
+    if len(columns) > MAX_COLUMNS:
+        raise JudgekitError(f"{p} has {len(columns):,} columns, and judgekit reads at most "
+                            f"{MAX_COLUMNS:,} (ids, texts, labels and metadata); remove columns or "
+                            "split the file.")
     _check_column_names(p, columns, csv=kind == "csv")
     columns, data = apply_column_map(p, columns, data, column_map or {}, option=map_option)
     if kind == "csv":
@@ -220,7 +226,8 @@ def _read_csv(p: Path, sep: str) -> tuple[list[str], dict[str, list[Any]], Seque
     fast = read_csv_fast(p, sep, newline)
     if fast is not None:
         return fast
-    data = p.read_bytes()
+    with open_input(p) as fh:
+        data = fh.read()
 
     def reader() -> Any:  # lines end only at `newline`, none translated: a quoted one is kept as written
         return csv.reader(io.TextIOWrapper(io.BytesIO(data), encoding="utf-8-sig", newline=newline),
@@ -237,6 +244,7 @@ def _read_csv(p: Path, sep: str) -> tuple[list[str], dict[str, list[Any]], Seque
             if not row or (len(row) == 1 and not row[0].strip()):
                 continue  # a blank line
             if header_row is None:
+                check_header_size(p, row, start)
                 header_row, header_line = row, start
                 continue
             if len(row) != len(header_row):
@@ -297,6 +305,10 @@ def _read_parquet(p: Path, *, flatten: bool = False) -> tuple[list[str], dict[st
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    width = len(pq.read_schema(p).names)  # before reading a million columns
+    if width > MAX_COLUMNS:
+        raise JudgekitError(f"{p} has {width:,} columns, and judgekit reads at most {MAX_COLUMNS:,} "
+                            "(ids, texts, labels and metadata); remove columns or split the file.")
     table = pq.read_table(p)
     written = table.column_names
     while flatten and any(pa.types.is_struct(f.type) for f in table.schema):
@@ -409,10 +421,10 @@ def _json_value(v: Any) -> Any:
 
 
 def write_table(df: pd.DataFrame, path: str | Path, fmt: str | None = None) -> Path:
-    """Write ``df`` atomically (temp file + rename): a failed write leaves no half file."""
-    import pandas as pd
-
-    p = Path(path)
+    """Write ``df`` atomically (temp file + rename): a failed write leaves no half file. In CSV a
+    text cell that a spreadsheet would run as a formula gets a single quote before it
+    (:mod:`judgekit.io.csv_out`); the other formats keep every text exactly."""
+    p = regular_output(path)  # never renamed over a FIFO or a device
     kind = table_format(p, fmt)
     if kind == "inspect":
         raise JudgekitError(f"{p}: judgekit does not write Inspect logs; give a .csv, .jsonl, "
@@ -424,15 +436,8 @@ def write_table(df: pd.DataFrame, path: str | Path, fmt: str | None = None) -> P
     fd, tmp = new_temp_file(p)
     os.close(fd)
     try:
-        if kind == "csv":
-            # Python's CSV writer leaves a lone carriage return unquoted, which no reader can
-            # tell from a line end: a file with one quotes every text cell, so it reads back exactly
-            has_cr = any(
-                isinstance(v, str) and "\r" in v
-                for c in df.columns if not pd.api.types.is_numeric_dtype(df[c])
-                for v in df[c].tolist()
-            )
-            df.to_csv(tmp, index=False, quoting=csv.QUOTE_NONNUMERIC if has_cr else csv.QUOTE_MINIMAL)
+        if kind == "csv":  # cells a spreadsheet would run as formulas get a ' (io.csv_out)
+            write_csv(df, tmp)
         elif kind == "jsonl":
             df.to_json(tmp, orient="records", lines=True, force_ascii=False)
         elif kind == "json":

@@ -176,7 +176,7 @@ class Rubric(ConfigModel):
         if code is not None:
             return code
         if self.alias_patterns:
-            code = match_pattern(self.alias_patterns, text)
+            code = match_pattern(self.alias_patterns, text, self.source)
             if code is not None:
                 return code
         if self.alias_ranges:

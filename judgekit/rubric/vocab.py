@@ -5,7 +5,12 @@
   exact alias is matched against each regular expression in turn, case-insensitively, against
   the **whole** value (``re.fullmatch`` on the value with surrounding white space removed); the
   first that matches gives the code. ``Rating: \\[\\[10\\]\\]`` matches ``rating: [[10]]`` but
-  not ``Rating: [[10]] because ...``.
+  not ``Rating: [[10]] because ...``. Patterns run on the ``regex`` engine (Python's ``re``
+  syntax), which settles nested repetition such as ``(a+)+b`` in milliseconds where ``re`` would
+  backtrack for ever, and every match is bounded by :data:`MATCH_TIMEOUT_S`: a pattern that
+  exceeds it on one of :data:`PROBE_VALUES` is refused when the rubric is loaded, and one that
+  exceeds it on a value met later is refused then (one sentence naming the rubric file and the
+  pattern), never waited for.
 * ``alias_ranges`` — a list of ``{code}`` plus bounds, each written explicitly: a lower bound
   ``at_least`` (inclusive) or ``above`` (exclusive), an upper bound ``at_most`` (inclusive) or
   ``below`` (exclusive); one side may be left open. A number (or a text that is a number, such as
@@ -34,9 +39,45 @@ from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from judgekit.core.config import ConfigModel
 from judgekit.core.values import plain_number
-from judgekit.errors import excerpt
+from judgekit.errors import JudgekitError, excerpt
 
 CODE_RE = re.compile(r"^[a-z][a-z0-9_]*$")
+
+#: the longest one match of an alias pattern against one value may take, in seconds (a value is
+#: a label, at most a few KB: a pattern without nested repetition takes microseconds)
+MATCH_TIMEOUT_S = 0.25
+#: values every pattern is tried on when a rubric is loaded (long runs of one kind of character
+#: with a mismatch at the end: what makes nested repetition backtrack), besides a run of each
+#: letter or digit written in the pattern itself
+PROBE_VALUES = (
+    "a" * 40 + "!", "A" * 40 + "!", "1" * 40 + "!", " " * 40 + "!", "_" * 40 + "!",
+    " ".join(["word"] * 30) + "!", "a1 " * 30 + "!", "\n" * 40 + "!", "a" * 40, "1" * 40,
+)
+
+_SLOW = (
+    "nested repetition such as (a+)+ or (a|aa)+ backtracks exponentially on some values; rewrite "
+    "it without repeating a repeated group (e.g. a+b instead of (a+)+b)"
+)
+
+
+def _regex_module() -> Any:
+    import regex  # the backtracking-safe engine with a time bound (a dependency)
+
+    return regex
+
+
+def shown_pattern(pattern: str) -> str:
+    """A pattern as written (not repr's doubled backslashes), excerpted, for a message."""
+    from judgekit.core.console import clean
+
+    return "'" + clean(pattern if len(pattern) <= 60 else pattern[:60] + "…") + "'"
+
+
+def probe_values(pattern: str) -> list[str]:
+    """The values a pattern is tried on when loaded: :data:`PROBE_VALUES` and a run of each
+    letter or digit the pattern names."""
+    own = sorted({c for c in pattern if c.isalnum()})[:20]
+    return [*PROBE_VALUES, *(c * 40 + "!" for c in own)]
 
 
 class AliasPattern(ConfigModel):
@@ -55,20 +96,31 @@ class AliasPattern(ConfigModel):
                 warnings.simplefilter("ignore")
                 re.compile(v, re.IGNORECASE)
         except re.error as exc:
-            from judgekit.core.console import clean  # the pattern as written, not repr's doubled \\
-
-            shown = clean(v if len(v) <= 60 else v[:60] + "…")
             raise ValueError(
-                f"'{shown}' is not a regular expression ({exc.msg} at position {exc.pos}); "
+                f"{shown_pattern(v)} is not a regular expression ({exc.msg} at position {exc.pos}); "
                 "fix it (escape [ ] ( ) . * + ? with a backslash to match them literally)"
             ) from None
+        regex = _regex_module()
+        try:
+            compiled = regex.compile(v, regex.IGNORECASE | regex.VERSION0)
+        except regex.error as exc:
+            raise ValueError(f"{shown_pattern(v)} is not a regular expression judgekit can run "
+                             f"({exc}); simplify it") from None
+        for probe in probe_values(v):
+            try:
+                compiled.fullmatch(probe, timeout=MATCH_TIMEOUT_S)
+            except TimeoutError:
+                raise ValueError(
+                    f"{shown_pattern(v)} takes longer than {MATCH_TIMEOUT_S:g} s to match the value "
+                    f"{excerpt(probe, 20)} ({len(probe)} characters): {_SLOW}"
+                ) from None
         return v
 
     @cached_property
-    def regex(self) -> re.Pattern[str]:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return re.compile(self.pattern, re.IGNORECASE)
+    def regex(self) -> Any:
+        """The compiled pattern (``regex`` engine, case-insensitive, Python ``re`` syntax)."""
+        regex = _regex_module()
+        return regex.compile(self.pattern, regex.IGNORECASE | regex.VERSION0)
 
 
 class AliasRange(ConfigModel):
@@ -210,12 +262,22 @@ def check_vocab(codes: Sequence[str], patterns: Sequence[AliasPattern], ranges: 
                                  f"one of its codes ({', '.join(vcodes)})")
 
 
-def match_pattern(patterns: Sequence[AliasPattern], text: str) -> str | None:
-    """The code of the first pattern that matches the whole of ``text`` (stripped), or None."""
+def match_pattern(patterns: Sequence[AliasPattern], text: str, source: str | None = None) -> str | None:
+    """The code of the first pattern that matches the whole of ``text`` (stripped), or None.
+
+    A match that takes longer than :data:`MATCH_TIMEOUT_S` raises :class:`JudgekitError` naming
+    the rubric file ``source`` and the pattern (never waited for: see the module docstring)."""
     value = text.strip()
-    for p in patterns:
-        if p.regex.fullmatch(value):
-            return p.code
+    for i, p in enumerate(patterns):
+        try:
+            if p.regex.fullmatch(value, timeout=MATCH_TIMEOUT_S):
+                return p.code
+        except TimeoutError:
+            where = f"Rubric file {source}" if source else "The rubric"
+            raise JudgekitError(
+                f"{where}: alias_patterns[{i}] {shown_pattern(p.pattern)} takes longer than "
+                f"{MATCH_TIMEOUT_S:g} s to match the value {excerpt(value, 40)}: {_SLOW}."
+            ) from None
     return None
 
 

@@ -47,6 +47,7 @@ from pydantic import ValidationError
 from judgekit.core.config import format_loc
 from judgekit.core.hashing import digest as digest  # re-exported: its old home
 from judgekit.core.hashing import ratings_hash as ratings_hash  # re-exported: its old home
+from judgekit.core.paths import MAX_VERDICT_BYTES, read_bounded
 from judgekit.core.values import surrogate_problem
 from judgekit.errors import JudgekitError, UntrustedJudgeError
 from judgekit.store.judge_identity import (
@@ -296,7 +297,7 @@ def read_verdict(path: str | Path) -> Verdict:
     if p.is_dir():
         raise JudgekitError(f"Verdict {p} is a folder; pass the verdict.json file inside it.")
     try:
-        text = p.read_text(encoding="utf-8")
+        text = read_bounded(p, MAX_VERDICT_BYTES, "Verdict", fix=how).decode("utf-8")
         data = json.loads(text, object_pairs_hook=_no_duplicates)
         if (surrogate := surrogate_problem(data, text)) is not None:
             raise JudgekitError(f"Verdict {p}: {surrogate}; {how}.")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import shutil
 import sqlite3
 import zipfile
@@ -27,8 +28,27 @@ class _Folder:
 
 FOLDER = _Folder()
 
-#: a file's content: bytes, a folder, or bytes made from the template folder (a real verdict)
-Content = bytes | _Folder | Callable[[Path], bytes]
+
+class _Fifo:
+    """A FIFO (named pipe) where a file is expected: no writer, so a blocking read never ends."""
+
+    def __repr__(self) -> str:
+        return "FIFO"
+
+
+FIFO = _Fifo()
+
+
+@dataclass(frozen=True)
+class Link:
+    """A symbolic link to ``target`` (a device such as /dev/zero) where a file is expected: the
+    commands may only read it or refuse it (a test never writes to a device)."""
+
+    target: str
+
+
+#: a file's content: bytes, a folder, a FIFO, a link, or bytes made from the template folder
+Content = bytes | _Folder | _Fifo | Link | Callable[[Path], bytes]
 
 
 @dataclass(frozen=True)
@@ -155,6 +175,10 @@ def write_files(files: Mapping[str, Content], folder: Path, template: Path) -> N
         if isinstance(content, _Folder):
             p.mkdir(exist_ok=True)
             (p / "inside.txt").write_bytes(b"a file in a folder\n")
+        elif isinstance(content, _Fifo):
+            os.mkfifo(p)
+        elif isinstance(content, Link):
+            p.symlink_to(content.target)
         elif callable(content):
             p.write_bytes(content(template))
         else:
