@@ -257,14 +257,10 @@ def slice_figures(by: str | None, key: str, pos: np.ndarray | None, rc: ReportCo
 
     # judges -------------------------------------------------------------------------------
     jout: dict[str, Any] = {}
-    status_text = np.array(STATUS_TEXT, dtype=object)
     for j in judges:
         if j not in col:
             continue
         st = rows[:, scol[j]]
-        n_items = int(freq[st != NO_RATING].sum())
-        n_abstain = int(freq[st == ABSTAIN].sum())
-        n_error = int(freq[st == ERROR].sum())
         rated = rows[:, col[j]] >= 0
         vs_ref = pair_figs(REF, j)
         cm = confusion_result(pf.confusion(ref, rows[:, col[j]], freq, v), codes)
@@ -279,25 +275,17 @@ def slice_figures(by: str | None, key: str, pos: np.ndarray | None, rc: ReportCo
         delta = None
         if a_h["value"] is not None and a_hj["value"] is not None:
             delta = round(a_hj["value"] - a_h["value"], 6)
-        n_rated = int(freq[rated].sum())
         jout[j] = {
-            "n_items": n_items,
-            "n_rated": n_rated,
-            "n_abstain": n_abstain,
-            "n_error": n_error,
-            "abstain_rate": num(n_abstain / n_items) if n_items else None,
-            "error_rate": num(n_error / n_items) if n_items else None,
+            **_counts(st, rated, freq),
             "vs_reference": vs_ref,
             "vs_humans": vs_h,
             "alpha_humans": a_h,
             "alpha_with_judge": a_hj,
             "alpha_delta": delta,
             "label_distribution": pf.distribution(rows[:, col[j]], freq, codes),
-            "coverage": coverage(np.repeat(in_scope, freq), np.repeat(rated, freq),
-                                 np.repeat(status_text[st], freq), confidence=o.confidence),
+            "coverage": _coverage(in_scope, rated, st, freq, o),
             "vs_loo": vs_loo[j],
-            "bias": signed_bias(ref_items, item_labels[:, col[j]], codes=codes,
-                                values=[rubric.values[c] for c in codes], level=level, **ci_kw),
+            "bias": _bias(ref_items, item_labels[:, col[j]], rubric, o),
             "per_class": per_class(cm.matrix, codes, [rubric.values[c] for c in codes], **ci_kw),
         }
     return {
@@ -335,22 +323,11 @@ def _wanted_slice(by: str | None, key: str, wanted: Wanted, rows: np.ndarray, fr
             n_categories=v, weights=weights, n_resamples=o.n_resamples, confidence=o.confidence, seed=o.seed)
     ref = rows[:, col[REF]]
     in_scope = (ref >= 0) | (rows[:, [col[h] for h in hcols]] >= 0).any(axis=1)
-    status_text = np.array(STATUS_TEXT, dtype=object)
     jout: dict[str, Any] = {}
     for j in js:
         st, lab = rows[:, scol[j]], rows[:, col[j]]
         rated = lab >= 0
-        n_items = int(freq[st != NO_RATING].sum())
-        n_abstain = int(freq[st == ABSTAIN].sum())
-        n_error = int(freq[st == ERROR].sum())
-        out: dict[str, Any] = {
-            "n_items": n_items,
-            "n_rated": int(freq[rated].sum()),
-            "n_abstain": n_abstain,
-            "n_error": n_error,
-            "abstain_rate": num(n_abstain / n_items) if n_items else None,
-            "error_rate": num(n_error / n_items) if n_items else None,
-        }
+        out = _counts(st, rated, freq)
         if overall or wanted.slice_metric:
             vs_ref = {wanted.metric: pair_figs(REF, j, (wanted.metric,))[wanted.metric]}
             if overall and wanted.confusion:
@@ -358,17 +335,43 @@ def _wanted_slice(by: str | None, key: str, wanted: Wanted, rows: np.ndarray, fr
             vs_ref["n"] = int(freq[(ref >= 0) & rated].sum())
             out["vs_reference"] = vs_ref
         if overall and wanted.coverage:
-            out["coverage"] = coverage(np.repeat(in_scope, freq), np.repeat(rated, freq),
-                                       np.repeat(status_text[st], freq), confidence=o.confidence)
+            out["coverage"] = _coverage(in_scope, rated, st, freq, o)
         if wanted.bias if overall else wanted.slice_bias:
-            out["bias"] = signed_bias(item_labels[:, col[REF]], item_labels[:, col[j]], codes=codes,
-                                      values=[rubric.values[c] for c in codes], level=level,
-                                      n_resamples=o.n_resamples, confidence=o.confidence, seed=o.seed)
+            out["bias"] = _bias(item_labels[:, col[REF]], item_labels[:, col[j]], rubric, o)
         if overall and wanted.loo:
             out["vs_loo"] = vs_loo[j]
         jout[j] = out
     return {"by": by, "key": key, "n_items": int(freq.sum()), "n_reference": int(freq[ref >= 0].sum()),
             "human_ceiling": ceiling, "judges": jout}
+
+
+def _counts(st: np.ndarray, rated: np.ndarray, freq: np.ndarray) -> dict[str, Any]:
+    """A judge's items, rated items, abstentions and errors and their rates, from its status and
+    rated columns of the pattern rows."""
+    n_items = int(freq[st != NO_RATING].sum())
+    n_abstain = int(freq[st == ABSTAIN].sum())
+    n_error = int(freq[st == ERROR].sum())
+    return {
+        "n_items": n_items,
+        "n_rated": int(freq[rated].sum()),
+        "n_abstain": n_abstain,
+        "n_error": n_error,
+        "abstain_rate": num(n_abstain / n_items) if n_items else None,
+        "error_rate": num(n_error / n_items) if n_items else None,
+    }
+
+
+def _coverage(in_scope: np.ndarray, rated: np.ndarray, st: np.ndarray, freq: np.ndarray, o: Opts) -> dict[str, Any]:
+    """:func:`judgekit.agreement.coverage.coverage` of a judge over the items of the pattern rows."""
+    status_text = np.array(STATUS_TEXT, dtype=object)
+    return coverage(np.repeat(in_scope, freq), np.repeat(rated, freq), np.repeat(status_text[st], freq),
+                    confidence=o.confidence)
+
+
+def _bias(ref: np.ndarray, judge: np.ndarray, rubric: Rubric, o: Opts) -> dict[str, Any]:
+    """:func:`judgekit.agreement.bias.signed_bias` of a judge's label codes against the reference's."""
+    return signed_bias(ref, judge, codes=rubric.codes, values=[rubric.values[c] for c in rubric.codes],
+                       level=rubric.level, n_resamples=o.n_resamples, confidence=o.confidence, seed=o.seed)
 
 
 def _ceiling_names(n_humans: int, weights: str | None) -> dict[str, str | None]:
