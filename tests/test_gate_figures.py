@@ -84,7 +84,7 @@ def _store(folder: Path, rubric: Any, seed: int, *, reference: bool, other: int 
     with Store(db) as s:
         s.put_items(items)
         s.put_ratings(ratings)
-        if other:  # another rubric's ratings, most of the table: the matrix is read rater by rater
+        if other:  # another rubric's ratings, most of the table: the matrix is read through the index
             rest = load_rubric("harm_severity")
             more = pd.DataFrame([(f"it-{k % n:03d}", f"o{k // n}", "human", rest.codes[k % 5], "ok", 0)
                                  for k in range(other)],
@@ -256,7 +256,7 @@ def test_xstest_shipped_policy_same_verdict(xstest_store):
 
 @pytest.mark.parametrize("trials", [True, False])
 def test_a_store_mostly_of_another_rubric_same_verdict(tmp_path, trials):
-    # read rater by rater (the rubric is a small share of the table); without trials the
+    # read through the index (the rubric is a small share of the table); without trials the
     # verdict's hashes come from the matrix (judgekit.verdict.hashes), with them from SQL
     rubric = load_rubric("refusal")
     db = _store(tmp_path, rubric, seed=11, reference=True, other=2400, trials=trials)
