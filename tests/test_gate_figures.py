@@ -1,7 +1,9 @@
-"""The gate decides on the figures of its policy's checks only (judgekit.gate.figures), built from
-one code matrix read by SQL: each of them, and so each verdict, must be what the full agreement
-report gives (`run_gate(..., full_report=True)`, the gate's path before issue 13). Checked on
-random stores — judge trials with ties, abstentions and errors, humans with gaps, an item only
+"""The gate decides on the figures of its policy's checks only (judgekit.gate.figures: the agreement
+report asked for the wanted figures, over the one code matrix read by SQL): each figure is the one
+a public reference implementation gives on the same items (scikit-learn's cohen_kappa_score, the
+krippendorff package, the percent agreement and AC1 formulas; computed here from the stored
+ratings with pandas, to the report's 6 decimals), and the subset is the report of every figure
+(`run_gate(..., full_report=True)`) cut down, with the same verdict. Checked on random stores — judge trials with ties, abstentions and errors, humans with gaps, an item only
 another judge rated, text and numeric metadata with gaps, crossed slices — under nominal,
 ordinal and interval rubrics, for every metric, every reference kind and every check that reads
 an agreement figure; and on XSTest with the shipped policy."""
@@ -13,6 +15,7 @@ import random
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -81,7 +84,7 @@ def _store(folder: Path, rubric: Any, seed: int, *, reference: bool, other: int 
     with Store(db) as s:
         s.put_items(items)
         s.put_ratings(ratings)
-        if other:  # another rubric's ratings, most of the table: the matrix is read rater by rater
+        if other:  # another rubric's ratings, most of the table: the matrix is read through the index
             rest = load_rubric("harm_severity")
             more = pd.DataFrame([(f"it-{k % n:03d}", f"o{k // n}", "human", rest.codes[k % 5], "ok", 0)
                                  for k in range(other)],
@@ -104,6 +107,64 @@ def _subset(lean: Any, full: Any, at: str = "") -> None:
             _subset(v, full[k], f"{at}[{k}]")
     else:
         assert lean == full, f"{at}: {lean!r} != {full!r}"
+
+
+def _reference_values(db: Path, rubric: Any, metric: str, reference: str | None) -> dict[str, tuple[float, int]]:
+    """Each judge's ``metric`` against the reference over the items both rated, and that n, by
+    the reference implementations, from the stored ratings: a judge's trials reduced to their
+    majority ok label (a tie or none: not rated), the reference a rater's label or the humans'
+    plurality label (a tie: none)."""
+    import krippendorff
+    from sklearn.metrics import cohen_kappa_score
+
+    with Store(db) as s:
+        r = s.ratings(rubric=rubric)
+    codes = list(rubric.codes)
+    pos = {c: k for k, c in enumerate(codes)}
+    ok = r[(r.status == "ok") & r.label.notna()]
+
+    def majority(frame: pd.DataFrame) -> dict[str, int]:
+        out = {}
+        for item, labels in frame.groupby("item_id")["label"]:
+            top = labels.value_counts()
+            if len(top) == 1 or top.iloc[0] > top.iloc[1]:
+                out[str(item)] = pos[top.index[0]]
+        return out
+
+    if reference in (None, "adj"):
+        ref = majority(ok[ok.rater_id == "adj"])
+    elif reference in ("h1", "h2"):
+        ref = majority(ok[ok.rater_id == reference])
+    else:
+        humans = ["h1", "h3"] if reference == "consensus humans" else ["h1", "h2", "h3"]
+        ref = majority(ok[ok.rater_id.isin(humans)])
+    out = {}
+    for j in ("j1", "j2"):
+        judge = majority(ok[ok.rater_id == j])
+        both = sorted(set(ref) & set(judge))
+        a = np.array([ref[i] for i in both])
+        b = np.array([judge[i] for i in both])
+        if metric == "kappa":
+            value = cohen_kappa_score(a, b, labels=list(range(len(codes))))
+        elif metric == "weighted_kappa":
+            value = cohen_kappa_score(a, b, labels=list(range(len(codes))), weights="quadratic")
+        elif metric == "percent_agreement":
+            value = float(np.mean(a == b))
+        elif metric == "alpha":
+            if rubric.level == "interval":
+                vals = np.array([rubric.values[c] for c in codes], dtype=float)
+                value = krippendorff.alpha(reliability_data=np.vstack([vals[a], vals[b]]),
+                                           level_of_measurement="interval")
+            else:
+                value = krippendorff.alpha(reliability_data=np.vstack([a, b]).astype(float),
+                                           level_of_measurement=rubric.level,
+                                           value_domain=list(range(len(codes))))
+        else:  # Gwet's AC1: p_e = sum_k pi_k (1 - pi_k) / (q - 1), pi_k over the 2n ratings
+            pi = np.bincount(np.concatenate([a, b]), minlength=len(codes)) / (2 * len(a))
+            p_a, p_e = float(np.mean(a == b)), float((pi * (1 - pi)).sum() / (len(codes) - 1))
+            value = (p_a - p_e) / (1 - p_e)
+        out[j] = (float(value), len(both))
+    return out
 
 
 def _both(db: Path, policy: Path) -> tuple[dict, Any, dict, Any]:
@@ -148,6 +209,11 @@ def test_the_gate_figures_and_verdict_are_the_full_reports(tmp_path, name, metri
     policy.write_text(f"rubric: {rubric_ref}\njudges: [j1, j2]\n{ref_line}by: {by}\nn_resamples: 100\nseed: 3\n"
                       f"checks:\n{CHECKS.format(metric=metric)}", encoding="utf-8")
     lean, lean_report, full, full_report = _both(db, policy)
+    if not (metric == "weighted_kappa" and rubric.level == "nominal"):
+        for j, (value, n) in _reference_values(db, rubric, metric, reference).items():
+            got = lean_report.judge(j)["vs_reference"]
+            assert got["n"] == got[metric]["n"] == n > 20, j
+            assert got[metric]["value"] == pytest.approx(value, abs=5.01e-7), (j, metric)  # 6 decimals
     _same_verdict(lean, full)
     assert lean_report.data["scope"].startswith("the figures of the gate policy's checks only")
     _subset({k: v for k, v in lean_report.data.items() if k != "scope"}, full_report.data)
@@ -190,7 +256,7 @@ def test_xstest_shipped_policy_same_verdict(xstest_store):
 
 @pytest.mark.parametrize("trials", [True, False])
 def test_a_store_mostly_of_another_rubric_same_verdict(tmp_path, trials):
-    # read rater by rater (the rubric is a small share of the table); without trials the
+    # read through the index (the rubric is a small share of the table); without trials the
     # verdict's hashes come from the matrix (judgekit.verdict.hashes), with them from SQL
     rubric = load_rubric("refusal")
     db = _store(tmp_path, rubric, seed=11, reference=True, other=2400, trials=trials)

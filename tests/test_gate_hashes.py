@@ -1,7 +1,7 @@
-"""The verdict's hashes from the gate's code matrix (judgekit.verdict.hashes) are gate_sql's (and so
-main's) values whenever the matrix can give them, and the matrix declines when it cannot (trials,
-perturbed copies); the matrix read by one index read per rater (a store where another rubric
-holds most ratings) is the same as by one table scan."""
+"""The verdict's hashes from the store's code matrix (judgekit.verdict.hashes over
+judgekit.agreement.rating_codes) are gate_sql's (and so main's) values whenever the matrix can give
+them, and the matrix declines when it cannot (trials, perturbed copies); the matrix read through
+the index (a store where another rubric holds most ratings) is the same as by one table scan."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from judgekit.agreement import code_matrix as gate_matrix
+from judgekit.agreement.rating_codes import codes_from_store
+from judgekit.agreement.report import read_codes
 from judgekit.rubric.model import load_rubric
 from judgekit.store import digests as gate_sql
 from judgekit.store.database import Store
@@ -72,13 +73,13 @@ def _sql(s: Store) -> dict[str, Any]:
 def test_matrix_hashes_are_the_sql_hashes(tmp_path):
     for name, kw in (("plain", {}), ("other-rubric", {"other_rubric": 200}), ("many-items", {"extra_items": 300})):
         with Store(_store(tmp_path / f"{name}.db", **kw)) as s:
-            mat = gate_matrix.store_matrix(s, REFUSAL, variants=False)
+            mat = codes_from_store(s, REFUSAL, variants=False)
             assert mat.trials is not None
             got = matrix_hashes(s, REFUSAL, mat, ["j", "silent", "nobody"], variants=False)
             assert got == _sql(s), name
             # not vacuous: each hash moves with what it covers, in both forms
             s.conn.execute("UPDATE ratings SET label = ? WHERE item_id = 'back\\slash' AND rater_id = 'h1'", (CODES[2],))
-            mat2 = gate_matrix.store_matrix(s, REFUSAL, variants=False)
+            mat2 = codes_from_store(s, REFUSAL, variants=False)
             moved = matrix_hashes(s, REFUSAL, mat2, ["j", "silent", "nobody"], variants=False)
             assert moved == _sql(s) and moved is not None
             assert moved["human_ratings_hash"] != got["human_ratings_hash"]
@@ -89,7 +90,7 @@ def test_main_values_on_this_store(tmp_path):
     # computed by main's DataFrame code (0666d98) on this very store; U+FF5A sorts before U+1D518
     # in code point (UTF-8) order, after it in UTF-16 order
     with Store(_store(tmp_path / "s.db")) as s:
-        mat = gate_matrix.store_matrix(s, REFUSAL, variants=False)
+        mat = codes_from_store(s, REFUSAL, variants=False)
         got = matrix_hashes(s, REFUSAL, mat, ["j", "silent"], variants=False)
     assert got == {"items_hash": MAIN["items_hash"], "human_ratings_hash": MAIN["human_ratings_hash"],
                    "judges": {"j": MAIN["j"], "silent": MAIN["silent"]}}
@@ -101,14 +102,15 @@ MAIN = {"items_hash": "825ff6c309a62cc5", "human_ratings_hash": "b99212a1cba224a
 
 def test_the_matrix_declines_trials_and_perturbed_copies(tmp_path):
     with Store(_store(tmp_path / "s.db", trials=True)) as s:
-        mat = gate_matrix.store_matrix(s, REFUSAL, variants=False)
+        assert codes_from_store(s, REFUSAL, variants=False) is None  # several trials: the frame path
+        mat = read_codes(s, REFUSAL)  # (trials collapsed)
         assert mat.trials is None and matrix_hashes(s, REFUSAL, mat, ["j"], variants=False) is None
     with Store(_store(tmp_path / "t.db", perturbed=True)) as s:
-        mat = gate_matrix.store_matrix(s, REFUSAL, variants=True)
+        mat = codes_from_store(s, REFUSAL, variants=True)
         assert "a~padding" in mat.items and "j~padding" in mat.raters  # the copies are in the matrix
         assert matrix_hashes(s, REFUSAL, mat, ["j"], variants=True) is None
         # without the copies the matrix gives the hashes, the SQL forms' (which leave copies out)
-        plain = gate_matrix.store_matrix(s, REFUSAL, variants=False)
+        plain = codes_from_store(s, REFUSAL, variants=False)
         assert "a~padding" not in plain.items and "j~padding" not in plain.raters
         assert matrix_hashes(s, REFUSAL, plain, ["j", "silent", "nobody"], variants=False) == _sql(s)
     # the gate of a policy naming the perturbed judge writes the old path's hashes
@@ -128,11 +130,12 @@ def test_the_matrix_declines_trials_and_perturbed_copies(tmp_path):
             s, REFUSAL, "j~label_order")
 
 
-def test_the_per_rater_read_is_the_table_scan(tmp_path):
+def test_the_index_read_is_the_table_scan(tmp_path):
     with Store(_store(tmp_path / "a.db")) as a, Store(_store(tmp_path / "b.db", other_rubric=500)) as b:
-        ma = gate_matrix.store_matrix(a, REFUSAL, variants=False)
-        mb = gate_matrix.store_matrix(b, REFUSAL, variants=False)  # 500 other ratings: one read per rater
-        assert (ma.items, ma.raters, ma.kinds, ma.codes) == (mb.items, mb.raters, mb.kinds, mb.codes)
+        ma = codes_from_store(a, REFUSAL, variants=False)
+        mb = codes_from_store(b, REFUSAL, variants=False)  # 500 other ratings: read through the index
+        assert ma is not None and mb is not None
+        assert (ma.items.tolist(), ma.raters, ma.kinds) == (mb.items.tolist(), mb.raters, mb.kinds)
         assert (ma.labels == mb.labels).all() and (ma.status == mb.status).all()
         assert ma.trials is not None and mb.trials is not None and (ma.trials == mb.trials).all()
         assert list(ma.kinds) == ["h1", "h2", "j", "silent", "ref"]

@@ -1,6 +1,8 @@
 """`judgekit gate` with the shipped XSTest policy loads no pandas (nor scipy, scikit-learn or a
-provider SDK): its figures come from the code matrix (judgekit.agreement.code_matrix), its slices from
-plain-text metadata (judgekit.gate.slices), its hashes from that matrix (judgekit.verdict.hashes).
+provider SDK): its figures come from the code matrix (judgekit.agreement.rating_codes) through the
+agreement report's one path, its slices from text metadata read by SQL
+(judgekit.agreement.slicing.slice_positions_from_groups), its hashes from that matrix
+(judgekit.verdict.hashes).
 A fresh interpreter, since the test process holds every module already."""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The report reads the ratings once (issue 13): the verdict check hashes the agreement report's
-code matrix (judgekit.verdict.hashes.current_hashes with ``codes``), and the gate's matrix is that
-same scan (judgekit.agreement.code_matrix.matrix_from_codes). Checked here: the shared scan gives the very
-cells of the gate's own read and the very hash values of the SQL forms (which
+code matrix (judgekit.verdict.hashes.current_hashes with ``codes``), and the gate reads that
+same scan (judgekit.agreement.report.read_codes). Checked here: the scan gives the very
+cells of the DataFrame path (any number of raters) and the very hash values of the SQL forms (which
 tests/test_gate_sql.py pins to main's), on random stores with abstentions, errors, single
 non-zero trials, unicode ids, items stored out of id order, items without ratings and ratings
 without items; where it cannot (several trials of a cell, a trial over 74) the old reads are
@@ -19,14 +19,13 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-from judgekit.agreement import code_matrix as gate_matrix
 from judgekit.agreement import rating_codes
 from judgekit.agreement.rating_codes import factorize_sorted
 from judgekit.agreement.report import read_codes
 from judgekit.rubric.model import load_rubric
 from judgekit.store import digests as gate_sql
 from judgekit.store.database import Store
-from judgekit.verdict.hashes import current_hashes
+from judgekit.verdict.hashes import current_hashes, matrix_hashes
 
 REFUSAL = load_rubric("refusal")
 CODES = REFUSAL.codes
@@ -83,22 +82,15 @@ def _random_store(db: Path, seed: int, *, in_order: bool, trial: int | None = No
     return db
 
 
-def _own_read(s: Store, raters: list[str] | None = None) -> gate_matrix.GateMatrix:
-    """store_matrix by its own read (the shared scan declined)."""
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(rating_codes, "codes_from_store", lambda *a, **k: None)
-        return gate_matrix.store_matrix(s, REFUSAL, variants=False, raters=raters)
+def _frame_codes(s: Store) -> rating_codes.RatingCodes:
+    """The DataFrame path's matrix of the same ratings (the scan declined)."""
+    return rating_codes.codes_from_frame(s.ratings(rubric=REFUSAL), CODES)
 
 
-def _same(a: gate_matrix.GateMatrix, b: gate_matrix.GateMatrix) -> None:
-    assert a.items == b.items and a.raters == b.raters and a.kinds == b.kinds
+def _same(a: rating_codes.RatingCodes, b: rating_codes.RatingCodes) -> None:
+    assert a.items.tolist() == b.items.tolist() and a.raters == b.raters and a.kinds == b.kinds
     assert list(a.kinds) == list(b.kinds)  # first-rating order
-    assert a.codes == b.codes and a.n_codes == b.n_codes
-    for name in ("labels", "status", "trials"):
-        x, y = getattr(a, name), getattr(b, name)
-        assert (x is None) == (y is None), name
-        if x is not None:
-            assert x.dtype == y.dtype == np.int64 and np.array_equal(x, y), name
+    assert np.array_equal(a.labels, b.labels) and np.array_equal(a.status, b.status)
 
 
 def _sql_hashes(s: Store, judge: str | None) -> tuple[dict[str, str], str | None]:
@@ -111,12 +103,7 @@ def test_the_shared_scan_is_the_gates_read_and_hashes_as_the_sql_forms(tmp_path,
     with Store(_random_store(tmp_path / "s.db", seed, in_order=seed % 2 == 0, trial=3 if seed % 3 == 0 else None)) as s:
         codes = read_codes(s, REFUSAL)
         assert codes.trials is not None
-        shared = gate_matrix.store_matrix(s, REFUSAL, variants=False)
-        _same(shared, _own_read(s))
-        # a subset of the raters: their items only (what current_hashes asks for)
-        kinds = gate_sql.rater_kinds(s, REFUSAL)
-        people = [r for r, k in kinds.items() if k != "judge"]
-        _same(gate_matrix.matrix_from_codes(codes, REFUSAL, {r: kinds[r] for r in people}), _own_read(s, people))
+        _same(codes, _frame_codes(s))
         for judge in (None, "j1", "j2", "nobody"):
             assert current_hashes(s, REFUSAL, judge, codes=codes) == _sql_hashes(s, judge), judge
         # not vacuous: an edited human label moves the human hash only, a content edit the items hash
@@ -137,12 +124,30 @@ def test_where_the_scan_cannot_hash_the_old_reads_give_the_same_values(tmp_path,
     with Store(_random_store(tmp_path / "s.db", 11, in_order=True, **kw)) as s:
         codes = read_codes(s, REFUSAL)
         assert codes.trials is None  # a trial over 74: unknown; several trials: collapsed
-        assert gate_matrix.matrix_from_codes(codes, REFUSAL, gate_sql.rater_kinds(s, REFUSAL)) is None
-        _same(gate_matrix.store_matrix(s, REFUSAL, variants=False), _own_read(s))
+        assert matrix_hashes(s, REFUSAL, codes, ["j1"], variants=False) is None
+        _same(codes, _frame_codes(s))
         for judge in (None, "j1"):
             got = current_hashes(s, REFUSAL, judge, codes=codes)
             if got is not None:  # (several trials of a judge: the caller's SQL forms)
                 assert got == _sql_hashes(s, judge)
+
+
+def test_more_raters_than_code_characters_are_read_in_the_one_scan(tmp_path):
+    """Past 75 raters the scan reads the rater ids too; its cells are the DataFrame path's and
+    its hashes the SQL forms'."""
+    rng = random.Random(2)
+    ids = [f"i{k:02d}" for k in range(40)]
+    rows = [(i, f"h{r:03d}", "human", rng.choice(CODES), "ok", 0) for i in ids for r in range(90) if rng.random() < 0.3]
+    rows += [(i, "j1", "judge", rng.choice(CODES), "ok", 0) for i in ids]
+    ratings = pd.DataFrame(rows, columns=["item_id", "rater_id", "rater_kind", "label", "status", "trial"])
+    ratings["rubric"], ratings["rubric_hash"] = REFUSAL.id, REFUSAL.hash
+    with Store(tmp_path / "m.db") as s:
+        s.put_items(pd.DataFrame({"item_id": ids, "prompt": ids, "response": ids}))
+        s.put_ratings(ratings)
+        codes = rating_codes.codes_from_store(s, REFUSAL)
+        assert codes is not None and len(codes.raters) > 75 and codes.trials is not None
+        _same(codes, _frame_codes(s))
+        assert current_hashes(s, REFUSAL, "j1") == _sql_hashes(s, "j1")
 
 
 # ----------------------------------------------------------------------------- the command
@@ -182,7 +187,6 @@ def test_report_reads_the_ratings_once_and_still_refuses_a_stale_verdict(tmp_pat
 
     monkeypatch.setattr(rating_codes, "codes_from_store", counted)
     monkeypatch.setattr("judgekit.agreement.report.codes_from_store", counted)
-    monkeypatch.setattr(gate_matrix, "store_matrix", no_second_read)
     monkeypatch.setattr(gate_sql, "human_ratings_hash", no_second_read)
     args = ["report", "--store", str(db), "--rubric", "refusal", "--verdict", str(verdict),
             "--resamples", "100", "--disagreements", "2"]

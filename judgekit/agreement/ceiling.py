@@ -56,12 +56,6 @@ from judgekit.agreement.figures import (
 LOO_METRICS = ("percent_agreement", "kappa", "weighted_kappa")
 
 
-def code_matrix(positions: np.ndarray) -> np.ndarray:
-    """Label positions as floats (NaN = missing) -> int64 codes with -1 for missing."""
-    arr = np.asarray(positions, dtype=float)
-    return np.where(np.isnan(arr), -1, arr).astype(np.int64)
-
-
 def item_patterns(codes: np.ndarray, n_categories: int) -> tuple[np.ndarray, np.ndarray]:
     """The distinct rows of an (N, R) code matrix and how often each occurs: (P, R), (P,)."""
     n, r = codes.shape

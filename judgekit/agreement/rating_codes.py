@@ -11,15 +11,16 @@ one of statuses, built once per report (issue 13: a lean agreement path).
 * ``trials[i, r]`` (from a store only): the stored trial of that cell's one rating, ``-1`` when
   there is none; None when some trial is outside 0..74 or the matrix came from a DataFrame. With
   it the matrix is every stored rating as it is, which the verdict's hashes are computed from
-  (:func:`judgekit.agreement.code_matrix.matrix_from_codes`), so the report and the gate read the ratings
+  (:func:`judgekit.verdict.hashes.matrix_hashes`), so the report and the gate read the ratings
   once for their figures and their hashes.
 
 From a :class:`~judgekit.store.database.Store` the matrix comes from one scan of the ratings table that
 returns two strings (the item ids, and four code characters per rating made by SQL ``CASE``
 expressions over bound parameters: rater, label, status, trial), so no Python object is made per
 rating but the item id. No pandas on this path (the gate uses it).
-A store whose ratings have several trials of one (item, rater), more than 75 raters or labels,
-an item id holding a newline, or a label that is not one of the rubric's codes is read through
+With more than 75 raters the rater ids are read as a third string and coded in Python.
+A store whose ratings have several trials of one (item, rater), more than 75 labels,
+an item or rater id holding a newline, or a label that is not one of the rubric's codes is read through
 the DataFrame path instead (:func:`codes_from_frame`: trials collapsed to their majority, as
 before). Both paths give the same matrices.
 """
@@ -237,13 +238,16 @@ def codes_from_store(store: Any, rubric: Any, *, variants: bool = False,
     codes = list(rubric.codes)
     if not raters:
         return _empty()
-    if len(raters) > _MAX_CODES or len(codes) > _MAX_CODES:
+    if len(codes) > _MAX_CODES:
         return None
     kind_of = {r: conn.execute("SELECT rater_kind FROM ratings WHERE rubric = ? AND rubric_hash = ? "
                                "AND rater_id = ? LIMIT 1", (*key, r)).fetchone()[0] for r in raters}
     args: list[Any] = []
-    rater_case = "CASE rater_id " + " ".join("WHEN ? THEN ?" for _ in raters) + " END"
-    for i, r in enumerate(raters):
+    # up to 75 raters: a code character each, made by SQL; more: the rater ids are read too
+    # (one more string) and coded in Python, with no SQL variable per rater
+    many = len(raters) > _MAX_CODES
+    rater_case = "'0'" if many else "CASE rater_id " + " ".join("WHEN ? THEN ?" for _ in raters) + " END"
+    for i, r in enumerate(raters if not many else ()):
         args += [r, chr(48 + i)]
     label_case = ("CASE WHEN label IS NULL THEN '0' " + " ".join("WHEN label = ? THEN ?" for _ in codes)
                   + " ELSE '/' END")
@@ -265,9 +269,10 @@ def codes_from_store(store: Any, rubric: Any, *, variants: bool = False,
     rows = f"SELECT item_id, rater_id, label, status, trial FROM ratings NOT INDEXED WHERE {where}"
     if others:
         rows = f"SELECT item_id, rater_id, label, status, trial FROM ratings WHERE {where} ORDER BY rowid"
+    rater_ids = ", group_concat(rater_id, char(10))" if many else ""
     sql = (f"SELECT count(*), group_concat(item_id, char(10)), "
-           f"group_concat({rater_case} || {label_case} || {status_case} || {trial_case}, '') FROM ({rows})")
-    n, ids, cells = conn.execute(sql, args).fetchone()
+           f"group_concat({rater_case} || {label_case} || {status_case} || {trial_case}, ''){rater_ids} FROM ({rows})")
+    n, ids, cells, *who = conn.execute(sql, args).fetchone()
     if not n:
         return _empty()
     item_ids = ids.split("\n")
@@ -275,6 +280,12 @@ def codes_from_store(store: Any, rubric: Any, *, variants: bool = False,
     if len(item_ids) != n or packed.size != 4 * n:
         return None  # an item id with a newline
     packed = packed.reshape(n, 4).astype(np.int64)
+    if many:
+        ids_of_raters = who[0].split("\n")
+        if len(ids_of_raters) != n:
+            return None  # a rater id with a newline
+        rater_pos = {r: i for i, r in enumerate(raters)}
+        packed[:, 0] = 48 + np.fromiter(map(rater_pos.__getitem__, ids_of_raters), dtype=np.int64, count=n)
     label_codes = packed[:, 1] - 49
     if (label_codes == 47 - 49).any():
         return None  # a label outside the rubric: the DataFrame path names it

@@ -59,7 +59,7 @@ from judgekit.agreement.rating_codes import (
 from judgekit.agreement.report_data import AgreementReport as AgreementReport  # re-exported
 from judgekit.agreement.roles import no_ratings_error, rater_roles
 from judgekit.agreement.slice_figures import METRICS as METRICS
-from judgekit.agreement.slice_figures import REF, Opts, ReportCodes, slice_figures
+from judgekit.agreement.slice_figures import REF, Opts, ReportCodes, Wanted, slice_figures
 from judgekit.agreement.slicing import MISSING, slice_positions, slice_positions_from_groups
 from judgekit.agreement.trials import collapse_trials as collapse_trials  # re-exported
 from judgekit.agreement.unit_frames import groups_frame, read_ratings, slice_meta, value_groups
@@ -71,6 +71,8 @@ if TYPE_CHECKING:  # pandas only where a slice needs item metadata as a frame
     import pandas as pd
 
 _num = num  # the report's rounding, kept under its old name
+#: ``data["scope"]`` of a report of some figures only (``wanted``)
+WANTED_SCOPE = "the figures of the gate policy's checks only (judgekit.gate.figures)"
 
 
 # ----------------------------------------------------------------------------- report
@@ -90,6 +92,7 @@ def agreement_report(
     confidence: float = 0.95,
     seed: int = 0,
     codes: RatingCodes | None = None,
+    wanted: Wanted | None = None,
 ) -> AgreementReport:
     """Agreement of judges with humans under ``rubric``.
 
@@ -107,6 +110,9 @@ def agreement_report(
     codes : the ratings already read (:func:`read_codes`), so a caller computing several
         figures from one store reads them once; ``source`` then only gives the items and the
         warning about older rubric edits.
+    wanted : only these figures (:class:`~judgekit.agreement.slice_figures.Wanted`; the gate
+        asks for those its policy's checks read), each computed as in the full report;
+        ``data["scope"]`` then says so. None: every figure.
     """
     warnings: list[str] = []
     from judgekit.store.database import Store
@@ -131,7 +137,7 @@ def agreement_report(
                 f"{len(stale)} older edit(s) of {rubric.id} have ratings in the store; they are not "
                 "used (ratings count only under the rubric's current hash)."
             )
-        if items is None and by:
+        if items is None and by and (wanted is None or wanted.slices):
             store_values = value_groups(source, by)  # only the keys sliced by, grouped by value
             if store_values is None:
                 items = slice_meta(source, by)  # key by key; None: read every item
@@ -158,7 +164,7 @@ def agreement_report(
         ref = codes.labels[:, codes.column(reference)]
 
     meta = None
-    if by and store_values is None:
+    if by and store_values is None and (wanted is None or wanted.slices):
         if items is None:
             raise JudgekitError("Slicing needs item metadata; pass items= or a Store.")
         meta = items.set_index(items["item_id"].astype(str))
@@ -179,9 +185,9 @@ def agreement_report(
     rc = ReportCodes.build(
         [*in_play, REF], np.column_stack([codes.labels[:, [codes.column(r) for r in in_play]], ref]),
         status_cols, codes.status[:, [codes.column(j) for j in status_cols]])
-    slices = [slice_figures(None, "all", None, rc, rubric, raters, opts)]
+    slices = [slice_figures(None, "all", None, rc, rubric, raters, opts, wanted)]
     index = None
-    for col in by:
+    for col in by if wanted is None or wanted.slices else ():
         # "model+prompt_safety" crosses two columns: one slice per combination of values
         found = None if store_values is None else slice_positions_from_groups(store_values, col.split("+"), codes.items)
         if found is None:
@@ -195,7 +201,7 @@ def agreement_report(
             found = slice_positions(meta, col.split("+"), index)
         groups, n_missing = found
         for key, pos in groups:
-            slices.append(slice_figures(col, key, pos, rc, rubric, raters, opts))
+            slices.append(slice_figures(col, key, pos, rc, rubric, raters, opts, wanted))
         if n_missing:
             where = f"keys with the part {MISSING}" if "+" in col else f"the slice {MISSING!r}"
             warnings.append(f"{n_missing} items have no {col!r} value; they are in the {col} {where}.")
@@ -205,6 +211,7 @@ def agreement_report(
         warnings.append(f"{n_no_ref} items have no reference label ({why}); judges are not scored on them.")
 
     data = {
+        **({"scope": WANTED_SCOPE} if wanted is not None else {}),
         "rubric": rubric.id,
         "rubric_hash": rubric.hash,
         "level": rubric.level,

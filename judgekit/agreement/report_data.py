@@ -1,7 +1,7 @@
 """The agreement report's container: its figures as a dict in the report's layout (``slices``,
-each with its ``judges``), and lookups by slice and judge. Shared by the full agreement report
-(:func:`judgekit.agreement.report.agreement_report`) and the gate's own figures
-(:class:`judgekit.gate.figures.GateReport`); imports nothing heavy."""
+each with its ``judges``), and lookups by slice and judge. The report of every figure
+and the gate's (the figures its policy's checks read, ``agreement_report(wanted=...)``) share it;
+imports nothing heavy."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
 """Which rater plays which part in an agreement report: the humans compared, the judges, the
 reference (a rater or ``"consensus"``) and the humans of the ceiling, from the raters' kinds;
-and the one sentence when a rubric has no ratings at all. Shared by the full agreement report
-(:func:`judgekit.agreement.report.agreement_report`) and the gate's own figures
-(:func:`judgekit.gate.figures.gate_report`); pure and light (no numpy)."""
+and the one sentence when a rubric has no ratings at all, for
+:func:`judgekit.agreement.report.agreement_report` (every figure, or the gate's); pure and light
+(no numpy)."""
 
 from __future__ import annotations
 

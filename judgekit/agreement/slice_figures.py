@@ -13,6 +13,7 @@ The figures and their definitions are those documented in :mod:`judgekit.agreeme
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,6 +41,30 @@ class Opts:
 
 
 @dataclass(frozen=True)
+class Wanted:
+    """The figures a caller reads, when not every figure (the gate: those its policy's checks
+    read, :func:`judgekit.gate.figures.wanted_by`). In every slice: each judge's counts (items,
+    rated, abstentions, errors and their rates). Overall: ``metric`` against the reference (with
+    its n), and on request the confusion matrix, the coverage, the signed bias and the
+    leave-one-out ceiling with each judge against it. In the other slices: ``metric`` against the
+    reference (``slice_metric``) and the signed bias (``slice_bias``); no other slice is computed
+    when neither is asked for. Each figure is the one the full report gives (same function, same
+    items, same seed)."""
+
+    metric: str
+    confusion: bool = False
+    coverage: bool = False
+    bias: bool = False
+    loo: bool = False
+    slice_metric: bool = False
+    slice_bias: bool = False
+
+    @property
+    def slices(self) -> bool:
+        return self.slice_metric or self.slice_bias
+
+
+@dataclass(frozen=True)
 class ReportCodes:
     """The columns the slices use: ``labels`` (N, L) codes of ``label_cols`` (raters and
     ``__ref__``), ``status`` (N, J) status codes of ``status_cols`` (the judges), and the
@@ -60,9 +85,11 @@ class ReportCodes:
 
 
 def slice_figures(by: str | None, key: str, pos: np.ndarray | None, rc: ReportCodes, rubric: Rubric,
-                  raters: tuple[list[str], list[str], list[str]], o: Opts) -> dict[str, Any]:
+                  raters: tuple[list[str], list[str], list[str]], o: Opts,
+                  wanted: Wanted | None = None) -> dict[str, Any]:
     """The slice dict of :func:`judgekit.agreement.report.agreement_report` for the items at
-    positions ``pos`` of ``rc`` (None: every item)."""
+    positions ``pos`` of ``rc`` (None: every item): every figure, or with ``wanted`` only those
+    (:class:`Wanted`, :func:`_wanted_slice`)."""
     humans, ceiling_humans, judges = raters
     codes = rubric.codes
     v = len(codes)
@@ -129,22 +156,23 @@ def slice_figures(by: str | None, key: str, pos: np.ndarray | None, rc: ReportCo
             return fig(val, None, n, reason(names, mask))
         return fig(val, ci(), n)
 
-    pair_cache: dict[tuple[str, str], dict[str, Any]] = {}
+    pair_cache: dict[tuple[str, str, tuple[str, ...]], dict[str, Any]] = {}
 
-    def pair_figs(a: str, b: str) -> dict[str, Any]:
-        if (a, b) not in pair_cache:
-            pair_cache[a, b] = _pair_figs(a, b)
-        return pair_cache[a, b]
+    def pair_figs(a: str, b: str, metrics: tuple[str, ...] = METRICS) -> dict[str, Any]:
+        if (a, b, metrics) not in pair_cache:
+            pair_cache[a, b, metrics] = _pair_figs(a, b, metrics)
+        return pair_cache[a, b, metrics]
 
-    def _pair_figs(a: str, b: str) -> dict[str, Any]:
+    def _pair_figs(a: str, b: str, metrics: tuple[str, ...]) -> dict[str, Any]:
+        """The ``metrics`` of raters ``a`` and ``b`` on the items both rated (weighted κ None
+        for a nominal rubric)."""
         pair = L([a, b])
         both = np.asarray((pair >= 0).all(axis=1))
         n = int(freq[both].sum())
         out: dict[str, Any] = {}
         if n == 0:
-            for m in METRICS:
-                out[m] = fig(float("nan"), None, 0, "no item rated by both")
-            out["weighted_kappa"] = out["weighted_kappa"] if weights else None
+            for m in metrics:
+                out[m] = fig(float("nan"), None, 0, "no item rated by both") if weights or m != "weighted_kappa" else None
             return out
         sub, f = pair[both], freq[both]
         why: list[str | None] = []
@@ -158,14 +186,26 @@ def slice_figures(by: str | None, key: str, pos: np.ndarray | None, rc: ReportCo
             value, ci = parts
             return fig(value, None, n, why_once()) if math.isnan(value) else fig(value, ci(), n)
 
-        matrix = pf.confusion(sub[:, 0], sub[:, 1], f, v)
         items, units = item_of(both), lazy([a, b], both)
-        out["percent_agreement"] = one(pf.percent_agreement(sub, f, units, ci_kw, items=items))
-        out["kappa"] = one(pf.cohen_kappa(matrix, None, units, ci_kw))
-        out["weighted_kappa"] = one(pf.cohen_kappa(matrix, weights, units, ci_kw)) if weights else None
-        out["alpha"] = one(alpha_value([a, b], both))
-        out["ac1"] = one(pf.gwet_ac1(sub, f, units, v, ci_kw, items=items))
+        matrix = pf.confusion(sub[:, 0], sub[:, 1], f, v)
+        for m in metrics:
+            if m == "percent_agreement":
+                out[m] = one(pf.percent_agreement(sub, f, units, ci_kw, items=items))
+            elif m in ("kappa", "weighted_kappa"):
+                wts = weights if m == "weighted_kappa" else None
+                if m == "kappa" or wts:
+                    out[m] = one(pf.cohen_kappa(matrix, wts, units, ci_kw))
+                else:
+                    out[m] = None
+            elif m == "alpha":
+                out[m] = one(alpha_value([a, b], both))
+            else:
+                out[m] = one(pf.gwet_ac1(sub, f, units, v, ci_kw, items=items))
         return out
+
+    if wanted is not None:
+        return _wanted_slice(by, key, wanted, rows, freq, col, scol, item_labels, pair_figs, rubric,
+                             (ceiling_humans, judges), o)
 
     # human ceiling ------------------------------------------------------------------------
     hcols = [h for h in ceiling_humans if h in col]
@@ -217,14 +257,10 @@ def slice_figures(by: str | None, key: str, pos: np.ndarray | None, rc: ReportCo
 
     # judges -------------------------------------------------------------------------------
     jout: dict[str, Any] = {}
-    status_text = np.array(STATUS_TEXT, dtype=object)
     for j in judges:
         if j not in col:
             continue
         st = rows[:, scol[j]]
-        n_items = int(freq[st != NO_RATING].sum())
-        n_abstain = int(freq[st == ABSTAIN].sum())
-        n_error = int(freq[st == ERROR].sum())
         rated = rows[:, col[j]] >= 0
         vs_ref = pair_figs(REF, j)
         cm = confusion_result(pf.confusion(ref, rows[:, col[j]], freq, v), codes)
@@ -239,25 +275,17 @@ def slice_figures(by: str | None, key: str, pos: np.ndarray | None, rc: ReportCo
         delta = None
         if a_h["value"] is not None and a_hj["value"] is not None:
             delta = round(a_hj["value"] - a_h["value"], 6)
-        n_rated = int(freq[rated].sum())
         jout[j] = {
-            "n_items": n_items,
-            "n_rated": n_rated,
-            "n_abstain": n_abstain,
-            "n_error": n_error,
-            "abstain_rate": num(n_abstain / n_items) if n_items else None,
-            "error_rate": num(n_error / n_items) if n_items else None,
+            **_counts(st, rated, freq),
             "vs_reference": vs_ref,
             "vs_humans": vs_h,
             "alpha_humans": a_h,
             "alpha_with_judge": a_hj,
             "alpha_delta": delta,
             "label_distribution": pf.distribution(rows[:, col[j]], freq, codes),
-            "coverage": coverage(np.repeat(in_scope, freq), np.repeat(rated, freq),
-                                 np.repeat(status_text[st], freq), confidence=o.confidence),
+            "coverage": _coverage(in_scope, rated, st, freq, o),
             "vs_loo": vs_loo[j],
-            "bias": signed_bias(ref_items, item_labels[:, col[j]], codes=codes,
-                                values=[rubric.values[c] for c in codes], level=level, **ci_kw),
+            "bias": _bias(ref_items, item_labels[:, col[j]], rubric, o),
             "per_class": per_class(cm.matrix, codes, [rubric.values[c] for c in codes], **ci_kw),
         }
     return {
@@ -273,6 +301,77 @@ def slice_figures(by: str | None, key: str, pos: np.ndarray | None, rc: ReportCo
         "reference_label_distribution": pf.distribution(ref, freq, codes),
         "judges": jout,
     }
+
+
+def _wanted_slice(by: str | None, key: str, wanted: Wanted, rows: np.ndarray, freq: np.ndarray,
+                  col: dict[str, int], scol: dict[str, int], item_labels: np.ndarray,
+                  pair_figs: Callable[[str, str, tuple[str, ...]], dict[str, Any]], rubric: Rubric,
+                  raters: tuple[list[str], list[str]], o: Opts) -> dict[str, Any]:
+    """The ``wanted`` figures of one slice (``rows``/``freq``: its pattern rows and their
+    counts; ``item_labels``: its items' label codes), by the functions the full slice uses."""
+    ceiling_humans, judges = raters
+    codes, v, level = rubric.codes, len(rubric.codes), rubric.level
+    weights = "quadratic" if level in ("ordinal", "interval") else None
+    overall = by is None
+    hcols = [h for h in ceiling_humans if h in col]
+    js = [j for j in judges if j in col]
+    ceiling: dict[str, Any] = {}
+    vs_loo: dict[str, Any] = {}
+    if overall and wanted.loo:
+        ceiling["loo"], vs_loo = loo_figures(
+            item_labels[:, [col[h] for h in hcols]], hcols, item_labels[:, [col[j] for j in js]], js,
+            n_categories=v, weights=weights, n_resamples=o.n_resamples, confidence=o.confidence, seed=o.seed)
+    ref = rows[:, col[REF]]
+    in_scope = (ref >= 0) | (rows[:, [col[h] for h in hcols]] >= 0).any(axis=1)
+    jout: dict[str, Any] = {}
+    for j in js:
+        st, lab = rows[:, scol[j]], rows[:, col[j]]
+        rated = lab >= 0
+        out = _counts(st, rated, freq)
+        if overall or wanted.slice_metric:
+            vs_ref = {wanted.metric: pair_figs(REF, j, (wanted.metric,))[wanted.metric]}
+            if overall and wanted.confusion:
+                vs_ref["confusion"] = confusion_result(pf.confusion(ref, lab, freq, v), codes).to_dict()
+            vs_ref["n"] = int(freq[(ref >= 0) & rated].sum())
+            out["vs_reference"] = vs_ref
+        if overall and wanted.coverage:
+            out["coverage"] = _coverage(in_scope, rated, st, freq, o)
+        if wanted.bias if overall else wanted.slice_bias:
+            out["bias"] = _bias(item_labels[:, col[REF]], item_labels[:, col[j]], rubric, o)
+        if overall and wanted.loo:
+            out["vs_loo"] = vs_loo[j]
+        jout[j] = out
+    return {"by": by, "key": key, "n_items": int(freq.sum()), "n_reference": int(freq[ref >= 0].sum()),
+            "human_ceiling": ceiling, "judges": jout}
+
+
+def _counts(st: np.ndarray, rated: np.ndarray, freq: np.ndarray) -> dict[str, Any]:
+    """A judge's items, rated items, abstentions and errors and their rates, from its status and
+    rated columns of the pattern rows."""
+    n_items = int(freq[st != NO_RATING].sum())
+    n_abstain = int(freq[st == ABSTAIN].sum())
+    n_error = int(freq[st == ERROR].sum())
+    return {
+        "n_items": n_items,
+        "n_rated": int(freq[rated].sum()),
+        "n_abstain": n_abstain,
+        "n_error": n_error,
+        "abstain_rate": num(n_abstain / n_items) if n_items else None,
+        "error_rate": num(n_error / n_items) if n_items else None,
+    }
+
+
+def _coverage(in_scope: np.ndarray, rated: np.ndarray, st: np.ndarray, freq: np.ndarray, o: Opts) -> dict[str, Any]:
+    """:func:`judgekit.agreement.coverage.coverage` of a judge over the items of the pattern rows."""
+    status_text = np.array(STATUS_TEXT, dtype=object)
+    return coverage(np.repeat(in_scope, freq), np.repeat(rated, freq), np.repeat(status_text[st], freq),
+                    confidence=o.confidence)
+
+
+def _bias(ref: np.ndarray, judge: np.ndarray, rubric: Rubric, o: Opts) -> dict[str, Any]:
+    """:func:`judgekit.agreement.bias.signed_bias` of a judge's label codes against the reference's."""
+    return signed_bias(ref, judge, codes=rubric.codes, values=[rubric.values[c] for c in rubric.codes],
+                       level=rubric.level, n_resamples=o.n_resamples, confidence=o.confidence, seed=o.seed)
 
 
 def _ceiling_names(n_humans: int, weights: str | None) -> dict[str, str | None]:

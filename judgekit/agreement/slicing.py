@@ -79,7 +79,6 @@ def slice_positions_from_groups(columns: dict[str, ValueGroups], parts: Sequence
     is not a stored one, which infers the same type. None when a value is unhashable (then use
     :func:`slice_positions`).
     """
-    import pandas as pd
     n = len(index)
     wanted = np.asarray(index, dtype=object)
     part_codes: list[np.ndarray] = []
@@ -95,12 +94,18 @@ def slice_positions_from_groups(columns: dict[str, ValueGroups], parts: Sequence
         ids = np.asarray([i for _, g in columns[p] for i in g], dtype=object)
         code_of_id = np.append(np.repeat(np.asarray(group_code, dtype=np.int64),
                                          [len(g) for _, g in columns[p]]), -1)  # last: not a store item
-        where = pd.Index(ids).get_indexer(wanted) if n else np.zeros(0, dtype=np.int64)
+        at = {i: k for k, i in enumerate(ids.tolist())}  # (each item is in one group)
+        where = np.fromiter((at.get(i, -1) for i in wanted.tolist()), dtype=np.int64, count=n)
         # a store item without the key, or a rated item the store does not have (reindexing
         # gives it a missing value), makes the column's type one that holds a missing value
         missing_somewhere = bool((code_of_id[:-1] < 0).any() or (where < 0).any())
-        sample = [v for _, v in distinct] + ([np.nan] if missing_somewhere else [])
-        texts = _texts(pd.Series(sample, dtype=None if sample else object)).tolist()
+        if all(t is str for t, _ in distinct):  # text (and missing): the column is object, texts as written
+            texts = [MISSING if v.strip() == "" else v for _, v in distinct]
+        else:
+            import pandas as pd
+
+            sample = [v for _, v in distinct] + ([np.nan] if missing_somewhere else [])
+            texts = _texts(pd.Series(sample, dtype=None if sample else object)).tolist()
         names = list(dict.fromkeys([*texts, MISSING]))
         code_of_text = {t: k for k, t in enumerate(names)}
         text_code = np.array([code_of_text[t] for t in texts[: len(distinct)]] + [code_of_text[MISSING]],

@@ -310,10 +310,10 @@ def run_gate(store: Any, policy_path: str | Path, *, full_report: bool = False) 
     hash, the rubric and its hash, the hashes of the items that carry human or reference ratings
     and of those ratings, and per judge its identity and checks (:func:`evaluate`).
 
-    Returns the verdict and the figures it was decided on: only those the policy's checks read
-    (:func:`judgekit.gate.figures.gate_report`, the same values as the full report's), or with
-    ``full_report`` the whole :func:`judgekit.agreement.agreement_report` (slower: every figure
-    of every rater pair in every slice; the verdict is the same).
+    Returns the verdict and the figures it was decided on: the agreement report with only the
+    figures the policy's checks read (:func:`judgekit.gate.figures.decide_figures`), or with
+    ``full_report`` every figure (slower: every rater pair in every slice; the verdict is the
+    same, each figure coming from the same function).
     """
     policy, raw = load_policy(policy_path)
     rubric = rubric_named_in(policy.rubric, f"Policy file {policy_path}")
@@ -339,9 +339,9 @@ def run_gate(store: Any, policy_path: str | Path, *, full_report: bool = False) 
     from judgekit.gate.figures import decide_figures, has_probes, reads_variants
     from judgekit.verdict.hashes import matrix_hashes
 
-    report, mat = decide_figures(store, policy, policy_path, rubric, full_report=full_report)
+    report, codes = decide_figures(store, policy, policy_path, rubric, full_report=full_report)
     # the verdict's hashes from the same matrix when it holds the stored ratings as they are
-    hashes = None if mat is None else matrix_hashes(store, rubric, mat, policy.judges, variants=reads_variants(policy))
+    hashes = matrix_hashes(store, rubric, codes, policy.judges, variants=reads_variants(policy))
     alt = alt_inputs_results(store, policy, rubric, report) if policy.checks.alt_test else None
     probes: dict[str, list[dict[str, Any]]] = {}
     if has_probes(policy):

@@ -1,4 +1,4 @@
-"""The verdict's hashes from the gate's code matrix (:mod:`judgekit.agreement.code_matrix`), when it holds
+"""The verdict's hashes from the store's code matrix (:mod:`judgekit.agreement.rating_codes`), when it holds
 every rating as it is stored: the same values as :mod:`judgekit.store.digests` computes by sorted SQL
 fetches (and :func:`judgekit.verdict.read.store_hashes` checks a verdict with), without sorting the
 ratings again.
@@ -22,9 +22,10 @@ from typing import Any
 
 import numpy as np
 
-from judgekit.agreement.code_matrix import STATUSES, GateMatrix
+from judgekit.agreement.rating_codes import OTHER_STATUS, RatingCodes
 from judgekit.verdict.policy_rules import PEOPLE
 
+STATUSES = ("ok", "abstain", "error")
 _enc = json.encoder.encode_basestring_ascii  # json.dumps' encoder of a str (ensure_ascii=True)
 _CHUNK = 50_000
 _BLOCK = 100_000  # rows joined at a time by _digest_rows
@@ -85,20 +86,22 @@ def _distinct(parts: tuple[np.ndarray, ...]) -> tuple[np.ndarray, list[tuple[int
     return inverse.reshape(-1), [tuple(r) for r in rows.tolist()]
 
 
-def matrix_hashes(store: Any, rubric: Any, mat: GateMatrix, judges: Sequence[str],
+def matrix_hashes(store: Any, rubric: Any, codes: RatingCodes, judges: Sequence[str],
                   *, variants: bool) -> dict[str, Any] | None:
     """``{"items_hash", "human_ratings_hash", "judges": {judge: judge_ratings_hash}}`` from
-    ``mat`` (read from ``store`` under ``rubric``, with ``variants`` as given), or None when the
-    matrix cannot give them (module doc)."""
+    ``codes`` (the code matrix read from ``store`` under ``rubric``, with ``variants`` as given:
+    :func:`judgekit.agreement.report.read_codes`), or None when the matrix cannot give them
+    (module doc)."""
     from judgekit.store.digests import plain_store
 
-    if variants or mat.trials is None or not plain_store(store):
+    if variants or codes.trials is None or not plain_store(store) or (codes.status == OTHER_STATUS).any():
         return None
+    mat = _Cells(codes)
     people = [k for k, r in enumerate(mat.raters) if mat.kinds.get(r) in PEOPLE]
     item_j = np.array([_enc(i) for i in mat.items], dtype=object)
     rater_j = [_enc(r) for r in mat.raters]
     status_j = [_enc(s) for s in STATUSES]
-    label_j = [_enc(c) for c in mat.codes]
+    label_j = [_enc(c) for c in rubric.codes]
     trials = mat.trials
     hum_status = mat.status[:, people]
     labelled: np.ndarray = np.asarray((hum_status >= 0).any(axis=1))
@@ -116,7 +119,18 @@ def matrix_hashes(store: Any, rubric: Any, mat: GateMatrix, judges: Sequence[str
     return out
 
 
-def _judge_hash(store: Any, rubric: Any, mat: GateMatrix, judge: str, labelled: np.ndarray, item_j: np.ndarray,
+class _Cells:
+    """A :class:`RatingCodes` read with every stored rating as it is (``trials`` known), as the
+    hashes index it: item ids as str, status -1 no rating, 0 ok, 1 abstain, 2 error."""
+
+    def __init__(self, codes: RatingCodes) -> None:
+        assert codes.trials is not None
+        self.items: list[str] = [str(i) for i in codes.items.tolist()]
+        self.raters, self.kinds, self.labels, self.trials = codes.raters, codes.kinds, codes.labels, codes.trials
+        self.status = codes.status.astype(np.int64) - 1
+
+
+def _judge_hash(store: Any, rubric: Any, mat: _Cells, judge: str, labelled: np.ndarray, item_j: np.ndarray,
                 label_j: list[str], status_j: list[str]) -> str:
     from judgekit.store.digests import judge_has_label
 
@@ -131,7 +145,7 @@ def _judge_hash(store: Any, rubric: Any, mat: GateMatrix, judge: str, labelled: 
     return _digest_rows("[" + item_j[ii], inverse, tails)
 
 
-def _items_hash(store: Any, mat: GateMatrix, labelled: np.ndarray, item_j: np.ndarray) -> str:
+def _items_hash(store: Any, mat: _Cells, labelled: np.ndarray, item_j: np.ndarray) -> str:
     """The sorted ``[item_id, content_hash]`` of the labelled items that are in the items table
     (``item_j``: the matrix's items' JSON texts)."""
     (rows,) = np.nonzero(labelled)
@@ -156,27 +170,25 @@ def _items_hash(store: Any, mat: GateMatrix, labelled: np.ndarray, item_j: np.nd
 
 
 def current_hashes(store: Any, rubric: Any, judge: str | None,
-                   codes: Any = None) -> tuple[dict[str, str], str | None] | None:
+                   codes: RatingCodes | None = None) -> tuple[dict[str, str], str | None] | None:
     """What :func:`judgekit.verdict.read.match_store` compares with a verdict, now: the store's
     ``items_hash`` and ``human_ratings_hash`` and (``judge`` given) that judge's
-    ``judge_ratings_hash``, from a matrix of the human and reference raters and the judge only;
-    None when the matrix cannot give them (module doc: the caller uses the SQL forms).
+    ``judge_ratings_hash``, from the store's code matrix; None when the matrix cannot give them
+    (module doc: the caller uses the SQL forms).
 
     ``codes``: the store's ratings as :func:`judgekit.agreement.report.read_codes` read them for
-    the agreement report (every item, no perturbed copies), so they are not read again: the
-    hashes are computed from them when they hold every rating as stored
-    (:func:`judgekit.agreement.code_matrix.matrix_from_codes`)."""
-    from judgekit.agreement.code_matrix import matrix_from_codes, store_matrix
-    from judgekit.store.digests import plain_store, rater_kinds
+    the agreement report (every item, no perturbed copies), so they are not read again; else
+    they are read here (:func:`judgekit.agreement.rating_codes.codes_from_store`, one scan)."""
+    from judgekit.agreement.rating_codes import codes_from_store
+    from judgekit.store.digests import plain_store
 
     if not plain_store(store):
         return None
-    kinds = rater_kinds(store, rubric)
-    chosen = [r for r, k in kinds.items() if k in PEOPLE or r == judge]
-    mat = None if codes is None else matrix_from_codes(codes, rubric, {r: kinds[r] for r in chosen})
-    if mat is None:
-        mat = store_matrix(store, rubric, variants=False, raters=chosen)
-    got = matrix_hashes(store, rubric, mat, [judge] if judge is not None else [], variants=False)
+    if codes is None:
+        codes = codes_from_store(store, rubric)
+    if codes is None:
+        return None
+    got = matrix_hashes(store, rubric, codes, [judge] if judge is not None else [], variants=False)
     if got is None:
         return None
     return ({"items_hash": got["items_hash"], "human_ratings_hash": got["human_ratings_hash"]},
