@@ -33,6 +33,9 @@ from judgekit.core.config import ConfigModel
 from judgekit.errors import JudgekitError
 from judgekit.rubric.model import Rubric
 
+#: the default ``max_response_bytes`` of a judge: 16 MiB (see :mod:`judgekit.judges.bounds`)
+DEFAULT_MAX_RESPONSE_BYTES = 16 * 2**20
+
 
 # --------------------------------------------------------------------------- panel entries
 class Price(ConfigModel):
@@ -66,6 +69,11 @@ class JudgeEntry(ConfigModel):
     max_attempts: int = Field(5, ge=1, le=20)
     backoff_s: float = Field(1.0, ge=0)
     max_backoff_s: float = Field(30.0, ge=0)
+    #: the largest response body read, in bytes; a larger one is an error rating
+    max_response_bytes: int = Field(DEFAULT_MAX_RESPONSE_BYTES, ge=1024, le=2**31)
+    #: seconds one attempt may take in all (None: 2 x timeout_s + 5); a body still arriving then
+    #: (one byte a second) is cut
+    call_deadline_s: float | None = Field(None, gt=0, le=86400)
     price: Price | None = None
     options: dict[str, Any] = Field(default_factory=dict)
     #: a rule judge's answer code -> a code of the panel's rubric (``rules:`` judges only)
