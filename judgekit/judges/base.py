@@ -30,6 +30,7 @@ from typing import Any, Protocol, runtime_checkable
 from pydantic import ConfigDict, Field, field_validator
 
 from judgekit.core.config import ConfigModel
+from judgekit.core.redact import redact
 from judgekit.errors import JudgekitError
 from judgekit.rubric.model import Rubric
 
@@ -309,14 +310,14 @@ def build_judge(entry: JudgeEntry, ctx: JudgeContext, *, source: str | None = No
 
     ``source``: the panel file the entry is in, named in every problem (``Panel file P: Judge
     'kw': unknown rule set ...``)."""
-    if source is None:
-        return _build_judge(entry, ctx)
     try:
         return _build_judge(entry, ctx)
     except JudgekitError as exc:
-        if source in str(exc):
-            raise
-        raise JudgekitError(f"Panel file {source}: {exc}") from None
+        # a spec or base URL named in the message may carry a password or token: never shown
+        message = redact(str(exc))
+        if source is None or source in message:
+            raise JudgekitError(message) from None
+        raise JudgekitError(f"Panel file {source}: {message}") from None
 
 
 def _build_judge(entry: JudgeEntry, ctx: JudgeContext) -> Judge:
@@ -352,8 +353,9 @@ def spec_params(entry: JudgeEntry, judge: Judge) -> str:
     from judgekit.rubric.prompt import PROMPT_VERSION
 
     payload = {
-        # A judge may name itself without transport details (openai-compatible drops its URL).
-        "spec": judge.cache_spec or entry.model,
+        # A judge may name itself without transport details (openai-compatible drops its URL);
+        # a credential in a URL is transport too (judgekit.core.redact): never in a key or hash.
+        "spec": redact(judge.cache_spec or entry.model),
         "temperature": entry.temperature,
         "max_tokens": entry.max_tokens,
         "structured": entry.structured,

@@ -20,6 +20,7 @@ import random
 import time
 from typing import Any
 
+from judgekit.core.redact import redact
 from judgekit.judges.base import BatchJudge, Completion, JudgeCallError
 from judgekit.judges.jobs import Job, JudgeRun
 from judgekit.judges.lease import Elsewhere, RunLease
@@ -88,7 +89,7 @@ async def _run_batches(
         now = time.time()
         with store.transaction():
             add_batch(store, BatchRow(batch_id=bid, provider=judge.limit_group.split(":")[0],
-                                      judge_id=entry.id, spec=entry.model, rubric_hash=rubric.hash,
+                                      judge_id=entry.id, spec=redact(entry.model), rubric_hash=rubric.hash,
                                       keys=keys, created_at=now, updated_at=now))
             lease.hand_to_batch(bid, keys)
         waiting_batches[bid] = set(keys)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
+from judgekit.core.redact import redact
 from judgekit.judges.base import Completion
 from judgekit.judges.bounds import MAX_TOKEN_COUNT
 from judgekit.judges.jobs import Job, JudgeRun
@@ -57,7 +58,7 @@ def record(run: JudgeRun, job: Job, answer: Answer) -> None:
     s.cost_usd += cost
     text = _count(s, status, rationale, reason)
     call = CallRow(
-        key=job.key, judge_id=run.entry.id, spec=run.entry.model, params=run.params,
+        key=job.key, judge_id=run.entry.id, spec=redact(run.entry.model), params=run.params,
         rubric=rubric.id, rubric_hash=rubric.hash, item_id=iid, item_hash=items.hashes[job.item],
         trial=job.trial, raw=raw, status=status, label=label, rationale=rationale,
         error=None if status == "ok" else reason, input_tokens=tin, output_tokens=tout,

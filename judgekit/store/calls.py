@@ -25,6 +25,7 @@ from dataclasses import dataclass, field, fields
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
+from judgekit.core.redact import redact
 from judgekit.store.database import Store
 from judgekit.store.run_owner import describe_owner, forget_owner, new_owner, owner_gone
 from judgekit.store.schema import MAX_SQL_VARIABLES
@@ -138,7 +139,19 @@ def write_calls(store: Store, rows: Sequence[CallRow]) -> None:
     if not rows:
         return
     with store.transaction() as conn:
-        conn.executemany(_INSERT_CALL, [_call_values(r) for r in rows])
+        conn.executemany(_INSERT_CALL, [_stored_values(r) for r in rows])
+
+
+_SPEC = _CALL_COLUMNS.index("spec")
+
+
+def _stored_values(row: CallRow) -> tuple[Any, ...]:
+    """A call's column values, its spec without the credentials of a URL in it
+    (:func:`judgekit.core.redact.redact`: a password or token is never stored)."""
+    values: tuple[Any, ...] = _call_values(row)
+    if "://" in row.spec:
+        values = (*values[:_SPEC], redact(row.spec), *values[_SPEC + 1 :])
+    return values
 
 
 def answered(store: Store, keys: Sequence[str], *, raw: bool = False) -> dict[str, StoredAnswer]:
@@ -247,7 +260,7 @@ def add_batch(store: Store, batch: BatchRow) -> None:
         conn.execute(
             "INSERT INTO judge_batches (batch_id, provider, judge_id, spec, rubric_hash, keys,"
             " status, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (batch.batch_id, batch.provider, batch.judge_id, batch.spec, batch.rubric_hash,
+            (batch.batch_id, batch.provider, batch.judge_id, redact(batch.spec), batch.rubric_hash,
              json.dumps(batch.keys), batch.status, batch.created_at, batch.updated_at),
         )
 
