@@ -108,3 +108,37 @@ def test_contradictory_json_answers_abstain(tmp_path, monkeypatch):
     summary, got, _, _ = run_hostile(tmp_path, monkeypatch, "contradictory")
     assert summary.complete
     assert_all(got, "abstain", "contradictory", "full_compliance", "full_refusal")
+
+
+@pytest.mark.parametrize("spec", ["anthropic:claude-haiku-4-5", "openai:gpt-4o-mini"])
+def test_the_sdks_refuse_a_declared_length_over_the_limit_without_waiting(spec):
+    # a Content-Length of a terabyte and no body: refused from the headers, not awaited (timeout 5 s)
+    import asyncio
+
+    from test_judges_sdk import REFUSAL, REQUEST, SYSTEM
+    from test_lean_http import RawServer
+
+    from judgekit.judges.base import JudgeCallError, JudgeContext, JudgeEntry, build_judge
+    from judgekit.rubric.prompt import answer_schema
+
+    server = RawServer(lambda n: b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"
+                                 b"content-length: 1000000000000\r\n\r\n")
+    try:
+        url = f"http://127.0.0.1:{server.port}"
+        env = {"ANTHROPIC_API_KEY": "k", "OPENAI_API_KEY": "k", "ANTHROPIC_BASE_URL": url,
+               "OPENAI_BASE_URL": url + "/v1"}
+        ctx = JudgeContext(rubric=REFUSAL, system=SYSTEM, schema=answer_schema(REFUSAL), env=env)
+        judge = build_judge(JudgeEntry(id="j", model=spec, timeout_s=5, max_response_bytes=4096), ctx)
+
+        async def go():
+            try:
+                await judge.complete(REQUEST)
+            finally:
+                await judge.aclose()
+
+        t0 = time.monotonic()
+        with pytest.raises(JudgeCallError, match="larger than 4096 bytes") as err:
+            asyncio.run(go())
+        assert time.monotonic() - t0 < 4 and not err.value.retryable
+    finally:
+        server.stop()

@@ -14,8 +14,9 @@
   (``NaN``, 10^30, ``"12"``, ``-1``) make the call an ``error`` rating with the reason.
 
 The SDK judges apply the size and deadline bounds through the SDKs' public ``http_client``
-option: an ``httpx`` client whose response hook wraps each response's byte stream
-(:func:`bounded_http_client`). The lean HTTP client applies them itself.
+option: an ``httpx`` client whose response hook wraps each call's byte stream
+(:func:`bounded_http_client`; a provider batch's results, up to 10,000 answers in one file, are
+not cut at one answer's size). The lean HTTP client applies them itself.
 """
 
 from __future__ import annotations
@@ -148,12 +149,19 @@ def _bounded_stream(package: str) -> type:
     return BoundedStream
 
 
+#: the endpoints of one judge call, whose answers are bounded; a provider batch's endpoints (its
+#: results file holds up to 10,000 answers) are left to the SDK's timeouts
+BOUNDED_PATHS = ("/messages", "/chat/completions")
+
+
 def bounded_http_client(sdk: Any, max_bytes: int, deadline_s: float) -> Any:
     """The SDK's default ``httpx`` client (``sdk.DefaultAsyncHttpxClient``: its timeouts,
-    connection limits and redirects) with a response hook that refuses a ``Content-Length`` over
-    ``max_bytes`` and wraps the body stream so that it is cut there and at the deadline."""
+    connection limits and redirects) with a response hook that, for a call's endpoint
+    (:data:`BOUNDED_PATHS`), refuses a ``Content-Length`` over ``max_bytes`` and wraps the body stream so that it is cut there and at the deadline."""
 
     async def bound(response: Any) -> None:
+        if not response.request.url.path.endswith(BOUNDED_PATHS):
+            return  # a batch's results file: as large as the batch (see BOUNDED_PATHS)
         length = response.headers.get("content-length")
         if length is not None and length.strip().isdigit() and int(length) > max_bytes:
             raise ResponseTooLarge(max_bytes)

@@ -322,9 +322,10 @@ class _Answer:
         return out
 
     async def rest(self) -> bytes:
-        while await self.fill():
-            if len(self.buf) > self.max_body:
-                raise ResponseTooLarge(self.max_body)
+        while len(self.buf) <= self.max_body and await self.fill():
+            pass
+        if len(self.buf) > self.max_body:
+            raise ResponseTooLarge(self.max_body)
         out = bytes(self.buf)
         self.buf.clear()
         return out
