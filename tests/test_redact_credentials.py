@@ -99,3 +99,29 @@ def test_an_error_naming_the_spec_is_redacted(tmp_path, fake):
         run_panel(load_panel(path), store)
     assert "batch" in str(err.value) and "***@127.0.0.1" in str(err.value)
     assert "s3cret-pw" not in str(err.value)
+
+
+def test_an_older_store_holding_a_secret_never_shows_it(tmp_path, fake):
+    # a store written before specs were redacted: the secret is in calls.spec
+    write_items(tmp_path, labelled_items(2))
+    spec = f"openai-compatible:{fake.openai_url}#qwen"
+    path = write_panel(tmp_path, [{"id": "vllm", "model": spec}])
+    db = tmp_path / "s.db"
+    with Store(db) as store:
+        run_panel(load_panel(path), store)
+        before = judge_identity(store, "vllm")["judge_hash"]
+    secret_spec = spec.replace("http://", "http://alice:s3cret-pw@")
+    con = sqlite3.connect(db)
+    with con:
+        con.execute("UPDATE calls SET spec = ?", (secret_spec,))
+    con.close()
+    from judgekit.store.calls import call_rows, calls_frame, latest_parameters, usage_frame
+
+    with Store(db) as store:
+        ident = judge_identity(store, "vllm")
+        shown = [json.dumps(ident), repr(call_rows(store)), calls_frame(store).to_csv(),
+                 usage_frame(store).to_csv(), repr(latest_parameters(store, "vllm"))]
+    for text in shown:
+        assert "s3cret-pw" not in text and "alice" not in text
+    # the identity is made of the redacted spec (a URL with ***@ is another text than without)
+    assert ident["spec"] == redact(secret_spec) and ident["judge_hash"] != before

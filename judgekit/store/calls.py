@@ -186,7 +186,10 @@ def call_rows(store: Store, *, judges: Sequence[str] | None = None) -> list[Call
     if judges:
         sql += f" WHERE judge_id IN ({','.join('?' * len(judges))})"
         args = list(judges)
-    return [CallRow(*row) for row in store.conn.execute(sql + " ORDER BY rowid", args)]
+    out = [CallRow(*row) for row in store.conn.execute(sql + " ORDER BY rowid", args)]
+    for row in out:  # a store written before specs were redacted may hold a URL's secret
+        row.spec = redact(row.spec)
+    return out
 
 
 def stored_cost(store: Store, judge_id: str, rubric_hash: str) -> float:
@@ -225,7 +228,9 @@ def latest_parameters(
     row = store.conn.execute(sql + " ORDER BY created_at DESC LIMIT 1", args).fetchone()
     if not row:
         return None
-    return JudgeParameters(spec=row[0], params_json=row[1])
+    # redacted also when read: an older store may hold a URL's secret, and the identity hash is
+    # always the hash of the redacted spec (judgekit.core.redact)
+    return JudgeParameters(spec=redact(row[0]), params_json=row[1])
 
 
 def calls_frame(store: Store, *, judges: Sequence[str] | None = None) -> pd.DataFrame:
@@ -237,7 +242,7 @@ def calls_frame(store: Store, *, judges: Sequence[str] | None = None) -> pd.Data
     if judges:
         sql += f" WHERE judge_id IN ({','.join('?' * len(judges))})"
         args = list(judges)
-    return pd.read_sql_query(sql + " ORDER BY created_at", store.conn, params=args)
+    return _redacted(pd.read_sql_query(sql + " ORDER BY created_at", store.conn, params=args), "spec")
 
 
 def usage_frame(store: Store) -> pd.DataFrame:
@@ -245,12 +250,20 @@ def usage_frame(store: Store) -> pd.DataFrame:
     trial, rubric_hash, judge_spec``, tokens, cost, latency, attempts and ``_t`` (created_at)."""
     import pandas as pd
 
-    return pd.read_sql_query(
+    return _redacted(pd.read_sql_query(
         "SELECT key AS call_key, judge_id AS rater_id, item_id, trial, rubric_hash, spec AS judge_spec,"
         " input_tokens, output_tokens, cached_tokens, cost_usd, latency_s, attempts, created_at AS _t"
         " FROM calls",
         store.conn,
-    )
+    ), "judge_spec")
+
+
+def _redacted(frame: pd.DataFrame, column: str) -> pd.DataFrame:
+    """``frame`` with the credentials of URLs in ``column`` redacted (a store written before
+    specs were redacted may hold them)."""
+    if len(frame) and frame[column].astype(str).str.contains("://", regex=False).any():
+        frame[column] = frame[column].map(lambda v: redact(v) if isinstance(v, str) else v)
+    return frame
 
 
 # --------------------------------------------------------------------------- batches
