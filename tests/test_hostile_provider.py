@@ -142,3 +142,55 @@ def test_the_sdks_refuse_a_declared_length_over_the_limit_without_waiting(spec):
         assert time.monotonic() - t0 < 4 and not err.value.retryable
     finally:
         server.stop()
+
+
+class _PluginJudge:
+    """A plugin judge whose provider client chokes on a hostile answer, or passes absurd usage on."""
+
+    local = False
+    by_item_id = False
+    cache_spec = None
+    price = None
+    supports_batch = False
+
+    def __init__(self, entry, mode):
+        self.spec, self.limit_group, self.mode = entry.model, entry.model, mode
+
+    def cache_params(self):
+        return {}
+
+    def prepare(self):
+        return None
+
+    def answer(self, request):
+        raise TypeError("remote")
+
+    async def complete(self, request):
+        from judgekit.judges.base import Completion
+
+        if self.mode == "overflow":
+            raise OverflowError("int too large to convert to float")
+        if self.mode == "recursion":
+            raise RecursionError("maximum recursion depth exceeded")
+        return Completion(raw='{"label": "full_refusal"}', input_tokens=10**30)
+
+    async def aclose(self):
+        return None
+
+
+@pytest.mark.parametrize(("mode", "reason"), [
+    ("overflow", "unreadable answer (OverflowError)"),
+    ("recursion", "nested too deep"),
+    ("usage", "input_tokens = 1000000000000000000000000000000 is not a token count"),
+])
+def test_a_plugin_choking_on_a_hostile_answer_is_an_error_rating(tmp_path, mode, reason):
+    from judgekit.judges.base import register_judge
+
+    register_judge("choking", lambda entry, arg, ctx: _PluginJudge(entry, arg))
+    write_items(tmp_path, labelled_items(2))
+    path = write_panel(tmp_path, [{"id": "p", "model": f"choking:{mode}", "max_attempts": 1}])
+    with Store(tmp_path / "s.db") as store:
+        summary = run_panel(load_panel(path), store)
+        df = store.ratings(rater_ids=["p"])
+    assert summary.complete and list(df["status"]) == ["error", "error"]
+    assert all(reason in text for text in df["rationale"]), list(df["rationale"])

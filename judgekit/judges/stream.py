@@ -91,8 +91,9 @@ async def _worker(run: JudgeRun, queue: JobSource, rng: random.Random) -> None:
                 except (ArithmeticError, ValueError, TypeError, RecursionError, MemoryError) as exc:
                     # a judge (a plugin's too) choking on a hostile answer: one error rating,
                     # never the end of the run
+                    deep = ": nested too deep" if isinstance(exc, RecursionError) else ""
                     failure = bound_failure(exc) or JudgeCallError(
-                        f"unreadable answer ({type(exc).__name__})", retryable=False)
+                        f"unreadable answer ({type(exc).__name__}{deep})", retryable=False)
             finally:
                 run.conc.release()
             if failure is None:
