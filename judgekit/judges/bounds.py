@@ -157,17 +157,18 @@ BOUNDED_PATHS = ("/messages", "/chat/completions")
 def bounded_http_client(sdk: Any, max_bytes: int, deadline_s: float) -> Any:
     """The SDK's default ``httpx`` client (``sdk.DefaultAsyncHttpxClient``: its timeouts,
     connection limits and redirects) with a response hook that, for a call's endpoint
-    (:data:`BOUNDED_PATHS`), refuses a ``Content-Length`` over ``max_bytes`` and wraps the body stream so that it is cut there and at the deadline."""
+    (:data:`BOUNDED_PATHS`), refuses a ``Content-Length`` over ``max_bytes`` and wraps the body
+    stream so that it is cut there and at the deadline."""
 
     async def bound(response: Any) -> None:
         if not response.request.url.path.endswith(BOUNDED_PATHS):
             return  # a batch's results file: as large as the batch (see BOUNDED_PATHS)
-        length = response.headers.get("content-length")
-        if length is not None and length.strip().isdigit() and int(length) > max_bytes:
+        digits = (response.headers.get("content-length") or "").strip()
+        if digits.isascii() and digits.isdigit() and (len(digits) > 18 or int(digits) > max_bytes):
             raise ResponseTooLarge(max_bytes)
         package = type(response).__module__.partition(".")[0]
-        response.stream = _bounded_stream(package)(response.stream, max_bytes, time.monotonic() + deadline_s,
-                                         deadline_s)
+        response.stream = _bounded_stream(package)(
+            response.stream, max_bytes, time.monotonic() + deadline_s, deadline_s)
 
     return sdk.DefaultAsyncHttpxClient(event_hooks={"response": [bound]})
 
