@@ -201,11 +201,25 @@ class OpenAIJudge(LazySDKClient, BatchJudge):
                 content = await self.client.files.content(file_id)
                 for line in content.text.splitlines():
                     if line.strip():
-                        out.append(_batch_line(json.loads(line)))
+                        row = _batch_row(line)
+                        if row is not None:  # unreadable: its call has no result (an error)
+                            out.append(row)
         except Exception as exc:  # noqa: BLE001
             raise map_error(exc, self._sdk, self.timeout_s) from None
         return out
 
+
+
+def _batch_row(line: str) -> tuple[str, Completion | JudgeCallError] | None:
+    """One line of a batch's output or error file, or None when it cannot be read (not JSON,
+    nested too deep, not an object with a ``custom_id``)."""
+    try:
+        row = loads_response(line)
+        if not isinstance(row, dict) or not isinstance(row.get("custom_id"), str):
+            return None
+        return _batch_line(row)
+    except (JudgeCallError, AttributeError, TypeError):
+        return None
 
 
 def _batch_line(row: dict[str, Any]) -> tuple[str, Completion | JudgeCallError]:

@@ -37,7 +37,7 @@ from typing import Any
 
 from judgekit.testing.batches import BATCH_PATHS, BatchEndpoints
 from judgekit.testing.faults import FAULTS, UNPARSEABLE, Injection, check_kind, pick_fault
-from judgekit.testing.hostile import HOSTILE, send_hostile
+from judgekit.testing.hostile import DEEP_LEVELS, HOSTILE, send_hostile
 from judgekit.testing.providers import (
     anthropic_message,
     error_body,
@@ -316,12 +316,15 @@ class FakeServer:
             self.stats.batches += 1
             self.stats.batch_requests += n_requests
 
-    def _answer_batched(self, api: str, params: dict[str, Any], has_auth: bool) -> dict[str, Any] | str:
-        """One request of a provider batch: its completion body, or the fault that failed it."""
+    def _answer_batched(self, api: str, params: dict[str, Any], has_auth: bool) -> dict[str, Any] | str | bytes:
+        """One request of a provider batch: its completion body, the fault that failed it, or
+        (``deep``) a results line nested 200,000 levels deep."""
         req = parse_request(api, params, {"authorization": "x"} if has_auth else {})
         with self._lock:
             fault, _ = self._pick_fault(req)
             self._keep(req)
+        if fault == "deep":
+            return b'{"custom_id": "?", "x": ' + b"[" * DEEP_LEVELS + b"]" * DEEP_LEVELS + b"}"
         if fault in _BATCH_FAULTS:
             with self._lock:
                 self.stats.faults[fault] += 1
