@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import random
 
+import pytest
+
 from judgekit.judges.limits import AdaptiveConcurrency, RateLimiter, RetryPolicy
 
 
@@ -18,10 +20,29 @@ def test_backoff_is_exponential_capped_and_jittered():
 
 
 def test_retry_after_is_honoured():
-    policy = RetryPolicy(backoff_s=0.01, max_backoff_s=0.01)
+    # a retry-after above the backoff (0.01 s) and within max_backoff_s is waited in full
+    policy = RetryPolicy(backoff_s=0.01, max_backoff_s=30.0)
     rng = random.Random(0)
     waits = [policy.delay(1, 3.0, rng) for _ in range(50)]
     assert all(3.0 <= w <= 3.2 for w in waits)
+
+
+@pytest.mark.parametrize("asked", [1e9, float("inf"), 31.0])
+def test_retry_after_never_waits_past_max_backoff(asked):
+    # issue 20 item 7: Retry-After: 1000000000 held the run for 31 years
+    policy = RetryPolicy(backoff_s=1.0, max_backoff_s=5.0)
+    rng = random.Random(0)
+    waits = [policy.delay(a, asked, rng) for a in (1, 2, 10, 100) for _ in range(20)]
+    assert all(0 <= w <= 5.0 for w in waits)
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "1e400", "-5", "soon"])
+def test_a_retry_after_that_is_not_a_finite_number_is_ignored_or_zero(value):
+    from judgekit.judges._http import retry_after
+
+    got = retry_after({"retry-after": value})
+    assert got is None or got == 0.0
+    assert RetryPolicy(max_backoff_s=2.0).delay(1, got, random.Random(0)) <= 2.0
 
 
 def test_sustained_rate_limiting_halves_and_successes_recover():

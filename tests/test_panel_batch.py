@@ -86,3 +86,20 @@ def test_batch_mode_needs_a_provider_batch_api(tmp_path, fake):
         {"id": "j", "model": f"openai-compatible:{fake.openai_url}#m", "batch": True}]))
     with Store(tmp_path / "s.db") as store, pytest.raises(JudgekitError, match="batch API"):
         run_panel(panel, store)
+
+
+@pytest.mark.parametrize("spec", ["anthropic:claude-haiku-4-5", "openai:gpt-4o-mini"])
+def test_an_unreadable_batch_result_never_holds_the_run(tmp_path, fake, api_env, spec):
+    # issue 20 item 7: a results line nested 200,000 deep made every collection fail, and the run
+    # polled the ended batch forever
+    write_items(tmp_path, labelled_items(3))
+    fake.inject("deep", 1, match="Question 1:")
+    panel = load_panel(write_panel(tmp_path, [
+        {"id": "j", "model": spec, "batch": True, "batch_poll_s": 0.01, "max_attempts": 2}]))
+    with Store(tmp_path / "s.db") as store:
+        j = run_panel(panel, store).judges[0]
+        df = store.ratings(rater_ids=["j"])
+    assert j.batch_waiting == 0 and j.ok + j.error == 3 and j.error >= 1
+    failed = df[df["status"] == "error"]
+    assert "it001" in set(failed["item_id"])
+    assert all("result" in text for text in failed["rationale"])

@@ -2,27 +2,37 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from judgekit.judges.base import JudgeCallError
+from judgekit.judges.bounds import bound_failure
 
 
 def retry_after(headers: Any) -> float | None:
-    """Seconds from ``retry-after-ms`` or ``retry-after`` (seconds; HTTP dates ignored)."""
+    """Seconds from ``retry-after-ms`` or ``retry-after`` (seconds; HTTP dates ignored, and so is
+    a value that is not a finite number). The wait itself is capped by the judge's
+    ``max_backoff_s`` (:meth:`~judgekit.judges.limits.RetryPolicy.delay`)."""
     if headers is None:
         return None
     for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
         value = headers.get(name)
         if value:
             try:
-                return max(float(value) * scale, 0.0)
+                seconds = float(value) * scale
             except ValueError:
                 continue
+            if math.isfinite(seconds):
+                return max(seconds, 0.0)
     return None
 
 
 def map_error(exc: BaseException, sdk: Any, timeout_s: float) -> JudgeCallError:
-    """Classify an exception of the ``anthropic`` or ``openai`` SDK (same class names)."""
+    """Classify an exception of the ``anthropic`` or ``openai`` SDK (same class names); a bound
+    crossed (:mod:`judgekit.judges.bounds`: body too large, call deadline) is named as such."""
+    bound = bound_failure(exc)
+    if bound is not None:
+        return bound
     status = getattr(exc, "status_code", None)
     response = getattr(exc, "response", None)
     headers = getattr(response, "headers", None)
@@ -51,6 +61,8 @@ def map_error(exc: BaseException, sdk: Any, timeout_s: float) -> JudgeCallError:
                 f"server error ({status})", retryable=True, retry_after=retry_after(headers)
             )
         return JudgeCallError(f"request rejected ({status})", retryable=False)
+    if isinstance(exc, RecursionError):
+        return JudgeCallError("malformed response body: JSON nested too deep", retryable=True)
     if isinstance(exc, ValueError):  # a 200 whose body is not JSON
         return JudgeCallError("malformed response body", retryable=True)
     return JudgeCallError(f"unexpected {type(exc).__name__}", retryable=False)

@@ -10,7 +10,6 @@ API defines it. The SDK's retries are off.
 
 from __future__ import annotations
 
-import json
 from typing import Any, cast
 
 from judgekit.judges._http import map_error
@@ -23,6 +22,7 @@ from judgekit.judges.base import (
     JudgeRequest,
     api_key,
 )
+from judgekit.judges.bounds import call_deadline, loads_response, token_count
 from judgekit.judges.prices import lookup_price
 from judgekit.judges.sdk_client import LazySDKClient
 
@@ -50,6 +50,7 @@ class AnthropicJudge(LazySDKClient, BatchJudge):
             "api_key": key, "base_url": base_url, "max_retries": 0, "timeout": entry.timeout_s
         }
         self._client: Any = None
+        self._bounds = (entry.max_response_bytes, call_deadline(entry.timeout_s, entry.call_deadline_s))
         kwargs: dict[str, Any] = {
             "model": model,
             "max_tokens": entry.max_tokens,
@@ -126,12 +127,9 @@ class AnthropicJudge(LazySDKClient, BatchJudge):
 
 
 def parse_message(content: bytes) -> Completion:
-    """The text and usage of a Messages API response body."""
-    try:
-        data = json.loads(content)
-    except ValueError:
-        raise JudgeCallError("malformed response body", retryable=True) from None
-    return completion_from_message(data)
+    """The text and usage of a Messages API response body (bounded as
+    :func:`~judgekit.judges.openai.parse_chat_completion`)."""
+    return completion_from_message(loads_response(content))
 
 
 def completion_from_message(data: Any) -> Completion:
@@ -142,12 +140,12 @@ def completion_from_message(data: Any) -> Completion:
         u = data.get("usage") or {}
     except (ValueError, KeyError, TypeError, AttributeError):
         raise JudgeCallError("malformed response body", retryable=True) from None
-    read = int(u.get("cache_read_input_tokens") or 0)
-    write = int(u.get("cache_creation_input_tokens") or 0)
+    read = token_count(u, "cache_read_input_tokens")
+    write = token_count(u, "cache_creation_input_tokens")
     return Completion(
         raw=text,
-        input_tokens=int(u.get("input_tokens") or 0) + read + write,
-        output_tokens=int(u.get("output_tokens") or 0),
+        input_tokens=token_count(u, "input_tokens") + read + write,
+        output_tokens=token_count(u, "output_tokens"),
         cached_tokens=read,
         cache_write_tokens=write,
     )

@@ -30,8 +30,12 @@ from typing import Any, Protocol, runtime_checkable
 from pydantic import ConfigDict, Field, field_validator
 
 from judgekit.core.config import ConfigModel
+from judgekit.core.redact import redact
 from judgekit.errors import JudgekitError
 from judgekit.rubric.model import Rubric
+
+#: the default ``max_response_bytes`` of a judge: 16 MiB (see :mod:`judgekit.judges.bounds`)
+DEFAULT_MAX_RESPONSE_BYTES = 16 * 2**20
 
 
 # --------------------------------------------------------------------------- panel entries
@@ -66,6 +70,11 @@ class JudgeEntry(ConfigModel):
     max_attempts: int = Field(5, ge=1, le=20)
     backoff_s: float = Field(1.0, ge=0)
     max_backoff_s: float = Field(30.0, ge=0)
+    #: the largest response body read, in bytes; a larger one is an error rating
+    max_response_bytes: int = Field(DEFAULT_MAX_RESPONSE_BYTES, ge=1024, le=2**31)
+    #: seconds one attempt may take in all (None: 2 x timeout_s + 5); a body still arriving then
+    #: (one byte a second) is cut
+    call_deadline_s: float | None = Field(None, gt=0, le=86400)
     price: Price | None = None
     options: dict[str, Any] = Field(default_factory=dict)
     #: a rule judge's answer code -> a code of the panel's rubric (``rules:`` judges only)
@@ -308,14 +317,14 @@ def build_judge(entry: JudgeEntry, ctx: JudgeContext, *, source: str | None = No
 
     ``source``: the panel file the entry is in, named in every problem (``Panel file P: Judge
     'kw': unknown rule set ...``)."""
-    if source is None:
-        return _build_judge(entry, ctx)
     try:
         return _build_judge(entry, ctx)
     except JudgekitError as exc:
-        if source in str(exc):
-            raise
-        raise JudgekitError(f"Panel file {source}: {exc}") from None
+        # a spec or base URL named in the message may carry a password or token: never shown
+        message = redact(str(exc))
+        if source is None or source in message:
+            raise JudgekitError(message) from None
+        raise JudgekitError(f"Panel file {source}: {message}") from None
 
 
 def _build_judge(entry: JudgeEntry, ctx: JudgeContext) -> Judge:
@@ -356,8 +365,9 @@ def spec_params(entry: JudgeEntry, judge: Judge) -> str:
     from judgekit.rubric.prompt import PROMPT_VERSION
 
     payload = {
-        # A judge may name itself without transport details (openai-compatible drops its URL).
-        "spec": judge.cache_spec or entry.model,
+        # A judge may name itself without transport details (openai-compatible drops its URL);
+        # a credential in a URL is transport too (judgekit.core.redact): never in a key or hash.
+        "spec": redact(judge.cache_spec or entry.model),
         "temperature": entry.temperature,
         "max_tokens": entry.max_tokens,
         "structured": entry.structured,

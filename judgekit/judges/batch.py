@@ -20,6 +20,7 @@ import random
 import time
 from typing import Any
 
+from judgekit.core.redact import redact
 from judgekit.judges.base import BatchJudge, Completion, JudgeCallError
 from judgekit.judges.jobs import Job, JudgeRun
 from judgekit.judges.lease import Elsewhere, RunLease
@@ -88,13 +89,17 @@ async def _run_batches(
         now = time.time()
         with store.transaction():
             add_batch(store, BatchRow(batch_id=bid, provider=judge.limit_group.split(":")[0],
-                                      judge_id=entry.id, spec=entry.model, rubric_hash=rubric.hash,
+                                      judge_id=entry.id, spec=redact(entry.model), rubric_hash=rubric.hash,
                                       keys=keys, created_at=now, updated_at=now))
             lease.hand_to_batch(bid, keys)
         waiting_batches[bid] = set(keys)
     started = time.perf_counter()
+    #: failed reads of an ended batch's results, by batch id: after max_attempts the batch's
+    #: calls are errors (a results file that never parses must not hold the run)
+    unreadable: dict[str, int] = {}
     while waiting_batches:
         for bid in list(waiting_batches):
+            ended, why = False, ""
             try:
                 ended = await judge.poll_batch(bid)
                 s.attempts += 1
@@ -107,7 +112,11 @@ async def _run_batches(
                     run.stopped = True
                     s.stopped = exc.reason
                     return
-                continue  # a transient polling failure: try again at the next round
+                unreadable[bid] = unreadable.get(bid, 0) + ended
+                if unreadable[bid] < run.policy.max_attempts:
+                    continue  # a transient failure: try again at the next round
+                results = []
+                why = f"the provider batch's results could not be read ({exc.reason})"
             answered: set[str] = set()
             latency = time.perf_counter() - started
             for key, res in results:
@@ -119,10 +128,10 @@ async def _run_batches(
                     record(run, job, Answer(res, None, latency, 1))
                 else:
                     record(run, job, Answer.failed(res.reason, latency))
+            missing = why or "no result in the provider batch (expired or cancelled, or an unreadable result)"
             for key in waiting_batches[bid] - answered:
                 if key in jobs:
-                    record(run, jobs[key], Answer.failed(
-                        "no result in the provider batch (expired or cancelled)", latency))
+                    record(run, jobs[key], Answer.failed(missing, latency))
             run.panel.writer.flush()
             with store.transaction():
                 mark_collected(store, bid)

@@ -19,7 +19,10 @@ stored result could differ:
   connection without a byte of answer gets it twice);
   a fresh connection that fails is an error (the panel retries the call);
 * ``timeout_s`` bounds the connect, the write, and each read separately (httpx's
-  ``Timeout(timeout_s)``): an answer that keeps arriving is not cut;
+  ``Timeout(timeout_s)``); ``deadline_s`` bounds the whole request, redirects included (an answer
+  that drips one byte a second is cut then: :class:`~judgekit.judges.bounds.CallDeadline`);
+* a body over ``max_body`` bytes is not read further (:class:`~judgekit.judges.bounds.ResponseTooLarge`;
+  a ``Content-Length`` over it is refused before the body is read), nor is a head over 1 MiB;
 * 301/302/303/307/308 with a ``Location`` on the same host and port are followed (303, and 301/302
   of a POST, become a GET without a body), at most 20 times (httpx's limit; more is a
   :class:`LeanHTTPError`); a redirect elsewhere raises :class:`LeanRedirect` (the judge then
@@ -41,6 +44,9 @@ import select
 import sys
 from typing import TYPE_CHECKING
 from urllib.parse import quote, urljoin, urlsplit
+
+from judgekit.judges.base import DEFAULT_MAX_RESPONSE_BYTES
+from judgekit.judges.bounds import CallDeadline, ResponseTooLarge
 
 if TYPE_CHECKING:  # imported by the first call: building a judge (a rerun) needs no asyncio
     import asyncio
@@ -105,7 +111,8 @@ def lean_usable(base_url: str | None, env: dict[str, str] | None = None) -> bool
 class LeanHTTP:
     """JSON POSTs to one ``http://host:port/prefix`` on kept-alive connections."""
 
-    def __init__(self, base_url: str, headers: dict[str, str], timeout_s: float) -> None:
+    def __init__(self, base_url: str, headers: dict[str, str], timeout_s: float, *,
+                 max_body: int = DEFAULT_MAX_RESPONSE_BYTES, deadline_s: float | None = None) -> None:
         parts = urlsplit(base_url)
         self.host = parts.hostname or ""
         self.port = parts.port or 80
@@ -114,6 +121,8 @@ class LeanHTTP:
         authority = host if parts.port is None else f"{host}:{self.port}"
         self.origin = f"http://{authority}"
         self.timeout_s = timeout_s
+        self.max_body = max_body
+        self.deadline_s = deadline_s
         fixed = {"Host": authority, "Accept": "application/json", "Content-Type": "application/json",
                  **headers}
         #: why no request can be sent (a header value httpx refuses), raised by every post
@@ -129,9 +138,23 @@ class LeanHTTP:
 
     async def post(self, path: str, body: bytes) -> tuple[int, dict[str, str], bytes]:
         """(status, headers with lower-case names, body) of ``POST prefix+path``, same-origin
-        redirects followed."""
+        redirects followed, within ``deadline_s`` in all."""
         if self._bad is not None:
             raise self._bad
+        if self.deadline_s is None:
+            return await self._post(path, body)
+        import asyncio
+
+        outer = asyncio.timeout(self.deadline_s)
+        try:
+            async with outer:
+                return await self._post(path, body)
+        except TimeoutError:
+            if outer.expired():
+                raise CallDeadline(self.deadline_s) from None
+            raise
+
+    async def _post(self, path: str, body: bytes) -> tuple[int, dict[str, str], bytes]:
         method, target = "POST", self.prefix + quote(path, safe=PATH_SAFE)
         for _ in range(MAX_REDIRECTS + 1):
             status, headers, content = await self._request(method, target, body)
@@ -215,7 +238,7 @@ class LeanHTTP:
                 raise _Stale("stale connection") from None
             raise LeanHTTPError(f"connection lost ({type(exc).__name__})") from None
         timer.reschedule(loop.time() + self.timeout_s)  # the first read's
-        answer = _Answer(reader, timer, self.timeout_s, loop)
+        answer = _Answer(reader, timer, self.timeout_s, loop, self.max_body)
         try:
             if not await answer.fill():
                 if reused:
@@ -237,7 +260,12 @@ class LeanHTTP:
             if headers.get("transfer-encoding", "").lower() == "chunked":
                 content = await _chunked(answer)
             elif "content-length" in headers:
-                content = await answer.exactly(int(headers["content-length"]))
+                length = int(headers["content-length"])
+                if length < 0:
+                    raise ValueError("negative Content-Length")
+                if length > self.max_body:
+                    raise ResponseTooLarge(self.max_body)
+                content = await answer.exactly(length)
             else:  # no length: the body runs to the end of the connection
                 content = await answer.rest()
                 headers["connection"] = "close"
@@ -260,8 +288,9 @@ class _Answer:
     (httpx's read timeout is per read)."""
 
     def __init__(self, reader: asyncio.StreamReader, timer: asyncio.Timeout, timeout_s: float,
-                 loop: asyncio.AbstractEventLoop) -> None:
+                 loop: asyncio.AbstractEventLoop, max_body: int = DEFAULT_MAX_RESPONSE_BYTES) -> None:
         self.reader, self.timer, self.timeout_s, self.loop = reader, timer, timeout_s, loop
+        self.max_body = max_body
         self.buf = bytearray()
 
     async def fill(self) -> bool:
@@ -293,8 +322,10 @@ class _Answer:
         return out
 
     async def rest(self) -> bytes:
-        while await self.fill():
+        while len(self.buf) <= self.max_body and await self.fill():
             pass
+        if len(self.buf) > self.max_body:
+            raise ResponseTooLarge(self.max_body)
         out = bytes(self.buf)
         self.buf.clear()
         return out
@@ -302,8 +333,14 @@ class _Answer:
 
 async def _chunked(answer: _Answer) -> bytes:
     parts: list[bytes] = []
+    total = 0
     while True:
         size = int((await answer.until(b"\r\n")).split(b";", 1)[0].strip(), 16)
+        if size < 0:
+            raise ValueError("negative chunk size")
+        total += size
+        if total > answer.max_body:
+            raise ResponseTooLarge(answer.max_body)
         if size == 0:
             while await answer.until(b"\r\n"):
                 pass  # trailers

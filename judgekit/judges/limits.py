@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import math
 import random
 import time
 from collections import deque
@@ -30,13 +31,16 @@ class RetryPolicy:
     max_backoff_s: float = 30.0
 
     def delay(self, attempt: int, retry_after: float | None, rng: random.Random) -> float:
-        """Seconds to wait before attempt ``attempt + 1`` (``attempt`` counts from 1)."""
-        cap = min(self.max_backoff_s, self.backoff_s * (2 ** (attempt - 1)))
+        """Seconds to wait before attempt ``attempt + 1`` (``attempt`` counts from 1), never more
+        than ``max_backoff_s``: a provider's ``retry-after`` is honoured up to that bound (a
+        hostile or broken one asking for 31 years, or NaN, does not hold the run)."""
+        cap = min(self.max_backoff_s, self.backoff_s * (2 ** (min(attempt, 64) - 1)))
         wait = rng.uniform(0, cap)  # full jitter: spreads a burst of retries
-        if retry_after is not None:
+        if retry_after is not None and math.isfinite(retry_after):
             # The provider said when; add a little jitter so the herd does not return at once.
-            wait = max(retry_after, 0.0) + rng.uniform(0, min(retry_after, 1.0) * 0.1 + 0.001)
-        return wait
+            asked = min(max(retry_after, 0.0), self.max_backoff_s)
+            wait = asked + rng.uniform(0, min(asked, 1.0) * 0.1 + 0.001)
+        return min(wait, self.max_backoff_s)
 
 
 class AdaptiveConcurrency:

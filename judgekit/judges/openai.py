@@ -29,6 +29,13 @@ from judgekit.judges.base import (
     JudgeRequest,
     api_key,
 )
+from judgekit.judges.bounds import (
+    CallDeadline,
+    ResponseTooLarge,
+    call_deadline,
+    loads_response,
+    token_count,
+)
 from judgekit.judges.lean_http import LeanHTTP, LeanHTTPError, LeanRedirect, lean_usable
 from judgekit.judges.prices import lookup_price
 from judgekit.judges.sdk_client import LazySDKClient
@@ -68,6 +75,7 @@ class OpenAIJudge(LazySDKClient, BatchJudge):
             "api_key": key, "base_url": base_url, "max_retries": 0, "timeout": entry.timeout_s
         }
         self._client: Any = None
+        self._bounds = (entry.max_response_bytes, call_deadline(entry.timeout_s, entry.call_deadline_s))
         self._system = {"role": "system", "content": ctx.system}
         kwargs: dict[str, Any] = {"model": model}
         # Official OpenAI reasoning models only take max_completion_tokens; servers such as vLLM
@@ -93,7 +101,8 @@ class OpenAIJudge(LazySDKClient, BatchJudge):
         self._lean: LeanHTTP | None = None
         if compatible and base_url and lean_usable(base_url, ctx.env):
             self._lean = LeanHTTP(base_url, {"Authorization": f"Bearer {key}",
-                                             "User-Agent": "judgekit"}, entry.timeout_s)
+                                             "User-Agent": "judgekit"}, entry.timeout_s,
+                                  max_body=self._bounds[0], deadline_s=self._bounds[1])
 
     def cache_params(self) -> dict[str, Any]:
         return {"options": self.options} if self.options else {}
@@ -143,6 +152,8 @@ class OpenAIJudge(LazySDKClient, BatchJudge):
             payload = json.dumps(body, ensure_ascii=False, separators=(",", ":"),
                                  allow_nan=False).encode()
             status, headers, content = await self._lean.post("/chat/completions", payload)
+        except (ResponseTooLarge, CallDeadline) as exc:
+            raise JudgeCallError(exc.reason, retryable=isinstance(exc, CallDeadline)) from None
         except TimeoutError:
             raise JudgeCallError(f"timeout after {self.timeout_s:g}s", retryable=True) from None
         except LeanRedirect:
@@ -192,11 +203,25 @@ class OpenAIJudge(LazySDKClient, BatchJudge):
                 content = await self.client.files.content(file_id)
                 for line in content.text.splitlines():
                     if line.strip():
-                        out.append(_batch_line(json.loads(line)))
+                        row = _batch_row(line)
+                        if row is not None:  # unreadable: its call has no result (an error)
+                            out.append(row)
         except Exception as exc:  # noqa: BLE001
             raise map_error(exc, self._sdk, self.timeout_s) from None
         return out
 
+
+
+def _batch_row(line: str) -> tuple[str, Completion | JudgeCallError] | None:
+    """One line of a batch's output or error file, or None when it cannot be read (not JSON,
+    nested too deep, not an object with a ``custom_id``)."""
+    try:
+        row = loads_response(line)
+        if not isinstance(row, dict) or not isinstance(row.get("custom_id"), str):
+            return None
+        return _batch_line(row)
+    except (JudgeCallError, AttributeError, TypeError):
+        return None
 
 
 def _batch_line(row: dict[str, Any]) -> tuple[str, Completion | JudgeCallError]:
@@ -248,19 +273,22 @@ def read_token_logprobs(choice: Any) -> list[tuple[str, float]] | None:
 
 
 def parse_chat_completion(content: bytes) -> Completion:
-    """The text and usage of a Chat Completions response body."""
+    """The text and usage of a Chat Completions response body (bounded: JSON nested too deep and
+    token counts that are not whole numbers are a :class:`JudgeCallError` with the reason)."""
+    data = loads_response(content)
     try:
-        data = json.loads(content)
         text = data["choices"][0]["message"].get("content")
         usage = data.get("usage") or {}
-    except (ValueError, KeyError, IndexError, TypeError, AttributeError):
+    except (KeyError, IndexError, TypeError, AttributeError):
         raise JudgeCallError("malformed response body", retryable=True) from None
-    details = usage.get("prompt_tokens_details") or {}
+    if text is not None and not isinstance(text, str):
+        raise JudgeCallError("malformed response body: the message content is not text", retryable=True)
+    details = usage.get("prompt_tokens_details") if isinstance(usage, dict) else None
     return Completion(
         raw=text,
-        input_tokens=int(usage.get("prompt_tokens") or 0),
-        output_tokens=int(usage.get("completion_tokens") or 0),
-        cached_tokens=int(details.get("cached_tokens") or 0),
+        input_tokens=token_count(usage, "prompt_tokens"),
+        output_tokens=token_count(usage, "completion_tokens"),
+        cached_tokens=token_count(details or {}, "cached_tokens"),
         tokens=read_token_logprobs(data["choices"][0]),
     )
 

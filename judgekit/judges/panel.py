@@ -27,6 +27,7 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from judgekit.core.redact import redact
 from judgekit.errors import JudgekitError
 from judgekit.judges.aggregate import default_min_votes
 from judgekit.judges.base import Judge, JudgeContext, JudgeEntry, build_judge, spec_params
@@ -208,7 +209,7 @@ def _judge_runs(
             rate.tighten(entry.max_rpm, entry.max_tpm)
         runs.append(JudgeRun(
             panel=shared, entry=entry, judge=judge, params=params,
-            summary=JudgeSummary(id=entry.id, spec=entry.model,
+            summary=JudgeSummary(id=entry.id, spec=redact(entry.model),
                                  total=len(shared.items.ids) * entry.trials),
             conc=AdaptiveConcurrency(entry.concurrency), rate=rate,
             policy=RetryPolicy(entry.max_attempts, entry.backoff_s, entry.max_backoff_s),

@@ -7,7 +7,9 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
+from judgekit.core.redact import redact
 from judgekit.judges.base import Completion
+from judgekit.judges.bounds import MAX_TOKEN_COUNT
 from judgekit.judges.jobs import Job, JudgeRun
 from judgekit.judges.logprobs import label_probability
 from judgekit.judges.prices import call_cost
@@ -40,6 +42,8 @@ def record(run: JudgeRun, job: Job, answer: Answer) -> None:
     label: str | None = None
     rationale: str | None = None
     reason = answer.error
+    if completion is not None and (bad := _bad_usage(completion)) is not None:
+        completion, reason = None, bad  # a plugin judge's absurd usage: never stored, never summed
     if completion is not None:
         parsed = shared.parser.parse(completion.raw, quoted=items.quoted(job.item))
         status, label, rationale, reason = parsed.status, parsed.label, parsed.rationale, parsed.reason
@@ -57,7 +61,7 @@ def record(run: JudgeRun, job: Job, answer: Answer) -> None:
     s.cost_usd += cost
     text = _count(s, status, rationale, reason)
     call = CallRow(
-        key=job.key, judge_id=run.entry.id, spec=run.entry.model, params=run.params,
+        key=job.key, judge_id=run.entry.id, spec=redact(run.entry.model), params=run.params,
         rubric=rubric.id, rubric_hash=rubric.hash, item_id=iid, item_hash=items.hashes[job.item],
         trial=job.trial, raw=raw, status=status, label=label, rationale=rationale,
         error=None if status == "ok" else reason, input_tokens=tin, output_tokens=tout,
@@ -86,6 +90,18 @@ def record(run: JudgeRun, job: Job, answer: Answer) -> None:
                                        call_key=job.key))
         if shared.progress is not None:
             shared.progress.advance(f_status, 0, 0.0)
+
+
+def _bad_usage(c: Completion) -> str | None:
+    """Why the usage of ``c`` cannot be stored (not a whole number from 0 to
+    :data:`~judgekit.judges.bounds.MAX_TOKEN_COUNT`), or None; a judge that parses its provider's
+    body with :func:`~judgekit.judges.bounds.token_count` never gets here."""
+    for name in ("input_tokens", "output_tokens", "cached_tokens", "cache_write_tokens"):
+        value = getattr(c, name)
+        if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= MAX_TOKEN_COUNT:
+            shown = repr(value)
+            return f"malformed usage: {name} = {shown[:40]} is not a token count"
+    return None
 
 
 def _count(s: JudgeSummary, status: str, rationale: str | None, reason: str | None) -> str | None:

@@ -17,6 +17,9 @@ class LazySDKClient:
     client_class: str
     _client_args: dict[str, Any]
     _client: Any
+    #: (max response bytes, call deadline in seconds) of :mod:`judgekit.judges.bounds`, applied
+    #: through the SDK's public ``http_client`` option; None: the SDK's own client
+    _bounds: tuple[int, float] | None = None
 
     @property
     def _sdk(self) -> Any:
@@ -32,7 +35,12 @@ class LazySDKClient:
     def client(self) -> Any:
         """The SDK's async client, made on first use."""
         if self._client is None:
-            self._client = getattr(self._sdk, self.client_class)(**self._client_args)
+            args = dict(self._client_args)
+            if self._bounds is not None:
+                from judgekit.judges.bounds import bounded_http_client
+
+                args["http_client"] = bounded_http_client(self._sdk, *self._bounds)
+            self._client = getattr(self._sdk, self.client_class)(**args)
         return self._client
 
     async def aclose(self) -> None:

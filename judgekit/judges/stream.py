@@ -14,6 +14,7 @@ from collections.abc import Coroutine, Iterator
 from typing import Any, Protocol
 
 from judgekit.judges.base import Completion, JudgeCallError
+from judgekit.judges.bounds import bound_failure, call_deadline, deadline_reason
 from judgekit.judges.jobs import Job, JudgeRun
 from judgekit.judges.record import Answer, record
 
@@ -64,6 +65,7 @@ async def _worker(run: JudgeRun, queue: JobSource, rng: random.Random) -> None:
 
     items = run.panel.items
     est = 0
+    deadline = call_deadline(run.entry.timeout_s, run.entry.call_deadline_s)
     while (job := queue.next()) is not None:
         if run.stopped:
             return
@@ -79,13 +81,19 @@ async def _worker(run: JudgeRun, queue: JobSource, rng: random.Random) -> None:
                 await run.rate.acquire(est)
                 run.summary.attempts += 1
                 try:
-                    async with asyncio.timeout(run.entry.timeout_s * 2 + 5):
+                    async with asyncio.timeout(deadline):
                         comp = await run.judge.complete(request)
                     failure: JudgeCallError | None = None
                 except JudgeCallError as exc:
                     failure = exc
                 except TimeoutError:
-                    failure = JudgeCallError(f"timeout after {run.entry.timeout_s:g}s", retryable=True)
+                    failure = JudgeCallError(deadline_reason(deadline), retryable=True)
+                except (ArithmeticError, ValueError, TypeError, RecursionError, MemoryError) as exc:
+                    # a judge (a plugin's too) choking on a hostile answer: one error rating,
+                    # never the end of the run
+                    deep = ": nested too deep" if isinstance(exc, RecursionError) else ""
+                    failure = bound_failure(exc) or JudgeCallError(
+                        f"unreadable answer ({type(exc).__name__}{deep})", retryable=False)
             finally:
                 run.conc.release()
             if failure is None:
@@ -98,8 +106,9 @@ async def _worker(run: JudgeRun, queue: JobSource, rng: random.Random) -> None:
                 run.summary.rate_limited += 1
                 run.conc.on_rate_limited(epoch)
                 if failure.retry_after and run.conc.at_minimum:
-                    # Backing off further is only possible in time: the whole group waits.
-                    run.rate.pause(failure.retry_after)
+                    # Backing off further is only possible in time: the whole group waits, never
+                    # longer than max_backoff_s whatever the provider asked.
+                    run.rate.pause(min(failure.retry_after, run.policy.max_backoff_s))
             if failure.fatal:
                 run.stopped = True
                 run.summary.stopped = failure.reason

@@ -1,8 +1,9 @@
 """Reading a judge's answer.
 
 :func:`parse_answer` turns a raw completion into ``ok`` + a code, or ``abstain`` + the reason. It
-accepts JSON (anywhere in the text; the last object with a ``label`` wins), a bare code, or prose
-with an explicit ``label: X``. It removes what the judge copied from the judged texts first (an
+accepts JSON (anywhere in the text; the last object with a ``label`` wins when every label given
+agrees — several labels that disagree, in JSON or ``label: X``, are a contradictory answer: an
+abstention naming them), a bare code, or prose with an explicit ``label: X``. It removes what the judge copied from the judged texts first (an
 echo of the whole fenced item — recognised by its nonce, which is the hash of what it encloses —,
 the whole judged text, a quoted passage, a JSON object or a ``label: X`` found verbatim in them),
 so a label the judge quotes from the item is never taken for its answer. A marker alone (a lone
@@ -101,7 +102,14 @@ class AnswerParser:
         return self.parse(raw, quoted=quoted)
 
     def parse(self, raw: str | None, *, quoted: Iterable[str] = ()) -> ParsedAnswer:
-        """Parse one completion. ``quoted``: the judged texts (removed before parsing)."""
+        """Parse one completion. ``quoted``: the judged texts (removed before parsing). JSON
+        nested too deep for the parser is an abstention, never an exception."""
+        try:
+            return self._parse(raw, quoted)
+        except RecursionError:
+            return ParsedAnswer("abstain", None, None, "the answer's JSON is nested too deep to read")
+
+    def _parse(self, raw: str | None, quoted: Iterable[str]) -> ParsedAnswer:
         rubric = self.rubric
         if raw is None or not raw.strip():
             return ParsedAnswer("abstain", None, None, "empty answer")
@@ -140,8 +148,17 @@ class AnswerParser:
                 text, origin, [_squash(q) for q in quoted], unmarked
             )
         copied_codes = self._codes_in(unmarked)
-        # JSON anywhere in the text: the last object with a label is the answer.
-        objs = [o for o, _ in _json_objects(text) if "label" in o]
+        # JSON anywhere in the text: the last object with a label is the answer — unless the
+        # answers given (JSON labels, explicit "label: X" outside JSON) disagree: contradictory.
+        found_objs = _json_objects(text)
+        objs = [o for o, _ in found_objs if "label" in o]
+        given = self._labels_given(text, found_objs)
+        if len(given) > 1:
+            return ParsedAnswer(
+                "abstain", None, None,
+                f"contradictory answer: it gives several labels that disagree ({', '.join(given)}): "
+                f"{_clip(raw, 200)}",
+            )
         if objs:
             return self._from_obj(objs[-1])
         # Prose with an explicit "label: X": the last one that is a code.
@@ -220,6 +237,26 @@ class AnswerParser:
                 "are also text of the judged item (the judge's answer or a quote?)",
             )
         return ParsedAnswer("abstain", None, None, f"no rubric code in answer: {_clip(raw, 200)}")
+
+    def _labels_given(self, text: str, objs: list[tuple[dict[str, Any], tuple[int, int]]]) -> list[str]:
+        """The distinct answers ``text`` gives, in order: the label of each JSON object (its code,
+        or the label as written when it is no code) and each explicit ``label: X`` outside the
+        JSON that is a code. Repeats of one code (an alias of it too) count once."""
+        given: list[str] = []
+        rest = text
+        for _, (start, end) in reversed(objs):
+            rest = rest[:start] + " " * (end - start) + rest[end:]
+        labels: list[Any] = [o["label"] for o, _ in objs if "label" in o]
+        for raw_label in labels:
+            code = self.rubric.normalise(raw_label) if isinstance(raw_label, str | int | float) else None
+            shown = code or repr(raw_label)[:40]
+            if shown not in given:
+                given.append(shown)
+        for m in _EXPLICIT.finditer(rest):
+            code = self.rubric.normalise(m.group(1).strip())
+            if code is not None and code not in given:
+                given.append(code)
+        return given
 
     def _codes_in(self, parts: list[str]) -> set[str]:
         """The codes named in ``parts``: mentions, explicit ``label: X`` and JSON labels."""

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field, fields
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
+from judgekit.core.redact import redact
 from judgekit.store.database import Store
 from judgekit.store.run_owner import describe_owner, forget_owner, new_owner, owner_gone
 from judgekit.store.schema import MAX_SQL_VARIABLES
@@ -141,7 +142,19 @@ def write_calls(store: Store, rows: Sequence[CallRow]) -> None:
     if not rows:
         return
     with store.transaction() as conn:
-        conn.executemany(_INSERT_CALL, [_call_values(r) for r in rows])
+        conn.executemany(_INSERT_CALL, [_stored_values(r) for r in rows])
+
+
+_SPEC = _CALL_COLUMNS.index("spec")
+
+
+def _stored_values(row: CallRow) -> tuple[Any, ...]:
+    """A call's column values, its spec without the credentials of a URL in it
+    (:func:`judgekit.core.redact.redact`: a password or token is never stored)."""
+    values: tuple[Any, ...] = _call_values(row)
+    if "://" in row.spec:
+        values = (*values[:_SPEC], redact(row.spec), *values[_SPEC + 1 :])
+    return values
 
 
 def answered(store: Store, keys: Sequence[str], *, raw: bool = False) -> dict[str, StoredAnswer]:
@@ -176,7 +189,10 @@ def call_rows(store: Store, *, judges: Sequence[str] | None = None) -> list[Call
     if judges:
         sql += f" WHERE judge_id IN ({','.join('?' * len(judges))})"
         args = list(judges)
-    return [CallRow(*row) for row in store.conn.execute(sql + " ORDER BY rowid", args)]
+    out = [CallRow(*row) for row in store.conn.execute(sql + " ORDER BY rowid", args)]
+    for row in out:  # a store written before specs were redacted may hold a URL's secret
+        row.spec = redact(row.spec)
+    return out
 
 
 def rating_confidences(
@@ -231,7 +247,9 @@ def latest_parameters(
     row = store.conn.execute(sql + " ORDER BY created_at DESC LIMIT 1", args).fetchone()
     if not row:
         return None
-    return JudgeParameters(spec=row[0], params_json=row[1])
+    # redacted also when read: an older store may hold a URL's secret, and the identity hash is
+    # always the hash of the redacted spec (judgekit.core.redact)
+    return JudgeParameters(spec=redact(row[0]), params_json=row[1])
 
 
 def calls_frame(store: Store, *, judges: Sequence[str] | None = None) -> pd.DataFrame:
@@ -243,7 +261,7 @@ def calls_frame(store: Store, *, judges: Sequence[str] | None = None) -> pd.Data
     if judges:
         sql += f" WHERE judge_id IN ({','.join('?' * len(judges))})"
         args = list(judges)
-    return pd.read_sql_query(sql + " ORDER BY created_at", store.conn, params=args)
+    return _redacted(pd.read_sql_query(sql + " ORDER BY created_at", store.conn, params=args), "spec")
 
 
 def usage_frame(store: Store) -> pd.DataFrame:
@@ -251,12 +269,20 @@ def usage_frame(store: Store) -> pd.DataFrame:
     trial, rubric_hash, judge_spec``, tokens, cost, latency, attempts and ``_t`` (created_at)."""
     import pandas as pd
 
-    return pd.read_sql_query(
+    return _redacted(pd.read_sql_query(
         "SELECT key AS call_key, judge_id AS rater_id, item_id, trial, rubric_hash, spec AS judge_spec,"
         " input_tokens, output_tokens, cached_tokens, cost_usd, latency_s, attempts, created_at AS _t"
         " FROM calls",
         store.conn,
-    )
+    ), "judge_spec")
+
+
+def _redacted(frame: pd.DataFrame, column: str) -> pd.DataFrame:
+    """``frame`` with the credentials of URLs in ``column`` redacted (a store written before
+    specs were redacted may hold them)."""
+    if len(frame) and frame[column].astype(str).str.contains("://", regex=False).any():
+        frame[column] = frame[column].map(lambda v: redact(v) if isinstance(v, str) else v)
+    return frame
 
 
 # --------------------------------------------------------------------------- batches
@@ -266,7 +292,7 @@ def add_batch(store: Store, batch: BatchRow) -> None:
         conn.execute(
             "INSERT INTO judge_batches (batch_id, provider, judge_id, spec, rubric_hash, keys,"
             " status, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (batch.batch_id, batch.provider, batch.judge_id, batch.spec, batch.rubric_hash,
+            (batch.batch_id, batch.provider, batch.judge_id, redact(batch.spec), batch.rubric_hash,
              json.dumps(batch.keys), batch.status, batch.created_at, batch.updated_at),
         )
 

@@ -30,7 +30,9 @@ BATCH_PATHS = ("/v1/messages/batches", "/v1/batches", "/v1/files")
 
 #: answers one request of a batch: ``(api, params, has_auth) -> completion body``, or the name of
 #: the fault that failed it.
-BatchAnswer = Callable[[str, dict[str, Any], bool], "dict[str, Any] | str"]
+#: a batched request's completion body, the fault that failed it, or a raw results line (bytes:
+#: a hostile one, written as it is)
+BatchAnswer = Callable[[str, dict[str, Any], bool], "dict[str, Any] | str | bytes"]
 
 
 class BatchEndpoints:
@@ -70,8 +72,7 @@ class BatchEndpoints:
             b = self.batches.get(parts[3])
             if b is None or b["results"] is None:
                 return await send_json(writer, 404, error_body("anthropic", "not_found_error", "not ended"))
-            results: list[dict[str, Any]] = b["results"]
-            jsonl = b"".join(json.dumps(r).encode() + b"\n" for r in results)
+            jsonl = _jsonl(b["results"])
             return await send_raw(writer, 200, jsonl, {"content-type": "application/binary"})
         if path == "/v1/files" and method == "POST":
             content = multipart_file(headers.get("content-type", ""), raw)
@@ -114,11 +115,13 @@ class BatchEndpoints:
             b["results"] = results
             if b["api"] == "openai":
                 fid = f"file-out-{bid}"
-                self.files[fid] = b"".join(json.dumps(r).encode() + b"\n" for r in results)
+                self.files[fid] = _jsonl(results)
                 b["output_file_id"] = fid
 
-    def _result(self, api: str, custom_id: str, params: dict[str, Any], has_auth: bool) -> dict[str, Any]:
+    def _result(self, api: str, custom_id: str, params: dict[str, Any], has_auth: bool) -> dict[str, Any] | bytes:
         out = self.answer(api, params, has_auth)
+        if isinstance(out, bytes):
+            return out
         if isinstance(out, str):
             return batch_error_line(api, custom_id, out)
         return batch_result_line(api, custom_id, out)
@@ -126,3 +129,8 @@ class BatchEndpoints:
     def _anthropic(self, bid: str, now: float) -> dict[str, Any]:
         url = f"{self.base_url()}/v1/messages/batches/{bid}/results"
         return anthropic_batch(bid, self.batches[bid], now, url)
+
+
+def _jsonl(results: list[dict[str, Any] | bytes]) -> bytes:
+    """A results file: one JSON line per result (a raw line as it is)."""
+    return b"".join((r if isinstance(r, bytes) else json.dumps(r).encode()) + b"\n" for r in results)

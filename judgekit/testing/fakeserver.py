@@ -14,7 +14,9 @@ Faults (``inject`` for the next *n* matching requests, ``rates`` for random ones
 ``429`` (with ``retry-after``), ``500``, ``529`` (overloaded), ``401`` (bad key; the error message
 quotes the key received, as the worst provider would), ``hang`` (no answer before the
 client's timeout), ``malformed`` (a 200 whose body is not JSON), ``disconnect`` (connection closed
-without a response), ``unparseable`` (a well-formed reply whose text is not a label).
+without a response), ``unparseable`` (a well-formed reply whose text is not a label), and the hostile
+answers of :mod:`judgekit.testing.hostile` (``huge``, ``deep``, ``nan_usage``, ``huge_usage``,
+``drip``, ``contradictory``, ``absurd_retry``; ``huge_bytes`` and ``drip_s`` size them).
 
 Run it as a separate process (benchmarks): ``python -m judgekit.testing.fakeserver --latency 0.1
 --rate 429=0.05 --rate 500=0.02``; it prints ``READY <url>``; ``GET /_stats`` returns the counters.
@@ -35,6 +37,7 @@ from typing import Any
 
 from judgekit.testing.batches import BATCH_PATHS, BatchEndpoints
 from judgekit.testing.faults import FAULTS, UNPARSEABLE, Injection, check_kind, pick_fault
+from judgekit.testing.hostile import DEEP_LEVELS, HOSTILE, send_hostile
 from judgekit.testing.providers import (
     anthropic_message,
     error_body,
@@ -98,7 +101,9 @@ class FakeServer:
     Parameters: ``script`` answers each request (default :func:`default_script`); ``latency``
     seconds before each answer; ``rates`` maps a fault kind to its probability per request;
     ``hang_s`` how long a ``hang`` lasts; ``seed`` makes random faults reproducible;
-    ``keep_requests`` keeps the last requests (without any key) in :attr:`requests`.
+    ``keep_requests`` keeps the last requests (without any key) in :attr:`requests`;
+    ``huge_bytes`` is the size of a ``huge`` answer, ``drip_s`` the pause between the bytes of a
+    ``drip`` one.
     """
 
     def __init__(
@@ -111,6 +116,8 @@ class FakeServer:
         hang_s: float = 30.0,
         seed: int = 0,
         keep_requests: int = 1000,
+        huge_bytes: int = 300 * 2**20,
+        drip_s: float = 1.0,
     ) -> None:
         self.script: Script = script or default_script
         self.latency = latency
@@ -121,6 +128,8 @@ class FakeServer:
         self.hang_s = hang_s
         self.rng = random.Random(seed)
         self.keep_requests = keep_requests
+        self.huge_bytes = huge_bytes
+        self.drip_s = drip_s
         self.requests: list[FakeRequest] = []
         self.stats = FakeStats()
         self.port = 0
@@ -289,6 +298,13 @@ class FakeServer:
                 return False
             if fault == "malformed":
                 return await send_raw(writer, 200, b'{"id": "broken", "choices": [ {"mess')
+            if fault in HOSTILE:
+                def completion(text: str | None) -> dict[str, Any]:
+                    reply = self._reply(req, None) if text is None else Reply(text)
+                    return self._completion(api, req, reply)
+
+                return await send_hostile(writer, fault, api, completion, huge_bytes=self.huge_bytes,
+                                          drip_s=self.drip_s, codes=req.codes)
             return await send_json(writer, 200, self._completion(api, req, self._reply(req, fault)))
         finally:
             with self._lock:
@@ -300,12 +316,15 @@ class FakeServer:
             self.stats.batches += 1
             self.stats.batch_requests += n_requests
 
-    def _answer_batched(self, api: str, params: dict[str, Any], has_auth: bool) -> dict[str, Any] | str:
-        """One request of a provider batch: its completion body, or the fault that failed it."""
+    def _answer_batched(self, api: str, params: dict[str, Any], has_auth: bool) -> dict[str, Any] | str | bytes:
+        """One request of a provider batch: its completion body, the fault that failed it, or
+        (``deep``) a results line nested 200,000 levels deep."""
         req = parse_request(api, params, {"authorization": "x"} if has_auth else {})
         with self._lock:
             fault, _ = self._pick_fault(req)
             self._keep(req)
+        if fault == "deep":
+            return b'{"custom_id": "?", "x": ' + b"[" * DEEP_LEVELS + b"]" * DEEP_LEVELS + b"}"
         if fault in _BATCH_FAULTS:
             with self._lock:
                 self.stats.faults[fault] += 1

@@ -5,9 +5,12 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
+from judgekit.testing.hostile import HOSTILE
+
 __all__ = ["FAULTS", "UNPARSEABLE", "Injection", "check_kind", "pick_fault"]
 
-FAULTS = ("429", "500", "529", "401", "hang", "malformed", "disconnect", "unparseable")
+#: the faults; the last ones are the hostile answers of :mod:`judgekit.testing.hostile`
+FAULTS = ("429", "500", "529", "401", "hang", "malformed", "disconnect", "unparseable", *HOSTILE)
 
 #: the text of an ``unparseable`` answer: well-formed, but not a label.
 UNPARSEABLE = "I would need more context before I could say anything about this."

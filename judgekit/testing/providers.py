@@ -116,7 +116,7 @@ def anthropic_batch(
     """The Message Batches object of ``batch`` (``{"requests", "results", "created", ...}``)."""
     ended = batch["results"] is not None
     n = len(batch["requests"])
-    ok = sum(1 for r in batch["results"] or [] if r["result"]["type"] == "succeeded")
+    ok = sum(1 for r in batch["results"] or [] if isinstance(r, dict) and r["result"]["type"] == "succeeded")
     return {
         "id": bid, "type": "message_batch",
         "processing_status": "ended" if ended else "in_progress",
