@@ -150,6 +150,8 @@ class Store(JudgeRatings):
         self._lock.run(lambda: self.conn.execute(
             "CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_at REAL NOT NULL)"
         ))
+        from judgekit.store import integrity
+        integrity.check_version(self.conn, self.path)  # a newer judgekit's store is refused
         done = {r[0] for r in self.conn.execute("SELECT name FROM migrations")}
         for name, sql in MIGRATIONS:
             if name in done:
@@ -164,6 +166,7 @@ class Store(JudgeRatings):
                 conn.execute(
                     "INSERT INTO migrations (name, applied_at) VALUES (?, ?)", (name, time.time())
                 )
+        integrity.check_opened(self.conn, self.path)  # what another tool may have done
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
