@@ -8,9 +8,8 @@ opened.
 Every write that belongs together goes through :meth:`Store.transaction`, so a failed import
 changes nothing; a transaction opened inside another one is a savepoint (as in sqlite-utils).
 Another process holding the write lock is waited for, with progress on stderr, up to
-``JUDGEKIT_LOCK_TIMEOUT`` seconds (:mod:`judgekit.store.locking`), then one sentence.
-
-pandas is imported by the methods that return or take frames, not by this module.
+``JUDGEKIT_LOCK_TIMEOUT`` seconds (:mod:`judgekit.store.locking`), then one sentence. pandas is
+imported by the methods that return or take frames, not by this module.
 """
 
 from __future__ import annotations
@@ -309,13 +308,15 @@ class Store(JudgeRatings):
         return [ItemRow(*r) for r in rows]
 
     # ----------------------------------------------------------------- ratings
-    def put_ratings(self, ratings: pd.DataFrame, *, keep_history: bool = True) -> WriteCounts:
+    def put_ratings(self, ratings: pd.DataFrame, *, keep_history: bool = True,
+                    provenance: str | None = None) -> WriteCounts:
         """Insert ratings; a rating with the same key replaces the old one.
 
         The key is (item_id, rater_id, rubric, rubric_hash, trial). The replaced rating is kept
         in ``rating_history`` (e.g. an annotator revising a label in Label Studio). Returns how
         many were new, changed (another label or status) and unchanged (counted only with
-        ``keep_history``; otherwise every rating counts as new).
+        ``keep_history``; otherwise every rating counts as new). ``provenance``: where they came
+        from (:mod:`judgekit.store.provenance`; default ``import:`` and a digest of them).
         """
         if ratings.empty:
             return WriteCounts(0, 0, 0)
@@ -323,7 +324,7 @@ class Store(JudgeRatings):
         from judgekit.store.records import rater_kinds
 
         now = time.time()
-        cols = rating_columns(ratings, now=now)
+        cols = rating_columns(ratings, now=now, provenance=provenance)
         kinds = rater_kinds(kind_rows(cols))
         with self.transaction() as conn:
             self._check_rater_kinds(kinds)

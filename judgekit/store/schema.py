@@ -253,6 +253,18 @@ MIGRATIONS: list[tuple[str, str]] = [
             BEGIN UPDATE store_writes SET n = n + 1; END;
         """,
     ),
+    (
+        "010_rating_provenance",
+        """
+        -- where a rating came from (issue 20): 'panel' for a judge panel's rating (its call is
+        -- call_key, the calls table says which judge identity made it), 'import:<id>' for the
+        -- ratings of one import (the id: the input's digest, judgekit.store.import_digest), NULL
+        -- for a rating written before this migration. A verdict records the provenance of each
+        -- judge's ratings, so ratings imported under a gated judge's name after the gate are told
+        -- apart (judgekit.store.provenance)
+        ALTER TABLE ratings ADD COLUMN provenance TEXT;
+        """,
+    ),
 ]
 
 

@@ -1,0 +1,161 @@
+"""Trust that cannot be walked around (issue 20 items 1, 2 and 5), on the bad-input corpus's
+template store (tests/corpus/base.py: 12 items with model, category and prompt_id; humans h1, h2,
+reference final and judge j1, imported, under refusal; the gate's passing verdict for j1), through
+the command line as a user runs it."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from judgekit.cli import main
+from tests.corpus.base import LABELS, build_template
+
+
+@pytest.fixture(scope="module")
+def template(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("walkaround")
+    build_template(folder)
+    return folder
+
+
+@pytest.fixture
+def case(template: Path, tmp_path: Path) -> Path:
+    for name in ("store.db", "verdict.json", "labels.csv", "policy.yaml"):
+        shutil.copy(template / name, tmp_path / name)
+    return tmp_path
+
+
+def cli(*args: str) -> tuple[int, str]:
+    res = CliRunner().invoke(main, [str(a) for a in args])
+    assert res.exception is None or isinstance(res.exception, SystemExit), res.output
+    return res.exit_code, res.output
+
+
+def analyze(folder: Path, verdict: str = "verdict.json") -> tuple[int, str]:
+    return cli("analyze", "distribution", "--judge", "j1", "--rubric", "refusal", "--no-forms",
+               "--verdict", folder / verdict, "--store", folder / "store.db", "--bootstrap", "0",
+               "--quiet", "--out", folder / "out")
+
+
+def errors(output: str) -> list[str]:
+    return [line for line in output.splitlines() if line.startswith("error: ")]
+
+
+def test_the_untouched_store_is_trusted(case):
+    code, out = analyze(case)
+    assert code == 0, out
+    assert json.loads((case / "out" / "distribution.json").read_text())["trusted"] is True
+
+
+# ----------------------------------------------------------------------------- item 1
+def _reimport_humans_with(case: Path, column: str, values: dict[int, str]) -> None:
+    """The humans' own labels, unchanged, with ``column`` set anew (another slice or tier)."""
+    rows = [line.rsplit(",", 1)[0] for line in (case / "labels.csv").read_text().splitlines()]  # no j1
+    head = rows[0].split(",")
+    at = head.index(column) if column in head else None
+    out = [rows[0] if at is not None else rows[0] + f",{column}"]
+    for i, line in enumerate(rows[1:]):
+        cells = line.split(",")
+        if at is not None:
+            cells[at] = values.get(i, cells[at])
+        else:
+            cells.append(values.get(i, "1"))
+        out.append(",".join(cells))
+    (case / "relabel.csv").write_text("\n".join(out) + "\n")
+    code, output = cli("import", case / "relabel.csv", "--rubric", "refusal", "--raters", "h1,h2",
+                       "--reference", "final=final", "--store", case / "store.db")
+    assert code == 0, output
+
+
+@pytest.mark.parametrize(("column", "values"), [
+    ("model", {0: "m1", 1: "m0", 2: "m1"}),      # labelled items moved to another model
+    ("category", {3: "c9"}),                      # ... to another slice
+    ("severity", {0: "5", 1: "1"}),               # a harm column added after the gate
+])
+def test_metadata_of_the_gated_items_reimported_after_the_gate_is_refused(case, column, values):
+    _reimport_humans_with(case, column, values)
+    code, out = analyze(case)
+    assert code == 2, out
+    (msg,) = errors(out)
+    assert f"'{column}'" in msg and "judgekit gate" in msg and "metadata" in msg
+    assert not (case / "out" / "distribution.json").exists()
+
+
+def test_after_the_gate_runs_again_the_new_metadata_is_trusted(case):
+    _reimport_humans_with(case, "model", {0: "m1", 1: "m0"})
+    code, out = cli("gate", case / "policy.yaml", "--store", case / "store.db", "--out", case / "g2")
+    assert code == 0, out
+    code, out = analyze(case, "g2/verdict.json")
+    assert code == 0, out
+
+
+def test_an_older_verdict_without_metadata_hashes_is_refused_with_one_sentence(case):
+    from judgekit.store.database import Store
+    from judgekit.verdict.log import record_verdict
+
+    old = json.loads((case / "verdict.json").read_text())
+    del old["meta_hashes"]
+    for j in old["judges"]:
+        j.pop("provenance")
+    (case / "old.json").write_text(json.dumps(old))
+    with Store(case / "store.db") as s:  # as an older judgekit's gate recorded it
+        record_verdict(s, old)
+    code, out = analyze(case, "old.json")
+    assert code == 2, out
+    (msg,) = errors(out)
+    assert "older judgekit" in msg and "metadata" in msg and "judgekit gate" in msg
+
+
+# ----------------------------------------------------------------------------- item 2
+def _import_judge_labels(case: Path, items: range, *, judge: str = "j1") -> None:
+    rows = ["item_id,prompt,response,model,prompt_id,label,rater_id,rater_kind"]
+    rows += [f"n{i},new prompt {i},new response {i},m{i % 2},q{i},{LABELS[2]},{judge},judge" for i in items]
+    (case / "more.csv").write_text("\n".join(rows) + "\n")
+    code, out = cli("import", case / "more.csv", "--rubric", "refusal", "--store", case / "store.db")
+    assert code == 0, out
+
+
+def test_judge_labels_imported_under_its_name_after_the_gate_are_left_out_and_said(case):
+    _import_judge_labels(case, range(300))
+    code, out = analyze(case)
+    assert code == 0, out
+    result = json.loads((case / "out" / "distribution.json").read_text())
+    assert result["trusted"] is True
+    samples = sum(row["n_samples"] for row in result["tables"]["by_model"]["rows"])
+    assert samples == 12  # the gated 12, not the 300 imported after
+    notes = [n for n in result["notes"] if "left out" in n]
+    assert len(notes) == 1 and "300 of the 312 ratings of judge 'j1'" in notes[0]
+
+
+def test_an_analysis_given_the_foreign_ratings_directly_refuses(case):
+    from judgekit.analysis.distribution import refusal_distribution
+    from judgekit.errors import UntrustedJudgeError
+    from judgekit.rubric.model import load_rubric
+    from judgekit.store.database import Store
+
+    _import_judge_labels(case, range(5))
+    rubric = load_rubric("refusal")
+    with Store(case / "store.db") as s:
+        ratings = s.ratings(rubric=rubric, rater_ids=["j1"])
+        with pytest.raises(UntrustedJudgeError, match="5 of the ratings of judge 'j1'"):
+            refusal_distribution(ratings, s.items(), rubric=rubric, verdicts=[case / "verdict.json"],
+                                 store=s, n_boot=0)
+
+
+def test_an_imported_judges_labels_edited_with_sqlite_are_refused(case):
+    _import_judge_labels(case, range(3))  # a later import the verdict does not cover
+    con = sqlite3.connect(case / "store.db")
+    # every label of j1, including the gated ones on items no human rated... here: all of them
+    con.execute("UPDATE ratings SET label = 'full_compliance' WHERE rater_id = 'j1' AND item_id = 'i11'")
+    con.commit()
+    con.close()
+    code, out = analyze(case)
+    assert code == 2, out
+    (msg,) = errors(out)
+    assert "'j1'" in msg and "judgekit gate" in msg
