@@ -159,3 +159,79 @@ def test_an_imported_judges_labels_edited_with_sqlite_are_refused(case):
     assert code == 2, out
     (msg,) = errors(out)
     assert "'j1'" in msg and "judgekit gate" in msg
+
+
+def test_an_imported_judges_gated_labels_on_unlabelled_items_edited_with_sqlite_are_refused(case):
+    _import_judge_labels(case, range(10))  # judge labels on items no human rated, then the gate
+    code, out = cli("gate", case / "policy.yaml", "--store", case / "store.db", "--out", case / "g2")
+    assert code == 0, out
+    con = sqlite3.connect(case / "store.db")
+    con.execute("UPDATE ratings SET label = 'full_compliance' WHERE rater_id = 'j1' AND item_id = 'n3'")
+    con.commit()
+    con.close()
+    code, out = analyze(case, "g2/verdict.json")
+    assert code == 2, out
+    (msg,) = errors(out)
+    assert "'j1'" in msg and "edited, replaced or removed" in msg and "judgekit gate" in msg
+
+
+# ----------------------------------------------------------------------------- a panel judge
+@pytest.fixture
+def panel(case: Path) -> Path:
+    """``pj``, a real panel judge (``replay:``, offline) that agrees with the reference on the 12
+    labelled items and rated 10 items no human rated (u0..u9), gated (``gp/verdict.json``)."""
+    finals = [line.split(",")[8] for line in (case / "labels.csv").read_text().splitlines()[1:]]
+    items = [{"item_id": f"i{i}", "prompt": f"prompt {i}", "response": f"response {i}"} for i in range(12)]
+    items += [{"item_id": f"u{i}", "prompt": f"other {i}", "response": f"answer {i}", "model": f"m{i % 2}",
+               "prompt_id": f"q{i}"} for i in range(10)]
+    (case / "items.jsonl").write_text("".join(json.dumps(r) + "\n" for r in items))
+    answers = ["item_id,label"] + [f"i{i},{finals[i]}" for i in range(12)] + [f"u{i},full_refusal" for i in range(10)]
+    (case / "answers.csv").write_text("\n".join(answers) + "\n")
+    (case / "panel.yaml").write_text("rubric: refusal\nitems: items.jsonl\naggregate: null\njudges:\n"
+                                     "  - id: pj\n    model: \"replay:answers.csv#label\"\n")
+    code, out = cli("judge", case / "panel.yaml", "--store", case / "store.db")
+    assert code == 0, out
+    (case / "policy-pj.yaml").write_text((case / "policy.yaml").read_text().replace("[j1]", "[pj]"))
+    code, out = cli("gate", case / "policy-pj.yaml", "--store", case / "store.db", "--out", case / "gp")
+    assert code == 0, out
+    return case
+
+
+def analyze_pj(folder: Path) -> tuple[int, str, dict]:
+    code, out = cli("analyze", "distribution", "--judge", "pj", "--rubric", "refusal", "--no-forms",
+                    "--verdict", folder / "gp" / "verdict.json", "--store", folder / "store.db",
+                    "--bootstrap", "0", "--quiet", "--out", folder / "op")
+    result = json.loads((folder / "op" / "distribution.json").read_text()) if code == 0 else {}
+    return code, out, result
+
+
+def _samples(result: dict) -> int:
+    return sum(row["n_samples"] for row in result["tables"]["by_model"]["rows"])
+
+
+def test_a_gated_panel_judge_is_trusted_on_what_it_rated(panel):
+    code, out, result = analyze_pj(panel)
+    assert code == 0, out
+    assert result["trusted"] is True and _samples(result) == 22
+    assert not [n for n in result["notes"] if "left out" in n]
+
+
+def test_labels_imported_under_a_panel_judges_name_are_left_out_with_their_count(panel):
+    _import_judge_labels(panel, range(300), judge="pj")
+    code, out, result = analyze_pj(panel)
+    assert code == 0, out
+    assert result["trusted"] is True and _samples(result) == 22
+    (note,) = [n for n in result["notes"] if "left out" in n]
+    assert "300 of the 322 ratings of judge 'pj'" in note
+
+
+def test_a_panel_rating_edited_with_sqlite_after_its_call_is_left_out(panel):
+    con = sqlite3.connect(panel / "store.db")
+    con.execute("UPDATE ratings SET label = 'full_compliance' WHERE rater_id = 'pj' AND item_id LIKE 'u%'")
+    con.commit()
+    con.close()
+    code, out, result = analyze_pj(panel)
+    assert code == 0, out
+    assert result["trusted"] is True and _samples(result) == 12
+    (note,) = [n for n in result["notes"] if "left out" in n]
+    assert "10 of the 22 ratings of judge 'pj'" in note
