@@ -88,8 +88,10 @@ def check_against_store(verdict: dict[str, Any], store: Any, rubric: Any, *, jud
                         where: str, judge_hash: str | None = None) -> None:
     """Raise :class:`UntrustedJudgeError` (one sentence) unless, in ``store``: the verdict's
     reference is a human or reference rater (or consensus), ``judge``'s ratings on the labelled
-    items are those the verdict was computed on, and the verdict is one this store's gate
-    recorded (:func:`record_verdict`). The other parts are
+    items are those the verdict was computed on, the verdict is one this store's gate recorded
+    (:func:`record_verdict`), the labelled items' metadata is as it recorded
+    (:func:`check_metadata`) and so are the imports of ``judge``'s ratings
+    (:func:`check_provenance`). The other parts are
     :func:`judgekit.verdict.read.match_store`'s. ``judge_hash``: the judge's ratings hash now, if the
     caller has it (:func:`judge_ratings_hash`'s value)."""
     place = f"under {rubric.id} in {store.path}"
@@ -109,15 +111,15 @@ def check_against_store(verdict: dict[str, Any], store: Any, rubric: Any, *, jud
                 f"{place} changed since the verdict (labels re-imported or re-judged under its "
                 f"id); {AGAIN}."
             )
-    check_metadata(verdict, store, rubric, where=where)
-    if judge is not None:
-        check_provenance(verdict, store, rubric, judge, where=where)
     if not is_recorded(store, canonical_digest(verdict)):
         raise UntrustedJudgeError(
             f"{where} was not written by `judgekit gate` on {store.path} (it was edited, or made "
             f"on another store); run the gate again on this store and pass the verdict.json it "
             f"writes."
         )
+    check_metadata(verdict, store, rubric, where=where)
+    if judge is not None:
+        check_provenance(verdict, store, rubric, judge, where=where)
 
 
 OLDER = "it was made by an older judgekit and does not record"
@@ -155,13 +157,13 @@ def check_provenance(verdict: dict[str, Any], store: Any, rubric: Any, judge: st
     recorded = entry.get("provenance")
     if recorded is None:
         raise UntrustedJudgeError(
-            f"{where}: {OLDER} where judge {judge!r}'s ratings came from (a panel run or an import), "
+            f"{where}: {OLDER} where the ratings of judge {judge!r} came from (a panel run or an import), "
             f"so ratings imported under its name after it cannot be told apart; {AGAIN}.")
     now = provenance_digests(store, rubric, judge)
     for group in sorted(recorded):
         if group != PANEL and now.get(group) != recorded[group]:
             raise UntrustedJudgeError(
-                f"{where}: judge {judge!r}'s ratings from {group} under {rubric.id} in {store.path} "
+                f"{where}: the ratings of judge {judge!r} from {group} under {rubric.id} in {store.path} "
                 f"were edited, replaced or removed since the verdict; {AGAIN}.")
 
 
