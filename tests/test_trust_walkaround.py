@@ -235,3 +235,20 @@ def test_a_panel_rating_edited_with_sqlite_after_its_call_is_left_out(panel):
     assert result["trusted"] is True and _samples(result) == 12
     (note,) = [n for n in result["notes"] if "left out" in n]
     assert "10 of the 22 ratings of judge 'pj'" in note
+
+
+# ----------------------------------------------------------------------------- item 5
+@pytest.mark.parametrize("edit", [
+    "UPDATE items SET response = 'an edited response' WHERE item_id = 'i3'",
+    "UPDATE items SET prompt = 'an edited prompt' WHERE item_id = 'i3'",
+    "UPDATE items SET messages = '[{\"role\": \"user\", \"content\": \"hi\"}]' WHERE item_id = 'i3'",
+])
+def test_an_items_text_edited_with_its_content_hash_kept_is_refused(case, edit):
+    con = sqlite3.connect(case / "store.db")
+    con.execute(edit)  # content_hash left as it was: items_hash alone cannot see it
+    con.commit()
+    con.close()
+    code, out = analyze(case)
+    assert code == 2, out
+    (msg,) = errors(out)
+    assert "'i3'" in msg and "content_hash" in msg and "judgekit gate" in msg
