@@ -55,3 +55,27 @@ def test_an_untouched_store_opens(tmp_path):
     db = _store(tmp_path)
     with Store(db) as s:
         assert list(s.ratings()["label"]) == ["full_refusal"]
+
+
+def test_a_store_judgekit_wrote_and_another_tool_edited_is_still_scanned(tmp_path):
+    """The scan is skipped only while the store is as judgekit left it: the state judgekit
+    records when it closes a store it wrote moves with any other tool's update."""
+    import pandas as pd
+
+    db = tmp_path / "s.db"
+    with Store(db) as s:
+        s.put_ratings(pd.DataFrame({"item_id": ["a", "b"], "rater_id": ["h1", "h1"], "rater_kind": ["human"] * 2,
+                                    "rubric": ["refusal@1"] * 2, "rubric_hash": ["h"] * 2,
+                                    "label": ["full_refusal", "full_compliance"]}))
+    state = sqlite3.connect(db).execute("SELECT state FROM store_checks").fetchone()
+    assert state is not None  # recorded by judgekit's close after its write
+    Store(db).close()
+    con = sqlite3.connect(db)
+    con.execute("PRAGMA ignore_check_constraints = 1")
+    con.execute("UPDATE ratings SET status = 'bogus' WHERE item_id = 'b'")
+    con.commit()
+    con.close()
+    before = dump_store(db)
+    with pytest.raises(JudgekitError, match="status 'bogus'"):
+        Store(db)
+    assert dump_store(db) == before

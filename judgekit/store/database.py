@@ -51,21 +51,9 @@ if TYPE_CHECKING:
     from judgekit.store.items_table import ItemTable
 
 __all__ = [
-    "DEFAULT_STORE",
-    "ITEM_CORE",
-    "JudgeRatingKey",
-    "MIGRATIONS",
-    "NewText",
-    "RATER_KINDS",
-    "RATING_COLUMNS",
-    "RATING_KEY",
-    "STATUSES",
-    "ItemRow",
-    "RatingRow",
-    "SampleRow",
-    "Store",
-    "StoredJudgeRating",
-    "WriteCounts",
+    "DEFAULT_STORE", "ITEM_CORE", "JudgeRatingKey", "MIGRATIONS", "NewText", "RATER_KINDS",
+    "RATING_COLUMNS", "RATING_KEY", "STATUSES", "ItemRow", "RatingRow", "SampleRow", "Store",
+    "StoredJudgeRating", "WriteCounts",
 ]
 
 DEFAULT_STORE = "judgekit.db"
@@ -137,6 +125,8 @@ class Store(JudgeRatings):
         return True
 
     def close(self) -> None:
+        from judgekit.store.integrity import remember
+        remember(self.conn, getattr(self, "_changes_at_open", None))  # its own writes are well formed
         self.conn.close()
 
     def __enter__(self) -> Store:
@@ -166,6 +156,7 @@ class Store(JudgeRatings):
                     "INSERT INTO migrations (name, applied_at) VALUES (?, ?)", (name, time.time())
                 )
         integrity.check_opened(self.conn, self.path)  # what another tool may have done
+        self._changes_at_open = self.conn.total_changes
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:

@@ -11,11 +11,12 @@ in a verdict computed from it. :class:`~judgekit.store.database.Store` calls:
 * :func:`check_structure` after them: every table and column the migrations create is there, and
   no trigger but the ones they create (another tool's trigger can block or rewrite a write);
 * :func:`check_rows`: every rating has an integer trial, a known status and rater kind and a
-  text (or missing) label; every item's metadata is a JSON object.
+  text (or missing) label; every item's metadata is a JSON object (scanned again only when the
+  store changed since it last passed, :func:`check_opened`).
 
 Each problem is one :class:`~judgekit.errors.JudgekitError` sentence naming the store, the table
 and the row, and saying what to do; nothing is written. The checks are SQL only (a scan of the
-items and the ratings, ~0.1 s per million ratings).
+items and the ratings, about a second per million ratings, once per change of the store).
 """
 
 from __future__ import annotations
@@ -81,6 +82,12 @@ def check_structure(conn: sqlite3.Connection, path: str) -> None:
                 f"Store {path}: table {table!r} has no column {missing[0]!r} (another tool "
                 f"rebuilt it); {_FIX}."
             )
+    gone = sorted(triggers - _triggers(conn))
+    if gone:
+        raise JudgekitError(
+            f"Store {path} has no trigger {gone[0]!r} (another tool dropped it; it counts the writes "
+            f"to the store); {_FIX}."
+        )
     extra = sorted(_triggers(conn) - triggers)
     if extra:
         raise JudgekitError(
@@ -91,9 +98,42 @@ def check_structure(conn: sqlite3.Connection, path: str) -> None:
 
 
 def check_opened(conn: sqlite3.Connection, path: str) -> None:
-    """:func:`check_structure`, then :func:`check_rows`."""
+    """:func:`check_structure`, then :func:`check_rows` unless the store is as it was when
+    judgekit last closed it after writing (its :func:`~judgekit.store.import_digest.store_state`,
+    recorded in ``store_checks`` by :func:`remember`: a scan of a million ratings takes a second,
+    and judgekit's own writes are well formed). The state moves with every insert, update or
+    delete of a rating or an item, by any tool (the write counter's triggers, which
+    :func:`check_structure` requires)."""
+    from judgekit.store.import_digest import store_state
+
     check_structure(conn, path)
-    check_rows(conn, path)
+    row = conn.execute("SELECT state FROM store_checks WHERE id = 1").fetchone()
+    if row is None or row[0] != store_state(conn):
+        check_rows(conn, path)
+
+
+def remember(conn: sqlite3.Connection, changes_at_open: int | None) -> None:
+    """When the store was found well formed on open and this connection wrote to it since
+    (``conn.total_changes`` moved past ``changes_at_open``), record its state as checked. Only
+    if it can be written at once: a store another process is writing is scanned again next time.
+    A command that writes nothing (a refused input) leaves the store exactly as it was."""
+    if changes_at_open is None or conn.total_changes == changes_at_open:
+        return
+    from judgekit.store.import_digest import store_state
+
+    try:
+        (wait,) = conn.execute("PRAGMA busy_timeout").fetchone()
+        conn.execute("PRAGMA busy_timeout = 0")
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            conn.execute("INSERT OR REPLACE INTO store_checks (id, state) VALUES (1, ?)", (store_state(conn),))
+            conn.execute("COMMIT")
+        finally:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            conn.execute(f"PRAGMA busy_timeout = {int(wait)}")
+    except sqlite3.Error:
+        pass  # read-only, busy or closed: checked again on the next open
 
 
 def _in(values: tuple[str, ...]) -> str:

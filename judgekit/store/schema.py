@@ -263,6 +263,9 @@ MIGRATIONS: list[tuple[str, str]] = [
         -- judge's ratings, so ratings imported under a gated judge's name after the gate are told
         -- apart (judgekit.store.provenance)
         ALTER TABLE ratings ADD COLUMN provenance TEXT;
+        -- the store's state (judgekit.store.import_digest.store_state) when judgekit last found
+        -- every rating and item well formed (judgekit.store.integrity): unchanged, not scanned again
+        CREATE TABLE store_checks (id INTEGER PRIMARY KEY CHECK (id = 1), state TEXT NOT NULL);
         """,
     ),
 ]
