@@ -252,3 +252,28 @@ def test_an_items_text_edited_with_its_content_hash_kept_is_refused(case, edit):
     assert code == 2, out
     (msg,) = errors(out)
     assert "'i3'" in msg and "content_hash" in msg and "judgekit gate" in msg
+
+
+# ----------------------------------------------------------------------------- older stores
+def test_a_store_made_before_provenance_keeps_working(case):
+    """A store whose ratings were written before migration 010 (no provenance): the migration adds
+    the column, its judge ratings count as 'unrecorded', the gate covers them and the analysis
+    trusts them; a later import under the judge's name is left out."""
+    con = sqlite3.connect(case / "store.db")
+    con.execute("UPDATE ratings SET provenance = NULL")  # as the migration leaves older ratings
+    con.execute("DELETE FROM migrations WHERE name >= '010'")
+    con.execute("ALTER TABLE ratings DROP COLUMN provenance")
+    con.execute("DROP TABLE store_checks")
+    con.commit()
+    con.close()
+    code, out = analyze(case)  # the verdict recorded the digests of the imports it saw
+    assert code == 2 and "j1" in errors(out)[0], out
+    code, out = cli("gate", case / "policy.yaml", "--store", case / "store.db", "--out", case / "g2")
+    assert code == 0, out
+    verdict = json.loads((case / "g2" / "verdict.json").read_text())
+    assert set(verdict["judges"][0]["provenance"]) == {"unrecorded"}
+    _import_judge_labels(case, range(4))
+    code, out = analyze(case, "g2/verdict.json")
+    assert code == 0, out
+    notes = json.loads((case / "out" / "distribution.json").read_text())["notes"]
+    assert any("4 of the 16 ratings of judge 'j1'" in n for n in notes)
