@@ -73,7 +73,7 @@ def gated_only(store: Store, ratings: pd.DataFrame, verdicts: Sequence[Any]) -> 
     (the analysis then refuses it, or stamps it UNTRUSTED)."""
     from types import SimpleNamespace
 
-    from judgekit.verdict.log import foreign_ratings
+    from judgekit.verdict.log import check_provenance, foreign_ratings
     from judgekit.verdict.read import load_verdict
 
     judged = ratings.loc[ratings["rater_kind"] == "judge", ["rater_id", "rubric", "rubric_hash"]]
@@ -87,7 +87,12 @@ def gated_only(store: Store, ratings: pd.DataFrame, verdicts: Sequence[Any]) -> 
                       for j in v["judges"] if j["judge"] == judge and j["passed"]), None)
         if entry is None:
             continue
-        foreign = foreign_ratings(store, SimpleNamespace(id=rid, hash=rhash), str(judge), entry)
+        rubric = SimpleNamespace(id=rid, hash=rhash)
+        try:  # a verdict whose imports changed is refused by the analysis itself (or stamped)
+            check_provenance({"judges": [entry]}, store, rubric, str(judge), where="")
+        except JudgekitError:
+            continue
+        foreign = foreign_ratings(store, rubric, str(judge), entry)
         if not foreign:
             continue
         keys = {(str(judge), str(rid), i, t) for i, t, _ in foreign}

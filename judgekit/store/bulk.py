@@ -22,7 +22,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from judgekit.errors import JudgekitError
-from judgekit.store.schema import MAX_SQL_VARIABLES, RatingRow, WriteCounts
+from judgekit.store.schema import MAX_SQL_VARIABLES, RatingRow, WriteCounts, rows_provenance
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -92,8 +92,6 @@ def rating_columns(ratings: pd.DataFrame, *, now: float, provenance: str | None 
         if any(v is None for v in cols[k]):
             raise TypeError(f"put_ratings: {WRITE_COLUMNS[k]} has an empty cell")
     if provenance is None:
-        from judgekit.store.provenance import rows_provenance
-
         provenance = rows_provenance(cols)
     cols.append([provenance] * len(ratings))
     return cols

@@ -173,24 +173,3 @@ def items_hash_of(store: Any, item_ids: list[str]) -> str:
 
     return _streamed_digest(blocks())
 
-
-def stale_content_hash(store: Any, rubric: Any) -> str | None:
-    """The first item (in id order) with a human or reference rating under ``rubric`` whose
-    stored ``content_hash`` is not the hash of its stored text (prompt, messages, response): its
-    text was edited by another tool with the hash kept, which ``items_hash`` alone cannot see.
-    None when every one matches (issue 20 item 5)."""
-    from judgekit.store.provenance import rubric_pairs, under
-    from judgekit.store.schema import item_content_hash
-    from judgekit.store.variants import variant_item_sql
-
-    cond, args = under(rubric_pairs(rubric))
-    vcond, vargs = variant_item_sql()
-    cur = store.conn.execute(
-        "SELECT item_id, prompt, messages, response, content_hash FROM items WHERE item_id IN"
-        f" (SELECT item_id FROM ratings WHERE {cond} AND {_HUMAN} AND {vcond}) ORDER BY item_id",
-        [*args, *vargs])
-    while block := cur.fetchmany(BLOCK):
-        for item_id, prompt, messages, response, stored in block:
-            if item_content_hash(prompt, messages, response) != stored:
-                return str(item_id)
-    return None

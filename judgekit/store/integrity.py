@@ -117,11 +117,11 @@ def remember(conn: sqlite3.Connection, changes_at_open: int | None) -> None:
     (``conn.total_changes`` moved past ``changes_at_open``), record its state as checked. Only
     if it can be written at once: a store another process is writing is scanned again next time.
     A command that writes nothing (a refused input) leaves the store exactly as it was."""
-    if changes_at_open is None or conn.total_changes == changes_at_open:
-        return
     from judgekit.store.import_digest import store_state
 
     try:
+        if changes_at_open is None or conn.total_changes == changes_at_open:
+            return
         (wait,) = conn.execute("PRAGMA busy_timeout").fetchone()
         conn.execute("PRAGMA busy_timeout = 0")
         try:

@@ -369,6 +369,22 @@ def item_content_hash(prompt: Any, messages: Any, response: Any) -> str:
     return hashlib.sha256(blob).hexdigest()[:16]
 
 
+# ------------------------------------------------------------------ provenance ids
+# (where a rating came from: :mod:`judgekit.store.provenance`)
+def import_id(digest: str | None) -> str:
+    """The provenance of the ratings of one import whose input digest is ``digest``."""
+    return "import" if digest is None else f"import:{digest[:16]}"
+
+
+def rows_provenance(cols: list[list[Any]]) -> str:
+    """``import:`` and a digest of ratings written through the API (columns of
+    :data:`judgekit.store.bulk.WRITE_COLUMNS`: item, rater, rubric, hash, label, trial, status)."""
+    h = hashlib.sha256()
+    for row in zip(cols[0], cols[1], cols[3], cols[4], cols[5], cols[7], cols[8], strict=True):
+        h.update(json.dumps(row, default=str).encode())
+    return f"import:{h.hexdigest()[:16]}"
+
+
 # ------------------------------------------------------------------ what the store answers
 #: what :meth:`judgekit.store.database.Store.put_items` does with another text under a stored item's id
 NewText = Literal["refuse", "if_unlabelled", "replace"]

@@ -345,7 +345,7 @@ def match_store(verdict: Verdict, store: Any, rubric: Any, *, judge: str | None 
             f"(an item was added, removed or its content edited, or the verdict is about another "
             f"store); {AGAIN}."
         )
-    from judgekit.store.digests import stale_content_hash
+    from judgekit.store.provenance import stale_content_hash
 
     stale = stale_content_hash(store, rubric)
     if stale is not None:
