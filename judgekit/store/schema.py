@@ -378,10 +378,11 @@ def import_id(digest: str | None) -> str:
 
 def rows_provenance(cols: list[list[Any]]) -> str:
     """``import:`` and a digest of ratings written through the API (columns of
-    :data:`judgekit.store.bulk.WRITE_COLUMNS`: item, rater, rubric, hash, label, trial, status)."""
+    :data:`judgekit.store.bulk.WRITE_COLUMNS`: item, rater, rubric, hash, label, trial, status;
+    each column's JSON text hashed at once)."""
     h = hashlib.sha256()
-    for row in zip(cols[0], cols[1], cols[3], cols[4], cols[5], cols[7], cols[8], strict=True):
-        h.update(json.dumps(row, default=str).encode())
+    for k in (0, 1, 3, 4, 5, 7, 8):
+        h.update(json.dumps(cols[k], default=str).encode() + b"\n")
     return f"import:{h.hexdigest()[:16]}"
 
 
