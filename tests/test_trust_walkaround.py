@@ -277,3 +277,31 @@ def test_a_store_made_before_provenance_keeps_working(case):
     assert code == 0, out
     notes = json.loads((case / "out" / "distribution.json").read_text())["notes"]
     assert any("4 of the 16 ratings of judge 'j1'" in n for n in notes)
+
+
+# ----------------------------------------------------------------------------- forms
+def test_refusal_forms_imported_under_a_gated_judges_name_are_left_out_too(synthetic_store, tmp_path):
+    """The refusal-form ratings of the judge feed the distribution: the ones its refusal_form
+    verdict does not cover are left out as the restrictiveness ones are, and counted."""
+    import pandas as pd
+
+    from judgekit.analysis import inputs
+    from judgekit.rubric.model import load_rubric
+    from judgekit.store.database import Store
+
+    db = tmp_path / "s.db"
+    shutil.copy(synthetic_store["store"], db)
+    forms = load_rubric("refusal_form")
+    with Store(db) as s:
+        items = s.items()[["item_id"]].head(5).assign(item_id=lambda d: "new-" + d["item_id"].astype(str),
+                                                       prompt="p", response="r")
+        s.put_items(items)
+        s.put_ratings(pd.DataFrame({"item_id": items["item_id"], "rater_id": "judge-a", "rater_kind": "judge",
+                                    "rubric": forms.id, "rubric_hash": forms.hash, "label": forms.codes[0]}))
+        verdicts = inputs.load_verdicts([synthetic_store["restrictiveness"], synthetic_store["refusal_form"]])
+        data = inputs.distribution_inputs(s, load_rubric("restrictiveness"), "judge-a", verdicts=verdicts)
+    assert data.forms is not None and not data.forms["item_id"].str.startswith("new-").any()
+    assert len(data.notes) == 1 and "5 of the" in data.notes[0] and forms.id in data.notes[0]
+
+
+pytest_plugins = ["tests.analysis_fixtures"]

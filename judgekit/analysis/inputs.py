@@ -160,17 +160,22 @@ def form_ratings(
     verdicts: Sequence[Any],
     *,
     untrusted: bool = False,
+    notes: list[str] | None = None,
 ) -> pd.DataFrame | None:
     """The refusal-form ratings of ``rater``, or None when the rater has none under the rubric.
 
     A judge's forms need a passing verdict of their own (unless ``untrusted``): the error says
-    that the ratings feed the refusal-form distribution and how to leave them out.
+    that the ratings feed the refusal-form distribution and how to leave them out. Forms their
+    verdict does not cover are left out (:func:`gated_only`; its sentences added to ``notes``).
     """
     from judgekit.analysis.trust import check_trust
 
     forms = rater_ratings(store, form_rubric, rater, required=False)
     if forms.empty:
         return None
+    forms, left_out = gated_only(store, forms, verdicts)
+    if notes is not None:
+        notes += left_out
     if not untrusted:
         try:
             check_trust(forms, form_rubric, verdicts, judge_hashes=judge_hashes(store, forms),
@@ -202,10 +207,7 @@ def distribution_inputs(
     frub = None
     if form_rubric is not None:
         frub = load_rubric(form_rubric)
-        forms = form_ratings(store, frub, rater, verdicts, untrusted=untrusted)
-        if forms is not None:
-            forms, more = gated_only(store, forms, verdicts)
-            notes += more
+        forms = form_ratings(store, frub, rater, verdicts, untrusted=untrusted, notes=notes)
     hashes = judge_hashes(store, ratings)
     matches = None
     if forms is not None:
