@@ -137,7 +137,7 @@ def test_the_unbroken_file_is_accepted(valid: Valid, template: Path, tmp_path: P
 def test_the_corpus_covers_every_user_written_input():
     kinds = {c.kind for c in CASES}
     assert {"rubric", "policy", "panel", "criteria", "sample", "csv", "jsonl", "json", "parquet",
-            "ls-json", "ls-min", "ls-csv", "inspect-json", "inspect-eval", "verdict"} <= kinds
+            "ls-json", "ls-min", "ls-csv", "inspect-json", "inspect-eval", "verdict", "store"} <= kinds
     assert sum(len(c.files) for c in CASES) >= 80
     for trap in ("bom", "crlf", "excel-quoting", "label-variants", "big-rationale"):
         assert any(trap in c.id for c in CONTROLS), trap

@@ -26,7 +26,7 @@ Example::
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -65,6 +65,57 @@ def rater_ratings(store: Store, rubric: Rubric, rater: str, *, required: bool = 
     return df
 
 
+def gated_only(store: Store, ratings: pd.DataFrame, verdicts: Sequence[Any]) -> tuple[pd.DataFrame, list[str]]:
+    """``ratings`` without the judge ratings the verdicts do not cover, and one sentence per judge
+    saying how many were left out (issue 20): ratings imported under a gated judge's name after
+    the gate, or panel ratings another configuration made or edited after their call
+    (:func:`judgekit.verdict.log.foreign_ratings`). A judge no verdict covers keeps its ratings
+    (the analysis then refuses it, or stamps it UNTRUSTED)."""
+    from types import SimpleNamespace
+
+    from judgekit.verdict.log import check_provenance, foreign_ratings
+    from judgekit.verdict.read import load_verdict
+
+    judged = ratings.loc[ratings["rater_kind"] == "judge", ["rater_id", "rubric", "rubric_hash"]]
+    if judged.empty or not verdicts:
+        return ratings, []
+    loaded = [v if isinstance(v, dict) else load_verdict(v) for v in verdicts]
+    drop: set[tuple[str, str, str, int]] = set()
+    notes: list[str] = []
+    for judge, rid, rhash in judged.drop_duplicates().itertuples(index=False, name=None):
+        entry = next((j for v in loaded if (v["rubric"], v["rubric_hash"]) == (rid, rhash)
+                      for j in v["judges"] if j["judge"] == judge and j["passed"]), None)
+        if entry is None:
+            continue
+        rubric = SimpleNamespace(id=rid, hash=rhash)
+        try:  # a verdict whose imports changed is refused by the analysis itself (or stamped)
+            check_provenance({"judges": [entry]}, store, rubric, str(judge), where="")
+        except JudgekitError:
+            continue
+        foreign = foreign_ratings(store, rubric, str(judge), entry)
+        if not foreign:
+            continue
+        keys = {(str(judge), str(rid), i, t) for i, t, _ in foreign}
+        mine = ratings.loc[(ratings["rater_id"] == judge) & (ratings["rubric"] == rid) & (ratings["rubric_hash"] == rhash)]
+        hit = [k for k in zip(mine["rater_id"].astype(str), mine["rubric"].astype(str),
+                              mine["item_id"].astype(str), mine["trial"].astype(int), strict=True) if k in keys]
+        if not hit:
+            continue
+        drop.update(hit)
+        groups = sorted({g for _, _, g in foreign})
+        notes.append(
+            f"{len(hit)} of the {len(mine)} ratings of judge {judge!r} under {rid} in {store.path} were "
+            f"left out: the verdict does not cover them (from {', '.join(groups)}: imported under the "
+            "judge's name after the gate, or panel ratings of another configuration or edited after "
+            "their call); run the gate again to use them.")
+    if not drop:
+        return ratings, notes
+    key = zip(ratings["rater_id"].astype(str), ratings["rubric"].astype(str), ratings["item_id"].astype(str),
+              ratings["trial"].astype(int), strict=True)
+    keep = [k not in drop for k in key]
+    return ratings.loc[keep].reset_index(drop=True), notes
+
+
 def judge_hashes(store: Store, ratings: pd.DataFrame) -> dict[str, str]:
     """``{judge rater id: judge hash}`` for the judges among ``ratings`` (humans are left out).
 
@@ -98,6 +149,8 @@ class DistributionInputs:
     form_rubric: Rubric | None = None
     #: ``forms`` with what a rule judge matched (match_rule, match_string); None without forms
     form_matches: pd.DataFrame | None = None
+    #: what was left out, one sentence each (:func:`gated_only`)
+    notes: list[str] = field(default_factory=list)
 
 
 def form_ratings(
@@ -107,17 +160,22 @@ def form_ratings(
     verdicts: Sequence[Any],
     *,
     untrusted: bool = False,
+    notes: list[str] | None = None,
 ) -> pd.DataFrame | None:
     """The refusal-form ratings of ``rater``, or None when the rater has none under the rubric.
 
     A judge's forms need a passing verdict of their own (unless ``untrusted``): the error says
-    that the ratings feed the refusal-form distribution and how to leave them out.
+    that the ratings feed the refusal-form distribution and how to leave them out. Forms their
+    verdict does not cover are left out (:func:`gated_only`; its sentences added to ``notes``).
     """
     from judgekit.analysis.trust import check_trust
 
     forms = rater_ratings(store, form_rubric, rater, required=False)
     if forms.empty:
         return None
+    forms, left_out = gated_only(store, forms, verdicts)
+    if notes is not None:
+        notes += left_out
     if not untrusted:
         try:
             check_trust(forms, form_rubric, verdicts, judge_hashes=judge_hashes(store, forms),
@@ -144,12 +202,12 @@ def distribution_inputs(
     ``form_rubric`` None skips the forms; otherwise the rater's ratings under it (if any) are
     checked against ``verdicts`` as :func:`form_ratings` does.
     """
-    ratings = rater_ratings(store, rubric, rater)
+    ratings, notes = gated_only(store, rater_ratings(store, rubric, rater), verdicts)
     forms = None
     frub = None
     if form_rubric is not None:
         frub = load_rubric(form_rubric)
-        forms = form_ratings(store, frub, rater, verdicts, untrusted=untrusted)
+        forms = form_ratings(store, frub, rater, verdicts, untrusted=untrusted, notes=notes)
     hashes = judge_hashes(store, ratings)
     matches = None
     if forms is not None:
@@ -160,7 +218,7 @@ def distribution_inputs(
         matches = attach_matches(store, keyed)
     return DistributionInputs(ratings=ratings, items=rated_items(store, ratings),
                               judge_hashes=hashes, forms=forms, form_rubric=frub,
-                              form_matches=matches)
+                              form_matches=matches, notes=notes)
 
 
 @dataclass
@@ -218,6 +276,8 @@ class CalibrationInputs:
     judge_hashes: dict[str, str]
     harm: pd.Series
     harm_source: str
+    #: what was left out, one sentence each (:func:`gated_only`)
+    notes: list[str] = field(default_factory=list)
 
 
 def calibration_inputs(
@@ -228,16 +288,18 @@ def calibration_inputs(
     harm_column: str | None = None,
     harm_rubric: str | Path | Rubric = "harm_severity",
     harm_key: str | None = "prompt_id",
+    verdicts: Sequence[Any] = (),
 ) -> CalibrationInputs:
     """The restrictiveness ratings of ``rater``, their items and judge hashes, and H per item
-    (chosen as :func:`harm_from_store` says)."""
-    ratings = rater_ratings(store, rubric, rater)
+    (chosen as :func:`harm_from_store` says); a judge's ratings its verdict in ``verdicts`` does
+    not cover are left out (:func:`gated_only`)."""
+    ratings, notes = gated_only(store, rater_ratings(store, rubric, rater), verdicts)
     hashes = judge_hashes(store, ratings)
     items = rated_items(store, ratings)
     harm = harm_from_store(store, items, harm_column=harm_column, harm_rubric=harm_rubric,
                            harm_key=harm_key)
     return CalibrationInputs(ratings=ratings, items=items, judge_hashes=hashes,
-                             harm=harm.values, harm_source=harm.source)
+                             harm=harm.values, harm_source=harm.source, notes=notes)
 
 
 @dataclass
@@ -248,12 +310,15 @@ class CriteriaInputs:
     ratings: pd.DataFrame
     items: pd.DataFrame
     judge_hashes: dict[str, str]
+    #: what was left out, one sentence each (:func:`gated_only`)
+    notes: list[str] = field(default_factory=list)
 
 
-def criteria_inputs(store: Store) -> CriteriaInputs:
-    """Every rating in ``store``, the judge hashes among them, and every item."""
-    ratings = store.ratings()
+def criteria_inputs(store: Store, verdicts: Sequence[Any] = ()) -> CriteriaInputs:
+    """Every rating in ``store`` (but the judge ratings their verdict in ``verdicts`` does not
+    cover, :func:`gated_only`), the judge hashes among them, and every item."""
+    ratings, notes = gated_only(store, store.ratings(), verdicts)
     hashes = judge_hashes(store, ratings)
-    return CriteriaInputs(ratings=ratings, items=store.items(), judge_hashes=hashes)
+    return CriteriaInputs(ratings=ratings, items=store.items(), judge_hashes=hashes, notes=notes)
 
 

@@ -94,7 +94,10 @@ def check_trust(
             continue
         key = f"{rater} under {rubric.id}"
         jhash = (judge_hashes or {}).get(rater)
-        passed, error = _find_passing(rater, rubric, loaded, jhash, store)
+        passed, error, entry = _find_passing(rater, rubric, loaded, jhash, store)
+        if passed is not None and entry is not None and store is not None:
+            error = _foreign(ratings, rater, rubric, entry, store)
+            passed = None if error is not None else passed
         if passed is not None:
             report.trusted[key] = passed
             continue
@@ -109,20 +112,43 @@ def check_trust(
 
 def _find_passing(
     judge: str, rubric: Rubric, verdicts: Sequence[Any], judge_hash: str | None, store: Any = None
-) -> tuple[str | None, JudgekitError | None]:
+) -> tuple[str | None, JudgekitError | None, dict[str, Any] | None]:
     from judgekit.verdict.trust import require_trusted
 
     best: JudgekitError | None = None
     for verdict in verdicts:
         try:
-            require_trusted(verdict, judge=judge, rubric=rubric, judge_hash=judge_hash, store=store)
+            entry = require_trusted(verdict, judge=judge, rubric=rubric, judge_hash=judge_hash, store=store)
         except JudgekitError as exc:
             # Prefer the complaint of a verdict about this rubric over "wrong rubric".
             if best is None or _about(verdict, rubric):
                 best = exc
             continue
-        return _describe(verdict), None
-    return None, best
+        return _describe(verdict), None, entry
+    return None, best, None
+
+
+def _foreign(ratings: pd.DataFrame, judge: str, rubric: Rubric, entry: dict[str, Any],
+             store: Any) -> UntrustedJudgeError | None:
+    """The refusal when ``ratings`` hold ratings of ``judge`` that its passing verdict's ``entry``
+    does not cover (:func:`judgekit.verdict.log.foreign_ratings`: imported under its name or edited
+    after the gate), else None. :mod:`judgekit.analysis.inputs` leaves them out, saying so."""
+    from judgekit.verdict.log import foreign_ratings
+
+    foreign = {(i, t) for i, t, _ in foreign_ratings(store, rubric, judge, entry)}
+    if not foreign:
+        return None
+    mine = ratings.loc[ratings["rater_id"].astype(str) == judge]
+    used = [(str(i), int(t)) for i, t in zip(mine["item_id"], mine["trial"], strict=True)
+            if (str(i), int(t)) in foreign]
+    if not used:
+        return None
+    return UntrustedJudgeError(
+        f"{len(used)} of the ratings of judge {judge!r} under {rubric.id} given to the analysis (e.g. "
+        f"item {used[0][0]!r}) were not made by the judge its verdict trusts (imported under its name "
+        f"or edited after the gate, in {store.path}); read the ratings with judgekit.analysis.inputs, "
+        "which leaves them out, or run `judgekit gate POLICY.yaml` again."
+    )
 
 
 def _about(verdict: Any, rubric: Rubric) -> bool:

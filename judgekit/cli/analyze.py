@@ -241,6 +241,7 @@ def distribution_cmd(
                             slices=list(result.meta.get("slices", [])), model_col=model_column,
                             n_boot=n_boot, seed=seed,
                             cluster_col=(result.meta.get("prompt_unit") or [None])[0])
+    result.notes.extend(data.notes)  # judge ratings the verdict does not cover, left out
     _noted(result, note, where)
     print_distribution(console, result)
     from judgekit.analysis.distribution_terminal import print_prompts
@@ -325,7 +326,7 @@ def calibration_cmd(
     loaded = inputs.load_verdicts(verdicts)
     with Store.open_existing(store_path) as store:
         data = inputs.calibration_inputs(store, rubric, rater, harm_column=harm_column,
-                                         harm_rubric=harm_rubric, harm_key=harm_key)
+                                         harm_rubric=harm_rubric, harm_key=harm_key, verdicts=loaded)
         by_cols = by_columns(by)
         data.items, (data.ratings,), note = _sliced(data.items, [data.ratings], where, by_cols)
         with _progress("bootstrap (resampling conversations)", quiet) as progress:
@@ -352,6 +353,7 @@ def calibration_cmd(
                             cluster_col=prompt_column or next(
                                 (c for c in ("conversation_id", "prompt_id")
                                  if c in data.items.columns), None))
+    result.notes.extend(data.notes)  # judge ratings the verdict does not cover, left out
     _noted(result, note, where)
     print_calibration(console, result)
     if correct:
@@ -399,7 +401,7 @@ def criteria_cmd(
     spec = load_criteria(criteria_file)
     loaded = inputs.load_verdicts(verdicts)
     with Store.open_existing(store_path) as store:
-        data = inputs.criteria_inputs(store)
+        data = inputs.criteria_inputs(store, loaded)
         by_cols = by_columns(by)
         data.items, (data.ratings,), note = _sliced(data.items, [data.ratings], where, by_cols)
         result, passed = evaluate_criteria(
@@ -407,6 +409,7 @@ def criteria_cmd(
             judge_hashes=data.judge_hashes, untrusted=untrusted,
             source=f"Criteria file {criteria_file}", by=by_cols,
         )
+    result.notes.extend(data.notes)  # judge ratings the verdict does not cover, left out
     _noted(result, note, where)
     print_criteria(console, result)
     table = result.table("criteria")

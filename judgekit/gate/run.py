@@ -356,10 +356,12 @@ def run_gate(store: Any, policy_path: str | Path, *, full_report: bool = False) 
 
         fid = fidelity_results(store, policy, policy_path, rubric, report)
     results = evaluate(policy, report, alt, probes=probes, fidelity=fid)
+    from judgekit.store.provenance import meta_hashes, provenance_digests  # issue 20
     for r in results:
         r.update({k: v for k, v in judge_identity(store, r["judge"], rubric).items() if k != "judge"})
         r["judge_ratings_hash"] = (hashes["judges"][r["judge"]] if hashes else
                                    judge_ratings_hash(store, rubric, r["judge"]))
+        r["provenance"] = provenance_digests(store, rubric, r["judge"])  # issue 20: where they came from
     verdict = {
         "schema_version": SCHEMA_VERSION,
         "judgekit_version": __version__,
@@ -374,6 +376,7 @@ def run_gate(store: Any, policy_path: str | Path, *, full_report: bool = False) 
         "passed": all(r["passed"] for r in results),
         "judges": results,
         **view_info,
+        "meta_hashes": meta_hashes(store, rubric),  # issue 20: the labelled items' metadata
     }
     record_verdict(store, verdict)
     return verdict, report

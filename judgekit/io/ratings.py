@@ -32,6 +32,7 @@ from judgekit.io.tables import read_table, table_format
 from judgekit.rubric.model import Rubric
 from judgekit.store.database import Store, WriteCounts
 from judgekit.store.import_digest import input_digest, record_import, store_state, unchanged_import
+from judgekit.store.provenance import import_id
 from judgekit.store.schema import is_missing
 from judgekit.store.stream import StreamFallback, item_snapshot
 
@@ -338,7 +339,8 @@ def _import_whole(
         before = store_state(conn)
         stored_items = item_snapshot(conn, items["item_id"].astype(str).tolist())
         store.put_items(items)
-        written = store.put_ratings(ratings.drop(columns=["_row"]))
+        written = store.put_ratings(ratings.drop(columns=["_row"]),
+                                    provenance=None if digest is None else import_id(digest))
         # other files' no-op digests hold when no stored rating was replaced nor item changed
         keep = (written.changed + written.unchanged == 0
                 and item_snapshot(conn, list(stored_items)) == stored_items)

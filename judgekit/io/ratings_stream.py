@@ -44,6 +44,7 @@ from judgekit.io.csv_fast import CsvChunks, NotUsual
 from judgekit.rubric.model import Rubric
 from judgekit.store.database import Store
 from judgekit.store.import_digest import record_import, store_state
+from judgekit.store.provenance import import_id
 from judgekit.store.rating_input import RESERVED_ITEM_COLUMNS, label_code
 from judgekit.store.schema import RATER_KINDS, STATUSES, WriteCounts
 from judgekit.store.stream import StreamFallback, StreamWriter
@@ -115,7 +116,7 @@ def _stream(store: Store, chunks: CsvChunks, rubric: Rubric, *, source: str, rat
     chunk_check = _ChunkCheck(rubric, rater_kind=rater_kind, source=source, now=now)
     with _no_gc(), store.transaction() as conn:
         before = store_state(conn)
-        writer = StreamWriter(conn, rubric=rubric.id, rubric_hash=rubric.hash, now=now,
+        writer = StreamWriter(conn, rubric=rubric.id, rubric_hash=rubric.hash, now=now, provenance=import_id(digest),
                               item_columns=item_names, block_rows=chunks.size)
         try:
             for cols in chunks:
@@ -222,7 +223,7 @@ def _stream_wide(store: Store, chunks: CsvChunks, rubric: Rubric, *, source: str
     check = _ChunkCheck(rubric, rater_kind="human", source=source, now=now)
     with _no_gc(), store.transaction() as conn:
         before = store_state(conn)
-        writer = StreamWriter(conn, rubric=rubric.id, rubric_hash=rubric.hash, now=now,
+        writer = StreamWriter(conn, rubric=rubric.id, rubric_hash=rubric.hash, now=now, provenance=import_id(digest),
                               item_columns=item_names)
         try:
             varying, constant, kinds, statuses = check.ratings(long_cols, long_at, long_cols[0])

@@ -22,14 +22,14 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from judgekit.errors import JudgekitError
-from judgekit.store.schema import MAX_SQL_VARIABLES, RatingRow, WriteCounts
+from judgekit.store.schema import MAX_SQL_VARIABLES, RatingRow, WriteCounts, rows_provenance
 
 if TYPE_CHECKING:
     import pandas as pd
 
 #: the columns written, in the order of the ``ratings`` table's insert below
 WRITE_COLUMNS = ("item_id", "rater_id", "rater_kind", "rubric", "rubric_hash", "label", "value",
-                 "trial", "status", "rationale", "created_at", "source", "call_key")
+                 "trial", "status", "rationale", "created_at", "source", "call_key", "provenance")
 _INSERT = (f"INSERT INTO ratings ({', '.join(WRITE_COLUMNS)}) "
            f"VALUES ({', '.join('?' * len(WRITE_COLUMNS))})")
 _KEY_JOIN = ("r.item_id = i.item_id AND r.rater_id = i.rater_id AND r.rubric = i.rubric"
@@ -60,12 +60,13 @@ def _column(df: pd.DataFrame, name: str, default: Any, convert: Callable[[Any], 
     return [None if m else convert(v) for v, m in zip(values, missing.tolist(), strict=True)]
 
 
-def rating_columns(ratings: pd.DataFrame, *, now: float) -> list[list[Any]]:
+def rating_columns(ratings: pd.DataFrame, *, now: float, provenance: str | None = None) -> list[list[Any]]:
     """The columns to write (:data:`WRITE_COLUMNS`) of a ratings frame, as lists.
 
     The same values as :func:`judgekit.store.records.rating_rows`: ids as text, ``value`` and
     ``created_at`` floats, ``trial`` an int; ``trial``, ``status``, ``rationale``, ``created_at``
-    (``now``), ``source`` and ``value`` may be left out.
+    (``now``), ``source`` and ``value`` may be left out. ``provenance``: where the ratings came
+    from (:mod:`judgekit.store.provenance`); None: ``import:`` and a digest of the ratings.
     """
     missing = [c for c in ("item_id", "rater_id", "rater_kind", "rubric", "rubric_hash") if c not in ratings]
     if missing:
@@ -90,6 +91,9 @@ def rating_columns(ratings: pd.DataFrame, *, now: float) -> list[list[Any]]:
     for k in (7, 10):  # int(None) / float(None) fail in rating_rows too
         if any(v is None for v in cols[k]):
             raise TypeError(f"put_ratings: {WRITE_COLUMNS[k]} has an empty cell")
+    if provenance is None:
+        provenance = rows_provenance(cols)
+    cols.append([provenance] * len(ratings))
     return cols
 
 
@@ -158,8 +162,13 @@ def merge_incoming(conn: sqlite3.Connection, table: str, n: int, *, now: float) 
     existing, changed = conn.execute(
         f"SELECT COUNT(*), COALESCE(SUM({_CHANGED}), 0) FROM {table} i JOIN ratings r ON {_KEY_JOIN}"
     ).fetchone()
+    # a rating that comes in unchanged (label and status) keeps where it came from: its call and
+    # its provenance (a superset file of a judge's labels does not move the gated ones)
+    kept = {"call_key": f"CASE WHEN r.rowid IS NOT NULL AND NOT {_CHANGED} THEN r.call_key ELSE i.call_key END",
+            "provenance": f"CASE WHEN r.rowid IS NOT NULL AND NOT {_CHANGED} THEN r.provenance ELSE i.provenance END"}
     conn.execute(
         f"INSERT OR REPLACE INTO ratings ({', '.join(WRITE_COLUMNS)}) "
-        f"SELECT {', '.join(WRITE_COLUMNS)} FROM {table} ORDER BY rowid"
+        f"SELECT {', '.join(kept.get(c, 'i.' + c) for c in WRITE_COLUMNS)} FROM {table} i"
+        f" LEFT JOIN ratings r ON {_KEY_JOIN} ORDER BY i.rowid"
     )
     return WriteCounts(n - existing, changed, existing - changed)

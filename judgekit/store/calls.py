@@ -252,6 +252,40 @@ def latest_parameters(
     return JudgeParameters(spec=redact(row[0]), params_json=row[1])
 
 
+def ratings_not_made_by(store: Store, rubric: Any, judge: str, groups: Sequence[str],
+                        identity: tuple[str, dict[str, Any]] | None) -> list[tuple[str, int, str]]:
+    """``(item_id, trial, provenance)`` of ``judge``'s ratings under ``rubric`` (perturbed item
+    copies left out) that were not made as a verdict recorded them: whose provenance group
+    (:data:`judgekit.store.provenance.EFFECTIVE`) is not in ``groups``, or, panel ratings, whose
+    call was not made by ``identity`` (spec, params) of that judge under the rating's rubric hash
+    or answered another label or status than the rating holds (an edit after the call)."""
+    from judgekit.store.provenance import EFFECTIVE, PANEL, rubric_pairs, under
+    from judgekit.store.variants import variant_item_sql
+
+    texts: list[str | None] = []
+    if identity is not None:
+        spec, params = identity
+        for (text,) in store.conn.execute("SELECT DISTINCT params FROM calls WHERE judge_id = ? AND spec = ?",
+                                          (judge, spec)):
+            if dict(json.loads(text or "{}")) == params:
+                texts.append(text)
+    cond, args = under(rubric_pairs(rubric), "r.")
+    vcond, vargs = variant_item_sql("r.item_id")
+    eff = EFFECTIVE.format(a="r.")
+    made = ("c.key IS NOT NULL AND c.judge_id = r.rater_id AND c.rubric_hash = r.rubric_hash"
+            " AND c.status IS r.status AND c.label IS r.label AND c.spec IS ?"
+            " AND c.params IN (SELECT value FROM json_each(?))")
+    rows = store.conn.execute(
+        f"SELECT r.item_id, r.trial, {eff} FROM ratings r LEFT JOIN calls c ON c.key = r.call_key"
+        f" WHERE {cond} AND r.rater_id = ? AND {vcond} AND NOT ("
+        f"  ({eff} = '{PANEL}' AND ? AND {made})"
+        f"  OR ({eff} != '{PANEL}' AND {eff} IN (SELECT value FROM json_each(?))))"
+        " ORDER BY r.rowid",
+        [*args, judge, *vargs, int(PANEL in groups and identity is not None),
+         identity[0] if identity else None, json.dumps(texts), json.dumps(list(groups))])
+    return [(str(i), int(t), str(g)) for i, t, g in rows]
+
+
 def calls_frame(store: Store, *, judges: Sequence[str] | None = None) -> pd.DataFrame:
     """Every stored call as a DataFrame (columns of :class:`CallRow`), oldest first."""
     import pandas as pd
@@ -471,6 +505,7 @@ __all__ = [
     "new_owner",
     "open_batches",
     "owner_gone",
+    "ratings_not_made_by",
     "release",
     "release_all",
     "renew",

@@ -8,9 +8,8 @@ opened.
 Every write that belongs together goes through :meth:`Store.transaction`, so a failed import
 changes nothing; a transaction opened inside another one is a savepoint (as in sqlite-utils).
 Another process holding the write lock is waited for, with progress on stderr, up to
-``JUDGEKIT_LOCK_TIMEOUT`` seconds (:mod:`judgekit.store.locking`), then one sentence.
-
-pandas is imported by the methods that return or take frames, not by this module.
+``JUDGEKIT_LOCK_TIMEOUT`` seconds (:mod:`judgekit.store.locking`), then one sentence. pandas is
+imported by the methods that return or take frames, not by this module.
 """
 
 from __future__ import annotations
@@ -52,21 +51,9 @@ if TYPE_CHECKING:
     from judgekit.store.items_table import ItemTable
 
 __all__ = [
-    "DEFAULT_STORE",
-    "ITEM_CORE",
-    "JudgeRatingKey",
-    "MIGRATIONS",
-    "NewText",
-    "RATER_KINDS",
-    "RATING_COLUMNS",
-    "RATING_KEY",
-    "STATUSES",
-    "ItemRow",
-    "RatingRow",
-    "SampleRow",
-    "Store",
-    "StoredJudgeRating",
-    "WriteCounts",
+    "DEFAULT_STORE", "ITEM_CORE", "JudgeRatingKey", "MIGRATIONS", "NewText", "RATER_KINDS",
+    "RATING_COLUMNS", "RATING_KEY", "STATUSES", "ItemRow", "RatingRow", "SampleRow", "Store",
+    "StoredJudgeRating", "WriteCounts",
 ]
 
 DEFAULT_STORE = "judgekit.db"
@@ -138,6 +125,8 @@ class Store(JudgeRatings):
         return True
 
     def close(self) -> None:
+        from judgekit.store.integrity import remember
+        remember(self.conn, getattr(self, "_changes_at_open", None))  # its own writes are well formed
         self.conn.close()
 
     def __enter__(self) -> Store:
@@ -150,6 +139,8 @@ class Store(JudgeRatings):
         self._lock.run(lambda: self.conn.execute(
             "CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_at REAL NOT NULL)"
         ))
+        from judgekit.store import integrity
+        integrity.check_version(self.conn, self.path)  # a newer judgekit's store is refused
         done = {r[0] for r in self.conn.execute("SELECT name FROM migrations")}
         for name, sql in MIGRATIONS:
             if name in done:
@@ -164,6 +155,8 @@ class Store(JudgeRatings):
                 conn.execute(
                     "INSERT INTO migrations (name, applied_at) VALUES (?, ?)", (name, time.time())
                 )
+        integrity.check_opened(self.conn, self.path)  # what another tool may have done
+        self._changes_at_open = self.conn.total_changes
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
@@ -306,13 +299,15 @@ class Store(JudgeRatings):
         return [ItemRow(*r) for r in rows]
 
     # ----------------------------------------------------------------- ratings
-    def put_ratings(self, ratings: pd.DataFrame, *, keep_history: bool = True) -> WriteCounts:
+    def put_ratings(self, ratings: pd.DataFrame, *, keep_history: bool = True,
+                    provenance: str | None = None) -> WriteCounts:
         """Insert ratings; a rating with the same key replaces the old one.
 
         The key is (item_id, rater_id, rubric, rubric_hash, trial). The replaced rating is kept
         in ``rating_history`` (e.g. an annotator revising a label in Label Studio). Returns how
         many were new, changed (another label or status) and unchanged (counted only with
-        ``keep_history``; otherwise every rating counts as new).
+        ``keep_history``; otherwise every rating counts as new). ``provenance``: where they came
+        from (:mod:`judgekit.store.provenance`; default ``import:`` and a digest of them).
         """
         if ratings.empty:
             return WriteCounts(0, 0, 0)
@@ -320,7 +315,7 @@ class Store(JudgeRatings):
         from judgekit.store.records import rater_kinds
 
         now = time.time()
-        cols = rating_columns(ratings, now=now)
+        cols = rating_columns(ratings, now=now, provenance=provenance)
         kinds = rater_kinds(kind_rows(cols))
         with self.transaction() as conn:
             self._check_rater_kinds(kinds)

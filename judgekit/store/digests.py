@@ -172,3 +172,4 @@ def items_hash_of(store: Any, item_ids: list[str]) -> str:
             yield rows
 
     return _streamed_digest(blocks())
+

@@ -41,8 +41,8 @@ class JudgeRatings:
             )
             conn.executemany(
                 "INSERT OR REPLACE INTO ratings (item_id, rater_id, rater_kind, rubric, rubric_hash,"
-                " label, value, trial, status, rationale, created_at, source, call_key)"
-                " VALUES (?, ?, 'judge', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " label, value, trial, status, rationale, created_at, source, call_key, provenance)"
+                " VALUES (?, ?, 'judge', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'panel')",
                 [(r.item_id, r.rater_id, rubric, rubric_hash, r.label, r.value, r.trial, r.status,
                   r.rationale, now, r.source, r.call_key) for r in ratings],
             )

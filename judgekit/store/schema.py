@@ -261,6 +261,21 @@ MIGRATIONS: list[tuple[str, str]] = [
         ALTER TABLE calls ADD COLUMN confidence REAL;
         """,
     ),
+    (
+        "011_rating_provenance",
+        """
+        -- where a rating came from (issue 20): 'panel' for a judge panel's rating (its call is
+        -- call_key, the calls table says which judge identity made it), 'import:<id>' for the
+        -- ratings of one import (the id: the input's digest, judgekit.store.import_digest), NULL
+        -- for a rating written before this migration. A verdict records the provenance of each
+        -- judge's ratings, so ratings imported under a gated judge's name after the gate are told
+        -- apart (judgekit.store.provenance)
+        ALTER TABLE ratings ADD COLUMN provenance TEXT;
+        -- the store's state (judgekit.store.import_digest.store_state) when judgekit last found
+        -- every rating and item well formed (judgekit.store.integrity): unchanged, not scanned again
+        CREATE TABLE store_checks (id INTEGER PRIMARY KEY CHECK (id = 1), state TEXT NOT NULL);
+        """,
+    ),
 ]
 
 
@@ -360,6 +375,23 @@ def item_content_hash(prompt: Any, messages: Any, response: Any) -> str:
         messages = json.dumps(messages, sort_keys=True, ensure_ascii=False)
     blob = json.dumps([prompt, messages, response], ensure_ascii=False).encode()
     return hashlib.sha256(blob).hexdigest()[:16]
+
+
+# ------------------------------------------------------------------ provenance ids
+# (where a rating came from: :mod:`judgekit.store.provenance`)
+def import_id(digest: str | None) -> str:
+    """The provenance of the ratings of one import whose input digest is ``digest``."""
+    return "import" if digest is None else f"import:{digest[:16]}"
+
+
+def rows_provenance(cols: list[list[Any]]) -> str:
+    """``import:`` and a digest of ratings written through the API (columns of
+    :data:`judgekit.store.bulk.WRITE_COLUMNS`: item, rater, rubric, hash, label, trial, status;
+    each column's JSON text hashed at once)."""
+    h = hashlib.sha256()
+    for k in (0, 1, 3, 4, 5, 7, 8):
+        h.update(json.dumps(cols[k], default=str).encode() + b"\n")
+    return f"import:{h.hexdigest()[:16]}"
 
 
 # ------------------------------------------------------------------ what the store answers

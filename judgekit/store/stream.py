@@ -57,8 +57,10 @@ class StreamWriter:
     item cells each item tuple holds after ``item_id`` (``prompt``, ``response`` and metadata)."""
 
     def __init__(self, conn: sqlite3.Connection, *, rubric: str, rubric_hash: str, now: float,
-                 item_columns: Sequence[str], block_rows: int = 20_000) -> None:
+                 item_columns: Sequence[str], block_rows: int = 20_000, provenance: str = "import") -> None:
         self.conn, self.rubric, self.rubric_hash, self.now = conn, rubric, rubric_hash, now
+        #: where the ratings come from (:mod:`judgekit.store.provenance`): ``import:`` + the input's digest
+        self.provenance = provenance
         #: items read back and written at a time by :meth:`finish` (memory: one block)
         self.block_rows = max(1, min(block_rows, 20_000))
         self.item_columns = list(item_columns)
@@ -133,6 +135,7 @@ class StreamWriter:
             zip(*varying.values(), strict=True),
         )
         target = _STAGE if self.staged else "ratings"
+        constant = {**constant, "provenance": self.provenance}
         exprs = ", ".join(c if c in varying else "?" for c in WRITE_COLUMNS)
         try:
             cur = self.conn.execute(

@@ -88,8 +88,10 @@ def check_against_store(verdict: dict[str, Any], store: Any, rubric: Any, *, jud
                         where: str, judge_hash: str | None = None) -> None:
     """Raise :class:`UntrustedJudgeError` (one sentence) unless, in ``store``: the verdict's
     reference is a human or reference rater (or consensus), ``judge``'s ratings on the labelled
-    items are those the verdict was computed on, and the verdict is one this store's gate
-    recorded (:func:`record_verdict`). The other parts are
+    items are those the verdict was computed on, the verdict is one this store's gate recorded
+    (:func:`record_verdict`), the labelled items' metadata is as it recorded
+    (:func:`check_metadata`) and so are the imports of ``judge``'s ratings
+    (:func:`check_provenance`). The other parts are
     :func:`judgekit.verdict.read.match_store`'s. ``judge_hash``: the judge's ratings hash now, if the
     caller has it (:func:`judge_ratings_hash`'s value)."""
     place = f"under {rubric.id} in {store.path}"
@@ -115,3 +117,66 @@ def check_against_store(verdict: dict[str, Any], store: Any, rubric: Any, *, jud
             f"on another store); run the gate again on this store and pass the verdict.json it "
             f"writes."
         )
+    check_metadata(verdict, store, rubric, where=where)
+    if judge is not None:
+        check_provenance(verdict, store, rubric, judge, where=where)
+
+
+OLDER = "it was made by an older judgekit and does not record"
+
+
+def check_metadata(verdict: dict[str, Any], store: Any, rubric: Any, *, where: str) -> None:
+    """Raise :class:`UntrustedJudgeError` unless the metadata of the items with human or
+    reference ratings (every column: the slices of ``by``, the harm column, the model, the
+    conversation and turn) is what the verdict recorded (``meta_hashes``,
+    :func:`judgekit.store.provenance.meta_hashes`). A verdict without it covers no metadata."""
+    from judgekit.store.provenance import meta_hashes
+
+    recorded = verdict.get("meta_hashes")
+    if recorded is None:
+        raise UntrustedJudgeError(
+            f"{where}: {OLDER} the metadata of the items it covers (slices, harm tiers, models, "
+            f"conversations), so it cannot tell whether they changed; {AGAIN}.")
+    now = meta_hashes(store, rubric)
+    changed = [c for c in sorted(set(now) | set(recorded)) if now.get(c) != recorded.get(c)]
+    if changed:
+        col = changed[0]
+        how = ("added" if col not in recorded else "removed" if col not in now else "changed")
+        raise UntrustedJudgeError(
+            f"{where}: the item metadata column {col!r} of the items with human or reference ratings "
+            f"under {rubric.id} in {store.path} was {how} since the verdict (items re-imported with "
+            f"other values move to another slice, harm tier or model); {AGAIN}.")
+
+
+def check_provenance(verdict: dict[str, Any], store: Any, rubric: Any, judge: str, *, where: str) -> None:
+    """Raise :class:`UntrustedJudgeError` unless every import of ``judge``'s ratings the verdict
+    recorded (``provenance``) still holds the same ratings (none edited, replaced or removed)."""
+    from judgekit.store.provenance import PANEL, provenance_digests
+
+    entry = next(j for j in verdict["judges"] if j["judge"] == judge)
+    recorded = entry.get("provenance")
+    if recorded is None:
+        raise UntrustedJudgeError(
+            f"{where}: {OLDER} where the ratings of judge {judge!r} came from (a panel run or an import), "
+            f"so ratings imported under its name after it cannot be told apart; {AGAIN}.")
+    now = provenance_digests(store, rubric, judge)
+    for group in sorted(recorded):
+        if group != PANEL and now.get(group) != recorded[group]:
+            raise UntrustedJudgeError(
+                f"{where}: the ratings of judge {judge!r} from {group} under {rubric.id} in {store.path} "
+                f"were edited, replaced or removed since the verdict; {AGAIN}.")
+
+
+def foreign_ratings(store: Any, rubric: Any, judge: str, entry: dict[str, Any]) -> list[tuple[str, int, str]]:
+    """``(item_id, trial, provenance)`` of ``judge``'s ratings under ``rubric`` that the verdict
+    ``entry`` (the judge's, with ``provenance``) does not cover: imported under its name after the
+    gate, or panel ratings of another identity or edited after their call
+    (:func:`judgekit.store.calls.ratings_not_made_by`). An entry without ``provenance``: none
+    (such a verdict is refused by :func:`check_provenance`)."""
+    from judgekit.store.calls import ratings_not_made_by
+
+    groups = entry.get("provenance")
+    if groups is None:
+        return []
+    identity = None if entry.get("spec") is None else (str(entry["spec"]), dict(entry.get("params") or {}))
+    return ratings_not_made_by(store, rubric, judge, list(groups), identity)

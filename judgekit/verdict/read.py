@@ -19,11 +19,14 @@ file and the key:
 
 And, given the store it is used with (:func:`match_store`), a verdict must still describe it:
 
-* the **items that carry human or reference ratings** under the rubric (ids and content):
-  judging new unlabelled items leaves them alone, so it does not void a verdict;
+* the **items that carry human or reference ratings** under the rubric (ids and content, the
+  content hashes recomputed from the items' text, so a text edited with its hash kept is seen;
+  and their metadata, :func:`judgekit.verdict.log.check_metadata`): judging new unlabelled items
+  leaves them alone, so it does not void a verdict;
 * the **human ratings** (every human and reference label, trial and status under the rubric);
 * the **judge's identity** (the spec and parameters of its latest call, see
-  :func:`judgekit.gate.run.judge_identity`).
+  :func:`judgekit.gate.run.judge_identity`) and where its ratings came from
+  (:func:`judgekit.verdict.log.check_provenance`).
 
 A mismatch is one sentence saying which part changed and that the gate must be run again.
 
@@ -342,6 +345,15 @@ def match_store(verdict: Verdict, store: Any, rubric: Any, *, judge: str | None 
             f"{where}: the items with human or reference ratings {place} changed since the verdict "
             f"(an item was added, removed or its content edited, or the verdict is about another "
             f"store); {AGAIN}."
+        )
+    from judgekit.store.provenance import stale_content_hash
+
+    stale = stale_content_hash(store, rubric)
+    if stale is not None:
+        raise UntrustedJudgeError(
+            f"{where}: the text of item {stale!r} {place} does not match its content_hash (its "
+            f"prompt, messages or response was edited by another tool with the hash kept); restore "
+            f"the item's text, or import it anew, and {AGAIN}."
         )
     if now["human_ratings_hash"] != verdict["human_ratings_hash"]:
         raise UntrustedJudgeError(

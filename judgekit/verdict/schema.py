@@ -50,6 +50,9 @@ class JudgeV3(_Strict):
     params: dict[str, Any] | None
     judge_hash: str = Field(min_length=1)
     judge_ratings_hash: str = Field(min_length=1)
+    #: where the judge's ratings came from, ``{group: digest}`` (:mod:`judgekit.store.provenance`;
+    #: an optional key of version 3: a verdict without it is refused as made by an older judgekit)
+    provenance: dict[str, str] | None = None
 
 
 class ViewRef(_Strict):
@@ -77,6 +80,9 @@ class VerdictV3(_Strict):
     judges: list[JudgeV3] = Field(min_length=1)
     #: only in a verdict whose policy gates under a view (an optional key of version 3)
     view: ViewRef | None = None
+    #: ``{metadata column: digest}`` of the items with human or reference ratings
+    #: (:func:`judgekit.store.provenance.meta_hashes`; optional in version 3, see ``provenance``)
+    meta_hashes: dict[str, str] | None = None
 
 
 def view_problem(v: dict[str, Any], policy_view: str | None) -> str | None:

@@ -28,15 +28,23 @@ from pathlib import Path
 if __package__ in (None, ""):  # run as a script: make ``corpus`` importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from corpus import cases_config, cases_hostile, cases_logs, cases_mapping, cases_tables, controls  # noqa: E402
+from corpus import (  # noqa: E402
+    cases_config,
+    cases_hostile,
+    cases_logs,
+    cases_mapping,
+    cases_store,
+    cases_tables,
+    controls,
+)
 from corpus.base import Case, Control, Valid, build_template, write_files  # noqa: E402
 
 CASES: list[Case] = [*cases_config.CASES, *cases_tables.CASES, *cases_logs.CASES, *cases_mapping.CASES,
-                     *cases_hostile.CASES]
+                     *cases_hostile.CASES, *cases_store.CASES]
 CONTROLS: list[Control] = list(controls.CONTROLS)
 #: the unbroken files the cases break (each must be accepted)
 VALID: list[Valid] = [*cases_config.VALID, *cases_tables.VALID, *cases_logs.VALID, *cases_mapping.VALID,
-                      *cases_hostile.VALID]
+                      *cases_hostile.VALID, *cases_store.VALID]
 
 
 def _check_unique() -> None:
