@@ -256,12 +256,12 @@ def test_an_items_text_edited_with_its_content_hash_kept_is_refused(case, edit):
 
 # ----------------------------------------------------------------------------- older stores
 def test_a_store_made_before_provenance_keeps_working(case):
-    """A store whose ratings were written before migration 010 (no provenance): the migration adds
+    """A store whose ratings were written before migration 011 (no provenance): the migration adds
     the column, its judge ratings count as 'unrecorded', the gate covers them and the analysis
     trusts them; a later import under the judge's name is left out."""
     con = sqlite3.connect(case / "store.db")
     con.execute("UPDATE ratings SET provenance = NULL")  # as the migration leaves older ratings
-    con.execute("DELETE FROM migrations WHERE name >= '010'")
+    con.execute("DELETE FROM migrations WHERE name >= '011'")
     con.execute("ALTER TABLE ratings DROP COLUMN provenance")
     con.execute("DROP TABLE store_checks")
     con.commit()
