@@ -14,11 +14,10 @@ import pandas as pd
 
 from judgekit.analysis.calibration_ppi import corrected_calibration, pair_units
 from judgekit.analysis.calibration_units import build_units
-from judgekit.analysis.frames import per_item_values
 from judgekit.analysis.criteria_ppi import corrected_criteria
 from judgekit.analysis.criteria_spec import parse_criteria
 from judgekit.analysis.distribution_ppi import corrected_distribution
-from judgekit.analysis.frames import harm_from_column
+from judgekit.analysis.frames import harm_from_column, per_item_values
 from judgekit.analysis.refusal import refusal_definition
 from judgekit.rubric.model import load_rubric
 from judgekit.testing.study import make_study
