@@ -208,3 +208,27 @@ def test_cli_without_a_design_warns_and_criteria_correct(study_store: Path,
     res = _run("analyze", "criteria", crit, "--untrusted", "--correct", "ppi",
                "--sample", "nosuch", "--store", study_store)
     assert res.exit_code == 2 and "Sample 'nosuch' is not in" in res.output
+
+
+def test_corrected_table_row_of_0_of_2_has_no_zero_width_interval() -> None:
+    """The issue's "0.000 [0.00, 0.00]": 2 labelled items, neither a refusal, a judge that
+    agrees, 6 items none refused (PPI on mean R via the existing --correct tables)."""
+    from judgekit.analysis.corrected_tables import correction_tables
+
+    codes = list(REFUSAL.codes)
+    pos, neg = codes[-1], codes[0]
+    items = pd.DataFrame({"item_id": [f"i{n}" for n in range(6)], "model": "m",
+                          "conversation_id": [f"c{n}" for n in range(6)]})
+    judge = ratings_frame([(f"i{n}", neg) for n in range(6)], REFUSAL, rater="j")
+    ref = ratings_frame([("i0", neg), ("i1", neg)], REFUSAL, rater="h", kind="human")
+    w = {c: (1.0 if c == pos else 0.0) for c in codes}
+    (t,) = correction_tables(judge, ref, items, rubric=REFUSAL, weights=w, figure="refusal rate",
+                             method="ppi", reference_name="h", cluster_col="conversation_id",
+                             n_resamples=200, seed=0)
+    row = t.frame.iloc[0]
+    # the raw figure: 0 of 6, every resample 0 -> the figure without an interval (was [0, 0])
+    assert row["raw"] == 0.0 and math.copysign(1.0, row["raw"]) == 1.0
+    assert math.isnan(row["raw_ci_low"]) and math.isnan(row["raw_ci_high"])
+    # the corrected figure: refused with its sentence, never 0.000 [0.00, 0.00]
+    assert math.isnan(row["ci_low"]) and math.isnan(row["ci_high"])
+    assert row["note"].startswith("not corrected: Only 0 of the 2 labelled items")

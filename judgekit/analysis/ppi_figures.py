@@ -68,7 +68,9 @@ def _row(figure: str, unit: str, estimator: str, counts: tuple[int, int, int, in
     err = row["raw"] - row["corrected"]
     row.update(judge_error=norm_zero(err) if math.isfinite(err) else float("nan"),
                lam=norm_zero(lam) if math.isfinite(lam) else float("nan"),
-               effective_labels=eff if math.isfinite(eff) else float("nan"),
+               # without a human-only interval there is no precision to compare with
+               effective_labels=(eff if math.isfinite(eff) and human is not None
+                                 and human.estimable else float("nan")),
                note=note)
     return row
 

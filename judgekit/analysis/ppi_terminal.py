@@ -1,4 +1,5 @@
-"""The corrected-figure tables (``ppi_*``) in the terminal (presentation only).
+"""The corrected-figure tables (``ppi_*``) in the terminal (presentation only; RCE_t | tier rows
+and the per-prompt table are in the files only).
 
 Per row: the figure's keys (model, turn, tier, ...), n (labelled / all resampling units), the
 judge's raw figure, the human-only figure on the labelled units and the corrected figure, each
@@ -24,6 +25,8 @@ def print_ppi(console: Console, result: AnalysisResult, *, per_prompt: bool = Fa
         if not t.key.startswith("ppi_") or (t.key == "ppi_per_prompt" and not per_prompt):
             continue
         frame = t.frame
+        if t.key == "ppi_by_tier_turn":  # RCE_t | tier is in the files; Drift(t | tier) here
+            frame = frame[frame["figure"] != "RCE_t | tier"]
         if frame.empty:
             continue
         keys = [c for c in KEY_COLUMNS if c in frame.columns]
@@ -44,8 +47,12 @@ def print_ppi(console: Console, result: AnalysisResult, *, per_prompt: bool = Fa
         estimators = sorted(set(frame["estimator"].astype(str)))
         console.print(f"  estimator: {safe_text('; '.join(estimators))}; resampling unit: "
                       f"{safe_text(unit)}")
+        by_note: dict[str, list[str]] = {}
         for _, r in frame.iterrows():
             if r["note"]:
                 where = " / ".join(str(r[k]) for k in keys)
-                console.print(f"  [yellow]note:[/yellow] {safe_text(where)} "
-                              f"{safe_text(str(r['figure']))}: {safe_text(str(r['note']))}")
+                by_note.setdefault(str(r["note"]), []).append(f"{where} {r['figure']}")
+        for note, rows_ in by_note.items():
+            shown = "; ".join(rows_[:6]) + (f"; and {len(rows_) - 6} more" if len(rows_) > 6
+                                             else "")
+            console.print(f"  [yellow]note:[/yellow] {safe_text(shown)} — {safe_text(note)}")
