@@ -232,3 +232,30 @@ def test_corrected_table_row_of_0_of_2_has_no_zero_width_interval() -> None:
     # the corrected figure: refused with its sentence, never 0.000 [0.00, 0.00]
     assert math.isnan(row["ci_low"]) and math.isnan(row["ci_high"])
     assert row["note"].startswith("not corrected: Only 0 of the 2 labelled items")
+
+
+def test_calibration_bootstrap_gives_no_zero_width_interval() -> None:
+    """Drift at the first turn is 0 in every resample and C(1) is 1 in every resample: the raw
+    tables showed "0.000 [0.00, 0.00]" and "1.000 [1.00, 1.00]"; now the figure has no CI."""
+    from judgekit.analysis.calibration import calibration
+    from judgekit.analysis.frames import harm_from_column
+
+    rub = load_rubric("restrictiveness")
+    level = {v: k for k, v in rub.values.items()}
+    rows, items = [], []
+    for c in range(8):
+        sev = 1 + 4 * (c % 2)
+        for turn in (1, 2):
+            iid = f"c{c}t{turn}"
+            r = (0.0 if sev == 1 else 1.0) if turn == 1 else [0.0, 0.25, 0.5, 1.0][c % 4]
+            items.append({"item_id": iid, "model": "m", "conversation_id": f"c{c}",
+                          "turn": turn, "severity": sev})
+            rows.append((iid, level[r]))
+    items_df = pd.DataFrame(items)
+    ratings = ratings_frame(rows, rub, rater="ann", kind="human")
+    res = calibration(ratings, items_df, harm_from_column(items_df, "severity"), rubric=rub,
+                      n_boot=200)
+    bt = res.table("by_turn").set_index("turn")
+    assert bt.loc[1, "drift"] == 0.0 and math.isnan(bt.loc[1, "drift_ci_low"])
+    assert bt.loc[1, "C"] == 1.0 and math.isnan(bt.loc[1, "C_ci_low"])
+    assert bt.loc[2, "drift_ci_low"] < bt.loc[2, "drift_ci_high"]  # a figure that varies keeps it

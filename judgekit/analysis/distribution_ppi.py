@@ -90,7 +90,7 @@ def corrected_distribution(
         for code in codes:
             gg = g.assign(_fs=fs.loc[g.index, code], _ys=ys.loc[g.index, code])
             share_rows.append({"model": model, "label": code,
-                               **row(f"share {code}", gg, "_fs", "_ys")})
+                               **row("share", gg, "_fs", "_ys")})
         if prompt_cols:
             for key, gp in g.groupby(list(prompt_cols), sort=True, dropna=False):
                 if len(gp) < 2:
