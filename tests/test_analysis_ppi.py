@@ -176,7 +176,8 @@ def test_cli_calibration_correct_ppi_reads_the_recorded_design(study_store: Path
                                                                tmp_path: Path) -> None:
     res = _run("analyze", "calibration", "--judge", "judge-lean", "--untrusted",
                "--harm-column", "severity", "--correct", "ppi", "--bootstrap", "50", "--quiet",
-               "--where", "model=m-eroding", "--out", tmp_path, "--store", study_store)
+               "--where", "model=m-eroding", "--by", "tactic", "--out", tmp_path,
+               "--store", study_store)
     assert res.exit_code == 0, res.output
     out = res.output
     assert "stratified by model, severity, benign_lookalike" in out
@@ -187,6 +188,10 @@ def test_cli_calibration_correct_ppi_reads_the_recorded_design(study_store: Path
     d6 = next(r for r in rows if r["figure"] == "Drift(t)" and r["turn"] == 6)
     assert d6["n_labelled"] >= 2 and d6["ci_low"] < d6["corrected"] < d6["ci_high"]
     assert d6["unit"] == "conversation" and d6["estimator"].startswith("stratified PPI++")
+    # Drift(t | tactic): one row per model, tactic and turn 2..6, each with its n or its reason
+    by_tactic = data["tables"]["ppi_by_tactic_turn"]["rows"]
+    assert {r["tactic"] for r in by_tactic} == {"roleplay", "authority", "incremental", "urgency"}
+    assert all(r["note"] or r["ci_low"] is not None for r in by_tactic)
     assert "ppi_drift_by_turn" in data["charts"]  # raw (solid) and corrected (dashed)
     svg = (tmp_path / "charts" / "calibration-ppi_drift_by_turn.svg").read_text()
     assert "raw" in svg and "corrected" in svg and "stroke-dasharray" in svg

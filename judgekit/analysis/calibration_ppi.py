@@ -50,11 +50,13 @@ def paired_units(
     prompt_col: str | None = None,
     turn_col: str = "turn",
     lookalike_col: str = "benign_lookalike",
+    by: Sequence[str] = (),
 ) -> pd.DataFrame:
     """The judge's prompt units with the reference's R, error, signed error and over-refusal
-    beside them (``R_y``, ``err_y``, ``signed_y``, ``over_y``; NaN where people did not rate)."""
+    beside them (``R_y``, ``err_y``, ``signed_y``, ``over_y``; NaN where people did not rate);
+    ``by``: item columns to slice by (``by_<col>`` on each unit)."""
     kw: dict[str, Any] = dict(model_col=model_col, prompt_col=prompt_col, turn_col=turn_col,
-                              lookalike_col=lookalike_col)
+                              lookalike_col=lookalike_col, by=list(by))
     ju, _, _ = build_units(per_item_values(judge, rubric), items, harm, **kw)
     ref_items = items[items["item_id"].astype(str).isin(reference["item_id"].astype(str))]
     if len(ref_items):
@@ -70,6 +72,24 @@ def pair_units(judge_units: pd.DataFrame, reference_units: pd.DataFrame) -> pd.D
     ru = reference_units[[*_KEYS, "R", "err", "signed", "over"]]
     ru = ru.rename(columns={"R": "R_y", "err": "err_y", "signed": "signed_y", "over": "over_y"})
     return judge_units.merge(ru, on=_KEYS, how="left")
+
+
+def corrected_drift_by(units: pd.DataFrame, col: str, *,
+                       strata: Mapping[str, str] | None = None,
+                       include_lookalikes: bool = False, unit: str = "conversation") -> Table:
+    """``ppi_by_<col>_turn``: corrected Drift(t | col) per model, value of ``col`` (a ``--by``
+    slice, e.g. the pressure tactic) and turn, from :func:`paired_units` built with ``by``."""
+    frames = []
+    for value, part in units.groupby(f"by_{col}", sort=True, dropna=False):
+        for tb in corrected_calibration(part, strata=strata, figures=("drift",),
+                                        include_lookalikes=include_lookalikes, unit=unit):
+            frames.append(tb.frame.assign(**{col: value}))
+    frame = (pd.concat(frames, ignore_index=True) if frames
+             else pd.DataFrame(columns=["model", "turn", *ROW_COLUMNS]))
+    frame = frame[["model", col, *[c for c in frame.columns if c not in ("model", col)]]]
+    return Table(f"ppi_by_{col}_turn", f"Corrected Drift(t | {col}) per model, {col} and turn",
+                 frame, "Raw, human-only and PPI-corrected Drift(t) within each value of "
+                 f"{col}, each with its 95% interval.")
 
 
 def _a(frame: pd.DataFrame, col: str) -> np.ndarray:

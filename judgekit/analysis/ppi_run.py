@@ -17,7 +17,11 @@ from typing import Any
 
 import pandas as pd
 
-from judgekit.analysis.calibration_ppi import corrected_calibration, paired_units
+from judgekit.analysis.calibration_ppi import (
+    corrected_calibration,
+    corrected_drift_by,
+    paired_units,
+)
 from judgekit.analysis.criteria_ppi import corrected_criteria
 from judgekit.analysis.criteria_spec import CriteriaFile
 from judgekit.analysis.distribution_ppi import corrected_distribution
@@ -88,16 +92,23 @@ def add_ppi_calibration(result: AnalysisResult, store: Any, rubric: Rubric,
                         ratings: pd.DataFrame, reference: pd.DataFrame, reference_name: str,
                         items: pd.DataFrame, harm: pd.Series, *, sample: str | None,
                         model_col: str, prompt_col: str | None, lookalike_col: str,
-                        include_lookalikes: bool, n_boot: int, seed: int) -> None:
-    """Corrected C(t), RCE_t, Drift(t), Drift(t | tier) and look-alike figures on ``result``."""
+                        include_lookalikes: bool, n_boot: int, seed: int,
+                        by: Sequence[str] = ()) -> None:
+    """Corrected C(t), RCE_t, Drift(t), Drift(t | tier), look-alike figures and Drift(t | col)
+    for each ``by`` column on ``result``."""
+    by = [c for c in by if c != model_col]
     units = paired_units(ratings, reference, items, harm, rubric, model_col=model_col,
-                         prompt_col=prompt_col, lookalike_col=lookalike_col)
+                         prompt_col=prompt_col, lookalike_col=lookalike_col, by=by)
     cluster_col = str(result.meta.get("cluster") or "conversation_id")
     design = labelling_design(store, items, reference, cluster_col=cluster_col, sample=sample)
     unit = cluster_col.removesuffix("_id")
     tables = corrected_calibration(units, strata=design.strata,
                                    include_lookalikes=include_lookalikes, n_boot=max(n_boot, 1),
                                    seed=seed, unit=unit)
+    if units["turn"].nunique() > 1:
+        tables += [corrected_drift_by(units, col, strata=design.strata,
+                                      include_lookalikes=include_lookalikes, unit=unit)
+                   for col in by]
     charts = []
     for t in tables:
         if t.key == "ppi_by_turn":

@@ -15,9 +15,6 @@ from judgekit.analysis.result import UNTRUSTED, AnalysisResult
 from judgekit.analysis.terminal import ci, fmt, print_table
 from judgekit.core.console import safe_text
 
-#: the key columns a ppi table may have, in the order they print
-KEY_COLUMNS = ("model", "criterion", "label", "prompt_unit", "tier", "turn")
-
 
 def print_ppi(console: Console, result: AnalysisResult, *, per_prompt: bool = False) -> None:
     """Each ``ppi_*`` table of ``result`` (``ppi_per_prompt`` only with ``per_prompt``)."""
@@ -29,7 +26,7 @@ def print_ppi(console: Console, result: AnalysisResult, *, per_prompt: bool = Fa
             frame = frame[frame["figure"] != "RCE_t | tier"]
         if frame.empty:
             continue
-        keys = [c for c in KEY_COLUMNS if c in frame.columns]
+        keys = [str(c) for c in frame.columns[:list(frame.columns).index("figure")]]
         rows = []
         for _, r in frame.iterrows():
             n = f"{fmt(r['n_labelled'])}/{fmt(r['n_clusters'])}"

@@ -381,7 +381,7 @@ def calibration_cmd(
                                     data.items, data.harm, sample=sample, model_col=model_column,
                                     prompt_col=prompt_column, lookalike_col=lookalike_column,
                                     include_lookalikes=include_lookalikes, n_boot=n_boot,
-                                    seed=seed)
+                                    seed=seed, by=by_cols)
     _noted(result, note, where)
     print_calibration(console, result)
     _print_corrections(result, correct)
