@@ -264,3 +264,29 @@ def test_calibration_bootstrap_gives_no_zero_width_interval() -> None:
     assert bt.loc[1, "drift"] == 0.0 and math.isnan(bt.loc[1, "drift_ci_low"])
     assert bt.loc[1, "C"] == 1.0 and math.isnan(bt.loc[1, "C_ci_low"])
     assert bt.loc[2, "drift_ci_low"] < bt.loc[2, "drift_ci_high"]  # a figure that varies keeps it
+
+
+def test_cli_distribution_corrects_rates_and_form_shares(tmp_path: Path) -> None:
+    """The shipped synthetic multi-turn set: judge-a's refusal rates and refusal-form shares,
+    corrected against the adjudicated labels (no recorded design: the warning is printed)."""
+    from tests.analysis_fixtures import SYNTH
+
+    store = tmp_path / "j.db"
+    assert _run("import", SYNTH / "restrictiveness_ratings.csv", "--rubric", "restrictiveness",
+                "--items", SYNTH / "items.csv", "--store", store).exit_code == 0
+    assert _run("import", SYNTH / "refusal_form_ratings.csv", "--rubric", "refusal_form",
+                "--store", store).exit_code == 0
+    res = _run("analyze", "distribution", "--judge", "judge-a", "--rubric", "restrictiveness",
+               "--untrusted", "--correct", "ppi", "--reference", "adjudicated", "--bootstrap",
+               "50", "--quiet", "--out", tmp_path / "o", "--store", store)
+    assert res.exit_code == 0, res.output
+    assert "no recorded sampling design" in res.output
+    data = json.loads((tmp_path / "o" / "distribution.json").read_text())
+    rates = data["tables"]["ppi_rates"]["rows"]
+    assert {r["turn"] for r in rates} >= {"all", 1, 6}
+    forms = data["tables"]["ppi_form_shares"]["rows"]
+    codes = set(load_rubric("refusal_form").codes)
+    assert {r["label"] for r in forms} == codes
+    for model in {r["model"] for r in forms}:
+        raw = [r["raw"] for r in forms if r["model"] == model]
+        assert sum(raw) == pytest.approx(1.0)  # the judge's shares over every sample sum to 1

@@ -131,14 +131,26 @@ def add_ppi_calibration(result: AnalysisResult, store: Any, rubric: Rubric,
 def add_ppi_distribution(result: AnalysisResult, store: Any, ratings: pd.DataFrame,
                          reference: pd.DataFrame, reference_name: str, items: pd.DataFrame, *,
                          indicator: Callable[[pd.Series], Any], codes: Sequence[str],
-                         sample: str | None, model_col: str) -> None:
-    """Corrected refusal rates (per model, turn and prompt) and label shares on ``result``."""
+                         sample: str | None, model_col: str,
+                         forms: tuple[pd.DataFrame, pd.DataFrame, Sequence[str]] | None = None
+                         ) -> None:
+    """Corrected refusal rates (per model, turn and prompt) and label shares on ``result``;
+    ``forms`` = (the judge's and the reference's ratings under the form rubric, its codes)
+    adds ``ppi_form_shares``, each form's corrected share."""
     ucols = list(result.meta.get("prompt_unit") or [])
     cluster_col = ucols[0] if ucols else "conversation_id"
     design = labelling_design(store, items, reference, cluster_col=cluster_col, sample=sample)
     tables = corrected_distribution(ratings, reference, items, indicator=indicator, codes=codes,
                                     model_col=model_col, cluster_col=cluster_col,
                                     prompt_cols=ucols, strata=design.strata)
+    if forms is not None and len(forms[0]) and len(forms[1]):
+        fs = corrected_distribution(forms[0], forms[1], items, indicator=indicator,
+                                    codes=forms[2], model_col=model_col,
+                                    cluster_col=cluster_col, strata=design.strata)
+        for tb in fs:
+            if tb.key == "ppi_shares":
+                tables.append(Table("ppi_form_shares", "Corrected refusal-form shares per model",
+                                    tb.frame, tb.description))
     charts = []
     rates = tables[0].frame
     by_turn = rates[rates["turn"].astype(str) != "all"]

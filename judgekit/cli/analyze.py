@@ -251,9 +251,13 @@ def distribution_cmd(
                 from judgekit.analysis.ppi_run import add_ppi_distribution
 
                 ref, ref_name = reference_ratings(store, rubric, reference)
+                fr = data.form_rubric
+                forms = None if fr is None or data.forms is None else (
+                    data.forms, inputs.rater_ratings(store, fr, ref_name, required=False),
+                    list(fr.codes))
                 add_ppi_distribution(result, store, data.ratings, ref, ref_name, data.items,
                                      indicator=indicator, codes=list(rubric.codes),
-                                     sample=sample, model_col=model_column)
+                                     sample=sample, model_col=model_column, forms=forms)
     _noted(result, note, where)
     print_distribution(console, result)
     from judgekit.analysis.distribution_terminal import print_prompts
