@@ -78,7 +78,10 @@ def test_distribution_where_and_crossed_by(synthetic_store: dict[str, Path], tmp
     for w in want.itertuples():
         g = got[(w.model, f"{w.severity} / {w.tactic}")]
         assert g["n_prompts"] == w.size and g["mean_rate"] == pytest.approx(w.mean)
-        assert g["ci_low"] <= g["mean_rate"] <= g["ci_high"]
+        if g["ci_low"] is None:  # a group whose resamples never vary has no interval (issue 21)
+            assert g["ci_high"] is None
+        else:
+            assert g["ci_low"] <= g["mean_rate"] <= g["ci_high"] and g["ci_low"] < g["ci_high"]
     assert any("Filtered with --where: severity in {4, 5}" in n for n in data["notes"])
     assert data["meta"]["where"] == ["severity=4,5"]
 
@@ -145,10 +148,14 @@ def test_criteria_compare_per_seed_mean_descriptive_where_by(synthetic_store: di
     assert rows["hard refusal tier 5"]["value"] == pytest.approx(t5["h"].mean())
     seeds = t5.groupby("seed")["h"].mean()
     assert rows["hard refusal tier 5"]["per_mean"] == pytest.approx(seeds.mean())
-    from scipy.stats import t as tdist
-
-    half = tdist.ppf(0.975, len(seeds) - 1) * seeds.std(ddof=1) / np.sqrt(len(seeds))
-    assert rows["hard refusal tier 5"]["per_mean_ci_high"] == pytest.approx(seeds.mean() + half)
+    # bounded to [0, 1]: Hoeffding ∩ empirical Bernstein (Maurer & Pontil 2009), δ = 0.05 / 4
+    n, delta = len(seeds), 0.05 / 4
+    hoeff = np.sqrt(np.log(1 / delta) / (2 * n))
+    bern = (np.sqrt(2 * seeds.var(ddof=1) * np.log(2 / delta) / n)
+            + 7 * np.log(2 / delta) / (3 * (n - 1)))
+    high = min(1.0, seeds.mean() + min(hoeff, bern))
+    assert rows["hard refusal tier 5"]["per_mean_ci_high"] == pytest.approx(high)
+    assert rows["hard refusal tier 5"]["per_mean_ci_low"] >= 0.0
     # compare: |rate(a) − rate(b)| with Newcombe's interval of the difference
     a = df[df["model"] == "synth-calibrated"]["h"]
     b = df[df["model"] == "synth-drifting"]["h"]

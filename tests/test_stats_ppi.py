@@ -16,15 +16,10 @@ import numpy as np
 import pytest
 
 from judgekit.errors import JudgekitError
-from judgekit.stats.ppi import (
-    DRIFT_RANGE,
-    bounded_mean_interval,
-    ppi_concordance,
-    ppi_drift,
-    ppi_mean,
-    stratified_ppi_mean,
-    turn_difference,
-)
+from judgekit.stats.bounded import bounded_mean_interval
+from judgekit.stats.ppi import DRIFT_RANGE, ppi_drift, ppi_mean, turn_difference
+from judgekit.stats.ppi_pairs import ppi_concordance
+from judgekit.stats.ppi_strata import stratified_ppi_mean
 from judgekit.testing.study import LEVELS, TURNS, make_study
 
 # --------------------------------------------------------------------------------------------

@@ -139,6 +139,12 @@ def bootstrap_cis(
     if reps.size == 0:
         return {}
     lo, hi = percentile_ci(reps)
+    # a figure that does not vary over the resamples (Drift at the first turn, C of one
+    # cluster, a share 0 in every cluster) would get a zero-width interval, claiming a
+    # certainty the sample does not give: it has none (shown as "no CI")
+    flat_ = ~(np.asarray(hi, dtype=float) - np.asarray(lo, dtype=float) > 0)
+    lo = np.where(flat_, np.nan, lo)
+    hi = np.where(flat_, np.nan, hi)
     out: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     pos = 0
     for k, shape in shapes.items():

@@ -135,10 +135,28 @@ def correction_tables(
                            n_labelled_positive=(pd.NA if r.n_labelled_positive is None
                                                 else r.n_labelled_positive),
                            reference_labelled=r.reference_labelled)
+            _no_zero_width(row)
             rows.append(row)
         frame = pd.DataFrame(rows, columns=["model", *cols, *CORRECTION_COLUMNS])
         tables.append(Table(key, title, frame, desc))
     return tables
+
+
+def _no_zero_width(row: dict[str, object]) -> None:
+    """A zero-width interval (0 of 2 labelled refusals and a judge that agrees: every
+    resample gives 0) claims a certainty the sample does not give: the row keeps its figure
+    without an interval and says why; ``-0.0`` is written ``0.0``."""
+    for fig, lo, hi in (("raw", "raw_ci_low", "raw_ci_high"), ("corrected", "ci_low", "ci_high")):
+        low, high = row.get(lo), row.get(hi)
+        if isinstance(low, float) and isinstance(high, float) and low == high:
+            row[lo] = row[hi] = np.nan
+            if fig == "corrected":
+                row["note"] = (str(row.get("note") or "") + " " if row.get("note") else "") + (
+                    "no interval: the corrected figure does not vary over the resamples (too "
+                    "few labelled items to show how much it could).")
+    for k, v in row.items():
+        if isinstance(v, float) and v == 0.0:
+            row[k] = 0.0
 
 
 def _cluster_ids(grp: pd.DataFrame, cluster_col: str) -> list[str]:

@@ -27,8 +27,8 @@ compared to a threshold — the way safety write-ups report their pre-registered
 The rate is (items whose label is one of ``label``) / (rated items in the group); a sample judged
 several times counts as the share of its ok trials with that label; abstentions and errors are
 not in n. The pooled value is the rate over all items of the group; per-seed values are the rate
-within each value of the ``per`` column, and their mean (``per_mean``, with a t interval over
-the per values: seeds are the replicates of an experiment) is reported beside the pooled rate. A
+within each value of the ``per`` column, and their mean (``per_mean``, with a
+95% interval over the per values bounded to [0, 1]: seeds are the replicates of an experiment) is reported beside the pooled rate. A
 ``compare`` criterion's value is |rate(a) − rate(b)|; its interval is the interval of |d| from
 Newcombe's hybrid score interval of d = rate(a) − rate(b) (Newcombe 1998, method 10), which,
 like Wilson's, treats the items as independent (the row's ``note`` says so: with several turns
@@ -68,7 +68,9 @@ from judgekit.analysis.frames import label_shares
 from judgekit.analysis.result import AnalysisResult, Table
 from judgekit.analysis.trust import TrustReport, check_trust
 from judgekit.errors import JudgekitError, excerpt
+from judgekit.stats.bounded import bounded_mean_interval
 from judgekit.stats.intervals import abs_interval, wilson_interval
+from judgekit.stats.ppi_core import norm_zero
 
 #: the note of every ``compare`` row: what its interval assumes
 NEWCOMBE_NOTE = ("Newcombe's interval treats the items as independent; turns or samples of one "
@@ -134,17 +136,18 @@ def _check_levels(c: Criterion, items: pd.DataFrame, source: str) -> None:
 
 
 def _mean_over(values: list[float]) -> tuple[float, float, float]:
-    """Mean of the per values and its 95% t interval (NaN bounds with fewer than two)."""
+    """Mean of the per values (rates, or |differences|, all in [0, 1]) and its 95% interval
+    bounded to [0, 1] (:func:`judgekit.stats.bounded.bounded_mean_interval`: Hoeffding ∩
+    empirical Bernstein; a t interval over 3 seeds leaves the range and assumes a normality it
+    cannot check). NaN bounds with fewer than two values."""
     k = len(values)
     if not k:
         return float("nan"), float("nan"), float("nan")
-    m = float(np.mean(values))
-    if k < 2:
+    m = norm_zero(float(np.mean(values)))
+    iv = bounded_mean_interval(values)
+    if not iv.estimable:
         return m, float("nan"), float("nan")
-    from scipy.stats import t
-
-    h = float(t.ppf(0.975, k - 1)) * float(np.std(values, ddof=1)) / np.sqrt(k)
-    return m, m - h, m + h
+    return m, iv.low, iv.high
 
 
 def evaluate_criteria(
@@ -313,7 +316,7 @@ def evaluate_criteria(
                       "score interval of the difference, as an interval of its absolute value; "
                       "both treat the items as independent draws)",
             "per_values": "the rate within each value of the per column (e.g. each seed)",
-            "per_mean": "mean of the per values, 95% t interval over them (each seed one replicate)",
+            "per_mean": "mean of the per values, 95% interval bounded to [0, 1] (Hoeffding ∩ empirical Bernstein) over them (each seed one replicate)",
             "require": "pooled: the pooled value must pass; each: every per value must pass; "
                        "both: both",
             "DESCRIPTIVE": "a criterion without op and threshold: reported, neither passes nor fails",

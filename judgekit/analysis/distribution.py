@@ -351,6 +351,10 @@ def _summaries(
             n_clusters = int(clusters.max()) + 1
             n_multi_clusters = len(set(clusters[multi > 0].tolist()))
             lo, hi = _boundary_floor(lo, hi, rates, nonconst[multi > 0], n_clusters, n_multi_clusters)
+            # one cluster (a single-prompt summary) resamples to itself: a zero-width interval
+            # would claim certainty the sample does not give, so there is none
+            zero = ~(hi - lo > 0)
+            lo, hi = np.where(zero, np.nan, lo), np.where(zero, np.nan, hi)
         else:
             lo = hi = np.full(2, np.nan)
             n_clusters = 0

@@ -31,6 +31,7 @@ the weights then describe those items, not all items (a note says so).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import astuple, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -394,13 +395,19 @@ def sample_design(store: Store, sample: str) -> pd.DataFrame:
 
 
 def sample_items(
-    store: Store, spec: SampleSpec, *, replace: bool = False, record: bool = True
+    store: Store, spec: SampleSpec, *, replace: bool = False, record: bool = True,
+    where: Sequence[str] = (), groups: Sequence[str] = (),
 ) -> tuple[pd.DataFrame, SampleSummary]:
     """Draw ``spec`` from the items in ``store`` (signals from its judge ratings) and record it.
 
     With ``record=False`` the design is only returned (record it later with :func:`record_sample`).
+    ``where`` (``COL=VALUE[,VALUE]``) restricts the population; ``groups`` (item columns: the
+    analysis's groups) are checked for the labelled conversations the corrected figures need
+    (:mod:`judgekit.annotation.sampling_support`).
     """
-    items = store.items()
+    from judgekit.annotation.sampling_support import filter_where, group_support
+
+    items, where_note = filter_where(store.items(), where)
     source = spec.where
     signals = None
     excluded = ""
@@ -429,6 +436,10 @@ def sample_items(
     elif spec.judges or spec.exclude_rated:
         raise JudgekitError(f"{source}: judges and exclude_rated need a rubric; add one.")
     design, summary = draw_sample(items, spec, signals=signals, source=source)
+    if where_note:
+        summary.notes.insert(0, where_note)
+    summary.notes.extend(group_support(items, design, groups,
+                                       conversation_column=spec.conversation_column))
     if excluded:
         summary.notes.append(excluded)
     if rubric is not None and spec.targeted and (signals is None or signals.empty):

@@ -55,6 +55,10 @@ def _bootstrap_options(f: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _correct_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    f = click.option("--sample", "sample", default=None,
+                     help="Recorded sample (`judgekit sample --name`) the reference's labels were "
+                          "drawn in, for --correct ppi (default: the one sample holding them; "
+                          "none: treated as a simple random sample, with a warning).")(f)
     f = click.option("--reference", "reference", default=None,
                      help="Rater whose labels measure the judge's error for --correct (default: "
                           "the store's one rater of kind reference).")(f)
@@ -179,6 +183,7 @@ def distribution_cmd(
     sample_group: str | None,
     correct: str | None,
     reference: str | None,
+    sample: str | None,
     n_boot: int,
     seed: int,
     store_path: str,
@@ -241,17 +246,35 @@ def distribution_cmd(
                             slices=list(result.meta.get("slices", [])), model_col=model_column,
                             n_boot=n_boot, seed=seed,
                             cluster_col=(result.meta.get("prompt_unit") or [None])[0])
+            if correct == "ppi":
+                from judgekit.analysis.corrected_tables import reference_ratings
+                from judgekit.analysis.ppi_run import add_ppi_distribution
+
+                ref, ref_name = reference_ratings(store, rubric, reference)
+                fr = data.form_rubric
+                forms = None if fr is None or data.forms is None else (
+                    data.forms, inputs.rater_ratings(store, fr, ref_name, required=False),
+                    list(fr.codes))
+                add_ppi_distribution(result, store, data.ratings, ref, ref_name, data.items,
+                                     indicator=indicator, codes=list(rubric.codes),
+                                     sample=sample, model_col=model_column, forms=forms)
     result.notes.extend(data.notes)  # judge ratings the verdict does not cover, left out
     _noted(result, note, where)
     print_distribution(console, result)
     from judgekit.analysis.distribution_terminal import print_prompts
 
     print_prompts(console, result)
+    _print_corrections(result, correct)
+    _finish(result, out_dir)
+
+
+def _print_corrections(result: AnalysisResult, correct: str | None) -> None:
     if correct:
         from judgekit.analysis.corrected_terminal import print_correction
+        from judgekit.analysis.ppi_terminal import print_ppi
 
         print_correction(console, result)
-    _finish(result, out_dir)
+        print_ppi(console, result)
 
 
 # --------------------------------------------------------------------------- calibration
@@ -297,6 +320,7 @@ def calibration_cmd(
     model_column: str,
     correct: str | None,
     reference: str | None,
+    sample: str | None,
     n_boot: int,
     seed: int,
     store_path: str,
@@ -353,13 +377,20 @@ def calibration_cmd(
                             cluster_col=prompt_column or next(
                                 (c for c in ("conversation_id", "prompt_id")
                                  if c in data.items.columns), None))
+            if correct == "ppi":
+                from judgekit.analysis.corrected_tables import reference_ratings
+                from judgekit.analysis.ppi_run import add_ppi_calibration
+
+                ref, ref_name = reference_ratings(store, rubric, reference)
+                add_ppi_calibration(result, store, rubric, data.ratings, ref, ref_name,
+                                    data.items, data.harm, sample=sample, model_col=model_column,
+                                    prompt_col=prompt_column, lookalike_col=lookalike_column,
+                                    include_lookalikes=include_lookalikes, n_boot=n_boot,
+                                    seed=seed, by=by_cols)
     result.notes.extend(data.notes)  # judge ratings the verdict does not cover, left out
     _noted(result, note, where)
     print_calibration(console, result)
-    if correct:
-        from judgekit.analysis.corrected_terminal import print_correction
-
-        print_correction(console, result)
+    _print_corrections(result, correct)
     _finish(result, out_dir)
 
 
@@ -372,12 +403,23 @@ def calibration_cmd(
               help="Also give each criterion's rate per value of this item column (repeat, or "
                    "'model,tactic'; 'model+tactic' crosses them), e.g. --by model+turn.")
 @_where_option
+@click.option("--correct", "correct", type=click.Choice(["ppi"]), default=None,
+              help="Also print each criterion's rate corrected for the judge's error on the "
+                   "items --reference rated (PPI++), beside the raw one.")
+@click.option("--reference", "reference", default=None,
+              help="Rater whose labels measure the judge's error for --correct (default: the "
+                   "store's one rater of kind reference).")
+@click.option("--sample", "sample", default=None,
+              help="Recorded sample the reference's labels were drawn in (for --correct).")
 @_common
 def criteria_cmd(
     criteria_file: Path,
     rater: str | None,
     by: tuple[str, ...],
     where: tuple[str, ...],
+    correct: str | None,
+    reference: str | None,
+    sample: str | None,
     store_path: str,
     verdicts: tuple[Path, ...],
     untrusted: bool,
@@ -409,9 +451,19 @@ def criteria_cmd(
             judge_hashes=data.judge_hashes, untrusted=untrusted,
             source=f"Criteria file {criteria_file}", by=by_cols,
         )
+        if correct:
+            from judgekit.analysis.ppi_run import add_ppi_criteria
+
+            add_ppi_criteria(result, store, spec, data.ratings, data.items, rater=rater,
+                             reference=reference, sample=sample,
+                             source=f"Criteria file {criteria_file}")
     result.notes.extend(data.notes)  # judge ratings the verdict does not cover, left out
     _noted(result, note, where)
     print_criteria(console, result)
+    if correct:
+        from judgekit.analysis.ppi_terminal import print_ppi
+
+        print_ppi(console, result)
     table = result.table("criteria")
     _finish(result, out_dir)
     n_fail = int((table["result"] == "FAIL").sum())

@@ -300,6 +300,13 @@ def _pull(
                    "--min-per-stratum 10")
 @click.option("--conversation-column", default=None,
               help="With --by-conversation: the column naming the conversation (default conversation_id).")
+@click.option("--where", "where", multiple=True,
+              help="Draw only from the items whose COLUMN is one of the values (repeat: all must "
+                   "hold), e.g. --where model=m-eroding --where severity=4,5.")
+@click.option("--groups", "groups", default=None,
+              help="The analysis's groups (item columns, comma-separated), checked for the "
+                   "labelled conversations its corrected figures need, e.g. --groups "
+                   "model,severity for Drift(t | tier).")
 @click.option("--seed", type=int, default=None, help="Random seed (default 0).")
 @click.option("--items", "items_path", type=InputPath(dir_okay=False, path_type=Path), default=None,
               help="Add these items to the store first (CSV/JSONL/Parquet).")
@@ -321,6 +328,8 @@ def sample_cmd(
     exclude_rated: bool,
     by_conversation: bool,
     conversation_column: str | None,
+    where: tuple[str, ...],
+    groups: str | None,
     seed: int | None,
     items_path: Path | None,
     replace: bool,
@@ -379,7 +388,9 @@ def sample_cmd(
         if items_path is not None:
             store.put_items(validate_items(read_table(items_path), source=str(items_path), need_response=False),
                             source=str(items_path))
-        design, summary = sample_items(store, spec, replace=replace)
+        design, summary = sample_items(
+            store, spec, replace=replace, where=where,
+            groups=[g.strip() for g in (groups or "").split(",") if g.strip()])
         if out_path is not None:
             write_table(pd.DataFrame(design), out_path)
     for line in summary.lines():

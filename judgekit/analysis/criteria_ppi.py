@@ -1,0 +1,102 @@
+"""Criteria corrected for the judge's error: each criterion's rate, and each comparison.
+
+``judgekit analyze criteria --correct ppi`` adds the table built here (``ppi_criteria``), one
+row per criterion (columns :data:`judgekit.analysis.ppi_figures.ROW_COLUMNS`, after
+``criterion``): the rate of the criterion's labels among its ``where`` items — raw (the judge
+over every item), human-only (the labelled items) and PPI-corrected, each with n and its 95%
+interval, the conversation (else the prompt) as the resampling unit. A ``compare`` criterion
+gets three rows: rate(a), rate(b) and rate(a) − rate(b)
+(:func:`judgekit.analysis.ppi_figures.difference_row`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from judgekit.analysis.criteria_spec import CriteriaFile, criterion_mask, criterion_rubric, matches
+from judgekit.analysis.frames import label_shares
+from judgekit.analysis.ppi_figures import ROW_COLUMNS, difference_row, mean_row
+from judgekit.analysis.result import Table
+from judgekit.errors import JudgekitError
+
+
+def corrected_criteria(
+    spec: CriteriaFile,
+    ratings: pd.DataFrame,
+    reference: pd.DataFrame,
+    items: pd.DataFrame,
+    *,
+    rater: str | None = None,
+    cluster_col: str | None = None,
+    strata: Mapping[str, str] | None = None,
+    source: str = "criteria",
+) -> Table:
+    """The ``ppi_criteria`` table (module doc). ``ratings``: long ratings (the criteria's
+    raters; each criterion reads its own, as :func:`judgekit.analysis.criteria.evaluate_criteria`
+    does); ``reference``: the reference rater's long ratings (any rubrics); ``cluster_col``: the
+    item column naming the conversation or prompt; ``strata``: cluster → stratum of the
+    labelling design."""
+    its = items.assign(item_id=items["item_id"].astype(str)).reset_index(drop=True)
+    if cluster_col and cluster_col in its.columns:
+        its["_c"] = [str(c) if c == c and c not in (None, "") else f"item:{i}"
+                     for i, c in zip(its["item_id"], its[cluster_col], strict=True)]
+        unit = cluster_col.removesuffix("_id")
+    else:
+        its["_c"] = its["item_id"]
+        unit = "item"
+    rows: list[dict[str, Any]] = []
+    cache: dict[tuple[str, str], pd.DataFrame] = {}
+
+    def shares(frame: pd.DataFrame, key: tuple[str, str], codes: tuple[str, ...]
+               ) -> pd.DataFrame:
+        if key not in cache:
+            cache[key] = (label_shares(frame, codes).set_index("item_id") if len(frame)
+                          else pd.DataFrame(columns=list(codes), dtype=float))
+        return cache[key]
+
+    for c in spec.criteria:
+        rubric = criterion_rubric(c, source)
+        who = c.rater or spec.rater or rater
+        if who is None:
+            raise JudgekitError(f"{source}: criterion {c.name!r} names no rater; add 'rater:' "
+                                "to the file or pass --judge RATER.")
+        r = ratings[(ratings["rubric"] == rubric.id) & (ratings["rater_id"].astype(str) == who)]
+        y = reference[reference["rubric"] == rubric.id]
+        codes = [rubric.normalise(lab) or lab for lab in c.labels]
+
+        rc = tuple(rubric.codes)
+        f_hit = shares(r, (who, rubric.id), rc)[codes].sum(axis=1)
+        y_hit = shares(y, ("\x1freference", rubric.id), rc)[codes].sum(axis=1)
+        sel = its[criterion_mask(c, its, source=source)].copy()
+        sel["_f"] = sel["item_id"].map(f_hit)
+        sel["_y"] = sel["item_id"].map(y_hit)
+        sel = sel[sel["_f"].notna()]
+
+        def arrays(g: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+            return g["_f"].to_numpy(float), g["_c"].to_numpy(), g["_y"].to_numpy(float)
+
+        if c.compare is None:
+            rows.append({"criterion": c.name,
+                         **mean_row("rate", *arrays(sel), strata=strata, unit=unit)})
+            continue
+        col = c.compare.column
+        ga = sel[matches(sel[col], c.compare.a)]
+        gb = sel[matches(sel[col], c.compare.b)]
+        rows.append({"criterion": c.name,
+                     **mean_row(f"rate({col}={c.compare.a})", *arrays(ga), strata=strata,
+                                unit=unit)})
+        rows.append({"criterion": c.name,
+                     **mean_row(f"rate({col}={c.compare.b})", *arrays(gb), strata=strata,
+                                unit=unit)})
+        rows.append({"criterion": c.name,
+                     **difference_row(f"rate({c.compare.a}) − rate({c.compare.b})",
+                                      arrays(ga), arrays(gb), strata=strata, unit=unit)})
+    return Table("ppi_criteria", "Corrected criteria: each rate, raw and corrected",
+                 pd.DataFrame(rows, columns=["criterion", *ROW_COLUMNS]),
+                 "Raw (the judge over every matching item), human-only (the labelled items) "
+                 "and PPI-corrected rate, each with its 95% interval; n = labelled / all "
+                 "resampling units.")

@@ -1,0 +1,114 @@
+"""Distribution figures corrected for the judge's error: refusal rates and label (form) shares.
+
+``judgekit analyze distribution --correct ppi`` adds the tables built here, one row per figure
+(columns :data:`judgekit.analysis.ppi_figures.ROW_COLUMNS`): the judge's raw figure, the
+human-only figure on the labelled samples and the PPI-corrected figure, each with n and its 95%
+interval (:mod:`judgekit.analysis.ppi_figures`).
+
+* ``ppi_rates`` — per model, and per model and turn: the refusal rate over samples (a sample
+  judged several times counts as the share of its ok trials saying refusal); the conversation
+  (else the prompt) is the resampling unit;
+* ``ppi_shares`` — per model: the share of samples given each label of the rubric (the form
+  shares, when the rubric is ``refusal_form``);
+* ``ppi_per_prompt`` — per prompt unit with two or more samples: its refusal rate, the samples
+  as units (exchangeable within the prompt, as the per-prompt Wilson interval assumes).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from judgekit.analysis.frames import label_shares
+from judgekit.analysis.ppi_figures import ROW_COLUMNS, mean_row
+from judgekit.analysis.result import Table
+
+
+def _per_item(ratings: pd.DataFrame, indicator: Callable[[pd.Series], Any]) -> pd.Series:
+    """``item_id →`` the share of its ok trials that say refusal."""
+    r = ratings[["item_id", "label", "status"]].copy()
+    r["item_id"] = r["item_id"].astype(str)
+    ok = r["status"].eq("ok") & r["label"].notna()
+    r["_x"] = np.where(ok, np.asarray(indicator(r["label"].where(ok, "")), dtype=float), np.nan)
+    return r.groupby("item_id", sort=False)["_x"].mean()
+
+
+def corrected_distribution(
+    judge: pd.DataFrame,
+    reference: pd.DataFrame,
+    items: pd.DataFrame,
+    *,
+    indicator: Callable[[pd.Series], Any],
+    codes: Sequence[str] = (),
+    model_col: str = "model",
+    cluster_col: str | None = None,
+    prompt_cols: Sequence[str] = (),
+    turn_col: str = "turn",
+    strata: Mapping[str, str] | None = None,
+) -> list[Table]:
+    """The corrected distribution tables (module doc). ``judge``/``reference``: long ratings
+    of the judge and of the reference under the analysed rubric; ``indicator`` maps labels to
+    refusal 0/1 (:func:`judgekit.analysis.refusal.refusal_definition`); ``codes`` the labels
+    whose shares to correct; ``cluster_col`` the item column naming the conversation (or
+    prompt; an item without one is its own cluster); ``prompt_cols`` the prompt unit's columns
+    (for ``ppi_per_prompt``); ``strata``: cluster → stratum of the labelling design."""
+    df = items.assign(item_id=items["item_id"].astype(str)).set_index("item_id")
+    f = _per_item(judge, indicator)
+    df = df.loc[df.index.intersection(f.index)].copy()
+    df["_f"] = f
+    df["_y"] = _per_item(reference, indicator).reindex(df.index)
+    df["_model"] = df[model_col].astype(str) if model_col in df.columns else "all"
+    if cluster_col and cluster_col in df.columns:
+        df["_c"] = [str(c) if c == c and c not in (None, "") else f"item:{i}"
+                    for i, c in zip(df.index, df[cluster_col], strict=True)]
+        unit = cluster_col.removesuffix("_id")
+    else:
+        df["_c"] = df.index
+        unit = "item"
+    rows: list[dict[str, Any]] = []
+    share_rows: list[dict[str, Any]] = []
+    prompt_rows: list[dict[str, Any]] = []
+    has_turn = turn_col in df.columns and df[turn_col].nunique() > 1
+
+    def row(fig: str, g: pd.DataFrame, fcol: str = "_f", ycol: str = "_y",
+            cl: str = "_c", u: str = unit, st: Mapping[str, str] | None = strata
+            ) -> dict[str, Any]:
+        return mean_row(fig, g[fcol].to_numpy(float), g[cl].to_numpy(), g[ycol].to_numpy(float),
+                        strata=st, unit=u)
+
+    if codes:
+        fs = label_shares(judge, codes).set_index("item_id").reindex(df.index)
+        ys = label_shares(reference, codes).set_index("item_id").reindex(df.index)
+    for model, g in df.groupby("_model", sort=True):
+        rows.append({"model": model, "turn": "all", **row("refusal rate", g)})
+        if has_turn:
+            for t, gt in g.groupby(turn_col, sort=True):
+                rows.append({"model": model, "turn": t, **row("refusal rate", gt)})
+        for code in codes:
+            gg = g.assign(_fs=fs.loc[g.index, code], _ys=ys.loc[g.index, code])
+            share_rows.append({"model": model, "label": code,
+                               **row("share", gg, "_fs", "_ys")})
+        if prompt_cols:
+            for key, gp in g.groupby(list(prompt_cols), sort=True, dropna=False):
+                if len(gp) < 2:
+                    continue
+                key = key if isinstance(key, tuple) else (key,)
+                prompt_rows.append({"model": model, "prompt_unit": " / ".join(map(str, key)),
+                                    **row("prompt refusal rate", gp.assign(_i=gp.index),
+                                          cl="_i", u="sample", st=None)})
+    desc = ("Raw (the judge's figure over every sample), human-only (the labelled samples) and "
+            "PPI-corrected, each with its 95% interval; n = labelled / all resampling units.")
+    out = [Table("ppi_rates", "Corrected refusal rate per model (and turn)",
+                 pd.DataFrame(rows, columns=["model", "turn", *ROW_COLUMNS]), desc)]
+    if share_rows:
+        out.append(Table("ppi_shares", "Corrected label shares per model",
+                         pd.DataFrame(share_rows, columns=["model", "label", *ROW_COLUMNS]),
+                         desc))
+    if prompt_rows:
+        out.append(Table("ppi_per_prompt", "Corrected refusal rate per prompt unit",
+                         pd.DataFrame(prompt_rows,
+                                      columns=["model", "prompt_unit", *ROW_COLUMNS]), desc))
+    return out

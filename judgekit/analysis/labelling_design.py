@@ -1,0 +1,147 @@
+"""The labelling design behind the reference's labels, as the corrected figures need it.
+
+Prediction-powered inference needs to know how the labelled conversations were drawn. A sample
+drawn with ``judgekit sample`` is recorded in the store (:func:`judgekit.annotation.sampling.
+sample_design`: per chosen item its ``reason``, ``stratum`` and ``weight``). Here it becomes the
+stratum of every conversation (cluster), for stratified PPI
+(:func:`judgekit.stats.ppi_strata.stratified_ppi_mean`: within each stratum the labelled
+conversations are a simple random sample, with inclusion probability ``n_k / N_k``, and the
+strata are weighted by their share of the units):
+
+* no recorded design → the labelled conversations are treated as a simple random sample, with
+  a warning saying so;
+* a design whose strata are recorded → each conversation's stratum is recomputed from the same
+  item columns (``severity=4|benign_lookalike=False``), so unlabelled conversations get theirs;
+* a design that chose items by judge disagreement (a targeted share) → refused: such labels are
+  not a random sample within any stratum, and a PPI estimate on them would be biased;
+* labelled conversations the design did not choose → refused (the design does not describe
+  them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import pandas as pd
+
+from judgekit.errors import JudgekitError
+from judgekit.store.schema import is_missing
+
+#: reasons of a recorded design that target items by the judges' signals
+TARGETED = ("disagreement", "abstention", "unstable")
+
+
+@dataclass(frozen=True)
+class LabellingDesign:
+    """``strata``: cluster → stratum (None: a simple random sample); ``sample``: the recorded
+    sample it came from (None: no recorded design); ``warning``: what the user must know
+    (None when the design is recorded); ``description``: one line for the result's notes."""
+
+    strata: dict[str, str] | None
+    sample: str | None
+    warning: str | None
+    description: str
+
+
+def _key_columns(keys: Iterable[str]) -> list[str]:
+    cols: list[str] = []
+    for key in keys:
+        for part in str(key).split("|"):
+            name = part.split("=", 1)[0]
+            if name and name not in cols:
+                cols.append(name)
+    return cols
+
+
+def design_strata(
+    items: pd.DataFrame,
+    design: pd.DataFrame | None,
+    *,
+    labelled: Iterable[str],
+    cluster_col: str,
+    sample: str | None = None,
+) -> LabellingDesign:
+    """The :class:`LabellingDesign` of the labelled items ``labelled`` (item ids) among
+    ``items`` (with ``cluster_col``, the conversation or prompt), from ``design`` (the recorded
+    sample ``sample``, :func:`judgekit.annotation.sampling.sample_design`; None when there is
+    none). Raises :class:`~judgekit.errors.JudgekitError` (one sentence) for a targeted design,
+    labelled conversations outside the design, or strata columns the items lack."""
+    its = items.assign(item_id=items["item_id"].astype(str))
+    if cluster_col in its.columns:
+        cl = pd.Series([str(c) if not is_missing(c) and c != "" else f"item:{i}"
+                        for i, c in zip(its["item_id"], its[cluster_col], strict=True)],
+                       index=its["item_id"])
+    else:
+        cl = pd.Series(its["item_id"].to_numpy(), index=its["item_id"])
+    lab_clusters = set(cl.reindex(pd.Index(list(map(str, labelled)))).dropna())
+    if design is None:
+        msg = ("warning: the reference's labels come from no recorded sampling design, so the "
+               f"{len(lab_clusters)} labelled {cluster_col} values are treated as a simple "
+               "random sample; if they were drawn otherwise (by stratum, by disagreement) the "
+               "corrected figures are biased — draw them with `judgekit sample` and pass "
+               "--sample NAME.")
+        return LabellingDesign(None, None, msg, "labelled conversations: treated as a simple "
+                                                "random sample (no recorded design)")
+    name = sample or "the sample"
+    d = design.assign(item_id=design["item_id"].astype(str))
+    targeted = d[d["reason"].isin(TARGETED)]
+    if len(targeted):
+        raise JudgekitError(
+            f"sample {name!r} chose {len(targeted)} items by the judges' "
+            f"{targeted['reason'].iloc[0]}, so its labels are not a random sample and a "
+            "corrected figure on them would be biased; draw a random or stratified sample "
+            "(`judgekit sample --by ...` without a targeted share) for --correct.")
+    in_design = set(cl.reindex(pd.Index(d["item_id"])).dropna())
+    outside = sorted(lab_clusters - in_design)
+    if outside:
+        raise JudgekitError(
+            f"{len(outside)} labelled {cluster_col} values (e.g. {outside[0]!r}) are not in "
+            f"sample {name!r}, so its design does not describe them; pass the --sample they "
+            "were drawn in, or label only that sample's items.")
+    keys = [k for k in d["stratum"].tolist() if not is_missing(k) and k != ""]
+    if not keys:
+        return LabellingDesign(None, sample, None,
+                               f"labelled conversations: a simple random sample ({name})")
+    cols = _key_columns(keys)
+    missing = [c for c in cols if c not in its.columns]
+    if missing:
+        raise JudgekitError(
+            f"sample {name!r} is stratified by {missing[0]!r}, which the items no longer have; "
+            "re-import the items with that column or draw the sample again.")
+    parts = [its[c].map(lambda v, c=c: f"{c}={'NA' if is_missing(v) else v}") for c in cols]
+    key = parts[0]
+    for p in parts[1:]:
+        key = key + "|" + p
+    first = pd.DataFrame({"cluster": cl.to_numpy(), "key": key.to_numpy()}).drop_duplicates(
+        "cluster")
+    strata = dict(zip(first["cluster"], first["key"], strict=True))
+    return LabellingDesign(strata, sample, None,
+                           f"labelled conversations: stratified by {', '.join(cols)} "
+                           f"({len(set(strata.values()))} strata, sample {name}); stratified "
+                           "PPI weights each stratum by its share of the units")
+
+
+def find_sample(store: object, labelled: Iterable[str], sample: str | None
+                ) -> tuple[pd.DataFrame | None, str | None]:
+    """The recorded design behind the labelled items: ``sample`` when given, else the one
+    recorded sample holding labelled items (None when no sample does; an error when several
+    do — the user must say which)."""
+    from judgekit.annotation.sampling import sample_design
+
+    if sample is not None:
+        return sample_design(store, sample), sample  # type: ignore[arg-type]
+    lab = set(map(str, labelled))
+    holding = []
+    for name in store.sample_names():  # type: ignore[attr-defined]
+        d = sample_design(store, name)  # type: ignore[arg-type]
+        if lab & set(d["item_id"].astype(str)):
+            holding.append((name, d))
+    if len(holding) > 1:
+        raise JudgekitError(
+            f"the labelled items lie in {len(holding)} recorded samples "
+            f"({', '.join(n for n, _ in holding)}); pass --sample NAME for the one that "
+            "describes how they were drawn.")
+    if holding:
+        return holding[0][1], holding[0][0]
+    return None, None

@@ -1,0 +1,230 @@
+"""The shared parts of prediction-powered inference with clusters (:mod:`judgekit.stats.ppi`):
+the :class:`Interval` type, honest t intervals clipped to a range, the split of units into
+labelled and unlabelled clusters, and the cluster PPI++ ratio estimator with its power-tuned λ.
+
+The formulas and references are in :func:`judgekit.stats.ppi.ppi_mean`'s docstring."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from scipy import stats
+
+from judgekit.errors import JudgekitError
+
+FloatArray = NDArray[np.float64]
+Bounds = tuple[float, float]
+
+#: the range of a rate, an RCE, a mean R or a concordance
+UNIT_RANGE: Bounds = (0.0, 1.0)
+#: the range of a Drift(t) = RCE_t − RCE_1
+DRIFT_RANGE: Bounds = (-1.0, 1.0)
+
+
+def norm_zero(x: float) -> float:
+    """``x`` as a float with ``-0.0`` normalised to ``0.0`` (NaN stays NaN)."""
+    x = float(x)
+    return 0.0 if x == 0.0 else x
+
+
+def clip_to(x: float, bounds: Bounds) -> float:
+    return norm_zero(min(max(float(x), bounds[0]), bounds[1])) if math.isfinite(x) else float("nan")
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A point estimate and its interval ``[low, high]``, or "not estimable" with ``reason``.
+
+    When ``reason`` is set the three numbers are NaN. ``se`` is the standard error the interval
+    was built from (NaN for bootstrap and finite-sample intervals)."""
+
+    estimate: float
+    low: float
+    high: float
+    se: float = float("nan")
+    reason: str | None = None
+
+    @property
+    def estimable(self) -> bool:
+        return self.reason is None
+
+    @property
+    def width(self) -> float:
+        return self.high - self.low
+
+
+def not_estimable(reason: str) -> Interval:
+    """An :class:`Interval` that says why there is no figure (one sentence)."""
+    nan = float("nan")
+    return Interval(nan, nan, nan, nan, reason)
+
+
+@lru_cache(maxsize=4096)
+def quantile(level: float, df: float) -> float:
+    """The two-sided ``level`` quantile of Student's t on ``df`` degrees of freedom (the normal
+    one for infinite df); cached, as a study asks for the same few thousand times."""
+    p = 0.5 + level / 2.0
+    return float(stats.t.ppf(p, df)) if math.isfinite(df) else float(stats.norm.ppf(p))
+
+
+def t_interval(estimate: float, se: float, df: float, level: float, bounds: Bounds,
+                what: str) -> Interval:
+    """``estimate ± t_{df} · se`` clipped to ``bounds``; not estimable without a positive SE."""
+    if not math.isfinite(estimate):
+        return not_estimable(f"the {what} estimate is not finite.")
+    if not (math.isfinite(se) and se > 0.0):
+        return not_estimable(f"the {what} standard error is zero or undefined (the labelled "
+                             "clusters show no variation), so an interval would claim certainty "
+                             "it does not have.")
+    q = quantile(level, df)
+    return Interval(clip_to(estimate, bounds), clip_to(estimate - q * se, bounds),
+                    clip_to(estimate + q * se, bounds), norm_zero(se))
+
+
+# --------------------------------------------------------------------------------------------
+# clusters
+
+
+def as_float(x: ArrayLike, name: str) -> FloatArray:
+    a = np.asarray(x, dtype=float)
+    if a.ndim != 1:
+        raise JudgekitError(f"{name} must be a one-dimensional array of numbers, one per unit.")
+    return a
+
+
+def cluster_totals(values: FloatArray, clusters: NDArray[Any]
+                    ) -> tuple[NDArray[Any], FloatArray, FloatArray]:
+    """Distinct cluster ids, the per-cluster sums of ``values`` and the cluster sizes."""
+    ids, inv = np.unique(clusters, return_inverse=True)
+    inv = inv.reshape(-1)
+    sums = np.bincount(inv, weights=values, minlength=len(ids)).astype(float)
+    sizes = np.bincount(inv, minlength=len(ids)).astype(float)
+    return ids, sums, sizes
+
+
+@dataclass(frozen=True)
+class Clustered:
+    """The labelled clusters (sums of Y and f, sizes) and the unlabelled ones (sums of f,
+    sizes), the unit of every computation below."""
+
+    sy_l: FloatArray
+    sf_l: FloatArray
+    m_l: FloatArray
+    sf_u: FloatArray
+    m_u: FloatArray
+    n_units: int
+    big_n_units: int
+
+
+def clustered(f_all: ArrayLike, clusters_all: ArrayLike, f_lab: ArrayLike, y_lab: ArrayLike,
+               clusters_lab: ArrayLike) -> tuple[Clustered, FloatArray, FloatArray]:
+    """Split into labelled and unlabelled clusters. Units with a missing value are dropped (in
+    the labelled units: where Y or f is missing). A cluster is labelled when it has a labelled
+    unit; the unlabelled clusters are the other clusters of ``clusters_all``. Also returns the
+    per-cluster sums of f and sizes over all clusters (the judge's own figure)."""
+    fa = as_float(f_all, "f_all")
+    ca = np.asarray(clusters_all)
+    fl, yl = as_float(f_lab, "f_lab"), as_float(y_lab, "y_lab")
+    cl = np.asarray(clusters_lab)
+    if len(ca) != len(fa):
+        raise JudgekitError("f_all and clusters_all must have one entry per unit.")
+    if not len(fl) == len(yl) == len(cl):
+        raise JudgekitError("f_lab, y_lab and clusters_lab must have one entry per labelled unit.")
+    ok_a = np.isfinite(fa)
+    fa, ca = fa[ok_a], ca[ok_a]
+    ok_l = np.isfinite(fl) & np.isfinite(yl)
+    fl, yl, cl = fl[ok_l], yl[ok_l], cl[ok_l]
+    ids_l, sy_l, m_l = cluster_totals(yl, cl)
+    _, sf_l, _ = cluster_totals(fl, cl)
+    unl = ~np.isin(ca, ids_l)
+    _, sf_u, m_u = cluster_totals(fa[unl], ca[unl])
+    _, sf_a, m_a = cluster_totals(fa, ca)
+    return Clustered(sy_l, sf_l, m_l, sf_u, m_u, int(len(yl)), int(len(fa))), sf_a, m_a
+
+
+def sample_var(x: FloatArray) -> float:
+    return float(np.var(x, ddof=1)) if len(x) > 1 else float("nan")
+
+
+#: with fewer labelled clusters than this, λ is not tuned on them: its noise, correlated with
+#: the residuals it multiplies, biases the estimate (a stratum whose few labelled clusters all
+#: agree would get λ = 0 and report the people's 0 errors). Classic PPI (λ = 1) is used instead,
+#: or in :func:`stratified_ppi_mean` the λ pooled over the strata.
+MIN_TUNING_CLUSTERS = 10
+
+
+def ppi_theta(c: Clustered, lam: float) -> tuple[float, float]:
+    """(θ̂_λ, its denominator D) of the cluster PPI ratio estimator."""
+    big_m = len(c.m_u)
+    su = float(np.mean(c.sf_u)) if big_m else 0.0
+    mu = float(np.mean(c.m_u)) if big_m else 0.0
+    num = float(np.mean(c.sy_l)) + lam * (su - float(np.mean(c.sf_l)))
+    den = float(np.mean(c.m_l)) + lam * (mu - float(np.mean(c.m_l)))
+    return num / den, den
+
+
+def ppi_tuning(c: Clustered, theta: float) -> tuple[float, float]:
+    """(Cov_L(z, w), (1 + n/N) s²(w)) at θ: λ̂ is their ratio (PPI++)."""
+    n, big_m = len(c.m_l), len(c.m_u)
+    z = c.sy_l - theta * c.m_l
+    w_l = c.sf_l - theta * c.m_l
+    var_w = sample_var(np.concatenate([w_l, c.sf_u - theta * c.m_u]))
+    cov = float(np.cov(z, w_l, ddof=1)[0, 1]) if n > 1 else float("nan")
+    return cov, (1.0 + n / big_m) * var_w
+
+
+def lam_from(cov: float, var: float) -> float:
+    ok = math.isfinite(cov) and math.isfinite(var) and var > 0
+    return float(np.clip(cov / var, 0.0, 1.0)) if ok else 0.0
+
+
+def tuned_lambda(c: Clustered, min_clusters: int = MIN_TUNING_CLUSTERS) -> float:
+    """PPI++ λ̂ at the human-only θ, then once more at the PPI θ (classic λ = 1 with fewer
+    than :data:`MIN_TUNING_CLUSTERS` labelled clusters)."""
+    if len(c.m_u) == 0:
+        return 0.0  # every cluster is labelled: nothing for the judge to add
+    if len(c.m_l) < min_clusters:
+        return 1.0
+    theta = float(c.sy_l.sum() / c.m_l.sum())
+    if not (sample_var(c.sy_l - theta * c.m_l) > 0 and sample_var(c.sf_l - theta * c.m_l) > 0):
+        return 1.0  # no variation among the labelled clusters: nothing to tune λ on
+    lam = 0.0
+    for _ in range(2):
+        lam = lam_from(*ppi_tuning(c, theta))
+        theta, _ = ppi_theta(c, lam)
+    return lam
+
+
+def ppi_ratio(c: Clustered, lam: float | None, min_clusters: int = MIN_TUNING_CLUSTERS
+               ) -> tuple[float, float, float]:
+    """(θ̂, Var θ̂, λ) of the cluster PPI++ ratio estimator; see :func:`ppi_mean`."""
+    n, big_m = len(c.m_l), len(c.m_u)
+    if big_m == 0:
+        lam = 0.0
+    elif lam is None:
+        lam = tuned_lambda(c, min_clusters)
+    theta, den = ppi_theta(c, lam)
+    z = c.sy_l - theta * c.m_l
+    w_l = c.sf_l - theta * c.m_l
+    var = sample_var(z - lam * w_l) / n
+    if lam > 0.0:
+        w_all = np.concatenate([w_l, c.sf_u - theta * c.m_u])
+        var += lam**2 * sample_var(w_all) / big_m
+    return theta, var / den**2, float(lam)
+
+
+def ratio_se(sums: FloatArray, sizes: FloatArray) -> tuple[float, float]:
+    """(θ̂, se) of :func:`ratio_var`."""
+    theta, var = ratio_var(sums, sizes)
+    return theta, math.sqrt(var) if var >= 0 else float("nan")
+
+
+def ratio_var(sums: FloatArray, sizes: FloatArray) -> tuple[float, float]:
+    """(Σ s / Σ m, its cluster-CLT variance ``Var(s − θ m) / (n m̄²)``)."""
+    theta = float(sums.sum() / sizes.sum())
+    return theta, sample_var(sums - theta * sizes) / (len(sizes) * float(sizes.mean()) ** 2)
