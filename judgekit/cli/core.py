@@ -357,12 +357,15 @@ def gate_cmd(policy: Path, out_dir: Path, store_path: str) -> None:
 @click.option("--out", "out_dir", default="judgekit-demo", show_default=True,
               type=click.Path(file_okay=False, path_type=Path), help="Output folder (store, JSON, Markdown, HTML).")
 @click.option("--resamples", default=1000, show_default=True, help="Bootstrap resamples for the CIs.")
-def demo_cmd(out_dir: Path, resamples: int) -> None:
+@click.option("--verbose", "-v", is_flag=True, help="Print every step's tables (agreement, gate, probes, analyses).")
+def demo_cmd(out_dir: Path, resamples: int, verbose: bool) -> None:
     """Run the whole pipeline offline on shipped data and write a report.
 
-    Imports the XSTest v2 human labels and two automatic judges, prints their agreement overall,
+    Imports the XSTest v2 human labels and two automatic judges, computes their agreement overall,
     by safe/unsafe prompt and by model, checks the published human–human figures, gates both
-    judges with the shipped policy, runs an offline judge panel, and writes JSON, Markdown and HTML.
+    judges with the shipped policy, runs an offline judge panel and the refusal analyses, and
+    writes JSON, Markdown and HTML. Prints a short summary (what ran, each verdict, where the
+    report is); --verbose prints every step's tables as well.
 
     \b
     Example:
@@ -370,7 +373,7 @@ def demo_cmd(out_dir: Path, resamples: int) -> None:
     """
     from judgekit.demo import run_demo
 
-    run_demo(out_dir, console=console, n_resamples=resamples)
+    run_demo(out_dir, console=console, n_resamples=resamples, verbose=verbose)
 
 
 def _with_view(rubric: Rubric, view: str | None) -> Rubric:
