@@ -87,6 +87,9 @@ def rubrics_cmd(name: str | None) -> None:
 @click.option("--join-on", "join_on", default=None,
               help="Join the --items file on this column instead of item_id: --join-on behavior_id, "
                    "or --join-on behavior_id=BehaviorID when the items file names it otherwise.")
+@click.option("--set", "set_values", multiple=True, metavar="COLUMN=VALUE",
+              help="A metadata column with this value for every item of the file (repeatable), "
+                   "e.g. --set model=gpt-4o --set source=xstest; stored as text, as written.")
 @store_option
 def import_cmd(
     file: Path,
@@ -106,6 +109,7 @@ def import_cmd(
     flatten: bool,
     id_from: str | None,
     join_on: str | None,
+    set_values: tuple[str, ...],
     store_path: str,
 ) -> None:
     """Import human or judge labels into the store (CSV, JSONL, Parquet, Inspect logs).
@@ -124,6 +128,7 @@ def import_cmd(
       judgekit import logs/2025-05-01T10-00-00_refusal_x.eval --rubric refusal \\
         --scorers model_graded_qa
       judgekit import binary_labels.csv --rubric refusal --view binary --raters alice,bob
+      judgekit import gpt4o.csv --rubric refusal --raters ann1,ann2 --set model=gpt-4o
 
     \b
     Files from other benchmarks, as they are (see docs/import.md):
@@ -132,6 +137,7 @@ def import_cmd(
       judgekit import by_behavior.json --key-column behavior_id --id-from content \\
         --rubric harm.yaml --judges gpt4=gpt4_verdict --items behaviors.csv --join-on behavior_id
     """
+    from judgekit.io.constants import parse_set_options
     from judgekit.io.mapping import parse_column_map
     from judgekit.io.ratings import import_ratings
     from judgekit.rubric.model import load_rubric
@@ -140,6 +146,7 @@ def import_cmd(
     rubric = _with_view(load_rubric(rubric_name), view)
     if not file.exists():  # before the store is opened: a typo must not leave an empty store behind
         raise JudgekitError(f"{file}: no such file; check the path.")
+    set_columns = parse_set_options(set_values)
     file_map = parse_column_map(column_map, source=str(file))
     items_map = parse_column_map(items_column_map, source=str(items_path or file), option="--items-map")
     from judgekit.store.deferred import DeferredStore
@@ -165,6 +172,7 @@ def import_cmd(
             flatten=flatten,
             id_from=id_from,
             join_on=join_on,
+            set_columns=set_columns,
         )
     for line in summary.lines():
         echo(line)
