@@ -8,10 +8,18 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from judgekit.cli.options import by_columns, store_option
+from judgekit.cli.options import (
+    by_columns,
+    json_option,
+    quiet_option,
+    store_note,
+    store_option,
+    write_json,
+)
 from judgekit.core.console import echo, lazy_console, safe_text
 from judgekit.errors import JudgekitError
 from judgekit.store.database import Store
+from judgekit.store.presence import has_ratings
 
 if TYPE_CHECKING:
     from judgekit.rubric.model import Rubric
@@ -194,8 +202,8 @@ def import_cmd(
               help="Only the items of this sample (see `judgekit sample`).")
 @click.option("--random-only", is_flag=True,
               help="With --sample: only its random share, so the estimate is unbiased.")
-@click.option("--json", "json_out", default=None, type=click.Path(dir_okay=False, path_type=Path),
-              help="Also write the full report as JSON here.")
+@json_option
+@quiet_option
 @click.option("--view", "view", default=None,
               help="A view of the rubric (its 'views:'), e.g. --view binary: judges rated under the full rubric are collapsed into the view and compared with labels given in it.")
 @click.option("--between", "between", default=None,
@@ -214,7 +222,8 @@ def agree_cmd(
     seed: int,
     sample: str | None,
     random_only: bool,
-    json_out: Path | None,
+    json_out: str | None,
+    quiet: bool,
     view: str | None,
     between: str | None,
     store_path: str,
@@ -227,6 +236,7 @@ def agree_cmd(
     \b
     Example:
       judgekit agree --rubric refusal --by model --by prompt_safety --json agreement.json
+      judgekit agree --rubric refusal --json | jq '.slices[0].judges'    # JSON on stdout
       judgekit agree --rubric refusal --sample pilot --random-only
       judgekit agree --rubric refusal --view binary
       judgekit agree --rubric refusal --between keywords,scripted-llm --by model
@@ -234,7 +244,6 @@ def agree_cmd(
     """
     from judgekit.agreement.report import agreement_report
     from judgekit.cli.render import print_agreement
-    from judgekit.core.atomic import write_text_atomic
     from judgekit.rubric.model import load_rubric
 
     cols = by_columns(by)
@@ -250,7 +259,7 @@ def agree_cmd(
 
         agree_by_panel(panel_file, rubric_name=rubric_name, by=cols, judges=_split(judges),
                        humans=_split(humans), reference=reference, resamples=resamples, seed=seed,
-                       sample=sample, json_out=json_out, store_path=store_path)
+                       sample=sample, json_out=json_out, store_path=store_path, quiet=quiet)
         return
     if rubric_name is None:
         raise JudgekitError("agree needs --rubric NAME (or --panel PANEL.yaml for a panel with "
@@ -258,13 +267,14 @@ def agree_cmd(
     rubric = _with_view(load_rubric(rubric_name), view)
     if between is not None:
         _agree_between(rubric, between, cols, resamples=resamples, seed=seed, json_out=json_out,
-                       store_path=store_path,
+                       store_path=store_path, quiet=quiet,
                        others={"--judges": judges, "--humans": humans, "--reference": reference,
                                "--sample": sample})
         return
     if random_only and not sample:
         raise JudgekitError("--random-only needs --sample NAME (the sample whose random share to use).")
     with Store.open_existing(store_path) as store:
+        has_judges = has_ratings(store, rubric.id, rubric.hash, "judge")
         only_items = None
         if sample:
             from judgekit.annotation.sampling import sample_design
@@ -295,18 +305,18 @@ def agree_cmd(
             n_resamples=resamples,
             seed=seed,
         ).to_dict()
-    print_agreement(console, report)
-    if json_out:
-        write_text_atomic(json_out, json.dumps(report, indent=1))
-        echo(f"wrote {json_out}")
+    store_note(store_path, has_judges, rubric.id, rubric.hash, quiet=quiet or json_out == "-")
+    if not quiet and json_out != "-":
+        print_agreement(console, report)
+    write_json(json_out, json.dumps(report, indent=1))
 
 
 def _agree_between(rubric: Any, spec: str, by: list[str], *, resamples: int, seed: int,
-                   json_out: Path | None, store_path: str, others: dict[str, Any]) -> None:
+                   json_out: str | None, store_path: str, others: dict[str, Any],
+                   quiet: bool = False) -> None:
     """``agree --between A,B``: the two raters compared on every item both rated."""
     from judgekit.agreement.between import between_report, parse_pair
     from judgekit.analysis.terminal import print_table
-    from judgekit.core.atomic import write_text_atomic
     from judgekit.report.between import INTRO, between_table, between_warnings
 
     given = [k for k, v in others.items() if v]
@@ -317,22 +327,23 @@ def _agree_between(rubric: Any, spec: str, by: list[str], *, resamples: int, see
         comparison = between_report(_viewed(store, rubric), rubric=rubric, pair=pair, by=by,
                                     n_resamples=resamples, seed=seed)
     header, rows, _ = between_table([comparison])
-    print_table(console, f"{pair[0]} vs {pair[1]} under {rubric.id}", header[1:],
-                [r[1:] for r in rows], False)
-    echo(INTRO)
-    for w in between_warnings([comparison]):
-        echo(f"note: {w}")
-    if json_out:
-        write_text_atomic(json_out, json.dumps(comparison, indent=1))
-        echo(f"wrote {json_out}")
+    if not quiet and json_out != "-":
+        print_table(console, f"{pair[0]} vs {pair[1]} under {rubric.id}", header[1:],
+                    [r[1:] for r in rows], False)
+        echo(INTRO)
+        for w in between_warnings([comparison]):
+            echo(f"note: {w}")
+    write_json(json_out, json.dumps(comparison, indent=1))
 
 
 @click.command("gate")
 @click.argument("policy", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--out", "out_dir", default=".", show_default=True, type=click.Path(file_okay=False, path_type=Path),
               help="Folder for verdict.json and verdict.md.")
+@json_option
+@quiet_option
 @store_option
-def gate_cmd(policy: Path, out_dir: Path, store_path: str) -> None:
+def gate_cmd(policy: Path, out_dir: Path, json_out: str | None, quiet: bool, store_path: str) -> None:
     """Apply a gate policy: writes verdict.json; exit 0 pass, 1 fail, 3 inconclusive, 2 bad input.
 
     Each check and judge is pass, fail or inconclusive (its CI straddles the threshold, or too
@@ -344,6 +355,7 @@ def gate_cmd(policy: Path, out_dir: Path, store_path: str) -> None:
     \b
     Example:
       judgekit gate annotations/xstest-v2/policy.yaml --out results/
+      judgekit gate policy.yaml --json | jq '.judges[].state'    # the verdict on stdout
     """
     from judgekit.cli.render import print_verdict
     from judgekit.core.atomic import ensure_folder, write_text_atomic
@@ -353,11 +365,17 @@ def gate_cmd(policy: Path, out_dir: Path, store_path: str) -> None:
     with Store.open_existing(store_path) as store:
         ensure_folder(out_dir)  # before the gate records its verdict in the store
         verdict, _ = run_gate(store, policy)
+        store_note(store_path, has_ratings(store, verdict["rubric"], verdict.get("rubric_hash"), "judge"),
+                   verdict["rubric"], verdict.get("rubric_hash"), quiet=quiet or json_out == "-")
     lines = explain(verdict)
-    print_verdict(console, verdict, lines)
-    path = write_text_atomic(out_dir / "verdict.json", json.dumps(verdict, indent=1))
+    if not quiet and json_out != "-":
+        print_verdict(console, verdict, lines)
+    text = json.dumps(verdict, indent=1)
+    path = write_text_atomic(out_dir / "verdict.json", text)
     write_text_atomic(out_dir / "verdict.md", "\n".join(["# Verdict", "", *md_list(lines)]) + "\n")
-    echo(f"wrote {path}")
+    if not quiet and json_out != "-":
+        echo(f"wrote {path}")
+    write_json(json_out, text)
     raise SystemExit({"pass": 0, "fail": 1, "inconclusive": 3}[verdict["state"]])
 
 
