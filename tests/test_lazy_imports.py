@@ -108,7 +108,7 @@ def test_a_rerun_that_makes_no_call_imports_no_sdk(tmp_path, fake):
     code, heavy, out = probe(["judge", str(panel), "--store", str(store), "--no-progress"],
                              tmp_path, JK_TEST_KEY="k")
     assert code == 0, out
-    assert "0 answered now, 24 from cache, 0 abstentions, 0 errors" in out
+    assert "calls 0 answered now, 24 from cache; ratings 0 abstentions, 0 errors" in out
     # nor pandas: the items are read, checked and compared with the stored ones as plain rows
     assert heavy == [], heavy
 

@@ -43,10 +43,21 @@ def rubrics_cmd(name: str | None) -> None:
         return
     r = load_rubric(name)
     console.print(f"[bold]{safe_text(r.title)}[/bold]  {safe_text(r.ref)}  ({safe_text(r.level)})")
+    import shutil
+    import textwrap
+
+    width = max(60, min(shutil.get_terminal_size((100, 24)).columns, 120))
     for lab in r.labels:
-        console.print(safe_text(f"  {lab.code:<26} {lab.value:<5g} {' '.join(lab.description.split())[:90]}"))
+        # the description in full, wrapped at word boundaries under its own column
+        head = f"  {lab.code:<26} {lab.value:<5g} "
+        text = textwrap.fill(" ".join(lab.description.split()), width=width, initial_indent=head,
+                             subsequent_indent=" " * len(head), break_long_words=False,
+                             break_on_hyphens=False)
+        echo(text, lines=True)
     if r.aliases:
-        console.print(safe_text("  aliases: " + ", ".join(f"{a}→{c}" for a, c in r.aliases.items())))
+        echo(textwrap.fill("aliases: " + ", ".join(f"{a}→{c}" for a, c in r.aliases.items()), width=width,
+                           initial_indent="  ", subsequent_indent="    ", break_long_words=False,
+                           break_on_hyphens=False), lines=True)
     for p in r.alias_patterns:  # plain echo: a pattern's backslashes and brackets are not markup
         echo(f"  pattern: {p.pattern} → {p.code}")
     for rg in r.alias_ranges:

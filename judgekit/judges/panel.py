@@ -180,7 +180,16 @@ def _build(
     panel: Panel, entries: list[JudgeEntry], ctx: JudgeContext
 ) -> list[tuple[JudgeEntry, Judge, str]]:
     """Every judge built, with its parameters; two judges with the same parameters are an error."""
-    judges = [(e, build_judge(e, ctx, source=panel.source)) for e in entries]
+    from judgekit.judges.base import MissingKeyError, missing_keys_message
+
+    judges, missing = [], []
+    for e in entries:  # every missing key first, so one message names them all
+        try:
+            judges.append((e, build_judge(e, ctx, source=panel.source)))
+        except MissingKeyError as exc:
+            missing.append(exc)
+    if missing:
+        raise JudgekitError(f"Panel file {panel.source}: {missing_keys_message(missing)}")
     built = [(e, j, spec_params(e, j)) for e, j in judges]
     seen_params: dict[str, str] = {}
     for entry, _, params in built:
