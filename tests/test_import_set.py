@@ -55,3 +55,29 @@ def test_set_refusals_are_one_sentence_and_store_nothing(tmp_path):
         assert r.exit_code == 2, (extra, r.output)
         assert words in r.output and "Traceback" not in r.output, (extra, r.output)
         assert not db.exists()  # a refused first import leaves no store
+
+
+def test_export_ratings_with_item_metadata_and_iso_times(tmp_path):
+    import csv
+    import re
+
+    db = tmp_path / "s.db"
+    f = _csv(tmp_path / "a.csv", ["a1", "a2"])
+    r = CliRunner().invoke(main, ["import", str(f), "--rubric", "refusal", "--raters", "ann1", "--set",
+                                  "model=gpt-4o", "--store", str(db)])
+    assert r.exit_code == 0, r.output
+    out = tmp_path / "r.csv"
+    r = CliRunner().invoke(main, ["export", "ratings", "--items", "--store", str(db), "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    rows = list(csv.DictReader(out.open(encoding="utf-8")))
+    assert [row["model"] for row in rows] == ["gpt-4o", "gpt-4o"]
+    assert all(re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{6})?\+00:00", row["created_at"]) for row in rows), rows
+    r = CliRunner().invoke(main, ["export", "ratings", "--epoch", "--store", str(db), "--out", str(out)])
+    rows = list(csv.DictReader(out.open(encoding="utf-8")))
+    assert "model" not in rows[0] and float(rows[0]["created_at"]) > 1.7e9
+    items = tmp_path / "items.csv"
+    r = CliRunner().invoke(main, ["export", "items", "--store", str(db), "--out", str(items)])
+    assert r.exit_code == 0, r.output
+    got = list(csv.DictReader(items.open(encoding="utf-8")))
+    assert [(g["item_id"], g["prompt"], g["response"], g["model"]) for g in got] == [
+        ("a1", "p a1", "r a1", "gpt-4o"), ("a2", "p a2", "r a2", "gpt-4o")]
