@@ -225,7 +225,7 @@ def test_import_of_the_xstest_labels_loads_no_pandas_nor_numpy(tmp_path):
 # The public names of each package before its imports were made lazy (``__all__`` where it has
 # one); every one must still import, by attribute and by ``from ... import``.
 PUBLIC = {
-    "judgekit": ["JudgekitError", "UntrustedJudgeError", "__version__", "require_trusted"],
+    "judgekit": ["JudgekitError", "UntrustedJudgeError", "__version__", "agree", "gate", "require_trusted"],
     "judgekit.agreement": [
         "AltTestHuman", "AltTestResult", "ConfusionResult", "LEVELS", "ac1_ci", "ac2_ci",
         "alpha_ci", "alt_test", "bootstrap_ci", "bp_ci", "brennan_prediger", "cohen_kappa",

@@ -65,7 +65,8 @@ class _Group(click.Group):
                 _quiet_broken_pipe()
             raise
         except JudgekitError as exc:
-            echo(f"error: {exc}", err=True)
+            hint = getattr(exc, "cli_hint", None)
+            echo(f"error: {exc}" + (f" {hint}" if hint else ""), err=True)
             sys.exit(exc.exit_code)
         except OSError as exc:  # last resort: a file-system error no reader or writer named
             from judgekit.core.oserrors import os_error_message
