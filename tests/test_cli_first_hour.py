@@ -153,3 +153,23 @@ def test_every_missing_api_key_is_named_in_one_message(tmp_path):
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1, proc.stderr
     assert "ANTHROPIC_API_KEY (for 'a', 'b') and OPENAI_API_KEY (for 'c')" in lines[0], lines[0]
+
+
+def test_a_provider_that_is_down_fails_fast_naming_its_host(tmp_path):
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    items = tmp_path / "items.csv"
+    items.write_text("item_id,prompt,response\n" + "".join(f"i{k},p{k},r{k}\n" for k in range(50)), encoding="utf-8")
+    panel = tmp_path / "panel.yaml"
+    panel.write_text(f'rubric: refusal\nitems: items.csv\njudges:\n  - id: down\n    model: '
+                     f'"openai-compatible:http://127.0.0.1:{port}/v1#m"\n    concurrency: 2\n    max_attempts: 2\n'
+                     "    backoff_s: 0.01\n    timeout_s: 5\naggregate: null\n", encoding="utf-8")
+    t0 = time.monotonic()
+    proc = subprocess.run([sys.executable, "-m", "judgekit", "judge", str(panel), "--store", str(tmp_path / "s.db"),
+                           "--no-progress"], env=_env(), capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1, (proc.stdout, proc.stderr)
+    assert f"STOPPED: cannot connect to 127.0.0.1:{port}: 3 calls in a row failed to connect" in proc.stdout, proc.stdout
+    assert proc.stdout.count("STOPPED") == 1
+    assert re.search(r"ratings 0 ok, 0 abstain, [3-4] error, 4[6-7] not attempted", proc.stdout), proc.stdout
+    assert time.monotonic() - t0 < 60
