@@ -173,3 +173,27 @@ def test_a_provider_that_is_down_fails_fast_naming_its_host(tmp_path):
     assert proc.stdout.count("STOPPED") == 1
     assert re.search(r"ratings 0 ok, 0 abstain, [3-4] error, 4[6-7] not attempted", proc.stdout), proc.stdout
     assert time.monotonic() - t0 < 60
+
+
+def test_progress_is_plain_lines_when_stderr_is_not_a_terminal(capsys, monkeypatch):
+    import io
+
+    from rich.console import Console
+
+    from judgekit.judges.progress import RichProgress
+
+    clock = iter([0.0, 5.0, 11.0, 12.0, 25.0] + [30.0] * 10)
+    monkeypatch.setattr("judgekit.judges.progress.time.perf_counter", lambda: next(clock))
+    p = RichProgress(Console(file=io.StringIO(), force_terminal=False))  # a log file, not a terminal
+    p.start(1000, 0)  # t = 0
+    for status in ("ok", "error", "abstain", "ok"):  # t = 5, 11, 12, 25
+        p.advance(status, 10, 0.0)
+    p.stop()
+    lines = capsys.readouterr().err.splitlines()
+    assert lines == ["judging: 2 of 1,000 calls answered (0%), 0.2/s, 0 abstain, 1 error",
+                     "judging: 4 of 1,000 calls answered (0%), 0.2/s, 1 abstain, 1 error"]
+    # --no-progress: nothing at all
+    quiet = RichProgress(Console(file=io.StringIO(), force_terminal=False), enabled=False)
+    quiet.start(10, 0)
+    quiet.advance("ok", 1, 0.0)
+    assert capsys.readouterr().err == ""
