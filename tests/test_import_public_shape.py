@@ -85,3 +85,40 @@ def test_the_documented_recipe_runs_and_the_judge_meets_every_human_label(tmp_pa
     verdict = json.loads((tmp_path / "out" / "verdict.json").read_text())
     assert verdict["judges"][0]["judge"] == "judge"
     assert (tmp_path / "out" / "report" / "report.html").is_file()
+
+
+def test_a_panel_that_would_store_a_stored_text_again_refuses(tmp_path):
+    import csv
+
+    with (tmp_path / "refusals.csv").open("w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f)
+        w.writerow(["question", "answer", "human_label"])
+        for q, a, lab in ROWS:
+            w.writerow([q, a, lab])
+    _cli("import", "refusals.csv", "--rubric", "refusal", "--view", "binary", "--id-from", "content",
+         "--map", "prompt=question,response=answer", "--reference", "human=human_label", "--store", "s.db",
+         cwd=tmp_path)
+    # the newcomer's own items file: the same texts under ids of their own
+    with (tmp_path / "mine.csv").open("w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f)
+        w.writerow(["item_id", "prompt", "response"])
+        for n, (q, a, _) in enumerate(ROWS):
+            w.writerow([f"row{n}", q, a])
+    (tmp_path / "panel.yaml").write_text('rubric: refusal\nitems: mine.csv\njudges:\n  - id: kw\n'
+                                         '    model: "rules:refusal-keywords"\naggregate: null\n', encoding="utf-8")
+    before = (tmp_path / "s.db").read_bytes()
+    proc = _cli("judge", "panel.yaml", "--store", "s.db", cwd=tmp_path, ok=(2,))
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "item 'row0'" in lines[0] and "has the same text as the stored item 'c-" in lines[0]
+    assert f"({len(ROWS)} such items)" in lines[0] and "judgekit export items" in lines[0]
+    with sqlite3.connect(tmp_path / "s.db") as conn:
+        assert conn.execute("SELECT COUNT(*) FROM items").fetchone()[0] == len(ROWS)  # nothing stored
+    assert before  # the store existed before the refusal
+    # the recipe: the exported items judge the stored ones
+    _cli("export", "items", "--store", "s.db", "--out", "items.csv", cwd=tmp_path)
+    (tmp_path / "panel.yaml").write_text('rubric: refusal\nitems: items.csv\njudges:\n  - id: kw\n'
+                                         '    model: "rules:refusal-keywords"\naggregate: null\n', encoding="utf-8")
+    _cli("judge", "panel.yaml", "--store", "s.db", cwd=tmp_path)
+    with sqlite3.connect(tmp_path / "s.db") as conn:
+        assert conn.execute("SELECT COUNT(*) FROM items").fetchone()[0] == len(ROWS)
+        assert conn.execute("SELECT COUNT(DISTINCT item_id) FROM ratings WHERE rater_id = 'kw'").fetchone()[0] == len(ROWS)
