@@ -197,3 +197,16 @@ def test_progress_is_plain_lines_when_stderr_is_not_a_terminal(capsys, monkeypat
     quiet.start(10, 0)
     quiet.advance("ok", 1, 0.0)
     assert capsys.readouterr().err == ""
+
+
+def test_import_json_and_quiet(tmp_path):
+    csv = tmp_path / "h.csv"
+    csv.write_text("item_id,prompt,response,ann1\ni1,p,r,full_refusal\ni2,p,r2,full_compliance\n", encoding="utf-8")
+    r = CliRunner().invoke(main, ["import", str(csv), "--rubric", "refusal", "--raters", "ann1", "--store",
+                                  str(tmp_path / "s.db"), "--json"])
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.stdout)
+    assert doc["items"] == 2 and doc["ratings"] == 2 and doc["written"] == {"new": 2, "changed": 0, "unchanged": 0}
+    r = CliRunner().invoke(main, ["import", str(csv), "--rubric", "refusal", "--raters", "ann1", "--store",
+                                  str(tmp_path / "s.db"), "--quiet"])
+    assert r.exit_code == 0 and r.output == ""

@@ -108,7 +108,9 @@ def rubrics_cmd(name: str | None) -> None:
                    "or --join-on behavior_id=BehaviorID when the items file names it otherwise.")
 @click.option("--set", "set_values", multiple=True, metavar="COLUMN=VALUE",
               help="A metadata column with this value for every item of the file (repeatable), "
-                   "e.g. --set model=gpt-4o --set source=xstest; stored as text, as written.")
+                   "e.g. --set model=gpt-4o --set dataset=xstest; stored as text, as written.")
+@json_option
+@quiet_option
 @store_option
 def import_cmd(
     file: Path,
@@ -129,6 +131,8 @@ def import_cmd(
     id_from: str | None,
     join_on: str | None,
     set_values: tuple[str, ...],
+    json_out: str | None,
+    quiet: bool,
     store_path: str,
 ) -> None:
     """Import human or judge labels into the store (CSV, JSONL, Parquet, Inspect logs).
@@ -193,6 +197,14 @@ def import_cmd(
             join_on=join_on,
             set_columns=set_columns,
         )
+    if json_out is not None:
+        import dataclasses
+
+        doc = dataclasses.asdict(summary)
+        doc["written"] = summary.written._asdict() if summary.written is not None else None
+        write_json(json_out, json.dumps(doc, indent=1, default=str))
+    if quiet or json_out == "-":
+        return
     for line in summary.lines():
         echo(line)
 

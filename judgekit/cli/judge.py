@@ -25,7 +25,8 @@ from judgekit.store.database import Store
               help="Send nothing: print how many calls a run would make and their estimated cost.")
 @click.option("--no-wait", is_flag=True,
               help="Batch-mode judges: submit and collect what has ended, then exit (run again later).")
-@click.option("--json", "as_json", is_flag=True, help="Print the run summary as JSON.")
+@click.option("--json", "as_json", is_flag=True, help="Print the run summary as JSON on stdout (no text).")
+@click.option("--quiet", "-q", is_flag=True, help="Print nothing but errors (the exit code tells the result).")
 def judge_cmd(
     panel_file: Path,
     store_path: str,
@@ -35,6 +36,7 @@ def judge_cmd(
     dry_run: bool,
     no_wait: bool,
     as_json: bool,
+    quiet: bool = False,
 ) -> None:
     """Run a judge panel over items; ratings go to the store (resumable, cached).
 
@@ -92,12 +94,12 @@ def judge_cmd(
             for line in rs.lines():
                 echo(line)
             return
-        progress = RichProgress(enabled=show_progress)  # its console on stderr, made if a bar is drawn
+        progress = RichProgress(enabled=False if quiet or as_json else show_progress)  # its console on stderr, made if a bar is drawn
         summary = run_panel(panel, store, only=only_ids, progress=None if dry_run else progress,
                             dry_run=dry_run, wait=not no_wait)
     if as_json:
         click.echo(json.dumps(summary.as_dict(), indent=1, default=str))
-    else:
+    elif not quiet:
         for line in summary.lines():
             echo(line)
     if summary.interrupted:
