@@ -36,6 +36,7 @@ def test_the_within_human_noise_margin_is_not_a_line_on_the_kappa_axis():
 def test_thousands_separators_in_budgets():
     assert thousands("about 12500 more human-rated items") == "about 12,500 more human-rated items"
     assert thousands("about 1234567 more") == "about 1,234,567 more"
+    assert thousands("about 1250 more human-rated items") == "about 1,250 more human-rated items"
     # decimals, ids with digits, years and small numbers stay as written
     assert thousands("0.12345 of item m1:123456, in 2026, 33 more") == "0.12345 of item m1:123456, in 2026, 33 more"
     assert judge_budget_text({"items": 12500, "slices": {}, "sentence": "x"}) == \

@@ -114,9 +114,10 @@ def judge_state(vj: dict[str, Any]) -> str:
 
 
 def thousands(text: str) -> str:
-    """Whole numbers of five or more digits in ``text`` with thousands separators
-    (``about 12500 more`` → ``about 12,500 more``); decimals, ids and four-digit numbers (years)
-    are left as they are."""
+    """Counts in ``text`` with thousands separators: a whole number of five or more digits, or
+    of four after ``about`` (``about 1250 more`` → ``about 1,250 more``, ``12500 items`` →
+    ``12,500 items``); decimals, ids and other four-digit numbers (years) are left as they are."""
+    text = re.sub(r"(?<=about )(\d{4})(?![\w.,:]\d|\w)", lambda m: f"{int(m.group(1)):,}", text)
     return re.sub(r"(?<![\w.,:-])(\d{5,})(?![\w.,:]\d|\w)", lambda m: f"{int(m.group(1)):,}", text)
 
 
