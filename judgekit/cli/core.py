@@ -16,7 +16,7 @@ from judgekit.cli.options import (
     store_option,
     write_json,
 )
-from judgekit.core.console import echo, lazy_console, safe_text
+from judgekit.core.console import clean, echo, lazy_console, safe_text
 from judgekit.errors import JudgekitError
 from judgekit.store.database import Store
 from judgekit.store.presence import has_ratings
@@ -49,13 +49,14 @@ def rubrics_cmd(name: str | None) -> None:
     width = max(60, min(shutil.get_terminal_size((100, 24)).columns, 120))
     for lab in r.labels:
         # the description in full, wrapped at word boundaries under its own column
-        head = f"  {lab.code:<26} {lab.value:<5g} "
-        text = textwrap.fill(" ".join(lab.description.split()), width=width, initial_indent=head,
+        head = clean(f"  {lab.code:<26} {lab.value:<5g} ")
+        # cleaned first (control characters as visible escapes), so the wrap measures what prints
+        text = textwrap.fill(clean(" ".join(lab.description.split())), width=width, initial_indent=head,
                              subsequent_indent=" " * len(head), break_long_words=False,
                              break_on_hyphens=False)
         echo(text, lines=True)
     if r.aliases:
-        echo(textwrap.fill("aliases: " + ", ".join(f"{a}→{c}" for a, c in r.aliases.items()), width=width,
+        echo(textwrap.fill(clean("aliases: " + ", ".join(f"{a}→{c}" for a, c in r.aliases.items())), width=width,
                            initial_indent="  ", subsequent_indent="    ", break_long_words=False,
                            break_on_hyphens=False), lines=True)
     for p in r.alias_patterns:  # plain echo: a pattern's backslashes and brackets are not markup
