@@ -132,8 +132,11 @@ def _with_texts(store: Store, out: list[dict[str, Any]], rubric: Rubric | None =
     why: dict[tuple[str, str], str] = {}
     if out and rubric is not None and hasattr(store, "ratings"):
         judges = sorted({str(d["judge_id"]) for d in out})
-        rows = store.ratings(rubric=rubric, rater_ids=judges,
-                             columns=["item_id", "rater_id", "trial", "status", "label", "rationale"])
+        try:
+            rows = store.ratings(rubric=rubric, rater_ids=judges,
+                                 columns=["item_id", "rater_id", "trial", "status", "label", "rationale"])
+        except TypeError:  # a view over a store (judgekit.rubric.views.ViewSource) reads whole rows
+            rows = store.ratings(rubric=rubric, rater_ids=judges)
         wanted = {(str(d["item_id"]), str(d["judge_id"])): str(d.get("judge_label")) for d in out}
         for r in sorted(rows.to_dict("records"), key=lambda r: (r["trial"] is None, r["trial"] or 0)):
             key = (str(r["item_id"]), str(r["rater_id"]))
