@@ -3,7 +3,7 @@
 from judgekit.errors import JudgekitError, UntrustedJudgeError
 from judgekit.version import __version__
 
-__all__ = ["JudgekitError", "UntrustedJudgeError", "__version__", "require_trusted"]
+__all__ = ["JudgekitError", "UntrustedJudgeError", "__version__", "agree", "gate", "require_trusted"]
 
 
 def __getattr__(name: str) -> object:
@@ -13,6 +13,12 @@ def __getattr__(name: str) -> object:
         from judgekit.verdict.trust import require_trusted
 
         return require_trusted
+    if name == "agree":
+        # judgekit.agree(store, "refusal"); judgekit.gate(store, policy) is the package
+        # judgekit.gate itself, callable (judgekit/gate/__init__.py)
+        from judgekit.gate.api import agree
+
+        return agree
     from judgekit.core.lazy import submodule
 
     return submodule(__name__, name)

@@ -63,10 +63,21 @@ def xstest_per_model_agreement(report: dict[str, Any]) -> dict[str, float]:
     return out
 
 
-def run_demo(out_dir: Path, *, console: Console | None = None, n_resamples: int = 1000) -> dict[str, Any]:
-    """Run the demo; returns a summary dict (also written to ``out_dir/summary.json``)."""
+def run_demo(out_dir: Path, *, console: Console | None = None, n_resamples: int = 1000,
+             verbose: bool = True) -> dict[str, Any]:
+    """Run the demo; returns a summary dict (also written to ``out_dir/summary.json``).
+
+    ``verbose``: print every step's tables (``judgekit demo --verbose``); else only a short
+    summary at the end (:func:`short_summary`: what ran, each verdict, where the report is)."""
+    import io
+    import time
+
+    started = time.monotonic()
     if console is None:
         console = make_console()
+    shown = console
+    if not verbose:  # the steps' tables go nowhere; the short summary goes to the console
+        console = make_console(file=io.StringIO(), width=150)
     out_dir.mkdir(parents=True, exist_ok=True)
     ann = annotations_dir()
     summary: dict[str, Any] = {"out_dir": str(out_dir)}
@@ -209,10 +220,44 @@ def run_demo(out_dir: Path, *, console: Console | None = None, n_resamples: int 
         for p in written:
             console.print(f"  wrote {p}", markup=False)
     write_text_atomic(out_dir / "summary.json", json.dumps(summary, indent=1, default=str))
-    console.rule("In short")
-    for line in _recap(summary, verdict, panel_verdict, out_dir):
-        console.print(line, markup=False)
+    if verbose:
+        console.rule("In short")
+        for line in _recap(summary, verdict, panel_verdict, out_dir):
+            console.print(line, markup=False)
+    else:
+        for line in short_summary(summary, verdict, panel_verdict, out_dir, time.monotonic() - started):
+            shown.print(line, markup=False)
     return summary
+
+
+def _states(v: dict[str, Any]) -> str:
+    words = {"pass": "trusted", "fail": "not trusted", "inconclusive": "inconclusive"}
+    return "; ".join(f"{j['judge']} {words.get(str(j.get('state')), 'not trusted')}" for j in v["judges"])
+
+
+def short_summary(summary: dict[str, Any], verdict: dict[str, Any], panel_verdict: dict[str, Any] | None,
+                  out_dir: Path, seconds: float) -> list[str]:
+    """What ``judgekit demo`` prints without ``--verbose``: what ran, each verdict, where the
+    report is (the tables are in the reports, and in the terminal with ``--verbose``)."""
+    lines = [f"judgekit demo: offline, on shipped data, in {seconds:.0f} s; everything is in {out_dir}/.",
+             "1. XSTest v2 (2,250 responses of 5 models, 2 annotators, an adjudicated label, 2 published "
+             "judges): human–human agreement per model "
+             + ("reproduced exactly." if summary.get("published_reproduced") else "DIFFERS from the published figures."),
+             f"   verdict: {_states(verdict)}."]
+    if "probes" in summary:
+        lines.append("   probes: " + "; ".join(f"{j} {s}" for j, s in summary["probes"].items()) + ".")
+    if panel_verdict is not None:
+        panel = summary.get("panel", {})
+        lines.append(f"2. Offline judge panel ({len(panel.get('item_ids') or [])} items written for judgekit, one "
+                     f"judge through the fake provider; {panel.get('calls', 0):,} provider calls this run):")
+        lines.append(f"   verdict: {_states(panel_verdict)}.")
+    if "analyses" in summary:
+        lines.append("3. Synthetic multi-turn data: judge-a passes its gate and the refusal analyses ran with it; "
+                     "judge-b fails and the analyses refuse it.")
+    lines.append(f"Report: {out_dir / 'report.html'} (also {out_dir / 'panel_report.html'}, "
+                 f"{out_dir / 'analysis'}/*/*.html).")
+    lines.append("The tables of every step: judgekit demo --verbose.")
+    return lines
 
 
 def _recap(summary: dict[str, Any], verdict: dict[str, Any], panel_verdict: dict[str, Any] | None,

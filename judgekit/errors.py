@@ -73,4 +73,11 @@ class JudgekitError(Exception):
 
 
 class UntrustedJudgeError(JudgekitError):
-    """Raised by :func:`judgekit.verdict.trust.require_trusted` when no matching passing verdict exists."""
+    """Raised by :func:`judgekit.verdict.trust.require_trusted` when no matching passing verdict exists.
+
+    The message speaks to whoever called the library (no command-line flag in it); ``cli_hint``,
+    when set, is what the command line adds after it (e.g. the ``--untrusted`` flag)."""
+
+    def __init__(self, *args: object, cli_hint: str | None = None) -> None:
+        super().__init__(*args)
+        self.cli_hint = cli_hint

@@ -189,8 +189,9 @@ def test_untrusted_stamp_stays_on_charts_with_intervals():
 def test_caption_of_a_chart_without_any_interval_says_so():
     res = _result()
     chart = Chart("x", "x", {"m": [(1, 0.5, None, None, 3, "n_boot = 0: no resamples")]}, x_label="t", y_label="y")
-    assert chart_caption(chart, res) == ("No 95% CI is drawn: n_boot = 0: no resamples. Hover a point for its "
-                                         "value, CI and n (n).")
+    assert chart_caption(chart, res) == ("No 95% CI is drawn: n_boot = 0: no resamples. Each point's value, "
+                                         "CI and n (n) are in the tables below.")
+    assert "Hover" not in chart_caption(chart, res)  # issue 24: no hover hint in static output
 
 
 def test_overlay_charts_pairs_charts_by_key():

@@ -22,16 +22,16 @@ def demo_runs(tmp_path_factory):
     out = tmp_path_factory.mktemp("demo") / "out"
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
     runs = [
-        subprocess.run([*_judgekit(), "demo", "--out", str(out), "--resamples", "200"],
+        subprocess.run([*_judgekit(), "demo", "--out", str(out), "--resamples", "200", *flags],
                        capture_output=True, text=True, timeout=300, env=env)
-        for _ in range(2)
+        for flags in (["--verbose"], ["--verbose"], [])  # the third as a newcomer runs it: no flag
     ]
     yield out, runs
     shutil.rmtree(out, ignore_errors=True)
 
 
 def test_demo_runs_offline_and_writes_its_outputs(demo_runs):
-    out, (first, _) = demo_runs
+    out, (first, _, _) = demo_runs
     assert first.returncode == 0, first.stderr[-2000:]
     for name in ("agreement.json", "verdict.json", "summary.md", "report.html", "report.md", "report.json",
                  "panel_report.html", "panel_verdict.json", "judgekit.db", "panel.db"):
@@ -41,7 +41,7 @@ def test_demo_runs_offline_and_writes_its_outputs(demo_runs):
 
 
 def test_demo_reproduces_published_human_agreement(demo_runs):
-    out, (first, _) = demo_runs
+    out, (first, _, _) = demo_runs
     for model, pct in (("llama2orig", "96.4"), ("llama2new", "95.8"), ("mistralinstruct", "97.6"),
                        ("mistralguard", "93.8"), ("gpt4", "98.4")):
         section = first.stdout[first.stdout.index("3. Published"):first.stdout.index("4. Gate")]
@@ -51,7 +51,7 @@ def test_demo_reproduces_published_human_agreement(demo_runs):
 
 
 def test_demo_gate_shows_string_match_failing_partial_refusals(demo_runs):
-    out, (first, _) = demo_runs
+    out, (first, _, _) = demo_runs
     v = json.loads((out / "verdict.json").read_text())
     sm = next(j for j in v["judges"] if j["judge"] == "string_match")
     check = next(c for c in sm["checks"] if c["name"] == "min_recall[partial_refusal]")
@@ -60,7 +60,7 @@ def test_demo_gate_shows_string_match_failing_partial_refusals(demo_runs):
 
 
 def test_demo_rerun_is_idempotent_and_makes_no_calls(demo_runs):
-    out, (first, second) = demo_runs
+    out, (first, second, _) = demo_runs
     assert second.returncode == 0, second.stderr[-2000:]
     summary = json.loads((out / "summary.json").read_text())
     assert summary["panel"]["calls"] == 0
@@ -70,7 +70,7 @@ def test_demo_rerun_is_idempotent_and_makes_no_calls(demo_runs):
 
 
 def test_demo_runs_the_probes_and_a_rerun_makes_no_probe_calls(demo_runs):
-    out, (first, second) = demo_runs
+    out, (first, second, _) = demo_runs
     assert "4b. Probes" in first.stdout and "5b. Probes of the panel" in first.stdout
     xs = json.loads((out / "probes.json").read_text())
     gpt4 = next(j for j in xs["judges"] if j["judge"] == "gpt4")
@@ -83,3 +83,20 @@ def test_demo_runs_the_probes_and_a_rerun_makes_no_probe_calls(demo_runs):
     assert summary["panel_probes"]["calls"] == 0  # the second run: every variant call cached
     for page in ("report.html", "panel_report.html"):
         assert "Probes</h2>" in (out / page).read_text(encoding="utf-8")
+
+
+def test_demo_without_verbose_prints_a_short_summary(demo_runs):
+    """Issue 24: what ran, each verdict, where the report is; the tables only with --verbose."""
+    out, (first, _, third) = demo_runs
+    assert third.returncode == 0, third.stderr[-2000:]
+    short = third.stdout.splitlines()
+    assert 5 <= len(short) <= 15, third.stdout
+    assert len(first.stdout.splitlines()) > 100  # --verbose: every step's tables
+    text = third.stdout
+    assert "┃" not in text and "━" not in text  # no table drawn
+    assert "verdict: gpt4 not trusted; string_match not trusted." in text
+    assert str(out / "report.html") in text
+    assert "--verbose" in text
+    panel = json.loads((out / "panel_verdict.json").read_text())
+    for j in panel["judges"]:  # each panel judge's verdict, as the gate wrote it
+        assert f"{j['judge']} {'inconclusive' if j['state'] == 'inconclusive' else ''}".strip() in text

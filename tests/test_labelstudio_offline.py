@@ -87,7 +87,9 @@ def test_task_data_is_blind_to_labels_and_wraps_a_prompt_as_one_turn():
             "collected": pd.to_datetime(["2026-01-01", "2026-01-02"]),
         }
     )
-    data = task_data(items)
+    # by default no metadata at all: annotators do not see which model wrote a response (issue 24)
+    assert [set(d) for d in task_data(items)] == [{"item_id", "messages", "response"}] * 2
+    data = task_data(items, meta="all")
     assert data[0] == {
         "item_id": "a",
         "messages": [{"role": "user", "content": "How do I kill a process?"}],

@@ -80,7 +80,8 @@ def test_round_trip(ls_env, ls_sdk, tmp_path):
 
     # push two rubrics in chunks of 3; pushing again adds nothing
     out = _run("labelstudio", "push", "--rubric", "restrictiveness", "--rubric", "refusal_form",
-               "--items", str(items_csv), "--project", "round trip", "--chunk-size", "3", "--store", db)
+               "--items", str(items_csv), "--project", "round trip", "--chunk-size", "3", "--meta", "all",
+               "--store", db)
     assert "8 new tasks, 0 already there" in out
     out = _run("labelstudio", "push", "--rubric", "restrictiveness", "--rubric", "refusal_form",
                "--items", str(items_csv), "--project", "round trip", "--store", db)

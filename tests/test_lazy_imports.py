@@ -108,7 +108,7 @@ def test_a_rerun_that_makes_no_call_imports_no_sdk(tmp_path, fake):
     code, heavy, out = probe(["judge", str(panel), "--store", str(store), "--no-progress"],
                              tmp_path, JK_TEST_KEY="k")
     assert code == 0, out
-    assert "0 answered now, 24 from cache, 0 abstentions, 0 errors" in out
+    assert "calls 0 answered now, 24 from cache; ratings 0 abstentions, 0 errors" in out
     # nor pandas: the items are read, checked and compared with the stored ones as plain rows
     assert heavy == [], heavy
 
@@ -225,7 +225,7 @@ def test_import_of_the_xstest_labels_loads_no_pandas_nor_numpy(tmp_path):
 # The public names of each package before its imports were made lazy (``__all__`` where it has
 # one); every one must still import, by attribute and by ``from ... import``.
 PUBLIC = {
-    "judgekit": ["JudgekitError", "UntrustedJudgeError", "__version__", "require_trusted"],
+    "judgekit": ["JudgekitError", "UntrustedJudgeError", "__version__", "agree", "gate", "require_trusted"],
     "judgekit.agreement": [
         "AltTestHuman", "AltTestResult", "ConfusionResult", "LEVELS", "ac1_ci", "ac2_ci",
         "alpha_ci", "alt_test", "bootstrap_ci", "bp_ci", "brennan_prediger", "cohen_kappa",

@@ -48,7 +48,8 @@ def test_report_without_verdict_and_to_an_html_file_name(report_cli, report_xste
     r = run(report_cli, "report", "--store", str(report_xstest_store), "--rubric", "refusal",
             "--out", str(tmp_path / "x" / "refusal.html"), "--resamples", "100", "--disagreements", "3")
     assert r.exit_code == 0, r.output
-    assert r.output.startswith("No verdict was given")
+    assert r.stdout.startswith("No verdict was given")
+    assert r.stderr.startswith("store: ")  # which store the report read (issue 24)
     assert sorted(p.name for p in (tmp_path / "x").iterdir()) == ["refusal.html", "refusal.json", "refusal.md"]
     doc = json.loads((tmp_path / "x" / "refusal.json").read_text())
     per_judge: dict[str, int] = {}

@@ -61,7 +61,7 @@ class ConfusionResult:
         }
 
 
-def confusion_matrix(reference: Any, judge: Any, *, labels: Sequence[Any]) -> ConfusionResult:
+def confusion_matrix(reference: Any, judge: Any, *, labels: Sequence[Any] | None = None) -> ConfusionResult:
     """Confusion matrix of ``judge`` against ``reference`` over the full label set.
 
     Parameters
@@ -69,8 +69,10 @@ def confusion_matrix(reference: Any, judge: Any, *, labels: Sequence[Any]) -> Co
     reference, judge : array-like of shape (N,)
         Ratings of the same N units in the same order; ``None``/NaN marks a missing rating and
         drops that unit.
-    labels : sequence
-        Every label of the rubric, in display order. A rating outside it is an error.
+    labels : sequence, optional
+        Every label of the rubric, in display order. A rating outside it is an error. Default:
+        the observed labels, sorted (as :func:`judgekit.agreement.kappa.cohen_kappa`) — pass the
+        rubric's labels to keep a label nobody used as a row and a column of zeros.
 
     Returns
     -------
@@ -83,6 +85,8 @@ def confusion_matrix(reference: Any, judge: Any, *, labels: Sequence[Any]) -> Co
     >>> r = confusion_matrix(["a", "a", "b"], ["a", "b", "b"], labels=["a", "b"])
     >>> r.matrix.tolist(), r.precision["b"], r.recall["a"]
     ([[1, 1], [0, 1]], 0.5, 0.5)
+    >>> confusion_matrix(["b", "a"], ["b", "b"]).labels
+    ['a', 'b']
     """
     matrix, cats = confusion_counts(reference, judge, labels, func="confusion_matrix")
     return confusion_result(matrix, cats)

@@ -206,9 +206,17 @@ def agreement_report(
             where = f"keys with the part {MISSING}" if "+" in col else f"the slice {MISSING!r}"
             warnings.append(f"{n_missing} items have no {col!r} value; they are in the {col} {where}.")
     n_no_ref = int((ref < 0).sum())
-    if n_no_ref:
-        why = "the humans tie" if reference == "consensus" else f"{reference} did not rate them"
-        warnings.append(f"{n_no_ref} items have no reference label ({why}); judges are not scored on them.")
+    if n_no_ref and reference == "consensus":
+        # a tie only where some human rated the item; where none did, say so
+        rated = (codes.labels[:, [codes.column(h) for h in humans]] >= 0).any(axis=1) if humans else ref < -1
+        n_tie = int(((ref < 0) & rated).sum())
+        parts = ([f"the humans tie on {n_tie}"] if n_tie else []) + (
+            [f"no human rated {n_no_ref - n_tie}"] if n_no_ref - n_tie else [])
+        warnings.append(f"{n_no_ref} items have no reference label ({' and '.join(parts)}); judges are not "
+                        "scored on them.")
+    elif n_no_ref:
+        warnings.append(f"{n_no_ref} items have no reference label ({reference} did not rate them); judges are "
+                        "not scored on them.")
 
     data = {
         **({"scope": WANTED_SCOPE} if wanted is not None else {}),

@@ -29,12 +29,44 @@ for _var in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
 
+def _terminate(signum: int, frame: Any) -> None:
+    """SIGTERM (a scheduler's or ``kill``'s stop) ends the command as Ctrl-C does: the same
+    summary of what finished, the same exit code 130."""
+    raise KeyboardInterrupt
+
+
+def _quiet_broken_pipe() -> None:
+    """The reader of stdout went away (``judgekit ... | head``): say nothing more, exit 0.
+    stdout is pointed at /dev/null so the interpreter's last flush does not complain either."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    sys.exit(0)
+
+
 class _Group(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
+        import signal
+        import threading
+
+        if threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGTERM, _terminate)
         try:
-            return super().invoke(ctx)
+            try:
+                return super().invoke(ctx)
+            finally:
+                sys.stdout.flush()  # a reader gone away shows here, inside the handlers below
+        except BrokenPipeError:
+            _quiet_broken_pipe()
+        except SystemExit as exc:  # rich ends a print to a closed pipe with SystemExit(1)
+            if isinstance(exc.__context__, BrokenPipeError):
+                _quiet_broken_pipe()
+            raise
         except JudgekitError as exc:
-            echo(f"error: {exc}", err=True)
+            hint = getattr(exc, "cli_hint", None)
+            echo(f"error: {exc}" + (f" {hint}" if hint else ""), err=True)
             sys.exit(exc.exit_code)
         except OSError as exc:  # last resort: a file-system error no reader or writer named
             from judgekit.core.oserrors import os_error_message

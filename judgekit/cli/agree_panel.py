@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from judgekit.core.console import echo, make_console, safe_text
+from judgekit.core.console import make_console, safe_text
 from judgekit.errors import JudgekitError
 from judgekit.store.database import Store
 
@@ -23,13 +23,13 @@ def agree_by_panel(
     resamples: int,
     seed: int,
     sample: str | None,
-    json_out: Path | None,
+    json_out: str | None,
+    quiet: bool = False,
     store_path: str,
 ) -> None:
     """Print (and with ``json_out`` write) one agreement report per sub-panel of ``panel_file``."""
     from judgekit.agreement.per_rubric import RubricGroup, per_rubric_reports
     from judgekit.cli.render import print_agreement
-    from judgekit.core.atomic import write_text_atomic
     from judgekit.judges.panelfile import load_panel
 
     if rubric_name is not None:
@@ -52,6 +52,12 @@ def agree_by_panel(
         result = per_rubric_reports(store, groups, by=inner, pooled_by=by, judges=judges,
                                     humans=humans, reference=reference, n_resamples=resamples,
                                     seed=seed)
+    from judgekit.cli.options import write_json
+
+    text = json.dumps(result, indent=1)
+    if json_out == "-" or quiet:  # JSON on stdout, or nothing: no table
+        write_json(json_out, text)
+        return
     console = make_console()
     for g in result["groups"]:
         console.print(f"[bold]== {safe_text(g['label'])}: {safe_text(g['rubric'])} ==[/bold]")
@@ -59,9 +65,7 @@ def agree_by_panel(
     console.print(f"[bold]== pooled ==[/bold] {safe_text(result['pooled_note'])}")
     if result["pooled"] is not None:
         print_agreement(console, result["pooled"])
-    if json_out:
-        write_text_atomic(json_out, json.dumps(result, indent=1))
-        echo(f"wrote {json_out}")
+    write_json(json_out, text)
 
 
 __all__ = ["agree_by_panel"]

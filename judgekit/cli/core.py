@@ -8,10 +8,20 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from judgekit.cli.options import InputPath, OutputPath, by_columns, store_option
-from judgekit.core.console import echo, lazy_console, safe_text
+from judgekit.cli.options import (
+    InputPath,
+    OutputPath,
+    by_columns,
+    json_option,
+    quiet_option,
+    store_note,
+    store_option,
+    write_json,
+)
+from judgekit.core.console import clean, echo, lazy_console, safe_text
 from judgekit.errors import JudgekitError
 from judgekit.store.database import Store
+from judgekit.store.presence import has_ratings
 
 if TYPE_CHECKING:
     from judgekit.rubric.model import Rubric
@@ -35,10 +45,22 @@ def rubrics_cmd(name: str | None) -> None:
         return
     r = load_rubric(name)
     console.print(f"[bold]{safe_text(r.title)}[/bold]  {safe_text(r.ref)}  ({safe_text(r.level)})")
+    import shutil
+    import textwrap
+
+    width = max(60, min(shutil.get_terminal_size((100, 24)).columns, 120))
     for lab in r.labels:
-        console.print(safe_text(f"  {lab.code:<26} {lab.value:<5g} {' '.join(lab.description.split())[:90]}"))
+        # the description in full, wrapped at word boundaries under its own column
+        head = clean(f"  {lab.code:<26} {lab.value:<5g} ")
+        # cleaned first (control characters as visible escapes), so the wrap measures what prints
+        text = textwrap.fill(clean(" ".join(lab.description.split())), width=width, initial_indent=head,
+                             subsequent_indent=" " * len(head), break_long_words=False,
+                             break_on_hyphens=False)
+        echo(text, lines=True)
     if r.aliases:
-        console.print(safe_text("  aliases: " + ", ".join(f"{a}→{c}" for a, c in r.aliases.items())))
+        echo(textwrap.fill(clean("aliases: " + ", ".join(f"{a}→{c}" for a, c in r.aliases.items())), width=width,
+                           initial_indent="  ", subsequent_indent="    ", break_long_words=False,
+                           break_on_hyphens=False), lines=True)
     for p in r.alias_patterns:  # plain echo: a pattern's backslashes and brackets are not markup
         echo(f"  pattern: {p.pattern} → {p.code}")
     for rg in r.alias_ranges:
@@ -87,6 +109,11 @@ def rubrics_cmd(name: str | None) -> None:
 @click.option("--join-on", "join_on", default=None,
               help="Join the --items file on this column instead of item_id: --join-on behavior_id, "
                    "or --join-on behavior_id=BehaviorID when the items file names it otherwise.")
+@click.option("--set", "set_values", multiple=True, metavar="COLUMN=VALUE",
+              help="A metadata column with this value for every item of the file (repeatable), "
+                   "e.g. --set model=gpt-4o --set dataset=xstest; stored as text, as written.")
+@json_option
+@quiet_option
 @store_option
 def import_cmd(
     file: Path,
@@ -106,6 +133,9 @@ def import_cmd(
     flatten: bool,
     id_from: str | None,
     join_on: str | None,
+    set_values: tuple[str, ...],
+    json_out: str | None,
+    quiet: bool,
     store_path: str,
 ) -> None:
     """Import human or judge labels into the store (CSV, JSONL, Parquet, Inspect logs).
@@ -124,6 +154,7 @@ def import_cmd(
       judgekit import logs/2025-05-01T10-00-00_refusal_x.eval --rubric refusal \\
         --scorers model_graded_qa
       judgekit import binary_labels.csv --rubric refusal --view binary --raters alice,bob
+      judgekit import gpt4o.csv --rubric refusal --raters ann1,ann2 --set model=gpt-4o
 
     \b
     Files from other benchmarks, as they are (see docs/import.md):
@@ -132,6 +163,7 @@ def import_cmd(
       judgekit import by_behavior.json --key-column behavior_id --id-from content \\
         --rubric harm.yaml --judges gpt4=gpt4_verdict --items behaviors.csv --join-on behavior_id
     """
+    from judgekit.io.constants import parse_set_options
     from judgekit.io.mapping import parse_column_map
     from judgekit.io.ratings import import_ratings
     from judgekit.rubric.model import load_rubric
@@ -140,6 +172,7 @@ def import_cmd(
     rubric = _with_view(load_rubric(rubric_name), view)
     if not file.exists():  # before the store is opened: a typo must not leave an empty store behind
         raise JudgekitError(f"{file}: no such file; check the path.")
+    set_columns = parse_set_options(set_values)
     file_map = parse_column_map(column_map, source=str(file))
     items_map = parse_column_map(items_column_map, source=str(items_path or file), option="--items-map")
     from judgekit.store.deferred import DeferredStore
@@ -165,7 +198,16 @@ def import_cmd(
             flatten=flatten,
             id_from=id_from,
             join_on=join_on,
+            set_columns=set_columns,
         )
+    if json_out is not None:
+        import dataclasses
+
+        doc = dataclasses.asdict(summary)
+        doc["written"] = summary.written._asdict() if summary.written is not None else None
+        write_json(json_out, json.dumps(doc, indent=1, default=str))
+    if quiet or json_out == "-":
+        return
     for line in summary.lines():
         echo(line)
 
@@ -186,8 +228,8 @@ def import_cmd(
               help="Only the items of this sample (see `judgekit sample`).")
 @click.option("--random-only", is_flag=True,
               help="With --sample: only its random share, so the estimate is unbiased.")
-@click.option("--json", "json_out", default=None, type=OutputPath(dir_okay=False, path_type=Path),
-              help="Also write the full report as JSON here.")
+@json_option
+@quiet_option
 @click.option("--view", "view", default=None,
               help="A view of the rubric (its 'views:'), e.g. --view binary: judges rated under the full rubric are collapsed into the view and compared with labels given in it.")
 @click.option("--between", "between", default=None,
@@ -206,7 +248,8 @@ def agree_cmd(
     seed: int,
     sample: str | None,
     random_only: bool,
-    json_out: Path | None,
+    json_out: str | None,
+    quiet: bool,
     view: str | None,
     between: str | None,
     store_path: str,
@@ -219,6 +262,7 @@ def agree_cmd(
     \b
     Example:
       judgekit agree --rubric refusal --by model --by prompt_safety --json agreement.json
+      judgekit agree --rubric refusal --json | jq '.slices[0].judges'    # JSON on stdout
       judgekit agree --rubric refusal --sample pilot --random-only
       judgekit agree --rubric refusal --view binary
       judgekit agree --rubric refusal --between keywords,scripted-llm --by model
@@ -226,7 +270,6 @@ def agree_cmd(
     """
     from judgekit.agreement.report import agreement_report
     from judgekit.cli.render import print_agreement
-    from judgekit.core.atomic import write_text_atomic
     from judgekit.rubric.model import load_rubric
 
     cols = by_columns(by)
@@ -242,7 +285,7 @@ def agree_cmd(
 
         agree_by_panel(panel_file, rubric_name=rubric_name, by=cols, judges=_split(judges),
                        humans=_split(humans), reference=reference, resamples=resamples, seed=seed,
-                       sample=sample, json_out=json_out, store_path=store_path)
+                       sample=sample, json_out=json_out, store_path=store_path, quiet=quiet)
         return
     if rubric_name is None:
         raise JudgekitError("agree needs --rubric NAME (or --panel PANEL.yaml for a panel with "
@@ -250,13 +293,14 @@ def agree_cmd(
     rubric = _with_view(load_rubric(rubric_name), view)
     if between is not None:
         _agree_between(rubric, between, cols, resamples=resamples, seed=seed, json_out=json_out,
-                       store_path=store_path,
+                       store_path=store_path, quiet=quiet,
                        others={"--judges": judges, "--humans": humans, "--reference": reference,
                                "--sample": sample})
         return
     if random_only and not sample:
         raise JudgekitError("--random-only needs --sample NAME (the sample whose random share to use).")
     with Store.open_existing(store_path) as store:
+        has_judges = has_ratings(store, rubric.id, rubric.hash, "judge")
         only_items = None
         if sample:
             from judgekit.annotation.sampling import sample_design
@@ -287,18 +331,18 @@ def agree_cmd(
             n_resamples=resamples,
             seed=seed,
         ).to_dict()
-    print_agreement(console, report)
-    if json_out:
-        write_text_atomic(json_out, json.dumps(report, indent=1))
-        echo(f"wrote {json_out}")
+    store_note(store_path, has_judges, rubric.id, rubric.hash, quiet=quiet or json_out == "-")
+    if not quiet and json_out != "-":
+        print_agreement(console, report)
+    write_json(json_out, json.dumps(report, indent=1))
 
 
 def _agree_between(rubric: Any, spec: str, by: list[str], *, resamples: int, seed: int,
-                   json_out: Path | None, store_path: str, others: dict[str, Any]) -> None:
+                   json_out: str | None, store_path: str, others: dict[str, Any],
+                   quiet: bool = False) -> None:
     """``agree --between A,B``: the two raters compared on every item both rated."""
     from judgekit.agreement.between import between_report, parse_pair
     from judgekit.analysis.terminal import print_table
-    from judgekit.core.atomic import write_text_atomic
     from judgekit.report.between import INTRO, between_table, between_warnings
 
     given = [k for k, v in others.items() if v]
@@ -309,22 +353,23 @@ def _agree_between(rubric: Any, spec: str, by: list[str], *, resamples: int, see
         comparison = between_report(_viewed(store, rubric), rubric=rubric, pair=pair, by=by,
                                     n_resamples=resamples, seed=seed)
     header, rows, _ = between_table([comparison])
-    print_table(console, f"{pair[0]} vs {pair[1]} under {rubric.id}", header[1:],
-                [r[1:] for r in rows], False)
-    echo(INTRO)
-    for w in between_warnings([comparison]):
-        echo(f"note: {w}")
-    if json_out:
-        write_text_atomic(json_out, json.dumps(comparison, indent=1))
-        echo(f"wrote {json_out}")
+    if not quiet and json_out != "-":
+        print_table(console, f"{pair[0]} vs {pair[1]} under {rubric.id}", header[1:],
+                    [r[1:] for r in rows], False)
+        echo(INTRO)
+        for w in between_warnings([comparison]):
+            echo(f"note: {w}")
+    write_json(json_out, json.dumps(comparison, indent=1))
 
 
 @click.command("gate")
 @click.argument("policy", type=InputPath(dir_okay=False, path_type=Path))
 @click.option("--out", "out_dir", default=".", show_default=True, type=OutputPath(file_okay=False, path_type=Path),
               help="Folder for verdict.json and verdict.md.")
+@json_option
+@quiet_option
 @store_option
-def gate_cmd(policy: Path, out_dir: Path, store_path: str) -> None:
+def gate_cmd(policy: Path, out_dir: Path, json_out: str | None, quiet: bool, store_path: str) -> None:
     """Apply a gate policy: writes verdict.json; exit 0 pass, 1 fail, 3 inconclusive, 2 bad input.
 
     Each check and judge is pass, fail or inconclusive (its CI straddles the threshold, or too
@@ -336,6 +381,7 @@ def gate_cmd(policy: Path, out_dir: Path, store_path: str) -> None:
     \b
     Example:
       judgekit gate annotations/xstest-v2/policy.yaml --out results/
+      judgekit gate policy.yaml --json | jq '.judges[].state'    # the verdict on stdout
     """
     from judgekit.cli.render import print_verdict
     from judgekit.core.atomic import ensure_folder, write_text_atomic
@@ -345,11 +391,17 @@ def gate_cmd(policy: Path, out_dir: Path, store_path: str) -> None:
     with Store.open_existing(store_path) as store:
         ensure_folder(out_dir)  # before the gate records its verdict in the store
         verdict, _ = run_gate(store, policy)
+        store_note(store_path, has_ratings(store, verdict["rubric"], verdict.get("rubric_hash"), "judge"),
+                   verdict["rubric"], verdict.get("rubric_hash"), quiet=quiet or json_out == "-")
     lines = explain(verdict)
-    print_verdict(console, verdict, lines)
-    path = write_text_atomic(out_dir / "verdict.json", json.dumps(verdict, indent=1))
+    if not quiet and json_out != "-":
+        print_verdict(console, verdict, lines)
+    text = json.dumps(verdict, indent=1)
+    path = write_text_atomic(out_dir / "verdict.json", text)
     write_text_atomic(out_dir / "verdict.md", "\n".join(["# Verdict", "", *md_list(lines)]) + "\n")
-    echo(f"wrote {path}")
+    if not quiet and json_out != "-":
+        echo(f"wrote {path}")
+    write_json(json_out, text)
     raise SystemExit({"pass": 0, "fail": 1, "inconclusive": 3}[verdict["state"]])
 
 
@@ -357,12 +409,15 @@ def gate_cmd(policy: Path, out_dir: Path, store_path: str) -> None:
 @click.option("--out", "out_dir", default="judgekit-demo", show_default=True,
               type=OutputPath(file_okay=False, path_type=Path), help="Output folder (store, JSON, Markdown, HTML).")
 @click.option("--resamples", default=1000, show_default=True, help="Bootstrap resamples for the CIs.")
-def demo_cmd(out_dir: Path, resamples: int) -> None:
+@click.option("--verbose", "-v", is_flag=True, help="Print every step's tables (agreement, gate, probes, analyses).")
+def demo_cmd(out_dir: Path, resamples: int, verbose: bool) -> None:
     """Run the whole pipeline offline on shipped data and write a report.
 
-    Imports the XSTest v2 human labels and two automatic judges, prints their agreement overall,
+    Imports the XSTest v2 human labels and two automatic judges, computes their agreement overall,
     by safe/unsafe prompt and by model, checks the published human–human figures, gates both
-    judges with the shipped policy, runs an offline judge panel, and writes JSON, Markdown and HTML.
+    judges with the shipped policy, runs an offline judge panel and the refusal analyses, and
+    writes JSON, Markdown and HTML. Prints a short summary (what ran, each verdict, where the
+    report is); --verbose prints every step's tables as well.
 
     \b
     Example:
@@ -370,7 +425,7 @@ def demo_cmd(out_dir: Path, resamples: int) -> None:
     """
     from judgekit.demo import run_demo
 
-    run_demo(out_dir, console=console, n_resamples=resamples)
+    run_demo(out_dir, console=console, n_resamples=resamples, verbose=verbose)
 
 
 def _with_view(rubric: Rubric, view: str | None) -> Rubric:

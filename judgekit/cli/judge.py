@@ -26,7 +26,8 @@ from judgekit.store.database import Store
               help="Send nothing: print how many calls a run would make and their estimated cost.")
 @click.option("--no-wait", is_flag=True,
               help="Batch-mode judges: submit and collect what has ended, then exit (run again later).")
-@click.option("--json", "as_json", is_flag=True, help="Print the run summary as JSON.")
+@click.option("--json", "as_json", is_flag=True, help="Print the run summary as JSON on stdout (no text).")
+@click.option("--quiet", "-q", is_flag=True, help="Print nothing but errors (the exit code tells the result).")
 def judge_cmd(
     panel_file: Path,
     store_path: str,
@@ -36,6 +37,7 @@ def judge_cmd(
     dry_run: bool,
     no_wait: bool,
     as_json: bool,
+    quiet: bool = False,
 ) -> None:
     """Run a judge panel over items; ratings go to the store (resumable, cached).
 
@@ -95,12 +97,12 @@ def judge_cmd(
             for line in rs.lines():
                 echo(line)
             return
-        progress = RichProgress(enabled=show_progress)  # its console on stderr, made if a bar is drawn
+        progress = RichProgress(enabled=False if quiet or as_json else show_progress)  # its console on stderr, made if a bar is drawn
         summary = run_panel(panel, store, only=only_ids, progress=None if dry_run else progress,
                             dry_run=dry_run, wait=not no_wait)
     if as_json:
         click.echo(json.dumps(summary.as_dict(), indent=1, default=str))
-    else:
+    elif not quiet:
         for line in summary.lines():
             echo(line)
     if summary.interrupted:
@@ -111,7 +113,7 @@ def judge_cmd(
 
 @click.group("export")
 def export_group() -> None:
-    """Export tables from the store: ratings (with tokens and cost) or judge calls (raw answers).
+    """Export tables from the store: ratings (with tokens and cost), items, or judge calls (raw answers).
 
     Example: judgekit export ratings --format csv --out ratings.csv
     """
@@ -128,15 +130,19 @@ def export_group() -> None:
 @click.option("--view", "view", default=None,
               help="Only the labels stored under this view of --rubric (those imported with "
                    "import --view), e.g. --rubric refusal --view binary.")
+@click.option("--items", "with_items", is_flag=True,
+              help="Add each item's metadata columns (model, category, ...) after the rating's.")
+@click.option("--epoch", is_flag=True,
+              help="created_at as seconds since 1970 (default: ISO 8601 in UTC).")
 def export_ratings_cmd(
     store_path: str, fmt: str | None, out: Path, rubric_name: str | None, raters: tuple[str, ...],
-    view: str | None = None,
+    view: str | None = None, with_items: bool = False, epoch: bool = False,
 ) -> None:
     """Write the long ratings table, with each judge call's tokens and cost.
 
     \b
     Columns: item_id, rater_id, rater_kind, rubric, rubric_hash, label, value, trial, status,
-    rationale, created_at, source, judge_spec, input_tokens, output_tokens, cached_tokens,
+    rationale, created_at (ISO 8601 UTC; --epoch: seconds), source, judge_spec, input_tokens, output_tokens, cached_tokens,
     cost_usd, latency_s, attempts (call columns are empty for humans and cached reuse),
     match_rule, match_string (what fired in a rule judge's answer: the refusal-pool string or
     keyword of rules:knowledge-leak, as configured; empty otherwise).
@@ -146,6 +152,7 @@ def export_ratings_cmd(
       judgekit export ratings --store demo.db --format parquet --out ratings.parquet
       judgekit export ratings --store leak.db --rater leak-rules --out leak.csv   # + match_string
       judgekit export ratings --rubric refusal --view binary --out binary_labels.csv
+      judgekit export ratings --items --out ratings_with_metadata.csv   # + model, category, ...
     """
     from judgekit.io.tables import write_table
     from judgekit.judges.export import ratings_with_calls
@@ -161,6 +168,14 @@ def export_ratings_cmd(
 
             rubric = rubric_view(rubric, view)
         df = ratings_with_calls(store, rubric=rubric, raters=list(raters) or None)
+        if with_items and not df.empty:
+            from judgekit.io.export_items import with_item_metadata
+
+            df = with_item_metadata(df, store)
+    if not epoch:
+        from judgekit.io.export_items import iso_times
+
+        df = iso_times(df)
     if df.empty:
         raise JudgekitError(
             f"Store {store_path} has no ratings{' for these filters' if rubric or raters else ''}; "
@@ -170,6 +185,35 @@ def export_ratings_cmd(
         raise JudgekitError(f"{out}: cannot tell the format from the ending; pass --format csv|jsonl|parquet.")
     write_table(df, out, fmt)
     click.echo(f"Wrote {len(df)} ratings to {out}.")
+
+
+@export_group.command("items")
+@store_option
+@click.option("--format", "fmt", type=click.Choice(["csv", "jsonl", "parquet"]), default=None,
+              help="Output format (default: from the --out file ending).")
+@click.option("--out", "out", required=True, type=click.Path(dir_okay=False, path_type=Path),
+              help="File to write (written atomically).")
+def export_items_cmd(store_path: str, fmt: str | None, out: Path) -> None:
+    """Write the stored items: item_id, prompt, messages, response and every metadata column.
+
+    A panel file's `items:` can read it: the panel then judges the stored items under their
+    stored ids (the recipe after `import --id-from content`, see docs/import.md).
+
+    \b
+    Example:
+      judgekit export items --store study.db --out items.jsonl
+    """
+    from judgekit.io.export_items import items_table
+    from judgekit.io.tables import write_table
+
+    with Store.open_existing(store_path) as store:
+        df = items_table(store)
+    if df.empty:
+        raise JudgekitError(f"Store {store_path} has no items; nothing to export.")
+    if fmt is None and out.suffix.lower().lstrip(".") not in ("csv", "jsonl", "parquet"):
+        raise JudgekitError(f"{out}: cannot tell the format from the ending; pass --format csv|jsonl|parquet.")
+    write_table(df, out, fmt)
+    click.echo(f"Wrote {len(df)} items to {out}.")
 
 
 @export_group.command("calls")

@@ -67,8 +67,9 @@ def config_cmd(rubrics: tuple[str, ...], no_comment: bool) -> None:
               help="The items a selective cascade escalated to people (a sample recorded with "
                    "`judgekit escalate apply --record NAME`).")
 @click.option("--meta", default=None,
-              help="Metadata columns to show in Label Studio, comma-separated (default: all but "
-              "label-like columns; 'none' for none).")
+              help="Metadata columns to show annotators in Label Studio, comma-separated, or 'all' "
+              "(all but label-like columns). Default: none, so annotators do not see which model "
+              "wrote a response.")
 @click.option("--overlap-annotators", default=2, show_default=True, type=click.IntRange(2, 20),
               help="Annotators wanted on the sample's overlap items.")
 @click.option("--chunk-size", default=500, show_default=True, type=click.IntRange(1, 10000),
@@ -145,7 +146,9 @@ def _push(
     if sum(x is not None for x in (items_path, sample, escalated)) != 1:
         raise JudgekitError("Give exactly one of --items FILE, --sample NAME|SPEC.yaml or --escalated NAME.")
     rubs = load_rubrics(rubrics)
-    meta_cols = None if meta is None else [c.strip() for c in meta.split(",") if c.strip() and c.strip() != "none"]
+    meta_cols: list[str] | str | None = (
+        None if meta is None or meta.strip() == "none" else "all" if meta.strip() == "all"
+        else [c.strip() for c in meta.split(",") if c.strip()])
     # items from a file may start a store; a sample is drawn from (or recorded in) an existing one
     with (Store(store_path) if items_path is not None else Store.open_existing(store_path)) as store:
         overlap = None

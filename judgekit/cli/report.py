@@ -7,7 +7,16 @@ from typing import Any
 
 import click
 
-from judgekit.cli.options import InputPath, OutputPath, by_columns, store_option
+from judgekit.cli.options import (
+    InputPath,
+    OutputPath,
+    by_columns,
+    json_option,
+    quiet_option,
+    store_note,
+    store_option,
+    write_json,
+)
 from judgekit.core.console import echo
 from judgekit.errors import JudgekitError
 
@@ -34,6 +43,8 @@ from judgekit.errors import JudgekitError
 @click.option("--probes", "probes_path", type=InputPath(path_type=Path), default=None,
               help="probes.json from `judgekit probe`: adds the Probes section "
                    "(e.g. --probes results/probes.json).")
+@json_option
+@quiet_option
 def report_cmd(
     store_path: str,
     rubric_name: str,
@@ -45,6 +56,8 @@ def report_cmd(
     resamples: int,
     view: str | None,
     probes_path: Path | None = None,
+    json_out: str | None = None,
+    quiet: bool = False,
 ) -> None:
     """Write the judge report: HTML (self-contained, opens offline), Markdown and JSON.
 
@@ -61,6 +74,7 @@ def report_cmd(
       judgekit report --store judgekit.db --rubric refusal --verdict verdict.json \\
         --by model --out reports/refusal
       judgekit report --rubric refusal --view binary --verdict verdict.json --out reports/binary
+      judgekit report --rubric refusal --verdict verdict.json --out reports/ --json   # summary on stdout
     """
     from judgekit.agreement.report import agreement_report, read_codes
     from judgekit.report import write_report
@@ -71,6 +85,9 @@ def report_cmd(
 
     rubric = load_rubric(rubric_name)
     with Store.open_existing(store_path) as real_store:
+        from judgekit.store.presence import has_ratings
+
+        has_judges = has_ratings(real_store, rubric.id, None if view else rubric.hash, "judge")
         store: Any = real_store
         if view is not None:
             from judgekit.rubric.views import ViewSource, rubric_view
@@ -110,6 +127,14 @@ def report_cmd(
     from judgekit.report.summary import summarise
 
     summary = summarise(agreement, verdict, extras)
+    store_note(store_path, has_judges, rubric.id, None if view else rubric.hash, quiet=quiet or json_out == "-")
+    if json_out is not None:  # what the report says, and where it is
+        import json
+
+        write_json(json_out, json.dumps({"summary": summary, "files": {k: str(p) for k, p in paths.items()}},
+                                        indent=1, default=str))
+    if quiet or json_out == "-":
+        return
     echo(summary["verdict"]["headline"])
     for j in summary["judges"]:
         echo(f"  {j['status']:<12} {j['judge']}")

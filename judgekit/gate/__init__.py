@@ -19,3 +19,16 @@ _LAZY = {
 }
 __all__ = sorted(_LAZY)
 __getattr__, __dir__ = lazy_exports(__name__, _LAZY, __all__)
+
+
+class _CallablePackage(type(__import__("sys"))):  # type: ignore[misc]
+    """``judgekit.gate`` is this package and, called, the Python API's :func:`judgekit.gate.api.gate`:
+    ``judgekit.gate(store, "policy.yaml")`` works whether or not the package was imported first."""
+
+    def __call__(self, store: object, policy: object) -> object:
+        from judgekit.gate.api import gate
+
+        return gate(store, policy)  # type: ignore[arg-type]
+
+
+__import__("sys").modules[__name__].__class__ = _CallablePackage

@@ -136,8 +136,12 @@ def import_ratings(
     flatten: bool = False,
     id_from: str | None = None,
     join_on: str | None = None,
+    set_columns: Mapping[str, str] | None = None,
 ) -> ImportSummary:
     """Read, validate and store ratings (and the items' metadata) from one file.
+
+    ``set_columns`` (``--set COLUMN=VALUE``): a constant metadata column for every item of the
+    file, its value stored as text (:mod:`judgekit.io.constants`).
 
     ``scorers`` (Inspect logs only) keeps those scorers' ratings (rater ids; a dict-valued
     scorer's name keeps all its ``scorer/key`` raters); default all. ``id_prefix`` is put before
@@ -166,7 +170,8 @@ def import_ratings(
          "scorers": None if scorers is None else list(scorers), "id_prefix": id_prefix,
          "column_map": None if column_map is None else dict(column_map),
          "items_column_map": None if items_column_map is None else dict(items_column_map),
-         "key_column": key_column, "flatten": flatten, "id_from": id_from, "join_on": join_on},
+         "key_column": key_column, "flatten": flatten, "id_from": id_from, "join_on": join_on,
+         **({"set": dict(set_columns)} if set_columns else {})},
     )
     # a store not created yet has recorded no import (and must not be created before the checks)
     done = unchanged_import(store.conn, digest) if store.opened else None
@@ -182,14 +187,15 @@ def import_ratings(
                              rater_kind=rater_kind, fmt=fmt, items_path=items_path,
                              scorers=scorers, id_prefix=id_prefix, column_map=column_map,
                              items_column_map=items_column_map, key_column=key_column,
-                             flatten=flatten, id_from=id_from, join_on=join_on)
+                             flatten=flatten, id_from=id_from, join_on=join_on,
+                             set_columns=set_columns)
 
     wide = bool(raters or judges or reference)
     new_store = not store.opened  # a DeferredStore not created yet
     try:
         if kind != "csv" or stored_other_forms(store) or (scorers or items_path is not None
                              or id_prefix or column_map or items_column_map or key_column
-                             or flatten or id_from or join_on):
+                             or flatten or id_from or join_on or set_columns):
             return whole()
         groups = [("human", raters or {}), ("judge", judges or {}), ("reference", reference or {})]
         streamed = _try_stream(store, Path(path), rubric, source=short, rater_kind=rater_kind,
@@ -242,6 +248,7 @@ def _import_whole(
     flatten: bool,
     id_from: str | None,
     join_on: str | None,
+    set_columns: Mapping[str, str] | None = None,
 ) -> ImportSummary:
     """The whole-file path: read the file, validate it as frames, write it in one transaction."""
     from judgekit.io.joins import join_items_file
@@ -255,6 +262,7 @@ def _import_whole(
     )
 
     notes: list[str] = []
+    file_columns: list[str] = []
     if kind == "inspect":
         if raters or judges or reference:
             raise JudgekitError(
@@ -330,6 +338,11 @@ def _import_whole(
             raise JudgekitError(f"{problem}.")
         items = items.assign(item_id=id_prefix + items["item_id"].astype(str))
         ratings = ratings.assign(item_id=id_prefix + ratings["item_id"].astype(str))
+    if set_columns:
+        from judgekit.io.constants import apply_set_columns
+
+        items = apply_set_columns(items, set_columns, source=short,
+                                  file_columns=file_columns if kind != "inspect" else ())
     forms = stored_other_forms(store)  # ids an older judgekit stored in NFD keep that form
     items = as_stored(items, ("item_id",), forms)
     ratings = as_stored(ratings, ("item_id", "rater_id"), forms)

@@ -319,6 +319,8 @@ def build_judge(entry: JudgeEntry, ctx: JudgeContext, *, source: str | None = No
     'kw': unknown rule set ...``)."""
     try:
         return _build_judge(entry, ctx)
+    except MissingKeyError:
+        raise  # the panel names every missing key at once, with its file
     except JudgekitError as exc:
         # a spec or base URL named in the message may carry a password or token: never shown
         message = redact(str(exc))
@@ -385,8 +387,28 @@ def api_key(env_var: str, ctx: JudgeContext, *, judge_id: str, required: bool = 
     if ctx.dry_run:
         return "dry-run-no-key"
     if required:
-        raise JudgekitError(
-            f"Judge {judge_id!r} needs an API key: set the environment variable {env_var} "
-            "(keys are read only from the environment, never from files)."
-        )
+        raise MissingKeyError(judge_id, env_var)
     return None
+
+
+class MissingKeyError(JudgekitError):
+    """A judge's API key is not in the environment (:func:`missing_keys_message` names every
+    missing one of a panel in one sentence)."""
+
+    def __init__(self, judge_id: str, env_var: str) -> None:
+        self.judge_id, self.env_var = judge_id, env_var
+        super().__init__(f"Judge {judge_id!r} needs an API key: set the environment variable {env_var} "
+                         "(keys are read only from the environment, never from files).")
+
+
+def missing_keys_message(missing: list[MissingKeyError]) -> str:
+    """One sentence naming every missing key variable and the judges that need it."""
+    if len(missing) == 1:
+        return str(missing[0])
+    by_var: dict[str, list[str]] = {}
+    for m in missing:
+        by_var.setdefault(m.env_var, []).append(m.judge_id)
+    parts = [f"{var} (for {', '.join(repr(j) for j in ids)})" for var, ids in by_var.items()]
+    return ("The panel's judges need API keys: set " + (" and ".join(parts) if len(parts) < 3
+                                                         else ", ".join(parts[:-1]) + " and " + parts[-1])
+            + " in the environment (keys are read only from the environment, never from files).")

@@ -97,6 +97,9 @@ class JudgeRun:
     jobs: list[Job] = field(default_factory=list)
     system_chars: int = 0
     stopped: bool = False
+    #: calls in a row whose every attempt failed to connect (reset by any answer): past
+    #: :data:`judgekit.judges.stream.MAX_CONNECTION_FAILURES` the judge is stopped
+    connection_failures: int = 0
     #: items with the same text as a pending job's item (same key): answered by its one call
     followers: dict[str, list[Job]] = field(default_factory=dict)
 

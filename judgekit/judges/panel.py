@@ -115,6 +115,16 @@ def run_panel(
     # An edited item text is judged again (the judges' ratings of the old text are retired),
     # unless humans labelled the stored text: then the edit is refused, by the dry run as well.
     items_source = str(panel.base_dir / panel.file.items)
+    from judgekit.store.same_text import content_id_twins
+
+    twins = content_id_twins(store, panel.table)
+    if twins:
+        new_id, stored_id = twins[0]
+        raise JudgekitError(
+            f"Panel file {panel.source}: item {new_id!r} of {items_source} has the same text as the "
+            f"stored item {stored_id!r} ({len(twins)} such item{'s' if len(twins) != 1 else ''}), so it "
+            "would be stored and judged a second time, apart from its human labels; give the panel the "
+            "stored ids: `judgekit export items --out items.csv` and point items: at that file.")
     if dry_run:
         store.check_item_texts(panel.table, source=items_source, new_text="if_unlabelled")
     else:
@@ -181,7 +191,16 @@ def _build(
     panel: Panel, entries: list[JudgeEntry], ctx: JudgeContext
 ) -> list[tuple[JudgeEntry, Judge, str]]:
     """Every judge built, with its parameters; two judges with the same parameters are an error."""
-    judges = [(e, build_judge(e, ctx, source=panel.source)) for e in entries]
+    from judgekit.judges.base import MissingKeyError, missing_keys_message
+
+    judges, missing = [], []
+    for e in entries:  # every missing key first, so one message names them all
+        try:
+            judges.append((e, build_judge(e, ctx, source=panel.source)))
+        except MissingKeyError as exc:
+            missing.append(exc)
+    if missing:
+        raise JudgekitError(f"Panel file {panel.source}: {missing_keys_message(missing)}")
     built = [(e, j, spec_params(e, j)) for e, j in judges]
     seen_params: dict[str, str] = {}
     for entry, _, params in built:

@@ -1,5 +1,8 @@
 """The live progress bar of a panel run (rich): done/total, rate, ETA, abstentions, errors,
-tokens, cost. Off when the output is not a terminal; the run then prints one summary line."""
+tokens, cost. When stderr is not a terminal (a log file, CI, ``nohup``) there is no bar: a plain
+line every :attr:`RichProgress.plain_every` seconds instead (``judging: 120 of 1,000 calls
+answered (12%), 3.2/s, 0 abstain, 1 error``), so a long run's log shows it is alive; with
+``--no-progress``, nothing."""
 
 from __future__ import annotations
 
@@ -14,9 +17,16 @@ if TYPE_CHECKING:  # rich is imported when a bar may be drawn (a run with calls 
 class RichProgress:
     """A :class:`~judgekit.judges.summary.ProgressSink` drawing a rich progress bar."""
 
+    #: seconds between two plain progress lines when there is no bar
+    plain_every = 10.0
+
     def __init__(self, console: Console | None = None, *, enabled: bool | None = None) -> None:
         self._console = console
         self._enabled = enabled
+        self._auto = enabled is None  # plain lines only when the bar is off for want of a terminal
+        self._plain = False
+        self._plain_last = 0.0
+        self._total = 0
         self._progress: Progress | None = None
         self._task: TaskID | None = None
         self.abstain = 0
@@ -45,7 +55,12 @@ class RichProgress:
 
     def start(self, total: int, cached: int) -> None:
         self._t0 = time.perf_counter()
-        if total == 0 or not self.enabled:  # nothing to call: no bar, no console made
+        self._total = total
+        if total == 0:  # nothing to call: no bar, no console made
+            return
+        if not self.enabled:
+            self._plain = self._auto
+            self._plain_last = self._t0
             return
         from rich.progress import (
             BarColumn,
@@ -80,6 +95,12 @@ class RichProgress:
             self.abstain += 1
         elif status == "error":
             self.error += 1
+        if self._plain:
+            now = time.perf_counter()
+            if now - self._plain_last >= self.plain_every:
+                self._plain_last = now
+                self._plain_line(now)
+            return
         if self._progress is None or self._task is None:
             return
         now = time.perf_counter()
@@ -88,6 +109,15 @@ class RichProgress:
             return
         self._last = now
         self._refresh(now)
+
+    def _plain_line(self, now: float) -> None:
+        import sys
+
+        rate = self.done / max(now - self._t0, 1e-9)
+        share = f" ({100 * self.done / self._total:.0f}%)" if self._total else ""
+        sys.stderr.write(f"judging: {self.done:,} of {self._total:,} calls answered{share}, {rate:.1f}/s, "
+                         f"{self.abstain:,} abstain, {self.error:,} error\n")
+        sys.stderr.flush()
 
     def _refresh(self, now: float) -> None:
         if self._progress is None or self._task is None:

@@ -18,6 +18,40 @@ from judgekit.judges.bounds import bound_failure, call_deadline, deadline_reason
 from judgekit.judges.jobs import Job, JudgeRun
 from judgekit.judges.record import Answer, record
 
+#: calls in a row that could not connect (each after all its attempts) before the judge is
+#: stopped with one sentence naming the host: a server that is down fails fast, not after every
+#: item's retries
+MAX_CONNECTION_FAILURES = 3
+
+_DEFAULT_HOSTS = {"anthropic": "api.anthropic.com", "openai": "api.openai.com"}
+
+
+def judge_host(run: JudgeRun) -> str:
+    """The host a remote judge's calls go to (``127.0.0.1:8000``), from its base URL or its
+    provider's default."""
+    import re
+
+    for text in (getattr(run.entry, "base_url", None), run.entry.model):
+        m = re.search(r"https?://([^/#\s]+)", str(text or ""))
+        if m:
+            return m.group(1)
+    return _DEFAULT_HOSTS.get(str(run.entry.model).split(":", 1)[0], "the provider")
+
+
+def _connection_failed(run: JudgeRun, failure: JudgeCallError) -> None:
+    """Count a call that could not connect; stop the judge after too many in a row."""
+    if not failure.reason.startswith("connection error"):
+        run.connection_failures = 0
+        return
+    run.connection_failures += 1
+    if run.connection_failures >= MAX_CONNECTION_FAILURES and not run.stopped:
+        run.stopped = True
+        run.summary.stopped = (
+            f"cannot connect to {judge_host(run)}: {run.connection_failures} calls in a row failed to "
+            "connect (after their retries); is the server running and the URL right? The "
+            "remaining calls were not sent; run again when it answers."
+        )
+
 
 def answer_locally(run: JudgeRun) -> None:
     """Answer every job of a local judge (rules, replay), committing every 500 answers."""
@@ -97,6 +131,7 @@ async def _worker(run: JudgeRun, queue: JobSource, rng: random.Random) -> None:
             finally:
                 run.conc.release()
             if failure is None:
+                run.connection_failures = 0
                 run.conc.on_success()
                 if run.rate.tpm:
                     run.rate.settle(est, comp.input_tokens + comp.output_tokens)
@@ -112,11 +147,12 @@ async def _worker(run: JudgeRun, queue: JobSource, rng: random.Random) -> None:
             if failure.fatal:
                 run.stopped = True
                 run.summary.stopped = failure.reason
-            if failure.fatal or not failure.retryable or attempt >= run.policy.max_attempts:
+            if failure.fatal or not failure.retryable or attempt >= run.policy.max_attempts or run.stopped:
+                _connection_failed(run, failure)
                 reason = failure.reason if attempt == 1 else f"{failure.reason} (after {attempt} attempts)"
                 record(run, job, Answer.failed(reason, time.perf_counter() - t_start, attempt))
                 break
             await asyncio.sleep(run.policy.delay(attempt, failure.retry_after, rng))
 
 
-__all__ = ["AllJobs", "JobSource", "answer_locally", "workers"]
+__all__ = ["MAX_CONNECTION_FAILURES", "AllJobs", "JobSource", "answer_locally", "judge_host", "workers"]

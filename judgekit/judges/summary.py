@@ -94,19 +94,19 @@ class PanelSummary:
             return self._dry_lines()
         t = self.totals()
         out = [
-            f"Panel over {self.items} items under {self.rubric}: {t['called']} answered now, "
-            f"{t['cached']} from cache, "
-            + (f"{t['other_run']} by another judgekit run, " if t["other_run"] else "")
-            + f"{t['abstain']} abstentions, {t['error']} errors, "
-            f"{t['input_tokens'] + t['output_tokens']} tokens, ${t['cost_usd']:.4f} "
+            f"Panel over {self.items:,} items under {self.rubric}: calls {t['called']:,} answered now, "
+            f"{t['cached']:,} from cache"
+            + (f", {t['other_run']:,} by another judgekit run" if t["other_run"] else "")
+            + f"; ratings {t['abstain']:,} abstentions, {t['error']:,} errors; "
+            f"{t['input_tokens'] + t['output_tokens']:,} tokens, ${t['cost_usd']:.4f} "
             f"in {self.seconds:.1f}s."
         ]
         for j in self.judges:
             extra = f", {j.not_attempted} not attempted" if j.not_attempted else ""
             out.append(
-                f"  {j.id} [{j.spec}]: {j.ok} ok, {j.abstain} abstain, {j.error} error{extra}; "
-                f"{j.called} answered, {j.cached} cached, {j.attempts} requests; "
-                f"{j.input_tokens}+{j.output_tokens} tokens ({j.cached_tokens} cached), "
+                f"  {j.id} [{j.spec}]: ratings {j.ok:,} ok, {j.abstain:,} abstain, {j.error:,} error{extra}; "
+                f"calls {j.called:,} answered, {j.cached:,} cached, {j.attempts:,} HTTP requests; "
+                f"{j.input_tokens:,}+{j.output_tokens:,} tokens ({j.cached_tokens:,} cached), "
                 f"${j.cost_usd:.4f} now, ${j.stored_cost_usd:.4f} in total"
             )
             if j.retired:

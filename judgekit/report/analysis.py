@@ -221,7 +221,7 @@ def chart_caption(chart: Chart, result: AnalysisResult) -> str:
     if chart.overlay and chart.layers:
         parts.append(f"Solid lines, round markers: {chart.layers[0]}; dashed, square markers: "
                      f"{chart.layers[1]}.")
-    parts.append(f"Hover a point for its value, CI and n ({chart.n_label}).")
+    parts.append(f"Each point's value, CI and n ({chart.n_label}) are in the tables below.")
     return " ".join(parts)
 
 

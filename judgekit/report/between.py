@@ -25,25 +25,50 @@ def _pct(f: dict[str, Any] | None) -> dict[str, Any] | None:
                     if isinstance(f.get(k), int | float)}}
 
 
+FIGURES = ("percent_agreement", "kappa", "weighted_kappa", "alpha", "ac1")
+
+
+def _cell(f: dict[str, Any] | None, digits: int = 2) -> str:
+    """``v [lo, hi]``; an undefined figure as the bare word (its reason is said once, under the
+    table: :func:`between_warnings`), so a row of undefined figures does not widen the table."""
+    if f and f.get("undefined") and not isinstance(f.get("value"), int | float):
+        return "undefined"
+    return fmt_fig(f, digits)
+
+
+def _where(r: dict[str, Any]) -> str:
+    return "all items" if r["by"] is None else f"{r['by']} = {r['key']}"
+
+
 def between_rows(comparisons: list[dict[str, Any]]) -> list[list[str]]:
     """One row per comparison and slice: judges, slice, n, then each figure as ``v [lo, hi]``
-    (or ``undefined (why)``; ``—`` where the rubric's level has no such figure)."""
+    (or ``undefined``, its reason among :func:`between_warnings`; ``—`` where the rubric's level
+    has no such figure)."""
     rows = []
     for c in comparisons:
         a, b = c["between"]
         for r in c["rows"]:
-            where = "all items" if r["by"] is None else f"{r['by']} = {r['key']}"
-            rows.append([f"{a} vs {b}", where, fmt_int(r["n_both"]),
-                         fmt_fig(_pct(r.get("percent_agreement")), 1), fmt_fig(r.get("kappa")),
-                         fmt_fig(r.get("weighted_kappa")), fmt_fig(r.get("alpha")),
-                         fmt_fig(r.get("ac1"))])
+            rows.append([f"{a} vs {b}", _where(r), fmt_int(r["n_both"]),
+                         _cell(_pct(r.get("percent_agreement")), 1), _cell(r.get("kappa")),
+                         _cell(r.get("weighted_kappa")), _cell(r.get("alpha")),
+                         _cell(r.get("ac1"))])
     return rows
 
 
 def between_warnings(comparisons: list[dict[str, Any]]) -> list[str]:
-    """The comparisons' notes, each prefixed with its pair."""
-    return [f"{c['between'][0]} vs {c['between'][1]}: {w}" for c in comparisons
-            for w in c.get("warnings") or []]
+    """The comparisons' notes, each prefixed with its pair, then why figures are undefined: one
+    line per slice and reason (``human_rated = no: undefined: a human rated every item.``)."""
+    out = [f"{c['between'][0]} vs {c['between'][1]}: {w}" for c in comparisons
+           for w in c.get("warnings") or []]
+    why: dict[tuple[str, str], None] = {}
+    for c in comparisons:
+        for r in c["rows"]:
+            for k in FIGURES:
+                f = r.get(k)
+                if isinstance(f, dict) and f.get("undefined") and not isinstance(f.get("value"), int | float):
+                    why[(_where(r), str(f["undefined"]))] = None
+    out += [f"{where}: undefined: {reason}." for where, reason in why]
+    return out
 
 
 def between_table(comparisons: list[dict[str, Any]]) -> tuple[list[str], list[list[str]], list[int]]:

@@ -68,14 +68,14 @@ def worst_disagreements(
     """The ``per_judge`` worst disagreements of each judge with the reference (see module doc).
 
     Each entry: ``item_id, judge_id, judge_label, reference, humans`` (rater → label),
-    ``distance``, ``response_excerpt``, ``prompt_excerpt``. ``codes``: the ratings as the
+    ``distance``, ``response_excerpt``, ``prompt_excerpt``, ``rationale`` (the judge's). ``codes``: the ratings as the
     agreement report read them (:func:`judgekit.agreement.report.read_codes`), so they are not
     read again (:mod:`judgekit.report.disagreements`).
     """
     if codes is not None:
         from judgekit.report.disagreements import worst_from_codes
 
-        return _with_texts(store, worst_from_codes(codes, rubric, agreement, per_judge=per_judge))
+        return _with_texts(store, worst_from_codes(codes, rubric, agreement, per_judge=per_judge), rubric)
     from judgekit.agreement.report import collapse_trials
     from judgekit.agreement.unit_frames import read_ratings
 
@@ -122,12 +122,27 @@ def worst_disagreements(
             hum = {h: labels.at[r.item_id, h] for h in hcols if isinstance(labels.at[r.item_id, h], str)}
             out.append({"item_id": str(r.item_id), "judge_id": j, "judge_label": r.judge, "reference": r.ref,
                         "humans": hum, "distance": _dist(r.distance)})
-    return _with_texts(store, out)
+    return _with_texts(store, out, rubric)
 
 
-def _with_texts(store: Store, out: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The disagreements with their items' response and prompt excerpts."""
+def _with_texts(store: Store, out: list[dict[str, Any]], rubric: Rubric | None = None) -> list[dict[str, Any]]:
+    """The disagreements with their items' response and prompt excerpts, and each judge's
+    rationale for its label (``rationale``: the first ``ok`` trial's, None when it gave none)."""
     texts: dict[str, dict[str, Any]] = {str(d["item_id"]): {} for d in out}
+    why: dict[tuple[str, str], str] = {}
+    if out and rubric is not None and hasattr(store, "ratings"):
+        judges = sorted({str(d["judge_id"]) for d in out})
+        try:
+            rows = store.ratings(rubric=rubric, rater_ids=judges,
+                                 columns=["item_id", "rater_id", "trial", "status", "label", "rationale"])
+        except TypeError:  # a view over a store (judgekit.rubric.views.ViewSource) reads whole rows
+            rows = store.ratings(rubric=rubric, rater_ids=judges)
+        wanted = {(str(d["item_id"]), str(d["judge_id"])): str(d.get("judge_label")) for d in out}
+        for r in sorted(rows.to_dict("records"), key=lambda r: (r["trial"] is None, r["trial"] or 0)):
+            key = (str(r["item_id"]), str(r["rater_id"]))
+            if key in wanted and key not in why and r["status"] == "ok" and r["label"] == wanted[key] \
+                    and isinstance(r["rationale"], str) and r["rationale"].strip():
+                why[key] = excerpt(r["rationale"], 600)
     if texts:
         items = store.items(list(texts))
         for rec in items.to_dict("records"):
@@ -137,6 +152,7 @@ def _with_texts(store: Store, out: list[dict[str, Any]]) -> list[dict[str, Any]]
             }
     for d in out:
         d.update({"response_excerpt": None, "prompt_excerpt": None, **texts.get(d["item_id"], {})})
+        d["rationale"] = why.get((str(d["item_id"]), str(d["judge_id"])))
     return out
 
 

@@ -23,6 +23,7 @@ from judgekit.report.summary import (
     STATE_WORDS,
     ci_text,
     comparison,
+    detail_text,
     fmt_value,
     metric_short,
     slice_name,
@@ -101,7 +102,7 @@ def _verdict_section(s: dict[str, Any]) -> str:
                 + "</li>" for c in j["failed_checks"]) + "</ul>"
         if j.get("inconclusive_checks"):
             checks += "<ul class=checks>" + "".join(
-                f"<li><code>{esc(c.get('name'))}</code> inconclusive: {esc(c['sentence'].split(': ', 1)[-1])}"
+                f"<li><code>{esc(c.get('name'))}</code> inconclusive: {esc(c['sentence'].split(': ', 1)[-1])}."
                 + (f" {esc(c['budget_sentence'])}" if c.get("budget_sentence") else "")
                 + "</li>" for c in j["inconclusive_checks"]) + "</ul>"
         items.append(f"<li>{_pill(j['status'])} {sentence}{checks}</li>")
@@ -206,7 +207,7 @@ def _judge_section(j: dict[str, Any], s: dict[str, Any], agreement: dict[str, An
     if j["checks"]:
         rows = [[c.get("name"), fmt_value(c.get("figure")), ci_text(c) or "—",
                  f"{comparison(c)} {fmt_value(c.get('threshold'))}".strip(), fmt_int(c.get("n")), STATE_WORDS[c["state"]],
-                 " — ".join(x for x in (c.get("detail") or "", c.get("budget_sentence") or "") if x)]
+                 detail_text(c)]
                 for c in j["checks"]]
         classes = [{"pass": None, "fail": "bad", "inconclusive": "warn"}[c["state"]] for c in j["checks"]]
         out.append("<h3>Gate checks</h3>" + table(["check", "figure", "95% CI", "threshold", "n", "result", "detail"],
@@ -317,8 +318,8 @@ def _judge_section(j: dict[str, Any], s: dict[str, Any], agreement: dict[str, An
     out.append("<h3>Worst disagreements</h3>")
     if mine:
         has_h = any(d.get("humans") for d in mine)
-        has_r = any(d.get("response_excerpt") for d in mine)
-        header = ["item", "reference", f"{jid} said"] + (["humans"] if has_h else []) + (["response (excerpt)"] if has_r else [])
+        has_r = any(d.get("rationale") for d in mine)
+        header = ["item", "reference", f"{jid} said"] + (["humans"] if has_h else []) + ([f"{jid}'s rationale"] if has_r else [])
         rows = []
         for d in mine:
             link = f'<a href="#{_item_anchor(d.get("item_id"))}">{esc(d.get("item_id"))}</a>'
@@ -326,8 +327,11 @@ def _judge_section(j: dict[str, Any], s: dict[str, Any], agreement: dict[str, An
             if has_h:
                 row.append(esc(", ".join(f"{k}: {v}" for k, v in (d.get("humans") or {}).items())))
             if has_r:
-                row.append(esc(excerpt(d.get("response_excerpt"), 400)))
+                row.append(esc(excerpt(d.get("rationale"), 400)) if d.get("rationale") else "—")
             rows.append(row)
+        items_link = anchor("s", "Items behind the disagreements")
+        out.append('<p class="small muted">Each item\'s prompt and response are under '
+                   f'<a href="#{items_link}">Items behind the disagreements</a>, once.</p>')
         out.append(table(header, rows, raw=list(range(len(header))), text_cols=[len(header) - 1] if has_r else [],
                          table_id=anchor("disagreements", jid)))
     else:

@@ -15,6 +15,7 @@ from judgekit.report.summary import (
     STATE_WORDS,
     ci_text,
     comparison,
+    detail_text,
     fmt_value,
     metric_short,
     slice_name,
@@ -119,7 +120,7 @@ def render_markdown(
                                  [[c.get("name"), fmt_value(c.get("figure")), ci_text(c) or "—",
                                    f"{comparison(c)} {fmt_value(c.get('threshold'))}".strip(), fmt_int(c.get("n")),
                                    STATE_WORDS[c["state"]],
-                                   " — ".join(x for x in (c.get("detail") or "", c.get("budget_sentence") or "") if x)]
+                                   detail_text(c)]
                                   for c in j["checks"]],
                                  numeric=[1, 2, 3, 4])]
         slices = [sl for sl in agreement.get("slices") or [] if jid in (sl.get("judges") or {})]
@@ -191,8 +192,9 @@ def render_markdown(
         mine = [d for d in disagreements if str(d.get("judge_id")) == jid]
         if mine:
             out += ["", "### Worst disagreements", ""]
-            out.append(md_table(["item", "reference", f"{jid} said", "response (excerpt)"],
+            out.append(md_table(["item", "reference", f"{jid} said", f"{jid}'s rationale", "response (excerpt)"],
                                 [[d.get("item_id"), d.get("reference"), d.get("judge_label"),
+                                  excerpt(d.get("rationale"), 200) or "—",
                                   excerpt(d.get("response_excerpt"), 200)] for d in mine]))
     if isinstance(extras.get("probes"), dict):  # judgekit probe (judgekit.report.probes)
         from judgekit.report.probes import markdown_section

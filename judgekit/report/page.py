@@ -14,7 +14,7 @@ from typing import Any
 from judgekit import __version__
 from judgekit.report.escape import anchor, esc
 
-__all__ = ["esc", "page", "table"]
+__all__ = ["esc", "header_html", "page", "table"]
 
 _CSP = (
     "default-src 'none'; style-src 'unsafe-inline'; img-src data:; font-src data:; "
@@ -62,7 +62,9 @@ table { border-collapse: collapse; margin: 8px 0 14px; font-size: 14px; }
 .scroll { overflow-x: auto; max-width: 100%; }
 th, td { border-bottom: 1px solid var(--line); padding: 5px 8px; text-align: left; vertical-align: top; }
 th { background: var(--soft); font-weight: 600; font-size: 13px; }
-td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
+td.num { white-space: nowrap; }
+th { min-width: 3.5em; }
 tr.bad td { background: #fff5f5; }
 tr.warn td { background: var(--warn-bg); }
 td.text { max-width: 560px; overflow-wrap: anywhere; white-space: pre-wrap; }
@@ -77,7 +79,8 @@ figcaption { font-size: 13px; color: var(--muted); margin-top: 2px; }
 .item:target { outline: 3px solid var(--accent); }
 tr:target td { background: #ddf4ff; }
 footer { margin-top: 48px; color: var(--muted); font-size: 13px; }
-@media print { h2 { break-before: auto; } .charts > figure { break-inside: avoid; } }
+@media print { h2 { break-before: auto; } .charts > figure { break-inside: avoid; }
+  .scroll { overflow: visible; } table { font-size: 11px; } }
 """
 
 
@@ -129,6 +132,12 @@ def page(
     return "\n".join(p for p in parts if p)
 
 
+def header_html(text: Any) -> str:
+    """A column header, escaped, that may break after ``_`` and ``/`` as well as at spaces
+    (``full_<wbr>compliance P``): long label names then wrap instead of widening the table."""
+    return esc(text).replace("_", "_<wbr>").replace("/", "/<wbr>")
+
+
 def table(
     header: Sequence[str],
     rows: Sequence[Sequence[Any]],
@@ -152,7 +161,7 @@ def table(
         out.append(f"<caption class=\"small muted\">{esc(caption)}</caption>")
     if any(header):
         out.append("<thead><tr>" + "".join(
-            f'<th{" class=num" if i in num else ""}>{esc(h)}</th>' for i, h in enumerate(header)) + "</tr></thead>")
+            f'<th{" class=num" if i in num else ""}>{header_html(h)}</th>' for i, h in enumerate(header)) + "</tr></thead>")
     out.append("<tbody>")
     for k, row in enumerate(rows):
         rid = row_ids[k] if row_ids else None

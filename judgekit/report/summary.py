@@ -9,6 +9,7 @@ and JSON renderers all draw from it, so the three formats never disagree.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from judgekit.report.escape import fmt_int, fmt_num, is_num
@@ -112,23 +113,64 @@ def judge_state(vj: dict[str, Any]) -> str:
     return "pass" if vj.get("passed") else "fail"
 
 
+def thousands(text: str) -> str:
+    """Counts in ``text`` with thousands separators: a whole number of five or more digits, or
+    of four after ``about`` (``about 1250 more`` → ``about 1,250 more``, ``12500 items`` →
+    ``12,500 items``); decimals, ids and other four-digit numbers (years) are left as they are."""
+    text = re.sub(r"(?<=about )(\d{4})(?![\w.,:]\d|\w)", lambda m: f"{int(m.group(1)):,}", text)
+    return re.sub(r"(?<![\w.,:-])(\d{5,})(?![\w.,:]\d|\w)", lambda m: f"{int(m.group(1)):,}", text)
+
+
 def budget_text(check: dict[str, Any]) -> str:
     """The label-budget sentence of a check (its ``budget``: a sentence, or a dict/list holding
-    sentences under ``sentence``/``text``); empty when there is none."""
+    sentences under ``sentence``/``text``); empty when there is none. The check's name, which the
+    gate puts in front (``min_recall[x]: about 9 more …``), is dropped: the report shows the
+    budget beside the check already, as a sentence of its own (``About 9 more …``)."""
+    name = str(check.get("name") or "")
+
+    def tidy(t: str) -> str:
+        t = t.strip()
+        if name and t.startswith(name + ": "):
+            t = t[len(name) + 2:]
+            t = t[:1].upper() + t[1:]
+        return thousands(t)
 
     def one(b: Any) -> str:
         if isinstance(b, str):
-            return b.strip()
+            return tidy(b)
         if isinstance(b, dict):
             for key in ("sentence", "text", "message"):
                 if isinstance(b.get(key), str):
-                    return str(b[key]).strip()
+                    return tidy(str(b[key]))
             return ""
         if isinstance(b, (list, tuple)):
             return " ".join(t for t in (one(x) for x in b) if t)
         return ""
 
     return one(check.get("budget"))
+
+
+def detail_text(check: dict[str, Any]) -> str:
+    """A check's detail, then its budget sentence, as sentences (``…abstained. About 33 more …``)."""
+    detail = str(check.get("detail") or "").strip()
+    budget = str(check.get("budget_sentence") or "")
+    if detail and budget and not detail.endswith((".", "!", "?")):
+        detail += "."
+    return " ".join(x for x in (detail, budget) if x)
+
+
+def judge_budget_text(budget: Any) -> str:
+    """A judge's label budget (the gate's ``budget``: ``items``, ``slices``, ``sentence``) as one
+    short sentence, without repeating the names of its undecided checks (listed beside it)."""
+    if not isinstance(budget, dict):
+        return budget_text({"budget": budget})
+    items, slices = budget.get("items"), budget.get("slices") or {}
+    if isinstance(items, int) and not slices:
+        return f"About {items:,} more human-rated items would likely decide it."
+    if isinstance(items, int) and isinstance(slices, dict) and all(isinstance(v, int) for v in slices.values()):
+        per = ", ".join(f"{k}: {v:,}" for k, v in slices.items())
+        return f"About {items:,} more human-rated items would likely decide it (per slice: {per})."
+    return budget_text({"budget": budget})
 
 
 def ci_text(check: dict[str, Any]) -> str:
@@ -243,11 +285,10 @@ def summarise(
             sentence = f"{jid} is trusted to score {rubric}: all {len(checks)} checks passed."
         elif judge_state(vj) == "inconclusive":
             status = "inconclusive"
-            sentence = (f"{jid} is NOT YET trusted to score {rubric}: the verdict is inconclusive ("
-                        f"{len(unsure)} of {len(checks)} check{'s' if len(checks) != 1 else ''} undecided: "
-                        "the interval straddles the threshold or there are too few items); more human labels "
-                        "would decide it.")
-            jb = budget_text({"budget": vj.get("budget")})
+            sentence = (f"{jid} is NOT YET trusted to score {rubric}. {len(unsure)} of {len(checks)} "
+                        f"check{'s are' if len(checks) != 1 else ' is'} undecided: the interval straddles the "
+                        "threshold, or there are too few items.")
+            jb = judge_budget_text(vj.get("budget"))
             if jb:
                 sentence += f" {jb}"
         else:
@@ -343,7 +384,8 @@ def thresholds_for(verdict: dict[str, Any] | None, judge: str, metric: str) -> d
     """Gate thresholds on the scale of ``metric`` for ``judge``: line label → threshold.
 
     Checks named after the statistic (``min_kappa``, ``min_kappa_lower_bound``), the per-slice
-    floor (``per_slice[...]``, one line) and ``within_human_noise`` (ceiling minus margin).
+    floor (``per_slice[...]``, one line). Not ``within_human_noise``: its threshold is a margin on
+    the difference judge − humans, not a value on the statistic's axis.
     """
     out: dict[str, float] = {}
     for j in (verdict or {}).get("judges") or []:
@@ -356,8 +398,8 @@ def thresholds_for(verdict: dict[str, Any] | None, judge: str, metric: str) -> d
                 continue
             if name.startswith("per_slice["):
                 out.setdefault("per-slice floor", float(t))
-            elif name == "within_human_noise" or (
-                metric in name and not (metric == "kappa" and "weighted_kappa" in name)
-            ):
+            elif name == "within_human_noise":
+                continue  # its threshold is a difference (judge − humans), not a value of the statistic
+            elif metric in name and not (metric == "kappa" and "weighted_kappa" in name):
                 out.setdefault(name, float(t))
     return out

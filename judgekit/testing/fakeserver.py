@@ -20,6 +20,8 @@ answers of :mod:`judgekit.testing.hostile` (``huge``, ``deep``, ``nan_usage``, `
 
 Run it as a separate process (benchmarks): ``python -m judgekit.testing.fakeserver --latency 0.1
 --rate 429=0.05 --rate 500=0.02``; it prints ``READY <url>``; ``GET /_stats`` returns the counters.
+To serve a judge of one's own study: ``--port 8765 --script myjudge:answer``
+(:mod:`judgekit.testing.serve_cli`; the default answer ignores what the response says).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ import contextlib
 import json
 import random
 import signal
+import sys
 import threading
 from collections import Counter
 from dataclasses import dataclass, field
@@ -53,6 +56,7 @@ from judgekit.testing.script import (
     label_reply,
     parse_request,
 )
+from judgekit.testing.serve_cli import add_serve_options, load_script
 from judgekit.testing.transport import read_request, send_json, send_raw
 
 __all__ = [
@@ -177,7 +181,7 @@ class FakeServer:
         return self
 
     async def _bind(self) -> None:
-        self._server = await asyncio.start_server(self._handle, "127.0.0.1", 0, backlog=512)
+        self._server = await asyncio.start_server(self._handle, "127.0.0.1", self.port or 0, backlog=512)
         self.port = self._server.sockets[0].getsockname()[1]
 
     def stop(self) -> None:
@@ -386,13 +390,22 @@ def main(argv: list[str] | None = None) -> None:
                     help="random fault rate, e.g. 429=0.05 (repeatable)")
     ap.add_argument("--retry-after", type=float, default=0.05)
     ap.add_argument("--seed", type=int, default=0)
+    add_serve_options(ap)  # --port, --script (judgekit.testing.serve_cli)
     args = ap.parse_args(argv)
+    script = load_script(args.script)
     rates = {}
     for r in args.rate:
         kind, _, p = r.partition("=")
         rates[kind] = float(p)
-    server = FakeServer(latency=args.latency, rates=rates, retry_after=args.retry_after,
-                        seed=args.seed, keep_requests=0).start()
+    server = FakeServer(script, latency=args.latency, rates=rates, retry_after=args.retry_after,
+                        seed=args.seed, keep_requests=0)
+    server.port = args.port
+    try:
+        server.start()
+    except OSError as exc:
+        print(f"error: cannot listen on 127.0.0.1:{args.port} ({exc.strerror or exc}); "
+              "pick another --port.", file=sys.stderr)
+        raise SystemExit(2) from None
     print(f"READY {server.url}", flush=True)
     done = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):

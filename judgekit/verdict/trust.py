@@ -72,7 +72,8 @@ def require_trusted(
                                      f"inconclusive: {', '.join(open_)}" if open_ else "") if p)
         raise UntrustedJudgeError(
             f"Judge {judge!r} did not pass the gate for {rub.id} ({what}); "
-            "its ratings cannot be used as trusted — improve the judge or use --untrusted to stamp "
-            "results UNTRUSTED."
+            "its ratings cannot be used as trusted: improve the judge and gate it again, or run the "
+            "analysis untrusted (every figure is then stamped UNTRUSTED).",
+            cli_hint="On the command line: --untrusted.",
         )
     return entry

@@ -96,7 +96,7 @@ def push(
     *,
     overlap: pd.Series | None = None,
     overlap_annotators: int = 2,
-    meta: Sequence[str] | None = None,
+    meta: Sequence[str] | str | None = None,
     comment: bool = True,
     chunk_size: int = 500,
     seed: int = 0,

@@ -1,8 +1,10 @@
 """Items as Label Studio task payloads, blind to every judge's labels.
 
-A task carries ``item_id``, the conversation, the response and item metadata — never a judge's
-output: metadata columns whose names look like someone's label (or a judge's reasons for it) are
-left out unless named explicitly.
+A task carries ``item_id``, the conversation and the response. Item metadata (the model that wrote
+the response, its source, ...) is left out by default — knowing which model answered can sway an
+annotator — and sent only when asked for (``meta="all"`` or named columns; ``--meta`` on the
+command line). Never a judge's output: with ``"all"``, metadata columns whose names look like
+someone's label (or a judge's reasons for it) are left out unless named explicitly.
 """
 
 from __future__ import annotations
@@ -26,18 +28,23 @@ _LABELLIKE = re.compile(
 )
 
 
-def task_data(items: pd.DataFrame, *, meta: Sequence[str] | None = None) -> list[dict[str, Any]]:
+def task_data(items: pd.DataFrame, *, meta: Sequence[str] | str | None = None) -> list[dict[str, Any]]:
     """Task ``data`` dicts for items: ``item_id``, ``messages``, ``response`` and metadata.
 
-    A single prompt becomes a one-turn conversation. ``meta`` names the metadata columns to carry
-    (default: every metadata column except label-like names such as ``gpt4_label`` — annotators
-    must not see anyone's labels).
+    A single prompt becomes a one-turn conversation. ``meta`` names the metadata columns to carry:
+    None (the default) carries none — annotators see the text, not which model wrote it;
+    ``"all"`` every metadata column except label-like names such as ``gpt4_label`` (annotators
+    must not see anyone's labels); a list, exactly those columns.
     """
     if "item_id" not in items.columns:
         raise JudgekitError("Items to push need an 'item_id' column.")
     if "response" not in items.columns:
         raise JudgekitError("Items to push need a 'response' column (the text people rate).")
     if meta is None:
+        meta = []
+    elif isinstance(meta, str):
+        if meta != "all":
+            raise JudgekitError(f"--meta {meta!r}: give 'all' or a list of columns.")
         meta = [c for c in items.columns if c not in _TEXT_COLUMNS and not _LABELLIKE.search(str(c))]
     else:
         missing = [c for c in meta if c not in items.columns]

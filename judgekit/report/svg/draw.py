@@ -14,7 +14,7 @@ from judgekit.report.escape import esc
 
 __all__ = [
     "FONT", "GRID", "INK", "MUTED", "PALETTE", "clip", "coord", "diamond", "legend_row", "no_data",
-    "open_svg", "svg_text", "text_width",
+    "open_svg", "svg_text", "text_width", "title_text",
 ]
 
 #: Okabe–Ito colours (distinguishable with the common colour-vision deficiencies).
@@ -24,6 +24,7 @@ INK = "#1f2328"
 MUTED = "#57606a"
 GRID = "#d8dee4"
 _CHAR_W = 0.6  # average glyph width as a share of the font size (sans-serif)
+_TITLE_W = 0.66  # the same for the bold title, with room to spare
 
 
 def text_width(text: str, size: float = 12) -> float:
@@ -51,9 +52,21 @@ def open_svg(width: float, height: float, title: str) -> list[str]:
         f'style="max-width:100%;height:auto" font-family="{esc(FONT)}" font-size="12" fill="{INK}">',
         f"<title>{esc(title)}</title>",
         f'<rect x="0" y="0" width="{coord(width)}" height="{coord(height)}" fill="#ffffff"/>',
-        f'<text x="{coord(width / 2)}" y="20" text-anchor="middle" font-size="14" font-weight="600">'
-        f"{esc(clip(title, 110))}</text>",
+        title_text(title, width),
     ]
+
+
+def title_text(title: str, width: float) -> str:
+    """A chart's title drawn across its top, inside its width: smaller type for a long title
+    (down to 10 px), and cut with an ellipsis only when even that does not fit (the full title
+    stays in the chart's ``<title>`` and ``aria-label``)."""
+    room = max(width - 16, 40)
+    size = 14.0
+    if len(title) * size * _TITLE_W > room:
+        size = max(10.0, room / (max(len(title), 1) * _TITLE_W))
+    limit = max(int(room / (size * _TITLE_W)), 8)
+    return (f'<text x="{coord(width / 2)}" y="20" text-anchor="middle" font-size="{coord(size)}" '
+            f'font-weight="600">{esc(clip(title, limit))}</text>')
 
 
 def svg_text(x: float, y: float, text: Any, *, anchor: str = "start", size: float = 12, fill: str = INK,
