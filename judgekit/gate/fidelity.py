@@ -139,6 +139,18 @@ def _guard(where: str, fn: Any) -> Any:
         raise JudgekitError(f"{where}: {exc}") from None
 
 
+def _same_rubric(c: Any, rubric: Rubric, source: str) -> bool:
+    """Whether criterion ``c`` counts labels of the gated ``rubric``: its ``rubric:`` names it
+    (name or id) or is a rubric file (as ``judgekit analyze criteria`` takes it) with the same id
+    and content hash; a view is matched by the full rubric it collapses."""
+    from judgekit.analysis.criteria_spec import criterion_rubric
+
+    if c.rubric in (rubric.name, rubric.id):
+        return True
+    theirs = criterion_rubric(c, source)
+    return (theirs.id, theirs.hash) == (rubric.id, rubric.hash)
+
+
 def _criteria_results(store: Any, policy: Any, policy_path: str | Path, rubric: Rubric,
                       ref: pd.DataFrame, items: pd.DataFrame, where: str) -> dict[str, list[FigurePair]]:
     from judgekit.analysis import fidelity as af
@@ -150,7 +162,7 @@ def _criteria_results(store: Any, policy: Any, policy_path: str | Path, rubric: 
     if not path.is_absolute():
         path = Path(policy_path).parent / path
     crit = load_criteria(path)
-    mine = [c for c in crit.criteria if c.rubric in (rubric.name, rubric.id)]
+    mine = [c for c in crit.criteria if _same_rubric(c, rubric, f"Criteria file {path}")]
     if not mine:
         raise JudgekitError(f"{where}: the criteria file {path} has no criterion under {rubric.id}; "
                             "fidelity is measured on the gated rubric's criteria.")

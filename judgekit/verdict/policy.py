@@ -103,7 +103,7 @@ class Policy(_Strict):
     humans: list[str] | None = None
     by: list[str] = Field(default_factory=list)
     checks: Checks
-    n_resamples: int = Field(default=1000, ge=100)
+    n_resamples: int = Field(default=1000, ge=100)  # at most policy_rules.MAX_RESAMPLES
     seed: int = 0
 
     _rules = model_validator(mode="after")(policy_rules.validate_policy)
