@@ -103,6 +103,9 @@ class Policy(_Strict):
     humans: list[str] | None = None
     by: list[str] = Field(default_factory=list)
     checks: Checks
+    #: check kinds reported but not blocking a figure's certification (:mod:`judgekit.verdict.certify`);
+    #: default none: every check is primary
+    secondary: list[str] = Field(default_factory=list)
     n_resamples: int = Field(default=1000, ge=100)  # at most policy_rules.MAX_RESAMPLES
     seed: int = 0
 

@@ -108,6 +108,30 @@ def range_problem(policy: Any) -> str | None:
     return next((p for p in cands if p is not None), None)
 
 
+#: check kinds a policy may name ``secondary`` (reported, not blocking a figure); the agreement
+#: floor (min_items, min_value, min_lower_bound) and the figures themselves are always primary
+SECONDARY_KINDS = ("max_abstention_rate", "max_error_rate", "min_class_recall", "per_slice", "within_human_noise",
+                   "min_coverage", "max_abs_bias", "max_abs_bias_slice", "alt_test", "max_covariate_effect",
+                   "max_self_preference", "min_stability", "max_flip_rate")
+
+
+def secondary_problem(policy: Any) -> str | None:
+    """Why the policy's ``secondary`` is not allowed (a phrase), or None."""
+    names = list(getattr(policy, "secondary", None) or [])
+    for name in names:
+        if name not in SECONDARY_KINDS:
+            return (f"secondary names {excerpt(name)}, which is not a check kind that may be secondary; use some "
+                    f"of {', '.join(SECONDARY_KINDS)} (the agreement floor and the figures are always primary)")
+    c = policy.checks
+    floor = [k for k, on in (("min_value", c.min_value is not None), ("min_lower_bound", c.min_lower_bound is not None),
+                             ("alt_test", c.alt_test is not None),
+                             ("within_human_noise", c.within_human_noise is not None)) if on]
+    if floor and all(k in names for k in floor):
+        return ("secondary names every agreement check, so a figure would be certified for a judge that agrees "
+                "with nobody; keep one of them primary")
+    return None
+
+
 def policy_problem(policy: Any) -> str | None:
     """The first rule (module doc) ``policy`` breaks, as a phrase naming the key and the fix, or
     None."""
@@ -125,7 +149,7 @@ def policy_problem(policy: Any) -> str | None:
     if c.min_items is None:
         return ("checks has no min_items, so a judge would pass on a handful of items; add "
                 "min_items (the fewest items the judge and the reference must both rate)")
-    return range_problem(policy)
+    return range_problem(policy) or secondary_problem(policy)
 
 
 def validate_policy(policy: Any) -> Any:

@@ -52,7 +52,15 @@ from judgekit.errors import JudgekitError, UntrustedJudgeError
 from judgekit.store.judge_identity import (
     judge_identity as judge_identity,  # re-exported: its old home
 )
-from judgekit.verdict.checks import ONCE, PROBES, check_kind, combine_states, derive_state, min_n_of
+from judgekit.verdict.checks import (
+    ONCE,
+    PROBES,
+    check_kind,
+    combine_states,
+    derive_state,
+    fidelity_figure,
+    min_n_of,
+)
 from judgekit.verdict.policy import Policy
 from judgekit.verdict.schema import Budget as Budget  # re-exported
 from judgekit.verdict.schema import State as State  # re-exported
@@ -224,6 +232,8 @@ def _consistent(v: dict[str, Any], where: str) -> None:
                 raise _fail(where, f"{at} is not a check of the policy it records")
             if metric is not None and metric != c.metric:
                 raise _fail(where, f"{at} is about {metric}, but the policy's metric is {c.metric}")
+            if name == "analysis_fidelity" and c.analysis_fidelity is not None:  # a figure's own margin
+                wanted[name] = c.analysis_fidelity.margin(fidelity_figure(ch["name"]) or "")
             if ch["threshold"] != wanted[name]:
                 raise _fail(where, f"{at} has threshold {_fmt(ch['threshold'])}, but the policy it records sets "
                                    f"{_fmt(wanted[name])}")

@@ -40,6 +40,14 @@ class CheckV3(_Strict):
     budget: Budget | None
 
 
+class FigureCert(_Strict):
+    """Whether a verdict certifies a figure for a judge (:mod:`judgekit.verdict.certify`): its
+    state and one sentence (what would establish it when it is not)."""
+
+    state: State
+    sentence: str = Field(min_length=1)
+
+
 class JudgeV3(_Strict):
     judge: str = Field(min_length=1)
     state: State
@@ -50,6 +58,9 @@ class JudgeV3(_Strict):
     params: dict[str, Any] | None
     judge_hash: str = Field(min_length=1)
     judge_ratings_hash: str = Field(min_length=1)
+    #: per figure of ``analysis_fidelity`` (an optional key of version 3; recomputed from the
+    #: checks whenever it is used, :func:`judgekit.verdict.certify.certify`)
+    figures: dict[str, FigureCert] | None = None
 
 
 class ViewRef(_Strict):
