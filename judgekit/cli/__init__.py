@@ -61,9 +61,9 @@ def main() -> None:
 
 
 def _register() -> None:
-    from judgekit.cli import analyze, core, judge, labelstudio, probe, report
+    from judgekit.cli import analyze, core, judge, labelstudio, plan, probe, report
 
-    for module in (core, judge, labelstudio, report, analyze, probe):
+    for module in (core, judge, labelstudio, report, analyze, probe, plan):
         for command in module.COMMANDS:
             main.add_command(command)
 

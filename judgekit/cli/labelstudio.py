@@ -293,6 +293,9 @@ def _pull(
 @click.option("--replace", is_flag=True, help="Replace a recorded sample of the same name.")
 @click.option("--out", "out_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Also write the design table (item_id, reason, stratum, weight, overlap) here.")
+@click.option("--from-plan", "plan_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Take --size from a plan `judgekit plan --out` wrote (its budget; whole conversations when "
+                   "it counts conversations).")
 @store_option
 def sample_cmd(
     name: str | None,
@@ -312,6 +315,7 @@ def sample_cmd(
     items_path: Path | None,
     replace: bool,
     out_path: Path | None,
+    plan_path: Path | None,
     store_path: str,
 ) -> None:
     """Choose which items people should rate, and record the design in the store.
@@ -350,6 +354,15 @@ def sample_cmd(
         "conversation_column": conversation_column,
     }
     base.update({k: v for k, v in flags.items() if v is not None})
+    if plan_path is not None:
+        from judgekit.gate.plan import read_plan_budget
+
+        if size is not None:
+            raise JudgekitError("Give --size or --from-plan, not both.")
+        n_items, whole = read_plan_budget(plan_path)
+        base["size"] = n_items
+        if whole:
+            base["by_conversation"] = True
     if "name" not in base or "size" not in base:
         raise JudgekitError("Give --name and --size (or a --spec file that has them).")
     # the spec file is named in messages about its rubric, judges and strata unless a flag set one

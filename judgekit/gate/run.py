@@ -332,7 +332,8 @@ def evaluate(policy: Policy, report: Report, alt: dict[str, Any] | None = None,
     return out
 
 
-def run_gate(store: Any, policy_path: str | Path, *, full_report: bool = False) -> tuple[dict[str, Any], Report]:
+def run_gate(store: Any, policy_path: str | Path, *, full_report: bool = False,
+             record: bool = True) -> tuple[dict[str, Any], Report]:
     """Compute the verdict for a policy over the ratings in ``store``.
 
     The verdict (schema :data:`judgekit.verdict.read.SCHEMA_VERSION`) records the policy and its
@@ -412,7 +413,8 @@ def run_gate(store: Any, policy_path: str | Path, *, full_report: bool = False) 
         "judges": results,
         **view_info,
     }
-    record_verdict(store, verdict)
+    if record:  # (``judgekit plan`` reads a pilot without recording a verdict)
+        record_verdict(store, verdict)
     return verdict, report
 
 

@@ -1,0 +1,252 @@
+"""Plan before labelling: for each check of a gate policy, the human-labelled units needed to
+decide it with 80% power, the smallest margin a given budget resolves, and the checks no budget
+can decide (``judgekit plan POLICY.yaml``).
+
+The plan reads a pilot: a store with the judge's ratings and some human labels (the gate's own
+figures on it, :func:`judgekit.gate.run.run_gate` without recording a verdict). For each check:
+
+* its spread per unit from the pilot: σ = (high − low) / (2 · 1.96) · √n for a check with a 95%
+  interval on n units (bootstrap or Wilson), the estimate the interval's centre (for a fidelity
+  figure the signed difference judge − reference and its paired bootstrap interval);
+* the units for 80% power at the policy's threshold (:func:`judgekit.stats.power.n_for_power`):
+  "mean" (t interval) for agreement figures, "difference"/"within" (|d| ≤ margin, two one-sided
+  tests) for fidelity figures, "proportion" (Wilson) for abstention and error rates — these count
+  the judge's own calls, never human labels; a figure taken on a part of the labelled units (a
+  model, a tier, a slice) is scaled to the whole sample by its share in the pilot;
+* the smallest margin the ``budget`` resolves (:func:`judgekit.stats.power.smallest_margin`);
+* :class:`~judgekit.stats.power.Undecidable` with the reason when the estimate sits on the
+  threshold, the figure is undefined in the pilot, or only a second annotator can decide it.
+
+``assume_kappa``: the κ assumed for the agreement floor instead of the pilot's estimate (its
+spread still from the pilot). A sequential gate (``judgekit gate --sequential``) needs about
+2.5–3× these single-look budgets for the same power.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from judgekit.stats.power import Undecidable, format_units, n_for_power, smallest_margin
+from judgekit.verdict.checks import check_kind, fidelity_figure
+
+Z = 1.959963984540054
+#: check kinds the plan does not size (their own tests or probes; `judgekit probe` reports them)
+NOT_PLANNED = ("alt_test", "max_covariate_effect", "max_self_preference", "min_stability", "max_flip_rate",
+               "max_label_drift", "min_class_recall", "max_abs_bias", "max_abs_bias_slice")
+
+
+@dataclass
+class PlanRow:
+    """One planned check (or fidelity figure): the units it counts, the pilot's n and estimate,
+    the units needed for the wanted power (``need``; None when undecidable, with ``why``), and
+    the smallest margin at the budget (None when not asked or not resolvable)."""
+
+    judge: str
+    check: str
+    unit: str
+    pilot_n: int
+    estimate: float | None
+    threshold: float | None
+    need: int | None
+    why: str | None = None
+    margin_at_budget: float | None = None
+
+    def line(self) -> str:
+        if self.check == "min_items":
+            return (f"{self.judge} min_items: {format_units(self.need or 0, self.unit)} (the policy's floor; the "
+                    f"pilot has {self.pilot_n:,}).")
+        est = "undefined" if self.estimate is None else f"{self.estimate:+.3f}"
+        head = f"{self.judge} {self.check} (pilot {self.pilot_n:,} {self.unit}, estimate {est}"
+        head += f", threshold {self.threshold:g})" if self.threshold is not None else ")"
+        if self.need is None:
+            return f"{head}: undecidable — {self.why}."
+        out = f"{head}: {format_units(self.need, self.unit)} for 80% power"
+        if self.margin_at_budget is not None:
+            out += f"; the budget resolves a margin of ±{self.margin_at_budget:.3f}"
+        return out + "."
+
+
+def _sigma(ci: list[float] | None, n: int) -> float | None:
+    if ci is None or n <= 0 or ci[1] <= ci[0]:
+        return None
+    return (ci[1] - ci[0]) / (2 * Z) * math.sqrt(n)
+
+
+def _need(value: int | Undecidable) -> tuple[int | None, str | None]:
+    return (None, value.reason) if isinstance(value, Undecidable) else (int(value), None)
+
+
+def _margin(value: float | Undecidable) -> float | None:
+    return None if isinstance(value, Undecidable) else float(value)
+
+
+def _check_row(judge: str, ch: dict[str, Any], total_n: int, budget: int | None, calls: dict[str, int],
+               assume_kappa: float | None, humans: int) -> PlanRow | None:
+    kind, rule, metric = check_kind(ch["name"]) or ("", "", None)
+    if kind in NOT_PLANNED or kind == "analysis_fidelity":
+        return None
+    n, thr, ci = int(ch["n"] or 0), ch["threshold"], ch["ci"]
+    if kind == "min_items":
+        return PlanRow(judge, ch["name"], "human-rated items", n, None, thr, int(thr))
+    if kind in ("max_abstention_rate", "max_error_rate"):
+        unit = f"calls of {judge} (no human label)"
+        p = float(ch["figure"] or 0.0)
+        need, why = _need(n_for_power(thr, p, kind="proportion", direction="<="))
+        m = (_margin(smallest_margin(budget, kind="proportion", threshold=thr, direction="<="))
+             if budget and 0 < thr < 1 else None)
+        return PlanRow(judge, ch["name"], unit, n, p, thr, need, why, m)
+    unit = "items rated by two or more humans" if kind == "within_human_noise" else "human-rated items"
+    if kind == "within_human_noise" and humans < 2:
+        return PlanRow(judge, ch["name"], unit, n, None, thr, None,
+                       "only a second annotator can decide it (it compares the judge with each human against "
+                       "the others' consensus)")
+    if ch["figure"] is None or ci is None:
+        return PlanRow(judge, ch["name"], unit, n, None, thr, None,
+                       f"the figure is undefined in the pilot ({ch['detail']})")
+    est = (ci[0] + ci[1]) / 2
+    if assume_kappa is not None and metric == "kappa":
+        est = assume_kappa
+    sd = _sigma(ci, n)
+    if sd is None:
+        return PlanRow(judge, ch["name"], unit, n, est, thr, None, "the pilot gives no spread for it")
+    share = n / total_n if total_n and kind == "per_slice" else 1.0
+    direction = "<=" if rule == "ci<=" else ">="
+    need, why = _need(n_for_power(thr, est, kind="mean", direction=direction, sd=sd, bounds=None))
+    if need is not None:
+        need = math.ceil(need / share)
+    m = _margin(smallest_margin(max(int(budget * share), 2), kind="mean", sd=sd)) if budget else None
+    return PlanRow(judge, ch["name"], unit, n, est, thr, need, why, m)
+
+
+def _figure_rows(judge: str, pairs: list[Any], spec: Any, budget: int | None) -> list[PlanRow]:
+    """One row per fidelity figure: the largest need over its instances (each scaled to the
+    whole labelled sample by its share of the units)."""
+    labelled: dict[str, int] = {}
+    for p in pairs:
+        model = str(p.key.get("model", ""))
+        if "tier" not in p.key:
+            labelled[model] = max(labelled.get(model, 0), p.n)
+    total = sum(labelled.values()) or 1
+    rows = []
+    for fig in spec.chosen:
+        own = [p for p in pairs if p.figure == fig]
+        margin = spec.margin(fig)
+        worst: tuple[int, Any] | None = None
+        refute: tuple[int, Any] | None = None  # the quickest instance to show the judge moves the figure
+        why = None
+        at_budget: float | None = None
+        unit = own[0].unit if own else "conversations"
+        for p in own:
+            if p.undefined is not None or p.diff is None or p.low is None or p.high is None:
+                why = f"{p.name} is undefined in the pilot ({p.undefined or 'no interval'})"
+                continue
+            sd = _sigma([p.low, p.high], p.n)
+            if sd is None:
+                continue  # no spread in the pilot: it decides at any n
+            share = p.n / total
+            need, reason = _need(n_for_power(margin, p.diff, kind="difference", direction="within", sd=sd,
+                                             bounds=None))
+            if need is None:
+                why = f"{p.name}: {reason}"
+                continue
+            need = math.ceil(need / share)
+            if abs(p.diff) > margin:
+                if refute is None or need < refute[0]:
+                    refute = (need, p)
+            elif worst is None or need > worst[0]:
+                worst = (need, p)
+            if budget:
+                mb = _margin(smallest_margin(max(int(budget * share), 2), kind="difference", direction="within",
+                                             sd=sd, theta_assumed=p.diff))
+                at_budget = None if mb is None else max(at_budget or 0.0, mb)
+        if refute is not None:  # one instance beyond the margin decides the figure (UNTRUSTED for it)
+            rows.append(PlanRow(judge, f"figure {fig} (likely UNTRUSTED)", unit, total, refute[1].diff, margin,
+                                refute[0], None, at_budget))
+        elif why is not None or worst is None:
+            rows.append(PlanRow(judge, f"figure {fig}", unit, total, None, margin, None,
+                                why or "no labelled unit defines it in the pilot"))
+        else:
+            rows.append(PlanRow(judge, f"figure {fig}", unit, total, worst[1].diff, margin, worst[0], None,
+                                at_budget))
+    return rows
+
+
+def make_plan(store: Any, policy_path: str | Path, *, budget: int | None = None,
+              assume_kappa: float | None = None) -> dict[str, Any]:
+    """The plan of a policy on a pilot store (module doc): ``{"rows": [PlanRow as dict], "lines":
+    [one sentence per row], "budget": {"unit", "n", "items"}}`` — ``budget`` is the largest need
+    over the checks that count human labels, in the unit of the figures (conversations) when the
+    policy has ``analysis_fidelity``, else in human-rated items."""
+    from judgekit.gate.calls import own_calls
+    from judgekit.gate.run import run_gate
+    from judgekit.rubric.model import rubric_named_in
+    from judgekit.verdict.policy import load_policy
+
+    policy, _ = load_policy(policy_path)
+    verdict, report = run_gate(store, policy_path, record=False)
+    rubric = rubric_named_in(policy.rubric, f"Policy file {policy_path}")
+    calls = own_calls(store, rubric, list(policy.judges))
+    humans = len(report.data.get("ceiling_raters") or report.data.get("humans") or [])
+    pairs: dict[str, list[Any]] = {}
+    if policy.checks.analysis_fidelity is not None:
+        from judgekit.gate.fidelity import fidelity_results
+
+        pairs = fidelity_results(store, policy, policy_path, rubric, report)
+    per = next((float(p.extra.get("items_per_unit") or 1.0) for ps in pairs.values() for p in ps), 1.0)
+    item_budget = None if budget is None else (math.ceil(budget * per) if pairs else budget)
+    study = sum(p.extra.get("units_total", 0) for ps in list(pairs.values())[:1] for p in ps
+                if "tier" not in p.key and "turn" not in p.key and p.figure == ps[0].figure)
+    rows: list[PlanRow] = []
+    for j in verdict["judges"]:
+        total_n = next((int(c["n"] or 0) for c in j["checks"] if c["name"] == "min_items"), 0)
+        for ch in j["checks"]:
+            if fidelity_figure(ch["name"]) is not None:
+                continue
+            row = _check_row(j["judge"], ch, total_n, item_budget, calls[j["judge"]], assume_kappa, humans)
+            if row is not None:
+                rows.append(row)
+        if policy.checks.analysis_fidelity is not None:
+            rows += _figure_rows(j["judge"], pairs.get(j["judge"], []), policy.checks.analysis_fidelity, budget)
+    for r in rows:  # a need beyond the study: undecidable in it, with the reason
+        if r.need is not None and r.unit == "conversations" and study and r.need > study:
+            r.why = (f"it would need about {r.need:,} conversations for 80% power, more than the study's "
+                     f"{study:,}")
+            r.need = None
+    human = [r for r in rows if "no human label" not in r.unit and r.need is not None]
+    conv = [r.need for r in human if r.unit == "conversations" and r.need is not None]
+    items = [r.need for r in human if r.unit != "conversations" and r.need is not None]
+    if conv:
+        unit, n_plan = "conversations", max(conv + [math.ceil(i / per) for i in items])
+        n_items = math.ceil(n_plan * per)
+    else:
+        unit, n_plan = "human-rated items", max(items, default=0)
+        n_items = n_plan
+    plan_budget: dict[str, Any] = {"unit": unit, "n": n_plan, "items": n_items}
+    undecidable = [r for r in rows if r.need is None]
+    lines = [r.line() for r in rows]
+    lines.append(f"Plan: label {format_units(n_plan, unit)} (about "
+                 f"{format_units(n_items, 'items')}) to decide every decidable check with 80% power"
+                 + (f"; {len(undecidable)} checks no budget decides (listed above)" if undecidable else "")
+                 + ". A sequential gate needs about 2.5–3× this.")
+    return {"rows": [asdict(r) for r in rows], "lines": lines, "budget": plan_budget}
+
+
+def read_plan_budget(path: str | Path) -> tuple[int, bool]:
+    """``(items, whole_conversations)`` of a plan file ``judgekit plan --out`` wrote: the items to
+    sample, and whether to draw whole conversations; anything else is one sentence naming the
+    file and the key."""
+    from judgekit.core.config import read_yaml_mapping
+    from judgekit.errors import JudgekitError
+
+    p = Path(path)
+    data = read_yaml_mapping(p, what="Plan file", expect="the 'budget' `judgekit plan --out` writes")  # JSON is YAML
+    b = data.get("budget")
+    n = b.get("items") if isinstance(b, dict) else None
+    unit = b.get("unit") if isinstance(b, dict) else None
+    if not isinstance(n, int) or isinstance(n, bool) or n < 1 or unit not in ("conversations", "human-rated items"):
+        raise JudgekitError(f"Plan file {p}: 'budget' needs 'items' (a whole number >= 1) and 'unit' "
+                            "('conversations' or 'human-rated items'); write it again with `judgekit plan --out`.")
+    return n, unit == "conversations"
