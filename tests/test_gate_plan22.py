@@ -92,3 +92,35 @@ def test_sample_takes_the_plans_budget(pilot: dict[str, Path], tmp_path: Path) -
     res = CliRunner().invoke(main, ["sample", "--name", "x", "--from-plan", str(bad), "--store", str(db)])
     assert res.exit_code == 2 and f"Plan file {bad}: 'budget' needs 'items'" in res.output
     assert "Traceback" not in res.output
+
+
+def test_gate_sequential_records_its_rounds_and_reads_back(pilot: dict[str, Path], tmp_path: Path) -> None:
+    from judgekit.verdict.read import load_verdict
+
+    res = CliRunner().invoke(main, ["gate", str(pilot["policy"]), "--store", str(pilot["store"]), "--sequential",
+                                    "--round-size", "25", "--out", str(tmp_path / "g")])
+    assert res.exit_code in (0, 1, 3), res.output
+    v = load_verdict(tmp_path / "g" / "verdict.json")  # the reader re-derives every state
+    seq = v["sequential"]
+    assert seq["round_size"] == 25 and seq["figures"] == ["drift"]
+    assert seq["rounds"] == -(-seq["conversations"] // 25)
+    drift = [c for j in v["judges"] for c in j["checks"]
+             if c["name"].startswith("analysis_fidelity[calibration:drift(")]
+    assert drift and all("anytime-valid 95% confidence sequence" in c["detail"] for c in drift)
+    # the CS is wider than the fixed-n bootstrap interval on the same data
+    res2 = CliRunner().invoke(main, ["gate", str(pilot["policy"]), "--store", str(pilot["store"]),
+                                     "--out", str(tmp_path / "f")])
+    fixed = {c["name"]: c for j in load_verdict(tmp_path / "f" / "verdict.json")["judges"] for c in j["checks"]}
+    assert res2.exit_code in (0, 1, 3)
+    for c in drift:
+        f = fixed[c["name"]]
+        if c["n"] == f["n"] and c["ci"] and f["ci"]:
+            assert c["ci"][1] - c["ci"][0] >= f["ci"][1] - f["ci"][0] - 1e-9
+
+
+def test_sequential_refuses_a_policy_without_a_mean_figure(pilot: dict[str, Path], tmp_path: Path) -> None:
+    pol = tmp_path / "p.yaml"
+    pol.write_text(pilot["policy"].read_text().replace("figures: [C, drift, drift_tier]", "figures: [C]"))
+    res = CliRunner().invoke(main, ["gate", str(pol), "--store", str(pilot["store"]), "--sequential",
+                                    "--out", str(tmp_path / "g")])
+    assert res.exit_code == 2 and "--sequential decides the calibration figures RCE_t and drift" in res.output

@@ -323,8 +323,13 @@ def _agree_between(rubric: Any, spec: str, by: list[str], *, resamples: int, see
 @click.argument("policy", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--out", "out_dir", default=".", show_default=True, type=click.Path(file_okay=False, path_type=Path),
               help="Folder for verdict.json and verdict.md.")
+@click.option("--sequential", is_flag=True, default=False,
+              help="Decide RCE_t and Drift(t) with anytime-valid confidence sequences read round by round, so you "
+                   "may label in batches and stop when they are decided (docs/gate.md).")
+@click.option("--round-size", type=click.IntRange(1, 1_000_000), default=20, show_default=True,
+              help="With --sequential: labelled conversations per round, in the order their labels were stored.")
 @store_option
-def gate_cmd(policy: Path, out_dir: Path, store_path: str) -> None:
+def gate_cmd(policy: Path, out_dir: Path, sequential: bool, round_size: int, store_path: str) -> None:
     """Apply a gate policy: writes verdict.json; exit 0 pass, 1 fail, 3 inconclusive, 2 bad input.
 
     Each check and judge is pass, fail or inconclusive (its CI straddles the threshold, or too
@@ -344,7 +349,7 @@ def gate_cmd(policy: Path, out_dir: Path, store_path: str) -> None:
 
     with Store.open_existing(store_path) as store:
         ensure_folder(out_dir)  # before the gate records its verdict in the store
-        verdict, _ = run_gate(store, policy)
+        verdict, _ = run_gate(store, policy, sequential=round_size if sequential else None)
     lines = explain(verdict)
     print_verdict(console, verdict, lines)
     path = write_text_atomic(out_dir / "verdict.json", json.dumps(verdict, indent=1))

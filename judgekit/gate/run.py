@@ -333,7 +333,7 @@ def evaluate(policy: Policy, report: Report, alt: dict[str, Any] | None = None,
 
 
 def run_gate(store: Any, policy_path: str | Path, *, full_report: bool = False,
-             record: bool = True) -> tuple[dict[str, Any], Report]:
+             record: bool = True, sequential: int | None = None) -> tuple[dict[str, Any], Report]:
     """Compute the verdict for a policy over the ratings in ``store``.
 
     The verdict (schema :data:`judgekit.verdict.read.SCHEMA_VERSION`) records the policy and its
@@ -389,6 +389,12 @@ def run_gate(store: Any, policy_path: str | Path, *, full_report: bool = False,
 
     results = evaluate(policy, report, alt, probes=probes, fidelity=fid,
                        calls=own_calls(store, rubric, list(policy.judges)))
+    seq_info = None
+    if sequential is not None:  # rounds of `sequential` conversations (judgekit.gate.sequential)
+        from judgekit.gate.sequential import apply_sequential, sequential_checks
+
+        seq, seq_info = sequential_checks(store, policy, rubric, report, round_size=sequential)
+        apply_sequential(results, seq)
     from judgekit.verdict.certify import certify
 
     for r in results:
@@ -412,6 +418,7 @@ def run_gate(store: Any, policy_path: str | Path, *, full_report: bool = False,
         "passed": all(r["passed"] for r in results),
         "judges": results,
         **view_info,
+        **({"sequential": seq_info} if seq_info is not None else {}),
     }
     if record:  # (``judgekit plan`` reads a pilot without recording a verdict)
         record_verdict(store, verdict)

@@ -88,6 +88,8 @@ class VerdictV3(_Strict):
     judges: list[JudgeV3] = Field(min_length=1)
     #: only in a verdict whose policy gates under a view (an optional key of version 3)
     view: ViewRef | None = None
+    #: only in a verdict of ``judgekit gate --sequential``: its rounds (:mod:`judgekit.gate.sequential`)
+    sequential: dict[str, Any] | None = None
 
 
 def view_problem(v: dict[str, Any], policy_view: str | None) -> str | None:
