@@ -244,6 +244,11 @@ def evaluate(policy: Policy, report: Report, alt: dict[str, Any] | None = None,
                 total = sum(cm["support"].values())
                 if b is not None and b["items"] is not None and total > support:
                     more = math.ceil(b["items"] * total / support)
+                    if spare is not None and more > spare:
+                        checks[-1]["budget"] = undecidable_budget(checks[-1]["name"], (
+                            f"it would need about {more:,} more human-rated items at the label's current share "
+                            f"{support} of {total}, but the data holds only {spare:,} more"))
+                        continue
                     b["sentence"] = (f"{checks[-1]['name']}: about {b['items']} more items with the reference "
                                      f"label '{label}' (about {more} more human-rated items at its current share "
                                      f"{support} of {total}) would likely decide it (CI half-width ∝ 1/√n, "
@@ -300,7 +305,8 @@ def evaluate(policy: Policy, report: Report, alt: dict[str, Any] | None = None,
                     f"the same consensus "
                     f"{_fmt(hv)} on the same items (mean over {mean['n_humans']} humans): paired difference "
                     f"{_fmt(diff['value'])}, must stay above −margin {c.within_human_noise.margin}{note}",
-                    _ci(diff), unit="items rated by two or more humans", available=None)
+                    _ci(diff), unit="items rated by two or more humans",
+                    available=None if own is None else max(own["items"] - mean["n"], 0))
         if c.alt_test is not None:
             at = c.alt_test
             res = (alt or {}).get(judge)
