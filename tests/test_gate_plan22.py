@@ -83,10 +83,12 @@ def test_sample_takes_the_plans_budget(pilot: dict[str, Path], tmp_path: Path) -
     db = tmp_path / "s.db"
     shutil.copy(pilot["store"], db)
     plan = tmp_path / "plan.json"
-    plan.write_text(json.dumps({"budget": {"unit": "conversations", "n": 40, "items": 240}}))
+    plan.write_text(json.dumps({"budget": {"unit": "conversations", "n": 40, "items": 240, "rubric": "restrictiveness"}}))
     res = CliRunner().invoke(main, ["sample", "--name", "main", "--from-plan", str(plan), "--store", str(db)])
     assert res.exit_code == 0, res.output
-    assert "240 of 1980 items" in res.output and "whole conversations: 40 of 330" in res.output
+    # the plan counts the pilot's labels: the rest is drawn among unrated items, whole conversations
+    assert "Sample 'main': 240 of " in res.output and "whole conversations: 40 of " in res.output
+    assert "a human already rated are left out" in res.output
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({"budget": {"unit": "conversations", "items": "many"}}))
     res = CliRunner().invoke(main, ["sample", "--name", "x", "--from-plan", str(bad), "--store", str(db)])

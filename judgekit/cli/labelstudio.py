@@ -294,8 +294,9 @@ def _pull(
 @click.option("--out", "out_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Also write the design table (item_id, reason, stratum, weight, overlap) here.")
 @click.option("--from-plan", "plan_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Take --size from a plan `judgekit plan --out` wrote (its budget; whole conversations when "
-                   "it counts conversations).")
+              help="Take --size from a plan `judgekit plan --out` wrote: the units it needs beyond those already "
+                   "labelled (whole conversations when it counts conversations), drawn at random unless "
+                   "--random-share says otherwise.")
 @store_option
 def sample_cmd(
     name: str | None,
@@ -359,8 +360,13 @@ def sample_cmd(
 
         if size is not None:
             raise JudgekitError("Give --size or --from-plan, not both.")
-        n_items, whole = read_plan_budget(plan_path)
+        n_items, whole, plan_rubric = read_plan_budget(plan_path)
         base["size"] = n_items
+        base["exclude_rated"] = True  # the plan counts the pilot's labels: draw the rest
+        # the plan's figures are the study's: draw at random (representative), unless told otherwise
+        base.setdefault("random_share", 1.0)
+        if "rubric" not in base and plan_rubric is not None:
+            base["rubric"] = plan_rubric
         if whole:
             base["by_conversation"] = True
     if "name" not in base or "size" not in base:

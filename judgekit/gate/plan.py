@@ -6,8 +6,10 @@ The plan reads a pilot: a store with the judge's ratings and some human labels (
 figures on it, :func:`judgekit.gate.run.run_gate` without recording a verdict). For each check:
 
 * its spread per unit from the pilot: σ = (high − low) / (2 · 1.96) · √n for a check with a 95%
-  interval on n units (bootstrap or Wilson), the estimate the interval's centre (for a fidelity
-  figure the signed difference judge − reference and its paired bootstrap interval);
+  interval on n units (bootstrap or Wilson), the estimate the interval's centre; a fidelity figure
+  is planned for a judge that does not move it (difference 0; a pilot's per-cell estimate is too
+  noisy to plan at) with the spread of its paired bootstrap interval, unless the pilot's interval
+  already lies wholly beyond the margin ("likely UNTRUSTED": the units that show it);
 * the units for 80% power at the policy's threshold (:func:`judgekit.stats.power.n_for_power`):
   "mean" (t interval) for agreement figures, "difference"/"within" (|d| ≤ margin, two one-sided
   tests) for fidelity figures, "proportion" (Wilson) for abstention and error rates — these count
@@ -110,8 +112,9 @@ def _check_row(judge: str, ch: dict[str, Any], total_n: int, budget: int | None,
     if assume_kappa is not None and metric == "kappa":
         est = assume_kappa
     sd = _sigma(ci, n)
-    if sd is None:
-        return PlanRow(judge, ch["name"], unit, n, est, thr, None, "the pilot gives no spread for it")
+    if sd is None:  # no spread in the pilot: the floor decides it (optimistic for a small pilot)
+        return PlanRow(judge, ch["name"], unit, n, est, thr, max(total_n, 2),
+                       None if est != thr else "the estimate sits on the threshold")
     share = n / total_n if total_n and kind == "per_slice" else 1.0
     direction = "<=" if rule == "ci<=" else ">="
     need, why = _need(n_for_power(thr, est, kind="mean", direction=direction, sd=sd, bounds=None))
@@ -144,23 +147,29 @@ def _figure_rows(judge: str, pairs: list[Any], spec: Any, budget: int | None) ->
                 why = f"{p.name} is undefined in the pilot ({p.undefined or 'no interval'})"
                 continue
             sd = _sigma([p.low, p.high], p.n)
-            if sd is None:
-                continue  # no spread in the pilot: it decides at any n
-            share = p.n / total
-            need, reason = _need(n_for_power(margin, p.diff, kind="difference", direction="within", sd=sd,
-                                             bounds=None))
+            share = max(p.n, 1) / total
+            # the pilot's own evidence that the judge moves the figure: its interval wholly beyond the margin
+            beyond = p.low > margin or p.high < -margin
+            # planned for a judge that does not move the figure (θ = 0), with the pilot's spread: a
+            # pilot's per-cell point estimate is too noisy to plan at
+            theta = p.diff if beyond else 0.0
+            if sd is None:  # no spread in the pilot: its floor decides it (optimistic for a small pilot)
+                need, reason = spec.min_units, None
+            else:
+                need, reason = _need(n_for_power(margin, theta, kind="difference", direction="within", sd=sd,
+                                                 bounds=None))
             if need is None:
                 why = f"{p.name}: {reason}"
                 continue
             need = math.ceil(need / share)
-            if abs(p.diff) > margin:
+            if beyond:
                 if refute is None or need < refute[0]:
                     refute = (need, p)
             elif worst is None or need > worst[0]:
                 worst = (need, p)
-            if budget:
+            if budget and sd is not None:
                 mb = _margin(smallest_margin(max(int(budget * share), 2), kind="difference", direction="within",
-                                             sd=sd, theta_assumed=p.diff))
+                                             sd=sd, theta_assumed=theta))
                 at_budget = None if mb is None else max(at_budget or 0.0, mb)
         if refute is not None:  # one instance beyond the margin decides the figure (UNTRUSTED for it)
             rows.append(PlanRow(judge, f"figure {fig} (likely UNTRUSTED)", unit, total, refute[1].diff, margin,
@@ -169,17 +178,17 @@ def _figure_rows(judge: str, pairs: list[Any], spec: Any, budget: int | None) ->
             rows.append(PlanRow(judge, f"figure {fig}", unit, total, None, margin, None,
                                 why or "no labelled unit defines it in the pilot"))
         else:
-            rows.append(PlanRow(judge, f"figure {fig}", unit, total, worst[1].diff, margin, worst[0], None,
-                                at_budget))
+            rows.append(PlanRow(judge, f"figure {fig}", unit, total, 0.0, margin, worst[0], None, at_budget))
     return rows
 
 
 def make_plan(store: Any, policy_path: str | Path, *, budget: int | None = None,
-              assume_kappa: float | None = None) -> dict[str, Any]:
+              assume_kappa: float | None = None, judge: str | None = None) -> dict[str, Any]:
     """The plan of a policy on a pilot store (module doc): ``{"rows": [PlanRow as dict], "lines":
     [one sentence per row], "budget": {"unit", "n", "items"}}`` — ``budget`` is the largest need
     over the checks that count human labels, in the unit of the figures (conversations) when the
-    policy has ``analysis_fidelity``, else in human-rated items."""
+    policy has ``analysis_fidelity``, else in human-rated items. ``judge``: plan for that judge of the policy only
+    (the one you mean to certify); default every judge."""
     from judgekit.gate.calls import own_calls
     from judgekit.gate.run import run_gate
     from judgekit.rubric.model import rubric_named_in
@@ -200,7 +209,13 @@ def make_plan(store: Any, policy_path: str | Path, *, budget: int | None = None,
     study = sum(p.extra.get("units_total", 0) for ps in list(pairs.values())[:1] for p in ps
                 if "tier" not in p.key and "turn" not in p.key and p.figure == ps[0].figure)
     rows: list[PlanRow] = []
+    if judge is not None and judge not in policy.judges:
+        from judgekit.errors import JudgekitError
+
+        raise JudgekitError(f"--judge {judge!r} is not a judge of {policy_path} ({', '.join(policy.judges)}).")
     for j in verdict["judges"]:
+        if judge is not None and j["judge"] != judge:
+            continue
         total_n = next((int(c["n"] or 0) for c in j["checks"] if c["name"] == "min_items"), 0)
         for ch in j["checks"]:
             if fidelity_figure(ch["name"]) is not None:
@@ -215,7 +230,12 @@ def make_plan(store: Any, policy_path: str | Path, *, budget: int | None = None,
             r.why = (f"it would need about {r.need:,} conversations for 80% power, more than the study's "
                      f"{study:,}")
             r.need = None
-    human = [r for r in rows if "no human label" not in r.unit and r.need is not None]
+    secondary = {f"figure {f}" for f in policy.secondary}
+    for r in rows:
+        if r.check.split(" (")[0] in secondary:
+            r.check += " (secondary: not in the budget)"
+    human = [r for r in rows if "no human label" not in r.unit and r.need is not None
+             and not r.check.endswith("(secondary: not in the budget)")]
     conv = [r.need for r in human if r.unit == "conversations" and r.need is not None]
     items = [r.need for r in human if r.unit != "conversations" and r.need is not None]
     if conv:
@@ -224,29 +244,64 @@ def make_plan(store: Any, policy_path: str | Path, *, budget: int | None = None,
     else:
         unit, n_plan = "human-rated items", max(items, default=0)
         n_items = n_plan
-    plan_budget: dict[str, Any] = {"unit": unit, "n": n_plan, "items": n_items}
+    capped = budget is not None and n_plan > budget
+    if capped:  # sample what you can afford; each check's line says what that budget resolves
+        n_plan = int(budget or 0)
+        n_items = math.ceil(n_plan * per) if unit == "conversations" else n_plan
+    if unit == "conversations":
+        have = _labelled_conversations(store, rubric, report, policy)
+    else:
+        have = max((r.pilot_n for r in rows if r.check == "min_items"), default=0)
+    more = max(n_plan - have, 0)
+    plan_budget: dict[str, Any] = {"unit": unit, "n": n_plan, "items": n_items, "labelled": have, "more": more,
+                                   "more_items": math.ceil(more * (per if unit == "conversations" else 1)),
+                                   "rubric": policy.rubric}
     undecidable = [r for r in rows if r.need is None]
     lines = [r.line() for r in rows]
     lines.append(f"Plan: label {format_units(n_plan, unit)} (about "
-                 f"{format_units(n_items, 'items')}) to decide every decidable check with 80% power"
+                 f"{format_units(n_items, 'items')}) "
+                 + ("— your --budget, below what 80% power on every check needs (see the margins above) — "
+                    if capped else "to decide every decidable check with 80% power — ")
+                 + f"{format_units(more, unit)} more than the pilot's {have:,}"
                  + (f"; {len(undecidable)} checks no budget decides (listed above)" if undecidable else "")
                  + ". A sequential gate needs about 2.5–3× this.")
     return {"rows": [asdict(r) for r in rows], "lines": lines, "budget": plan_budget}
 
 
-def read_plan_budget(path: str | Path) -> tuple[int, bool]:
-    """``(items, whole_conversations)`` of a plan file ``judgekit plan --out`` wrote: the items to
-    sample, and whether to draw whole conversations; anything else is one sentence naming the
-    file and the key."""
+def _labelled_conversations(store: Any, rubric: Any, report: Any, policy: Any) -> int:
+    """The conversations (look-alikes included) with a label of the gate's reference: what the
+    pilot already holds of the plan's budget."""
+    ref = (report.data.get("reference") or {}).get("rater")
+    humans = list(report.data.get("humans") or [])
+    ids = [ref] if ref and ref != "consensus" else humans
+    r = store.ratings(rubric=rubric, rater_ids=ids) if ids else store.ratings(rubric=rubric, rater_kind="human")
+    items = store.items()
+    spec = policy.checks.analysis_fidelity
+    col = "conversation_id" if "conversation_id" in items.columns else (spec.prompt_column if spec else None)
+    if col is None or col not in items.columns:
+        return 0
+    labelled = set(r["item_id"].astype(str))
+    return int(items.loc[items["item_id"].astype(str).isin(labelled), col].nunique())
+
+
+def read_plan_budget(path: str | Path) -> tuple[int, bool, str | None]:
+    """``(items, whole_conversations, rubric)`` of a plan file ``judgekit plan --out`` wrote: the
+    items to sample beyond the pilot (``more_items``; ``items`` in a plan without it), whether to
+    draw whole conversations, and the policy's rubric (the pilot's labels are under it); anything
+    else is one sentence naming the file and the key."""
     from judgekit.core.config import read_yaml_mapping
     from judgekit.errors import JudgekitError
 
     p = Path(path)
     data = read_yaml_mapping(p, what="Plan file", expect="the 'budget' `judgekit plan --out` writes")  # JSON is YAML
     b = data.get("budget")
-    n = b.get("items") if isinstance(b, dict) else None
+    n = (b.get("more_items", b.get("items"))) if isinstance(b, dict) else None
     unit = b.get("unit") if isinstance(b, dict) else None
+    if n == 0 and unit in ("conversations", "human-rated items"):
+        raise JudgekitError(f"Plan file {p}: the pilot already holds the labels the plan needs (budget more_items "
+                            "is 0); run `judgekit gate` on the store.")
     if not isinstance(n, int) or isinstance(n, bool) or n < 1 or unit not in ("conversations", "human-rated items"):
         raise JudgekitError(f"Plan file {p}: 'budget' needs 'items' (a whole number >= 1) and 'unit' "
                             "('conversations' or 'human-rated items'); write it again with `judgekit plan --out`.")
-    return n, unit == "conversations"
+    rubric = b.get("rubric") if isinstance(b, dict) else None
+    return n, unit == "conversations", rubric if isinstance(rubric, str) and rubric else None

@@ -118,11 +118,13 @@ SECONDARY_KINDS = ("max_abstention_rate", "max_error_rate", "min_class_recall", 
 def secondary_problem(policy: Any) -> str | None:
     """Why the policy's ``secondary`` is not allowed (a phrase), or None."""
     names = list(getattr(policy, "secondary", None) or [])
-    for name in names:
-        if name not in SECONDARY_KINDS:
-            return (f"secondary names {excerpt(name)}, which is not a check kind that may be secondary; use some "
-                    f"of {', '.join(SECONDARY_KINDS)} (the agreement floor and the figures are always primary)")
     c = policy.checks
+    figures = list(c.analysis_fidelity.chosen) if getattr(c, "analysis_fidelity", None) is not None else []
+    for name in names:
+        if name not in SECONDARY_KINDS and name not in figures:
+            return (f"secondary names {excerpt(name)}, which is neither a check kind that may be secondary nor a "
+                    f"figure of analysis_fidelity; use some of {', '.join([*SECONDARY_KINDS, *figures])} (the "
+                    "agreement floor is always primary)")
     floor = [k for k, on in (("min_value", c.min_value is not None), ("min_lower_bound", c.min_lower_bound is not None),
                              ("alt_test", c.alt_test is not None),
                              ("within_human_noise", c.within_human_noise is not None)) if on]
