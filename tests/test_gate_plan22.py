@@ -126,3 +126,26 @@ def test_sequential_refuses_a_policy_without_a_mean_figure(pilot: dict[str, Path
     res = CliRunner().invoke(main, ["gate", str(pol), "--store", str(pilot["store"]), "--sequential",
                                     "--out", str(tmp_path / "g")])
     assert res.exit_code == 2 and "--sequential decides the calibration figures RCE_t and drift" in res.output
+
+
+def test_gate_sequential_rounds_are_the_recorded_samples(pilot: dict[str, Path], tmp_path: Path) -> None:
+    import shutil
+
+    from judgekit.verdict.read import load_verdict
+
+    db = tmp_path / "s.db"
+    shutil.copy(pilot["store"], db)
+    for name, seed in (("b1", "1"), ("b2", "2")):
+        res = CliRunner().invoke(main, ["sample", "--name", name, "--size", "120", "--by-conversation",
+                                        "--seed", seed, "--store", str(db)])
+        assert res.exit_code == 0, res.output
+    res = CliRunner().invoke(main, ["gate", str(pilot["policy"]), "--store", str(db), "--sequential",
+                                    "--rounds", "b1,b2", "--out", str(tmp_path / "g")])
+    assert res.exit_code in (0, 1, 3), res.output
+    v = load_verdict(tmp_path / "g" / "verdict.json")
+    assert v["sequential"]["samples"] == ["b1", "b2"] and v["sequential"]["round_size"] is None
+    detail = next(c["detail"] for j in v["judges"] for c in j["checks"] if "drift(" in c["name"])
+    assert "(recorded samples)" in detail
+    res = CliRunner().invoke(main, ["gate", str(pilot["policy"]), "--store", str(db), "--sequential",
+                                    "--rounds", "b1,nope", "--out", str(tmp_path / "h")])
+    assert res.exit_code == 2 and "--rounds names the sample 'nope', which the store does not hold" in res.output

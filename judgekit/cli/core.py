@@ -328,8 +328,12 @@ def _agree_between(rubric: Any, spec: str, by: list[str], *, resamples: int, see
                    "may label in batches and stop when they are decided (docs/gate.md).")
 @click.option("--round-size", type=click.IntRange(1, 1_000_000), default=20, show_default=True,
               help="With --sequential: labelled conversations per round, in the order their labels were stored.")
+@click.option("--rounds", default=None,
+              help="With --sequential: the recorded samples (labelling batches) in order, comma-separated, e.g. "
+                   "pilot,batch2 — each is one round (instead of --round-size).")
 @store_option
-def gate_cmd(policy: Path, out_dir: Path, sequential: bool, round_size: int, store_path: str) -> None:
+def gate_cmd(policy: Path, out_dir: Path, sequential: bool, round_size: int, rounds: str | None,
+             store_path: str) -> None:
     """Apply a gate policy: writes verdict.json; exit 0 pass, 1 fail, 3 inconclusive, 2 bad input.
 
     Each check and judge is pass, fail or inconclusive (its CI straddles the threshold, or too
@@ -349,7 +353,10 @@ def gate_cmd(policy: Path, out_dir: Path, sequential: bool, round_size: int, sto
 
     with Store.open_existing(store_path) as store:
         ensure_folder(out_dir)  # before the gate records its verdict in the store
-        verdict, _ = run_gate(store, policy, sequential=round_size if sequential else None)
+        if rounds and not sequential:
+            raise JudgekitError("--rounds is read by --sequential; add --sequential (or drop --rounds).")
+        verdict, _ = run_gate(store, policy, sequential=round_size if sequential else None,
+                              rounds=_split(rounds))
     lines = explain(verdict)
     print_verdict(console, verdict, lines)
     path = write_text_atomic(out_dir / "verdict.json", json.dumps(verdict, indent=1))

@@ -339,7 +339,8 @@ def evaluate(policy: Policy, report: Report, alt: dict[str, Any] | None = None,
 
 
 def run_gate(store: Any, policy_path: str | Path, *, full_report: bool = False,
-             record: bool = True, sequential: int | None = None) -> tuple[dict[str, Any], Report]:
+             record: bool = True, sequential: int | None = None,
+             rounds: list[str] | None = None) -> tuple[dict[str, Any], Report]:
     """Compute the verdict for a policy over the ratings in ``store``.
 
     The verdict (schema :data:`judgekit.verdict.read.SCHEMA_VERSION`) records the policy and its
@@ -397,9 +398,12 @@ def run_gate(store: Any, policy_path: str | Path, *, full_report: bool = False,
                        calls=own_calls(store, rubric, list(policy.judges)))
     seq_info = None
     if sequential is not None:  # rounds of `sequential` conversations (judgekit.gate.sequential)
-        from judgekit.gate.sequential import apply_sequential, sequential_checks
+        from judgekit.gate.sequential import apply_sequential, sample_rounds, sequential_checks
 
-        seq, seq_info = sequential_checks(store, policy, rubric, report, round_size=sequential)
+        seq, seq_info = sequential_checks(store, policy, rubric, report, round_size=sequential,
+                                          rounds_of=sample_rounds(store, rounds) if rounds else None)
+        if rounds:
+            seq_info["samples"] = list(rounds)
         apply_sequential(results, seq)
     from judgekit.verdict.certify import certify
 

@@ -72,9 +72,27 @@ def _per_conversation(store: Any, policy: Any, rubric: Any, report: Any, judge: 
     return df.assign(conv_order=df["conv"].map(first))
 
 
-def sequential_checks(store: Any, policy: Any, rubric: Any, report: Any, *,
-                      round_size: int) -> tuple[dict[str, list[dict[str, Any]]], dict[str, Any]]:
-    """judge → its sequential fidelity checks (module doc), and the rounds record of the verdict."""
+def sample_rounds(store: Any, names: list[str]) -> dict[str, int]:
+    """item id → its round: the position (0-based) of the first of the recorded samples ``names``
+    (the labelling batches `judgekit sample` recorded, in the order given) that holds it. A name
+    the store does not hold is one sentence."""
+    have = set(store.sample_names()) if hasattr(store, "sample_names") else set()
+    out: dict[str, int] = {}
+    for r, name in enumerate(names):
+        if name not in have:
+            raise JudgekitError(f"--rounds names the sample {name!r}, which the store does not hold; recorded "
+                                f"samples: {', '.join(sorted(have)) or 'none'}.")
+        for row in store.sample_rows(name):
+            out.setdefault(str(row.item_id), r)
+    return out
+
+
+def sequential_checks(store: Any, policy: Any, rubric: Any, report: Any, *, round_size: int,
+                      rounds_of: dict[str, int] | None = None) -> tuple[dict[str, list[dict[str, Any]]],
+                                                                      dict[str, Any]]:
+    """judge → its sequential fidelity checks (module doc), and the rounds record of the verdict.
+    ``rounds_of`` (item id → round, :func:`sample_rounds`): a conversation's round is that of its
+    first item in a sample; labelled conversations in no sample form one last round."""
     import numpy as np
 
     from judgekit.stats.sequential import sequential_decision
@@ -90,7 +108,12 @@ def sequential_checks(store: Any, policy: Any, rubric: Any, report: Any, *,
         df = _per_conversation(store, policy, rubric, report, judge)
         convs = df.drop_duplicates("conv").sort_values("conv_order")["conv"].tolist()
         n_conv = max(n_conv, len(convs))
-        round_of = {c: k // round_size for k, c in enumerate(convs)}
+        if rounds_of is not None:
+            first = df.assign(r=df["item_id"].map(rounds_of)).groupby("conv")["r"].min()
+            last = len(set(rounds_of.values()))
+            round_of = {c: int(first[c]) if first[c] == first[c] else last for c in convs}
+        else:
+            round_of = {c: k // round_size for k, c in enumerate(convs)}
         checks = []
         for model in sorted(df["model"].unique()):
             dm = df[df["model"] == model]
@@ -131,7 +154,8 @@ def sequential_checks(store: Any, policy: Any, rubric: Any, report: Any, *,
                     ch = make_check(name, finite(abs(mean)), margin, used, (
                         f"sequential calibration {fig}(model={model}, turn={int(t)}): judge − reference "
                         f"{mean:+.3f}, anytime-valid 95% confidence sequence [{lo:+.3f}, {hi:+.3f}] on {used} "
-                        f"conversations, {where} (rounds of {round_size}); |difference| must stay within {margin:g}"),
+                        f"conversations, {where} ({'recorded samples' if rounds_of is not None else f'rounds of {round_size}'}); "
+                        f"|difference| must stay within {margin:g}"),
                         ci, min_n=spec.min_units)
                     if ch["state"] == "inconclusive":
                         ch["budget"] = {"items": round_size, "slices": {}, "sentence": (
@@ -142,8 +166,8 @@ def sequential_checks(store: Any, policy: Any, rubric: Any, report: Any, *,
                         decided_at[f"{judge}: {name}"] = dec.round
                     checks.append(ch)
         out[judge] = checks
-    n_rounds_all = -(-n_conv // round_size) if n_conv else 0
-    return out, {"round_size": round_size, "rounds": n_rounds_all, "conversations": n_conv,
+    n_rounds_all = (-(-n_conv // round_size) if n_conv else 0) if rounds_of is None else len(set(rounds_of.values()))
+    return out, {"round_size": round_size if rounds_of is None else None, "rounds": n_rounds_all, "conversations": n_conv,
                  "figures": [f for f in spec.chosen if f in SEQUENTIAL_FIGURES], "decided_at_round": decided_at}
 
 
