@@ -225,6 +225,18 @@ def make_plan(store: Any, policy_path: str | Path, *, budget: int | None = None,
                 rows.append(row)
         if policy.checks.analysis_fidelity is not None:
             rows += _figure_rows(j["judge"], pairs.get(j["judge"], []), policy.checks.analysis_fidelity, budget)
+    if pairs:
+        have = _labelled_conversations(store, rubric, report, policy)
+    else:
+        have = max((r.pilot_n for r in rows if r.check == "min_items"), default=0)
+    return summarise(rows, policy=policy, per=per, study=study, budget=budget, have=have)
+
+
+def summarise(rows: list[PlanRow], *, policy: Any, per: float, study: int, budget: int | None,
+              have: int) -> dict[str, Any]:
+    """The plan from its rows: a need beyond the ``study`` is undecidable; ``secondary`` figures are
+    left out of the budget; the budget is the largest need (in conversations when a row counts
+    them, ``per`` items each), capped at ``budget``; ``have`` units are labelled already."""
     for r in rows:  # a need beyond the study: undecidable in it, with the reason
         if r.need is not None and r.unit == "conversations" and study and r.need > study:
             r.why = (f"it would need about {r.need:,} conversations for 80% power, more than the study's "
@@ -248,10 +260,8 @@ def make_plan(store: Any, policy_path: str | Path, *, budget: int | None = None,
     if capped:  # sample what you can afford; each check's line says what that budget resolves
         n_plan = int(budget or 0)
         n_items = math.ceil(n_plan * per) if unit == "conversations" else n_plan
-    if unit == "conversations":
-        have = _labelled_conversations(store, rubric, report, policy)
-    else:
-        have = max((r.pilot_n for r in rows if r.check == "min_items"), default=0)
+    if unit != "conversations" and per != 1.0:
+        have = int(have * per)
     more = max(n_plan - have, 0)
     plan_budget: dict[str, Any] = {"unit": unit, "n": n_plan, "items": n_items, "labelled": have, "more": more,
                                    "more_items": math.ceil(more * (per if unit == "conversations" else 1)),
@@ -266,6 +276,8 @@ def make_plan(store: Any, policy_path: str | Path, *, budget: int | None = None,
                  + (f"; {len(undecidable)} checks no budget decides (listed above)" if undecidable else "")
                  + ". A sequential gate needs about 2.5–3× this.")
     return {"rows": [asdict(r) for r in rows], "lines": lines, "budget": plan_budget}
+
+
 
 
 def _labelled_conversations(store: Any, rubric: Any, report: Any, policy: Any) -> int:
