@@ -149,3 +149,25 @@ def test_gate_sequential_rounds_are_the_recorded_samples(pilot: dict[str, Path],
     res = CliRunner().invoke(main, ["gate", str(pilot["policy"]), "--store", str(db), "--sequential",
                                     "--rounds", "b1,nope", "--out", str(tmp_path / "h")])
     assert res.exit_code == 2 and "--rounds names the sample 'nope', which the store does not hold" in res.output
+
+
+def test_plan_without_a_pilot_from_assumed_quality(tmp_path: Path) -> None:
+    from judgekit.testing.study import write_study
+
+    paths = write_study(tmp_path, figures=("C", "drift"), n_resamples=200, human_share=0.0)
+    db = str(tmp_path / "s.db")
+    res = CliRunner().invoke(main, ["import", str(paths["ratings"]), "--rubric", "restrictiveness", "--items",
+                                    str(paths["items"]), "--store", db])
+    assert res.exit_code == 0, res.output
+    res = CliRunner().invoke(main, ["plan", str(paths["policy"]), "--store", db])
+    assert res.exit_code == 2 and "holds no human label" in res.output and "--assume-kappa" in res.output
+    out = tmp_path / "plan.json"
+    res = CliRunner().invoke(main, ["plan", str(paths["policy"]), "--store", db, "--judge", "judge-fair",
+                                    "--assume-kappa", "0.9", "--assume-sd", "0.11", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    rows = {r["check"]: r for r in json.loads(out.read_text())["rows"]}
+    # weighted κ has no planning formula without a pilot: undecidable with that reason
+    assert rows["min_weighted_kappa"]["need"] is None and "pilot" in rows["min_weighted_kappa"]["why"]
+    # |d| <= 0.05 at d = 0, σ = 0.11: about ((1.96 + 1.2816) · 0.11 / 0.05)² = 50.9 per model, 3 models
+    need = rows["figure drift"]["need"]
+    assert 3 * 50 <= need <= 3 * 56, need

@@ -27,48 +27,17 @@ spread still from the pilot). A sequential gate (``judgekit gate --sequential``)
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from judgekit.stats.power import Undecidable, format_units, n_for_power, smallest_margin
+from judgekit.gate.plan_rows import PlanRow, summarise
+from judgekit.stats.power import Undecidable, n_for_power, smallest_margin
 from judgekit.verdict.checks import check_kind, fidelity_figure
 
 Z = 1.959963984540054
 #: check kinds the plan does not size (their own tests or probes; `judgekit probe` reports them)
 NOT_PLANNED = ("alt_test", "max_covariate_effect", "max_self_preference", "min_stability", "max_flip_rate",
                "max_label_drift", "min_class_recall", "max_abs_bias", "max_abs_bias_slice")
-
-
-@dataclass
-class PlanRow:
-    """One planned check (or fidelity figure): the units it counts, the pilot's n and estimate,
-    the units needed for the wanted power (``need``; None when undecidable, with ``why``), and
-    the smallest margin at the budget (None when not asked or not resolvable)."""
-
-    judge: str
-    check: str
-    unit: str
-    pilot_n: int
-    estimate: float | None
-    threshold: float | None
-    need: int | None
-    why: str | None = None
-    margin_at_budget: float | None = None
-
-    def line(self) -> str:
-        if self.check == "min_items":
-            return (f"{self.judge} min_items: {format_units(self.need or 0, self.unit)} (the policy's floor; the "
-                    f"pilot has {self.pilot_n:,}).")
-        est = "undefined" if self.estimate is None else f"{self.estimate:+.3f}"
-        head = f"{self.judge} {self.check} (pilot {self.pilot_n:,} {self.unit}, estimate {est}"
-        head += f", threshold {self.threshold:g})" if self.threshold is not None else ")"
-        if self.need is None:
-            return f"{head}: undecidable — {self.why}."
-        out = f"{head}: {format_units(self.need, self.unit)} for 80% power"
-        if self.margin_at_budget is not None:
-            out += f"; the budget resolves a margin of ±{self.margin_at_budget:.3f}"
-        return out + "."
 
 
 def _sigma(ci: list[float] | None, n: int) -> float | None:
@@ -183,7 +152,8 @@ def _figure_rows(judge: str, pairs: list[Any], spec: Any, budget: int | None) ->
 
 
 def make_plan(store: Any, policy_path: str | Path, *, budget: int | None = None,
-              assume_kappa: float | None = None, judge: str | None = None) -> dict[str, Any]:
+              assume_kappa: float | None = None, judge: str | None = None,
+              assume_sd: float | None = None) -> dict[str, Any]:
     """The plan of a policy on a pilot store (module doc): ``{"rows": [PlanRow as dict], "lines":
     [one sentence per row], "budget": {"unit", "n", "items"}}`` — ``budget`` is the largest need
     over the checks that count human labels, in the unit of the figures (conversations) when the
@@ -195,8 +165,15 @@ def make_plan(store: Any, policy_path: str | Path, *, budget: int | None = None,
     from judgekit.verdict.policy import load_policy
 
     policy, _ = load_policy(policy_path)
-    verdict, report = run_gate(store, policy_path, record=False)
     rubric = rubric_named_in(policy.rubric, f"Policy file {policy_path}")
+    from judgekit.verdict.policy_rules import PEOPLE, reference_kinds
+
+    if not any(k in PEOPLE for k in reference_kinds(store, rubric).values()):  # no pilot: assumed quality
+        from judgekit.gate.plan_assumed import assumed_plan
+
+        return assumed_plan(store, policy, policy_path, rubric, assume_kappa=assume_kappa, assume_sd=assume_sd,
+                            budget=budget, judge=judge)
+    verdict, report = run_gate(store, policy_path, record=False)
     calls = own_calls(store, rubric, list(policy.judges))
     humans = len(report.data.get("ceiling_raters") or report.data.get("humans") or [])
     pairs: dict[str, list[Any]] = {}
@@ -230,54 +207,6 @@ def make_plan(store: Any, policy_path: str | Path, *, budget: int | None = None,
     else:
         have = max((r.pilot_n for r in rows if r.check == "min_items"), default=0)
     return summarise(rows, policy=policy, per=per, study=study, budget=budget, have=have)
-
-
-def summarise(rows: list[PlanRow], *, policy: Any, per: float, study: int, budget: int | None,
-              have: int) -> dict[str, Any]:
-    """The plan from its rows: a need beyond the ``study`` is undecidable; ``secondary`` figures are
-    left out of the budget; the budget is the largest need (in conversations when a row counts
-    them, ``per`` items each), capped at ``budget``; ``have`` units are labelled already."""
-    for r in rows:  # a need beyond the study: undecidable in it, with the reason
-        if r.need is not None and r.unit == "conversations" and study and r.need > study:
-            r.why = (f"it would need about {r.need:,} conversations for 80% power, more than the study's "
-                     f"{study:,}")
-            r.need = None
-    secondary = {f"figure {f}" for f in policy.secondary}
-    for r in rows:
-        if r.check.split(" (")[0] in secondary:
-            r.check += " (secondary: not in the budget)"
-    human = [r for r in rows if "no human label" not in r.unit and r.need is not None
-             and not r.check.endswith("(secondary: not in the budget)")]
-    conv = [r.need for r in human if r.unit == "conversations" and r.need is not None]
-    items = [r.need for r in human if r.unit != "conversations" and r.need is not None]
-    if conv:
-        unit, n_plan = "conversations", max(conv + [math.ceil(i / per) for i in items])
-        n_items = math.ceil(n_plan * per)
-    else:
-        unit, n_plan = "human-rated items", max(items, default=0)
-        n_items = n_plan
-    capped = budget is not None and n_plan > budget
-    if capped:  # sample what you can afford; each check's line says what that budget resolves
-        n_plan = int(budget or 0)
-        n_items = math.ceil(n_plan * per) if unit == "conversations" else n_plan
-    if unit != "conversations" and per != 1.0:
-        have = int(have * per)
-    more = max(n_plan - have, 0)
-    plan_budget: dict[str, Any] = {"unit": unit, "n": n_plan, "items": n_items, "labelled": have, "more": more,
-                                   "more_items": math.ceil(more * (per if unit == "conversations" else 1)),
-                                   "rubric": policy.rubric}
-    undecidable = [r for r in rows if r.need is None]
-    lines = [r.line() for r in rows]
-    lines.append(f"Plan: label {format_units(n_plan, unit)} (about "
-                 f"{format_units(n_items, 'items')}) "
-                 + ("— your --budget, below what 80% power on every check needs (see the margins above) — "
-                    if capped else "to decide every decidable check with 80% power — ")
-                 + f"{format_units(more, unit)} more than the pilot's {have:,}"
-                 + (f"; {len(undecidable)} checks no budget decides (listed above)" if undecidable else "")
-                 + ". A sequential gate needs about 2.5–3× this.")
-    return {"rows": [asdict(r) for r in rows], "lines": lines, "budget": plan_budget}
-
-
 
 
 def _labelled_conversations(store: Any, rubric: Any, report: Any, policy: Any) -> int:
