@@ -92,7 +92,7 @@ def test_an_edited_figure_certificate_is_refused(study: dict, tmp_path: Path) ->
     v = json.loads(json.dumps(study["verdict"]))
     lean = _judge(v, "judge-lean")
     lean["figures"]["drift"] = {"state": "pass", "sentence": "drift: certified"}
-    with pytest.raises(UntrustedJudgeError, match="records figures for judge 'judge-lean' that its checks do not give"):
+    with pytest.raises(UntrustedJudgeError, match="records figures its checks do not certify"):
         require_trusted(v, judge="judge-lean", rubric="restrictiveness", figure="drift")
 
 
@@ -134,3 +134,12 @@ def test_secondary_checks_do_not_block_a_figure(tmp_path: Path) -> None:
     assert certify(entry, Policy(**raw, secondary=["max_error_rate"]))["C"]["state"] == "pass"
     with pytest.raises(ValueError, match="secondary names 'min_value'"):
         Policy(**raw, secondary=["min_value"])
+
+
+def test_the_reader_refuses_edited_figures(study: dict) -> None:
+    from judgekit.verdict.read import load_verdict
+
+    v = json.loads(json.dumps(study["verdict"]))
+    _judge(v, "judge-lean")["figures"]["drift"] = {"state": "pass", "sentence": "drift: certified"}
+    with pytest.raises(UntrustedJudgeError, match=r"judges\[1\] \(judge-lean\) records figures its checks do not certify"):
+        load_verdict(v)
