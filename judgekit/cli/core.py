@@ -337,9 +337,12 @@ def gate_cmd(policy: Path, out_dir: Path, sequential: bool, round_size: int, rou
     """Apply a gate policy: writes verdict.json; exit 0 pass, 1 fail, 3 inconclusive, 2 bad input.
 
     Each check and judge is pass, fail or inconclusive (its CI straddles the threshold, or too
-    few items); an inconclusive judge gets a label budget: about how many more human-rated
-    items would likely decide it. Exit 0 when every judge passes, 1 when any fails, 3 when none
-    fails but some is inconclusive, 2 for bad input. A policy with `view: NAME` gates under a
+    few items); an inconclusive judge gets a label budget: about how many more units (human-rated
+    items, double-rated items, conversations, or items judged) would likely decide it, or
+    "undecidable" and why. With analysis_fidelity the verdict also says which figures it
+    certifies. --sequential reads RCE_t and Drift(t) round by round (docs/gate.md). Exit 0
+    when every judge passes, 1 when any fails, 3 when none fails but some is inconclusive, 2 for
+    bad input. A policy with `view: NAME` gates under a
     view of its rubric (e.g. view: binary; see docs/rubrics.md).
 
     \b
