@@ -98,7 +98,7 @@ def test_a_long_value_in_a_rubric_gives_a_short_error(tmp_path):
 
 def test_a_long_judge_name_in_a_policy_gives_a_short_error(tmp_path, small_store):
     p = tmp_path / "policy.yaml"
-    p.write_text(f"rubric: refusal\njudges: [{BIG}]\nchecks: {{min_items: 1, min_value: 0.5}}\n", encoding="utf-8")
+    p.write_text(f"rubric: refusal\njudges: [{BIG}]\nchecks: {{min_items: 5, min_value: 0.5}}\n", encoding="utf-8")
     line = short_error(*run("gate", str(p), "--store", str(small_store), "--out", str(tmp_path)))
     assert line.startswith(f"error: Policy file {p}: judge 'xxxx") and "judges with ratings: j1." in line
 
@@ -147,7 +147,7 @@ def test_rubric_template_that_cannot_be_read_is_one_sentence(tmp_path):
 )
 def test_policy_by_reference_humans_errors_name_the_policy_file(tmp_path, small_store, extra, expected):
     p = tmp_path / "policy.yaml"
-    p.write_text("rubric: refusal\njudges: [j1]\nchecks: {min_items: 1, min_value: 0.5}\nn_resamples: 200\n" + extra,
+    p.write_text("rubric: refusal\njudges: [j1]\nchecks: {min_items: 5, min_value: 0.5}\nn_resamples: 200\n" + extra,
                  encoding="utf-8")
     out_dir = tmp_path / "out"
     line = short_error(*run("gate", str(p), "--store", str(small_store), "--out", str(out_dir)))
@@ -160,7 +160,7 @@ def test_policy_by_reference_humans_errors_name_the_policy_file(tmp_path, small_
 def test_a_valid_policy_with_by_reference_and_humans_still_gates(tmp_path, small_store):
     p = tmp_path / "policy.yaml"
     p.write_text("rubric: refusal\njudges: [j1]\nreference: final\nhumans: [h1, h2]\nby: [model]\n"
-                 "checks: {min_items: 1, min_value: 0.5, per_slice: {min_items: 1, min_value: 0.5}}\nn_resamples: 200\n",
+                 "checks: {min_items: 5, min_value: 0.5, per_slice: {min_items: 1, min_value: 0.5}}\nn_resamples: 200\n",
                  encoding="utf-8")
     code, out = run("gate", str(p), "--store", str(small_store), "--out", str(tmp_path / "out"))
     assert code == 0, out

@@ -171,7 +171,9 @@ def test_within_human_noise_without_a_comparison_below_min_items_is_inconclusive
     noise = next(c for c in v["judges"][0]["checks"] if c["name"] == "within_human_noise")
     assert (noise["state"], noise["figure"], noise["n"], noise["threshold"]) == ("inconclusive", None, 0, -0.1)
     assert noise["detail"].startswith("SMALL SAMPLE: n=0 is below min_items 5; no like-for-like human comparison")
-    assert noise["budget"]["items"] == 5
+    # one human: only a second annotator can decide it, not more items (issue 22)
+    assert noise["budget"]["items"] is None
+    assert "only a second annotator can decide it" in noise["budget"]["sentence"]
     assert v["judges"][0]["state"] == "inconclusive"
     with Store(db) as s, pytest.raises(UntrustedJudgeError, match=r"did not pass.*inconclusive: within_human_noise"):
         require_trusted(path, judge="j1", rubric=REFUSAL, store=s)

@@ -118,7 +118,7 @@ def test_the_matrix_declines_trials_and_perturbed_copies(tmp_path):
 
     policy = tmp_path / "p.yaml"
     policy.write_text("rubric: refusal\njudges: [j, j~label_order]\nreference: ref\nn_resamples: 100\nchecks:\n"
-                      "  min_items: 2\n  metric: percent_agreement\n  min_value: 0.0\n", encoding="utf-8")
+                      "  min_items: 5\n  metric: percent_agreement\n  min_value: 0.01\n", encoding="utf-8")
     with Store(tmp_path / "t.db") as s:
         new, _ = run_gate(s, policy)
         old, _ = run_gate(s, policy, full_report=True)
@@ -162,7 +162,7 @@ def test_a_verdict_is_refused_once_a_judge_or_human_label_changes(tmp_path):
     db = _store(tmp_path / "s.db")
     policy = tmp_path / "p.yaml"
     policy.write_text("rubric: refusal\njudges: [j]\nreference: ref\nn_resamples: 100\nchecks:\n"
-                      "  min_items: 2\n  metric: percent_agreement\n  min_value: 0.0\n", encoding="utf-8")
+                      "  min_items: 5\n  metric: percent_agreement\n  min_value: 0.01\n", encoding="utf-8")
     with Store(db) as s:
         verdict, _ = run_gate(s, policy)
         assert verdict["state"] == "pass"

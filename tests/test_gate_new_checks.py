@@ -49,9 +49,9 @@ def _policy(tmp_path: Path, text: str) -> Path:
     if "checks:\n" in text:
         head, body = text.split("checks:\n", 1)
         if "min_items" not in body:
-            body = "  min_items: 1\n" + body
+            body = "  min_items: 5\n" + body
         if not any(k in body for k in ("min_value", "min_lower_bound", "alt_test", "within_human_noise")):
-            body = "  min_value: -1.0\n" + body
+            body = "  min_value: -0.99\n" + body
         text = head + "checks:\n" + body
     p = tmp_path / "policy.yaml"
     p.write_text(text)
@@ -188,9 +188,9 @@ def test_within_human_noise_with_one_human_says_why_it_cannot_compare(tmp_path):
     with Store(db) as s:
         verdict, _ = run_gate(s, policy)
     c = _checks(verdict)["within_human_noise"]
-    # n 0 is below min_items 1: inconclusive, as load_verdict re-derives it (issue 13 review)
+    # n 0 is below min_items 5: inconclusive, as load_verdict re-derives it (issue 13 review)
     assert c["state"] == "inconclusive" and c["figure"] is None and c["threshold"] == -0.1 and c["n"] == 0
-    assert c["detail"].startswith("SMALL SAMPLE: n=0 is below min_items 1; no like-for-like human comparison:")
+    assert c["detail"].startswith("SMALL SAMPLE: n=0 is below min_items 5; no like-for-like human comparison:")
     from judgekit.verdict.read import load_verdict
 
     load_verdict(verdict)

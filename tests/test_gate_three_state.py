@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 
 import pytest
@@ -68,11 +69,15 @@ def test_a_20_item_gate_is_inconclusive_with_a_label_budget_and_exit_3(tmp_path)
         c = checks[name]
         assert c["state"] == "inconclusive" and c["n"] == 20, c
         assert c["detail"].startswith("SMALL SAMPLE: n=20 is below min_items 30")
-        assert c["budget"]["items"] >= 10
-    assert checks["min_items"]["budget"]["items"] == 10
+    # the store holds 20 items, all labelled and judged: no budget larger than the data (issue 22)
+    assert checks["min_items"]["budget"] == {"items": None, "slices": {}, "sentence": (
+        "min_items: undecidable: it would need about 10 more human-rated items, but the data holds only 0 more.")}
+    ab = checks["max_abstention_rate"]["budget"]
+    assert ab["items"] is None and "j has judged every item of the study; 0 of 20 abstentions: shows ≤ 0.139" \
+        in ab["sentence"]  # Clopper-Pearson: 1 - 0.05 ** (1 / 20) = 0.1391
     budget = j["budget"]
-    assert budget["items"] >= 10 and budget["slices"] == {}
-    assert "more human-rated items overall would likely decide it" in budget["sentence"]
+    assert budget["items"] is None and budget["slices"] == {}
+    assert "more human-rated items are unlikely to decide it" in budget["sentence"]
     assert "Label budget" in res.output
     lines = explain(v)
     assert lines[0].startswith("INCONCLUSIVE j for refusal@1: 3 of 3 checks inconclusive")
@@ -95,8 +100,12 @@ def test_an_interval_straddling_the_threshold_is_inconclusive_and_the_budget_fol
     h, d = k["value"] - k["low"], k["value"] - 0.84
     analytic = math.ceil(k["n"] * (h / d) ** 2) - k["n"]
     assert analytic > 0
-    assert analytic <= c["budget"]["items"] <= math.ceil((analytic + k["n"]) * 1.25 ** 20)
-    assert c["budget"]["sentence"].startswith(f"min_kappa_lower_bound: about {c['budget']['items']} more")
+    # every item is labelled already: the budget says what it would take and that the data lacks it
+    assert c["budget"]["items"] is None
+    m = re.fullmatch(r"min_kappa_lower_bound: undecidable: it would need about ([\d,]+) more human-rated items, "
+                     r"but the data holds only 0 more\.", c["budget"]["sentence"])
+    assert m is not None, c["budget"]["sentence"]
+    assert analytic <= int(m.group(1).replace(",", "")) <= math.ceil((analytic + k["n"]) * 1.25 ** 20)
     # the min_items check passes at 200 >= 100
     assert next(c for c in verdict["judges"][0]["checks"] if c["name"] == "min_items")["state"] == "pass"
 

@@ -151,13 +151,16 @@ def test_a_panel_with_a_rubric_per_framing_runs_caches_and_agrees_per_framing(tm
     assert vs_ref(pooled, "rules", key="1") == 0.75 and vs_ref(pooled, "rules", key="7") == 1.0
 
     # the gate works per framing rubric: rules agrees on 4 of 4 framing-7 items, 3 of 4 framing-1
-    for name, expect in (("leak_direct", 1), ("leak_elaboration", 0)):
+    # (4 items per framing are below the least min_items a policy may ask for, 5: inconclusive)
+    for name, expect in (("leak_direct", 0.75), ("leak_elaboration", 1.0)):
         policy = tmp_path / f"gate-{name}.yaml"
-        policy.write_text(f"rubric: '{tmp_path / (name + '.yaml')}'\njudges: [rules]\nchecks: {{min_items: 4, "
+        policy.write_text(f"rubric: '{tmp_path / (name + '.yaml')}'\njudges: [rules]\nchecks: {{min_items: 5, "
                           "metric: percent_agreement, min_value: 0.8}\nn_resamples: 200\n")
         res = invoke(["gate", policy, "--out", tmp_path / f"v-{name}", "--store", db])
-        assert res.exit_code == expect, res.output
+        assert res.exit_code == 3, res.output
         verdict = json.loads((tmp_path / f"v-{name}" / "verdict.json").read_text())
+        fig = next(c for c in verdict["judges"][0]["checks"] if c["name"] == "min_percent_agreement")
+        assert fig["figure"] == expect and fig["n"] == 4
         assert verdict["rubric_hash"] == (direct if name == "leak_direct" else elab).hash
 
 

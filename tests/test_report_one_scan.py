@@ -157,7 +157,7 @@ reference: consensus
 checks:
   min_items: 5
   metric: kappa
-  min_lower_bound: -1
+  min_lower_bound: -0.99
 """
 
 

@@ -233,7 +233,7 @@ def test_a_self_consistent_hand_edited_verdict_is_refused(tmp_path, db):
 
 def test_an_edited_human_noise_threshold_is_refused(tmp_path, db):
     path = gate_file(tmp_path, db, GOOD.replace("min_value: 0.2", "min_value: 0.0")
-                     .replace("min_class_recall: {min: 0.5", "min_class_recall: {min: 0.0")
+                     .replace("  min_class_recall: {min: 0.5, min_support: 5}\n", "")
                      .replace("per_slice: {min_items: 5, min_value: 0.2}", "per_slice: {min_items: 5, min_value: 0.0}"))
     v = json.loads(path.read_text())
     noise = next(c for c in judge_entry(v, "j2")["checks"] if c["name"] == "within_human_noise")
@@ -304,7 +304,7 @@ def test_importing_over_a_panel_judge_voids_its_verdict(tmp_path, db):
     code, out = run("judge", panel, "--store", db, "--no-progress")
     assert code == 0, out
     path = gate_file(tmp_path, db, "rubric: refusal\njudges: [kw]\nreference: final\n"
-                                   "checks: {min_items: 10, min_value: -1}\nn_resamples: 100\n")
+                                   "checks: {min_items: 10, min_value: -0.99}\nn_resamples: 100\n")
     with Store(db) as store:
         before = store.ratings(rubric="refusal", rater_ids=["kw"])
         assert require_trusted(path, judge="kw", rubric="refusal", store=store)["spec"] == "rules:refusal-keywords"

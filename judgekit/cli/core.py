@@ -366,16 +366,28 @@ def _agree_between(rubric: Any, spec: str, by: list[str], *, resamples: int, see
 @click.argument("policy", type=InputPath(dir_okay=False, path_type=Path))
 @click.option("--out", "out_dir", default=".", show_default=True, type=OutputPath(file_okay=False, path_type=Path),
               help="Folder for verdict.json and verdict.md.")
+@click.option("--sequential", is_flag=True, default=False,
+              help="Decide RCE_t and Drift(t) with anytime-valid confidence sequences read round by round, so you "
+                   "may label in batches and stop when they are decided (docs/gate.md).")
+@click.option("--round-size", type=click.IntRange(1, 1_000_000), default=20, show_default=True,
+              help="With --sequential: labelled conversations per round, in the order their labels were stored.")
+@click.option("--rounds", default=None,
+              help="With --sequential: the recorded samples (labelling batches) in order, comma-separated, e.g. "
+                   "pilot,batch2 — each is one round (instead of --round-size).")
 @json_option
 @quiet_option
 @store_option
-def gate_cmd(policy: Path, out_dir: Path, json_out: str | None, quiet: bool, store_path: str) -> None:
+def gate_cmd(policy: Path, out_dir: Path, sequential: bool, round_size: int, rounds: str | None,
+             json_out: str | None, quiet: bool, store_path: str) -> None:
     """Apply a gate policy: writes verdict.json; exit 0 pass, 1 fail, 3 inconclusive, 2 bad input.
 
     Each check and judge is pass, fail or inconclusive (its CI straddles the threshold, or too
-    few items); an inconclusive judge gets a label budget: about how many more human-rated
-    items would likely decide it. Exit 0 when every judge passes, 1 when any fails, 3 when none
-    fails but some is inconclusive, 2 for bad input. A policy with `view: NAME` gates under a
+    few items); an inconclusive judge gets a label budget: about how many more units (human-rated
+    items, double-rated items, conversations, or items judged) would likely decide it, or
+    "undecidable" and why. With analysis_fidelity the verdict also says which figures it
+    certifies. --sequential reads RCE_t and Drift(t) round by round (docs/gate.md). Exit 0
+    when every judge passes, 1 when any fails, 3 when none fails but some is inconclusive, 2 for
+    bad input. A policy with `view: NAME` gates under a
     view of its rubric (e.g. view: binary; see docs/rubrics.md).
 
     \b
@@ -390,7 +402,10 @@ def gate_cmd(policy: Path, out_dir: Path, json_out: str | None, quiet: bool, sto
 
     with Store.open_existing(store_path) as store:
         ensure_folder(out_dir)  # before the gate records its verdict in the store
-        verdict, _ = run_gate(store, policy)
+        if rounds and not sequential:
+            raise JudgekitError("--rounds is read by --sequential; add --sequential (or drop --rounds).")
+        verdict, _ = run_gate(store, policy, sequential=round_size if sequential else None,
+                              rounds=_split(rounds))
         store_note(store_path, has_ratings(store, verdict["rubric"], verdict.get("rubric_hash"), "judge"),
                    verdict["rubric"], verdict.get("rubric_hash"), quiet=quiet or json_out == "-")
     lines = explain(verdict)

@@ -316,6 +316,10 @@ def _pull(
 @click.option("--replace", is_flag=True, help="Replace a recorded sample of the same name.")
 @click.option("--out", "out_path", type=OutputPath(dir_okay=False, path_type=Path), default=None,
               help="Also write the design table (item_id, reason, stratum, weight, overlap) here.")
+@click.option("--from-plan", "plan_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Take --size from a plan `judgekit plan --out` wrote: the units it needs beyond those already "
+                   "labelled (whole conversations when it counts conversations), drawn at random unless "
+                   "--random-share says otherwise.")
 @store_option
 def sample_cmd(
     name: str | None,
@@ -337,6 +341,7 @@ def sample_cmd(
     items_path: Path | None,
     replace: bool,
     out_path: Path | None,
+    plan_path: Path | None,
     store_path: str,
 ) -> None:
     """Choose which items people should rate, and record the design in the store.
@@ -375,6 +380,20 @@ def sample_cmd(
         "conversation_column": conversation_column,
     }
     base.update({k: v for k, v in flags.items() if v is not None})
+    if plan_path is not None:
+        from judgekit.gate.plan import read_plan_budget
+
+        if size is not None:
+            raise JudgekitError("Give --size or --from-plan, not both.")
+        n_items, whole, plan_rubric = read_plan_budget(plan_path)
+        base["size"] = n_items
+        base["exclude_rated"] = True  # the plan counts the pilot's labels: draw the rest
+        # the plan's figures are the study's: draw at random (representative), unless told otherwise
+        base.setdefault("random_share", 1.0)
+        if "rubric" not in base and plan_rubric is not None:
+            base["rubric"] = plan_rubric
+        if whole:
+            base["by_conversation"] = True
     if "name" not in base or "size" not in base:
         raise JudgekitError("Give --name and --size (or a --spec file that has them).")
     # the spec file is named in messages about its rubric, judges and strata unless a flag set one

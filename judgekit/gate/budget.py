@@ -58,7 +58,9 @@ def _slice_of(kind: str, inner: str) -> str | None:
     return inner
 
 
-def label_budget(check: dict[str, Any], *, point: Any, min_n: int | None, seed: int = 0) -> dict[str, Any]:
+def label_budget(check: dict[str, Any], *, point: Any, min_n: int | None, seed: int = 0,
+                 unit: str = "human-rated items", available: int | None = None,
+                 undefined: str | None = None) -> dict[str, Any]:
     """About how many more human-rated items would likely decide an inconclusive ``check``.
 
     Two reasons a check is inconclusive, each with its count: its n is below the floor
@@ -71,6 +73,12 @@ def label_budget(check: dict[str, Any], *, point: Any, min_n: int | None, seed: 
     Wilson intervals, a normal draw with the scaled spread for bootstrap figures) and grown by a
     quarter until the simulated interval decides (at most 20 times). When the estimate sits on
     the threshold (d = 0) no number of labels is likely to decide it: ``items`` is None.
+
+    ``unit`` names what is counted (human-rated items, items rated by two humans, items judged by
+    the judge); ``available`` is how many more such units the data holds: a need above it is
+    "undecidable" with that reason (``items`` None), never a budget larger than the study.
+    ``undefined`` (why the figure is undefined, e.g. one label only in a slice): undecidable, as
+    more units of the same kind leave it undefined. Counts are written with thousands separators.
     """
     import numpy as np
 
@@ -112,14 +120,46 @@ def label_budget(check: dict[str, Any], *, point: Any, min_n: int | None, seed: 
     key = None if m is None else _slice_of(kind, m.group(1))
     if key is not None and not what.startswith("min_recall"):
         slices[key] = need
+    if undefined is not None:
+        return undecidable_budget(what, f"the figure is undefined ({undefined}), and more {unit} of the "
+                                        "same kind leave it undefined")
     if undecidable and need == 0:
-        return {"items": None, "slices": {}, "sentence": (
-            f"{what}: the estimate sits on the threshold, so more human-rated items are unlikely to decide it.")}
+        return undecidable_budget(what, f"the estimate sits on the threshold {thr:g}, so no number of more "
+                                        f"{unit} is likely to decide it")
+    if available is not None and need > available:
+        return undecidable_budget(what, f"it would need about {need:,} more {unit}, but the data holds only "
+                                        f"{available:,} more")
     where = f" in slice {next(iter(slices))}" if slices else ""
-    small = f" (n={n} is below the floor {min_n})" if min_n is not None and n < min_n else ""
+    small = f" (n={n:,} is below the floor {min_n:,})" if min_n is not None and n < min_n else ""
     return {"items": need, "slices": slices, "sentence": (
-        f"{what}: about {need} more human-rated items{where} would likely decide it{small} "
+        f"{what}: about {need:,} more {unit}{where} would likely decide it{small} "
         "(CI half-width ∝ 1/√n, confirmed by one simulation).")}
+
+
+def undecidable_budget(name: str, reason: str) -> dict[str, Any]:
+    """The budget of a check no number of labels of its kind decides: ``items`` None and the
+    reason in one sentence starting "undecidable"."""
+    return {"items": None, "slices": {}, "sentence": f"{name}: undecidable: {reason}."}
+
+
+def rate_budget(check: dict[str, Any], *, judge: str, k: int, unjudged: int, min_n: int | None,
+                seed: int = 0) -> dict[str, Any]:
+    """The budget of an inconclusive abstention or error rate, decided on the judge's own calls:
+    more items judged by the judge (no human label needed) while the study has unjudged items;
+    when the judge has rated every item, what its k of n calls can show (the exact one-sided 95%
+    bound, :func:`judgekit.stats.power.what_it_shows`: "0 of 18 abstentions: shows ≤ 0.153, not
+    ≤ 0.05") and that only a larger study could decide it."""
+    from judgekit.stats.power import what_it_shows
+
+    n = int(check["n"] or 0)
+    what = "abstentions" if check["name"] == "max_abstention_rate" else "failed calls"
+    if unjudged <= 0 and n > 0:
+        shows = what_it_shows(int(k), n).text
+        return undecidable_budget(check["name"], (
+            f"{judge} has judged every item of the study; {k:,} of {n:,} {what}: {shows}, not ≤ "
+            f"{check['threshold']:g} — only a larger study could decide it"))
+    return label_budget(check, point=check["figure"], min_n=min_n, seed=seed,
+                        unit=f"items judged by {judge} (no human label needed)", available=unjudged)
 
 
 def probe_budget(check: dict[str, Any], *, judge: str, min_n: int | None, seed: int = 0,
@@ -186,10 +226,16 @@ def judge_budget(judge: str, checks: list[dict[str, Any]]) -> dict[str, Any]:
     others = [ch["budget"]["sentence"] for ch in open_ if ch["budget"]["items"] is None]
     parts = []
     if overall:
-        parts.append(f"about {max(overall)} more human-rated items overall")
+        top = max((ch for ch in open_ if not ch["budget"]["slices"] and ch["budget"]["items"] is not None),
+                  key=lambda ch: ch["budget"]["items"])
+        # the largest need, in the unit its check counts (conversations, items judged, ...)
+        said = re.search(r"about ([\d,]+) more (.+?)(?: of | in slice | would |, about )", top["budget"]["sentence"])
+        parts.append(f"about {said.group(1)} more {said.group(2)}" if said else
+                     f"about {max(overall):,} more human-rated items overall")
     if slices:
-        parts.append("in slices " + ", ".join(f"{k}: {v}" for k, v in slices.items()))
-    names = ", ".join(ch["name"] for ch in open_)
+        parts.append("in slices " + ", ".join(f"{k}: {v:,}" for k, v in slices.items()))
+    names = ", ".join(ch["name"] for ch in open_[:5]) + (f" and {len(open_) - 5:,} more" if len(open_) > 5 else "")
     return {"items": items, "slices": slices, "sentence": (
         f"{judge} is inconclusive ({names}): {'; '.join(parts)} would likely decide it."
-        + "".join(f" Besides: {x}" for x in others))}
+        + "".join(f" Besides: {x}" for x in others[:3])
+        + (f" ({len(others) - 3:,} more checks are undecidable; each says why.)" if len(others) > 3 else ""))}

@@ -112,7 +112,27 @@ def fidelity_results(store: Any, policy: Any, policy_path: str | Path, rubric: R
                 prompt_col=spec.prompt_column, turn_col=spec.turn_column, n_boot=n_boot, seed=seed))
     else:
         out = _criteria_results(store, policy, policy_path, rubric, ref, items, where)
+    _units_total(out, items, spec)
     return out
+
+
+def _units_total(out: dict[str, list[FigurePair]], items: pd.DataFrame, spec: AnalysisFidelity) -> None:
+    """Record in each pair's ``extra["units_total"]`` how many units (conversations) of its model
+    (and tier) the study holds, so that a label budget never asks for more than there are."""
+    col = "conversation_id" if "conversation_id" in items.columns else spec.prompt_column
+    if col is None or col not in items.columns or spec.model_column not in items.columns:
+        return
+    tier_col = spec.harm_column if spec.harm_column in items.columns else None
+    for pairs in out.values():
+        for p in pairs:
+            if p.unit != "conversations" or "model" not in p.key:
+                continue
+            sel = items[spec.model_column].astype(str) == str(p.key["model"])
+            if "tier" in p.key:
+                if tier_col is None:
+                    continue
+                sel &= items[tier_col].astype(str) == str(p.key["tier"])
+            p.extra["units_total"] = int(items.loc[sel, col].nunique())
 
 
 def _harm(store: Any, items: pd.DataFrame, spec: AnalysisFidelity) -> pd.Series:
@@ -139,6 +159,18 @@ def _guard(where: str, fn: Any) -> Any:
         raise JudgekitError(f"{where}: {exc}") from None
 
 
+def _same_rubric(c: Any, rubric: Rubric, source: str) -> bool:
+    """Whether criterion ``c`` counts labels of the gated ``rubric``: its ``rubric:`` names it
+    (name or id) or is a rubric file (as ``judgekit analyze criteria`` takes it) with the same id
+    and content hash; a view is matched by the full rubric it collapses."""
+    from judgekit.analysis.criteria_spec import criterion_rubric
+
+    if c.rubric in (rubric.name, rubric.id):
+        return True
+    theirs = criterion_rubric(c, source)
+    return (theirs.id, theirs.hash) == (rubric.id, rubric.hash)
+
+
 def _criteria_results(store: Any, policy: Any, policy_path: str | Path, rubric: Rubric,
                       ref: pd.DataFrame, items: pd.DataFrame, where: str) -> dict[str, list[FigurePair]]:
     from judgekit.analysis import fidelity as af
@@ -150,7 +182,7 @@ def _criteria_results(store: Any, policy: Any, policy_path: str | Path, rubric: 
     if not path.is_absolute():
         path = Path(policy_path).parent / path
     crit = load_criteria(path)
-    mine = [c for c in crit.criteria if c.rubric in (rubric.name, rubric.id)]
+    mine = [c for c in crit.criteria if _same_rubric(c, rubric, f"Criteria file {path}")]
     if not mine:
         raise JudgekitError(f"{where}: the criteria file {path} has no criterion under {rubric.id}; "
                             "fidelity is measured on the gated rubric's criteria.")
@@ -179,9 +211,10 @@ def fidelity_checks(spec: AnalysisFidelity, pairs: list[FigurePair], *, seed: in
     for p in pairs:
         fig = None if p.diff is None else finite(abs(p.diff))
         ci = None if p.low is None or p.high is None else [finite(x) for x in abs_interval(p.low, p.high)]
-        rule = (f"|difference| must stay within {spec.max_abs_diff:g} over its whole 95% CI"
+        margin = spec.margin(p.figure)
+        rule = (f"|difference| must stay within {margin:g} over its whole 95% CI"
                 if p.undefined is None else "inconclusive until the labelled items define it")
-        ch = make_check(check_name(p), fig, spec.max_abs_diff, p.n, f"{describe(p)}; {rule}", ci,
+        ch = make_check(check_name(p), fig, margin, p.n, f"{describe(p)}; {rule}", ci,
                         min_n=spec.min_units)
         ch["detail"] = ch["detail"].replace(f"is below min_items {spec.min_units}",
                                             f"{p.unit} is below min_units {spec.min_units}")
@@ -201,14 +234,16 @@ def _budget(ch: dict[str, Any], p: FigurePair, spec: AnalysisFidelity, seed: int
     if p.undefined is not None and p.n >= spec.min_units:
         return {"items": None, "slices": {}, "sentence": (
             f"{ch['name']}: undefined ({p.undefined}); more labels of the same kind are unlikely to define it.")}
-    b = label_budget(ch, point=ch["figure"], min_n=spec.min_units, seed=seed)
+    total = p.extra.get("units_total")
+    b = label_budget(ch, point=ch["figure"], min_n=spec.min_units, seed=seed, unit=p.unit,
+                     available=None if total is None else max(int(total) - p.n, 0))
     if b["items"] is None:
         return {"items": None, "slices": {}, "sentence": b["sentence"]}
     units = int(b["items"])
     items = int(math.ceil(units * per))
     small = f" (n={p.n} {p.unit} is below min_units {spec.min_units})" if p.n < spec.min_units else ""
     return {"items": items, "slices": {}, "sentence": (
-        f"{ch['name']}: about {units} more {p.unit}{f' of {where}' if where else ''}{whole}, about {items} "
+        f"{ch['name']}: about {units:,} more {p.unit}{f' of {where}' if where else ''}{whole}, about {items:,} "
         f"items, would likely decide it{small} (CI half-width ∝ 1/√n, confirmed by one simulation).")}
 
 

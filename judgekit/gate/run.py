@@ -147,7 +147,8 @@ _LOO = ("percent_agreement", "kappa", "weighted_kappa")
 
 def evaluate(policy: Policy, report: Report, alt: dict[str, Any] | None = None,
              probes: dict[str, list[dict[str, Any]]] | None = None,
-             fidelity: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+             fidelity: dict[str, Any] | None = None,
+             calls: dict[str, dict[str, int]] | None = None) -> list[dict[str, Any]]:
     """Apply the policy's checks to each judge in the report. Pure: no I/O.
 
     Each check has its figure, threshold, n, interval (``ci``) and ``state``; the state follows
@@ -159,8 +160,12 @@ def evaluate(policy: Policy, report: Report, alt: dict[str, Any] | None = None,
     from the store when the policy has ``alt_test``). ``probes`` maps each judge to its probe
     checks (:func:`judgekit.gate.probe_checks.gate_checks`; ``run_gate`` computes them); ``fidelity``
     maps each judge to its figure pairs (:func:`judgekit.gate.fidelity.fidelity_results`, for
-    ``analysis_fidelity``).
+    ``analysis_fidelity``). ``calls`` maps each judge to its own calls
+    (:func:`judgekit.gate.calls.own_calls`): abstention and error rates are then decided on every
+    item the judge rated, and label budgets never exceed the items the judge rated.
     """
+    from judgekit.gate.budget import rate_budget, undecidable_budget
+
     c = policy.checks
     metric = c.metric
     floor = c.min_items
@@ -177,33 +182,49 @@ def evaluate(policy: Policy, report: Report, alt: dict[str, Any] | None = None,
                 "use kappa, alpha, ac1 or percent_agreement."
             )
         n = m["n"]
+        own = (calls or {}).get(judge)
+        # the items the judge rated that no human has labelled yet: the most a budget can ask for
+        spare = None if own is None else max(own["items"] - n, 0)
 
         def add(name: str, figure: Any, threshold: Any, n_: int | None, detail: str,
                 ci: Any = None, min_n: int | None = floor, point: Any = None,
-                checks: list[dict] = checks) -> None:
+                checks: list[dict] = checks, unit: str = "human-rated items",
+                available: int | None = spare, undefined: str | None = None) -> dict[str, Any]:
             ch = make_check(name, figure, threshold, n_, detail, ci, min_n=min_n)
             if ch["state"] == "inconclusive":
                 ch["budget"] = label_budget(ch, point=figure if point is None else point, min_n=min_n,
-                                            seed=policy.seed)
+                                            seed=policy.seed, unit=unit, available=available,
+                                            undefined=undefined if figure is None else None)
             checks.append(ch)
+            return ch
 
         if c.min_items is not None:
             add("min_items", n, c.min_items, n, f"{n} items rated by {judge} and the reference")
         if c.min_value is not None:
             add(f"min_{metric}", m["value"], c.min_value, n,
-                m["undefined"] or f"{metric} against the reference (the point estimate decides)", _ci(m))
+                m["undefined"] or f"{metric} against the reference (the point estimate decides)", _ci(m),
+                undefined=m["undefined"])
         if c.min_lower_bound is not None:
             add(f"min_{metric}_lower_bound", m["low"], c.min_lower_bound, n,
                 m["undefined"] or f"lower end of the {conf}% CI of {metric} (point estimate {_fmt(m['value'])})",
-                _ci(m), point=m["value"])
-        if c.max_abstention_rate is not None:
-            r = j["abstain_rate"] or 0.0
-            add("max_abstention_rate", r, c.max_abstention_rate, j["n_items"],
-                f"{j['n_abstain']} of {j['n_items']} items abstained", _wilson(j["n_abstain"], j["n_items"]))
-        if c.max_error_rate is not None:
-            r = j["error_rate"] or 0.0
-            add("max_error_rate", r, c.max_error_rate, j["n_items"],
-                f"{j['n_error']} of {j['n_items']} items failed", _wilson(j["n_error"], j["n_items"]))
+                _ci(m), point=m["value"], undefined=m["undefined"])
+        for key, rate_thr, word in (("abstain", c.max_abstention_rate, "abstained"),
+                                    ("error", c.max_error_rate, "failed")):
+            if rate_thr is None:
+                continue
+            name = "max_abstention_rate" if key == "abstain" else "max_error_rate"
+            if own is not None:  # the judge's own calls, on every item it rated
+                k_, n_calls = own[key], own["calls"]
+                where = f"{k_} of {n_calls} calls of {judge} {word} (all items it rated, human-labelled or not)"
+            else:
+                k_, n_calls = j[f"n_{key}"], j["n_items"]
+                where = f"{k_} of {n_calls} items {word}"
+            ch = make_check(name, (k_ / n_calls) if n_calls else 0.0, rate_thr, n_calls, where,
+                            _wilson(k_, n_calls), min_n=floor)
+            if ch["state"] == "inconclusive":
+                ch["budget"] = rate_budget(ch, judge=judge, k=k_, unjudged=own["unjudged"] if own else 1,
+                                           min_n=floor, seed=policy.seed)
+            checks.append(ch)
         if c.min_coverage is not None:
             cov = j["coverage"]
             share = cov["share"]
@@ -223,6 +244,11 @@ def evaluate(policy: Policy, report: Report, alt: dict[str, Any] | None = None,
                 total = sum(cm["support"].values())
                 if b is not None and b["items"] is not None and total > support:
                     more = math.ceil(b["items"] * total / support)
+                    if spare is not None and more > spare:
+                        checks[-1]["budget"] = undecidable_budget(checks[-1]["name"], (
+                            f"it would need about {more:,} more human-rated items at the label's current share "
+                            f"{support} of {total}, but the data holds only {spare:,} more"))
+                        continue
                     b["sentence"] = (f"{checks[-1]['name']}: about {b['items']} more items with the reference "
                                      f"label '{label}' (about {more} more human-rated items at its current share "
                                      f"{support} of {total}) would likely decide it (CI half-width ∝ 1/√n, "
@@ -235,7 +261,8 @@ def evaluate(policy: Policy, report: Report, alt: dict[str, Any] | None = None,
                 ms = s["judges"][judge]["vs_reference"][metric]
                 add(f"per_slice[{s['by']}={s['key']}]", ms["value"], c.per_slice.min_value, ms["n"],
                     ms["undefined"] or f"{metric} in slice {s['by']}={s['key']} (the point estimate decides)",
-                    _ci(ms), min_n=c.per_slice.min_items)
+                    _ci(ms), min_n=c.per_slice.min_items, available=None,
+                    undefined=ms["undefined"] or ("undefined" if ms["value"] is None else None))
         if c.max_abs_bias is not None:
             b = c.max_abs_bias
             fv, fci, what = _bias_figure(j["bias"])
@@ -260,8 +287,15 @@ def evaluate(policy: Policy, report: Report, alt: dict[str, Any] | None = None,
                 why = (loo.get("undefined") or diff.get("undefined")
                        or "no leave-one-out comparison (need two humans on the same items)")
                 # below checks.min_items it is inconclusive, as every overall check (derive_state)
-                add("within_human_noise", None, thr, mean.get("n", 0),
-                    f"no like-for-like human comparison: {why}")
+                ch = add("within_human_noise", None, thr, mean.get("n", 0),
+                         f"no like-for-like human comparison: {why}", unit="items rated by two or more humans",
+                         available=None, undefined=why)
+                n_hum = len(report.data.get("ceiling_raters") or report.data.get("humans") or [])
+                if ch["state"] == "inconclusive" and n_hum < 2:
+                    ch["budget"] = undecidable_budget("within_human_noise", (
+                        f"only a second annotator can decide it: it compares {judge} and each human with the "
+                        f"others' consensus on the same items, and {n_hum} human rated them; more items rated by "
+                        "one human do not help — have a second human rate some of the same items"))
             else:
                 jv = mean[lm]["value"]
                 hv = mean["human_same_items"][lm]["value"]
@@ -271,7 +305,8 @@ def evaluate(policy: Policy, report: Report, alt: dict[str, Any] | None = None,
                     f"the same consensus "
                     f"{_fmt(hv)} on the same items (mean over {mean['n_humans']} humans): paired difference "
                     f"{_fmt(diff['value'])}, must stay above −margin {c.within_human_noise.margin}{note}",
-                    _ci(diff))
+                    _ci(diff), unit="items rated by two or more humans",
+                    available=None if own is None else max(own["items"] - mean["n"], 0))
         if c.alt_test is not None:
             at = c.alt_test
             res = (alt or {}).get(judge)
@@ -303,7 +338,9 @@ def evaluate(policy: Policy, report: Report, alt: dict[str, Any] | None = None,
     return out
 
 
-def run_gate(store: Any, policy_path: str | Path, *, full_report: bool = False) -> tuple[dict[str, Any], Report]:
+def run_gate(store: Any, policy_path: str | Path, *, full_report: bool = False,
+             record: bool = True, sequential: int | None = None,
+             rounds: list[str] | None = None) -> tuple[dict[str, Any], Report]:
     """Compute the verdict for a policy over the ratings in ``store``.
 
     The verdict (schema :data:`judgekit.verdict.read.SCHEMA_VERSION`) records the policy and its
@@ -355,10 +392,26 @@ def run_gate(store: Any, policy_path: str | Path, *, full_report: bool = False) 
         from judgekit.gate.fidelity import fidelity_results
 
         fid = fidelity_results(store, policy, policy_path, rubric, report)
-    results = evaluate(policy, report, alt, probes=probes, fidelity=fid)
+    from judgekit.gate.calls import own_calls
+
+    results = evaluate(policy, report, alt, probes=probes, fidelity=fid,
+                       calls=own_calls(store, rubric, list(policy.judges)))
+    seq_info = None
+    if sequential is not None:  # rounds of `sequential` conversations (judgekit.gate.sequential)
+        from judgekit.gate.sequential import apply_sequential, sample_rounds, sequential_checks
+
+        seq, seq_info = sequential_checks(store, policy, rubric, report, round_size=sequential,
+                                          rounds_of=sample_rounds(store, rounds) if rounds else None)
+        if rounds:
+            seq_info["samples"] = list(rounds)
+        apply_sequential(results, seq)
     from judgekit.store.provenance import meta_hashes, provenance_digests  # issue 20
+    from judgekit.verdict.certify import certify
     for r in results:
         r.update({k: v for k, v in judge_identity(store, r["judge"], rubric).items() if k != "judge"})
+        certs = certify(r, policy)
+        if certs:
+            r["figures"] = certs
         r["judge_ratings_hash"] = (hashes["judges"][r["judge"]] if hashes else
                                    judge_ratings_hash(store, rubric, r["judge"]))
         r["provenance"] = provenance_digests(store, rubric, r["judge"])  # issue 20: where they came from
@@ -377,8 +430,10 @@ def run_gate(store: Any, policy_path: str | Path, *, full_report: bool = False) 
         "judges": results,
         **view_info,
         "meta_hashes": meta_hashes(store, rubric),  # issue 20: the labelled items' metadata
+        **({"sequential": seq_info} if seq_info is not None else {}),
     }
-    record_verdict(store, verdict)
+    if record:  # (``judgekit plan`` reads a pilot without recording a verdict)
+        record_verdict(store, verdict)
     return verdict, report
 
 
@@ -414,6 +469,10 @@ def explain(verdict: dict[str, Any]) -> list[str]:
 
     for j in verdict["judges"]:
         lines.extend(fidelity_lines(j))
+    if any(j.get("figures") for j in verdict["judges"]):
+        from judgekit.verdict.certify import figure_lines
+
+        lines.extend(figure_lines(verdict, Policy(**verdict["policy"])))
     return lines
 
 

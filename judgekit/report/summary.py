@@ -66,24 +66,15 @@ def fmt_value(x: Any) -> str:
 
 
 def comparison(check: dict[str, Any]) -> str:
-    """``≥`` for a ``min_*`` check, ``≤`` for a ``max_*`` check, else inferred from the outcome.
+    """The direction of a check's threshold, read from its kind
+    (:func:`judgekit.verdict.checks.check_kind`: ``≥`` for ``point>=`` and ``ci>=`` rules, ``≤``
+    for ``ci<=``), never from its result; empty for a name the gate never writes."""
+    from judgekit.verdict.checks import check_kind
 
-    A check that failed with its figure below the threshold needed ``≥``; one that passed above
-    it, too; the opposite cases needed ``≤``. Empty when it cannot be told.
-    """
-    name = str(check.get("name", ""))
-    if name.startswith("min_"):
-        return "≥"
-    if name.startswith("max_"):
-        return "≤"
-    op = check.get("op") or check.get("comparison")
-    if op in ("<", "<=", ">", ">=", "≤", "≥", "=="):
-        return str(op)
-    # infer the direction from the outcome: a failed check below its threshold needed >=, ...
-    fig, thr, passed = check.get("figure"), check.get("threshold"), check.get("passed")
-    if is_num(fig) and is_num(thr) and fig != thr and isinstance(passed, bool):
-        return "≥" if (fig > thr) == passed else "≤"
-    return ""
+    kind = check_kind(str(check.get("name", "")))
+    if kind is None:
+        return ""
+    return "≤" if kind[1] == "ci<=" else "≥"
 
 
 #: a check's or a judge's state as shown in a table; ``inconclusive`` is never pass or fail.

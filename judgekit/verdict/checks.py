@@ -71,6 +71,16 @@ def check_kind(name: str) -> tuple[str, str, str | None] | None:
     return None
 
 
+_FIDELITY = re.compile(r"analysis_fidelity\[([a-z_]+):([A-Za-z_]+)(\(.*\))?\]", re.DOTALL)
+
+
+def fidelity_figure(name: str) -> str | None:
+    """The figure of an ``analysis_fidelity`` check name (``analysis_fidelity[calibration:drift(model=m,
+    turn=6)]`` → ``"drift"``), or None for another check."""
+    m = _FIDELITY.fullmatch(name)
+    return m.group(2) if m else None
+
+
 def min_n_of(kind: str, policy: Policy) -> int | None:
     """The small-sample floor a check of ``kind`` gets under ``policy``: below it the check is
     inconclusive whatever its figure. Overall checks use the policy's ``checks.min_items``,

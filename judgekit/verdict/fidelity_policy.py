@@ -6,6 +6,7 @@ Example (in a policy's ``checks``)::
       analysis: calibration          # calibration | distribution | criteria
       figures: [C, RCE, drift, drift_tier]
       max_abs_diff: 0.05             # |figure(judge) − figure(reference)| must stay within this
+      margins: {drift_tier: 0.1}     # optional: a figure's own margin (default max_abs_diff)
       min_units: 10                  # fewer labelled conversations (prompts) behind a figure: inconclusive
       harm_column: severity          # calibration: H from this item column (default: human harm ratings)
 
@@ -60,6 +61,8 @@ class AnalysisFidelity(ConfigModel):
     analysis: Literal["calibration", "distribution", "criteria"]
     figures: list[str] = Field(default_factory=list)
     max_abs_diff: float = Field(ge=0)
+    #: a figure's own margin (figure → max |difference|); the others use ``max_abs_diff``
+    margins: dict[str, float] = Field(default_factory=dict)
     min_units: int = Field(default=10, ge=1)
     harm_column: str | None = None
     harm_rubric: str = "harm_severity"
@@ -83,10 +86,20 @@ class AnalysisFidelity(ConfigModel):
 
     @model_validator(mode="after")
     def _known(self) -> AnalysisFidelity:
-        check_figures(self.analysis, self.figures)
+        chosen = check_figures(self.analysis, self.figures)
+        for fig, margin in self.margins.items():
+            if fig not in chosen:
+                raise ValueError(f"margins names {fig!r}, which is not one of the figures checked "
+                                 f"({', '.join(chosen)}); name a checked figure")
+            if not margin >= 0 or margin != margin:
+                raise ValueError(f"margins.{fig} {margin!r} is not a number >= 0")
         if (self.analysis == "criteria") != (self.criteria is not None):
             raise ValueError("criteria (the criteria file) is needed with analysis: criteria and only then")
         return self
+
+    def margin(self, figure: str) -> float:
+        """The margin of ``figure``: its own (``margins``) or ``max_abs_diff``."""
+        return float(self.margins.get(figure, self.max_abs_diff))
 
     @property
     def chosen(self) -> list[str]:

@@ -103,7 +103,10 @@ class Policy(_Strict):
     humans: list[str] | None = None
     by: list[str] = Field(default_factory=list)
     checks: Checks
-    n_resamples: int = Field(default=1000, ge=100)
+    #: check kinds reported but not blocking a figure's certification (:mod:`judgekit.verdict.certify`);
+    #: default none: every check is primary
+    secondary: list[str] = Field(default_factory=list)
+    n_resamples: int = Field(default=1000, ge=100)  # at most policy_rules.MAX_RESAMPLES
     seed: int = 0
 
     _rules = model_validator(mode="after")(policy_rules.validate_policy)

@@ -56,7 +56,16 @@ from judgekit.errors import JudgekitError, UntrustedJudgeError
 from judgekit.store.judge_identity import (
     judge_identity as judge_identity,  # re-exported: its old home
 )
-from judgekit.verdict.checks import ONCE, PROBES, check_kind, combine_states, derive_state, min_n_of
+from judgekit.verdict.certify import certify
+from judgekit.verdict.checks import (
+    ONCE,
+    PROBES,
+    check_kind,
+    combine_states,
+    derive_state,
+    fidelity_figure,
+    min_n_of,
+)
 from judgekit.verdict.policy import Policy
 from judgekit.verdict.schema import Budget as Budget  # re-exported
 from judgekit.verdict.schema import State as State  # re-exported
@@ -228,6 +237,8 @@ def _consistent(v: dict[str, Any], where: str) -> None:
                 raise _fail(where, f"{at} is not a check of the policy it records")
             if metric is not None and metric != c.metric:
                 raise _fail(where, f"{at} is about {metric}, but the policy's metric is {c.metric}")
+            if name == "analysis_fidelity" and c.analysis_fidelity is not None:  # a figure's own margin
+                wanted[name] = c.analysis_fidelity.margin(fidelity_figure(ch["name"]) or "")
             if ch["threshold"] != wanted[name]:
                 raise _fail(where, f"{at} has threshold {_fmt(ch['threshold'])}, but the policy it records sets "
                                    f"{_fmt(wanted[name])}")
@@ -264,6 +275,8 @@ def _consistent(v: dict[str, Any], where: str) -> None:
         if (j["budget"] is None) is (jstate == "inconclusive"):
             raise _fail(where, f"judges[{k}] ({j['judge']}) is {jstate!r} but "
                                + ("has a label budget" if j["budget"] is not None else "has no label budget"))
+        if j.get("figures") is not None and j["figures"] != certify(j, policy):  # (issue 22: certified figures)
+            raise _fail(where, f"judges[{k}] ({j['judge']}) records figures its checks do not certify")
     vstate = combine_states([j["state"] for j in v["judges"]])
     if v["passed"] is not (vstate == "pass"):
         bad = next((j["judge"] for j in v["judges"] if not j["passed"]), "")

@@ -40,6 +40,14 @@ class CheckV3(_Strict):
     budget: Budget | None
 
 
+class FigureCert(_Strict):
+    """Whether a verdict certifies a figure for a judge (:mod:`judgekit.verdict.certify`): its
+    state and one sentence (what would establish it when it is not)."""
+
+    state: State
+    sentence: str = Field(min_length=1)
+
+
 class JudgeV3(_Strict):
     judge: str = Field(min_length=1)
     state: State
@@ -53,6 +61,9 @@ class JudgeV3(_Strict):
     #: where the judge's ratings came from, ``{group: digest}`` (:mod:`judgekit.store.provenance`;
     #: an optional key of version 3: a verdict without it is refused as made by an older judgekit)
     provenance: dict[str, str] | None = None
+    #: per figure of ``analysis_fidelity`` (an optional key of version 3; recomputed from the
+    #: checks whenever it is used, :func:`judgekit.verdict.certify.certify`)
+    figures: dict[str, FigureCert] | None = None
 
 
 class ViewRef(_Strict):
@@ -83,6 +94,8 @@ class VerdictV3(_Strict):
     #: ``{metadata column: digest}`` of the items with human or reference ratings
     #: (:func:`judgekit.store.provenance.meta_hashes`; optional in version 3, see ``provenance``)
     meta_hashes: dict[str, str] | None = None
+    #: only in a verdict of ``judgekit gate --sequential``: its rounds (:mod:`judgekit.gate.sequential`)
+    sequential: dict[str, Any] | None = None
 
 
 def view_problem(v: dict[str, Any], policy_view: str | None) -> str | None:

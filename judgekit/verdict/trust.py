@@ -24,6 +24,7 @@ def require_trusted(
     rubric: Rubric | str,
     judge_hash: str | None = None,
     store: Any = None,
+    figure: str | None = None,
 ) -> dict[str, Any]:
     """Raise :class:`UntrustedJudgeError` unless ``verdict`` says ``judge`` passed for ``rubric``.
 
@@ -65,6 +66,9 @@ def require_trusted(
         raise UntrustedJudgeError(
             f"Judge {judge!r} changed since the verdict (its spec or parameters differ); {how}."
         )
+    if figure is not None and (entry["state"] != "pass" or entry.get("figures")):
+        _require_figure(v, entry, judge, rub.id, figure, how)
+        return entry
     if not entry["passed"] or entry["state"] != "pass":
         failed = [c["name"] for c in entry["checks"] if c["state"] == "fail"]
         open_ = [c["name"] for c in entry["checks"] if c["state"] == "inconclusive"]
@@ -77,3 +81,34 @@ def require_trusted(
             cli_hint="On the command line: --untrusted.",
         )
     return entry
+
+
+def _require_figure(v: Verdict, entry: dict[str, Any], judge: str, rubric_id: str, figure: str, how: str) -> None:
+    """``figure=``: the judge need not pass every check, only those that certify ``figure``
+    (:func:`judgekit.verdict.certify.certify`, recomputed from the checks; an edited ``figures``
+    entry is refused)."""
+    from judgekit.verdict.certify import certify
+    from judgekit.verdict.policy import Policy
+
+    certs = certify(entry, Policy(**v["policy"]))
+    stored = entry.get("figures")
+    if stored is not None and stored != certs:
+        raise UntrustedJudgeError(
+            f"{f'Verdict {v.source}' if v.source else 'The verdict'} records figures for judge {judge!r} that its "
+            f"checks do not give (edited?); {how}.")
+    if not certs:
+        if entry["state"] == "pass":
+            return
+        raise UntrustedJudgeError(
+            f"Judge {judge!r} did not pass the gate for {rubric_id}, and its policy certifies no figure "
+            f"(no analysis_fidelity), so {figure!r} is not certified; {how}.")
+    cert = certs.get(figure)
+    if cert is None:
+        raise UntrustedJudgeError(
+            f"The verdict certifies figures {', '.join(certs)} for judge {judge!r}, not {figure!r}; add it to the "
+            f"policy's analysis_fidelity figures and run the gate again.")
+    if cert["state"] != "pass":
+        raise UntrustedJudgeError(
+            f"The verdict does not certify {figure!r} for judge {judge!r} on {rubric_id}: {cert['sentence']}; "
+            "its ratings cannot be used as trusted for this figure — label more, improve the judge, or use "
+            "--untrusted to stamp results UNTRUSTED.")

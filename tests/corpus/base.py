@@ -112,7 +112,7 @@ def seed_files() -> dict[str, bytes]:
     items = "".join(
         json.dumps({"item_id": f"i{i}", "prompt": f"prompt {i}", "response": f"response {i}",
                     "model": f"m{i % 2}"}) + "\n" for i in range(N_ITEMS))
-    policy = ("rubric: refusal\njudges: [j1]\nreference: final\nchecks:\n  min_items: 1\n"
+    policy = ("rubric: refusal\njudges: [j1]\nreference: final\nchecks:\n  min_items: 10\n"
               "  min_value: 0.5\nn_resamples: 100\n")
     return {
         "labels.csv": labels,

@@ -117,7 +117,7 @@ RUBRIC_CASES = [
 ]
 
 # ----------------------------------------------------------------------------- policy
-POLICY = ("rubric: refusal\njudges: [j1]\nreference: final\nchecks:\n  min_items: 1\n  min_value: 0.5\n"
+POLICY = ("rubric: refusal\njudges: [j1]\nreference: final\nchecks:\n  min_items: 10\n  min_value: 0.5\n"
           "n_resamples: 100\n")
 POLICY_ARGS = ("gate", "{case}/policy.yaml", "--store", "{store}", "--out", "{out}")
 NO_VERDICT = ("{out}/verdict.json",)
@@ -129,14 +129,14 @@ def policy_case(cid: str, content: str, expect: tuple[str, ...], *, xfail: str |
 
 
 def with_checks(body: str) -> str:
-    return POLICY.replace("  min_items: 1\n  min_value: 0.5\n", body)
+    return POLICY.replace("  min_items: 10\n  min_value: 0.5\n", body)
 
 
 POLICY_CASES = [
     *yaml_damage("policy", "policy.yaml", "Policy file", POLICY_ARGS, POLICY, NO_VERDICT),
     policy_case("two-checks-blocks", POLICY + "checks:\n  min_items: 1000\n",
                 ("line 8", "key 'checks' appears twice", "first at line 4")),
-    policy_case("dup-check-key", with_checks("  min_items: 1\n  min_items: 500\n"),
+    policy_case("dup-check-key", with_checks("  min_items: 10\n  min_items: 500\n"),
                 ("line 5", "key 'min_items' appears twice in checks")),
     policy_case("judgs-typo", POLICY.replace("judges:", "judgs:"), ("judgs",)),
     policy_case("check-typo", with_checks("  min_itmes: 1\n"), ("checks.min_itmes",)),
@@ -149,13 +149,24 @@ POLICY_CASES = [
     policy_case("rubric-unknown", POLICY.replace("rubric: refusal", "rubric: refusl"),
                 ("Rubric 'refusl' does not exist",)),
     policy_case("rubric-number", POLICY.replace("rubric: refusal", "rubric: 7"), ("rubric",)),
-    policy_case("checks-missing", POLICY.replace("checks:\n  min_items: 1\n  min_value: 0.5\n", ""),
+    policy_case("checks-missing", POLICY.replace("checks:\n  min_items: 10\n  min_value: 0.5\n", ""),
                 ("checks",)),
-    policy_case("checks-null", POLICY.replace("  min_items: 1\n  min_value: 0.5\n", ""), ("checks",)),
+    policy_case("checks-null", POLICY.replace("  min_items: 10\n  min_value: 0.5\n", ""), ("checks",)),
     policy_case("checks-list", with_checks("  - min_items: 1\n"), ("checks",)),
     policy_case("min-items-text", with_checks("  min_items: many\n"), ("checks.min_items",)),
     policy_case("min-items-float", with_checks("  min_items: 1.5\n"), ("checks.min_items",)),
     policy_case("min-items-zero", with_checks("  min_items: 0\n"), ("checks.min_items",)),
+    # issue 20 defect 3 / 11: thresholds outside their statistic's range, a check that cannot fail
+    policy_case("kappa-below-range", with_checks("  min_items: 10\n  min_value: -5\n"),
+                ("checks.min_value", "outside the range")),
+    policy_case("kappa-at-floor", with_checks("  min_items: 10\n  min_value: -1\n"),
+                ("checks.min_value", "can never fail")),
+    policy_case("winning-rate-zero", with_checks("  min_items: 10\n  alt_test: {min_winning_rate: 0}\n"),
+                ("checks.alt_test.min_winning_rate", "can never fail")),
+    policy_case("min-items-one", with_checks("  min_items: 1\n  min_value: 0.5\n"),
+                ("checks.min_items", "below 5")),
+    policy_case("resamples-huge", POLICY.replace("n_resamples: 100", "n_resamples: 1000000000"),
+                ("n_resamples", "more than 100,000")),
     policy_case("metric-unknown", with_checks("  metric: f1\n"), ("checks.metric",)),
     policy_case("bound-text", with_checks("  min_lower_bound: high\n"), ("checks.min_lower_bound",)),
     policy_case("rate-above-one", with_checks("  max_abstention_rate: 2\n"), ("checks.max_abstention_rate",)),
@@ -405,12 +416,12 @@ def wrong_types(kind: str, name: str, base: dict, args: tuple[str, ...], paths: 
 
 POLICY_DOC = {
     "rubric": "refusal", "judges": ["j1"], "reference": "final", "humans": ["h1", "h2"], "by": ["model"],
-    "checks": {"min_items": 1, "metric": "kappa", "min_value": 0.1, "min_lower_bound": -1.0,
+    "checks": {"min_items": 10, "metric": "kappa", "min_value": 0.1, "min_lower_bound": -0.99,
                "max_abstention_rate": 0.5, "max_error_rate": 0.5,
                "min_class_recall": {"min": 0.1, "min_support": 1},
-               "per_slice": {"min_items": 1, "min_value": -1.0}, "within_human_noise": {"margin": 1.0},
+               "per_slice": {"min_items": 1, "min_value": -0.99}, "within_human_noise": {"margin": 1.0},
                "min_coverage": 0.5, "max_abs_bias": {"max": 0.5, "per_slice": True, "min_items": 1},
-               "alt_test": {"epsilon": 0.2, "q": 0.05, "min_winning_rate": 0.0, "min_units_per_human": 2}},
+               "alt_test": {"epsilon": 0.2, "q": 0.05, "min_winning_rate": 0.01, "min_units_per_human": 2}},
     "n_resamples": 100, "seed": 0,
 }
 POLICY_PATHS = [("rubric",), ("judges",), ("judges", 0), ("reference",), ("humans",), ("by",), ("checks",),

@@ -1,0 +1,248 @@
+"""Plan before labelling: for each check of a gate policy, the human-labelled units needed to
+decide it with 80% power, the smallest margin a given budget resolves, and the checks no budget
+can decide (``judgekit plan POLICY.yaml``).
+
+The plan reads a pilot: a store with the judge's ratings and some human labels (the gate's own
+figures on it, :func:`judgekit.gate.run.run_gate` without recording a verdict). For each check:
+
+* its spread per unit from the pilot: σ = (high − low) / (2 · 1.96) · √n for a check with a 95%
+  interval on n units (bootstrap or Wilson), the estimate the interval's centre; a fidelity figure
+  is planned for a judge that does not move it (difference 0; a pilot's per-cell estimate is too
+  noisy to plan at) with the spread of its paired bootstrap interval, unless the pilot's interval
+  already lies wholly beyond the margin ("likely UNTRUSTED": the units that show it);
+* the units for 80% power at the policy's threshold (:func:`judgekit.stats.power.n_for_power`):
+  "mean" (t interval) for agreement figures, "difference"/"within" (|d| ≤ margin, two one-sided
+  tests) for fidelity figures, "proportion" (Wilson) for abstention and error rates — these count
+  the judge's own calls, never human labels; a figure taken on a part of the labelled units (a
+  model, a tier, a slice) is scaled to the whole sample by its share in the pilot;
+* the smallest margin the ``budget`` resolves (:func:`judgekit.stats.power.smallest_margin`);
+* :class:`~judgekit.stats.power.Undecidable` with the reason when the estimate sits on the
+  threshold, the figure is undefined in the pilot, or only a second annotator can decide it.
+
+``assume_kappa``: the κ assumed for the agreement floor instead of the pilot's estimate (its
+spread still from the pilot). A sequential gate (``judgekit gate --sequential``) needs about
+2.5–3× these single-look budgets for the same power.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+from judgekit.gate.plan_rows import PlanRow, summarise
+from judgekit.stats.power import Undecidable, n_for_power, smallest_margin
+from judgekit.verdict.checks import check_kind, fidelity_figure
+
+Z = 1.959963984540054
+#: check kinds the plan does not size (their own tests or probes; `judgekit probe` reports them)
+NOT_PLANNED = ("alt_test", "max_covariate_effect", "max_self_preference", "min_stability", "max_flip_rate",
+               "max_label_drift", "min_class_recall", "max_abs_bias", "max_abs_bias_slice")
+
+
+def _sigma(ci: list[float] | None, n: int) -> float | None:
+    if ci is None or n <= 0 or ci[1] <= ci[0]:
+        return None
+    return (ci[1] - ci[0]) / (2 * Z) * math.sqrt(n)
+
+
+def _need(value: int | Undecidable) -> tuple[int | None, str | None]:
+    return (None, value.reason) if isinstance(value, Undecidable) else (int(value), None)
+
+
+def _margin(value: float | Undecidable) -> float | None:
+    return None if isinstance(value, Undecidable) else float(value)
+
+
+def _check_row(judge: str, ch: dict[str, Any], total_n: int, budget: int | None, calls: dict[str, int],
+               assume_kappa: float | None, humans: int) -> PlanRow | None:
+    kind, rule, metric = check_kind(ch["name"]) or ("", "", None)
+    if kind in NOT_PLANNED or kind == "analysis_fidelity":
+        return None
+    n, thr, ci = int(ch["n"] or 0), ch["threshold"], ch["ci"]
+    if kind == "min_items":
+        return PlanRow(judge, ch["name"], "human-rated items", n, None, thr, int(thr))
+    if kind in ("max_abstention_rate", "max_error_rate"):
+        unit = f"calls of {judge} (no human label)"
+        p = float(ch["figure"] or 0.0)
+        need, why = _need(n_for_power(thr, p, kind="proportion", direction="<="))
+        m = (_margin(smallest_margin(budget, kind="proportion", threshold=thr, direction="<="))
+             if budget and 0 < thr < 1 else None)
+        return PlanRow(judge, ch["name"], unit, n, p, thr, need, why, m)
+    unit = "items rated by two or more humans" if kind == "within_human_noise" else "human-rated items"
+    if kind == "within_human_noise" and humans < 2:
+        return PlanRow(judge, ch["name"], unit, n, None, thr, None,
+                       "only a second annotator can decide it (it compares the judge with each human against "
+                       "the others' consensus)")
+    if ch["figure"] is None or ci is None:
+        return PlanRow(judge, ch["name"], unit, n, None, thr, None,
+                       f"the figure is undefined in the pilot ({ch['detail']})")
+    est = (ci[0] + ci[1]) / 2
+    if assume_kappa is not None and metric == "kappa":
+        est = assume_kappa
+    sd = _sigma(ci, n)
+    if sd is None:  # no spread in the pilot: the floor decides it (optimistic for a small pilot)
+        return PlanRow(judge, ch["name"], unit, n, est, thr, max(total_n, 2),
+                       None if est != thr else "the estimate sits on the threshold")
+    share = n / total_n if total_n and kind == "per_slice" else 1.0
+    direction = "<=" if rule == "ci<=" else ">="
+    need, why = _need(n_for_power(thr, est, kind="mean", direction=direction, sd=sd, bounds=None))
+    if need is not None:
+        need = math.ceil(need / share)
+    m = _margin(smallest_margin(max(int(budget * share), 2), kind="mean", sd=sd)) if budget else None
+    return PlanRow(judge, ch["name"], unit, n, est, thr, need, why, m)
+
+
+def _figure_rows(judge: str, pairs: list[Any], spec: Any, budget: int | None) -> list[PlanRow]:
+    """One row per fidelity figure: the largest need over its instances (each scaled to the
+    whole labelled sample by its share of the units)."""
+    labelled: dict[str, int] = {}
+    for p in pairs:
+        model = str(p.key.get("model", ""))
+        if "tier" not in p.key:
+            labelled[model] = max(labelled.get(model, 0), p.n)
+    total = sum(labelled.values()) or 1
+    rows = []
+    for fig in spec.chosen:
+        own = [p for p in pairs if p.figure == fig]
+        margin = spec.margin(fig)
+        worst: tuple[int, Any] | None = None
+        refute: tuple[int, Any] | None = None  # the quickest instance to show the judge moves the figure
+        why = None
+        at_budget: float | None = None
+        unit = own[0].unit if own else "conversations"
+        for p in own:
+            if p.undefined is not None or p.diff is None or p.low is None or p.high is None:
+                why = f"{p.name} is undefined in the pilot ({p.undefined or 'no interval'})"
+                continue
+            sd = _sigma([p.low, p.high], p.n)
+            share = max(p.n, 1) / total
+            # the pilot's own evidence that the judge moves the figure: its interval wholly beyond the margin
+            beyond = p.low > margin or p.high < -margin
+            # planned for a judge that does not move the figure (θ = 0), with the pilot's spread: a
+            # pilot's per-cell point estimate is too noisy to plan at
+            theta = p.diff if beyond else 0.0
+            if sd is None:  # no spread in the pilot: its floor decides it (optimistic for a small pilot)
+                need, reason = spec.min_units, None
+            else:
+                need, reason = _need(n_for_power(margin, theta, kind="difference", direction="within", sd=sd,
+                                                 bounds=None))
+            if need is None:
+                why = f"{p.name}: {reason}"
+                continue
+            need = math.ceil(need / share)
+            if beyond:
+                if refute is None or need < refute[0]:
+                    refute = (need, p)
+            elif worst is None or need > worst[0]:
+                worst = (need, p)
+            if budget and sd is not None:
+                mb = _margin(smallest_margin(max(int(budget * share), 2), kind="difference", direction="within",
+                                             sd=sd, theta_assumed=theta))
+                at_budget = None if mb is None else max(at_budget or 0.0, mb)
+        if refute is not None:  # one instance beyond the margin decides the figure (UNTRUSTED for it)
+            rows.append(PlanRow(judge, f"figure {fig} (likely UNTRUSTED)", unit, total, refute[1].diff, margin,
+                                refute[0], None, at_budget))
+        elif why is not None or worst is None:
+            rows.append(PlanRow(judge, f"figure {fig}", unit, total, None, margin, None,
+                                why or "no labelled unit defines it in the pilot"))
+        else:
+            rows.append(PlanRow(judge, f"figure {fig}", unit, total, 0.0, margin, worst[0], None, at_budget))
+    return rows
+
+
+def make_plan(store: Any, policy_path: str | Path, *, budget: int | None = None,
+              assume_kappa: float | None = None, judge: str | None = None,
+              assume_sd: float | None = None) -> dict[str, Any]:
+    """The plan of a policy on a pilot store (module doc): ``{"rows": [PlanRow as dict], "lines":
+    [one sentence per row], "budget": {"unit", "n", "items"}}`` — ``budget`` is the largest need
+    over the checks that count human labels, in the unit of the figures (conversations) when the
+    policy has ``analysis_fidelity``, else in human-rated items. ``judge``: plan for that judge of the policy only
+    (the one you mean to certify); default every judge."""
+    from judgekit.gate.calls import own_calls
+    from judgekit.gate.run import run_gate
+    from judgekit.rubric.model import rubric_named_in
+    from judgekit.verdict.policy import load_policy
+
+    policy, _ = load_policy(policy_path)
+    rubric = rubric_named_in(policy.rubric, f"Policy file {policy_path}")
+    from judgekit.verdict.policy_rules import PEOPLE, reference_kinds
+
+    if not any(k in PEOPLE for k in reference_kinds(store, rubric).values()):  # no pilot: assumed quality
+        from judgekit.gate.plan_assumed import assumed_plan
+
+        return assumed_plan(store, policy, policy_path, rubric, assume_kappa=assume_kappa, assume_sd=assume_sd,
+                            budget=budget, judge=judge)
+    verdict, report = run_gate(store, policy_path, record=False)
+    calls = own_calls(store, rubric, list(policy.judges))
+    humans = len(report.data.get("ceiling_raters") or report.data.get("humans") or [])
+    pairs: dict[str, list[Any]] = {}
+    if policy.checks.analysis_fidelity is not None:
+        from judgekit.gate.fidelity import fidelity_results
+
+        pairs = fidelity_results(store, policy, policy_path, rubric, report)
+    per = next((float(p.extra.get("items_per_unit") or 1.0) for ps in pairs.values() for p in ps), 1.0)
+    item_budget = None if budget is None else (math.ceil(budget * per) if pairs else budget)
+    study = sum(p.extra.get("units_total", 0) for ps in list(pairs.values())[:1] for p in ps
+                if "tier" not in p.key and "turn" not in p.key and p.figure == ps[0].figure)
+    rows: list[PlanRow] = []
+    if judge is not None and judge not in policy.judges:
+        from judgekit.errors import JudgekitError
+
+        raise JudgekitError(f"--judge {judge!r} is not a judge of {policy_path} ({', '.join(policy.judges)}).")
+    for j in verdict["judges"]:
+        if judge is not None and j["judge"] != judge:
+            continue
+        total_n = next((int(c["n"] or 0) for c in j["checks"] if c["name"] == "min_items"), 0)
+        for ch in j["checks"]:
+            if fidelity_figure(ch["name"]) is not None:
+                continue
+            row = _check_row(j["judge"], ch, total_n, item_budget, calls[j["judge"]], assume_kappa, humans)
+            if row is not None:
+                rows.append(row)
+        if policy.checks.analysis_fidelity is not None:
+            rows += _figure_rows(j["judge"], pairs.get(j["judge"], []), policy.checks.analysis_fidelity, budget)
+    if pairs:
+        have = _labelled_conversations(store, rubric, report, policy)
+    else:
+        have = max((r.pilot_n for r in rows if r.check == "min_items"), default=0)
+    return summarise(rows, policy=policy, per=per, study=study, budget=budget, have=have)
+
+
+def _labelled_conversations(store: Any, rubric: Any, report: Any, policy: Any) -> int:
+    """The conversations (look-alikes included) with a label of the gate's reference: what the
+    pilot already holds of the plan's budget."""
+    ref = (report.data.get("reference") or {}).get("rater")
+    humans = list(report.data.get("humans") or [])
+    ids = [ref] if ref and ref != "consensus" else humans
+    r = store.ratings(rubric=rubric, rater_ids=ids) if ids else store.ratings(rubric=rubric, rater_kind="human")
+    items = store.items()
+    spec = policy.checks.analysis_fidelity
+    col = "conversation_id" if "conversation_id" in items.columns else (spec.prompt_column if spec else None)
+    if col is None or col not in items.columns:
+        return 0
+    labelled = set(r["item_id"].astype(str))
+    return int(items.loc[items["item_id"].astype(str).isin(labelled), col].nunique())
+
+
+def read_plan_budget(path: str | Path) -> tuple[int, bool, str | None]:
+    """``(items, whole_conversations, rubric)`` of a plan file ``judgekit plan --out`` wrote: the
+    items to sample beyond the pilot (``more_items``; ``items`` in a plan without it), whether to
+    draw whole conversations, and the policy's rubric (the pilot's labels are under it); anything
+    else is one sentence naming the file and the key."""
+    from judgekit.core.config import read_yaml_mapping
+    from judgekit.errors import JudgekitError
+
+    p = Path(path)
+    data = read_yaml_mapping(p, what="Plan file", expect="the 'budget' `judgekit plan --out` writes")  # JSON is YAML
+    b = data.get("budget")
+    n = (b.get("more_items", b.get("items"))) if isinstance(b, dict) else None
+    unit = b.get("unit") if isinstance(b, dict) else None
+    if n == 0 and unit in ("conversations", "human-rated items"):
+        raise JudgekitError(f"Plan file {p}: the pilot already holds the labels the plan needs (budget more_items "
+                            "is 0); run `judgekit gate` on the store.")
+    if not isinstance(n, int) or isinstance(n, bool) or n < 1 or unit not in ("conversations", "human-rated items"):
+        raise JudgekitError(f"Plan file {p}: 'budget' needs 'items' (a whole number >= 1) and 'unit' "
+                            "('conversations' or 'human-rated items'); write it again with `judgekit plan --out`.")
+    rubric = b.get("rubric") if isinstance(b, dict) else None
+    return n, unit == "conversations", rubric if isinstance(rubric, str) and rubric else None

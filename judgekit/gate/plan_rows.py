@@ -1,0 +1,86 @@
+"""The rows of a plan (:mod:`judgekit.gate.plan`) and the budget they add up to."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from judgekit.stats.power import format_units
+
+
+@dataclass
+class PlanRow:
+    """One planned check (or fidelity figure): the units it counts, the pilot's n and estimate,
+    the units needed for the wanted power (``need``; None when undecidable, with ``why``), and
+    the smallest margin at the budget (None when not asked or not resolvable)."""
+
+    judge: str
+    check: str
+    unit: str
+    pilot_n: int
+    estimate: float | None
+    threshold: float | None
+    need: int | None
+    why: str | None = None
+    margin_at_budget: float | None = None
+
+    def line(self) -> str:
+        if self.check == "min_items":
+            return (f"{self.judge} min_items: {format_units(self.need or 0, self.unit)} (the policy's floor; the "
+                    f"pilot has {self.pilot_n:,}).")
+        est = "undefined" if self.estimate is None else f"{self.estimate:+.3f}"
+        head = f"{self.judge} {self.check} (pilot {self.pilot_n:,} {self.unit}, estimate {est}"
+        head += f", threshold {self.threshold:g})" if self.threshold is not None else ")"
+        if self.need is None:
+            return f"{head}: undecidable — {self.why}."
+        out = f"{head}: {format_units(self.need, self.unit)} for 80% power"
+        if self.margin_at_budget is not None:
+            out += f"; the budget resolves a margin of ±{self.margin_at_budget:.3f}"
+        return out + "."
+
+
+def summarise(rows: list[PlanRow], *, policy: Any, per: float, study: int, budget: int | None,
+              have: int) -> dict[str, Any]:
+    """The plan from its rows: a need beyond the ``study`` is undecidable; ``secondary`` figures are
+    left out of the budget; the budget is the largest need (in conversations when a row counts
+    them, ``per`` items each), capped at ``budget``; ``have`` units are labelled already."""
+    for r in rows:  # a need beyond the study: undecidable in it, with the reason
+        if r.need is not None and r.unit == "conversations" and study and r.need > study:
+            r.why = (f"it would need about {r.need:,} conversations for 80% power, more than the study's "
+                     f"{study:,}")
+            r.need = None
+    secondary = {f"figure {f}" for f in policy.secondary}
+    for r in rows:
+        if r.check.split(" (")[0] in secondary:
+            r.check += " (secondary: not in the budget)"
+    human = [r for r in rows if "no human label" not in r.unit and r.need is not None
+             and not r.check.endswith("(secondary: not in the budget)")]
+    conv = [r.need for r in human if r.unit == "conversations" and r.need is not None]
+    items = [r.need for r in human if r.unit != "conversations" and r.need is not None]
+    if conv:
+        unit, n_plan = "conversations", max(conv + [math.ceil(i / per) for i in items])
+        n_items = math.ceil(n_plan * per)
+    else:
+        unit, n_plan = "human-rated items", max(items, default=0)
+        n_items = n_plan
+    capped = budget is not None and n_plan > budget
+    if capped:  # sample what you can afford; each check's line says what that budget resolves
+        n_plan = int(budget or 0)
+        n_items = math.ceil(n_plan * per) if unit == "conversations" else n_plan
+    if unit != "conversations" and per != 1.0:
+        have = int(have * per)
+    more = max(n_plan - have, 0)
+    plan_budget: dict[str, Any] = {"unit": unit, "n": n_plan, "items": n_items, "labelled": have, "more": more,
+                                   "more_items": math.ceil(more * (per if unit == "conversations" else 1)),
+                                   "rubric": policy.rubric}
+    undecidable = [r for r in rows if r.need is None]
+    lines = [r.line() for r in rows]
+    lines.append(f"Plan: label {format_units(n_plan, unit)} (about "
+                 f"{format_units(n_items, 'items')}) "
+                 + ("— your --budget, below what 80% power on every check needs (see the margins above) — "
+                    if capped else "to decide every decidable check with 80% power — ")
+                 + f"{format_units(more, unit)} more than the pilot's {have:,}"
+                 + (f"; {len(undecidable)} checks no budget decides (listed above)" if undecidable else "")
+                 + ". A sequential gate needs about 2.5–3× this.")
+    return {"rows": [asdict(r) for r in rows], "lines": lines, "budget": plan_budget}

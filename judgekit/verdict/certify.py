@@ -1,0 +1,95 @@
+"""Certify figures, not only judges: which of a study's pre-registered figures a verdict
+supports for a judge.
+
+A policy's checks are *primary* unless it names them in ``secondary`` (check kinds such as
+``max_error_rate`` or ``per_slice`` that are reported but do not block a figure); the agreement
+floor (``min_items`` with ``min_value``/``min_lower_bound``, or ``alt_test``/``within_human_noise``
+when they are the agreement check) is always primary. Each figure of ``analysis_fidelity`` (C, RCE,
+Drift(t), Drift(t | tier), …) is certified on its own:
+
+* ``pass`` (certified, TRUSTED for it): every primary check that is not a fidelity check passes,
+  and every fidelity check of the figure passes (each model, turn, tier);
+* ``fail`` (UNTRUSTED for it): one of them fails;
+* ``inconclusive`` ("not established"): otherwise, with what would establish it (the largest
+  label budget of its open checks, or why no number of labels can).
+
+So a figure whose checks pass is trusted even while another figure is still open, and the
+judge's overall ``state`` (every check, :func:`judgekit.verdict.checks.combine_states`) stays as
+before. :func:`certify` is pure and is recomputed from the checks whenever a verdict is used
+(:func:`judgekit.verdict.trust.require_trusted` with ``figure=``): a ``figures`` entry edited in the
+file is refused, never believed.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from judgekit.verdict.checks import check_kind, combine_states, fidelity_figure
+
+WORD = {"pass": "certified", "fail": "UNTRUSTED", "inconclusive": "not established"}
+
+
+def _need(checks: list[dict[str, Any]]) -> str:
+    """What would establish a figure: the largest budget of its open checks, in its unit."""
+    best: tuple[int, str] | None = None
+    undecidable = 0
+    for ch in checks:
+        b = ch.get("budget") or {}
+        said = re.search(r"about ([\d,]+) more (.+?)(?: of | in slice | would |, about | rated )",
+                         str(b.get("sentence") or ""))
+        if b.get("items") is None:
+            undecidable += 1
+        elif said:
+            n = int(said.group(1).replace(",", ""))
+            if best is None or n > best[0]:
+                best = (n, f"about {n:,} more {said.group(2)}")
+    if best is not None:
+        extra = f"; {undecidable} of its checks cannot be decided with this data" if undecidable else ""
+        return f"would need {best[1]}{extra}"
+    if undecidable:
+        return "undecidable with this data: each open check says why"
+    return "would need the checks it depends on to pass"
+
+
+def certify(judge: dict[str, Any], policy: Any) -> dict[str, dict[str, Any]]:
+    """figure → ``{"state", "sentence"}`` for one judge entry of a verdict (module doc); empty
+    when the policy has no ``analysis_fidelity``."""
+    spec = policy.checks.analysis_fidelity
+    if spec is None:
+        return {}
+    secondary = set(getattr(policy, "secondary", None) or [])
+    checks = judge["checks"]
+    base = [ch for ch in checks if fidelity_figure(ch["name"]) is None
+            and (check_kind(ch["name"]) or ("",))[0] not in secondary]
+    base_state = combine_states([ch["state"] for ch in base])
+    out: dict[str, dict[str, Any]] = {}
+    for fig in spec.chosen:
+        own = [ch for ch in checks if fidelity_figure(ch["name"]) == fig]
+        state = combine_states([base_state] + [ch["state"] for ch in own]) if own else "inconclusive"
+        if state == "pass":
+            sentence = f"{fig}: certified ({len(own)} checks pass, and every primary check)"
+        elif state == "fail":
+            bad = [ch["name"] for ch in own + base if ch["state"] == "fail"]
+            sentence = f"{fig}: UNTRUSTED ({', '.join(bad[:3])}{' and more' if len(bad) > 3 else ''} fail)"
+        else:
+            open_ = [ch for ch in own + base if ch["state"] == "inconclusive"]
+            sentence = (f"{fig}: not established ({_need(open_)})" if own
+                        else f"{fig}: not established (no labelled unit defines it)")
+        out[fig] = {"state": state, "sentence": sentence}
+    return out
+
+
+def figure_lines(verdict: dict[str, Any], policy: Any) -> list[str]:
+    """One line per judge saying which figures the verdict certifies, and what the others need."""
+    lines = []
+    for j in verdict["judges"]:
+        certs = certify(j, policy)
+        if not certs:
+            continue
+        ok = [f for f, c in certs.items() if c["state"] == "pass"]
+        head = (f"Figures of {j['judge']}: TRUSTED for {', '.join(ok)}" if ok
+                else f"Figures of {j['judge']}: none certified")
+        lines.append(head + ".")
+        lines += [f"             {c['sentence']}" for c in certs.values() if c["state"] != "pass"]
+    return lines

@@ -1,0 +1,85 @@
+"""Simulation of figure certification (issue 22 acceptance): over N synthetic studies
+(:func:`judgekit.testing.study.make_study`), how often the gate's fidelity rule certifies each
+figure for the fair judge and for the judge leaning toward compliance.
+
+A figure is certified when every one of its checks passes: n ≥ min_units labelled conversations
+and the whole 95% paired cluster-bootstrap interval of the difference judge − reference within
+±margin (:mod:`judgekit.gate.fidelity`, the same figure pairs the gate computes). The agreement
+floor (weighted κ ≥ 0.7) is not re-run here: both judges clear it by far on every study.
+
+    PYTHONPATH=. python scripts/simulate_certify.py --studies 200 --human-share 0.4 --boot 200
+
+Prints the share of studies in which each judge is certified per figure, and for the leaning
+judge the share in which a figure whose true difference exceeds the margin (on the full study,
+every conversation labelled) is certified.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+import numpy as np
+import pandas as pd
+
+from judgekit.analysis.fidelity import calibration_pairs
+from judgekit.analysis.frames import harm_from_column
+from judgekit.rubric.model import load_rubric
+from judgekit.testing.study import make_study
+
+FIGURES = ("C", "RCE_t", "drift")
+
+
+def _values(ratings: pd.DataFrame, rater: str, rub) -> pd.DataFrame:  # type: ignore[no-untyped-def]
+    r = ratings[ratings["rater_id"] == rater]
+    return pd.DataFrame({"item_id": r["item_id"], "value": r["label"].map(rub.values).astype(float)})
+
+
+def one(seed: int, share: float, boot: int, margin: float, min_units: int) -> dict[str, dict[str, bool]]:
+    rub = load_rubric("restrictiveness")
+    items, ratings = make_study(seed=seed, human_share=share)
+    harm = harm_from_column(items, "severity")
+    ref = _values(ratings, "adjudicated", rub)
+    out: dict[str, dict[str, bool]] = {}
+    for judge in ("judge-fair", "judge-lean"):
+        pairs = calibration_pairs(_values(ratings, judge, rub), ref, items, harm, figures=FIGURES,
+                                  n_boot=boot, seed=seed)
+        out[judge] = {}
+        for fig in FIGURES:
+            own = [p for p in pairs if p.figure == fig]
+            out[judge][fig] = bool(own) and all(
+                p.undefined is None and p.n >= min_units and p.low is not None and p.high is not None
+                and -margin <= p.low and p.high <= margin for p in own)
+    return out
+
+
+def truth(margin: float) -> dict[str, bool]:
+    """Whether the leaning judge's figure is off by more than the margin somewhere, on a large
+    fully labelled study (the population value, up to a small sampling error)."""
+    rub = load_rubric("restrictiveness")
+    items, ratings = make_study(seed=12345, conversations_per_tier=200, human_share=1.0)
+    harm = harm_from_column(items, "severity")
+    pairs = calibration_pairs(_values(ratings, "judge-lean", rub), _values(ratings, "adjudicated", rub), items,
+                              harm, figures=FIGURES, n_boot=0)
+    return {fig: any(p.diff is not None and abs(p.diff) > margin for p in pairs if p.figure == fig)
+            for fig in FIGURES}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--studies", type=int, default=200)
+    ap.add_argument("--human-share", type=float, default=0.4)
+    ap.add_argument("--boot", type=int, default=200)
+    ap.add_argument("--margin", type=float, default=0.05)
+    ap.add_argument("--min-units", type=int, default=10)
+    a = ap.parse_args()
+    runs = [one(s, a.human_share, a.boot, a.margin, a.min_units) for s in range(a.studies)]
+    rate = {j: {f: float(np.mean([r[j][f] for r in runs])) for f in FIGURES} for j in runs[0]}
+    off = truth(a.margin)
+    print(json.dumps({"studies": a.studies, "human_share": a.human_share, "certified_share": rate,
+                      "lean_off_by_more_than_margin": off,
+                      "lean_certified_when_off": {f: rate["judge-lean"][f] for f in FIGURES if off[f]}}, indent=1))
+
+
+if __name__ == "__main__":
+    main()

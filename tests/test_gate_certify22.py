@@ -1,0 +1,145 @@
+"""Issue 22 item 2: certify figures, not only judges. On the synthetic calibration-drift study with
+at most 150 human-labelled conversations, the fair judge is TRUSTED for C, RCE_t and Drift(t)
+(Drift(t | tier) certified or "not established" without blocking them); the judge leaning toward
+compliance is UNTRUSTED for Drift(t) and Drift(t | tier); `require_trusted(figure=)` trusts a judge
+only for the figures its verdict certifies."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from judgekit.errors import JudgekitError, UntrustedJudgeError
+
+
+@pytest.fixture(scope="module")
+def study(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    from judgekit.gate.run import run_gate
+    from judgekit.io.ratings import import_ratings
+    from judgekit.rubric.model import load_rubric
+    from judgekit.store.database import Store
+    from judgekit.testing.study import write_study
+
+    root = tmp_path_factory.mktemp("certify")
+    paths = write_study(root, figures=("C", "RCE_t", "drift", "drift_tier"), n_resamples=300, human_share=0.44)
+    ratings, items = pd.read_csv(paths["ratings"]), pd.read_csv(paths["items"])
+    labelled = set(ratings.loc[ratings["rater_id"] == "adjudicated", "item_id"])
+    n_conv = items.loc[items["item_id"].isin(labelled), "conversation_id"].nunique()
+    with Store(root / "s.db") as store:
+        import_ratings(store, paths["ratings"], load_rubric("restrictiveness"), items_path=paths["items"])
+        verdict, _ = run_gate(store, paths["policy"])
+    (root / "verdict.json").write_text(json.dumps(verdict))
+    return {"verdict": verdict, "n_conv": n_conv, "root": root, **paths}
+
+
+def _judge(v: dict, name: str) -> dict:
+    return next(j for j in v["judges"] if j["judge"] == name)
+
+
+def test_the_fair_judge_is_trusted_for_the_figures_its_checks_support(study: dict) -> None:
+    assert study["n_conv"] <= 150
+    fair = _judge(study["verdict"], "judge-fair")
+    figs = {f: c["state"] for f, c in fair["figures"].items()}
+    assert figs["C"] == figs["RCE_t"] == figs["drift"] == "pass"
+    assert figs["drift_tier"] in ("pass", "inconclusive")
+    if figs["drift_tier"] == "inconclusive":
+        assert fair["figures"]["drift_tier"]["sentence"].startswith("drift_tier: not established (")
+
+
+def test_the_leaning_judge_is_untrusted_for_drift(study: dict) -> None:
+    lean = _judge(study["verdict"], "judge-lean")
+    assert lean["state"] == "fail"
+    assert lean["figures"]["drift"]["state"] == "fail" or lean["figures"]["drift_tier"]["state"] == "fail"
+    # every model whose Drift(6) it moves by more than the margin (the whole CI of |d| above 0.05) fails
+    for ch in lean["checks"]:
+        if ch["name"].startswith("analysis_fidelity[calibration:drift(") and ch["ci"] and ch["ci"][0] > 0.05:
+            assert ch["state"] == "fail"
+
+
+def test_the_verdict_reads_back_and_explain_names_the_certified_figures(study: dict) -> None:
+    from judgekit.gate.run import explain
+    from judgekit.verdict.read import load_verdict
+
+    v = load_verdict(study["root"] / "verdict.json")
+    lines = explain(v)
+    assert any(line.startswith("Figures of judge-fair: TRUSTED for C, RCE_t, drift") for line in lines)
+
+
+def test_require_trusted_per_figure(study: dict) -> None:
+    from judgekit.store.database import Store
+    from judgekit.verdict.trust import require_trusted
+
+    path = study["root"] / "verdict.json"
+    with Store(study["root"] / "s.db") as store:
+        for fig in ("C", "RCE_t", "drift"):
+            require_trusted(path, judge="judge-fair", rubric="restrictiveness", store=store, figure=fig)
+        # without figure= the judge must pass every check, as before
+        if _judge(study["verdict"], "judge-fair")["state"] != "pass":
+            with pytest.raises(UntrustedJudgeError, match="did not pass the gate"):
+                require_trusted(path, judge="judge-fair", rubric="restrictiveness", store=store)
+        with pytest.raises(UntrustedJudgeError, match="does not certify 'drift' for judge 'judge-lean'"):
+            require_trusted(path, judge="judge-lean", rubric="restrictiveness", store=store, figure="drift")
+        with pytest.raises(UntrustedJudgeError, match="not 'refusal_rate'"):
+            require_trusted(path, judge="judge-fair", rubric="restrictiveness", store=store, figure="refusal_rate")
+
+
+def test_an_edited_figure_certificate_is_refused(study: dict, tmp_path: Path) -> None:
+    from judgekit.verdict.trust import require_trusted
+
+    v = json.loads(json.dumps(study["verdict"]))
+    lean = _judge(v, "judge-lean")
+    lean["figures"]["drift"] = {"state": "pass", "sentence": "drift: certified"}
+    with pytest.raises(UntrustedJudgeError, match="records figures its checks do not certify"):
+        require_trusted(v, judge="judge-lean", rubric="restrictiveness", figure="drift")
+
+
+def test_a_figure_margin_of_its_own(study: dict, tmp_path: Path) -> None:
+    from judgekit.gate.run import run_gate
+    from judgekit.store.database import Store
+    from judgekit.verdict.read import load_verdict
+
+    pol = tmp_path / "p.yaml"
+    pol.write_text(study["policy"].read_text().replace("    max_abs_diff: 0.05\n",
+                                                       "    max_abs_diff: 0.05\n    margins: {drift_tier: 0.1}\n"))
+    with Store(study["root"] / "s.db") as store:
+        v, _ = run_gate(store, pol)
+    thr = {c["threshold"] for c in _judge(v, "judge-fair")["checks"]
+           if c["name"].startswith("analysis_fidelity[calibration:drift_tier(")}
+    assert thr == {0.1}
+    load_verdict(json.loads(json.dumps(v)))  # the reader takes the figure's own margin
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(study["policy"].read_text().replace("    max_abs_diff: 0.05\n",
+                                                       "    max_abs_diff: 0.05\n    margins: {refusal_rate: 0.1}\n"))
+    from judgekit.verdict.policy import load_policy
+
+    with pytest.raises(JudgekitError, match="margins names 'refusal_rate', which is not one of the figures checked"):
+        load_policy(bad)
+
+
+def test_secondary_checks_do_not_block_a_figure(tmp_path: Path) -> None:
+    from judgekit.verdict.certify import certify
+    from judgekit.verdict.policy import Policy
+
+    raw = {"rubric": "restrictiveness", "judges": ["j"], "checks": {
+        "min_items": 30, "min_value": 0.5, "max_error_rate": 0.01,
+        "analysis_fidelity": {"analysis": "calibration", "figures": ["C"], "max_abs_diff": 0.05}}}
+    entry = {"checks": [
+        {"name": "min_items", "state": "pass"}, {"name": "min_kappa", "state": "pass"},
+        {"name": "max_error_rate", "state": "inconclusive", "budget": {"items": None, "sentence": "x"}},
+        {"name": "analysis_fidelity[calibration:C(model=a)]", "state": "pass"}]}
+    assert certify(entry, Policy(**raw))["C"]["state"] == "inconclusive"  # every check primary by default
+    assert certify(entry, Policy(**raw, secondary=["max_error_rate"]))["C"]["state"] == "pass"
+    with pytest.raises(ValueError, match="secondary names 'min_value'"):
+        Policy(**raw, secondary=["min_value"])
+
+
+def test_the_reader_refuses_edited_figures(study: dict) -> None:
+    from judgekit.verdict.read import load_verdict
+
+    v = json.loads(json.dumps(study["verdict"]))
+    _judge(v, "judge-lean")["figures"]["drift"] = {"state": "pass", "sentence": "drift: certified"}
+    with pytest.raises(UntrustedJudgeError, match=r"judges\[1\] \(judge-lean\) records figures its checks do not certify"):
+        load_verdict(v)

@@ -1,0 +1,118 @@
+"""Issue 22 item 5 and issue 20 defects 3 and 11 (n_resamples): thresholds checked against their
+statistic's range, bounded resamples, the report's threshold direction from the check's kind, and
+criteria fidelity with a custom rubric file."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from judgekit.errors import JudgekitError
+
+BASE = "rubric: refusal\njudges: [j1]\nchecks:\n  min_items: 30\n"
+
+
+def _load(tmp_path: Path, body: str, top: str = "") -> None:
+    from judgekit.verdict.policy import load_policy
+
+    p = tmp_path / "policy.yaml"
+    p.write_text(top + BASE + body, encoding="utf-8")
+    load_policy(p)
+
+
+@pytest.mark.parametrize(("body", "top", "phrase"), [
+    ("  min_value: -5\n", "", "checks.min_value -5 is outside the range [-1, 1] of kappa"),
+    ("  min_value: -1\n", "", "checks.min_value -1 is the lowest kappa can be, so the check can never fail"),
+    ("  metric: percent_agreement\n  min_lower_bound: 0\n", "", "the lowest percent_agreement can be"),
+    ("  min_value: 1.5\n", "", "outside the range [-1, 1] of kappa"),
+    ("  alt_test: {min_winning_rate: 0}\n", "", "checks.alt_test.min_winning_rate 0 is the lowest"),
+    ("  min_value: 0.5\n  max_error_rate: 1\n", "", "checks.max_error_rate 1 is the highest a rate can be"),
+    ("  min_value: 0.5\n  per_slice: {min_value: -2}\n", "", "checks.per_slice.min_value -2 is outside"),
+    ("  min_value: 0.5\n  within_human_noise: {margin: 2}\n", "", "checks.within_human_noise.margin 2 is the highest"),
+    ("  min_value: 0.5\n  min_coverage: 0\n", "", "checks.min_coverage 0 is the lowest"),
+    ("  min_value: 0.5\n", "n_resamples: 1000000000\n", "n_resamples 1,000,000,000 is more than 100,000"),
+])
+def test_threshold_outside_or_on_the_edge_of_its_range_is_refused(tmp_path: Path, body: str, top: str,
+                                                                  phrase: str) -> None:
+    with pytest.raises(JudgekitError) as exc:
+        _load(tmp_path, body, top)
+    msg = str(exc.value)
+    assert phrase in msg and str(tmp_path / "policy.yaml") in msg and msg.count("\n") == 0
+
+
+def test_min_items_below_the_floor_is_refused(tmp_path: Path) -> None:
+    from judgekit.verdict.policy import load_policy
+
+    p = tmp_path / "policy.yaml"
+    p.write_text("rubric: refusal\njudges: [j1]\nchecks: {min_items: 1, min_value: 0.5}\n", encoding="utf-8")
+    with pytest.raises(JudgekitError, match="checks.min_items 1 is below 5"):
+        load_policy(p)
+
+
+def test_thresholds_inside_the_range_are_kept(tmp_path: Path) -> None:
+    _load(tmp_path, "  min_value: -0.99\n  max_error_rate: 0.99\n  alt_test: {min_winning_rate: 0.01}\n",
+          "n_resamples: 100000\n")
+
+
+def test_cli_refuses_a_policy_that_cannot_fail_with_exit_2(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from judgekit.cli import main
+    from judgekit.store.database import Store
+
+    with Store(tmp_path / "s.db"):
+        pass
+    p = tmp_path / "policy.yaml"
+    p.write_text(BASE + "  min_value: -5\n", encoding="utf-8")
+    res = CliRunner().invoke(main, ["gate", str(p), "--store", str(tmp_path / "s.db")])
+    assert res.exit_code == 2, res.output
+    assert "Traceback" not in res.output and "outside the range [-1, 1] of kappa" in res.output
+
+
+@pytest.mark.parametrize(("check", "want"), [
+    # inconclusive within_human_noise: −0.087 against −0.100 is a minimum (was printed "≤")
+    ({"name": "within_human_noise", "figure": -0.087, "threshold": -0.1, "passed": False,
+      "state": "inconclusive"}, "≥"),
+    ({"name": "min_kappa_lower_bound", "figure": 0.7, "threshold": 0.6, "passed": False,
+      "state": "inconclusive"}, "≥"),
+    ({"name": "analysis_fidelity[calibration:C(model=m)]", "figure": 0.01, "threshold": 0.05,
+      "passed": False, "state": "inconclusive"}, "≤"),
+    ({"name": "alt_test", "figure": 0.3, "threshold": 0.5, "passed": False, "state": "fail"}, "≥"),
+    ({"name": "per_slice[m=a]", "figure": 0.7, "threshold": 0.5, "passed": True, "state": "pass"}, "≥"),
+    ({"name": "max_abs_bias[m=a]", "figure": 0.01, "threshold": 0.05, "passed": False,
+      "state": "inconclusive"}, "≤"),
+    ({"name": "not_a_check", "figure": 0.3, "threshold": 0.5, "passed": True}, ""),
+])
+def test_report_direction_comes_from_the_kind_never_the_result(check: dict, want: str) -> None:
+    from judgekit.report.summary import comparison
+
+    assert comparison(check) == want
+
+
+def test_criteria_fidelity_accepts_a_custom_rubric_file(tmp_path: Path) -> None:
+    from judgekit.gate.run import run_gate
+    from judgekit.io.ratings import import_ratings
+    from judgekit.rubric.model import load_rubric
+    from judgekit.store.database import Store
+    from judgekit.testing.study import write_study
+
+    paths = write_study(tmp_path, conversations_per_tier=6, lookalikes=2)
+    rub = tmp_path / "myrubric.yaml"
+    shutil.copy(load_rubric("restrictiveness").source, rub)
+    with Store(tmp_path / "s.db") as store:
+        import_ratings(store, paths["ratings"], load_rubric(str(rub)), items_path=paths["items"])
+    # the criterion names the rubric by its file, as `judgekit analyze criteria` needs
+    (tmp_path / "crit.yaml").write_text(
+        f"criteria:\n  - {{name: hard at tier 5, rubric: '{rub}', label: r4_hard_refusal,"
+        " where: {severity: 5}, op: '>=', threshold: 0.5}\n", encoding="utf-8")
+    pol = tmp_path / "crit-policy.yaml"
+    pol.write_text(f"rubric: '{rub}'\njudges: [judge-fair]\nreference: adjudicated\nn_resamples: 200\n"
+                   "checks:\n  min_items: 10\n  min_value: 0.5\n"
+                   "  analysis_fidelity: {analysis: criteria, criteria: crit.yaml, max_abs_diff: 0.05}\n",
+                   encoding="utf-8")
+    with Store(tmp_path / "s.db") as store:
+        v, _ = run_gate(store, pol)
+    names = [c["name"] for c in v["judges"][0]["checks"]]
+    assert "analysis_fidelity[criteria:rate(criterion=hard at tier 5)]" in names
