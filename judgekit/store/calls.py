@@ -21,11 +21,18 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import fields
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
 from judgekit.core.redact import redact
+from judgekit.store.call_rows import BatchRow as BatchRow
+from judgekit.store.call_rows import CallRow as CallRow
+from judgekit.store.call_rows import Claim as Claim
+from judgekit.store.call_rows import JudgeParameters as JudgeParameters
+from judgekit.store.call_rows import JudgeUsage as JudgeUsage
+from judgekit.store.call_rows import ParsedAnswer as ParsedAnswer
+from judgekit.store.call_rows import StoredAnswer as StoredAnswer
 from judgekit.store.database import Store
 from judgekit.store.run_owner import describe_owner, forget_owner, new_owner, owner_gone
 from judgekit.store.schema import MAX_SQL_VARIABLES
@@ -34,106 +41,12 @@ if TYPE_CHECKING:
     import pandas as pd
 
 
-
-# --------------------------------------------------------------------------- rows
-@dataclass(slots=True)
-class CallRow:
-    """One judge call as stored (a row of ``calls``)."""
-
-    key: str
-    judge_id: str
-    spec: str
-    params: str  #: canonical JSON of what determines the answer (:func:`~judgekit.judges.base.spec_params`)
-    rubric: str  #: name@version
-    rubric_hash: str
-    item_id: str
-    item_hash: str
-    trial: int
-    raw: str | None  #: the raw completion (None when the call failed)
-    status: str  #: ok | abstain | error
-    label: str | None
-    rationale: str | None
-    error: str | None  #: why the answer is an abstention or an error
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cached_tokens: int = 0
-    cost_usd: float = 0.0
-    latency_s: float | None = None
-    attempts: int = 1
-    created_at: float = 0.0
-    #: probability of the answer's label from the provider's token log-probabilities (None: not
-    #: asked, not returned, or not located; :mod:`judgekit.judges.logprobs`)
-    confidence: float | None = None
-
-
 _CALL_COLUMNS = [f.name for f in fields(CallRow)]
 _call_values = attrgetter(*_CALL_COLUMNS)
 _INSERT_CALL = (
     f"INSERT OR REPLACE INTO calls ({', '.join(_CALL_COLUMNS)})"
     f" VALUES ({', '.join('?' * len(_CALL_COLUMNS))})"
 )
-
-
-@dataclass(slots=True)
-class StoredAnswer:
-    """A stored call that was answered (``ok`` or ``abstain``): what the parser made of it."""
-
-    key: str
-    status: str
-    label: str | None
-    rationale: str | None
-    error: str | None
-    raw: str | None = None  #: only when asked for (:func:`answered` with ``raw=True``)
-
-
-@dataclass(slots=True)
-class ParsedAnswer:
-    """A new parse of a stored completion (a re-parse writes it back onto its call)."""
-
-    key: str
-    status: str
-    label: str | None
-    rationale: str | None
-    error: str | None
-
-
-@dataclass(slots=True)
-class BatchRow:
-    """One provider batch of judge calls (a row of ``judge_batches``)."""
-
-    batch_id: str
-    provider: str  #: anthropic | openai
-    judge_id: str
-    spec: str
-    rubric_hash: str
-    keys: list[str]  #: the call keys in it (each request's ``custom_id``)
-    status: str = "submitted"  #: submitted | collected
-    created_at: float = 0.0
-    updated_at: float = 0.0
-
-
-@dataclass(frozen=True, slots=True)
-class JudgeUsage:
-    """What the stored calls of one judge under one rubric add up to."""
-
-    judge_id: str
-    calls: int
-    input_tokens: int
-    output_tokens: int
-    cached_tokens: int
-    cost_usd: float
-
-
-@dataclass(frozen=True, slots=True)
-class JudgeParameters:
-    """The spec and parameters of a judge's call (what its identity hash is made of)."""
-
-    spec: str
-    params_json: str | None  #: as stored (canonical JSON)
-
-    @property
-    def params(self) -> dict[str, Any]:
-        return dict(json.loads(self.params_json or "{}"))
 
 
 # --------------------------------------------------------------------------- calls
@@ -379,15 +292,6 @@ def batch_rows(store: Store) -> list[BatchRow]:
 #: at most this long. A crashed run on the same machine (same host and pid namespace) is known
 #: to be gone at once — its process no longer exists —, so its claims are free immediately.
 LEASE_SECONDS = 120.0
-
-@dataclass(slots=True)
-class Claim:
-    """What :func:`claim` did with each key it was given."""
-
-    claimed: list[str] = field(default_factory=list)  #: leased to the caller now
-    answered: list[str] = field(default_factory=list)  #: answered in the store (ok or abstain)
-    held: dict[str, str] = field(default_factory=dict)  #: key → owner of another run's live lease
-    batched: list[str] = field(default_factory=list)  #: in a submitted provider batch
 
 
 def batch_lease_key(batch_id: str) -> str:
