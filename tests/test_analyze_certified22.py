@@ -167,3 +167,42 @@ def test_json_path_writes_the_file_and_prints_the_tables(study: dict, tmp_path: 
     doc = json.loads(out.read_text())
     assert doc["kind"] == "calibration" and doc["meta"]["figures"]["drift"]["state"] == "pass"
     assert "Calibration per model" in stdout and f"wrote {out}" in stdout
+
+
+def test_distribution_keeps_the_certified_refusal_rate(study: dict, tmp_path: Path) -> None:
+    from judgekit.gate.run import run_gate
+    from judgekit.store.database import Store
+
+    text = Path(study["policy"]).read_text()
+    pol = tmp_path / "dist.yaml"
+    pol.write_text(text[:text.index("  analysis_fidelity:")] + (
+        "  analysis_fidelity:\n    analysis: distribution\n"
+        "    figures: [refusal_rate, refusal_rate_t, share_not_constant]\n"
+        "    max_abs_diff: 0.02\n    min_units: 10\n"))
+    with Store(study["root"] / "s.db") as store:
+        v, _ = run_gate(store, pol)
+    states = {j["judge"]: {f: c["state"] for f, c in j["figures"].items()} for j in v["judges"]}
+    assert states["judge-fair"]["refusal_rate"] == "pass"
+    assert states["judge-fair"]["refusal_rate_t"] != "pass"
+    assert "pass" not in states["judge-lean"].values()
+    path = tmp_path / "verdict.json"
+    path.write_text(json.dumps(v))
+
+    def run(judge: str) -> tuple[int, str, str]:
+        res = CliRunner().invoke(main, [
+            "analyze", "distribution", "--store", str(study["root"] / "s.db"), "--judge", judge,
+            "--rubric", "restrictiveness", "--verdict", str(path), "--bootstrap", "20", "--quiet", "--json"])
+        return res.exit_code, res.stdout, res.stderr
+
+    code, out, err = run("judge-fair")
+    assert code == 0, err
+    doc = json.loads(out)  # --json alone: stdout is the JSON and nothing else
+    assert doc["meta"]["figures"]["refusal_rate"] == {
+        "state": "pass", "sentence": "refusal_rate: certified (3 checks pass, and every primary check)", "shown": True}
+    assert not doc["meta"]["figures"]["refusal_rate_t"]["shown"]
+    assert not any(_missing(x) for x in _values(doc, "by_model", "mean_rate"))
+    assert all(_missing(x) for x in _values(doc, "by_turn", "mean_rate"))
+    assert all(_missing(x) for x in _values(doc, "by_model", "pooled_rate"))  # no figure covers it
+    assert "per_prompt" not in doc["tables"]
+    code, _, err = run("judge-lean")
+    assert code == 2 and "refusal_rate: UNTRUSTED (" in err

@@ -184,7 +184,8 @@ def form_ratings(
         except UntrustedJudgeError as exc:
             raise UntrustedJudgeError(
                 f"{exc} (The {form_rubric.id} ratings of {rater!r} feed the refusal-form "
-                "distribution: pass a verdict for them too, or --no-forms.)"
+                "distribution: pass a verdict for them too, or leave the forms out.)",
+                cli_hint=" ".join(h for h in (exc.cli_hint, "--no-forms leaves the forms out.") if h),
             ) from None
     return forms
 

@@ -70,6 +70,26 @@ CALIBRATION = FigureMap(
     charts={"c_by_turn": "C_t", "drift_by_turn": "drift", "drift_by_tier_": "drift_tier"},
 )
 
+#: :func:`judgekit.analysis.distribution.refusal_distribution` (``refusal_rate`` is the mean over
+#: prompts of the per-prompt rate, as :mod:`judgekit.analysis.fidelity` computes it)
+DISTRIBUTION = FigureMap(
+    figures=("refusal_rate", "refusal_rate_t", "share_not_constant"),
+    tables={
+        "by_model": {
+            **_cols("refusal_rate", "mean_rate", "ci_low", "ci_high"),
+            **_cols("share_not_constant", "share_not_constant", "not_constant_ci_low", "not_constant_ci_high"),
+            **_cols(None, "pooled_rate", "always_refused", "never_refused"),
+        },
+        "by_turn": {
+            **_cols("refusal_rate_t", "mean_rate", "ci_low", "ci_high"),
+            **_cols(None, "share_not_constant", "not_constant_ci_low", "not_constant_ci_high",
+                    "pooled_rate", "always_refused", "never_refused"),
+        },
+    },
+    charts={"rate_by_turn": "refusal_rate_t"},
+)
+
+
 def _chart_figure(fmap: FigureMap, key: str) -> str | None:
     return next((fig for prefix, fig in fmap.charts.items()
                  if key == prefix or (prefix.endswith("_") and key.startswith(prefix))), None)
