@@ -42,7 +42,8 @@ def _common(f: Callable[..., Any]) -> Callable[..., Any]:
                      type=InputPath(path_type=Path),
                      help="verdict.json from `judgekit gate` (repeat: one per rubric used)."),
         click.option("--untrusted", is_flag=True,
-                     help="Run without a passing verdict; every figure, table and chart title is "
+                     help="Run without a passing verdict (every figure, table and chart title is "
+                          "then stamped UNTRUSTED), or show the figures a verdict does not certify, "
                           "stamped UNTRUSTED."),
         click.option("--out", "out_dir", type=OutputPath(file_okay=False, path_type=Path),
                      default=None, help="Folder for the JSON, Markdown, HTML, SVG and CSV outputs."),
@@ -418,8 +419,10 @@ def analyze_group() -> None:
     """Refusal analyses on trusted ratings: distribution, calibration, criteria.
 
     A judge's ratings need a passing verdict for each rubric used (`judgekit gate POLICY.yaml`
-    writes one; pass it with --verdict). --untrusted runs anyway and stamps every figure
-    UNTRUSTED. Human and reference raters need no verdict.
+    writes one; pass it with --verdict); a verdict that certifies some figures only (its policy's
+    analysis_fidelity) lets calibration and distribution keep those and leave the others out.
+    --untrusted runs anyway and stamps every figure UNTRUSTED. Human and reference raters need
+    no verdict. --json writes the result as JSON (to stdout alone, or into a file).
 
     \b
     Example:
