@@ -206,3 +206,29 @@ def test_distribution_keeps_the_certified_refusal_rate(study: dict, tmp_path: Pa
     assert "per_prompt" not in doc["tables"]
     code, _, err = run("judge-lean")
     assert code == 2 and "refusal_rate: UNTRUSTED (" in err
+
+
+def test_tables_no_certificate_covers_are_left_out_or_stamped() -> None:
+    """Every calibration figure certified, yet the look-alikes (no figure covers them) are not."""
+    import pandas as pd
+
+    from judgekit.analysis.result import AnalysisResult, Table
+    from judgekit.analysis.trust import TrustReport
+    from judgekit.analysis.trust_figures import CALIBRATION, apply_figures
+
+    def make() -> tuple[AnalysisResult, TrustReport]:
+        res = AnalysisResult("calibration", "t", tables=[
+            Table("summary", "Summary", pd.DataFrame({"model": ["m"], "C": [0.9], "tied_share": [0.1]})),
+            Table("lookalikes", "Look-alikes", pd.DataFrame({"model": ["m"], "mean_R": [0.2]}))])
+        certs = {f: {"state": "pass", "sentence": f"{f}: certified"} for f in CALIBRATION.figures}
+        return res, TrustReport(trusted={"j under r": "v"}, figures={"j under r": certs})
+
+    res, trust = make()
+    apply_figures(res, trust, CALIBRATION, untrusted=False)
+    assert [t.key for t in res.tables] == ["summary"] and res.trusted
+    assert res.table("summary")["C"].tolist() == [0.9] and res.table("summary")["tied_share"].isna().all()
+    res, trust = make()
+    apply_figures(res, trust, CALIBRATION, untrusted=True)
+    assert res.table("lookalikes")["mean_R"].tolist() == [0.2]
+    assert [t.title for t in res.tables] == ["UNTRUSTED — Summary", "UNTRUSTED — Look-alikes"]
+    assert not res.trusted and res.notes[0].startswith("UNTRUSTED:")

@@ -156,9 +156,10 @@ def apply_figures(result: AnalysisResult, trust: TrustReport, fmap: FigureMap, *
         result.notes.append(f"Not certified (the verdict's policy does not check them): {', '.join(unchecked)}.")
     result.notes.extend(f"Not certified: {s['sentence']}." for s in states.values()
                         if s["state"] not in ("pass", "unchecked"))
-    if untrusted and open_:
+    stamped = any(t.title.startswith(UNTRUSTED) for t in result.tables)
+    if untrusted and (open_ or stamped):
         result.trusted = False
-        shown = [f for f, st in states.items() if st["state"] != "pass"]
+        shown = [f for f, st in states.items() if st["state"] != "pass"] or ["tables no certificate covers"]
         result.notes.insert(0, f"{UNTRUSTED}: figures the verdict does not certify are shown "
                                f"({', '.join(shown)}; the notes say why).")
     return result
