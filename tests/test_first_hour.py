@@ -162,9 +162,6 @@ def _check_rows(html: str) -> list[tuple[str, str, str]]:
     return rows
 
 
-@pytest.mark.xfail(reason="the threshold direction of within_human_noise in the gate/report text is being "
-                          "fixed by another engineer (the report shows '≤ -0.200' for an inconclusive judge "
-                          "whose difference must stay above -margin); not in this branch", strict=False)
 def test_the_verdict_text_points_each_threshold_the_right_way(study):
     html = (study["folder"] / "out" / "report" / "report.html").read_text(encoding="utf-8")
     rows = _check_rows(html)

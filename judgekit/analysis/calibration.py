@@ -52,6 +52,7 @@ from judgekit.analysis.concordance import Concordance, concordance, levels, pair
 from judgekit.analysis.frames import check_column_names, check_rubric, one_rater, per_item_values
 from judgekit.analysis.result import AnalysisResult, Chart, Table
 from judgekit.analysis.trust import check_trust
+from judgekit.analysis.trust_figures import CALIBRATION, apply_figures
 from judgekit.errors import JudgekitError
 from judgekit.rubric.model import Rubric
 
@@ -107,7 +108,8 @@ def calibration(
     ``item_id`` + metadata; ``harm``: H in [0, 1] per item_id (from
     :func:`judgekit.analysis.frames.harm_from_column` or ``harm_from_ratings``). A judge rater
     needs a passing verdict in ``verdicts`` (matching ``store``, the store the ratings came from,
-    when given); ``untrusted`` forces the run and stamps it.
+    when given), or one certifying some of its figures (then only those are kept:
+    :mod:`judgekit.analysis.trust_figures`); ``untrusted`` forces the run and stamps it.
 
     Tables: ``summary``, ``by_turn``, ``by_tier_turn``, ``lookalikes``, ``lookalikes_by_turn``,
     and for each ``by`` column (e.g. ``tactic``) ``by_<col>`` and ``by_<col>_turn``.
@@ -119,7 +121,7 @@ def calibration(
     rater = one_rater(ratings, what=what)
     check_rubric(ratings, rubric, what=what)
     trust = check_trust(ratings, rubric, verdicts, judge_hashes=judge_hashes,
-                        untrusted=untrusted, store=store)
+                        untrusted=untrusted, store=store, figures=CALIBRATION.figures)
     vals = list(rubric.values.values())
     if min(vals) < 0 or max(vals) > 1:
         raise JudgekitError(
@@ -277,6 +279,7 @@ def calibration(
         tables=tables,
         charts=charts,
     )
+    apply_figures(result, trust, CALIBRATION, untrusted=untrusted)
     if not trust.ok:
         result.stamp_untrusted(trust.reason())
     return result

@@ -42,6 +42,7 @@ from judgekit.analysis.refusal import DEFAULT_REFUSAL_CODES as DEFAULT_REFUSAL_C
 from judgekit.analysis.refusal import refusal_definition
 from judgekit.analysis.result import AnalysisResult, Chart, Table
 from judgekit.analysis.trust import check_trust
+from judgekit.analysis.trust_figures import DISTRIBUTION, apply_figures
 from judgekit.errors import JudgekitError
 from judgekit.rubric.model import Rubric
 from judgekit.stats.intervals import bootstrap_stat, percentile_ci, wilson_interval
@@ -111,7 +112,7 @@ def refusal_distribution(
     rater = one_rater(ratings, what=what)
     check_rubric(ratings, rubric, what=what)
     trust = check_trust(ratings, rubric, verdicts, judge_hashes=judge_hashes,
-                        untrusted=untrusted, store=store)
+                        untrusted=untrusted, store=store, figures=DISTRIBUTION.figures)
     form_shares: pd.DataFrame | None = None
     if forms is not None and not forms.empty:
         if form_rubric is None:
@@ -308,6 +309,7 @@ def refusal_distribution(
         tables=tables,
         charts=charts,
     )
+    apply_figures(result, trust, DISTRIBUTION, untrusted=untrusted)
     if not trust.ok:
         result.stamp_untrusted(trust.reason())
     return result

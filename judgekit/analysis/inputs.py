@@ -84,7 +84,8 @@ def gated_only(store: Store, ratings: pd.DataFrame, verdicts: Sequence[Any]) -> 
     notes: list[str] = []
     for judge, rid, rhash in judged.drop_duplicates().itertuples(index=False, name=None):
         entry = next((j for v in loaded if (v["rubric"], v["rubric_hash"]) == (rid, rhash)
-                      for j in v["judges"] if j["judge"] == judge and j["passed"]), None)
+                      for j in v["judges"] if j["judge"] == judge and (j["passed"] or any(
+                          f.get("state") == "pass" for f in (j.get("figures") or {}).values()))), None)
         if entry is None:
             continue
         rubric = SimpleNamespace(id=rid, hash=rhash)
@@ -183,7 +184,8 @@ def form_ratings(
         except UntrustedJudgeError as exc:
             raise UntrustedJudgeError(
                 f"{exc} (The {form_rubric.id} ratings of {rater!r} feed the refusal-form "
-                "distribution: pass a verdict for them too, or --no-forms.)"
+                "distribution: pass a verdict for them too, or leave the forms out.)",
+                cli_hint=" ".join(h for h in (exc.cli_hint, "--no-forms leaves the forms out.") if h),
             ) from None
     return forms
 

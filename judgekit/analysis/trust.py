@@ -7,6 +7,14 @@ ratings came from, still describe it: the human ratings, the items they are abou
 identity, see :func:`judgekit.verdict.read.match_store`); otherwise the analysis refuses to
 run (``UntrustedJudgeError``, one sentence saying how to get a verdict) — unless the caller forces
 it with ``untrusted=True``, in which case the result is stamped UNTRUSTED everywhere.
+
+Certified figures (issue 22): given ``figures`` (the names :mod:`judgekit.verdict.certify` gives the
+figures the analysis computes), a judge that did not pass every check is still trusted *for the
+figures its verdict certifies* (:func:`judgekit.verdict.trust.figure_certificates`): the report
+records, per judge, each figure's certificate (``TrustReport.figures``), and
+:mod:`judgekit.analysis.trust_figures` leaves the others out of the result (or stamps them UNTRUSTED
+with ``untrusted``). A judge whose verdict certifies none of them (e.g. it fails a primary agreement
+check) is refused as before.
 """
 
 from __future__ import annotations
@@ -31,6 +39,9 @@ class TrustReport:
     untrusted: dict[str, str] = field(default_factory=dict)
     #: raters that need no verdict (human / reference).
     humans: list[str] = field(default_factory=list)
+    #: "rater under rubric" → figure → ``{"state", "sentence"}`` for a judge trusted only for the
+    #: figures its verdict certifies (empty for a judge that passed every check).
+    figures: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -46,18 +57,24 @@ class TrustReport:
             trusted={**self.trusted, **other.trusted},
             untrusted={**self.untrusted, **other.untrusted},
             humans=sorted(set(self.humans) | set(other.humans)),
+            figures={**self.figures, **other.figures},
         )
 
     def as_dict(self) -> dict[str, Any]:
-        return {"trusted": self.trusted, "untrusted": self.untrusted, "human_raters": self.humans}
+        out: dict[str, Any] = {"trusted": self.trusted, "untrusted": self.untrusted,
+                               "human_raters": self.humans}
+        if self.figures:
+            out["figures"] = self.figures
+        return out
 
 
-def _how_to_get_one(judge: str, rubric: Rubric) -> str:
-    return (
+def _how_to_get_one(judge: str, rubric: Rubric) -> UntrustedJudgeError:
+    return UntrustedJudgeError(
         f"Ratings of judge {judge!r} under {rubric.id} need a passing verdict before an analysis "
-        f"may use them: run `judgekit gate POLICY.yaml` for that judge and rubric and pass "
-        f"--verdict verdict.json, or force the run with --untrusted (every figure is then "
-        f"stamped UNTRUSTED)."
+        f"may use them: run `judgekit gate POLICY.yaml` for that judge and rubric and pass the "
+        f"verdict.json it writes, or run the analysis untrusted (every figure is then stamped "
+        f"UNTRUSTED).",
+        cli_hint="On the command line: --verdict verdict.json, or --untrusted.",
     )
 
 
@@ -69,6 +86,7 @@ def check_trust(
     judge_hashes: Mapping[str, str] | None = None,
     untrusted: bool = False,
     store: Any = None,
+    figures: Sequence[str] | None = None,
 ) -> TrustReport:
     """Check that every judge rater in ``ratings`` has a passing verdict for ``rubric``.
 
@@ -80,6 +98,10 @@ def check_trust(
     :class:`~judgekit.errors.UntrustedJudgeError` for the first judge without a passing verdict,
     unless ``untrusted`` is true. A verdict that is malformed or inconsistent is an error even
     with ``untrusted``.
+
+    ``figures`` (certificate names, e.g. ``("C", "RCE", "drift", "drift_tier")``): a judge without a
+    passing verdict whose verdict certifies one of them is trusted for those only
+    (``TrustReport.figures``; module doc).
     """
     from judgekit.verdict.read import load_verdict
 
@@ -95,19 +117,67 @@ def check_trust(
         key = f"{rater} under {rubric.id}"
         jhash = (judge_hashes or {}).get(rater)
         passed, error, entry = _find_passing(rater, rubric, loaded, jhash, store)
+        certs: dict[str, dict[str, Any]] | None = None
+        if passed is None and figures:
+            passed, certs, entry = _find_certified(rater, rubric, loaded, jhash, store, figures)
+            if passed is None and certs:  # certificates, none of them passing
+                error = _none_certified(rater, rubric, certs)
         if passed is not None and entry is not None and store is not None:
             error = _foreign(ratings, rater, rubric, entry, store)
             passed = None if error is not None else passed
         if passed is not None:
             report.trusted[key] = passed
+            if certs is not None:
+                report.figures[key] = certs
             continue
         if untrusted:
             report.untrusted[key] = str(error) if error else "no verdict given"
             continue
         if error is not None:
             raise error
-        raise UntrustedJudgeError(_how_to_get_one(rater, rubric))
+        raise _how_to_get_one(rater, rubric)
     return report
+
+
+def _find_certified(
+    judge: str, rubric: Rubric, verdicts: Sequence[Any], judge_hash: str | None, store: Any,
+    figures: Sequence[str],
+) -> tuple[str | None, dict[str, dict[str, Any]] | None, dict[str, Any] | None]:
+    """The first verdict certifying one of ``figures`` for ``judge``: its description, the
+    certificate of each of ``figures`` (a figure the policy does not check: not certified) and
+    the judge's entry. When none does: ``(None, certificates, None)`` with the first verdict's
+    certificates of those figures it checks (None when no verdict checks any)."""
+    from judgekit.verdict.trust import figure_certificates
+
+    found: dict[str, dict[str, Any]] = {}
+    for verdict in verdicts:
+        try:
+            certs = figure_certificates(verdict, judge=judge, rubric=rubric, judge_hash=judge_hash,
+                                        store=store)
+        except JudgekitError:
+            continue
+        out = {f: certs.get(f) or {"state": "unchecked",
+                                   "sentence": f"{f}: not certified (the verdict's policy does not check it)"}
+               for f in figures}
+        if not any(c["state"] == "pass" for c in out.values()):
+            found = found or {f: c for f, c in out.items() if c["state"] != "unchecked"}
+            continue
+        entry = next(j for j in verdict["judges"] if j["judge"] == judge)
+        ok = [f for f in figures if out[f]["state"] == "pass"]
+        return f"{_describe(verdict)}, certifying {', '.join(ok)} only", out, entry
+    return None, found or None, None
+
+
+def _none_certified(judge: str, rubric: Rubric, certs: dict[str, dict[str, Any]]) -> UntrustedJudgeError:
+    """The refusal of a judge whose verdict certifies none of the analysis's figures."""
+    order = sorted(certs.values(), key=lambda c: c["state"] != "fail")  # UNTRUSTED ones first
+    said = "; ".join(c["sentence"] for c in order)
+    return UntrustedJudgeError(
+        f"The verdict certifies none of this analysis's figures for judge {judge!r} on {rubric.id} "
+        f"({said}); its ratings cannot be used as trusted: improve the judge or label more and gate it "
+        "again, or run the analysis untrusted (every figure is then stamped UNTRUSTED).",
+        cli_hint="On the command line: --untrusted.",
+    )
 
 
 def _find_passing(

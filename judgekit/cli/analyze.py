@@ -8,19 +8,27 @@ charts, each chart as SVG and each table as CSV.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
-from judgekit.cli.options import InputPath, OutputPath, by_columns, store_option
-from judgekit.core.console import echo, lazy_console, resolved
+from judgekit.cli.analyze_out import (
+    add_correction_tables,
+    finish,
+    noted,
+    print_corrections,
+    progress_bar,
+    sliced,
+    where_option,
+)
+from judgekit.cli.options import InputPath, OutputPath, by_columns, json_option, store_option
+from judgekit.core.console import lazy_console
 from judgekit.store.database import Store
 
 if TYPE_CHECKING:  # the analyses (pandas, numpy) are imported by the commands that run them
-    from judgekit.analysis.result import AnalysisResult
+    pass
 
 console = lazy_console()
 err_console = lazy_console(stderr=True)
@@ -34,11 +42,13 @@ def _common(f: Callable[..., Any]) -> Callable[..., Any]:
                      type=InputPath(path_type=Path),
                      help="verdict.json from `judgekit gate` (repeat: one per rubric used)."),
         click.option("--untrusted", is_flag=True,
-                     help="Run without a passing verdict; every figure, table and chart title is "
+                     help="Run without a passing verdict (every figure, table and chart title is "
+                          "then stamped UNTRUSTED), or show the figures a verdict does not certify, "
                           "stamped UNTRUSTED."),
         click.option("--out", "out_dir", type=OutputPath(file_okay=False, path_type=Path),
                      default=None, help="Folder for the JSON, Markdown, HTML, SVG and CSV outputs."),
         click.option("--quiet", is_flag=True, help="No progress bar."),
+        json_option,
     ]
     for opt in reversed(options):
         f = opt(f)
@@ -70,73 +80,6 @@ def _correct_options(f: Callable[..., Any]) -> Callable[..., Any]:
     return f
 
 
-def _add_correction(result: AnalysisResult, store: Store, rubric: Any, ratings: Any, items: Any,
-                    *, method: str, reference: str | None, weights: dict[str, float],
-                    figure: str, slices: list[str], model_col: str, n_boot: int,
-                    seed: int, cluster_col: str | None = None) -> None:
-    from judgekit.analysis.corrected_tables import (
-        add_correction,
-        correction_tables,
-        reference_ratings,
-    )
-
-    ref, ref_name = reference_ratings(store, rubric, reference)
-    tables = correction_tables(ratings, ref, items, rubric=rubric, weights=weights, figure=figure,
-                               method=method, reference_name=ref_name, slices=slices,
-                               model_col=model_col, cluster_col=cluster_col,
-                               n_resamples=max(n_boot, 1), seed=seed)
-    add_correction(result, tables, method=method, reference_name=ref_name)
-def _where_option(f: Callable[..., Any]) -> Callable[..., Any]:
-    return click.option(
-        "--where", "where", multiple=True,
-        help="Keep only the items whose COLUMN is one of the values (repeat: all must hold), e.g. "
-             "--where severity=4,5 --where tactic=roleplay.")(f)
-
-
-def _sliced(items: Any, frames: list[Any], where: tuple[str, ...], by: list[str]) -> tuple[Any, list[Any], str | None]:
-    """``--where`` applied to the items and the ratings, and the ``--by a+b`` columns added."""
-    from judgekit.analysis.slicing import cross_columns, parse_where, restrict
-
-    items, frames, note = restrict(items, frames, parse_where(where))
-    return cross_columns(items, by), frames, note
-
-
-def _noted(result: AnalysisResult, note: str | None, where: tuple[str, ...]) -> AnalysisResult:
-    if note:
-        result.notes.append(note)
-        result.meta["where"] = list(where)
-    return result
-
-
-@contextmanager
-def _progress(label: str, quiet: bool) -> Iterator[Callable[[int, int], None]]:
-    """A progress bar on stderr (transient: it disappears when done)."""
-    if quiet:
-        yield lambda advance, total: None
-        return
-    from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
-
-    with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.percentage:>3.0f}%"),
-                  TimeRemainingColumn(), console=resolved(err_console), transient=True) as bar:
-        task = bar.add_task(label, total=None)
-
-        def update(advance: int, total: int) -> None:
-            bar.update(task, advance=advance, total=total)
-
-        yield update
-
-
-# --------------------------------------------------------------------------- output
-def _finish(result: AnalysisResult, out_dir: Path | None) -> None:
-    if out_dir is None:
-        console.print("[dim](pass --out DIR to write JSON, Markdown, HTML with charts, SVG and CSV)[/dim]")
-        return
-    from judgekit.analysis.terminal import written_summary
-    from judgekit.report.analysis import write_results
-
-    echo(written_summary(write_results(result, out_dir), out_dir))
-
-
 # --------------------------------------------------------------------------- distribution
 @click.command("distribution")
 @click.option("--judge", "--rater", "rater", required=True,
@@ -158,7 +101,7 @@ def _finish(result: AnalysisResult, out_dir: Path | None) -> None:
 @click.option("--by", "by", multiple=True,
               help="Item metadata column to slice by (repeat, or 'severity,tactic'; 'severity+tactic' "
                    "crosses them); turn is added when the items have it.")
-@_where_option
+@where_option
 @click.option("--prompt-column", default=None,
               help="Column naming the prompt whose samples are grouped (default: conversation_id, "
                    "else prompt_id).")
@@ -191,6 +134,7 @@ def distribution_cmd(
     untrusted: bool,
     out_dir: Path | None,
     quiet: bool,
+    json_out: str | None,
 ) -> None:
     """Refusal as a distribution over samples: per prompt rate + Wilson 95% CI, forms, stability.
 
@@ -223,9 +167,9 @@ def distribution_cmd(
         data = inputs.distribution_inputs(store, rubric, rater,
                                           form_rubric=None if no_forms else form_rubric,
                                           verdicts=loaded, untrusted=untrusted)
-        items, (data.ratings, data.forms), note = _sliced(data.items, [data.ratings, data.forms], where, by_cols)
+        items, (data.ratings, data.forms), note = sliced(data.items, [data.ratings, data.forms], where, by_cols)
         data.items = items
-        with _progress("bootstrap (resampling prompts)", quiet) as progress:
+        with progress_bar("bootstrap (resampling prompts)", quiet) as progress:
             result = refusal_distribution(
                 data.ratings, data.items, rubric=rubric, verdicts=loaded, store=store,
                 judge_hashes=data.judge_hashes, untrusted=untrusted, threshold=threshold,
@@ -241,7 +185,7 @@ def distribution_cmd(
             _, indicator = refusal_definition(rubric, threshold=threshold, refusal_codes=codes)
             weights = dict(zip(rubric.codes, indicator(pd.Series(rubric.codes)).tolist(),
                                strict=True))
-            _add_correction(result, store, rubric, data.ratings, data.items, method=correct,
+            add_correction_tables(result, store, rubric, data.ratings, data.items, method=correct,
                             reference=reference, weights=weights, figure="refusal rate",
                             slices=list(result.meta.get("slices", [])), model_col=model_column,
                             n_boot=n_boot, seed=seed,
@@ -259,22 +203,14 @@ def distribution_cmd(
                                      indicator=indicator, codes=list(rubric.codes),
                                      sample=sample, model_col=model_column, forms=forms)
     result.notes.extend(data.notes)  # judge ratings the verdict does not cover, left out
-    _noted(result, note, where)
-    print_distribution(console, result)
-    from judgekit.analysis.distribution_terminal import print_prompts
+    noted(result, note, where)
+    if json_out != "-":
+        print_distribution(console, result)
+        from judgekit.analysis.distribution_terminal import print_prompts
 
-    print_prompts(console, result)
-    _print_corrections(result, correct)
-    _finish(result, out_dir)
-
-
-def _print_corrections(result: AnalysisResult, correct: str | None) -> None:
-    if correct:
-        from judgekit.analysis.corrected_terminal import print_correction
-        from judgekit.analysis.ppi_terminal import print_ppi
-
-        print_correction(console, result)
-        print_ppi(console, result)
+        print_prompts(console, result)
+        print_corrections(result, correct)
+    finish(result, out_dir, json_out)
 
 
 # --------------------------------------------------------------------------- calibration
@@ -298,7 +234,7 @@ def _print_corrections(result: AnalysisResult, correct: str | None) -> None:
 @click.option("--by", "by", multiple=True,
               help="Item column to slice by (repeat, or 'tactic,category'; 'severity+tactic' crosses "
                    "them): C, RCE and Drift(t) per value, e.g. which pressure tactic drives the drift.")
-@_where_option
+@where_option
 @click.option("--prompt-column", default=None,
               help="Column naming the conversation/prompt (cluster of the bootstrap; default: "
                    "conversation_id, else prompt_id).")
@@ -328,6 +264,7 @@ def calibration_cmd(
     untrusted: bool,
     out_dir: Path | None,
     quiet: bool,
+    json_out: str | None,
 ) -> None:
     """Calibration of restrictiveness R to harm H: concordance C, RCE, Drift(t) by turn and tier.
 
@@ -352,8 +289,8 @@ def calibration_cmd(
         data = inputs.calibration_inputs(store, rubric, rater, harm_column=harm_column,
                                          harm_rubric=harm_rubric, harm_key=harm_key, verdicts=loaded)
         by_cols = by_columns(by)
-        data.items, (data.ratings,), note = _sliced(data.items, [data.ratings], where, by_cols)
-        with _progress("bootstrap (resampling conversations)", quiet) as progress:
+        data.items, (data.ratings,), note = sliced(data.items, [data.ratings], where, by_cols)
+        with progress_bar("bootstrap (resampling conversations)", quiet) as progress:
             result = calibration(
                 data.ratings, data.items, data.harm, rubric=rubric, verdicts=loaded, store=store,
                 judge_hashes=data.judge_hashes, untrusted=untrusted, harm_source=data.harm_source,
@@ -370,7 +307,7 @@ def calibration_cmd(
             if not include_lookalikes and lookalike_column in corr_items.columns:
                 # the scope of C, RCE and Drift: benign look-alikes left out unless included
                 corr_items = corr_items[~truthy(corr_items[lookalike_column])]
-            _add_correction(result, store, rubric, data.ratings, corr_items, method=correct,
+            add_correction_tables(result, store, rubric, data.ratings, corr_items, method=correct,
                             reference=reference, weights=dict(rubric.values),
                             figure="mean R", slices=list(dict.fromkeys(cal_slices)),
                             model_col=model_column, n_boot=n_boot, seed=seed,
@@ -388,10 +325,11 @@ def calibration_cmd(
                                     include_lookalikes=include_lookalikes, n_boot=n_boot,
                                     seed=seed, by=by_cols)
     result.notes.extend(data.notes)  # judge ratings the verdict does not cover, left out
-    _noted(result, note, where)
-    print_calibration(console, result)
-    _print_corrections(result, correct)
-    _finish(result, out_dir)
+    noted(result, note, where)
+    if json_out != "-":
+        print_calibration(console, result)
+        print_corrections(result, correct)
+    finish(result, out_dir, json_out)
 
 
 # --------------------------------------------------------------------------- criteria
@@ -402,7 +340,7 @@ def calibration_cmd(
 @click.option("--by", "by", multiple=True,
               help="Also give each criterion's rate per value of this item column (repeat, or "
                    "'model,tactic'; 'model+tactic' crosses them), e.g. --by model+turn.")
-@_where_option
+@where_option
 @click.option("--correct", "correct", type=click.Choice(["ppi"]), default=None,
               help="Also print each criterion's rate corrected for the judge's error on the "
                    "items --reference rated (PPI++), beside the raw one.")
@@ -425,6 +363,7 @@ def criteria_cmd(
     untrusted: bool,
     out_dir: Path | None,
     quiet: bool,
+    json_out: str | None,
 ) -> None:
     """Pre-registered experiment criteria: rate of a label in a group vs a threshold, per seed.
 
@@ -445,7 +384,7 @@ def criteria_cmd(
     with Store.open_existing(store_path) as store:
         data = inputs.criteria_inputs(store, loaded)
         by_cols = by_columns(by)
-        data.items, (data.ratings,), note = _sliced(data.items, [data.ratings], where, by_cols)
+        data.items, (data.ratings,), note = sliced(data.items, [data.ratings], where, by_cols)
         result, passed = evaluate_criteria(
             spec, data.ratings, data.items, rater=rater, verdicts=loaded, store=store,
             judge_hashes=data.judge_hashes, untrusted=untrusted,
@@ -458,17 +397,19 @@ def criteria_cmd(
                              reference=reference, sample=sample,
                              source=f"Criteria file {criteria_file}")
     result.notes.extend(data.notes)  # judge ratings the verdict does not cover, left out
-    _noted(result, note, where)
-    print_criteria(console, result)
-    if correct:
+    noted(result, note, where)
+    if json_out != "-":
+        print_criteria(console, result)
+    if correct and json_out != "-":
         from judgekit.analysis.ppi_terminal import print_ppi
 
         print_ppi(console, result)
     table = result.table("criteria")
-    _finish(result, out_dir)
+    finish(result, out_dir, json_out)
     n_fail = int((table["result"] == "FAIL").sum())
     n_judged = int((table["result"] != "DESCRIPTIVE").sum())
-    click.echo("all criteria pass" if passed else f"{n_fail} of {n_judged} criteria FAIL")
+    click.echo("all criteria pass" if passed else f"{n_fail} of {n_judged} criteria FAIL",
+               err=json_out == "-")
     raise SystemExit(0 if passed else 1)
 
 
@@ -478,8 +419,10 @@ def analyze_group() -> None:
     """Refusal analyses on trusted ratings: distribution, calibration, criteria.
 
     A judge's ratings need a passing verdict for each rubric used (`judgekit gate POLICY.yaml`
-    writes one; pass it with --verdict). --untrusted runs anyway and stamps every figure
-    UNTRUSTED. Human and reference raters need no verdict.
+    writes one; pass it with --verdict); a verdict that certifies some figures only (its policy's
+    analysis_fidelity) lets calibration and distribution keep those and leave the others out.
+    --untrusted runs anyway and stamps every figure UNTRUSTED. Human and reference raters need
+    no verdict. --json writes the result as JSON (to stdout alone, or into a file).
 
     \b
     Example:

@@ -36,6 +36,35 @@ def require_trusted(
     (:func:`judgekit.verdict.read.match_store`). If ``judge_hash`` is given it must match too (same
     judge spec and parameters). Returns the judge's entry of the verdict.
     """
+    v, entry, rub, how = _checked(verdict, judge=judge, rubric=rubric, judge_hash=judge_hash, store=store)
+    if figure is not None and (entry["state"] != "pass" or entry.get("figures")):
+        _require_figure(v, entry, judge, rub.id, figure, how)
+        return entry
+    if not entry["passed"] or entry["state"] != "pass":
+        failed = [c["name"] for c in entry["checks"] if c["state"] == "fail"]
+        open_ = [c["name"] for c in entry["checks"] if c["state"] == "inconclusive"]
+        what = "; ".join(p for p in (f"failed: {', '.join(failed)}" if failed else "",
+                                     f"inconclusive: {', '.join(open_)}" if open_ else "") if p)
+        raise UntrustedJudgeError(
+            f"Judge {judge!r} did not pass the gate for {rub.id} ({what}); "
+            "its ratings cannot be used as trusted: improve the judge and gate it again, or run the "
+            "analysis untrusted (every figure is then stamped UNTRUSTED).",
+            cli_hint="On the command line: --untrusted.",
+        )
+    return entry
+
+
+def _checked(
+    verdict: dict[str, Any] | str | Path | None,
+    *,
+    judge: str,
+    rubric: Rubric | str,
+    judge_hash: str | None,
+    store: Any,
+) -> tuple[Verdict, dict[str, Any], Rubric, str]:
+    """What :func:`require_trusted` checks before the judge's state: the verdict (read strictly),
+    its rubric, the judge, the store and the judge hash. Returns the verdict, the judge's entry,
+    the rubric and the "how to get one" clause of the messages."""
     rub = load_rubric(rubric)
     how = (
         f"run `judgekit gate POLICY.yaml` with a policy naming judge {judge!r} and rubric {rub.id}, "
@@ -66,36 +95,14 @@ def require_trusted(
         raise UntrustedJudgeError(
             f"Judge {judge!r} changed since the verdict (its spec or parameters differ); {how}."
         )
-    if figure is not None and (entry["state"] != "pass" or entry.get("figures")):
-        _require_figure(v, entry, judge, rub.id, figure, how)
-        return entry
-    if not entry["passed"] or entry["state"] != "pass":
-        failed = [c["name"] for c in entry["checks"] if c["state"] == "fail"]
-        open_ = [c["name"] for c in entry["checks"] if c["state"] == "inconclusive"]
-        what = "; ".join(p for p in (f"failed: {', '.join(failed)}" if failed else "",
-                                     f"inconclusive: {', '.join(open_)}" if open_ else "") if p)
-        raise UntrustedJudgeError(
-            f"Judge {judge!r} did not pass the gate for {rub.id} ({what}); "
-            "its ratings cannot be used as trusted: improve the judge and gate it again, or run the "
-            "analysis untrusted (every figure is then stamped UNTRUSTED).",
-            cli_hint="On the command line: --untrusted.",
-        )
-    return entry
+    return v, entry, rub, how
 
 
 def _require_figure(v: Verdict, entry: dict[str, Any], judge: str, rubric_id: str, figure: str, how: str) -> None:
     """``figure=``: the judge need not pass every check, only those that certify ``figure``
     (:func:`judgekit.verdict.certify.certify`, recomputed from the checks; an edited ``figures``
     entry is refused)."""
-    from judgekit.verdict.certify import certify
-    from judgekit.verdict.policy import Policy
-
-    certs = certify(entry, Policy(**v["policy"]))
-    stored = entry.get("figures")
-    if stored is not None and stored != certs:
-        raise UntrustedJudgeError(
-            f"{f'Verdict {v.source}' if v.source else 'The verdict'} records figures for judge {judge!r} that its "
-            f"checks do not give (edited?); {how}.")
+    certs = _certificates(v, entry, judge, how)
     if not certs:
         if entry["state"] == "pass":
             return
@@ -110,5 +117,37 @@ def _require_figure(v: Verdict, entry: dict[str, Any], judge: str, rubric_id: st
     if cert["state"] != "pass":
         raise UntrustedJudgeError(
             f"The verdict does not certify {figure!r} for judge {judge!r} on {rubric_id}: {cert['sentence']}; "
-            "its ratings cannot be used as trusted for this figure — label more, improve the judge, or use "
-            "--untrusted to stamp results UNTRUSTED.")
+            "its ratings cannot be used as trusted for this figure — label more, improve the judge, or run "
+            "the analysis untrusted (its results are then stamped UNTRUSTED).",
+            cli_hint="On the command line: --untrusted.")
+
+
+def figure_certificates(
+    verdict: dict[str, Any] | str | Path,
+    *,
+    judge: str,
+    rubric: Rubric | str,
+    judge_hash: str | None = None,
+    store: Any = None,
+) -> dict[str, dict[str, Any]]:
+    """figure → ``{"state", "sentence"}``: the figures ``verdict`` certifies for ``judge``, after
+    the checks :func:`require_trusted` makes before the judge's state (rubric, judge, store,
+    judge hash), recomputed from the checks (:func:`judgekit.verdict.certify.certify`; an edited
+    ``figures`` entry is refused). Empty when the policy certifies no figure."""
+    v, entry, _rub, how = _checked(verdict, judge=judge, rubric=rubric, judge_hash=judge_hash, store=store)
+    return _certificates(v, entry, judge, how)
+
+
+def _certificates(v: Verdict, entry: dict[str, Any], judge: str, how: str) -> dict[str, dict[str, Any]]:
+    """The judge's certificates recomputed from its checks; a stored ``figures`` entry that differs
+    is refused (edited)."""
+    from judgekit.verdict.certify import certify
+    from judgekit.verdict.policy import Policy
+
+    certs = certify(entry, Policy(**v["policy"]))
+    stored = entry.get("figures")
+    if stored is not None and stored != certs:
+        raise UntrustedJudgeError(
+            f"{f'Verdict {v.source}' if v.source else 'The verdict'} records figures for judge {judge!r} that its "
+            f"checks do not give (edited?); {how}.")
+    return certs
