@@ -17,6 +17,13 @@ least two ``ok`` trials:
   flipped items listed (id and the label of each trial).
 
 α = 1 is a judge that never changes its mind; the probe's null band is ``alpha >= min``.
+
+α and its resamples are computed by the agreement package's α (:mod:`judgekit.agreement.alpha`:
+``alpha_from_counts`` for nominal, ``prepare_alpha`` on the values for interval), the one
+implementation; the input is different from the agreement report's: the trials of one judge as
+raters, which the store's items x raters code matrix does not hold (it collapses trials to their
+majority), so the probe reads the judge's ok ratings with their trials. ``alpha_bound`` (the
+floor of the se) is the probe's own figure.
 """
 
 from __future__ import annotations
