@@ -293,3 +293,13 @@ def codes_from_store(store: Any, rubric: Any, *, variants: bool = False,
     return _assemble(item_ids, packed[:, 0] - 48, raters, kind_of, label_codes,
                      packed[:, 2].astype(np.int8) - 48, only_items,
                      None if (trial_codes == ord("~") - 48).any() else trial_codes)
+
+
+def ok_labels(codes: RatingCodes, rater: str) -> np.ndarray:
+    """``rater``'s label code per item of ``codes.items`` (N,), ``-1`` where it has no ``ok``
+    rating (no rating, an abstention, an error, or trials that tie); all ``-1`` for a rater not in
+    the matrix. What the probes and the alternative annotator test read of one rater."""
+    if rater not in codes.raters:
+        return np.full(len(codes.items), -1, dtype=np.int64)
+    col = codes.column(rater)
+    return np.where(codes.status[:, col] == OK, codes.labels[:, col], -1).astype(np.int64)

@@ -19,13 +19,16 @@ from judgekit.probes.run import (
 from judgekit.rubric.model import Rubric
 
 
-def gate_checks(store: Any, policy: Any, rubric: Rubric, where: str) -> dict[str, list[dict[str, Any]]]:
-    """The probe checks of a gate policy, per judge (empty when the policy asks for none)."""
+def gate_checks(store: Any, policy: Any, rubric: Rubric, where: str,
+                codes: Any = None) -> dict[str, list[dict[str, Any]]]:
+    """The probe checks of a gate policy, per judge (empty when the policy asks for none);
+    ``codes``: the store's code matrix the gate read (without perturbed item copies), else read
+    here."""
     c = policy.checks
     if not any((c.max_covariate_effect, c.max_self_preference, c.min_stability, c.max_flip_rate)):
         return {}
     ctx = Context(store, rubric, policy.judges, policy.reference, policy.by, where,
-                  policy.n_resamples, policy.seed)
+                  policy.n_resamples, policy.seed, codes=codes)
     from judgekit.gate.budget import probe_budget
 
     out: dict[str, list[dict[str, Any]]] = {}

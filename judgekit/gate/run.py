@@ -379,14 +379,16 @@ def run_gate(store: Any, policy_path: str | Path, *, full_report: bool = False,
     report, codes = decide_figures(store, policy, policy_path, rubric, full_report=full_report)
     # the verdict's hashes from the same matrix when it holds the stored ratings as they are
     hashes = matrix_hashes(store, rubric, codes, policy.judges, variants=reads_variants(policy))
-    alt = alt_inputs_results(store, policy, rubric, report) if policy.checks.alt_test else None
+    # the alt test and the probes read the same matrix (without perturbed item copies)
+    plain = None if reads_variants(policy) else codes
+    alt = alt_inputs_results(store, policy, rubric, report, plain) if policy.checks.alt_test else None
     probes: dict[str, list[dict[str, Any]]] = {}
     if has_probes(policy):
         from judgekit.gate.probe_checks import (
             gate_checks,  # (pandas: only for a policy with probes)
         )
 
-        probes = gate_checks(store, policy, rubric, f"Policy file {policy_path}")
+        probes = gate_checks(store, policy, rubric, f"Policy file {policy_path}", codes=plain)
     fid = None
     if policy.checks.analysis_fidelity is not None:
         from judgekit.gate.fidelity import fidelity_results

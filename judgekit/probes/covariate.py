@@ -17,6 +17,10 @@ bins** (not a regression):
   from its rate after adding one success and one failure, ``p̃ (1 − p̃) / (n + 2)``
   (Agresti & Caffo 2000), which keeps the interval honest when a bin has no errors at all.
 
+This is not an agreement figure (no agreement statistic is a difference between item groups
+within reference strata), so it is computed here; its inputs are the reference and judge labels
+the probes take from the store's code matrix (:mod:`judgekit.probes.inputs`).
+
 Δ = +0.10 means: on the high bin (long responses) the judge errs (or says *target*) 10 points
 more often than on the low bin, among items with the same reference label.
 

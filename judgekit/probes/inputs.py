@@ -1,14 +1,22 @@
 """What the probes read from a store: the reference label and each judge's label per item (trials
-collapsed to their majority, ``ok`` ratings only), the items' covariates, and the slices."""
+collapsed to their majority, ``ok`` ratings only), the items' covariates, and the slices.
+
+The labels come from the one representation every agreement figure is computed from: the
+store's items x raters code matrix (:func:`judgekit.agreement.report.read_codes`, read once per
+run, :class:`~judgekit.agreement.rating_codes.RatingCodes`), each rater's ``ok`` codes
+(:func:`judgekit.agreement.rating_codes.ok_labels`) and the humans' consensus
+(:func:`judgekit.agreement.report.consensus_codes`), as the agreement report and the gate take
+them. A label outside the rubric is refused there in one sentence."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
-from judgekit.agreement.trials import collapse_trials, consensus
+from judgekit.agreement.rating_codes import RatingCodes, ok_labels
 from judgekit.errors import JudgekitError, excerpt
 from judgekit.probes.probefile import RESPONSE_LENGTH
 from judgekit.rubric.model import Rubric
@@ -16,20 +24,44 @@ from judgekit.rubric.model import Rubric
 _CORE = ("item_id", "prompt", "messages", "response", "content_hash")
 
 
-def labels_of(ratings: pd.DataFrame, rater: str) -> pd.Series:
-    """``rater``'s label per item (majority over trials; ok only), indexed by item id."""
-    mine = collapse_trials(ratings[ratings["rater_id"].astype(str) == rater])
-    ok = mine[mine["status"] == "ok"]
-    return pd.Series(ok["label"].to_numpy(dtype=object), index=ok["item_id"].astype(str), dtype=object)
+def read_matrix(store: Any, rubric: Rubric, *, variants: bool = False) -> RatingCodes:
+    """The store's items x raters code matrix under ``rubric``, as the agreement report reads it
+    (perturbed item copies only with ``variants``)."""
+    from judgekit.agreement.report import read_codes
+
+    return read_codes(store, rubric, variants=variants)
 
 
-def reference_labels(store: Any, rubric: Rubric, reference: str | None, where: str) -> tuple[pd.Series, str]:
+def rater_matrix(store: Any, rubric: Rubric, rater: str) -> RatingCodes:
+    """The code matrix of one rater's ratings under ``rubric`` (a perturbed judge's: with its
+    perturbed item copies, which the store gives when the rater is named)."""
+    from judgekit.agreement.rating_codes import codes_from_frame
+
+    return codes_from_frame(store.ratings(rubric=rubric, rater_ids=[rater]), rubric.codes)
+
+
+def _series(codes: RatingCodes, column: np.ndarray, labels: Sequence[str]) -> pd.Series:
+    """Labels indexed by item id from one column of codes (-1: no label, left out)."""
+    keep = column >= 0
+    ids = pd.Index([str(i) for i in codes.items[keep]], dtype=object)
+    return pd.Series(np.asarray(labels, dtype=object)[column[keep]], index=ids, dtype=object)
+
+
+def labels_of(codes: RatingCodes, rater: str, labels: Sequence[str]) -> pd.Series:
+    """``rater``'s label per item (majority over trials; ok only), indexed by item id; ``labels``
+    are the codes' rubric codes in order."""
+    return _series(codes, ok_labels(codes, rater), labels)
+
+
+def reference_labels(store: Any, codes: RatingCodes, rubric: Rubric, reference: str | None,
+                     where: str) -> tuple[pd.Series, str]:
     """The reference label per item and the reference's name: the rater ``reference`` (a human or
     reference rater), or ``consensus`` (the majority of the human raters; ties have none). None
     means the one reference rater if there is exactly one, else consensus (as the agreement
-    report does)."""
-    ratings = store.ratings(rubric=rubric)
-    kinds = dict(zip(ratings["rater_id"].astype(str), ratings["rater_kind"], strict=True))
+    report does). ``codes``: :func:`read_matrix` of ``store``."""
+    from judgekit.agreement.report import consensus_codes
+
+    kinds = codes.kinds
     refs = sorted(r for r, k in kinds.items() if k == "reference")
     humans = sorted(r for r, k in kinds.items() if k == "human")
     if reference is None:
@@ -40,24 +72,24 @@ def reference_labels(store: Any, rubric: Rubric, reference: str | None, where: s
                 f"{where}: reference {excerpt(reference)} is not a human or reference rater under {rubric.ref} "
                 f"in {store.path}; fix 'reference' (use one of {', '.join(refs + humans) or 'none'} or consensus)."
             )
-        return labels_of(ratings, reference), reference
+        return labels_of(codes, reference, rubric.codes), reference
     if not humans:
         raise JudgekitError(f"{where}: reference is consensus but {store.path} has no human ratings under "
                             f"{rubric.ref}; import human labels or name a reference rater.")
-    wide = pd.DataFrame({h: labels_of(ratings, h) for h in humans})
-    return consensus(wide, rubric.codes).dropna(), "consensus"
+    wide = np.column_stack([ok_labels(codes, h) for h in humans])
+    return _series(codes, consensus_codes(wide, len(rubric.codes)), rubric.codes), "consensus"
 
 
-def judge_labels(store: Any, rubric: Rubric, judges: Sequence[str], where: str) -> dict[str, pd.Series]:
+def judge_labels(store: Any, codes: RatingCodes, rubric: Rubric, judges: Sequence[str],
+                 where: str) -> dict[str, pd.Series]:
     """Each judge's label per item; a judge with no ratings under the rubric is one sentence."""
-    ratings = store.ratings(rubric=rubric, rater_kind="judge")
-    known = set(ratings["rater_id"].astype(str))
+    known = {r for r, k in codes.kinds.items() if k == "judge"}
     out = {}
     for j in judges:
         if j not in known:
             raise JudgekitError(f"{where}: judge {excerpt(j)} has no ratings under {rubric.ref} in {store.path}; "
                                 f"judges with ratings: {', '.join(sorted(known)) or 'none'}.")
-        out[j] = labels_of(ratings, j)
+        out[j] = labels_of(codes, j, rubric.codes)
     return out
 
 

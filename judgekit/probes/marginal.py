@@ -88,13 +88,17 @@ def bowker(table: Any) -> dict[str, Any]:
 def label_drift(reference: Any, judge: Any, *, codes: list[str], values: list[float],
                 n_resamples: int = 1000, seed: int = 0) -> dict[str, Any]:
     """Label-prior drift of one judge: the two tests and the signed share differences (int code
-    arrays over the same items, -1 missing; see the module docstring)."""
+    arrays over the same items, -1 missing; see the module docstring). The table is the agreement
+    report's confusion matrix (:func:`judgekit.agreement.pattern_figures.confusion`) and the share
+    differences its signed bias (:func:`judgekit.agreement.bias.signed_bias`): no figure is
+    computed here a second way."""
     from judgekit.agreement.bias import signed_bias
+    from judgekit.agreement.pattern_figures import confusion
 
     ref, jud = np.asarray(reference), np.asarray(judge)
     both = (ref >= 0) & (jud >= 0)
     v = len(codes)
-    table = np.bincount(ref[both] * v + jud[both], minlength=v * v).reshape(v, v)
+    table = confusion(ref, jud, np.ones(len(ref), dtype=np.int64), v)
     bias = signed_bias(ref, jud, codes=codes, values=values, level="nominal", n_resamples=n_resamples,
                        confidence=0.95, seed=seed)
     return {"n": int(both.sum()), "table": table.tolist(), "stuart_maxwell": stuart_maxwell(table),

@@ -113,7 +113,12 @@ def run_variants(store: Any, panel_path: Any, *, judges: list[str] | None, varia
 
 def flip_figures(original: pd.Series, variant: pd.Series, reference: pd.Series) -> dict[str, Any]:
     """Flip rate and change in agreement of a variant against the original (labels indexed by
-    the original item id; items where both have an ok label). See the module docstring."""
+    the original item id; items where both have an ok label). See the module docstring.
+    ``original`` and ``variant`` are the percent agreement with the reference
+    (:func:`judgekit.agreement.percent_agreement`); the paired difference and its interval are
+    the probe's own statistic (no agreement figure)."""
+    from judgekit.agreement.chance import percent_agreement
+
     both = original.dropna().index.intersection(variant.dropna().index)
     o, v = original.reindex(both), variant.reindex(both)
     flips = [str(i) for i in both if o[i] != v[i]]
@@ -137,6 +142,7 @@ def flip_figures(original: pd.Series, variant: pd.Series, reference: pd.Series) 
     se = math.sqrt(max((b2 + c2) / n2 - p * p, 0.0) / n2)
     out["agreement_change"] = {"value": diff, "low": max(-1.0, p - 1.959963984540054 * se),
                                "high": min(1.0, p + 1.959963984540054 * se), "n": n,
-                               "original": float(ok_o.mean()), "variant": float(ok_v.mean()),
+                               "original": percent_agreement([list(o[has]), list(ref[has])]),
+                               "variant": percent_agreement([list(v[has]), list(ref[has])]),
                                "undefined": None}
     return out

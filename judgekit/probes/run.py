@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from judgekit.agreement.rating_codes import RatingCodes
 from judgekit.errors import JudgekitError, excerpt
 from judgekit.probes import inputs
 from judgekit.probes.bands import decide
@@ -31,13 +32,19 @@ from judgekit.verdict.checks import combine_states
 
 
 class Context:
-    """What every probe of one run reads: rubric, reference and judge labels, items, slices."""
+    """What every probe of one run reads: rubric, reference and judge labels, items, slices.
+
+    The labels come from the store's items x raters code matrix (``codes``, read here when not
+    given: :func:`judgekit.probes.inputs.read_matrix`), the one representation the agreement
+    report and the gate compute their figures from."""
 
     def __init__(self, store: Any, rubric: Rubric, judges: Sequence[str], reference: str | None,
-                 by: Sequence[str], where: str, n_resamples: int = 1000, seed: int = 0) -> None:
+                 by: Sequence[str], where: str, n_resamples: int = 1000, seed: int = 0,
+                 codes: RatingCodes | None = None) -> None:
         self.store, self.rubric, self.where = store, rubric, where
-        self.ref, self.reference = inputs.reference_labels(store, rubric, reference, where)
-        self.labels = inputs.judge_labels(store, rubric, judges, where)
+        self.codes = inputs.read_matrix(store, rubric) if codes is None else codes
+        self.ref, self.reference = inputs.reference_labels(store, self.codes, rubric, reference, where)
+        self.labels = inputs.judge_labels(store, self.codes, rubric, judges, where)
         self.items = inputs.item_table(store)
         self.slices = inputs.slices(self.items, by, where)
         self.n_resamples, self.seed = n_resamples, seed
@@ -214,7 +221,7 @@ def flip_rows(ctx: Context, judge: str, variants: Sequence[str], maximum: float,
     for variant in variants:
         rid = variant_rater(judge, variant)
         rub = variant_rubric(ctx.rubric) if variant == "label_order" else ctx.rubric
-        got = inputs.labels_of(ctx.store.ratings(rubric=rub, rater_ids=[rid]), rid)
+        got = inputs.labels_of(inputs.rater_matrix(ctx.store, rub, rid), rid, rub.codes)
         if variant == "padding":
             got.index = [str(i).removesuffix(f"{SEP}padding") for i in got.index]
         res = flip_figures(ctx.labels[judge], got, ctx.ref)

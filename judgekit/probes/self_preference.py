@@ -12,7 +12,11 @@ label (so that a family that refuses more often is not mistaken for a judge that
   the scale less refusing than other families' responses with the same reference label;
 * ``error_diff``: the same stratified difference of the error rate ``1[judge ≠ reference]``
   (own − other: positive = the judge agrees less with humans on its own family);
-* ``agreement``: the plain share of agreement with the reference in each group, Wilson 95% CIs.
+* ``agreement``: the percent agreement with the reference in each group
+  (:func:`judgekit.agreement.percent_agreement`, the report's figure), Wilson 95% CIs.
+
+``effect`` and ``error_diff`` are not agreement figures (a stratified difference between two
+groups of items, :mod:`judgekit.probes.covariate`), so they are computed here.
 
 The CALM taxonomy (Ye et al. 2024, "Justice or Prejudice? Quantifying Biases in LLM-as-a-Judge")
 names this bias "self-enhancement"; here it is measured on an absolute rubric against human labels.
@@ -25,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from judgekit.agreement.chance import percent_agreement
 from judgekit.probes.covariate import stratified_difference
 from judgekit.stats.intervals import wilson_interval
 
@@ -42,7 +47,8 @@ def self_preference(reference: Sequence[str], judge: Sequence[str], own: Sequenc
     for name, m in (("own", mine), ("other", ~mine)):
         k, n = int((jud[m] == ref[m]).sum()), int(m.sum())
         low, high = wilson_interval(k, n) if n else (np.nan, np.nan)
-        agreement[name] = {"value": k / n if n else None, "low": None if not n else float(low),
+        share = percent_agreement([list(ref[m]), list(jud[m])]) if n else None
+        agreement[name] = {"value": share, "low": None if not n else float(low),
                            "high": None if not n else float(high), "n": n}
     err = stratified_difference((jud != ref).astype(float), mine, ref)
     base = {"n_own": int(mine.sum()), "n_other": int((~mine).sum()), "agreement": agreement,

@@ -17,6 +17,13 @@ least two ``ok`` trials:
   flipped items listed (id and the label of each trial).
 
 α = 1 is a judge that never changes its mind; the probe's null band is ``alpha >= min``.
+
+α and its resamples are computed by the agreement package's α (:mod:`judgekit.agreement.alpha`:
+``alpha_from_counts`` for nominal, ``prepare_alpha`` on the values for interval), the one
+implementation; the input is different from the agreement report's: the trials of one judge as
+raters, which the store's items x raters code matrix does not hold (it collapses trials to their
+majority), so the probe reads the judge's ok ratings with their trials. ``alpha_bound`` (the
+floor of the se) is the probe's own figure.
 """
 
 from __future__ import annotations
@@ -27,6 +34,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from judgekit.agreement.alpha import alpha_from_counts, prepare_alpha
 from judgekit.agreement.figures import resample_weights
 from judgekit.stats.intervals import wilson_interval
 
@@ -39,19 +47,20 @@ def _delta2(codes: Sequence[str], values: Sequence[float] | None) -> np.ndarray:
     return (x[:, None] - x[None, :]) ** 2
 
 
-def alpha_from_counts(counts: np.ndarray, delta2: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
-    """Krippendorff's α from a (units × labels) count matrix (pairable units only, m_u >= 2),
-    for each row of ``weights`` (B × units; None: every unit once). NaN where D_e = 0."""
-    c = np.asarray(counts, dtype=float)
-    m = c.sum(axis=1)
-    a = np.einsum("uc,cd,ud->u", c, delta2, c) / (m - 1)
-    w = np.ones((1, len(c))) if weights is None else np.atleast_2d(weights)
-    n = w @ m
-    big = w @ c  # (B, V)
-    d_o = (w @ a) / n
-    d_e = np.einsum("bc,cd,bd->b", big, delta2, big) / (n * (n - 1))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(d_e > 0, 1.0 - d_o / np.where(d_e > 0, d_e, 1.0), np.nan)
+def _alpha_input(counts: np.ndarray, values: Sequence[float] | None) -> Any:
+    """Krippendorff's α of the units x labels ``counts`` (every unit rated twice or more) as the
+    agreement package computes it (:func:`judgekit.agreement.alpha.alpha_from_counts` for nominal,
+    :func:`judgekit.agreement.alpha.prepare_alpha` on the labels' values for interval), ready to
+    ``evaluate`` unit weights (B x units)."""
+    if values is None:
+        return alpha_from_counts(counts.astype(np.int64), np.ones(len(counts), dtype=np.int64), level="nominal")
+    x = np.asarray(values, dtype=float)
+    width = int(counts.sum(axis=1).max())
+    table = np.full((width, len(counts)), np.nan)  # trials x units: each unit's values, then NaN
+    for u, row in enumerate(counts.astype(np.int64)):
+        vals = np.repeat(x, row)
+        table[: len(vals), u] = vals
+    return prepare_alpha(table, level="interval")
 
 
 def stability(labels: pd.DataFrame, *, codes: Sequence[str], values: Sequence[float] | None = None,
@@ -73,8 +82,9 @@ def stability(labels: pd.DataFrame, *, codes: Sequence[str], values: Sequence[fl
         for lab in labs:
             counts[u, index[str(lab)]] += 1
     d2 = _delta2(codes, values)
-    alpha = float(alpha_from_counts(counts, d2)[0])
-    reps = np.concatenate([alpha_from_counts(counts, d2, w)
+    prepared = _alpha_input(counts, values)
+    alpha = float(prepared.evaluate(np.ones((1, n)))[0])
+    reps = np.concatenate([prepared.evaluate(w.astype(np.float64))
                            for w in resample_weights(np.ones(n, dtype=np.int64), n_resamples, seed)])
     reps = reps[np.isfinite(reps)]
     se = float(reps.std(ddof=1)) if len(reps) > 1 else None
