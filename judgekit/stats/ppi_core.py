@@ -139,12 +139,18 @@ def clustered(f_all: ArrayLike, clusters_all: ArrayLike, f_lab: ArrayLike, y_lab
     fa, ca = fa[ok_a], ca[ok_a]
     ok_l = np.isfinite(fl) & np.isfinite(yl)
     fl, yl, cl = fl[ok_l], yl[ok_l], cl[ok_l]
-    ids_l, sy_l, m_l = cluster_totals(yl, cl)
-    _, sf_l, _ = cluster_totals(fl, cl)
-    unl = ~np.isin(ca, ids_l)
-    _, sf_u, m_u = cluster_totals(fa[unl], ca[unl])
-    _, sf_a, m_a = cluster_totals(fa, ca)
-    return Clustered(sy_l, sf_l, m_l, sf_u, m_u, int(len(yl)), int(len(fa))), sf_a, m_a
+    # one sort per set of clusters: the labelled sums of Y and of f share their clusters, and
+    # an unlabelled cluster's sums are its sums over all units (np.bincount adds a cluster's
+    # units in the same order either way, so the figures are those of four separate passes)
+    ids_l, inv_l = np.unique(cl, return_inverse=True)
+    inv_l = inv_l.reshape(-1)
+    sy_l = np.bincount(inv_l, weights=yl, minlength=len(ids_l)).astype(float)
+    sf_l = np.bincount(inv_l, weights=fl, minlength=len(ids_l)).astype(float)
+    m_l = np.bincount(inv_l, minlength=len(ids_l)).astype(float)
+    ids_a, sf_a, m_a = cluster_totals(fa, ca)
+    unl = ~np.isin(ids_a, ids_l)
+    return (Clustered(sy_l, sf_l, m_l, sf_a[unl], m_a[unl], int(len(yl)), int(len(fa))), sf_a,
+            m_a)
 
 
 def sample_var(x: FloatArray) -> float:
