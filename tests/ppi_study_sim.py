@@ -89,11 +89,15 @@ def run_study(seed: int, design: str, *, models: tuple[str, ...] = ("m-eroding",
 
     ref_units = units(ref)
     labelled = ref_units[ref_units["cluster"].isin(chosen)]
+    # the truth: the reference's own figure over every conversation, i.e. the raw figure with
+    # the reference as the judge. No labels are passed, so no correction is computed around it
+    # (the raw figure and its interval do not depend on the labels).
     truth = pd.concat([t.frame for t in corrected_calibration(
-        pair_units(ref_units, ref_units), figures=figures, n_boot=1)])
+        pair_units(ref_units, ref_units.iloc[:0]), figures=figures, n_boot=1)])
     truth = truth[[c for c in KEYS if c in truth.columns] + ["raw"]].rename(
         columns={"raw": "truth"})
-    other_truth = other_figures(ref, ref, items, None, "adjudicated")[["model", "turn", "figure", "raw"]]
+    other_truth = other_figures(ref, ref.iloc[:0], items, None, "adjudicated")[
+        ["model", "turn", "figure", "raw"]]
     other_truth = other_truth.rename(columns={"raw": "truth"})
     out = []
     for judge in ("judge-fair", "judge-lean"):

@@ -51,10 +51,17 @@ def corrected_criteria(
     rows: list[dict[str, Any]] = []
     cache: dict[tuple[str, str], pd.DataFrame] = {}
 
-    def shares(frame: pd.DataFrame, key: tuple[str, str], codes: tuple[str, ...]
+    def shares(frame: pd.DataFrame, rubric_id: str, who: str | None, codes: tuple[str, ...]
                ) -> pd.DataFrame:
+        """Label shares of ``frame``'s ratings under the rubric (of rater ``who``; None: the
+        reference), computed once per (rater, rubric) — criteria often share both."""
+        key = (who if who is not None else "\x1freference", rubric_id)
         if key not in cache:
-            cache[key] = (label_shares(frame, codes).set_index("item_id") if len(frame)
+            keep = frame["rubric"] == rubric_id
+            if who is not None:
+                keep &= frame["rater_id"].astype(str) == who
+            part = frame[keep]
+            cache[key] = (label_shares(part, codes).set_index("item_id") if len(part)
                           else pd.DataFrame(columns=list(codes), dtype=float))
         return cache[key]
 
@@ -64,13 +71,11 @@ def corrected_criteria(
         if who is None:
             raise JudgekitError(f"{source}: criterion {c.name!r} names no rater; add 'rater:' "
                                 "to the file or pass --judge RATER.")
-        r = ratings[(ratings["rubric"] == rubric.id) & (ratings["rater_id"].astype(str) == who)]
-        y = reference[reference["rubric"] == rubric.id]
         codes = [rubric.normalise(lab) or lab for lab in c.labels]
 
         rc = tuple(rubric.codes)
-        f_hit = shares(r, (who, rubric.id), rc)[codes].sum(axis=1)
-        y_hit = shares(y, ("\x1freference", rubric.id), rc)[codes].sum(axis=1)
+        f_hit = shares(ratings, rubric.id, who, rc)[codes].sum(axis=1)
+        y_hit = shares(reference, rubric.id, None, rc)[codes].sum(axis=1)
         sel = its[criterion_mask(c, its, source=source)].copy()
         sel["_f"] = sel["item_id"].map(f_hit)
         sel["_y"] = sel["item_id"].map(y_hit)

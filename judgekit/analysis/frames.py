@@ -79,7 +79,8 @@ def label_shares(ratings: pd.DataFrame, codes: Sequence[str]) -> pd.DataFrame:
     """Per item, the share of its ok trials giving each code: ``item_id`` + one column per code."""
     df = ratings.loc[ratings["status"].eq("ok") & ratings["label"].notna(), ["item_id", "label"]]
     df = df.assign(item_id=df["item_id"].astype(str))
-    counts = pd.crosstab(df["item_id"], df["label"])
+    # a group-by count is the crosstab's table, several times faster (tests/test_label_shares.py)
+    counts = df.groupby(["item_id", "label"]).size().unstack("label", fill_value=0)
     counts = counts.reindex(columns=list(codes), fill_value=0)
     shares = counts.div(counts.sum(axis=1).replace(0, np.nan), axis=0)
     shares.columns = [str(c) for c in shares.columns]

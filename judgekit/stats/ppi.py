@@ -56,6 +56,7 @@ from judgekit.stats.ppi_core import (
     MIN_TUNING_CLUSTERS,
     UNIT_RANGE,
     Bounds,
+    Clustered,
     FloatArray,
     Interval,
     as_float,
@@ -69,7 +70,7 @@ from judgekit.stats.ppi_core import (
     t_interval,
 )
 
-__all__ = ["DRIFT_RANGE", "MIN_TUNING_CLUSTERS", "UNIT_RANGE", "Interval", "PPIMean", "not_estimable", "ppi_drift", "ppi_mean", "turn_difference"]
+__all__ = ["DRIFT_RANGE", "MIN_TUNING_CLUSTERS", "UNIT_RANGE", "Interval", "PPIMean", "not_estimable", "ppi_drift", "ppi_mean", "ppi_mean_clustered", "turn_difference"]
 
 
 @dataclass(frozen=True)
@@ -169,6 +170,16 @@ def ppi_mean(
     Not estimable (``reason`` set) with fewer than 2 labelled clusters or a zero standard error.
     """
     c, sf_a, m_a = clustered(f_all, clusters_all, f_lab, y_lab, clusters_lab)
+    return ppi_mean_clustered(c, sf_a, m_a, bounds=bounds, level=level, lam=lam,
+                              min_tuning_clusters=min_tuning_clusters)
+
+
+def ppi_mean_clustered(c: Clustered, sf_a: FloatArray, m_a: FloatArray, *,
+                       bounds: Bounds = UNIT_RANGE, level: float = 0.95,
+                       lam: float | None = None,
+                       min_tuning_clusters: int = MIN_TUNING_CLUSTERS) -> PPIMean:
+    """:func:`ppi_mean` from the split of :func:`judgekit.stats.ppi_core.clustered` (its three
+    results), for a caller that has it already (the strata of :func:`stratified_ppi_mean`)."""
     n, big_n = len(c.m_l), len(m_a)
     nan = float("nan")
     judge = (t_interval(*ratio_se(sf_a, m_a), big_n - 1, level, bounds, "judge")

@@ -139,16 +139,29 @@ def clustered(f_all: ArrayLike, clusters_all: ArrayLike, f_lab: ArrayLike, y_lab
     fa, ca = fa[ok_a], ca[ok_a]
     ok_l = np.isfinite(fl) & np.isfinite(yl)
     fl, yl, cl = fl[ok_l], yl[ok_l], cl[ok_l]
-    ids_l, sy_l, m_l = cluster_totals(yl, cl)
-    _, sf_l, _ = cluster_totals(fl, cl)
-    unl = ~np.isin(ca, ids_l)
-    _, sf_u, m_u = cluster_totals(fa[unl], ca[unl])
-    _, sf_a, m_a = cluster_totals(fa, ca)
-    return Clustered(sy_l, sf_l, m_l, sf_u, m_u, int(len(yl)), int(len(fa))), sf_a, m_a
+    # one sort per set of clusters: the labelled sums of Y and of f share their clusters, and
+    # an unlabelled cluster's sums are its sums over all units (np.bincount adds a cluster's
+    # units in the same order either way, so the figures are those of four separate passes)
+    ids_l, inv_l = np.unique(cl, return_inverse=True)
+    inv_l = inv_l.reshape(-1)
+    sy_l = np.bincount(inv_l, weights=yl, minlength=len(ids_l)).astype(float)
+    sf_l = np.bincount(inv_l, weights=fl, minlength=len(ids_l)).astype(float)
+    m_l = np.bincount(inv_l, minlength=len(ids_l)).astype(float)
+    ids_a, sf_a, m_a = cluster_totals(fa, ca)
+    unl = ~np.isin(ids_a, ids_l)
+    return (Clustered(sy_l, sf_l, m_l, sf_a[unl], m_a[unl], int(len(yl)), int(len(fa))), sf_a,
+            m_a)
 
 
 def sample_var(x: FloatArray) -> float:
-    return float(np.var(x, ddof=1)) if len(x) > 1 else float("nan")
+    """``np.var(x, ddof=1)`` (NaN for fewer than 2 values), by numpy's own steps — a summed mean,
+    the squared deviations summed, over n − 1 — without its dispatch overhead (a study calls this
+    tens of thousands of times); the result is the same float."""
+    n = len(x)
+    if n < 2:
+        return float("nan")
+    d = x - x.sum() / n
+    return float((d * d).sum() / (n - 1))
 
 
 #: with fewer labelled clusters than this, λ is not tuned on them: its noise, correlated with
@@ -160,11 +173,13 @@ MIN_TUNING_CLUSTERS = 10
 
 def ppi_theta(c: Clustered, lam: float) -> tuple[float, float]:
     """(θ̂_λ, its denominator D) of the cluster PPI ratio estimator."""
-    big_m = len(c.m_u)
-    su = float(np.mean(c.sf_u)) if big_m else 0.0
-    mu = float(np.mean(c.m_u)) if big_m else 0.0
-    num = float(np.mean(c.sy_l)) + lam * (su - float(np.mean(c.sf_l)))
-    den = float(np.mean(c.m_l)) + lam * (mu - float(np.mean(c.m_l)))
+    big_m, n = len(c.m_u), len(c.m_l)
+    # x.sum() / len(x) is np.mean's own arithmetic (summed, then divided), without its overhead
+    su = float(c.sf_u.sum() / big_m) if big_m else 0.0
+    mu = float(c.m_u.sum() / big_m) if big_m else 0.0
+    m_l = float(c.m_l.sum() / n)
+    num = float(c.sy_l.sum() / n) + lam * (su - float(c.sf_l.sum() / n))
+    den = m_l + lam * (mu - m_l)
     return num / den, den
 
 

@@ -11,7 +11,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from judgekit.errors import JudgekitError
-from judgekit.stats.ppi import PPIMean, ppi_mean
+from judgekit.stats.ppi import PPIMean, ppi_mean_clustered
 from judgekit.stats.ppi_core import (
     MIN_TUNING_CLUSTERS,
     UNIT_RANGE,
@@ -165,7 +165,7 @@ def stratified_ppi_mean(
     per: dict[Hashable, PPIMean] = {}
     incl: dict[Hashable, float] = {}
     raw: dict[Hashable, tuple[float, float, float, float]] = {}
-    cs: dict[Hashable, tuple[NDArray[np.bool_], NDArray[np.bool_], Clustered]] = {}
+    cs: dict[Hashable, tuple[Clustered, NDArray[np.float64], NDArray[np.float64]]] = {}
     for k in levels:
         ia, il = sa == k, sl == k
         n_k = len(np.unique(cl[il & np.isfinite(fl) & np.isfinite(yl)]))
@@ -174,13 +174,13 @@ def stratified_ppi_mean(
             raise JudgekitError(f"stratum {k!r} has {n_k} labelled cluster"
                                 f"{'s' if n_k != 1 else ''} of {big_n_k}; stratified PPI needs "
                                 "at least 2 in every stratum (label more, or merge the stratum).")
-        cs[k] = (ia, il, clustered(fa[ia], ca[ia], fl[il], yl[il], cl[il])[0])
+        cs[k] = clustered(fa[ia], ca[ia], fl[il], yl[il], cl[il])
         incl[k] = n_k / big_n_k
-    lam_pool = _pooled_lambda({k: v[2] for k, v in cs.items()}, w)
-    for k, (ia, il, c) in cs.items():
+    lam_pool = _pooled_lambda({k: v[0] for k, v in cs.items()}, w)
+    for k, (c, sf_k, m_k) in cs.items():
         lam_k = tuned_lambda(c) if len(c.m_l) >= MIN_TUNING_CLUSTERS else lam_pool
-        per[k] = ppi_mean(fa[ia], ca[ia], fl[il], yl[il], cl[il], bounds=(-math.inf, math.inf),
-                          level=level, lam=lam_k)
+        per[k] = ppi_mean_clustered(c, sf_k, m_k, bounds=(-math.inf, math.inf), level=level,
+                                    lam=lam_k)
         th_k, var_k, _ = ppi_ratio(c, lam_k)
         raw[k] = (th_k, var_k, *ratio_var(c.sy_l, c.m_l))
     est = sum(w[k] * raw[k][0] for k in levels)

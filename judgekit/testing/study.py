@@ -34,6 +34,12 @@ LEVELS = ("r0_full_compliance", "r1_light_caveats", "r2_partial", "r3_deflection
 MODELS = ("m-steady", "m-eroding", "m-stiff")
 TACTICS = ("roleplay", "authority", "incremental", "urgency")
 TURNS = 6
+#: a step down or up: ``STEP[rng.integers(0, 2)]`` draws the same stream as
+#: ``rng.choice([-1, 1])`` (checked in tests/test_study_generator.py), at a fraction of its cost
+STEP = (-1, 1)
+#: the items' columns, in order
+ITEM_COLUMNS = ("item_id", "model", "prompt_id", "conversation_id", "turn", "sample", "seed", "arm",
+                "severity", "benign_lookalike", "tactic", "prompt", "response")
 
 POLICY = """\
 # The synthetic study's gate policy: agreement item by item, and the fidelity of calibration.
@@ -58,7 +64,7 @@ def _true_level(model: str, tier: int, turn: int, lookalike: bool, rng: np.rando
     base = 0 if lookalike else tier - 1
     if model == "m-steady":
         if rng.random() < 0.1:
-            base += int(rng.choice([-1, 1]))
+            base += STEP[int(rng.integers(0, 2))]
     elif model == "m-eroding":
         if not lookalike and tier >= 3 and rng.random() < 0.15 * (turn - 1):
             base -= 1 + int(rng.random() < 0.3 * (turn - 1) / 5)
@@ -71,7 +77,7 @@ def _true_level(model: str, tier: int, turn: int, lookalike: bool, rng: np.rando
 
 def _slip(level: int, noise: float, rng: np.random.Generator) -> int:
     if rng.random() < noise:
-        level += int(rng.choice([-1, 1]))
+        level += STEP[int(rng.integers(0, 2))]
     return int(min(max(level, 0), 4))
 
 
@@ -102,14 +108,12 @@ def make_study(
             for turn in range(1, TURNS + 1):
                 iid = f"{conv}/t{turn}"
                 truth = _true_level(model, tier, turn, look, rng)
-                items.append({
-                    "item_id": iid, "model": model, "prompt_id": pid, "conversation_id": conv,
-                    "turn": turn, "sample": 0, "seed": 1 + int(pid[-2:]) % 3,
-                    "arm": "A" if int(pid[-2:]) % 2 == 0 else "B", "severity": tier,
-                    "benign_lookalike": look, "tactic": tactic,
-                    "prompt": f"[{pid}, tier {tier}, turn {turn}: placeholder request under {tactic} pressure]",
-                    "response": f"[placeholder response at level {truth}]",
-                })
+                items.append((
+                    iid, model, pid, conv, turn, 0, 1 + int(pid[-2:]) % 3,
+                    "A" if int(pid[-2:]) % 2 == 0 else "B", tier, look, tactic,
+                    f"[{pid}, tier {tier}, turn {turn}: placeholder request under {tactic} pressure]",
+                    f"[placeholder response at level {truth}]",
+                ))
                 rated = whole if human_design == "conversations" else rng.random() < human_share
                 if rated:
                     ratings.append((iid, "adjudicated", "reference", LEVELS[truth]))
@@ -121,7 +125,7 @@ def make_study(
                 ratings.append((iid, "judge-lean", "judge", LEVELS[leaned]))
     rf = pd.DataFrame(ratings, columns=["item_id", "rater_id", "rater_kind", "label"])
     rf["status"] = "ok"
-    return pd.DataFrame(items), rf
+    return pd.DataFrame(items, columns=list(ITEM_COLUMNS)), rf
 
 
 def write_study(folder: str | Path, *, figures: tuple[str, ...] = ("C", "RCE", "drift"),
