@@ -118,10 +118,13 @@ def calibration_pairs(
     include_lookalikes: bool = False,
     n_boot: int = 1000,
     seed: int = 0,
+    per_unit: bool = False,
 ) -> list[FigurePair]:
     """Calibration figures (module doc) from the judge's and the reference's R on the items both
     rated. ``judge_values`` covers every item the judge rated (it fixes which figures are
     expected); ``ref_values`` the reference's; both ``item_id, value`` frames with R in [0, 1].
+    ``per_unit``: also keep, in ``extra["per_unit"]``, the difference's jackknife pseudo-values
+    over the model's conversations (what ``judgekit plan`` simulates the gate from).
     """
     chosen = check_figures("calibration", figures)
     opts: dict[str, Any] = {"model_col": model_col, "prompt_col": prompt_col, "turn_col": turn_col,
@@ -142,18 +145,20 @@ def calibration_pairs(
         mr = ur[ur["model"] == model].reset_index(drop=True)
         if not mj[["cluster", "turn"]].equals(mr[["cluster", "turn"]]):  # pragma: no cover - same items
             raise JudgekitError("analysis fidelity: the judge's and the reference's units differ.")
-        out += _calibration_model(str(model), fm, mj, mr, chosen, unit, n_boot, seed)
+        out += _calibration_model(str(model), fm, mj, mr, chosen, unit, n_boot, seed, per_unit)
     return out
 
 
 def _calibration_model(model: str, full: pd.DataFrame, mj: pd.DataFrame, mr: pd.DataFrame,
-                       chosen: list[str], unit: str, n_boot: int, seed: int) -> list[FigurePair]:
+                       chosen: list[str], unit: str, n_boot: int, seed: int,
+                       per_unit: bool = False) -> list[FigurePair]:
     turns_all = sorted(full["turn"].unique())
     tiers_all = sorted(full["tier"].unique())
     first = turns_all[0]
     have = len(mj) > 0
     pt: dict[str, np.ndarray] = {}
     ci: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    pseudo: dict[str, np.ndarray] = {}
     if have:
         lay_j, lay_r = unit_layout(mj), unit_layout(mr)
         keys = sorted({_CAL[f][0] for f in chosen})
@@ -166,19 +171,27 @@ def _calibration_model(model: str, full: pd.DataFrame, mj: pd.DataFrame, mr: pd.
         pt = {k: v[0] for k, v in stat(np.ones((1, len(mj)))).items()}
         clusters = pd.factorize(mj["cluster"])[0]
         ci = bootstrap_cis(stat, clusters, n_boot=n_boot, seed=seed, progress=None) if n_boot else {}
+        if per_unit:
+            from judgekit.stats.power_sim import jackknife_pseudo
+
+            flat = jackknife_pseudo(lambda w: np.concatenate(
+                [stat(w)[f"d:{k}"].reshape(len(w), -1) for k in keys], axis=1), clusters)
+            at = np.cumsum([0] + [pt[f"d:{k}"].size for k in keys])
+            pseudo = {k: flat[:, at[i]:at[i + 1]].reshape(len(flat), *pt[f"d:{k}"].shape)
+                      for i, k in enumerate(keys)} if flat.size else {}
         turn_pos = {t: j for j, t in enumerate(lay_j.turns)}
         tier_pos = {k: i for i, k in enumerate(lay_j.tiers)}
     by_turn = {t: set(mj.loc[mj["turn"] == t, "cluster"]) for t in turns_all}
     by_tt = {(k, t): set(mj.loc[(mj["turn"] == t) & (mj["tier"] == k), "cluster"])
              for k in tiers_all for t in turns_all}
     out: list[FigurePair] = []
-    per_unit = float(full["n_samples"].sum()) / max(int(full["cluster"].nunique()), 1)
+    per_unit_items = float(full["n_samples"].sum()) / max(int(full["cluster"].nunique()), 1)
 
     def pair(fig: str, key: dict[str, Any], idx: tuple[int, ...] | None, n: int, why: str) -> None:
         rk = _CAL[fig][0]
         if not have or idx is None or n == 0:
             out.append(FigurePair("calibration", fig, key, None, None, None, None, None, n, unit, why,
-                                  {"items_per_unit": per_unit}))
+                                  {"items_per_unit": per_unit_items}))
             return
         j, r, d = (_num(pt[f"{p}:{rk}"][idx]) for p in "jrd")
         lo = hi = None
@@ -189,8 +202,11 @@ def _calibration_model(model: str, full: pd.DataFrame, mj: pd.DataFrame, mr: pd.
             undefined = (f"C is undefined for model {model}: every labelled unit has the same H"
                          if fig.startswith("C") else why)
             j = r = d = lo = hi = None
-        out.append(FigurePair("calibration", fig, key, j, r, d, lo, hi, n, unit, undefined,
-                              {"items_per_unit": per_unit}))
+        extra: dict[str, Any] = {"items_per_unit": per_unit_items}
+        if undefined is None and rk in pseudo:
+            sel: tuple[Any, ...] = (slice(None), *idx)
+            extra["per_unit"] = pseudo[rk][sel]
+        out.append(FigurePair("calibration", fig, key, j, r, d, lo, hi, n, unit, undefined, extra))
 
     n_model = int(mj["cluster"].nunique())
     none = f"no {unit} of model {model} rated by both the judge and the reference"

@@ -69,10 +69,11 @@ def _refusal_share(ratings: pd.DataFrame, indicator: Any) -> pd.Series:
 
 def fidelity_results(store: Any, policy: Any, policy_path: str | Path, rubric: Rubric,
                      report: Any = None, *, reference: str | None = None,
-                     humans: list[str] | None = None) -> dict[str, list[FigurePair]]:
+                     humans: list[str] | None = None, per_unit: bool = False) -> dict[str, list[FigurePair]]:
     """judge → its figure pairs under the policy's ``checks.analysis_fidelity`` (module doc).
     The reference is the agreement ``report``'s (the gate), or ``reference`` and ``humans`` as a
-    verdict records them (the report)."""
+    verdict records them (the report). ``per_unit``: calibration pairs keep their per-conversation
+    jackknife pseudo-values (``extra["per_unit"]``, for ``judgekit plan``)."""
     from judgekit.analysis import fidelity as af
     from judgekit.analysis.frames import per_item_values
 
@@ -98,7 +99,7 @@ def fidelity_results(store: Any, policy: Any, policy_path: str | Path, rubric: R
                 jv, rv, items, harm, figures=spec.chosen, model_col=spec.model_column,
                 prompt_col=spec.prompt_column, turn_col=spec.turn_column,
                 lookalike_col=spec.lookalike_column, include_lookalikes=spec.include_lookalikes,
-                n_boot=n_boot, seed=seed))
+                n_boot=n_boot, seed=seed, per_unit=per_unit))
     elif spec.analysis == "distribution":
         from judgekit.analysis.refusal import refusal_definition
 

@@ -30,8 +30,11 @@ import math
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from judgekit.gate.plan_rows import PlanRow, summarise
 from judgekit.stats.power import Undecidable, n_for_power, smallest_margin
+from judgekit.stats.power_sim import n_for_certification
 from judgekit.verdict.checks import check_kind, fidelity_figure
 
 Z = 1.959963984540054
@@ -93,9 +96,12 @@ def _check_row(judge: str, ch: dict[str, Any], total_n: int, budget: int | None,
     return PlanRow(judge, ch["name"], unit, n, est, thr, need, why, m)
 
 
-def _figure_rows(judge: str, pairs: list[Any], spec: Any, budget: int | None) -> list[PlanRow]:
+def _figure_rows(judge: str, pairs: list[Any], spec: Any, budget: int | None, *, n_boot: int = 400,
+                 seed: int = 0) -> list[PlanRow]:
     """One row per fidelity figure: the largest need over its instances (each scaled to the
-    whole labelled sample by its share of the units)."""
+    whole labelled sample by its share of the units). The instances with the largest
+    normal-theory needs (:data:`SIMULATED`) are planned again by simulating the gate's own rule
+    from their per-conversation pseudo-values (:func:`_simulated`)."""
     labelled: dict[str, int] = {}
     for p in pairs:
         model = str(p.key.get("model", ""))
@@ -106,19 +112,22 @@ def _figure_rows(judge: str, pairs: list[Any], spec: Any, budget: int | None) ->
     for fig in spec.chosen:
         own = [p for p in pairs if p.figure == fig]
         margin = spec.margin(fig)
-        worst: tuple[int, Any] | None = None
+        fair: list[tuple[int, Any]] = []  # (need, instance) of the instances planned at difference 0
         refute: tuple[int, Any] | None = None  # the quickest instance to show the judge moves the figure
         why = None
         at_budget: float | None = None
         unit = own[0].unit if own else "conversations"
         for p in own:
-            if p.undefined is not None or p.diff is None or p.low is None or p.high is None:
-                why = f"{p.name} is undefined in the pilot ({p.undefined or 'no interval'})"
+            if p.undefined is not None or p.diff is None:
+                why = f"{p.name} is undefined in the pilot ({p.undefined or 'no difference'})"
                 continue
-            sd = _sigma([p.low, p.high], p.n)
+            # a flat interval (the same difference in every resample, e.g. no disagreement in the
+            # pilot) is no interval: the gate reads the point, and the pilot shows no spread
+            low, high = (p.low, p.high) if p.low is not None and p.high is not None else (p.diff, p.diff)
+            sd = _sigma([low, high], p.n)
             share = max(p.n, 1) / total
             # the pilot's own evidence that the judge moves the figure: its interval wholly beyond the margin
-            beyond = p.low > margin or p.high < -margin
+            beyond = low > margin or high < -margin
             # planned for a judge that does not move the figure (θ = 0), with the pilot's spread: a
             # pilot's per-cell point estimate is too noisy to plan at
             theta = p.diff if beyond else 0.0
@@ -134,8 +143,8 @@ def _figure_rows(judge: str, pairs: list[Any], spec: Any, budget: int | None) ->
             if beyond:
                 if refute is None or need < refute[0]:
                     refute = (need, p)
-            elif worst is None or need > worst[0]:
-                worst = (need, p)
+            else:
+                fair.append((need, p))
             if budget and sd is not None:
                 mb = _margin(smallest_margin(max(int(budget * share), 2), kind="difference", direction="within",
                                              sd=sd, theta_assumed=theta))
@@ -143,12 +152,42 @@ def _figure_rows(judge: str, pairs: list[Any], spec: Any, budget: int | None) ->
         if refute is not None:  # one instance beyond the margin decides the figure (UNTRUSTED for it)
             rows.append(PlanRow(judge, f"figure {fig} (likely UNTRUSTED)", unit, total, refute[1].diff, margin,
                                 refute[0], None, at_budget))
-        elif why is not None or worst is None:
+        elif why is not None or not fair:
             rows.append(PlanRow(judge, f"figure {fig}", unit, total, None, margin, None,
                                 why or "no labelled unit defines it in the pilot"))
         else:
-            rows.append(PlanRow(judge, f"figure {fig}", unit, total, 0.0, margin, worst[0], None, at_budget))
+            need, note = _simulated(fair, margin, total, min_units=spec.min_units, n_boot=n_boot, seed=seed)
+            rows.append(PlanRow(judge, f"figure {fig}", unit, total, 0.0, margin, need, None, at_budget, note))
     return rows
+
+
+#: how many instances of a figure (those with the largest normal-theory needs) are simulated
+SIMULATED = 3
+
+
+def _simulated(fair: list[tuple[int, Any]], margin: float, total: int, *, min_units: int, n_boot: int,
+               seed: int) -> tuple[int, str | None]:
+    """The figure's need: the largest over its instances, the :data:`SIMULATED` largest
+    normal-theory needs replaced by the smallest n at which the gate's own rule (percentile
+    bootstrap interval within ±margin) certifies ≥ 80% + one Monte-Carlo SE of simulated studies
+    drawn from the instance's per-conversation pseudo-values recentred at 0
+    (:func:`judgekit.stats.power_sim.n_for_certification`); their share of the labelled sample is
+    their model's conversations, and never fewer than the gate's ``min_units``. Instances without
+    pseudo-values keep the normal-theory need."""
+    fair = sorted(fair, key=lambda t: -t[0])
+    needs: list[tuple[int, str | None]] = [(n, None) for n, _ in fair[SIMULATED:]]
+    for normal, p in fair[:SIMULATED]:
+        u = np.asarray(p.extra.get("per_unit", []), dtype=float)
+        u = u[np.isfinite(u)]
+        sim = (n_for_certification(u, margin, n_boot=n_boot, seed=seed, start=max(2, math.ceil(normal * u.size / total)))
+               if u.size >= 2 else None)
+        if sim is None or isinstance(sim, Undecidable):
+            needs.append((normal, None))
+            continue
+        needs.append((math.ceil(max(sim.n, min_units) * total / u.size),
+                      f"simulated: {sim.rate:.0%} of {sim.reps} studies of {sim.n:,} conversations of {p.name} "
+                      f"certified, ±{sim.se:.1%}"))
+    return max(needs, key=lambda t: t[0])
 
 
 def make_plan(store: Any, policy_path: str | Path, *, budget: int | None = None,
@@ -180,7 +219,7 @@ def make_plan(store: Any, policy_path: str | Path, *, budget: int | None = None,
     if policy.checks.analysis_fidelity is not None:
         from judgekit.gate.fidelity import fidelity_results
 
-        pairs = fidelity_results(store, policy, policy_path, rubric, report)
+        pairs = fidelity_results(store, policy, policy_path, rubric, report, per_unit=True)
     per = next((float(p.extra.get("items_per_unit") or 1.0) for ps in pairs.values() for p in ps), 1.0)
     item_budget = None if budget is None else (math.ceil(budget * per) if pairs else budget)
     study = sum(p.extra.get("units_total", 0) for ps in list(pairs.values())[:1] for p in ps
@@ -201,7 +240,8 @@ def make_plan(store: Any, policy_path: str | Path, *, budget: int | None = None,
             if row is not None:
                 rows.append(row)
         if policy.checks.analysis_fidelity is not None:
-            rows += _figure_rows(j["judge"], pairs.get(j["judge"], []), policy.checks.analysis_fidelity, budget)
+            rows += _figure_rows(j["judge"], pairs.get(j["judge"], []), policy.checks.analysis_fidelity, budget,
+                                 n_boot=min(max(int(policy.n_resamples), 200), 1000), seed=int(policy.seed))
     if pairs:
         have = _labelled_conversations(store, rubric, report, policy)
     else:

@@ -8,8 +8,12 @@ judge quality instead of a pilot's spread.
 * abstention and error rates: the judge's own calls, whose rates need no human
   (:func:`judgekit.stats.power.n_for_power`, Wilson/score);
 * a fidelity figure: a judge that does not move it (difference 0), per-conversation SD ``sd`` of
-  the difference judge − reference, two one-sided tests within ±margin; a figure taken per model
-  (per model and tier) is scaled by the share of the study's conversations in that cell;
+  the difference judge − reference, planned by simulating the gate's rule (percentile bootstrap
+  interval within ±margin, :func:`judgekit.stats.power_sim.n_for_certification`) on an assumed
+  distribution of that SD: 0 in 80% of conversations, ±sd/√0.2 in 10% each
+  (:func:`judgekit.stats.power_sim.slip_distribution`; a normal of the same SD needs a few
+  percent fewer); a figure taken per model (per model and tier) is scaled by the share of the
+  study's conversations in that cell;
 * ``within_human_noise``, ``per_slice``: a pilot is needed (undecidable here, with that reason).
 """
 
@@ -22,6 +26,7 @@ from typing import Any
 from judgekit.errors import JudgekitError
 from judgekit.gate.plan_rows import PlanRow, summarise
 from judgekit.stats.power import Undecidable, n_for_kappa, n_for_power
+from judgekit.stats.power_sim import n_for_certification, slip_distribution
 
 
 def _need(v: int | Undecidable) -> tuple[int | None, str | None]:
@@ -74,7 +79,7 @@ def assumed_plan(store: Any, policy: Any, policy_path: str | Path, rubric: Any, 
                 rows.append(PlanRow(j, name, "human-rated items", 0, None, None, None,
                                     "its spread needs a pilot (and within_human_noise two annotators)"))
         if spec is not None:
-            rows += _figures(j, items, spec, float(assume_sd or 0.0))
+            rows += _figures(j, items, spec, float(assume_sd or 0.0), seed=int(policy.seed))
     per, study = _per_and_study(items, spec)
     return summarise(rows, policy=policy, per=per, study=study, budget=budget, have=0)
 
@@ -87,7 +92,7 @@ def _per_and_study(items: Any, spec: Any) -> tuple[float, int]:
     return len(items) / max(n, 1), n
 
 
-def _figures(judge: str, items: Any, spec: Any, sd: float) -> list[PlanRow]:
+def _figures(judge: str, items: Any, spec: Any, sd: float, *, seed: int = 0) -> list[PlanRow]:
     col = "conversation_id" if "conversation_id" in items.columns else spec.prompt_column
     n_conv = int(items[col].nunique()) if col in items.columns else 0
     models = int(items[spec.model_column].nunique()) if spec.model_column in items.columns else 1
@@ -98,7 +103,15 @@ def _figures(judge: str, items: Any, spec: Any, sd: float) -> list[PlanRow]:
         margin = spec.margin(fig)
         cells = models * (tiers if fig == "drift_tier" else 1)
         need, why = _need(n_for_power(margin, 0.0, kind="difference", direction="within", sd=sd, bounds=None))
+        note = None
+        if need is not None:  # the normal-theory n is where the search starts
+            values, probs = slip_distribution(sd)
+            sim = n_for_certification(values, margin, probs=probs, seed=seed, start=need)
+            if not isinstance(sim, Undecidable):
+                need = sim.n
+                note = (f"simulated: {sim.rate:.0%} of {sim.reps} studies of {sim.n:,} conversations per cell "
+                        f"certified, ±{sim.se:.1%}")
         rows.append(PlanRow(judge, f"figure {fig}", "conversations", 0, 0.0, margin,
-                            None if need is None else math.ceil(need * cells), why))
+                            None if need is None else math.ceil(need * cells), why, note=note))
     _ = n_conv
     return rows
