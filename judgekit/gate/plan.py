@@ -12,7 +12,10 @@ figures on it, :func:`judgekit.gate.run.run_gate` without recording a verdict). 
   already lies wholly beyond the margin ("likely UNTRUSTED": the units that show it);
 * the units for 80% power at the policy's threshold (:func:`judgekit.stats.power.n_for_power`):
   "mean" (t interval) for agreement figures, "difference"/"within" (|d| ≤ margin, two one-sided
-  tests) for fidelity figures, "proportion" (Wilson) for abstention and error rates — these count
+  tests) for fidelity figures — whose largest needs are then re-planned by simulating the gate's
+  own percentile-bootstrap rule on the pilot's per-conversation pseudo-values
+  (:func:`judgekit.stats.power_sim.n_for_certification`, :func:`_simulated`), the normal theory
+  being optimistic for them — "proportion" (Wilson) for abstention and error rates — these count
   the judge's own calls, never human labels; a figure taken on a part of the labelled units (a
   model, a tier, a slice) is scaled to the whole sample by its share in the pilot;
 * the smallest margin the ``budget`` resolves (:func:`judgekit.stats.power.smallest_margin`);
@@ -186,7 +189,8 @@ def _simulated(fair: list[tuple[int, Any]], margin: float, total: int, *, min_un
             continue
         needs.append((math.ceil(max(sim.n, min_units) * total / u.size),
                       f"simulated: {sim.rate:.0%} of {sim.reps} studies of {sim.n:,} conversations of {p.name} "
-                      f"certified, ±{sim.se:.1%}"))
+                      f"certified, ±{sim.se:.1%}" + (f"; the gate's floor min_units {min_units} applies"
+                                                     if sim.n < min_units else "")))
     return max(needs, key=lambda t: t[0])
 
 
