@@ -227,3 +227,27 @@ def test_a_pilot_without_disagreement_is_planned_at_the_floor_not_undecidable() 
     spec = AnalysisFidelity(analysis="calibration", figures=["drift"], max_abs_diff=0.05, min_units=10)
     row = _figure_rows("j", [_pair("m", 0.0, None, np.zeros(21))], spec, None)[0]
     assert row.need == 10 and row.why is None, row
+
+
+def test_the_pilots_per_conversation_values_of_every_analysis() -> None:
+    # what the plan resamples: per cluster, the jackknife pseudo-values of the difference
+    import pandas as pd
+
+    from judgekit.analysis.fidelity import criteria_pairs, distribution_pairs
+
+    # criteria on a, b, c (clusters p1 = {a, b}, p2 = {c}): d = judge 2/3 − reference 1/3 = 1/3;
+    # without p1: 0 − 0 = 0; without p2: 1 − 1/2 = 1/2; u = 2·(1/3) − 1·(0, 1/2) = (2/3, 1/6)
+    items = pd.DataFrame({"item_id": ["a", "b", "c", "d"], "prompt_id": ["p1", "p1", "p2", "p3"]})
+    js = pd.Series([1.0, 1.0, 0.0, 0.5], index=["a", "b", "c", "d"])
+    rs = pd.Series([1.0, 0.0, 0.0], index=["a", "b", "c"])
+    (p,) = criteria_pairs([("leak", js, rs)], items, n_boot=0, per_unit=True)
+    assert p.extra["per_unit"] == pytest.approx([2 / 3, 1 / 6])
+    assert "per_unit" not in criteria_pairs([("leak", js, rs)], items, n_boot=0)[0].extra
+    # distribution: refusal_rate is the mean over prompts of the per-prompt rate, so its pseudo-values
+    # are the per-prompt differences: p1 2/3 − 1/3 = 1/3, p2 0 − 1/2 = −1/2
+    items = pd.DataFrame({"item_id": ["a0", "a1", "a2", "b0", "b1"], "model": "m",
+                          "prompt_id": ["p1", "p1", "p1", "p2", "p2"], "sample": [0, 1, 2, 0, 1]})
+    judge = pd.Series([1, 1, 0, 0, 0], index=items["item_id"], dtype=float)
+    ref = pd.Series([1, 0, 0, 0, 1], index=items["item_id"], dtype=float)
+    (rate,) = distribution_pairs(judge, ref, items, n_boot=0, figures=["refusal_rate"], per_unit=True)
+    assert rate.extra["per_unit"] == pytest.approx([1 / 3, -1 / 2])

@@ -91,6 +91,14 @@ def _num(x: Any) -> float | None:
     return round(x, 6) if np.isfinite(x) else None
 
 
+def _pseudo(stat: Any, clusters: np.ndarray) -> np.ndarray | None:
+    """Per-cluster jackknife pseudo-values of a (b, k) statistic (None with one cluster)."""
+    from judgekit.stats.power_sim import jackknife_pseudo
+
+    out = jackknife_pseudo(stat, clusters)
+    return out if out.size else None
+
+
 def _turn(t: float) -> int | float:
     return int(t) if float(t).is_integer() else float(t)
 
@@ -278,11 +286,13 @@ def distribution_pairs(
     turn_col: str = "turn",
     n_boot: int = 1000,
     seed: int = 0,
+    per_unit: bool = False,
 ) -> list[FigurePair]:
     """Distribution figures (module doc) from per-item refusal shares (0–1, NaN when unrated;
     indexed by item_id) of the judge (every item it rated) and of the reference, on the items
     both rated. A prompt's rate is refusals / rated samples; ``share_not_constant`` is the share
-    of prompts with at least two rated samples whose samples differ."""
+    of prompts with at least two rated samples whose samples differ. ``per_unit``: as
+    :func:`calibration_pairs` (pseudo-values over the model's clusters)."""
     chosen = check_figures("distribution", figures)
     j_all = judge_refused.dropna()
     r_all = ref_refused.dropna()
@@ -310,15 +320,16 @@ def distribution_pairs(
                                  (mp[turn_col] == t).to_numpy() if len(mp) else np.zeros(0, bool)))
             else:
                 cols.append((fig, {"model": model}, np.ones(len(mp), bool)))
-        per_unit = float(fm["a_n"].sum()) / max(int(fm[ucols[0]].nunique()), 1)
-        for p in _distribution_model(str(model), mp, cols, unit, ucols[0], n_boot, seed):
-            p.extra["items_per_unit"] = per_unit
+        items_per_unit = float(fm["a_n"].sum()) / max(int(fm[ucols[0]].nunique()), 1)
+        for p in _distribution_model(str(model), mp, cols, unit, ucols[0], n_boot, seed, per_unit):
+            p.extra["items_per_unit"] = items_per_unit
             out.append(p)
     return out
 
 
 def _distribution_model(model: str, mp: pd.DataFrame, cols: list[tuple[str, dict[str, Any], np.ndarray]],
-                        unit: str, cluster_col: str, n_boot: int, seed: int) -> list[FigurePair]:
+                        unit: str, cluster_col: str, n_boot: int, seed: int,
+                        per_unit: bool = False) -> list[FigurePair]:
     if mp.empty:
         return [FigurePair("distribution", f, k, None, None, None, None, None, 0, unit,
                            f"no {unit} of model {model} rated by both the judge and the reference")
@@ -351,6 +362,7 @@ def _distribution_model(model: str, mp: pd.DataFrame, cols: list[tuple[str, dict
     lo = hi = np.full(3 * k, np.nan)
     if reps.size:
         lo, hi = percentile_ci(reps)
+    pseudo = _pseudo(figs, clusters) if per_unit else None
     out = []
     for i, (fig, key, m) in enumerate(cols):
         sub = mp[m]
@@ -365,7 +377,7 @@ def _distribution_model(model: str, mp: pd.DataFrame, cols: list[tuple[str, dict
             j = r = d = None
         out.append(FigurePair("distribution", fig, key, j, r, d,
                               None if why else _num(lo[2 * k + i]), None if why else _num(hi[2 * k + i]),
-                              n, unit, why))
+                              n, unit, why, {} if why or pseudo is None else {"per_unit": pseudo[:, 2 * k + i]}))
     return out
 
 
@@ -378,6 +390,7 @@ def criteria_pairs(
     turn_col: str = "turn",
     n_boot: int = 1000,
     seed: int = 0,
+    per_unit: bool = False,
 ) -> list[FigurePair]:
     """Per criterion ``(name, judge hit share per item, reference hit share per item)`` (hit
     share = share of ok trials with one of the criterion's labels, on the criterion's items):
@@ -406,8 +419,10 @@ def criteria_pairs(
         p = stat(np.ones((1, len(ids))))[0]
         reps = bootstrap_stat(stat, clusters, n_boot=n_boot, seed=seed)
         lo, hi = percentile_ci(reps) if reps.size else (np.full(3, np.nan), np.full(3, np.nan))
+        pseudo = _pseudo(stat, clusters) if per_unit else None
         out.append(FigurePair("criteria", "rate", {"criterion": name}, _num(p[0]), _num(p[1]), _num(p[2]),
-                              _num(lo[2]), _num(hi[2]), int(clusters.max()) + 1, unit))
+                              _num(lo[2]), _num(hi[2]), int(clusters.max()) + 1, unit, None,
+                              {} if pseudo is None else {"per_unit": pseudo[:, 2]}))
     return out
 
 
