@@ -65,7 +65,7 @@ def test_plan_sample_label_gate(tmp_path: Path) -> None:
     lean = {f: c["state"] for f, c in by["judge-lean"]["figures"].items()}
     # C is certified; RCE_t and Drift(t) are certified or "not established", never UNTRUSTED. (In
     # this draw one cell, m-steady at turn 5, ends 0.054–0.060 above the margin 0.05, so they are not
-    # established at 150: from this 60-conversation pilot the plan asks 161 for Drift(t), capped by
+    # established at 150: from this 60-conversation pilot the plan asks 185 for Drift(t), capped by
     # --budget 150; scripts/simulate_certify.py measures 82.5–86.5% over 200 studies at about 132
     # random conversations; tests/test_gate_certify22.py certifies all three on another study at <= 150.)
     assert fair["C"] == "pass", fair

@@ -171,11 +171,23 @@ def test_plan_without_a_pilot_from_assumed_quality(tmp_path: Path) -> None:
     # weighted κ has no planning formula without a pilot: undecidable with that reason
     assert rows["min_weighted_kappa"]["need"] is None and "pilot" in rows["min_weighted_kappa"]["why"]
     # |d| <= 0.05 at d = 0, σ = 0.11: the normal theory gives about ((1.96 + 1.2816) · 0.11 / 0.05)² = 50.9
-    # per model; the plan simulates the gate's rule on differences 0 or ±0.11/√0.2 (a judge that slips
-    # now and then, 20% of conversations), a few percent either way; 3 models
+    # per instance; the plan simulates the gate's rule on differences 0 or ±0.11/√0.2 (a judge that slips
+    # now and then, 20% of conversations) for all 15 instances at once (3 models × Drift at turns 2…6,
+    # independent): the figure is certified only when all 15 checks pass, which needs more
     need = rows["figure drift"]["need"]
-    assert 3 * 46 <= need <= 3 * 60, need
-    assert rows["figure drift"]["note"].startswith("simulated: ")
+    assert 3 * 60 <= need <= 3 * 130, need
+    assert rows["figure drift"]["note"].startswith("simulated: all 15 instances certified")
+    # FRESH studies, the gate's rule written out here: each model gets need/3 conversations
+    a = 0.11 / math.sqrt(0.2)
+    n = -(-need // 3)
+    ok = np.ones(200, dtype=bool)
+    for k in range(15):
+        rng = np.random.default_rng(100 + k)
+        x = rng.choice([-a, 0.0, a], size=(200, n), p=[0.1, 0.8, 0.1])
+        means = x[:, rng.integers(0, n, size=(400, n))].mean(axis=2)
+        lo, hi = np.quantile(means, [0.025, 0.975], axis=1)
+        ok &= (lo >= -0.05) & (hi <= 0.05)
+    assert ok.mean() >= 0.80, (ok.mean(), need)
 
 
 def _pair(model: str, diff: float, ci: tuple[float, float] | None, per_unit: np.ndarray) -> Any:
@@ -211,10 +223,12 @@ def test_a_fidelity_figure_is_planned_by_simulating_the_gates_rule() -> None:
     assert 53 < row.need <= 70, row
     rate = _certified_share(np.array([-0.25, 0.0, 0.25]), np.array([0.1, 0.8, 0.1]), row.need, seed=11)
     assert rate >= 0.80, (rate, row.need)
-    # two models, the second labelled as often: the need counts both models' conversations
+    # two models, the second labelled as often (and certified almost surely): the need counts both
+    # models' conversations, each getting ⌈N/2⌉ — about twice the first's alone
     two = _figure_rows("j", [_pair("m", 0.0, (-0.0155, 0.0155), u), _pair("n", 0.0, (-0.001, 0.001), u * 0.1)],
                        spec, None, n_boot=400, seed=0)[0]
-    assert two.need == 2 * row.need, (two.need, row.need)
+    assert two.need is not None and 2 * row.need - 6 <= two.need <= 2 * row.need + 6, (two.need, row.need)
+    assert two.note is not None and "all 2 instances certified" in two.note
 
 
 def test_a_pilot_without_disagreement_is_planned_at_the_floor_not_undecidable() -> None:

@@ -19,6 +19,7 @@ from judgekit.stats.power_sim import (
     certification_rate,
     jackknife_pseudo,
     n_for_certification,
+    n_for_joint_certification,
     slip_distribution,
 )
 from judgekit.stats.sequential import sequential_decision
@@ -116,3 +117,25 @@ def test_jackknife_pseudo_values() -> None:
         return (w @ a) / (w @ b)
 
     assert jackknife_pseudo(ratio, np.array([0, 0, 1, 2])) == pytest.approx([0.0, 1.0, 5 / 3])
+
+
+def test_a_figure_with_several_instances_is_certified_whole_at_the_planned_budget() -> None:
+    # Drift(t) at turns 2…6: the gate certifies the figure when all five checks pass. Planning for
+    # the worst instance alone (80% each) certifies the whole figure far less often; the plan
+    # simulates all five at once, from a pilot of 400 conversations (their five differences each)
+    pilot = np.random.default_rng(40).choice(VALUES, size=(400, 5), p=PROBS)
+    single = n_for_certification(VALUES, MARGIN, probs=PROBS, seed=0)
+    plan = n_for_joint_certification([pilot], [1.0], MARGIN, seed=0)
+    assert isinstance(single, SimPlan) and isinstance(plan, SimPlan)
+    assert plan.n > single.n * 1.2, (single, plan)
+
+    def whole(n: int, seed: int) -> float:  # the test's own bootstrap, each instance, all must pass
+        rng = np.random.default_rng(seed)
+        x = rng.choice(VALUES, size=(STUDIES, n, 5), p=PROBS)
+        ok = np.ones(STUDIES, dtype=bool)
+        for i in range(5):
+            ok &= _fixed_certified(x[:, :, i], 400, rng)
+        return float(ok.mean())
+
+    assert whole(single.n, 77) < 0.6  # the per-instance plan: about half the studies certify the figure
+    assert whole(plan.n, 78) >= 0.80, plan  # FRESH studies at the plan's n

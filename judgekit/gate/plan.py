@@ -12,10 +12,10 @@ figures on it, :func:`judgekit.gate.run.run_gate` without recording a verdict). 
   already lies wholly beyond the margin ("likely UNTRUSTED": the units that show it);
 * the units for 80% power at the policy's threshold (:func:`judgekit.stats.power.n_for_power`):
   "mean" (t interval) for agreement figures, "difference"/"within" (|d| ≤ margin, two one-sided
-  tests) for fidelity figures — whose largest needs are then re-planned by simulating the gate's
-  own percentile-bootstrap rule on the pilot's per-conversation pseudo-values
-  (:func:`judgekit.stats.power_sim.n_for_certification`, :func:`_simulated`), the normal theory
-  being optimistic for them — "proportion" (Wilson) for abstention and error rates — these count
+  tests) for fidelity figures — then re-planned by simulating the gate's own percentile-bootstrap
+  rule on the pilot's per-conversation pseudo-values, every instance of the figure at once
+  (:func:`judgekit.stats.power_sim.n_for_joint_certification`, :func:`_simulated`), the normal
+  theory being optimistic for them — "proportion" (Wilson) for abstention and error rates — these count
   the judge's own calls, never human labels; a figure taken on a part of the labelled units (a
   model, a tier, a slice) is scaled to the whole sample by its share in the pilot;
 * the smallest margin the ``budget`` resolves (:func:`judgekit.stats.power.smallest_margin`);
@@ -37,7 +37,7 @@ import numpy as np
 
 from judgekit.gate.plan_rows import PlanRow, summarise
 from judgekit.stats.power import Undecidable, n_for_power, smallest_margin
-from judgekit.stats.power_sim import n_for_certification
+from judgekit.stats.power_sim import SIM_MAX_N, n_for_joint_certification
 from judgekit.verdict.checks import check_kind, fidelity_figure
 
 Z = 1.959963984540054
@@ -101,10 +101,10 @@ def _check_row(judge: str, ch: dict[str, Any], total_n: int, budget: int | None,
 
 def _figure_rows(judge: str, pairs: list[Any], spec: Any, budget: int | None, *, n_boot: int = 400,
                  seed: int = 0) -> list[PlanRow]:
-    """One row per fidelity figure: the largest need over its instances (each scaled to the
-    whole labelled sample by its share of the units). The instances with the largest
-    normal-theory needs (:data:`SIMULATED`) are planned again by simulating the gate's own rule
-    from their per-conversation pseudo-values (:func:`_simulated`)."""
+    """One row per fidelity figure: the labelled conversations at which the gate's own rule
+    certifies every instance of it with 80% power (:func:`_simulated`), at least the largest
+    normal-theory need of an instance that cannot be simulated (each scaled to the whole labelled
+    sample by its share of the units)."""
     labelled: dict[str, int] = {}
     for p in pairs:
         model = str(p.key.get("model", ""))
@@ -164,34 +164,51 @@ def _figure_rows(judge: str, pairs: list[Any], spec: Any, budget: int | None, *,
     return rows
 
 
-#: how many instances of a figure (those with the largest normal-theory needs) are simulated
-SIMULATED = 3
+#: how many instances of a figure (the largest normal-theory needs) are simulated together
+SIMULATED = 8
 
 
 def _simulated(fair: list[tuple[int, Any]], margin: float, total: int, *, min_units: int, n_boot: int,
                seed: int) -> tuple[int, str | None]:
-    """The figure's need: the largest over its instances, the :data:`SIMULATED` largest
-    normal-theory needs replaced by the smallest n at which the gate's own rule (percentile
-    bootstrap interval within ±margin) certifies ≥ 80% + one Monte-Carlo SE of simulated studies
-    drawn from the instance's per-conversation pseudo-values recentred at 0
-    (:func:`judgekit.stats.power_sim.n_for_certification`); their share of the labelled sample is
-    their model's conversations, and never fewer than the gate's ``min_units``. Instances without
-    pseudo-values keep the normal-theory need."""
+    """The figure's need, by simulating the gate's own rule on every instance at once: the
+    smallest number of labelled conversations at which ALL its instances (the gate certifies a
+    figure when every check passes) have their percentile bootstrap interval within ±margin in
+    ≥ 80% + one Monte-Carlo SE of simulated studies, each model's instances drawn from its
+    conversations' pseudo-values recentred at 0, each model getting its share of the pilot's
+    labelled conversations and at least ``min_units``
+    (:func:`judgekit.stats.power_sim.n_for_joint_certification`). The :data:`SIMULATED`
+    instances with the largest normal-theory needs are simulated (the others, decided well before,
+    barely move the joint rate and would only slow it down); the others and those without
+    pseudo-values keep their normal-theory need (the figure's need is at least theirs)."""
+    by_model: dict[str, list[np.ndarray]] = {}
+    needs = [0]
     fair = sorted(fair, key=lambda t: -t[0])
-    needs: list[tuple[int, str | None]] = [(n, None) for n, _ in fair[SIMULATED:]]
+    worst = fair[0][0]
+    for normal, _p in fair[SIMULATED:]:  # far from deciding the figure: their normal-theory need
+        needs.append(normal)
     for normal, p in fair[:SIMULATED]:
         u = np.asarray(p.extra.get("per_unit", []), dtype=float)
-        u = u[np.isfinite(u)]
-        sim = (n_for_certification(u, margin, n_boot=n_boot, seed=seed, start=max(2, math.ceil(normal * u.size / total)))
-               if u.size >= 2 else None)
-        if sim is None or isinstance(sim, Undecidable):
-            needs.append((normal, None))
-            continue
-        needs.append((math.ceil(max(sim.n, min_units) * total / u.size),
-                      f"simulated: {sim.rate:.0%} of {sim.reps} studies of {sim.n:,} conversations of {p.name} "
-                      f"certified, ±{sim.se:.1%}" + (f"; the gate's floor min_units {min_units} applies"
-                                                     if sim.n < min_units else "")))
-    return max(needs, key=lambda t: t[0])
+        col = by_model.setdefault(str(p.key.get("model", "")), [])
+        if u.ndim != 1 or u.size < 2 or (col and len(col[0]) != u.size):
+            needs.append(normal)
+        else:
+            col.append(u)
+    blocks = [np.column_stack(c) for c in by_model.values() if c]
+    if not blocks:
+        return worst, None
+    shares = [min(len(b) / total, 1.0) for b in blocks]
+    sim = n_for_joint_certification(blocks, shares, margin, n_boot=n_boot, seed=seed, min_each=min_units,
+                                    start=max(2, worst // 2), max_n=min(SIM_MAX_N, 4 * worst + 100))
+    if isinstance(sim, Undecidable):  # far beyond the normal theory: that need stands
+        return worst, None
+    instances = sum(b.shape[1] for b in blocks)
+    which = f"all {instances}" if instances == len(fair) else f"the {instances} hardest of {len(fair)}"
+    note = (f"simulated: {which} instances certified in {sim.rate:.0%} of {sim.reps} studies of "
+            f"{sim.n:,} conversations (at least {min_units} per model), ±{sim.se:.1%}")
+    floor = max(math.ceil(min_units / s - 1e-9) for s in shares)  # min_units in every model
+    if floor > sim.n:
+        note += f"; the gate's floor of {min_units} per model needs {floor:,}"
+    return max(sim.n, floor, *needs), note
 
 
 def make_plan(store: Any, policy_path: str | Path, *, budget: int | None = None,

@@ -32,7 +32,7 @@ and of the mean of u share).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -122,19 +122,24 @@ def n_for_certification(values: npt.ArrayLike, margin: float, *, probs: npt.Arra
                                           seed=seed, centre=centre)
         return cache[n]
 
-    found = _smallest(rate, target, max(2, int(start or 8)), max_n)
-    # the rate is not monotone in n (a discrete difference puts the mean on a lattice that moves
-    # with n): the plan is also certified at the next STEADY sizes, so a few more units never hurt
-    while found is not None:
-        short = next((m for m in range(found + 1, found + STEADY + 1) if m <= max_n and rate(m) < target), None)
-        if short is None:
-            break
-        found = short + 1 if short + 1 <= max_n else None
-        while found is not None and rate(found) < target:
-            found = found + 1 if found + 1 <= max_n else None
+    found = _steady(rate, target, _smallest(rate, target, max(2, int(start or 8)), max_n), max_n)
     if found is None:
         return Undecidable(f"more than {max_n:,} units would be needed")
     return SimPlan(found, cache[found], se, target, reps)
+
+
+def _steady(rate: Callable[[int], float], target: float, found: int | None, max_n: int) -> int | None:
+    """The rate is not monotone in n (a discrete difference puts the mean on a lattice that moves
+    with n): from ``found`` on, the first n also certified at the next :data:`STEADY` sizes, so a
+    few more units never hurt."""
+    while found is not None:
+        short = next((m for m in range(found + 1, found + STEADY + 1) if m <= max_n and rate(m) < target), None)
+        if short is None:
+            return found
+        found = short + 1 if short + 1 <= max_n else None
+        while found is not None and rate(found) < target:
+            found = found + 1 if found + 1 <= max_n else None
+    return None
 
 
 def _smallest(rate: Callable[[int], float], target: float, start: int, max_n: int) -> int | None:
@@ -158,6 +163,66 @@ def _smallest(rate: Callable[[int], float], target: float, start: int, max_n: in
         else:
             lo = mid
     return hi
+
+
+def joint_certification_rate(blocks: Sequence[npt.ArrayLike], sizes: Sequence[int], margin: float, *, reps: int = 500,
+                             n_boot: int = 400, level: float = 0.95, seed: int = 0, centre: bool = True) -> float:
+    """The share of ``reps`` simulated studies in which EVERY instance of a figure is certified
+    (the gate certifies a figure when all its checks pass). ``blocks``: one (K_b, I_b) array per
+    independently sampled group (a model: its K_b labelled conversations × its I_b instances of
+    the figure, e.g. Drift at turns 2…6), each study drawing ``sizes[b]`` rows of block b with
+    replacement — the instances of one conversation stay together — and bootstrapping them
+    (module doc, steps 1–2) for every instance at once. ``centre``: each column to mean 0 (a
+    missing value, NaN, counts as the mean)."""
+    if len(blocks) != len(sizes) or not blocks:
+        raise JudgekitError("one size per block of per-unit values, and at least one block.")
+    rng = np.random.default_rng(seed)
+    alpha = (1.0 - level) / 2.0
+    ok = np.ones(reps, dtype=bool)
+    for block, n in zip(blocks, sizes, strict=True):
+        u = np.asarray(block, dtype=float)
+        u = u.reshape(len(u), -1)
+        if len(u) == 0 or n < 2:
+            raise JudgekitError("every block needs per-unit values and a size of at least 2.")
+        mean = np.nanmean(u, axis=0) if np.isfinite(u).any() else np.zeros(u.shape[1])
+        u = np.where(np.isfinite(u), u, mean[None, :])
+        if centre:
+            u = u - mean[None, :]
+        x = u[rng.integers(0, len(u), size=(reps, n))]  # reps × n × I
+        means = np.swapaxes(x, 1, 2) @ _bootstrap_counts(n, n_boot, rng) / n  # reps × I × n_boot
+        lo, hi = np.percentile(means, [100 * alpha, 100 * (1 - alpha)], axis=2)
+        ok &= ((lo >= -margin) & (hi <= margin)).all(axis=1)
+    return float(ok.mean())
+
+
+def n_for_joint_certification(blocks: Sequence[npt.ArrayLike], shares: Sequence[float], margin: float, *,
+                              power: float = 0.8, reps: int = 500, n_boot: int = 400, level: float = 0.95,
+                              seed: int = 0, start: int | None = None, min_each: int = 2,
+                              max_n: int = SIM_MAX_N) -> SimPlan | Undecidable:
+    """The smallest total N at which every instance of a figure is certified in ≥ ``power`` + one
+    SE of simulated studies (:func:`joint_certification_rate`), block b getting
+    max(``min_each``, ⌈N·shares[b]⌉) units (its share of the labelled conversations; ``min_each``
+    the gate's floor), searched as :func:`n_for_certification` (doubling, bisection, and the next
+    :data:`STEADY` sizes)."""
+    if not 0.5 <= power < 1.0:
+        raise JudgekitError(f"power {power!r} is not in [0.5, 1); pass e.g. 0.8.")
+    if len(blocks) != len(shares) or any(not 0 < s <= 1 for s in shares):
+        raise JudgekitError("one share in (0, 1] per block of per-unit values.")
+    se = math.sqrt(power * (1 - power) / reps)
+    target = power + se
+    cache: dict[int, float] = {}
+
+    def rate(n: int) -> float:
+        if n not in cache:
+            sizes = [max(min_each, 2, math.ceil(n * s - 1e-9)) for s in shares]
+            cache[n] = joint_certification_rate(blocks, sizes, margin, reps=reps, n_boot=n_boot, level=level,
+                                                seed=seed)
+        return cache[n]
+
+    found = _steady(rate, target, _smallest(rate, target, max(2, int(start or 8)), max_n), max_n)
+    if found is None:
+        return Undecidable(f"more than {max_n:,} units would be needed")
+    return SimPlan(found, cache[found], se, target, reps)
 
 
 def jackknife_pseudo(stat: Callable[[np.ndarray], np.ndarray], clusters: npt.ArrayLike) -> np.ndarray:
