@@ -47,6 +47,9 @@ def test_plan_sample_label_gate(tmp_path: Path) -> None:
     assert plan["budget"]["unit"] == "conversations"
     n_plan = plan["budget"]["n"]
     assert n_plan <= 150, plan["lines"]
+    # the fidelity figures are planned by simulating the gate's rule from the pilot's conversations
+    rows = {r["check"]: r for r in plan["rows"]}
+    assert all((rows[f"figure {f}"]["note"] or "").startswith("simulated: ") for f in ("C", "RCE_t", "drift"))
     design = tmp_path / "design.csv"
     _run("sample", "--name", "main", "--from-plan", str(plan_path), "--store", db, "--out", str(design))
     drawn = set(pd.read_csv(design)["item_id"].astype(str))
@@ -62,9 +65,9 @@ def test_plan_sample_label_gate(tmp_path: Path) -> None:
     lean = {f: c["state"] for f, c in by["judge-lean"]["figures"].items()}
     # C is certified; RCE_t and Drift(t) are certified or "not established", never UNTRUSTED. (In
     # this draw one cell, m-steady at turn 5, ends 0.054–0.060 above the margin 0.05, so they are not
-    # established at 150: the plan's power is ~80%, and scripts/simulate_certify.py measures 82.5–86.5%
-    # over 200 studies at about 132 random conversations; tests/test_gate_certify22.py certifies all
-    # three on another study at <= 150.)
+    # established at 150: from this 60-conversation pilot the plan asks 185 for Drift(t), capped by
+    # --budget 150; scripts/simulate_certify.py measures 82.5–86.5% over 200 studies at about 132
+    # random conversations; tests/test_gate_certify22.py certifies all three on another study at <= 150.)
     assert fair["C"] == "pass", fair
     assert fair["RCE_t"] in ("pass", "inconclusive") and fair["drift"] in ("pass", "inconclusive"), fair
     for f in ("RCE_t", "drift"):

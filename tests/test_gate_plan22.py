@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 from scipy import stats
@@ -168,6 +170,98 @@ def test_plan_without_a_pilot_from_assumed_quality(tmp_path: Path) -> None:
     rows = {r["check"]: r for r in json.loads(out.read_text())["rows"]}
     # weighted κ has no planning formula without a pilot: undecidable with that reason
     assert rows["min_weighted_kappa"]["need"] is None and "pilot" in rows["min_weighted_kappa"]["why"]
-    # |d| <= 0.05 at d = 0, σ = 0.11: about ((1.96 + 1.2816) · 0.11 / 0.05)² = 50.9 per model, 3 models
+    # |d| <= 0.05 at d = 0, σ = 0.11: the normal theory gives about ((1.96 + 1.2816) · 0.11 / 0.05)² = 50.9
+    # per instance; the plan simulates the gate's rule on differences 0 or ±0.11/√0.2 (a judge that slips
+    # now and then, 20% of conversations) for all 15 instances at once (3 models × Drift at turns 2…6,
+    # independent): the figure is certified only when all 15 checks pass, which needs more
     need = rows["figure drift"]["need"]
-    assert 3 * 50 <= need <= 3 * 56, need
+    assert 3 * 60 <= need <= 3 * 130, need
+    assert rows["figure drift"]["note"].startswith("simulated: all 15 instances certified")
+    # FRESH studies, the gate's rule written out here: each model gets need/3 conversations
+    a = 0.11 / math.sqrt(0.2)
+    n = -(-need // 3)
+    ok = np.ones(200, dtype=bool)
+    for k in range(15):
+        rng = np.random.default_rng(100 + k)
+        x = rng.choice([-a, 0.0, a], size=(200, n), p=[0.1, 0.8, 0.1])
+        means = x[:, rng.integers(0, n, size=(400, n))].mean(axis=2)
+        lo, hi = np.quantile(means, [0.025, 0.975], axis=1)
+        ok &= (lo >= -0.05) & (hi <= 0.05)
+    assert ok.mean() >= 0.80, (ok.mean(), need)
+
+
+def _pair(model: str, diff: float, ci: tuple[float, float] | None, per_unit: np.ndarray) -> Any:
+    from judgekit.analysis.fidelity import FigurePair
+
+    lo, hi = ci if ci is not None else (None, None)
+    return FigurePair("calibration", "drift", {"model": model, "turn": 2}, 0.5, 0.5 - diff, diff, lo, hi,
+                      len(per_unit), "conversations", None, {"per_unit": per_unit})
+
+
+def _certified_share(values: np.ndarray, probs: np.ndarray, n: int, seed: int, studies: int = 200) -> float:
+    """The gate's rule written out here: the 95% percentile bootstrap interval (400 resamples) of
+    the mean difference within ±0.05."""
+    rng = np.random.default_rng(seed)
+    x = rng.choice(values, size=(studies, n), p=probs)
+    means = x[:, rng.integers(0, n, size=(400, n))].mean(axis=2)
+    lo, hi = np.quantile(means, [0.025, 0.975], axis=1)
+    return float(((lo >= -0.05) & (hi <= 0.05)).mean())
+
+
+def test_a_fidelity_figure_is_planned_by_simulating_the_gates_rule() -> None:
+    from judgekit.gate.plan import _figure_rows
+    from judgekit.verdict.fidelity_policy import AnalysisFidelity
+
+    spec = AnalysisFidelity(analysis="calibration", figures=["drift"], max_abs_diff=0.05, min_units=10)
+    # a pilot of 200 conversations of one model: per-conversation differences 0 (160), ±0.25 (20 each),
+    # SD √(0.2 · 0.0625) = 0.1118; its bootstrap interval about ±1.96 · 0.1118/√200 = ±0.0155
+    u = np.repeat([-0.25, 0.0, 0.25], [20, 160, 20])
+    row = _figure_rows("j", [_pair("m", 0.0, (-0.0155, 0.0155), u)], spec, None, n_boot=400, seed=0)[0]
+    assert row.need is not None and row.note is not None and row.note.startswith("simulated: ")
+    # the normal-theory n, ((1.96 + 1.2816) · 0.1118 / 0.05)² ≈ 52.5 (53 with the exact two-sided power),
+    # was 76–79% certified; the simulated one certifies ≥ 80% of 200 fresh studies
+    assert 53 < row.need <= 70, row
+    rate = _certified_share(np.array([-0.25, 0.0, 0.25]), np.array([0.1, 0.8, 0.1]), row.need, seed=11)
+    assert rate >= 0.80, (rate, row.need)
+    # two models, the second labelled as often (and certified almost surely): the need counts both
+    # models' conversations, each getting ⌈N/2⌉ — about twice the first's alone
+    two = _figure_rows("j", [_pair("m", 0.0, (-0.0155, 0.0155), u), _pair("n", 0.0, (-0.001, 0.001), u * 0.1)],
+                       spec, None, n_boot=400, seed=0)[0]
+    assert two.need is not None and 2 * row.need - 6 <= two.need <= 2 * row.need + 6, (two.need, row.need)
+    assert two.note is not None and "all 2 instances certified" in two.note
+
+
+def test_a_pilot_without_disagreement_is_planned_at_the_floor_not_undecidable() -> None:
+    # the judge agrees with the reference on every pilot conversation: the bootstrap interval is flat
+    # (no interval), which the gate reads as the point 0 — certified; the plan needs min_units
+    # (this was "undecidable — ... undefined in the pilot (no interval)" before)
+    from judgekit.gate.plan import _figure_rows
+    from judgekit.verdict.fidelity_policy import AnalysisFidelity
+
+    spec = AnalysisFidelity(analysis="calibration", figures=["drift"], max_abs_diff=0.05, min_units=10)
+    row = _figure_rows("j", [_pair("m", 0.0, None, np.zeros(21))], spec, None)[0]
+    assert row.need == 10 and row.why is None, row
+
+
+def test_the_pilots_per_conversation_values_of_every_analysis() -> None:
+    # what the plan resamples: per cluster, the jackknife pseudo-values of the difference
+    import pandas as pd
+
+    from judgekit.analysis.fidelity import criteria_pairs, distribution_pairs
+
+    # criteria on a, b, c (clusters p1 = {a, b}, p2 = {c}): d = judge 2/3 − reference 1/3 = 1/3;
+    # without p1: 0 − 0 = 0; without p2: 1 − 1/2 = 1/2; u = 2·(1/3) − 1·(0, 1/2) = (2/3, 1/6)
+    items = pd.DataFrame({"item_id": ["a", "b", "c", "d"], "prompt_id": ["p1", "p1", "p2", "p3"]})
+    js = pd.Series([1.0, 1.0, 0.0, 0.5], index=["a", "b", "c", "d"])
+    rs = pd.Series([1.0, 0.0, 0.0], index=["a", "b", "c"])
+    (p,) = criteria_pairs([("leak", js, rs)], items, n_boot=0, per_unit=True)
+    assert p.extra["per_unit"] == pytest.approx([2 / 3, 1 / 6])
+    assert "per_unit" not in criteria_pairs([("leak", js, rs)], items, n_boot=0)[0].extra
+    # distribution: refusal_rate is the mean over prompts of the per-prompt rate, so its pseudo-values
+    # are the per-prompt differences: p1 2/3 − 1/3 = 1/3, p2 0 − 1/2 = −1/2
+    items = pd.DataFrame({"item_id": ["a0", "a1", "a2", "b0", "b1"], "model": "m",
+                          "prompt_id": ["p1", "p1", "p1", "p2", "p2"], "sample": [0, 1, 2, 0, 1]})
+    judge = pd.Series([1, 1, 0, 0, 0], index=items["item_id"], dtype=float)
+    ref = pd.Series([1, 0, 0, 0, 1], index=items["item_id"], dtype=float)
+    (rate,) = distribution_pairs(judge, ref, items, n_boot=0, figures=["refusal_rate"], per_unit=True)
+    assert rate.extra["per_unit"] == pytest.approx([1 / 3, -1 / 2])

@@ -91,6 +91,14 @@ def _num(x: Any) -> float | None:
     return round(x, 6) if np.isfinite(x) else None
 
 
+def _pseudo(stat: Any, clusters: np.ndarray) -> np.ndarray | None:
+    """Per-cluster jackknife pseudo-values of a (b, k) statistic (None with one cluster)."""
+    from judgekit.stats.power_sim import jackknife_pseudo
+
+    out = jackknife_pseudo(stat, clusters)
+    return out if out.size else None
+
+
 def _turn(t: float) -> int | float:
     return int(t) if float(t).is_integer() else float(t)
 
@@ -118,10 +126,13 @@ def calibration_pairs(
     include_lookalikes: bool = False,
     n_boot: int = 1000,
     seed: int = 0,
+    per_unit: bool = False,
 ) -> list[FigurePair]:
     """Calibration figures (module doc) from the judge's and the reference's R on the items both
     rated. ``judge_values`` covers every item the judge rated (it fixes which figures are
     expected); ``ref_values`` the reference's; both ``item_id, value`` frames with R in [0, 1].
+    ``per_unit``: also keep, in ``extra["per_unit"]``, the difference's jackknife pseudo-values
+    over the model's conversations (what ``judgekit plan`` simulates the gate from).
     """
     chosen = check_figures("calibration", figures)
     opts: dict[str, Any] = {"model_col": model_col, "prompt_col": prompt_col, "turn_col": turn_col,
@@ -142,18 +153,20 @@ def calibration_pairs(
         mr = ur[ur["model"] == model].reset_index(drop=True)
         if not mj[["cluster", "turn"]].equals(mr[["cluster", "turn"]]):  # pragma: no cover - same items
             raise JudgekitError("analysis fidelity: the judge's and the reference's units differ.")
-        out += _calibration_model(str(model), fm, mj, mr, chosen, unit, n_boot, seed)
+        out += _calibration_model(str(model), fm, mj, mr, chosen, unit, n_boot, seed, per_unit)
     return out
 
 
 def _calibration_model(model: str, full: pd.DataFrame, mj: pd.DataFrame, mr: pd.DataFrame,
-                       chosen: list[str], unit: str, n_boot: int, seed: int) -> list[FigurePair]:
+                       chosen: list[str], unit: str, n_boot: int, seed: int,
+                       per_unit: bool = False) -> list[FigurePair]:
     turns_all = sorted(full["turn"].unique())
     tiers_all = sorted(full["tier"].unique())
     first = turns_all[0]
     have = len(mj) > 0
     pt: dict[str, np.ndarray] = {}
     ci: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    pseudo: dict[str, np.ndarray] = {}
     if have:
         lay_j, lay_r = unit_layout(mj), unit_layout(mr)
         keys = sorted({_CAL[f][0] for f in chosen})
@@ -166,19 +179,27 @@ def _calibration_model(model: str, full: pd.DataFrame, mj: pd.DataFrame, mr: pd.
         pt = {k: v[0] for k, v in stat(np.ones((1, len(mj)))).items()}
         clusters = pd.factorize(mj["cluster"])[0]
         ci = bootstrap_cis(stat, clusters, n_boot=n_boot, seed=seed, progress=None) if n_boot else {}
+        if per_unit:
+            from judgekit.stats.power_sim import jackknife_pseudo
+
+            flat = jackknife_pseudo(lambda w: np.concatenate(
+                [stat(w)[f"d:{k}"].reshape(len(w), -1) for k in keys], axis=1), clusters)
+            at = np.cumsum([0] + [pt[f"d:{k}"].size for k in keys])
+            pseudo = {k: flat[:, at[i]:at[i + 1]].reshape(len(flat), *pt[f"d:{k}"].shape)
+                      for i, k in enumerate(keys)} if flat.size else {}
         turn_pos = {t: j for j, t in enumerate(lay_j.turns)}
         tier_pos = {k: i for i, k in enumerate(lay_j.tiers)}
     by_turn = {t: set(mj.loc[mj["turn"] == t, "cluster"]) for t in turns_all}
     by_tt = {(k, t): set(mj.loc[(mj["turn"] == t) & (mj["tier"] == k), "cluster"])
              for k in tiers_all for t in turns_all}
     out: list[FigurePair] = []
-    per_unit = float(full["n_samples"].sum()) / max(int(full["cluster"].nunique()), 1)
+    per_unit_items = float(full["n_samples"].sum()) / max(int(full["cluster"].nunique()), 1)
 
     def pair(fig: str, key: dict[str, Any], idx: tuple[int, ...] | None, n: int, why: str) -> None:
         rk = _CAL[fig][0]
         if not have or idx is None or n == 0:
             out.append(FigurePair("calibration", fig, key, None, None, None, None, None, n, unit, why,
-                                  {"items_per_unit": per_unit}))
+                                  {"items_per_unit": per_unit_items}))
             return
         j, r, d = (_num(pt[f"{p}:{rk}"][idx]) for p in "jrd")
         lo = hi = None
@@ -189,8 +210,11 @@ def _calibration_model(model: str, full: pd.DataFrame, mj: pd.DataFrame, mr: pd.
             undefined = (f"C is undefined for model {model}: every labelled unit has the same H"
                          if fig.startswith("C") else why)
             j = r = d = lo = hi = None
-        out.append(FigurePair("calibration", fig, key, j, r, d, lo, hi, n, unit, undefined,
-                              {"items_per_unit": per_unit}))
+        extra: dict[str, Any] = {"items_per_unit": per_unit_items}
+        if undefined is None and rk in pseudo:
+            sel: tuple[Any, ...] = (slice(None), *idx)
+            extra["per_unit"] = pseudo[rk][sel]
+        out.append(FigurePair("calibration", fig, key, j, r, d, lo, hi, n, unit, undefined, extra))
 
     n_model = int(mj["cluster"].nunique())
     none = f"no {unit} of model {model} rated by both the judge and the reference"
@@ -262,11 +286,13 @@ def distribution_pairs(
     turn_col: str = "turn",
     n_boot: int = 1000,
     seed: int = 0,
+    per_unit: bool = False,
 ) -> list[FigurePair]:
     """Distribution figures (module doc) from per-item refusal shares (0–1, NaN when unrated;
     indexed by item_id) of the judge (every item it rated) and of the reference, on the items
     both rated. A prompt's rate is refusals / rated samples; ``share_not_constant`` is the share
-    of prompts with at least two rated samples whose samples differ."""
+    of prompts with at least two rated samples whose samples differ. ``per_unit``: as
+    :func:`calibration_pairs` (pseudo-values over the model's clusters)."""
     chosen = check_figures("distribution", figures)
     j_all = judge_refused.dropna()
     r_all = ref_refused.dropna()
@@ -294,15 +320,16 @@ def distribution_pairs(
                                  (mp[turn_col] == t).to_numpy() if len(mp) else np.zeros(0, bool)))
             else:
                 cols.append((fig, {"model": model}, np.ones(len(mp), bool)))
-        per_unit = float(fm["a_n"].sum()) / max(int(fm[ucols[0]].nunique()), 1)
-        for p in _distribution_model(str(model), mp, cols, unit, ucols[0], n_boot, seed):
-            p.extra["items_per_unit"] = per_unit
+        items_per_unit = float(fm["a_n"].sum()) / max(int(fm[ucols[0]].nunique()), 1)
+        for p in _distribution_model(str(model), mp, cols, unit, ucols[0], n_boot, seed, per_unit):
+            p.extra["items_per_unit"] = items_per_unit
             out.append(p)
     return out
 
 
 def _distribution_model(model: str, mp: pd.DataFrame, cols: list[tuple[str, dict[str, Any], np.ndarray]],
-                        unit: str, cluster_col: str, n_boot: int, seed: int) -> list[FigurePair]:
+                        unit: str, cluster_col: str, n_boot: int, seed: int,
+                        per_unit: bool = False) -> list[FigurePair]:
     if mp.empty:
         return [FigurePair("distribution", f, k, None, None, None, None, None, 0, unit,
                            f"no {unit} of model {model} rated by both the judge and the reference")
@@ -335,6 +362,7 @@ def _distribution_model(model: str, mp: pd.DataFrame, cols: list[tuple[str, dict
     lo = hi = np.full(3 * k, np.nan)
     if reps.size:
         lo, hi = percentile_ci(reps)
+    pseudo = _pseudo(figs, clusters) if per_unit else None
     out = []
     for i, (fig, key, m) in enumerate(cols):
         sub = mp[m]
@@ -349,7 +377,7 @@ def _distribution_model(model: str, mp: pd.DataFrame, cols: list[tuple[str, dict
             j = r = d = None
         out.append(FigurePair("distribution", fig, key, j, r, d,
                               None if why else _num(lo[2 * k + i]), None if why else _num(hi[2 * k + i]),
-                              n, unit, why))
+                              n, unit, why, {} if why or pseudo is None else {"per_unit": pseudo[:, 2 * k + i]}))
     return out
 
 
@@ -362,6 +390,7 @@ def criteria_pairs(
     turn_col: str = "turn",
     n_boot: int = 1000,
     seed: int = 0,
+    per_unit: bool = False,
 ) -> list[FigurePair]:
     """Per criterion ``(name, judge hit share per item, reference hit share per item)`` (hit
     share = share of ok trials with one of the criterion's labels, on the criterion's items):
@@ -390,8 +419,10 @@ def criteria_pairs(
         p = stat(np.ones((1, len(ids))))[0]
         reps = bootstrap_stat(stat, clusters, n_boot=n_boot, seed=seed)
         lo, hi = percentile_ci(reps) if reps.size else (np.full(3, np.nan), np.full(3, np.nan))
+        pseudo = _pseudo(stat, clusters) if per_unit else None
         out.append(FigurePair("criteria", "rate", {"criterion": name}, _num(p[0]), _num(p[1]), _num(p[2]),
-                              _num(lo[2]), _num(hi[2]), int(clusters.max()) + 1, unit))
+                              _num(lo[2]), _num(hi[2]), int(clusters.max()) + 1, unit, None,
+                              {} if pseudo is None else {"per_unit": pseudo[:, 2]}))
     return out
 
 

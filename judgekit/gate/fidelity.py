@@ -69,10 +69,11 @@ def _refusal_share(ratings: pd.DataFrame, indicator: Any) -> pd.Series:
 
 def fidelity_results(store: Any, policy: Any, policy_path: str | Path, rubric: Rubric,
                      report: Any = None, *, reference: str | None = None,
-                     humans: list[str] | None = None) -> dict[str, list[FigurePair]]:
+                     humans: list[str] | None = None, per_unit: bool = False) -> dict[str, list[FigurePair]]:
     """judge → its figure pairs under the policy's ``checks.analysis_fidelity`` (module doc).
     The reference is the agreement ``report``'s (the gate), or ``reference`` and ``humans`` as a
-    verdict records them (the report)."""
+    verdict records them (the report). ``per_unit``: the pairs keep their per-conversation (per
+    cluster) jackknife pseudo-values (``extra["per_unit"]``, for ``judgekit plan``)."""
     from judgekit.analysis import fidelity as af
     from judgekit.analysis.frames import per_item_values
 
@@ -98,7 +99,7 @@ def fidelity_results(store: Any, policy: Any, policy_path: str | Path, rubric: R
                 jv, rv, items, harm, figures=spec.chosen, model_col=spec.model_column,
                 prompt_col=spec.prompt_column, turn_col=spec.turn_column,
                 lookalike_col=spec.lookalike_column, include_lookalikes=spec.include_lookalikes,
-                n_boot=n_boot, seed=seed))
+                n_boot=n_boot, seed=seed, per_unit=per_unit))
     elif spec.analysis == "distribution":
         from judgekit.analysis.refusal import refusal_definition
 
@@ -109,9 +110,10 @@ def fidelity_results(store: Any, policy: Any, policy_path: str | Path, rubric: R
             js = _refusal_share(store.ratings(rubric=rubric, rater_ids=[judge]), indicator)
             out[judge] = _guard(where, lambda js=js: af.distribution_pairs(
                 js, rs, items, figures=spec.chosen, model_col=spec.model_column,
-                prompt_col=spec.prompt_column, turn_col=spec.turn_column, n_boot=n_boot, seed=seed))
+                prompt_col=spec.prompt_column, turn_col=spec.turn_column, n_boot=n_boot, seed=seed,
+                per_unit=per_unit))
     else:
-        out = _criteria_results(store, policy, policy_path, rubric, ref, items, where)
+        out = _criteria_results(store, policy, policy_path, rubric, ref, items, where, per_unit)
     _units_total(out, items, spec)
     return out
 
@@ -172,7 +174,8 @@ def _same_rubric(c: Any, rubric: Rubric, source: str) -> bool:
 
 
 def _criteria_results(store: Any, policy: Any, policy_path: str | Path, rubric: Rubric,
-                      ref: pd.DataFrame, items: pd.DataFrame, where: str) -> dict[str, list[FigurePair]]:
+                      ref: pd.DataFrame, items: pd.DataFrame, where: str,
+                      per_unit: bool = False) -> dict[str, list[FigurePair]]:
     from judgekit.analysis import fidelity as af
     from judgekit.analysis.criteria_spec import criterion_mask, load_criteria
     from judgekit.analysis.frames import label_shares
@@ -199,7 +202,7 @@ def _criteria_results(store: Any, policy: Any, policy_path: str | Path, rubric: 
             rh = ref_shares.loc[ref_shares.index.isin(ids), codes].sum(axis=1)
             rates.append((c.name, jh, rh))
         out[judge] = af.criteria_pairs(rates, items, prompt_col=spec.prompt_column, turn_col=spec.turn_column,
-                                       n_boot=policy.n_resamples, seed=policy.seed)
+                                       n_boot=policy.n_resamples, seed=policy.seed, per_unit=per_unit)
     return out
 
 

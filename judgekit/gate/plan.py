@@ -12,7 +12,10 @@ figures on it, :func:`judgekit.gate.run.run_gate` without recording a verdict). 
   already lies wholly beyond the margin ("likely UNTRUSTED": the units that show it);
 * the units for 80% power at the policy's threshold (:func:`judgekit.stats.power.n_for_power`):
   "mean" (t interval) for agreement figures, "difference"/"within" (|d| ≤ margin, two one-sided
-  tests) for fidelity figures, "proportion" (Wilson) for abstention and error rates — these count
+  tests) for fidelity figures — then re-planned by simulating the gate's own percentile-bootstrap
+  rule on the pilot's per-conversation pseudo-values, every instance of the figure at once
+  (:func:`judgekit.stats.power_sim.n_for_joint_certification`, :func:`_simulated`), the normal
+  theory being optimistic for them — "proportion" (Wilson) for abstention and error rates — these count
   the judge's own calls, never human labels; a figure taken on a part of the labelled units (a
   model, a tier, a slice) is scaled to the whole sample by its share in the pilot;
 * the smallest margin the ``budget`` resolves (:func:`judgekit.stats.power.smallest_margin`);
@@ -30,8 +33,11 @@ import math
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from judgekit.gate.plan_rows import PlanRow, summarise
 from judgekit.stats.power import Undecidable, n_for_power, smallest_margin
+from judgekit.stats.power_sim import SIM_MAX_N, n_for_joint_certification
 from judgekit.verdict.checks import check_kind, fidelity_figure
 
 Z = 1.959963984540054
@@ -93,9 +99,12 @@ def _check_row(judge: str, ch: dict[str, Any], total_n: int, budget: int | None,
     return PlanRow(judge, ch["name"], unit, n, est, thr, need, why, m)
 
 
-def _figure_rows(judge: str, pairs: list[Any], spec: Any, budget: int | None) -> list[PlanRow]:
-    """One row per fidelity figure: the largest need over its instances (each scaled to the
-    whole labelled sample by its share of the units)."""
+def _figure_rows(judge: str, pairs: list[Any], spec: Any, budget: int | None, *, n_boot: int = 400,
+                 seed: int = 0) -> list[PlanRow]:
+    """One row per fidelity figure: the labelled conversations at which the gate's own rule
+    certifies every instance of it with 80% power (:func:`_simulated`), at least the largest
+    normal-theory need of an instance that cannot be simulated (each scaled to the whole labelled
+    sample by its share of the units)."""
     labelled: dict[str, int] = {}
     for p in pairs:
         model = str(p.key.get("model", ""))
@@ -106,19 +115,22 @@ def _figure_rows(judge: str, pairs: list[Any], spec: Any, budget: int | None) ->
     for fig in spec.chosen:
         own = [p for p in pairs if p.figure == fig]
         margin = spec.margin(fig)
-        worst: tuple[int, Any] | None = None
+        fair: list[tuple[int, Any]] = []  # (need, instance) of the instances planned at difference 0
         refute: tuple[int, Any] | None = None  # the quickest instance to show the judge moves the figure
         why = None
         at_budget: float | None = None
         unit = own[0].unit if own else "conversations"
         for p in own:
-            if p.undefined is not None or p.diff is None or p.low is None or p.high is None:
-                why = f"{p.name} is undefined in the pilot ({p.undefined or 'no interval'})"
+            if p.undefined is not None or p.diff is None:
+                why = f"{p.name} is undefined in the pilot ({p.undefined or 'no difference'})"
                 continue
-            sd = _sigma([p.low, p.high], p.n)
+            # a flat interval (the same difference in every resample, e.g. no disagreement in the
+            # pilot) is no interval: the gate reads the point, and the pilot shows no spread
+            low, high = (p.low, p.high) if p.low is not None and p.high is not None else (p.diff, p.diff)
+            sd = _sigma([low, high], p.n)
             share = max(p.n, 1) / total
             # the pilot's own evidence that the judge moves the figure: its interval wholly beyond the margin
-            beyond = p.low > margin or p.high < -margin
+            beyond = low > margin or high < -margin
             # planned for a judge that does not move the figure (θ = 0), with the pilot's spread: a
             # pilot's per-cell point estimate is too noisy to plan at
             theta = p.diff if beyond else 0.0
@@ -134,8 +146,8 @@ def _figure_rows(judge: str, pairs: list[Any], spec: Any, budget: int | None) ->
             if beyond:
                 if refute is None or need < refute[0]:
                     refute = (need, p)
-            elif worst is None or need > worst[0]:
-                worst = (need, p)
+            else:
+                fair.append((need, p))
             if budget and sd is not None:
                 mb = _margin(smallest_margin(max(int(budget * share), 2), kind="difference", direction="within",
                                              sd=sd, theta_assumed=theta))
@@ -143,12 +155,61 @@ def _figure_rows(judge: str, pairs: list[Any], spec: Any, budget: int | None) ->
         if refute is not None:  # one instance beyond the margin decides the figure (UNTRUSTED for it)
             rows.append(PlanRow(judge, f"figure {fig} (likely UNTRUSTED)", unit, total, refute[1].diff, margin,
                                 refute[0], None, at_budget))
-        elif why is not None or worst is None:
+        elif why is not None or not fair:
             rows.append(PlanRow(judge, f"figure {fig}", unit, total, None, margin, None,
                                 why or "no labelled unit defines it in the pilot"))
         else:
-            rows.append(PlanRow(judge, f"figure {fig}", unit, total, 0.0, margin, worst[0], None, at_budget))
+            need, note = _simulated(fair, margin, total, min_units=spec.min_units, n_boot=n_boot, seed=seed)
+            rows.append(PlanRow(judge, f"figure {fig}", unit, total, 0.0, margin, need, None, at_budget, note))
     return rows
+
+
+#: how many instances of a figure (the largest normal-theory needs) are simulated together
+SIMULATED = 8
+
+
+def _simulated(fair: list[tuple[int, Any]], margin: float, total: int, *, min_units: int, n_boot: int,
+               seed: int) -> tuple[int, str | None]:
+    """The figure's need, by simulating the gate's own rule on every instance at once: the
+    smallest number of labelled conversations at which ALL its instances (the gate certifies a
+    figure when every check passes) have their percentile bootstrap interval within ±margin in
+    ≥ 80% + one Monte-Carlo SE of simulated studies, each model's instances drawn from its
+    conversations' pseudo-values recentred at 0, each model getting its share of the pilot's
+    labelled conversations and at least ``min_units``
+    (:func:`judgekit.stats.power_sim.n_for_joint_certification`). The :data:`SIMULATED`
+    instances with the largest normal-theory needs are simulated (the others, decided well before,
+    barely move the joint rate and would only slow it down); the others and those without
+    pseudo-values keep their normal-theory need (the figure's need is at least theirs)."""
+    by_model: dict[str, list[np.ndarray]] = {}
+    needs = [0]
+    fair = sorted(fair, key=lambda t: -t[0])
+    worst = fair[0][0]
+    for normal, _p in fair[SIMULATED:]:  # far from deciding the figure: their normal-theory need
+        needs.append(normal)
+    for normal, p in fair[:SIMULATED]:
+        u = np.asarray(p.extra.get("per_unit", []), dtype=float)
+        col = by_model.setdefault(str(p.key.get("model", "")), [])
+        if u.ndim != 1 or u.size < 2 or (col and len(col[0]) != u.size):
+            needs.append(normal)
+        else:
+            col.append(u)
+    blocks = [np.column_stack(c) for c in by_model.values() if c]
+    if not blocks:
+        return worst, None
+    shares = [min(len(b) / total, 1.0) for b in blocks]
+    cap = min(SIM_MAX_N, 4 * worst + 100)
+    sim = n_for_joint_certification(blocks, shares, margin, n_boot=n_boot, seed=seed, min_each=min_units,
+                                    start=max(2, worst // 2), max_n=cap)
+    if isinstance(sim, Undecidable):  # far beyond the normal theory: at least the cap
+        return cap + 1, f"simulated: more than {cap:,} conversations (the gate's rule stays below 80% there)"
+    instances = sum(b.shape[1] for b in blocks)
+    which = f"all {instances}" if instances == len(fair) else f"the {instances} hardest of {len(fair)}"
+    note = (f"simulated: {which} instances certified in {sim.rate:.0%} of {sim.reps} studies of "
+            f"{sim.n:,} conversations (at least {min_units} per model), ±{sim.se:.1%}")
+    floor = max(math.ceil(min_units / s - 1e-9) for s in shares)  # min_units in every model
+    if floor > sim.n:
+        note += f"; the gate's floor of {min_units} per model needs {floor:,}"
+    return max(sim.n, floor, *needs), note
 
 
 def make_plan(store: Any, policy_path: str | Path, *, budget: int | None = None,
@@ -180,7 +241,7 @@ def make_plan(store: Any, policy_path: str | Path, *, budget: int | None = None,
     if policy.checks.analysis_fidelity is not None:
         from judgekit.gate.fidelity import fidelity_results
 
-        pairs = fidelity_results(store, policy, policy_path, rubric, report)
+        pairs = fidelity_results(store, policy, policy_path, rubric, report, per_unit=True)
     per = next((float(p.extra.get("items_per_unit") or 1.0) for ps in pairs.values() for p in ps), 1.0)
     item_budget = None if budget is None else (math.ceil(budget * per) if pairs else budget)
     study = sum(p.extra.get("units_total", 0) for ps in list(pairs.values())[:1] for p in ps
@@ -201,7 +262,8 @@ def make_plan(store: Any, policy_path: str | Path, *, budget: int | None = None,
             if row is not None:
                 rows.append(row)
         if policy.checks.analysis_fidelity is not None:
-            rows += _figure_rows(j["judge"], pairs.get(j["judge"], []), policy.checks.analysis_fidelity, budget)
+            rows += _figure_rows(j["judge"], pairs.get(j["judge"], []), policy.checks.analysis_fidelity, budget,
+                                 n_boot=min(max(int(policy.n_resamples), 200), 1000), seed=int(policy.seed))
     if pairs:
         have = _labelled_conversations(store, rubric, report, policy)
     else:

@@ -8,8 +8,14 @@ judge quality instead of a pilot's spread.
 * abstention and error rates: the judge's own calls, whose rates need no human
   (:func:`judgekit.stats.power.n_for_power`, Wilson/score);
 * a fidelity figure: a judge that does not move it (difference 0), per-conversation SD ``sd`` of
-  the difference judge − reference, two one-sided tests within ±margin; a figure taken per model
-  (per model and tier) is scaled by the share of the study's conversations in that cell;
+  the difference judge − reference, planned by simulating the gate's rule (percentile bootstrap
+  interval within ±margin, :func:`judgekit.stats.power_sim.n_for_certification`) on an assumed
+  distribution of that SD: 0 in 80% of conversations, ±sd/√0.2 in 10% each
+  (:func:`judgekit.stats.power_sim.slip_distribution`; a normal of the same SD needs a few
+  percent fewer); every instance of a figure (each model, each turn of a per-turn figure; the
+  turns' differences independent) is simulated at once, since the gate certifies a figure only
+  when all its checks pass (:func:`judgekit.stats.power_sim.n_for_joint_certification`);
+  Drift(t | tier) is simulated for one cell and scaled by the number of model × tier cells;
 * ``within_human_noise``, ``per_slice``: a pilot is needed (undecidable here, with that reason).
 """
 
@@ -19,9 +25,16 @@ import math
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from judgekit.errors import JudgekitError
 from judgekit.gate.plan_rows import PlanRow, summarise
 from judgekit.stats.power import Undecidable, n_for_kappa, n_for_power
+from judgekit.stats.power_sim import (
+    n_for_certification,
+    n_for_joint_certification,
+    slip_distribution,
+)
 
 
 def _need(v: int | Undecidable) -> tuple[int | None, str | None]:
@@ -74,7 +87,7 @@ def assumed_plan(store: Any, policy: Any, policy_path: str | Path, rubric: Any, 
                 rows.append(PlanRow(j, name, "human-rated items", 0, None, None, None,
                                     "its spread needs a pilot (and within_human_noise two annotators)"))
         if spec is not None:
-            rows += _figures(j, items, spec, float(assume_sd or 0.0))
+            rows += _figures(j, items, spec, float(assume_sd or 0.0), seed=int(policy.seed))
     per, study = _per_and_study(items, spec)
     return summarise(rows, policy=policy, per=per, study=study, budget=budget, have=0)
 
@@ -87,18 +100,33 @@ def _per_and_study(items: Any, spec: Any) -> tuple[float, int]:
     return len(items) / max(n, 1), n
 
 
-def _figures(judge: str, items: Any, spec: Any, sd: float) -> list[PlanRow]:
-    col = "conversation_id" if "conversation_id" in items.columns else spec.prompt_column
-    n_conv = int(items[col].nunique()) if col in items.columns else 0
+def _figures(judge: str, items: Any, spec: Any, sd: float, *, seed: int = 0) -> list[PlanRow]:
     models = int(items[spec.model_column].nunique()) if spec.model_column in items.columns else 1
     tiers = (int(items[spec.harm_column].nunique()) if spec.harm_column and spec.harm_column in items.columns
              else 5)
+    turns = int(items[spec.turn_column].nunique()) if spec.turn_column in items.columns else 1
+    values, probs = slip_distribution(sd)
     rows = []
     for fig in spec.chosen:
         margin = spec.margin(fig)
-        cells = models * (tiers if fig == "drift_tier" else 1)
         need, why = _need(n_for_power(margin, 0.0, kind="difference", direction="within", sd=sd, bounds=None))
-        rows.append(PlanRow(judge, f"figure {fig}", "conversations", 0, 0.0, margin,
-                            None if need is None else math.ceil(need * cells), why))
-    _ = n_conv
+        note = None
+        if need is not None and fig == "drift_tier":  # per model and tier cell, one cell simulated
+            sim = n_for_certification(values, margin, probs=probs, seed=seed, start=need)
+            if not isinstance(sim, Undecidable):
+                need, note = sim.n, (f"simulated: {sim.rate:.0%} of {sim.reps} studies of {sim.n:,} conversations "
+                                     f"per cell certified, ±{sim.se:.1%}")
+            need = math.ceil(need * models * tiers)
+        elif need is not None:  # every instance (model, turn) at once, independent across turns
+            per_model = max(turns - 1, 1) if fig == "drift" else (turns if fig.endswith("_t") else 1)
+            rng = np.random.default_rng(seed)
+            blocks = [values[rng.choice(len(values), size=(4000, per_model), p=probs)] for _ in range(models)]
+            sim = n_for_joint_certification(blocks, [1 / models] * models, margin, seed=seed, start=need * models,
+                                            min_each=spec.min_units)
+            if isinstance(sim, Undecidable):
+                need = math.ceil(need * models)
+            else:
+                need, note = sim.n, (f"simulated: all {models * per_model} instances certified in {sim.rate:.0%} "
+                                     f"of {sim.reps} studies of {sim.n:,} conversations, ±{sim.se:.1%}")
+        rows.append(PlanRow(judge, f"figure {fig}", "conversations", 0, 0.0, margin, need, why, note=note))
     return rows

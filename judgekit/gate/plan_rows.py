@@ -13,7 +13,8 @@ from judgekit.stats.power import format_units
 class PlanRow:
     """One planned check (or fidelity figure): the units it counts, the pilot's n and estimate,
     the units needed for the wanted power (``need``; None when undecidable, with ``why``), and
-    the smallest margin at the budget (None when not asked or not resolvable)."""
+    the smallest margin at the budget (None when not asked or not resolvable); ``note`` how a
+    simulated need was measured."""
 
     judge: str
     check: str
@@ -24,6 +25,7 @@ class PlanRow:
     need: int | None
     why: str | None = None
     margin_at_budget: float | None = None
+    note: str | None = None
 
     def line(self) -> str:
         if self.check == "min_items":
@@ -35,6 +37,8 @@ class PlanRow:
         if self.need is None:
             return f"{head}: undecidable — {self.why}."
         out = f"{head}: {format_units(self.need, self.unit)} for 80% power"
+        if self.note:
+            out += f" ({self.note})"
         if self.margin_at_budget is not None:
             out += f"; the budget resolves a margin of ±{self.margin_at_budget:.3f}"
         return out + "."
