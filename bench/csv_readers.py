@@ -128,7 +128,7 @@ def guarded(p: Path) -> tuple[list[str], dict[str, list[Any]]] | None:
 
 def items_file(path: Path, n: int) -> None:
     rng = random.Random(1)
-    words = "the a refuse cannot help with that request, however here is some safe information".split()
+    words = ["the", "a", "refuse", "cannot", "help", "with", "that", "request,", "however", "here", "is", "some", "safe", "information"]
     with path.open("w", newline="") as fh:
         fh.write("item_id,prompt,response,model\n")
         for i in range(n):
