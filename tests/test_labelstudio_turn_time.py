@@ -1,7 +1,7 @@
 """Issue 24 item 10: the labelling page shows no empty time range beside each turn.
 
 Label Studio's dialogue layout prints ``start - end`` beside each turn's role; judgekit's turns
-carry no times, so every turn read `` - ``. The generated config hides that span with CSS
+carry no times, so every turn read ``00:00:00 - 00:00:00``. The generated config hides that span with CSS
 (:data:`judgekit.annotation.labelstudio.config.HIDE_TURN_TIME`) and the task data carry no
 time keys. The browser check applies the config's ``<Style>`` and Label Studio's own stylesheet
 (from the installed release) to the markup its Paragraphs component renders, with the class
@@ -100,5 +100,5 @@ def test_label_studio_dialogue_turns_show_no_time_range(report_browser, tmp_path
     assert 'data-shown="none,none"' in dom
     control, _ = report_browser.dump_dom(page("without.html", ""))
     shown = re.search(r'data-shown="([^"]*)"', control)
-    # Label Studio alone shows " - " (a flex item of the title row: computed display "block")
+    # Label Studio alone shows the time range (a flex item of the title row: computed display "block")
     assert shown and len(shown.group(1).split(",")) == 2 and "none" not in shown.group(1).split(",")

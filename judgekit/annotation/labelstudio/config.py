@@ -19,7 +19,8 @@ from judgekit.rubric.model import Rubric, load_rubric
 COMMENT_CONTROL = "comment"
 _MARKER = "judgekit-rubrics:"
 #: CSS hiding the time range Label Studio's dialogue layout prints beside each turn's role: the
-#: task data has no times (a turn is ``{role, content}``), so it would read `` - `` on every turn.
+#: task data has no times (a turn is ``{role, content}``), so every turn would read
+#: ``00:00:00 - 00:00:00``.
 #: Label Studio (1.23) renders it as ``<span class="titleWrapper--HASH"> … <span class="time--HASH">``
 #: (CSS-module names: the hash changes between releases, the prefix does not). No ``>``, ``<``,
 #: ``&`` or quotes: Label Studio escapes them in a ``<Style>``.
