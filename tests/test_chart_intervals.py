@@ -5,6 +5,7 @@ readable column (issue 11, item 7)."""
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
+from itertools import pairwise
 
 import numpy as np
 import pandas as pd
@@ -220,3 +221,59 @@ def test_correction_tables_fold_raw_and_corrected_intervals():
     heads, rows, _ = display_table(frame)
     assert heads == ["model", "items", "labelled", "raw (judge only) [95% CI]", "corrected [95% CI]"]
     assert rows == [["a", 500, 75, "0.300 [0.260, 0.340]", "0.220 [0.150, 0.290]"]]
+
+
+def _bars_by_series(root: ET.Element) -> dict[str, list[tuple[float, float, float]]]:
+    """Per series (its ``<g data-series>``): each bar as (x, cap left, cap right)."""
+    out: dict[str, list[tuple[float, float, float]]] = {}
+    for g in root.iter(f"{NS}g"):
+        name = g.get("data-series")
+        if name is None:
+            continue
+        caps = [ln for ln in g.iter(f"{NS}line") if ln.get("class") == "ci-cap"]
+        for ln in g.iter(f"{NS}line"):
+            if ln.get("class") != "ci-whisker":
+                continue
+            x = float(ln.get("x1") or "nan")
+            # the two caps of this bar are centred on its x
+            mine = [c for c in caps if abs((float(c.get("x1") or 0) + float(c.get("x2") or 0)) / 2 - x) < 0.11]
+            assert len(mine) >= 2
+            out.setdefault(name, []).append((x, float(mine[0].get("x1") or 0), float(mine[0].get("x2") or 0)))
+    return out
+
+
+@pytest.mark.parametrize("n_series", [2, 3, 5, 8])
+def test_bars_of_several_series_at_one_turn_stand_side_by_side(n_series):
+    # n judges with nearly the same figure and interval at each of 6 turns (the per-turn chart of
+    # a five-judge panel): drawn at the turn's x, their bars and markers would cover each other.
+    series = {f"judge-{j}": [(t, 0.70 + 0.001 * j, 0.58, 0.82, 40) for t in range(1, 7)] for j in range(n_series)}
+    root = parse(svg.line_chart(series, title="kappa per turn", x_label="turn", y_label="kappa",
+                                y_range=(0, 1), ci="whiskers"))
+    bars = _bars_by_series(root)
+    assert sorted(bars) == sorted(series)
+    assert all(len(b) == 6 for b in bars.values())
+    for t in range(6):
+        at_turn = sorted((bars[name][t] for name in series), key=lambda b: b[0])
+        xs = [b[0] for b in at_turn]
+        assert len(set(xs)) == n_series  # no two series share an x at one turn
+        for left, right in pairwise(at_turn):
+            assert left[2] < right[1]  # neighbouring caps do not touch
+            if n_series <= 5:  # up to five judges: room for a marker (r 3.5, stroke 1.5) between bars
+                assert right[0] - left[0] >= 8.5
+    # the groups of two neighbouring turns stay apart: the last bar of a turn left of the first of the next
+    for t in range(5):
+        assert max(bars[n][t][2] for n in series) < min(bars[n][t + 1][1] for n in series)
+    # the legend names every series
+    text = "".join(root.itertext())
+    assert all(name in text for name in series)
+
+
+def test_a_lonely_interval_under_band_style_is_dodged_too():
+    # two lines (band style), each with one interval no band can show (its neighbours have none):
+    # the two bars at x = 2 are drawn as whiskers and must not share an x
+    series = {"a": [(1, 0.5), (2, 0.6, 0.5, 0.7, 20), (3, 0.55)],
+              "b": [(1, 0.52), (2, 0.61, 0.51, 0.71, 20), (3, 0.56)]}
+    root = parse(svg.line_chart(series, title="t", x_label="turn", y_label="y", y_range=(0, 1)))
+    bars = _bars_by_series(root)
+    assert len(bars["a"]) == len(bars["b"]) == 1
+    assert bars["a"][0][2] < bars["b"][0][1]

@@ -61,7 +61,7 @@ def test_the_documented_recipe_runs_and_the_judge_meets_every_human_label(tmp_pa
             f'rubric: refusal\nitems: items.csv\njudges:\n  - id: judge\n    model: '
             f'"openai-compatible:http://127.0.0.1:{port}/v1#j"\naggregate: null\n', encoding="utf-8")
         (tmp_path / "policy.yaml").write_text(
-            "rubric: refusal\nview: binary\njudges: [judge]\nreference: human\nchecks:\n  min_items: 3\n"
+            "rubric: refusal\nview: binary\njudges: [judge]\nreference: human\nchecks:\n  min_items: 5\n"
             "  metric: kappa\n  min_lower_bound: 0.0\n", encoding="utf-8")
         _cli("import", "refusals.csv", "--rubric", "refusal", "--view", "binary", "--id-from", "content",
              "--map", "prompt=question,response=answer", "--reference", "human=human_label",

@@ -212,3 +212,26 @@ def test_report_takes_the_probe_section_and_refuses_a_bad_probes_file(synthetic_
     line = one_sentence_error(*(lambda r: (r.exit_code, r.output))(
         runner.invoke(main, [*args, "--probes", str(bad), "--out", str(tmp_path / "r2")])))
     assert "'rubric'" in line
+
+
+def test_probe_json_alone_is_json_on_stdout_path_writes_a_file_and_quiet_is_silent(synthetic_db, tmp_path):
+    clean = _write(tmp_path, PROBES.replace("judges: [clean, long, selfish, flaky]", "judges: [clean]"), "clean.yaml")
+    base = ["probe", str(clean), "--store", str(synthetic_db)]
+    r = CliRunner().invoke(main, [*base, "--out", str(tmp_path / "a"), "--json"])
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.stdout)  # nothing but the JSON on stdout: no table, no "wrote"
+    assert doc["state"] == "pass" and [j["judge"] for j in doc["judges"]] == ["clean"]
+    assert doc == json.loads((tmp_path / "a" / "probes.json").read_text())  # the same document as the file
+    assert "PASS" not in r.stdout
+    out = tmp_path / "p.json"
+    r = CliRunner().invoke(main, [*base, "--out", str(tmp_path / "b"), "--json", str(out)])
+    assert r.exit_code == 0, r.output
+    assert json.loads(out.read_text())["state"] == "pass"
+    assert "PASS" in r.stdout and f"wrote {out}" in r.stdout  # the table as usual, and where the JSON went
+    r = CliRunner().invoke(main, [*base, "--out", str(tmp_path / "c"), "--quiet"])
+    assert r.exit_code == 0 and r.stdout == "" and r.stderr == ""
+    assert json.loads((tmp_path / "c" / "probes.json").read_text())["state"] == "pass"  # files still written
+    # a failing probe keeps its exit code under --json
+    r = CliRunner().invoke(main, ["probe", str(_write(tmp_path, PROBES, "all.yaml")), "--store", str(synthetic_db),
+                                  "--out", str(tmp_path / "d"), "--json"])
+    assert r.exit_code == 1 and json.loads(r.stdout)["state"] == "fail"

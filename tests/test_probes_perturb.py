@@ -74,6 +74,14 @@ def test_perturbation_probes_flag_the_order_sensitive_judge(tmp_path):
         assert f"label_order: {2 * N} calls would be sent (0 cached)" in dry.output
         assert f"padding: {2 * N} calls would be sent" in dry.output and "$" in dry.output
         assert fake.stats.requests == sent and store_dump(db) == before
+        # --json alone: the estimate as JSON on stdout (the lines go to stderr), still nothing sent
+        dj = runner.invoke(main, ["probe", str(tmp_path / "probes.yaml"), "--store", str(db), "--dry-run", "--json"],
+                           env=env)
+        assert dj.exit_code == 0, dj.output
+        est = json.loads(dj.stdout)
+        assert est["dry_run"] is True and est["perturbed"]["label_order"]["pending"] == 2 * N
+        assert f"label_order: {2 * N} calls would be sent" in dj.stderr
+        assert fake.stats.requests == sent and store_dump(db) == before
         out = tmp_path / "o"
         res = runner.invoke(main, ["probe", str(tmp_path / "probes.yaml"), "--store", str(db), "--out", str(out)], env=env)
         assert res.exit_code == 1, res.output

@@ -8,7 +8,14 @@ from typing import Any
 
 import click
 
-from judgekit.cli.options import InputPath, OutputPath, store_option
+from judgekit.cli.options import (
+    InputPath,
+    OutputPath,
+    json_option,
+    quiet_option,
+    store_option,
+    write_json,
+)
 from judgekit.core.console import echo, lazy_console, safe_text
 
 console = lazy_console()
@@ -24,8 +31,10 @@ _WORD = {"pass": "PASS", "fail": "FAIL", "inconclusive": "INCONCLUSIVE"}
 @click.option("--dry-run", is_flag=True,
               help="With a perturb section: say how many calls the panel variants would make and what "
                    "they would cost; send and write nothing.")
+@json_option
+@quiet_option
 @store_option
-def probe_cmd(probes: Path, out_dir: Path, dry_run: bool, store_path: str) -> None:
+def probe_cmd(probes: Path, out_dir: Path, dry_run: bool, json_out: str | None, quiet: bool, store_path: str) -> None:
     """Probe judges for biases: covariate (e.g. length), self-preference, stability, label drift,
     and perturbations (label order, padding) that ask the judges again.
 
@@ -38,6 +47,7 @@ def probe_cmd(probes: Path, out_dir: Path, dry_run: bool, store_path: str) -> No
     Example:
       judgekit probe annotations/xstest-v2/probes.yaml --out results/
       judgekit probe annotations/demo-panel/probes.yaml --dry-run
+      judgekit probe probes.yaml --json | jq '.judges[].state'    # probes.json on stdout
     """
     from judgekit.core.atomic import write_text_atomic
     from judgekit.probes.perturb import run_variants
@@ -45,6 +55,13 @@ def probe_cmd(probes: Path, out_dir: Path, dry_run: bool, store_path: str) -> No
     from judgekit.probes.run import run_probes
     from judgekit.report.probes import markdown_section, probe_page
     from judgekit.store.database import Store
+
+    # with --json alone stdout carries only the JSON: progress goes to stderr; --quiet: nothing
+    to_stdout = json_out == "-"
+
+    def say(text: str) -> None:
+        if not quiet:
+            echo(text, err=to_stdout)
 
     probe, _raw = load_probe_file(probes)
     with Store.open_existing(store_path) as store:
@@ -60,17 +77,18 @@ def probe_cmd(probes: Path, out_dir: Path, dry_run: bool, store_path: str) -> No
                                      key="perturb.judges" if pt.judges else "judges")
             for variant, s in perturbed.items():
                 if dry_run:
-                    echo(f"{variant}: {s['pending']} calls would be sent ({s['cached']} cached), "
+                    say(f"{variant}: {s['pending']} calls would be sent ({s['cached']} cached), "
                          f"about ${s['estimated_cost_usd']:.4f}.")
                 else:
-                    echo(f"{variant}: {s['answered']} answered now ({s['calls']} requests), {s['cached']} from cache.")
+                    say(f"{variant}: {s['answered']} answered now ({s['calls']} requests), {s['cached']} from cache.")
         if dry_run:
-            echo("dry run: nothing was sent or written.")
+            say("dry run: nothing was sent or written.")
+            write_json(json_out, json.dumps({"dry_run": True, "perturbed": perturbed}, indent=1, default=str))
             return
         doc = run_probes(store, probe, str(probes))
     doc["perturbed"] = {k: {x: v[x] for x in ("judges", "calls", "answered", "cached", "cost_usd")}
                         for k, v in perturbed.items()}
-    for j in doc["judges"]:
+    for j in doc["judges"] if not quiet and not to_stdout else []:
         console.print(safe_text(f"{_WORD[j['state']]:<12} {j['judge']}"))
         for r in j["probes"]:
             c = r["check"]
@@ -79,10 +97,12 @@ def probe_cmd(probes: Path, out_dir: Path, dry_run: bool, store_path: str) -> No
             console.print(safe_text(f"  {_WORD[c['state']]:<12} {c['name']}: {fig}{ci} vs {c['threshold']:g} "
                                     f"(n={c['n']}) — {c['detail']}"))
     out_dir.mkdir(parents=True, exist_ok=True)
-    path = write_text_atomic(out_dir / "probes.json", json.dumps(doc, indent=1, default=str))
+    text = json.dumps(doc, indent=1, default=str)
+    path = write_text_atomic(out_dir / "probes.json", text)
     write_text_atomic(out_dir / "probes.md", "\n".join(markdown_section(doc, "#")) + "\n")
     write_text_atomic(out_dir / "probes.html", probe_page(doc))
-    echo(f"wrote {path}, probes.md and probes.html")
+    say(f"wrote {path}, probes.md and probes.html")
+    write_json(json_out, text)
     raise SystemExit({"pass": 0, "fail": 1, "inconclusive": 3}[doc["state"]])
 
 

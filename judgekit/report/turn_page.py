@@ -46,7 +46,7 @@ def turn_section(agreement: dict[str, Any], summary: dict[str, Any]) -> str:
         vals = [abs(float(v)) for ps in bseries.values() for p in ps for v in p[1:4] if is_num(v)]
         span = max([*vals, 0.05])
         out.append("<figure>" + svg.line_chart(
-            bseries, title=f"Signed bias per {col} ({what})", x_label=col, y_label=what,
+            bseries, title=f"Signed bias per {col} ({what})", x_label=col, y_label="signed bias",
             y_range=(-span, span), hline=0.0, n_label="items") + "<figcaption>" + esc(
             "Dot: the judge's signed bias on the items of the turn; band or bars: bootstrap 95% CI; dashed: no "
             "bias. A line drifting off zero as turns go on is a judge whose error grows with the conversation.")

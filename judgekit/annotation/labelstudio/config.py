@@ -18,6 +18,13 @@ from judgekit.rubric.model import Rubric, load_rubric
 #: name of the free-text control in generated configs (its text becomes the rating's rationale).
 COMMENT_CONTROL = "comment"
 _MARKER = "judgekit-rubrics:"
+#: CSS hiding the time range Label Studio's dialogue layout prints beside each turn's role: the
+#: task data has no times (a turn is ``{role, content}``), so every turn would read
+#: ``00:00:00 - 00:00:00``.
+#: Label Studio (1.23) renders it as ``<span class="titleWrapper--HASH"> … <span class="time--HASH">``
+#: (CSS-module names: the hash changes between releases, the prefix does not). No ``>``, ``<``,
+#: ``&`` or quotes: Label Studio escapes them in a ``<Style>``.
+HIDE_TURN_TIME = ".jk-conversation [class^=titleWrapper--] [class^=time--] { display: none; }"
 
 
 def label_config(rubrics: Sequence[Rubric], *, comment: bool = True) -> str:
@@ -25,17 +32,20 @@ def label_config(rubrics: Sequence[Rubric], *, comment: bool = True) -> str:
 
     Each rubric becomes a ``<Choices name="<rubric name>">`` control with one ``<Choice>`` per
     label in rubric order (``value`` is the code, the description is shown, examples are the
-    hint). The task shows the conversation (``$messages``, turn by turn) and ``$response``.
+    hint). The task shows the conversation (``$messages``, turn by turn, without the empty time
+    range Label Studio would print beside each turn: :data:`HIDE_TURN_TIME`) and ``$response``.
     """
     rubs = check_rubrics(rubrics)
     out = [
         "<View>",
         "  <Style>.jk-instructions h1, .jk-instructions h2, .jk-instructions h3, .jk-instructions h4,"
         " .jk-instructions h5, .jk-instructions h6 { font-size: 15px; font-weight: normal;"
-        " line-height: 1.4; }</Style>",
+        " line-height: 1.4; } " + HIDE_TURN_TIME + "</Style>",
         '  <Header value="Conversation" size="4"/>',
-        '  <Paragraphs name="conversation" value="$messages" layout="dialogue"'
+        '  <View className="jk-conversation">',
+        '    <Paragraphs name="conversation" value="$messages" layout="dialogue"'
         ' nameKey="role" textKey="content"/>',
+        "  </View>",
         '  <Header value="Response to rate" size="4"/>',
         '  <View style="border: 1px solid #ccc; padding: 8px; white-space: pre-wrap">',
         '    <Text name="response" value="$response"/>',

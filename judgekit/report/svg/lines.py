@@ -12,6 +12,7 @@ marker and says why in its tooltip.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from itertools import pairwise
 from typing import Any, Literal
 
 from judgekit.report.escape import esc, is_num
@@ -130,11 +131,14 @@ def line_chart(
             xt = distinct_x
     else:
         xt = [t for t in nice_ticks(x_lo, x_hi, 6) if x_lo - 1e-9 <= t <= x_hi + 1e-9]
-    # with whiskers, the lines are dodged apart by a few pixels (in drawing order) so their bars
-    # do not hide each other
-    dodge = {k: (k - (n_lines - 1) / 2) * 4.0 for k in range(n_lines)} if style == "whiskers" else {}
-
-    pad = 10.0 if dodge else 0.0  # room for the dodged whiskers at the first and last x
+    # the lines are dodged apart (in drawing order) so their bars and markers stay visible side
+    # by side at each x: see _dodge (bands need it only for a lonely point's whiskers)
+    bars = style == "whiskers" or (style == "band" and any(
+        q.has_ci and _lonely(q, pts) for _, pts, _ in layers_drawn for q in pts if q.y is not None))
+    step_px = (plot_w - 2 * _PAD_MAX) * _min_gap(distinct_x, x_hi - x_lo) / (x_hi - x_lo)
+    gap, cap = _dodge(n_lines, step_px) if bars and n_lines > 1 else (0.0, 3.0)
+    dodge = {k: (k - (n_lines - 1) / 2) * gap for k in range(n_lines)}
+    pad = (n_lines - 1) / 2 * gap + cap + 4.0 if gap else 0.0  # room for the outer bars at the ends
 
     def sx(x: float) -> float:
         return left + pad + (x - x_lo) / (x_hi - x_lo) * (plot_w - 2 * pad)
@@ -176,6 +180,8 @@ def line_chart(
             continue
         k += 1
         c = colour[name]
+        layer = "overlay" if is_over else "series"
+        parts.append(f'<g class="{layer}" data-series="{esc(name)}">')
         dash = f' stroke-dasharray="{_OVERLAY_DASH}"' if is_over else ""
         off = dodge.get(k, 0.0)
         if style == "band":  # one polygon per run of points that all have an interval
@@ -208,7 +214,8 @@ def line_chart(
                 parts.append(f'<line class="ci-whisker" x1="{coord(wx)}" y1="{coord(y1)}" x2="{coord(wx)}" y2="{coord(y2)}" '
                              f'stroke="{c}" stroke-width="1.5"{dash}/>')
                 for yy in (y1, y2):
-                    parts.append(f'<line x1="{coord(wx - 3)}" y1="{coord(yy)}" x2="{coord(wx + 3)}" y2="{coord(yy)}" stroke="{c}" stroke-width="1.5"/>')
+                    parts.append(f'<line class="ci-cap" x1="{coord(wx - cap)}" y1="{coord(yy)}" x2="{coord(wx + cap)}" '
+                                 f'y2="{coord(yy)}" stroke="{c}" stroke-width="1.5"/>')
             hollow = any_ci and not q.has_ci
             fill = "#ffffff" if hollow else c
             tip = f"<title>{esc(q.describe(name, n_label))}</title>"
@@ -218,8 +225,28 @@ def line_chart(
             else:
                 parts.append(f'<circle cx="{coord(x + off)}" cy="{coord(sy(q.y))}" r="3.5" fill="{fill}" stroke="{c}" '
                              f'stroke-width="1.5">{tip}</circle>')
+        parts.append("</g>")
     parts.append("</svg>")
     return "".join(parts)
+
+
+_PAD_MAX = 30.0  # the most room the dodge may take at each end of the x axis (pixels)
+
+
+def _min_gap(xs: Sequence[float], span: float) -> float:
+    """The smallest distance between two neighbouring x values (``span`` when there is one)."""
+    gaps = [b - a for a, b in pairwise(xs) if b > a]
+    return min(gaps) if gaps else span
+
+
+def _dodge(n_lines: int, step_px: float) -> tuple[float, float]:
+    """``(gap, cap)``: pixels between neighbouring lines' bars at one x, and the half-width of a
+    bar's caps. The ``n_lines`` bars of one x take at most 60% of the ``step_px`` between
+    neighbouring x values (so the groups of two x values stay apart), at most 12 px between two
+    bars (enough for a marker, 7 px, and both caps) and at least 3 px (so two bars never share an
+    x, even when very many lines crowd a narrow chart); a cap is at most a third of the gap."""
+    gap = min(12.0, max(3.0, 0.6 * step_px / n_lines))
+    return gap, min(3.0, gap / 3)
 
 
 def _lonely(q: Point, pts: list[Point]) -> bool:
