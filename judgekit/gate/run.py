@@ -361,10 +361,10 @@ def run_gate(store: Any, policy_path: str | Path, *, full_report: bool = False,
         rubric = rubric_view(rubric, policy.view, where=f"Policy file {policy_path}: view")
         store = ViewSource(store, rubric)
         view_info = {"view": rubric.view_info()}
-    from judgekit.store import digests as gate_sql
+    from judgekit.store import digests
 
-    if gate_sql.plain_store(store):
-        known = {r for r, k in gate_sql.rater_kinds(store, rubric).items() if k == "judge"}
+    if digests.plain_store(store):
+        known = {r for r, k in digests.rater_kinds(store, rubric).items() if k == "judge"}
     else:
         known = set(store.ratings(rubric=rubric, rater_kind="judge")["rater_id"].unique())
     for judge in policy.judges:

@@ -69,10 +69,10 @@ def judge_ratings_hash(store: Any, rubric: Any, judge: str) -> str:
     plain store it comes from an ordered, streamed SQL fetch (:mod:`judgekit.store.digests`, the same
     value)."""
     from judgekit.core.hashing import digest
-    from judgekit.store import digests as gate_sql
+    from judgekit.store import digests
 
-    if gate_sql.plain_store(store):
-        return gate_sql.judge_ratings_hash(store, rubric, judge)
+    if digests.plain_store(store):
+        return digests.judge_ratings_hash(store, rubric, judge)
 
     labelled = set(store.ratings(rubric=rubric, rater_kind=["human", "reference"])["item_id"].astype(str))
     mine = store.ratings(rubric=rubric, rater_ids=[judge])

@@ -129,14 +129,14 @@ def check_policy_raters(policy: Policy, policy_path: str | Path, store: Any,
     sentence naming the policy file and the key to fix. Returns the items (for slicing) when the
     policy has ``by`` and ``read_items``, else None (on a plain store the checks then read only
     the raters' kinds and the metadata keys, by SQL: :mod:`judgekit.store.digests`)."""
-    from judgekit.store import digests as gate_sql
+    from judgekit.store import digests
 
     where = f"Policy file {policy_path}"
     ref = policy.reference
-    plain = gate_sql.plain_store(store)
+    plain = digests.plain_store(store)
     if policy.humans or ref not in (None, "consensus"):
         if plain:
-            kinds = gate_sql.rater_kinds(store, rubric)
+            kinds = digests.rater_kinds(store, rubric)
         else:
             ratings = store.ratings(rubric=rubric)
             kinds = dict(zip(ratings["rater_id"].astype(str), ratings["rater_kind"], strict=True))
@@ -157,7 +157,7 @@ def check_policy_raters(policy: Policy, policy_path: str | Path, store: Any,
     if not policy.by:
         return None
     if plain and not read_items:
-        keys = gate_sql.meta_keys(store) - {"item_id", "prompt", "messages", "response", "content_hash"}
+        keys = digests.meta_keys(store) - {"item_id", "prompt", "messages", "response", "content_hash"}
         if all(col in keys for spec in policy.by for col in spec.split("+")):
             return None
     items = store.items()  # (also for the message: the columns in the frame's order)

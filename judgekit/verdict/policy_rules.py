@@ -164,10 +164,10 @@ def validate_policy(policy: Any) -> Any:
 
 def reference_kinds(store: Any, rubric: Any) -> dict[str, str]:
     """rater id → rater kind of every rater with ratings under ``rubric`` in ``store``."""
-    from judgekit.store import digests as gate_sql
+    from judgekit.store import digests
 
-    if gate_sql.plain_store(store):
-        return gate_sql.rater_kinds(store, rubric)
+    if digests.plain_store(store):
+        return digests.rater_kinds(store, rubric)
     ratings = store.ratings(rubric=rubric)
     return dict(zip(ratings["rater_id"].astype(str), ratings["rater_kind"].astype(str), strict=True))
 

@@ -86,10 +86,10 @@ def store_hashes(store: Any, rubric: Any) -> dict[str, str]:
 
     ``items_hash`` covers the items that carry a human or reference rating (id and content
     hash), not every item: items only a judge rated do not change it. (On a plain store: by SQL.)"""
-    from judgekit.store import digests as gate_sql
+    from judgekit.store import digests
 
-    if gate_sql.plain_store(store):
-        return {"items_hash": gate_sql.items_hash(store, rubric), "human_ratings_hash": gate_sql.human_ratings_hash(store, rubric)}
+    if digests.plain_store(store):
+        return {"items_hash": digests.items_hash(store, rubric), "human_ratings_hash": digests.human_ratings_hash(store, rubric)}
     human = store.ratings(rubric=rubric, rater_kind=["human", "reference"])
     ids = sorted(human["item_id"].astype(str).unique())
     items = store.items(ids) if ids else None
