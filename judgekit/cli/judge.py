@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -154,7 +155,6 @@ def export_ratings_cmd(
       judgekit export ratings --rubric refusal --view binary --out binary_labels.csv
       judgekit export ratings --items --out ratings_with_metadata.csv   # + model, category, ...
     """
-    from judgekit.io.tables import write_table
     from judgekit.judges.export import ratings_with_calls
     from judgekit.rubric.model import load_rubric
 
@@ -181,17 +181,25 @@ def export_ratings_cmd(
             f"Store {store_path} has no ratings{' for these filters' if rubric or raters else ''}; "
             "nothing to export."
         )
+    _write_export(df, out, fmt, "ratings")
+
+
+def _write_export(df: Any, out: Path, fmt: str | None, what: str) -> None:
+    """An export's table into ``out`` in ``fmt`` (else the format its ending names), and the line
+    saying so."""
+    from judgekit.io.tables import write_table
+
     if fmt is None and out.suffix.lower().lstrip(".") not in ("csv", "jsonl", "parquet"):
         raise JudgekitError(f"{out}: cannot tell the format from the ending; pass --format csv|jsonl|parquet.")
     write_table(df, out, fmt)
-    click.echo(f"Wrote {len(df)} ratings to {out}.")
+    click.echo(f"Wrote {len(df)} {what} to {out}.")
 
 
 @export_group.command("items")
 @store_option
 @click.option("--format", "fmt", type=click.Choice(["csv", "jsonl", "parquet"]), default=None,
               help="Output format (default: from the --out file ending).")
-@click.option("--out", "out", required=True, type=click.Path(dir_okay=False, path_type=Path),
+@click.option("--out", "out", required=True, type=OutputPath(dir_okay=False, path_type=Path),
               help="File to write (written atomically).")
 def export_items_cmd(store_path: str, fmt: str | None, out: Path) -> None:
     """Write the stored items: item_id, prompt, messages, response and every metadata column.
@@ -204,16 +212,12 @@ def export_items_cmd(store_path: str, fmt: str | None, out: Path) -> None:
       judgekit export items --store study.db --out items.jsonl
     """
     from judgekit.io.export_items import items_table
-    from judgekit.io.tables import write_table
 
     with Store.open_existing(store_path) as store:
         df = items_table(store)
     if df.empty:
         raise JudgekitError(f"Store {store_path} has no items; nothing to export.")
-    if fmt is None and out.suffix.lower().lstrip(".") not in ("csv", "jsonl", "parquet"):
-        raise JudgekitError(f"{out}: cannot tell the format from the ending; pass --format csv|jsonl|parquet.")
-    write_table(df, out, fmt)
-    click.echo(f"Wrote {len(df)} items to {out}.")
+    _write_export(df, out, fmt, "items")
 
 
 @export_group.command("calls")
@@ -234,7 +238,6 @@ def export_calls_cmd(store_path: str, fmt: str | None, out: Path, judges: tuple[
     Example:
       judgekit export calls --store demo.db --judge scripted-llm --out calls.jsonl
     """
-    from judgekit.io.tables import write_table
     from judgekit.judges.export import calls_table
 
     with Store.open_existing(store_path) as store:
@@ -242,10 +245,7 @@ def export_calls_cmd(store_path: str, fmt: str | None, out: Path, judges: tuple[
     if df.empty:
         raise JudgekitError(f"Store {store_path} has no judge calls{' for these judges' if judges else ''}; "
                             "nothing to export.")
-    if fmt is None and out.suffix.lower().lstrip(".") not in ("csv", "jsonl", "parquet"):
-        raise JudgekitError(f"{out}: cannot tell the format from the ending; pass --format csv|jsonl|parquet.")
-    write_table(df, out, fmt)
-    click.echo(f"Wrote {len(df)} calls to {out}.")
+    _write_export(df, out, fmt, "calls")
 
 
 COMMANDS: list[click.Command] = [judge_cmd, export_group]

@@ -59,6 +59,7 @@ from judgekit.stats.ppi_core import (
     Clustered,
     FloatArray,
     Interval,
+    IntervalResult,
     as_float,
     cluster_totals,
     clustered,
@@ -74,7 +75,7 @@ __all__ = ["DRIFT_RANGE", "MIN_TUNING_CLUSTERS", "UNIT_RANGE", "Interval", "PPIM
 
 
 @dataclass(frozen=True)
-class PPIMean:
+class PPIMean(IntervalResult):
     """A PPI++ estimate of a per-unit mean, clusters as the sampling unit.
 
     ``estimate``, ``low``, ``high``, ``se`` (or NaN and ``reason`` when not estimable); ``lam``
@@ -102,17 +103,9 @@ class PPIMean:
     bounds: Bounds
     reason: str | None = None
 
-    @property
-    def estimable(self) -> bool:
-        return self.reason is None
-
-    @property
-    def interval(self) -> Interval:
-        return Interval(self.estimate, self.low, self.high, self.se, self.reason)
-
-    @property
-    def width(self) -> float:
-        return self.high - self.low
+    def interval_se(self) -> float:
+        """The standard error the interval was built from."""
+        return self.se
 
 
 def ppi_mean(

@@ -58,6 +58,32 @@ class Interval:
         return self.high - self.low
 
 
+class IntervalResult:
+    """What the PPI results share: ``estimate``, ``low``, ``high`` and ``reason`` (their
+    dataclass fields) read as an :class:`Interval`, with :meth:`interval_se` as its ``se``."""
+
+    estimate: float
+    low: float
+    high: float
+    reason: str | None
+
+    def interval_se(self) -> float:
+        """The standard error behind the interval: NaN here (a bootstrap interval has none)."""
+        return float("nan")
+
+    @property
+    def estimable(self) -> bool:
+        return self.reason is None
+
+    @property
+    def interval(self) -> Interval:
+        return Interval(self.estimate, self.low, self.high, self.interval_se(), self.reason)
+
+    @property
+    def width(self) -> float:
+        return self.high - self.low
+
+
 def not_estimable(reason: str) -> Interval:
     """An :class:`Interval` that says why there is no figure (one sentence)."""
     nan = float("nan")

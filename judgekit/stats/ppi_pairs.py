@@ -14,6 +14,7 @@ from judgekit.stats.ppi_core import (
     UNIT_RANGE,
     FloatArray,
     Interval,
+    IntervalResult,
     as_float,
     clip_to,
     norm_zero,
@@ -22,7 +23,7 @@ from judgekit.stats.ppi_core import (
 
 
 @dataclass(frozen=True)
-class PPIPairwise:
+class PPIPairwise(IntervalResult):
     """A PPI-corrected pairwise figure (concordance) with its cluster-bootstrap interval.
 
     ``lam`` is λ on the pair indicator (overlap form, see :func:`ppi_concordance`);
@@ -42,18 +43,6 @@ class PPIPairwise:
     effective_clusters: float
     n_resamples: int
     reason: str | None = None
-
-    @property
-    def estimable(self) -> bool:
-        return self.reason is None
-
-    @property
-    def interval(self) -> Interval:
-        return Interval(self.estimate, self.low, self.high, float("nan"), self.reason)
-
-    @property
-    def width(self) -> float:
-        return self.high - self.low
 
 
 def _order_kernel(a: FloatArray, ties: float) -> FloatArray:

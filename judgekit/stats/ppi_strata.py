@@ -18,6 +18,7 @@ from judgekit.stats.ppi_core import (
     Bounds,
     Clustered,
     Interval,
+    IntervalResult,
     as_float,
     cluster_totals,
     clustered,
@@ -33,7 +34,7 @@ from judgekit.stats.ppi_core import (
 
 
 @dataclass(frozen=True)
-class StratifiedPPIMean:
+class StratifiedPPIMean(IntervalResult):
     """Stratified PPI: the combined estimate and interval, the human-only and judge figures,
     and per stratum its weight, inclusion probability (labelled / all clusters) and
     :class:`PPIMean` (with its own λ)."""
@@ -52,17 +53,9 @@ class StratifiedPPIMean:
     bounds: Bounds = UNIT_RANGE
     reason: str | None = None
 
-    @property
-    def estimable(self) -> bool:
-        return self.reason is None
-
-    @property
-    def interval(self) -> Interval:
-        return Interval(self.estimate, self.low, self.high, self.se, self.reason)
-
-    @property
-    def width(self) -> float:
-        return self.high - self.low
+    def interval_se(self) -> float:
+        """The standard error the interval was built from."""
+        return self.se
 
 
 def _satterthwaite(parts: list[tuple[float, int]]) -> float:

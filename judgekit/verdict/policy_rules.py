@@ -47,31 +47,28 @@ def _num(x: float) -> str:
     return f"{x:g}"
 
 
-def _minimum(key: str, thr: float | None, stat: str, lo: float, hi: float) -> str | None:
-    """A ``>=`` threshold must be above the statistic's lowest value (else it never fails) and
-    at most its highest (else it never passes)."""
+def _range_problem(key: str, thr: float | None, stat: str, lo: float, hi: float, *,
+                   direction: str) -> str | None:
+    """A threshold must lie in the statistic's range [lo, hi] and must not sit at the end where its
+    check can never fail: the lowest value for a ``>=`` check, the highest for a ``<=`` one."""
     if thr is None:
         return None
     if thr < lo or thr > hi:
         return (f"{key} {_num(thr)} is outside the range [{_num(lo)}, {_num(hi)}] of {stat}; give a "
                 "threshold inside it")
-    if thr == lo:
-        return (f"{key} {_num(thr)} is the lowest {stat} can be, so the check can never fail; give a "
-                f"threshold above {_num(lo)}")
+    end, word, side = (lo, "lowest", "above") if direction == ">=" else (hi, "highest", "below")
+    if thr == end:
+        return (f"{key} {_num(thr)} is the {word} {stat} can be, so the check can never fail; give a "
+                f"threshold {side} {_num(end)}")
     return None
+
+
+def _minimum(key: str, thr: float | None, stat: str, lo: float, hi: float) -> str | None:
+    return _range_problem(key, thr, stat, lo, hi, direction=">=")
 
 
 def _maximum(key: str, thr: float | None, stat: str, lo: float, hi: float) -> str | None:
-    """A ``<=`` threshold must be below the statistic's highest value (else it never fails)."""
-    if thr is None:
-        return None
-    if thr < lo or thr > hi:
-        return (f"{key} {_num(thr)} is outside the range [{_num(lo)}, {_num(hi)}] of {stat}; give a "
-                "threshold inside it")
-    if thr == hi:
-        return (f"{key} {_num(thr)} is the highest {stat} can be, so the check can never fail; give a "
-                f"threshold below {_num(hi)}")
-    return None
+    return _range_problem(key, thr, stat, lo, hi, direction="<=")
 
 
 def range_problem(policy: Any) -> str | None:
