@@ -233,3 +233,16 @@ def test_write_text_atomic_refuses_a_fifo(tmp_path: Path):
         write_text_atomic(f, "text")
     assert stat.S_ISFIFO(os.lstat(f).st_mode)
     assert [p.name for p in tmp_path.iterdir()] == ["report.md"]
+
+
+@pytest.mark.parametrize("side", ["-wal", "-shm", "-journal"])
+def test_a_special_file_where_sqlite_writes_beside_the_store_is_refused(tmp_path: Path, side: str):
+    """SQLite writes its -wal, -shm and -journal files beside the store: a FIFO there is refused
+    before the store is created or opened (no store file appears, the FIFO stays)."""
+    from judgekit.store.database import Store
+
+    f = fifo(tmp_path, "new.db" + side)
+    with pytest.raises(JudgekitError, match="FIFO"):
+        Store(str(tmp_path / "new.db"))
+    assert sorted(p.name for p in tmp_path.iterdir()) == [f.name]
+    assert stat.S_ISFIFO(os.lstat(f).st_mode)

@@ -86,10 +86,13 @@ def create_with_umask(path: str) -> None:
     under umask 002 a store shared by a group could not be written by the group. Its ``-wal``
     and ``-shm`` files get the database file's mode from SQLite. An empty file is an empty
     SQLite database; a store that exists keeps the mode its owner gave it. A store path that is a
-    special file (FIFO, device, socket) is refused before SQLite opens it."""
+    special file (FIFO, device, socket) is refused before SQLite opens it, and so is a special file
+    at the ``-wal``, ``-shm`` or ``-journal`` path SQLite writes beside it."""
     if not path:
         return  # SQLite's private temporary database
     regular_output(path, "Store")  # SQLite would open a device or FIFO and put a -journal beside it
+    for side in ("-wal", "-shm", "-journal"):  # the files SQLite writes beside the store
+        regular_output(path + side, "Store file")
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     except FileExistsError:
