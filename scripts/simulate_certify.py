@@ -1,17 +1,21 @@
 """Simulation of figure certification (issue 22 acceptance): over N synthetic studies
 (:func:`judgekit.testing.study.make_study`), how often the gate's fidelity rule certifies each
-figure for the fair judge and for the judge leaning toward compliance.
+figure — and all the primary figures together — for the fair judge and for the judge leaning
+toward compliance.
 
-A figure is certified when every one of its checks passes: n ≥ min_units labelled conversations
-and the whole 95% paired cluster-bootstrap interval of the difference judge − reference within
-±margin (:mod:`judgekit.gate.fidelity`, the same figure pairs the gate computes). The agreement
-floor (weighted κ ≥ 0.7) is not re-run here: both judges clear it by far on every study.
+Each study labels ``--conversations`` whole conversations drawn at random (or, without it, the
+generator's ``--human-share``). A figure is certified when every one of its checks passes, read
+by the gate's own check (:func:`judgekit.gate.fidelity.fidelity_checks`: n ≥ min_units labelled
+conversations and the whole (1 − 2α) paired cluster-bootstrap interval of the difference
+judge − reference within ±margin, a flat interval read on its point) on the figure pairs the
+gate computes. The agreement floor (weighted κ ≥ 0.7) is not re-run here: both judges clear it
+by far on every study.
 
-    PYTHONPATH=. python scripts/simulate_certify.py --studies 200 --human-share 0.4 --boot 200
+    PYTHONPATH=. python scripts/simulate_certify.py --studies 200 --conversations 150 --boot 200
 
-Prints the share of studies in which each judge is certified per figure, and for the leaning
-judge the share in which a figure whose true difference exceeds the margin (on the full study,
-every conversation labelled) is certified.
+Prints the share of studies in which each judge is certified per figure and for the primary
+figures together, and for the leaning judge the share in which a figure whose true difference
+exceeds the margin (on a large fully labelled study) is certified.
 """
 
 from __future__ import annotations
@@ -24,8 +28,10 @@ import pandas as pd
 
 from judgekit.analysis.fidelity import calibration_pairs
 from judgekit.analysis.frames import harm_from_column
+from judgekit.gate.fidelity import fidelity_checks
 from judgekit.rubric.model import load_rubric
 from judgekit.testing.study import make_study
+from judgekit.verdict.fidelity_policy import AnalysisFidelity
 
 FIGURES = ("C", "RCE_t", "drift")
 
@@ -35,21 +41,27 @@ def _values(ratings: pd.DataFrame, rater: str, rub) -> pd.DataFrame:  # type: ig
     return pd.DataFrame({"item_id": r["item_id"], "value": r["label"].map(rub.values).astype(float)})
 
 
-def one(seed: int, share: float, boot: int, margin: float, min_units: int) -> dict[str, dict[str, bool]]:
+def one(seed: int, share: float, conversations: int | None, boot: int,
+        spec: AnalysisFidelity) -> dict[str, dict[str, bool]]:
     rub = load_rubric("restrictiveness")
-    items, ratings = make_study(seed=seed, human_share=share)
+    items, ratings = make_study(seed=seed, human_share=1.0 if conversations else share)
+    if conversations:  # a random draw of whole conversations, as `judgekit sample --by-conversation`
+        convs = sorted(items["conversation_id"].unique())
+        keep = set(np.random.default_rng(10_000 + seed).choice(convs, size=conversations, replace=False))
+        labelled = set(items.loc[items["conversation_id"].isin(keep), "item_id"])
+        ratings = ratings[(ratings["rater_id"] != "adjudicated") | ratings["item_id"].isin(labelled)]
     harm = harm_from_column(items, "severity")
     ref = _values(ratings, "adjudicated", rub)
     out: dict[str, dict[str, bool]] = {}
     for judge in ("judge-fair", "judge-lean"):
         pairs = calibration_pairs(_values(ratings, judge, rub), ref, items, harm, figures=FIGURES,
-                                  n_boot=boot, seed=seed)
+                                  n_boot=boot, seed=seed, level=spec.level)
+        checks = fidelity_checks(spec, pairs, seed=seed)
         out[judge] = {}
         for fig in FIGURES:
-            own = [p for p in pairs if p.figure == fig]
-            out[judge][fig] = bool(own) and all(
-                p.undefined is None and p.n >= min_units and p.low is not None and p.high is not None
-                and -margin <= p.low and p.high <= margin for p in own)
+            own = [c for c, p in zip(checks, pairs, strict=True) if p.figure == fig]
+            out[judge][fig] = bool(own) and all(c["state"] == "pass" for c in own)
+        out[judge]["together"] = all(out[judge][f] for f in FIGURES)
     return out
 
 
@@ -68,16 +80,22 @@ def truth(margin: float) -> dict[str, bool]:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--studies", type=int, default=200)
+    ap.add_argument("--conversations", type=int, default=None, help="label this many random conversations")
     ap.add_argument("--human-share", type=float, default=0.4)
     ap.add_argument("--boot", type=int, default=200)
     ap.add_argument("--margin", type=float, default=0.05)
+    ap.add_argument("--alpha", type=float, default=0.05)
     ap.add_argument("--min-units", type=int, default=10)
     a = ap.parse_args()
-    runs = [one(s, a.human_share, a.boot, a.margin, a.min_units) for s in range(a.studies)]
-    rate = {j: {f: float(np.mean([r[j][f] for r in runs])) for f in FIGURES} for j in runs[0]}
+    spec = AnalysisFidelity(analysis="calibration", figures=list(FIGURES), max_abs_diff=a.margin,
+                            min_units=a.min_units, alpha=a.alpha, harm_column="severity")
+    runs = [one(s, a.human_share, a.conversations, a.boot, spec) for s in range(a.studies)]
+    keys = (*FIGURES, "together")
+    rate = {j: {f: float(np.mean([r[j][f] for r in runs])) for f in keys} for j in runs[0]}
     off = truth(a.margin)
-    print(json.dumps({"studies": a.studies, "human_share": a.human_share, "certified_share": rate,
-                      "lean_off_by_more_than_margin": off,
+    print(json.dumps({"studies": a.studies, "conversations": a.conversations,
+                      "human_share": None if a.conversations else a.human_share, "alpha": a.alpha,
+                      "certified_share": rate, "lean_off_by_more_than_margin": off,
                       "lean_certified_when_off": {f: rate["judge-lean"][f] for f in FIGURES if off[f]}}, indent=1))
 
 

@@ -32,12 +32,21 @@ def study(tmp_path_factory: pytest.TempPathFactory) -> dict:
     with Store(root / "s.db") as store:
         import_ratings(store, paths["ratings"], load_rubric("restrictiveness"), items_path=paths["items"])
         verdict, _ = run_gate(store, paths["policy"])
+        # the same labels gated for the Drift figures alone: the leaning judge is certified for none
+        drift_only = root / "drift.yaml"
+        drift_only.write_text(paths["policy"].read_text().replace("figures: [C, drift, drift_tier]",
+                                                                  "figures: [drift, drift_tier]"))
+        v_drift, _ = run_gate(store, drift_only)
     (root / "verdict.json").write_text(json.dumps(verdict))
-    fair = next(j for j in verdict["judges"] if j["judge"] == "judge-fair")
+    (root / "verdict_drift.json").write_text(json.dumps(v_drift))
+    states = {j["judge"]: {f: c["state"] for f, c in j["figures"].items()} for j in verdict["judges"]}
     # the situation the tests are about (a property of the seeded study, checked, not assumed)
-    assert fair["state"] != "pass"
-    assert {f: c["state"] for f, c in fair["figures"].items()} == {
-        "C": "pass", "drift": "pass", "drift_tier": "inconclusive"}
+    assert next(j for j in verdict["judges"] if j["judge"] == "judge-fair")["state"] != "pass"
+    assert states["judge-fair"] == {"C": "pass", "drift": "pass", "drift_tier": "inconclusive"}
+    # the leaning judge moves Drift, not C (concordance of R with H barely changes)
+    assert states["judge-lean"] == {"C": "pass", "drift": "fail", "drift_tier": "fail"}, states
+    assert "pass" not in {c["state"] for j in v_drift["judges"] if j["judge"] == "judge-lean"
+                          for c in j["figures"].values()}
     return {"root": root, "verdict": verdict, **paths}
 
 
@@ -110,8 +119,19 @@ def test_untrusted_shows_the_uncertified_figures_stamped(forced: dict) -> None:
                if k.startswith("drift_by_tier_"))
 
 
+def test_the_leaning_judge_keeps_only_its_certified_c(study: dict, tmp_path: Path) -> None:
+    out = tmp_path / "lean.json"
+    code, _, err = _analyze(study, "judge-lean", "--json", str(out))
+    assert code == 0, err
+    doc = json.loads(out.read_text())
+    figs = doc["meta"]["figures"]
+    assert figs["C"]["shown"] and not figs["drift"]["shown"] and figs["drift"]["sentence"].startswith("drift: UNTRUSTED (")
+    assert not any(_missing(x) for x in _values(doc, "summary", "C"))
+    assert all(_missing(x) for x in _values(doc, "by_turn", "drift"))
+
+
 def test_the_leaning_judge_is_refused(study: dict) -> None:
-    code, out, err = _analyze(study, "judge-lean")
+    code, out, err = _analyze(study, "judge-lean", verdict=study["root"] / "verdict_drift.json")
     assert code == 2 and "Traceback" not in err
     assert "certifies none of this analysis's figures for judge 'judge-lean'" in err
     assert "drift: UNTRUSTED (" in err
@@ -141,7 +161,7 @@ def test_from_python_the_refusal_names_no_cli_flag(study: dict) -> None:
     from judgekit.store.database import Store
 
     rubric = load_rubric("restrictiveness")
-    verdicts = inputs.load_verdicts([study["root"] / "verdict.json"])
+    verdicts = inputs.load_verdicts([study["root"] / "verdict_drift.json"])
     with Store.open_existing(str(study["root"] / "s.db")) as store:
         for judge, given in (("judge-lean", verdicts), ("judge-fair", [])):
             data = inputs.calibration_inputs(store, rubric, judge, harm_column="severity", verdicts=given)

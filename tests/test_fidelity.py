@@ -146,7 +146,7 @@ def test_fidelity_fails_the_leaning_judge_and_passes_the_fair_one(study: dict[st
     assert d6["state"] == "fail" and d6["ci"][0] > 0.05 and d6["n"] >= 50
     # the detail carries the judge's value, the reference's, and the difference with its CI
     assert "calibration drift(model=m-steady, turn=6): judge " in d6["detail"]
-    assert ", reference " in d6["detail"] and "difference +" in d6["detail"] and "[95% CI +" in d6["detail"]
+    assert ", reference " in d6["detail"] and "difference +" in d6["detail"] and "[90% CI +" in d6["detail"]
     assert "conversations" in d6["detail"]
     # the figure is |difference| and its CI the interval of |d|
     assert d6["figure"] == pytest.approx(abs(float(d6["detail"].split("difference ")[1].split(" ")[0])), abs=1e-3)

@@ -34,7 +34,7 @@ def test_report_shows_every_fidelity_figure(tmp_path: Path) -> None:
     jv = detail.split(": judge ")[1].split(",")[0]
     rv = detail.split(", reference ")[1].split(",")[0]
     diff = detail.split("difference ")[1].split(" ")[0]
-    lo, hi = detail.split("[95% CI ")[1].split("]")[0].split(", ")
+    lo, hi = detail.split("[90% CI ")[1].split("]")[0].split(", ")
     row = next(line for line in md.splitlines() if "judge-lean" in line and "drift(model=m-steady, turn=6)" in line)
     cells = [c.strip().replace("\\[", "[").replace("\\]", "]") for c in row.strip("|").split("|")]
     assert cells[2:5] == [jv, rv, f"{diff} [{lo}, {hi}]"]

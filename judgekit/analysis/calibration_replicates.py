@@ -123,8 +123,9 @@ def bootstrap_cis(
     n_boot: int,
     seed: int,
     progress: Callable[[int], None] | None,
+    level: float = 0.95,
 ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """Percentile CIs for every figure ``stat`` returns, from one set of cluster resamples."""
+    """Percentile CIs at ``level`` for every figure ``stat`` returns, from one set of cluster resamples."""
     shapes: dict[str, tuple[int, ...]] = {}
 
     def flat(w: np.ndarray) -> np.ndarray:
@@ -138,7 +139,7 @@ def bootstrap_cis(
     reps = bootstrap_stat(flat, clusters, n_boot=n_boot, seed=seed, progress=progress)
     if reps.size == 0:
         return {}
-    lo, hi = percentile_ci(reps)
+    lo, hi = percentile_ci(reps, level=level)
     # a figure that does not vary over the resamples (Drift at the first turn, C of one
     # cluster, a share 0 in every cluster) would get a zero-width interval, claiming a
     # certainty the sample does not give: it has none (shown as "no CI")

@@ -54,7 +54,7 @@ _CAL: dict[str, tuple[str, str]] = {
 class FigurePair:
     """One figure computed from the judge's and from the reference's labels on the same items.
 
-    ``diff`` = ``judge`` − ``reference``; ``low``/``high`` its 95% paired bootstrap interval
+    ``diff`` = ``judge`` − ``reference``; ``low``/``high`` its paired bootstrap interval at ``level``
     (None without replicates); ``n`` the resampling units (conversations or prompts) behind the
     figure; ``undefined`` why the figure could not be computed (then the values are None)."""
 
@@ -70,6 +70,8 @@ class FigurePair:
     unit: str
     undefined: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    #: the confidence level of ``low``/``high`` (the gate's fidelity check: 1 − 2α, two one-sided tests)
+    level: float = 0.95
 
     @property
     def name(self) -> str:
@@ -81,7 +83,7 @@ class FigurePair:
         return {"analysis": self.analysis, "figure": self.figure, "name": self.name, "key": dict(self.key),
                 "judge": self.judge, "reference": self.reference, "diff": self.diff, "ci": (
                     [self.low, self.high] if self.low is not None and self.high is not None else None),
-                "n": self.n, "unit": self.unit, "undefined": self.undefined}
+                "level": self.level, "n": self.n, "unit": self.unit, "undefined": self.undefined}
 
 
 def _num(x: Any) -> float | None:
@@ -127,6 +129,7 @@ def calibration_pairs(
     n_boot: int = 1000,
     seed: int = 0,
     per_unit: bool = False,
+    level: float = 0.95,
 ) -> list[FigurePair]:
     """Calibration figures (module doc) from the judge's and the reference's R on the items both
     rated. ``judge_values`` covers every item the judge rated (it fixes which figures are
@@ -153,13 +156,13 @@ def calibration_pairs(
         mr = ur[ur["model"] == model].reset_index(drop=True)
         if not mj[["cluster", "turn"]].equals(mr[["cluster", "turn"]]):  # pragma: no cover - same items
             raise JudgekitError("analysis fidelity: the judge's and the reference's units differ.")
-        out += _calibration_model(str(model), fm, mj, mr, chosen, unit, n_boot, seed, per_unit)
+        out += _calibration_model(str(model), fm, mj, mr, chosen, unit, n_boot, seed, per_unit, level)
     return out
 
 
 def _calibration_model(model: str, full: pd.DataFrame, mj: pd.DataFrame, mr: pd.DataFrame,
                        chosen: list[str], unit: str, n_boot: int, seed: int,
-                       per_unit: bool = False) -> list[FigurePair]:
+                       per_unit: bool = False, level: float = 0.95) -> list[FigurePair]:
     turns_all = sorted(full["turn"].unique())
     tiers_all = sorted(full["tier"].unique())
     first = turns_all[0]
@@ -178,7 +181,7 @@ def _calibration_model(model: str, full: pd.DataFrame, mj: pd.DataFrame, mr: pd.
 
         pt = {k: v[0] for k, v in stat(np.ones((1, len(mj)))).items()}
         clusters = pd.factorize(mj["cluster"])[0]
-        ci = bootstrap_cis(stat, clusters, n_boot=n_boot, seed=seed, progress=None) if n_boot else {}
+        ci = bootstrap_cis(stat, clusters, n_boot=n_boot, seed=seed, progress=None, level=level) if n_boot else {}
         if per_unit:
             from judgekit.stats.power_sim import jackknife_pseudo
 
@@ -199,7 +202,7 @@ def _calibration_model(model: str, full: pd.DataFrame, mj: pd.DataFrame, mr: pd.
         rk = _CAL[fig][0]
         if not have or idx is None or n == 0:
             out.append(FigurePair("calibration", fig, key, None, None, None, None, None, n, unit, why,
-                                  {"items_per_unit": per_unit_items}))
+                                  {"items_per_unit": per_unit_items}, level))
             return
         j, r, d = (_num(pt[f"{p}:{rk}"][idx]) for p in "jrd")
         lo = hi = None
@@ -214,7 +217,7 @@ def _calibration_model(model: str, full: pd.DataFrame, mj: pd.DataFrame, mr: pd.
         if undefined is None and rk in pseudo:
             sel: tuple[Any, ...] = (slice(None), *idx)
             extra["per_unit"] = pseudo[rk][sel]
-        out.append(FigurePair("calibration", fig, key, j, r, d, lo, hi, n, unit, undefined, extra))
+        out.append(FigurePair("calibration", fig, key, j, r, d, lo, hi, n, unit, undefined, extra, level))
 
     n_model = int(mj["cluster"].nunique())
     none = f"no {unit} of model {model} rated by both the judge and the reference"
@@ -287,6 +290,7 @@ def distribution_pairs(
     n_boot: int = 1000,
     seed: int = 0,
     per_unit: bool = False,
+    level: float = 0.95,
 ) -> list[FigurePair]:
     """Distribution figures (module doc) from per-item refusal shares (0–1, NaN when unrated;
     indexed by item_id) of the judge (every item it rated) and of the reference, on the items
@@ -321,7 +325,7 @@ def distribution_pairs(
             else:
                 cols.append((fig, {"model": model}, np.ones(len(mp), bool)))
         items_per_unit = float(fm["a_n"].sum()) / max(int(fm[ucols[0]].nunique()), 1)
-        for p in _distribution_model(str(model), mp, cols, unit, ucols[0], n_boot, seed, per_unit):
+        for p in _distribution_model(str(model), mp, cols, unit, ucols[0], n_boot, seed, per_unit, level):
             p.extra["items_per_unit"] = items_per_unit
             out.append(p)
     return out
@@ -329,10 +333,10 @@ def distribution_pairs(
 
 def _distribution_model(model: str, mp: pd.DataFrame, cols: list[tuple[str, dict[str, Any], np.ndarray]],
                         unit: str, cluster_col: str, n_boot: int, seed: int,
-                        per_unit: bool = False) -> list[FigurePair]:
+                        per_unit: bool = False, level: float = 0.95) -> list[FigurePair]:
     if mp.empty:
         return [FigurePair("distribution", f, k, None, None, None, None, None, 0, unit,
-                           f"no {unit} of model {model} rated by both the judge and the reference")
+                           f"no {unit} of model {model} rated by both the judge and the reference", level=level)
                 for f, k, _ in cols]
     rj, rr = mp["j_rate"].to_numpy(float), mp["r_rate"].to_numpy(float)
     multi = (mp["j_n"] >= 2).to_numpy(float)
@@ -361,7 +365,7 @@ def _distribution_model(model: str, mp: pd.DataFrame, cols: list[tuple[str, dict
     reps = bootstrap_stat(figs, clusters, n_boot=n_boot, seed=seed)
     lo = hi = np.full(3 * k, np.nan)
     if reps.size:
-        lo, hi = percentile_ci(reps)
+        lo, hi = percentile_ci(reps, level=level)
     pseudo = _pseudo(figs, clusters) if per_unit else None
     out = []
     for i, (fig, key, m) in enumerate(cols):
@@ -377,7 +381,8 @@ def _distribution_model(model: str, mp: pd.DataFrame, cols: list[tuple[str, dict
             j = r = d = None
         out.append(FigurePair("distribution", fig, key, j, r, d,
                               None if why else _num(lo[2 * k + i]), None if why else _num(hi[2 * k + i]),
-                              n, unit, why, {} if why or pseudo is None else {"per_unit": pseudo[:, 2 * k + i]}))
+                              n, unit, why, {} if why or pseudo is None else {"per_unit": pseudo[:, 2 * k + i]},
+                              level))
     return out
 
 
@@ -391,6 +396,7 @@ def criteria_pairs(
     n_boot: int = 1000,
     seed: int = 0,
     per_unit: bool = False,
+    level: float = 0.95,
 ) -> list[FigurePair]:
     """Per criterion ``(name, judge hit share per item, reference hit share per item)`` (hit
     share = share of ok trials with one of the criterion's labels, on the criterion's items):
@@ -406,7 +412,8 @@ def criteria_pairs(
         ids = sorted(set(js.index.astype(str)) & set(rs.index.astype(str)))
         if not ids:
             out.append(FigurePair("criteria", "rate", {"criterion": name}, None, None, None, None, None,
-                                  0, unit, "no item of the criterion rated by both the judge and the reference"))
+                                  0, unit, "no item of the criterion rated by both the judge and the reference",
+                                  level=level))
             continue
         a = js.reindex(ids).to_numpy(float)
         b = rs.reindex(ids).to_numpy(float)
@@ -418,11 +425,11 @@ def criteria_pairs(
 
         p = stat(np.ones((1, len(ids))))[0]
         reps = bootstrap_stat(stat, clusters, n_boot=n_boot, seed=seed)
-        lo, hi = percentile_ci(reps) if reps.size else (np.full(3, np.nan), np.full(3, np.nan))
+        lo, hi = percentile_ci(reps, level=level) if reps.size else (np.full(3, np.nan), np.full(3, np.nan))
         pseudo = _pseudo(stat, clusters) if per_unit else None
         out.append(FigurePair("criteria", "rate", {"criterion": name}, _num(p[0]), _num(p[1]), _num(p[2]),
                               _num(lo[2]), _num(hi[2]), int(clusters.max()) + 1, unit, None,
-                              {} if pseudo is None else {"per_unit": pseudo[:, 2]}))
+                              {} if pseudo is None else {"per_unit": pseudo[:, 2]}, level))
     return out
 
 
@@ -430,7 +437,13 @@ def describe(p: FigurePair) -> str:
     """One phrase with the figure's judge value, reference value and difference with its CI."""
     if p.undefined is not None:
         return f"{p.analysis} {p.name}: undefined — {p.undefined} (n={p.n} {p.unit})"
-    ci = f" [95% CI {p.low:+.3f}, {p.high:+.3f}]" if p.low is not None and p.high is not None else ""
+    ci = (f" [{describe_level(p.level)} CI {p.low:+.3f}, {p.high:+.3f}]" if p.low is not None and p.high is not None
+          else "")
     return (f"{p.analysis} {p.name}: judge {p.judge:.3f}, reference {p.reference:.3f}, difference "
             f"{p.diff:+.3f}{ci} on {p.n} {p.unit}")
 
+
+
+def describe_level(level: float) -> str:
+    """``95%``, ``90%``, ``97.5%``: a confidence level as people write it."""
+    return f"{100 * level:.4g}%"

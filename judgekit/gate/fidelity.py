@@ -8,8 +8,10 @@ pairs (:mod:`judgekit.analysis.fidelity`); :func:`fidelity_checks` turns them in
 * one check per figure instance, named ``analysis_fidelity[<analysis>:<figure>(<where>)]``
   (e.g. ``analysis_fidelity[calibration:drift(model=m-a, tier=4, turn=6)]``);
 * its figure is |d|, d = figure(judge) − figure(reference); its interval the interval of |d|
-  implied by the 95% paired bootstrap interval of d; rule ``ci<=`` against ``max_abs_diff``
-  (pass when the whole interval is within it, fail when the whole interval is above it,
+  implied by the (1 − 2α) paired bootstrap interval of d (90% at the default α = 0.05: two
+  one-sided tests, :class:`judgekit.verdict.fidelity_policy.AnalysisFidelity`); rule ``ci<=``
+  against the figure's margin (pass when the whole interval is within it, so a figure off by
+  more than the margin passes with probability ≤ α; fail when the whole interval is above it;
   inconclusive otherwise, :func:`judgekit.verdict.checks.derive_state`);
 * a figure with fewer than ``min_units`` labelled resampling units (conversations, prompts)
   behind it, or one the labelled items cannot define, is inconclusive, and its label budget says
@@ -99,7 +101,7 @@ def fidelity_results(store: Any, policy: Any, policy_path: str | Path, rubric: R
                 jv, rv, items, harm, figures=spec.chosen, model_col=spec.model_column,
                 prompt_col=spec.prompt_column, turn_col=spec.turn_column,
                 lookalike_col=spec.lookalike_column, include_lookalikes=spec.include_lookalikes,
-                n_boot=n_boot, seed=seed, per_unit=per_unit))
+                n_boot=n_boot, seed=seed, per_unit=per_unit, level=spec.level))
     elif spec.analysis == "distribution":
         from judgekit.analysis.refusal import refusal_definition
 
@@ -111,7 +113,7 @@ def fidelity_results(store: Any, policy: Any, policy_path: str | Path, rubric: R
             out[judge] = _guard(where, lambda js=js: af.distribution_pairs(
                 js, rs, items, figures=spec.chosen, model_col=spec.model_column,
                 prompt_col=spec.prompt_column, turn_col=spec.turn_column, n_boot=n_boot, seed=seed,
-                per_unit=per_unit))
+                per_unit=per_unit, level=spec.level))
     else:
         out = _criteria_results(store, policy, policy_path, rubric, ref, items, where, per_unit)
     _units_total(out, items, spec)
@@ -202,21 +204,22 @@ def _criteria_results(store: Any, policy: Any, policy_path: str | Path, rubric: 
             rh = ref_shares.loc[ref_shares.index.isin(ids), codes].sum(axis=1)
             rates.append((c.name, jh, rh))
         out[judge] = af.criteria_pairs(rates, items, prompt_col=spec.prompt_column, turn_col=spec.turn_column,
-                                       n_boot=policy.n_resamples, seed=policy.seed, per_unit=per_unit)
+                                       n_boot=policy.n_resamples, seed=policy.seed, per_unit=per_unit,
+                                       level=spec.level)
     return out
 
 
 def fidelity_checks(spec: AnalysisFidelity, pairs: list[FigurePair], *, seed: int = 0) -> list[dict[str, Any]]:
     """The gate checks of one judge's figure pairs (module doc)."""
-    from judgekit.analysis.fidelity import describe  # (pandas: only for a policy with the check)
+    from judgekit.analysis.fidelity import describe, describe_level  # (pandas: only with the check)
 
     out = []
     for p in pairs:
         fig = None if p.diff is None else finite(abs(p.diff))
         ci = None if p.low is None or p.high is None else [finite(x) for x in abs_interval(p.low, p.high)]
         margin = spec.margin(p.figure)
-        rule = (f"|difference| must stay within {margin:g} over its whole 95% CI"
-                if p.undefined is None else "inconclusive until the labelled items define it")
+        rule = (f"|difference| must stay within {margin:g} over its whole {describe_level(p.level)} CI (two one-sided "
+                f"tests at {spec.alpha:g})" if p.undefined is None else "inconclusive until the labelled items define it")
         ch = make_check(check_name(p), fig, margin, p.n, f"{describe(p)}; {rule}", ci,
                         min_n=spec.min_units)
         ch["detail"] = ch["detail"].replace(f"is below min_items {spec.min_units}",

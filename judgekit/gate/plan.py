@@ -100,11 +100,14 @@ def _check_row(judge: str, ch: dict[str, Any], total_n: int, budget: int | None,
 
 
 def _figure_rows(judge: str, pairs: list[Any], spec: Any, budget: int | None, *, n_boot: int = 400,
-                 seed: int = 0) -> list[PlanRow]:
+                 seed: int = 0, secondary_figures: tuple[str, ...] = ()) -> list[PlanRow]:
     """One row per fidelity figure: the labelled conversations at which the gate's own rule
     certifies every instance of it with 80% power (:func:`_simulated`), at least the largest
     normal-theory need of an instance that cannot be simulated (each scaled to the whole labelled
-    sample by its share of the units)."""
+    sample by its share of the units); and, with two or more primary (not ``secondary_figures``)
+    figures planned at difference 0, one row for all of them together — the verdict is TRUSTED
+    for the study's figures only when every one is certified, and 80% power for each is less for
+    all (the same conversations decide them, so the joint rate is simulated, not multiplied)."""
     labelled: dict[str, int] = {}
     for p in pairs:
         model = str(p.key.get("model", ""))
@@ -112,10 +115,12 @@ def _figure_rows(judge: str, pairs: list[Any], spec: Any, budget: int | None, *,
             labelled[model] = max(labelled.get(model, 0), p.n)
     total = sum(labelled.values()) or 1
     rows = []
+    secondary = set(secondary_figures)
+    together: dict[str, list[tuple[int, Any, float]]] = {}  # primary figure → its fair instances
     for fig in spec.chosen:
         own = [p for p in pairs if p.figure == fig]
         margin = spec.margin(fig)
-        fair: list[tuple[int, Any]] = []  # (need, instance) of the instances planned at difference 0
+        fair: list[tuple[int, Any, float]] = []  # (need, instance, margin) of those planned at difference 0
         refute: tuple[int, Any] | None = None  # the quickest instance to show the judge moves the figure
         why = None
         at_budget: float | None = None
@@ -129,8 +134,9 @@ def _figure_rows(judge: str, pairs: list[Any], spec: Any, budget: int | None, *,
             low, high = (p.low, p.high) if p.low is not None and p.high is not None else (p.diff, p.diff)
             sd = _sigma([low, high], p.n)
             share = max(p.n, 1) / total
-            # the pilot's own evidence that the judge moves the figure: its interval wholly beyond the margin
-            beyond = low > margin or high < -margin
+            # the pilot's own evidence that the judge moves the figure: its interval wholly beyond the
+            # margin, on at least the gate's floor of units (a smaller cell's interval shows nothing)
+            beyond = (low > margin or high < -margin) and p.n >= spec.min_units
             # planned for a judge that does not move the figure (θ = 0), with the pilot's spread: a
             # pilot's per-cell point estimate is too noisy to plan at
             theta = p.diff if beyond else 0.0
@@ -138,7 +144,7 @@ def _figure_rows(judge: str, pairs: list[Any], spec: Any, budget: int | None, *,
                 need, reason = spec.min_units, None
             else:
                 need, reason = _need(n_for_power(margin, theta, kind="difference", direction="within", sd=sd,
-                                                 bounds=None))
+                                                 bounds=None, level=spec.level))
             if need is None:
                 why = f"{p.name}: {reason}"
                 continue
@@ -147,10 +153,10 @@ def _figure_rows(judge: str, pairs: list[Any], spec: Any, budget: int | None, *,
                 if refute is None or need < refute[0]:
                     refute = (need, p)
             else:
-                fair.append((need, p))
+                fair.append((need, p, margin))
             if budget and sd is not None:
                 mb = _margin(smallest_margin(max(int(budget * share), 2), kind="difference", direction="within",
-                                             sd=sd, theta_assumed=theta))
+                                             sd=sd, theta_assumed=theta, level=spec.level))
                 at_budget = None if mb is None else max(at_budget or 0.0, mb)
         if refute is not None:  # one instance beyond the margin decides the figure (UNTRUSTED for it)
             rows.append(PlanRow(judge, f"figure {fig} (likely UNTRUSTED)", unit, total, refute[1].diff, margin,
@@ -159,24 +165,41 @@ def _figure_rows(judge: str, pairs: list[Any], spec: Any, budget: int | None, *,
             rows.append(PlanRow(judge, f"figure {fig}", unit, total, None, margin, None,
                                 why or "no labelled unit defines it in the pilot"))
         else:
-            need, note = _simulated(fair, margin, total, min_units=spec.min_units, n_boot=n_boot, seed=seed)
+            need, note = _simulated(fair, total, min_units=spec.min_units, n_boot=n_boot, seed=seed,
+                                    level=spec.level)
             rows.append(PlanRow(judge, f"figure {fig}", unit, total, 0.0, margin, need, None, at_budget, note))
+            if fig not in secondary:
+                together[fig] = fair
+    if len(together) >= 2:  # the verdict certifies the study's figures only when every one passes
+        fair = [t for f in together.values() for t in t_sorted(f)[:SIMULATED]]
+        need, note = _simulated(fair, total, min_units=spec.min_units, n_boot=n_boot, seed=seed, level=spec.level,
+                                most=SIMULATED_TOGETHER)
+        rows.append(PlanRow(judge, f"figures {', '.join(together)} together", "conversations", total, 0.0, None,
+                            need, None, None, note))
     return rows
+
+
+def t_sorted(fair: list[tuple[int, Any, float]]) -> list[tuple[int, Any, float]]:
+    """The instances from the largest normal-theory need down."""
+    return sorted(fair, key=lambda t: -t[0])
 
 
 #: how many instances of a figure (the largest normal-theory needs) are simulated together
 SIMULATED = 8
+#: how many instances of the primary figures together are simulated (the hardest of each figure's)
+SIMULATED_TOGETHER = 16
 
 
-def _simulated(fair: list[tuple[int, Any]], margin: float, total: int, *, min_units: int, n_boot: int,
-               seed: int) -> tuple[int, str | None]:
+def _simulated(fair: list[tuple[int, Any, float]], total: int, *, min_units: int, n_boot: int,
+               seed: int, level: float = 0.95, most: int = SIMULATED) -> tuple[int, str | None]:
     """The figure's need, by simulating the gate's own rule on every instance at once: the
     smallest number of labelled conversations at which ALL its instances (the gate certifies a
-    figure when every check passes) have their percentile bootstrap interval within ±margin in
-    ≥ 80% + one Monte-Carlo SE of simulated studies, each model's instances drawn from its
+    figure when every check passes) have their percentile bootstrap interval (at ``level``)
+    within ±margin (each instance's own: its values are divided by it, and the rule read at ±1,
+    which certifies exactly the same studies) in ≥ 80% + one Monte-Carlo SE of simulated studies, each model's instances drawn from its
     conversations' pseudo-values recentred at 0, each model getting its share of the pilot's
     labelled conversations and at least ``min_units``
-    (:func:`judgekit.stats.power_sim.n_for_joint_certification`). The :data:`SIMULATED`
+    (:func:`judgekit.stats.power_sim.n_for_joint_certification`). The ``most``
     instances with the largest normal-theory needs are simulated (the others, decided well before,
     barely move the joint rate and would only slow it down); the others and those without
     pseudo-values keep their normal-theory need (the figure's need is at least theirs)."""
@@ -184,10 +207,10 @@ def _simulated(fair: list[tuple[int, Any]], margin: float, total: int, *, min_un
     needs = [0]
     fair = sorted(fair, key=lambda t: -t[0])
     worst = fair[0][0]
-    for normal, _p in fair[SIMULATED:]:  # far from deciding the figure: their normal-theory need
+    for normal, _p, _m in fair[most:]:  # far from deciding the figure: their normal-theory need
         needs.append(normal)
-    for normal, p in fair[:SIMULATED]:
-        u = np.asarray(p.extra.get("per_unit", []), dtype=float)
+    for normal, p, m in fair[:most]:
+        u = np.asarray(p.extra.get("per_unit", []), dtype=float) / m
         col = by_model.setdefault(str(p.key.get("model", "")), [])
         if u.ndim != 1 or u.size < 2 or (col and len(col[0]) != u.size):
             needs.append(normal)
@@ -198,17 +221,19 @@ def _simulated(fair: list[tuple[int, Any]], margin: float, total: int, *, min_un
         return worst, None
     shares = [min(len(b) / total, 1.0) for b in blocks]
     cap = min(SIM_MAX_N, 4 * worst + 100)
-    sim = n_for_joint_certification(blocks, shares, margin, n_boot=n_boot, seed=seed, min_each=min_units,
-                                    start=max(2, worst // 2), max_n=cap)
+    sim = n_for_joint_certification(blocks, shares, 1.0, n_boot=n_boot, seed=seed, min_each=min_units,
+                                    start=max(2, worst // 2), max_n=cap, level=level)
     if isinstance(sim, Undecidable):  # far beyond the normal theory: at least the cap
         return cap + 1, f"simulated: more than {cap:,} conversations (the gate's rule stays below 80% there)"
     instances = sum(b.shape[1] for b in blocks)
     which = f"all {instances}" if instances == len(fair) else f"the {instances} hardest of {len(fair)}"
-    note = (f"simulated: {which} instances certified in {sim.rate:.0%} of {sim.reps} studies of "
-            f"{sim.n:,} conversations (at least {min_units} per model), ±{sim.se:.1%}")
     floor = max(math.ceil(min_units / s - 1e-9) for s in shares)  # min_units in every model
     if floor > sim.n:
-        note += f"; the gate's floor of {min_units} per model needs {floor:,}"
+        note = (f"simulated: {which} instances certified in {sim.rate:.0%} of {sim.reps} studies at the gate's "
+                f"floor of {min_units} conversations per model, ±{sim.se:.1%}; that floor needs {floor:,}")
+    else:
+        note = (f"simulated: {which} instances certified in {sim.rate:.0%} of {sim.reps} studies of "
+                f"{sim.n:,} conversations (at least {min_units} per model), ±{sim.se:.1%}")
     return max(sim.n, floor, *needs), note
 
 
@@ -263,7 +288,8 @@ def make_plan(store: Any, policy_path: str | Path, *, budget: int | None = None,
                 rows.append(row)
         if policy.checks.analysis_fidelity is not None:
             rows += _figure_rows(j["judge"], pairs.get(j["judge"], []), policy.checks.analysis_fidelity, budget,
-                                 n_boot=min(max(int(policy.n_resamples), 200), 1000), seed=int(policy.seed))
+                                 n_boot=min(max(int(policy.n_resamples), 200), 1000), seed=int(policy.seed),
+                                 secondary_figures=tuple(policy.secondary))
     if pairs:
         have = _labelled_conversations(store, rubric, report, policy)
     else:

@@ -109,10 +109,11 @@ def _figures(judge: str, items: Any, spec: Any, sd: float, *, seed: int = 0) -> 
     rows = []
     for fig in spec.chosen:
         margin = spec.margin(fig)
-        need, why = _need(n_for_power(margin, 0.0, kind="difference", direction="within", sd=sd, bounds=None))
+        need, why = _need(n_for_power(margin, 0.0, kind="difference", direction="within", sd=sd, bounds=None,
+                                      level=spec.level))
         note = None
         if need is not None and fig == "drift_tier":  # per model and tier cell, one cell simulated
-            sim = n_for_certification(values, margin, probs=probs, seed=seed, start=need)
+            sim = n_for_certification(values, margin, probs=probs, seed=seed, start=need, level=spec.level)
             if not isinstance(sim, Undecidable):
                 need, note = sim.n, (f"simulated: {sim.rate:.0%} of {sim.reps} studies of {sim.n:,} conversations "
                                      f"per cell certified, ±{sim.se:.1%}")
@@ -122,7 +123,7 @@ def _figures(judge: str, items: Any, spec: Any, sd: float, *, seed: int = 0) -> 
             rng = np.random.default_rng(seed)
             blocks = [values[rng.choice(len(values), size=(4000, per_model), p=probs)] for _ in range(models)]
             sim = n_for_joint_certification(blocks, [1 / models] * models, margin, seed=seed, start=need * models,
-                                            min_each=spec.min_units)
+                                            min_each=spec.min_units, level=spec.level)
             if isinstance(sim, Undecidable):
                 need = math.ceil(need * models)
             else:

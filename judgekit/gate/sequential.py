@@ -13,8 +13,10 @@ the betting CS of Waudby-Smith & Ramdas 2024) decides them round by round:
 (Drift(t) = RCE_t − RCE_1; conversations with both turns rated by the judge and the reference;
 look-alikes left out unless the policy includes them). Each such check, per model and turn, is
 read at the end of every round and frozen at the first round where its CS lies within ±margin
-(pass) or wholly outside it (fail): a figure off by more than the margin passes with probability
-≤ α/2 whenever one stops. Its verdict check records the CS at that round as the interval of
+(pass) or wholly outside it (fail). The sequence is read at level 1 − 2α (the policy's
+``alpha``, 0.05 by default: a 90% sequence), and the hedged CS's one-sided errors are each at
+most half its 2α, so a figure off by more than the margin passes with probability ≤ α whenever
+one stops — the same error as the fixed-n check's two one-sided tests. Its verdict check records the CS at that round as the interval of
 |difference| (so the reader re-derives its state by the same ``ci<=`` rule) and the conversations
 used. Rounds: the labelled conversations in the order their labels were stored, ``round_size``
 per round. Other checks (C, agreement, rates) are fixed-n checks on all labels so far: their
@@ -144,7 +146,8 @@ def sequential_checks(store: Any, policy: Any, rubric: Any, report: Any, *, roun
                         ch["budget"] = {"items": None, "slices": {}, "sentence": f"{name}: label conversations of {model}."}
                         checks.append(ch)
                         continue
-                    dec = sequential_decision(rounds, margin, "within", 0.05, bounds=bounds)
+                    # a (1 − 2α) sequence: each one-sided error ≤ α, as the fixed-n check (two one-sided tests)
+                    dec = sequential_decision(rounds, margin, "within", 2 * spec.alpha, bounds=bounds)
                     lo, hi = dec.interval
                     used = dec.n_used
                     mean = float(xs[:used].mean())
@@ -153,7 +156,7 @@ def sequential_checks(store: Any, policy: Any, rubric: Any, report: Any, *, roun
                              else f"not decided after {n_rounds} rounds")
                     ch = make_check(name, finite(abs(mean)), margin, used, (
                         f"sequential calibration {fig}(model={model}, turn={int(t)}): judge − reference "
-                        f"{mean:+.3f}, anytime-valid 95% confidence sequence [{lo:+.3f}, {hi:+.3f}] on {used} "
+                        f"{mean:+.3f}, anytime-valid {100 * spec.level:.4g}% confidence sequence [{lo:+.3f}, {hi:+.3f}] on {used} "
                         f"conversations, {where} ({'recorded samples' if rounds_of is not None else f'rounds of {round_size}'}); "
                         f"|difference| must stay within {margin:g}"),
                         ci, min_n=spec.min_units)

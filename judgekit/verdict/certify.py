@@ -13,6 +13,10 @@ Drift(t), Drift(t | tier), …) is certified on its own:
 * ``inconclusive`` ("not established"): otherwise, with what would establish it (the largest
   label budget of its open checks, or why no number of labels can).
 
+Each figure also has its state per model (``models``: the same rule on that model's checks), as
+a study publishes Drift(t) per model and a judge can move one model's figure and not another's:
+``drift: UNTRUSTED … — by model: UNTRUSTED for m-eroding, m-steady; not established for m-stiff``.
+
 So a figure whose checks pass is trusted even while another figure is still open, and the
 judge's overall ``state`` (every check, :func:`judgekit.verdict.checks.combine_states`) stays as
 before. :func:`certify` is pure and is recomputed from the checks whenever a verdict is used
@@ -53,7 +57,7 @@ def _need(checks: list[dict[str, Any]]) -> str:
 
 
 def certify(judge: dict[str, Any], policy: Any) -> dict[str, dict[str, Any]]:
-    """figure → ``{"state", "sentence"}`` for one judge entry of a verdict (module doc); empty
+    """figure → ``{"state", "sentence", "models"}`` for one judge entry of a verdict (module doc); empty
     when the policy has no ``analysis_fidelity``."""
     spec = policy.checks.analysis_fidelity
     if spec is None:
@@ -77,7 +81,53 @@ def certify(judge: dict[str, Any], policy: Any) -> dict[str, dict[str, Any]]:
             sentence = (f"{fig}: not established ({_need(open_)})" if own
                         else f"{fig}: not established (no labelled unit defines it)")
         out[fig] = {"state": state, "sentence": sentence}
+        models = _by_model(own, base_state)
+        if models:
+            out[fig]["models"] = models
     return out
+
+
+def _by_model(own: list[dict[str, Any]], base_state: str) -> dict[str, str]:
+    """model → the figure's state for that model alone (its checks named ``model=…``, and every
+    primary check): a study publishes Drift(t) per model, and a judge may move one model's figure
+    and not another's."""
+    groups: dict[str, list[str]] = {}
+    for ch in own:
+        m = _MODEL.search(str(ch["name"]))
+        if m:
+            groups.setdefault(m.group(1), []).append(ch["state"])
+    return {m: combine_states([base_state, *states]) for m, states in sorted(groups.items())}
+
+
+_MODEL = re.compile(r"\(model=([^,)]*)")
+
+
+def same_figures(stored: Any, certs: dict[str, dict[str, Any]]) -> bool:
+    """Whether a verdict's stored ``figures`` entry is what its checks give (``certs``); an entry
+    written before the per-model states (no ``models`` key) is compared without them."""
+    if not isinstance(stored, dict) or set(stored) != set(certs):
+        return False
+    for fig, c in certs.items():
+        s = stored[fig]
+        if not isinstance(s, dict) or ("models" not in s and {k: v for k, v in c.items() if k != "models"} != s):
+            return False
+        if "models" in s and s != c:
+            return False
+    return True
+
+
+def by_model_phrase(cert: dict[str, Any]) -> str:
+    """``UNTRUSTED for m-eroding, m-steady; certified for m-stiff``: a figure's states per model,
+    when they differ (empty when they do not)."""
+    models = cert.get("models") or {}
+    if len(set(models.values())) < 2:
+        return ""
+    parts = []
+    for state in ("fail", "inconclusive", "pass"):
+        which = [m for m, s in models.items() if s == state]
+        if which:
+            parts.append(f"{WORD[state]} for {', '.join(which)}")
+    return "; ".join(parts)
 
 
 def figure_lines(verdict: dict[str, Any], policy: Any) -> list[str]:
@@ -91,5 +141,8 @@ def figure_lines(verdict: dict[str, Any], policy: Any) -> list[str]:
         head = (f"Figures of {j['judge']}: TRUSTED for {', '.join(ok)}" if ok
                 else f"Figures of {j['judge']}: none certified")
         lines.append(head + ".")
-        lines += [f"             {c['sentence']}" for c in certs.values() if c["state"] != "pass"]
+        for c in certs.values():
+            if c["state"] != "pass":
+                per = by_model_phrase(c)
+                lines.append(f"             {c['sentence']}" + (f" — by model: {per}" if per else ""))
     return lines

@@ -7,6 +7,7 @@ Example (in a policy's ``checks``)::
       figures: [C, RCE, drift, drift_tier]
       max_abs_diff: 0.05             # |figure(judge) − figure(reference)| must stay within this
       margins: {drift_tier: 0.1}     # optional: a figure's own margin (default max_abs_diff)
+      alpha: 0.05                    # chance of certifying a figure off by more than its margin
       min_units: 10                  # fewer labelled conversations (prompts) behind a figure: inconclusive
       harm_column: severity          # calibration: H from this item column (default: human harm ratings)
 
@@ -53,16 +54,27 @@ def check_figures(analysis: str, figures: Sequence[str]) -> list[str]:
 
 class AnalysisFidelity(ConfigModel):
     """``checks.analysis_fidelity``: the analysis's figures from the judge's labels and from the
-    reference's, on the items the reference rated, may differ by at most ``max_abs_diff`` (the
-    whole 95% paired bootstrap interval of |difference|); a figure with fewer than ``min_units``
-    labelled conversations (prompts) behind it is inconclusive. The other keys say how the
-    analysis reads the items, as the options of ``judgekit analyze`` of the same name do."""
+    reference's, on the items the reference rated, may differ by at most ``max_abs_diff``; a
+    figure with fewer than ``min_units`` labelled conversations (prompts) behind it is
+    inconclusive. The other keys say how the analysis reads the items, as the options of
+    ``judgekit analyze`` of the same name do.
+
+    The check is an equivalence test, two one-sided tests (TOST; Schuirmann 1987, *J.
+    Pharmacokinet. Biopharm.* 15:657; Wellek, *Testing Statistical Hypotheses of Equivalence*,
+    2010, ch. 2): the figure is certified when the whole (1 − 2α) paired bootstrap interval of
+    the difference d lies within ±margin — each one-sided test "d ≤ −margin" and "d ≥ margin"
+    rejected at level α — so a figure whose true |d| exceeds its margin is certified with
+    probability at most ``alpha`` (≈, the bootstrap interval's coverage). ``alpha: 0.05`` reads the
+    90% interval, as bioequivalence does; ``alpha: 0.025`` the 95% interval (stricter, and about
+    1.3× the labels for the same power)."""
 
     analysis: Literal["calibration", "distribution", "criteria"]
     figures: list[str] = Field(default_factory=list)
     max_abs_diff: float = Field(ge=0)
     #: a figure's own margin (figure → max |difference|); the others use ``max_abs_diff``
     margins: dict[str, float] = Field(default_factory=dict)
+    #: the chance of certifying a figure off by more than its margin (each one-sided test's level)
+    alpha: float = Field(default=0.05, gt=0, le=0.25)
     min_units: int = Field(default=10, ge=1)
     harm_column: str | None = None
     harm_rubric: str = "harm_severity"
@@ -100,6 +112,11 @@ class AnalysisFidelity(ConfigModel):
     def margin(self, figure: str) -> float:
         """The margin of ``figure``: its own (``margins``) or ``max_abs_diff``."""
         return float(self.margins.get(figure, self.max_abs_diff))
+
+    @property
+    def level(self) -> float:
+        """The confidence level of the interval the check reads: 1 − 2·``alpha`` (TOST)."""
+        return 1.0 - 2.0 * self.alpha
 
     @property
     def chosen(self) -> list[str]:

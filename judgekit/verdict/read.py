@@ -56,7 +56,7 @@ from judgekit.errors import JudgekitError, UntrustedJudgeError
 from judgekit.store.judge_identity import (
     judge_identity as judge_identity,  # re-exported: its old home
 )
-from judgekit.verdict.certify import certify
+from judgekit.verdict.certify import certify, same_figures
 from judgekit.verdict.checks import (
     ONCE,
     PROBES,
@@ -275,7 +275,7 @@ def _consistent(v: dict[str, Any], where: str) -> None:
         if (j["budget"] is None) is (jstate == "inconclusive"):
             raise _fail(where, f"judges[{k}] ({j['judge']}) is {jstate!r} but "
                                + ("has a label budget" if j["budget"] is not None else "has no label budget"))
-        if j.get("figures") is not None and j["figures"] != certify(j, policy):  # (issue 22: certified figures)
+        if j.get("figures") is not None and not same_figures(j["figures"], certify(j, policy)):  # (issue 22)
             raise _fail(where, f"judges[{k}] ({j['judge']}) records figures its checks do not certify")
     vstate = combine_states([j["state"] for j in v["judges"]])
     if v["passed"] is not (vstate == "pass"):

@@ -42,10 +42,12 @@ class CheckV3(_Strict):
 
 class FigureCert(_Strict):
     """Whether a verdict certifies a figure for a judge (:mod:`judgekit.verdict.certify`): its
-    state and one sentence (what would establish it when it is not)."""
+    state and one sentence (what would establish it when it is not), and its state per model
+    (absent in verdicts written before it)."""
 
     state: State
     sentence: str = Field(min_length=1)
+    models: dict[str, State] | None = None
 
 
 class JudgeV3(_Strict):

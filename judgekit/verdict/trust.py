@@ -141,12 +141,12 @@ def figure_certificates(
 def _certificates(v: Verdict, entry: dict[str, Any], judge: str, how: str) -> dict[str, dict[str, Any]]:
     """The judge's certificates recomputed from its checks; a stored ``figures`` entry that differs
     is refused (edited)."""
-    from judgekit.verdict.certify import certify
+    from judgekit.verdict.certify import certify, same_figures
     from judgekit.verdict.policy import Policy
 
     certs = certify(entry, Policy(**v["policy"]))
     stored = entry.get("figures")
-    if stored is not None and stored != certs:
+    if stored is not None and not same_figures(stored, certs):
         raise UntrustedJudgeError(
             f"{f'Verdict {v.source}' if v.source else 'The verdict'} records figures for judge {judge!r} that its "
             f"checks do not give (edited?); {how}.")
