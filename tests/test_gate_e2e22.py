@@ -1,18 +1,31 @@
-"""Issue 22 acceptance end to end: a pilot, `judgekit plan` for the judge to certify, `judgekit
-sample --from-plan` drawing whole conversations, the reference's labels of those conversations
-imported, and the gate: with at most 150 human-labelled conversations the fair judge is TRUSTED
-for C (RCE_t and Drift(t) certified or not established — one draw of an ~80%-powered plan) and the
-judge leaning toward compliance UNTRUSTED for Drift(t)."""
+"""Issue 22 acceptance end to end, on the study the issue describes (480 conversations of six turns:
+three models, five harm tiers and benign look-alikes; the synthetic study generator has one sample
+per turn, so 2,880 items where the issue's study had two samples): a pilot of 60 random
+conversations, `judgekit plan` for both judges, `judgekit sample --from-plan` drawing whole
+conversations stratified by model and tier, the reference's labels of those conversations
+imported, and the gate. With at most 150 human-labelled conversations:
+
+* the fair judge is TRUSTED for C, RCE_t and Drift(t), with Drift(t | tier) (secondary) reported
+  "not established" without blocking them;
+* the judge leaning toward compliance is UNTRUSTED for Drift(t) or Drift(t | tier) of every model
+  whose figure it moves by more than the margin (measured here on a large, fully labelled study).
+
+One draw of a plan powered at 80%: `scripts/simulate_certify.py --conversations 150` measured the
+fair judge certified for the three figures together in 95% of 200 fresh studies (docs/gate.md)."""
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 from click.testing import CliRunner
 
 from judgekit.cli import main
+
+MARGIN = 0.05
 
 
 def _run(*args: str) -> str:
@@ -21,19 +34,45 @@ def _run(*args: str) -> str:
     return res.output
 
 
+def _moved_beyond_the_margin() -> dict[str, set[str]]:
+    """figure → the models whose figure the leaning judge moves by more than the margin, on a large
+    study with every conversation labelled (1,010 conversations per model: the population value up
+    to a sampling error of about 0.01)."""
+    from judgekit.analysis.fidelity import calibration_pairs
+    from judgekit.analysis.frames import harm_from_column
+    from judgekit.rubric.model import load_rubric
+    from judgekit.testing.study import make_study
+
+    rub = load_rubric("restrictiveness")
+    items, ratings = make_study(seed=12345, conversations_per_tier=200, human_share=1.0)
+
+    def values(rater: str) -> pd.DataFrame:
+        r = ratings[ratings["rater_id"] == rater]
+        return pd.DataFrame({"item_id": r["item_id"], "value": r["label"].map(rub.values).astype(float)})
+
+    pairs = calibration_pairs(values("judge-lean"), values("adjudicated"), items, harm_from_column(items, "severity"),
+                              figures=("drift", "drift_tier"), n_boot=0)
+    out: dict[str, set[str]] = {"drift": set(), "drift_tier": set()}
+    for p in pairs:
+        if p.diff is not None and abs(p.diff) > MARGIN:
+            out[p.figure].add(str(p.key["model"]))
+    return out
+
+
 def test_plan_sample_label_gate(tmp_path: Path) -> None:
     from judgekit.testing.study import write_study
 
-    paths = write_study(tmp_path, figures=("C", "RCE_t", "drift", "drift_tier"), n_resamples=200, human_share=1.0)
+    paths = write_study(tmp_path, figures=("C", "RCE_t", "drift", "drift_tier"), n_resamples=200, human_share=1.0,
+                        conversations_per_tier=30)
     ratings, items = pd.read_csv(paths["ratings"]), pd.read_csv(paths["items"])
     conv = items.set_index("item_id")["conversation_id"]
+    assert conv.nunique() == 480
     ref = ratings[ratings["rater_id"] == "adjudicated"]
-    # Drift(t | tier) is reported, not planned for: its tier cells are small
+    # Drift(t | tier) is reported, not planned for: its model × tier cells are small
     paths["policy"].write_text(paths["policy"].read_text() + "secondary: [drift_tier]\n")
     # a pilot: 60 conversations drawn at random, and the judges on every item
     convs = sorted(items["conversation_id"].unique())
-    rng = __import__("numpy").random.default_rng(7)
-    pilot_convs = set(rng.choice(convs, size=60, replace=False))
+    pilot_convs = set(np.random.default_rng(7).choice(convs, size=60, replace=False))
     ratings[ratings["rater_kind"] == "judge"].to_csv(tmp_path / "judges.csv", index=False)
     ref[ref["item_id"].map(conv).isin(pilot_convs)].to_csv(tmp_path / "pilot.csv", index=False)
     db = str(tmp_path / "s.db")
@@ -41,36 +80,47 @@ def test_plan_sample_label_gate(tmp_path: Path) -> None:
          "--store", db)
     _run("import", str(tmp_path / "pilot.csv"), "--rubric", "restrictiveness", "--store", db)
     plan_path = tmp_path / "plan.json"
-    _run("plan", str(paths["policy"]), "--store", db, "--judge", "judge-fair", "--budget", "150",
-         "--out", str(plan_path))
+    _run("plan", str(paths["policy"]), "--store", db, "--budget", "150", "--out", str(plan_path))
     plan = json.loads(plan_path.read_text())
     assert plan["budget"]["unit"] == "conversations"
     n_plan = plan["budget"]["n"]
     assert n_plan <= 150, plan["lines"]
-    # the fidelity figures are planned by simulating the gate's rule from the pilot's conversations
-    rows = {r["check"]: r for r in plan["rows"]}
-    assert all((rows[f"figure {f}"]["note"] or "").startswith("simulated: ") for f in ("C", "RCE_t", "drift"))
+    # the fidelity figures are planned by simulating the gate's rule from the pilot's conversations,
+    # each figure and the primary figures together (the verdict certifies them only when each passes)
+    rows = {(r["judge"], r["check"]): r for r in plan["rows"]}
+    for check in ("figure C", "figure RCE_t", "figure drift", "figures C, RCE_t, drift together"):
+        assert (rows[("judge-fair", check)]["note"] or "").startswith("simulated: "), check
+    assert n_plan >= rows[("judge-fair", "figures C, RCE_t, drift together")]["need"]
+    # `sample` draws the plan's conversations, stratified by model and tier with 6 new conversations
+    # per cell (15 cells: 90 beside the pilot's 60, so 150 in all), which brings the cells of
+    # Drift(t | tier) near the gate's floor of 10 labelled conversations
     design = tmp_path / "design.csv"
-    _run("sample", "--name", "main", "--from-plan", str(plan_path), "--store", db, "--out", str(design))
+    _run("sample", "--name", "main", "--from-plan", str(plan_path), "--by", "model,severity",
+         "--min-per-stratum", "6", "--store", db, "--out", str(design))
     drawn = set(pd.read_csv(design)["item_id"].astype(str))
     labelled = ref[ref["item_id"].isin(drawn) & ~ref["item_id"].map(conv).isin(pilot_convs)]
     labelled.to_csv(tmp_path / "main.csv", index=False)
     _run("import", str(tmp_path / "main.csv"), "--rubric", "restrictiveness", "--store", db)
     n_conv = len(pilot_convs | set(labelled["item_id"].map(conv)))
-    assert n_conv <= 150 and abs(n_conv - n_plan) <= 2, (n_conv, n_plan)
-    _run("gate", str(paths["policy"]), "--store", db, "--out", str(tmp_path / "g"))
+    assert n_plan <= n_conv <= 150, (n_conv, n_plan)
+    out = _run("gate", str(paths["policy"]), "--store", db, "--out", str(tmp_path / "g"))
     v = json.loads((tmp_path / "g" / "verdict.json").read_text())
     by = {j["judge"]: j for j in v["judges"]}
     fair = {f: c["state"] for f, c in by["judge-fair"]["figures"].items()}
-    lean = {f: c["state"] for f, c in by["judge-lean"]["figures"].items()}
-    # C is certified; RCE_t and Drift(t) are certified or "not established", never UNTRUSTED. (In
-    # this draw one cell, m-steady at turn 5, ends 0.054–0.060 above the margin 0.05, so they are not
-    # established at 150: from this 60-conversation pilot the plan asks 185 for Drift(t), capped by
-    # --budget 150; scripts/simulate_certify.py measures 82.5–86.5% over 200 studies at about 132
-    # random conversations; tests/test_gate_certify22.py certifies all three on another study at <= 150.)
-    assert fair["C"] == "pass", fair
-    assert fair["RCE_t"] in ("pass", "inconclusive") and fair["drift"] in ("pass", "inconclusive"), fair
-    for f in ("RCE_t", "drift"):
-        if fair[f] == "inconclusive":
-            assert by["judge-fair"]["figures"][f]["sentence"].startswith(f"{f}: not established (")
-    assert "fail" in (lean["drift"], lean["drift_tier"]), lean
+    lean = by["judge-lean"]["figures"]
+    # the fair judge: TRUSTED for the study's figures; Drift(t | tier) does not block them
+    assert {f: fair[f] for f in ("C", "RCE_t", "drift")} == {"C": "pass", "RCE_t": "pass", "drift": "pass"}, fair
+    assert fair["drift_tier"] in ("pass", "inconclusive"), fair
+    assert "Figures of judge-fair: TRUSTED for C, RCE_t, drift" in out
+    # the leaning judge: UNTRUSTED, per model, wherever it moves Drift(t) or Drift(t | tier) beyond the margin
+    moved = _moved_beyond_the_margin()
+    assert moved["drift"] and moved["drift_tier"], moved  # (it does move them: the study is about that)
+    for model in sorted(moved["drift"] | moved["drift_tier"]):
+        states = {f: lean[f]["models"].get(model) for f in ("drift", "drift_tier") if model in moved[f]}
+        assert "fail" in states.values(), (model, states)
+    # and the per-model states are the checks' own: a model's state fails when one of its checks fails
+    for f in ("drift", "drift_tier"):
+        for model, state in lean[f]["models"].items():
+            own = [c["state"] for c in by["judge-lean"]["checks"]
+                   if re.search(rf"calibration:{f}\(model={re.escape(model)}[,)]", c["name"])]
+            assert (state == "fail") == ("fail" in own), (f, model, state)

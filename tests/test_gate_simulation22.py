@@ -1,10 +1,10 @@
 """Issue 22 acceptance by simulation (vectorised, small): a figure whose difference judge − reference
-is just beyond the margin is certified in at most 5% of 200 studies, by the fixed-n rule (the whole
-95% percentile bootstrap interval within ±margin, as the gate reads a fidelity figure) and by the
-sequential rule stopping at the first decision (`gate --sequential`); a fair judge (difference 0)
-is certified in ≥ 80% of 200 fresh studies at the number of conversations the plan gives by
-simulating that rule (:func:`judgekit.stats.power_sim.n_for_certification`, seeded apart from
-the studies here). The normal-theory n (two one-sided tests) was measured at 76% certified."""
+is beyond the margin is certified in at most 5% of studies, by the fixed-n rule (two one-sided tests
+at α = 0.05, the policy's default: the whole 90% percentile bootstrap interval within ±margin, as
+the gate reads a fidelity figure) and by the sequential rule stopping at the first decision
+(`gate --sequential`, a 1 − 2α confidence sequence); a fair judge (difference 0) is certified in
+≥ 80% of 200 fresh studies at the number of conversations the plan gives by simulating that rule
+(:func:`judgekit.stats.power_sim.n_for_certification`, seeded apart from the studies here)."""
 
 from __future__ import annotations
 
@@ -26,6 +26,8 @@ from judgekit.stats.sequential import sequential_decision
 
 MARGIN = 0.05
 STUDIES = 200
+#: the interval the gate reads at the policy's default alpha 0.05 (two one-sided tests)
+LEVEL = 0.90
 #: per-conversation differences of the fair judge: mostly 0, a one-level slip (±0.25) now and then
 VALUES = np.array([-0.25, 0.0, 0.25])
 PROBS = np.array([0.1, 0.8, 0.1])
@@ -37,11 +39,11 @@ def _draw(rng: np.random.Generator, shift: float, n: int) -> np.ndarray:
 
 
 def _fixed_certified(x: np.ndarray, boot: int, rng: np.random.Generator) -> np.ndarray:
-    """Per study: the 95% percentile bootstrap interval of the mean lies within ±MARGIN."""
+    """Per study: the 90% percentile bootstrap interval of the mean lies within ±MARGIN."""
     n = x.shape[1]
     idx = rng.integers(0, n, size=(boot, n))
     means = x[:, idx].mean(axis=2)  # studies × boot
-    lo, hi = np.quantile(means, [0.025, 0.975], axis=1)
+    lo, hi = np.quantile(means, [0.05, 0.95], axis=1)
     return (lo >= -MARGIN) & (hi <= MARGIN)
 
 
@@ -52,26 +54,36 @@ def test_a_figure_beyond_the_margin_is_rarely_certified_by_the_fixed_rule() -> N
     assert rate <= 0.05, rate
 
 
+def test_at_the_margin_itself_the_error_is_about_alpha() -> None:
+    # the boundary of the equivalence test: a difference of exactly the margin is certified in about
+    # α = 5% of studies (one one-sided test at 5% must reject), not 2.5% (the 95% interval) and not 10%;
+    # 2,000 studies of 150 conversations: Monte-Carlo SE √(0.05 · 0.95 / 2000) = 0.0049
+    rng = np.random.default_rng(3)
+    x = MARGIN + rng.choice(VALUES, size=(2000, 150), p=PROBS)
+    rate = float(np.concatenate([_fixed_certified(x[k:k + 200], 400, rng) for k in range(0, 2000, 200)]).mean())
+    assert 0.03 <= rate <= 0.065, rate
+
+
 def test_a_figure_beyond_the_margin_is_rarely_certified_stopping_at_the_first_decision() -> None:
     rng = np.random.default_rng(2)
     x = _draw(rng, MARGIN + 0.01, 300)
     passed = 0
     for row in x:
         rounds = [row[k:k + 25] for k in range(0, len(row), 25)]
-        passed += sequential_decision(rounds, MARGIN, "within", 0.05, bounds=(-2.0, 2.0)).outcome == "pass"
+        passed += sequential_decision(rounds, MARGIN, "within", 2 * 0.05, bounds=(-2.0, 2.0)).outcome == "pass"
     assert passed / STUDIES <= 0.05, passed
 
 
 def test_a_fair_judge_is_certified_at_the_planned_budget() -> None:
     # the plan simulates the gate's rule on the per-conversation differences (seed 0, 500 studies)
-    plan = n_for_certification(VALUES, MARGIN, probs=PROBS, seed=0)
+    plan = n_for_certification(VALUES, MARGIN, probs=PROBS, seed=0, level=LEVEL)
     assert isinstance(plan, SimPlan)
     # its Monte-Carlo error: SE = √(0.8 · 0.2 / 500) = 0.0179, and it asks for 0.8 + SE
     assert plan.se == pytest.approx(math.sqrt(0.8 * 0.2 / 500)) and plan.target == pytest.approx(0.8179, abs=1e-4)
-    # the normal-theory n (≈ ((1.96 + 1.28) σ / 0.05)² = 52.5, two one-sided tests) was optimistic
-    # here (76% certified at it); the simulated plan is a little larger, not wildly so
-    normal = n_for_power(MARGIN, 0.0, kind="difference", direction="within", sd=SD)
-    assert isinstance(normal, int) and 50 <= normal <= 56
+    # the normal-theory n (≈ ((1.645 + 1.28) σ / 0.05)² = 42.8, two one-sided tests at 5%) is a little
+    # optimistic for this discrete difference; the simulated plan is a little larger, not wildly so
+    normal = n_for_power(MARGIN, 0.0, kind="difference", direction="within", sd=SD, level=LEVEL)
+    assert isinstance(normal, int) and 41 <= normal <= 46
     assert normal <= plan.n <= int(normal * 1.3), (normal, plan)
     # FRESH studies (another seed, the test's own bootstrap): ≥ 80% of 200 certified at the plan's n
     rng = np.random.default_rng(2024)
@@ -80,17 +92,17 @@ def test_a_fair_judge_is_certified_at_the_planned_budget() -> None:
 
 
 def test_the_plan_is_the_smallest_n_the_simulation_certifies() -> None:
-    plan = n_for_certification(VALUES, MARGIN, probs=PROBS, seed=5)
+    plan = n_for_certification(VALUES, MARGIN, probs=PROBS, seed=5, level=LEVEL)
     assert isinstance(plan, SimPlan)
-    at = certification_rate(VALUES, plan.n, MARGIN, probs=PROBS, seed=5)
-    before = certification_rate(VALUES, plan.n - 1, MARGIN, probs=PROBS, seed=5)
+    at = certification_rate(VALUES, plan.n, MARGIN, probs=PROBS, seed=5, level=LEVEL)
+    before = certification_rate(VALUES, plan.n - 1, MARGIN, probs=PROBS, seed=5, level=LEVEL)
     assert at == plan.rate >= plan.target > before
     # and the next sizes too (the rate is not monotone in n for a discrete difference)
-    assert all(certification_rate(VALUES, plan.n + k, MARGIN, probs=PROBS, seed=5) >= plan.target
+    assert all(certification_rate(VALUES, plan.n + k, MARGIN, probs=PROBS, seed=5, level=LEVEL) >= plan.target
                for k in (1, 2, 3))
     # far fewer conversations certify a fair judge far less often; a figure beyond the margin almost never
-    assert certification_rate(VALUES, 15, MARGIN, probs=PROBS, seed=5) < 0.3
-    assert certification_rate(VALUES + MARGIN + 0.01, plan.n, MARGIN, probs=PROBS, seed=5, centre=False) <= 0.05
+    assert certification_rate(VALUES, 15, MARGIN, probs=PROBS, seed=5, level=LEVEL) < min(0.4, plan.rate - 0.4)
+    assert certification_rate(VALUES + MARGIN + 0.01, plan.n, MARGIN, probs=PROBS, seed=5, centre=False, level=LEVEL) <= 0.05
 
 
 def test_the_assumed_slip_distribution_has_the_assumed_sd() -> None:
@@ -124,8 +136,8 @@ def test_a_figure_with_several_instances_is_certified_whole_at_the_planned_budge
     # the worst instance alone (80% each) certifies the whole figure far less often; the plan
     # simulates all five at once, from a pilot of 400 conversations (their five differences each)
     pilot = np.random.default_rng(40).choice(VALUES, size=(400, 5), p=PROBS)
-    single = n_for_certification(VALUES, MARGIN, probs=PROBS, seed=0)
-    plan = n_for_joint_certification([pilot], [1.0], MARGIN, seed=0)
+    single = n_for_certification(VALUES, MARGIN, probs=PROBS, seed=0, level=LEVEL)
+    plan = n_for_joint_certification([pilot], [1.0], MARGIN, seed=0, level=LEVEL)
     assert isinstance(single, SimPlan) and isinstance(plan, SimPlan)
     assert plan.n > single.n * 1.2, (single, plan)
 
