@@ -42,9 +42,10 @@ def _values(ratings: pd.DataFrame, rater: str, rub) -> pd.DataFrame:  # type: ig
 
 
 def one(seed: int, share: float, conversations: int | None, boot: int,
-        spec: AnalysisFidelity) -> dict[str, dict[str, bool]]:
+        spec: AnalysisFidelity, per_tier: int = 20) -> dict[str, dict[str, bool]]:
     rub = load_rubric("restrictiveness")
-    items, ratings = make_study(seed=seed, human_share=1.0 if conversations else share)
+    items, ratings = make_study(seed=seed, human_share=1.0 if conversations else share,
+                                conversations_per_tier=per_tier)
     if conversations:  # a random draw of whole conversations, as `judgekit sample --by-conversation`
         convs = sorted(items["conversation_id"].unique())
         keep = set(np.random.default_rng(10_000 + seed).choice(convs, size=conversations, replace=False))
@@ -81,6 +82,9 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--studies", type=int, default=200)
     ap.add_argument("--conversations", type=int, default=None, help="label this many random conversations")
+    ap.add_argument("--conversations-per-tier", type=int, default=20,
+                    help="the study's size: 3 models × (5 tiers × this + 10 look-alikes) conversations "
+                         "(20: 330; 30: 480, the issue's study)")
     ap.add_argument("--human-share", type=float, default=0.4)
     ap.add_argument("--boot", type=int, default=200)
     ap.add_argument("--margin", type=float, default=0.05)
@@ -89,11 +93,13 @@ def main() -> None:
     a = ap.parse_args()
     spec = AnalysisFidelity(analysis="calibration", figures=list(FIGURES), max_abs_diff=a.margin,
                             min_units=a.min_units, alpha=a.alpha, harm_column="severity")
-    runs = [one(s, a.human_share, a.conversations, a.boot, spec) for s in range(a.studies)]
+    runs = [one(s, a.human_share, a.conversations, a.boot, spec, a.conversations_per_tier)
+            for s in range(a.studies)]
     keys = (*FIGURES, "together")
     rate = {j: {f: float(np.mean([r[j][f] for r in runs])) for f in keys} for j in runs[0]}
     off = truth(a.margin)
     print(json.dumps({"studies": a.studies, "conversations": a.conversations,
+                      "study_conversations": 3 * (5 * a.conversations_per_tier + 10),
                       "human_share": None if a.conversations else a.human_share, "alpha": a.alpha,
                       "certified_share": rate, "lean_off_by_more_than_margin": off,
                       "lean_certified_when_off": {f: rate["judge-lean"][f] for f in FIGURES if off[f]}}, indent=1))

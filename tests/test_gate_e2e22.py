@@ -90,7 +90,11 @@ def test_plan_sample_label_gate(tmp_path: Path) -> None:
     rows = {(r["judge"], r["check"]): r for r in plan["rows"]}
     for check in ("figure C", "figure RCE_t", "figure drift", "figures C, RCE_t, drift together"):
         assert (rows[("judge-fair", check)]["note"] or "").startswith("simulated: "), check
-    assert n_plan >= rows[("judge-fair", "figures C, RCE_t, drift together")]["need"]
+    together = rows[("judge-fair", "figures C, RCE_t, drift together")]["need"]
+    # the budget is the largest need, capped by --budget (then the plan says so); from this pilot
+    # the three figures together need about 106 conversations (other 60-conversation pilots ask
+    # 93–229: scripts/simulate_plan.py, docs/gate.md)
+    assert n_plan >= together or (n_plan == 150 and "your --budget" in plan["lines"][-1]), plan["lines"]
     # `sample` draws the plan's conversations, stratified by model and tier with 6 new conversations
     # per cell (15 cells: 90 beside the pilot's 60, so 150 in all), which brings the cells of
     # Drift(t | tier) near the gate's floor of 10 labelled conversations
