@@ -143,3 +143,34 @@ def test_the_reader_refuses_edited_figures(study: dict) -> None:
     _judge(v, "judge-lean")["figures"]["drift"] = {"state": "pass", "sentence": "drift: certified"}
     with pytest.raises(UntrustedJudgeError, match=r"judges\[1\] \(judge-lean\) records figures its checks do not certify"):
         load_verdict(v)
+
+
+def test_the_report_says_which_figures_each_judge_is_certified_for(study: dict, tmp_path: Path) -> None:
+    """The judge report (HTML, Markdown, JSON) carries the verdict's certificates, recomputed from
+    its checks, with the per-model states where a judge moves one model's figure and not another's."""
+    from click.testing import CliRunner
+
+    from judgekit.cli import main
+
+    res = CliRunner().invoke(main, ["report", "--store", str(study["root"] / "s.db"), "--verdict",
+                                    str(study["root"] / "verdict.json"), "--rubric", "restrictiveness",
+                                    "--out", str(tmp_path)])
+    assert res.exit_code == 0, res.output
+    doc = json.loads((tmp_path / "report.json").read_text())
+    rows = {j["judge"]: j for j in doc["summary"]["judges"]}
+    lean = _judge(study["verdict"], "judge-lean")
+    # the certificate per model is the checks' own: a model fails when one of its drift checks fails
+    per_model: dict[str, list[str]] = {}
+    for ch in lean["checks"]:
+        if ch["name"].startswith("analysis_fidelity[calibration:drift(model="):
+            per_model.setdefault(ch["name"].split("model=")[1].split(",")[0], []).append(ch["state"])
+    want = {m: "fail" if "fail" in s else ("pass" if set(s) == {"pass"} else "inconclusive")
+            for m, s in per_model.items()}
+    assert rows["judge-lean"]["figures"]["drift"]["models"] == want
+    assert rows["judge-fair"]["sentence"].endswith("Figures: certified C, RCE_t, drift; not established drift_tier.") \
+        or "Figures: certified C, RCE_t, drift, drift_tier." in rows["judge-fair"]["sentence"]
+    failing = sorted(m for m, s in want.items() if s == "fail")
+    assert failing and f"UNTRUSTED for {', '.join(failing)}" in rows["judge-lean"]["sentence"]
+    md = (tmp_path / "report.md").read_text(encoding="utf-8")
+    html = (tmp_path / "report.html").read_text(encoding="utf-8")
+    assert "Figures: certified C, RCE_t, drift" in md and "Figures: certified C, RCE_t, drift" in html

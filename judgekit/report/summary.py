@@ -14,6 +14,7 @@ from typing import Any
 
 from judgekit.report.escape import fmt_int, fmt_num, is_num
 from judgekit.report.trust import assumptions, ceiling_label
+from judgekit.verdict.certify import WORD, by_model_phrase
 
 #: how each statistic is named for a reader.
 METRIC_NAMES = {
@@ -164,6 +165,39 @@ def judge_budget_text(budget: Any) -> str:
     return budget_text({"budget": budget})
 
 
+def _certificates(vj: dict[str, Any], verdict: dict[str, Any]) -> dict[str, Any] | None:
+    """The judge's figure certificates, recomputed from its checks and the verdict's policy
+    (:func:`judgekit.verdict.certify.certify`: what the verdict records, with the per-model states
+    even for a verdict written before them); None when the verdict certifies no figures."""
+    if vj.get("figures") is None:
+        return None
+    from judgekit.verdict.certify import certify
+    from judgekit.verdict.policy import Policy
+
+    try:
+        return certify(vj, Policy(**verdict["policy"]))
+    except (KeyError, TypeError, ValueError):  # a verdict the report was given without its policy
+        return dict(vj["figures"])
+
+
+def figures_text(figures: Any) -> str:
+    """The figures a verdict certifies for a judge (issue 22), as one sentence: ``Figures: certified
+    C, RCE_t, drift; not established drift_tier; UNTRUSTED RCE (UNTRUSTED for m-eroding, m-steady;
+    certified for m-stiff).`` Empty without certificates."""
+    if not isinstance(figures, dict) or not figures:
+        return ""
+    parts = []
+    for state in ("pass", "inconclusive", "fail"):
+        names = []
+        for fig, cert in figures.items():
+            if isinstance(cert, dict) and cert.get("state") == state:
+                per = by_model_phrase(cert)
+                names.append(f"{fig} ({per})" if per else str(fig))
+        if names:
+            parts.append(f"{WORD[state]} {', '.join(names)}")
+    return f"Figures: {'; '.join(parts)}." if parts else ""
+
+
 def ci_text(check: dict[str, Any]) -> str:
     """A check's interval ``[0.57, 0.88]``; empty when it has none (the alt-test decides by its
     own test)."""
@@ -293,11 +327,16 @@ def summarise(
                             f"check{'s' if len(checks) != 1 else ''} failed.")
             else:
                 sentence = f"{jid} is NOT trusted to score {rubric}: the verdict marks it as failed."
+        certs = _certificates(vj, verdict) if vj is not None and verdict is not None and not problem else None
+        figs = figures_text(certs)
+        if figs:
+            sentence += f" {figs}"
         rows.append(
             {
                 "judge": jid,
                 "status": status,
                 "sentence": sentence,
+                "figures": certs,
                 "state": None if vj is None else judge_state(vj),
                 "failed_checks": [{**c, "sentence": check_sentence(c)} for c in failed],
                 "inconclusive_checks": [{**c, "sentence": check_sentence(c), "budget_sentence": budget_text(c)}
