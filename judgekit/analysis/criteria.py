@@ -45,6 +45,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from judgekit.analysis.criteria_certified import apply_criteria
 from judgekit.analysis.criteria_spec import (
     CriteriaFile as CriteriaFile,
 )
@@ -52,12 +53,12 @@ from judgekit.analysis.criteria_spec import (
     Criterion as Criterion,
 )
 from judgekit.analysis.criteria_spec import (
-    criterion_mask as criterion_mask,
-)
-from judgekit.analysis.criteria_spec import (
     criterion_digest,
     criterion_rubric,
     matches,
+)
+from judgekit.analysis.criteria_spec import (
+    criterion_mask as criterion_mask,
 )
 from judgekit.analysis.criteria_spec import (
     load_criteria as load_criteria,
@@ -65,7 +66,6 @@ from judgekit.analysis.criteria_spec import (
 from judgekit.analysis.criteria_spec import (
     parse_criteria as parse_criteria,
 )
-from judgekit.analysis.criteria_certified import apply_criteria
 from judgekit.analysis.frames import label_shares
 from judgekit.analysis.result import AnalysisResult, Table
 from judgekit.analysis.trust import TrustReport, check_trust
@@ -214,11 +214,11 @@ def evaluate_criteria(
             )
         one = check_trust(r, rubric, verdicts, judge_hashes=judge_hashes, untrusted=untrusted, store=store,
                           criteria={c.name: criterion_digest(c, source)})
-        key = f"{who} under {rubric.id}"
-        if one.figures.get(key) and key in one.trusted:
-            certified[c.name] = (key, next(iter(one.figures[key].values())))
+        judge_key = f"{who} under {rubric.id}"
+        if one.figures.get(judge_key) and judge_key in one.trusted:
+            certified[c.name] = (judge_key, next(iter(one.figures[judge_key].values())))
         trust = trust.merge(one)
-        codes = [rubric.normalise(lab) or lab for lab in c.labels]
+        codes = list(dict.fromkeys(rubric.normalise(lab) or lab for lab in c.labels))  # (each once)
         shares = label_shares(r, rubric.codes)
         shares["_hit"] = shares[codes].sum(axis=1)
         cmp_col = [c.compare.column] if c.compare else []

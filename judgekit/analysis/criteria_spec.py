@@ -75,7 +75,8 @@ class Criterion(ConfigModel):
 
     @property
     def labels(self) -> list[str]:
-        return [self.label] if isinstance(self.label, str) else list(self.label)
+        """The labels counted, each once (a label named twice is not counted twice)."""
+        return [self.label] if isinstance(self.label, str) else list(dict.fromkeys(self.label))
 
 
 class CriteriaFile(ConfigModel):
@@ -183,7 +184,7 @@ def _canonical(value: Scalar | list[Scalar]) -> Any:
 
         vals = {json.dumps(_canonical(v), sort_keys=True): _canonical(v) for v in value}
         return [vals[k] for k in sorted(vals)]
-    if isinstance(value, bool) or isinstance(value, str):
+    if isinstance(value, bool | str):
         return value
     return float(value)
 

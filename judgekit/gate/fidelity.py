@@ -221,7 +221,7 @@ def _criteria_results(store: Any, policy: Any, policy_path: str | Path, rubric: 
         js = label_shares(store.ratings(rubric=rubric, rater_ids=[judge]), rubric.codes).set_index("item_id")
         rates = []
         for c in mine:
-            codes = [rubric.normalise(lab) or lab for lab in c.labels]
+            codes = list(dict.fromkeys(rubric.normalise(lab) or lab for lab in c.labels))
             ids = set(items.loc[_guard(where, lambda c=c: criterion_mask(c, items, source=str(path))),
                                 "item_id"].astype(str))
             jh = js.loc[js.index.isin(ids), codes].sum(axis=1)
