@@ -239,6 +239,10 @@ def test_the_verdict_digests_are_checked_against_its_policy(study: dict, tmp_pat
     del short["criteria_digests"][T6]
     with pytest.raises(JudgekitError, match=f"criterion '{T6}' is in one only"):
         load_verdict(short)
+    path = tmp_path / "short.json"
+    path.write_text(json.dumps(short))
+    line = one_sentence_error(*_run(study, _file(study, "t1.yaml", LINE[T1]), verdict=path))
+    assert "criteria_digests" in line and str(path) in line
     bad = json.loads(json.dumps(study["verdict"]))
     bad["criteria_digests"][T1] = "not a digest"
     with pytest.raises(JudgekitError, match="criteria_digests"):

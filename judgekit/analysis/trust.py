@@ -14,7 +14,8 @@ figures its verdict certifies* (:func:`judgekit.verdict.trust.figure_certificate
 records, per judge, each figure's certificate (``TrustReport.figures``), and
 :mod:`judgekit.analysis.trust_figures` leaves the others out of the result (or stamps them UNTRUSTED
 with ``untrusted``). A judge whose verdict certifies none of them (e.g. it fails a primary agreement
-check) is refused as before.
+check) is refused as before. ``criteria=`` does the same per criterion of ``judgekit analyze
+criteria`` (:mod:`judgekit.analysis.criteria_certified`).
 """
 
 from __future__ import annotations

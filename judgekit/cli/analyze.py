@@ -422,7 +422,8 @@ def analyze_group() -> None:
 
     A judge's ratings need a passing verdict for each rubric used (`judgekit gate POLICY.yaml`
     writes one; pass it with --verdict); a verdict that certifies some figures only (its policy's
-    analysis_fidelity) lets calibration and distribution keep those and leave the others out.
+    analysis_fidelity) lets calibration and distribution keep those and leave the others out, and
+    criteria keep the pooled rate of each criterion it certifies.
     --untrusted runs anyway and stamps every figure UNTRUSTED. Human and reference raters need
     no verdict. --json writes the result as JSON (to stdout alone, or into a file).
 

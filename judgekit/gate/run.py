@@ -345,7 +345,8 @@ def run_gate(store: Any, policy_path: str | Path, *, full_report: bool = False,
 
     The verdict (schema :data:`judgekit.verdict.read.SCHEMA_VERSION`) records the policy and its
     hash, the rubric and its hash, the hashes of the items that carry human or reference ratings
-    and of those ratings, and per judge its identity and checks (:func:`evaluate`).
+    and of those ratings, and per judge its identity and checks (:func:`evaluate`); with an
+    ``analysis: criteria`` fidelity check, the digest of each gated criterion (``criteria_digests``).
 
     Returns the verdict and the figures it was decided on: the agreement report with only the
     figures the policy's checks read (:func:`judgekit.gate.figures.decide_figures`), or with

@@ -22,6 +22,10 @@ judge's overall ``state`` (every check, :func:`judgekit.verdict.checks.combine_s
 before. :func:`certify` is pure and is recomputed from the checks whenever a verdict is used
 (:func:`judgekit.verdict.trust.require_trusted` with ``figure=``): a ``figures`` entry edited in the
 file is refused, never believed.
+
+With ``analysis: criteria`` :func:`certify_criteria` also certifies each criterion on its own (its
+check and every primary check), and only for the definition the gate read (the verdict's
+``criteria_digests``), for ``judgekit analyze criteria``.
 """
 
 from __future__ import annotations
