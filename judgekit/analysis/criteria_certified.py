@@ -78,7 +78,7 @@ def apply_criteria(result: AnalysisResult, certified: Mapping[str, tuple[str, di
         if t.key == "criteria":
             out = t.frame["criterion"].isin(list(whole))
             per = mine & ~out & t.frame["per"].astype(str).ne("")
-            for name in t.frame.loc[mine & ~out & per, "criterion"]:
+            for name in t.frame.loc[per, "criterion"]:
                 states[f"per_seed(criterion={name})"] = {
                     "state": "unchecked", "sentence": f"criterion {name!r}: its per-seed values: {_NOT_COVERED}",
                     "shown": untrusted}
