@@ -45,6 +45,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from judgekit.analysis.criteria_certified import apply_criteria
 from judgekit.analysis.criteria_spec import (
     CriteriaFile as CriteriaFile,
 )
@@ -52,11 +53,12 @@ from judgekit.analysis.criteria_spec import (
     Criterion as Criterion,
 )
 from judgekit.analysis.criteria_spec import (
-    criterion_mask as criterion_mask,
-)
-from judgekit.analysis.criteria_spec import (
+    criterion_digest,
     criterion_rubric,
     matches,
+)
+from judgekit.analysis.criteria_spec import (
+    criterion_mask as criterion_mask,
 )
 from judgekit.analysis.criteria_spec import (
     load_criteria as load_criteria,
@@ -168,7 +170,11 @@ def evaluate_criteria(
     ``ratings``: long ratings (any rubrics and raters; each criterion picks its rubric and rater:
     the criterion's ``rater``, else the file's, else ``rater``). ``items``: ``item_id`` +
     metadata. Judge raters need a passing verdict per rubric (``verdicts``; matching ``store``, the
-    store the ratings came from, when given), unless ``untrusted``. Tables: ``criteria`` (one
+    store the ratings came from, when given), unless ``untrusted``; a judge whose verdict did not
+    pass every check is trusted for a criterion whose rate its verdict certifies (its check, every
+    primary check, the same definition as the gate read: ``criteria_digests``), and the figures
+    of that criterion no certificate covers are left out
+    (:mod:`judgekit.analysis.criteria_certified`). Tables: ``criteria`` (one
     row per criterion), ``per_seed``, and for each ``by`` column ``by_<column>`` (the criterion's
     figure per value, descriptive).
     """
@@ -188,6 +194,7 @@ def evaluate_criteria(
     seed_rows: list[dict[str, Any]] = []
     by_rows: dict[str, list[dict[str, Any]]] = {col: [] for col in by}
     trust = TrustReport()
+    certified: dict[str, tuple[str, dict[str, Any]]] = {}  # criteria trusted on their certificate alone
     for c in spec.criteria:
         rubric = criterion_rubric(c, source)
         who = c.rater or spec.rater or rater
@@ -205,9 +212,13 @@ def evaluate_criteria(
                 f"{source}: criterion {c.name!r}: rater {who!r} has no ratings under {rubric.ref}; "
                 "import or judge them first, or fix the rater/rubric."
             )
-        trust = trust.merge(check_trust(r, rubric, verdicts, judge_hashes=judge_hashes,
-                                        untrusted=untrusted, store=store))
-        codes = [rubric.normalise(lab) or lab for lab in c.labels]
+        one = check_trust(r, rubric, verdicts, judge_hashes=judge_hashes, untrusted=untrusted, store=store,
+                          criteria={c.name: criterion_digest(c, source)})
+        judge_key = f"{who} under {rubric.id}"
+        if one.figures.get(judge_key) and judge_key in one.trusted:
+            certified[c.name] = (judge_key, next(iter(one.figures[judge_key].values())))
+        trust = trust.merge(one)
+        codes = list(dict.fromkeys(rubric.normalise(lab) or lab for lab in c.labels))  # (each once)
         shares = label_shares(r, rubric.codes)
         shares["_hit"] = shares[codes].sum(axis=1)
         cmp_col = [c.compare.column] if c.compare else []
@@ -324,6 +335,9 @@ def evaluate_criteria(
         tables=tables,
         notes=[] if all_passed else [f"{n_fail} of {len(judged)} criteria FAIL."],
     )
+    left_out = apply_criteria(result, certified, {c.name: c for c in spec.criteria}, untrusted=untrusted)
     if not trust.ok:
         result.stamp_untrusted(trust.reason())
+    if left_out:
+        result.meta["passed"] = all_passed = False
     return result, all_passed

@@ -71,7 +71,7 @@ def corrected_criteria(
         if who is None:
             raise JudgekitError(f"{source}: criterion {c.name!r} names no rater; add 'rater:' "
                                 "to the file or pass --judge RATER.")
-        codes = [rubric.normalise(lab) or lab for lab in c.labels]
+        codes = list(dict.fromkeys(rubric.normalise(lab) or lab for lab in c.labels))
 
         rc = tuple(rubric.codes)
         f_hit = shares(ratings, rubric.id, who, rc)[codes].sum(axis=1)

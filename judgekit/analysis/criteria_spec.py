@@ -75,7 +75,8 @@ class Criterion(ConfigModel):
 
     @property
     def labels(self) -> list[str]:
-        return [self.label] if isinstance(self.label, str) else list(self.label)
+        """The labels counted, each once (a label named twice is not counted twice)."""
+        return [self.label] if isinstance(self.label, str) else list(dict.fromkeys(self.label))
 
 
 class CriteriaFile(ConfigModel):
@@ -172,3 +173,44 @@ def criterion_mask(c: Criterion, items: pd.DataFrame, *, source: str = "criteria
             )
         mask &= matches(items[col], value)
     return mask
+
+
+def _canonical(value: Scalar | list[Scalar]) -> Any:
+    """A ``where``/``compare`` value as :func:`matches` reads it: a boolean stays a boolean, a
+    number is a float (``1`` and ``1.0`` match the same items), a string stays a string (``"1"``
+    is compared as text); a list ("any of") is sorted and without repeats."""
+    if isinstance(value, list):
+        import json
+
+        vals = {json.dumps(_canonical(v), sort_keys=True): _canonical(v) for v in value}
+        return [vals[k] for k in sorted(vals)]
+    if isinstance(value, bool | str):
+        return value
+    return float(value)
+
+
+def criterion_definition(c: Criterion, source: str = "criteria") -> dict[str, Any]:
+    """What defines a criterion's pooled rate, the figure a gate certifies: the rubric (id and
+    content hash), the labels counted (their codes, sorted) and which items count (``where``;
+    ``compare``, the two conditions of a difference). Left out, as they do not change which items
+    or labels count: the name (the key it is recorded under), ``op``, ``threshold``, ``require``
+    and ``min_n`` (how the figure is judged, not what it is), ``per`` (the per-seed rows, which no
+    certificate covers) and ``rater`` (whose labels are used: the verdict is checked per judge)."""
+    rubric = criterion_rubric(c, source)
+    return {
+        "rubric": rubric.id,
+        "rubric_hash": rubric.hash,
+        "labels": sorted({rubric.normalise(lab) or lab for lab in c.labels}),
+        "where": {col: _canonical(v) for col, v in sorted(c.where.items())},
+        "compare": None if c.compare is None else {
+            "column": c.compare.column, "a": _canonical(c.compare.a), "b": _canonical(c.compare.b)},
+    }
+
+
+def criterion_digest(c: Criterion, source: str = "criteria") -> str:
+    """The digest of :func:`criterion_definition` (canonical JSON, keys sorted): what a verdict
+    records per gated criterion (``criteria_digests``) and ``judgekit analyze criteria`` compares
+    before it trusts a judge for that criterion alone."""
+    from judgekit.core.hashing import digest
+
+    return digest(criterion_definition(c, source))

@@ -84,7 +84,7 @@ def gated_only(store: Store, ratings: pd.DataFrame, verdicts: Sequence[Any]) -> 
     notes: list[str] = []
     for judge, rid, rhash in judged.drop_duplicates().itertuples(index=False, name=None):
         entry = next((j for v in loaded if (v["rubric"], v["rubric_hash"]) == (rid, rhash)
-                      for j in v["judges"] if j["judge"] == judge and (j["passed"] or any(
+                      for j in v["judges"] if j["judge"] == judge and (j["passed"] or v.get("criteria_digests") or any(
                           f.get("state") == "pass" for f in (j.get("figures") or {}).values()))), None)
         if entry is None:
             continue

@@ -145,11 +145,15 @@ def print_criteria(console: Console, result: AnalysisResult) -> None:
     print_table(console, "Experiment criteria", [
         "criterion", "rater", "n", "value [95% CI]", "threshold", "per seed", "result"], [
         [str(r["criterion"]), str(r["rater"]), fmt(r["n"]), ci(r, "value", "ci_low", "ci_high"),
-         f"{r['op']} {r['threshold']:g}" if r["op"] else "—", str(r["per_values"]) or "—",
+         f"{r['op']} {r['threshold']:g}" if r["op"] else "—",
+         r["per_values"] if isinstance(r["per_values"], str) and r["per_values"] else "—",
          Text.assemble(("PASS", "green") if r["result"] == "PASS" else ("FAIL", "red")
                        if r["result"] == "FAIL" else ("descriptive", "dim"),
                        f" ({clean(r['reason'])})" if r["reason"] else "")]
         for _, r in table.iterrows()], not result.trusted)
+    if result.meta.get("figures"):  # a judge trusted for some criteria only: say which, and what is left out
+        for n in result.notes if result.trusted else result.notes[1:]:
+            console.print(f"  [yellow]note:[/yellow] {safe_text(n)}")
 
 
 def written_summary(written: Sequence[Path], out_dir: Path) -> str:

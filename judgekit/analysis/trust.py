@@ -14,7 +14,8 @@ figures its verdict certifies* (:func:`judgekit.verdict.trust.figure_certificate
 records, per judge, each figure's certificate (``TrustReport.figures``), and
 :mod:`judgekit.analysis.trust_figures` leaves the others out of the result (or stamps them UNTRUSTED
 with ``untrusted``). A judge whose verdict certifies none of them (e.g. it fails a primary agreement
-check) is refused as before.
+check) is refused as before. ``criteria=`` does the same per criterion of ``judgekit analyze
+criteria`` (:mod:`judgekit.analysis.criteria_certified`).
 """
 
 from __future__ import annotations
@@ -57,7 +58,8 @@ class TrustReport:
             trusted={**self.trusted, **other.trusted},
             untrusted={**self.untrusted, **other.untrusted},
             humans=sorted(set(self.humans) | set(other.humans)),
-            figures={**self.figures, **other.figures},
+            figures={k: {**self.figures.get(k, {}), **other.figures.get(k, {})}
+                     for k in {**self.figures, **other.figures}},
         )
 
     def as_dict(self) -> dict[str, Any]:
@@ -87,6 +89,7 @@ def check_trust(
     untrusted: bool = False,
     store: Any = None,
     figures: Sequence[str] | None = None,
+    criteria: Mapping[str, str] | None = None,
 ) -> TrustReport:
     """Check that every judge rater in ``ratings`` has a passing verdict for ``rubric``.
 
@@ -102,7 +105,17 @@ def check_trust(
     ``figures`` (certificate names, e.g. ``("C", "RCE", "drift", "drift_tier")``): a judge without a
     passing verdict whose verdict certifies one of them is trusted for those only
     (``TrustReport.figures``; module doc).
+
+    ``criteria`` (criterion name → the digest of its definition,
+    :func:`judgekit.analysis.criteria_spec.criterion_digest`; ``judgekit analyze criteria``): the
+    figures are those criteria's rates, ``rate(criterion=NAME)``, each certified on its own
+    (:func:`judgekit.verdict.certify.certify_criteria`: its check, every primary check, and the
+    same definition as the gate read).
     """
+    if criteria:
+        from judgekit.verdict.certify import criterion_figure
+
+        figures = [criterion_figure(n) for n in criteria]
     from judgekit.verdict.read import load_verdict
 
     loaded = [load_verdict(v) for v in verdicts]
@@ -119,9 +132,10 @@ def check_trust(
         passed, error, entry = _find_passing(rater, rubric, loaded, jhash, store)
         certs: dict[str, dict[str, Any]] | None = None
         if passed is None and figures:
-            passed, certs, entry = _find_certified(rater, rubric, loaded, jhash, store, figures)
+            passed, certs, entry = _find_certified(rater, rubric, loaded, jhash, store, figures, criteria)
             if passed is None and certs:  # certificates, none of them passing
-                error = _none_certified(rater, rubric, certs)
+                error = (_criterion_refused(rater, rubric, certs) if criteria
+                         else _none_certified(rater, rubric, certs))
         if passed is not None and entry is not None and store is not None:
             error = _foreign(ratings, rater, rubric, entry, store)
             passed = None if error is not None else passed
@@ -141,7 +155,7 @@ def check_trust(
 
 def _find_certified(
     judge: str, rubric: Rubric, verdicts: Sequence[Any], judge_hash: str | None, store: Any,
-    figures: Sequence[str],
+    figures: Sequence[str], criteria: Mapping[str, str] | None = None,
 ) -> tuple[str | None, dict[str, dict[str, Any]] | None, dict[str, Any] | None]:
     """The first verdict certifying one of ``figures`` for ``judge``: its description, the
     certificate of each of ``figures`` (a figure the policy does not check: not certified) and
@@ -153,7 +167,7 @@ def _find_certified(
     for verdict in verdicts:
         try:
             certs = figure_certificates(verdict, judge=judge, rubric=rubric, judge_hash=judge_hash,
-                                        store=store)
+                                        store=store, criteria=dict(criteria) if criteria else None)
         except JudgekitError:
             continue
         out = {f: certs.get(f) or {"state": "unchecked",
@@ -177,6 +191,19 @@ def _none_certified(judge: str, rubric: Rubric, certs: dict[str, dict[str, Any]]
         f"({said}); its ratings cannot be used as trusted: improve the judge or label more and gate it "
         "again, or run the analysis untrusted (every figure is then stamped UNTRUSTED).",
         cli_hint="On the command line: --untrusted.",
+    )
+
+
+def _criterion_refused(judge: str, rubric: Rubric, certs: dict[str, dict[str, Any]]) -> UntrustedJudgeError:
+    """The refusal of a judge, without a passing verdict, for a criterion its verdict does not
+    certify (``check_trust(criteria=...)``): the certificate's sentence names the criterion."""
+    said = "; ".join(c["sentence"] for c in certs.values())
+    return UntrustedJudgeError(
+        f"Judge {judge!r} did not pass every check of its gate for {rubric.id}, and its verdict does not "
+        f"certify this criterion ({said}): run `judgekit gate POLICY.yaml` again with this criteria file "
+        "(labelling more or improving the judge when a check fails or is open) and pass the verdict.json "
+        "it writes, or run the analysis untrusted (its figures are then stamped UNTRUSTED).",
+        cli_hint="On the command line: --verdict verdict.json, or --untrusted.",
     )
 
 

@@ -408,7 +408,9 @@ def criteria_cmd(
     finish(result, out_dir, json_out)
     n_fail = int((table["result"] == "FAIL").sum())
     n_judged = int((table["result"] != "DESCRIPTIVE").sum())
-    click.echo("all criteria pass" if passed else f"{n_fail} of {n_judged} criteria FAIL",
+    out_ = len(result.meta.get("figures") or {}) and n_fail == 0 and not passed  # (certified criteria only)
+    click.echo("all criteria pass" if passed else "not every criterion is known to pass (some were left out: "
+               "no certificate covers them)" if out_ else f"{n_fail} of {n_judged} criteria FAIL",
                err=json_out == "-")
     raise SystemExit(0 if passed else 1)
 
@@ -420,7 +422,8 @@ def analyze_group() -> None:
 
     A judge's ratings need a passing verdict for each rubric used (`judgekit gate POLICY.yaml`
     writes one; pass it with --verdict); a verdict that certifies some figures only (its policy's
-    analysis_fidelity) lets calibration and distribution keep those and leave the others out.
+    analysis_fidelity) lets calibration and distribution keep those and leave the others out, and
+    criteria keep the pooled rate of each criterion it certifies.
     --untrusted runs anyway and stamps every figure UNTRUSTED. Human and reference raters need
     no verdict. --json writes the result as JSON (to stdout alone, or into a file).
 

@@ -42,7 +42,7 @@ if TYPE_CHECKING:
 
     from judgekit.analysis.fidelity import FigurePair
 
-__all__ = ["check_name", "fidelity_checks", "fidelity_lines", "fidelity_results"]
+__all__ = ["check_name", "criteria_digests", "fidelity_checks", "fidelity_lines", "fidelity_results"]
 
 #: the check-name prefix of a fidelity check
 PREFIX = "analysis_fidelity"
@@ -175,15 +175,12 @@ def _same_rubric(c: Any, rubric: Rubric, source: str) -> bool:
     return (theirs.id, theirs.hash) == (rubric.id, rubric.hash)
 
 
-def _criteria_results(store: Any, policy: Any, policy_path: str | Path, rubric: Rubric,
-                      ref: pd.DataFrame, items: pd.DataFrame, where: str,
-                      per_unit: bool = False) -> dict[str, list[FigurePair]]:
-    from judgekit.analysis import fidelity as af
-    from judgekit.analysis.criteria_spec import criterion_mask, load_criteria
-    from judgekit.analysis.frames import label_shares
+def _gated_criteria(policy: Any, policy_path: str | Path, rubric: Rubric, where: str) -> tuple[Path, list[Any]]:
+    """The criteria file of the policy's ``analysis_fidelity`` (relative to the policy file) and
+    its criteria under the gated ``rubric`` (at least one)."""
+    from judgekit.analysis.criteria_spec import load_criteria
 
-    spec: AnalysisFidelity = policy.checks.analysis_fidelity
-    path = Path(spec.criteria or "")
+    path = Path(policy.checks.analysis_fidelity.criteria or "")
     if not path.is_absolute():
         path = Path(policy_path).parent / path
     crit = load_criteria(path)
@@ -191,13 +188,40 @@ def _criteria_results(store: Any, policy: Any, policy_path: str | Path, rubric: 
     if not mine:
         raise JudgekitError(f"{where}: the criteria file {path} has no criterion under {rubric.id}; "
                             "fidelity is measured on the gated rubric's criteria.")
+    return path, mine
+
+
+def criteria_digests(policy: Any, policy_path: str | Path, rubric: Rubric) -> dict[str, str] | None:
+    """criterion name → the digest of its definition
+    (:func:`judgekit.analysis.criteria_spec.criterion_digest`), for each criterion the policy's
+    ``analysis: criteria`` fidelity check gates; None for any other policy. The verdict records
+    them (``criteria_digests``) so that ``judgekit analyze criteria`` trusts a judge for one
+    criterion only while the criteria file still defines it as the gate read it."""
+    from judgekit.analysis.criteria_spec import criterion_digest
+
+    spec = policy.checks.analysis_fidelity
+    if spec is None or spec.analysis != "criteria":
+        return None
+    path, mine = _gated_criteria(policy, policy_path, rubric, f"Policy file {policy_path}: analysis_fidelity")
+    return {c.name: criterion_digest(c, f"Criteria file {path}") for c in mine}
+
+
+def _criteria_results(store: Any, policy: Any, policy_path: str | Path, rubric: Rubric,
+                      ref: pd.DataFrame, items: pd.DataFrame, where: str,
+                      per_unit: bool = False) -> dict[str, list[FigurePair]]:
+    from judgekit.analysis import fidelity as af
+    from judgekit.analysis.criteria_spec import criterion_mask
+    from judgekit.analysis.frames import label_shares
+
+    spec: AnalysisFidelity = policy.checks.analysis_fidelity
+    path, mine = _gated_criteria(policy, policy_path, rubric, where)
     ref_shares = label_shares(ref, rubric.codes).set_index("item_id")
     out: dict[str, list[FigurePair]] = {}
     for judge in policy.judges:
         js = label_shares(store.ratings(rubric=rubric, rater_ids=[judge]), rubric.codes).set_index("item_id")
         rates = []
         for c in mine:
-            codes = [rubric.normalise(lab) or lab for lab in c.labels]
+            codes = list(dict.fromkeys(rubric.normalise(lab) or lab for lab in c.labels))
             ids = set(items.loc[_guard(where, lambda c=c: criterion_mask(c, items, source=str(path))),
                                 "item_id"].astype(str))
             jh = js.loc[js.index.isin(ids), codes].sum(axis=1)

@@ -345,7 +345,8 @@ def run_gate(store: Any, policy_path: str | Path, *, full_report: bool = False,
 
     The verdict (schema :data:`judgekit.verdict.read.SCHEMA_VERSION`) records the policy and its
     hash, the rubric and its hash, the hashes of the items that carry human or reference ratings
-    and of those ratings, and per judge its identity and checks (:func:`evaluate`).
+    and of those ratings, and per judge its identity and checks (:func:`evaluate`); with an
+    ``analysis: criteria`` fidelity check, the digest of each gated criterion (``criteria_digests``).
 
     Returns the verdict and the figures it was decided on: the agreement report with only the
     figures the policy's checks read (:func:`judgekit.gate.figures.decide_figures`), or with
@@ -389,11 +390,12 @@ def run_gate(store: Any, policy_path: str | Path, *, full_report: bool = False,
         )
 
         probes = gate_checks(store, policy, rubric, f"Policy file {policy_path}", codes=plain)
-    fid = None
+    fid = crit = None
     if policy.checks.analysis_fidelity is not None:
-        from judgekit.gate.fidelity import fidelity_results
+        from judgekit.gate.fidelity import criteria_digests, fidelity_results
 
         fid = fidelity_results(store, policy, policy_path, rubric, report)
+        crit = criteria_digests(policy, policy_path, rubric)  # (analysis: criteria, issue 22)
     from judgekit.gate.calls import own_calls
 
     results = evaluate(policy, report, alt, probes=probes, fidelity=fid,
@@ -433,6 +435,7 @@ def run_gate(store: Any, policy_path: str | Path, *, full_report: bool = False,
         **view_info,
         "meta_hashes": meta_hashes(store, rubric),  # issue 20: the labelled items' metadata
         **({"sequential": seq_info} if seq_info is not None else {}),
+        **({"criteria_digests": crit} if crit is not None else {}),
     }
     if record:  # (``judgekit plan`` reads a pilot without recording a verdict)
         record_verdict(store, verdict)

@@ -22,6 +22,10 @@ judge's overall ``state`` (every check, :func:`judgekit.verdict.checks.combine_s
 before. :func:`certify` is pure and is recomputed from the checks whenever a verdict is used
 (:func:`judgekit.verdict.trust.require_trusted` with ``figure=``): a ``figures`` entry edited in the
 file is refused, never believed.
+
+With ``analysis: criteria`` :func:`certify_criteria` also certifies each criterion on its own (its
+check and every primary check), and only for the definition the gate read (the verdict's
+``criteria_digests``), for ``judgekit analyze criteria``.
 """
 
 from __future__ import annotations
@@ -62,10 +66,8 @@ def certify(judge: dict[str, Any], policy: Any) -> dict[str, dict[str, Any]]:
     spec = policy.checks.analysis_fidelity
     if spec is None:
         return {}
-    secondary = set(getattr(policy, "secondary", None) or [])
     checks = judge["checks"]
-    base = [ch for ch in checks if fidelity_figure(ch["name"]) is None
-            and (check_kind(ch["name"]) or ("",))[0] not in secondary]
+    base = _primary(judge, policy)
     base_state = combine_states([ch["state"] for ch in base])
     out: dict[str, dict[str, Any]] = {}
     for fig in spec.chosen:
@@ -84,6 +86,62 @@ def certify(judge: dict[str, Any], policy: Any) -> dict[str, dict[str, Any]]:
         models = _by_model(own, base_state)
         if models:
             out[fig]["models"] = models
+    return out
+
+
+def _primary(judge: dict[str, Any], policy: Any) -> list[dict[str, Any]]:
+    """The judge's primary checks that are not fidelity checks: every figure depends on them."""
+    secondary = set(getattr(policy, "secondary", None) or [])
+    return [ch for ch in judge["checks"] if fidelity_figure(ch["name"]) is None
+            and (check_kind(ch["name"]) or ("",))[0] not in secondary]
+
+
+def criterion_figure(name: str) -> str:
+    """``rate(criterion=NAME)``: the figure of one criterion, as its fidelity check names it."""
+    return f"rate(criterion={name})"
+
+
+def certify_criteria(verdict: dict[str, Any], judge: dict[str, Any], policy: Any,
+                     criteria: dict[str, str]) -> dict[str, dict[str, Any]]:
+    """``rate(criterion=NAME)`` → ``{"state", "sentence"}`` for each of ``criteria`` (name → the
+    digest of its definition in the criteria file being analysed), for one judge entry of
+    ``verdict``; empty when the policy's ``analysis_fidelity`` is not ``analysis: criteria``.
+
+    A criterion's rate is certified (``pass``) when its own fidelity check
+    (``analysis_fidelity[criteria:rate(criterion=NAME)]``) and every primary check that is not a
+    fidelity check pass (the base of :func:`certify`), and the verdict's ``criteria_digests``
+    records the same definition for NAME. Otherwise ``fail`` or ``inconclusive`` (the checks),
+    ``changed`` (defined otherwise than when the gate read it, or a verdict written before the
+    digests), or ``missing`` (the gate did not check it)."""
+    spec = policy.checks.analysis_fidelity
+    if spec is None or spec.analysis != "criteria":
+        return {}
+    base = _primary(judge, policy)
+    recorded = verdict.get("criteria_digests")
+    out: dict[str, dict[str, Any]] = {}
+    for name, digest in criteria.items():
+        fig = criterion_figure(name)
+        own = [ch for ch in judge["checks"] if ch["name"] == f"analysis_fidelity[criteria:{fig}]"]
+        if not own:
+            out[fig] = {"state": "missing", "sentence": (
+                f"criterion {name!r}: not certified (the verdict's gate did not check it: it is not a criterion "
+                f"of the criteria file the gate read, under the gated rubric)")}
+            continue
+        if recorded is None or recorded.get(name) != digest:
+            why = ("the verdict was written before judgekit recorded what defines each criterion"
+                   if recorded is None else "the criteria file defines it otherwise than when the gate read it: "
+                   "its rubric, labels, where or compare changed")
+            out[fig] = {"state": "changed", "sentence": f"criterion {name!r}: not certified ({why})"}
+            continue
+        state = combine_states([ch["state"] for ch in base + own])
+        if state == "pass":
+            sentence = f"criterion {name!r}: rate certified (its check passes, and every primary check)"
+        elif state == "fail":
+            bad = [ch["name"] for ch in own + base if ch["state"] == "fail"]
+            sentence = f"criterion {name!r}: rate UNTRUSTED ({', '.join(bad[:3])}{' and more' if len(bad) > 3 else ''} fail)"
+        else:
+            sentence = f"criterion {name!r}: rate not established ({_need([ch for ch in own + base if ch['state'] == 'inconclusive'])})"
+        out[fig] = {"state": state, "sentence": sentence}
     return out
 
 

@@ -69,7 +69,7 @@ from judgekit.verdict.checks import (
 from judgekit.verdict.policy import Policy
 from judgekit.verdict.schema import Budget as Budget  # re-exported
 from judgekit.verdict.schema import State as State  # re-exported
-from judgekit.verdict.schema import VerdictV3, view_problem
+from judgekit.verdict.schema import VerdictV3, criteria_digest_problem, view_problem
 
 #: The schema version :func:`judgekit.gate.run.run_gate` writes and :func:`validate_verdict` reads.
 #: Version 3 added the third state ``"inconclusive"``, ``state`` per judge and for the verdict,
@@ -196,7 +196,8 @@ def _consistent(v: dict[str, Any], where: str) -> None:
         policy = Policy(**v["policy"])
     except (ValidationError, TypeError):
         raise _fail(where, "the policy it records is not a valid gate policy") from None
-    problem = view_problem(v, policy.view)
+    problem = view_problem(v, policy.view) or criteria_digest_problem(
+        v, policy.checks.analysis_fidelity.analysis if policy.checks.analysis_fidelity else None)
     if problem is not None:
         raise _fail(where, problem)
     c = policy.checks

@@ -3,6 +3,7 @@ strict types (no coercion), no unknown or missing keys, finite numbers."""
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -98,6 +99,40 @@ class VerdictV3(_Strict):
     meta_hashes: dict[str, str] | None = None
     #: only in a verdict of ``judgekit gate --sequential``: its rounds (:mod:`judgekit.gate.sequential`)
     sequential: dict[str, Any] | None = None
+    #: only in a verdict whose policy has ``analysis_fidelity`` with ``analysis: criteria``: criterion
+    #: name → the digest of its definition (:func:`judgekit.analysis.criteria_spec.criterion_digest`;
+    #: an optional key of version 3: a verdict without it certifies no criterion on its own)
+    criteria_digests: dict[str, Annotated[str, Field(pattern=r"^[0-9a-f]{16}$")]] | None = None
+
+
+#: the criterion of a check ``analysis_fidelity[criteria:rate(criterion=NAME)]``
+_CRITERION = re.compile(r"analysis_fidelity\[criteria:rate\(criterion=(.*)\)\]", re.DOTALL)
+
+
+def criterion_of(check_name: str) -> str | None:
+    """The criterion a criteria fidelity check is about (``analysis_fidelity[criteria:rate(criterion=
+    leak rate)]`` → ``"leak rate"``), or None for another check."""
+    m = _CRITERION.fullmatch(check_name)
+    return m.group(1) if m else None
+
+
+def criteria_digest_problem(v: dict[str, Any], analysis: str | None) -> str | None:
+    """Why verdict ``v`` is inconsistent about ``criteria_digests`` (a phrase), or None: it has the
+    key only when its policy's ``analysis_fidelity`` is ``analysis`` ``"criteria"``, with a digest
+    for exactly the criteria its judges' fidelity checks are about. (A verdict of such a policy
+    without the key was written before judgekit recorded them: it stays readable.)"""
+    digests = v.get("criteria_digests")
+    if digests is None:
+        return "it has 'criteria_digests' set to null" if "criteria_digests" in v else None
+    if analysis != "criteria":
+        return "it has 'criteria_digests' but its policy has no analysis_fidelity with analysis: criteria"
+    for j in v["judges"]:
+        checked = {n for n in (criterion_of(ch["name"]) for ch in j["checks"]) if n is not None}
+        if checked != set(digests):
+            odd = sorted(set(digests) ^ checked)[0]
+            return (f"its criteria_digests and the criteria fidelity checks of judge {j['judge']!r} differ "
+                    f"(criterion {odd!r} is in one only)")
+    return None
 
 
 def view_problem(v: dict[str, Any], policy_view: str | None) -> str | None:

@@ -129,13 +129,24 @@ def figure_certificates(
     rubric: Rubric | str,
     judge_hash: str | None = None,
     store: Any = None,
+    criteria: dict[str, str] | None = None,
 ) -> dict[str, dict[str, Any]]:
     """figure → ``{"state", "sentence"}``: the figures ``verdict`` certifies for ``judge``, after
     the checks :func:`require_trusted` makes before the judge's state (rubric, judge, store,
     judge hash), recomputed from the checks (:func:`judgekit.verdict.certify.certify`; an edited
-    ``figures`` entry is refused). Empty when the policy certifies no figure."""
+    ``figures`` entry is refused). Empty when the policy certifies no figure.
+
+    ``criteria`` (criterion name → the digest of its definition in the criteria file analysed):
+    also each criterion's own certificate, ``rate(criterion=NAME)``
+    (:func:`judgekit.verdict.certify.certify_criteria`)."""
+    from judgekit.verdict.certify import certify_criteria
+    from judgekit.verdict.policy import Policy
+
     v, entry, _rub, how = _checked(verdict, judge=judge, rubric=rubric, judge_hash=judge_hash, store=store)
-    return _certificates(v, entry, judge, how)
+    certs = _certificates(v, entry, judge, how)
+    if criteria:
+        certs.update(certify_criteria(v, entry, Policy(**v["policy"]), criteria))
+    return certs
 
 
 def _certificates(v: Verdict, entry: dict[str, Any], judge: str, how: str) -> dict[str, dict[str, Any]]:
