@@ -7,7 +7,7 @@ plan's number of conversations labelled at random, gated by the fidelity rule
 (:func:`scripts.simulate_certify.one`): the share in which the fair judge is certified for the
 primary figures C, RCE_t and Drift(t) together.
 
-    PYTHONPATH=. python scripts/simulate_plan.py --pilots 12 --studies 60
+    PYTHONPATH=. python scripts/simulate_plan.py --pilots 16 --studies 60 [--assured]
 
 Prints per pilot the plan's n and the certified share at it, and their summary: the mean share over
 pilots (the probability that a study labelled at the plan of a random pilot certifies the fair
@@ -38,8 +38,9 @@ from judgekit.verdict.fidelity_policy import AnalysisFidelity  # noqa: E402
 TOGETHER = f"figures {', '.join(FIGURES)} together"
 
 
-def plan_n(seed: int, pilot: int, per_tier: int, folder: Path) -> int | None:
-    """The plan's conversations for the fair judge's primary figures from one pilot."""
+def plan_n(seed: int, pilot: int, per_tier: int, folder: Path, assured: bool = False) -> int | None:
+    """The plan's conversations for the fair judge's primary figures from one pilot (``assured``: at
+    the upper 80% confidence limit of the pilot's spread, ``judgekit plan --assured``)."""
     import pandas as pd
 
     paths = write_study(folder, figures=(*FIGURES, "drift_tier"), n_resamples=200, human_share=1.0,
@@ -55,7 +56,7 @@ def plan_n(seed: int, pilot: int, per_tier: int, folder: Path) -> int | None:
         import_ratings(store, folder / "pilot.csv", rubric, items_path=paths["items"])
         plan = make_plan(store, paths["policy"], judge="judge-fair")
     row = next((r for r in plan["rows"] if r["check"] == TOGETHER), None)
-    return None if row is None else row["need"]
+    return None if row is None else row["need_assured" if assured else "need"]
 
 
 def main() -> None:
@@ -65,6 +66,7 @@ def main() -> None:
     ap.add_argument("--studies", type=int, default=60, help="fresh studies at each plan's n")
     ap.add_argument("--conversations-per-tier", type=int, default=30)
     ap.add_argument("--boot", type=int, default=200)
+    ap.add_argument("--assured", action="store_true", help="the plan of `judgekit plan --assured`")
     a = ap.parse_args()
     spec = AnalysisFidelity(analysis="calibration", figures=list(FIGURES), max_abs_diff=0.05, min_units=10,
                             harm_column="severity")
@@ -72,7 +74,7 @@ def main() -> None:
     rows = []
     for k in range(a.pilots):
         with tempfile.TemporaryDirectory() as tmp:
-            n = plan_n(1000 + k, a.pilot, a.conversations_per_tier, Path(tmp))
+            n = plan_n(1000 + k, a.pilot, a.conversations_per_tier, Path(tmp), a.assured)
         if n is None:
             rows.append({"pilot": k, "plan": None, "certified": None})
             continue
@@ -82,7 +84,8 @@ def main() -> None:
         rows.append({"pilot": k, "plan": n, "labelled": m, "certified": share})
         print(json.dumps(rows[-1]), flush=True)
     done = [r["certified"] for r in rows if r["certified"] is not None]
-    print(json.dumps({"pilots": a.pilots, "pilot_conversations": a.pilot, "study_conversations": total,
+    print(json.dumps({"pilots": a.pilots, "assured": a.assured, "pilot_conversations": a.pilot,
+                      "study_conversations": total,
                       "studies_per_plan": a.studies, "plans": [r["plan"] for r in rows],
                       "mean_certified": float(np.mean(done)) if done else None,
                       "pilots_reaching_80": float(np.mean([s >= 0.8 for s in done])) if done else None}, indent=1))

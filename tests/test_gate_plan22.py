@@ -265,3 +265,37 @@ def test_the_pilots_per_conversation_values_of_every_analysis() -> None:
     ref = pd.Series([1, 0, 0, 0, 1], index=items["item_id"], dtype=float)
     (rate,) = distribution_pairs(judge, ref, items, n_boot=0, figures=["refusal_rate"], per_unit=True)
     assert rate.extra["per_unit"] == pytest.approx([1 / 3, -1 / 2])
+
+
+def test_pilot_upper_raises_the_spread_to_its_upper_confidence_limit() -> None:
+    from judgekit.gate.plan import pilot_upper
+
+    # 19 conversations (df 18): the 20% quantile of χ²(18) is 12.857 (tables), so the 80% upper
+    # limit of the variance is 18/12.857 = 1.400 times the estimate, k = √1.400 = 1.1832
+    rng = np.random.default_rng(0)
+    block = rng.normal(0.1, 0.2, size=(19, 3))
+    up = pilot_upper(block)
+    k = math.sqrt(18 / 12.857)
+    assert up.mean(axis=0) == pytest.approx(block.mean(axis=0))  # the mean is kept
+    assert up.std(axis=0) == pytest.approx(k * block.std(axis=0), rel=1e-4)
+    assert pilot_upper(block[:2]) is not None and np.array_equal(pilot_upper(block[:2]), block[:2])  # too few
+
+
+def test_an_assured_plan_budgets_at_the_upper_limit_of_the_pilot_spread(pilot: dict[str, Path], tmp_path: Path) -> None:
+    policy = tmp_path / "policy.yaml"  # Drift(t | tier) secondary: C and Drift(t) are the study's figures
+    policy.write_text(pilot["policy"].read_text() + "secondary: [drift_tier]\n")
+
+    def plan(*flags: str) -> dict[str, Any]:
+        out = tmp_path / f"plan{len(flags)}.json"
+        res = CliRunner().invoke(main, ["plan", str(policy), "--store", str(pilot["store"]),
+                                        "--judge", "judge-fair", "--out", str(out), *flags])
+        assert res.exit_code == 0, res.output
+        return json.loads(out.read_text())
+
+    plain, assured = plan(), plan("--assured")
+    together = next(r for r in plain["rows"] if r["check"].endswith(" together"))
+    # the row says both: the need at the pilot's spread and at its upper 80% limit (more)
+    assert together["need_assured"] > together["need"]
+    assert "at the upper 80% confidence limit of the pilot's spread" in "\n".join(plain["lines"])
+    assert plain["budget"]["n"] == together["need"] and not plain["budget"]["assured"]
+    assert assured["budget"]["n"] == together["need_assured"] and assured["budget"]["assured"]

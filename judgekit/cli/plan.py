@@ -22,11 +22,14 @@ from judgekit.core.console import echo, safe_text
               help="Without a pilot: the per-conversation SD of the difference judge − reference of a fidelity "
                    "figure (e.g. 0.12).")
 @click.option("--judge", default=None, help="Plan for this judge of the policy only (the one to certify).")
+@click.option("--assured", is_flag=True,
+              help="Budget the study's figures at the upper 80% confidence limit of the pilot's spread (Browne "
+                   "1995): more labels, but a pilot whose spread came out low no longer plans too few.")
 @click.option("--out", "out_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Also write the plan as JSON here (`judgekit sample --from-plan` reads it).")
 @store_option
 def plan_cmd(policy: Path, budget: int | None, assume_kappa: float | None, assume_sd: float | None,
-             judge: str | None, out_path: Path | None, store_path: str) -> None:
+             judge: str | None, assured: bool, out_path: Path | None, store_path: str) -> None:
     """Plan before labelling: per check, the human-labelled units needed to decide it with 80%
     power at the policy's threshold (from a pilot: the judge's ratings and a few human labels in
     the store), the smallest margin a --budget resolves, and the checks no budget can decide.
@@ -41,7 +44,8 @@ def plan_cmd(policy: Path, budget: int | None, assume_kappa: float | None, assum
     from judgekit.store.database import Store
 
     with Store.open_existing(store_path) as store:
-        plan = make_plan(store, policy, budget=budget, assume_kappa=assume_kappa, judge=judge, assume_sd=assume_sd)
+        plan = make_plan(store, policy, budget=budget, assume_kappa=assume_kappa, judge=judge, assume_sd=assume_sd,
+                         assured=assured)
     for line in plan["lines"]:
         echo(safe_text(line))
     if out_path is not None:

@@ -26,6 +26,8 @@ class PlanRow:
     why: str | None = None
     margin_at_budget: float | None = None
     note: str | None = None
+    #: the need at the upper 80% confidence limit of the pilot's spread (``judgekit plan --assured``)
+    need_assured: int | None = None
 
     def line(self) -> str:
         if self.check == "min_items":
@@ -39,16 +41,21 @@ class PlanRow:
         out = f"{head}: {format_units(self.need, self.unit)} for 80% power"
         if self.note:
             out += f" ({self.note})"
+        if self.need_assured is not None:
+            out += (f"; {format_units(self.need_assured, self.unit)} at the upper 80% confidence limit of the "
+                    "pilot's spread (`--assured`: a small pilot's spread comes out low about half the time)")
         if self.margin_at_budget is not None:
             out += f"; the budget resolves a margin of ±{self.margin_at_budget:.3f}"
         return out + "."
 
 
 def summarise(rows: list[PlanRow], *, policy: Any, per: float, study: int, budget: int | None,
-              have: int) -> dict[str, Any]:
+              have: int, assured: bool = False) -> dict[str, Any]:
     """The plan from its rows: a need beyond the ``study`` is undecidable; ``secondary`` figures are
     left out of the budget; the budget is the largest need (in conversations when a row counts
-    them, ``per`` items each), capped at ``budget``; ``have`` units are labelled already."""
+    them, ``per`` items each; with ``assured``, a row's need at the upper confidence limit of the
+    pilot's spread where it has one, at most the study), capped at ``budget``; ``have`` units are
+    labelled already."""
     for r in rows:  # a need beyond the study: undecidable in it, with the reason
         if r.need is not None and r.unit == "conversations" and study and r.need > study:
             r.why = (f"it would need about {r.need:,} conversations for 80% power, more than the study's "
@@ -60,7 +67,12 @@ def summarise(rows: list[PlanRow], *, policy: Any, per: float, study: int, budge
             r.check += " (secondary: not in the budget)"
     human = [r for r in rows if "no human label" not in r.unit and r.need is not None
              and not r.check.endswith("(secondary: not in the budget)")]
-    conv = [r.need for r in human if r.unit == "conversations" and r.need is not None]
+    def want(r: PlanRow) -> int | None:
+        if assured and r.need_assured is not None:
+            return min(r.need_assured, study) if study else r.need_assured
+        return r.need
+
+    conv = [n for r in human if r.unit == "conversations" and (n := want(r)) is not None]
     items = [r.need for r in human if r.unit != "conversations" and r.need is not None]
     if conv:
         unit, n_plan = "conversations", max(conv + [math.ceil(i / per) for i in items])
@@ -76,6 +88,7 @@ def summarise(rows: list[PlanRow], *, policy: Any, per: float, study: int, budge
         have = int(have * per)
     more = max(n_plan - have, 0)
     plan_budget: dict[str, Any] = {"unit": unit, "n": n_plan, "items": n_items, "labelled": have, "more": more,
+                                   "assured": assured,
                                    "more_items": math.ceil(more * (per if unit == "conversations" else 1)),
                                    "rubric": policy.rubric}
     undecidable = [r for r in rows if r.need is None]
@@ -83,7 +96,8 @@ def summarise(rows: list[PlanRow], *, policy: Any, per: float, study: int, budge
     lines.append(f"Plan: label {format_units(n_plan, unit)} (about "
                  f"{format_units(n_items, 'items')}) "
                  + ("— your --budget, below what 80% power on every check needs (see the margins above) — "
-                    if capped else "to decide every decidable check with 80% power — ")
+                    if capped else "to decide every decidable check with 80% power"
+                    + (" at the upper 80% confidence limit of the pilot's spread" if assured else "") + " — ")
                  + f"{format_units(more, unit)} more than the pilot's {have:,}"
                  + (f"; {len(undecidable)} checks no budget decides (listed above)" if undecidable else "")
                  + ". A sequential gate needs about 2.5–3× this.")
