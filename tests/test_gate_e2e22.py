@@ -10,8 +10,9 @@ imported, and the gate. With at most 150 human-labelled conversations:
 * the judge leaning toward compliance is UNTRUSTED for Drift(t) or Drift(t | tier) of every model
   whose figure it moves by more than the margin (measured here on a large, fully labelled study).
 
-One draw of a plan powered at 80%: `scripts/simulate_certify.py --conversations 150` measured the
-fair judge certified for the three figures together in 95% of 200 fresh studies (docs/gate.md)."""
+One draw: `scripts/simulate_certify.py --conversations 150 --conversations-per-tier 30` measured the
+fair judge certified for the three figures together in 98% of 200 fresh studies of this size, and
+the leaning judge for RCE_t or Drift(t) in none (docs/gate.md)."""
 
 from __future__ import annotations
 
@@ -93,7 +94,7 @@ def test_plan_sample_label_gate(tmp_path: Path) -> None:
     together = rows[("judge-fair", "figures C, RCE_t, drift together")]["need"]
     # the budget is the largest need, capped by --budget (then the plan says so); from this pilot
     # the three figures together need about 106 conversations (other 60-conversation pilots ask
-    # 93–229: scripts/simulate_plan.py, docs/gate.md)
+    # 63–196: scripts/simulate_plan.py, docs/gate.md)
     assert n_plan >= together or (n_plan == 150 and "your --budget" in plan["lines"][-1]), plan["lines"]
     # `sample` draws the plan's conversations, stratified by model and tier with 6 new conversations
     # per cell (15 cells: 90 beside the pilot's 60, so 150 in all), which brings the cells of
