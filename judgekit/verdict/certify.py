@@ -72,17 +72,8 @@ def certify(judge: dict[str, Any], policy: Any) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     for fig in spec.chosen:
         own = [ch for ch in checks if fidelity_figure(ch["name"]) == fig]
-        state = combine_states([base_state] + [ch["state"] for ch in own]) if own else "inconclusive"
-        if state == "pass":
-            sentence = f"{fig}: certified ({len(own)} checks pass, and every primary check)"
-        elif state == "fail":
-            bad = [ch["name"] for ch in own + base if ch["state"] == "fail"]
-            sentence = f"{fig}: UNTRUSTED ({', '.join(bad[:3])}{' and more' if len(bad) > 3 else ''} fail)"
-        else:
-            open_ = [ch for ch in own + base if ch["state"] == "inconclusive"]
-            sentence = (f"{fig}: not established ({_need(open_)})" if own
-                        else f"{fig}: not established (no labelled unit defines it)")
-        out[fig] = {"state": state, "sentence": sentence}
+        out[fig] = (_certificate(f"{fig}: ", own, base, f"{len(own)} checks pass, and every primary check") if own
+                    else {"state": "inconclusive", "sentence": f"{fig}: not established (no labelled unit defines it)"})
         models = _by_model(own, base_state)
         if models:
             out[fig]["models"] = models
@@ -133,16 +124,22 @@ def certify_criteria(verdict: dict[str, Any], judge: dict[str, Any], policy: Any
                    "its rubric, labels, where or compare changed")
             out[fig] = {"state": "changed", "sentence": f"criterion {name!r}: not certified ({why})"}
             continue
-        state = combine_states([ch["state"] for ch in base + own])
-        if state == "pass":
-            sentence = f"criterion {name!r}: rate certified (its check passes, and every primary check)"
-        elif state == "fail":
-            bad = [ch["name"] for ch in own + base if ch["state"] == "fail"]
-            sentence = f"criterion {name!r}: rate UNTRUSTED ({', '.join(bad[:3])}{' and more' if len(bad) > 3 else ''} fail)"
-        else:
-            sentence = f"criterion {name!r}: rate not established ({_need([ch for ch in own + base if ch['state'] == 'inconclusive'])})"
-        out[fig] = {"state": state, "sentence": sentence}
+        out[fig] = _certificate(f"criterion {name!r}: rate ", own, base, "its check passes, and every primary check")
     return out
+
+
+def _certificate(head: str, own: list[dict[str, Any]], base: list[dict[str, Any]], passed: str) -> dict[str, Any]:
+    """``{"state", "sentence"}`` of a figure from its own checks and the primary ones: certified when
+    all pass, UNTRUSTED when one fails (naming up to three), else not established (what would
+    establish it)."""
+    state = combine_states([ch["state"] for ch in base + own])
+    if state == "pass":
+        return {"state": state, "sentence": f"{head}certified ({passed})"}
+    if state == "fail":
+        bad = [ch["name"] for ch in own + base if ch["state"] == "fail"]
+        return {"state": state, "sentence": f"{head}UNTRUSTED ({', '.join(bad[:3])}{' and more' if len(bad) > 3 else ''} fail)"}
+    open_ = [ch for ch in own + base if ch["state"] == "inconclusive"]
+    return {"state": state, "sentence": f"{head}not established ({_need(open_)})"}
 
 
 def _by_model(own: list[dict[str, Any]], base_state: str) -> dict[str, str]:
