@@ -174,3 +174,73 @@ def test_the_report_says_which_figures_each_judge_is_certified_for(study: dict, 
     md = (tmp_path / "report.md").read_text(encoding="utf-8")
     html = (tmp_path / "report.html").read_text(encoding="utf-8")
     assert "Figures: certified C, RCE_t, drift" in md and "Figures: certified C, RCE_t, drift" in html
+
+
+def test_per_model_states_keep_a_model_whose_name_has_a_comma() -> None:
+    from judgekit.verdict.certify import certify
+    from judgekit.verdict.policy import Policy
+
+    policy = Policy(rubric="restrictiveness", judges=["j"], reference="r", checks={
+        "min_items": 10, "metric": "weighted_kappa", "min_value": 0.5,
+        "analysis_fidelity": {"analysis": "calibration", "figures": ["C", "drift"], "max_abs_diff": 0.05,
+                              "harm_column": "severity"}})
+    judge = {"checks": [
+        {"name": "min_items", "state": "pass"}, {"name": "min_weighted_kappa", "state": "pass"},
+        {"name": "analysis_fidelity[calibration:C(model=llama, 70b)]", "state": "pass"},
+        {"name": "analysis_fidelity[calibration:C(model=llama, 8b)]", "state": "fail"},
+        {"name": "analysis_fidelity[calibration:drift(model=llama, 70b, turn=2)]", "state": "pass"},
+        {"name": "analysis_fidelity[calibration:drift(model=llama, 8b, turn=2)]", "state": "inconclusive",
+         "budget": None}]}
+    certs = certify(judge, policy)
+    assert certs["C"]["models"] == {"llama, 70b": "pass", "llama, 8b": "fail"}
+    assert certs["drift"]["models"] == {"llama, 70b": "pass", "llama, 8b": "inconclusive"}
+    assert certs["C"]["state"] == "fail" and certs["drift"]["state"] == "inconclusive"
+
+
+def _fidelity_cis(verdict: dict) -> dict[tuple[str, str], list[float]]:
+    return {(j["judge"], c["name"]): c["ci"] for j in verdict["judges"] for c in j["checks"]
+            if c["name"].startswith("analysis_fidelity[") and c["ci"]}
+
+
+def test_alpha_sets_the_interval_the_checks_read_and_the_report_reads_it_back(study: dict, tmp_path: Path) -> None:
+    """The policy's alpha reaches every fidelity interval (1 − 2α: 90% at 0.05, 95% at 0.025), the
+    verdict records it, and the report's fidelity section recomputes each figure at the level its
+    verdict was decided at — 95% for a verdict recorded before alpha existed."""
+    from judgekit.gate.run import run_gate
+    from judgekit.report.fidelity import fidelity_extras, fidelity_grid
+    from judgekit.rubric.model import load_rubric
+    from judgekit.stats.intervals import abs_interval
+    from judgekit.store.database import Store
+
+    v90 = study["verdict"]
+    assert v90["policy"]["checks"]["analysis_fidelity"]["alpha"] == 0.05  # written out though the file omits it
+    strict = tmp_path / "policy.yaml"
+    strict.write_text(Path(study["policy"]).read_text().replace("    min_units: 10\n",
+                                                                "    min_units: 10\n    alpha: 0.025\n"))
+    with Store(study["root"] / "s.db") as store:
+        v95, _ = run_gate(store, strict, record=False)
+    ci90, ci95 = _fidelity_cis(v90), _fidelity_cis(v95)
+    assert ci90.keys() == ci95.keys() and len(ci90) > 20
+    # the same resamples: each 95% interval holds the 90% one, and is wider where the interval has width
+    for name, (lo, hi) in ci90.items():
+        lo95, hi95 = ci95[name]
+        assert lo95 <= lo + 1e-9 and hi <= hi95 + 1e-9, name
+    assert sum((ci95[n][1] - ci95[n][0]) > (hi - lo) + 1e-9 for n, (lo, hi) in ci90.items()) > len(ci90) // 2
+    # the report: a verdict without alpha (written before it) is recomputed at 95%, labelled so
+    old = json.loads(json.dumps(v95))
+    del old["policy"]["checks"]["analysis_fidelity"]["alpha"]
+    rubric = load_rubric("restrictiveness")
+    with Store(study["root"] / "s.db") as store:
+        for verdict, level, cis in ((v90, "90%", ci90), (old, "95%", ci95)):
+            fid = fidelity_extras(store, rubric, verdict)
+            assert fid is not None and "rows" in fid, fid
+            grid = fidelity_grid(fid)
+            assert grid is not None and f"difference [{level} CI]" in grid.header and f"its {level} paired" in grid.note
+            # each row's interval of d gives the check's interval of |d| in the verdict decided at that level
+            compared = 0
+            for r in fid["rows"]:
+                key = (r["judge"], f"analysis_fidelity[{r['analysis']}:{r['name']}]")
+                if r["ci"] and key in cis:
+                    assert list(abs_interval(*r["ci"])) == pytest.approx(cis[key], abs=2e-6), key
+                    compared += 1
+            assert compared > 10

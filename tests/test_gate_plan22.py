@@ -163,6 +163,11 @@ def test_plan_without_a_pilot_from_assumed_quality(tmp_path: Path) -> None:
     assert res.exit_code == 0, res.output
     res = CliRunner().invoke(main, ["plan", str(paths["policy"]), "--store", db])
     assert res.exit_code == 2 and "holds no human label" in res.output and "--assume-kappa" in res.output
+    # an assured plan needs a pilot's spread: without one it is refused, not silently ignored
+    res = CliRunner().invoke(main, ["plan", str(paths["policy"]), "--store", db, "--assume-kappa", "0.9",
+                                    "--assume-sd", "0.11", "--assured"])
+    assert res.exit_code == 2 and "has no human labels under restrictiveness@1 yet" in res.output, res.output
+    assert "Traceback" not in res.output and len(res.output.strip().splitlines()) == 1
     out = tmp_path / "plan.json"
     res = CliRunner().invoke(main, ["plan", str(paths["policy"]), "--store", db, "--judge", "judge-fair",
                                     "--assume-kappa", "0.9", "--assume-sd", "0.11", "--out", str(out)])
@@ -171,8 +176,9 @@ def test_plan_without_a_pilot_from_assumed_quality(tmp_path: Path) -> None:
     # weighted κ has no planning formula without a pilot: undecidable with that reason
     assert rows["min_weighted_kappa"]["need"] is None and "pilot" in rows["min_weighted_kappa"]["why"]
     # |d| <= 0.05 at d = 0, σ = 0.11, two one-sided tests at α = 0.05 (the 90% interval): the normal theory
-    # gives about ((1.645 + 1.2816) · 0.11 / 0.05)² = 41.4 per instance; the plan simulates the gate's rule on differences 0 or ±0.11/√0.2 (a judge that slips
-    # now and then, 20% of conversations) for all 15 instances at once (3 models × Drift at turns 2…6,
+    # gives about ((1.645 + 1.2816) · 0.11 / 0.05)² = 41.4 per instance; the plan simulates the gate's rule
+    # on differences 0 or ±0.11/√0.2 (a judge that slips now and then, 20% of conversations) for all 15
+    # instances at once (3 models × Drift at turns 2…6,
     # independent): the figure is certified only when all 15 checks pass, which needs more
     need = rows["figure drift"]["need"]
     assert 3 * 45 <= need <= 3 * 110, need
@@ -278,7 +284,13 @@ def test_pilot_upper_raises_the_spread_to_its_upper_confidence_limit() -> None:
     k = math.sqrt(18 / 12.857)
     assert up.mean(axis=0) == pytest.approx(block.mean(axis=0))  # the mean is kept
     assert up.std(axis=0) == pytest.approx(k * block.std(axis=0), rel=1e-4)
-    assert pilot_upper(block[:2]) is not None and np.array_equal(pilot_upper(block[:2]), block[:2])  # too few
+    assert np.array_equal(pilot_upper(block[:2]), block[:2])  # two conversations: no limit to take
+    # the spread behind a 90% interval (a fidelity check at α = 0.05): h = 1.6449 · 0.11 / √100
+    from judgekit.gate.plan import _sigma
+
+    h = 1.644854 * 0.11 / 10
+    assert _sigma([-h, h], 100, 0.90) == pytest.approx(0.11, rel=1e-5)
+    assert _sigma([-h, h], 100) == pytest.approx(0.11 * 1.644854 / 1.959964, rel=1e-5)  # read as 95%
 
 
 def test_an_assured_plan_budgets_at_the_upper_limit_of_the_pilot_spread(pilot: dict[str, Path], tmp_path: Path) -> None:

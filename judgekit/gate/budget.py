@@ -60,7 +60,7 @@ def _slice_of(kind: str, inner: str) -> str | None:
 
 def label_budget(check: dict[str, Any], *, point: Any, min_n: int | None, seed: int = 0,
                  unit: str = "human-rated items", available: int | None = None,
-                 undefined: str | None = None) -> dict[str, Any]:
+                 undefined: str | None = None, level: float = 0.95) -> dict[str, Any]:
     """About how many more human-rated items would likely decide an inconclusive ``check``.
 
     Two reasons a check is inconclusive, each with its count: its n is below the floor
@@ -79,7 +79,11 @@ def label_budget(check: dict[str, Any], *, point: Any, min_n: int | None, seed: 
     "undecidable" with that reason (``items`` None), never a budget larger than the study.
     ``undefined`` (why the figure is undefined, e.g. one label only in a slice): undecidable, as
     more units of the same kind leave it undefined. Counts are written with thousands separators.
+    ``level``: the confidence level of the check's interval (a fidelity check's is 1 − 2α), for
+    the spread of the simulated sample.
     """
+    from statistics import NormalDist
+
     import numpy as np
 
     from judgekit.stats.intervals import wilson_interval
@@ -89,6 +93,7 @@ def label_budget(check: dict[str, Any], *, point: Any, min_n: int | None, seed: 
     need = max(0, (min_n or 0) - n)
     ci, thr = check["ci"], check["threshold"]
     what = check["name"]
+    z = 1.96 if level == 0.95 else float(NormalDist().inv_cdf((1.0 + level) / 2.0))
     undecidable = False
     if ci is not None and point is not None and thr is not None and rule in ("ci>=", "ci<="):
         lo, hi = ci
@@ -109,7 +114,7 @@ def label_budget(check: dict[str, Any], *, point: Any, min_n: int | None, seed: 
                         slo, shi = wilson_interval(k, target)
                     else:
                         scale = math.sqrt(n / target)
-                        sim = float(point) + float(rng.normal(0.0, h / 1.96 * scale))
+                        sim = float(point) + float(rng.normal(0.0, h / z * scale))
                         slo, shi = sim - (point - lo) * scale, sim + (hi - point) * scale
                     if _decided(rule, float(slo), float(shi), thr):
                         break

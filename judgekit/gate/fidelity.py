@@ -266,7 +266,7 @@ def _budget(ch: dict[str, Any], p: FigurePair, spec: AnalysisFidelity, seed: int
             f"{ch['name']}: undefined ({p.undefined}); more labels of the same kind are unlikely to define it.")}
     total = p.extra.get("units_total")
     b = label_budget(ch, point=ch["figure"], min_n=spec.min_units, seed=seed, unit=p.unit,
-                     available=None if total is None else max(int(total) - p.n, 0))
+                     available=None if total is None else max(int(total) - p.n, 0), level=p.level)
     if b["items"] is None:
         return {"items": None, "slices": {}, "sentence": b["sentence"]}
     units = int(b["items"])

@@ -5,8 +5,9 @@ can decide (``judgekit plan POLICY.yaml``).
 The plan reads a pilot: a store with the judge's ratings and some human labels (the gate's own
 figures on it, :func:`judgekit.gate.run.run_gate` without recording a verdict). For each check:
 
-* its spread per unit from the pilot: σ = (high − low) / (2 · 1.96) · √n for a check with a 95%
-  interval on n units (bootstrap or Wilson), the estimate the interval's centre; a fidelity figure
+* its spread per unit from the pilot: σ = (high − low) / (2z) · √n for a check with an interval on
+  n units (bootstrap or Wilson; z = 1.96 for a 95% interval, 1.645 for a fidelity check's 90% one
+  at α = 0.05), the estimate the interval's centre; a fidelity figure
   is planned for a judge that does not move it (difference 0; a pilot's per-cell estimate is too
   noisy to plan at) with the spread of its paired bootstrap interval, unless the pilot's interval
   already lies wholly beyond the margin ("likely UNTRUSTED": the units that show it);
@@ -31,6 +32,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from statistics import NormalDist
 from typing import Any
 
 import numpy as np
@@ -46,10 +48,14 @@ NOT_PLANNED = ("alt_test", "max_covariate_effect", "max_self_preference", "min_s
                "max_label_drift", "min_class_recall", "max_abs_bias", "max_abs_bias_slice")
 
 
-def _sigma(ci: list[float] | None, n: int) -> float | None:
+def _sigma(ci: list[float] | None, n: int, level: float = 0.95) -> float | None:
+    """The spread per unit behind an interval at ``level`` of a figure on ``n`` units:
+    σ = (high − low) / (2 z) · √n, z the normal quantile of the level (1.96 at 95%, 1.645 at the
+    fidelity checks' default 90%)."""
     if ci is None or n <= 0 or ci[1] <= ci[0]:
         return None
-    return (ci[1] - ci[0]) / (2 * Z) * math.sqrt(n)
+    z = Z if level == 0.95 else float(NormalDist().inv_cdf((1.0 + level) / 2.0))
+    return (ci[1] - ci[0]) / (2 * z) * math.sqrt(n)
 
 
 def _need(value: int | Undecidable) -> tuple[int | None, str | None]:
@@ -133,7 +139,7 @@ def _figure_rows(judge: str, pairs: list[Any], spec: Any, budget: int | None, *,
             # a flat interval (the same difference in every resample, e.g. no disagreement in the
             # pilot) is no interval: the gate reads the point, and the pilot shows no spread
             low, high = (p.low, p.high) if p.low is not None and p.high is not None else (p.diff, p.diff)
-            sd = _sigma([low, high], p.n)
+            sd = _sigma([low, high], p.n, p.level)
             share = max(p.n, 1) / total
             # the pilot's own evidence that the judge moves the figure: its interval wholly beyond the
             # margin, on at least the gate's floor of units (a smaller cell's interval shows nothing)
@@ -300,6 +306,13 @@ def make_plan(store: Any, policy_path: str | Path, *, budget: int | None = None,
 
     if not any(k in PEOPLE for k in reference_kinds(store, rubric).values()):  # no pilot: assumed quality
         from judgekit.gate.plan_assumed import assumed_plan
+
+        if assured:
+            from judgekit.errors import JudgekitError
+
+            raise JudgekitError(f"An assured plan is made at the upper confidence limit of a pilot's spread, and "
+                                f"{store.path} has no human labels under {rubric.id} yet: import a pilot's labels, "
+                                "or plan from assumed quality without assurance.")
 
         return assumed_plan(store, policy, policy_path, rubric, assume_kappa=assume_kappa, assume_sd=assume_sd,
                             budget=budget, judge=judge)

@@ -67,10 +67,17 @@ def summarise(rows: list[PlanRow], *, policy: Any, per: float, study: int, budge
             r.check += " (secondary: not in the budget)"
     human = [r for r in rows if "no human label" not in r.unit and r.need is not None
              and not r.check.endswith("(secondary: not in the budget)")]
+    used_assured = beyond = False  # an assured need decides the budget; one is more than the study
+
     def want(r: PlanRow) -> int | None:
-        if assured and r.need_assured is not None:
-            return min(r.need_assured, study) if study else r.need_assured
-        return r.need
+        nonlocal used_assured, beyond
+        if not (assured and r.need_assured is not None):
+            return r.need
+        used_assured = True
+        if study and r.need_assured > study:  # the whole study, and the line says it is not enough
+            beyond = True
+            return study
+        return r.need_assured
 
     conv = [n for r in human if r.unit == "conversations" and (n := want(r)) is not None]
     items = [r.need for r in human if r.unit != "conversations" and r.need is not None]
@@ -88,7 +95,7 @@ def summarise(rows: list[PlanRow], *, policy: Any, per: float, study: int, budge
         have = int(have * per)
     more = max(n_plan - have, 0)
     plan_budget: dict[str, Any] = {"unit": unit, "n": n_plan, "items": n_items, "labelled": have, "more": more,
-                                   "assured": assured,
+                                   "assured": used_assured,
                                    "more_items": math.ceil(more * (per if unit == "conversations" else 1)),
                                    "rubric": policy.rubric}
     undecidable = [r for r in rows if r.need is None]
@@ -97,7 +104,8 @@ def summarise(rows: list[PlanRow], *, policy: Any, per: float, study: int, budge
                  f"{format_units(n_items, 'items')}) "
                  + ("— your --budget, below what 80% power on every check needs (see the margins above) — "
                     if capped else "to decide every decidable check with 80% power"
-                    + (" at the upper 80% confidence limit of the pilot's spread" if assured else "") + " — ")
+                    + (" at the upper 80% confidence limit of the pilot's spread" if used_assured else "")
+                    + (" (the whole study: at that limit it would need more)" if beyond else "") + " — ")
                  + f"{format_units(more, unit)} more than the pilot's {have:,}"
                  + (f"; {len(undecidable)} checks no budget decides (listed above)" if undecidable else "")
                  + ". A sequential gate needs about 2.5–3× this.")

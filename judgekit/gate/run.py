@@ -76,6 +76,7 @@ from judgekit.gate.alt import alt_inputs_results as alt_inputs_results  # re-exp
 from judgekit.gate.budget import alt_budget, judge_budget, label_budget
 from judgekit.rubric.model import rubric_named_in
 from judgekit.verdict.checks import check_kind, combine_states, make_check, min_n_of
+from judgekit.verdict.fidelity_policy import record_alpha
 from judgekit.verdict.log import judge_ratings_hash, record_verdict
 from judgekit.verdict.policy import Policy, load_policy
 from judgekit.verdict.read import (
@@ -354,6 +355,7 @@ def run_gate(store: Any, policy_path: str | Path, *, full_report: bool = False,
     same, each figure coming from the same function).
     """
     policy, raw = load_policy(policy_path)
+    raw = record_alpha(raw)  # the verdict says which interval its fidelity checks read
     rubric = rubric_named_in(policy.rubric, f"Policy file {policy_path}")
     view_info: dict[str, Any] = {}
     if policy.view is not None:

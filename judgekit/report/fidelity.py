@@ -1,5 +1,6 @@
 """The report's "Analysis fidelity" section: per judge and figure, the judge's value, the
-reference's value and the difference with its 95% CI, on the human-rated items.
+reference's value and the difference with its CI (at the level the verdict's checks read: 1 − 2α),
+on the human-rated items.
 
 :func:`fidelity_extras` recomputes the figures of the verdict's ``analysis_fidelity`` check from
 the store (the same computation, seed and resamples as the gate, :mod:`judgekit.gate.fidelity`, so
@@ -32,12 +33,16 @@ def fidelity_extras(store: Any, rubric: Any, verdict: dict[str, Any] | None,
     if not verdict or (verdict.get("rubric"), verdict.get("rubric_hash")) != (rubric.id, rubric.hash):
         return None
     from judgekit.gate.fidelity import check_name, fidelity_checks, fidelity_results
+    from judgekit.verdict.fidelity_policy import recorded_alpha
     from judgekit.verdict.policy import Policy
 
     policy = Policy(**verdict["policy"])
     spec = policy.checks.analysis_fidelity
     if spec is None:
         return None
+    # the α the verdict's checks were decided at (a verdict without it read the 95% interval)
+    spec = spec.model_copy(update={"alpha": recorded_alpha(verdict["policy"]) or spec.alpha})
+    policy = policy.model_copy(update={"checks": policy.checks.model_copy(update={"analysis_fidelity": spec})})
     try:
         pairs = fidelity_results(store, policy, Path(policy_dir) / "policy.yaml", rubric,
                                  reference=verdict.get("reference"), humans=policy.humans)
@@ -51,7 +56,7 @@ def fidelity_extras(store: Any, rubric: Any, verdict: dict[str, Any] | None,
             row["judge_value"] = row.pop("judge")
             rows.append({"judge": judge, **row, "state": states[check_name(p)]})
     return {"analysis": spec.analysis, "max_abs_diff": spec.max_abs_diff, "min_units": spec.min_units,
-            "rows": rows}
+            "margins": dict(spec.margins), "alpha": spec.alpha, "level": spec.level, "rows": rows}
 
 
 def _signed(x: Any) -> str:
@@ -71,11 +76,15 @@ def fidelity_grid(fid: dict[str, Any] | None) -> Grid | None:
                      fmt_num(r.get("reference"), 3) if r.get("reference") is not None else "undef.", diff,
                      f"{fmt_int(r.get('n'))} {r.get('unit')}", _STATE.get(str(r.get("state")), str(r.get("state"))),
                      str(r.get("undefined") or "")])
+    level = f"{100 * float(fid.get('level') or 0.95):.4g}%"
+    own = ", ".join(f"{f} {m:g}" for f, m in (fid.get("margins") or {}).items())
+    margin = f"{fid['max_abs_diff']:g}" + (f" ({own})" if own else "")
+    alpha = f" (two one-sided tests at {float(fid['alpha']):g})" if fid.get("alpha") is not None else ""
     note = (f"{fid['analysis']} figures computed twice on the items the reference rated: from the judge's labels "
-            f"and from the reference's. difference = judge − reference with its 95% paired bootstrap CI "
+            f"and from the reference's. difference = judge − reference with its {level} paired bootstrap CI "
             f"(resampling whole conversations or prompts); a judge's figure is within when the whole CI of "
-            f"|difference| is at most {fid['max_abs_diff']:g}, outside when all of it is above, inconclusive "
+            f"|difference| is at most its margin {margin}{alpha}, outside when all of it is above, inconclusive "
             f"otherwise or with fewer than {fid['min_units']} labelled units behind it.")
     return Grid("Analysis fidelity: the study's figures from the judge vs from the reference",
-                ["judge", "figure", "judge value", "reference value", "difference [95% CI]", "n", "fidelity",
+                ["judge", "figure", "judge value", "reference value", f"difference [{level} CI]", "n", "fidelity",
                  "undefined because"], rows, numeric=[2, 3, 4], note=note)

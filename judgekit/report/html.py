@@ -210,7 +210,7 @@ def _judge_section(j: dict[str, Any], s: dict[str, Any], agreement: dict[str, An
                  detail_text(c)]
                 for c in j["checks"]]
         classes = [{"pass": None, "fail": "bad", "inconclusive": "warn"}[c["state"]] for c in j["checks"]]
-        out.append("<h3>Gate checks</h3>" + table(["check", "figure", "95% CI", "threshold", "n", "result", "detail"],
+        out.append("<h3>Gate checks</h3>" + table(["check", "figure", "CI (95%; fidelity 1 − 2α)", "threshold", "n", "result", "detail"],
                                                   rows, numeric=[1, 2, 3, 4], row_classes=classes))
     slices = [sl for sl in agreement.get("slices") or [] if jid in (sl.get("judges") or {})]
     if not slices:

@@ -116,7 +116,7 @@ def render_markdown(
         jid = j["judge"]
         out += ["", f"## Judge {md_escape(jid)}", "", f"{_STATUS.get(j['status'], j['status'])} {md_escape(j['sentence'])}"]
         if j["checks"]:
-            out += ["", md_table(["check", "figure", "95% CI", "threshold", "n", "result", "detail"],
+            out += ["", md_table(["check", "figure", "CI (95%; fidelity 1 − 2α)", "threshold", "n", "result", "detail"],
                                  [[c.get("name"), fmt_value(c.get("figure")), ci_text(c) or "—",
                                    f"{comparison(c)} {fmt_value(c.get('threshold'))}".strip(), fmt_int(c.get("n")),
                                    STATE_WORDS[c["state"]],

@@ -154,7 +154,9 @@ def _by_model(own: list[dict[str, Any]], base_state: str) -> dict[str, str]:
     return {m: combine_states([base_state, *states]) for m, states in sorted(groups.items())}
 
 
-_MODEL = re.compile(r"\(model=([^,)]*)")
+#: the model of a fidelity check's name, ``…:drift(model=M, tier=4, turn=6)]``: M is what comes
+#: before the trailing tier and turn (a model's name may hold a comma: ``llama, 70b``)
+_MODEL = re.compile(r"\(model=(.*?)(?:, tier=[^,()]*)?(?:, turn=[^,()]*)?\)\]$")
 
 
 def same_figures(stored: Any, certs: dict[str, dict[str, Any]]) -> bool:

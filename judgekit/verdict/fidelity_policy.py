@@ -18,7 +18,7 @@ are :data:`DEFAULT_FIGURES`.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
@@ -64,9 +64,11 @@ class AnalysisFidelity(ConfigModel):
     2010, ch. 2): the figure is certified when the whole (1 − 2α) paired bootstrap interval of
     the difference d lies within ±margin — each one-sided test "d ≤ −margin" and "d ≥ margin"
     rejected at level α — so a figure whose true |d| exceeds its margin is certified with
-    probability at most ``alpha`` (≈, the bootstrap interval's coverage). ``alpha: 0.05`` reads the
-    90% interval, as bioequivalence does; ``alpha: 0.025`` the 95% interval (stricter, and about
-    1.3× the labels for the same power)."""
+    probability about ``alpha`` at most (the bootstrap interval's coverage: 5.5% ± 0.5% measured at
+    the margin for α = 0.05). A cell where every labelled unit gives the same difference has no
+    interval and is read on its point; docs/gate.md says when that stays within α (raise
+    ``min_units``). ``alpha: 0.05`` reads the 90% interval, as bioequivalence does; ``alpha:
+    0.025`` the 95% interval (stricter, and about 1.25× the labels for the same power)."""
 
     analysis: Literal["calibration", "distribution", "criteria"]
     figures: list[str] = Field(default_factory=list)
@@ -122,3 +124,31 @@ class AnalysisFidelity(ConfigModel):
     def chosen(self) -> list[str]:
         """The figures to compute (the defaults when none is named)."""
         return check_figures(self.analysis, self.figures)
+
+
+#: the α a recorded policy without ``alpha`` was decided at: verdicts written before the key read
+#: the whole 95% interval (a 2.5% one-sided test)
+ALPHA_BEFORE_KEY = 0.025
+
+
+def record_alpha(raw: dict[str, Any]) -> dict[str, Any]:
+    """The policy as a verdict records it, with ``analysis_fidelity.alpha`` written out when the
+    policy file leaves it to the default, so that the verdict says which interval its fidelity
+    checks read (and a verdict without it is one written before the key: :func:`recorded_alpha`)."""
+    checks = raw.get("checks")
+    fid = checks.get("analysis_fidelity") if isinstance(checks, dict) else None
+    if not isinstance(fid, dict) or "alpha" in fid:
+        return raw
+    default = AnalysisFidelity.model_fields["alpha"].default
+    return {**raw, "checks": {**checks, "analysis_fidelity": {**fid, "alpha": default}}}  # type: ignore[dict-item]
+
+
+def recorded_alpha(raw: dict[str, Any]) -> float | None:
+    """The α of a verdict's recorded policy's fidelity checks (None without the check): its
+    ``alpha``, else :data:`ALPHA_BEFORE_KEY`."""
+    checks = raw.get("checks")
+    fid = checks.get("analysis_fidelity") if isinstance(checks, dict) else None
+    if not isinstance(fid, dict):
+        return None
+    a = fid.get("alpha", ALPHA_BEFORE_KEY)
+    return float(a) if isinstance(a, int | float) and not isinstance(a, bool) else ALPHA_BEFORE_KEY
