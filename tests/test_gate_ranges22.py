@@ -116,3 +116,26 @@ def test_criteria_fidelity_accepts_a_custom_rubric_file(tmp_path: Path) -> None:
         v, _ = run_gate(store, pol)
     names = [c["name"] for c in v["judges"][0]["checks"]]
     assert "analysis_fidelity[criteria:rate(criterion=hard at tier 5)]" in names
+
+
+@pytest.mark.parametrize(("alpha", "phrase"), [
+    ("0", "checks.analysis_fidelity.alpha: Input should be greater than 0"),
+    ("0.3", "checks.analysis_fidelity.alpha: Input should be less than or equal to 0.25"),
+    ("yes", "checks.analysis_fidelity.alpha: Input should be a valid number"),
+    ("'0.05'", "checks.analysis_fidelity.alpha: Input should be a valid number"),
+])
+def test_fidelity_alpha_outside_its_range_is_refused(tmp_path: Path, alpha: str, phrase: str) -> None:
+    # alpha is each one-sided test's error: the check reads the 1 − 2α interval, so α in (0, 0.25]
+    body = ("  min_value: 0.5\n  analysis_fidelity: {analysis: distribution, max_abs_diff: 0.05, "
+            f"alpha: {alpha}}}\n")
+    with pytest.raises(JudgekitError) as err:
+        _load(tmp_path, body)
+    assert phrase in str(err.value) and "policy.yaml" in str(err.value), str(err.value)
+
+
+def test_fidelity_alpha_sets_the_level() -> None:
+    from judgekit.verdict.fidelity_policy import AnalysisFidelity
+
+    spec = AnalysisFidelity(analysis="distribution", max_abs_diff=0.05)
+    assert spec.alpha == 0.05 and spec.level == pytest.approx(0.90)
+    assert AnalysisFidelity(analysis="distribution", max_abs_diff=0.05, alpha=0.025).level == pytest.approx(0.95)
