@@ -94,7 +94,7 @@ def test_plan_sample_label_gate(tmp_path: Path) -> None:
     together = rows[("judge-fair", "figures C, RCE_t, drift together")]["need"]
     # the budget is the largest need, capped by --budget (then the plan says so); from this pilot
     # the three figures together need about 106 conversations (other 60-conversation pilots ask
-    # 63–196: scripts/simulate_plan.py, docs/gate.md)
+    # 74–221: scripts/simulate_plan.py, docs/gate.md)
     assert n_plan >= together or (n_plan == 150 and "your --budget" in plan["lines"][-1]), plan["lines"]
     # `sample` draws the plan's conversations, stratified by model and tier with 6 new conversations
     # per cell (15 cells: 90 beside the pilot's 60, so 150 in all), which brings the cells of

@@ -217,7 +217,7 @@ def pilot_upper(block: np.ndarray, upper: float = PILOT_UPPER) -> np.ndarray:
     A plan made at a pilot's own spread falls short about half the time, as the spread of a small
     pilot is as likely to come out low as high (on the synthetic study, plans from
     60-conversation pilots that happened to show few of the judge's slips certified the fair judge
-    in 30% of fresh studies). Planning at the upper 80% confidence limit of the pilot's variance
+    in as few as 47% of fresh studies; at this limit, 73%: scripts/simulate_plan.py). Planning at the upper 80% confidence limit of the pilot's variance
     reaches the wanted power with probability about 0.8 over pilots (Browne, *On the use of a
     pilot sample for sample size determination*, Stat. Med. 14:1933, 1995; Kieser & Wassmer,
     Biom. J. 38:941, 1996)."""
