@@ -66,6 +66,16 @@ def test_the_verdict_reads_back_and_explain_names_the_certified_figures(study: d
     v = load_verdict(study["root"] / "verdict.json")
     lines = explain(v)
     assert any(line.startswith("Figures of judge-fair: TRUSTED for C, RCE_t, drift") for line in lines)
+    # each fidelity check's interval is labelled at its own level (1 − 2α = 90%), not as a 95% CI
+    fid = [line for line in lines if line.lstrip().startswith(("ok   calibration", "FAIL calibration"))
+           and "% CI " in line.split(";")[0]]  # those with an interval (a flat one has none)
+    assert len(fid) > 10 and all("[90% CI " in line and "95%" not in line for line in fid), fid[:3]
+    from judgekit.verdict.checks import interval_named
+
+    assert interval_named(fid[0]) == "90% CI"
+    assert interval_named("judge − reference +0.010, anytime-valid 90% confidence sequence [-0.02, +0.04]") == \
+        "90% confidence sequence"
+    assert interval_named("(98.33% interval)") is None and interval_named("no interval") is None
 
 
 def test_require_trusted_per_figure(study: dict) -> None:

@@ -75,7 +75,7 @@ from judgekit.errors import JudgekitError, excerpt
 from judgekit.gate.alt import alt_inputs_results as alt_inputs_results  # re-exported: its old home
 from judgekit.gate.budget import alt_budget, judge_budget, label_budget
 from judgekit.rubric.model import rubric_named_in
-from judgekit.verdict.checks import check_kind, combine_states, make_check, min_n_of
+from judgekit.verdict.checks import check_kind, combine_states, interval_named, make_check, min_n_of
 from judgekit.verdict.fidelity_policy import record_alpha
 from judgekit.verdict.log import judge_ratings_hash, record_verdict
 from judgekit.verdict.policy import Policy, load_policy
@@ -484,12 +484,12 @@ def explain(verdict: dict[str, Any]) -> list[str]:
 
 
 def _ci_label(check: dict[str, Any]) -> str:
-    """How explain() labels a check's interval: its real level (a probe's Holm-level interval
-    says it in its detail, e.g. "98.33% interval"), else "95% CI"."""
+    """How explain() labels a check's interval: its real level (a probe's Holm-level interval or a
+    fidelity check's 1 − 2α one says it in its detail, e.g. "98.33% interval", "90% CI"), else "95% CI"."""
     from judgekit.probes.bands import interval_level
 
-    level = interval_level(str(check.get("detail") or ""))
-    return "95% CI" if level is None else f"{level} interval"
+    level = interval_level(detail := str(check.get("detail") or ""))
+    return f"{level} interval" if level else (interval_named(detail) or "95% CI")
 
 
 def _fmt(x: Any) -> str:

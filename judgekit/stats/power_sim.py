@@ -1,6 +1,7 @@
 """Planning a fidelity figure by the gate's own decision rule, by simulation.
 
-The gate certifies a fidelity figure when the 95% percentile bootstrap interval of the difference
+The gate certifies a fidelity figure when the percentile bootstrap interval at ``level`` (1 − 2α:
+90% at the policy's default α = 0.05, two one-sided tests) of the difference
 d = figure(judge) − figure(reference), resampling conversations, lies wholly within ±margin (a
 flat interval — every resample the same — is "no CI", and the point decides; the same here). The normal-theory two one-sided tests
 (:func:`judgekit.stats.power.n_for_power`, ``direction="within"``) are a little optimistic for this
@@ -11,8 +12,8 @@ is planned by simulating that rule:
    assumed distribution ``values``/``probs``), recentred to mean 0 for a judge that does not move
    the figure;
 2. its bootstrap means come from ``n_boot`` resamples (the count matrix of the resamples times the
-   data: one matrix product for every study at once), the interval their 2.5% and 97.5%
-   percentiles, and the study is certified when −margin ≤ low and high ≤ margin;
+   data: one matrix product for every study at once), the interval their (1 − level)/2 and
+   (1 + level)/2 percentiles, and the study is certified when −margin ≤ low and high ≤ margin;
 3. the certification rate r̂(n) over ``reps`` studies has Monte-Carlo standard error
    SE = √(p(1 − p)/reps) at the target p (0.018 for p = 0.8 and 500 studies); the plan is the
    smallest n with r̂(n) ≥ p + SE (one SE of safety), found by doubling from a start (the normal

@@ -150,6 +150,14 @@ def combine_states(states: Sequence[str]) -> State:
     return "pass"
 
 
+def interval_named(detail: str) -> str | None:
+    """The interval a check's detail names, as a label: ``"90% CI"`` from ``"[90% CI +0.01, …]"``,
+    ``"90% confidence sequence"`` from ``"anytime-valid 90% confidence sequence"`` (fidelity checks,
+    whose level is 1 − 2α), or None."""
+    m = re.search(r"(\d+(?:\.\d+)?%) (CI|confidence sequence)\b", detail or "")
+    return None if m is None else f"{m.group(1)} {m.group(2)}"
+
+
 def make_check(name: str, figure: Any, threshold: Any, n: int | None, detail: str,
                ci: Sequence[float | None] | None = None, *, min_n: int | None = None,
                budget: dict[str, Any] | None = None) -> dict[str, Any]:
