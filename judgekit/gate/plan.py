@@ -185,7 +185,7 @@ def _figure_rows(judge: str, pairs: list[Any], spec: Any, budget: int | None, *,
                           most=most, upper=upper)
 
     if len(together) >= 2:  # the verdict certifies the study's figures only when every one passes
-        fair = [t for f in together.values() for t in t_sorted(f)[:SIMULATED]]
+        fair = [t for f in together.values() for t in _hardest_first(f)[:SIMULATED]]
         need, note = sim(fair, SIMULATED_TOGETHER, None)
         row = PlanRow(judge, f"figures {', '.join(together)} together", "conversations", total, 0.0, None,
                       need, None, None, note)
@@ -197,14 +197,16 @@ def _figure_rows(judge: str, pairs: list[Any], spec: Any, budget: int | None, *,
     return rows
 
 
-def t_sorted(fair: list[tuple[int, Any, float]]) -> list[tuple[int, Any, float]]:
+def _hardest_first(fair: list[tuple[int, Any, float]]) -> list[tuple[int, Any, float]]:
     """The instances from the largest normal-theory need down."""
     return sorted(fair, key=lambda t: -t[0])
 
 
 #: how many instances of a figure (the largest normal-theory needs) are simulated together
 SIMULATED = 8
-#: the plan is made at this upper confidence limit of the pilot's spread (Browne 1995)
+#: how many instances of the primary figures together are simulated (the hardest of each figure's)
+SIMULATED_TOGETHER = 16
+#: ``judgekit plan --assured`` plans at this upper confidence limit of the pilot's spread (Browne 1995)
 PILOT_UPPER = 0.8
 
 
@@ -214,13 +216,13 @@ def pilot_upper(block: np.ndarray, upper: float = PILOT_UPPER) -> np.ndarray:
     k = √((K − 1) / χ²_{1−upper}(K − 1)), the mean kept (k² = 1.40 for K = 19 at 0.8: about 1.4× the
     conversations).
 
-    A plan made at a pilot's own spread falls short about half the time, as the spread of a small
-    pilot is as likely to come out low as high (on the synthetic study, plans from
-    60-conversation pilots that happened to show few of the judge's slips certified the fair judge
-    in as few as 47% of fresh studies; at this limit, 73%: scripts/simulate_plan.py). Planning at the upper 80% confidence limit of the pilot's variance
-    reaches the wanted power with probability about 0.8 over pilots (Browne, *On the use of a
-    pilot sample for sample size determination*, Stat. Med. 14:1933, 1995; Kieser & Wassmer,
-    Biom. J. 38:941, 1996)."""
+    A plan made at a small pilot's own spread falls short of its power whenever that spread came
+    out low (on the synthetic study, plans from 60-conversation pilots that happened to show few
+    of the judge's slips certified the fair judge in as few as 47% of fresh studies; at this
+    limit, 73% at worst: scripts/simulate_plan.py). Planning at the upper 80% confidence limit of
+    the pilot's variance reaches the wanted power with probability about 0.8 over pilots (Browne,
+    *On the use of a pilot sample for sample size determination*, Stat. Med. 14:1933, 1995;
+    Kieser & Wassmer, Biom. J. 38:941, 1996)."""
     from scipy import stats
 
     k_units = block.shape[0]
@@ -230,8 +232,6 @@ def pilot_upper(block: np.ndarray, upper: float = PILOT_UPPER) -> np.ndarray:
     k = math.sqrt(df / float(stats.chi2.ppf(1.0 - upper, df)))
     mean = np.nanmean(block, axis=0) if np.isfinite(block).any() else np.zeros(block.shape[1])
     return np.asarray(mean[None, :] + k * (block - mean[None, :]))
-#: how many instances of the primary figures together are simulated (the hardest of each figure's)
-SIMULATED_TOGETHER = 16
 
 
 def _simulated(fair: list[tuple[int, Any, float]], total: int, *, min_units: int, n_boot: int,
@@ -241,8 +241,8 @@ def _simulated(fair: list[tuple[int, Any, float]], total: int, *, min_units: int
     smallest number of labelled conversations at which ALL its instances (the gate certifies a
     figure when every check passes) have their percentile bootstrap interval (at ``level``)
     within ±margin (each instance's own: its values are divided by it, and the rule read at ±1,
-    which certifies exactly the same studies) in ≥ 80% + one Monte-Carlo SE of simulated studies, each model's instances drawn from its
-    conversations' pseudo-values recentred at 0, each model getting its share of the pilot's
+    which certifies exactly the same studies) in ≥ 80% + one Monte-Carlo SE of simulated
+    studies, each model's instances drawn from its conversations' pseudo-values recentred at 0, each model getting its share of the pilot's
     labelled conversations and at least ``min_units``
     (:func:`judgekit.stats.power_sim.n_for_joint_certification`). The ``most``
     instances with the largest normal-theory needs are simulated (the others, decided well before,
