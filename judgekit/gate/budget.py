@@ -82,18 +82,16 @@ def label_budget(check: dict[str, Any], *, point: Any, min_n: int | None, seed: 
     ``level``: the confidence level of the check's interval (a fidelity check's is 1 − 2α), for
     the spread of the simulated sample.
     """
-    from statistics import NormalDist
-
     import numpy as np
 
-    from judgekit.stats.intervals import wilson_interval
+    from judgekit.stats.intervals import wilson_interval, z_two_sided
 
     kind, rule, _ = check_kind(check["name"]) or ("", "", None)
     n = check["n"] or 0
     need = max(0, (min_n or 0) - n)
     ci, thr = check["ci"], check["threshold"]
     what = check["name"]
-    z = 1.96 if level == 0.95 else float(NormalDist().inv_cdf((1.0 + level) / 2.0))
+    z = z_two_sided(level)
     undecidable = False
     if ci is not None and point is not None and thr is not None and rule in ("ci>=", "ci<="):
         lo, hi = ci

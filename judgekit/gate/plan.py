@@ -32,17 +32,16 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from statistics import NormalDist
 from typing import Any
 
 import numpy as np
 
 from judgekit.gate.plan_rows import PlanRow, summarise
+from judgekit.stats.intervals import z_two_sided
 from judgekit.stats.power import Undecidable, n_for_power, smallest_margin
 from judgekit.stats.power_sim import SIM_MAX_N, n_for_joint_certification
 from judgekit.verdict.checks import check_kind, fidelity_figure
 
-Z = 1.959963984540054
 #: check kinds the plan does not size (their own tests or probes; `judgekit probe` reports them)
 NOT_PLANNED = ("alt_test", "max_covariate_effect", "max_self_preference", "min_stability", "max_flip_rate",
                "max_label_drift", "min_class_recall", "max_abs_bias", "max_abs_bias_slice")
@@ -54,8 +53,7 @@ def _sigma(ci: list[float] | None, n: int, level: float = 0.95) -> float | None:
     fidelity checks' default 90%)."""
     if ci is None or n <= 0 or ci[1] <= ci[0]:
         return None
-    z = Z if level == 0.95 else float(NormalDist().inv_cdf((1.0 + level) / 2.0))
-    return (ci[1] - ci[0]) / (2 * z) * math.sqrt(n)
+    return (ci[1] - ci[0]) / (2 * z_two_sided(level)) * math.sqrt(n)
 
 
 def _need(value: int | Undecidable) -> tuple[int | None, str | None]:

@@ -49,6 +49,14 @@ def wilson_interval(
     return lo, hi
 
 
+def z_two_sided(level: float) -> float:
+    """The normal quantile z with P(|Z| ≤ z) = ``level`` (1.959964 at 0.95, 1.644854 at 0.90): the
+    half-width of a ``level`` interval in standard errors."""
+    from statistics import NormalDist
+
+    return float(NormalDist().inv_cdf((1.0 + level) / 2.0))
+
+
 def abs_interval(lo: float, hi: float) -> tuple[float, float]:
     """The interval of |x| when x lies in [lo, hi]: [0, max(−lo, hi)] when it holds 0, else
     [min(|lo|, |hi|), max(|lo|, |hi|)]."""

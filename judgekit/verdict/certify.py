@@ -34,6 +34,7 @@ import re
 from typing import Any
 
 from judgekit.verdict.checks import check_kind, combine_states, fidelity_figure
+from judgekit.verdict.schema import criterion_of
 
 WORD = {"pass": "certified", "fail": "UNTRUSTED", "inconclusive": "not established"}
 
@@ -112,7 +113,7 @@ def certify_criteria(verdict: dict[str, Any], judge: dict[str, Any], policy: Any
     out: dict[str, dict[str, Any]] = {}
     for name, digest in criteria.items():
         fig = criterion_figure(name)
-        own = [ch for ch in judge["checks"] if ch["name"] == f"analysis_fidelity[criteria:{fig}]"]
+        own = [ch for ch in judge["checks"] if criterion_of(ch["name"]) == name]
         if not own:
             out[fig] = {"state": "missing", "sentence": (
                 f"criterion {name!r}: not certified (the verdict's gate did not check it: it is not a criterion "
@@ -164,13 +165,9 @@ def same_figures(stored: Any, certs: dict[str, dict[str, Any]]) -> bool:
     written before the per-model states (no ``models`` key) is compared without them."""
     if not isinstance(stored, dict) or set(stored) != set(certs):
         return False
-    for fig, c in certs.items():
-        s = stored[fig]
-        if not isinstance(s, dict) or ("models" not in s and {k: v for k, v in c.items() if k != "models"} != s):
-            return False
-        if "models" in s and s != c:
-            return False
-    return True
+    return all(isinstance(s := stored[fig], dict)
+               and s == (c if "models" in s else {k: v for k, v in c.items() if k != "models"})
+               for fig, c in certs.items())
 
 
 def by_model_phrase(cert: dict[str, Any]) -> str:

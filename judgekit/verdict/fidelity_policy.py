@@ -131,24 +131,29 @@ class AnalysisFidelity(ConfigModel):
 ALPHA_BEFORE_KEY = 0.025
 
 
+def _fidelity_of(raw: dict[str, Any]) -> dict[str, Any] | None:
+    """The ``checks.analysis_fidelity`` mapping of a policy as written, or None."""
+    checks = raw.get("checks")
+    fid = checks.get("analysis_fidelity") if isinstance(checks, dict) else None
+    return fid if isinstance(fid, dict) else None
+
+
 def record_alpha(raw: dict[str, Any]) -> dict[str, Any]:
     """The policy as a verdict records it, with ``analysis_fidelity.alpha`` written out when the
     policy file leaves it to the default, so that the verdict says which interval its fidelity
     checks read (and a verdict without it is one written before the key: :func:`recorded_alpha`)."""
-    checks = raw.get("checks")
-    fid = checks.get("analysis_fidelity") if isinstance(checks, dict) else None
-    if not isinstance(fid, dict) or "alpha" in fid:
+    fid = _fidelity_of(raw)
+    if fid is None or "alpha" in fid:
         return raw
     default = AnalysisFidelity.model_fields["alpha"].default
-    return {**raw, "checks": {**checks, "analysis_fidelity": {**fid, "alpha": default}}}  # type: ignore[dict-item]
+    return {**raw, "checks": {**raw["checks"], "analysis_fidelity": {**fid, "alpha": default}}}
 
 
 def recorded_alpha(raw: dict[str, Any]) -> float | None:
     """The α of a verdict's recorded policy's fidelity checks (None without the check): its
     ``alpha``, else :data:`ALPHA_BEFORE_KEY`."""
-    checks = raw.get("checks")
-    fid = checks.get("analysis_fidelity") if isinstance(checks, dict) else None
-    if not isinstance(fid, dict):
+    fid = _fidelity_of(raw)
+    if fid is None:
         return None
     a = fid.get("alpha", ALPHA_BEFORE_KEY)
     return float(a) if isinstance(a, int | float) and not isinstance(a, bool) else ALPHA_BEFORE_KEY
