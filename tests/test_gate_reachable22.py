@@ -11,6 +11,7 @@ from judgekit.gate.run import run_gate
 from judgekit.io.ratings import import_ratings
 from judgekit.rubric.model import load_rubric
 from judgekit.store.database import Store
+from judgekit.verdict.check import Check, Interval
 
 REFUSAL = load_rubric("refusal")
 CODES = REFUSAL.codes
@@ -63,8 +64,9 @@ def test_a_rate_the_whole_study_cannot_decide_says_what_it_shows(tmp_path: Path)
     checks = _gate(tmp_path, db, "  min_items: 10\n  min_value: 0.5\n  max_abstention_rate: 0.05\n")
     c = checks["max_abstention_rate"]
     assert c["state"] == "inconclusive" and c["budget"]["items"] is None
-    # exact one-sided 95% bound of 0 of 18: 1 − 0.05^(1/18) = 0.1530
-    assert "0 of 18 abstentions: shows ≤ 0.153, not ≤ 0.05" in c["budget"]["sentence"]
+    # the upper end of the check's own Wilson 95% interval of 0 of 18: z²/(18 + z²) = 0.1759
+    assert abs(c["ci"][1] - 3.841459 / (18 + 3.841459)) < 1e-4
+    assert "0 of 18 abstentions: shows ≤ 0.176 (95% CI), not ≤ 0.05" in c["budget"]["sentence"]
     assert "undecidable" in c["budget"]["sentence"] and "human" not in c["budget"]["sentence"]
 
 
@@ -82,25 +84,28 @@ def test_a_rate_with_unjudged_items_asks_for_judge_calls_not_human_labels(tmp_pa
     assert 281 <= c["budget"]["items"] <= 400
 
 
+def _lower_bound(n: int, low: float, high: float) -> Check:
+    return Check("min_lower_bound", "j", low, 0.6, n, "", interval=Interval(low, high, "bootstrap", 0.95),
+                 metric="kappa")
+
+
 def test_a_budget_never_exceeds_the_data_and_uses_thousands_separators() -> None:
-    check = {"name": "min_kappa_lower_bound", "n": 1000, "ci": [0.58, 0.66], "threshold": 0.6,
-             "figure": 0.58, "state": "inconclusive"}
+    check = _lower_bound(1000, 0.58, 0.66)
     # d = 0.02, h = 0.04: n' = 1000 (0.04/0.02)^2 = 4000, i.e. about 3,000 more
-    b = label_budget(check, point=0.62, min_n=None, available=10_000)
-    assert b["items"] is not None and b["items"] >= 3000
-    assert f"about {b['items']:,} more human-rated items" in b["sentence"] and "," in b["sentence"]
-    capped = label_budget(check, point=0.62, min_n=None, available=500)
-    assert capped["items"] is None
-    assert "undecidable: it would need about" in capped["sentence"]
-    assert "but the data holds only 500 more" in capped["sentence"]
+    b = label_budget(check, point=0.62, available=10_000)
+    assert b.items is not None and b.items >= 3000
+    assert f"about {b.items:,} more human-rated items" in b.sentence and "," in b.sentence
+    capped = label_budget(check, point=0.62, available=500)
+    assert capped.items is None
+    assert "undecidable: it would need about" in capped.sentence
+    assert "but the data holds only 500 more" in capped.sentence
 
 
 def test_an_estimate_on_the_threshold_is_undecidable_with_the_reason() -> None:
-    check = {"name": "min_kappa_lower_bound", "n": 100, "ci": [0.5, 0.7], "threshold": 0.6,
-             "figure": 0.5, "state": "inconclusive"}
-    b = label_budget(check, point=0.6, min_n=None)
-    assert b["items"] is None
-    assert b["sentence"] == ("min_kappa_lower_bound: undecidable: the estimate sits on the threshold 0.6, so no "
+    check = _lower_bound(100, 0.5, 0.7)
+    b = label_budget(check, point=0.6)
+    assert b.items is None
+    assert b.sentence == ("min_kappa_lower_bound: undecidable: the estimate sits on the threshold 0.6, so no "
                              "number of more human-rated items is likely to decide it.")
 
 

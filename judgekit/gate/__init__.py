@@ -7,8 +7,8 @@ from judgekit.core.lazy import lazy_exports
 # the public names of the module this package replaced, imported from where they live on first use
 _LAZY = {
     "Policy": "judgekit.verdict.policy",
-    "Report": "run",
-    "evaluate": "run",
+    "Report": "checks",
+    "evaluate": "checks",
     "explain": "run",
     "judge_identity": "judgekit.store.judge_identity",
     "load_policy": "judgekit.verdict.policy",

@@ -26,6 +26,7 @@ mean of the humans' values (``consensus``; for refusal, the share of humans sayi
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -33,7 +34,7 @@ from judgekit.errors import JudgekitError
 from judgekit.gate.budget import label_budget
 from judgekit.rubric.model import Rubric
 from judgekit.stats.intervals import abs_interval
-from judgekit.verdict.checks import make_check
+from judgekit.verdict.check import Budget, Check, Subject, interval_of, new_check
 from judgekit.verdict.fidelity_policy import AnalysisFidelity
 from judgekit.verdict.read import finite
 
@@ -42,15 +43,7 @@ if TYPE_CHECKING:
 
     from judgekit.analysis.fidelity import FigurePair
 
-__all__ = ["check_name", "criteria_digests", "fidelity_checks", "fidelity_lines", "fidelity_results"]
-
-#: the check-name prefix of a fidelity check
-PREFIX = "analysis_fidelity"
-
-
-def check_name(p: FigurePair) -> str:
-    """``analysis_fidelity[calibration:drift(model=m-a, turn=6)]``."""
-    return f"{PREFIX}[{p.analysis}:{p.name}]"
+__all__ = ["criteria_digests", "fidelity_check", "fidelity_checks", "fidelity_lines", "fidelity_results"]
 
 
 def _reference_ratings(store: Any, rubric: Rubric, ref: str | None, humans: list[str]) -> pd.DataFrame:
@@ -233,28 +226,29 @@ def _criteria_results(store: Any, policy: Any, policy_path: str | Path, rubric: 
     return out
 
 
-def fidelity_checks(spec: AnalysisFidelity, pairs: list[FigurePair], *, seed: int = 0) -> list[dict[str, Any]]:
-    """The gate checks of one judge's figure pairs (module doc)."""
+def fidelity_check(spec: AnalysisFidelity, judge: str, p: FigurePair, *, seed: int = 0) -> Check:
+    """The gate check of one figure pair (module doc), with its budget when it is open."""
     from judgekit.analysis.fidelity import describe, describe_level  # (pandas: only with the check)
 
-    out = []
-    for p in pairs:
-        fig = None if p.diff is None else finite(abs(p.diff))
-        ci = None if p.low is None or p.high is None else [finite(x) for x in abs_interval(p.low, p.high)]
-        margin = spec.margin(p.figure)
-        rule = (f"|difference| must stay within {margin:g} over its whole {describe_level(p.level)} CI (two one-sided "
-                f"tests at {spec.alpha:g})" if p.undefined is None else "inconclusive until the labelled items define it")
-        ch = make_check(check_name(p), fig, margin, p.n, f"{describe(p)}; {rule}", ci,
-                        min_n=spec.min_units)
-        ch["detail"] = ch["detail"].replace(f"is below min_items {spec.min_units}",
-                                            f"{p.unit} is below min_units {spec.min_units}")
-        if ch["state"] == "inconclusive":
-            ch["budget"] = _budget(ch, p, spec, seed)
-        out.append(ch)
-    return out
+    fig = None if p.diff is None else finite(abs(p.diff))
+    ci = None if p.low is None or p.high is None else [finite(x) for x in abs_interval(p.low, p.high)]
+    margin = spec.margin(p.figure)
+    rule = (f"|difference| must stay within {margin:g} over its whole {describe_level(p.level)} CI (two one-sided "
+            f"tests at {spec.alpha:g})" if p.undefined is None else "inconclusive until the labelled items define it")
+    subject = Subject(analysis=p.analysis, figure=p.figure, cell=p.name,
+                      **{k: str(v) for k, v in p.key.items() if k in ("model", "turn", "tier", "criterion")})
+    ch = new_check("analysis_fidelity", judge, fig, margin, p.n, f"{describe(p)}; {rule}",
+                   interval=interval_of(ci, "bootstrap", p.level), subject=subject, unit=p.unit,
+                   min_n=spec.min_units, undefined=p.undefined, floor=f"{p.unit} is below min_units")
+    return ch.with_budget(_budget(ch, p, spec, seed)) if ch.state == "inconclusive" else ch
 
 
-def _budget(ch: dict[str, Any], p: FigurePair, spec: AnalysisFidelity, seed: int) -> dict[str, Any]:
+def fidelity_checks(spec: AnalysisFidelity, judge: str, pairs: list[FigurePair], *, seed: int = 0) -> list[Check]:
+    """The gate checks of one judge's figure pairs (module doc)."""
+    return [fidelity_check(spec, judge, p, seed=seed) for p in pairs]
+
+
+def _budget(ch: Check, p: FigurePair, spec: AnalysisFidelity, seed: int) -> Budget:
     """About how many more resampling units (conversations, prompts) rated by humans would
     likely decide the check, and about how many items that is."""
     per = float(p.extra.get("items_per_unit") or 1.0)
@@ -262,27 +256,27 @@ def _budget(ch: dict[str, Any], p: FigurePair, spec: AnalysisFidelity, seed: int
     whole = (" rated whole by humans (every turn; `judgekit sample --by-conversation` draws them)"
              if p.unit == "conversations" else " rated by humans")
     if p.undefined is not None and p.n >= spec.min_units:
-        return {"items": None, "slices": {}, "sentence": (
-            f"{ch['name']}: undefined ({p.undefined}); more labels of the same kind are unlikely to define it.")}
+        return Budget(None, f"{ch.name}: undefined ({p.undefined}); more labels of the same kind are unlikely to "
+                            "define it.")
     total = p.extra.get("units_total")
-    b = label_budget(ch, point=ch["figure"], min_n=spec.min_units, seed=seed, unit=p.unit,
-                     available=None if total is None else max(int(total) - p.n, 0), level=p.level)
-    if b["items"] is None:
-        return {"items": None, "slices": {}, "sentence": b["sentence"]}
-    units = int(b["items"])
+    b = label_budget(replace(ch, undefined=None), seed=seed,
+                     available=None if total is None else max(int(total) - p.n, 0))
+    if b.items is None:
+        return Budget(None, b.sentence)
+    units = int(b.items)
     items = int(math.ceil(units * per))
     small = f" (n={p.n} {p.unit} is below min_units {spec.min_units})" if p.n < spec.min_units else ""
-    return {"items": items, "slices": {}, "sentence": (
-        f"{ch['name']}: about {units:,} more {p.unit}{f' of {where}' if where else ''}{whole}, about {items:,} "
-        f"items, would likely decide it{small} (CI half-width ∝ 1/√n, confirmed by one simulation).")}
+    return Budget(items, (
+        f"{ch.name}: about {units:,} more {p.unit}{f' of {where}' if where else ''}{whole}, about {items:,} "
+        f"items, would likely decide it{small} (CI half-width ∝ 1/√n, confirmed by one simulation)."), {}, units, p.unit)
 
 
-def fidelity_lines(judge: dict[str, Any]) -> list[str]:
-    """The fidelity checks of a verdict's judge entry, one line each (every state: the figures
-    are the point, not only the failures)."""
-    rows = [c for c in judge.get("checks", []) if str(c.get("name", "")).startswith(PREFIX + "[")]
+def fidelity_lines(judge: str, checks: list[Check]) -> list[str]:
+    """The fidelity checks of a judge, one line each (every state: the figures are the point, not
+    only the failures)."""
+    rows = [c for c in checks if c.kind == "analysis_fidelity"]
     if not rows:
         return []
     mark = {"pass": "ok  ", "fail": "FAIL", "inconclusive": "?   "}
-    return [f"             fidelity of {judge['judge']} (judge vs reference on the human-rated items):"] + [
-        f"               {mark.get(c['state'], c['state'])} {c['detail']}" for c in rows]
+    return [f"             fidelity of {judge} (judge vs reference on the human-rated items):"] + [
+        f"               {mark[c.state]} {c.detail}" for c in rows]

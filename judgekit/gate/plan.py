@@ -40,7 +40,7 @@ from judgekit.gate.plan_rows import PlanRow, summarise
 from judgekit.stats.intervals import z_two_sided
 from judgekit.stats.power import Undecidable, n_for_power, smallest_margin
 from judgekit.stats.power_sim import SIM_MAX_N, n_for_joint_certification
-from judgekit.verdict.checks import check_kind, fidelity_figure
+from judgekit.verdict.check import Check, judge_checks
 
 #: check kinds the plan does not size (their own tests or probes; `judgekit probe` reports them)
 NOT_PLANNED = ("alt_test", "max_covariate_effect", "max_self_preference", "min_stability", "max_flip_rate",
@@ -64,35 +64,35 @@ def _margin(value: float | Undecidable) -> float | None:
     return None if isinstance(value, Undecidable) else float(value)
 
 
-def _check_row(judge: str, ch: dict[str, Any], total_n: int, budget: int | None, calls: dict[str, int],
+def _check_row(judge: str, ch: Check, total_n: int, budget: int | None, calls: dict[str, int],
                assume_kappa: float | None, humans: int) -> PlanRow | None:
-    kind, rule, metric = check_kind(ch["name"]) or ("", "", None)
+    kind, rule, metric, name = ch.kind, ch.rule, ch.metric, ch.name
     if kind in NOT_PLANNED or kind == "analysis_fidelity":
         return None
-    n, thr, ci = int(ch["n"] or 0), ch["threshold"], ch["ci"]
+    n, thr, ci = int(ch.n or 0), ch.threshold, ch.ci
+    assert thr is not None  # every planned kind has its policy's threshold
     if kind == "min_items":
-        return PlanRow(judge, ch["name"], "human-rated items", n, None, thr, int(thr))
+        return PlanRow(judge, name, "human-rated items", n, None, thr, int(thr))
     if kind in ("max_abstention_rate", "max_error_rate"):
         unit = f"calls of {judge} (no human label)"
-        p = float(ch["figure"] or 0.0)
+        p = float(ch.figure or 0.0)
         need, why = _need(n_for_power(thr, p, kind="proportion", direction="<="))
         m = (_margin(smallest_margin(budget, kind="proportion", threshold=thr, direction="<="))
              if budget and 0 < thr < 1 else None)
-        return PlanRow(judge, ch["name"], unit, n, p, thr, need, why, m)
+        return PlanRow(judge, name, unit, n, p, thr, need, why, m)
     unit = "items rated by two or more humans" if kind == "within_human_noise" else "human-rated items"
     if kind == "within_human_noise" and humans < 2:
-        return PlanRow(judge, ch["name"], unit, n, None, thr, None,
+        return PlanRow(judge, name, unit, n, None, thr, None,
                        "only a second annotator can decide it (it compares the judge with each human against "
                        "the others' consensus)")
-    if ch["figure"] is None or ci is None:
-        return PlanRow(judge, ch["name"], unit, n, None, thr, None,
-                       f"the figure is undefined in the pilot ({ch['detail']})")
+    if ch.figure is None or ci is None or ch.interval is None:
+        return PlanRow(judge, name, unit, n, None, thr, None, f"the figure is undefined in the pilot ({ch.detail})")
     est = (ci[0] + ci[1]) / 2
     if assume_kappa is not None and metric == "kappa":
         est = assume_kappa
-    sd = _sigma(ci, n)
+    sd = _sigma(list(ci), n, ch.interval.level)
     if sd is None:  # no spread in the pilot: the floor decides it (optimistic for a small pilot)
-        return PlanRow(judge, ch["name"], unit, n, est, thr, max(total_n, 2),
+        return PlanRow(judge, name, unit, n, est, thr, max(total_n, 2),
                        None if est != thr else "the estimate sits on the threshold")
     share = n / total_n if total_n and kind == "per_slice" else 1.0
     direction = "<=" if rule == "ci<=" else ">="
@@ -100,7 +100,7 @@ def _check_row(judge: str, ch: dict[str, Any], total_n: int, budget: int | None,
     if need is not None:
         need = math.ceil(need / share)
     m = _margin(smallest_margin(max(int(budget * share), 2), kind="mean", sd=sd)) if budget else None
-    return PlanRow(judge, ch["name"], unit, n, est, thr, need, why, m)
+    return PlanRow(judge, name, unit, n, est, thr, need, why, m)
 
 
 def _figure_rows(judge: str, pairs: list[Any], spec: Any, budget: int | None, *, n_boot: int = 400,
@@ -334,9 +334,10 @@ def make_plan(store: Any, policy_path: str | Path, *, budget: int | None = None,
     for j in verdict["judges"]:
         if judge is not None and j["judge"] != judge:
             continue
-        total_n = next((int(c["n"] or 0) for c in j["checks"] if c["name"] == "min_items"), 0)
-        for ch in j["checks"]:
-            if fidelity_figure(ch["name"]) is not None:
+        checks = judge_checks(j)
+        total_n = next((int(c.n or 0) for c in checks if c.kind == "min_items"), 0)
+        for ch in checks:
+            if ch.kind == "analysis_fidelity":
                 continue
             row = _check_row(j["judge"], ch, total_n, item_budget, calls[j["judge"]], assume_kappa, humans)
             if row is not None:

@@ -25,12 +25,15 @@ error rate holds for the final n, not for a stopping time chosen by looking at t
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from judgekit.errors import JudgekitError
 from judgekit.stats.intervals import abs_interval
-from judgekit.verdict.checks import make_check
+from judgekit.verdict.check import Budget, Check, Subject, interval_of, new_check
 from judgekit.verdict.read import finite
+
+if TYPE_CHECKING:
+    from judgekit.gate.checks import JudgeResult
 
 #: the figures --sequential decides (means over conversations)
 SEQUENTIAL_FIGURES = ("RCE_t", "drift")
@@ -90,8 +93,7 @@ def sample_rounds(store: Any, names: list[str]) -> dict[str, int]:
 
 
 def sequential_checks(store: Any, policy: Any, rubric: Any, report: Any, *, round_size: int,
-                      rounds_of: dict[str, int] | None = None) -> tuple[dict[str, list[dict[str, Any]]],
-                                                                      dict[str, Any]]:
+                      rounds_of: dict[str, int] | None = None) -> tuple[dict[str, list[Check]], dict[str, Any]]:
     """judge → its sequential fidelity checks (module doc), and the rounds record of the verdict.
     ``rounds_of`` (item id → round, :func:`sample_rounds`): a conversation's round is that of its
     first item in a sample; labelled conversations in no sample form one last round."""
@@ -103,7 +105,7 @@ def sequential_checks(store: Any, policy: Any, rubric: Any, report: Any, *, roun
     if spec is None or spec.analysis != "calibration" or not set(spec.chosen) & set(SEQUENTIAL_FIGURES):
         raise JudgekitError("--sequential decides the calibration figures RCE_t and drift round by round; add one "
                             "of them to the policy's analysis_fidelity (analysis: calibration).")
-    out: dict[str, list[dict[str, Any]]] = {}
+    out: dict[str, list[Check]] = {}
     n_conv = 0
     decided_at: dict[str, int] = {}
     for judge in policy.judges:
@@ -116,7 +118,7 @@ def sequential_checks(store: Any, policy: Any, rubric: Any, report: Any, *, roun
             round_of = {c: int(first[c]) if first[c] == first[c] else last for c in convs}
         else:
             round_of = {c: k // round_size for k, c in enumerate(convs)}
-        checks = []
+        checks: list[Check] = []
         for model in sorted(df["model"].unique()):
             dm = df[df["model"] == model]
             wide_j = dm.pivot_table(index="conv", columns="turn", values="ej", aggfunc="mean")
@@ -139,12 +141,14 @@ def sequential_checks(store: Any, policy: Any, rubric: Any, report: Any, *, roun
                     rk = np.sort(rk)
                     n_rounds = int(rk.max()) + 1 if len(rk) else 0
                     rounds = [xs[rk == r] for r in range(n_rounds)]
-                    name = f"analysis_fidelity[calibration:{fig}(model={model}, turn={int(t)})]"
+                    cell = f"{fig}(model={model}, turn={int(t)})"
+                    subject = Subject(analysis="calibration", figure=fig, cell=cell, model=str(model), turn=str(int(t)))
                     if not len(xs):
-                        ch = make_check(name, None, margin, 0, f"no labelled conversation of {model} at turn {int(t)}",
-                                        min_n=spec.min_units)
-                        ch["budget"] = {"items": None, "slices": {}, "sentence": f"{name}: label conversations of {model}."}
-                        checks.append(ch)
+                        ch = new_check("analysis_fidelity", judge, None, margin, 0,
+                                       f"no labelled conversation of {model} at turn {int(t)}", subject=subject,
+                                       unit="conversations", min_n=spec.min_units,
+                                       floor="conversations is below min_units")
+                        checks.append(ch.with_budget(Budget(None, f"{ch.name}: label conversations of {model}.")))
                         continue
                     # a (1 − 2α) sequence: each one-sided error ≤ α, as the fixed-n check (two one-sided tests)
                     dec = sequential_decision(rounds, margin, "within", 2 * spec.alpha, bounds=bounds)
@@ -154,19 +158,20 @@ def sequential_checks(store: Any, policy: Any, rubric: Any, report: Any, *, roun
                     ci = [finite(v) for v in abs_interval(lo, hi)]
                     where = (f"decided at round {dec.round} of {n_rounds}" if dec.round is not None
                              else f"not decided after {n_rounds} rounds")
-                    ch = make_check(name, finite(abs(mean)), margin, used, (
-                        f"sequential calibration {fig}(model={model}, turn={int(t)}): judge − reference "
+                    ch = new_check("analysis_fidelity", judge, finite(abs(mean)), margin, used, (
+                        f"sequential calibration {cell}: judge − reference "
                         f"{mean:+.3f}, anytime-valid {100 * spec.level:.4g}% confidence sequence [{lo:+.3f}, {hi:+.3f}] on {used} "
                         f"conversations, {where} ({'recorded samples' if rounds_of is not None else f'rounds of {round_size}'}); "
                         f"|difference| must stay within {margin:g}"),
-                        ci, min_n=spec.min_units)
-                    if ch["state"] == "inconclusive":
-                        ch["budget"] = {"items": round_size, "slices": {}, "sentence": (
-                            f"{name}: about {round_size} more conversations (another round) would likely help decide "
+                        interval=interval_of(ci, "confidence-sequence", spec.level), subject=subject,
+                        unit="conversations", min_n=spec.min_units, floor="conversations is below min_units")
+                    if ch.state == "inconclusive":
+                        ch = ch.with_budget(Budget(round_size, (
+                            f"{ch.name}: about {round_size} more conversations (another round) would likely help decide "
                             "it; run `judgekit gate --sequential` again after labelling them (a sequential check needs "
-                            "about 2.5–3× the single-look budget).")}
+                            "about 2.5–3× the single-look budget)."), {}, round_size, "conversations (another round)"))
                     elif dec.round is not None:
-                        decided_at[f"{judge}: {name}"] = dec.round
+                        decided_at[f"{judge}: {ch.name}"] = dec.round
                     checks.append(ch)
         out[judge] = checks
     n_rounds_all = (-(-n_conv // round_size) if n_conv else 0) if rounds_of is None else len(set(rounds_of.values()))
@@ -174,15 +179,9 @@ def sequential_checks(store: Any, policy: Any, rubric: Any, report: Any, *, roun
                  "figures": [f for f in spec.chosen if f in SEQUENTIAL_FIGURES], "decided_at_round": decided_at}
 
 
-def apply_sequential(results: list[dict[str, Any]], seq: dict[str, list[dict[str, Any]]]) -> None:
+def apply_sequential(results: list[JudgeResult], seq: dict[str, list[Check]]) -> None:
     """Replace each judge's fixed-n checks of the sequential figures by the sequential ones
-    (same names), and re-derive the judge's state and budget."""
-    from judgekit.gate.budget import judge_budget
-    from judgekit.verdict.checks import combine_states, fidelity_figure
-
+    (same names); the judge's state and budget follow from its checks."""
     for r in results:
-        new = seq.get(r["judge"], [])
-        r["checks"] = [ch for ch in r["checks"] if fidelity_figure(ch["name"]) not in SEQUENTIAL_FIGURES] + new
-        state = combine_states([ch["state"] for ch in r["checks"]])
-        r.update(state=state, passed=state == "pass",
-                 budget=judge_budget(r["judge"], r["checks"]) if state == "inconclusive" else None)
+        kept = [ch for ch in r.checks if ch.kind != "analysis_fidelity" or ch.subject.figure not in SEQUENTIAL_FIGURES]
+        r.checks = kept + seq.get(r.judge, [])

@@ -10,7 +10,7 @@ judge form one family and the decision "outside the band" is Holm's step-down at
 Each tested slice gets the one-sided level α_i at which "its interval clears the band" is exactly
 Holm's rejection (:func:`holm_levels`); its recorded interval is the two-sided ``1 − 2 α_i``
 interval, so the three states follow from the interval alone
-(:func:`judgekit.verdict.checks.derive_state`, the rule a verdict is checked against when read back):
+(:func:`judgekit.verdict.check.derive_state`, the rule a verdict is checked against when read back):
 
 * ``fail``: the whole interval lies outside the band (Holm rejects "inside the band");
 * ``pass``: the whole interval lies inside the band (a two one-sided tests equivalence at α_i <= α,
@@ -27,6 +27,8 @@ import math
 from collections.abc import Sequence
 from statistics import NormalDist
 from typing import Any
+
+from judgekit.verdict.check import Subject
 
 #: one-sided level of each probe family (two-sided 95% intervals when one slice is tested)
 ALPHA = 0.025
@@ -112,38 +114,22 @@ def fmt_p(p: float | None) -> str:
     return "< 0.001" if p < 0.001 else f"{p:.3g}"
 
 
-def interval_level(detail: str) -> str | None:
-    """The level of a probe check's interval as its detail states it (``"98.33%"`` from
-    ``"(98.33% interval)"``, written by :func:`decide`), or None."""
-    import re
-
-    m = re.search(r"\((\d+(?:\.\d+)?)% interval\)", detail or "")
-    return None if m is None else f"{m.group(1)}%"
-
-
 def _positive(se: Any) -> bool:
     return se is not None and math.isfinite(float(se)) and float(se) > 0
 
 
-def abs_interval(lo: float, hi: float) -> tuple[float, float]:
-    """The interval of |θ| when θ lies in [lo, hi]."""
-    if lo <= 0 <= hi:
-        return 0.0, max(-lo, hi)
-    return min(abs(lo), abs(hi)), max(abs(lo), abs(hi))
-
-
 def decide(rows: list[dict[str, Any]], *, mode: str, threshold: float, min_n: int) -> list[dict[str, Any]]:
-    """Apply one probe family's rule to its slices (rows with ``name``, ``n``, ``estimate`` and
-    ``se``, or ``k`` for a rate; ``detail``) and attach each row's check
-    (:func:`judgekit.verdict.checks.make_check`).
+    """Apply one probe family's rule to its slices (rows with ``probe``, ``by``/``key``, ``n``,
+    ``estimate`` and ``se``, or ``k`` for a rate; ``detail``) and attach each row's check as
+    recorded (:func:`judgekit.verdict.check.check_json`; its interval at the row's Holm level).
 
     ``mode``: ``"abs"`` (null band |θ| <= threshold; the check's figure is |θ̂|), ``"min"``
     (θ >= threshold) or ``"rate"`` (a rate k/n <= threshold, Wilson intervals). Rows with fewer
     than ``min_n`` items or no estimate are not tested (plain 95% intervals, inconclusive); the
     others get their Holm level (:func:`holm_levels`) and the ``1 − 2 α_i`` interval.
     """
-    from judgekit.stats.intervals import wilson_interval
-    from judgekit.verdict.checks import make_check
+    from judgekit.stats.intervals import abs_interval, wilson_interval
+    from judgekit.verdict.check import check_json, interval_of, new_check
 
     def tested(r: dict[str, Any]) -> bool:
         return r["estimate"] is not None and r["n"] >= min_n and (mode == "rate" or _positive(r.get("se")))
@@ -185,9 +171,25 @@ def decide(rows: list[dict[str, Any]], *, mode: str, threshold: float, min_n: in
                            "figure), which does not bound the effect: not decided")
         level_words = (f"; Holm level {a:.4g} one-sided ({100 * (1 - 2 * a):.2f}% interval) over "
                        f"{sum(x is not None for x in ps)} tested slices" if lvl is not None else "")
-        check = make_check(r["name"], None if figure is None else round(float(figure), 6), threshold, r["n"],
-                           r["detail"] + level_words,
-                           None if ci is None else (round(ci[0], 6), round(ci[1], 6)), min_n=min_n)
-        r.update({"p": p, "p_holm": padj, "level": a, "low": lo, "high": hi, "check": check,
-                  "state": check["state"]})
+        method = ("holm-" if lvl is not None else "") + ("wilson" if mode == "rate" else "normal")
+        check = new_check(_KIND[r["probe"]], "", None if figure is None else round(float(figure), 6), threshold,
+                          r["n"], r["detail"] + level_words, subject=_subject(r), min_n=min_n,
+                          interval=interval_of(None if ci is None else (round(ci[0], 6), round(ci[1], 6)),
+                                               method, 1 - 2 * a))
+        r.update({"p": p, "p_holm": padj, "level": a, "low": lo, "high": hi, "check": check_json(check),
+                  "state": check.state})
     return rows
+
+
+#: a probe row's ``probe`` → the kind of its check
+_KIND = {"covariate": "max_covariate_effect", "self_preference": "max_self_preference", "stability": "min_stability",
+         "drift": "max_label_drift", "flip": "max_flip_rate"}
+
+
+def _subject(r: dict[str, Any]) -> Subject:
+    """What a probe row's check is about: its slice, the covariate (column and target) or the variant."""
+    extra = r.get("extra") or {}
+    key = None if r.get("by") is None else str(r["key"])
+    if r["probe"] == "covariate":
+        return Subject(by=r["by"], key=key, column=extra["column"], target=extra["target"])
+    return Subject(by=r.get("by"), key=key, variant=extra.get("variant") if r["probe"] == "flip" else None)

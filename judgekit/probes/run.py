@@ -28,7 +28,7 @@ from judgekit.probes.self_preference import self_preference
 from judgekit.probes.stability import stability
 from judgekit.rubric.model import Rubric
 from judgekit.store.variants import SEP, variant_rater
-from judgekit.verdict.checks import combine_states
+from judgekit.verdict.check import combine_states
 
 
 class Context:

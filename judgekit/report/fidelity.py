@@ -32,11 +32,11 @@ def fidelity_extras(store: Any, rubric: Any, verdict: dict[str, Any] | None,
     figures cannot be recomputed, ``{"error": sentence}``."""
     if not verdict or (verdict.get("rubric"), verdict.get("rubric_hash")) != (rubric.id, rubric.hash):
         return None
-    from judgekit.gate.fidelity import check_name, fidelity_checks, fidelity_results
+    from judgekit.gate.fidelity import fidelity_checks, fidelity_results
     from judgekit.verdict.fidelity_policy import recorded_alpha
-    from judgekit.verdict.policy import Policy
+    from judgekit.verdict.read import policy_of
 
-    policy = Policy(**verdict["policy"])
+    policy = policy_of(verdict)
     spec = policy.checks.analysis_fidelity
     if spec is None:
         return None
@@ -50,11 +50,10 @@ def fidelity_extras(store: Any, rubric: Any, verdict: dict[str, Any] | None,
         return {"error": str(exc)}
     rows = []
     for judge, figs in pairs.items():
-        states = {c["name"]: c["state"] for c in fidelity_checks(spec, figs, seed=policy.seed)}
-        for p in figs:
+        for p, ch in zip(figs, fidelity_checks(spec, judge, figs, seed=policy.seed), strict=True):
             row = p.as_dict()
             row["judge_value"] = row.pop("judge")
-            rows.append({"judge": judge, **row, "state": states[check_name(p)]})
+            rows.append({"judge": judge, **row, "state": ch.state})
     return {"analysis": spec.analysis, "max_abs_diff": spec.max_abs_diff, "min_units": spec.min_units,
             "margins": dict(spec.margins), "alpha": spec.alpha, "level": spec.level, "rows": rows}
 

@@ -161,7 +161,7 @@ def read_probes(path: Any, rubric_id: str) -> dict[str, Any]:
     from pathlib import Path
 
     from judgekit.errors import JudgekitError
-    from judgekit.verdict.checks import combine_states
+    from judgekit.verdict.check import combine_states
 
     p = Path(path)
     how = "pass the probes.json that `judgekit probe` wrote"
@@ -224,24 +224,23 @@ def read_probes(path: Any, rubric_id: str) -> dict[str, Any]:
 
 def _check_state(r: dict[str, Any], at: str, min_items: Any, bad: Any) -> None:
     """Re-derive one probe row's state from its figure, interval, n and threshold
-    (:func:`judgekit.verdict.checks.derive_state`) and check the row's interval is its check's: a
-    probes.json whose states were edited is refused, never rendered as written."""
-    from judgekit.probes.bands import abs_interval
-    from judgekit.verdict.checks import check_kind, derive_state
+    (:func:`judgekit.verdict.check.read_check`, the one reader of a recorded check) and check the
+    row's interval is its check's: a probes.json whose states were edited is refused, never
+    rendered as written."""
+    from judgekit.stats.intervals import abs_interval
+    from judgekit.verdict.check import NEEDS_INTERVAL, CheckProblem, read_check
 
     c = r["check"]
-    if check_kind(c["name"]) is None:
-        raise bad(f"{at}.check.name", f"{c['name'][:40]!r} is not a probe check")
-    fig, ci, n = c.get("figure"), c.get("ci"), c.get("n")
-    if not (fig is None or (isinstance(fig, int | float) and not isinstance(fig, bool))):
-        raise bad(f"{at}.check.figure", "must be a number or null")
-    if ci is not None and not (isinstance(ci, list) and len(ci) == 2 and all(
-            isinstance(x, int | float) and not isinstance(x, bool) for x in ci)):
-        raise bad(f"{at}.check.ci", "must be [low, high] or null")
-    if not (n is None or (isinstance(n, int) and not isinstance(n, bool))):
-        raise bad(f"{at}.check.n", "must be a whole number or null")
+    try:
+        ch = read_check(c, "")
+    except CheckProblem as exc:
+        raise bad(f"{at}.check", str(exc)) from None
+    if ch.kind not in NEEDS_INTERVAL:
+        raise bad(f"{at}.check.kind", f"{ch.kind[:40]!r} is not a probe check")
     min_n = min_items if isinstance(min_items, int) and not isinstance(min_items, bool) else None
-    state = derive_state(c["name"], fig, c["threshold"], ci, n, min_n)
+    if ch.min_n != min_n:
+        raise bad(f"{at}.check.min_n", f"is {ch.min_n!r} but the probe's min_items is {min_n!r} (was the file edited?)")
+    state, ci = ch.state, ch.ci
     if c.get("state") != state or r["state"] != state:
         raise bad(f"{at}.state", f"is {str(r['state'])[:20]!r} but its figure, interval, n and threshold give "
                   f"{state!r} (was the file edited?)")

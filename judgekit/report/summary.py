@@ -67,15 +67,10 @@ def fmt_value(x: Any) -> str:
 
 
 def comparison(check: dict[str, Any]) -> str:
-    """The direction of a check's threshold, read from its kind
-    (:func:`judgekit.verdict.checks.check_kind`: ``≥`` for ``point>=`` and ``ci>=`` rules, ``≤``
-    for ``ci<=``), never from its result; empty for a name the gate never writes."""
-    from judgekit.verdict.checks import check_kind
-
-    kind = check_kind(str(check.get("name", "")))
-    if kind is None:
-        return ""
-    return "≤" if kind[1] == "ci<=" else "≥"
+    """The direction of a check's threshold, read from its recorded rule (``≥`` for ``point>=``
+    and ``ci>=``, ``≤`` for ``ci<=``), never from its result; empty without one."""
+    rule = check.get("rule")
+    return "≤" if rule == "ci<=" else "≥" if rule in ("point>=", "ci>=") else ""
 
 
 #: a check's or a judge's state as shown in a table; ``inconclusive`` is never pass or fail.
@@ -165,19 +160,10 @@ def judge_budget_text(budget: Any) -> str:
     return budget_text({"budget": budget})
 
 
-def _certificates(vj: dict[str, Any], verdict: dict[str, Any]) -> dict[str, Any] | None:
-    """The judge's figure certificates, recomputed from its checks and the verdict's policy
-    (:func:`judgekit.verdict.certify.certify`: what the verdict records, with the per-model states
-    even for a verdict written before them); None when the verdict certifies no figures."""
-    if vj.get("figures") is None:
-        return None
-    from judgekit.verdict.certify import certify
-    from judgekit.verdict.policy import Policy
-
-    try:
-        return certify(vj, Policy(**verdict["policy"]))
-    except (KeyError, TypeError, ValueError):  # a verdict the report was given without its policy
-        return dict(vj["figures"])
+def _certificates(vj: dict[str, Any]) -> dict[str, Any] | None:
+    """The judge's figure certificates as the gate stored them (a verdict read back was refused
+    unless they are what its checks certify); None when the verdict certifies no figures."""
+    return None if vj.get("figures") is None else dict(vj["figures"])
 
 
 def figures_text(figures: Any) -> str:
@@ -327,7 +313,7 @@ def summarise(
                             f"check{'s' if len(checks) != 1 else ''} failed.")
             else:
                 sentence = f"{jid} is NOT trusted to score {rubric}: the verdict marks it as failed."
-        certs = _certificates(vj, verdict) if vj is not None and verdict is not None and not problem else None
+        certs = _certificates(vj) if vj is not None and verdict is not None and not problem else None
         figs = figures_text(certs)
         if figs:
             sentence += f" {figs}"

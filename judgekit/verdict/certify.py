@@ -18,10 +18,10 @@ a study publishes Drift(t) per model and a judge can move one model's figure and
 ``drift: UNTRUSTED … — by model: UNTRUSTED for m-eroding, m-steady; not established for m-stiff``.
 
 So a figure whose checks pass is trusted even while another figure is still open, and the
-judge's overall ``state`` (every check, :func:`judgekit.verdict.checks.combine_states`) stays as
-before. :func:`certify` is pure and is recomputed from the checks whenever a verdict is used
-(:func:`judgekit.verdict.trust.require_trusted` with ``figure=``): a ``figures`` entry edited in the
-file is refused, never believed.
+judge's overall ``state`` (every check, :func:`judgekit.verdict.check.combine_states`) stays as
+before. :func:`certify` is pure: the gate computes the certificates once and stores them in the
+verdict (``figures``); reading a verdict recomputes them once and refuses a ``figures`` entry
+edited in the file (:func:`judgekit.verdict.read.validate_verdict`).
 
 With ``analysis: criteria`` :func:`certify_criteria` also certifies each criterion on its own (its
 check and every primary check), and only for the definition the gate read (the verdict's
@@ -30,29 +30,23 @@ check and every primary check), and only for the definition the gate read (the v
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
-from judgekit.verdict.checks import check_kind, combine_states, fidelity_figure
-from judgekit.verdict.schema import criterion_of
+from judgekit.verdict.check import Check, combine_states
 
 WORD = {"pass": "certified", "fail": "UNTRUSTED", "inconclusive": "not established"}
 
 
-def _need(checks: list[dict[str, Any]]) -> str:
+def _need(checks: list[Check]) -> str:
     """What would establish a figure: the largest budget of its open checks, in its unit."""
     best: tuple[int, str] | None = None
     undecidable = 0
     for ch in checks:
-        b = ch.get("budget") or {}
-        said = re.search(r"about ([\d,]+) more (.+?)(?: of | in slice | would |, about | rated )",
-                         str(b.get("sentence") or ""))
-        if b.get("items") is None:
+        b = ch.budget
+        if b is None or b.items is None:
             undecidable += 1
-        elif said:
-            n = int(said.group(1).replace(",", ""))
-            if best is None or n > best[0]:
-                best = (n, f"about {n:,} more {said.group(2)}")
+        elif b.need is not None and b.unit and (best is None or b.need > best[0]):
+            best = (b.need, f"about {b.need:,} more {b.unit}")
     if best is not None:
         extra = f"; {undecidable} of its checks cannot be decided with this data" if undecidable else ""
         return f"would need {best[1]}{extra}"
@@ -61,18 +55,21 @@ def _need(checks: list[dict[str, Any]]) -> str:
     return "would need the checks it depends on to pass"
 
 
-def certify(judge: dict[str, Any], policy: Any) -> dict[str, dict[str, Any]]:
-    """figure → ``{"state", "sentence", "models"}`` for one judge entry of a verdict (module doc); empty
+def _figure_of(ch: Check) -> str | None:
+    return ch.subject.figure if ch.kind == "analysis_fidelity" else None
+
+
+def certify(checks: list[Check], policy: Any) -> dict[str, dict[str, Any]]:
+    """figure → ``{"state", "sentence", "models"}`` for one judge's checks (module doc); empty
     when the policy has no ``analysis_fidelity``."""
     spec = policy.checks.analysis_fidelity
     if spec is None:
         return {}
-    checks = judge["checks"]
-    base = _primary(judge, policy)
-    base_state = combine_states([ch["state"] for ch in base])
+    base = _primary(checks, policy)
+    base_state = combine_states([ch.state for ch in base])
     out: dict[str, dict[str, Any]] = {}
     for fig in spec.chosen:
-        own = [ch for ch in checks if fidelity_figure(ch["name"]) == fig]
+        own = [ch for ch in checks if _figure_of(ch) == fig]
         out[fig] = (_certificate(f"{fig}: ", own, base, f"{len(own)} checks pass, and every primary check") if own
                     else {"state": "inconclusive", "sentence": f"{fig}: not established (no labelled unit defines it)"})
         models = _by_model(own, base_state)
@@ -81,11 +78,10 @@ def certify(judge: dict[str, Any], policy: Any) -> dict[str, dict[str, Any]]:
     return out
 
 
-def _primary(judge: dict[str, Any], policy: Any) -> list[dict[str, Any]]:
+def _primary(checks: list[Check], policy: Any) -> list[Check]:
     """The judge's primary checks that are not fidelity checks: every figure depends on them."""
     secondary = set(getattr(policy, "secondary", None) or [])
-    return [ch for ch in judge["checks"] if fidelity_figure(ch["name"]) is None
-            and (check_kind(ch["name"]) or ("",))[0] not in secondary]
+    return [ch for ch in checks if ch.kind != "analysis_fidelity" and ch.kind not in secondary]
 
 
 def criterion_figure(name: str) -> str:
@@ -93,11 +89,11 @@ def criterion_figure(name: str) -> str:
     return f"rate(criterion={name})"
 
 
-def certify_criteria(verdict: dict[str, Any], judge: dict[str, Any], policy: Any,
+def certify_criteria(verdict: dict[str, Any], checks: list[Check], policy: Any,
                      criteria: dict[str, str]) -> dict[str, dict[str, Any]]:
     """``rate(criterion=NAME)`` → ``{"state", "sentence"}`` for each of ``criteria`` (name → the
     digest of its definition in the criteria file being analysed), for one judge entry of
-    ``verdict``; empty when the policy's ``analysis_fidelity`` is not ``analysis: criteria``.
+    ``verdict`` (its ``checks``); empty when the policy's ``analysis_fidelity`` is not ``analysis: criteria``.
 
     A criterion's rate is certified (``pass``) when its own fidelity check
     (``analysis_fidelity[criteria:rate(criterion=NAME)]``) and every primary check that is not a
@@ -108,12 +104,12 @@ def certify_criteria(verdict: dict[str, Any], judge: dict[str, Any], policy: Any
     spec = policy.checks.analysis_fidelity
     if spec is None or spec.analysis != "criteria":
         return {}
-    base = _primary(judge, policy)
+    base = _primary(checks, policy)
     recorded = verdict.get("criteria_digests")
     out: dict[str, dict[str, Any]] = {}
     for name, digest in criteria.items():
         fig = criterion_figure(name)
-        own = [ch for ch in judge["checks"] if criterion_of(ch["name"]) == name]
+        own = [ch for ch in checks if ch.kind == "analysis_fidelity" and ch.subject.criterion == name]
         if not own:
             out[fig] = {"state": "missing", "sentence": (
                 f"criterion {name!r}: not certified (the verdict's gate did not check it: it is not a criterion "
@@ -129,45 +125,29 @@ def certify_criteria(verdict: dict[str, Any], judge: dict[str, Any], policy: Any
     return out
 
 
-def _certificate(head: str, own: list[dict[str, Any]], base: list[dict[str, Any]], passed: str) -> dict[str, Any]:
+def _certificate(head: str, own: list[Check], base: list[Check], passed: str) -> dict[str, Any]:
     """``{"state", "sentence"}`` of a figure from its own checks and the primary ones: certified when
     all pass, UNTRUSTED when one fails (naming up to three), else not established (what would
     establish it)."""
-    state = combine_states([ch["state"] for ch in base + own])
+    state = combine_states([ch.state for ch in base + own])
     if state == "pass":
         return {"state": state, "sentence": f"{head}certified ({passed})"}
     if state == "fail":
-        bad = [ch["name"] for ch in own + base if ch["state"] == "fail"]
+        bad = [ch.name for ch in own + base if ch.state == "fail"]
         return {"state": state, "sentence": f"{head}UNTRUSTED ({', '.join(bad[:3])}{' and more' if len(bad) > 3 else ''} fail)"}
-    open_ = [ch for ch in own + base if ch["state"] == "inconclusive"]
+    open_ = [ch for ch in own + base if ch.state == "inconclusive"]
     return {"state": state, "sentence": f"{head}not established ({_need(open_)})"}
 
 
-def _by_model(own: list[dict[str, Any]], base_state: str) -> dict[str, str]:
-    """model → the figure's state for that model alone (its checks named ``model=…``, and every
+def _by_model(own: list[Check], base_state: str) -> dict[str, str]:
+    """model → the figure's state for that model alone (its checks about that model, and every
     primary check): a study publishes Drift(t) per model, and a judge may move one model's figure
     and not another's."""
     groups: dict[str, list[str]] = {}
     for ch in own:
-        m = _MODEL.search(str(ch["name"]))
-        if m:
-            groups.setdefault(m.group(1), []).append(ch["state"])
+        if ch.subject.model is not None:
+            groups.setdefault(ch.subject.model, []).append(ch.state)
     return {m: combine_states([base_state, *states]) for m, states in sorted(groups.items())}
-
-
-#: the model of a fidelity check's name, ``…:drift(model=M, tier=4, turn=6)]``: M is what comes
-#: before the trailing tier and turn (a model's name may hold a comma: ``llama, 70b``)
-_MODEL = re.compile(r"\(model=(.*?)(?:, tier=[^,()]*)?(?:, turn=[^,()]*)?\)\]$")
-
-
-def same_figures(stored: Any, certs: dict[str, dict[str, Any]]) -> bool:
-    """Whether a verdict's stored ``figures`` entry is what its checks give (``certs``); an entry
-    written before the per-model states (no ``models`` key) is compared without them."""
-    if not isinstance(stored, dict) or set(stored) != set(certs):
-        return False
-    return all(isinstance(s := stored[fig], dict)
-               and s == (c if "models" in s else {k: v for k, v in c.items() if k != "models"})
-               for fig, c in certs.items())
 
 
 def by_model_phrase(cert: dict[str, Any]) -> str:
@@ -184,11 +164,12 @@ def by_model_phrase(cert: dict[str, Any]) -> str:
     return "; ".join(parts)
 
 
-def figure_lines(verdict: dict[str, Any], policy: Any) -> list[str]:
-    """One line per judge saying which figures the verdict certifies, and what the others need."""
+def figure_lines(verdict: dict[str, Any]) -> list[str]:
+    """One line per judge saying which figures the verdict certifies (its stored certificates),
+    and what the others need."""
     lines = []
     for j in verdict["judges"]:
-        certs = certify(j, policy)
+        certs = j.get("figures") or {}
         if not certs:
             continue
         ok = [f for f, c in certs.items() if c["state"] == "pass"]

@@ -7,9 +7,12 @@ file and the key:
 
 * **a wrong shape**: every key of schema version :data:`SCHEMA_VERSION`, of the right type (a
   ``"false"`` string is not a boolean, ``checks`` is a list), and no key it does not define;
-* **an inconsistent verdict**: each check's ``state`` is what :func:`derive_state` gives from
-  its figure, threshold, interval and n against the small-sample floor the recorded policy sets
-  (:func:`min_n_of`) — so an ``"inconclusive"`` check edited to ``"pass"`` is refused;
+* **an inconsistent verdict**: each check is read by the one reader
+  (:func:`judgekit.verdict.check.read_check`: its name is what its kind and subject give) and its
+  ``state`` is what :func:`judgekit.verdict.check.derive_state` gives from its figure, threshold,
+  interval and n against the small-sample floor the recorded policy sets (:func:`min_n_of`) — so
+  an ``"inconclusive"`` check edited to ``"pass"`` is refused; the stored certificates
+  (``figures``) are what its checks certify;
   ``passed`` is ``state == "pass"``; an inconclusive check, and only one, has a label
   ``budget``; a judge's ``state`` is ``fail`` if any check fails, else ``inconclusive`` if any
   is, else ``pass`` (:func:`combine_states`; the verdict's likewise from its judges) and it
@@ -31,7 +34,7 @@ And, given the store it is used with (:func:`match_store`), a verdict must still
 A mismatch is one sentence saying which part changed and that the gate must be run again.
 
 Each check carries its interval ``ci`` (``[low, high]``, or null when the figure has none), its
-``state`` (``"pass"``, ``"fail"`` or ``"inconclusive"``, schema version 3) and its ``budget``.
+``state`` (``"pass"``, ``"fail"`` or ``"inconclusive"``) and its ``budget`` (schema version 4).
 Only ``"pass"`` is trusted (:func:`judgekit.verdict.trust.require_trusted`). A verdict whose policy gates
 under a view of the rubric (``view:``) has the view's id and hash as its ``rubric`` and
 ``rubric_hash`` and the optional key ``view`` (:mod:`judgekit.rubric.views`), so it never matches
@@ -56,25 +59,17 @@ from judgekit.errors import JudgekitError, UntrustedJudgeError
 from judgekit.store.judge_identity import (
     judge_identity as judge_identity,  # re-exported: its old home
 )
-from judgekit.verdict.certify import certify, same_figures
-from judgekit.verdict.checks import (
-    ONCE,
-    PROBES,
-    check_kind,
-    combine_states,
-    derive_state,
-    fidelity_figure,
-    min_n_of,
-)
+from judgekit.verdict.certify import certify
+from judgekit.verdict.check import ONCE, PROBES, Check, CheckProblem, combine_states, read_check
 from judgekit.verdict.policy import Policy
-from judgekit.verdict.schema import Budget as Budget  # re-exported
 from judgekit.verdict.schema import State as State  # re-exported
-from judgekit.verdict.schema import VerdictV3, criteria_digest_problem, view_problem
+from judgekit.verdict.schema import VerdictV4, criteria_digest_problem, view_problem
 
 #: The schema version :func:`judgekit.gate.run.run_gate` writes and :func:`validate_verdict` reads.
 #: Version 3 added the third state ``"inconclusive"``, ``state`` per judge and for the verdict,
-#: and the label ``budget`` of inconclusive checks and judges.
-SCHEMA_VERSION = 3
+#: and the label ``budget`` of inconclusive checks and judges; version 4 records each check's kind,
+#: rule, metric, subject, interval method and level, unit and floor, and stores the certificates.
+SCHEMA_VERSION = 4
 
 AGAIN = "run `judgekit gate POLICY.yaml` again and pass the verdict.json it writes"
 
@@ -98,9 +93,11 @@ def store_hashes(store: Any, rubric: Any) -> dict[str, str]:
 
 
 class Verdict(dict[str, Any]):
-    """A verdict as read by :func:`validate_verdict`: the plain dict, and where it came from."""
+    """A verdict as read by :func:`validate_verdict`: the plain dict, where it came from, and its
+    policy as read (:func:`policy_of`)."""
 
     source: str | None = None
+    policy_model: Policy | None = None
 
 
 def _where(source: str | None) -> str:
@@ -132,15 +129,16 @@ def validate_verdict(data: Any, source: str | None = None) -> Verdict:
             f"{SCHEMA_VERSION}); {AGAIN}."
         )
     try:
-        VerdictV3.model_validate(data)
+        VerdictV4.model_validate(data)
     except ValidationError as exc:
         raise JudgekitError(
             f"{where}: {_key_problem(exc.errors()[0])}, so it is not a verdict `judgekit gate` wrote; "
             f"{AGAIN} instead of editing it."
         ) from None
-    _consistent(data, where)
+    policy = _consistent(data, where)
     out = Verdict(data)
     out.source = source
+    out.policy_model = policy
     return out
 
 
@@ -170,38 +168,47 @@ def _fmt(x: Any) -> str:
     return f"{x:g}" if isinstance(x, float) else str(x)
 
 
-def _why(ch: dict[str, Any], rule: str, min_n: int | None) -> str:
-    if min_n is not None and ch["n"] is not None and ch["n"] < min_n:
-        return f"its n {ch['n']} is below the policy's min_items {min_n}"
-    if ch["figure"] is None or ch["threshold"] is None:
+def _why(ch: Check) -> str:
+    if ch.small:
+        return f"its n {ch.n} is below the policy's min_items {ch.min_n}"
+    if ch.figure is None or ch.threshold is None:
         return "it has no figure or no threshold"
-    if rule != "point>=" and ch["ci"] is not None:
-        lo, hi = ch["ci"]
-        return (f"its interval [{_fmt(lo)}, {_fmt(hi)}] against the threshold {_fmt(ch['threshold'])} "
-                f"({'the whole interval >=' if rule == 'ci>=' else 'the whole interval <='} needed to pass)")
-    side = "below" if ch["figure"] < ch["threshold"] else "above" if ch["figure"] > ch["threshold"] else "at"
-    need = "<=" if rule == "ci<=" else ">="
-    return f"its figure {_fmt(ch['figure'])} is {side} the threshold {_fmt(ch['threshold'])} ({need} needed)"
+    if ch.rule != "point>=" and ch.interval is not None:
+        return (f"its interval [{_fmt(ch.interval.low)}, {_fmt(ch.interval.high)}] against the threshold "
+                f"{_fmt(ch.threshold)} ({'the whole interval >=' if ch.rule == 'ci>=' else 'the whole interval <='} "
+                "needed to pass)")
+    side = "below" if ch.figure < ch.threshold else "above" if ch.figure > ch.threshold else "at"
+    need = "<=" if ch.rule == "ci<=" else ">="
+    return f"its figure {_fmt(ch.figure)} is {side} the threshold {_fmt(ch.threshold)} ({need} needed)"
 
 
 def _listing(names: list[str], verb: str) -> str:
     return f"{', '.join(names)} {verb}{'s' if len(names) == 1 else ''}"
 
 
-def _consistent(v: dict[str, Any], where: str) -> None:
-
-    if digest(v["policy"]) != v["policy_hash"]:
-        raise _fail(where, "policy_hash is not the hash of the policy it records")
-    try:
-        policy = Policy(**v["policy"])
-    except (ValidationError, TypeError):
-        raise _fail(where, "the policy it records is not a valid gate policy") from None
-    problem = view_problem(v, policy.view) or criteria_digest_problem(
-        v, policy.checks.analysis_fidelity.analysis if policy.checks.analysis_fidelity else None)
-    if problem is not None:
-        raise _fail(where, problem)
+def min_n_of(kind: str, policy: Policy) -> int | None:
+    """The small-sample floor a check of ``kind`` gets under ``policy``: below it the check is
+    inconclusive whatever its figure. Overall checks use the policy's ``checks.min_items``,
+    per-slice checks their own ``min_items``; class recall has its ``min_support`` (classes
+    below it are not checked)."""
     c = policy.checks
-    wanted: dict[str, Any] = {
+    if kind == "per_slice":
+        return c.per_slice.min_items if c.per_slice else None
+    if kind == "max_abs_bias_slice":
+        return c.max_abs_bias.min_items if c.max_abs_bias else None
+    if kind == "min_class_recall":
+        return None
+    if kind in PROBES:
+        return getattr(c, kind).min_items if getattr(c, kind) is not None else None
+    if kind == "analysis_fidelity":
+        return c.analysis_fidelity.min_units if c.analysis_fidelity else None
+    return c.min_items
+
+
+def _thresholds(policy: Policy) -> dict[str, Any]:
+    """kind → the threshold the policy sets for it (None: the policy has no such check)."""
+    c = policy.checks
+    return {
         "min_items": c.min_items, "min_value": c.min_value, "min_lower_bound": c.min_lower_bound,
         "max_abstention_rate": c.max_abstention_rate, "max_error_rate": c.max_error_rate,
         "min_class_recall": c.min_class_recall.min if c.min_class_recall else None,
@@ -215,6 +222,66 @@ def _consistent(v: dict[str, Any], where: str) -> None:
         "max_label_drift": None,  # a probe of `judgekit probe`, not a gate check
         "analysis_fidelity": c.analysis_fidelity.max_abs_diff if c.analysis_fidelity else None,
     }
+
+
+def _read_checks(j: dict[str, Any], k: int, policy: Policy, where: str) -> list[Check]:
+    """The checks of judge entry ``j`` (``judges[k]``), each read by the one reader and held to
+    the recorded policy: its threshold, metric and floor, and its state re-derived."""
+    c = policy.checks
+    wanted = _thresholds(policy)
+    seen: set[str] = set()
+    out = []
+    for i, raw in enumerate(j["checks"]):
+        at = f"judges[{k}].checks[{i}] ({raw['name']})"
+        try:
+            ch = read_check(raw, j["judge"])
+        except CheckProblem as exc:
+            raise _fail(where, f"{at}: {exc}") from None
+        if ch.name in seen:
+            raise _fail(where, f"{at} appears twice for judge {j['judge']!r}")
+        seen.add(ch.name)
+        if wanted[ch.kind] is None:
+            raise _fail(where, f"{at} is not a check of the policy it records")
+        if ch.kind in ("min_value", "min_lower_bound") and ch.metric != c.metric:
+            raise _fail(where, f"{at} is about {ch.metric}, but the policy's metric is {c.metric}")
+        thr = wanted[ch.kind]
+        if ch.kind == "analysis_fidelity" and c.analysis_fidelity is not None:  # a figure's own margin
+            thr = c.analysis_fidelity.margin(ch.subject.figure or "")
+        if ch.threshold != thr:
+            raise _fail(where, f"{at} has threshold {_fmt(ch.threshold)}, but the policy it records sets {_fmt(thr)}")
+        if ch.min_n != min_n_of(ch.kind, policy):
+            raise _fail(where, f"{at} has min_n {ch.min_n}, but the policy it records sets "
+                               f"{min_n_of(ch.kind, policy)}")
+        if raw["state"] != ch.state:
+            raise _fail(where, f"{at} has state {raw['state']!r}, but {_why(ch)}, which makes it {ch.state!r}")
+        if raw["passed"] is not (ch.state == "pass"):
+            raise _fail(where, f"{at} says passed {str(raw['passed']).lower()}, but {_why(ch)}, which makes it "
+                               f"{ch.state!r}")
+        if (ch.budget is None) is (ch.state == "inconclusive"):
+            raise _fail(where, f"{at} is {ch.state!r} but "
+                               + ("has a label budget" if ch.budget is not None else "has no label budget"))
+        out.append(ch)
+    missing = [kd for kd in ONCE if wanted[kd] is not None and kd not in {ch.kind for ch in out}]
+    if missing:
+        label = {"min_value": f"min_{c.metric}", "min_lower_bound": f"min_{c.metric}_lower_bound"}
+        raise _fail(where, f"judges[{k}] ({j['judge']}) has no {label.get(missing[0], missing[0])} check, "
+                           f"though its policy asks for one")
+    return out
+
+
+def _consistent(v: dict[str, Any], where: str) -> Policy:
+    """The recorded policy (the one place a verdict's policy is parsed), after every check of
+    the verdict against it (module doc)."""
+    if digest(v["policy"]) != v["policy_hash"]:
+        raise _fail(where, "policy_hash is not the hash of the policy it records")
+    try:
+        policy = Policy(**v["policy"])
+    except (ValidationError, TypeError):
+        raise _fail(where, "the policy it records is not a valid gate policy") from None
+    problem = view_problem(v, policy.view) or criteria_digest_problem(
+        v, policy.checks.analysis_fidelity.analysis if policy.checks.analysis_fidelity else None)
+    if problem is not None:
+        raise _fail(where, problem)
     names = [j["judge"] for j in v["judges"]]
     if sorted(names) != sorted(set(policy.judges)) or len(set(names)) != len(names):
         extra = next((n for n in names if n not in policy.judges or names.count(n) > 1), None)
@@ -222,49 +289,10 @@ def _consistent(v: dict[str, Any], where: str) -> None:
                 else f"it lists judges {', '.join(names)}, but its policy names {', '.join(policy.judges)}")
         raise _fail(where, what)
     for k, j in enumerate(v["judges"]):
-        seen: set[str] = set()
-        kinds: set[str] = set()
-        for i, ch in enumerate(j["checks"]):
-            at = f"judges[{k}].checks[{i}] ({ch['name']})"
-            kind = check_kind(ch["name"])
-            if kind is None:
-                raise _fail(where, f"{at} is not a check `judgekit gate` makes")
-            name, rule, metric = kind
-            if ch["name"] in seen:
-                raise _fail(where, f"{at} appears twice for judge {j['judge']!r}")
-            seen.add(ch["name"])
-            kinds.add(name)
-            if wanted[name] is None:
-                raise _fail(where, f"{at} is not a check of the policy it records")
-            if metric is not None and metric != c.metric:
-                raise _fail(where, f"{at} is about {metric}, but the policy's metric is {c.metric}")
-            if name == "analysis_fidelity" and c.analysis_fidelity is not None:  # a figure's own margin
-                wanted[name] = c.analysis_fidelity.margin(fidelity_figure(ch["name"]) or "")
-            if ch["threshold"] != wanted[name]:
-                raise _fail(where, f"{at} has threshold {_fmt(ch['threshold'])}, but the policy it records sets "
-                                   f"{_fmt(wanted[name])}")
-            if ch["ci"] is not None and not ch["ci"][0] <= ch["ci"][1]:
-                raise _fail(where, f"judges[{k}].checks[{i}].ci of {ch['name']}, [{_fmt(ch['ci'][0])}, "
-                                   f"{_fmt(ch['ci'][1])}], is not an interval (its low end is above its high end)")
-            min_n = min_n_of(name, policy)
-            state = derive_state(ch["name"], ch["figure"], ch["threshold"], ch["ci"], ch["n"], min_n)
-            if ch["state"] != state:
-                raise _fail(where, f"{at} has state {ch['state']!r}, but {_why(ch, rule, min_n)}, which makes it "
-                                   f"{state!r}")
-            if ch["passed"] is not (state == "pass"):
-                raise _fail(where, f"{at} says passed {str(ch['passed']).lower()}, but {_why(ch, rule, min_n)}, "
-                                   f"which makes it {state!r}")
-            if (ch["budget"] is None) is (state == "inconclusive"):
-                raise _fail(where, f"{at} is {state!r} but "
-                                   + ("has a label budget" if ch["budget"] is not None else "has no label budget"))
-        missing = [kd for kd in ONCE if wanted[kd] is not None and kd not in kinds]
-        if missing:
-            label = {"min_value": f"min_{c.metric}", "min_lower_bound": f"min_{c.metric}_lower_bound"}
-            raise _fail(where, f"judges[{k}] ({j['judge']}) has no {label.get(missing[0], missing[0])} check, "
-                               f"though its policy asks for one")
-        jstate = combine_states([ch["state"] for ch in j["checks"]])
-        failing = [ch["name"] for ch in j["checks"] if ch["state"] == "fail"]
-        open_ = [ch["name"] for ch in j["checks"] if ch["state"] == "inconclusive"]
+        checks = _read_checks(j, k, policy, where)
+        jstate = combine_states([ch.state for ch in checks])
+        failing = [ch.name for ch in checks if ch.state == "fail"]
+        open_ = [ch.name for ch in checks if ch.state == "inconclusive"]
         why = (_listing(failing, "fail") if failing
                else f"{', '.join(open_)} {'is' if len(open_) == 1 else 'are'} inconclusive" if open_
                else "every check passes")
@@ -276,7 +304,7 @@ def _consistent(v: dict[str, Any], where: str) -> None:
         if (j["budget"] is None) is (jstate == "inconclusive"):
             raise _fail(where, f"judges[{k}] ({j['judge']}) is {jstate!r} but "
                                + ("has a label budget" if j["budget"] is not None else "has no label budget"))
-        if j.get("figures") is not None and not same_figures(j["figures"], certify(j, policy)):  # (issue 22)
+        if j.get("figures") != (certify(checks, policy) or None):  # stored once by the gate: never believed
             raise _fail(where, f"judges[{k}] ({j['judge']}) records figures its checks do not certify")
     vstate = combine_states([j["state"] for j in v["judges"]])
     if v["passed"] is not (vstate == "pass"):
@@ -286,6 +314,14 @@ def _consistent(v: dict[str, Any], where: str) -> None:
                               else "every judge passes"))
     if v["state"] != vstate:
         raise _fail(where, f"'state' is {v['state']!r} but its judges make it {vstate!r}")
+    return policy
+
+
+def policy_of(verdict: dict[str, Any]) -> Policy:
+    """The typed policy of a verdict: the one :func:`validate_verdict` parsed when it read it,
+    else (a verdict just made, not read) parsed from its ``policy``."""
+    held = getattr(verdict, "policy_model", None)
+    return held if isinstance(held, Policy) else Policy(**verdict["policy"])
 
 
 # ----------------------------------------------------------------------------- reading

@@ -1,9 +1,8 @@
-"""The verdict's schema (version 3), as :func:`judgekit.verdict.read.validate_verdict` reads it:
+"""The verdict's schema (version 4), as :func:`judgekit.verdict.read.validate_verdict` reads it:
 strict types (no coercion), no unknown or missing keys, finite numbers."""
 
 from __future__ import annotations
 
-import re
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -27,16 +26,48 @@ class Budget(_Strict):
     items: Annotated[int, Field(ge=0)] | None
     slices: dict[str, Annotated[int, Field(ge=0)]]
     sentence: str = Field(min_length=1)
+    #: the need in the unit its check counts (conversations, items judged …), and that unit
+    need: Annotated[int, Field(ge=0)] | None
+    unit: str | None
 
 
-class CheckV3(_Strict):
+class SubjectV4(_Strict):
+    """What a check is about (:class:`judgekit.verdict.check.Subject`); only the keys it has."""
+
+    by: str | None = None
+    key: str | None = None
+    label: str | None = None
+    column: str | None = None
+    target: str | None = None
+    variant: str | None = None
+    analysis: str | None = None
+    figure: str | None = None
+    cell: str | None = None
+    model: str | None = None
+    turn: str | None = None
+    tier: str | None = None
+    criterion: str | None = None
+
+
+class CheckV4(_Strict):
+    """One check as :func:`judgekit.verdict.check.check_json` writes it."""
+
     name: str = Field(min_length=1)
+    kind: str = Field(min_length=1)
+    rule: Literal["point>=", "ci>=", "ci<="]
+    metric: str | None
+    subject: SubjectV4
     state: State
     passed: bool
     figure: Number | None
     threshold: Number | None
     ci: Annotated[list[Number], Field(min_length=2, max_length=2)] | None
+    ci_method: str | None
+    ci_level: Annotated[float, Field(gt=0, lt=1)] | None
     n: Annotated[int, Field(ge=0)] | None
+    unit: str = Field(min_length=1)
+    min_n: Annotated[int, Field(ge=0)] | None
+    undefined: str | None
     detail: str
     budget: Budget | None
 
@@ -51,11 +82,11 @@ class FigureCert(_Strict):
     models: dict[str, State] | None = None
 
 
-class JudgeV3(_Strict):
+class JudgeV4(_Strict):
     judge: str = Field(min_length=1)
     state: State
     passed: bool
-    checks: list[CheckV3]
+    checks: list[CheckV4]
     budget: Budget | None
     spec: str | None
     params: dict[str, Any] | None
@@ -78,8 +109,8 @@ class ViewRef(_Strict):
     rubric_hash: str = Field(min_length=1)
 
 
-class VerdictV3(_Strict):
-    schema_version: Literal[3]
+class VerdictV4(_Strict):
+    schema_version: Literal[4]
     judgekit_version: str
     created_at: str
     policy: dict[str, Any]
@@ -91,7 +122,7 @@ class VerdictV3(_Strict):
     human_ratings_hash: str
     state: State
     passed: bool
-    judges: list[JudgeV3] = Field(min_length=1)
+    judges: list[JudgeV4] = Field(min_length=1)
     #: only in a verdict whose policy gates under a view (an optional key of version 3)
     view: ViewRef | None = None
     #: ``{metadata column: digest}`` of the items with human or reference ratings
@@ -105,17 +136,6 @@ class VerdictV3(_Strict):
     criteria_digests: dict[str, Annotated[str, Field(pattern=r"^[0-9a-f]{16}$")]] | None = None
 
 
-#: the criterion of a check ``analysis_fidelity[criteria:rate(criterion=NAME)]``
-_CRITERION = re.compile(r"analysis_fidelity\[criteria:rate\(criterion=(.*)\)\]", re.DOTALL)
-
-
-def criterion_of(check_name: str) -> str | None:
-    """The criterion a criteria fidelity check is about (``analysis_fidelity[criteria:rate(criterion=
-    leak rate)]`` → ``"leak rate"``), or None for another check."""
-    m = _CRITERION.fullmatch(check_name)
-    return m.group(1) if m else None
-
-
 def criteria_digest_problem(v: dict[str, Any], analysis: str | None) -> str | None:
     """Why verdict ``v`` is inconsistent about ``criteria_digests`` (a phrase), or None: it has the
     key only when its policy's ``analysis_fidelity`` is ``analysis`` ``"criteria"``, with a digest
@@ -127,7 +147,8 @@ def criteria_digest_problem(v: dict[str, Any], analysis: str | None) -> str | No
     if analysis != "criteria":
         return "it has 'criteria_digests' but its policy has no analysis_fidelity with analysis: criteria"
     for j in v["judges"]:
-        checked = {n for n in (criterion_of(ch["name"]) for ch in j["checks"]) if n is not None}
+        checked = {ch["subject"]["criterion"] for ch in j["checks"]
+                   if ch["kind"] == "analysis_fidelity" and ch["subject"].get("criterion") is not None}
         if checked != set(digests):
             odd = sorted(set(digests) ^ checked)[0]
             return (f"its criteria_digests and the criteria fidelity checks of judge {j['judge']!r} differ "

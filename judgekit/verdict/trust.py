@@ -99,10 +99,9 @@ def _checked(
 
 
 def _require_figure(v: Verdict, entry: dict[str, Any], judge: str, rubric_id: str, figure: str, how: str) -> None:
-    """``figure=``: the judge need not pass every check, only those that certify ``figure``
-    (:func:`judgekit.verdict.certify.certify`, recomputed from the checks; an edited ``figures``
-    entry is refused)."""
-    certs = _certificates(v, entry, judge, how)
+    """``figure=``: the judge need not pass every check, only those that certify ``figure`` (the
+    certificates the gate stored; reading the verdict refused an edited ``figures`` entry)."""
+    certs = entry.get("figures") or {}
     if not certs:
         if entry["state"] == "pass":
             return
@@ -133,32 +132,19 @@ def figure_certificates(
 ) -> dict[str, dict[str, Any]]:
     """figure → ``{"state", "sentence"}``: the figures ``verdict`` certifies for ``judge``, after
     the checks :func:`require_trusted` makes before the judge's state (rubric, judge, store,
-    judge hash), recomputed from the checks (:func:`judgekit.verdict.certify.certify`; an edited
-    ``figures`` entry is refused). Empty when the policy certifies no figure.
+    judge hash): the certificates the gate stored (reading the verdict refused them unless they are
+    what its checks certify, :func:`judgekit.verdict.read.validate_verdict`). Empty when the policy
+    certifies no figure.
 
     ``criteria`` (criterion name → the digest of its definition in the criteria file analysed):
     also each criterion's own certificate, ``rate(criterion=NAME)``
     (:func:`judgekit.verdict.certify.certify_criteria`)."""
     from judgekit.verdict.certify import certify_criteria
-    from judgekit.verdict.policy import Policy
+    from judgekit.verdict.check import judge_checks
+    from judgekit.verdict.read import policy_of
 
-    v, entry, _rub, how = _checked(verdict, judge=judge, rubric=rubric, judge_hash=judge_hash, store=store)
-    certs = _certificates(v, entry, judge, how)
+    v, entry, _rub, _how = _checked(verdict, judge=judge, rubric=rubric, judge_hash=judge_hash, store=store)
+    certs = dict(entry.get("figures") or {})
     if criteria:
-        certs.update(certify_criteria(v, entry, Policy(**v["policy"]), criteria))
-    return certs
-
-
-def _certificates(v: Verdict, entry: dict[str, Any], judge: str, how: str) -> dict[str, dict[str, Any]]:
-    """The judge's certificates recomputed from its checks; a stored ``figures`` entry that differs
-    is refused (edited)."""
-    from judgekit.verdict.certify import certify, same_figures
-    from judgekit.verdict.policy import Policy
-
-    certs = certify(entry, Policy(**v["policy"]))
-    stored = entry.get("figures")
-    if stored is not None and not same_figures(stored, certs):
-        raise UntrustedJudgeError(
-            f"{f'Verdict {v.source}' if v.source else 'The verdict'} records figures for judge {judge!r} that its "
-            f"checks do not give (edited?); {how}.")
+        certs.update(certify_criteria(v, judge_checks(entry), policy_of(v), criteria))
     return certs

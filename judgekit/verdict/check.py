@@ -1,0 +1,301 @@
+"""One check of a verdict as a typed record (:class:`Check`): what it is (its kind, rule, metric,
+judge and subject) and what it found (figure, threshold, interval, n and unit, floor, budget).
+
+Its state follows from what it records by the one rule :func:`derive_state`; its display name
+(``min_recall[refusal]``, ``per_slice[model=x]``,
+``analysis_fidelity[calibration:drift(model=m, turn=6)]``) is rendered from its fields and never
+read back. :func:`check_json` writes a check into a verdict and :func:`read_check` reads it back,
+strictly (the verdict is untrusted input): the recorded name, rule and state must be what the
+fields give.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field, fields, replace
+from typing import Any, Literal
+
+from judgekit.verdict.schema import State
+
+Rule = Literal["point>=", "ci>=", "ci<="]
+
+#: kind → rule; the rule is fixed by the kind, never read from the file: ``point>=`` figure (the
+#: point estimate) >= threshold; ``ci>=`` the interval's low end >= threshold passes, its high end
+#: below the threshold fails; ``ci<=`` the high end <= threshold passes, the low end above it fails.
+RULES: dict[str, Rule] = {
+    "min_items": "point>=", "min_lower_bound": "ci>=", "min_value": "point>=",
+    "max_abstention_rate": "ci<=", "max_error_rate": "ci<=", "min_class_recall": "ci>=",
+    "per_slice": "point>=", "within_human_noise": "ci>=", "min_coverage": "ci>=", "max_abs_bias": "ci<=",
+    "max_abs_bias_slice": "ci<=", "alt_test": "point>=",
+    # the probes: intervals at each slice's Holm level (judgekit.probes.bands)
+    "max_covariate_effect": "ci<=", "max_self_preference": "ci<=", "min_stability": "ci>=",
+    "max_flip_rate": "ci<=", "max_label_drift": "ci<=", "analysis_fidelity": "ci<=",
+}
+
+PROBES = ("max_covariate_effect", "max_self_preference", "min_stability", "max_flip_rate")
+
+#: kinds a policy asks for once per judge (class recall and slices depend on the data)
+ONCE = ("min_items", "min_value", "min_lower_bound", "max_abstention_rate", "max_error_rate",
+        "within_human_noise", "min_coverage", "max_abs_bias", "alt_test", *PROBES)
+
+#: kinds whose missing figure means "not enough data to run it" (inconclusive), not "fail"
+UNDEFINED_INCONCLUSIVE = ("alt_test", *PROBES, "max_label_drift", "analysis_fidelity")
+
+#: kinds that an interval decides and a point estimate alone never does (judgekit.probes.bands)
+NEEDS_INTERVAL = (*PROBES, "max_label_drift")
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A check's interval: its bounds, how it was made (``wilson``, ``bootstrap``, ``holm-normal``,
+    ``confidence-sequence``; ``holm-…`` at a probe slice's Holm level) and its two-sided level."""
+
+    low: float
+    high: float
+    method: str
+    level: float
+
+    def label(self) -> str:
+        """``"95% CI"``, ``"98.33% interval"`` (a Holm level), ``"90% confidence sequence"``."""
+        pct = f"{100 * self.level:.4g}%"
+        if self.method == "confidence-sequence":
+            return f"{pct} confidence sequence"
+        return f"{100 * self.level:.2f}% interval" if self.method.startswith("holm") else f"{pct} CI"
+
+
+@dataclass(frozen=True)
+class Subject:
+    """What a check is about beyond its kind: a slice (``by``/``key``), a class ``label``, a
+    probe's ``column``/``target`` or ``variant``, or a fidelity figure's ``analysis``, ``figure``
+    and cell (``cell`` is the figure instance as the analysis names it, with its ``model``,
+    ``turn``, ``tier`` or ``criterion``)."""
+
+    by: str | None = None
+    key: str | None = None
+    label: str | None = None
+    column: str | None = None
+    target: str | None = None
+    variant: str | None = None
+    analysis: str | None = None
+    figure: str | None = None
+    cell: str | None = None
+    model: str | None = None
+    turn: str | None = None
+    tier: str | None = None
+    criterion: str | None = None
+
+    @property
+    def slice(self) -> str | None:
+        """``"by=key"`` of a sliced check, else None."""
+        return None if self.by is None else f"{self.by}={self.key}"
+
+
+@dataclass(frozen=True)
+class Budget:
+    """The label budget of an inconclusive check or judge: about how many more human-rated items
+    (``items``; None when more labels would not decide it) and per slice, in one ``sentence``;
+    ``need`` counts the same need in the check's own ``unit`` (conversations, items judged …)."""
+
+    items: int | None
+    sentence: str
+    slices: dict[str, int] = field(default_factory=dict)
+    need: int | None = None
+    unit: str | None = None
+
+
+@dataclass(frozen=True)
+class Check:
+    """One check of a verdict (module doc). ``state`` and ``name`` derive from the fields."""
+
+    kind: str
+    judge: str
+    figure: float | None
+    threshold: float | None
+    n: int | None
+    detail: str
+    subject: Subject = Subject()
+    interval: Interval | None = None
+    metric: str | None = None
+    unit: str = "human-rated items"
+    min_n: int | None = None
+    undefined: str | None = None
+    budget: Budget | None = None
+
+    @property
+    def rule(self) -> Rule:
+        return RULES[self.kind]
+
+    @property
+    def ci(self) -> tuple[float, float] | None:
+        return None if self.interval is None else (self.interval.low, self.interval.high)
+
+    @property
+    def state(self) -> State:
+        return derive_state(self.kind, self.figure, self.threshold, self.ci, self.n, self.min_n)
+
+    @property
+    def small(self) -> bool:
+        """Whether n is below the small-sample floor."""
+        return self.min_n is not None and self.n is not None and self.n < self.min_n
+
+    @property
+    def name(self) -> str:
+        """The display name, rendered from the fields."""
+        s, k = self.subject, self.kind
+        if k == "min_value":
+            return f"min_{self.metric}"
+        if k == "min_lower_bound":
+            return f"min_{self.metric}_lower_bound"
+        if k == "min_class_recall":
+            return f"min_recall[{s.label}]"
+        if k == "per_slice":
+            return f"per_slice[{s.slice}]"
+        if k == "max_abs_bias_slice":
+            return f"max_abs_bias[{s.slice}]"
+        if k == "analysis_fidelity":
+            return f"analysis_fidelity[{s.analysis}:{s.cell}]"
+        inner = s.variant if s.column is None else (s.column if s.target is None else f"{s.column}:{s.target}")
+        parts = [p for p in (inner, s.slice) if p is not None]
+        return k if not parts else f"{k}[{'|'.join(parts)}]"
+
+    def with_budget(self, budget: Budget | None) -> Check:
+        """This check with its label budget (kept only while it is inconclusive)."""
+        return replace(self, budget=budget if self.state == "inconclusive" else None)
+
+
+def derive_state(kind: str, figure: float | None, threshold: float | None,
+                 ci: Sequence[float | None] | None = None, n: int | None = None,
+                 min_n: int | None = None) -> State:
+    """The state of a check of ``kind``, re-derived from what it records (a verdict is checked
+    against this rule when read back):
+
+    1. ``n`` below the floor ``min_n``: ``"inconclusive"`` (too few items to decide; more labels
+       can), whatever the figure;
+    2. no figure or no threshold: ``"fail"`` (the figure is undefined), except for the kinds of
+       :data:`UNDEFINED_INCONCLUSIVE` (the alt-test, the probes, fidelity), ``"inconclusive"``;
+    3. ``point>=`` kinds: the point estimate decides, pass when figure >= threshold, else fail;
+    4. ``ci>=`` kinds: pass when low >= threshold, fail when high < threshold, else inconclusive;
+    5. ``ci<=`` kinds: pass when high <= threshold, fail when low > threshold, else inconclusive.
+
+    A ``ci`` kind without an interval falls back to the point estimate, except the probes'
+    (a probe row without an interval, e.g. a zero-width one, is ``"inconclusive"``).
+    """
+    rule = RULES[kind]
+    if min_n is not None and n is not None and n < min_n:
+        return "inconclusive"
+    if figure is None or threshold is None:
+        return "inconclusive" if kind in UNDEFINED_INCONCLUSIVE else "fail"
+    missing = ci is None or ci[0] is None or ci[1] is None
+    if rule != "point>=" and missing and kind in NEEDS_INTERVAL:
+        return "inconclusive"
+    if rule == "point>=" or ci is None or ci[0] is None or ci[1] is None:
+        ok = figure >= threshold if rule != "ci<=" else figure <= threshold
+        return "pass" if ok else "fail"
+    lo, hi = float(ci[0]), float(ci[1])
+    if rule == "ci>=":
+        return "pass" if lo >= threshold else "fail" if hi < threshold else "inconclusive"
+    return "pass" if hi <= threshold else "fail" if lo > threshold else "inconclusive"
+
+
+def combine_states(states: Sequence[str]) -> State:
+    """A judge's (or a verdict's) state from its checks' (judges'): fail if any fails, else
+    inconclusive if any is inconclusive, else pass (also for none)."""
+    if "fail" in states:
+        return "fail"
+    if "inconclusive" in states:
+        return "inconclusive"
+    return "pass"
+
+
+def new_check(kind: str, judge: str, figure: Any, threshold: Any, n: int | None, detail: str, *,
+              interval: Interval | None = None, floor: str = "min_items", **more: Any) -> Check:
+    """A check as the gate makes one: a detail below the floor ``min_n`` (in ``more``) says so
+    first (``SMALL SAMPLE: n=12 is below min_items 30``; ``floor`` names the policy key, a
+    fidelity check's with its unit: ``"conversations is below min_units"``)."""
+    ch = Check(kind, judge, figure, threshold, n, detail, interval=interval, **more)
+    if ch.small:
+        words = floor if " is below " in floor else f"is below {floor}"
+        ch = replace(ch, detail=f"SMALL SAMPLE: n={n} {words} {ch.min_n}; {detail}")
+    return ch
+
+
+def interval_of(ci: Sequence[float | None] | None, method: str, level: float = 0.95) -> Interval | None:
+    """An :class:`Interval` from ``[low, high]`` (None when either end is missing)."""
+    if ci is None or ci[0] is None or ci[1] is None:
+        return None
+    return Interval(float(ci[0]), float(ci[1]), method, level)
+
+
+# ----------------------------------------------------------------------------- the file
+def budget_json(b: Budget | None) -> dict[str, Any] | None:
+    """A budget (of a check or a judge) as a verdict records it."""
+    return None if b is None else {"items": b.items, "slices": dict(b.slices), "sentence": b.sentence,
+                                   "need": b.need, "unit": b.unit}
+
+
+def check_json(ch: Check) -> dict[str, Any]:
+    """The one writer: a check as a verdict records it (the display name, the state and passed
+    are written for readers and checked on reading)."""
+    iv = ch.interval
+    return {"name": ch.name, "kind": ch.kind, "rule": ch.rule, "metric": ch.metric,
+            "subject": {k: v for k, v in asdict(ch.subject).items() if v is not None},
+            "state": ch.state, "passed": ch.state == "pass", "figure": ch.figure, "threshold": ch.threshold,
+            "ci": None if iv is None else [iv.low, iv.high], "ci_method": None if iv is None else iv.method,
+            "ci_level": None if iv is None else iv.level, "n": ch.n, "unit": ch.unit, "min_n": ch.min_n,
+            "undefined": ch.undefined, "detail": ch.detail, "budget": budget_json(ch.budget)}
+
+
+class CheckProblem(ValueError):
+    """Why a recorded check is not one the gate wrote (a phrase, without the place)."""
+
+
+_SUBJECT = {f.name for f in fields(Subject)}
+
+
+def read_budget(b: dict[str, Any] | None) -> Budget | None:
+    """A recorded budget (already checked for shape by the verdict's schema)."""
+    if b is None:
+        return None
+    return Budget(b["items"], b["sentence"], dict(b["slices"]), b.get("need"), b.get("unit"))
+
+
+def read_check(data: Any, judge: str) -> Check:
+    """The one reader: a recorded check as a :class:`Check` of ``judge``, strictly (the shape of
+    :class:`judgekit.verdict.schema.CheckV4`: strict types, no unknown or missing keys). Raises
+    :class:`CheckProblem` when it is not that shape or its recorded name, rule or interval is not
+    what its fields give (its state is compared by the verdict's reader, which says why)."""
+    from pydantic import ValidationError
+
+    from judgekit.core.config import format_loc
+    from judgekit.verdict.schema import CheckV4
+
+    try:
+        CheckV4.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        raise CheckProblem(f"its {format_loc(err['loc'])} is not valid ({str(err['msg']).lower()})") from None
+    kind = data["kind"]
+    if kind not in RULES:
+        raise CheckProblem(f"its kind {kind!r} is not a check `judgekit gate` makes")
+    if data["rule"] != RULES[kind]:
+        raise CheckProblem(f"its rule {data['rule']!r} is not the rule of {kind} ({RULES[kind]})")
+    if set(data["subject"]) - _SUBJECT:
+        raise CheckProblem(f"its subject has the unknown key {sorted(set(data['subject']) - _SUBJECT)[0]!r}")
+    ci = data["ci"]
+    if (ci is None) is not (data["ci_method"] is None) or (ci is None) is not (data["ci_level"] is None):
+        raise CheckProblem("its interval has bounds without a method and level, or the other way round")
+    if ci is not None and not ci[0] <= ci[1]:
+        raise CheckProblem(f"its ci [{ci[0]:g}, {ci[1]:g}] is not an interval (its low end is above its high end)")
+    ch = Check(kind, judge, data["figure"], data["threshold"], data["n"], data["detail"],
+               subject=Subject(**data["subject"]),
+               interval=None if ci is None else Interval(ci[0], ci[1], data["ci_method"], data["ci_level"]),
+               metric=data["metric"], unit=data["unit"], min_n=data["min_n"], undefined=data["undefined"],
+               budget=read_budget(data["budget"]))
+    if ch.name != data["name"]:
+        raise CheckProblem(f"its name is not {ch.name!r}, the name its kind and subject give")
+    return ch
+
+
+def judge_checks(entry: dict[str, Any]) -> list[Check]:
+    """The checks of a verdict's judge entry (read by :func:`read_check`)."""
+    return [read_check(c, entry["judge"]) for c in entry["checks"]]
