@@ -54,16 +54,16 @@ def ratings_frame(
 
 
 def passing_verdict(judge: str, rubric: Any, *, passed: bool = True) -> dict[str, Any]:
-    """A verdict in the documented format (as `judgekit gate` writes it) for one judge: schema
-    version 2, consistent (its checks' states follow from figure vs threshold), and not
+    """A verdict in the documented format (as `judgekit gate` writes it) for one judge: the
+    current schema version, consistent (its checks' states follow from figure vs threshold), and not
     tied to any store (its hashes are placeholders: use it without ``store=``)."""
-    from judgekit.verdict.checks import make_check
+    from judgekit.verdict.check import Interval, check_json, new_check
     from judgekit.verdict.read import SCHEMA_VERSION, digest
 
     policy = {"rubric": rubric.id, "judges": [judge], "checks": {"min_items": 100, "min_lower_bound": 0.6}}
-    items = make_check("min_items", 300, 100, 300, "test")
-    check = make_check("min_kappa_lower_bound", 0.8 if passed else 0.3, 0.6, 300, "test",
-                       [0.8, 0.9] if passed else [0.3, 0.5])
+    items = check_json(new_check("min_items", judge, 300, 100, 300, "test", min_n=100))
+    check = check_json(new_check("min_lower_bound", judge, 0.8 if passed else 0.3, 0.6, 300, "test", metric="kappa",
+                                 min_n=100, interval=Interval(*([0.8, 0.9] if passed else [0.3, 0.5]), "bootstrap", 0.95)))
     return {
         "schema_version": SCHEMA_VERSION, "judgekit_version": "0.1.0",
         "created_at": "2026-11-30T00:00:00+00:00", "policy": policy, "policy_hash": digest(policy),

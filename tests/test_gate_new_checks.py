@@ -17,7 +17,7 @@ from judgekit.gate.run import run_gate
 from judgekit.io.ratings import import_ratings
 from judgekit.rubric.model import load_rubric
 from judgekit.store.database import Store
-from judgekit.verdict.checks import derive_state
+from judgekit.verdict.check import derive_state
 
 REFUSAL = load_rubric("refusal")
 RESTRICT = load_rubric("restrictiveness")

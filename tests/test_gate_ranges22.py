@@ -71,24 +71,23 @@ def test_cli_refuses_a_policy_that_cannot_fail_with_exit_2(tmp_path: Path) -> No
     assert "Traceback" not in res.output and "outside the range [-1, 1] of kappa" in res.output
 
 
-@pytest.mark.parametrize(("check", "want"), [
-    # inconclusive within_human_noise: −0.087 against −0.100 is a minimum (was printed "≤")
-    ({"name": "within_human_noise", "figure": -0.087, "threshold": -0.1, "passed": False,
-      "state": "inconclusive"}, "≥"),
-    ({"name": "min_kappa_lower_bound", "figure": 0.7, "threshold": 0.6, "passed": False,
-      "state": "inconclusive"}, "≥"),
-    ({"name": "analysis_fidelity[calibration:C(model=m)]", "figure": 0.01, "threshold": 0.05,
-      "passed": False, "state": "inconclusive"}, "≤"),
-    ({"name": "alt_test", "figure": 0.3, "threshold": 0.5, "passed": False, "state": "fail"}, "≥"),
-    ({"name": "per_slice[m=a]", "figure": 0.7, "threshold": 0.5, "passed": True, "state": "pass"}, "≥"),
-    ({"name": "max_abs_bias[m=a]", "figure": 0.01, "threshold": 0.05, "passed": False,
-      "state": "inconclusive"}, "≤"),
-    ({"name": "not_a_check", "figure": 0.3, "threshold": 0.5, "passed": True}, ""),
+@pytest.mark.parametrize(("kind", "figure", "threshold", "subject", "want"), [
+    # within_human_noise: −0.087 against −0.100 is a minimum (was printed "≤")
+    ("within_human_noise", -0.087, -0.1, {}, "≥"),
+    ("min_lower_bound", 0.7, 0.6, {}, "≥"),
+    ("analysis_fidelity", 0.01, 0.05, {"analysis": "calibration", "figure": "C", "cell": "C(model=m)"}, "≤"),
+    ("alt_test", 0.3, 0.5, {}, "≥"),
+    ("per_slice", 0.7, 0.5, {"by": "m", "key": "a"}, "≥"),
+    ("max_abs_bias_slice", 0.01, 0.05, {"by": "m", "key": "a"}, "≤"),
 ])
-def test_report_direction_comes_from_the_kind_never_the_result(check: dict, want: str) -> None:
+def test_report_direction_comes_from_the_kind_never_the_result(kind: str, figure: float, threshold: float,
+                                                               subject: dict, want: str) -> None:
     from judgekit.report.summary import comparison
+    from judgekit.verdict.check import Check, Subject, check_json
 
+    check = check_json(Check(kind, "j", figure, threshold, 100, "", subject=Subject(**subject), metric="kappa"))
     assert comparison(check) == want
+    assert comparison({"name": "not_a_check", "figure": 0.3, "threshold": 0.5}) == ""
 
 
 def test_criteria_fidelity_accepts_a_custom_rubric_file(tmp_path: Path) -> None:

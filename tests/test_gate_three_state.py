@@ -18,7 +18,7 @@ from judgekit.gate.run import explain, run_gate
 from judgekit.io.ratings import import_ratings
 from judgekit.rubric.model import load_rubric
 from judgekit.store.database import Store
-from judgekit.verdict.checks import derive_state
+from judgekit.verdict.check import derive_state
 from judgekit.verdict.read import load_verdict
 from judgekit.verdict.trust import require_trusted
 
@@ -60,7 +60,7 @@ def test_a_20_item_gate_is_inconclusive_with_a_label_budget_and_exit_3(tmp_path)
     res = _gate(db, _policy(tmp_path, SMALL), tmp_path / "o")
     assert res.exit_code == 3, res.output
     v = json.loads((tmp_path / "o" / "verdict.json").read_text())
-    assert v["schema_version"] == 3 and v["state"] == "inconclusive" and v["passed"] is False
+    assert v["schema_version"] == 4 and v["state"] == "inconclusive" and v["passed"] is False
     j = v["judges"][0]
     assert j["state"] == "inconclusive" and j["passed"] is False
     checks = {c["name"]: c for c in j["checks"]}
@@ -70,11 +70,11 @@ def test_a_20_item_gate_is_inconclusive_with_a_label_budget_and_exit_3(tmp_path)
         assert c["state"] == "inconclusive" and c["n"] == 20, c
         assert c["detail"].startswith("SMALL SAMPLE: n=20 is below min_items 30")
     # the store holds 20 items, all labelled and judged: no budget larger than the data (issue 22)
-    assert checks["min_items"]["budget"] == {"items": None, "slices": {}, "sentence": (
+    assert checks["min_items"]["budget"] == {"items": None, "slices": {}, "need": None, "unit": None, "sentence": (
         "min_items: undecidable: it would need about 10 more human-rated items, but the data holds only 0 more.")}
     ab = checks["max_abstention_rate"]["budget"]
-    assert ab["items"] is None and "j has judged every item of the study; 0 of 20 abstentions: shows ≤ 0.139" \
-        in ab["sentence"]  # Clopper-Pearson: 1 - 0.05 ** (1 / 20) = 0.1391
+    assert ab["items"] is None and "j has judged every item of the study; 0 of 20 abstentions: shows ≤ 0.161" \
+        in ab["sentence"]  # the check's own Wilson 95% interval: z²/(20 + z²) = 0.1611
     budget = j["budget"]
     assert budget["items"] is None and budget["slices"] == {}
     assert "more human-rated items are unlikely to decide it" in budget["sentence"]
@@ -170,24 +170,24 @@ def test_a_check_forged_from_inconclusive_to_pass_is_refused(inconclusive, tmp_p
 
 
 @pytest.mark.parametrize(
-    ("name", "figure", "threshold", "ci", "n", "min_n", "state"),
+    ("kind", "figure", "threshold", "ci", "n", "min_n", "state"),
     [
-        ("min_kappa_lower_bound", 0.7, 0.6, [0.7, 0.9], 200, 100, "pass"),
-        ("min_kappa_lower_bound", 0.5, 0.6, [0.5, 0.7], 200, 100, "inconclusive"),
-        ("min_kappa_lower_bound", 0.3, 0.6, [0.3, 0.59], 200, 100, "fail"),
-        ("min_kappa_lower_bound", 0.7, 0.6, [0.7, 0.9], 99, 100, "inconclusive"),
+        ("min_lower_bound", 0.7, 0.6, [0.7, 0.9], 200, 100, "pass"),
+        ("min_lower_bound", 0.5, 0.6, [0.5, 0.7], 200, 100, "inconclusive"),
+        ("min_lower_bound", 0.3, 0.6, [0.3, 0.59], 200, 100, "fail"),
+        ("min_lower_bound", 0.7, 0.6, [0.7, 0.9], 99, 100, "inconclusive"),
         ("max_abstention_rate", 0.01, 0.02, [0.005, 0.019], 500, None, "pass"),
         ("max_abstention_rate", 0.01, 0.02, [0.005, 0.03], 500, None, "inconclusive"),
         ("max_abstention_rate", 0.05, 0.02, [0.021, 0.08], 500, None, "fail"),
-        ("min_kappa", 0.61, 0.6, [0.4, 0.8], 200, 100, "pass"),  # min_value: the point estimate
-        ("min_kappa", 0.59, 0.6, [0.4, 0.8], 200, 100, "fail"),
+        ("min_value", 0.61, 0.6, [0.4, 0.8], 200, 100, "pass"),  # min_value: the point estimate
+        ("min_value", 0.59, 0.6, [0.4, 0.8], 200, 100, "fail"),
         ("min_items", 99, 100, None, 99, 100, "inconclusive"),  # never "fail": more labels decide
         ("alt_test", None, 0.5, None, 0, None, "inconclusive"),
-        ("min_kappa", None, 0.6, None, 200, 100, "fail"),
+        ("min_value", None, 0.6, None, 200, 100, "fail"),
     ],
 )
-def test_derive_state(name, figure, threshold, ci, n, min_n, state):
-    assert derive_state(name, figure, threshold, ci, n, min_n) == state
+def test_derive_state(kind, figure, threshold, ci, n, min_n, state):
+    assert derive_state(kind, figure, threshold, ci, n, min_n) == state
 
 
 def test_a_small_slice_is_inconclusive_and_the_budget_names_the_slice(tmp_path):
@@ -214,7 +214,8 @@ def test_a_small_slice_is_inconclusive_and_the_budget_names_the_slice(tmp_path):
     b = checks["per_slice[grp=b]"]
     assert b["state"] == "inconclusive" and b["n"] == 20 and b["figure"] == 1.0
     assert b["detail"].startswith("SMALL SAMPLE: n=20 is below min_items 30")
-    assert b["budget"] == {"items": 10, "slices": {"grp=b": 10}, "sentence": b["budget"]["sentence"]}
+    assert b["budget"] == {"items": 10, "slices": {"grp=b": 10}, "sentence": b["budget"]["sentence"], "need": 10,
+                           "unit": "human-rated items"}
     assert "about 10 more human-rated items in slice grp=b" in b["budget"]["sentence"]
     jb = v["judges"][0]["budget"]
     assert jb["slices"] == {"grp=b": 10} and "in slices grp=b: 10" in jb["sentence"]

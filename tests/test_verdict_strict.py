@@ -119,7 +119,7 @@ def test_gate_writes_a_schema_version_and_per_check_state_and_interval(gated):
     from judgekit.stats.intervals import wilson_interval
 
     v = read(gated / "pass" / "verdict.json")
-    assert v["schema_version"] == 3 and v["passed"] is True  # issue 10: schema 3 (three states)
+    assert v["schema_version"] == 4 and v["passed"] is True
     for c in v["judges"][0]["checks"]:
         assert c["state"] in ("pass", "fail") and c["passed"] is (c["state"] == "pass")
         assert c["ci"] is None or (len(c["ci"]) == 2 and c["ci"][0] <= c["ci"][1])
@@ -274,7 +274,7 @@ def test_a_max_check_is_figure_at_most_threshold(env):
     with pytest.raises(UntrustedJudgeError, match=r"max_abstention_rate.*\[0\.3, 0\.6\].*threshold 0\.1.*'fail'"):
         require_trusted(p, judge="keywords", rubric="refusal")
     c["figure"] = 0.1  # at the threshold passes: <=
-    c["ci"] = None
+    c["ci"] = c["ci_method"] = c["ci_level"] = None
     assert require_trusted(v, judge="keywords", rubric="refusal")["passed"]
 
 

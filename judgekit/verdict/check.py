@@ -246,7 +246,12 @@ def check_json(ch: Check) -> dict[str, Any]:
 
 
 class CheckProblem(ValueError):
-    """Why a recorded check is not one the gate wrote (a phrase, without the place)."""
+    """Why a recorded check is not one the gate wrote (a phrase, without the place); ``key`` the
+    key of the check it is about, when one is."""
+
+    def __init__(self, phrase: str, key: str | None = None) -> None:
+        super().__init__(phrase)
+        self.key = key
 
 
 _SUBJECT = {f.name for f in fields(Subject)}
@@ -285,7 +290,7 @@ def read_check(data: Any, judge: str) -> Check:
     if (ci is None) is not (data["ci_method"] is None) or (ci is None) is not (data["ci_level"] is None):
         raise CheckProblem("its interval has bounds without a method and level, or the other way round")
     if ci is not None and not ci[0] <= ci[1]:
-        raise CheckProblem(f"its ci [{ci[0]:g}, {ci[1]:g}] is not an interval (its low end is above its high end)")
+        raise CheckProblem(f"[{ci[0]:g}, {ci[1]:g}] is not an interval (its low end is above its high end)", "ci")
     ch = Check(kind, judge, data["figure"], data["threshold"], data["n"], data["detail"],
                subject=Subject(**data["subject"]),
                interval=None if ci is None else Interval(ci[0], ci[1], data["ci_method"], data["ci_level"]),

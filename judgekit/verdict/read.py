@@ -236,7 +236,8 @@ def _read_checks(j: dict[str, Any], k: int, policy: Policy, where: str) -> list[
         try:
             ch = read_check(raw, j["judge"])
         except CheckProblem as exc:
-            raise _fail(where, f"{at}: {exc}") from None
+            what = f"judges[{k}].checks[{i}].{exc.key} of {raw['name']}, {exc}" if exc.key else f"{at}: {exc}"
+            raise _fail(where, what) from None
         if ch.name in seen:
             raise _fail(where, f"{at} appears twice for judge {j['judge']!r}")
         seen.add(ch.name)
