@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
@@ -70,12 +71,11 @@ def test_the_verdict_reads_back_and_explain_names_the_certified_figures(study: d
     fid = [line for line in lines if line.lstrip().startswith(("ok   calibration", "FAIL calibration"))
            and "% CI " in line.split(";")[0]]  # those with an interval (a flat one has none)
     assert len(fid) > 10 and all("[90% CI " in line and "95%" not in line for line in fid), fid[:3]
-    from judgekit.verdict.checks import interval_named
+    from judgekit.verdict.check import Interval
 
-    assert interval_named(fid[0]) == "90% CI"
-    assert interval_named("judge − reference +0.010, anytime-valid 90% confidence sequence [-0.02, +0.04]") == \
-        "90% confidence sequence"
-    assert interval_named("(98.33% interval)") is None and interval_named("no interval") is None
+    assert Interval(0.0, 0.1, "bootstrap", 0.9).label() == "90% CI"
+    assert Interval(0.0, 0.1, "confidence-sequence", 0.9).label() == "90% confidence sequence"
+    assert Interval(0.0, 0.1, "holm-normal", 1 - 2 * 0.025 / 3).label() == "98.33% interval"
 
 
 def test_require_trusted_per_figure(study: dict) -> None:
@@ -129,6 +129,33 @@ def test_a_figure_margin_of_its_own(study: dict, tmp_path: Path) -> None:
         load_policy(bad)
 
 
+#: a figure (and its interval) of each state, against a floor (``≥ 0.5``) and a ceiling (``≤ 0.05``)
+_FLOOR = {"pass": (1.0, (0.9, 1.0)), "fail": (0.1, (0.0, 0.2)), "inconclusive": (0.5, (0.3, 0.7))}
+_CEILING = {"pass": (0.01, (0.0, 0.02)), "fail": (0.1, (0.06, 0.2)), "inconclusive": (0.04, (0.01, 0.07))}
+
+
+def _check(kind: str, state: str) -> Any:
+    from judgekit.verdict.check import Check, Interval
+
+    ceiling = kind.startswith("max_")
+    fig, (lo, hi) = (_CEILING if ceiling else _FLOOR)[state]
+    ch = Check(kind, "j", fig, 0.05 if ceiling else 0.5, 100, "", interval=Interval(lo, hi, "wilson", 0.95),
+               metric="kappa")
+    assert ch.state == state
+    return ch
+
+
+def _fidelity(figure: str, model: str, state: str, turn: str | None = None) -> Any:
+    from judgekit.verdict.check import Check, Interval, Subject
+
+    fig, (lo, hi) = _CEILING[state]
+    cell = f"{figure}(model={model}" + (f", turn={turn})" if turn else ")")
+    ch = Check("analysis_fidelity", "j", fig, 0.05, 100, "", interval=Interval(lo, hi, "bootstrap", 0.9),
+               subject=Subject(analysis="calibration", figure=figure, cell=cell, model=model, turn=turn))
+    assert ch.state == state
+    return ch
+
+
 def test_secondary_checks_do_not_block_a_figure(tmp_path: Path) -> None:
     from judgekit.verdict.certify import certify
     from judgekit.verdict.policy import Policy
@@ -136,10 +163,10 @@ def test_secondary_checks_do_not_block_a_figure(tmp_path: Path) -> None:
     raw = {"rubric": "restrictiveness", "judges": ["j"], "checks": {
         "min_items": 30, "min_value": 0.5, "max_error_rate": 0.01,
         "analysis_fidelity": {"analysis": "calibration", "figures": ["C"], "max_abs_diff": 0.05}}}
-    entry = {"checks": [
-        {"name": "min_items", "state": "pass"}, {"name": "min_kappa", "state": "pass"},
-        {"name": "max_error_rate", "state": "inconclusive", "budget": {"items": None, "sentence": "x"}},
-        {"name": "analysis_fidelity[calibration:C(model=a)]", "state": "pass"}]}
+    from judgekit.verdict.check import Budget
+
+    entry = [_check("min_items", "pass"), _check("min_value", "pass"),
+             _check("max_error_rate", "inconclusive").with_budget(Budget(None, "x")), _fidelity("C", "a", "pass")]
     assert certify(entry, Policy(**raw))["C"]["state"] == "inconclusive"  # every check primary by default
     assert certify(entry, Policy(**raw, secondary=["max_error_rate"]))["C"]["state"] == "pass"
     with pytest.raises(ValueError, match="secondary names 'min_value'"):
@@ -194,13 +221,10 @@ def test_per_model_states_keep_a_model_whose_name_has_a_comma() -> None:
         "min_items": 10, "metric": "weighted_kappa", "min_value": 0.5,
         "analysis_fidelity": {"analysis": "calibration", "figures": ["C", "drift"], "max_abs_diff": 0.05,
                               "harm_column": "severity"}})
-    judge = {"checks": [
-        {"name": "min_items", "state": "pass"}, {"name": "min_weighted_kappa", "state": "pass"},
-        {"name": "analysis_fidelity[calibration:C(model=llama, 70b)]", "state": "pass"},
-        {"name": "analysis_fidelity[calibration:C(model=llama, 8b)]", "state": "fail"},
-        {"name": "analysis_fidelity[calibration:drift(model=llama, 70b, turn=2)]", "state": "pass"},
-        {"name": "analysis_fidelity[calibration:drift(model=llama, 8b, turn=2)]", "state": "inconclusive",
-         "budget": None}]}
+    judge = [_check("min_items", "pass"), _check("min_value", "pass"),
+             _fidelity("C", "llama, 70b", "pass"), _fidelity("C", "llama, 8b", "fail"),
+             _fidelity("drift", "llama, 70b", "pass", turn="2"), _fidelity("drift", "llama, 8b", "inconclusive", turn="2")]
+    assert judge[-1].name == "analysis_fidelity[calibration:drift(model=llama, 8b, turn=2)]"
     certs = certify(judge, policy)
     assert certs["C"]["models"] == {"llama, 70b": "pass", "llama, 8b": "fail"}
     assert certs["drift"]["models"] == {"llama, 70b": "pass", "llama, 8b": "inconclusive"}

@@ -259,9 +259,9 @@ def _inconclusive_verdict(agreement: dict) -> dict:
         "rubric": agreement["rubric"], "rubric_hash": agreement["rubric_hash"], "passed": False,
         "state": "inconclusive", "created_at": "2026-12-01T00:00:00+00:00", "policy_hash": "p",
         "judges": [{"judge": "skipper", "passed": False, "state": "inconclusive", "checks": [
-            {"name": "max_abstention_rate", "figure": 0.2, "threshold": 0.25, "n": 90, "ci": [0.13, 0.29],
+            {"name": "max_abstention_rate", "rule": "ci<=", "figure": 0.2, "threshold": 0.25, "n": 90, "ci": [0.13, 0.29],
              "state": "pass", "passed": True, "detail": "18 of 90"},
-            {"name": "min_kappa_lower_bound", "figure": 0.57, "threshold": 0.6, "n": 20, "ci": [0.57, 0.88],
+            {"name": "min_kappa_lower_bound", "rule": "ci>=", "figure": 0.57, "threshold": 0.6, "n": 20, "ci": [0.57, 0.88],
              "state": "inconclusive", "passed": False, "detail": "the 95% CI straddles 0.6",
              "budget": {"sentence": "About 140 more human-rated items, mostly turn = 10, would likely decide it."}},
         ]}],

@@ -44,7 +44,7 @@ def test_stability_without_flips_is_not_certain():
     d_e = 2 * 40 * 38 / (78 * 77)
     assert res["alpha_bound"] == pytest.approx(1 - f_high / d_e)
     assert res["se"] == pytest.approx((1 - (1 - f_high / d_e)) / z)
-    row = {"name": "min_stability", "n": res["n"], "estimate": res["alpha"], "se": res["se"], "detail": "d"}
+    row = {"probe": "stability", "n": res["n"], "estimate": res["alpha"], "se": res["se"], "detail": "d"}
     # α >= 0.9 is not shown by 39 unflipped items (the bound allows α ≈ 0.82): inconclusive, not PASS
     (out,) = decide([row], mode="min", threshold=0.9, min_n=30)
     assert out["state"] == "inconclusive"
@@ -56,8 +56,8 @@ def test_stability_without_flips_is_not_certain():
 
 def test_zero_width_interval_does_not_decide():
     for mode, est, thr in (("abs", 0.0, 0.05), ("abs", 0.2, 0.05), ("min", 1.0, 0.8)):
-        name = "min_stability" if mode == "min" else "max_label_drift"
-        (out,) = decide([{"name": name, "n": 50, "estimate": est, "se": 0.0, "detail": "d"}],
+        probe = "stability" if mode == "min" else "drift"
+        (out,) = decide([{"probe": probe, "n": 50, "estimate": est, "se": 0.0, "detail": "d"}],
                         mode=mode, threshold=thr, min_n=30)
         assert out["state"] == "inconclusive", (mode, est)
         assert out["check"]["ci"] is None and "zero width" in out["check"]["detail"]
@@ -416,22 +416,27 @@ def test_gate_explain_prints_the_holm_level_of_a_probe_interval(synthetic_db, tm
 
 # ----------------------------------------------------------------------------- 9 wording
 def test_budget_slices_are_slices_and_p_values_are_readable(long_probes, tmp_path):
+    from dataclasses import replace
+
     from judgekit.gate.budget import judge_budget, label_budget
     from judgekit.probes.bands import fmt_p
     from judgekit.report.probes import markdown_section
+    from judgekit.verdict.check import Check, Interval, Subject
 
-    base = {"state": "inconclusive", "figure": 0.08, "threshold": 0.1, "ci": [0.03, 0.13], "n": 100}
-    sliced = {**base, "name": "max_covariate_effect[response_chars:full_refusal|prompt_safety=unsafe]"}
-    overall = {**base, "name": "max_covariate_effect[response_chars:full_refusal]"}
-    b1, b2 = label_budget(sliced, point=0.08, min_n=30), label_budget(overall, point=0.08, min_n=30)
-    assert list(b1["slices"]) == ["prompt_safety=unsafe"] and "in slice prompt_safety=unsafe " in b1["sentence"]
-    assert b2["slices"] == {} and b2["items"] > 0  # a covariate is not a slice: an overall budget
+    covariate = Subject(column="response_chars", target="full_refusal")
+    overall = Check("max_covariate_effect", "j", 0.08, 0.1, 100, "", subject=covariate,
+                    interval=Interval(0.03, 0.13, "normal", 0.95), min_n=30)
+    sliced = replace(overall, subject=replace(covariate, by="prompt_safety", key="unsafe"))
+    assert sliced.name == "max_covariate_effect[response_chars:full_refusal|prompt_safety=unsafe]"
+    b1, b2 = label_budget(sliced), label_budget(overall)
+    assert list(b1.slices) == ["prompt_safety=unsafe"] and "in slice prompt_safety=unsafe " in b1.sentence
+    assert b2.slices == {} and b2.items  # a covariate is not a slice: an overall budget
     # half-width facing the threshold 0.13 − 0.08 = 0.05, distance 0.02: n (h/d)² = 100 · 6.25 = 625 at least
-    assert b2["items"] >= 625 - 100
-    flip = label_budget({**base, "name": "max_flip_rate[padding]"}, point=0.08, min_n=30)
-    assert flip["slices"] == {}
-    jb = judge_budget("j", [{**sliced, "budget": b1}, {**overall, "budget": b2}])
-    assert "in slices prompt_safety=unsafe: " in jb["sentence"] and "slices response_chars" not in jb["sentence"]
+    assert b2.items >= 625 - 100
+    flip = label_budget(replace(overall, kind="max_flip_rate", subject=Subject(variant="padding")))
+    assert flip.slices == {}
+    jb = judge_budget("j", [sliced.with_budget(b1), overall.with_budget(b2)])
+    assert "in slices prompt_safety=unsafe: " in jb.sentence and "slices response_chars" not in jb.sentence
     assert fmt_p(0.0) == "< 0.001" and fmt_p(0.00099) == "< 0.001" and fmt_p(0.0234) == "0.0234" and fmt_p(None) == "n/a"
     md = "\n".join(markdown_section(long_probes, "#"))
     cov = next(r for r in long_probes["judges"][0]["probes"] if r["probe"] == "covariate" and r["state"] == "fail")
