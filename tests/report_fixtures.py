@@ -93,12 +93,12 @@ def make_verdict() -> dict[str, Any]:
         "items_hash": "i7", "human_ratings_hash": "h8", "passed": False,
         "judges": [
             {"judge": "gpt4", "judge_hash": "g1", "passed": True, "checks": [
-                {"name": "min_kappa_lower_bound", "passed": True, "figure": 0.72, "threshold": 0.6, "n": 98,
+                {"name": "min_kappa_lower_bound", "rule": "ci>=", "passed": True, "figure": 0.72, "threshold": 0.6, "n": 98,
                  "detail": "lower end of the 95% CI"},
-                {"name": "max_abstention_rate", "passed": True, "figure": 0.02, "threshold": 0.05, "n": 100,
+                {"name": "max_abstention_rate", "rule": "ci<=", "passed": True, "figure": 0.02, "threshold": 0.05, "n": 100,
                  "detail": "2 of 100 items abstained"}]},
             {"judge": "string_match", "judge_hash": "s1", "passed": False, "checks": [
-                {"name": "min_kappa_lower_bound", "passed": False, "figure": 0.45, "threshold": 0.6, "n": 100,
+                {"name": "min_kappa_lower_bound", "rule": "ci>=", "passed": False, "figure": 0.45, "threshold": 0.6, "n": 100,
                  "detail": f"lower end {PLANTED_SCRIPT}"}]},
         ],
     }

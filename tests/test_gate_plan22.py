@@ -14,6 +14,7 @@ from scipy import stats
 
 from judgekit.cli import main
 from judgekit.gate.plan import _check_row
+from judgekit.verdict.check import Check, Interval
 
 
 @pytest.fixture(scope="module")
@@ -34,8 +35,8 @@ def test_the_units_for_80_percent_power_from_a_pilot_interval() -> None:
     # a pilot κ of 0.7 with 95% CI [0.6, 0.8] on 100 items: σ per item = 0.2 / (2·1.96) · √100 = 0.5102;
     # the t-test sample size for δ = 0.1 at one-sided α = 0.025, power 0.8 is about
     # ((1.96 + 0.8416) · 0.5102 / 0.1)² = 204.4, a little more with t quantiles
-    ch = {"name": "min_kappa_lower_bound", "n": 100, "ci": [0.6, 0.8], "threshold": 0.6, "figure": 0.6,
-          "detail": ""}
+    ch = Check("min_lower_bound", "j", 0.6, 0.6, 100, "", interval=Interval(0.6, 0.8, "bootstrap", 0.95),
+               metric="kappa")
     row = _check_row("j", ch, 100, None, {}, None, 2)
     assert row is not None and row.need is not None
     sigma = 0.2 / (2 * 1.959964) * 10
@@ -50,12 +51,12 @@ def test_the_units_for_80_percent_power_from_a_pilot_interval() -> None:
 
 
 def test_a_rate_is_planned_in_judge_calls_and_one_human_cannot_decide_within_noise() -> None:
-    rate = {"name": "max_error_rate", "n": 50, "ci": [0.0, 0.07], "threshold": 0.01, "figure": 0.0, "detail": ""}
+    rate = Check("max_error_rate", "j", 0.0, 0.01, 50, "", interval=Interval(0.0, 0.07, "wilson", 0.95))
     row = _check_row("j", rate, 50, None, {}, None, 1)
     assert row is not None and row.unit == "calls of j (no human label)"
     # score-test size for p₁ = 0 against p₀ = 0.01: (1.96·√(0.01·0.99) / 0.01)² = 380.3, then exact
     assert 381 <= (row.need or 0) <= 400
-    noise = {"name": "within_human_noise", "n": 0, "ci": None, "threshold": -0.1, "figure": None, "detail": "x"}
+    noise = Check("within_human_noise", "j", None, -0.1, 0, "x")
     row = _check_row("j", noise, 50, None, {}, None, 1)
     assert row is not None and row.need is None and "only a second annotator" in (row.why or "")
 
