@@ -27,9 +27,10 @@ def test_the_within_human_noise_margin_is_not_a_line_on_the_kappa_axis():
     # the margin -0.15 is a bound on (judge κ − human κ), not a κ value: drawing it at κ = -0.15
     # on the κ-per-slice chart put a "gate" line where no κ threshold is
     verdict = {"judges": [{"judge": "j", "checks": [
-        {"name": "min_kappa_lower_bound", "threshold": 0.6},
-        {"name": "within_human_noise", "threshold": -0.15},
-        {"name": "per_slice[model=a]", "threshold": 0.5}]}]}
+        {"name": "min_kappa_lower_bound", "kind": "min_lower_bound", "metric": "kappa", "threshold": 0.6},
+        {"name": "min_weighted_kappa", "kind": "min_value", "metric": "weighted_kappa", "threshold": 0.7},
+        {"name": "within_human_noise", "kind": "within_human_noise", "threshold": -0.15},
+        {"name": "per_slice[model=a]", "kind": "per_slice", "threshold": 0.5}]}]}
     assert thresholds_for(verdict, "j", "kappa") == {"min_kappa_lower_bound": 0.6, "per-slice floor": 0.5}
 
 

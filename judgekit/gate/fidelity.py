@@ -5,14 +5,15 @@ same figures from the reference's labels, on the items the reference rated.
 reference's ratings, the items, H for calibration, the criteria file) and computes the figure
 pairs (:mod:`judgekit.analysis.fidelity`); :func:`fidelity_checks` turns them into gate checks:
 
-* one check per figure instance, named ``analysis_fidelity[<analysis>:<figure>(<where>)]``
-  (e.g. ``analysis_fidelity[calibration:drift(model=m-a, tier=4, turn=6)]``);
+* one check per figure instance (:func:`fidelity_check`), its subject the analysis, the figure and
+  its cell with model, turn, tier or criterion as fields (its name reads
+  ``analysis_fidelity[calibration:drift(model=m-a, tier=4, turn=6)]``);
 * its figure is |d|, d = figure(judge) − figure(reference); its interval the interval of |d|
   implied by the (1 − 2α) paired bootstrap interval of d (90% at the default α = 0.05: two
   one-sided tests, :class:`judgekit.verdict.fidelity_policy.AnalysisFidelity`); rule ``ci<=``
   against the figure's margin (pass when the whole interval is within it, so a figure off by
   more than the margin passes with probability ≤ α; fail when the whole interval is above it;
-  inconclusive otherwise, :func:`judgekit.verdict.checks.derive_state`);
+  inconclusive otherwise, :func:`judgekit.verdict.check.derive_state`);
 * a figure with fewer than ``min_units`` labelled resampling units (conversations, prompts)
   behind it, or one the labelled items cannot define, is inconclusive, and its label budget says
   how many more conversations rated whole by humans would likely decide it

@@ -1,10 +1,12 @@
 """The trust gate: a policy file → a verdict per judge.
 
 A policy names the rubric, the judges, the reference and the thresholds a judge must clear.
-The verdict (schema version 2, :mod:`judgekit.verdict.read`) records each check with its figure,
-threshold, n, interval and state, and the hashes of the rubric, the items that carry human or
-reference ratings, the human ratings and each judge, so that analysis code can ask for a verdict
-that is consistent and matches the store it uses (:func:`require_trusted` with ``store=``).
+The verdict (:mod:`judgekit.verdict.read`) records each check (:class:`judgekit.verdict.check.Check`,
+built once by :func:`judgekit.gate.checks.evaluate`) with what it is and what it found — its
+figure, threshold, n, interval with its method and level, and state — and the hashes of the
+rubric, the items that carry human or reference ratings, the human ratings and each judge, so
+that analysis code can ask for a verdict that is consistent and matches the store it uses
+(:func:`require_trusted` with ``store=``).
 
 Example policy (YAML)::
 
@@ -32,7 +34,7 @@ Example policy (YAML)::
       max_flip_rate: {max: 0.1, variants: [label_order, padding]}   # after `judgekit probe`
       analysis_fidelity: {analysis: calibration, figures: [C, RCE, drift], max_abs_diff: 0.05}
 
-Three states (:func:`judgekit.verdict.checks.derive_state`). Each check is ``pass``, ``fail`` or
+Three states (:func:`judgekit.verdict.check.derive_state`). Each check is ``pass``, ``fail`` or
 ``inconclusive``:
 
 * a check whose n is below its floor is ``inconclusive`` (a small sample, flagged in its detail
@@ -56,7 +58,7 @@ Three states (:func:`judgekit.verdict.checks.derive_state`). Each check is ``pas
   undefined figure is inconclusive.
 
 A judge is ``pass`` only if every check passes, ``fail`` if any fails, else ``inconclusive``;
-an inconclusive check and judge carry a label ``budget`` (:func:`label_budget`): about how many
+an inconclusive check and judge carry a label ``budget`` (:func:`judgekit.gate.budget.label_budget`): about how many
 more human-rated items (and in which slices) would likely decide it, in one sentence.
 
 Exit codes of ``judgekit gate``: 0 every judge passes, 1 a judge fails, 3 none fails but some

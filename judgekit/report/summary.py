@@ -399,23 +399,20 @@ def summarise(
 def thresholds_for(verdict: dict[str, Any] | None, judge: str, metric: str) -> dict[str, float]:
     """Gate thresholds on the scale of ``metric`` for ``judge``: line label → threshold.
 
-    Checks named after the statistic (``min_kappa``, ``min_kappa_lower_bound``), the per-slice
-    floor (``per_slice[...]``, one line). Not ``within_human_noise``: its threshold is a margin on
-    the difference judge − humans, not a value on the statistic's axis.
+    The checks of the statistic (kinds ``min_value`` and ``min_lower_bound`` whose ``metric`` is
+    ``metric``), and the per-slice floor (kind ``per_slice``, one line). Not ``within_human_noise``:
+    its threshold is a margin on the difference judge − humans, not a value on the statistic's axis.
     """
     out: dict[str, float] = {}
     for j in (verdict or {}).get("judges") or []:
         if str(j.get("judge")) != judge:
             continue
         for c in j.get("checks") or []:
-            name = str(c.get("name", ""))
             t = c.get("threshold")
             if not is_num(t):
                 continue
-            if name.startswith("per_slice["):
+            if c.get("kind") == "per_slice":
                 out.setdefault("per-slice floor", float(t))
-            elif name == "within_human_noise":
-                continue  # its threshold is a difference (judge − humans), not a value of the statistic
-            elif metric in name and not (metric == "kappa" and "weighted_kappa" in name):
-                out.setdefault(name, float(t))
+            elif c.get("kind") in ("min_value", "min_lower_bound") and c.get("metric") == metric:
+                out.setdefault(str(c["name"]), float(t))
     return out

@@ -257,7 +257,7 @@ class CheckProblem(ValueError):
 _SUBJECT = {f.name for f in fields(Subject)}
 
 
-def read_budget(b: dict[str, Any] | None) -> Budget | None:
+def _read_budget(b: dict[str, Any] | None) -> Budget | None:
     """A recorded budget (already checked for shape by the verdict's schema)."""
     if b is None:
         return None
@@ -295,7 +295,7 @@ def read_check(data: Any, judge: str) -> Check:
                subject=Subject(**data["subject"]),
                interval=None if ci is None else Interval(ci[0], ci[1], data["ci_method"], data["ci_level"]),
                metric=data["metric"], unit=data["unit"], min_n=data["min_n"], undefined=data["undefined"],
-               budget=read_budget(data["budget"]))
+               budget=_read_budget(data["budget"]))
     if ch.name != data["name"]:
         raise CheckProblem(f"its name is not {ch.name!r}, the name its kind and subject give")
     return ch
