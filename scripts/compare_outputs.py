@@ -15,6 +15,7 @@ it found.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import json
 import re
@@ -53,10 +54,8 @@ def content(x: object) -> object:
 def normalised(path: Path) -> list[str]:
     text = path.read_text(encoding="utf-8", errors="replace")
     if path.suffix == ".json":
-        try:
+        with contextlib.suppress(json.JSONDecodeError):
             text = json.dumps(content(json.loads(text)), indent=1, ensure_ascii=False, sort_keys=True)
-        except json.JSONDecodeError:
-            pass
     for pattern, mask in MASKS:
         text = pattern.sub(mask, text)
     return text.splitlines()
