@@ -34,7 +34,7 @@ def run(*args: str) -> tuple[int, str]:
     ("judgekit.agreement", "kappa"), ("judgekit.judges", "rules"), ("judgekit.report", "escape"),
     ("judgekit.analysis", "distribution"), ("judgekit.testing", "faults"),
     ("judgekit.annotation.labelstudio", "redact"), ("judgekit", "rubric"), ("judgekit.rubric", "vocab"), ("judgekit.store", "locking"),
-    ("judgekit.verdict", "checks"), ("judgekit.gate", "budget"),
+    ("judgekit.verdict", "check"), ("judgekit.gate", "budget"),
 ])
 def test_lazy_packages_still_give_their_submodules_as_attributes(package, name):
     """In a fresh interpreter where the submodule is not imported yet, it is an attribute of its
