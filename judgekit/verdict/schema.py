@@ -95,8 +95,8 @@ class JudgeV4(_Strict):
     #: where the judge's ratings came from, ``{group: digest}`` (:mod:`judgekit.store.provenance`;
     #: an optional key of version 3: a verdict without it is refused as made by an older judgekit)
     provenance: dict[str, str] | None = None
-    #: per figure of ``analysis_fidelity`` (an optional key of version 3; recomputed from the
-    #: checks whenever it is used, :func:`judgekit.verdict.certify.certify`)
+    #: per figure of ``analysis_fidelity``: computed once by the gate and stored; reading a verdict
+    #: checks them against its checks (:func:`judgekit.verdict.certify.certify`)
     figures: dict[str, FigureCert] | None = None
 
 
