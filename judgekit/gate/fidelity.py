@@ -5,7 +5,7 @@ same figures from the reference's labels, on the items the reference rated.
 reference's ratings, the items, H for calibration, the criteria file) and computes the figure
 pairs (:mod:`judgekit.analysis.fidelity`); :func:`fidelity_checks` turns them into gate checks:
 
-* one check per figure instance (:func:`fidelity_check`), its subject the analysis, the figure and
+* one check per figure instance (:func:`fidelity_checks`), its subject the analysis, the figure and
   its cell with model, turn, tier or criterion as fields (its name reads
   ``analysis_fidelity[calibration:drift(model=m-a, tier=4, turn=6)]``);
 * its figure is |d|, d = figure(judge) − figure(reference); its interval the interval of |d|
@@ -44,7 +44,7 @@ if TYPE_CHECKING:
 
     from judgekit.analysis.fidelity import FigurePair
 
-__all__ = ["criteria_digests", "fidelity_check", "fidelity_checks", "fidelity_lines", "fidelity_results"]
+__all__ = ["criteria_digests", "fidelity_checks", "fidelity_lines", "fidelity_results"]
 
 
 def _reference_ratings(store: Any, rubric: Rubric, ref: str | None, humans: list[str]) -> pd.DataFrame:
@@ -227,7 +227,7 @@ def _criteria_results(store: Any, policy: Any, policy_path: str | Path, rubric: 
     return out
 
 
-def fidelity_check(spec: AnalysisFidelity, judge: str, p: FigurePair, *, seed: int = 0) -> Check:
+def _fidelity_check(spec: AnalysisFidelity, judge: str, p: FigurePair, *, seed: int = 0) -> Check:
     """The gate check of one figure pair (module doc), with its budget when it is open."""
     from judgekit.analysis.fidelity import describe, describe_level  # (pandas: only with the check)
 
@@ -246,7 +246,7 @@ def fidelity_check(spec: AnalysisFidelity, judge: str, p: FigurePair, *, seed: i
 
 def fidelity_checks(spec: AnalysisFidelity, judge: str, pairs: list[FigurePair], *, seed: int = 0) -> list[Check]:
     """The gate checks of one judge's figure pairs (module doc)."""
-    return [fidelity_check(spec, judge, p, seed=seed) for p in pairs]
+    return [_fidelity_check(spec, judge, p, seed=seed) for p in pairs]
 
 
 def _budget(ch: Check, p: FigurePair, spec: AnalysisFidelity, seed: int) -> Budget:

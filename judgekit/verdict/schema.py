@@ -31,24 +31,6 @@ class Budget(_Strict):
     unit: str | None
 
 
-class SubjectV4(_Strict):
-    """What a check is about (:class:`judgekit.verdict.check.Subject`); only the keys it has."""
-
-    by: str | None = None
-    key: str | None = None
-    label: str | None = None
-    column: str | None = None
-    target: str | None = None
-    variant: str | None = None
-    analysis: str | None = None
-    figure: str | None = None
-    cell: str | None = None
-    model: str | None = None
-    turn: str | None = None
-    tier: str | None = None
-    criterion: str | None = None
-
-
 class CheckV4(_Strict):
     """One check as :func:`judgekit.verdict.check.check_json` writes it."""
 
@@ -56,7 +38,8 @@ class CheckV4(_Strict):
     kind: str = Field(min_length=1)
     rule: Literal["point>=", "ci>=", "ci<="]
     metric: str | None
-    subject: SubjectV4
+    #: what it is about (:class:`judgekit.verdict.check.Subject`): only the keys it has
+    subject: dict[str, str]
     state: State
     passed: bool
     figure: Number | None
