@@ -41,8 +41,7 @@ def metric_short(metric: str) -> str:
 def headline_metric(agreement: dict[str, Any], verdict: dict[str, Any] | None) -> str:
     """The statistic the report leads with: the one the gate checks, else κ (nominal) or α.
 
-    A verdict's checks are named after the statistic they test (``min_kappa_lower``,
-    ``min_alpha``, ...); the first statistic any check mentions wins, so the chart shows the
+    The policy's ``metric``, else the first ``metric`` a check records, so the chart shows the
     figure the verdict was decided on.
     """
     if verdict:
@@ -50,11 +49,10 @@ def headline_metric(agreement: dict[str, Any], verdict: dict[str, Any] | None) -
         checks = policy.get("checks") if isinstance(policy, dict) else None
         if isinstance(checks, dict) and checks.get("metric") in METRIC_NAMES:
             return str(checks["metric"])
-        names = [str(c.get("name", "")) for j in verdict.get("judges") or [] for c in j.get("checks") or []]
-        for metric in ("weighted_kappa", "kappa", "alpha", "ac1", "percent_agreement"):
-            for name in names:
-                if metric in name and not (metric == "kappa" and "weighted_kappa" in name):
-                    return metric
+        recorded = [c.get("metric") for j in verdict.get("judges") or [] for c in j.get("checks") or []]
+        metric = next((m for m in recorded if m in METRIC_NAMES), None)
+        if metric is not None:
+            return str(metric)
     return "kappa" if agreement.get("level", "nominal") == "nominal" else "alpha"
 
 
