@@ -56,6 +56,7 @@ from judgekit.agreement.kappa import (
     weighted_kappa,
 )
 from judgekit.errors import JudgekitError
+from judgekit.stats.intervals import percentile_interval
 
 Interval = tuple[float, float]
 
@@ -75,20 +76,6 @@ def check_resampling(func: str, n_resamples: int, confidence: float) -> None:
 
 
 _check = check_resampling
-
-
-def percentile_interval(values: np.ndarray, confidence: float) -> Interval:
-    """Central ``confidence`` percentile interval of the finite ``values``.
-
-    NaN bounds when more than half of the values are NaN (the statistic was undefined on most
-    resamples, so an interval would describe an unrepresentative subset).
-    """
-    finite = values[np.isfinite(values)]
-    if finite.size == 0 or 2 * finite.size < values.size:
-        return (float("nan"), float("nan"))
-    tail = (1.0 - confidence) / 2.0
-    low, high = np.quantile(finite, [tail, 1.0 - tail])
-    return (float(low), float(high))
 
 
 def resample_patterns(
@@ -126,7 +113,7 @@ def resample_patterns(
             counts = np.bincount(drawn.ravel(), minlength=size * n_patterns)
         weights = counts.reshape(size, n_patterns).astype(np.float64)
         stats[start : start + size] = evaluate(weights)
-    return percentile_interval(stats, confidence)
+    return percentile_interval(stats, confidence, min_defined=0.5)
 
 
 def alpha_ci(
@@ -450,4 +437,4 @@ def bootstrap_ci(
     stats = np.array(
         [float(statistic(arr[:, rng.integers(0, n, n)], **kwargs)) for _ in range(n_resamples)]
     )
-    return percentile_interval(stats, confidence)
+    return percentile_interval(stats, confidence, min_defined=0.5)
