@@ -47,13 +47,16 @@ def undefined_fig(reason: str, n: int = 0) -> dict:
     return fig(float("nan"), None, n, reason)
 
 
-def resample_weights(freq: np.ndarray, n_resamples: int, seed: int | None, *, cost: int = 1) -> Iterator[np.ndarray]:
+def resample_weights(freq: np.ndarray, n_resamples: int, seed: int | None, *, cost: int = 1,
+                     index_dtype: type[np.signedinteger] = np.int64) -> Iterator[np.ndarray]:
     """Item-resampling weights over P patterns with frequencies ``freq``: chunks of (b, P).
 
     Row r counts how often each pattern was drawn when ``sum(freq)`` items are drawn with
     replacement. With many distinct patterns (nearly one item each) drawing item indices is
     cheaper than the multinomial; the distribution is the same. ``cost`` is the caller's work
-    per resample in array cells, used to size the chunks.
+    per resample in array cells, used to size the chunks. ``index_dtype`` is the integer type the
+    item indices are drawn in: the same seed draws other indices in another type, so each caller
+    keeps the one its published intervals were drawn with.
     """
     freq = np.asarray(freq, dtype=np.int64)
     n = int(freq.sum())
@@ -70,7 +73,7 @@ def resample_weights(freq: np.ndarray, n_resamples: int, seed: int | None, *, co
         if owner is None:
             counts = rng.multinomial(n, probabilities, size=size)
         else:
-            drawn = owner[rng.integers(0, n, size=(size, n))]
+            drawn = owner[rng.integers(0, n, size=(size, n), dtype=index_dtype)]
             drawn += (np.arange(size) * n_patterns)[:, None]
             counts = np.bincount(drawn.ravel(), minlength=size * n_patterns).reshape(size, n_patterns)
         yield counts.astype(np.float64)
