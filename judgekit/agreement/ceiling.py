@@ -56,7 +56,7 @@ from judgekit.agreement.figures import (
 LOO_METRICS = ("percent_agreement", "kappa", "weighted_kappa")
 
 
-def item_patterns(codes: np.ndarray, n_categories: int) -> tuple[np.ndarray, np.ndarray]:
+def _item_patterns(codes: np.ndarray, n_categories: int) -> tuple[np.ndarray, np.ndarray]:
     """The distinct rows of an (N, R) code matrix and how often each occurs: (P, R), (P,)."""
     n, r = codes.shape
     if n == 0:
@@ -116,7 +116,7 @@ def loo_figures(
                f"one human rater ({human_ids[0]}): a leave-one-out ceiling needs at least two humans")
         return _undefined_loo(human_ids, why, weights), {j: _undefined_vs(why, weights) for j in judge_ids}
     pairable = (humans >= 0).sum(axis=1) >= 2
-    rows, freq = item_patterns(np.hstack([humans, judges])[pairable], v)
+    rows, freq = _item_patterns(np.hstack([humans, judges])[pairable], v)
     hp, jp = rows[:, :k], rows[:, k:]
     cons, tie = loo_consensus(hp, v)
     # one comparison = (row codes = consensus, column codes = rater) restricted to a mask

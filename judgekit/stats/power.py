@@ -186,9 +186,15 @@ def _smallest_n(power_at: Callable[[float], float], target: float, start: int = 
     lo = max(start, hi // 2)
     if power_at(lo) >= target:
         return lo
+    return bisect_smallest(lambda n: power_at(n) >= target, lo, hi)
+
+
+def bisect_smallest(ok: Callable[[int], bool], lo: int, hi: int) -> int:
+    """The smallest n in (lo, hi] with ``ok(n)``, by bisection, given ``ok(hi)`` and not ``ok(lo)``
+    (``ok`` monotone in between)."""
     while hi - lo > 1:
         mid = (lo + hi) // 2
-        if power_at(mid) >= target:
+        if ok(mid):
             hi = mid
         else:
             lo = mid

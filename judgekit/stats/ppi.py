@@ -72,7 +72,7 @@ from judgekit.stats.ppi_core import (
     t_interval,
 )
 
-__all__ = ["DRIFT_RANGE", "MIN_TUNING_CLUSTERS", "UNIT_RANGE", "Interval", "PPIMean", "not_estimable", "ppi_drift", "ppi_mean", "ppi_mean_clustered", "turn_difference"]
+__all__ = ["DRIFT_RANGE", "MIN_TUNING_CLUSTERS", "UNIT_RANGE", "Interval", "PPIMean", "TurnUnits", "not_estimable", "ppi_drift", "ppi_mean", "ppi_mean_clustered", "turn_difference"]
 
 
 @dataclass(frozen=True)
