@@ -1,5 +1,17 @@
 """A PPI-corrected pairwise figure (concordance C) with its cluster-bootstrap interval (see
-:func:`ppi_concordance`)."""
+:func:`ppi_concordance`).
+
+Why a bootstrap, not a CLT: C is a ratio of U-statistics: every pair shares its units with ~2N
+other pairs, so pair indicators are strongly dependent and a CLT over pairs would be far too
+narrow; the valid CLT needs the Hoeffding projections and a delta method for the ratio, plus the
+randomness of λ and of the design weights. Resampling whole clusters (Field & Welsh 2007,
+*JRSS B* 69:369) carries all of it at once: within each stratum, the labelled clusters and the
+unlabelled clusters are resampled separately with replacement at their own sizes (so the design's
+n_k, N_k are kept), λ is re-estimated on every replicate, and the interval is the percentile
+interval (:func:`judgekit.stats.intervals.percentile_interval`), clipped to [0, 1]. Pair weights
+for two units of one stratum use ``π_k²`` for ``n_k(n_k − 1)/(N_k(N_k − 1))`` (exact across
+strata).
+"""
 
 from __future__ import annotations
 
@@ -91,33 +103,17 @@ def ppi_concordance(
     disjoint form becomes ``Cov/Var`` (the two forms are the same family, ``λ_disjoint =
     λ_overlap · N_u / N``). λ = 0 is the human-only figure, λ = 1 classic PPI. ``lam`` fixes λ.
 
-    **Why a bootstrap, not a CLT.** C is a ratio of U-statistics: every pair shares its units
-    with ~2N other pairs, so pair indicators are strongly dependent and a CLT over pairs would
-    be far too narrow; the valid CLT needs the Hoeffding projections and a delta method for the
-    ratio, plus the randomness of λ and of the design weights. Resampling whole clusters
-    (Field & Welsh 2007, *JRSS B* 69:369) carries all of it at once: within each stratum, the
-    labelled clusters and the unlabelled clusters are resampled separately with replacement at
-    their own sizes (so the design's n_k, N_k are kept), λ is re-estimated on every replicate,
-    and the interval is the percentile interval, clipped to [0, 1]. Pair weights for two units
-    of one stratum use ``π_k²`` for ``n_k(n_k − 1)/(N_k(N_k − 1))`` (exact across strata).
+    The interval resamples whole clusters within each stratum (the module docstring says why a
+    bootstrap and not a CLT) and is the percentile interval clipped to [0, 1].
 
     Not estimable with fewer than 2 labelled clusters, no labelled pair with different H, or a
     degenerate (zero-width) bootstrap distribution. With ``strata`` a stratum with fewer than 2
     labelled clusters raises :class:`~judgekit.errors.JudgekitError`.
     """
-    hv, fv, yv = as_float(h, "h"), as_float(f, "f"), as_float(y, "y")
-    cv = np.asarray(clusters)
-    if not len(hv) == len(fv) == len(yv) == len(cv):
-        raise JudgekitError("h, f, y and clusters must have one entry per unit.")
-    sv = np.zeros(len(hv), dtype=int) if strata is None else np.asarray(strata)
-    if len(sv) != len(hv):
-        raise JudgekitError("strata must have one entry per unit.")
-    ok = np.isfinite(hv) & np.isfinite(fv)
-    hv, fv, yv, cv, sv = hv[ok], fv[ok], yv[ok], cv[ok], sv[ok]
+    hv, fv, yv, cv, sv = _units(h, f, y, clusters, strata)
     lab_u = np.isfinite(yv)
     cids, cinv = np.unique(cv, return_inverse=True)
-    cinv = cinv.reshape(-1)
-    nc = len(cids)
+    nc, cinv = len(cids), cinv.reshape(-1)
     lab_c = np.zeros(nc, dtype=bool)
     lab_c[cinv[lab_u]] = True
     strat_c = np.empty(nc, dtype=sv.dtype)
@@ -140,13 +136,7 @@ def ppi_concordance(
     a = np.zeros((nc, len(pats)))
     np.add.at(a, (cinv, pinv.reshape(-1)), 1.0)  # units of cluster c in pattern p
 
-    rng = np.random.default_rng(seed)
-    mult = np.ones((n_resamples + 1, nc))
-    for g in groups:
-        if len(g):
-            mult[1:, g] = rng.multinomial(len(g), np.full(len(g), 1.0 / len(g)),
-                                          size=n_resamples)
-    reps = _replicates(mult @ a, pats, ties, lam if lam is not None
+    reps = _replicates(_cluster_draws(groups, nc, n_resamples, seed) @ a, pats, ties, lam if lam is not None
                        else (1.0 if n_lab < MIN_TUNING_CLUSTERS else None))
     if not (reps.d_l[0] > 0):
         return refuse("no pair of labelled units with different H: the people's figure is "
@@ -159,6 +149,32 @@ def ppi_concordance(
     return PPIPairwise(res.estimate, res.low, res.high, norm_zero(float(reps.lam[0])), n_lab, nc,
                        float(reps.d_l[0]), float(reps.d_all[0]), human, judge, eff, n_resamples,
                        res.reason)
+
+
+def _units(h: ArrayLike, f: ArrayLike, y: ArrayLike, clusters: ArrayLike,
+           strata: ArrayLike | None) -> tuple[FloatArray, FloatArray, FloatArray, NDArray[Any], NDArray[Any]]:
+    """The per-unit arrays (one stratum when ``strata`` is None) of the units with a finite H and
+    judge's R; one sentence when their lengths differ."""
+    hv, fv, yv = as_float(h, "h"), as_float(f, "f"), as_float(y, "y")
+    cv = np.asarray(clusters)
+    if not len(hv) == len(fv) == len(yv) == len(cv):
+        raise JudgekitError("h, f, y and clusters must have one entry per unit.")
+    sv = np.zeros(len(hv), dtype=int) if strata is None else np.asarray(strata)
+    if len(sv) != len(hv):
+        raise JudgekitError("strata must have one entry per unit.")
+    ok = np.isfinite(hv) & np.isfinite(fv)
+    return hv[ok], fv[ok], yv[ok], cv[ok], sv[ok]
+
+
+def _cluster_draws(groups: list[NDArray[np.intp]], nc: int, n_resamples: int, seed: int) -> FloatArray:
+    """How often each of ``nc`` clusters is drawn: row 0 the data (once each), then one row per
+    replicate, each group resampled with replacement at its own size."""
+    rng = np.random.default_rng(seed)
+    mult = np.ones((n_resamples + 1, nc))
+    for g in groups:
+        if len(g):
+            mult[1:, g] = rng.multinomial(len(g), np.full(len(g), 1.0 / len(g)), size=n_resamples)
+    return mult
 
 
 def _design(strat_c: NDArray[Any], lab_c: NDArray[np.bool_], *,
