@@ -123,11 +123,7 @@ def agreement_report(
     if hasattr(source, "ratings"):
         warnings.extend(_stale_warning(source, rubric))
         if items is None and slicing:
-            store_values = value_groups(source, by)  # only the keys sliced by, grouped by value
-            if store_values is None:
-                items = slice_meta(source, by)  # key by key; None: read every item
-            if store_values is None and items is None:
-                items = source.items()
+            items, store_values = _store_slicing(source, by)
     _refuse_nothing_rated(source, rubric, codes, frame, variants, only_items)
 
     roles = rater_roles(codes.kinds, rubric.id, humans=humans, judges=judges, reference=reference)
@@ -152,20 +148,25 @@ def agreement_report(
 
     data = {
         **({"scope": WANTED_SCOPE} if wanted is not None else {}),
-        "rubric": rubric.id,
-        "rubric_hash": rubric.hash,
-        "level": rubric.level,
-        "labels": rubric.codes,
-        "reference": roles.ref_info,
-        "humans": roles.humans,
-        "ceiling_raters": roles.ceiling_humans,
-        "judges": roles.judges,
-        "by": list(by),
-        "confidence": confidence,
-        "n_resamples": n_resamples,
+        "rubric": rubric.id, "rubric_hash": rubric.hash, "level": rubric.level, "labels": rubric.codes,
+        "reference": roles.ref_info, "humans": roles.humans, "ceiling_raters": roles.ceiling_humans,
+        "judges": roles.judges, "by": list(by), "confidence": confidence, "n_resamples": n_resamples,
         "slices": slices,
     }
     return AgreementReport(data=data, warnings=warnings)
+
+
+def _store_slicing(source: Any, by: Sequence[str]
+                   ) -> tuple[pd.DataFrame | None, dict[str, list[tuple[Any, list[str]]]] | None]:
+    """What the slices of a store are read from: the keys sliced by, grouped by value (one
+    query), else their item metadata key by key, else every item's."""
+    store_values = value_groups(source, by)
+    items = None
+    if store_values is None:
+        items = slice_meta(source, by)  # key by key; None: read every item
+        if items is None:
+            items = source.items()
+    return items, store_values
 
 
 def _codes_of(source: Any, rubric: Rubric, codes: RatingCodes | None, variants: bool,
