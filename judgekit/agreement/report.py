@@ -36,10 +36,10 @@ Markdown and HTML. A *figure* is ``{"value", "low", "high", "n", "undefined"}``
 * per judge: ``vs_loo`` (the judge against each C₋ₕ on the same items: ``per_human`` entries with
   the judge's figures, ``human_same_items`` and the paired ``difference`` judge − human;
   ``mean`` likewise; :mod:`.ceiling`), ``coverage`` (``in_scope, rated, abstained, errored,
-  not_attempted, rated_out_of_scope`` and ``share`` with a Wilson CI; :mod:`.coverage`),
+  not_attempted, rated_out_of_scope`` and ``share`` with a Wilson CI; :mod:`.judge_figures`),
   ``bias`` (``n``, ``mean_diff`` for ordinal/interval rubrics, ``share_diff`` per label,
-  ``max_abs``; :mod:`.bias`) and ``per_class`` (``positive``, ``classes`` with ``support,
-  predicted, precision, recall, f1``, ``macro_f1``, ``positive_class``; :mod:`.classes`).
+  ``max_abs``; :mod:`.judge_figures`) and ``per_class`` (``positive``, ``classes`` with ``support,
+  predicted, precision, recall, f1``, ``macro_f1``, ``positive_class``; :mod:`.judge_figures`).
 """
 
 from __future__ import annotations

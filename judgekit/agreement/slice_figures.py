@@ -20,12 +20,10 @@ from typing import Any
 import numpy as np
 
 from judgekit.agreement import pattern_figures as pf
-from judgekit.agreement.bias import signed_bias
 from judgekit.agreement.ceiling import loo_figures, pairwise_table
-from judgekit.agreement.classes import per_class
 from judgekit.agreement.confusion import confusion_result
-from judgekit.agreement.coverage import coverage
 from judgekit.agreement.figures import fig, num
+from judgekit.agreement.judge_figures import coverage, per_class, signed_bias
 from judgekit.agreement.rating_codes import ABSTAIN, ERROR, NO_RATING, STATUS_TEXT
 from judgekit.rubric.model import Rubric
 
@@ -219,14 +217,14 @@ class SliceView:
             weights=self.weights, n_resamples=o.n_resamples, confidence=o.confidence, seed=o.seed)
 
     def bias(self, judge: str) -> dict[str, Any]:
-        """:func:`judgekit.agreement.bias.signed_bias` of a judge's labels against the reference's."""
+        """:func:`judgekit.agreement.judge_figures.signed_bias` of a judge's labels against the reference's."""
         rubric, o = self.rubric, self.o
         return signed_bias(self.items_of(REF), self.items_of(judge), codes=rubric.codes,
                            values=[rubric.values[c] for c in rubric.codes], level=rubric.level,
                            n_resamples=o.n_resamples, confidence=o.confidence, seed=o.seed)
 
     def coverage(self, in_scope: np.ndarray, judge: str) -> dict[str, Any]:
-        """:func:`judgekit.agreement.coverage.coverage` of a judge over the slice's items."""
+        """:func:`judgekit.agreement.judge_figures.coverage` of a judge over the slice's items."""
         status_text = np.array(STATUS_TEXT, dtype=object)
         freq = self.freq
         rated = self.rows[:, self.col[judge]] >= 0
