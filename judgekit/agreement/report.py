@@ -126,7 +126,7 @@ def agreement_report(
             items, store_values = _store_slicing(source, by)
     _refuse_nothing_rated(source, rubric, codes, frame, variants, only_items)
 
-    roles = rater_roles(codes.kinds, rubric.id, humans=humans, judges=judges, reference=reference)
+    roles = _rater_roles(codes.kinds, rubric.id, humans=humans, judges=judges, reference=reference)
     if roles.reference == "consensus":
         ref = consensus_codes(codes.labels[:, [codes.column(h) for h in roles.humans]], len(rubric.codes))
     else:
@@ -206,7 +206,7 @@ def _refuse_nothing_rated(source: Any, rubric: Rubric, codes: RatingCodes, frame
                    if hasattr(source, "ratings") else True)
     if nothing:
         older = source.stale_rubric_hashes(rubric) if hasattr(source, "stale_rubric_hashes") else []
-        raise no_ratings_error(rubric.id, rubric.ref, older)
+        raise _no_ratings_error(rubric.id, rubric.ref, older)
 
 
 def _metadata(items: pd.DataFrame | None, by: Sequence[str]) -> pd.DataFrame:
@@ -275,7 +275,7 @@ def _reference_warning(codes: RatingCodes, ref: np.ndarray, reference: str, huma
 
 
 @dataclass(frozen=True)
-class Roles:
+class _Roles:
     """The raters of a report: ``humans`` compared with the reference (the reference left out),
     ``judges``, ``reference`` (a rater id or ``"consensus"``), ``ceiling_humans`` (a human
     reference is one of them, compared like the others) and ``ref_info`` (the report's
@@ -288,9 +288,9 @@ class Roles:
     ref_info: dict[str, Any]
 
 
-def rater_roles(kinds: Mapping[Any, str], rubric_id: str, *, humans: Sequence[Any] | None,
-                judges: Sequence[Any] | None, reference: Any) -> Roles:
-    """The :class:`Roles` of raters of ``kinds`` (rater -> human | judge | reference).
+def _rater_roles(kinds: Mapping[Any, str], rubric_id: str, *, humans: Sequence[Any] | None,
+                judges: Sequence[Any] | None, reference: Any) -> _Roles:
+    """The :class:`_Roles` of raters of ``kinds`` (rater -> human | judge | reference).
     ``humans`` / ``judges`` None: every human / every judge but perturbed variants
     (judgekit probe); ``reference`` None: the one reference rater, else ``"consensus"``. A named
     rater without ratings, or a consensus without humans, is one :class:`JudgekitError`."""
@@ -326,10 +326,10 @@ def rater_roles(kinds: Mapping[Any, str], rubric_id: str, *, humans: Sequence[An
         ref_info: dict[str, Any] = {"rater": None, "kind": "consensus"}
     else:
         ref_info = {"rater": reference, "kind": "adjudicated" if kinds[reference] == "reference" else "human"}
-    return Roles(humans, judges, reference, ceiling_humans, ref_info)
+    return _Roles(humans, judges, reference, ceiling_humans, ref_info)
 
 
-def no_ratings_error(rubric_id: str, rubric_ref: str, older: Sequence[str]) -> JudgekitError:
+def _no_ratings_error(rubric_id: str, rubric_ref: str, older: Sequence[str]) -> JudgekitError:
     """The sentence for a rubric (``id``, ``id@hash``) with no ratings in the store; ``older``:
     the hashes of older edits of it that do have ratings (a hint to re-import under this edit)."""
     hint = (

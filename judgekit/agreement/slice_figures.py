@@ -82,7 +82,7 @@ class ReportCodes:
         return cls(label_cols, status_cols, labels, status, rows, inverse)
 
 
-class SliceView:
+class _SliceView:
     """One slice of the report's code matrix: its distinct pattern rows (``rows``) with their
     counts (``freq``), its items' label codes (``item_labels``) and each item's pattern row, and
     the figures computed over them (pairs are computed once and kept)."""
@@ -248,7 +248,7 @@ def slice_figures(by: str | None, key: str, pos: np.ndarray | None, rc: ReportCo
     positions ``pos`` of ``rc`` (None: every item): every figure, or with ``wanted`` only those
     (:class:`Wanted`, :func:`_wanted_slice`)."""
     humans, ceiling_humans, judges = raters
-    view = SliceView(pos, rc, rubric, o)
+    view = _SliceView(pos, rc, rubric, o)
     if wanted is not None:
         return _wanted_slice(by, key, wanted, view, (ceiling_humans, judges))
     hcols = [h for h in ceiling_humans if h in view.col]
@@ -278,7 +278,7 @@ def slice_figures(by: str | None, key: str, pos: np.ndarray | None, rc: ReportCo
     }
 
 
-def _human_ceiling(view: SliceView, hcols: list[str]) -> dict[str, Any]:
+def _human_ceiling(view: _SliceView, hcols: list[str]) -> dict[str, Any]:
     """The pooled agreement of the humans ``hcols`` (the ceiling a judge is read against)."""
     hum, freq, weights = view.labels(hcols), view.freq, view.weights
     n_pairable = pf.n_pairable(hum, freq) if hcols else 0
@@ -318,7 +318,7 @@ def _human_ceiling(view: SliceView, hcols: list[str]) -> dict[str, Any]:
     return ceiling
 
 
-def _judge_figures(view: SliceView, j: str, humans: list[str], hcols: list[str],
+def _judge_figures(view: _SliceView, j: str, humans: list[str], hcols: list[str],
                    in_scope: np.ndarray, vs_loo: Any) -> dict[str, Any]:
     """Every figure of judge ``j`` in the slice (``vs_loo``: its leave-one-out comparison)."""
     rows, freq, codes, rubric = view.rows, view.freq, view.codes, view.rubric
@@ -352,7 +352,7 @@ def _judge_figures(view: SliceView, j: str, humans: list[str], hcols: list[str],
     }
 
 
-def _wanted_slice(by: str | None, key: str, wanted: Wanted, view: SliceView,
+def _wanted_slice(by: str | None, key: str, wanted: Wanted, view: _SliceView,
                   raters: tuple[list[str], list[str]]) -> dict[str, Any]:
     """The ``wanted`` figures of one slice, by the functions the full slice uses."""
     ceiling_humans, judges = raters
