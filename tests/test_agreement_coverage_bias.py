@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-from judgekit.agreement.classes import positive_code
+from judgekit.agreement.judge_figures import positive_code
 from judgekit.agreement.report import agreement_report
 from judgekit.cli import main
 from judgekit.rubric.model import load_rubric

@@ -227,8 +227,8 @@ def test_import_of_the_xstest_labels_loads_no_pandas_nor_numpy(tmp_path):
 PUBLIC = {
     "judgekit": ["JudgekitError", "UntrustedJudgeError", "__version__", "agree", "gate", "require_trusted"],
     "judgekit.agreement": [
-        "AltTestHuman", "AltTestResult", "ConfusionResult", "LEVELS", "ac1_ci", "ac2_ci",
-        "alpha_ci", "alt_test", "bootstrap_ci", "bp_ci", "brennan_prediger", "cohen_kappa",
+        "AgreementReport", "AltTestHuman", "AltTestResult", "ConfusionResult", "LEVELS", "ac1_ci",
+        "ac2_ci", "agreement_report", "alpha_ci", "alt_test", "bootstrap_ci", "bp_ci", "brennan_prediger", "cohen_kappa",
         "confusion_matrix", "conger_ci", "conger_kappa", "fleiss_ci", "fleiss_kappa", "gwet_ac1",
         "gwet_ac2", "kappa_ci", "krippendorff_alpha", "percent_agreement", "percent_agreement_ci",
         "scott_ci", "scott_pi", "undefined_reason",
@@ -238,6 +238,46 @@ PUBLIC = {
         "build_judge", "judge_kinds", "parse_spec", "register_judge",
     ],
     "judgekit.report": ["render_report", "write_report"],
+    "judgekit.stats": [
+        "abs_interval",
+        "bootstrap_stat",
+        "bounded_mean_interval",
+        "calibrate_cascade",
+        "calibrate_threshold",
+        "CascadeCalibration",
+        "clopper_pearson_bound",
+        "clopper_pearson_interval",
+        "cluster_weights",
+        "Concordance",
+        "ConfidenceSequence",
+        "n_for_certification",
+        "n_for_joint_certification",
+        "n_for_kappa",
+        "n_for_power",
+        "normal_quantile",
+        "percentile_ci",
+        "percentile_interval",
+        "ppi_concordance",
+        "ppi_drift",
+        "ppi_mean",
+        "PPIMean",
+        "PPIPairwise",
+        "sequential_decision",
+        "SequentialDecision",
+        "SimPlan",
+        "smallest_margin",
+        "stratified_ppi_mean",
+        "StratifiedPPIMean",
+        "t_interval",
+        "t_quantile",
+        "ThresholdCalibration",
+        "TurnUnits",
+        "Undecidable",
+        "what_it_shows",
+        "wilson_interval",
+        "Z95",
+        "z_two_sided",
+    ],
     "judgekit.testing": ["FakeRequest", "FakeServer", "Reply", "label_reply"],
     "judgekit.cli": ["main"],
     "judgekit.annotation.labelstudio": [
@@ -255,7 +295,10 @@ HOME = {
                            "conger_kappa": "conger", "cohen_kappa": "kappa", "fleiss_kappa": "kappa",
                            "scott_pi": "kappa", "brennan_prediger": "chance", "gwet_ac1": "chance",
                            "gwet_ac2": "chance", "percent_agreement": "chance",
-                           "undefined_reason": "chance"},
+                           "undefined_reason": "chance", "agreement_report": "report",
+                           "AgreementReport": "report_data"},
+    "judgekit.stats": {"wilson_interval": "intervals", "percentile_ci": "intervals", "Concordance": "concordance",
+                       "ppi_mean": "ppi", "n_for_power": "power"},
     "judgekit.judges": {"build_judge": "base", "JudgeEntry": "base", "Judge": "base"},
     "judgekit.report": {"render_report": "document", "write_report": "document"},
     "judgekit.annotation.labelstudio": {"label_config": "config", "push": "sync", "pull": "sync",
@@ -286,7 +329,7 @@ def test_every_public_name_still_imports(package):
 
 def test_lazy_packages_import_lightly(tmp_path):
     """Importing a lazy package loads none of its statistics or renderers until a name is used."""
-    code = ("import sys, judgekit.agreement, judgekit.judges, judgekit.report; "
+    code = ("import sys, judgekit.agreement, judgekit.judges, judgekit.report, judgekit.stats; "
             "print(sorted(m for m in ('numpy', 'scipy', 'pydantic', 'judgekit.report.html') if m in sys.modules))")
     res = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True,
                          timeout=120, env=_env())

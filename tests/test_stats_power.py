@@ -10,6 +10,7 @@ import pytest
 from scipy import stats
 
 from judgekit.errors import JudgekitError
+from judgekit.stats.intervals import wilson_interval
 from judgekit.stats.power import (
     Undecidable,
     format_units,
@@ -20,7 +21,6 @@ from judgekit.stats.power import (
     n_for_power,
     smallest_margin,
     what_it_shows,
-    wilson_lower_upper,
     wilson_power,
 )
 
@@ -184,14 +184,14 @@ def test_planned_n_has_80_percent_power_for_a_rate():
     n = n_for_power(0.05, 0.02, direction="<=")
     assert isinstance(n, int)
     k = np.random.default_rng(22).binomial(n, 0.02, RUNS)
-    _, hi = wilson_lower_upper(k, n)
+    _, hi = wilson_interval(k, n)
     power = float(np.mean(hi <= 0.05))
     assert power >= 0.8 - TOL
     assert power == pytest.approx(wilson_power(n, 0.05, 0.02, "<="), abs=3 * math.sqrt(0.25 / RUNS))
     # "recall ≥ 0.7" with true 0.85
     n = n_for_power(0.7, 0.85)
     assert isinstance(n, int)
-    lo, _ = wilson_lower_upper(np.random.default_rng(23).binomial(n, 0.85, RUNS), n)
+    lo, _ = wilson_interval(np.random.default_rng(23).binomial(n, 0.85, RUNS), n)
     assert float(np.mean(lo >= 0.7)) >= 0.8 - TOL
 
 

@@ -17,7 +17,7 @@ import pytest
 
 from judgekit.errors import JudgekitError
 from judgekit.stats.bounded import bounded_mean_interval
-from judgekit.stats.ppi import DRIFT_RANGE, ppi_drift, ppi_mean, turn_difference
+from judgekit.stats.ppi import DRIFT_RANGE, TurnUnits, ppi_drift, ppi_mean, turn_difference
 from judgekit.stats.ppi_pairs import ppi_concordance
 from judgekit.stats.ppi_strata import stratified_ppi_mean
 from judgekit.testing.study import LEVELS, TURNS, make_study
@@ -120,7 +120,8 @@ def test_turn_difference_and_drift() -> None:
     assert ids.tolist() == [0, 1, 2]
     assert d.tolist() == [0.5, 0.0, -0.5]
     h = np.zeros(9)
-    res = ppi_drift(h, values, clusters, turns, h, values, values, clusters, turns, t=3)
+    units = TurnUnits(h, values, clusters, turns, y=values)
+    res = ppi_drift(units, units, t=3)
     assert res.bounds == DRIFT_RANGE and res.estimate == 0.0 and res.low < 0 < res.high
 
 

@@ -41,6 +41,8 @@ if TYPE_CHECKING:
     from judgekit.agreement.confusion import ConfusionResult, confusion_matrix
     from judgekit.agreement.conger import conger_kappa
     from judgekit.agreement.kappa import cohen_kappa, fleiss_kappa, scott_pi
+    from judgekit.agreement.report import agreement_report
+    from judgekit.agreement.report_data import AgreementReport
 
 # Imported on first use, so that importing one statistic (or the CLI) loads no more than it
 # needs: scipy comes only with alt_test, for instance.
@@ -71,15 +73,19 @@ _LAZY = {
     "cohen_kappa": "kappa",
     "fleiss_kappa": "kappa",
     "scott_pi": "kappa",
+    "agreement_report": "report",
+    "AgreementReport": "report_data",
 }
 
 __all__ = [
     "LEVELS",
+    "AgreementReport",
     "AltTestHuman",
     "AltTestResult",
     "ConfusionResult",
     "ac1_ci",
     "ac2_ci",
+    "agreement_report",
     "alpha_ci",
     "alt_test",
     "bootstrap_ci",

@@ -319,7 +319,7 @@ def unit_table(
     """``data`` (M raters, N units) -> :class:`UnitTable` of its pairable units."""
     arr = rating_matrix(data, func=func)
     codes, cats = encode(arr, categories, func=func, ordered=ordered)
-    table = table_from_codes(codes, cats, func=func)
+    table = _table_from_codes(codes, cats, func=func)
     if categories is None:
         # Without a given scale, the categories are those seen on pairable units, so that a
         # unit only one rater saw cannot add a category (and change q in Gwet's p_e).
@@ -333,7 +333,7 @@ def unit_table(
     return table
 
 
-def table_from_codes(codes: np.ndarray, cats: list[Any], *, func: str) -> UnitTable:
+def _table_from_codes(codes: np.ndarray, cats: list[Any], *, func: str) -> UnitTable:
     n_rated = (codes >= 0).sum(axis=0)
     pairable = n_rated >= 2
     if pairable.sum() * max(len(cats), 1) > _DENSE_CELLS:

@@ -68,7 +68,7 @@ def rated_table(
     return RatedTable(counts, np.ones(counts.shape[0], dtype=np.int64), cats)
 
 
-def pair_agreement(counts: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _pair_agreement(counts: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per-unit weighted share of agreeing rater pairs, and which units have a pair.
 
     ``sum_k r_ik (r*_ik - 1) / (r_i (r_i - 1))`` with ``r*_ik = sum_l w_kl r_il`` for the units
@@ -84,8 +84,8 @@ def pair_agreement(counts: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray,
 
 
 def observed_agreement(table: RatedTable, w: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    """``p_a`` (B,): mean of :func:`pair_agreement` over the units rated twice; NaN if none."""
-    share, pairable = pair_agreement(table.counts, weights)
+    """``p_a`` (B,): mean of :func:`_pair_agreement` over the units rated twice; NaN if none."""
+    share, pairable = _pair_agreement(table.counts, weights)
     n2 = w @ pairable
     return np.divide(w @ share, n2, out=np.full(n2.shape, np.nan), where=n2 > 0)
 

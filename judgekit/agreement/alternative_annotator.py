@@ -369,13 +369,7 @@ def alt_test(
     _check_options(epsilon, q, scoring, min_raters_per_unit, min_units_per_human)
     arr = rating_matrix(humans, func="alt_test")
     raters = _rater_ids(humans, arr.shape[0])
-    _check_alignment(humans, judge)
-    j = as_array(judge, func="alt_test", ndim=1)
-    if j.size != arr.shape[1]:
-        raise JudgekitError(
-            f"alt_test: the judge has {j.size} ratings but humans cover {arr.shape[1]} units; "
-            "give one judge rating (or None) per unit, in the order of the humans' columns."
-        )
+    j = _judge_ratings(humans, judge, arr.shape[1])
     human_rated = ~missing_mask(arr)
     kept = (human_rated.sum(axis=0) >= min_raters_per_unit) & ~missing_mask(j[None, :])[0]
     if scoring == "accuracy":
@@ -392,14 +386,7 @@ def alt_test(
             skipped.append((rater, n))
             continue
         mine = human_rated[h, kept]
-        w = judge_wins[h, mine].astype(np.float64)
-        v = human_wins[h, mine].astype(np.float64)
-        with warnings.catch_warnings():  # constant differences: scipy warns, t is +-inf or NaN
-            warnings.simplefilter("ignore", RuntimeWarning)
-            test = ttest_1samp(v - w, float(epsilon), alternative="less")
-        tested.append(
-            (rater, n, float(test.statistic), float(test.pvalue), float(w.mean()), float(v.mean()))
-        )
+        tested.append((rater, n, *_one_sided_t(judge_wins[h, mine], human_wins[h, mine], epsilon)))
 
     rejected = benjamini_yekutieli([t[3] for t in tested], float(q))
     per_human = tuple(
@@ -414,9 +401,9 @@ def alt_test(
         )
         for (rater, n, t, p, adv, human_adv), r in zip(tested, rejected, strict=True)
     )
+    n_kept = int(kept.sum())
     reason = None
     if not per_human:
-        n_kept = int(kept.sum())
         reason = (
             f"no unit was rated by the judge and at least {min_raters_per_unit} humans"
             if n_kept == 0
@@ -429,9 +416,33 @@ def alt_test(
         ),
         per_human=per_human,
         skipped=tuple(skipped),
-        n_units=int(kept.sum()),
+        n_units=n_kept,
         epsilon=float(epsilon),
         q=float(q),
         scoring=scoring,
         undefined_reason=reason,
     )
+
+
+def _judge_ratings(humans: Any, judge: Any, n_units: int) -> np.ndarray:
+    """The judge's ratings as an array aligned with the humans' ``n_units`` columns; one
+    sentence when they do not line up."""
+    _check_alignment(humans, judge)
+    j = as_array(judge, func="alt_test", ndim=1)
+    if j.size != n_units:
+        raise JudgekitError(
+            f"alt_test: the judge has {j.size} ratings but humans cover {n_units} units; "
+            "give one judge rating (or None) per unit, in the order of the humans' columns."
+        )
+    return j
+
+
+def _one_sided_t(judge_wins: np.ndarray, human_wins: np.ndarray,
+                 epsilon: float) -> tuple[float, float, float, float]:
+    """``(t, p, mean W, mean V)`` of the one-sided t-test of ``V − W`` against ``epsilon``."""
+    w = judge_wins.astype(np.float64)
+    v = human_wins.astype(np.float64)
+    with warnings.catch_warnings():  # constant differences: scipy warns, t is +-inf or NaN
+        warnings.simplefilter("ignore", RuntimeWarning)
+        test = ttest_1samp(v - w, float(epsilon), alternative="less")
+    return float(test.statistic), float(test.pvalue), float(w.mean()), float(v.mean())

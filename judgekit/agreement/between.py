@@ -51,11 +51,11 @@ def parse_pair(spec: str) -> tuple[str, str]:
             f"--between {spec!r} must name two different raters separated by a comma, e.g. "
             "--between judge-a,judge-b (a panel aggregate is a rater too: panel:majority)."
         )
-    refuse_variants(parts)
+    _refuse_variants(parts)
     return parts[0], parts[1]
 
 
-def refuse_variants(raters: Sequence[str]) -> None:
+def _refuse_variants(raters: Sequence[str]) -> None:
     """One sentence if one of ``raters`` is a probe variant rater (module docstring)."""
     for p in raters:
         if is_variant_rater(p):
@@ -66,7 +66,7 @@ def refuse_variants(raters: Sequence[str]) -> None:
             )
 
 
-def wilson_agreement(figure: dict[str, Any] | None, confidence: float) -> dict[str, Any] | None:
+def _wilson_agreement(figure: dict[str, Any] | None, confidence: float) -> dict[str, Any] | None:
     """A percent-agreement figure with its Wilson interval in place of the bootstrap one (the
     share ``k / n``, ``k = value · n``); unchanged when undefined or not a share of ``n``."""
     if not figure or figure.get("value") is None or not figure.get("n"):
@@ -103,7 +103,7 @@ def between_report(
     then no rating is read again (``by`` needs ``items`` then).
     """
     a, b = pair
-    refuse_variants(pair)
+    _refuse_variants(pair)
     if codes is not None:
         pair_codes, items = _pair_codes(source, codes, a, b, rubric, items)
         rep = agreement_report(None, codes=pair_codes, rubric=rubric, items=items,
@@ -200,7 +200,7 @@ def _between_rows(rep: dict[str, Any], a: str, b: str, by: Sequence[str], rubric
         vs = st.get("vs_reference") or {}
         rows.append({"by": sl["by"], "key": sl["key"], "n_both": int(vs.get("n") or 0),
                      **{f: vs.get(f) for f in FIGURES},
-                     "percent_agreement": wilson_agreement(vs.get("percent_agreement"),
+                     "percent_agreement": _wilson_agreement(vs.get("percent_agreement"),
                                                            confidence)})
     seen = {r["key"] for r in rows if r["by"] == HUMAN_RATED}
     for missing in [k for k in ("yes", "no") if k not in seen]:

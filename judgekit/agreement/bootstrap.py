@@ -46,6 +46,7 @@ from judgekit.agreement.chance import (
 )
 from judgekit.agreement.confusion import confusion_counts
 from judgekit.agreement.conger import conger_from_patterns, conger_kappa, rater_patterns
+from judgekit.agreement.figures import resample_weights
 from judgekit.agreement.kappa import (
     cohen_kappa,
     disagreement_weights,
@@ -56,12 +57,9 @@ from judgekit.agreement.kappa import (
     weighted_kappa,
 )
 from judgekit.errors import JudgekitError
+from judgekit.stats.intervals import percentile_interval
 
 Interval = tuple[float, float]
-
-# Resamples are drawn in chunks of about this many array cells, to bound memory.
-_CHUNK_CELLS = 4_000_000
-
 
 def check_resampling(func: str, n_resamples: int, confidence: float) -> None:
     """One sentence naming ``func`` when ``n_resamples`` is not a positive integer or
@@ -75,20 +73,6 @@ def check_resampling(func: str, n_resamples: int, confidence: float) -> None:
 
 
 _check = check_resampling
-
-
-def percentile_interval(values: np.ndarray, confidence: float) -> Interval:
-    """Central ``confidence`` percentile interval of the finite ``values``.
-
-    NaN bounds when more than half of the values are NaN (the statistic was undefined on most
-    resamples, so an interval would describe an unrepresentative subset).
-    """
-    finite = values[np.isfinite(values)]
-    if finite.size == 0 or 2 * finite.size < values.size:
-        return (float("nan"), float("nan"))
-    tail = (1.0 - confidence) / 2.0
-    low, high = np.quantile(finite, [tail, 1.0 - tail])
-    return (float(low), float(high))
 
 
 def resample_patterns(
@@ -105,28 +89,10 @@ def resample_patterns(
     ``evaluate`` maps unit weights (b, P) to b statistics; ``cost`` is its work per resample in
     array cells, used to size chunks.
     """
-    n = int(freq.sum())
-    if n == 0:
-        return (float("nan"), float("nan"))
-    rng = np.random.default_rng(seed)
-    n_patterns = freq.size
-    probabilities = freq / n
-    # With few repeated patterns (continuous scores) drawing n unit indices per resample is
-    # about twice as fast as a multinomial over n_patterns cells; the distribution is the same.
-    owner = np.repeat(np.arange(n_patterns), freq) if 4 * n_patterns > n else None
-    chunk = max(1, min(n_resamples, _CHUNK_CELLS // max(cost, n if owner is not None else 1)))
-    stats = np.empty(n_resamples)
-    for start in range(0, n_resamples, chunk):
-        size = min(chunk, n_resamples - start)
-        if owner is None:
-            counts = rng.multinomial(n, probabilities, size=size)
-        else:
-            drawn = owner[rng.integers(0, n, size=(size, n), dtype=np.int32)]
-            drawn += (np.arange(size) * n_patterns)[:, None]
-            counts = np.bincount(drawn.ravel(), minlength=size * n_patterns)
-        weights = counts.reshape(size, n_patterns).astype(np.float64)
-        stats[start : start + size] = evaluate(weights)
-    return percentile_interval(stats, confidence)
+    draws = [evaluate(w) for w in resample_weights(freq, n_resamples, seed, cost=cost,
+                                                   index_dtype=np.int32)]
+    stats = np.concatenate(draws) if draws else np.empty(0)
+    return percentile_interval(stats, confidence, min_defined=0.5)
 
 
 def alpha_ci(
@@ -239,15 +205,8 @@ def _table_ci(
     confidence: float,
     seed: int | None,
 ) -> Interval:
-    grouped = table.grouped()
-    return resample_patterns(
-        grouped.freq,
-        lambda w: statistic(grouped, w),
-        cost=grouped.counts.size + grouped.counts.shape[1] ** 2,
-        n_resamples=n_resamples,
-        confidence=confidence,
-        seed=seed,
-    )
+    return grouped_table_ci(table.grouped(), statistic, n_resamples=n_resamples,
+                            confidence=confidence, seed=seed)
 
 
 def grouped_table_ci(
@@ -450,4 +409,4 @@ def bootstrap_ci(
     stats = np.array(
         [float(statistic(arr[:, rng.integers(0, n, n)], **kwargs)) for _ in range(n_resamples)]
     )
-    return percentile_interval(stats, confidence)
+    return percentile_interval(stats, confidence, min_defined=0.5)

@@ -56,7 +56,7 @@ from judgekit.agreement.figures import (
 LOO_METRICS = ("percent_agreement", "kappa", "weighted_kappa")
 
 
-def item_patterns(codes: np.ndarray, n_categories: int) -> tuple[np.ndarray, np.ndarray]:
+def _item_patterns(codes: np.ndarray, n_categories: int) -> tuple[np.ndarray, np.ndarray]:
     """The distinct rows of an (N, R) code matrix and how often each occurs: (P, R), (P,)."""
     n, r = codes.shape
     if n == 0:
@@ -116,41 +116,68 @@ def loo_figures(
                f"one human rater ({human_ids[0]}): a leave-one-out ceiling needs at least two humans")
         return _undefined_loo(human_ids, why, weights), {j: _undefined_vs(why, weights) for j in judge_ids}
     pairable = (humans >= 0).sum(axis=1) >= 2
-    rows, freq = item_patterns(np.hstack([humans, judges])[pairable], v)
-    hp, jp = rows[:, :k], rows[:, k:]
-    cons, tie = loo_consensus(hp, v)
-    # one comparison = (row codes = consensus, column codes = rater) restricted to a mask
-    comps: list[np.ndarray] = []
-    masks: list[np.ndarray] = []
+    rows, freq = _item_patterns(np.hstack([humans, judges])[pairable], v)
+    comp = _Comparisons(rows[:, :k], rows[:, k:], v)
+    observed = comp.derived(_metric_stats(comp.confusions(freq[None].astype(float)), weights), None, metrics)
+    keep = {m: observed.pop(m + "__keep") for m in metrics}
+    sampled: dict[str, list[np.ndarray]] = {m: [] for m in metrics}
+    for w in resample_weights(freq, n_resamples, seed, cost=len(comp.comps) * (len(freq) + v * v)):
+        for m, s in comp.derived(_metric_stats(comp.confusions(w), weights), keep, metrics).items():
+            sampled[m].append(s)
+    bounds = {m: percentile_bounds(np.concatenate(sampled[m]), confidence) if sampled[m] else None
+              for m in metrics}
+    table = _LooTable(comp, freq, observed, bounds, keep, weights)
+    return table.loo(human_ids), {j: table.vs(a, human_ids) for a, j in enumerate(judge_ids)}
 
-    def add(mask: np.ndarray, rater: np.ndarray, c: np.ndarray) -> int:
-        masks.append(mask)
-        comps.append(np.where(mask, c * v + rater, -1))
-        return len(comps) - 1
 
-    hum = [add((hp[:, h] >= 0) & (cons[:, h] >= 0), hp[:, h], cons[:, h]) for h in range(k)]
-    jud = {}
-    for a in range(len(judge_ids)):
-        for h in range(k):
-            same = (hp[:, h] >= 0) & (cons[:, h] >= 0) & (jp[:, a] >= 0)
-            jud[a, h] = (add(same, jp[:, a], cons[:, h]), add(same, hp[:, h], cons[:, h]))
-    sums = [CellSums(c, v * v) for c in comps]
+class _Comparisons:
+    """The comparisons of the leave-one-out ceiling over item patterns: each human against the
+    consensus of the others, and each judge and that human against the same consensus on the items
+    both rated. One comparison = (row codes = consensus, column codes = rater) restricted to a
+    mask; ``hp`` (P, k) the humans' and ``jp`` (P, J) the judges' codes of the patterns."""
 
-    def confusions(w: np.ndarray) -> np.ndarray:  # (b, P) -> (b, C, V, V)
-        return np.stack([s(w) for s in sums], axis=1).reshape(w.shape[0], len(comps), v, v)
+    def __init__(self, hp: np.ndarray, jp: np.ndarray, v: int) -> None:
+        self.k, self.n_judges, self.v = hp.shape[1], jp.shape[1], v
+        self.hp = hp
+        self.cons, self.tie = loo_consensus(hp, v)
+        self.comps: list[np.ndarray] = []
+        self.masks: list[np.ndarray] = []
+        cons = self.cons
+        self.hum = [self._add((hp[:, h] >= 0) & (cons[:, h] >= 0), hp[:, h], cons[:, h]) for h in range(self.k)]
+        self.jud: dict[tuple[int, int], tuple[int, int]] = {}
+        for a in range(self.n_judges):
+            for h in range(self.k):
+                same = (hp[:, h] >= 0) & (cons[:, h] >= 0) & (jp[:, a] >= 0)
+                self.jud[a, h] = (self._add(same, jp[:, a], cons[:, h]), self._add(same, hp[:, h], cons[:, h]))
+        self.sums = [CellSums(c, v * v) for c in self.comps]
 
-    def derived(stats: dict[str, np.ndarray], defined: dict[str, np.ndarray] | None) -> dict[str, np.ndarray]:
-        """Per-human, per-judge, difference and mean statistics from comparison stats (b, C)."""
+    def _add(self, mask: np.ndarray, rater: np.ndarray, c: np.ndarray) -> int:
+        self.masks.append(mask)
+        self.comps.append(np.where(mask, c * self.v + rater, -1))
+        return len(self.comps) - 1
+
+    def confusions(self, w: np.ndarray) -> np.ndarray:
+        """Pattern weights (b, P) -> the comparisons' confusion matrices (b, C, V, V)."""
+        v = self.v
+        return np.stack([s(w) for s in self.sums], axis=1).reshape(w.shape[0], len(self.comps), v, v)
+
+    def derived(self, stats: dict[str, np.ndarray], defined: dict[str, np.ndarray] | None,
+                metrics: Sequence[str]) -> dict[str, np.ndarray]:
+        """Per-human, per-judge, difference and mean statistics from comparison stats (b, C):
+        per metric the columns humans (k), then per judge: judge (k), human on the same items
+        (k), difference (k); then the means of each of these blocks. ``defined``: the humans kept
+        in each mean (None: those defined here, returned as ``<metric>__keep``)."""
+        k, n_judges = self.k, self.n_judges
         out: dict[str, np.ndarray] = {}
         for m in metrics:
             s = stats[m]
-            cols = [s[:, hum]]  # (b, k) humans
-            for a in range(len(judge_ids)):
-                jv = s[:, [jud[a, h][0] for h in range(k)]]
-                hv = s[:, [jud[a, h][1] for h in range(k)]]
+            cols = [s[:, self.hum]]  # (b, k) humans
+            for a in range(n_judges):
+                jv = s[:, [self.jud[a, h][0] for h in range(k)]]
+                hv = s[:, [self.jud[a, h][1] for h in range(k)]]
                 cols += [jv, hv, jv - hv]
             block = np.concatenate(cols, axis=1)  # (b, k * (1 + 3J))
-            groups = block.reshape(block.shape[0], 1 + 3 * len(judge_ids), k)
+            groups = block.reshape(block.shape[0], 1 + 3 * n_judges, k)
             keep = defined[m] if defined is not None else np.isfinite(groups[0])
             masked = np.where(keep[None], groups, 0.0)
             n_keep = keep.sum(axis=1)
@@ -163,64 +190,71 @@ def loo_figures(
                 out[m + "__keep"] = keep
         return out
 
-    observed = derived(_metric_stats(confusions(freq[None].astype(float)), weights), None)
-    keep = {m: observed.pop(m + "__keep") for m in metrics}
-    sampled: dict[str, list[np.ndarray]] = {m: [] for m in metrics}
-    for w in resample_weights(freq, n_resamples, seed, cost=len(comps) * (len(freq) + v * v)):
-        for m, s in derived(_metric_stats(confusions(w), weights), keep).items():
-            sampled[m].append(s)
-    bounds = {m: percentile_bounds(np.concatenate(sampled[m]), confidence) if sampled[m] else None
-              for m in metrics}
-    ns = [int(freq[mask].sum()) for mask in masks]
-    n_ties = [int(freq[(hp[:, h] >= 0) & tie[:, h]].sum()) for h in range(k)]
 
-    def figure(m: str, col: int, n: int) -> dict:
-        val = observed[m][0, col]
-        b = bounds[m]
+class _LooTable:
+    """The reported figures of the comparisons: observed values, their bounds and n."""
+
+    def __init__(self, comp: _Comparisons, freq: np.ndarray, observed: dict[str, np.ndarray],
+                 bounds: dict[str, Any], keep: dict[str, np.ndarray], weights: str | None) -> None:
+        self.comp, self.freq, self.observed, self.bounds, self.keep = comp, freq, observed, bounds, keep
+        self.weights = weights
+        self.ns = [int(freq[mask].sum()) for mask in comp.masks]
+        self.n_cols = comp.k * (1 + 3 * comp.n_judges)
+
+    def figure(self, m: str, col: int, n: int) -> dict:
+        val = self.observed[m][0, col]
+        b = self.bounds[m]
         ci = None if b is None else (b[0][col], b[1][col])
         why = ("no item has both this rating and a consensus of the other humans" if n == 0 else
                "undefined on these items: both sides give one and the same label")
         return fig(val, ci, n, why)
 
-    def figs(col: int, n: int) -> dict[str, Any]:
-        out: dict[str, Any] = {m: figure(m, col, n) for m in metrics}
-        if not weights:
+    def figs(self, col: int, n: int) -> dict[str, Any]:
+        out: dict[str, Any] = {m: self.figure(m, col, n) for m in self.observed}
+        if not self.weights:
             out["weighted_kappa"] = None
         return out
 
-    def mean_n(block: int) -> int:
+    def mean_n(self, block: int) -> int:
         """Items entering at least one of the comparisons averaged in mean column ``block``."""
-        comp = [hum[h] if block == 0 else jud[(block - 1) // 3, h][0] for h in range(k)]
-        sel = [masks[c] for h, c in enumerate(comp) if keep["percent_agreement"][block, h]]
-        return int(freq[np.logical_or.reduce(sel)].sum()) if sel else 0
+        comp = self.comp
+        cols = [comp.hum[h] if block == 0 else comp.jud[(block - 1) // 3, h][0] for h in range(comp.k)]
+        sel = [comp.masks[c] for h, c in enumerate(cols) if self.keep["percent_agreement"][block, h]]
+        return int(self.freq[np.logical_or.reduce(sel)].sum()) if sel else 0
 
-    def summary(block: int) -> dict[str, Any]:
-        n = mean_n(block)
-        return {"n": n, "n_humans": int(keep["percent_agreement"][block].sum()), **figs(n_cols + block, n)}
+    def summary(self, block: int) -> dict[str, Any]:
+        n = self.mean_n(block)
+        return {"n": n, "n_humans": int(self.keep["percent_agreement"][block].sum()),
+                **self.figs(self.n_cols + block, n)}
 
-    n_cols = k * (1 + 3 * len(judge_ids))
-    loo: dict[str, Any] = {
-        "kappa_name": "Cohen κ",
-        "consensus": "plurality of the other humans; items where they tie are left out (n_ties)",
-        "raters": list(human_ids),
-        "per_human": [{"human": hid, "n": ns[hum[i]], "n_ties": n_ties[i], **figs(i, ns[hum[i]])}
-                      for i, hid in enumerate(human_ids)],
-        "mean": summary(0),
-        "undefined": None,
-    }
-    vs: dict[str, dict[str, Any]] = {}
-    for a, j in enumerate(judge_ids):
+    def loo(self, human_ids: Sequence[str]) -> dict[str, Any]:
+        """The leave-one-out ceiling: each human against the others' consensus, and the mean."""
+        comp, freq = self.comp, self.freq
+        n_ties = [int(freq[(comp.hp[:, h] >= 0) & comp.tie[:, h]].sum()) for h in range(comp.k)]
+        return {
+            "kappa_name": "Cohen κ",
+            "consensus": "plurality of the other humans; items where they tie are left out (n_ties)",
+            "raters": list(human_ids),
+            "per_human": [{"human": hid, "n": self.ns[comp.hum[i]], "n_ties": n_ties[i],
+                           **self.figs(i, self.ns[comp.hum[i]])} for i, hid in enumerate(human_ids)],
+            "mean": self.summary(0),
+            "undefined": None,
+        }
+
+    def vs(self, a: int, human_ids: Sequence[str]) -> dict[str, Any]:
+        """Judge ``a`` against each C₋ₕ on the same items, beside the human, and the mean."""
+        k = self.comp.k
         base, blk = k + 3 * k * a, 1 + 3 * a  # columns: judge (k), human on the same items (k), difference (k)
         per = []
         for i, hid in enumerate(human_ids):
-            n = ns[jud[a, i][0]]
-            per.append({"human": hid, "n": n, **figs(base + i, n), "human_same_items": figs(base + k + i, n),
-                        "difference": figs(base + 2 * k + i, n)})
-        mean = summary(blk)
-        mean["human_same_items"] = figs(n_cols + blk + 1, mean["n"])
-        mean["difference"] = figs(n_cols + blk + 2, mean["n"])
-        vs[j] = {"per_human": per, "mean": mean, "undefined": None}
-    return loo, vs
+            n = self.ns[self.comp.jud[a, i][0]]
+            per.append({"human": hid, "n": n, **self.figs(base + i, n),
+                        "human_same_items": self.figs(base + k + i, n),
+                        "difference": self.figs(base + 2 * k + i, n)})
+        mean = self.summary(blk)
+        mean["human_same_items"] = self.figs(self.n_cols + blk + 1, mean["n"])
+        mean["difference"] = self.figs(self.n_cols + blk + 2, mean["n"])
+        return {"per_human": per, "mean": mean, "undefined": None}
 
 
 def _undefined_loo(human_ids: Sequence[str], why: str, weights: str | None) -> dict[str, Any]:

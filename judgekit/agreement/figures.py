@@ -16,11 +16,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
-from statistics import NormalDist
 
 import numpy as np
 
-from judgekit.stats.intervals import wilson_interval
+from judgekit.stats.intervals import percentile_ci, wilson_interval, z_two_sided
 
 # Resamples are drawn in chunks of about this many array cells, to bound memory.
 _CHUNK_CELLS = 4_000_000
@@ -48,13 +47,16 @@ def undefined_fig(reason: str, n: int = 0) -> dict:
     return fig(float("nan"), None, n, reason)
 
 
-def resample_weights(freq: np.ndarray, n_resamples: int, seed: int | None, *, cost: int = 1) -> Iterator[np.ndarray]:
+def resample_weights(freq: np.ndarray, n_resamples: int, seed: int | None, *, cost: int = 1,
+                     index_dtype: type[np.signedinteger] = np.int64) -> Iterator[np.ndarray]:
     """Item-resampling weights over P patterns with frequencies ``freq``: chunks of (b, P).
 
     Row r counts how often each pattern was drawn when ``sum(freq)`` items are drawn with
     replacement. With many distinct patterns (nearly one item each) drawing item indices is
     cheaper than the multinomial; the distribution is the same. ``cost`` is the caller's work
-    per resample in array cells, used to size the chunks.
+    per resample in array cells, used to size the chunks. ``index_dtype`` is the integer type the
+    item indices are drawn in: the same seed draws other indices in another type, so each caller
+    keeps the one its published intervals were drawn with.
     """
     freq = np.asarray(freq, dtype=np.int64)
     n = int(freq.sum())
@@ -71,34 +73,19 @@ def resample_weights(freq: np.ndarray, n_resamples: int, seed: int | None, *, co
         if owner is None:
             counts = rng.multinomial(n, probabilities, size=size)
         else:
-            drawn = owner[rng.integers(0, n, size=(size, n))]
+            drawn = owner[rng.integers(0, n, size=(size, n), dtype=index_dtype)]
             drawn += (np.arange(size) * n_patterns)[:, None]
             counts = np.bincount(drawn.ravel(), minlength=size * n_patterns).reshape(size, n_patterns)
         yield counts.astype(np.float64)
 
 
 def percentile_bounds(stats: np.ndarray, confidence: float) -> tuple[np.ndarray, np.ndarray]:
-    """Central ``confidence`` percentile interval of each column of ``stats`` (B, K).
-
-    A column whose statistic is undefined (NaN) on more than half of the resamples gets NaN
-    bounds (the interval would describe an unrepresentative subset), as in
-    :func:`judgekit.agreement.bootstrap_ci`.
+    """Central ``confidence`` percentile interval of each column of ``stats`` (B, K)
+    (:func:`judgekit.stats.intervals.percentile_ci`). A column whose statistic is undefined (NaN)
+    on more than half of the resamples gets NaN bounds (the interval would describe an
+    unrepresentative subset), as in :func:`judgekit.agreement.bootstrap_ci`.
     """
-    stats = np.asarray(stats, dtype=float)
-    if stats.ndim == 1:
-        stats = stats[:, None]
-    b, k = stats.shape
-    tail = (1.0 - confidence) / 2.0
-    finite = np.isfinite(stats)
-    if finite.all():
-        lo, hi = np.quantile(stats, [tail, 1.0 - tail], axis=0) if b else (np.full(k, np.nan),) * 2
-        return lo, hi
-    lo, hi = np.full(k, np.nan), np.full(k, np.nan)
-    for col in range(k):
-        vals = stats[finite[:, col], col]
-        if vals.size and 2 * vals.size >= b:
-            lo[col], hi[col] = np.quantile(vals, [tail, 1.0 - tail])
-    return lo, hi
+    return percentile_ci(np.asarray(stats, dtype=float), level=confidence, min_defined=0.5)
 
 
 def wilson_fig(k: int, n: int, confidence: float, undefined: str) -> dict:
@@ -106,8 +93,7 @@ def wilson_fig(k: int, n: int, confidence: float, undefined: str) -> dict:
     209-212) at ``confidence``; undefined with ``undefined`` when n == 0."""
     if n == 0:
         return undefined_fig(undefined)
-    z = NormalDist().inv_cdf(1.0 - (1.0 - confidence) / 2.0)
-    lo, hi = wilson_interval(k, n, z=z)
+    lo, hi = wilson_interval(k, n, z=z_two_sided(confidence))
     return fig(k / n, (float(lo), float(hi)), n)
 
 

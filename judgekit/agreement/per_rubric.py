@@ -29,7 +29,7 @@ class RubricGroup:
     item_ids: tuple[str, ...]
 
 
-def codes_agree(rubrics: Sequence[Rubric]) -> bool:
+def _codes_agree(rubrics: Sequence[Rubric]) -> bool:
     """True when every rubric has the same codes, in the same order, with the same values."""
     first = rubrics[0]
     return all(r.codes == first.codes and r.values == first.values for r in rubrics[1:])
@@ -56,7 +56,7 @@ def per_rubric_reports(
     pooled = None
     if len(rubrics) == 1:
         note = "every group is rated under one rubric: the groups' reports are its slices"
-    elif codes_agree(list(rubrics.values())):
+    elif _codes_agree(list(rubrics.values())):
         first = groups[0].rubric
         parts = []
         for g in groups:
@@ -66,17 +66,17 @@ def per_rubric_reports(
         joined["rubric"] = first.id
         pooled = agreement_report(joined, rubric=first, items=store.items(), by=pooled_by,
                                   **options).to_dict()
-        pooled["rubric"] = ", ".join(rubrics_ids(groups))
-        note = (f"pooled over {', '.join(rubrics_ids(groups))}: their codes and values are the same")
+        pooled["rubric"] = ", ".join(_rubrics_ids(groups))
+        note = (f"pooled over {', '.join(_rubrics_ids(groups))}: their codes and values are the same")
     else:
-        note = ("not pooled: the rubrics " + ", ".join(rubrics_ids(groups))
+        note = ("not pooled: the rubrics " + ", ".join(_rubrics_ids(groups))
                 + " have different codes or values")
     return {"groups": out, "pooled": pooled, "pooled_note": note}
 
 
-def rubrics_ids(groups: Sequence[RubricGroup]) -> list[str]:
+def _rubrics_ids(groups: Sequence[RubricGroup]) -> list[str]:
     """The distinct rubric ids of ``groups``, in order."""
     return list(dict.fromkeys(g.rubric.id for g in groups))
 
 
-__all__ = ["RubricGroup", "codes_agree", "per_rubric_reports", "rubrics_ids"]
+__all__ = ["RubricGroup", "per_rubric_reports"]

@@ -20,12 +20,10 @@ from typing import Any
 import numpy as np
 
 from judgekit.agreement import pattern_figures as pf
-from judgekit.agreement.bias import signed_bias
 from judgekit.agreement.ceiling import loo_figures, pairwise_table
-from judgekit.agreement.classes import per_class
 from judgekit.agreement.confusion import confusion_result
-from judgekit.agreement.coverage import coverage
 from judgekit.agreement.figures import fig, num
+from judgekit.agreement.judge_figures import coverage, per_class, signed_bias
 from judgekit.agreement.rating_codes import ABSTAIN, ERROR, NO_RATING, STATUS_TEXT
 from judgekit.rubric.model import Rubric
 
@@ -84,6 +82,165 @@ class ReportCodes:
         return cls(label_cols, status_cols, labels, status, rows, inverse)
 
 
+class _SliceView:
+    """One slice of the report's code matrix: its distinct pattern rows (``rows``) with their
+    counts (``freq``), its items' label codes (``item_labels``) and each item's pattern row, and
+    the figures computed over them (pairs are computed once and kept)."""
+
+    def __init__(self, pos: np.ndarray | None, rc: ReportCodes, rubric: Rubric, o: Opts) -> None:
+        self.rubric, self.o = rubric, o
+        self.codes = rubric.codes
+        self.v = len(self.codes)
+        self.level = rubric.level
+        self.weights = "quadratic" if self.level in ("ordinal", "interval") else None
+        self.ci_kw: dict[str, Any] = {"n_resamples": o.n_resamples, "confidence": o.confidence,
+                                      "seed": o.seed}
+        inverse = rc.inverse if pos is None else rc.inverse[pos]
+        freq_all = np.bincount(inverse, minlength=rc.patterns.shape[0])
+        present = np.flatnonzero(freq_all)
+        self.rows, self.freq = rc.patterns[present], freq_all[present]
+        n_lab = len(rc.label_cols)
+        self.col = {c: i for i, c in enumerate(rc.label_cols)}
+        self.scol = {c: n_lab + i for i, c in enumerate(rc.status_cols)}
+        self.lab_obj = np.array([*self.codes, None], dtype=object)
+        self.item_labels = rc.labels if pos is None else rc.labels[pos]
+        self.values = np.array([*(rubric.values[c] for c in self.codes), np.nan], dtype=float)
+        self.everything = np.ones(self.rows.shape[0], dtype=bool)
+        self.item_row = np.searchsorted(present, inverse)  # each item's row of ``rows``
+        self._pairs: dict[tuple[str, str, tuple[str, ...]], dict[str, Any]] = {}
+
+    def units(self, names: list[str], mask: np.ndarray) -> np.ndarray:
+        """The items of pattern rows ``mask`` as a (raters, items) float matrix, in item order:
+        what the public statistics get, for the point values."""
+        picked = self.item_labels[:, [self.col[c] for c in names]].T  # (raters, items) positions
+        sub = np.where(picked >= 0, picked, np.nan)
+        return sub if mask.all() else sub[:, mask[self.item_row]]
+
+    def item_of(self, mask: np.ndarray) -> np.ndarray:
+        """Each item of pattern rows ``mask``, in item order, as its row of ``rows[mask]``."""
+        if mask.all():
+            return self.item_row
+        local = np.cumsum(mask) - 1
+        return local[self.item_row[mask[self.item_row]]]
+
+    def lazy(self, names: list[str], mask: np.ndarray) -> pf.Units:
+        return lambda: self.units(names, mask)
+
+    def labels(self, names: list[str]) -> np.ndarray:
+        """The label columns of raters ``names`` over the pattern rows."""
+        return self.rows[:, [self.col[c] for c in names]]
+
+    def items_of(self, name: str) -> np.ndarray:
+        """Rater ``name``'s label codes over the slice's items."""
+        return self.item_labels[:, self.col[name]]
+
+    def reason(self, names: list[str], mask: np.ndarray) -> str | None:
+        from judgekit.agreement.chance import undefined_reason
+
+        return undefined_reason(self.lab_obj[self.labels(names)[mask]].T, categories=self.codes)
+
+    def alpha_value(self, names: list[str], mask: np.ndarray) -> tuple[float, pf.Thunk]:
+        if self.level != "interval":
+            return pf.krippendorff_alpha(self.labels(names)[mask], self.freq[mask],
+                                         self.lazy(names, mask), self.level, self.v, self.ci_kw,
+                                         items=self.item_of(mask))
+        # interval: on the items themselves, as krippendorff_alpha / alpha_ci see them
+        from judgekit.agreement.alpha import krippendorff_alpha
+        from judgekit.agreement.bootstrap import alpha_ci
+
+        items = mask[self.item_row]
+        arr = self.values[self.item_labels[items][:, [self.col[c] for c in names]]].T
+        return (krippendorff_alpha(arr, level=self.level),
+                lambda: alpha_ci(arr, level=self.level, **self.ci_kw))
+
+    def alpha_fig(self, names: list[str], mask: np.ndarray) -> dict:
+        n = pf.n_pairable(self.labels(names)[mask], self.freq[mask]) if names else 0
+        if n == 0:
+            return fig(float("nan"), None, 0, "no item was rated by two of these raters")
+        val, ci = self.alpha_value(names, mask)
+        if math.isnan(val):
+            return fig(val, None, n, self.reason(names, mask))
+        return fig(val, ci(), n)
+
+    def figure(self, parts: tuple[float, pf.Thunk], n: int, why: Callable[[], str | None]) -> dict:
+        """A figure from a value and its interval thunk, undefined with ``why()`` when NaN."""
+        value, ci = parts
+        return fig(value, None, n, why()) if math.isnan(value) else fig(value, ci(), n)
+
+    def pair_figs(self, a: str, b: str, metrics: tuple[str, ...] = METRICS) -> dict[str, Any]:
+        """The ``metrics`` of raters ``a`` and ``b`` on the items both rated (weighted κ None
+        for a nominal rubric); computed once."""
+        if (a, b, metrics) not in self._pairs:
+            self._pairs[a, b, metrics] = self._pair_figs(a, b, metrics)
+        return self._pairs[a, b, metrics]
+
+    def _pair_figs(self, a: str, b: str, metrics: tuple[str, ...]) -> dict[str, Any]:
+        pair = self.labels([a, b])
+        both = np.asarray((pair >= 0).all(axis=1))
+        n = int(self.freq[both].sum())
+        if n == 0:
+            return {m: fig(float("nan"), None, 0, "no item rated by both")
+                    if self.weights or m != "weighted_kappa" else None for m in metrics}
+        sub, f = pair[both], self.freq[both]
+        why: list[str | None] = []
+
+        def why_once() -> str | None:
+            if not why:
+                why.append(self.reason([a, b], both))
+            return why[0]
+
+        items, units = self.item_of(both), self.lazy([a, b], both)
+        matrix = pf.confusion(sub[:, 0], sub[:, 1], f, self.v)
+        out: dict[str, Any] = {}
+        for m in metrics:
+            if m == "percent_agreement":
+                parts = pf.percent_agreement(sub, f, units, self.ci_kw, items=items)
+            elif m in ("kappa", "weighted_kappa"):
+                wts = self.weights if m == "weighted_kappa" else None
+                if not (m == "kappa" or wts):
+                    out[m] = None
+                    continue
+                parts = pf.cohen_kappa(matrix, wts, units, self.ci_kw)
+            elif m == "alpha":
+                parts = self.alpha_value([a, b], both)
+            else:
+                parts = pf.gwet_ac1(sub, f, units, self.v, self.ci_kw, items=items)
+            out[m] = self.figure(parts, n, why_once)
+        return out
+
+    def loo(self, hcols: list[str], js: list[str]) -> tuple[dict[str, Any], dict[str, Any]]:
+        """:func:`judgekit.agreement.ceiling.loo_figures` of the humans ``hcols`` and judges ``js``."""
+        o = self.o
+        return loo_figures(
+            self.item_labels[:, [self.col[h] for h in hcols]], hcols,
+            self.item_labels[:, [self.col[j] for j in js]], js, n_categories=self.v,
+            weights=self.weights, n_resamples=o.n_resamples, confidence=o.confidence, seed=o.seed)
+
+    def bias(self, judge: str) -> dict[str, Any]:
+        """:func:`judgekit.agreement.judge_figures.signed_bias` of a judge's labels against the reference's."""
+        rubric, o = self.rubric, self.o
+        return signed_bias(self.items_of(REF), self.items_of(judge), codes=rubric.codes,
+                           values=[rubric.values[c] for c in rubric.codes], level=rubric.level,
+                           n_resamples=o.n_resamples, confidence=o.confidence, seed=o.seed)
+
+    def coverage(self, in_scope: np.ndarray, judge: str) -> dict[str, Any]:
+        """:func:`judgekit.agreement.judge_figures.coverage` of a judge over the slice's items."""
+        status_text = np.array(STATUS_TEXT, dtype=object)
+        freq = self.freq
+        rated = self.rows[:, self.col[judge]] >= 0
+        return coverage(np.repeat(in_scope, freq), np.repeat(rated, freq),
+                        np.repeat(status_text[self.rows[:, self.scol[judge]]], freq),
+                        confidence=self.o.confidence)
+
+    def counts(self, judge: str) -> dict[str, Any]:
+        """A judge's items, rated items, abstentions and errors and their rates."""
+        return _counts(self.rows[:, self.scol[judge]], self.rows[:, self.col[judge]] >= 0, self.freq)
+
+    def in_scope(self, hcols: list[str]) -> np.ndarray:
+        """The pattern rows with a reference label or a human rating."""
+        return (self.rows[:, self.col[REF]] >= 0) | (self.labels(hcols) >= 0).any(axis=1)
+
+
 def slice_figures(by: str | None, key: str, pos: np.ndarray | None, rc: ReportCodes, rubric: Rubric,
                   raters: tuple[list[str], list[str], list[str]], o: Opts,
                   wanted: Wanted | None = None) -> dict[str, Any]:
@@ -91,203 +248,21 @@ def slice_figures(by: str | None, key: str, pos: np.ndarray | None, rc: ReportCo
     positions ``pos`` of ``rc`` (None: every item): every figure, or with ``wanted`` only those
     (:class:`Wanted`, :func:`_wanted_slice`)."""
     humans, ceiling_humans, judges = raters
-    codes = rubric.codes
-    v = len(codes)
-    level = rubric.level
-    weights = "quadratic" if level in ("ordinal", "interval") else None
-    ci_kw: dict[str, Any] = {"n_resamples": o.n_resamples, "confidence": o.confidence, "seed": o.seed}
-    inverse = rc.inverse if pos is None else rc.inverse[pos]
-    freq_all = np.bincount(inverse, minlength=rc.patterns.shape[0])
-    present = np.flatnonzero(freq_all)
-    rows, freq = rc.patterns[present], freq_all[present]
-    n_lab = len(rc.label_cols)
-    col = {c: i for i, c in enumerate(rc.label_cols)}
-    scol = {c: n_lab + i for i, c in enumerate(rc.status_cols)}
-    lab_obj = np.array([*codes, None], dtype=object)
-    item_labels = rc.labels if pos is None else rc.labels[pos]
-    values = np.array([*(rubric.values[c] for c in codes), np.nan], dtype=float)
-    everything = np.ones(rows.shape[0], dtype=bool)
-    item_row = np.searchsorted(present, inverse)  # each item's row of ``rows``
-
-    def U(names: list[str], mask: np.ndarray) -> np.ndarray:
-        """The items of pattern rows ``mask`` as a (raters, items) float matrix, in item order:
-        what the public statistics get, for the point values."""
-        picked = item_labels[:, [col[c] for c in names]].T  # (raters, items) label positions
-        sub = np.where(picked >= 0, picked, np.nan)
-        return sub if mask.all() else sub[:, mask[item_row]]
-
-    def item_of(mask: np.ndarray) -> np.ndarray:
-        """Each item of pattern rows ``mask``, in item order, as its row of ``rows[mask]``."""
-        if mask.all():
-            return item_row
-        local = np.cumsum(mask) - 1
-        return local[item_row[mask[item_row]]]
-
-    def lazy(names: list[str], mask: np.ndarray) -> pf.Units:
-        return lambda: U(names, mask)
-
-    def L(names: list[str]) -> np.ndarray:
-        return rows[:, [col[c] for c in names]]
-
-    def reason(names: list[str], mask: np.ndarray) -> str | None:
-        from judgekit.agreement.chance import undefined_reason
-
-        return undefined_reason(lab_obj[L(names)[mask]].T, categories=codes)
-
-    def alpha_value(names: list[str], mask: np.ndarray) -> tuple[float, pf.Thunk]:
-        if level != "interval":
-            return pf.krippendorff_alpha(L(names)[mask], freq[mask], lazy(names, mask), level, v,
-                                         ci_kw, items=item_of(mask))
-        # interval: on the items themselves, as krippendorff_alpha / alpha_ci see them
-        from judgekit.agreement.alpha import krippendorff_alpha
-        from judgekit.agreement.bootstrap import alpha_ci
-
-        items = mask[item_row]
-        arr = values[item_labels[items][:, [col[c] for c in names]]].T
-        return (krippendorff_alpha(arr, level=level),
-                lambda: alpha_ci(arr, level=level, **ci_kw))
-
-    def alpha_fig(names: list[str], mask: np.ndarray) -> dict:
-        n = pf.n_pairable(L(names)[mask], freq[mask]) if names else 0
-        if n == 0:
-            return fig(float("nan"), None, 0, "no item was rated by two of these raters")
-        val, ci = alpha_value(names, mask)
-        if math.isnan(val):
-            return fig(val, None, n, reason(names, mask))
-        return fig(val, ci(), n)
-
-    pair_cache: dict[tuple[str, str, tuple[str, ...]], dict[str, Any]] = {}
-
-    def pair_figs(a: str, b: str, metrics: tuple[str, ...] = METRICS) -> dict[str, Any]:
-        if (a, b, metrics) not in pair_cache:
-            pair_cache[a, b, metrics] = _pair_figs(a, b, metrics)
-        return pair_cache[a, b, metrics]
-
-    def _pair_figs(a: str, b: str, metrics: tuple[str, ...]) -> dict[str, Any]:
-        """The ``metrics`` of raters ``a`` and ``b`` on the items both rated (weighted κ None
-        for a nominal rubric)."""
-        pair = L([a, b])
-        both = np.asarray((pair >= 0).all(axis=1))
-        n = int(freq[both].sum())
-        out: dict[str, Any] = {}
-        if n == 0:
-            for m in metrics:
-                out[m] = fig(float("nan"), None, 0, "no item rated by both") if weights or m != "weighted_kappa" else None
-            return out
-        sub, f = pair[both], freq[both]
-        why: list[str | None] = []
-
-        def why_once() -> str | None:
-            if not why:
-                why.append(reason([a, b], both))
-            return why[0]
-
-        def one(parts: tuple[float, pf.Thunk]) -> dict:
-            value, ci = parts
-            return fig(value, None, n, why_once()) if math.isnan(value) else fig(value, ci(), n)
-
-        items, units = item_of(both), lazy([a, b], both)
-        matrix = pf.confusion(sub[:, 0], sub[:, 1], f, v)
-        for m in metrics:
-            if m == "percent_agreement":
-                out[m] = one(pf.percent_agreement(sub, f, units, ci_kw, items=items))
-            elif m in ("kappa", "weighted_kappa"):
-                wts = weights if m == "weighted_kappa" else None
-                if m == "kappa" or wts:
-                    out[m] = one(pf.cohen_kappa(matrix, wts, units, ci_kw))
-                else:
-                    out[m] = None
-            elif m == "alpha":
-                out[m] = one(alpha_value([a, b], both))
-            else:
-                out[m] = one(pf.gwet_ac1(sub, f, units, v, ci_kw, items=items))
-        return out
-
+    view = _SliceView(pos, rc, rubric, o)
     if wanted is not None:
-        return _wanted_slice(by, key, wanted, rows, freq, col, scol, item_labels, pair_figs, rubric,
-                             (ceiling_humans, judges), o)
-
-    # human ceiling ------------------------------------------------------------------------
-    hcols = [h for h in ceiling_humans if h in col]
-    hum = L(hcols)
-    n_pairable = pf.n_pairable(hum, freq) if hcols else 0
-    ceiling: dict[str, Any] = {"n": n_pairable, "raters": hcols, **_ceiling_names(len(hcols), weights)}
-    if len(hcols) >= 2:
-        hum_items, hum_units = item_of(everything), lazy(hcols, everything)
-        pa, pa_ci = pf.percent_agreement(hum, freq, hum_units, ci_kw, items=hum_items)
-        ceiling["percent_agreement"] = fig(pa, pa_ci() if not math.isnan(pa) else None, n_pairable,
-                                           "no item was rated by two humans")
-        if len(hcols) == 2:
-            pfg = pair_figs(hcols[0], hcols[1])
-            ceiling["kappa"] = pfg["kappa"]
-            ceiling["weighted_kappa"] = pfg["weighted_kappa"]
-        else:
-            # several humans: Fleiss' kappa (each unit with the humans who rated it), and for
-            # ordinal rubrics the mean pairwise weighted kappa (Light's approach), without a CI
-            fk, fk_ci = pf.fleiss_kappa(hum, freq, hum_units, v, ci_kw, items=hum_items)
-            ceiling["kappa"] = (fig(fk, None, n_pairable, reason(hcols, everything)) if math.isnan(fk)
-                                else fig(fk, fk_ci(), n_pairable))
-            if weights:
-                pairs = [pair_figs(a, b)["weighted_kappa"] for i, a in enumerate(hcols) for b in hcols[i + 1:]]
-                vals = [f["value"] for f in pairs if f and f["value"] is not None]
-                ceiling["weighted_kappa"] = fig(float(np.mean(vals)) if vals else float("nan"), None,
-                                                n_pairable, "no pair of humans has a defined weighted kappa")
-            else:
-                ceiling["weighted_kappa"] = None
-        ceiling["alpha"] = alpha_fig(hcols, everything)
-        ac, ac_ci = pf.gwet_ac1(hum, freq, hum_units, v, ci_kw, items=hum_items)
-        ceiling["ac1"] = (fig(ac, None, n_pairable, reason(hcols, everything)) if math.isnan(ac)
-                          else fig(ac, ac_ci(), n_pairable))
-    else:
-        why = "fewer than two human raters"
-        for m in ("percent_agreement", "kappa", "alpha", "ac1"):
-            ceiling[m] = fig(float("nan"), None, 0, why)
-        ceiling["weighted_kappa"] = fig(float("nan"), None, 0, why) if weights else None
-
-    js = [j for j in judges if j in col]
-    ceiling["loo"], vs_loo = loo_figures(
-        item_labels[:, [col[h] for h in hcols]], hcols, item_labels[:, [col[j] for j in js]], js,
-        n_categories=v, weights=weights, n_resamples=o.n_resamples, confidence=o.confidence, seed=o.seed)
-    pairwise = pairwise_table(hcols, pair_figs)
+        return _wanted_slice(by, key, wanted, view, (ceiling_humans, judges))
+    hcols = [h for h in ceiling_humans if h in view.col]
+    ceiling = _human_ceiling(view, hcols)
+    js = [j for j in judges if j in view.col]
+    ceiling["loo"], vs_loo = view.loo(hcols, js)
+    pairwise = pairwise_table(hcols, view.pair_figs)
     if len(hcols) < 2:
         pairwise["undefined"] = "fewer than two human raters"
-    ref = rows[:, col[REF]]
-    in_scope = (ref >= 0) | (hum >= 0).any(axis=1)
-    ref_items = item_labels[:, col[REF]]
-
-    # judges -------------------------------------------------------------------------------
-    jout: dict[str, Any] = {}
-    for j in judges:
-        if j not in col:
-            continue
-        st = rows[:, scol[j]]
-        rated = rows[:, col[j]] >= 0
-        vs_ref = pair_figs(REF, j)
-        cm = confusion_result(pf.confusion(ref, rows[:, col[j]], freq, v), codes)
-        vs_ref["confusion"] = cm.to_dict()
-        vs_ref["n"] = int(cm.matrix.sum())
-        vs_h = {}
-        for h in [h for h in humans if h in col]:
-            f = pair_figs(h, j)
-            vs_h[h] = {"n": f["kappa"]["n"], "kappa": f["kappa"], "percent_agreement": f["percent_agreement"]}
-        a_h = alpha_fig(hcols, rated) if len(hcols) >= 2 else fig(float("nan"), None, 0, "fewer than two human raters")
-        a_hj = alpha_fig([*hcols, j], rated) if hcols else fig(float("nan"), None, 0, "no human raters")
-        delta = None
-        if a_h["value"] is not None and a_hj["value"] is not None:
-            delta = round(a_hj["value"] - a_h["value"], 6)
-        jout[j] = {
-            **_counts(st, rated, freq),
-            "vs_reference": vs_ref,
-            "vs_humans": vs_h,
-            "alpha_humans": a_h,
-            "alpha_with_judge": a_hj,
-            "alpha_delta": delta,
-            "label_distribution": pf.distribution(rows[:, col[j]], freq, codes),
-            "coverage": _coverage(in_scope, rated, st, freq, o),
-            "vs_loo": vs_loo[j],
-            "bias": _bias(ref_items, item_labels[:, col[j]], rubric, o),
-            "per_class": per_class(cm.matrix, codes, [rubric.values[c] for c in codes], **ci_kw),
-        }
+    rows, freq = view.rows, view.freq
+    ref = rows[:, view.col[REF]]
+    in_scope = view.in_scope(hcols)
+    humans_here = [h for h in humans if h in view.col]
+    jout = {j: _judge_figures(view, j, humans_here, hcols, in_scope, vs_loo[j]) for j in js}
     return {
         "by": by,
         "key": key,
@@ -297,47 +272,115 @@ def slice_figures(by: str | None, key: str, pos: np.ndarray | None, rc: ReportCo
         "n_rated": {j: jout[j]["n_rated"] for j in jout},
         "human_ceiling": ceiling,
         "human_pairwise": pairwise,
-        "human_label_distribution": pf.distribution(hum, freq, codes),
-        "reference_label_distribution": pf.distribution(ref, freq, codes),
+        "human_label_distribution": pf.distribution(view.labels(hcols), freq, view.codes),
+        "reference_label_distribution": pf.distribution(ref, freq, view.codes),
         "judges": jout,
     }
 
 
-def _wanted_slice(by: str | None, key: str, wanted: Wanted, rows: np.ndarray, freq: np.ndarray,
-                  col: dict[str, int], scol: dict[str, int], item_labels: np.ndarray,
-                  pair_figs: Callable[[str, str, tuple[str, ...]], dict[str, Any]], rubric: Rubric,
-                  raters: tuple[list[str], list[str]], o: Opts) -> dict[str, Any]:
-    """The ``wanted`` figures of one slice (``rows``/``freq``: its pattern rows and their
-    counts; ``item_labels``: its items' label codes), by the functions the full slice uses."""
+def _human_ceiling(view: _SliceView, hcols: list[str]) -> dict[str, Any]:
+    """The pooled agreement of the humans ``hcols`` (the ceiling a judge is read against)."""
+    hum, freq, weights = view.labels(hcols), view.freq, view.weights
+    n_pairable = pf.n_pairable(hum, freq) if hcols else 0
+    ceiling: dict[str, Any] = {"n": n_pairable, "raters": hcols, **_ceiling_names(len(hcols), weights)}
+    if len(hcols) < 2:
+        why = "fewer than two human raters"
+        for m in ("percent_agreement", "kappa", "alpha", "ac1"):
+            ceiling[m] = fig(float("nan"), None, 0, why)
+        ceiling["weighted_kappa"] = fig(float("nan"), None, 0, why) if weights else None
+        return ceiling
+    everything = view.everything
+    hum_items, hum_units = view.item_of(everything), view.lazy(hcols, everything)
+    pa, pa_ci = pf.percent_agreement(hum, freq, hum_units, view.ci_kw, items=hum_items)
+    ceiling["percent_agreement"] = fig(pa, pa_ci() if not math.isnan(pa) else None, n_pairable,
+                                       "no item was rated by two humans")
+    why_all = lambda: view.reason(hcols, everything)  # noqa: E731
+    if len(hcols) == 2:
+        pfg = view.pair_figs(hcols[0], hcols[1])
+        ceiling["kappa"] = pfg["kappa"]
+        ceiling["weighted_kappa"] = pfg["weighted_kappa"]
+    else:
+        # several humans: Fleiss' kappa (each unit with the humans who rated it), and for
+        # ordinal rubrics the mean pairwise weighted kappa (Light's approach), without a CI
+        ceiling["kappa"] = view.figure(pf.fleiss_kappa(hum, freq, hum_units, view.v, view.ci_kw,
+                                                       items=hum_items), n_pairable, why_all)
+        if weights:
+            pairs = [view.pair_figs(a, b)["weighted_kappa"] for i, a in enumerate(hcols)
+                     for b in hcols[i + 1:]]
+            vals = [f["value"] for f in pairs if f and f["value"] is not None]
+            ceiling["weighted_kappa"] = fig(float(np.mean(vals)) if vals else float("nan"), None,
+                                            n_pairable, "no pair of humans has a defined weighted kappa")
+        else:
+            ceiling["weighted_kappa"] = None
+    ceiling["alpha"] = view.alpha_fig(hcols, everything)
+    ceiling["ac1"] = view.figure(pf.gwet_ac1(hum, freq, hum_units, view.v, view.ci_kw,
+                                             items=hum_items), n_pairable, why_all)
+    return ceiling
+
+
+def _judge_figures(view: _SliceView, j: str, humans: list[str], hcols: list[str],
+                   in_scope: np.ndarray, vs_loo: Any) -> dict[str, Any]:
+    """Every figure of judge ``j`` in the slice (``vs_loo``: its leave-one-out comparison)."""
+    rows, freq, codes, rubric = view.rows, view.freq, view.codes, view.rubric
+    rated = rows[:, view.col[j]] >= 0
+    vs_ref = view.pair_figs(REF, j)
+    cm = confusion_result(pf.confusion(rows[:, view.col[REF]], rows[:, view.col[j]], freq, view.v), codes)
+    vs_ref["confusion"] = cm.to_dict()
+    vs_ref["n"] = int(cm.matrix.sum())
+    vs_h = {}
+    for h in humans:
+        f = view.pair_figs(h, j)
+        vs_h[h] = {"n": f["kappa"]["n"], "kappa": f["kappa"], "percent_agreement": f["percent_agreement"]}
+    a_h = (view.alpha_fig(hcols, rated) if len(hcols) >= 2
+           else fig(float("nan"), None, 0, "fewer than two human raters"))
+    a_hj = view.alpha_fig([*hcols, j], rated) if hcols else fig(float("nan"), None, 0, "no human raters")
+    delta = None
+    if a_h["value"] is not None and a_hj["value"] is not None:
+        delta = round(a_hj["value"] - a_h["value"], 6)
+    return {
+        **view.counts(j),
+        "vs_reference": vs_ref,
+        "vs_humans": vs_h,
+        "alpha_humans": a_h,
+        "alpha_with_judge": a_hj,
+        "alpha_delta": delta,
+        "label_distribution": pf.distribution(rows[:, view.col[j]], freq, codes),
+        "coverage": view.coverage(in_scope, j),
+        "vs_loo": vs_loo,
+        "bias": view.bias(j),
+        "per_class": per_class(cm.matrix, codes, [rubric.values[c] for c in codes], **view.ci_kw),
+    }
+
+
+def _wanted_slice(by: str | None, key: str, wanted: Wanted, view: _SliceView,
+                  raters: tuple[list[str], list[str]]) -> dict[str, Any]:
+    """The ``wanted`` figures of one slice, by the functions the full slice uses."""
     ceiling_humans, judges = raters
-    codes, v, level = rubric.codes, len(rubric.codes), rubric.level
-    weights = "quadratic" if level in ("ordinal", "interval") else None
+    rows, freq, col = view.rows, view.freq, view.col
     overall = by is None
     hcols = [h for h in ceiling_humans if h in col]
     js = [j for j in judges if j in col]
     ceiling: dict[str, Any] = {}
     vs_loo: dict[str, Any] = {}
     if overall and wanted.loo:
-        ceiling["loo"], vs_loo = loo_figures(
-            item_labels[:, [col[h] for h in hcols]], hcols, item_labels[:, [col[j] for j in js]], js,
-            n_categories=v, weights=weights, n_resamples=o.n_resamples, confidence=o.confidence, seed=o.seed)
+        ceiling["loo"], vs_loo = view.loo(hcols, js)
     ref = rows[:, col[REF]]
-    in_scope = (ref >= 0) | (rows[:, [col[h] for h in hcols]] >= 0).any(axis=1)
+    in_scope = view.in_scope(hcols)
     jout: dict[str, Any] = {}
     for j in js:
-        st, lab = rows[:, scol[j]], rows[:, col[j]]
-        rated = lab >= 0
-        out = _counts(st, rated, freq)
+        lab = rows[:, col[j]]
+        out = view.counts(j)
         if overall or wanted.slice_metric:
-            vs_ref = {wanted.metric: pair_figs(REF, j, (wanted.metric,))[wanted.metric]}
+            vs_ref = {wanted.metric: view.pair_figs(REF, j, (wanted.metric,))[wanted.metric]}
             if overall and wanted.confusion:
-                vs_ref["confusion"] = confusion_result(pf.confusion(ref, lab, freq, v), codes).to_dict()
-            vs_ref["n"] = int(freq[(ref >= 0) & rated].sum())
+                vs_ref["confusion"] = confusion_result(pf.confusion(ref, lab, freq, view.v),
+                                                       view.codes).to_dict()
+            vs_ref["n"] = int(freq[(ref >= 0) & (lab >= 0)].sum())
             out["vs_reference"] = vs_ref
         if overall and wanted.coverage:
-            out["coverage"] = _coverage(in_scope, rated, st, freq, o)
+            out["coverage"] = view.coverage(in_scope, j)
         if wanted.bias if overall else wanted.slice_bias:
-            out["bias"] = _bias(item_labels[:, col[REF]], item_labels[:, col[j]], rubric, o)
+            out["bias"] = view.bias(j)
         if overall and wanted.loo:
             out["vs_loo"] = vs_loo[j]
         jout[j] = out
@@ -359,19 +402,6 @@ def _counts(st: np.ndarray, rated: np.ndarray, freq: np.ndarray) -> dict[str, An
         "abstain_rate": num(n_abstain / n_items) if n_items else None,
         "error_rate": num(n_error / n_items) if n_items else None,
     }
-
-
-def _coverage(in_scope: np.ndarray, rated: np.ndarray, st: np.ndarray, freq: np.ndarray, o: Opts) -> dict[str, Any]:
-    """:func:`judgekit.agreement.coverage.coverage` of a judge over the items of the pattern rows."""
-    status_text = np.array(STATUS_TEXT, dtype=object)
-    return coverage(np.repeat(in_scope, freq), np.repeat(rated, freq), np.repeat(status_text[st], freq),
-                    confidence=o.confidence)
-
-
-def _bias(ref: np.ndarray, judge: np.ndarray, rubric: Rubric, o: Opts) -> dict[str, Any]:
-    """:func:`judgekit.agreement.bias.signed_bias` of a judge's label codes against the reference's."""
-    return signed_bias(ref, judge, codes=rubric.codes, values=[rubric.values[c] for c in rubric.codes],
-                       level=rubric.level, n_resamples=o.n_resamples, confidence=o.confidence, seed=o.seed)
 
 
 def _ceiling_names(n_humans: int, weights: str | None) -> dict[str, str | None]:

@@ -43,15 +43,10 @@ def part_order(text: str) -> tuple[int, float, str]:
     return (0, x, text) if math.isfinite(x) else (1, 0.0, text)
 
 
-def slice_groups(meta: pd.DataFrame, parts: Sequence[str], index: pd.Index) -> tuple[list[tuple[str, pd.Index]], int]:
-    """The slices of ``index`` (item ids) by the metadata columns ``parts``: a sorted list of
-    (key, item ids), and how many items have a missing value in at least one part."""
-    groups, n_missing = slice_positions(meta, parts, index)
-    return [(key, index[pos]) for key, pos in groups], n_missing
-
-
 def slice_positions(meta: pd.DataFrame, parts: Sequence[str], index: pd.Index) -> tuple[list[tuple[str, np.ndarray]], int]:
-    """:func:`slice_groups` as positions in ``index`` (sorted int arrays) instead of item ids."""
+    """The slices of ``index`` (item ids) by the metadata columns ``parts``: a sorted list of
+    (key, positions in ``index`` as sorted int arrays), and how many items have a missing value
+    in at least one part."""
     import pandas as pd
     sub = meta[list(parts)].reindex(index)
     texts = pd.DataFrame({i: _texts(sub[p]) for i, p in enumerate(parts)}, index=index)

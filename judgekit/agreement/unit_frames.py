@@ -64,7 +64,7 @@ def label_frames(ratings: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
             pd.DataFrame(status, index=index, columns=columns))
 
 
-def slice_values(source: Any, by: Sequence[str]) -> tuple[dict[str, dict[str, Any]], list[str]] | None:
+def _slice_values(source: Any, by: Sequence[str]) -> tuple[dict[str, dict[str, Any]], list[str]] | None:
     """The metadata keys of the ``by`` specs (``a+b`` crosses columns) read key by key from a
     store (``{key: {item id: value}}``, and every item id in storage order); ``None`` when a key
     cannot be read that way or no item has it."""
@@ -129,7 +129,7 @@ def groups_frame(groups: dict[str, list[tuple[Any, list[str]]]]) -> pd.DataFrame
 
 
 def meta_frame(columns: dict[str, dict[str, Any]], ids: list[str]) -> pd.DataFrame:
-    """The frame of :func:`slice_meta` from :func:`slice_values`' result."""
+    """The frame of :func:`slice_meta` from :func:`_slice_values`' result."""
     import pandas as pd
     # each column's type inferred over every item, an absent key NaN, as Store.items() has it
     return pd.DataFrame(
@@ -142,7 +142,7 @@ def slice_meta(source: Any, by: Sequence[str]) -> pd.DataFrame | None:
     """The item metadata columns of the ``by`` specs (``a+b`` crosses columns) indexed by item id,
     read key by key from a store; ``None`` when a key cannot be read that way or no item has it
     (the caller reads every item, and names the available columns)."""
-    read = slice_values(source, by)
+    read = _slice_values(source, by)
     return None if read is None else meta_frame(*read)
 
 

@@ -23,7 +23,7 @@ The statistics are vectorised: every bootstrap replicate is a row of cluster wei
 figure is a weighted count (``np.bincount``) — C from a weighted H × R contingency table.
 
 This module is the analysis (:func:`calibration`: tables, charts, notes); the figures live in
-:mod:`~judgekit.analysis.concordance` (C), :mod:`~judgekit.analysis.calibration_error` (RCE,
+:mod:`~judgekit.stats.concordance` (C), :mod:`~judgekit.analysis.calibration_error` (RCE,
 Drift), :mod:`~judgekit.analysis.calibration_units` (prompt units) and
 :mod:`~judgekit.analysis.calibration_replicates` (every figure per bootstrap replicate, CIs).
 Their public names are importable from here too.
@@ -48,13 +48,13 @@ from judgekit.analysis.calibration_replicates import (
 )
 from judgekit.analysis.calibration_units import OVER_REFUSAL_R, build_units
 from judgekit.analysis.columns import points as chart_points
-from judgekit.analysis.concordance import Concordance, concordance, levels, pair_counts
 from judgekit.analysis.frames import check_column_names, check_rubric, one_rater, per_item_values
 from judgekit.analysis.result import AnalysisResult, Chart, Table
 from judgekit.analysis.trust import check_trust
 from judgekit.analysis.trust_figures import CALIBRATION, apply_figures
 from judgekit.errors import JudgekitError
 from judgekit.rubric.model import Rubric
+from judgekit.stats.concordance import Concordance, concordance, levels, pair_counts
 
 __all__ = [
     "OVER_REFUSAL_R",

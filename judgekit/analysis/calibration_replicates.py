@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from judgekit.analysis.concordance import concordance_from_counts, levels, pair_counts
+from judgekit.stats.concordance import concordance_from_counts, levels, pair_counts
 from judgekit.stats.intervals import bootstrap_stat, percentile_ci
 
 

@@ -52,7 +52,7 @@ from typing import Any
 import numpy as np
 
 from judgekit.errors import JudgekitError
-from judgekit.stats.intervals import wilson_interval
+from judgekit.stats.intervals import percentile_interval, wilson_interval
 
 METHODS = ("rogan_gladen", "ppi")
 #: Rogan–Gladen refuses when Se + Sp − 1 is below this (errors amplified more than 5 times)
@@ -213,15 +213,6 @@ def ppi_on_counts(f_l: np.ndarray, y_l: np.ndarray, c_l: np.ndarray, f_u: np.nda
     return ybar + lam * (fbar_u - fbar_l), lam
 
 
-def _percentile(reps: np.ndarray, level: float) -> tuple[float, float]:
-    finite = reps[np.isfinite(reps)]
-    if not len(finite):
-        return float("nan"), float("nan")
-    a = (1.0 - level) / 2.0
-    lo, hi = np.percentile(finite, [100 * a, 100 * (1 - a)])
-    return float(lo), float(hi)
-
-
 def corrected_rate(
     judge_all: Sequence[Any],
     *,
@@ -320,7 +311,7 @@ def corrected_rate(
         if positive is not None:
             est = min(max(est, 0.0), 1.0)
             reps = np.clip(reps, 0.0, 1.0)
-    lo, hi = _percentile(reps, level)
+    lo, hi = percentile_interval(reps, level)
     return CorrectedRate(
         method=method, positive=None if positive is None else str(positive), raw=raw,
         raw_ci_low=raw_lo, raw_ci_high=raw_hi, corrected=est, ci_low=lo, ci_high=hi, level=level,

@@ -24,6 +24,7 @@ import pandas as pd
 from judgekit.analysis.corrected import CorrectedRate, ppi_on_counts
 from judgekit.analysis.corrected_multiclass import corrected_weighted, invert_confusion
 from judgekit.errors import JudgekitError
+from judgekit.stats.intervals import percentile_interval
 
 
 def corrected_weighted_clustered(
@@ -79,7 +80,7 @@ def corrected_weighted_clustered(
         y_l = np.tile(classes, k)
         with np.errstate(invalid="ignore", divide="ignore"):
             reps = np.clip(ppi_on_counts(f_l, y_l, rl, classes, ru)[0], lo_w, hi_w)
-    lo, hi = _percentile(reps, level)
+    lo, hi = percentile_interval(reps, level)
     _, raw_lo, raw_hi = _raw_interval([float(weights[v]) for v in judge], cl, n_c, w, level)
     return replace(point, ci_low=lo, ci_high=hi, raw_ci_low=raw_lo, raw_ci_high=raw_hi,
                    n_resamples=n_resamples)
@@ -117,15 +118,6 @@ def _cluster_weights(n_c: int, n_resamples: int, seed: int) -> np.ndarray:
     return rng.multinomial(n_c, np.full(n_c, 1.0 / n_c), size=n_resamples).astype(float)
 
 
-def _percentile(reps: np.ndarray, level: float) -> tuple[float, float]:
-    reps = reps[np.isfinite(reps)]
-    a = (1.0 - level) / 2.0
-    if not len(reps):
-        return float("nan"), float("nan")
-    lo, hi = np.percentile(reps, [100 * a, 100 * (1 - a)])
-    return float(lo), float(hi)
-
-
 def _raw_interval(values: Sequence[float], cl: np.ndarray, n_c: int, w: np.ndarray,
                   level: float) -> tuple[float, float, float]:
     v = np.asarray(values, dtype=float)
@@ -133,5 +125,5 @@ def _raw_interval(values: Sequence[float], cl: np.ndarray, n_c: int, w: np.ndarr
     counts = np.bincount(cl, minlength=n_c).astype(float)
     with np.errstate(invalid="ignore", divide="ignore"):
         reps = (w @ sums) / (w @ counts)
-    lo, hi = _percentile(reps, level)
+    lo, hi = percentile_interval(reps, level)
     return float(v.mean()), lo, hi

@@ -29,8 +29,8 @@ from typing import Any
 
 import numpy as np
 
-from judgekit.analysis.concordance import concordance
 from judgekit.errors import JudgekitError
+from judgekit.stats.concordance import concordance
 from judgekit.stats.ppi import UNIT_RANGE, Interval, PPIMean, ppi_mean, turn_difference
 from judgekit.stats.ppi_core import Bounds, norm_zero, t_interval
 from judgekit.stats.ppi_pairs import ppi_concordance

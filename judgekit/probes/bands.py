@@ -38,7 +38,9 @@ _N = NormalDist()
 
 def z_of(alpha: float) -> float:
     """The normal quantile ``z_{1−alpha}``."""
-    return _N.inv_cdf(1.0 - alpha)
+    from judgekit.stats.intervals import normal_quantile
+
+    return normal_quantile(1.0 - alpha)
 
 
 def holm_levels(pvalues: Sequence[float | None], alpha: float = ALPHA) -> list[float | None]:

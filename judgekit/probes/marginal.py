@@ -90,9 +90,9 @@ def label_drift(reference: Any, judge: Any, *, codes: list[str], values: list[fl
     """Label-prior drift of one judge: the two tests and the signed share differences (int code
     arrays over the same items, -1 missing; see the module docstring). The table is the agreement
     report's confusion matrix (:func:`judgekit.agreement.pattern_figures.confusion`) and the share
-    differences its signed bias (:func:`judgekit.agreement.bias.signed_bias`): no figure is
+    differences its signed bias (:func:`judgekit.agreement.judge_figures.signed_bias`): no figure is
     computed here a second way."""
-    from judgekit.agreement.bias import signed_bias
+    from judgekit.agreement.judge_figures import signed_bias
     from judgekit.agreement.pattern_figures import confusion
 
     ref, jud = np.asarray(reference), np.asarray(judge)

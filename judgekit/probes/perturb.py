@@ -34,6 +34,7 @@ import pandas as pd
 
 from judgekit.errors import JudgekitError
 from judgekit.rubric.model import Rubric
+from judgekit.stats.intervals import Z95
 from judgekit.store.variants import variant_item, variant_rater
 
 
@@ -140,8 +141,8 @@ def flip_figures(original: pd.Series, variant: pd.Series, reference: pd.Series) 
     n2 = a2 + b2 + c2 + d2
     p = (c2 - b2) / n2
     se = math.sqrt(max((b2 + c2) / n2 - p * p, 0.0) / n2)
-    out["agreement_change"] = {"value": diff, "low": max(-1.0, p - 1.959963984540054 * se),
-                               "high": min(1.0, p + 1.959963984540054 * se), "n": n,
+    out["agreement_change"] = {"value": diff, "low": max(-1.0, p - Z95 * se),
+                               "high": min(1.0, p + Z95 * se), "n": n,
                                "original": percent_agreement([list(o[has]), list(ref[has])]),
                                "variant": percent_agreement([list(v[has]), list(ref[has])]),
                                "undefined": None}

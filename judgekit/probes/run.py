@@ -27,6 +27,7 @@ from judgekit.probes.probefile import Binning, Families, ProbeFile
 from judgekit.probes.self_preference import self_preference
 from judgekit.probes.stability import stability
 from judgekit.rubric.model import Rubric
+from judgekit.stats.intervals import Z95
 from judgekit.store.variants import SEP, variant_rater
 from judgekit.verdict.check import combine_states
 
@@ -187,7 +188,7 @@ def drift_rows(ctx: Context, judge: str, margin: float, min_n: int) -> list[dict
                           codes=ctx.rubric.codes, values=[ctx.rubric.values[c] for c in ctx.rubric.codes],
                           n_resamples=ctx.n_resamples, seed=ctx.seed)
         top = res["max_abs"]
-        se = None if top["low"] is None or top["high"] is None else (top["high"] - top["low"]) / (2 * 1.959963984540054)
+        se = None if top["low"] is None or top["high"] is None else (top["high"] - top["low"]) / (2 * Z95)
         sm, bw = res["stuart_maxwell"], res["bowker"]
         detail = (f"{_where_slice(by, key)}: largest difference of a label's share judge − reference "
                   f"({top['code']}); Stuart–Maxwell χ²={_g(sm['statistic'])} (df {sm['df']}, p {_p(sm['p'])}), "

@@ -36,7 +36,7 @@ import pandas as pd
 
 from judgekit.agreement.alpha import alpha_from_counts, prepare_alpha
 from judgekit.agreement.figures import resample_weights
-from judgekit.stats.intervals import wilson_interval
+from judgekit.stats.intervals import Z95, wilson_interval
 
 
 def _delta2(codes: Sequence[str], values: Sequence[float] | None) -> np.ndarray:
@@ -103,7 +103,7 @@ def stability(labels: pd.DataFrame, *, codes: Sequence[str], values: Sequence[fl
     if d_e > 0 and not np.isnan(alpha):
         alpha_bound = 1.0 - float(hi) * float(d2.max()) / d_e
         if k == 0:
-            floor = (alpha - alpha_bound) / 1.959963984540054
+            floor = (alpha - alpha_bound) / Z95
             se = floor if se is None else max(se, floor)
     return {**out, "alpha": None if np.isnan(alpha) else alpha, "se": se,
             "flip_share": k / n, "flip_low": float(lo), "flip_high": float(hi), "flipped": flipped,

@@ -1,18 +1,76 @@
-"""Confidence intervals used by the analyses: Wilson score intervals and cluster bootstraps.
+"""The interval core: every confidence interval judgekit reports is computed here, once.
 
-Pure numpy. The bootstrap here resamples *clusters* (prompts or conversations), never rows:
-samples of one prompt are correlated draws, and resampling them one by one would make the
-intervals too narrow.
+* :func:`normal_quantile`, :func:`z_two_sided` — the normal quantile from a probability or a
+  two-sided level (and :data:`Z95`);
+* :func:`t_quantile`, :func:`t_interval` — Student's t intervals ``estimate ± t · se``;
+* :func:`wilson_interval` — Wilson score interval of a proportion;
+* :func:`clopper_pearson_bound`, :func:`clopper_pearson_interval` — exact binomial bounds;
+* :func:`percentile_ci`, :func:`percentile_interval` — the bootstrap percentile interval, with its
+  one NaN rule;
+* :func:`cluster_weights`, :func:`bootstrap_stat` — the cluster bootstrap that feeds it;
+* :func:`abs_interval` — the interval of ``|x|``.
+
+Pure numpy (scipy only for the t and beta quantiles, imported when asked). The bootstrap here
+resamples *clusters* (prompts or conversations), never rows: samples of one prompt are correlated
+draws, and resampling them one by one would make the intervals too narrow.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator
+from functools import lru_cache
+from statistics import NormalDist
+from typing import Any, Literal
 
 import numpy as np
+import numpy.typing as npt
 
 #: two-sided 95% normal quantile, Φ⁻¹(0.975).
 Z95 = 1.959963984540054
+
+_NORMAL = NormalDist()
+
+
+# --- normal and t quantiles -------------------------------------------------------------------
+
+
+def normal_quantile(p: float) -> float:
+    """Φ⁻¹(p), the standard normal quantile (``normal_quantile(0.975)`` = 1.959964): the one-sided
+    critical value ``z_{1−α}`` is ``normal_quantile(1 − α)``."""
+    return float(_NORMAL.inv_cdf(p))
+
+
+def z_two_sided(level: float) -> float:
+    """The normal quantile z with P(|Z| ≤ z) = ``level`` (1.959964 at 0.95, 1.644854 at 0.90): the
+    half-width of a ``level`` interval in standard errors, Φ⁻¹((1 + level) / 2)."""
+    return normal_quantile((1.0 + level) / 2.0)
+
+
+@lru_cache(maxsize=4096)
+def t_quantile(level: float, df: float) -> float:
+    """The two-sided ``level`` quantile of Student's t on ``df`` degrees of freedom,
+    ``t_{df}^{-1}(0.5 + level / 2)``; the normal one (:func:`z_two_sided`) for infinite ``df``.
+    Cached: a study asks for the same few thousand times.
+
+    >>> round(t_quantile(0.95, 10), 4)
+    2.2281
+    """
+    if not math.isfinite(df):
+        return z_two_sided(level)
+    from scipy import stats
+
+    return float(stats.t.ppf(0.5 + level / 2.0, df))
+
+
+def t_interval(estimate: float, se: float, df: float, level: float = 0.95) -> tuple[float, float]:
+    """The Student t interval ``estimate ± t_{df}(level) · se`` (the normal one for infinite
+    ``df``), unclipped; callers clip to the range of their statistic."""
+    q = t_quantile(level, df)
+    return estimate - q * se, estimate + q * se
+
+
+# --- binomial proportions ---------------------------------------------------------------------
 
 
 def wilson_interval(
@@ -25,8 +83,9 @@ def wilson_interval(
         \\tilde p = \\frac{\\hat p + z^2/(2n)}{1 + z^2/n}, \\qquad
         h = \\frac{z}{1 + z^2/n}\\sqrt{\\frac{\\hat p(1-\\hat p)}{n} + \\frac{z^2}{4n^2}}
 
-    and the interval is ``[p̃ − h, p̃ + h]``. ``k`` may be fractional (a sample judged several
-    times counts as the share of trials). Where ``n == 0`` both bounds are NaN.
+    and the interval is ``[p̃ − h, p̃ + h]`` clipped to [0, 1]; ``z`` is the two-sided quantile
+    (:func:`z_two_sided` of the level; 1.96 for 95%). ``k`` may be fractional (a sample judged
+    several times counts as the share of trials). Where ``n == 0`` both bounds are NaN.
 
     Reference: E. B. Wilson (1927), JASA 22:209–212; Newcombe (1998), Stat. Med. 17:857–872
     (method 3), whose worked examples the tests reproduce.
@@ -49,12 +108,51 @@ def wilson_interval(
     return lo, hi
 
 
-def z_two_sided(level: float) -> float:
-    """The normal quantile z with P(|Z| ≤ z) = ``level`` (1.959964 at 0.95, 1.644854 at 0.90): the
-    half-width of a ``level`` interval in standard errors."""
-    from statistics import NormalDist
+def clopper_pearson_bound(
+    k: npt.ArrayLike, n: npt.ArrayLike, level: float, *, side: Literal["upper", "lower"] = "upper"
+) -> Any:
+    """The exact one-sided ``level`` bound on a binomial proportion from ``k`` events in ``n``
+    trials (Clopper & Pearson 1934, Biometrika 26:404–413), vectorised over ``k`` and ``n``:
 
-    return float(NormalDist().inv_cdf((1.0 + level) / 2.0))
+    * upper: ``U = Beta⁻¹(level; k + 1, n − k)``, the p with ``P(Bin(n, p) ≤ k) = 1 − level``;
+      1 when ``k = n`` (and when ``n = 0``: nothing observed, nothing bounded). For ``k = 0`` it is
+      ``1 − (1 − level)^{1/n}``.
+    * lower: ``L = Beta⁻¹(1 − level; k, n − k + 1)``; 0 when ``k = 0``.
+
+    ``k`` and ``n`` need ``0 ≤ k ≤ n`` (not checked here). Returns a float for scalars, else an
+    array.
+
+    >>> round(clopper_pearson_bound(0, 18, 0.95), 4)
+    0.1533
+    """
+    from scipy.stats import beta
+
+    k_b, n_b = np.broadcast_arrays(np.asarray(k, dtype=float), np.asarray(n, dtype=float))
+    if side == "upper":
+        out = np.ones(k_b.shape, dtype=float)
+        inner = k_b < n_b
+        if np.any(inner):
+            out[inner] = beta.ppf(level, k_b[inner] + 1.0, n_b[inner] - k_b[inner])
+    else:
+        out = np.zeros(k_b.shape, dtype=float)
+        inner = k_b > 0
+        if np.any(inner):
+            out[inner] = beta.ppf(1.0 - level, k_b[inner], n_b[inner] - k_b[inner] + 1.0)
+    return float(out) if out.ndim == 0 else out
+
+
+def clopper_pearson_interval(k: npt.ArrayLike, n: npt.ArrayLike, level: float = 0.95) -> tuple[Any, Any]:
+    """The exact two-sided ``level`` interval of a binomial proportion (Clopper & Pearson 1934):
+    the one-sided :func:`clopper_pearson_bound` at ``(1 + level) / 2`` on each side, so each tail
+    holds at most ``(1 − level) / 2``.
+
+    >>> lo, hi = clopper_pearson_interval(3, 10)
+    >>> round(lo, 4), round(hi, 4)
+    (0.0667, 0.6525)
+    """
+    one_sided = (1.0 + level) / 2.0
+    return (clopper_pearson_bound(k, n, one_sided, side="lower"),
+            clopper_pearson_bound(k, n, one_sided, side="upper"))
 
 
 def abs_interval(lo: float, hi: float) -> tuple[float, float]:
@@ -63,6 +161,9 @@ def abs_interval(lo: float, hi: float) -> tuple[float, float]:
     if lo <= 0 <= hi:
         return 0.0, max(-lo, hi)
     return min(abs(lo), abs(hi)), max(abs(lo), abs(hi))
+
+
+# --- bootstrap ----------------------------------------------------------------------------------
 
 
 def cluster_weights(
@@ -113,22 +214,47 @@ def bootstrap_stat(
     return np.concatenate(out, axis=0)
 
 
-def percentile_ci(reps: np.ndarray, *, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
-    """Percentile interval over the first axis, ignoring NaN replicates (a resample without data
-    for a cell). All-NaN columns give NaN bounds."""
-    if reps.size == 0:
-        return np.array(np.nan), np.array(np.nan)
-    alpha = (1.0 - level) / 2.0
-    lo = _nanpct(reps, 100 * alpha)
-    hi = _nanpct(reps, 100 * (1 - alpha))
-    return lo, hi
+def percentile_ci(
+    reps: npt.ArrayLike, *, level: float = 0.95, min_defined: float = 0.0
+) -> tuple[np.ndarray, np.ndarray]:
+    """The bootstrap percentile interval (Efron & Tibshirani (1993), An Introduction to the
+    Bootstrap, ch. 13) of each column of ``reps`` (replicates along the first axis): the
+    ``(1 − level)/2`` and ``(1 + level)/2`` quantiles of the replicates, linearly interpolated
+    (``numpy.quantile``'s default).
+
+    The NaN rule: a replicate that is not finite (the statistic was undefined on that resample,
+    e.g. a cell without data) is left out, and a column's bounds are NaN when none of its
+    replicates is finite, or when fewer than the share ``min_defined`` of them are. The agreement
+    figures pass ``min_defined=0.5`` (an interval from a minority of resamples would describe an
+    unrepresentative subset); the analyses keep the default 0 (any finite replicate counts).
+
+    Returns ``(low, high)`` arrays of shape ``reps.shape[1:]`` (0-d for a vector of replicates);
+    no replicates give NaN bounds.
+
+    >>> lo, hi = percentile_ci(np.arange(101.0), level=0.9)
+    >>> round(float(lo), 6), round(float(hi), 6)
+    (5.0, 95.0)
+    """
+    arr = np.asarray(reps, dtype=float)
+    tail = (1.0 - level) / 2.0
+    if arr.size == 0:
+        nan = np.full(arr.shape[1:], np.nan)
+        return nan, nan.copy()
+    finite = np.isfinite(arr)
+    if finite.all():
+        lo, hi = np.quantile(arr, [tail, 1.0 - tail], axis=0)
+        return lo, hi
+    n_finite = finite.sum(axis=0)
+    ok = (n_finite > 0) & (n_finite >= min_defined * arr.shape[0])
+    # Columns without bounds get a dummy value, then NaN back: avoids RuntimeWarnings.
+    filled = np.where(ok, np.where(finite, arr, np.nan), 0.0)
+    lo, hi = np.nanquantile(filled, [tail, 1.0 - tail], axis=0)
+    return np.where(ok, lo, np.nan), np.where(ok, hi, np.nan)
 
 
-def _nanpct(reps: np.ndarray, q: float) -> np.ndarray:
-    finite = np.isfinite(reps)
-    any_finite = finite.any(axis=0)
-    filled = np.where(finite, reps, np.nan)
-    # Give all-NaN columns a dummy value, then put NaN back: avoids RuntimeWarnings.
-    filled = np.where(any_finite, filled, 0.0)
-    out = np.nanpercentile(filled, q, axis=0)
-    return np.where(any_finite, out, np.nan)
+def percentile_interval(reps: npt.ArrayLike, level: float = 0.95, *,
+                        min_defined: float = 0.0) -> tuple[float, float]:
+    """:func:`percentile_ci` of a vector of replicates, as two floats."""
+    lo, hi = percentile_ci(np.ravel(np.asarray(reps, dtype=float)), level=level,
+                           min_defined=min_defined)
+    return float(lo), float(hi)

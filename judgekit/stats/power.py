@@ -42,6 +42,13 @@ import numpy.typing as npt
 from scipy import optimize, stats
 
 from judgekit.errors import JudgekitError
+from judgekit.stats.intervals import (
+    clopper_pearson_bound,
+    normal_quantile,
+    t_quantile,
+    wilson_interval,
+    z_two_sided,
+)
 
 Kind = Literal["proportion", "mean", "difference"]
 
@@ -93,8 +100,7 @@ def _z(level: float, power: float) -> tuple[float, float]:
         raise JudgekitError(f"level {level!r} is not in (0, 1); pass e.g. 0.95.")
     if not 0.5 <= power < 1.0:
         raise JudgekitError(f"power {power!r} is not in [0.5, 1); pass e.g. 0.8.")
-    alpha = (1.0 - level) / 2.0
-    return float(stats.norm.ppf(1.0 - alpha)), float(stats.norm.ppf(power))
+    return z_two_sided(level), normal_quantile(power)
 
 
 def _fmt(v: float) -> str:
@@ -129,17 +135,6 @@ def _range_problem(kind: str, thr: float, theta: float, bounds: tuple[float, flo
     return None
 
 
-def wilson_lower_upper(k: npt.ArrayLike, n: int, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
-    """Wilson score interval (Wilson 1927, JASA 22:209) of k events in n, vectorised over k:
-    (p̂ + z²/2n ± z√(p̂q̂/n + z²/4n²)) / (1 + z²/n)."""
-    z = float(stats.norm.ppf(0.5 + level / 2.0))
-    k_arr = np.asarray(k, dtype=float)
-    p = k_arr / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return np.clip(centre - half, 0.0, 1.0), np.clip(centre + half, 0.0, 1.0)
-
-
 def wilson_power(n: int, threshold: float, p: float, direction: str = ">=",
                  level: float = 0.95) -> float:
     """Exact probability, for k ~ Binomial(n, p), that the gate's Wilson-interval decision of
@@ -147,7 +142,7 @@ def wilson_power(n: int, threshold: float, p: float, direction: str = ">=",
     fail otherwise)."""
     d = _direction(direction)
     k = np.arange(n + 1)
-    lo, hi = wilson_lower_upper(k, n, level)
+    lo, hi = wilson_interval(k, n, z=z_two_sided(level))
     passing = (p > threshold) == (d == "ge")
     if d == "ge":
         hit = lo >= threshold if passing else hi < threshold
@@ -166,7 +161,7 @@ def _t_power(n: float, delta: float, sd: float, level: float) -> float:
     """Power of the one-sided t decision at n for normal data: P(T' ≥ t_{1−α,n−1}) with T'
     non-central t (n − 1 degrees of freedom, non-centrality δ√n/σ)."""
     df = max(n - 1.0, 1.0)
-    t_a = float(stats.t.ppf(0.5 + level / 2.0, df))
+    t_a = t_quantile(level, df)
     return float(stats.nct.sf(t_a, df, delta * math.sqrt(n) / sd))
 
 
@@ -191,9 +186,15 @@ def _smallest_n(power_at: Callable[[float], float], target: float, start: int = 
     lo = max(start, hi // 2)
     if power_at(lo) >= target:
         return lo
+    return bisect_smallest(lambda n: power_at(n) >= target, lo, hi)
+
+
+def bisect_smallest(ok: Callable[[int], bool], lo: int, hi: int) -> int:
+    """The smallest n in (lo, hi] with ``ok(n)``, by bisection, given ``ok(hi)`` and not ``ok(lo)``
+    (``ok`` monotone in between)."""
     while hi - lo > 1:
         mid = (lo + hi) // 2
-        if power_at(mid) >= target:
+        if ok(mid):
             hi = mid
         else:
             lo = mid
@@ -298,7 +299,7 @@ def smallest_margin(n: int, *, kind: Kind = "proportion", threshold: float | Non
     if n < 2:
         return Undecidable("a t interval needs at least 2 units")
     df = n - 1
-    return float((stats.t.ppf(0.5 + level / 2.0, df) + stats.t.ppf(power, df)) * sd / math.sqrt(n))
+    return float((t_quantile(level, df) + stats.t.ppf(power, df)) * sd / math.sqrt(n))
 
 
 def what_it_shows(k: int, n: int, *, level: float = 0.95, side: Literal["upper", "lower"] = "upper",
@@ -312,14 +313,10 @@ def what_it_shows(k: int, n: int, *, level: float = 0.95, side: Literal["upper",
         raise JudgekitError(f"{k!r} events in {n!r} units is not a count 0 ≤ k ≤ n with n ≥ 1.")
     if not 0.0 < level < 1.0:
         raise JudgekitError(f"level {level!r} is not in (0, 1); pass e.g. 0.95.")
-    if side == "upper":
-        bound = 1.0 if k == n else float(stats.beta.ppf(level, k + 1, n - k))
-        text = f"shows ≤ {bound:.{digits}g}"
-    elif side == "lower":
-        bound = 0.0 if k == 0 else float(stats.beta.ppf(1.0 - level, k, n - k + 1))
-        text = f"shows ≥ {bound:.{digits}g}"
-    else:
+    if side not in ("upper", "lower"):
         raise JudgekitError(f"side {side!r} is not 'upper' or 'lower'.")
+    bound = float(clopper_pearson_bound(k, n, level, side=side))
+    text = f"shows {'≤' if side == 'upper' else '≥'} {bound:.{digits}g}"
     return Shows(bound=bound, side=side, level=level, text=text)
 
 

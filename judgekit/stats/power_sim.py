@@ -40,7 +40,8 @@ import numpy as np
 import numpy.typing as npt
 
 from judgekit.errors import JudgekitError
-from judgekit.stats.power import Undecidable
+from judgekit.stats.intervals import percentile_ci
+from judgekit.stats.power import Undecidable, bisect_smallest
 
 #: no simulated plan above this many units (the matrix product grows with n)
 SIM_MAX_N = 20_000
@@ -98,8 +99,7 @@ def certification_rate(values: npt.ArrayLike, n: int, margin: float, *, probs: n
     rng = np.random.default_rng(seed)
     x = v[rng.choice(v.size, size=(reps, n), p=p)]
     means = x @ _bootstrap_counts(n, n_boot, rng) / n  # reps × n_boot
-    alpha = (1.0 - level) / 2.0
-    lo, hi = np.percentile(means, [100 * alpha, 100 * (1 - alpha)], axis=1)
+    lo, hi = percentile_ci(means.T, level=level)
     return float(np.mean((lo >= -margin) & (hi <= margin)))
 
 
@@ -110,17 +110,30 @@ def n_for_certification(values: npt.ArrayLike, margin: float, *, probs: npt.Arra
     """The smallest n whose simulated certification rate reaches ``power`` + one Monte-Carlo SE
     (module doc, step 3), searched by doubling from ``start`` (default 8) and bisection.
     :class:`~judgekit.stats.power.Undecidable` when more than ``max_n`` units would be needed."""
+    _check_power(power)
+    v = np.asarray(values, dtype=float)
+    return _plan(lambda n: certification_rate(v, n, margin, probs=probs, reps=reps, n_boot=n_boot,
+                                              level=level, seed=seed, centre=centre),
+                 (power, reps, max_n), start)
+
+
+def _check_power(power: float) -> None:
     if not 0.5 <= power < 1.0:
         raise JudgekitError(f"power {power!r} is not in [0.5, 1); pass e.g. 0.8.")
-    v = np.asarray(values, dtype=float)
+
+
+def _plan(rate_at: Callable[[int], float], search: tuple[float, int, int],
+          start: int | None) -> SimPlan | Undecidable:
+    """The smallest n whose rate ``rate_at(n)`` over ``reps`` studies reaches ``power`` + one SE,
+    steadily, and at most ``max_n`` (``search``: power, reps, max_n); each n simulated once."""
+    power, reps, max_n = search
     se = math.sqrt(power * (1 - power) / reps)
     target = power + se
     cache: dict[int, float] = {}
 
     def rate(n: int) -> float:
         if n not in cache:
-            cache[n] = certification_rate(v, n, margin, probs=probs, reps=reps, n_boot=n_boot, level=level,
-                                          seed=seed, centre=centre)
+            cache[n] = rate_at(n)
         return cache[n]
 
     found = _steady(rate, target, _smallest(rate, target, max(2, int(start or 8)), max_n), max_n)
@@ -157,16 +170,10 @@ def _smallest(rate: Callable[[int], float], target: float, start: int, max_n: in
                 return None
             lo, hi = hi, hi * 2
         hi = min(hi, max_n)
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if rate(mid) >= target:
-            hi = mid
-        else:
-            lo = mid
-    return hi
+    return bisect_smallest(lambda n: rate(n) >= target, lo, hi)
 
 
-def joint_certification_rate(blocks: Sequence[npt.ArrayLike], sizes: Sequence[int], margin: float, *, reps: int = 500,
+def _joint_certification_rate(blocks: Sequence[npt.ArrayLike], sizes: Sequence[int], margin: float, *, reps: int = 500,
                              n_boot: int = 400, level: float = 0.95, seed: int = 0, centre: bool = True) -> float:
     """The share of ``reps`` simulated studies in which EVERY instance of a figure is certified
     (the gate certifies a figure when all its checks pass). ``blocks``: one (K_b, I_b) array per
@@ -178,7 +185,6 @@ def joint_certification_rate(blocks: Sequence[npt.ArrayLike], sizes: Sequence[in
     if len(blocks) != len(sizes) or not blocks:
         raise JudgekitError("one size per block of per-unit values, and at least one block.")
     rng = np.random.default_rng(seed)
-    alpha = (1.0 - level) / 2.0
     ok = np.ones(reps, dtype=bool)
     for block, n in zip(blocks, sizes, strict=True):
         u = np.asarray(block, dtype=float)
@@ -191,7 +197,7 @@ def joint_certification_rate(blocks: Sequence[npt.ArrayLike], sizes: Sequence[in
             u = u - mean[None, :]
         x = u[rng.integers(0, len(u), size=(reps, n))]  # reps × n × I
         means = np.swapaxes(x, 1, 2) @ _bootstrap_counts(n, n_boot, rng) / n  # reps × I × n_boot
-        lo, hi = np.percentile(means, [100 * alpha, 100 * (1 - alpha)], axis=2)
+        lo, hi = percentile_ci(np.moveaxis(means, 2, 0), level=level)
         ok &= ((lo >= -margin) & (hi <= margin)).all(axis=1)
     return float(ok.mean())
 
@@ -201,29 +207,20 @@ def n_for_joint_certification(blocks: Sequence[npt.ArrayLike], shares: Sequence[
                               seed: int = 0, start: int | None = None, min_each: int = 2,
                               max_n: int = SIM_MAX_N) -> SimPlan | Undecidable:
     """The smallest total N at which every instance of a figure is certified in ≥ ``power`` + one
-    SE of simulated studies (:func:`joint_certification_rate`), block b getting
+    SE of simulated studies (:func:`_joint_certification_rate`), block b getting
     max(``min_each``, ⌈N·shares[b]⌉) units (its share of the labelled conversations; ``min_each``
     the gate's floor), searched as :func:`n_for_certification` (doubling, bisection, and the next
     :data:`STEADY` sizes)."""
-    if not 0.5 <= power < 1.0:
-        raise JudgekitError(f"power {power!r} is not in [0.5, 1); pass e.g. 0.8.")
+    _check_power(power)
     if len(blocks) != len(shares) or any(not 0 < s <= 1 for s in shares):
         raise JudgekitError("one share in (0, 1] per block of per-unit values.")
-    se = math.sqrt(power * (1 - power) / reps)
-    target = power + se
-    cache: dict[int, float] = {}
 
     def rate(n: int) -> float:
-        if n not in cache:
-            sizes = [max(min_each, 2, math.ceil(n * s - 1e-9)) for s in shares]
-            cache[n] = joint_certification_rate(blocks, sizes, margin, reps=reps, n_boot=n_boot, level=level,
-                                                seed=seed)
-        return cache[n]
+        sizes = [max(min_each, 2, math.ceil(n * s - 1e-9)) for s in shares]
+        return _joint_certification_rate(blocks, sizes, margin, reps=reps, n_boot=n_boot, level=level,
+                                         seed=seed)
 
-    found = _steady(rate, target, _smallest(rate, target, max(2, int(start or 8)), max_n), max_n)
-    if found is None:
-        return Undecidable(f"more than {max_n:,} units would be needed")
-    return SimPlan(found, cache[found], se, target, reps)
+    return _plan(rate, (power, reps, max_n), start)
 
 
 def jackknife_pseudo(stat: Callable[[np.ndarray], np.ndarray], clusters: npt.ArrayLike) -> np.ndarray:

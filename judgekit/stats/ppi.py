@@ -51,6 +51,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from judgekit.errors import JudgekitError
 from judgekit.stats.ppi_core import (
     DRIFT_RANGE,
     MIN_TUNING_CLUSTERS,
@@ -71,7 +72,7 @@ from judgekit.stats.ppi_core import (
     t_interval,
 )
 
-__all__ = ["DRIFT_RANGE", "MIN_TUNING_CLUSTERS", "UNIT_RANGE", "Interval", "PPIMean", "not_estimable", "ppi_drift", "ppi_mean", "ppi_mean_clustered", "turn_difference"]
+__all__ = ["DRIFT_RANGE", "MIN_TUNING_CLUSTERS", "UNIT_RANGE", "Interval", "PPIMean", "TurnUnits", "not_estimable", "ppi_drift", "ppi_mean", "ppi_mean_clustered", "turn_difference"]
 
 
 @dataclass(frozen=True)
@@ -211,24 +212,35 @@ def turn_difference(values: ArrayLike, clusters: ArrayLike, turns: ArrayLike, t:
     return common, s_t[it] / m_t[it] - s_b[ib] / m_b[ib]
 
 
-def ppi_drift(
-    h_all: ArrayLike, f_all: ArrayLike, clusters_all: ArrayLike, turns_all: ArrayLike,
-    h_lab: ArrayLike, f_lab: ArrayLike, y_lab: ArrayLike, clusters_lab: ArrayLike,
-    turns_lab: ArrayLike, *, t: int, base: int = 1, level: float = 0.95,
-    lam: float | None = None,
-    min_tuning_clusters: int = MIN_TUNING_CLUSTERS,
-) -> PPIMean:
+@dataclass(frozen=True)
+class TurnUnits:
+    """The units of a multi-turn study, one entry per unit: harm ``h``, the judge's R ``f``, the
+    unit's conversation (``clusters``) and ``turns``, and for labelled units the people's R ``y``."""
+
+    h: ArrayLike
+    f: ArrayLike
+    clusters: ArrayLike
+    turns: ArrayLike
+    y: ArrayLike | None = None
+
+
+def ppi_drift(all_units: TurnUnits, labelled: TurnUnits, *, t: int, base: int = 1,
+              level: float = 0.95, lam: float | None = None,
+              min_tuning_clusters: int = MIN_TUNING_CLUSTERS) -> PPIMean:
     """PPI++ for Drift(t) = RCE_t − RCE_base: :func:`ppi_mean` on the per-conversation
-    differences ``d_i = |R_it − H_i| − |R_i,base − H_i|`` (judge R = ``f``, people's R = ``y``),
-    range [−1, 1]. A difference of two means over the same conversations is the mean of the
-    differences, so its interval is paired by construction (the two turns' errors co-vary)."""
-    ea = np.abs(as_float(f_all, "f_all") - as_float(h_all, "h_all"))
-    ids_a, d_a = turn_difference(ea, clusters_all, turns_all, t, base)
-    hl = as_float(h_lab, "h_lab")
-    ids_y, d_y = turn_difference(np.abs(as_float(y_lab, "y_lab") - hl), clusters_lab,
-                                 turns_lab, t, base)
-    ids_f, d_f = turn_difference(np.abs(as_float(f_lab, "f_lab") - hl), clusters_lab,
-                                 turns_lab, t, base)
+    differences ``d_i = |R_it − H_i| − |R_i,base − H_i|`` (judge R = ``f`` over ``all_units``,
+    people's R = ``y`` of the ``labelled`` units), range [−1, 1]. A difference of two means over
+    the same conversations is the mean of the differences, so its interval is paired by
+    construction (the two turns' errors co-vary)."""
+    if labelled.y is None:
+        raise JudgekitError("ppi_drift: the labelled units need the people's R (y).")
+    ea = np.abs(as_float(all_units.f, "f_all") - as_float(all_units.h, "h_all"))
+    ids_a, d_a = turn_difference(ea, all_units.clusters, all_units.turns, t, base)
+    hl = as_float(labelled.h, "h_lab")
+    ids_y, d_y = turn_difference(np.abs(as_float(labelled.y, "y_lab") - hl), labelled.clusters,
+                                 labelled.turns, t, base)
+    ids_f, d_f = turn_difference(np.abs(as_float(labelled.f, "f_lab") - hl), labelled.clusters,
+                                 labelled.turns, t, base)
     common, iy, jf = np.intersect1d(ids_y, ids_f, return_indices=True)
     return ppi_mean(d_a, ids_a, d_f[jf], d_y[iy], common, bounds=DRIFT_RANGE, level=level,
-                    lam=lam)
+                    lam=lam, min_tuning_clusters=min_tuning_clusters)

@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy import stats
 
 from judgekit.errors import JudgekitError
+from judgekit.stats.intervals import t_interval as t_interval_bounds
 
 FloatArray = NDArray[np.float64]
 Bounds = tuple[float, float]
@@ -90,14 +89,6 @@ def not_estimable(reason: str) -> Interval:
     return Interval(nan, nan, nan, nan, reason)
 
 
-@lru_cache(maxsize=4096)
-def quantile(level: float, df: float) -> float:
-    """The two-sided ``level`` quantile of Student's t on ``df`` degrees of freedom (the normal
-    one for infinite df); cached, as a study asks for the same few thousand times."""
-    p = 0.5 + level / 2.0
-    return float(stats.t.ppf(p, df)) if math.isfinite(df) else float(stats.norm.ppf(p))
-
-
 def t_interval(estimate: float, se: float, df: float, level: float, bounds: Bounds,
                 what: str) -> Interval:
     """``estimate ± t_{df} · se`` clipped to ``bounds``; not estimable without a positive SE."""
@@ -107,9 +98,9 @@ def t_interval(estimate: float, se: float, df: float, level: float, bounds: Boun
         return not_estimable(f"the {what} standard error is zero or undefined (the labelled "
                              "clusters show no variation), so an interval would claim certainty "
                              "it does not have.")
-    q = quantile(level, df)
-    return Interval(clip_to(estimate, bounds), clip_to(estimate - q * se, bounds),
-                    clip_to(estimate + q * se, bounds), norm_zero(se))
+    low, high = t_interval_bounds(estimate, se, df, level)
+    return Interval(clip_to(estimate, bounds), clip_to(low, bounds), clip_to(high, bounds),
+                    norm_zero(se))
 
 
 # --------------------------------------------------------------------------------------------

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -88,6 +89,54 @@ def _pooled_lambda(cs: Mapping[Hashable, Clustered], w: Mapping[Hashable, float]
     return lam
 
 
+def _strata_of_labelled(ca: NDArray[Any], sa: NDArray[Any], cl: NDArray[Any]) -> NDArray[Any]:
+    """The stratum of each labelled unit, from the stratum of its cluster among all units; one
+    sentence when a cluster spans strata or a labelled cluster is not among all clusters."""
+    pair_ids, first = np.unique(np.stack([ca.astype(str), sa.astype(str)]), axis=1,
+                                return_index=True)
+    cids, counts = np.unique(pair_ids[0], return_counts=True)
+    if (counts > 1).any():
+        raise JudgekitError(f"cluster {cids[counts > 1][0]!r} lies in more than one stratum; "
+                            "a stratum of the labelling design must hold whole clusters.")
+    missing = ~np.isin(cl.astype(str), ca.astype(str))
+    if missing.any():
+        raise JudgekitError(f"labelled cluster {cl[missing][0]!r} is not among clusters_all; "
+                            "pass the judge's values on every unit, labelled ones included.")
+    stratum_of = dict(zip(ca.astype(str)[first], sa[first], strict=True))
+    return np.array([stratum_of[c] for c in cl.astype(str)], dtype=sa.dtype)
+
+
+def _stratum_weights(sa: NDArray[Any], levels: list[Any],
+                     weights: Mapping[Hashable, float] | None) -> dict[Hashable, float]:
+    """The strata's weights W_k, normalised: ``weights``, or each stratum's share of the units."""
+    if weights is None:
+        w = {k: float(np.sum(sa == k)) for k in levels}
+    else:
+        absent = [k for k in levels if k not in weights]
+        if absent:
+            raise JudgekitError(f"weights has no entry for stratum {absent[0]!r}; give every "
+                                "stratum its known share of the population.")
+        w = {k: float(weights[k]) for k in levels}
+    total = sum(w.values())
+    return {k: v / total for k, v in w.items()}
+
+
+def _stratum(k: Hashable, all_units: tuple[NDArray[Any], ...], labelled: tuple[NDArray[Any], ...]
+             ) -> tuple[tuple[Clustered, NDArray[np.float64], NDArray[np.float64]], float]:
+    """Stratum ``k``'s split into clusters (:func:`clustered`) and its inclusion probability
+    n_k / N_k; one sentence with fewer than 2 labelled clusters."""
+    fa, ca, sa = all_units
+    fl, yl, cl, sl = labelled
+    ia, il = sa == k, sl == k
+    n_k = len(np.unique(cl[il & np.isfinite(fl) & np.isfinite(yl)]))
+    big_n_k = len(np.unique(ca[ia]))
+    if n_k < 2:
+        raise JudgekitError(f"stratum {k!r} has {n_k} labelled cluster"
+                            f"{'s' if n_k != 1 else ''} of {big_n_k}; stratified PPI needs "
+                            "at least 2 in every stratum (label more, or merge the stratum).")
+    return clustered(fa[ia], ca[ia], fl[il], yl[il], cl[il]), n_k / big_n_k
+
+
 def stratified_ppi_mean(
     f_all: ArrayLike,
     clusters_all: ArrayLike,
@@ -131,44 +180,15 @@ def stratified_ppi_mean(
         raise JudgekitError("f_all, clusters_all and strata_all must have one entry per unit.")
     cl = np.asarray(clusters_lab)
     fl, yl = as_float(f_lab, "f_lab"), as_float(y_lab, "y_lab")
-    # the stratum of each cluster, from the units of all clusters
-    pair_ids, first = np.unique(np.stack([ca.astype(str), sa.astype(str)]), axis=1,
-                                return_index=True)
-    cids, counts = np.unique(pair_ids[0], return_counts=True)
-    if (counts > 1).any():
-        raise JudgekitError(f"cluster {cids[counts > 1][0]!r} lies in more than one stratum; "
-                            "a stratum of the labelling design must hold whole clusters.")
-    missing = ~np.isin(cl.astype(str), ca.astype(str))
-    if missing.any():
-        raise JudgekitError(f"labelled cluster {cl[missing][0]!r} is not among clusters_all; "
-                            "pass the judge's values on every unit, labelled ones included.")
-    stratum_of = dict(zip(ca.astype(str)[first], sa[first], strict=True))
-    sl = np.array([stratum_of[c] for c in cl.astype(str)], dtype=sa.dtype)
+    sl = _strata_of_labelled(ca, sa, cl)
     levels = list(dict.fromkeys(sa.tolist()))
-    if weights is None:
-        w = {k: float(np.sum(sa == k)) for k in levels}
-    else:
-        absent = [k for k in levels if k not in weights]
-        if absent:
-            raise JudgekitError(f"weights has no entry for stratum {absent[0]!r}; give every "
-                                "stratum its known share of the population.")
-        w = {k: float(weights[k]) for k in levels}
-    total = sum(w.values())
-    w = {k: v / total for k, v in w.items()}
+    w = _stratum_weights(sa, levels, weights)
     per: dict[Hashable, PPIMean] = {}
-    incl: dict[Hashable, float] = {}
     raw: dict[Hashable, tuple[float, float, float, float]] = {}
     cs: dict[Hashable, tuple[Clustered, NDArray[np.float64], NDArray[np.float64]]] = {}
+    incl: dict[Hashable, float] = {}
     for k in levels:
-        ia, il = sa == k, sl == k
-        n_k = len(np.unique(cl[il & np.isfinite(fl) & np.isfinite(yl)]))
-        big_n_k = len(np.unique(ca[ia]))
-        if n_k < 2:
-            raise JudgekitError(f"stratum {k!r} has {n_k} labelled cluster"
-                                f"{'s' if n_k != 1 else ''} of {big_n_k}; stratified PPI needs "
-                                "at least 2 in every stratum (label more, or merge the stratum).")
-        cs[k] = clustered(fa[ia], ca[ia], fl[il], yl[il], cl[il])
-        incl[k] = n_k / big_n_k
+        cs[k], incl[k] = _stratum(k, (fa, ca, sa), (fl, yl, cl, sl))
     lam_pool = _pooled_lambda({k: v[0] for k, v in cs.items()}, w)
     for k, (c, sf_k, m_k) in cs.items():
         lam_k = tuned_lambda(c) if len(c.m_l) >= MIN_TUNING_CLUSTERS else lam_pool

@@ -64,8 +64,9 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 from scipy.optimize import brentq
-from scipy.stats import beta as beta_dist
 from scipy.stats import binom
+
+from judgekit.stats.intervals import clopper_pearson_bound
 
 Rule = Literal["fixed_sequence", "authors"]
 
@@ -105,14 +106,7 @@ def clopper_pearson_upper(
     n_arr = np.asarray(n, dtype=float)
     if np.any(k_arr < 0) or np.any(n_arr < 0) or np.any(k_arr > n_arr):
         raise ValueError("need 0 <= k <= n")
-    k_b, n_b = np.broadcast_arrays(k_arr, n_arr)
-    out = np.ones(k_b.shape, dtype=float)
-    inner = k_b < n_b
-    if np.any(inner):
-        out[inner] = beta_dist.ppf(1.0 - delta, k_b[inner] + 1.0, n_b[inner] - k_b[inner])
-    if out.ndim == 0:
-        return float(out)
-    return out
+    return clopper_pearson_bound(k_arr, n_arr, 1.0 - delta)
 
 
 def _authors_binomial_bound(k_float: float, n: int, delta: float) -> float:

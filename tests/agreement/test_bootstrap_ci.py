@@ -23,8 +23,8 @@ from judgekit.agreement import (
     percent_agreement_ci,
 )
 from judgekit.agreement.alpha import prepare_alpha
-from judgekit.agreement.bootstrap import percentile_interval
 from judgekit.errors import JudgekitError
+from judgekit.stats.intervals import percentile_interval
 
 nan = float("nan")
 
@@ -197,8 +197,8 @@ def test_undefined_resamples_are_dropped_and_most_undefined_gives_nan():
     low, high = alpha_ci(data, n_resamples=400)
     assert not math.isnan(low) and not math.isnan(high)
     values = np.array([0.1, 0.2, nan, nan, nan])
-    assert all(math.isnan(b) for b in percentile_interval(values, 0.95))
-    assert percentile_interval(np.array([0.1, 0.2, 0.3, nan]), 0.5) == pytest.approx((0.15, 0.25))
+    assert all(math.isnan(b) for b in percentile_interval(values, 0.95, min_defined=0.5))
+    assert percentile_interval(np.array([0.1, 0.2, 0.3, nan]), 0.5, min_defined=0.5) == pytest.approx((0.15, 0.25))
 
 
 def test_bad_options_are_errors():

@@ -42,11 +42,11 @@ from judgekit.agreement import (
     undefined_reason,
 )
 from judgekit.agreement._rated import rated_table
-from judgekit.agreement.bootstrap import percentile_interval
 from judgekit.agreement.chance import agreement_weights, bp_from_table, gwet_from_table
 from judgekit.agreement.conger import conger_from_patterns, rater_patterns
 from judgekit.agreement.kappa import fleiss_from_table
 from judgekit.errors import JudgekitError
+from judgekit.stats.intervals import percentile_interval
 
 nan = float("nan")
 
