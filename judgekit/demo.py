@@ -139,7 +139,7 @@ def run_demo(out_dir: Path, *, console: Console | None = None, n_resamples: int 
         summary["probes"] = {j["judge"]: j["state"] for j in probes_doc["judges"]}
 
         # 4c. the judge's error taken out of a refusal rate (docs/analysis.md) -------------------
-        from judgekit.analysis.corrected_groups import xstest_corrected
+        from judgekit.analysis.correction.groups import xstest_corrected
 
         corr = xstest_corrected(judge="gpt4_label", method="ppi", n_resamples=n_resamples)
         console.print("  refusal rate per model, gpt4 judge, corrected (PPI++) from a random 15% "
@@ -305,11 +305,15 @@ def _run_analyses(out_dir: Path, ann: Path, console: Console, n_resamples: int) 
     --by severity`` with ``--judge judge-a``, both verdicts and ``--out analysis/<analysis>``.
     """
     from judgekit.analysis import inputs
-    from judgekit.analysis.calibration import calibration
-    from judgekit.analysis.distribution import refusal_distribution
-    from judgekit.analysis.terminal import print_calibration, print_distribution, written_summary
+    from judgekit.analysis.calibration.estimate import calibration
+    from judgekit.analysis.distribution.estimate import refusal_distribution
     from judgekit.errors import UntrustedJudgeError
     from judgekit.report.analysis import write_results
+    from judgekit.report.analysis_terminal import (
+        print_calibration,
+        print_distribution,
+        written_summary,
+    )
     from judgekit.verdict.trust import require_trusted
 
     console.rule("6. Refusal analyses a trusted judge unlocks (synthetic multi-turn data)")

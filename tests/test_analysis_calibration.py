@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from judgekit.analysis.calibration import (
+from judgekit.analysis.calibration.estimate import (
     calibration,
     calibration_error,
     concordance,

@@ -68,7 +68,7 @@ def test_calibration_recovers_the_designed_behaviour(calibrated):
 
 def test_calibration_by_tactic_equals_the_analysis_of_that_tactic_alone(synthetic_store,
                                                                      tmp_path):
-    from judgekit.analysis.calibration import calibration
+    from judgekit.analysis.calibration.estimate import calibration
     from judgekit.analysis.frames import harm_from_column
     from judgekit.rubric.model import load_rubric
     from judgekit.store.database import Store

@@ -16,8 +16,8 @@ import pytest
 from click.testing import CliRunner
 
 from judgekit.analysis import inputs
-from judgekit.analysis.calibration import calibration
-from judgekit.analysis.distribution import refusal_distribution
+from judgekit.analysis.calibration.estimate import calibration
+from judgekit.analysis.distribution.estimate import refusal_distribution
 from judgekit.cli import main
 from judgekit.errors import JudgekitError
 from judgekit.rubric.model import load_rubric
@@ -189,7 +189,7 @@ def test_calibration_ignores_unused_metadata_named_like_its_columns(cal_data):
 def test_criteria_per_column_named_like_a_per_seed_column(demo_analysis_store, tmp_path):
     with Store(demo_analysis_store) as store:
         data = inputs.criteria_inputs(store)
-    from judgekit.analysis.criteria import evaluate_criteria, parse_criteria
+    from judgekit.analysis.criteria.estimate import evaluate_criteria, parse_criteria
 
     def spec(per):
         return parse_criteria({"rater": "judge-a", "per": per, "criteria": [
@@ -210,9 +210,9 @@ def test_criteria_per_column_named_like_a_per_seed_column(demo_analysis_store, t
 # --------------------------------------------------------------------------- the reserved lists
 def test_reserved_lists_cover_every_column_the_analyses_add(dist_data, cal_data):
     """Guards the lists the checks use: a column added to a table later must be added there."""
-    from judgekit.analysis.calibration import SLICE_TABLE_COLUMNS
-    from judgekit.analysis.calibration_units import ITEM_WORK_COLUMNS, UNIT_COLUMNS
-    from judgekit.analysis.distribution import ADDED_COLUMNS
+    from judgekit.analysis.calibration.estimate import SLICE_TABLE_COLUMNS
+    from judgekit.analysis.calibration.units import ITEM_WORK_COLUMNS, UNIT_COLUMNS
+    from judgekit.analysis.distribution.estimate import ADDED_COLUMNS
 
     result = _distribution(dist_data, by=["severity", "tactic"])
     user = {"item_id", "severity", "tactic", "turn", "conversation_id", "prompt_id", "stamp"}
@@ -227,7 +227,7 @@ def test_reserved_lists_cover_every_column_the_analyses_add(dist_data, cal_data)
                  - {"n_prompts", "mean_R_ci_low", "mean_R_ci_high", "over_refusal_rate",
                     "over_ci_low", "over_ci_high"})  # look-alike tables: not sliced by --by
         assert not extra, (t.key, extra)
-    from judgekit.analysis.calibration_units import build_units
+    from judgekit.analysis.calibration.units import build_units
     from judgekit.analysis.frames import per_item_values
 
     units, _, ucols = build_units(per_item_values(cal_data.ratings, RESTR), cal_data.items,

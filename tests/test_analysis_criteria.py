@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from judgekit.analysis.criteria import evaluate_criteria, load_criteria, parse_criteria
+from judgekit.analysis.criteria.estimate import evaluate_criteria, load_criteria, parse_criteria
 from judgekit.errors import JudgekitError
 from judgekit.rubric.model import load_rubric
 

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from judgekit.analysis.distribution import refusal_definition, refusal_distribution
+from judgekit.analysis.distribution.estimate import refusal_definition, refusal_distribution
 from judgekit.errors import JudgekitError
 from judgekit.rubric.model import load_rubric
 from judgekit.stats.intervals import wilson_interval

@@ -8,9 +8,9 @@ import re
 
 import pytest
 
-from judgekit.analysis.calibration import calibration
-from judgekit.analysis.criteria import evaluate_criteria, parse_criteria
-from judgekit.analysis.distribution import refusal_distribution
+from judgekit.analysis.calibration.estimate import calibration
+from judgekit.analysis.criteria.estimate import evaluate_criteria, parse_criteria
+from judgekit.analysis.distribution.estimate import refusal_distribution
 from judgekit.analysis.frames import harm_from_column
 from judgekit.analysis.trust import check_trust
 from judgekit.errors import UntrustedJudgeError

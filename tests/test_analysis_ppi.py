@@ -12,9 +12,9 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-from judgekit.analysis.distribution import refusal_distribution
-from judgekit.analysis.labelling_design import design_strata
-from judgekit.analysis.ppi_figures import difference_row, drift_row, mean_row
+from judgekit.analysis.correction.design import design_strata
+from judgekit.analysis.correction.ppi_rows import difference_row, drift_row, mean_row
+from judgekit.analysis.distribution.estimate import refusal_distribution
 from judgekit.annotation.sampling_support import filter_where
 from judgekit.cli import main as cli
 from judgekit.errors import JudgekitError
@@ -218,7 +218,7 @@ def test_cli_without_a_design_warns_and_criteria_correct(study_store: Path,
 def test_corrected_table_row_of_0_of_2_has_no_zero_width_interval() -> None:
     """The issue's "0.000 [0.00, 0.00]": 2 labelled items, neither a refusal, a judge that
     agrees, 6 items none refused (PPI on mean R via the existing --correct tables)."""
-    from judgekit.analysis.corrected_tables import correction_tables
+    from judgekit.analysis.correction.tables import correction_tables
 
     codes = list(REFUSAL.codes)
     pos, neg = codes[-1], codes[0]
@@ -242,7 +242,7 @@ def test_corrected_table_row_of_0_of_2_has_no_zero_width_interval() -> None:
 def test_calibration_bootstrap_gives_no_zero_width_interval() -> None:
     """Drift at the first turn is 0 in every resample and C(1) is 1 in every resample: the raw
     tables showed "0.000 [0.00, 0.00]" and "1.000 [1.00, 1.00]"; now the figure has no CI."""
-    from judgekit.analysis.calibration import calibration
+    from judgekit.analysis.calibration.estimate import calibration
     from judgekit.analysis.frames import harm_from_column
 
     rub = load_rubric("restrictiveness")

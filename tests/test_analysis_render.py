@@ -6,7 +6,7 @@ import json
 
 import pandas as pd
 
-from judgekit.analysis.distribution import refusal_distribution
+from judgekit.analysis.distribution.estimate import refusal_distribution
 from judgekit.report.analysis import to_html, to_json, to_markdown
 from judgekit.rubric.model import load_rubric
 

@@ -156,7 +156,7 @@ def test_a_judge_below_the_agreement_floor_stays_refused(study: dict, tmp_path: 
 
 def test_from_python_the_refusal_names_no_cli_flag(study: dict) -> None:
     from judgekit.analysis import inputs
-    from judgekit.analysis.calibration import calibration
+    from judgekit.analysis.calibration.estimate import calibration
     from judgekit.rubric.model import load_rubric
     from judgekit.store.database import Store
 

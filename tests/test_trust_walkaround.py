@@ -134,7 +134,7 @@ def test_judge_labels_imported_under_its_name_after_the_gate_are_left_out_and_sa
 
 
 def test_an_analysis_given_the_foreign_ratings_directly_refuses(case):
-    from judgekit.analysis.distribution import refusal_distribution
+    from judgekit.analysis.distribution.estimate import refusal_distribution
     from judgekit.errors import UntrustedJudgeError
     from judgekit.rubric.model import load_rubric
     from judgekit.store.database import Store

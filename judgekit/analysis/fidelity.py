@@ -8,7 +8,7 @@ figure an analysis publishes is recomputed on the human-labelled items from both
 * ``calibration`` (:func:`calibration_pairs`): per model ``C``, ``C_half``, ``RCE``,
   ``signed_error``; per model and turn ``C_t``, ``RCE_t``, ``mean_R_t``, ``drift`` (Drift(t) =
   RCE_t − RCE_1, turns after the first); per model, tier and turn ``drift_tier``. Definitions as
-  in :mod:`judgekit.analysis.calibration`; resampling unit: the conversation (or prompt).
+  in :mod:`judgekit.analysis.calibration.estimate`; resampling unit: the conversation (or prompt).
 * ``distribution`` (:func:`distribution_pairs`): per model ``refusal_rate`` (mean over prompts
   of the per-prompt rate), per model and turn ``refusal_rate_t``, per model
   ``share_not_constant``; resampling unit: the conversation (or prompt).
@@ -35,8 +35,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from judgekit.analysis.calibration_replicates import bootstrap_cis, replicate_figures, unit_layout
-from judgekit.analysis.calibration_units import build_units
+from judgekit.analysis.calibration.replicates import bootstrap_cis, replicate_figures, unit_layout
+from judgekit.analysis.calibration.units import build_units
 from judgekit.analysis.frames import fill_unit_key, model_series, unit_columns
 from judgekit.errors import JudgekitError
 from judgekit.stats.intervals import bootstrap_stat, percentile_ci

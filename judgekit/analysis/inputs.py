@@ -1,7 +1,7 @@
 """What an analysis reads from the store and writes to its output folder.
 
-The analyses themselves (:mod:`~judgekit.analysis.distribution`,
-:mod:`~judgekit.analysis.calibration`, :mod:`~judgekit.analysis.criteria`) are pure functions over
+The analyses themselves (:mod:`~judgekit.analysis.distribution.estimate`,
+:mod:`~judgekit.analysis.calibration.estimate`, :mod:`~judgekit.analysis.criteria.estimate`) are pure functions over
 DataFrames. This module gathers their inputs — one rater's ratings, the judges' identity hashes a
 verdict is matched against, the verdicts, the harm H of each item. A result is written as JSON,
 Markdown, HTML, SVG and CSV by :func:`judgekit.report.analysis.write_results`. ``judgekit analyze``
@@ -10,7 +10,7 @@ and ``judgekit demo`` both go through them.
 Example::
 
     from judgekit.analysis import inputs
-    from judgekit.analysis.calibration import calibration
+    from judgekit.analysis.calibration.estimate import calibration
     from judgekit.report.analysis import write_results
 
     with Store("judgekit.db") as store:
@@ -35,6 +35,8 @@ import pandas as pd
 from judgekit.errors import JudgekitError, UntrustedJudgeError
 from judgekit.rubric.model import Rubric, load_rubric
 from judgekit.store.database import Store
+from judgekit.verdict.policy_rules import people as people_of
+from judgekit.verdict.policy_rules import reference_kinds, reference_problem
 
 
 # --------------------------------------------------------------------------- reading
@@ -139,7 +141,7 @@ def rated_items(store: Store, ratings: pd.DataFrame) -> pd.DataFrame:
 
 @dataclass
 class DistributionInputs:
-    """What :func:`judgekit.analysis.distribution.refusal_distribution` reads from a store."""
+    """What :func:`judgekit.analysis.distribution.estimate.refusal_distribution` reads from a store."""
 
     ratings: pd.DataFrame
     items: pd.DataFrame
@@ -271,7 +273,7 @@ def harm_from_store(
 
 @dataclass
 class CalibrationInputs:
-    """What :func:`judgekit.analysis.calibration.calibration` reads from a store."""
+    """What :func:`judgekit.analysis.calibration.estimate.calibration` reads from a store."""
 
     ratings: pd.DataFrame
     items: pd.DataFrame
@@ -306,7 +308,7 @@ def calibration_inputs(
 
 @dataclass
 class CriteriaInputs:
-    """What :func:`judgekit.analysis.criteria.evaluate_criteria` reads from a store: every
+    """What :func:`judgekit.analysis.criteria.estimate.evaluate_criteria` reads from a store: every
     rating and item (each criterion names its own rater, rubric and group)."""
 
     ratings: pd.DataFrame
@@ -324,3 +326,28 @@ def criteria_inputs(store: Store, verdicts: Sequence[Any] = ()) -> CriteriaInput
     return CriteriaInputs(ratings=ratings, items=store.items(), judge_hashes=hashes, notes=notes)
 
 
+def reference_ratings(store: object, rubric: Rubric, reference: str | None) -> tuple[pd.DataFrame, str]:
+    """The reference's ratings under ``rubric`` and its rater id: ``reference``, or the store's
+    one rater of kind ``reference`` when None (an error naming the candidates otherwise).
+
+    A given ``reference`` must be one the gate accepts
+    (:func:`judgekit.verdict.policy_rules.reference_problem`: a human or reference rater): a judge's
+    error measured against a judge, or against itself, corrects nothing."""
+    if reference is None:
+        every = store.ratings(rubric=rubric)  # type: ignore[attr-defined]
+        refs = sorted(every.loc[every["rater_kind"] == "reference", "rater_id"].astype(str).unique())
+        people = sorted(every.loc[every["rater_kind"].isin(["human", "reference"]), "rater_id"]
+                        .astype(str).unique())
+        if len(refs) != 1:
+            raise JudgekitError(
+                f"--correct needs the reference rater: the store has {len(refs)} raters of kind "
+                f"reference under {rubric.id}; pass --reference with one of "
+                f"{', '.join(people) or 'none (import human labels first)'}."
+            )
+        reference = refs[0]
+    else:
+        kinds = reference_kinds(store, rubric)
+        problem = reference_problem(reference, kinds)
+        if problem is not None:
+            raise JudgekitError(f"--reference: {problem}; pass one of {people_of(kinds)}.")
+    return rater_ratings(store, rubric, reference), reference  # type: ignore[arg-type]

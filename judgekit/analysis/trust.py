@@ -15,7 +15,7 @@ records, per judge, each figure's certificate (``TrustReport.figures``), and
 :mod:`judgekit.analysis.trust_figures` leaves the others out of the result (or stamps them UNTRUSTED
 with ``untrusted``). A judge whose verdict certifies none of them (e.g. it fails a primary agreement
 check) is refused as before. ``criteria=`` does the same per criterion of ``judgekit analyze
-criteria`` (:mod:`judgekit.analysis.criteria_certified`).
+criteria`` (:mod:`judgekit.analysis.criteria.certified`).
 """
 
 from __future__ import annotations
@@ -107,7 +107,7 @@ def check_trust(
     (``TrustReport.figures``; module doc).
 
     ``criteria`` (criterion name → the digest of its definition,
-    :func:`judgekit.analysis.criteria_spec.criterion_digest`; ``judgekit analyze criteria``): the
+    :func:`judgekit.analysis.criteria.spec.criterion_digest`; ``judgekit analyze criteria``): the
     figures are those criteria's rates, ``rate(criterion=NAME)``, each certified on its own
     (:func:`judgekit.verdict.certify.certify_criteria`: its check, every primary check, and the
     same definition as the gate read).

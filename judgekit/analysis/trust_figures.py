@@ -43,7 +43,7 @@ def _cols(figure: str | None, *names: str) -> dict[str, str | None]:
     return dict.fromkeys(names, figure)
 
 
-#: :func:`judgekit.analysis.calibration.calibration`
+#: :func:`judgekit.analysis.calibration.estimate.calibration`
 CALIBRATION = FigureMap(
     figures=("C", "C_half", "RCE", "signed_error", "C_t", "RCE_t", "mean_R_t", "drift", "drift_tier"),
     tables={
@@ -70,7 +70,7 @@ CALIBRATION = FigureMap(
     charts={"c_by_turn": "C_t", "drift_by_turn": "drift", "drift_by_tier_": "drift_tier"},
 )
 
-#: :func:`judgekit.analysis.distribution.refusal_distribution` (``refusal_rate`` is the mean over
+#: :func:`judgekit.analysis.distribution.estimate.refusal_distribution` (``refusal_rate`` is the mean over
 #: prompts of the per-prompt rate, as :mod:`judgekit.analysis.fidelity` computes it)
 DISTRIBUTION = FigureMap(
     figures=("refusal_rate", "refusal_rate_t", "share_not_constant"),

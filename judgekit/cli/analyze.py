@@ -155,8 +155,8 @@ def distribution_cmd(
         --refusal-codes verbatim_refusal --form-rubric knowledge_leak --by framing --untrusted
     """
     from judgekit.analysis import inputs
-    from judgekit.analysis.distribution import refusal_distribution
-    from judgekit.analysis.terminal import print_distribution
+    from judgekit.analysis.distribution.estimate import refusal_distribution
+    from judgekit.report.analysis_terminal import print_distribution
     from judgekit.rubric.model import load_rubric
 
     rubric = load_rubric(rubric_name)
@@ -180,7 +180,7 @@ def distribution_cmd(
         if correct:
             import pandas as pd
 
-            from judgekit.analysis.distribution import refusal_definition
+            from judgekit.analysis.distribution.estimate import refusal_definition
 
             _, indicator = refusal_definition(rubric, threshold=threshold, refusal_codes=codes)
             weights = dict(zip(rubric.codes, indicator(pd.Series(rubric.codes)).tolist(),
@@ -191,8 +191,8 @@ def distribution_cmd(
                             n_boot=n_boot, seed=seed,
                             cluster_col=(result.meta.get("prompt_unit") or [None])[0])
             if correct == "ppi":
-                from judgekit.analysis.corrected_tables import reference_ratings
-                from judgekit.analysis.ppi_run import add_ppi_distribution
+                from judgekit.analysis.distribution.corrected import add_ppi_distribution
+                from judgekit.analysis.inputs import reference_ratings
 
                 ref, ref_name = reference_ratings(store, rubric, reference)
                 fr = data.form_rubric
@@ -206,7 +206,7 @@ def distribution_cmd(
     noted(result, note, where)
     if json_out != "-":
         print_distribution(console, result)
-        from judgekit.analysis.distribution_terminal import print_prompts
+        from judgekit.report.analysis_terminal import print_prompts
 
         print_prompts(console, result)
         print_corrections(result, correct)
@@ -279,8 +279,8 @@ def calibration_cmd(
         --harm-column severity --by tactic --out results/calibration
     """
     from judgekit.analysis import inputs
-    from judgekit.analysis.calibration import calibration
-    from judgekit.analysis.terminal import print_calibration
+    from judgekit.analysis.calibration.estimate import calibration
+    from judgekit.report.analysis_terminal import print_calibration
     from judgekit.rubric.model import load_rubric
 
     rubric = load_rubric(rubric_name)
@@ -315,8 +315,8 @@ def calibration_cmd(
                                 (c for c in ("conversation_id", "prompt_id")
                                  if c in data.items.columns), None))
             if correct == "ppi":
-                from judgekit.analysis.corrected_tables import reference_ratings
-                from judgekit.analysis.ppi_run import add_ppi_calibration
+                from judgekit.analysis.calibration.corrected import add_ppi_calibration
+                from judgekit.analysis.inputs import reference_ratings
 
                 ref, ref_name = reference_ratings(store, rubric, reference)
                 add_ppi_calibration(result, store, rubric, data.ratings, ref, ref_name,
@@ -376,8 +376,8 @@ def criteria_cmd(
         --judge judge-a --verdict gate-r/verdict.json --out results/criteria
     """
     from judgekit.analysis import inputs
-    from judgekit.analysis.criteria import evaluate_criteria, load_criteria
-    from judgekit.analysis.terminal import print_criteria
+    from judgekit.analysis.criteria.estimate import evaluate_criteria, load_criteria
+    from judgekit.report.analysis_terminal import print_criteria
 
     spec = load_criteria(criteria_file)
     loaded = inputs.load_verdicts(verdicts)
@@ -391,7 +391,7 @@ def criteria_cmd(
             source=f"Criteria file {criteria_file}", by=by_cols,
         )
         if correct:
-            from judgekit.analysis.ppi_run import add_ppi_criteria
+            from judgekit.analysis.criteria.corrected import add_ppi_criteria
 
             add_ppi_criteria(result, store, spec, data.ratings, data.items, rater=rater,
                              reference=reference, sample=sample,
@@ -401,7 +401,7 @@ def criteria_cmd(
     if json_out != "-":
         print_criteria(console, result)
     if correct and json_out != "-":
-        from judgekit.analysis.ppi_terminal import print_ppi
+        from judgekit.report.analysis_terminal import print_ppi
 
         print_ppi(console, result)
     table = result.table("criteria")

@@ -26,11 +26,8 @@ def add_correction_tables(result: AnalysisResult, store: Store, rubric: Any, rat
                     *, method: str, reference: str | None, weights: dict[str, float],
                     figure: str, slices: list[str], model_col: str, n_boot: int,
                     seed: int, cluster_col: str | None = None) -> None:
-    from judgekit.analysis.corrected_tables import (
-        add_correction,
-        correction_tables,
-        reference_ratings,
-    )
+    from judgekit.analysis.correction.tables import add_correction, correction_tables
+    from judgekit.analysis.inputs import reference_ratings
 
     ref, ref_name = reference_ratings(store, rubric, reference)
     tables = correction_tables(ratings, ref, items, rubric=rubric, weights=weights, figure=figure,
@@ -84,8 +81,8 @@ def finish(result: AnalysisResult, out_dir: Path | None, json_out: str | None = 
     file); with ``--json`` alone stdout holds the JSON only, and what was written is said on stderr."""
     to_stdout = json_out == "-"
     if out_dir is not None:
-        from judgekit.analysis.terminal import written_summary
         from judgekit.report.analysis import write_results
+        from judgekit.report.analysis_terminal import written_summary
 
         echo(written_summary(write_results(result, out_dir), out_dir), err=to_stdout)
     elif json_out is None:
@@ -99,8 +96,7 @@ def finish(result: AnalysisResult, out_dir: Path | None, json_out: str | None = 
 
 def print_corrections(result: AnalysisResult, correct: str | None) -> None:
     if correct:
-        from judgekit.analysis.corrected_terminal import print_correction
-        from judgekit.analysis.ppi_terminal import print_ppi
+        from judgekit.report.analysis_terminal import print_correction, print_ppi
 
         print_correction(console, result)
         print_ppi(console, result)

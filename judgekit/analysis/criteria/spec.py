@@ -1,6 +1,6 @@
 """The criteria file (YAML) of ``judgekit analyze criteria``: its schema, reading it strictly, and
 which items a criterion is about (:func:`criterion_mask`). The evaluation is in
-:mod:`judgekit.analysis.criteria`; this module does not depend on the verdict guard, so the gate's
+:mod:`judgekit.analysis.criteria.estimate`; this module does not depend on the verdict guard, so the gate's
 analysis-fidelity check can read criteria too.
 """
 

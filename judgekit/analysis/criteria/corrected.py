@@ -1,12 +1,12 @@
 """Criteria corrected for the judge's error: each criterion's rate, and each comparison.
 
 ``judgekit analyze criteria --correct ppi`` adds the table built here (``ppi_criteria``), one
-row per criterion (columns :data:`judgekit.analysis.ppi_figures.ROW_COLUMNS`, after
+row per criterion (columns :data:`judgekit.analysis.correction.ppi_rows.ROW_COLUMNS`, after
 ``criterion``): the rate of the criterion's labels among its ``where`` items — raw (the judge
 over every item), human-only (the labelled items) and PPI-corrected, each with n and its 95%
 interval, the conversation (else the prompt) as the resampling unit. A ``compare`` criterion
 gets three rows: rate(a), rate(b) and rate(a) − rate(b)
-(:func:`judgekit.analysis.ppi_figures.difference_row`).
+(:func:`judgekit.analysis.correction.ppi_rows.difference_row`).
 """
 
 from __future__ import annotations
@@ -17,10 +17,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from judgekit.analysis.criteria_spec import CriteriaFile, criterion_mask, criterion_rubric, matches
+from judgekit.analysis.correction.ppi_attach import attach_ppi, labelling_design
+from judgekit.analysis.correction.ppi_rows import ROW_COLUMNS, difference_row, mean_row
+from judgekit.analysis.criteria.spec import CriteriaFile, criterion_mask, criterion_rubric, matches
 from judgekit.analysis.frames import label_shares
-from judgekit.analysis.ppi_figures import ROW_COLUMNS, difference_row, mean_row
-from judgekit.analysis.result import Table
+from judgekit.analysis.result import AnalysisResult, Table
 from judgekit.errors import JudgekitError
 
 
@@ -36,7 +37,7 @@ def corrected_criteria(
     source: str = "criteria",
 ) -> Table:
     """The ``ppi_criteria`` table (module doc). ``ratings``: long ratings (the criteria's
-    raters; each criterion reads its own, as :func:`judgekit.analysis.criteria.evaluate_criteria`
+    raters; each criterion reads its own, as :func:`judgekit.analysis.criteria.estimate.evaluate_criteria`
     does); ``reference``: the reference rater's long ratings (any rubrics); ``cluster_col``: the
     item column naming the conversation or prompt; ``strata``: cluster → stratum of the
     labelling design."""
@@ -105,3 +106,32 @@ def corrected_criteria(
                  "Raw (the judge over every matching item), human-only (the labelled items) "
                  "and PPI-corrected rate, each with its 95% interval; n = labelled / all "
                  "resampling units.")
+
+
+def add_ppi_criteria(result: AnalysisResult, store: Any, spec: CriteriaFile,
+                     ratings: pd.DataFrame, items: pd.DataFrame, *, rater: str | None,
+                     reference: str | None, sample: str | None, source: str) -> None:
+    """Each criterion's corrected rate (and comparison) on ``result``; the reference is
+    ``reference``, else the store's one rater of kind ``reference``."""
+    if reference is None:
+        refs = sorted(ratings.loc[ratings["rater_kind"] == "reference", "rater_id"].astype(str)
+                      .unique())
+        if len(refs) != 1:
+            raise JudgekitError(f"--correct needs the reference rater: the store has {len(refs)} "
+                                "raters of kind reference; pass --reference RATER.")
+        reference = refs[0]
+    ref = ratings[ratings["rater_id"].astype(str) == reference]
+    if ref.empty:
+        raise JudgekitError(f"--reference {reference!r} has no ratings in the store; pass a "
+                            "human or reference rater that labelled the items.")
+    kinds = set(ref["rater_kind"].astype(str))
+    if not kinds <= {"human", "reference"}:
+        raise JudgekitError(f"--reference {reference!r} is a {sorted(kinds)[0]}, not a human or "
+                            "reference rater; a judge's error measured against a judge corrects "
+                            "nothing.")
+    cluster_col = next((c for c in ("conversation_id", "prompt_id") if c in items.columns),
+                       "item_id")
+    design = labelling_design(store, items, ref, cluster_col=cluster_col, sample=sample)
+    table = corrected_criteria(spec, ratings, ref, items, rater=rater, cluster_col=cluster_col,
+                               strata=design.strata, source=source)
+    attach_ppi(result, [table], design, reference)

@@ -23,9 +23,9 @@ The statistics are vectorised: every bootstrap replicate is a row of cluster wei
 figure is a weighted count (``np.bincount``) — C from a weighted H × R contingency table.
 
 This module is the analysis (:func:`calibration`: tables, charts, notes); the figures live in
-:mod:`~judgekit.analysis.concordance` (C), :mod:`~judgekit.analysis.calibration_error` (RCE,
-Drift), :mod:`~judgekit.analysis.calibration_units` (prompt units) and
-:mod:`~judgekit.analysis.calibration_replicates` (every figure per bootstrap replicate, CIs).
+:mod:`~judgekit.analysis.concordance` (C), :mod:`~judgekit.analysis.calibration.error` (RCE,
+Drift), :mod:`~judgekit.analysis.calibration.units` (prompt units) and
+:mod:`~judgekit.analysis.calibration.replicates` (every figure per bootstrap replicate, CIs).
 Their public names are importable from here too.
 """
 
@@ -38,15 +38,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from judgekit.analysis.calibration_error import calibration_error, drift
-from judgekit.analysis.calibration_replicates import (
+from judgekit.analysis.calibration.error import calibration_error, drift
+from judgekit.analysis.calibration.replicates import (
     bootstrap_cis,
     ratio,
     replicate_figures,
     unit_layout,
     weighted_sums,
 )
-from judgekit.analysis.calibration_units import OVER_REFUSAL_R, build_units
+from judgekit.analysis.calibration.units import OVER_REFUSAL_R, build_units
 from judgekit.analysis.columns import points as chart_points
 from judgekit.analysis.concordance import Concordance, concordance, levels, pair_counts
 from judgekit.analysis.frames import check_column_names, check_rubric, one_rater, per_item_values

@@ -5,7 +5,7 @@ add the table built here: per model (and per model and slice, e.g. turn) the jud
 over all the items it rated, and the figure corrected for the judge's error measured on the items
 the reference also rated — each with its n and its 95% CI. The figure is the refusal rate
 (distribution: the share of samples whose label counts as refusal) or the mean restrictiveness R
-(calibration). Corrections are :func:`judgekit.analysis.corrected_multiclass.corrected_weighted`:
+(calibration). Corrections are :func:`judgekit.analysis.correction.multiclass.corrected_weighted`:
 ``rogan_gladen`` corrects through the judge's confusion matrix on the labelled items (every code
 of the rubric, so a multi-class rubric is not collapsed first), ``ppi`` is PPI++ on the values.
 
@@ -24,14 +24,12 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from judgekit.analysis.corrected import UnreliableCorrection
-from judgekit.analysis.corrected_clusters import corrected_weighted_clustered, raw_clustered
-from judgekit.analysis.corrected_multiclass import corrected_weighted, raw_estimate
+from judgekit.analysis.correction.clusters import corrected_weighted_clustered, raw_clustered
+from judgekit.analysis.correction.multiclass import corrected_weighted, raw_estimate
+from judgekit.analysis.correction.rate import UnreliableCorrection
 from judgekit.analysis.result import AnalysisResult, Table
 from judgekit.errors import JudgekitError
 from judgekit.rubric.model import Rubric
-from judgekit.verdict.policy_rules import people as people_of
-from judgekit.verdict.policy_rules import reference_kinds, reference_problem
 
 #: columns of a correction table besides the model and slice columns
 CORRECTION_COLUMNS = ("figure", "method", "n_total", "n_labelled", "n_labelled_positive", "raw",
@@ -72,7 +70,7 @@ def correction_tables(
     refusal rate, the rubric's values for mean R). A group whose correction is refused keeps its
     raw figure, NaN corrected, and the sentence saying why in ``note``. With ``cluster_col``
     (an item column: the conversation or prompt) the interval resamples its clusters
-    (:func:`judgekit.analysis.corrected_clusters.corrected_weighted_clustered`), else items.
+    (:func:`judgekit.analysis.correction.clusters.corrected_weighted_clustered`), else items.
     """
     if method not in ("rogan_gladen", "ppi"):
         raise JudgekitError(f"--correct {method!r} is unknown; use rogan_gladen or ppi.")
@@ -182,32 +180,3 @@ def add_correction(result: AnalysisResult, tables: list[Table], *, method: str,
     if not result.trusted:
         result.stamp_untrusted(result.notes[0].split(": ", 1)[-1])
     return result
-
-
-def reference_ratings(store: object, rubric: Rubric, reference: str | None) -> tuple[pd.DataFrame, str]:
-    """The reference's ratings under ``rubric`` and its rater id: ``reference``, or the store's
-    one rater of kind ``reference`` when None (an error naming the candidates otherwise).
-
-    A given ``reference`` must be one the gate accepts
-    (:func:`judgekit.verdict.policy_rules.reference_problem`: a human or reference rater): a judge's
-    error measured against a judge, or against itself, corrects nothing."""
-    from judgekit.analysis.inputs import rater_ratings
-
-    if reference is None:
-        every = store.ratings(rubric=rubric)  # type: ignore[attr-defined]
-        refs = sorted(every.loc[every["rater_kind"] == "reference", "rater_id"].astype(str).unique())
-        people = sorted(every.loc[every["rater_kind"].isin(["human", "reference"]), "rater_id"]
-                        .astype(str).unique())
-        if len(refs) != 1:
-            raise JudgekitError(
-                f"--correct needs the reference rater: the store has {len(refs)} raters of kind "
-                f"reference under {rubric.id}; pass --reference with one of "
-                f"{', '.join(people) or 'none (import human labels first)'}."
-            )
-        reference = refs[0]
-    else:
-        kinds = reference_kinds(store, rubric)
-        problem = reference_problem(reference, kinds)
-        if problem is not None:
-            raise JudgekitError(f"--reference: {problem}; pass one of {people_of(kinds)}.")
-    return rater_ratings(store, rubric, reference), reference  # type: ignore[arg-type]

@@ -24,8 +24,16 @@ import numpy as np
 import pandas as pd
 
 from judgekit.analysis.columns import points as chart_points
-from judgekit.analysis.emitted import emitted_pool_strings
-from judgekit.analysis.exchangeability import EXCHANGEABLE, behaviour, sample_group_note
+from judgekit.analysis.distribution.emitted import emitted_pool_strings
+from judgekit.analysis.distribution.exchangeability import (
+    EXCHANGEABLE,
+    behaviour,
+    sample_group_note,
+)
+from judgekit.analysis.distribution.refusal import (
+    DEFAULT_REFUSAL_CODES as DEFAULT_REFUSAL_CODES,  # re-exported
+)
+from judgekit.analysis.distribution.refusal import refusal_definition
 from judgekit.analysis.frames import (
     check_column_names,
     check_rubric,
@@ -38,8 +46,6 @@ from judgekit.analysis.frames import (
     require_item_columns,
     unit_columns,
 )
-from judgekit.analysis.refusal import DEFAULT_REFUSAL_CODES as DEFAULT_REFUSAL_CODES  # re-exported
-from judgekit.analysis.refusal import refusal_definition
 from judgekit.analysis.result import AnalysisResult, Chart, Table
 from judgekit.analysis.trust import check_trust
 from judgekit.analysis.trust_figures import DISTRIBUTION, apply_figures

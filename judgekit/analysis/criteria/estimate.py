@@ -45,25 +45,25 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from judgekit.analysis.criteria_certified import apply_criteria
-from judgekit.analysis.criteria_spec import (
+from judgekit.analysis.criteria.certified import apply_criteria
+from judgekit.analysis.criteria.spec import (
     CriteriaFile as CriteriaFile,
 )
-from judgekit.analysis.criteria_spec import (
+from judgekit.analysis.criteria.spec import (
     Criterion as Criterion,
 )
-from judgekit.analysis.criteria_spec import (
+from judgekit.analysis.criteria.spec import (
     criterion_digest,
     criterion_rubric,
     matches,
 )
-from judgekit.analysis.criteria_spec import (
+from judgekit.analysis.criteria.spec import (
     criterion_mask as criterion_mask,
 )
-from judgekit.analysis.criteria_spec import (
+from judgekit.analysis.criteria.spec import (
     load_criteria as load_criteria,
 )
-from judgekit.analysis.criteria_spec import (
+from judgekit.analysis.criteria.spec import (
     parse_criteria as parse_criteria,
 )
 from judgekit.analysis.frames import label_shares
@@ -174,7 +174,7 @@ def evaluate_criteria(
     pass every check is trusted for a criterion whose rate its verdict certifies (its check, every
     primary check, the same definition as the gate read: ``criteria_digests``), and the figures
     of that criterion no certificate covers are left out
-    (:mod:`judgekit.analysis.criteria_certified`). Tables: ``criteria`` (one
+    (:mod:`judgekit.analysis.criteria.certified`). Tables: ``criteria`` (one
     row per criterion), ``per_seed``, and for each ``by`` column ``by_<column>`` (the criterion's
     figure per value, descriptive).
     """

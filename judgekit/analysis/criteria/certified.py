@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from judgekit.analysis.criteria_spec import Criterion
+from judgekit.analysis.criteria.spec import Criterion
 from judgekit.analysis.result import UNTRUSTED, AnalysisResult
 
 #: the columns of a criterion's row of ``criteria`` that come from its per-seed values

@@ -1,16 +1,16 @@
 """Calibration figures corrected for the judge's error: C(t), RCE_t, Drift(t), Drift(t | tier).
 
 ``judgekit analyze calibration --correct ppi`` adds the tables built here. The figures are those
-of :mod:`judgekit.analysis.calibration` over prompt units (a conversation at one turn): the
+of :mod:`judgekit.analysis.calibration.estimate` over prompt units (a conversation at one turn): the
 judge's R on every unit, the reference's R on the units people rated. Each figure is a mean of a
 per-unit quantity (|R − H| for RCE, R − H for the signed error, R, the share of samples with
 R ≥ 0.75 for over-refusal), a mean of per-conversation differences (Drift(t): ``d_i =
 |R_it − H| − |R_i1 − H|``) or a pairwise figure (C), so prediction-powered inference applies to
-each directly (:mod:`judgekit.analysis.ppi_figures`): the judge's labels need not be trusted,
+each directly (:mod:`judgekit.analysis.correction.ppi_rows`): the judge's labels need not be trusted,
 only measured. The conversation (or prompt) is the resampling unit, as people label whole
 conversations.
 
-Tables (one row per figure instance; columns :data:`judgekit.analysis.ppi_figures.ROW_COLUMNS`):
+Tables (one row per figure instance; columns :data:`judgekit.analysis.correction.ppi_rows.ROW_COLUMNS`):
 
 * ``ppi_summary`` — per model: C, RCE, the signed error, mean R;
 * ``ppi_by_turn`` — per model and turn: C(t), RCE_t, Drift(t);
@@ -26,10 +26,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from judgekit.analysis.calibration_units import build_units
+from judgekit.analysis.calibration.units import build_units
+from judgekit.analysis.correction.ppi_attach import attach_ppi, labelling_design, raw_vs_corrected
+from judgekit.analysis.correction.ppi_rows import ROW_COLUMNS, concordance_row, drift_row, mean_row
 from judgekit.analysis.frames import per_item_values
-from judgekit.analysis.ppi_figures import ROW_COLUMNS, concordance_row, drift_row, mean_row
-from judgekit.analysis.result import Table
+from judgekit.analysis.result import AnalysisResult, Table
 from judgekit.rubric.model import Rubric
 
 #: the figure families, to compute only some (``figures=``)
@@ -68,7 +69,7 @@ def paired_units(
 
 def pair_units(judge_units: pd.DataFrame, reference_units: pd.DataFrame) -> pd.DataFrame:
     """:func:`paired_units` from the two raters' units
-    (:func:`judgekit.analysis.calibration_units.build_units`)."""
+    (:func:`judgekit.analysis.calibration.units.build_units`)."""
     ru = reference_units[[*_KEYS, "R", "err", "signed", "over"]]
     ru = ru.rename(columns={"R": "R_y", "err": "err_y", "signed": "signed_y", "over": "over_y"})
     return judge_units.merge(ru, on=_KEYS, how="left")
@@ -109,7 +110,7 @@ def corrected_calibration(
     """The corrected calibration tables (module doc) from :func:`paired_units`.
 
     ``strata``: the labelling design's stratum of each cluster (conversation id), from
-    :func:`judgekit.analysis.labelling_design.design_strata`; None = the labelled clusters are
+    :func:`judgekit.analysis.correction.design.design_strata`; None = the labelled clusters are
     a simple random sample. A stratified figure whose design leaves a stratum with fewer than 2
     labelled conversations is refused in its row's ``note``."""
     cols = ["H", "R", "R_y", "err", "err_y", "signed", "signed_y", "over", "over_y", "turn",
@@ -207,3 +208,43 @@ def corrected_calibration(
 
 def _turn(t: Any) -> int | float:
     return int(t) if float(t).is_integer() else float(t)
+
+
+def add_ppi_calibration(result: AnalysisResult, store: Any, rubric: Rubric,
+                        ratings: pd.DataFrame, reference: pd.DataFrame, reference_name: str,
+                        items: pd.DataFrame, harm: pd.Series, *, sample: str | None,
+                        model_col: str, prompt_col: str | None, lookalike_col: str,
+                        include_lookalikes: bool, n_boot: int, seed: int,
+                        by: Sequence[str] = ()) -> None:
+    """Corrected C(t), RCE_t, Drift(t), Drift(t | tier), look-alike figures and Drift(t | col)
+    for each ``by`` column on ``result``."""
+    by = [c for c in by if c != model_col]
+    units = paired_units(ratings, reference, items, harm, rubric, model_col=model_col,
+                         prompt_col=prompt_col, lookalike_col=lookalike_col, by=by)
+    cluster_col = str(result.meta.get("cluster") or "conversation_id")
+    design = labelling_design(store, items, reference, cluster_col=cluster_col, sample=sample)
+    unit = cluster_col.removesuffix("_id")
+    tables = corrected_calibration(units, strata=design.strata,
+                                   include_lookalikes=include_lookalikes, n_boot=max(n_boot, 1),
+                                   seed=seed, unit=unit)
+    if units["turn"].nunique() > 1:
+        tables += [corrected_drift_by(units, col, strata=design.strata,
+                                      include_lookalikes=include_lookalikes, unit=unit)
+                   for col in by]
+    charts = []
+    for t in tables:
+        if t.key == "ppi_by_turn":
+            charts.append(raw_vs_corrected("ppi_drift_by_turn", "Drift(t): raw and corrected",
+                                           t.frame, "Drift(t)", group="model", x="turn",
+                                           y_label="Drift(t)", unit=unit, hline=0.0))
+            charts.append(raw_vs_corrected("ppi_c_by_turn", "C(t): raw and corrected", t.frame,
+                                           "C(t)", group="model", x="turn", y_label="C(t)",
+                                           unit=unit, hline=0.5, y_range=(0.0, 1.0)))
+        if t.key == "ppi_by_tier_turn":
+            for model, g in t.frame.groupby("model", sort=True):
+                g = g.assign(tier=g["tier"].map(lambda k: f"tier {k}"))
+                charts.append(raw_vs_corrected(
+                    f"ppi_drift_by_tier_{model}", f"Drift(t | tier) — {model}: raw and "
+                    "corrected", g, "Drift(t | tier)", group="tier", x="turn",
+                    y_label="Drift(t | tier)", unit=unit, hline=0.0))
+    attach_ppi(result, tables, design, reference_name, charts)
