@@ -158,8 +158,7 @@ def apply_figures(result: AnalysisResult, trust: TrustReport, fmap: FigureMap, *
                         if s["state"] not in ("pass", "unchecked"))
     stamped = any(t.title.startswith(UNTRUSTED) for t in result.tables)
     if untrusted and (open_ or stamped):
-        result.trusted = False
         shown = [f for f, st in states.items() if st["state"] != "pass"] or ["tables no certificate covers"]
-        result.notes.insert(0, f"{UNTRUSTED}: figures the verdict does not certify are shown "
-                               f"({', '.join(shown)}; the notes say why).")
+        result.mark_untrusted(f"figures the verdict does not certify are shown ({', '.join(shown)}; "
+                              "the notes say why).")
     return result

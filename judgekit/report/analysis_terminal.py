@@ -63,7 +63,7 @@ def print_table(console: Console, title: str, header: list[str],
 def print_untrusted(console: Console, result: AnalysisResult) -> None:
     """The UNTRUSTED banner of a result run without a passing verdict (nothing otherwise)."""
     if not result.trusted:
-        console.print(Text(f" {clean(result.notes[0])} ", style="bold white on red"))
+        console.print(Text(f" {UNTRUSTED}: {clean(str(result.untrusted_reason))} ", style="bold white on red"))
 
 
 def print_head(console: Console, result: AnalysisResult) -> None:

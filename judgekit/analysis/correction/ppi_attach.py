@@ -51,7 +51,7 @@ def attach_ppi(result: AnalysisResult, tables: list[Table], design: LabellingDes
     result.meta["ppi"] = {"reference": reference, "sample": design.sample,
                           "stratified": design.strata is not None}
     if not result.trusted:
-        result.stamp_untrusted(result.notes[0].split(": ", 1)[-1])
+        result.stamp_untrusted()
 
 
 def _points(frame: pd.DataFrame, figure: str, group: str, x: str, value: str, lo: str,

@@ -178,5 +178,5 @@ def add_correction(result: AnalysisResult, tables: list[Table], *, method: str,
     )
     result.meta["correction"] = {"method": method, "reference": reference_name}
     if not result.trusted:
-        result.stamp_untrusted(result.notes[0].split(": ", 1)[-1])
+        result.stamp_untrusted()
     return result

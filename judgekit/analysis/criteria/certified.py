@@ -119,7 +119,5 @@ def apply_criteria(result: AnalysisResult, certified: Mapping[str, tuple[str, di
         result.notes.append(f"{len(left_out)} judged criteria left out ({', '.join(map(repr, left_out))}), so "
                             "not every criterion is known to pass.")
     if stamped:
-        result.trusted = False
-        result.notes.insert(0, f"{UNTRUSTED}: figures the verdict does not certify are shown (the notes say "
-                               "which, and why).")
+        result.mark_untrusted("figures the verdict does not certify are shown (the notes say which, and why).")
     return left_out
