@@ -307,6 +307,8 @@ def _run_analyses(out_dir: Path, ann: Path, console: Console, n_resamples: int) 
     from judgekit.analysis import inputs
     from judgekit.analysis.calibration.estimate import calibration
     from judgekit.analysis.distribution.estimate import refusal_distribution
+    from judgekit.analysis.options import ItemColumns, Resampling
+    from judgekit.analysis.trust import TrustContext
     from judgekit.errors import UntrustedJudgeError
     from judgekit.report.analysis import write_results
     from judgekit.report.analysis_terminal import (
@@ -343,19 +345,19 @@ def _run_analyses(out_dir: Path, ann: Path, console: Console, n_resamples: int) 
     outputs = {"calibration": adir / "calibration", "distribution": adir / "distribution"}
     with Store(db) as store:
         cal = inputs.calibration_inputs(store, rubric, judge, harm_column="severity")
-        result = calibration(cal.ratings, cal.items, cal.harm, rubric=rubric, verdicts=loaded,
-                             judge_hashes=cal.judge_hashes, harm_source=cal.harm_source,
-                             n_boot=n_resamples, seed=0, store=store)
+        result = calibration(cal.ratings, cal.items, cal.harm, rubric=rubric, harm_source=cal.harm_source,
+                             trust=TrustContext(loaded, cal.judge_hashes, store=store),
+                             resampling=Resampling(n_resamples, 0))
     print_calibration(console, result)
     written = write_results(result, outputs["calibration"])
     console.print(written_summary(written, outputs["calibration"]), markup=False)
     with Store(db) as store:
         dist = inputs.distribution_inputs(store, rubric, judge, form_rubric="refusal_form",
                                           verdicts=loaded)
-        result = refusal_distribution(dist.ratings, dist.items, rubric=rubric, verdicts=loaded,
-                                      judge_hashes=dist.judge_hashes, forms=dist.forms,
-                                      form_rubric=dist.form_rubric, by=["severity"],
-                                      n_boot=n_resamples, seed=0, store=store)
+        result = refusal_distribution(dist.ratings, dist.items, rubric=rubric, forms=dist.form_ratings,
+                                      columns=ItemColumns(by=["severity"]),
+                                      trust=TrustContext(loaded, dist.judge_hashes, store=store),
+                                      resampling=Resampling(n_resamples, 0))
     print_distribution(console, result)
     written = write_results(result, outputs["distribution"])
     console.print(written_summary(written, outputs["distribution"]), markup=False)

@@ -18,6 +18,8 @@ from click.testing import CliRunner
 from judgekit.analysis import inputs
 from judgekit.analysis.calibration.estimate import calibration
 from judgekit.analysis.distribution.estimate import refusal_distribution
+from judgekit.analysis.options import ItemColumns, Resampling
+from judgekit.analysis.trust import TrustContext
 from judgekit.cli import main
 from judgekit.errors import JudgekitError
 from judgekit.rubric.model import load_rubric
@@ -60,17 +62,17 @@ def run(*args):
     return res
 
 
-def _distribution(data, items=None, **kw):
-    kw.setdefault("n_boot", 20)
+def _distribution(data, items=None, **columns):
     return refusal_distribution(data.ratings, data.items if items is None else items,
-                                rubric=RESTR, untrusted=True, forms=data.forms,
-                                form_rubric=data.form_rubric, **kw)
+                                rubric=RESTR, forms=data.form_ratings,
+                                columns=ItemColumns(**columns),
+                                trust=TrustContext(untrusted=True), resampling=Resampling(20))
 
 
-def _calibration(data, items=None, **kw):
-    kw.setdefault("n_boot", 20)
+def _calibration(data, items=None, **columns):
     return calibration(data.ratings, data.items if items is None else items, data.harm,
-                       rubric=RESTR, untrusted=True, harm_source=data.harm_source, **kw)
+                       rubric=RESTR, harm_source=data.harm_source, columns=ItemColumns(**columns),
+                       trust=TrustContext(untrusted=True), resampling=Resampling(20))
 
 
 # --------------------------------------------------------------------------- the two crashes
@@ -136,13 +138,13 @@ def test_distribution_by_a_column_it_adds_is_one_sentence(dist_data, column):
 def test_distribution_prompt_column_it_adds_is_one_sentence(dist_data):
     items = dist_data.items.assign(rate=dist_data.items["prompt_id"])
     with pytest.raises(JudgekitError, match=r"^--prompt-column 'rate': analyze distribution adds"):
-        _distribution(dist_data, items, prompt_col="rate")
+        _distribution(dist_data, items, prompt="rate")
 
 
 def test_distribution_model_column_named_like_a_working_column(dist_data):
     items = dist_data.items.assign(refused=dist_data.items["model"])
     with pytest.raises(JudgekitError, match=r"^--model-column 'refused': analyze distribution"):
-        _distribution(dist_data, items, model_col="refused")
+        _distribution(dist_data, items, model="refused")
 
 
 def test_distribution_ignores_unused_metadata_named_like_its_columns(dist_data):
@@ -175,7 +177,7 @@ def test_calibration_by_a_working_column_is_one_sentence(cal_data, column):
 def test_calibration_prompt_column_named_like_a_unit_column(cal_data, column):
     items = cal_data.items.assign(**{column: cal_data.items["conversation_id"]})
     with pytest.raises(JudgekitError, match=rf"^--prompt-column '{column}': analyze calibration"):
-        _calibration(cal_data, items, prompt_col=column)
+        _calibration(cal_data, items, prompt=column)
 
 
 def test_calibration_ignores_unused_metadata_named_like_its_columns(cal_data):
@@ -200,10 +202,10 @@ def test_criteria_per_column_named_like_a_per_seed_column(demo_analysis_store, t
         items = data.items.assign(**{per: data.items["seed"]})
         with pytest.raises(JudgekitError, match=rf"^criteria.yaml: criterion 'few hard refusals': "
                                                 rf"per column '{per}' has the name"):
-            evaluate_criteria(spec(per), data.ratings, items, untrusted=True,
-                              source="criteria.yaml")
-    result, _ = evaluate_criteria(spec("item_id"), data.ratings, data.items, untrusted=True,
-                                  source="criteria.yaml")
+            evaluate_criteria(spec(per), data.ratings, items, source="criteria.yaml",
+                              trust=TrustContext(untrusted=True))
+    result, _ = evaluate_criteria(spec("item_id"), data.ratings, data.items, source="criteria.yaml",
+                                  trust=TrustContext(untrusted=True))
     assert len(result.table("per_seed")) > 100
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from click.testing import CliRunner
 
+from judgekit.analysis.correction.design import Reference
+from judgekit.analysis.options import ItemColumns, Resampling
 from judgekit.cli import main
 
 pytest_plugins = ["tests.analysis_fixtures"]
@@ -150,9 +152,10 @@ def test_correction_table_raw_interval_resamples_the_cluster_column() -> None:
     ref = ratings_frame(zip(items["item_id"], labels, strict=True), rubric, rater="h",
                         kind="human")
     w = {c: (1.0 if c == pos else 0.0) for c in codes}
-    (t,) = correction_tables(judge, ref, items, rubric=rubric, weights=w, figure="refusal rate",
-                             method="rogan_gladen", reference_name="h",
-                             cluster_col="conversation_id", n_resamples=300, seed=2)
+    (t,) = correction_tables(judge, Reference(ref, "h"), items, rubric=rubric, weights=w,
+                             figure="refusal rate", method="rogan_gladen",
+                             columns=ItemColumns(prompt="conversation_id"),
+                             resampling=Resampling(n_resamples=300, seed=2))
     row = t.frame.iloc[0]
     expected = raw_clustered([w[x] for x in labels], conv, n_resamples=300, seed=2)
     assert (row["raw"], row["raw_ci_low"], row["raw_ci_high"]) == pytest.approx(expected)

@@ -32,6 +32,7 @@ from typing import Any
 
 import pandas as pd
 
+from judgekit.analysis.distribution.estimate import FormRatings
 from judgekit.errors import JudgekitError, UntrustedJudgeError
 from judgekit.rubric.model import Rubric, load_rubric
 from judgekit.store.database import Store
@@ -154,6 +155,13 @@ class DistributionInputs:
     form_matches: pd.DataFrame | None = None
     #: what was left out, one sentence each (:func:`gated_only`)
     notes: list[str] = field(default_factory=list)
+
+    @property
+    def form_ratings(self) -> FormRatings | None:
+        """The forms as the distribution takes them (None without forms)."""
+        if self.forms is None or self.form_rubric is None:
+            return None
+        return FormRatings(self.forms, self.form_rubric, self.form_matches)
 
 
 def form_ratings(

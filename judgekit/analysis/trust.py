@@ -70,6 +70,26 @@ class TrustReport:
         return out
 
 
+@dataclass(frozen=True)
+class TrustContext:
+    """What the trust guard of an analysis reads: the ``verdicts`` (parsed ``verdict.json`` dicts
+    or paths), the judges' identities (``judge_hashes``: rater → judge hash, from the store), the
+    ``store`` the ratings came from, and ``untrusted`` to force the run (every figure stamped
+    UNTRUSTED). The default trusts human and reference raters only."""
+
+    verdicts: Sequence[Any] = ()
+    judge_hashes: Mapping[str, str] | None = None
+    untrusted: bool = False
+    store: Any = None
+
+    def check(self, ratings: pd.DataFrame, rubric: Rubric, *, figures: Sequence[str] | None = None,
+              criteria: Mapping[str, str] | None = None) -> TrustReport:
+        """:func:`check_trust` of ``ratings`` under ``rubric`` in this context."""
+        return check_trust(ratings, rubric, self.verdicts, judge_hashes=self.judge_hashes,
+                           untrusted=self.untrusted, store=self.store, figures=figures,
+                           criteria=criteria)
+
+
 def _how_to_get_one(judge: str, rubric: Rubric) -> UntrustedJudgeError:
     return UntrustedJudgeError(
         f"Ratings of judge {judge!r} under {rubric.id} need a passing verdict before an analysis "

@@ -156,6 +156,8 @@ def distribution_cmd(
     """
     from judgekit.analysis import inputs
     from judgekit.analysis.distribution.estimate import refusal_distribution
+    from judgekit.analysis.options import ItemColumns, Resampling
+    from judgekit.analysis.trust import TrustContext
     from judgekit.report.analysis_terminal import print_distribution
     from judgekit.rubric.model import load_rubric
 
@@ -171,11 +173,12 @@ def distribution_cmd(
         data.items = items
         with progress_bar("bootstrap (resampling prompts)", quiet) as progress:
             result = refusal_distribution(
-                data.ratings, data.items, rubric=rubric, verdicts=loaded, store=store,
-                judge_hashes=data.judge_hashes, untrusted=untrusted, threshold=threshold,
-                refusal_codes=codes, forms=data.forms, form_rubric=data.form_rubric, by=by_cols,
-                model_col=model_column, prompt_col=prompt_column, n_boot=n_boot, seed=seed,
-                progress=progress, sample_group=sample_group, form_matches=data.form_matches,
+                data.ratings, data.items, rubric=rubric, forms=data.form_ratings,
+                columns=ItemColumns(model=model_column, prompt=prompt_column, by=by_cols,
+                                    sample_group=sample_group),
+                threshold=threshold, refusal_codes=codes,
+                trust=TrustContext(loaded, data.judge_hashes, untrusted, store),
+                resampling=Resampling(n_boot, seed, progress),
             )
         if correct:
             import pandas as pd
@@ -191,6 +194,7 @@ def distribution_cmd(
                             n_boot=n_boot, seed=seed,
                             cluster_col=(result.meta.get("prompt_unit") or [None])[0])
             if correct == "ppi":
+                from judgekit.analysis.correction.design import Reference
                 from judgekit.analysis.distribution.corrected import add_ppi_distribution
                 from judgekit.analysis.inputs import reference_ratings
 
@@ -199,9 +203,9 @@ def distribution_cmd(
                 forms = None if fr is None or data.forms is None else (
                     data.forms, inputs.rater_ratings(store, fr, ref_name, required=False),
                     list(fr.codes))
-                add_ppi_distribution(result, store, data.ratings, ref, ref_name, data.items,
-                                     indicator=indicator, codes=list(rubric.codes),
-                                     sample=sample, model_col=model_column, forms=forms)
+                add_ppi_distribution(result, Reference(ref, ref_name, store, sample), data.ratings,
+                                     data.items, indicator=indicator, codes=list(rubric.codes),
+                                     model_col=model_column, forms=forms)
     result.notes.extend(data.notes)  # judge ratings the verdict does not cover, left out
     noted(result, note, where)
     if json_out != "-":
@@ -280,6 +284,8 @@ def calibration_cmd(
     """
     from judgekit.analysis import inputs
     from judgekit.analysis.calibration.estimate import calibration
+    from judgekit.analysis.options import ItemColumns, Resampling
+    from judgekit.analysis.trust import TrustContext
     from judgekit.report.analysis_terminal import print_calibration
     from judgekit.rubric.model import load_rubric
 
@@ -290,13 +296,14 @@ def calibration_cmd(
                                          harm_rubric=harm_rubric, harm_key=harm_key, verdicts=loaded)
         by_cols = by_columns(by)
         data.items, (data.ratings,), note = sliced(data.items, [data.ratings], where, by_cols)
+        columns = ItemColumns(model=model_column, prompt=prompt_column, lookalike=lookalike_column,
+                              by=by_cols)
         with progress_bar("bootstrap (resampling conversations)", quiet) as progress:
             result = calibration(
-                data.ratings, data.items, data.harm, rubric=rubric, verdicts=loaded, store=store,
-                judge_hashes=data.judge_hashes, untrusted=untrusted, harm_source=data.harm_source,
-                model_col=model_column, prompt_col=prompt_column, lookalike_col=lookalike_column,
-                include_lookalikes=include_lookalikes, n_boot=n_boot, seed=seed, progress=progress,
-                by=by_cols,
+                data.ratings, data.items, data.harm, rubric=rubric, harm_source=data.harm_source,
+                columns=columns, include_lookalikes=include_lookalikes,
+                trust=TrustContext(loaded, data.judge_hashes, untrusted, store),
+                resampling=Resampling(n_boot, seed, progress),
             )
         if correct:
             cal_slices = [c for c in ["turn", *[c.strip() for v in by for c in v.split(",")
@@ -316,14 +323,14 @@ def calibration_cmd(
                                  if c in data.items.columns), None))
             if correct == "ppi":
                 from judgekit.analysis.calibration.corrected import add_ppi_calibration
+                from judgekit.analysis.correction.design import Reference
                 from judgekit.analysis.inputs import reference_ratings
 
                 ref, ref_name = reference_ratings(store, rubric, reference)
-                add_ppi_calibration(result, store, rubric, data.ratings, ref, ref_name,
-                                    data.items, data.harm, sample=sample, model_col=model_column,
-                                    prompt_col=prompt_column, lookalike_col=lookalike_column,
-                                    include_lookalikes=include_lookalikes, n_boot=n_boot,
-                                    seed=seed, by=by_cols)
+                add_ppi_calibration(result, Reference(ref, ref_name, store, sample), data.ratings,
+                                    data.items, data.harm, rubric=rubric, columns=columns,
+                                    include_lookalikes=include_lookalikes,
+                                    resampling=Resampling(n_boot, seed))
     result.notes.extend(data.notes)  # judge ratings the verdict does not cover, left out
     noted(result, note, where)
     if json_out != "-":
@@ -376,7 +383,8 @@ def criteria_cmd(
         --judge judge-a --verdict gate-r/verdict.json --out results/criteria
     """
     from judgekit.analysis import inputs
-    from judgekit.analysis.criteria.estimate import evaluate_criteria, load_criteria
+    from judgekit.analysis.criteria import evaluate_criteria, load_criteria
+    from judgekit.analysis.trust import TrustContext
     from judgekit.report.analysis_terminal import print_criteria
 
     spec = load_criteria(criteria_file)
@@ -386,8 +394,8 @@ def criteria_cmd(
         by_cols = by_columns(by)
         data.items, (data.ratings,), note = sliced(data.items, [data.ratings], where, by_cols)
         result, passed = evaluate_criteria(
-            spec, data.ratings, data.items, rater=rater, verdicts=loaded, store=store,
-            judge_hashes=data.judge_hashes, untrusted=untrusted,
+            spec, data.ratings, data.items, rater=rater,
+            trust=TrustContext(loaded, data.judge_hashes, untrusted, store),
             source=f"Criteria file {criteria_file}", by=by_cols,
         )
         if correct:

@@ -26,14 +26,16 @@ def add_correction_tables(result: AnalysisResult, store: Store, rubric: Any, rat
                     *, method: str, reference: str | None, weights: dict[str, float],
                     figure: str, slices: list[str], model_col: str, n_boot: int,
                     seed: int, cluster_col: str | None = None) -> None:
+    from judgekit.analysis.correction.design import Reference
     from judgekit.analysis.correction.tables import add_correction, correction_tables
     from judgekit.analysis.inputs import reference_ratings
+    from judgekit.analysis.options import ItemColumns, Resampling
 
     ref, ref_name = reference_ratings(store, rubric, reference)
-    tables = correction_tables(ratings, ref, items, rubric=rubric, weights=weights, figure=figure,
-                               method=method, reference_name=ref_name, slices=slices,
-                               model_col=model_col, cluster_col=cluster_col,
-                               n_resamples=max(n_boot, 1), seed=seed)
+    tables = correction_tables(ratings, Reference(ref, ref_name), items, rubric=rubric,
+                               weights=weights, figure=figure, method=method,
+                               columns=ItemColumns(model=model_col, prompt=cluster_col, by=slices),
+                               resampling=Resampling(max(n_boot, 1), seed))
     add_correction(result, tables, method=method, reference_name=ref_name)
 def where_option(f: Callable[..., Any]) -> Callable[..., Any]:
     return click.option(

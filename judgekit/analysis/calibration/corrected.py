@@ -27,9 +27,11 @@ import numpy as np
 import pandas as pd
 
 from judgekit.analysis.calibration.units import build_units
+from judgekit.analysis.correction.design import Reference
 from judgekit.analysis.correction.ppi_attach import attach_ppi, labelling_design, raw_vs_corrected
 from judgekit.analysis.correction.ppi_rows import ROW_COLUMNS, concordance_row, drift_row, mean_row
 from judgekit.analysis.frames import per_item_values
+from judgekit.analysis.options import ItemColumns, Resampling
 from judgekit.analysis.result import AnalysisResult, Table
 from judgekit.rubric.model import Rubric
 
@@ -210,23 +212,22 @@ def _turn(t: Any) -> int | float:
     return int(t) if float(t).is_integer() else float(t)
 
 
-def add_ppi_calibration(result: AnalysisResult, store: Any, rubric: Rubric,
-                        ratings: pd.DataFrame, reference: pd.DataFrame, reference_name: str,
-                        items: pd.DataFrame, harm: pd.Series, *, sample: str | None,
-                        model_col: str, prompt_col: str | None, lookalike_col: str,
-                        include_lookalikes: bool, n_boot: int, seed: int,
-                        by: Sequence[str] = ()) -> None:
+def add_ppi_calibration(result: AnalysisResult, reference: Reference, ratings: pd.DataFrame,
+                        items: pd.DataFrame, harm: pd.Series, *, rubric: Rubric,
+                        columns: ItemColumns, include_lookalikes: bool,
+                        resampling: Resampling) -> None:
     """Corrected C(t), RCE_t, Drift(t), Drift(t | tier), look-alike figures and Drift(t | col)
-    for each ``by`` column on ``result``."""
-    by = [c for c in by if c != model_col]
-    units = paired_units(ratings, reference, items, harm, rubric, model_col=model_col,
-                         prompt_col=prompt_col, lookalike_col=lookalike_col, by=by)
+    for each ``columns.by`` column on ``result``."""
+    by = [c for c in columns.by if c != columns.model]
+    units = paired_units(ratings, reference.ratings, items, harm, rubric, model_col=columns.model,
+                         prompt_col=columns.prompt, lookalike_col=columns.lookalike, by=by)
     cluster_col = str(result.meta.get("cluster") or "conversation_id")
-    design = labelling_design(store, items, reference, cluster_col=cluster_col, sample=sample)
+    design = labelling_design(reference, items, cluster_col=cluster_col)
     unit = cluster_col.removesuffix("_id")
     tables = corrected_calibration(units, strata=design.strata,
-                                   include_lookalikes=include_lookalikes, n_boot=max(n_boot, 1),
-                                   seed=seed, unit=unit)
+                                   include_lookalikes=include_lookalikes,
+                                   n_boot=max(resampling.n_resamples, 1), seed=resampling.seed,
+                                   unit=unit)
     if units["turn"].nunique() > 1:
         tables += [corrected_drift_by(units, col, strata=design.strata,
                                       include_lookalikes=include_lookalikes, unit=unit)
@@ -247,4 +248,4 @@ def add_ppi_calibration(result: AnalysisResult, store: Any, rubric: Rubric,
                     f"ppi_drift_by_tier_{model}", f"Drift(t | tier) — {model}: raw and "
                     "corrected", g, "Drift(t | tier)", group="tier", x="turn",
                     y_label="Drift(t | tier)", unit=unit, hline=0.0))
-    attach_ppi(result, tables, design, reference_name, charts)
+    attach_ppi(result, tables, design, reference.name, charts)

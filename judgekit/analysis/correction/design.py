@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 import pandas as pd
 
@@ -30,6 +31,19 @@ from judgekit.store.schema import is_missing
 
 #: reasons of a recorded design that target items by the judges' signals
 TARGETED = ("disagreement", "abstention", "unstable")
+
+
+@dataclass(frozen=True)
+class Reference:
+    """The reference rater's labels a correction measures the judge's error on: its long
+    ``ratings``, its rater id ``name``, and where the design that drew the labelled items is
+    recorded (``store``; ``sample``: the recorded sample's name, None to find the one holding the
+    labels)."""
+
+    ratings: pd.DataFrame
+    name: str
+    store: Any = None
+    sample: str | None = None
 
 
 @dataclass(frozen=True)

@@ -13,11 +13,15 @@ and the corrected figure side by side (solid: raw; dashed: corrected; each with 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import pandas as pd
 
-from judgekit.analysis.correction.design import LabellingDesign, design_strata, find_sample
+from judgekit.analysis.correction.design import (
+    LabellingDesign,
+    Reference,
+    design_strata,
+    find_sample,
+)
 from judgekit.analysis.result import AnalysisResult, Chart, ChartPoint, Table
 
 DEFINITION = (
@@ -30,12 +34,11 @@ DEFINITION = (
     "human-only figure would need for the corrected figure's precision.")
 
 
-def labelling_design(store: Any, items: pd.DataFrame, reference: pd.DataFrame, *,
-                     cluster_col: str, sample: str | None) -> LabellingDesign:
-    """The design behind ``reference``'s labels (``--sample``, else the one recorded sample
+def labelling_design(reference: Reference, items: pd.DataFrame, *, cluster_col: str) -> LabellingDesign:
+    """The design behind ``reference``'s labels (its ``sample``, else the one recorded sample
     holding them, else none: a simple random sample with a warning)."""
-    labelled = reference["item_id"].astype(str).unique().tolist()
-    design, name = find_sample(store, labelled, sample)
+    labelled = reference.ratings["item_id"].astype(str).unique().tolist()
+    design, name = find_sample(reference.store, labelled, reference.sample)
     return design_strata(items, design, labelled=labelled, cluster_col=cluster_col, sample=name)
 
 

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from judgekit.analysis.correction.design import Reference
 from judgekit.analysis.correction.ppi_attach import attach_ppi, labelling_design
 from judgekit.analysis.correction.ppi_rows import ROW_COLUMNS, difference_row, mean_row
 from judgekit.analysis.criteria.spec import CriteriaFile, criterion_mask, criterion_rubric, matches
@@ -131,7 +132,7 @@ def add_ppi_criteria(result: AnalysisResult, store: Any, spec: CriteriaFile,
                             "nothing.")
     cluster_col = next((c for c in ("conversation_id", "prompt_id") if c in items.columns),
                        "item_id")
-    design = labelling_design(store, items, ref, cluster_col=cluster_col, sample=sample)
+    design = labelling_design(Reference(ref, reference, store, sample), items, cluster_col=cluster_col)
     table = corrected_criteria(spec, ratings, ref, items, rater=rater, cluster_col=cluster_col,
                                strata=design.strata, source=source)
     attach_ppi(result, [table], design, reference)

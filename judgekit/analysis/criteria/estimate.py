@@ -39,7 +39,7 @@ counted as passing or failing. Unknown keys are errors (a typo is not a no-op).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -68,8 +68,9 @@ from judgekit.analysis.criteria.spec import (
 )
 from judgekit.analysis.frames import label_shares
 from judgekit.analysis.result import AnalysisResult, Table
-from judgekit.analysis.trust import TrustReport, check_trust
+from judgekit.analysis.trust import TrustContext, TrustReport
 from judgekit.errors import JudgekitError, excerpt
+from judgekit.rubric.model import Rubric
 from judgekit.stats.bounded import bounded_mean_interval
 from judgekit.stats.intervals import abs_interval, wilson_interval
 from judgekit.stats.ppi_core import norm_zero
@@ -158,10 +159,7 @@ def evaluate_criteria(
     items: pd.DataFrame,
     *,
     rater: str | None = None,
-    verdicts: Sequence[Any] = (),
-    judge_hashes: Mapping[str, str] | None = None,
-    untrusted: bool = False,
-    store: Any = None,
+    trust: TrustContext | None = None,
     source: str = "criteria",
     by: Sequence[str] = (),
 ) -> tuple[AnalysisResult, bool]:
@@ -169,142 +167,35 @@ def evaluate_criteria(
 
     ``ratings``: long ratings (any rubrics and raters; each criterion picks its rubric and rater:
     the criterion's ``rater``, else the file's, else ``rater``). ``items``: ``item_id`` +
-    metadata. Judge raters need a passing verdict per rubric (``verdicts``; matching ``store``, the
-    store the ratings came from, when given), unless ``untrusted``; a judge whose verdict did not
-    pass every check is trusted for a criterion whose rate its verdict certifies (its check, every
-    primary check, the same definition as the gate read: ``criteria_digests``), and the figures
-    of that criterion no certificate covers are left out
-    (:mod:`judgekit.analysis.criteria.certified`). Tables: ``criteria`` (one
-    row per criterion), ``per_seed``, and for each ``by`` column ``by_<column>`` (the criterion's
-    figure per value, descriptive).
+    metadata. Judge raters need a passing verdict per rubric (``trust``:
+    :class:`~judgekit.analysis.trust.TrustContext`), unless ``trust.untrusted``; a judge whose
+    verdict did not pass every check is trusted for a criterion whose rate its verdict certifies
+    (its check, every primary check, the same definition as the gate read: ``criteria_digests``),
+    and the figures of that criterion no certificate covers are left out
+    (:mod:`judgekit.analysis.criteria.certified`). Tables: ``criteria`` (one row per criterion),
+    ``per_seed``, and for each ``by`` column ``by_<column>`` (the criterion's figure per value,
+    descriptive).
     """
+    trust = trust or TrustContext()
     items = items.copy()
     items["item_id"] = items["item_id"].astype(str)
     ratings = ratings.copy()
     ratings["item_id"] = ratings["item_id"].astype(str)
-    by = list(dict.fromkeys(by))
-    for col in by:
-        if col not in items.columns:
-            raise JudgekitError(f"--by {col!r}: the items have no such column; they have: "
-                                f"{', '.join(map(str, items.columns[:15]))}.")
-        if col in _PER_TABLE_COLUMNS or col in ("rate_a", "rate_b", "n_a", "n_b", "difference"):
-            raise JudgekitError(f"--by {col!r}: analyze criteria adds a column named {col!r} to its tables, "
-                                "so the two would collide; use another column.")
+    by = _checked_by(items, by)
     rows: list[dict[str, Any]] = []
     seed_rows: list[dict[str, Any]] = []
     by_rows: dict[str, list[dict[str, Any]]] = {col: [] for col in by}
-    trust = TrustReport()
+    report = TrustReport()
     certified: dict[str, tuple[str, dict[str, Any]]] = {}  # criteria trusted on their certificate alone
     for c in spec.criteria:
-        rubric = criterion_rubric(c, source)
-        who = c.rater or spec.rater or rater
-        if who is None:
-            raise JudgekitError(
-                f"{source}: criterion {c.name!r} names no rater; add 'rater:' to the file or pass "
-                "--judge RATER."
-            )
-        per = c.per if c.per is not None else spec.per
-        r = ratings[(ratings["rubric"] == rubric.id) & (ratings["rater_id"].astype(str) == who)]
-        if "rubric_hash" in r.columns:
-            r = r[r["rubric_hash"] == rubric.hash]
-        if r.empty:
-            raise JudgekitError(
-                f"{source}: criterion {c.name!r}: rater {who!r} has no ratings under {rubric.ref}; "
-                "import or judge them first, or fix the rater/rubric."
-            )
-        one = check_trust(r, rubric, verdicts, judge_hashes=judge_hashes, untrusted=untrusted, store=store,
-                          criteria={c.name: criterion_digest(c, source)})
+        rubric, who, r = _criterion_ratings(c, spec, ratings, rater, source)
+        one = trust.check(r, rubric, criteria={c.name: criterion_digest(c, source)})
         judge_key = f"{who} under {rubric.id}"
         if one.figures.get(judge_key) and judge_key in one.trusted:
             certified[c.name] = (judge_key, next(iter(one.figures[judge_key].values())))
-        trust = trust.merge(one)
-        codes = list(dict.fromkeys(rubric.normalise(lab) or lab for lab in c.labels))  # (each once)
-        shares = label_shares(r, rubric.codes)
-        shares["_hit"] = shares[codes].sum(axis=1)
-        cmp_col = [c.compare.column] if c.compare else []
-        for col in [*c.where, *([per] if per else []), *cmp_col]:
-            if col not in items.columns:
-                raise JudgekitError(
-                    f"{source}: criterion {c.name!r} uses column {col!r}, which the items do not "
-                    f"have; they have: {', '.join(map(str, items.columns[:15]))}."
-                )
-        if c.compare is not None:
-            _check_levels(c, items, source)
-        if per in _PER_TABLE_COLUMNS:
-            raise JudgekitError(
-                f"{source}: criterion {c.name!r}: per column {per!r} has the name of a column "
-                "the per-seed table adds, so the two would collide; use another column (or "
-                "re-import the items with this one renamed)."
-            )
-        mask = criterion_mask(c, items, source=source)
-        keep = list(dict.fromkeys(["item_id", *([per] if per else []), *cmp_col, *by]))
-        df = items.loc[mask, keep].merge(shares[["item_id", "_hit"]], on="item_id", how="inner")
-        fig = _figure(df, c)
-        n, value = fig["n"], fig["value"]
-
-        def ok(v: float, c: Criterion = c) -> bool:
-            return bool(c.op is not None and c.threshold is not None and v == v and _OPS[c.op](v, c.threshold))
-
-        pooled_ok = bool(n and ok(value))
-        per_values: list[tuple[Any, int, float, bool]] = []
-        if per:
-            for key, grp in df.groupby(per, sort=True):
-                f = _figure(grp, c)
-                if f["value"] != f["value"]:
-                    continue  # a seed without both conditions has no figure
-                good = ok(f["value"])
-                per_values.append((key, f["n"], f["value"], good))
-                seed_rows.append({"criterion": c.name, per: key, "n": f["n"], "value": f["value"],
-                                  "ci_low": f["ci_low"], "ci_high": f["ci_high"],
-                                  "passed": None if c.descriptive else good})
-        for col in by:
-            for key, grp in df.groupby(col, sort=True, dropna=False):
-                f = _figure(grp, c)
-                by_rows[col].append({"criterion": c.name, col: key, "n": f["n"], "value": f["value"],
-                                     "ci_low": f["ci_low"], "ci_high": f["ci_high"]})
-        each_ok = bool(per_values) and all(p[3] for p in per_values)
-        if c.require == "pooled":
-            passed = pooled_ok
-        elif c.require == "each":
-            passed = each_ok
-        else:
-            passed = pooled_ok and each_ok
-        reason = ""
-        if n == 0:
-            passed, reason = False, "no rated item matches"
-        elif value != value:
-            passed, reason = False, (f"no rated item with {c.compare.column} = {c.compare.a}" if c.compare
-                                     and not fig["n_a"] else f"no rated item with {c.compare.column} = "
-                                     f"{c.compare.b}" if c.compare else "undefined")
-        elif c.min_n is not None and n < c.min_n:
-            passed, reason = False, f"n = {n} < min_n {c.min_n}"
-        elif c.require != "pooled" and not per:
-            passed, reason = False, f"require: {c.require} needs a 'per' column"
-        pm, pm_lo, pm_hi = _mean_over([v for _, _, v, _ in per_values])
-        row = {
-            "criterion": c.name,
-            "rubric": rubric.id,
-            "rater": who,
-            "label": ", ".join(codes),
-            "where": ", ".join(f"{k}={v}" for k, v in c.where.items()) or "(all items)",
-            "compare": f"|{c.compare.column}={c.compare.a} − {c.compare.column}={c.compare.b}|" if c.compare else "",
-            "op": c.op or "",
-            "threshold": c.threshold,
-            "n": n,
-            "value": value,
-            "ci_low": fig["ci_low"],
-            "ci_high": fig["ci_high"],
-            "per": per or "",
-            "per_values": "; ".join(f"{k}: {v:.3f} (n={m})" for k, m, v, _ in per_values),
-            "per_mean": pm, "per_mean_ci_low": pm_lo, "per_mean_ci_high": pm_hi,
-            "require": c.require,
-            "result": "DESCRIPTIVE" if c.descriptive else "PASS" if passed else "FAIL",
-            "reason": "" if c.descriptive else reason,
-        }
-        row["note"] = NEWCOMBE_NOTE if c.compare else ""
-        if c.compare:
-            row.update({k: fig[k] for k in ("rate_a", "n_a", "rate_b", "n_b", "difference")})
-        rows.append(row)
+        report = report.merge(one)
+        rows.append(_evaluate(c, c.per if c.per is not None else spec.per, rubric, who, r, items,
+                              by, source, seed_rows, by_rows))
     table = pd.DataFrame(rows)
     judged = table[table["result"] != "DESCRIPTIVE"]
     all_passed = bool((judged["result"] == "PASS").all())
@@ -318,26 +209,170 @@ def evaluate_criteria(
         kind="criteria",
         title="Experiment criteria",
         meta={"rater": rater or spec.rater, "rubric": ", ".join(sorted(set(table["rubric"]))),
-              "trust": trust.as_dict(), "passed": all_passed, "slices": by},
-        definitions={
-            "value": "share of rated items in the group whose label is one of the criterion's "
-                     "labels (a sample judged several times counts as the share of its trials); "
-                     "with compare, |rate(a) − rate(b)|",
-            "pooled": "the rate over every matching item; CI: Wilson 95% (compare: Newcombe's hybrid "
-                      "score interval of the difference, as an interval of its absolute value; "
-                      "both treat the items as independent draws)",
-            "per_values": "the rate within each value of the per column (e.g. each seed)",
-            "per_mean": "mean of the per values, 95% interval bounded to [0, 1] (Hoeffding ∩ empirical Bernstein) over them (each seed one replicate)",
-            "require": "pooled: the pooled value must pass; each: every per value must pass; "
-                       "both: both",
-            "DESCRIPTIVE": "a criterion without op and threshold: reported, neither passes nor fails",
-        },
+              "trust": report.as_dict(), "passed": all_passed, "slices": by},
+        definitions=dict(_DEFINITIONS),
         tables=tables,
         notes=[] if all_passed else [f"{n_fail} of {len(judged)} criteria FAIL."],
     )
-    left_out = apply_criteria(result, certified, {c.name: c for c in spec.criteria}, untrusted=untrusted)
-    if not trust.ok:
-        result.stamp_untrusted(trust.reason())
+    left_out = apply_criteria(result, certified, {c.name: c for c in spec.criteria},
+                              untrusted=trust.untrusted)
+    if not report.ok:
+        result.stamp_untrusted(report.reason())
     if left_out:
         result.meta["passed"] = all_passed = False
     return result, all_passed
+
+
+_DEFINITIONS = {
+    "value": "share of rated items in the group whose label is one of the criterion's "
+             "labels (a sample judged several times counts as the share of its trials); "
+             "with compare, |rate(a) − rate(b)|",
+    "pooled": "the rate over every matching item; CI: Wilson 95% (compare: Newcombe's hybrid "
+              "score interval of the difference, as an interval of its absolute value; "
+              "both treat the items as independent draws)",
+    "per_values": "the rate within each value of the per column (e.g. each seed)",
+    "per_mean": "mean of the per values, 95% interval bounded to [0, 1] (Hoeffding ∩ empirical Bernstein) over them (each seed one replicate)",
+    "require": "pooled: the pooled value must pass; each: every per value must pass; "
+               "both: both",
+    "DESCRIPTIVE": "a criterion without op and threshold: reported, neither passes nor fails",
+}
+
+
+def _checked_by(items: pd.DataFrame, by: Sequence[str]) -> list[str]:
+    """The ``--by`` columns once each: item columns whose names the tables do not use."""
+    by = list(dict.fromkeys(by))
+    for col in by:
+        if col not in items.columns:
+            raise JudgekitError(f"--by {col!r}: the items have no such column; they have: "
+                                f"{', '.join(map(str, items.columns[:15]))}.")
+        if col in _PER_TABLE_COLUMNS or col in ("rate_a", "rate_b", "n_a", "n_b", "difference"):
+            raise JudgekitError(f"--by {col!r}: analyze criteria adds a column named {col!r} to its tables, "
+                                "so the two would collide; use another column.")
+    return by
+
+
+def _criterion_ratings(c: Criterion, spec: CriteriaFile, ratings: pd.DataFrame,
+                       rater: str | None, source: str) -> tuple[Rubric, str, pd.DataFrame]:
+    """The criterion's rubric, its rater and that rater's ratings under the rubric."""
+    rubric = criterion_rubric(c, source)
+    who = c.rater or spec.rater or rater
+    if who is None:
+        raise JudgekitError(
+            f"{source}: criterion {c.name!r} names no rater; add 'rater:' to the file or pass "
+            "--judge RATER."
+        )
+    r = ratings[(ratings["rubric"] == rubric.id) & (ratings["rater_id"].astype(str) == who)]
+    if "rubric_hash" in r.columns:
+        r = r[r["rubric_hash"] == rubric.hash]
+    if r.empty:
+        raise JudgekitError(
+            f"{source}: criterion {c.name!r}: rater {who!r} has no ratings under {rubric.ref}; "
+            "import or judge them first, or fix the rater/rubric."
+        )
+    return rubric, who, r
+
+
+def _check_columns(c: Criterion, items: pd.DataFrame, per: str | None, source: str) -> None:
+    cmp_col = [c.compare.column] if c.compare else []
+    for col in [*c.where, *([per] if per else []), *cmp_col]:
+        if col not in items.columns:
+            raise JudgekitError(
+                f"{source}: criterion {c.name!r} uses column {col!r}, which the items do not "
+                f"have; they have: {', '.join(map(str, items.columns[:15]))}."
+            )
+    if c.compare is not None:
+        _check_levels(c, items, source)
+    if per in _PER_TABLE_COLUMNS:
+        raise JudgekitError(
+            f"{source}: criterion {c.name!r}: per column {per!r} has the name of a column "
+            "the per-seed table adds, so the two would collide; use another column (or "
+            "re-import the items with this one renamed)."
+        )
+
+
+def _evaluate(c: Criterion, per: str | None, rubric: Rubric, who: str, r: pd.DataFrame,
+              items: pd.DataFrame, by: list[str], source: str, seed_rows: list[dict[str, Any]],
+              by_rows: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
+    """The criterion's row of the ``criteria`` table; its per-seed and per-slice rows are
+    appended to ``seed_rows`` and ``by_rows``."""
+    codes = list(dict.fromkeys(rubric.normalise(lab) or lab for lab in c.labels))  # (each once)
+    shares = label_shares(r, rubric.codes)
+    shares["_hit"] = shares[codes].sum(axis=1)
+    _check_columns(c, items, per, source)
+    cmp_col = [c.compare.column] if c.compare else []
+    mask = criterion_mask(c, items, source=source)
+    keep = list(dict.fromkeys(["item_id", *([per] if per else []), *cmp_col, *by]))
+    df = items.loc[mask, keep].merge(shares[["item_id", "_hit"]], on="item_id", how="inner")
+    fig = _figure(df, c)
+    per_values: list[tuple[Any, int, float, bool]] = []
+    if per:
+        for key, grp in df.groupby(per, sort=True):
+            f = _figure(grp, c)
+            if f["value"] != f["value"]:
+                continue  # a seed without both conditions has no figure
+            good = _passes(c, f["value"])
+            per_values.append((key, f["n"], f["value"], good))
+            seed_rows.append({"criterion": c.name, per: key, "n": f["n"], "value": f["value"],
+                              "ci_low": f["ci_low"], "ci_high": f["ci_high"],
+                              "passed": None if c.descriptive else good})
+    for col in by:
+        for key, grp in df.groupby(col, sort=True, dropna=False):
+            f = _figure(grp, c)
+            by_rows[col].append({"criterion": c.name, col: key, "n": f["n"], "value": f["value"],
+                                 "ci_low": f["ci_low"], "ci_high": f["ci_high"]})
+    passed, reason = _decide(c, fig, per, per_values)
+    pm, pm_lo, pm_hi = _mean_over([v for _, _, v, _ in per_values])
+    row = {
+        "criterion": c.name,
+        "rubric": rubric.id,
+        "rater": who,
+        "label": ", ".join(codes),
+        "where": ", ".join(f"{k}={v}" for k, v in c.where.items()) or "(all items)",
+        "compare": f"|{c.compare.column}={c.compare.a} − {c.compare.column}={c.compare.b}|" if c.compare else "",
+        "op": c.op or "",
+        "threshold": c.threshold,
+        "n": fig["n"],
+        "value": fig["value"],
+        "ci_low": fig["ci_low"],
+        "ci_high": fig["ci_high"],
+        "per": per or "",
+        "per_values": "; ".join(f"{k}: {v:.3f} (n={m})" for k, m, v, _ in per_values),
+        "per_mean": pm, "per_mean_ci_low": pm_lo, "per_mean_ci_high": pm_hi,
+        "require": c.require,
+        "result": "DESCRIPTIVE" if c.descriptive else "PASS" if passed else "FAIL",
+        "reason": "" if c.descriptive else reason,
+    }
+    row["note"] = NEWCOMBE_NOTE if c.compare else ""
+    if c.compare:
+        row.update({k: fig[k] for k in ("rate_a", "n_a", "rate_b", "n_b", "difference")})
+    return row
+
+
+def _passes(c: Criterion, v: float) -> bool:
+    return bool(c.op is not None and c.threshold is not None and v == v and _OPS[c.op](v, c.threshold))
+
+
+def _decide(c: Criterion, fig: dict[str, Any], per: str | None,
+            per_values: list[tuple[Any, int, float, bool]]) -> tuple[bool, str]:
+    """Whether the criterion passes as its ``require`` says, and why not when it cannot."""
+    n, value = fig["n"], fig["value"]
+    pooled_ok = bool(n and _passes(c, value))
+    each_ok = bool(per_values) and all(p[3] for p in per_values)
+    if c.require == "pooled":
+        passed = pooled_ok
+    elif c.require == "each":
+        passed = each_ok
+    else:
+        passed = pooled_ok and each_ok
+    reason = ""
+    if n == 0:
+        passed, reason = False, "no rated item matches"
+    elif value != value:
+        passed, reason = False, (f"no rated item with {c.compare.column} = {c.compare.a}" if c.compare
+                                 and not fig["n_a"] else f"no rated item with {c.compare.column} = "
+                                 f"{c.compare.b}" if c.compare else "undefined")
+    elif c.min_n is not None and n < c.min_n:
+        passed, reason = False, f"n = {n} < min_n {c.min_n}"
+    elif c.require != "pooled" and not per:
+        passed, reason = False, f"require: {c.require} needs a 'per' column"
+    return passed, reason

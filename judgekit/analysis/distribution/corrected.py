@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from judgekit.analysis.correction.design import Reference
 from judgekit.analysis.correction.ppi_attach import attach_ppi, labelling_design, raw_vs_corrected
 from judgekit.analysis.correction.ppi_rows import ROW_COLUMNS, mean_row
 from judgekit.analysis.frames import label_shares
@@ -115,10 +116,9 @@ def corrected_distribution(
     return out
 
 
-def add_ppi_distribution(result: AnalysisResult, store: Any, ratings: pd.DataFrame,
-                         reference: pd.DataFrame, reference_name: str, items: pd.DataFrame, *,
-                         indicator: Callable[[pd.Series], Any], codes: Sequence[str],
-                         sample: str | None, model_col: str,
+def add_ppi_distribution(result: AnalysisResult, reference: Reference, ratings: pd.DataFrame,
+                         items: pd.DataFrame, *, indicator: Callable[[pd.Series], Any],
+                         codes: Sequence[str], model_col: str,
                          forms: tuple[pd.DataFrame, pd.DataFrame, Sequence[str]] | None = None
                          ) -> None:
     """Corrected refusal rates (per model, turn and prompt) and label shares on ``result``;
@@ -126,8 +126,8 @@ def add_ppi_distribution(result: AnalysisResult, store: Any, ratings: pd.DataFra
     adds ``ppi_form_shares``, each form's corrected share."""
     ucols = list(result.meta.get("prompt_unit") or [])
     cluster_col = ucols[0] if ucols else "conversation_id"
-    design = labelling_design(store, items, reference, cluster_col=cluster_col, sample=sample)
-    tables = corrected_distribution(ratings, reference, items, indicator=indicator, codes=codes,
+    design = labelling_design(reference, items, cluster_col=cluster_col)
+    tables = corrected_distribution(ratings, reference.ratings, items, indicator=indicator, codes=codes,
                                     model_col=model_col, cluster_col=cluster_col,
                                     prompt_cols=ucols, strata=design.strata)
     if forms is not None and len(forms[0]) and len(forms[1]):
@@ -147,4 +147,4 @@ def add_ppi_distribution(result: AnalysisResult, store: Any, ratings: pd.DataFra
                                        y_label="refusal rate",
                                        unit=cluster_col.removesuffix("_id"),
                                        y_range=(0.0, 1.0)))
-    attach_ppi(result, tables, design, reference_name, charts)
+    attach_ppi(result, tables, design, reference.name, charts)
