@@ -6,13 +6,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from judgekit.analysis.calibration.estimate import (
-    calibration,
-    calibration_error,
-    concordance,
-    drift,
-    pair_counts,
-)
+from judgekit.analysis.calibration.error import calibration_error, drift
+from judgekit.analysis.calibration.estimate import calibration
+from judgekit.analysis.concordance import concordance, pair_counts
 from judgekit.analysis.frames import harm_from_column, harm_from_ratings
 from judgekit.analysis.options import ItemColumns, Resampling
 from judgekit.errors import JudgekitError

@@ -191,7 +191,7 @@ def test_calibration_ignores_unused_metadata_named_like_its_columns(cal_data):
 def test_criteria_per_column_named_like_a_per_seed_column(demo_analysis_store, tmp_path):
     with Store(demo_analysis_store) as store:
         data = inputs.criteria_inputs(store)
-    from judgekit.analysis.criteria.estimate import evaluate_criteria, parse_criteria
+    from judgekit.analysis.criteria import evaluate_criteria, parse_criteria
 
     def spec(per):
         return parse_criteria({"rater": "judge-a", "per": per, "criteria": [

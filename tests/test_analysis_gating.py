@@ -9,7 +9,7 @@ import re
 import pytest
 
 from judgekit.analysis.calibration.estimate import calibration
-from judgekit.analysis.criteria.estimate import evaluate_criteria, parse_criteria
+from judgekit.analysis.criteria import evaluate_criteria, parse_criteria
 from judgekit.analysis.distribution.estimate import FormRatings, refusal_distribution
 from judgekit.analysis.frames import harm_from_column
 from judgekit.analysis.options import Resampling

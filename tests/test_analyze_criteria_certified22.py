@@ -191,7 +191,7 @@ def test_a_descriptive_edit_keeps_the_certificate(study: dict, edit: tuple[str, 
 
 
 def test_an_edited_digest_is_refused(study: dict, tmp_path: Path) -> None:
-    from judgekit.analysis.criteria.estimate import evaluate_criteria, load_criteria
+    from judgekit.analysis.criteria import evaluate_criteria, load_criteria
     from judgekit.analysis.inputs import criteria_inputs
     from judgekit.store.database import Store
 
@@ -211,7 +211,7 @@ def test_an_edited_digest_is_refused(study: dict, tmp_path: Path) -> None:
 
 
 def test_a_verdict_without_digests_certifies_no_criterion_but_passes_as_before(study: dict) -> None:
-    from judgekit.analysis.criteria.estimate import evaluate_criteria, load_criteria
+    from judgekit.analysis.criteria import evaluate_criteria, load_criteria
     from judgekit.analysis.inputs import criteria_inputs
     from judgekit.store.database import Store
 

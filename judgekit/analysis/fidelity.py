@@ -105,7 +105,7 @@ def _turn(t: float) -> int | float:
     return int(t) if float(t).is_integer() else float(t)
 
 
-def labelled_ids(judge_values: pd.DataFrame, ref_values: pd.DataFrame) -> list[str]:
+def _labelled_ids(judge_values: pd.DataFrame, ref_values: pd.DataFrame) -> list[str]:
     """Item ids with a usable value from both the judge and the reference (``item_id, value``
     frames as :func:`judgekit.analysis.frames.per_item_values` gives them)."""
     j = judge_values.loc[judge_values["value"].notna(), "item_id"].astype(str)
@@ -140,7 +140,7 @@ def calibration_pairs(
     chosen = check_figures("calibration", figures)
     opts: dict[str, Any] = {"model_col": model_col, "prompt_col": prompt_col, "turn_col": turn_col,
                             "lookalike_col": lookalike_col}
-    ids = set(labelled_ids(judge_values, ref_values))
+    ids = set(_labelled_ids(judge_values, ref_values))
     jv = judge_values.assign(item_id=judge_values["item_id"].astype(str))
     rv = ref_values.assign(item_id=ref_values["item_id"].astype(str))
     full, _, ucols = build_units(jv, items, harm, **opts)

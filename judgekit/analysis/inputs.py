@@ -68,7 +68,7 @@ def rater_ratings(store: Store, rubric: Rubric, rater: str, *, required: bool = 
     return df
 
 
-def gated_only(store: Store, ratings: pd.DataFrame, verdicts: Sequence[Any]) -> tuple[pd.DataFrame, list[str]]:
+def _gated_only(store: Store, ratings: pd.DataFrame, verdicts: Sequence[Any]) -> tuple[pd.DataFrame, list[str]]:
     """``ratings`` without the judge ratings the verdicts do not cover, and one sentence per judge
     saying how many were left out (issue 20): ratings imported under a gated judge's name after
     the gate, or panel ratings another configuration made or edited after their call
@@ -153,7 +153,7 @@ class DistributionInputs:
     form_rubric: Rubric | None = None
     #: ``forms`` with what a rule judge matched (match_rule, match_string); None without forms
     form_matches: pd.DataFrame | None = None
-    #: what was left out, one sentence each (:func:`gated_only`)
+    #: what was left out, one sentence each (:func:`_gated_only`)
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -177,14 +177,14 @@ def form_ratings(
 
     A judge's forms need a passing verdict of their own (unless ``untrusted``): the error says
     that the ratings feed the refusal-form distribution and how to leave them out. Forms their
-    verdict does not cover are left out (:func:`gated_only`; its sentences added to ``notes``).
+    verdict does not cover are left out (:func:`_gated_only`; its sentences added to ``notes``).
     """
     from judgekit.analysis.trust import check_trust
 
     forms = rater_ratings(store, form_rubric, rater, required=False)
     if forms.empty:
         return None
-    forms, left_out = gated_only(store, forms, verdicts)
+    forms, left_out = _gated_only(store, forms, verdicts)
     if notes is not None:
         notes += left_out
     if not untrusted:
@@ -214,7 +214,7 @@ def distribution_inputs(
     ``form_rubric`` None skips the forms; otherwise the rater's ratings under it (if any) are
     checked against ``verdicts`` as :func:`form_ratings` does.
     """
-    ratings, notes = gated_only(store, rater_ratings(store, rubric, rater), verdicts)
+    ratings, notes = _gated_only(store, rater_ratings(store, rubric, rater), verdicts)
     forms = None
     frub = None
     if form_rubric is not None:
@@ -241,7 +241,7 @@ class Harm:
     source: str
 
 
-def harm_from_store(
+def _harm_from_store(
     store: Store,
     items: pd.DataFrame,
     *,
@@ -288,7 +288,7 @@ class CalibrationInputs:
     judge_hashes: dict[str, str]
     harm: pd.Series
     harm_source: str
-    #: what was left out, one sentence each (:func:`gated_only`)
+    #: what was left out, one sentence each (:func:`_gated_only`)
     notes: list[str] = field(default_factory=list)
 
 
@@ -303,12 +303,12 @@ def calibration_inputs(
     verdicts: Sequence[Any] = (),
 ) -> CalibrationInputs:
     """The restrictiveness ratings of ``rater``, their items and judge hashes, and H per item
-    (chosen as :func:`harm_from_store` says); a judge's ratings its verdict in ``verdicts`` does
-    not cover are left out (:func:`gated_only`)."""
-    ratings, notes = gated_only(store, rater_ratings(store, rubric, rater), verdicts)
+    (chosen as :func:`_harm_from_store` says); a judge's ratings its verdict in ``verdicts`` does
+    not cover are left out (:func:`_gated_only`)."""
+    ratings, notes = _gated_only(store, rater_ratings(store, rubric, rater), verdicts)
     hashes = judge_hashes(store, ratings)
     items = rated_items(store, ratings)
-    harm = harm_from_store(store, items, harm_column=harm_column, harm_rubric=harm_rubric,
+    harm = _harm_from_store(store, items, harm_column=harm_column, harm_rubric=harm_rubric,
                            harm_key=harm_key)
     return CalibrationInputs(ratings=ratings, items=items, judge_hashes=hashes,
                              harm=harm.values, harm_source=harm.source, notes=notes)
@@ -322,14 +322,14 @@ class CriteriaInputs:
     ratings: pd.DataFrame
     items: pd.DataFrame
     judge_hashes: dict[str, str]
-    #: what was left out, one sentence each (:func:`gated_only`)
+    #: what was left out, one sentence each (:func:`_gated_only`)
     notes: list[str] = field(default_factory=list)
 
 
 def criteria_inputs(store: Store, verdicts: Sequence[Any] = ()) -> CriteriaInputs:
     """Every rating in ``store`` (but the judge ratings their verdict in ``verdicts`` does not
-    cover, :func:`gated_only`), the judge hashes among them, and every item."""
-    ratings, notes = gated_only(store, store.ratings(), verdicts)
+    cover, :func:`_gated_only`), the judge hashes among them, and every item."""
+    ratings, notes = _gated_only(store, store.ratings(), verdicts)
     hashes = judge_hashes(store, ratings)
     return CriteriaInputs(ratings=ratings, items=store.items(), judge_hashes=hashes, notes=notes)
 

@@ -183,7 +183,7 @@ def distribution_cmd(
         if correct:
             import pandas as pd
 
-            from judgekit.analysis.distribution.estimate import refusal_definition
+            from judgekit.analysis.distribution.refusal import refusal_definition
 
             _, indicator = refusal_definition(rubric, threshold=threshold, refusal_codes=codes)
             weights = dict(zip(rubric.codes, indicator(pd.Series(rubric.codes)).tolist(),

@@ -60,15 +60,15 @@ def print_table(console: Console, title: str, header: list[str],
     console.print(t)
 
 
-def print_untrusted(console: Console, result: AnalysisResult) -> None:
+def _print_untrusted(console: Console, result: AnalysisResult) -> None:
     """The UNTRUSTED banner of a result run without a passing verdict (nothing otherwise)."""
     if not result.trusted:
         console.print(Text(f" {UNTRUSTED}: {clean(str(result.untrusted_reason))} ", style="bold white on red"))
 
 
-def print_head(console: Console, result: AnalysisResult) -> None:
+def _print_head(console: Console, result: AnalysisResult) -> None:
     """The banner, the title, the definitions and the notes of ``result``."""
-    print_untrusted(console, result)
+    _print_untrusted(console, result)
     console.print(Text(clean(result.title), style="bold"))
     for k, v in result.definitions.items():
         console.print(f"  [dim]{safe_text(k)}:[/dim] {safe_text(v)}")
@@ -78,7 +78,7 @@ def print_head(console: Console, result: AnalysisResult) -> None:
 
 def print_distribution(console: Console, result: AnalysisResult) -> None:
     """A refusal distribution: its head, then the refusal rate per model and per slice."""
-    print_head(console, result)
+    _print_head(console, result)
     bad = not result.trusted
     for t in result.tables:
         if t.key != "by_model" and not t.key.startswith("by_"):
@@ -105,7 +105,7 @@ def print_distribution(console: Console, result: AnalysisResult) -> None:
 def print_calibration(console: Console, result: AnalysisResult) -> None:
     """A calibration: its head, then C, RCE and Drift per model, per turn, per slice, and the
     benign look-alikes."""
-    print_head(console, result)
+    _print_head(console, result)
     bad = not result.trusted
     summary = result.table("summary")
     print_table(console, "Calibration per model", [
@@ -146,7 +146,7 @@ def print_calibration(console: Console, result: AnalysisResult) -> None:
 def print_criteria(console: Console, result: AnalysisResult) -> None:
     """Experiment criteria: the banner (if untrusted), then one row per criterion with its
     value, threshold, per-seed values and PASS/FAIL."""
-    print_untrusted(console, result)
+    _print_untrusted(console, result)
     table = result.table("criteria")
     print_table(console, "Experiment criteria", [
         "criterion", "rater", "n", "value [95% CI]", "threshold", "per seed", "result"], [

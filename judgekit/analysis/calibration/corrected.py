@@ -21,6 +21,7 @@ Tables (one row per figure instance; columns :data:`judgekit.analysis.correction
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -42,24 +43,20 @@ FIGURES = ("C", "RCE", "signed_error", "mean_R", "C_t", "RCE_t", "drift", "RCE_t
 _KEYS = ["model", "cluster", "turn"]
 
 
-def paired_units(
+def _paired_units(
     judge: pd.DataFrame,
     reference: pd.DataFrame,
     items: pd.DataFrame,
     harm: pd.Series,
     rubric: Rubric,
-    *,
-    model_col: str = "model",
-    prompt_col: str | None = None,
-    turn_col: str = "turn",
-    lookalike_col: str = "benign_lookalike",
-    by: Sequence[str] = (),
+    columns: ItemColumns,
 ) -> pd.DataFrame:
     """The judge's prompt units with the reference's R, error, signed error and over-refusal
     beside them (``R_y``, ``err_y``, ``signed_y``, ``over_y``; NaN where people did not rate);
-    ``by``: item columns to slice by (``by_<col>`` on each unit)."""
-    kw: dict[str, Any] = dict(model_col=model_col, prompt_col=prompt_col, turn_col=turn_col,
-                              lookalike_col=lookalike_col, by=list(by))
+    ``columns.by``: item columns to slice by (``by_<col>`` on each unit)."""
+    kw: dict[str, Any] = dict(model_col=columns.model, prompt_col=columns.prompt,
+                              turn_col=columns.turn, lookalike_col=columns.lookalike,
+                              by=list(columns.by))
     ju, _, _ = build_units(per_item_values(judge, rubric), items, harm, **kw)
     ref_items = items[items["item_id"].astype(str).isin(reference["item_id"].astype(str))]
     if len(ref_items):
@@ -70,18 +67,18 @@ def paired_units(
 
 
 def pair_units(judge_units: pd.DataFrame, reference_units: pd.DataFrame) -> pd.DataFrame:
-    """:func:`paired_units` from the two raters' units
+    """:func:`_paired_units` from the two raters' units
     (:func:`judgekit.analysis.calibration.units.build_units`)."""
     ru = reference_units[[*_KEYS, "R", "err", "signed", "over"]]
     ru = ru.rename(columns={"R": "R_y", "err": "err_y", "signed": "signed_y", "over": "over_y"})
     return judge_units.merge(ru, on=_KEYS, how="left")
 
 
-def corrected_drift_by(units: pd.DataFrame, col: str, *,
+def _corrected_drift_by(units: pd.DataFrame, col: str, *,
                        strata: Mapping[str, str] | None = None,
                        include_lookalikes: bool = False, unit: str = "conversation") -> Table:
     """``ppi_by_<col>_turn``: corrected Drift(t | col) per model, value of ``col`` (a ``--by``
-    slice, e.g. the pressure tactic) and turn, from :func:`paired_units` built with ``by``."""
+    slice, e.g. the pressure tactic) and turn, from :func:`_paired_units` built with ``by``."""
     frames = []
     for value, part in units.groupby(f"by_{col}", sort=True, dropna=False):
         for tb in corrected_calibration(part, strata=strata, figures=("drift",),
@@ -109,7 +106,7 @@ def corrected_calibration(
     seed: int = 0,
     unit: str = "conversation",
 ) -> list[Table]:
-    """The corrected calibration tables (module doc) from :func:`paired_units`.
+    """The corrected calibration tables (module doc) from :func:`_paired_units`.
 
     ``strata``: the labelling design's stratum of each cluster (conversation id), from
     :func:`judgekit.analysis.correction.design.design_strata`; None = the labelled clusters are
@@ -219,8 +216,8 @@ def add_ppi_calibration(result: AnalysisResult, reference: Reference, ratings: p
     """Corrected C(t), RCE_t, Drift(t), Drift(t | tier), look-alike figures and Drift(t | col)
     for each ``columns.by`` column on ``result``."""
     by = [c for c in columns.by if c != columns.model]
-    units = paired_units(ratings, reference.ratings, items, harm, rubric, model_col=columns.model,
-                         prompt_col=columns.prompt, lookalike_col=columns.lookalike, by=by)
+    units = _paired_units(ratings, reference.ratings, items, harm, rubric,
+                         replace(columns, turn="turn", by=by))
     cluster_col = str(result.meta.get("cluster") or "conversation_id")
     design = labelling_design(reference, items, cluster_col=cluster_col)
     unit = cluster_col.removesuffix("_id")
@@ -229,7 +226,7 @@ def add_ppi_calibration(result: AnalysisResult, reference: Reference, ratings: p
                                    n_boot=max(resampling.n_resamples, 1), seed=resampling.seed,
                                    unit=unit)
     if units["turn"].nunique() > 1:
-        tables += [corrected_drift_by(units, col, strata=design.strata,
+        tables += [_corrected_drift_by(units, col, strata=design.strata,
                                       include_lookalikes=include_lookalikes, unit=unit)
                    for col in by]
     charts = []

@@ -26,7 +26,6 @@ This module is the analysis (:func:`calibration`: tables, charts, notes); the fi
 :mod:`~judgekit.analysis.concordance` (C), :mod:`~judgekit.analysis.calibration.error` (RCE,
 Drift), :mod:`~judgekit.analysis.calibration.units` (prompt units) and
 :mod:`~judgekit.analysis.calibration.replicates` (every figure per bootstrap replicate, CIs).
-Their public names are importable from here too.
 """
 
 
@@ -39,7 +38,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from judgekit.analysis.calibration.error import calibration_error, drift
 from judgekit.analysis.calibration.replicates import (
     bootstrap_cis,
     ratio,
@@ -49,7 +47,6 @@ from judgekit.analysis.calibration.replicates import (
 )
 from judgekit.analysis.calibration.units import OVER_REFUSAL_R, build_units
 from judgekit.analysis.columns import points as chart_points
-from judgekit.analysis.concordance import Concordance, concordance, levels, pair_counts
 from judgekit.analysis.frames import check_column_names, check_rubric, one_rater, per_item_values
 from judgekit.analysis.options import ItemColumns, Resampling
 from judgekit.analysis.result import AnalysisResult, Chart, Table
@@ -57,19 +54,6 @@ from judgekit.analysis.trust import TrustContext
 from judgekit.analysis.trust_figures import CALIBRATION, apply_figures
 from judgekit.errors import JudgekitError
 from judgekit.rubric.model import Rubric
-
-__all__ = [
-    "OVER_REFUSAL_R",
-    "Concordance",
-    "build_units",
-    "calibration",
-    "calibration_error",
-    "concordance",
-    "drift",
-    "levels",
-    "pair_counts",
-]
-
 
 #: the columns of the per-slice tables besides the slice column (a --by of one of these names
 #: would overwrite the slice's values)
@@ -139,25 +123,14 @@ def calibration(
         if resampling.progress is not None:
             resampling.progress(k, n_work)
 
-    rows = _Rows()
-    for model in models:
-        mu = main[main["model"] == model].reset_index(drop=True)
-        if len(mu):
-            _one_model(model, mu, resampling.n_resamples, resampling.seed, tick, rows.summary,
-                       rows.turn, rows.tier, rows.undefined)
-        lu = look[look["model"] == model].reset_index(drop=True)
-        if len(lu):
-            _lookalikes(model, lu, resampling.n_resamples, resampling.seed, tick, rows.look,
-                        rows.look_turn)
+    rows = _per_model(main, look, models, resampling, tick)
     slice_tables, slice_charts = _slice_tables(main, by, has_turns, resampling, tick)
-    tables = _model_tables(rows, has_turns) + slice_tables
     charts = _charts(pd.DataFrame(rows.turn), pd.DataFrame(rows.tier),
                      pd.DataFrame(rows.look_turn), has_turns) + slice_charts
     for c in charts:
         c.n_label = "prompt units"
     notes = _notes(dropped, has_turns, columns.lookalike in items.columns, include_lookalikes,
-                   columns.lookalike)
-    notes.extend(rows.undefined)
+                   columns.lookalike) + rows.undefined
     if units["n_samples"].max() <= 1:
         notes.append("Each prompt unit has one sample: R(q) is one draw, not the model's expected "
                      "restrictiveness; sample several times for a property of the model.")
@@ -180,7 +153,7 @@ def calibration(
         },
         definitions=_definitions(harm_source, ucols, resampling.n_resamples),
         notes=notes,
-        tables=tables,
+        tables=_model_tables(rows, has_turns) + slice_tables,
         charts=charts,
     )
     apply_figures(result, report, CALIBRATION, untrusted=trust.untrusted)
@@ -200,6 +173,21 @@ class _Rows:
     look_turn: list[dict[str, Any]] = field(default_factory=list)
     #: one sentence per model whose C is undefined
     undefined: list[str] = field(default_factory=list)
+
+
+def _per_model(main: pd.DataFrame, look: pd.DataFrame, models: list[str],
+               resampling: Resampling, tick: Callable[[int], None]) -> _Rows:
+    """The rows of every model: its figures over ``main``, its look-alikes over ``look``."""
+    rows = _Rows()
+    n, seed = resampling.n_resamples, resampling.seed
+    for model in models:
+        mu = main[main["model"] == model].reset_index(drop=True)
+        if len(mu):
+            _one_model(model, mu, n, seed, tick, rows.summary, rows.turn, rows.tier, rows.undefined)
+        lu = look[look["model"] == model].reset_index(drop=True)
+        if len(lu):
+            _lookalikes(model, lu, n, seed, tick, rows.look, rows.look_turn)
+    return rows
 
 
 def _check_options(rubric: Rubric, columns: ItemColumns, resampling: Resampling) -> list[str]:

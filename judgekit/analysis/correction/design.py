@@ -30,7 +30,7 @@ from judgekit.errors import JudgekitError
 from judgekit.store.schema import is_missing
 
 #: reasons of a recorded design that target items by the judges' signals
-TARGETED = ("disagreement", "abstention", "unstable")
+_TARGETED = ("disagreement", "abstention", "unstable")
 
 
 @dataclass(frozen=True)
@@ -99,7 +99,7 @@ def design_strata(
                                                 "random sample (no recorded design)")
     name = sample or "the sample"
     d = design.assign(item_id=design["item_id"].astype(str))
-    targeted = d[d["reason"].isin(TARGETED)]
+    targeted = d[d["reason"].isin(_TARGETED)]
     if len(targeted):
         raise JudgekitError(
             f"sample {name!r} chose {len(targeted)} items by the judges' "

@@ -51,7 +51,7 @@ from judgekit.errors import JudgekitError
 from judgekit.stats.intervals import wilson_interval
 
 
-def confusion_given_truth(judge: Sequence[Any], reference: Sequence[Any],
+def _confusion_given_truth(judge: Sequence[Any], reference: Sequence[Any],
                           codes: Sequence[Any]) -> tuple[np.ndarray, np.ndarray]:
     """``(M, n_t)``: ``M[j, t] = #(judge = codes[j], ref = codes[t]) / n_t[t]`` (NaN columns
     where ``n_t = 0``) and ``n_t``, the labelled items per reference class."""
@@ -264,7 +264,7 @@ def _matrix(
     Youden's ``J = M[0,0] + M[1,1] − 1 < min_singular``; for more, ``σ_min(M) < min_singular``.
     """
     unl = unlabelled_part(judge_all, judge_labelled)
-    m, n_t = confusion_given_truth(judge_labelled, reference_labelled, codes)
+    m, n_t = _confusion_given_truth(judge_labelled, reference_labelled, codes)
     n_l, n_total, k = len(judge_labelled), len(judge_all), len(codes)
     few = [(c, int(n)) for c, n in zip(codes, n_t, strict=True) if n < min_labelled_class]
     if few:

@@ -24,7 +24,7 @@ from judgekit.analysis.correction.design import (
 )
 from judgekit.analysis.result import AnalysisResult, Chart, ChartPoint, Table
 
-DEFINITION = (
+_DEFINITION = (
     "PPI++ (prediction-powered inference with the power-tuned λ; Angelopoulos, Bates, "
     "Fannjiang, Jordan & Zrnic 2023, Science 382:669; Angelopoulos, Duchi & Zrnic 2023, "
     "arXiv:2311.01453) with the conversation (or prompt) as the sampling unit; stratified PPI "
@@ -46,7 +46,7 @@ def attach_ppi(result: AnalysisResult, tables: list[Table], design: LabellingDes
             reference: str, charts: Sequence[Chart] = ()) -> None:
     result.tables.extend(tables)
     result.charts.extend(charts)
-    result.definitions["corrected (ppi)"] = f"{DEFINITION} Reference: {reference}."
+    result.definitions["corrected (ppi)"] = f"{_DEFINITION} Reference: {reference}."
     result.notes.append(f"Corrected figures (--correct ppi, reference {reference}): "
                         f"{design.description}.")
     if design.warning:

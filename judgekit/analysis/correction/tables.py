@@ -40,7 +40,7 @@ CORRECTION_COLUMNS = ("figure", "method", "n_total", "n_labelled", "n_labelled_p
                       "reference_labelled", "note")
 
 
-def modal_labels(ratings: pd.DataFrame, rubric: Rubric) -> pd.Series:
+def _modal_labels(ratings: pd.DataFrame, rubric: Rubric) -> pd.Series:
     """``item_id → label``: each item's most frequent ok label (ties: rubric order)."""
     ok = ratings.loc[ratings["status"].eq("ok") & ratings["label"].notna(), ["item_id", "label"]]
     if ok.empty:
@@ -77,8 +77,8 @@ def correction_tables(
     resampling = resampling or Resampling(n_resamples=2000)
     if method not in ("rogan_gladen", "ppi"):
         raise JudgekitError(f"--correct {method!r} is unknown; use rogan_gladen or ppi.")
-    f = modal_labels(judge, rubric)
-    y = modal_labels(reference.ratings, rubric)
+    f = _modal_labels(judge, rubric)
+    y = _modal_labels(reference.ratings, rubric)
     df = items.assign(item_id=items["item_id"].astype(str)).set_index("item_id")
     df = df.loc[df.index.intersection(f.index)].copy()
     df["_f"] = f

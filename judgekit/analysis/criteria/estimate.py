@@ -47,24 +47,12 @@ import pandas as pd
 
 from judgekit.analysis.criteria.certified import apply_criteria
 from judgekit.analysis.criteria.spec import (
-    CriteriaFile as CriteriaFile,
-)
-from judgekit.analysis.criteria.spec import (
-    Criterion as Criterion,
-)
-from judgekit.analysis.criteria.spec import (
+    CriteriaFile,
+    Criterion,
     criterion_digest,
+    criterion_mask,
     criterion_rubric,
     matches,
-)
-from judgekit.analysis.criteria.spec import (
-    criterion_mask as criterion_mask,
-)
-from judgekit.analysis.criteria.spec import (
-    load_criteria as load_criteria,
-)
-from judgekit.analysis.criteria.spec import (
-    parse_criteria as parse_criteria,
 )
 from judgekit.analysis.frames import label_shares
 from judgekit.analysis.result import AnalysisResult, Table
@@ -194,8 +182,12 @@ def evaluate_criteria(
         if one.figures.get(judge_key) and judge_key in one.trusted:
             certified[c.name] = (judge_key, next(iter(one.figures[judge_key].values())))
         report = report.merge(one)
-        rows.append(_evaluate(c, c.per if c.per is not None else spec.per, rubric, who, r, items,
-                              by, source, seed_rows, by_rows))
+        row, per_rows, slice_rows = _evaluate(c, c.per if c.per is not None else spec.per, rubric,
+                                              who, r, items, by, source)
+        rows.append(row)
+        seed_rows += per_rows
+        for col in by:
+            by_rows[col] += slice_rows[col]
     table = pd.DataFrame(rows)
     judged = table[table["result"] != "DESCRIPTIVE"]
     all_passed = bool((judged["result"] == "PASS").all())
@@ -291,10 +283,12 @@ def _check_columns(c: Criterion, items: pd.DataFrame, per: str | None, source: s
 
 
 def _evaluate(c: Criterion, per: str | None, rubric: Rubric, who: str, r: pd.DataFrame,
-              items: pd.DataFrame, by: list[str], source: str, seed_rows: list[dict[str, Any]],
-              by_rows: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
-    """The criterion's row of the ``criteria`` table; its per-seed and per-slice rows are
-    appended to ``seed_rows`` and ``by_rows``."""
+              items: pd.DataFrame, by: list[str], source: str
+              ) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, list[dict[str, Any]]]]:
+    """The criterion's row of the ``criteria`` table, its rows of ``per_seed`` and its rows of
+    each ``by_<col>`` table."""
+    seed_rows: list[dict[str, Any]] = []
+    by_rows: dict[str, list[dict[str, Any]]] = {col: [] for col in by}
     codes = list(dict.fromkeys(rubric.normalise(lab) or lab for lab in c.labels))  # (each once)
     shares = label_shares(r, rubric.codes)
     shares["_hit"] = shares[codes].sum(axis=1)
@@ -345,7 +339,7 @@ def _evaluate(c: Criterion, per: str | None, rubric: Rubric, who: str, r: pd.Dat
     row["note"] = NEWCOMBE_NOTE if c.compare else ""
     if c.compare:
         row.update({k: fig[k] for k in ("rate_a", "n_a", "rate_b", "n_b", "difference")})
-    return row
+    return row, seed_rows, by_rows
 
 
 def _passes(c: Criterion, v: float) -> bool:

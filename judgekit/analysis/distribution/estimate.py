@@ -31,9 +31,6 @@ from judgekit.analysis.distribution.exchangeability import (
     behaviour,
     sample_group_note,
 )
-from judgekit.analysis.distribution.refusal import (
-    DEFAULT_REFUSAL_CODES as DEFAULT_REFUSAL_CODES,  # re-exported
-)
 from judgekit.analysis.distribution.refusal import refusal_definition
 from judgekit.analysis.frames import (
     check_column_names,
@@ -55,7 +52,7 @@ from judgekit.errors import JudgekitError
 from judgekit.rubric.model import Rubric
 from judgekit.stats.intervals import bootstrap_stat, percentile_ci, wilson_interval
 
-ONE_DRAW = (
+_ONE_DRAW = (
     "one run measures one draw, not a property of the model: a prompt with a single sample "
     "has a refusal rate of 0 or 1 and a Wilson interval as wide as its data allows"
 )
@@ -121,8 +118,7 @@ def refusal_distribution(
     check_rubric(ratings, rubric, what=_WHAT)
     report = trust.check(ratings, rubric, figures=DISTRIBUTION.figures)
     form_shares: pd.DataFrame | None = None
-    if forms is not None and forms.ratings.empty:
-        forms = None
+    forms = forms if forms is not None and not forms.ratings.empty else None
     if forms is not None:
         report = report.merge(_check_forms(forms, rater, rubric, trust))
         form_shares = label_shares(forms.ratings, forms.rubric.codes)
@@ -132,11 +128,9 @@ def refusal_distribution(
     df = _per_sample(ratings, layout, indicator, columns)
     per_prompt = _per_prompt(df, layout, forms, form_shares)
     pp = per_prompt.rename(columns={"model": "_model"})
-    n_groups = pp.groupby("_model").ngroups + sum(
-        pp.groupby(["_model", c], dropna=False).ngroups for c in layout.slice_cols)
-    total = resampling.n_resamples * n_groups
+    total = resampling.n_resamples * (pp.groupby("_model").ngroups + sum(
+        pp.groupby(["_model", c], dropna=False).ngroups for c in layout.slice_cols))
     tables = _summary_tables(pp, layout, resampling, total)
-    summary = tables[0].frame
     if forms is not None and form_shares is not None:
         tables += _form_tables(df, forms, form_shares, layout.slice_cols)
     tables.append(Table("per_prompt", "Refusal rate per prompt over its samples (Wilson 95%)",
@@ -161,7 +155,7 @@ def refusal_distribution(
         definitions=_definitions(definition, layout.ucols),
         notes=layout.notes + _sample_notes(per_prompt),
         tables=tables,
-        charts=_charts(pp, summary, tables, layout.slice_cols, columns.turn),
+        charts=_charts(pp, tables, layout.slice_cols),
     )
     apply_figures(result, report, DISTRIBUTION, untrusted=trust.untrusted)
     if not report.ok:
@@ -344,11 +338,11 @@ def _sample_notes(per_prompt: pd.DataFrame) -> list[str]:
     n_prompts = len(per_prompt)
     if n_prompts and single == n_prompts:
         notes.append(
-            f"Every prompt has one rated sample: {ONE_DRAW}. Sample each prompt several times "
+            f"Every prompt has one rated sample: {_ONE_DRAW}. Sample each prompt several times "
             "to measure refusal as a distribution."
         )
     elif single:
-        notes.append(f"{single} of {n_prompts} prompts have one rated sample: {ONE_DRAW}.")
+        notes.append(f"{single} of {n_prompts} prompts have one rated sample: {_ONE_DRAW}.")
     unrated = int(per_prompt["n_unrated"].sum())
     if unrated:
         notes.append(
@@ -505,13 +499,7 @@ def _form_table(
     return out
 
 
-def _charts(
-    pp: pd.DataFrame,
-    summary: pd.DataFrame,
-    tables: list[Table],
-    slice_cols: list[str],
-    turn_col: str,
-) -> list[Chart]:
+def _charts(pp: pd.DataFrame, tables: list[Table], slice_cols: list[str]) -> list[Chart]:
     charts: list[Chart] = []
     # Empirical CDF of per-prompt refusal rates: the distribution the single-number rate hides,
     # with the Dvoretzky–Kiefer–Wolfowitz 95% band F ± sqrt(ln(2 / 0.05) / (2n)) (Massart 1990).
