@@ -162,3 +162,14 @@ def apply_figures(result: AnalysisResult, trust: TrustReport, fmap: FigureMap, *
         result.mark_untrusted(f"figures the verdict does not certify are shown ({', '.join(shown)}; "
                               "the notes say why).")
     return result
+
+
+def guard_result(result: AnalysisResult, trust: TrustReport, fmap: FigureMap, *,
+                 untrusted: bool) -> AnalysisResult:
+    """The trust guard's last step on a finished ``result``: keep the figures the verdicts
+    certify (:func:`apply_figures`), and stamp it UNTRUSTED when a judge had no matching passing
+    verdict (forced with ``untrusted``)."""
+    apply_figures(result, trust, fmap, untrusted=untrusted)
+    if not trust.ok:
+        result.stamp_untrusted(trust.reason())
+    return result

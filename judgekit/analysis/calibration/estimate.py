@@ -51,7 +51,7 @@ from judgekit.analysis.frames import check_column_names, check_rubric, one_rater
 from judgekit.analysis.options import ItemColumns, Resampling
 from judgekit.analysis.result import AnalysisResult, Chart, Table
 from judgekit.analysis.trust import TrustContext
-from judgekit.analysis.trust_figures import CALIBRATION, apply_figures
+from judgekit.analysis.trust_figures import CALIBRATION, guard_result
 from judgekit.errors import JudgekitError
 from judgekit.rubric.model import Rubric
 
@@ -156,10 +156,7 @@ def calibration(
         tables=_model_tables(rows, has_turns) + slice_tables,
         charts=charts,
     )
-    apply_figures(result, report, CALIBRATION, untrusted=trust.untrusted)
-    if not report.ok:
-        result.stamp_untrusted(report.reason())
-    return result
+    return guard_result(result, report, CALIBRATION, untrusted=trust.untrusted)
 
 
 @dataclass

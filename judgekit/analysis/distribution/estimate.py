@@ -47,7 +47,7 @@ from judgekit.analysis.frames import (
 from judgekit.analysis.options import ItemColumns, Resampling
 from judgekit.analysis.result import AnalysisResult, Chart, Table
 from judgekit.analysis.trust import TrustContext, TrustReport
-from judgekit.analysis.trust_figures import DISTRIBUTION, apply_figures
+from judgekit.analysis.trust_figures import DISTRIBUTION, guard_result
 from judgekit.errors import JudgekitError
 from judgekit.rubric.model import Rubric
 from judgekit.stats.intervals import bootstrap_stat, percentile_ci, wilson_interval
@@ -157,10 +157,7 @@ def refusal_distribution(
         tables=tables,
         charts=_charts(pp, tables, layout.slice_cols),
     )
-    apply_figures(result, report, DISTRIBUTION, untrusted=trust.untrusted)
-    if not report.ok:
-        result.stamp_untrusted(report.reason())
-    return result
+    return guard_result(result, report, DISTRIBUTION, untrusted=trust.untrusted)
 
 
 @dataclass
