@@ -20,7 +20,7 @@ Tables (one row per figure instance; columns :data:`judgekit.analysis.correction
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -174,15 +174,28 @@ def corrected_calibration(
                 if "drift_tier" in want and t != base and gt.any():
                     by_tier.append({**tk, **drift("Drift(t | tier)", mt, t)})
     if "lookalikes" in want:
-        for model in sorted(set(model_of[is_look].tolist())):
-            lu = is_look & (model_of == model)
-            looks.append({"model": model, "turn": "all", **mean("look-alike mean R", lu, "R")})
-            looks.append({"model": model, "turn": "all",
-                          **mean("look-alike over-refusal", lu, "over")})
-            for t in sorted(np.unique(arr["turn"][lu]).tolist()):
-                looks.append({"model": model, "turn": _turn(t),
-                              **mean("look-alike over-refusal", lu & (arr["turn"] == t),
-                                     "over")})
+        looks = _lookalike_rows(mean, model_of, is_look, arr["turn"])
+    return _tables(summary, by_turn, by_tier, looks, unit)
+
+
+def _lookalike_rows(mean: Callable[[str, np.ndarray, str], dict[str, Any]], model_of: np.ndarray,
+                    is_look: np.ndarray, turn: np.ndarray) -> list[dict[str, Any]]:
+    """The corrected mean R and over-refusal of each model's benign look-alikes, overall and
+    per turn."""
+    looks: list[dict[str, Any]] = []
+    for model in sorted(set(model_of[is_look].tolist())):
+        lu = is_look & (model_of == model)
+        looks.append({"model": model, "turn": "all", **mean("look-alike mean R", lu, "R")})
+        looks.append({"model": model, "turn": "all", **mean("look-alike over-refusal", lu, "over")})
+        for t in sorted(np.unique(turn[lu]).tolist()):
+            looks.append({"model": model, "turn": _turn(t),
+                          **mean("look-alike over-refusal", lu & (turn == t), "over")})
+    return looks
+
+
+def _tables(summary: list[dict[str, Any]], by_turn: list[dict[str, Any]],
+            by_tier: list[dict[str, Any]], looks: list[dict[str, Any]], unit: str) -> list[Table]:
+    """The ``ppi_*`` tables of the rows that were asked for."""
     desc = ("Raw (the judge's figure over every unit; interval: sampling noise only), human-only "
             "(the labelled units alone) and PPI-corrected (the judge's error measured on the "
             "labelled units and taken out), each with its 95% interval; n = labelled / all "

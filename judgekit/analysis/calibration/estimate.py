@@ -103,15 +103,7 @@ def calibration(
     check_rubric(ratings, rubric, what=_WHAT)
     report = trust.check(ratings, rubric, figures=CALIBRATION.figures)
     by = _check_options(rubric, columns, resampling)
-    units, dropped, ucols = build_units(
-        per_item_values(ratings, rubric), items, harm, model_col=columns.model,
-        prompt_col=columns.prompt, turn_col=columns.turn, lookalike_col=columns.lookalike, by=by,
-    )
-    if units.empty:
-        raise JudgekitError(
-            "analyze calibration: no rated item has a harm severity; check --harm-column or the "
-            "harm_severity ratings."
-        )
+    units, dropped, ucols = _units(ratings, items, harm, rubric, columns, by)
     has_turns = units["turn"].nunique() > 1
     main = units if include_lookalikes else units[~units["lookalike"]]
     look = units[units["lookalike"]]
@@ -170,6 +162,22 @@ class _Rows:
     look_turn: list[dict[str, Any]] = field(default_factory=list)
     #: one sentence per model whose C is undefined
     undefined: list[str] = field(default_factory=list)
+
+
+def _units(ratings: pd.DataFrame, items: pd.DataFrame, harm: pd.Series, rubric: Rubric,
+           columns: ItemColumns, by: list[str]) -> tuple[pd.DataFrame, dict[str, int], list[str]]:
+    """The prompt units (:func:`~judgekit.analysis.calibration.units.build_units`); an error
+    when no rated item has a harm severity."""
+    units, dropped, ucols = build_units(
+        per_item_values(ratings, rubric), items, harm, model_col=columns.model,
+        prompt_col=columns.prompt, turn_col=columns.turn, lookalike_col=columns.lookalike, by=by,
+    )
+    if units.empty:
+        raise JudgekitError(
+            "analyze calibration: no rated item has a harm severity; check --harm-column or the "
+            "harm_severity ratings."
+        )
+    return units, dropped, ucols
 
 
 def _per_model(main: pd.DataFrame, look: pd.DataFrame, models: list[str],

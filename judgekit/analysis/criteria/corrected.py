@@ -20,7 +20,13 @@ import pandas as pd
 from judgekit.analysis.correction.design import Reference
 from judgekit.analysis.correction.ppi_attach import attach_ppi, labelling_design
 from judgekit.analysis.correction.ppi_rows import ROW_COLUMNS, difference_row, mean_row
-from judgekit.analysis.criteria.spec import CriteriaFile, criterion_mask, criterion_rubric, matches
+from judgekit.analysis.criteria.spec import (
+    CriteriaFile,
+    Criterion,
+    criterion_mask,
+    criterion_rubric,
+    matches,
+)
 from judgekit.analysis.frames import label_shares
 from judgekit.analysis.result import AnalysisResult, Table
 from judgekit.errors import JudgekitError
@@ -83,25 +89,7 @@ def corrected_criteria(
         sel["_y"] = sel["item_id"].map(y_hit)
         sel = sel[sel["_f"].notna()]
 
-        def arrays(g: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-            return g["_f"].to_numpy(float), g["_c"].to_numpy(), g["_y"].to_numpy(float)
-
-        if c.compare is None:
-            rows.append({"criterion": c.name,
-                         **mean_row("rate", *arrays(sel), strata=strata, unit=unit)})
-            continue
-        col = c.compare.column
-        ga = sel[matches(sel[col], c.compare.a)]
-        gb = sel[matches(sel[col], c.compare.b)]
-        rows.append({"criterion": c.name,
-                     **mean_row(f"rate({col}={c.compare.a})", *arrays(ga), strata=strata,
-                                unit=unit)})
-        rows.append({"criterion": c.name,
-                     **mean_row(f"rate({col}={c.compare.b})", *arrays(gb), strata=strata,
-                                unit=unit)})
-        rows.append({"criterion": c.name,
-                     **difference_row(f"rate({c.compare.a}) − rate({c.compare.b})",
-                                      arrays(ga), arrays(gb), strata=strata, unit=unit)})
+        rows += [{"criterion": c.name, **row} for row in _rows(c, sel, strata, unit)]
     return Table("ppi_criteria", "Corrected criteria: each rate, raw and corrected",
                  pd.DataFrame(rows, columns=["criterion", *ROW_COLUMNS]),
                  "Raw (the judge over every matching item), human-only (the labelled items) "
@@ -136,3 +124,22 @@ def add_ppi_criteria(result: AnalysisResult, store: Any, spec: CriteriaFile,
     table = corrected_criteria(spec, ratings, ref, items, rater=rater, cluster_col=cluster_col,
                                strata=design.strata, source=source)
     attach_ppi(result, [table], design, reference)
+
+
+def _arrays(g: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    return g["_f"].to_numpy(float), g["_c"].to_numpy(), g["_y"].to_numpy(float)
+
+
+def _rows(c: Criterion, sel: pd.DataFrame, strata: Mapping[str, str] | None,
+          unit: str) -> list[dict[str, Any]]:
+    """The criterion's rows: its rate, or with ``compare`` each condition's rate and their
+    difference (``sel``: its items with the judge's ``_f`` and the reference's ``_y``)."""
+    if c.compare is None:
+        return [mean_row("rate", *_arrays(sel), strata=strata, unit=unit)]
+    col = c.compare.column
+    ga = sel[matches(sel[col], c.compare.a)]
+    gb = sel[matches(sel[col], c.compare.b)]
+    return [mean_row(f"rate({col}={c.compare.a})", *_arrays(ga), strata=strata, unit=unit),
+            mean_row(f"rate({col}={c.compare.b})", *_arrays(gb), strata=strata, unit=unit),
+            difference_row(f"rate({c.compare.a}) − rate({c.compare.b})", _arrays(ga),
+                           _arrays(gb), strata=strata, unit=unit)]
