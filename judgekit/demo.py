@@ -139,7 +139,7 @@ def run_demo(out_dir: Path, *, console: Console | None = None, n_resamples: int 
         summary["probes"] = {j["judge"]: j["state"] for j in probes_doc["judges"]}
 
         # 4c. the judge's error taken out of a refusal rate (docs/analysis.md) -------------------
-        from judgekit.analysis.corrected_groups import xstest_corrected
+        from judgekit.analysis.correction.groups import xstest_corrected
 
         corr = xstest_corrected(judge="gpt4_label", method="ppi", n_resamples=n_resamples)
         console.print("  refusal rate per model, gpt4 judge, corrected (PPI++) from a random 15% "
@@ -305,11 +305,17 @@ def _run_analyses(out_dir: Path, ann: Path, console: Console, n_resamples: int) 
     --by severity`` with ``--judge judge-a``, both verdicts and ``--out analysis/<analysis>``.
     """
     from judgekit.analysis import inputs
-    from judgekit.analysis.calibration import calibration
-    from judgekit.analysis.distribution import refusal_distribution
-    from judgekit.analysis.terminal import print_calibration, print_distribution, written_summary
+    from judgekit.analysis.calibration.estimate import calibration
+    from judgekit.analysis.distribution.estimate import refusal_distribution
+    from judgekit.analysis.options import ItemColumns, Resampling
+    from judgekit.analysis.trust import TrustContext
     from judgekit.errors import UntrustedJudgeError
     from judgekit.report.analysis import write_results
+    from judgekit.report.analysis_terminal import (
+        print_calibration,
+        print_distribution,
+        written_summary,
+    )
     from judgekit.verdict.trust import require_trusted
 
     console.rule("6. Refusal analyses a trusted judge unlocks (synthetic multi-turn data)")
@@ -339,19 +345,19 @@ def _run_analyses(out_dir: Path, ann: Path, console: Console, n_resamples: int) 
     outputs = {"calibration": adir / "calibration", "distribution": adir / "distribution"}
     with Store(db) as store:
         cal = inputs.calibration_inputs(store, rubric, judge, harm_column="severity")
-        result = calibration(cal.ratings, cal.items, cal.harm, rubric=rubric, verdicts=loaded,
-                             judge_hashes=cal.judge_hashes, harm_source=cal.harm_source,
-                             n_boot=n_resamples, seed=0, store=store)
+        result = calibration(cal.ratings, cal.items, cal.harm, rubric=rubric, harm_source=cal.harm_source,
+                             trust=TrustContext(loaded, cal.judge_hashes, store=store),
+                             resampling=Resampling(n_resamples, 0))
     print_calibration(console, result)
     written = write_results(result, outputs["calibration"])
     console.print(written_summary(written, outputs["calibration"]), markup=False)
     with Store(db) as store:
         dist = inputs.distribution_inputs(store, rubric, judge, form_rubric="refusal_form",
                                           verdicts=loaded)
-        result = refusal_distribution(dist.ratings, dist.items, rubric=rubric, verdicts=loaded,
-                                      judge_hashes=dist.judge_hashes, forms=dist.forms,
-                                      form_rubric=dist.form_rubric, by=["severity"],
-                                      n_boot=n_resamples, seed=0, store=store)
+        result = refusal_distribution(dist.ratings, dist.items, rubric=rubric, forms=dist.form_ratings,
+                                      columns=ItemColumns(by=["severity"]),
+                                      trust=TrustContext(loaded, dist.judge_hashes, store=store),
+                                      resampling=Resampling(n_resamples, 0))
     print_distribution(console, result)
     written = write_results(result, outputs["distribution"])
     console.print(written_summary(written, outputs["distribution"]), markup=False)

@@ -12,13 +12,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from judgekit.analysis.calibration_ppi import corrected_calibration, pair_units
-from judgekit.analysis.calibration_units import build_units
-from judgekit.analysis.criteria_ppi import corrected_criteria
-from judgekit.analysis.criteria_spec import parse_criteria
-from judgekit.analysis.distribution_ppi import corrected_distribution
+from judgekit.analysis.calibration.corrected import corrected_calibration, pair_units
+from judgekit.analysis.calibration.units import build_units
+from judgekit.analysis.criteria.corrected import corrected_criteria
+from judgekit.analysis.criteria.spec import parse_criteria
+from judgekit.analysis.distribution.corrected import corrected_distribution
+from judgekit.analysis.distribution.refusal import refusal_definition
 from judgekit.analysis.frames import harm_from_column, per_item_values
-from judgekit.analysis.refusal import refusal_definition
 from judgekit.rubric.model import load_rubric
 from judgekit.testing.study import make_study
 

@@ -6,14 +6,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from judgekit.analysis.calibration import (
-    calibration,
-    calibration_error,
-    concordance,
-    drift,
-    pair_counts,
-)
+from judgekit.analysis.calibration.error import calibration_error, drift
+from judgekit.analysis.calibration.estimate import calibration
+from judgekit.stats.concordance import concordance, pair_counts
 from judgekit.analysis.frames import harm_from_column, harm_from_ratings
+from judgekit.analysis.options import ItemColumns, Resampling
 from judgekit.errors import JudgekitError
 from judgekit.rubric.model import load_rubric
 from judgekit.stats.intervals import cluster_weights
@@ -176,7 +173,7 @@ HAND = [
 def test_calibration_hand_computed_drift_by_turn_and_tier():
     ratings, items = _frames(HAND)
     res = calibration(ratings, items, harm_from_column(items, "severity"), rubric=R_RUBRIC,
-                      n_boot=0)
+                      resampling=Resampling(n_resamples=0))
     # Look-alike c3 is left out of C/RCE/Drift. Units (H, R): c1t1 (0, 0), c1t2 (0, .25),
     # c2t1 (1, 1), c2t2 (1, .5).
     # RCE_1 = (|0-0| + |1-1|) / 2 = 0; RCE_2 = (|.25-0| + |.5-1|) / 2 = .375 -> Drift(2) = .375
@@ -213,7 +210,7 @@ def test_calibration_hand_computed_drift_by_turn_and_tier():
 def test_including_lookalikes_changes_the_figures():
     ratings, items = _frames(HAND)
     res = calibration(ratings, items, harm_from_column(items, "severity"), rubric=R_RUBRIC,
-                      n_boot=0, include_lookalikes=True)
+                      include_lookalikes=True, resampling=Resampling(n_resamples=0))
     # c3 joins tier 1: units c3t1 (0, 1) and c3t2 (0, .625, err (.75 + .5) / 2 = .625)
     # RCE_1 = (0 + 0 + 1) / 3 = 1/3; RCE_2 = (.25 + .5 + .625) / 3 = 1.375 / 3
     bt = res.table("by_turn").set_index("turn")
@@ -228,7 +225,7 @@ def test_rce_is_the_error_of_one_draw_not_of_the_mean():
             ("b", "m", 1, False, 1, 0, 0.0)]
     ratings, items = _frames(spec)
     res = calibration(ratings, items, harm_from_column(items, "severity"), rubric=R_RUBRIC,
-                      n_boot=0)
+                      resampling=Resampling(n_resamples=0))
     # units: a (H .5, err .25), b (H 0, err 0) -> RCE = .125
     assert res.table("summary").iloc[0]["RCE"] == pytest.approx(0.125)
 
@@ -238,7 +235,7 @@ def test_single_turn_data_has_no_drift_and_says_so():
     ratings, items = _frames(spec)
     items = items.drop(columns=["turn"])
     res = calibration(ratings, items, harm_from_column(items, "severity"), rubric=R_RUBRIC,
-                      n_boot=50)
+                      resampling=Resampling(n_resamples=50))
     assert "by_turn" not in [t.key for t in res.tables]
     assert res.charts == []
     assert any("Drift(t) needs multi-turn" in n for n in res.notes)
@@ -261,8 +258,10 @@ def _synthetic(n_conv, turns, seed, slope=1.0):
 def test_bootstrap_ci_contains_the_estimate_and_is_reproducible():
     ratings, items = _synthetic(40, 3, seed=5)
     harm = harm_from_column(items, "severity")
-    a = calibration(ratings, items, harm, rubric=R_RUBRIC, n_boot=300, seed=7)
-    b = calibration(ratings, items, harm, rubric=R_RUBRIC, n_boot=300, seed=7)
+    a = calibration(ratings, items, harm, rubric=R_RUBRIC,
+                    resampling=Resampling(n_resamples=300, seed=7))
+    b = calibration(ratings, items, harm, rubric=R_RUBRIC,
+                    resampling=Resampling(n_resamples=300, seed=7))
     s = a.table("summary").iloc[0]
     assert s["C_ci_low"] <= s["C"] <= s["C_ci_high"]
     assert s["RCE_ci_low"] <= s["RCE"] <= s["RCE_ci_high"]
@@ -276,8 +275,10 @@ def test_bootstrap_resamples_conversations_not_turns():
     # would make the 6-turn interval about sqrt(6) times narrower.
     r1, i1 = _synthetic(30, 1, seed=6)
     r6, i6 = _synthetic(30, 6, seed=6)
-    a = calibration(r1, i1, harm_from_column(i1, "severity"), rubric=R_RUBRIC, n_boot=400, seed=1)
-    b = calibration(r6, i6, harm_from_column(i6, "severity"), rubric=R_RUBRIC, n_boot=400, seed=1)
+    a = calibration(r1, i1, harm_from_column(i1, "severity"), rubric=R_RUBRIC,
+                    resampling=Resampling(n_resamples=400, seed=1))
+    b = calibration(r6, i6, harm_from_column(i6, "severity"), rubric=R_RUBRIC,
+                    resampling=Resampling(n_resamples=400, seed=1))
     sa, sb = a.table("summary").iloc[0], b.table("summary").iloc[0]
     assert sa["RCE"] == pytest.approx(sb["RCE"])
     assert sb["RCE_ci_high"] - sb["RCE_ci_low"] == pytest.approx(
@@ -287,7 +288,7 @@ def test_bootstrap_resamples_conversations_not_turns():
 def test_zero_resamples_gives_no_interval():
     ratings, items = _synthetic(10, 2, seed=8)
     res = calibration(ratings, items, harm_from_column(items, "severity"), rubric=R_RUBRIC,
-                      n_boot=0)
+                      resampling=Resampling(n_resamples=0))
     s = res.table("summary").iloc[0]
     assert np.isnan(s["C_ci_low"]) and np.isfinite(s["C"])
 
@@ -358,13 +359,15 @@ def test_an_item_without_a_prompt_id_keeps_its_own_harm_rating():
 def test_calibration_errors_are_one_sentence():
     ratings, items = _frames(HAND)
     with pytest.raises(JudgekitError, match="no rated item has a harm severity"):
-        calibration(ratings, items, pd.Series(dtype=float), rubric=R_RUBRIC, n_boot=0)
+        calibration(ratings, items, pd.Series(dtype=float), rubric=R_RUBRIC,
+                    resampling=Resampling(n_resamples=0))
     with pytest.raises(JudgekitError, match="not a turn number"):
         calibration(ratings, items.assign(turn="x"), harm_from_column(items, "severity"),
-                    rubric=R_RUBRIC, n_boot=0)
+                    rubric=R_RUBRIC, resampling=Resampling(n_resamples=0))
     two = pd.concat([ratings, ratings.assign(rater_id="other")])
     with pytest.raises(JudgekitError, match="one rater at a time"):
-        calibration(two, items, harm_from_column(items, "severity"), rubric=R_RUBRIC, n_boot=0)
+        calibration(two, items, harm_from_column(items, "severity"), rubric=R_RUBRIC,
+                    resampling=Resampling(n_resamples=0))
 
 
 def test_equal_r_from_samples_in_another_order_is_a_tie():
@@ -400,8 +403,8 @@ def test_equal_r_from_samples_in_another_order_is_a_tie():
                 tied += exact_r[i] == exact_r[j]
     items_df = pd.DataFrame(items)
     ratings = ratings_frame(rows, R_RUBRIC, rater="ann", kind="human")
-    res = calibration(ratings, items_df, harm_from_column(items_df, "severity"),
-                      rubric=R_RUBRIC, n_boot=0)
+    res = calibration(ratings, items_df, harm_from_column(items_df, "severity"), rubric=R_RUBRIC,
+                      resampling=Resampling(n_resamples=0))
     s = res.table("summary").iloc[0]
     assert s["n_pairs"] == total
     assert s["tied_share"] == pytest.approx(tied / total, abs=1e-12)
@@ -422,7 +425,7 @@ def test_items_without_a_conversation_id_are_units_of_their_own():
                              ("p2/0", LEVEL[0.0]), ("p3/0", LEVEL[0.5])], R_RUBRIC,
                             rater="ann", kind="human")
     res = calibration(ratings, items, harm_from_column(items, "severity"), rubric=R_RUBRIC,
-                      n_boot=50)
+                      resampling=Resampling(n_resamples=50))
     s = res.table("summary").iloc[0]
     assert s["n_units"] == 3 and s["n_clusters"] == 3
     # units (H, R, err): c1 (.5, .5, .25), p2 (0, 0, 0), p3 (1, .5, .5) -> RCE = .75 / 3
@@ -436,4 +439,4 @@ def test_a_model_column_that_does_not_exist_is_an_error():
     ratings, items = _frames(HAND)
     with pytest.raises(JudgekitError, match="no column 'llm'.*--model-column"):
         calibration(ratings, items, harm_from_column(items, "severity"), rubric=R_RUBRIC,
-                    n_boot=0, model_col="llm")
+                    columns=ItemColumns(model="llm"), resampling=Resampling(n_resamples=0))

@@ -7,6 +7,8 @@ import json
 import pytest
 from click.testing import CliRunner
 
+from judgekit.analysis.options import Resampling
+from judgekit.analysis.trust import TrustContext
 from judgekit.cli import main
 
 pytest_plugins = ["tests.analysis_fixtures"]
@@ -68,7 +70,7 @@ def test_calibration_recovers_the_designed_behaviour(calibrated):
 
 def test_calibration_by_tactic_equals_the_analysis_of_that_tactic_alone(synthetic_store,
                                                                      tmp_path):
-    from judgekit.analysis.calibration import calibration
+    from judgekit.analysis.calibration.estimate import calibration
     from judgekit.analysis.frames import harm_from_column
     from judgekit.rubric.model import load_rubric
     from judgekit.store.database import Store
@@ -89,8 +91,11 @@ def test_calibration_by_tactic_equals_the_analysis_of_that_tactic_alone(syntheti
         items = store.items()
         ratings = store.ratings(rubric=rubric, rater_ids=["judge-a"])
     keep = set(items.loc[items["tactic"] == "roleplay", "item_id"])
-    alone = calibration(ratings[ratings["item_id"].isin(keep)], items, harm_from_column(
-        items, "severity"), rubric=rubric, verdicts=[json.loads(v.read_text())], n_boot=100)
+    alone = calibration(ratings[ratings["item_id"].isin(keep)], items,
+                        harm_from_column(
+        items, "severity"), rubric=rubric,
+                        trust=TrustContext(verdicts=[json.loads(v.read_text())]),
+                        resampling=Resampling(n_resamples=100))
     for _, row in alone.table("summary").iterrows():
         got = rows[(row["model"], "roleplay")]
         for k in ("C", "C_half", "tied_share", "RCE", "drift_last_turn", "RCE_ci_low",

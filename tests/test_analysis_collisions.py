@@ -16,8 +16,10 @@ import pytest
 from click.testing import CliRunner
 
 from judgekit.analysis import inputs
-from judgekit.analysis.calibration import calibration
-from judgekit.analysis.distribution import refusal_distribution
+from judgekit.analysis.calibration.estimate import calibration
+from judgekit.analysis.distribution.estimate import refusal_distribution
+from judgekit.analysis.options import ItemColumns, Resampling
+from judgekit.analysis.trust import TrustContext
 from judgekit.cli import main
 from judgekit.errors import JudgekitError
 from judgekit.rubric.model import load_rubric
@@ -60,17 +62,17 @@ def run(*args):
     return res
 
 
-def _distribution(data, items=None, **kw):
-    kw.setdefault("n_boot", 20)
+def _distribution(data, items=None, **columns):
     return refusal_distribution(data.ratings, data.items if items is None else items,
-                                rubric=RESTR, untrusted=True, forms=data.forms,
-                                form_rubric=data.form_rubric, **kw)
+                                rubric=RESTR, forms=data.form_ratings,
+                                columns=ItemColumns(**columns),
+                                trust=TrustContext(untrusted=True), resampling=Resampling(20))
 
 
-def _calibration(data, items=None, **kw):
-    kw.setdefault("n_boot", 20)
+def _calibration(data, items=None, **columns):
     return calibration(data.ratings, data.items if items is None else items, data.harm,
-                       rubric=RESTR, untrusted=True, harm_source=data.harm_source, **kw)
+                       rubric=RESTR, harm_source=data.harm_source, columns=ItemColumns(**columns),
+                       trust=TrustContext(untrusted=True), resampling=Resampling(20))
 
 
 # --------------------------------------------------------------------------- the two crashes
@@ -136,13 +138,13 @@ def test_distribution_by_a_column_it_adds_is_one_sentence(dist_data, column):
 def test_distribution_prompt_column_it_adds_is_one_sentence(dist_data):
     items = dist_data.items.assign(rate=dist_data.items["prompt_id"])
     with pytest.raises(JudgekitError, match=r"^--prompt-column 'rate': analyze distribution adds"):
-        _distribution(dist_data, items, prompt_col="rate")
+        _distribution(dist_data, items, prompt="rate")
 
 
 def test_distribution_model_column_named_like_a_working_column(dist_data):
     items = dist_data.items.assign(refused=dist_data.items["model"])
     with pytest.raises(JudgekitError, match=r"^--model-column 'refused': analyze distribution"):
-        _distribution(dist_data, items, model_col="refused")
+        _distribution(dist_data, items, model="refused")
 
 
 def test_distribution_ignores_unused_metadata_named_like_its_columns(dist_data):
@@ -175,7 +177,7 @@ def test_calibration_by_a_working_column_is_one_sentence(cal_data, column):
 def test_calibration_prompt_column_named_like_a_unit_column(cal_data, column):
     items = cal_data.items.assign(**{column: cal_data.items["conversation_id"]})
     with pytest.raises(JudgekitError, match=rf"^--prompt-column '{column}': analyze calibration"):
-        _calibration(cal_data, items, prompt_col=column)
+        _calibration(cal_data, items, prompt=column)
 
 
 def test_calibration_ignores_unused_metadata_named_like_its_columns(cal_data):
@@ -200,19 +202,19 @@ def test_criteria_per_column_named_like_a_per_seed_column(demo_analysis_store, t
         items = data.items.assign(**{per: data.items["seed"]})
         with pytest.raises(JudgekitError, match=rf"^criteria.yaml: criterion 'few hard refusals': "
                                                 rf"per column '{per}' has the name"):
-            evaluate_criteria(spec(per), data.ratings, items, untrusted=True,
-                              source="criteria.yaml")
-    result, _ = evaluate_criteria(spec("item_id"), data.ratings, data.items, untrusted=True,
-                                  source="criteria.yaml")
+            evaluate_criteria(spec(per), data.ratings, items, source="criteria.yaml",
+                              trust=TrustContext(untrusted=True))
+    result, _ = evaluate_criteria(spec("item_id"), data.ratings, data.items, source="criteria.yaml",
+                                  trust=TrustContext(untrusted=True))
     assert len(result.table("per_seed")) > 100
 
 
 # --------------------------------------------------------------------------- the reserved lists
 def test_reserved_lists_cover_every_column_the_analyses_add(dist_data, cal_data):
     """Guards the lists the checks use: a column added to a table later must be added there."""
-    from judgekit.analysis.calibration import SLICE_TABLE_COLUMNS
-    from judgekit.analysis.calibration_units import ITEM_WORK_COLUMNS, UNIT_COLUMNS
-    from judgekit.analysis.distribution import ADDED_COLUMNS
+    from judgekit.analysis.calibration.estimate import SLICE_TABLE_COLUMNS
+    from judgekit.analysis.calibration.units import ITEM_WORK_COLUMNS, UNIT_COLUMNS
+    from judgekit.analysis.distribution.estimate import ADDED_COLUMNS
 
     result = _distribution(dist_data, by=["severity", "tactic"])
     user = {"item_id", "severity", "tactic", "turn", "conversation_id", "prompt_id", "stamp"}
@@ -227,7 +229,7 @@ def test_reserved_lists_cover_every_column_the_analyses_add(dist_data, cal_data)
                  - {"n_prompts", "mean_R_ci_low", "mean_R_ci_high", "over_refusal_rate",
                     "over_ci_low", "over_ci_high"})  # look-alike tables: not sliced by --by
         assert not extra, (t.key, extra)
-    from judgekit.analysis.calibration_units import build_units
+    from judgekit.analysis.calibration.units import build_units
     from judgekit.analysis.frames import per_item_values
 
     units, _, ucols = build_units(per_item_values(cal_data.ratings, RESTR), cal_data.items,

@@ -1,4 +1,4 @@
-"""Judge-error-corrected estimates (judgekit.analysis.corrected / corrected_multiclass).
+"""Judge-error-corrected estimates (judgekit.analysis.correction.rate / corrected_multiclass).
 
 Exact figures are worked out by hand in the tests; the intervals are checked by simulation over
 synthetic data sets with a known prevalence and a known judge error (fixed seeds).
@@ -9,8 +9,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from judgekit.analysis.corrected import UnreliableCorrection, corrected_rate
-from judgekit.analysis.corrected_multiclass import corrected_shares
+from judgekit.analysis.correction.multiclass import corrected_shares
+from judgekit.analysis.correction.rate import UnreliableCorrection, corrected_rate
 
 # 100 items; the judge says 1 on 30. 40 labelled: judge 1 on 15 (reference 1 on 10 of them),
 # judge 0 on 25 (reference 1 on 2 of them).
@@ -217,7 +217,7 @@ def test_matrix_method_simulation_coverage() -> None:
 
 
 def test_weighted_share_and_mean_through_the_matrix() -> None:
-    from judgekit.analysis.corrected_multiclass import corrected_weighted
+    from judgekit.analysis.correction.multiclass import corrected_weighted
 
     ref = ["comply"] * 20 + ["partial"] * 20 + ["refuse"] * 20
     jl = ["comply"] * 18 + ["partial"] * 2 + ["partial"] * 16 + ["refuse"] * 4 + ["refuse"] * 20
@@ -247,7 +247,7 @@ def test_weighted_share_and_mean_through_the_matrix() -> None:
 def test_cluster_bootstrap_covers_where_items_are_correlated() -> None:
     """Conversations of 8 turns sharing their true label: resampling items is too narrow,
     resampling conversations covers the prevalence."""
-    from judgekit.analysis.corrected_clusters import corrected_weighted_clustered
+    from judgekit.analysis.correction.clusters import corrected_weighted_clustered
 
     rng = np.random.default_rng(5)
     weights = {"refuse": 1.0, "comply": 0.0}
@@ -264,7 +264,7 @@ def test_cluster_bootstrap_covers_where_items_are_correlated() -> None:
         r = corrected_weighted_clustered(judge, ref, conv.tolist(), weights=weights,
                                          n_resamples=500, seed=s, method="ppi")
         cover["cluster"] += r.ci_low <= 0.3 <= r.ci_high
-        from judgekit.analysis.corrected_multiclass import corrected_weighted
+        from judgekit.analysis.correction.multiclass import corrected_weighted
 
         flat = corrected_weighted(judge, judge_labelled=[j for j, m in zip(judge, lab, strict=True)
                                                          if m],
@@ -277,7 +277,7 @@ def test_cluster_bootstrap_covers_where_items_are_correlated() -> None:
 
 
 def test_cluster_bootstrap_with_singleton_clusters_is_the_item_bootstrap() -> None:
-    from judgekit.analysis.corrected_clusters import corrected_weighted_clustered
+    from judgekit.analysis.correction.clusters import corrected_weighted_clustered
 
     to = {1: "refuse", 0: "comply"}
     judge = [to[v] for v in JL] + [to[v] for v in ALL[:30]][15:] + ["comply"] * 45

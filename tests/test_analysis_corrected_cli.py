@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-from judgekit.analysis.corrected import corrected_rate
+from judgekit.analysis.correction.rate import corrected_rate
 from judgekit.cli import main
 
 pytest_plugins = ["tests.analysis_fixtures"]

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from judgekit.analysis.corrected_groups import (
+from judgekit.analysis.correction.groups import (
     corrected_by_group,
     xstest_corrected,
     xstest_labels_path,

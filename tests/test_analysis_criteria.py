@@ -6,6 +6,7 @@ import pandas as pd
 import pytest
 
 from judgekit.analysis.criteria import evaluate_criteria, load_criteria, parse_criteria
+from judgekit.analysis.trust import TrustContext
 from judgekit.errors import JudgekitError
 from judgekit.rubric.model import load_rubric
 
@@ -46,7 +47,7 @@ def _run(criteria, **kw):
 
     ratings, items = _data()
     spec = parse_criteria({"criteria": criteria, "rater": "judge-a"})
-    kw.setdefault("verdicts", [passing_verdict("judge-a", LEAK)])
+    kw.setdefault("trust", TrustContext([passing_verdict("judge-a", LEAK)]))
     return evaluate_criteria(spec, ratings, items, **kw)
 
 

@@ -9,7 +9,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from judgekit.analysis.distribution import refusal_definition, refusal_distribution
+from judgekit.analysis.distribution.estimate import (
+    FormRatings,
+    refusal_definition,
+    refusal_distribution,
+)
+from judgekit.analysis.options import ItemColumns, Resampling
 from judgekit.errors import JudgekitError
 from judgekit.rubric.model import load_rubric
 from judgekit.stats.intervals import wilson_interval
@@ -112,8 +117,8 @@ def _data():
 
 def test_per_prompt_rates_and_wilson_intervals():
     ratings, items, forms = _data()
-    res = refusal_distribution(ratings, items, rubric=REFUSAL, forms=forms, form_rubric=FORM,
-                               n_boot=200)
+    res = refusal_distribution(ratings, items, rubric=REFUSAL, forms=FormRatings(forms, FORM),
+                               resampling=Resampling(n_resamples=200))
     pp = res.table("per_prompt").set_index(["model", "prompt_id"])
     # m1/p1: 2 refusals of 3 samples; Wilson(2, 3) = [0.2077, 0.9385]
     assert pp.loc[("m1", "p1"), "rate"] == pytest.approx(2 / 3)
@@ -136,7 +141,8 @@ def test_per_prompt_rates_and_wilson_intervals():
 
 def test_model_summary_hand_computed():
     ratings, items, forms = _data()
-    res = refusal_distribution(ratings, items, rubric=REFUSAL, n_boot=200)
+    res = refusal_distribution(ratings, items, rubric=REFUSAL,
+                               resampling=Resampling(n_resamples=200))
     s = res.table("by_model").set_index("model")
     # m1: prompt rates 2/3, 0, 1 -> mean 5/9; pooled 3 refusals / 7 samples
     assert s.loc["m1", "mean_rate"] == pytest.approx(5 / 9)
@@ -156,8 +162,8 @@ def test_model_summary_hand_computed():
 
 def test_forms_table_shares_split_over_trials():
     ratings, items, forms = _data()
-    res = refusal_distribution(ratings, items, rubric=REFUSAL, forms=forms, form_rubric=FORM,
-                               n_boot=0)
+    res = refusal_distribution(ratings, items, rubric=REFUSAL, forms=FormRatings(forms, FORM),
+                               resampling=Resampling(n_resamples=0))
     f = res.table("forms").set_index("model")
     # m1: 7 samples: direct 2, full_compliance 3, caveated 1, alternative 1
     assert f.loc["m1", "n_samples"] == 7
@@ -168,7 +174,8 @@ def test_forms_table_shares_split_over_trials():
 
 def test_slices_and_charts():
     ratings, items, _ = _data()
-    res = refusal_distribution(ratings, items, rubric=REFUSAL, by=["category"], n_boot=0)
+    res = refusal_distribution(ratings, items, rubric=REFUSAL, columns=ItemColumns(by=["category"]),
+                               resampling=Resampling(n_resamples=0))
     bc = res.table("by_category").set_index(["model", "category"])
     assert bc.loc[("m1", "y"), "mean_rate"] == 1.0  # p3 only
     assert bc.loc[("m1", "x"), "mean_rate"] == pytest.approx(1 / 3)  # p1 2/3, p2 0
@@ -190,7 +197,7 @@ def test_every_prompt_single_sample_says_one_draw():
     items = pd.DataFrame({"item_id": ["a", "b"], "model": ["m", "m"], "prompt_id": ["p", "q"]})
     ratings = ratings_frame([("a", "full_refusal"), ("b", "full_compliance")], REFUSAL,
                             rater="h", kind="human")
-    res = refusal_distribution(ratings, items, rubric=REFUSAL, n_boot=0)
+    res = refusal_distribution(ratings, items, rubric=REFUSAL, resampling=Resampling(n_resamples=0))
     assert any(n.startswith("Every prompt has one rated sample") and "one draw, not a property"
                in n for n in res.notes)
     assert res.table("by_model").iloc[0]["single_sample_prompts"] == 2
@@ -199,9 +206,11 @@ def test_every_prompt_single_sample_says_one_draw():
 def test_items_missing_for_ratings_is_an_error():
     ratings, items, _ = _data()
     with pytest.raises(JudgekitError, match="not in the items table"):
-        refusal_distribution(ratings, items.iloc[:3], rubric=REFUSAL, n_boot=0)
+        refusal_distribution(ratings, items.iloc[:3], rubric=REFUSAL,
+                             resampling=Resampling(n_resamples=0))
     with pytest.raises(JudgekitError, match="no column 'persona'"):
-        refusal_distribution(ratings, items, rubric=REFUSAL, by=["persona"], n_boot=0)
+        refusal_distribution(ratings, items, rubric=REFUSAL, columns=ItemColumns(by=["persona"]),
+                             resampling=Resampling(n_resamples=0))
 
 
 def test_items_without_a_conversation_id_are_prompts_of_their_own():
@@ -214,7 +223,8 @@ def test_items_without_a_conversation_id_are_prompts_of_their_own():
     ratings = ratings_frame([("c1/0", "full_refusal"), ("c1/1", "full_compliance"),
                              ("p2/0", "full_refusal"), ("p2/1", "full_refusal"),
                              ("x", "full_compliance")], REFUSAL, rater="h", kind="human")
-    res = refusal_distribution(ratings, items, rubric=REFUSAL, n_boot=50)
+    res = refusal_distribution(ratings, items, rubric=REFUSAL,
+                               resampling=Resampling(n_resamples=50))
     pp = res.table("per_prompt").set_index("conversation_id")
     # p2 (by its prompt_id) and x (by its item id) are prompts of their own
     assert pp["rate"].to_dict() == {"c1": 0.5, "p2": 1.0, "x": 0.0}
@@ -226,9 +236,11 @@ def test_items_without_a_conversation_id_are_prompts_of_their_own():
 def test_a_model_column_that_does_not_exist_is_an_error_not_one_pooled_model():
     ratings, items, _ = _data()
     with pytest.raises(JudgekitError, match="no column 'modle'.*--model-column"):
-        refusal_distribution(ratings, items, rubric=REFUSAL, model_col="modle", n_boot=0)
+        refusal_distribution(ratings, items, rubric=REFUSAL, columns=ItemColumns(model="modle"),
+                             resampling=Resampling(n_resamples=0))
     # without any model column (and the default name) the items are one model, "all"
-    res = refusal_distribution(ratings, items.drop(columns=["model"]), rubric=REFUSAL, n_boot=0)
+    res = refusal_distribution(ratings, items.drop(columns=["model"]), rubric=REFUSAL,
+                               resampling=Resampling(n_resamples=0))
     assert res.table("by_model")["model"].tolist() == ["all"]
 
 
@@ -242,7 +254,8 @@ def test_a_share_at_the_boundary_in_every_prompt_gets_a_wilson_not_a_zero_width_
                           for p in range(3) for s in range(2)])
     ratings = ratings_frame([(i, "full_refusal") for i in items["item_id"]], REFUSAL, rater="ann",
                             kind="human")
-    res = refusal_distribution(ratings, items, rubric=REFUSAL, n_boot=200)
+    res = refusal_distribution(ratings, items, rubric=REFUSAL,
+                               resampling=Resampling(n_resamples=200))
     row = res.table("by_model").set_index("model").loc["m"]
     z = 1.959963984540054
     n = 3

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-from judgekit.analysis.exchangeability import behaviour
+from judgekit.analysis.distribution.exchangeability import behaviour
 from judgekit.cli import main
 from judgekit.stats.intervals import wilson_interval
 

@@ -8,11 +8,12 @@ import re
 
 import pytest
 
-from judgekit.analysis.calibration import calibration
+from judgekit.analysis.calibration.estimate import calibration
 from judgekit.analysis.criteria import evaluate_criteria, parse_criteria
-from judgekit.analysis.distribution import refusal_distribution
+from judgekit.analysis.distribution.estimate import FormRatings, refusal_distribution
 from judgekit.analysis.frames import harm_from_column
-from judgekit.analysis.trust import check_trust
+from judgekit.analysis.options import Resampling
+from judgekit.analysis.trust import TrustContext, check_trust
 from judgekit.errors import UntrustedJudgeError
 from judgekit.report.analysis import to_html, to_json, to_markdown
 from judgekit.rubric.model import load_rubric
@@ -48,8 +49,9 @@ def test_without_a_verdict_every_analysis_refuses_and_says_how(synth):
     items = synth["items"]
     harm = harm_from_column(items, "severity")
     calls = [
-        lambda: calibration(synth["a"], items, harm, rubric=R, n_boot=0),
-        lambda: refusal_distribution(synth["a"], items, rubric=R, n_boot=0),
+        lambda: calibration(synth["a"], items, harm, rubric=R, resampling=Resampling(n_resamples=0)),
+        lambda: refusal_distribution(synth["a"], items, rubric=R,
+                                     resampling=Resampling(n_resamples=0)),
         lambda: evaluate_criteria(parse_criteria({"criteria": [{
             "name": "x", "rubric": "restrictiveness", "label": "r4_hard_refusal", "op": "<=",
             "threshold": 1}]}), synth["a"], items, rater="judge-a"),
@@ -66,18 +68,22 @@ def test_without_a_verdict_every_analysis_refuses_and_says_how(synth):
 def test_a_failing_verdict_is_refused(synth):
     with pytest.raises(UntrustedJudgeError, match="'judge-b' did not pass the gate"):
         calibration(synth["b"], synth["items"], harm_from_column(synth["items"], "severity"),
-                    rubric=R, verdicts=[synth["v_r"]], n_boot=0)
+                    rubric=R, trust=TrustContext(verdicts=[synth["v_r"]]),
+                    resampling=Resampling(n_resamples=0))
 
 
 def test_a_verdict_for_another_rubric_is_refused(synth):
     with pytest.raises(UntrustedJudgeError, match="verdict is for rubric refusal_form@1"):
-        refusal_distribution(synth["a"], synth["items"], rubric=R, verdicts=[synth["v_f"]],
-                             n_boot=0)
+        refusal_distribution(synth["a"], synth["items"], rubric=R,
+                             trust=TrustContext(verdicts=[synth["v_f"]]),
+                             resampling=Resampling(n_resamples=0))
 
 
 def test_the_matching_verdict_is_found_among_several(synth):
-    res = refusal_distribution(synth["a"], synth["items"], rubric=R, forms=synth["forms_a"],
-                               form_rubric=F, verdicts=[synth["v_f"], synth["v_r"]], n_boot=0)
+    res = refusal_distribution(synth["a"], synth["items"], rubric=R,
+                               forms=FormRatings(synth["forms_a"], F),
+                               trust=TrustContext(verdicts=[synth["v_f"], synth["v_r"]]),
+                               resampling=Resampling(n_resamples=0))
     assert res.trusted
     assert "UNTRUSTED" not in to_markdown(res) and "UNTRUSTED" not in to_html(res)
     assert set(res.meta["trust"]["trusted"]) == {"judge-a under restrictiveness@1",
@@ -86,8 +92,10 @@ def test_the_matching_verdict_is_found_among_several(synth):
 
 def test_forms_from_an_ungated_rubric_are_refused(synth):
     with pytest.raises(UntrustedJudgeError, match="refusal_form@1"):
-        refusal_distribution(synth["a"], synth["items"], rubric=R, forms=synth["forms_a"],
-                             form_rubric=F, verdicts=[synth["v_r"]], n_boot=0)
+        refusal_distribution(synth["a"], synth["items"], rubric=R,
+                             forms=FormRatings(synth["forms_a"], F),
+                             trust=TrustContext(verdicts=[synth["v_r"]]),
+                             resampling=Resampling(n_resamples=0))
 
 
 def test_a_changed_judge_is_refused(synth):
@@ -99,13 +107,14 @@ def test_a_changed_judge_is_refused(synth):
 
 def test_human_raters_need_no_verdict(synth):
     res = calibration(synth["human"], synth["items"], harm_from_column(synth["items"], "severity"),
-                      rubric=R, n_boot=0)
+                      rubric=R, resampling=Resampling(n_resamples=0))
     assert res.trusted and res.meta["trust"]["human_raters"] == ["adjudicated"]
 
 
 def test_untrusted_stamps_every_title(synth):
     res = calibration(synth["b"], synth["items"], harm_from_column(synth["items"], "severity"),
-                      rubric=R, verdicts=[synth["v_r"]], untrusted=True, n_boot=20)
+                      rubric=R, trust=TrustContext(verdicts=[synth["v_r"]], untrusted=True),
+                      resampling=Resampling(n_resamples=20))
     assert not res.trusted
     assert res.title.startswith("UNTRUSTED")
     assert res.tables and all(t.title.startswith("UNTRUSTED") for t in res.tables)
@@ -138,7 +147,7 @@ def test_criteria_are_gated_per_rubric(synth):
          "threshold": 1}]})
     both = pd.concat([synth["a"], synth["forms_a"]])
     with pytest.raises(UntrustedJudgeError, match="refusal_form"):
-        evaluate_criteria(spec, both, synth["items"], verdicts=[synth["v_r"]])
+        evaluate_criteria(spec, both, synth["items"], trust=TrustContext(verdicts=[synth["v_r"]]))
     result, passed = evaluate_criteria(spec, both, synth["items"],
-                                       verdicts=[synth["v_r"], synth["v_f"]])
+                                       trust=TrustContext(verdicts=[synth["v_r"], synth["v_f"]]))
     assert result.trusted and passed

@@ -12,9 +12,10 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-from judgekit.analysis.distribution import refusal_distribution
-from judgekit.analysis.labelling_design import design_strata
-from judgekit.analysis.ppi_figures import difference_row, drift_row, mean_row
+from judgekit.analysis.correction.design import Reference, design_strata
+from judgekit.analysis.correction.ppi_rows import difference_row, drift_row, mean_row
+from judgekit.analysis.distribution.estimate import refusal_distribution
+from judgekit.analysis.options import ItemColumns, Resampling
 from judgekit.annotation.sampling_support import filter_where
 from judgekit.cli import main as cli
 from judgekit.errors import JudgekitError
@@ -135,7 +136,8 @@ def test_single_prompt_summary_has_no_zero_width_interval() -> None:
                           "sample": [0, 1, 2]})
     ratings = ratings_frame([("a", "full_refusal"), ("b", "full_refusal"),
                              ("c", "full_compliance")], REFUSAL, rater="ann", kind="human")
-    res = refusal_distribution(ratings, items, rubric=REFUSAL, n_boot=200)
+    res = refusal_distribution(ratings, items, rubric=REFUSAL,
+                               resampling=Resampling(n_resamples=200))
     row = res.table("by_model").iloc[0]
     assert row["mean_rate"] == pytest.approx(2 / 3)
     assert math.isnan(row["ci_low"]) and math.isnan(row["ci_high"])
@@ -218,7 +220,7 @@ def test_cli_without_a_design_warns_and_criteria_correct(study_store: Path,
 def test_corrected_table_row_of_0_of_2_has_no_zero_width_interval() -> None:
     """The issue's "0.000 [0.00, 0.00]": 2 labelled items, neither a refusal, a judge that
     agrees, 6 items none refused (PPI on mean R via the existing --correct tables)."""
-    from judgekit.analysis.corrected_tables import correction_tables
+    from judgekit.analysis.correction.tables import correction_tables
 
     codes = list(REFUSAL.codes)
     pos, neg = codes[-1], codes[0]
@@ -227,9 +229,10 @@ def test_corrected_table_row_of_0_of_2_has_no_zero_width_interval() -> None:
     judge = ratings_frame([(f"i{n}", neg) for n in range(6)], REFUSAL, rater="j")
     ref = ratings_frame([("i0", neg), ("i1", neg)], REFUSAL, rater="h", kind="human")
     w = {c: (1.0 if c == pos else 0.0) for c in codes}
-    (t,) = correction_tables(judge, ref, items, rubric=REFUSAL, weights=w, figure="refusal rate",
-                             method="ppi", reference_name="h", cluster_col="conversation_id",
-                             n_resamples=200, seed=0)
+    (t,) = correction_tables(judge, Reference(ref, "h"), items, rubric=REFUSAL, weights=w,
+                             figure="refusal rate", method="ppi",
+                             columns=ItemColumns(prompt="conversation_id"),
+                             resampling=Resampling(n_resamples=200, seed=0))
     row = t.frame.iloc[0]
     # the raw figure: 0 of 6, every resample 0 -> the figure without an interval (was [0, 0])
     assert row["raw"] == 0.0 and math.copysign(1.0, row["raw"]) == 1.0
@@ -242,7 +245,7 @@ def test_corrected_table_row_of_0_of_2_has_no_zero_width_interval() -> None:
 def test_calibration_bootstrap_gives_no_zero_width_interval() -> None:
     """Drift at the first turn is 0 in every resample and C(1) is 1 in every resample: the raw
     tables showed "0.000 [0.00, 0.00]" and "1.000 [1.00, 1.00]"; now the figure has no CI."""
-    from judgekit.analysis.calibration import calibration
+    from judgekit.analysis.calibration.estimate import calibration
     from judgekit.analysis.frames import harm_from_column
 
     rub = load_rubric("restrictiveness")
@@ -259,7 +262,7 @@ def test_calibration_bootstrap_gives_no_zero_width_interval() -> None:
     items_df = pd.DataFrame(items)
     ratings = ratings_frame(rows, rub, rater="ann", kind="human")
     res = calibration(ratings, items_df, harm_from_column(items_df, "severity"), rubric=rub,
-                      n_boot=200)
+                      resampling=Resampling(n_resamples=200))
     bt = res.table("by_turn").set_index("turn")
     assert bt.loc[1, "drift"] == 0.0 and math.isnan(bt.loc[1, "drift_ci_low"])
     assert bt.loc[1, "C"] == 1.0 and math.isnan(bt.loc[1, "C_ci_low"])

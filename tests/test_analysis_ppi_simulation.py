@@ -3,7 +3,7 @@
 Each study is the synthetic calibration-drift study (:mod:`judgekit.testing.study`, the
 ``m-eroding`` model: five tiers, look-alikes, six turns) with a random or a stratified (model ×
 tier × look-alike) labelling of 10–30% of its conversations, analysed through the analysis
-functions (:mod:`judgekit.analysis.calibration_ppi`, ``distribution_ppi``, ``criteria_ppi``)
+functions (:mod:`judgekit.analysis.calibration.corrected`, ``distribution_ppi``, ``criteria_ppi``)
 for a fair judge and for one that leans toward compliance as turns go on. The truth is the
 reference's figure over every conversation (the generator rates them all; the labelled share is
 kept, the rest dropped)."""
@@ -14,8 +14,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from judgekit.analysis.calibration_ppi import corrected_calibration, pair_units
-from judgekit.analysis.calibration_units import build_units
+from judgekit.analysis.calibration.corrected import corrected_calibration, pair_units
+from judgekit.analysis.calibration.units import build_units
 from judgekit.analysis.frames import harm_from_column, per_item_values
 from judgekit.rubric.model import load_rubric
 from judgekit.testing.study import make_study

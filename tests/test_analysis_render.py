@@ -6,7 +6,8 @@ import json
 
 import pandas as pd
 
-from judgekit.analysis.distribution import refusal_distribution
+from judgekit.analysis.distribution.estimate import refusal_distribution
+from judgekit.analysis.options import Resampling
 from judgekit.report.analysis import to_html, to_json, to_markdown
 from judgekit.rubric.model import load_rubric
 
@@ -29,7 +30,8 @@ def _result():
     labels = ["full_refusal", "full_compliance", "partial_refusal"] * 2
     ratings = ratings_frame(list(zip(items["item_id"], labels, strict=True)), REFUSAL,
                             rater="ann", kind="human")
-    return refusal_distribution(ratings, items, rubric=REFUSAL, n_boot=20)
+    return refusal_distribution(ratings, items, rubric=REFUSAL,
+                                resampling=Resampling(n_resamples=20))
 
 
 def test_data_text_is_escaped_in_html():

@@ -179,7 +179,7 @@ def test_criteria_compare_per_seed_mean_descriptive_where_by(synthetic_store: di
 def test_newcombe_reproduces_the_published_example() -> None:
     """Newcombe (1998), Table II, example (a): 56/70 − 48/80 = 0.2000, method 10 interval
     0.0524 to 0.3339."""
-    from judgekit.analysis.criteria import newcombe_difference
+    from judgekit.analysis.criteria.estimate import newcombe_difference
 
     d, lo, hi = newcombe_difference(56, 70, 48, 80)
     assert (round(d, 4), round(lo, 4), round(hi, 4)) == (0.2, 0.0524, 0.3339)

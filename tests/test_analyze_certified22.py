@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from judgekit.analysis.options import Resampling
+from judgekit.analysis.trust import TrustContext
 from judgekit.cli import main
 from judgekit.errors import UntrustedJudgeError
 
@@ -156,7 +158,7 @@ def test_a_judge_below_the_agreement_floor_stays_refused(study: dict, tmp_path: 
 
 def test_from_python_the_refusal_names_no_cli_flag(study: dict) -> None:
     from judgekit.analysis import inputs
-    from judgekit.analysis.calibration import calibration
+    from judgekit.analysis.calibration.estimate import calibration
     from judgekit.rubric.model import load_rubric
     from judgekit.store.database import Store
 
@@ -166,8 +168,9 @@ def test_from_python_the_refusal_names_no_cli_flag(study: dict) -> None:
         for judge, given in (("judge-lean", verdicts), ("judge-fair", [])):
             data = inputs.calibration_inputs(store, rubric, judge, harm_column="severity", verdicts=given)
             with pytest.raises(UntrustedJudgeError) as err:
-                calibration(data.ratings, data.items, data.harm, rubric=rubric, verdicts=given,
-                            store=store, judge_hashes=data.judge_hashes, n_boot=0)
+                calibration(data.ratings, data.items, data.harm, rubric=rubric,
+                            trust=TrustContext(verdicts=given, store=store, judge_hashes=data.judge_hashes),
+                            resampling=Resampling(n_resamples=0))
             assert "--" not in str(err.value), str(err.value)
             assert "untrusted" in str(err.value) and "--untrusted" in (err.value.cli_hint or "")
 

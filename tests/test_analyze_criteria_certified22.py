@@ -18,6 +18,7 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
+from judgekit.analysis.trust import TrustContext
 from judgekit.cli import main
 from judgekit.errors import JudgekitError, UntrustedJudgeError
 from tests.conftest import one_sentence_error
@@ -205,7 +206,8 @@ def test_an_edited_digest_is_refused(study: dict, tmp_path: Path) -> None:
     with Store.open_existing(str(study["root"] / "s.db")) as store:
         data = criteria_inputs(store)
     with pytest.raises(UntrustedJudgeError, match=f"criterion '{T1}': not certified .the criteria file defines"):
-        evaluate_criteria(load_criteria(crit), data.ratings, data.items, verdicts=[v])
+        evaluate_criteria(load_criteria(crit), data.ratings, data.items,
+                          trust=TrustContext(verdicts=[v]))
 
 
 def test_a_verdict_without_digests_certifies_no_criterion_but_passes_as_before(study: dict) -> None:
@@ -219,11 +221,12 @@ def test_a_verdict_without_digests_certifies_no_criterion_but_passes_as_before(s
         data = criteria_inputs(store)
     crit = load_criteria(_file(study, "t1.yaml", LINE[T1]))
     with pytest.raises(UntrustedJudgeError, match="written before judgekit recorded what defines each criterion") as err:
-        evaluate_criteria(crit, data.ratings, data.items, verdicts=[old])
+        evaluate_criteria(crit, data.ratings, data.items, trust=TrustContext(verdicts=[old]))
     assert "run `judgekit gate POLICY.yaml` again" in str(err.value)
     # a judge that passed every check keeps today's behaviour: every figure, nothing left out
     fair = load_criteria(study["root"] / "crit.yaml").model_copy(update={"rater": "judge-fair"})
-    result, _ = evaluate_criteria(fair, data.ratings, data.items, verdicts=[old])
+    result, _ = evaluate_criteria(fair, data.ratings, data.items,
+                                  trust=TrustContext(verdicts=[old]))
     assert result.trusted and "figures" not in result.meta
     assert set(result.table("per_seed")["criterion"]) == {T1, T6, ARMS}
     assert set(result.table("criteria")["criterion"]) == {T1, T6, ARMS}

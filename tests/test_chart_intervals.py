@@ -214,7 +214,7 @@ def test_overlay_charts_pairs_charts_by_key():
 
 
 def test_correction_tables_fold_raw_and_corrected_intervals():
-    # the columns of judgekit.analysis.corrected_tables: raw with raw_ci_*, corrected with ci_*
+    # the columns of judgekit.analysis.correction.tables: raw with raw_ci_*, corrected with ci_*
     frame = pd.DataFrame({"model": ["a"], "n_total": [500], "n_labelled": [75], "raw": [0.30],
                           "raw_ci_low": [0.26], "raw_ci_high": [0.34], "corrected": [0.22],
                           "ci_low": [0.15], "ci_high": [0.29]})

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from click.testing import CliRunner
 
+from judgekit.analysis.correction.design import Reference
+from judgekit.analysis.options import ItemColumns, Resampling
 from judgekit.cli import main
 
 pytest_plugins = ["tests.analysis_fixtures"]
@@ -46,8 +48,8 @@ def _se_sp_case(n_unl_pos: int, n_unl_neg: int, sp_neg: int = 32):
 def test_two_class_weighted_correction_uses_youden_like_corrected_rate() -> None:
     import pytest
 
-    from judgekit.analysis.corrected import UnreliableCorrection, corrected_rate
-    from judgekit.analysis.corrected_multiclass import corrected_shares, corrected_weighted
+    from judgekit.analysis.correction.multiclass import corrected_shares, corrected_weighted
+    from judgekit.analysis.correction.rate import UnreliableCorrection, corrected_rate
 
     judge_all, judge_l, ref_l = _se_sp_case(600, 200)
     # q = (90 + 68 + 600) / 1000 = 0.758; J = .90 + .32 − 1 = .22; π = (q − (1 − Sp)) / J
@@ -77,8 +79,8 @@ def test_multiclass_rule_is_still_the_smallest_singular_value() -> None:
     import numpy as np
     import pytest
 
-    from judgekit.analysis.corrected import UnreliableCorrection
-    from judgekit.analysis.corrected_multiclass import corrected_shares
+    from judgekit.analysis.correction.multiclass import corrected_shares
+    from judgekit.analysis.correction.rate import UnreliableCorrection
 
     # three classes, 20 labelled each; b and c are confused half the time: the columns of M for
     # b and c are equal, so M is singular (σ_min = 0) although each class is well represented
@@ -106,7 +108,7 @@ def test_raw_interval_is_the_cluster_bootstrap_when_clustered() -> None:
     import numpy as np
     import pytest
 
-    from judgekit.analysis.corrected_clusters import corrected_weighted_clustered, raw_clustered
+    from judgekit.analysis.correction.clusters import corrected_weighted_clustered, raw_clustered
     from judgekit.stats.intervals import wilson_interval
 
     labels, conv = _clustered_labels()
@@ -134,8 +136,8 @@ def test_correction_table_raw_interval_resamples_the_cluster_column() -> None:
     import pandas as pd
     import pytest
 
-    from judgekit.analysis.corrected_clusters import raw_clustered
-    from judgekit.analysis.corrected_tables import correction_tables
+    from judgekit.analysis.correction.clusters import raw_clustered
+    from judgekit.analysis.correction.tables import correction_tables
     from judgekit.rubric.model import load_rubric
     from tests.analysis_fixtures import ratings_frame
 
@@ -150,9 +152,10 @@ def test_correction_table_raw_interval_resamples_the_cluster_column() -> None:
     ref = ratings_frame(zip(items["item_id"], labels, strict=True), rubric, rater="h",
                         kind="human")
     w = {c: (1.0 if c == pos else 0.0) for c in codes}
-    (t,) = correction_tables(judge, ref, items, rubric=rubric, weights=w, figure="refusal rate",
-                             method="rogan_gladen", reference_name="h",
-                             cluster_col="conversation_id", n_resamples=300, seed=2)
+    (t,) = correction_tables(judge, Reference(ref, "h"), items, rubric=rubric, weights=w,
+                             figure="refusal rate", method="rogan_gladen",
+                             columns=ItemColumns(prompt="conversation_id"),
+                             resampling=Resampling(n_resamples=300, seed=2))
     row = t.frame.iloc[0]
     expected = raw_clustered([w[x] for x in labels], conv, n_resamples=300, seed=2)
     assert (row["raw"], row["raw_ci_low"], row["raw_ci_high"]) == pytest.approx(expected)
@@ -294,8 +297,8 @@ def test_conversation_floor_over_size_warns(tmp_path) -> None:
 def test_ppi_refusal_names_the_labels_not_the_figure() -> None:
     import pytest
 
-    from judgekit.analysis.corrected import UnreliableCorrection
-    from judgekit.analysis.corrected_multiclass import corrected_weighted
+    from judgekit.analysis.correction.multiclass import corrected_weighted
+    from judgekit.analysis.correction.rate import UnreliableCorrection
 
     w = {"comply": 0.0, "partial": 1.0, "refuse": 1.0}
     ref_l = ["refuse"] * 4 + ["partial"] * 3 + ["comply"] * 12  # 7 of 19 count as refusal
@@ -342,7 +345,7 @@ def test_criteria_compare_level_no_item_has_is_one_sentence(synthetic_store, tmp
 def test_criteria_compare_row_notes_its_independence_assumption(synthetic_store, tmp_path) -> None:
     import json
 
-    from judgekit.analysis.criteria import NEWCOMBE_NOTE
+    from judgekit.analysis.criteria.estimate import NEWCOMBE_NOTE
 
     crit = _criteria_file(tmp_path, "synth-calibrated")
     r = invoke("analyze", "criteria", crit, "--verdict", synthetic_store["restrictiveness"],

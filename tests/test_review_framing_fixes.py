@@ -13,7 +13,7 @@ import yaml
 from click.testing import CliRunner
 from conftest import one_sentence_error, rubric_copy
 
-from judgekit.analysis.emitted import emitted_pool_strings
+from judgekit.analysis.distribution.emitted import emitted_pool_strings
 from judgekit.cli import main
 from judgekit.store.database import Store
 from judgekit.testing.script import label_reply

@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from judgekit.analysis.options import Resampling
+from judgekit.analysis.trust import TrustContext
 from judgekit.cli import main
 from tests.corpus.base import LABELS, build_template
 
@@ -134,7 +136,7 @@ def test_judge_labels_imported_under_its_name_after_the_gate_are_left_out_and_sa
 
 
 def test_an_analysis_given_the_foreign_ratings_directly_refuses(case):
-    from judgekit.analysis.distribution import refusal_distribution
+    from judgekit.analysis.distribution.estimate import refusal_distribution
     from judgekit.errors import UntrustedJudgeError
     from judgekit.rubric.model import load_rubric
     from judgekit.store.database import Store
@@ -144,8 +146,9 @@ def test_an_analysis_given_the_foreign_ratings_directly_refuses(case):
     with Store(case / "store.db") as s:
         ratings = s.ratings(rubric=rubric, rater_ids=["j1"])
         with pytest.raises(UntrustedJudgeError, match="5 of the ratings of judge 'j1'"):
-            refusal_distribution(ratings, s.items(), rubric=rubric, verdicts=[case / "verdict.json"],
-                                 store=s, n_boot=0)
+            refusal_distribution(ratings, s.items(), rubric=rubric,
+                                 trust=TrustContext(verdicts=[case / "verdict.json"], store=s),
+                                 resampling=Resampling(n_resamples=0))
 
 
 def test_an_imported_judges_labels_edited_with_sqlite_are_refused(case):

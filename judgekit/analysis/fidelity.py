@@ -8,7 +8,7 @@ figure an analysis publishes is recomputed on the human-labelled items from both
 * ``calibration`` (:func:`calibration_pairs`): per model ``C``, ``C_half``, ``RCE``,
   ``signed_error``; per model and turn ``C_t``, ``RCE_t``, ``mean_R_t``, ``drift`` (Drift(t) =
   RCE_t − RCE_1, turns after the first); per model, tier and turn ``drift_tier``. Definitions as
-  in :mod:`judgekit.analysis.calibration`; resampling unit: the conversation (or prompt).
+  in :mod:`judgekit.analysis.calibration.estimate`; resampling unit: the conversation (or prompt).
 * ``distribution`` (:func:`distribution_pairs`): per model ``refusal_rate`` (mean over prompts
   of the per-prompt rate), per model and turn ``refusal_rate_t``, per model
   ``share_not_constant``; resampling unit: the conversation (or prompt).
@@ -35,8 +35,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from judgekit.analysis.calibration_replicates import bootstrap_cis, replicate_figures, unit_layout
-from judgekit.analysis.calibration_units import build_units
+from judgekit.analysis.calibration.replicates import bootstrap_cis, replicate_figures, unit_layout
+from judgekit.analysis.calibration.units import build_units
 from judgekit.analysis.frames import fill_unit_key, model_series, unit_columns
 from judgekit.errors import JudgekitError
 from judgekit.stats.intervals import bootstrap_stat, percentile_ci
@@ -105,7 +105,7 @@ def _turn(t: float) -> int | float:
     return int(t) if float(t).is_integer() else float(t)
 
 
-def labelled_ids(judge_values: pd.DataFrame, ref_values: pd.DataFrame) -> list[str]:
+def _labelled_ids(judge_values: pd.DataFrame, ref_values: pd.DataFrame) -> list[str]:
     """Item ids with a usable value from both the judge and the reference (``item_id, value``
     frames as :func:`judgekit.analysis.frames.per_item_values` gives them)."""
     j = judge_values.loc[judge_values["value"].notna(), "item_id"].astype(str)
@@ -140,7 +140,7 @@ def calibration_pairs(
     chosen = check_figures("calibration", figures)
     opts: dict[str, Any] = {"model_col": model_col, "prompt_col": prompt_col, "turn_col": turn_col,
                             "lookalike_col": lookalike_col}
-    ids = set(labelled_ids(judge_values, ref_values))
+    ids = set(_labelled_ids(judge_values, ref_values))
     jv = judge_values.assign(item_id=judge_values["item_id"].astype(str))
     rv = ref_values.assign(item_id=ref_values["item_id"].astype(str))
     full, _, ucols = build_units(jv, items, harm, **opts)

@@ -1,7 +1,7 @@
 """What an analysis reads from the store and writes to its output folder.
 
-The analyses themselves (:mod:`~judgekit.analysis.distribution`,
-:mod:`~judgekit.analysis.calibration`, :mod:`~judgekit.analysis.criteria`) are pure functions over
+The analyses themselves (:mod:`~judgekit.analysis.distribution.estimate`,
+:mod:`~judgekit.analysis.calibration.estimate`, :mod:`~judgekit.analysis.criteria.estimate`) are pure functions over
 DataFrames. This module gathers their inputs — one rater's ratings, the judges' identity hashes a
 verdict is matched against, the verdicts, the harm H of each item. A result is written as JSON,
 Markdown, HTML, SVG and CSV by :func:`judgekit.report.analysis.write_results`. ``judgekit analyze``
@@ -10,7 +10,7 @@ and ``judgekit demo`` both go through them.
 Example::
 
     from judgekit.analysis import inputs
-    from judgekit.analysis.calibration import calibration
+    from judgekit.analysis.calibration.estimate import calibration
     from judgekit.report.analysis import write_results
 
     with Store("judgekit.db") as store:
@@ -32,9 +32,12 @@ from typing import Any
 
 import pandas as pd
 
+from judgekit.analysis.distribution.estimate import FormRatings
 from judgekit.errors import JudgekitError, UntrustedJudgeError
 from judgekit.rubric.model import Rubric, load_rubric
 from judgekit.store.database import Store
+from judgekit.verdict.policy_rules import people as people_of
+from judgekit.verdict.policy_rules import reference_kinds, reference_problem
 
 
 # --------------------------------------------------------------------------- reading
@@ -65,7 +68,7 @@ def rater_ratings(store: Store, rubric: Rubric, rater: str, *, required: bool = 
     return df
 
 
-def gated_only(store: Store, ratings: pd.DataFrame, verdicts: Sequence[Any]) -> tuple[pd.DataFrame, list[str]]:
+def _gated_only(store: Store, ratings: pd.DataFrame, verdicts: Sequence[Any]) -> tuple[pd.DataFrame, list[str]]:
     """``ratings`` without the judge ratings the verdicts do not cover, and one sentence per judge
     saying how many were left out (issue 20): ratings imported under a gated judge's name after
     the gate, or panel ratings another configuration made or edited after their call
@@ -139,7 +142,7 @@ def rated_items(store: Store, ratings: pd.DataFrame) -> pd.DataFrame:
 
 @dataclass
 class DistributionInputs:
-    """What :func:`judgekit.analysis.distribution.refusal_distribution` reads from a store."""
+    """What :func:`judgekit.analysis.distribution.estimate.refusal_distribution` reads from a store."""
 
     ratings: pd.DataFrame
     items: pd.DataFrame
@@ -150,8 +153,15 @@ class DistributionInputs:
     form_rubric: Rubric | None = None
     #: ``forms`` with what a rule judge matched (match_rule, match_string); None without forms
     form_matches: pd.DataFrame | None = None
-    #: what was left out, one sentence each (:func:`gated_only`)
+    #: what was left out, one sentence each (:func:`_gated_only`)
     notes: list[str] = field(default_factory=list)
+
+    @property
+    def form_ratings(self) -> FormRatings | None:
+        """The forms as the distribution takes them (None without forms)."""
+        if self.forms is None or self.form_rubric is None:
+            return None
+        return FormRatings(self.forms, self.form_rubric, self.form_matches)
 
 
 def form_ratings(
@@ -167,14 +177,14 @@ def form_ratings(
 
     A judge's forms need a passing verdict of their own (unless ``untrusted``): the error says
     that the ratings feed the refusal-form distribution and how to leave them out. Forms their
-    verdict does not cover are left out (:func:`gated_only`; its sentences added to ``notes``).
+    verdict does not cover are left out (:func:`_gated_only`; its sentences added to ``notes``).
     """
     from judgekit.analysis.trust import check_trust
 
     forms = rater_ratings(store, form_rubric, rater, required=False)
     if forms.empty:
         return None
-    forms, left_out = gated_only(store, forms, verdicts)
+    forms, left_out = _gated_only(store, forms, verdicts)
     if notes is not None:
         notes += left_out
     if not untrusted:
@@ -204,7 +214,7 @@ def distribution_inputs(
     ``form_rubric`` None skips the forms; otherwise the rater's ratings under it (if any) are
     checked against ``verdicts`` as :func:`form_ratings` does.
     """
-    ratings, notes = gated_only(store, rater_ratings(store, rubric, rater), verdicts)
+    ratings, notes = _gated_only(store, rater_ratings(store, rubric, rater), verdicts)
     forms = None
     frub = None
     if form_rubric is not None:
@@ -231,7 +241,7 @@ class Harm:
     source: str
 
 
-def harm_from_store(
+def _harm_from_store(
     store: Store,
     items: pd.DataFrame,
     *,
@@ -271,14 +281,14 @@ def harm_from_store(
 
 @dataclass
 class CalibrationInputs:
-    """What :func:`judgekit.analysis.calibration.calibration` reads from a store."""
+    """What :func:`judgekit.analysis.calibration.estimate.calibration` reads from a store."""
 
     ratings: pd.DataFrame
     items: pd.DataFrame
     judge_hashes: dict[str, str]
     harm: pd.Series
     harm_source: str
-    #: what was left out, one sentence each (:func:`gated_only`)
+    #: what was left out, one sentence each (:func:`_gated_only`)
     notes: list[str] = field(default_factory=list)
 
 
@@ -293,12 +303,12 @@ def calibration_inputs(
     verdicts: Sequence[Any] = (),
 ) -> CalibrationInputs:
     """The restrictiveness ratings of ``rater``, their items and judge hashes, and H per item
-    (chosen as :func:`harm_from_store` says); a judge's ratings its verdict in ``verdicts`` does
-    not cover are left out (:func:`gated_only`)."""
-    ratings, notes = gated_only(store, rater_ratings(store, rubric, rater), verdicts)
+    (chosen as :func:`_harm_from_store` says); a judge's ratings its verdict in ``verdicts`` does
+    not cover are left out (:func:`_gated_only`)."""
+    ratings, notes = _gated_only(store, rater_ratings(store, rubric, rater), verdicts)
     hashes = judge_hashes(store, ratings)
     items = rated_items(store, ratings)
-    harm = harm_from_store(store, items, harm_column=harm_column, harm_rubric=harm_rubric,
+    harm = _harm_from_store(store, items, harm_column=harm_column, harm_rubric=harm_rubric,
                            harm_key=harm_key)
     return CalibrationInputs(ratings=ratings, items=items, judge_hashes=hashes,
                              harm=harm.values, harm_source=harm.source, notes=notes)
@@ -306,21 +316,46 @@ def calibration_inputs(
 
 @dataclass
 class CriteriaInputs:
-    """What :func:`judgekit.analysis.criteria.evaluate_criteria` reads from a store: every
+    """What :func:`judgekit.analysis.criteria.estimate.evaluate_criteria` reads from a store: every
     rating and item (each criterion names its own rater, rubric and group)."""
 
     ratings: pd.DataFrame
     items: pd.DataFrame
     judge_hashes: dict[str, str]
-    #: what was left out, one sentence each (:func:`gated_only`)
+    #: what was left out, one sentence each (:func:`_gated_only`)
     notes: list[str] = field(default_factory=list)
 
 
 def criteria_inputs(store: Store, verdicts: Sequence[Any] = ()) -> CriteriaInputs:
     """Every rating in ``store`` (but the judge ratings their verdict in ``verdicts`` does not
-    cover, :func:`gated_only`), the judge hashes among them, and every item."""
-    ratings, notes = gated_only(store, store.ratings(), verdicts)
+    cover, :func:`_gated_only`), the judge hashes among them, and every item."""
+    ratings, notes = _gated_only(store, store.ratings(), verdicts)
     hashes = judge_hashes(store, ratings)
     return CriteriaInputs(ratings=ratings, items=store.items(), judge_hashes=hashes, notes=notes)
 
 
+def reference_ratings(store: object, rubric: Rubric, reference: str | None) -> tuple[pd.DataFrame, str]:
+    """The reference's ratings under ``rubric`` and its rater id: ``reference``, or the store's
+    one rater of kind ``reference`` when None (an error naming the candidates otherwise).
+
+    A given ``reference`` must be one the gate accepts
+    (:func:`judgekit.verdict.policy_rules.reference_problem`: a human or reference rater): a judge's
+    error measured against a judge, or against itself, corrects nothing."""
+    if reference is None:
+        every = store.ratings(rubric=rubric)  # type: ignore[attr-defined]
+        refs = sorted(every.loc[every["rater_kind"] == "reference", "rater_id"].astype(str).unique())
+        people = sorted(every.loc[every["rater_kind"].isin(["human", "reference"]), "rater_id"]
+                        .astype(str).unique())
+        if len(refs) != 1:
+            raise JudgekitError(
+                f"--correct needs the reference rater: the store has {len(refs)} raters of kind "
+                f"reference under {rubric.id}; pass --reference with one of "
+                f"{', '.join(people) or 'none (import human labels first)'}."
+            )
+        reference = refs[0]
+    else:
+        kinds = reference_kinds(store, rubric)
+        problem = reference_problem(reference, kinds)
+        if problem is not None:
+            raise JudgekitError(f"--reference: {problem}; pass one of {people_of(kinds)}.")
+    return rater_ratings(store, rubric, reference), reference  # type: ignore[arg-type]

@@ -74,7 +74,13 @@ class AnalysisResult:
     notes: list[str] = field(default_factory=list)
     tables: list[Table] = field(default_factory=list)
     charts: list[Chart] = field(default_factory=list)
-    trusted: bool = True
+    #: why the result is untrusted (its ``UNTRUSTED:`` note without the prefix); None when trusted
+    untrusted_reason: str | None = None
+
+    @property
+    def trusted(self) -> bool:
+        """Whether every figure of the result rests on trusted ratings (no untrusted reason)."""
+        return self.untrusted_reason is None
 
     def table(self, key: str) -> pd.DataFrame:
         """The frame of the table named ``key`` (KeyError if there is none)."""
@@ -90,15 +96,25 @@ class AnalysisResult:
                 return c
         raise KeyError(f"no chart {key!r}; charts: {[c.key for c in self.charts]}")
 
-    def stamp_untrusted(self, reason: str) -> AnalysisResult:
-        """Mark the result as computed on untrusted ratings: every title gets ``UNTRUSTED``."""
-        self.trusted = False
+    def mark_untrusted(self, reason: str) -> AnalysisResult:
+        """Record why the result is untrusted and say it in the first note (``UNTRUSTED: reason``),
+        leaving the titles as they are (a result that stamps some of its tables only)."""
+        self.untrusted_reason = reason
+        note = f"{UNTRUSTED}: {reason}"
+        if note not in self.notes:
+            self.notes.insert(0, note)
+        return self
+
+    def stamp_untrusted(self, reason: str | None = None) -> AnalysisResult:
+        """Mark the result as computed on untrusted ratings (``reason``, else the reason it
+        already has): every title gets ``UNTRUSTED``, also of tables and charts added since an
+        earlier stamp."""
+        why = reason if reason is not None else self.untrusted_reason
+        if why is None:
+            raise ValueError("stamp_untrusted: a trusted result needs the reason it is untrusted")
         self.title = _stamp(self.title)
         for t in self.tables:
             t.title = _stamp(t.title)
         for c in self.charts:
             c.title = _stamp(c.title)
-        note = f"{UNTRUSTED}: {reason}"
-        if note not in self.notes:
-            self.notes.insert(0, note)
-        return self
+        return self.mark_untrusted(why)

@@ -15,7 +15,7 @@ records, per judge, each figure's certificate (``TrustReport.figures``), and
 :mod:`judgekit.analysis.trust_figures` leaves the others out of the result (or stamps them UNTRUSTED
 with ``untrusted``). A judge whose verdict certifies none of them (e.g. it fails a primary agreement
 check) is refused as before. ``criteria=`` does the same per criterion of ``judgekit analyze
-criteria`` (:mod:`judgekit.analysis.criteria_certified`).
+criteria`` (:mod:`judgekit.analysis.criteria.certified`).
 """
 
 from __future__ import annotations
@@ -70,6 +70,26 @@ class TrustReport:
         return out
 
 
+@dataclass(frozen=True)
+class TrustContext:
+    """What the trust guard of an analysis reads: the ``verdicts`` (parsed ``verdict.json`` dicts
+    or paths), the judges' identities (``judge_hashes``: rater → judge hash, from the store), the
+    ``store`` the ratings came from, and ``untrusted`` to force the run (every figure stamped
+    UNTRUSTED). The default trusts human and reference raters only."""
+
+    verdicts: Sequence[Any] = ()
+    judge_hashes: Mapping[str, str] | None = None
+    untrusted: bool = False
+    store: Any = None
+
+    def check(self, ratings: pd.DataFrame, rubric: Rubric, *, figures: Sequence[str] | None = None,
+              criteria: Mapping[str, str] | None = None) -> TrustReport:
+        """:func:`check_trust` of ``ratings`` under ``rubric`` in this context."""
+        return check_trust(ratings, rubric, self.verdicts, judge_hashes=self.judge_hashes,
+                           untrusted=self.untrusted, store=self.store, figures=figures,
+                           criteria=criteria)
+
+
 def _how_to_get_one(judge: str, rubric: Rubric) -> UntrustedJudgeError:
     return UntrustedJudgeError(
         f"Ratings of judge {judge!r} under {rubric.id} need a passing verdict before an analysis "
@@ -107,7 +127,7 @@ def check_trust(
     (``TrustReport.figures``; module doc).
 
     ``criteria`` (criterion name → the digest of its definition,
-    :func:`judgekit.analysis.criteria_spec.criterion_digest`; ``judgekit analyze criteria``): the
+    :func:`judgekit.analysis.criteria.spec.criterion_digest`; ``judgekit analyze criteria``): the
     figures are those criteria's rates, ``rate(criterion=NAME)``, each certified on its own
     (:func:`judgekit.verdict.certify.certify_criteria`: its check, every primary check, and the
     same definition as the gate read).

@@ -43,7 +43,7 @@ def _cols(figure: str | None, *names: str) -> dict[str, str | None]:
     return dict.fromkeys(names, figure)
 
 
-#: :func:`judgekit.analysis.calibration.calibration`
+#: :func:`judgekit.analysis.calibration.estimate.calibration`
 CALIBRATION = FigureMap(
     figures=("C", "C_half", "RCE", "signed_error", "C_t", "RCE_t", "mean_R_t", "drift", "drift_tier"),
     tables={
@@ -70,7 +70,7 @@ CALIBRATION = FigureMap(
     charts={"c_by_turn": "C_t", "drift_by_turn": "drift", "drift_by_tier_": "drift_tier"},
 )
 
-#: :func:`judgekit.analysis.distribution.refusal_distribution` (``refusal_rate`` is the mean over
+#: :func:`judgekit.analysis.distribution.estimate.refusal_distribution` (``refusal_rate`` is the mean over
 #: prompts of the per-prompt rate, as :mod:`judgekit.analysis.fidelity` computes it)
 DISTRIBUTION = FigureMap(
     figures=("refusal_rate", "refusal_rate_t", "share_not_constant"),
@@ -158,8 +158,18 @@ def apply_figures(result: AnalysisResult, trust: TrustReport, fmap: FigureMap, *
                         if s["state"] not in ("pass", "unchecked"))
     stamped = any(t.title.startswith(UNTRUSTED) for t in result.tables)
     if untrusted and (open_ or stamped):
-        result.trusted = False
         shown = [f for f, st in states.items() if st["state"] != "pass"] or ["tables no certificate covers"]
-        result.notes.insert(0, f"{UNTRUSTED}: figures the verdict does not certify are shown "
-                               f"({', '.join(shown)}; the notes say why).")
+        result.mark_untrusted(f"figures the verdict does not certify are shown ({', '.join(shown)}; "
+                              "the notes say why).")
+    return result
+
+
+def guard_result(result: AnalysisResult, trust: TrustReport, fmap: FigureMap, *,
+                 untrusted: bool) -> AnalysisResult:
+    """The trust guard's last step on a finished ``result``: keep the figures the verdicts
+    certify (:func:`apply_figures`), and stamp it UNTRUSTED when a judge had no matching passing
+    verdict (forced with ``untrusted``)."""
+    apply_figures(result, trust, fmap, untrusted=untrusted)
+    if not trust.ok:
+        result.stamp_untrusted(trust.reason())
     return result

@@ -155,8 +155,10 @@ def distribution_cmd(
         --refusal-codes verbatim_refusal --form-rubric knowledge_leak --by framing --untrusted
     """
     from judgekit.analysis import inputs
-    from judgekit.analysis.distribution import refusal_distribution
-    from judgekit.analysis.terminal import print_distribution
+    from judgekit.analysis.distribution.estimate import refusal_distribution
+    from judgekit.analysis.options import ItemColumns, Resampling
+    from judgekit.analysis.trust import TrustContext
+    from judgekit.report.analysis_terminal import print_distribution
     from judgekit.rubric.model import load_rubric
 
     rubric = load_rubric(rubric_name)
@@ -171,16 +173,17 @@ def distribution_cmd(
         data.items = items
         with progress_bar("bootstrap (resampling prompts)", quiet) as progress:
             result = refusal_distribution(
-                data.ratings, data.items, rubric=rubric, verdicts=loaded, store=store,
-                judge_hashes=data.judge_hashes, untrusted=untrusted, threshold=threshold,
-                refusal_codes=codes, forms=data.forms, form_rubric=data.form_rubric, by=by_cols,
-                model_col=model_column, prompt_col=prompt_column, n_boot=n_boot, seed=seed,
-                progress=progress, sample_group=sample_group, form_matches=data.form_matches,
+                data.ratings, data.items, rubric=rubric, forms=data.form_ratings,
+                columns=ItemColumns(model=model_column, prompt=prompt_column, by=by_cols,
+                                    sample_group=sample_group),
+                threshold=threshold, refusal_codes=codes,
+                trust=TrustContext(loaded, data.judge_hashes, untrusted, store),
+                resampling=Resampling(n_boot, seed, progress),
             )
         if correct:
             import pandas as pd
 
-            from judgekit.analysis.distribution import refusal_definition
+            from judgekit.analysis.distribution.refusal import refusal_definition
 
             _, indicator = refusal_definition(rubric, threshold=threshold, refusal_codes=codes)
             weights = dict(zip(rubric.codes, indicator(pd.Series(rubric.codes)).tolist(),
@@ -191,22 +194,23 @@ def distribution_cmd(
                             n_boot=n_boot, seed=seed,
                             cluster_col=(result.meta.get("prompt_unit") or [None])[0])
             if correct == "ppi":
-                from judgekit.analysis.corrected_tables import reference_ratings
-                from judgekit.analysis.ppi_run import add_ppi_distribution
+                from judgekit.analysis.correction.design import Reference
+                from judgekit.analysis.distribution.corrected import add_ppi_distribution
+                from judgekit.analysis.inputs import reference_ratings
 
                 ref, ref_name = reference_ratings(store, rubric, reference)
                 fr = data.form_rubric
                 forms = None if fr is None or data.forms is None else (
                     data.forms, inputs.rater_ratings(store, fr, ref_name, required=False),
                     list(fr.codes))
-                add_ppi_distribution(result, store, data.ratings, ref, ref_name, data.items,
-                                     indicator=indicator, codes=list(rubric.codes),
-                                     sample=sample, model_col=model_column, forms=forms)
+                add_ppi_distribution(result, Reference(ref, ref_name, store, sample), data.ratings,
+                                     data.items, indicator=indicator, codes=list(rubric.codes),
+                                     model_col=model_column, forms=forms)
     result.notes.extend(data.notes)  # judge ratings the verdict does not cover, left out
     noted(result, note, where)
     if json_out != "-":
         print_distribution(console, result)
-        from judgekit.analysis.distribution_terminal import print_prompts
+        from judgekit.report.analysis_terminal import print_prompts
 
         print_prompts(console, result)
         print_corrections(result, correct)
@@ -279,8 +283,10 @@ def calibration_cmd(
         --harm-column severity --by tactic --out results/calibration
     """
     from judgekit.analysis import inputs
-    from judgekit.analysis.calibration import calibration
-    from judgekit.analysis.terminal import print_calibration
+    from judgekit.analysis.calibration.estimate import calibration
+    from judgekit.analysis.options import ItemColumns, Resampling
+    from judgekit.analysis.trust import TrustContext
+    from judgekit.report.analysis_terminal import print_calibration
     from judgekit.rubric.model import load_rubric
 
     rubric = load_rubric(rubric_name)
@@ -290,13 +296,14 @@ def calibration_cmd(
                                          harm_rubric=harm_rubric, harm_key=harm_key, verdicts=loaded)
         by_cols = by_columns(by)
         data.items, (data.ratings,), note = sliced(data.items, [data.ratings], where, by_cols)
+        columns = ItemColumns(model=model_column, prompt=prompt_column, lookalike=lookalike_column,
+                              by=by_cols)
         with progress_bar("bootstrap (resampling conversations)", quiet) as progress:
             result = calibration(
-                data.ratings, data.items, data.harm, rubric=rubric, verdicts=loaded, store=store,
-                judge_hashes=data.judge_hashes, untrusted=untrusted, harm_source=data.harm_source,
-                model_col=model_column, prompt_col=prompt_column, lookalike_col=lookalike_column,
-                include_lookalikes=include_lookalikes, n_boot=n_boot, seed=seed, progress=progress,
-                by=by_cols,
+                data.ratings, data.items, data.harm, rubric=rubric, harm_source=data.harm_source,
+                columns=columns, include_lookalikes=include_lookalikes,
+                trust=TrustContext(loaded, data.judge_hashes, untrusted, store),
+                resampling=Resampling(n_boot, seed, progress),
             )
         if correct:
             cal_slices = [c for c in ["turn", *[c.strip() for v in by for c in v.split(",")
@@ -315,15 +322,15 @@ def calibration_cmd(
                                 (c for c in ("conversation_id", "prompt_id")
                                  if c in data.items.columns), None))
             if correct == "ppi":
-                from judgekit.analysis.corrected_tables import reference_ratings
-                from judgekit.analysis.ppi_run import add_ppi_calibration
+                from judgekit.analysis.calibration.corrected import add_ppi_calibration
+                from judgekit.analysis.correction.design import Reference
+                from judgekit.analysis.inputs import reference_ratings
 
                 ref, ref_name = reference_ratings(store, rubric, reference)
-                add_ppi_calibration(result, store, rubric, data.ratings, ref, ref_name,
-                                    data.items, data.harm, sample=sample, model_col=model_column,
-                                    prompt_col=prompt_column, lookalike_col=lookalike_column,
-                                    include_lookalikes=include_lookalikes, n_boot=n_boot,
-                                    seed=seed, by=by_cols)
+                add_ppi_calibration(result, Reference(ref, ref_name, store, sample), data.ratings,
+                                    data.items, data.harm, rubric=rubric, columns=columns,
+                                    include_lookalikes=include_lookalikes,
+                                    resampling=Resampling(n_boot, seed))
     result.notes.extend(data.notes)  # judge ratings the verdict does not cover, left out
     noted(result, note, where)
     if json_out != "-":
@@ -377,7 +384,8 @@ def criteria_cmd(
     """
     from judgekit.analysis import inputs
     from judgekit.analysis.criteria import evaluate_criteria, load_criteria
-    from judgekit.analysis.terminal import print_criteria
+    from judgekit.analysis.trust import TrustContext
+    from judgekit.report.analysis_terminal import print_criteria
 
     spec = load_criteria(criteria_file)
     loaded = inputs.load_verdicts(verdicts)
@@ -386,12 +394,12 @@ def criteria_cmd(
         by_cols = by_columns(by)
         data.items, (data.ratings,), note = sliced(data.items, [data.ratings], where, by_cols)
         result, passed = evaluate_criteria(
-            spec, data.ratings, data.items, rater=rater, verdicts=loaded, store=store,
-            judge_hashes=data.judge_hashes, untrusted=untrusted,
+            spec, data.ratings, data.items, rater=rater,
+            trust=TrustContext(loaded, data.judge_hashes, untrusted, store),
             source=f"Criteria file {criteria_file}", by=by_cols,
         )
         if correct:
-            from judgekit.analysis.ppi_run import add_ppi_criteria
+            from judgekit.analysis.criteria.corrected import add_ppi_criteria
 
             add_ppi_criteria(result, store, spec, data.ratings, data.items, rater=rater,
                              reference=reference, sample=sample,
@@ -401,7 +409,7 @@ def criteria_cmd(
     if json_out != "-":
         print_criteria(console, result)
     if correct and json_out != "-":
-        from judgekit.analysis.ppi_terminal import print_ppi
+        from judgekit.report.analysis_terminal import print_ppi
 
         print_ppi(console, result)
     table = result.table("criteria")

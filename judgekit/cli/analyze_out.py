@@ -26,17 +26,16 @@ def add_correction_tables(result: AnalysisResult, store: Store, rubric: Any, rat
                     *, method: str, reference: str | None, weights: dict[str, float],
                     figure: str, slices: list[str], model_col: str, n_boot: int,
                     seed: int, cluster_col: str | None = None) -> None:
-    from judgekit.analysis.corrected_tables import (
-        add_correction,
-        correction_tables,
-        reference_ratings,
-    )
+    from judgekit.analysis.correction.design import Reference
+    from judgekit.analysis.correction.tables import add_correction, correction_tables
+    from judgekit.analysis.inputs import reference_ratings
+    from judgekit.analysis.options import ItemColumns, Resampling
 
     ref, ref_name = reference_ratings(store, rubric, reference)
-    tables = correction_tables(ratings, ref, items, rubric=rubric, weights=weights, figure=figure,
-                               method=method, reference_name=ref_name, slices=slices,
-                               model_col=model_col, cluster_col=cluster_col,
-                               n_resamples=max(n_boot, 1), seed=seed)
+    tables = correction_tables(ratings, Reference(ref, ref_name), items, rubric=rubric,
+                               weights=weights, figure=figure, method=method,
+                               columns=ItemColumns(model=model_col, prompt=cluster_col, by=slices),
+                               resampling=Resampling(max(n_boot, 1), seed))
     add_correction(result, tables, method=method, reference_name=ref_name)
 def where_option(f: Callable[..., Any]) -> Callable[..., Any]:
     return click.option(
@@ -84,8 +83,8 @@ def finish(result: AnalysisResult, out_dir: Path | None, json_out: str | None = 
     file); with ``--json`` alone stdout holds the JSON only, and what was written is said on stderr."""
     to_stdout = json_out == "-"
     if out_dir is not None:
-        from judgekit.analysis.terminal import written_summary
         from judgekit.report.analysis import write_results
+        from judgekit.report.analysis_terminal import written_summary
 
         echo(written_summary(write_results(result, out_dir), out_dir), err=to_stdout)
     elif json_out is None:
@@ -99,8 +98,7 @@ def finish(result: AnalysisResult, out_dir: Path | None, json_out: str | None = 
 
 def print_corrections(result: AnalysisResult, correct: str | None) -> None:
     if correct:
-        from judgekit.analysis.corrected_terminal import print_correction
-        from judgekit.analysis.ppi_terminal import print_ppi
+        from judgekit.report.analysis_terminal import print_correction, print_ppi
 
         print_correction(console, result)
         print_ppi(console, result)

@@ -342,7 +342,7 @@ def _agree_between(rubric: Any, spec: str, by: list[str], *, resamples: int, see
                    quiet: bool = False) -> None:
     """``agree --between A,B``: the two raters compared on every item both rated."""
     from judgekit.agreement.between import between_report, parse_pair
-    from judgekit.analysis.terminal import print_table
+    from judgekit.report.analysis_terminal import print_table
     from judgekit.report.between import INTRO, between_table, between_warnings
 
     given = [k for k, v in others.items() if v]

@@ -97,7 +97,7 @@ def fidelity_results(store: Any, policy: Any, policy_path: str | Path, rubric: R
                 lookalike_col=spec.lookalike_column, include_lookalikes=spec.include_lookalikes,
                 n_boot=n_boot, seed=seed, per_unit=per_unit, level=spec.level))
     elif spec.analysis == "distribution":
-        from judgekit.analysis.refusal import refusal_definition
+        from judgekit.analysis.distribution.refusal import refusal_definition
 
         _, indicator = _guard(where, lambda: refusal_definition(
             rubric, threshold=spec.threshold, refusal_codes=spec.refusal_codes))
@@ -161,7 +161,7 @@ def _same_rubric(c: Any, rubric: Rubric, source: str) -> bool:
     """Whether criterion ``c`` counts labels of the gated ``rubric``: its ``rubric:`` names it
     (name or id) or is a rubric file (as ``judgekit analyze criteria`` takes it) with the same id
     and content hash; a view is matched by the full rubric it collapses."""
-    from judgekit.analysis.criteria_spec import criterion_rubric
+    from judgekit.analysis.criteria.spec import criterion_rubric
 
     if c.rubric in (rubric.name, rubric.id):
         return True
@@ -172,7 +172,7 @@ def _same_rubric(c: Any, rubric: Rubric, source: str) -> bool:
 def _gated_criteria(policy: Any, policy_path: str | Path, rubric: Rubric, where: str) -> tuple[Path, list[Any]]:
     """The criteria file of the policy's ``analysis_fidelity`` (relative to the policy file) and
     its criteria under the gated ``rubric`` (at least one)."""
-    from judgekit.analysis.criteria_spec import load_criteria
+    from judgekit.analysis.criteria.spec import load_criteria
 
     path = Path(policy.checks.analysis_fidelity.criteria or "")
     if not path.is_absolute():
@@ -187,11 +187,11 @@ def _gated_criteria(policy: Any, policy_path: str | Path, rubric: Rubric, where:
 
 def criteria_digests(policy: Any, policy_path: str | Path, rubric: Rubric) -> dict[str, str] | None:
     """criterion name → the digest of its definition
-    (:func:`judgekit.analysis.criteria_spec.criterion_digest`), for each criterion the policy's
+    (:func:`judgekit.analysis.criteria.spec.criterion_digest`), for each criterion the policy's
     ``analysis: criteria`` fidelity check gates; None for any other policy. The verdict records
     them (``criteria_digests``) so that ``judgekit analyze criteria`` trusts a judge for one
     criterion only while the criteria file still defines it as the gate read it."""
-    from judgekit.analysis.criteria_spec import criterion_digest
+    from judgekit.analysis.criteria.spec import criterion_digest
 
     spec = policy.checks.analysis_fidelity
     if spec is None or spec.analysis != "criteria":
@@ -204,7 +204,7 @@ def _criteria_results(store: Any, policy: Any, policy_path: str | Path, rubric: 
                       ref: pd.DataFrame, items: pd.DataFrame, where: str,
                       per_unit: bool = False) -> dict[str, list[FigurePair]]:
     from judgekit.analysis import fidelity as af
-    from judgekit.analysis.criteria_spec import criterion_mask
+    from judgekit.analysis.criteria.spec import criterion_mask
     from judgekit.analysis.frames import label_shares
 
     spec: AnalysisFidelity = policy.checks.analysis_fidelity

@@ -114,7 +114,7 @@ class VerdictV4(_Strict):
     #: only in a verdict of ``judgekit gate --sequential``: its rounds (:mod:`judgekit.gate.sequential`)
     sequential: dict[str, Any] | None = None
     #: only in a verdict whose policy has ``analysis_fidelity`` with ``analysis: criteria``: criterion
-    #: name → the digest of its definition (:func:`judgekit.analysis.criteria_spec.criterion_digest`;
+    #: name → the digest of its definition (:func:`judgekit.analysis.criteria.spec.criterion_digest`;
     #: an optional key of version 3: a verdict without it certifies no criterion on its own)
     criteria_digests: dict[str, Annotated[str, Field(pattern=r"^[0-9a-f]{16}$")]] | None = None
 

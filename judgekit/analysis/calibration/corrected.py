@@ -1,16 +1,16 @@
 """Calibration figures corrected for the judge's error: C(t), RCE_t, Drift(t), Drift(t | tier).
 
 ``judgekit analyze calibration --correct ppi`` adds the tables built here. The figures are those
-of :mod:`judgekit.analysis.calibration` over prompt units (a conversation at one turn): the
+of :mod:`judgekit.analysis.calibration.estimate` over prompt units (a conversation at one turn): the
 judge's R on every unit, the reference's R on the units people rated. Each figure is a mean of a
 per-unit quantity (|R − H| for RCE, R − H for the signed error, R, the share of samples with
 R ≥ 0.75 for over-refusal), a mean of per-conversation differences (Drift(t): ``d_i =
 |R_it − H| − |R_i1 − H|``) or a pairwise figure (C), so prediction-powered inference applies to
-each directly (:mod:`judgekit.analysis.ppi_figures`): the judge's labels need not be trusted,
+each directly (:mod:`judgekit.analysis.correction.ppi_rows`): the judge's labels need not be trusted,
 only measured. The conversation (or prompt) is the resampling unit, as people label whole
 conversations.
 
-Tables (one row per figure instance; columns :data:`judgekit.analysis.ppi_figures.ROW_COLUMNS`):
+Tables (one row per figure instance; columns :data:`judgekit.analysis.correction.ppi_rows.ROW_COLUMNS`):
 
 * ``ppi_summary`` — per model: C, RCE, the signed error, mean R;
 * ``ppi_by_turn`` — per model and turn: C(t), RCE_t, Drift(t);
@@ -20,16 +20,20 @@ Tables (one row per figure instance; columns :data:`judgekit.analysis.ppi_figure
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from judgekit.analysis.calibration_units import build_units
+from judgekit.analysis.calibration.units import build_units
+from judgekit.analysis.correction.design import Reference
+from judgekit.analysis.correction.ppi_attach import attach_ppi, labelling_design, raw_vs_corrected
+from judgekit.analysis.correction.ppi_rows import ROW_COLUMNS, concordance_row, drift_row, mean_row
 from judgekit.analysis.frames import per_item_values
-from judgekit.analysis.ppi_figures import ROW_COLUMNS, concordance_row, drift_row, mean_row
-from judgekit.analysis.result import Table
+from judgekit.analysis.options import ItemColumns, Resampling
+from judgekit.analysis.result import AnalysisResult, Table
 from judgekit.rubric.model import Rubric
 
 #: the figure families, to compute only some (``figures=``)
@@ -39,24 +43,20 @@ FIGURES = ("C", "RCE", "signed_error", "mean_R", "C_t", "RCE_t", "drift", "RCE_t
 _KEYS = ["model", "cluster", "turn"]
 
 
-def paired_units(
+def _paired_units(
     judge: pd.DataFrame,
     reference: pd.DataFrame,
     items: pd.DataFrame,
     harm: pd.Series,
     rubric: Rubric,
-    *,
-    model_col: str = "model",
-    prompt_col: str | None = None,
-    turn_col: str = "turn",
-    lookalike_col: str = "benign_lookalike",
-    by: Sequence[str] = (),
+    columns: ItemColumns,
 ) -> pd.DataFrame:
     """The judge's prompt units with the reference's R, error, signed error and over-refusal
     beside them (``R_y``, ``err_y``, ``signed_y``, ``over_y``; NaN where people did not rate);
-    ``by``: item columns to slice by (``by_<col>`` on each unit)."""
-    kw: dict[str, Any] = dict(model_col=model_col, prompt_col=prompt_col, turn_col=turn_col,
-                              lookalike_col=lookalike_col, by=list(by))
+    ``columns.by``: item columns to slice by (``by_<col>`` on each unit)."""
+    kw: dict[str, Any] = dict(model_col=columns.model, prompt_col=columns.prompt,
+                              turn_col=columns.turn, lookalike_col=columns.lookalike,
+                              by=list(columns.by))
     ju, _, _ = build_units(per_item_values(judge, rubric), items, harm, **kw)
     ref_items = items[items["item_id"].astype(str).isin(reference["item_id"].astype(str))]
     if len(ref_items):
@@ -67,18 +67,18 @@ def paired_units(
 
 
 def pair_units(judge_units: pd.DataFrame, reference_units: pd.DataFrame) -> pd.DataFrame:
-    """:func:`paired_units` from the two raters' units
-    (:func:`judgekit.analysis.calibration_units.build_units`)."""
+    """:func:`_paired_units` from the two raters' units
+    (:func:`judgekit.analysis.calibration.units.build_units`)."""
     ru = reference_units[[*_KEYS, "R", "err", "signed", "over"]]
     ru = ru.rename(columns={"R": "R_y", "err": "err_y", "signed": "signed_y", "over": "over_y"})
     return judge_units.merge(ru, on=_KEYS, how="left")
 
 
-def corrected_drift_by(units: pd.DataFrame, col: str, *,
+def _corrected_drift_by(units: pd.DataFrame, col: str, *,
                        strata: Mapping[str, str] | None = None,
                        include_lookalikes: bool = False, unit: str = "conversation") -> Table:
     """``ppi_by_<col>_turn``: corrected Drift(t | col) per model, value of ``col`` (a ``--by``
-    slice, e.g. the pressure tactic) and turn, from :func:`paired_units` built with ``by``."""
+    slice, e.g. the pressure tactic) and turn, from :func:`_paired_units` built with ``by``."""
     frames = []
     for value, part in units.groupby(f"by_{col}", sort=True, dropna=False):
         for tb in corrected_calibration(part, strata=strata, figures=("drift",),
@@ -106,10 +106,10 @@ def corrected_calibration(
     seed: int = 0,
     unit: str = "conversation",
 ) -> list[Table]:
-    """The corrected calibration tables (module doc) from :func:`paired_units`.
+    """The corrected calibration tables (module doc) from :func:`_paired_units`.
 
     ``strata``: the labelling design's stratum of each cluster (conversation id), from
-    :func:`judgekit.analysis.labelling_design.design_strata`; None = the labelled clusters are
+    :func:`judgekit.analysis.correction.design.design_strata`; None = the labelled clusters are
     a simple random sample. A stratified figure whose design leaves a stratum with fewer than 2
     labelled conversations is refused in its row's ``note``."""
     cols = ["H", "R", "R_y", "err", "err_y", "signed", "signed_y", "over", "over_y", "turn",
@@ -174,15 +174,28 @@ def corrected_calibration(
                 if "drift_tier" in want and t != base and gt.any():
                     by_tier.append({**tk, **drift("Drift(t | tier)", mt, t)})
     if "lookalikes" in want:
-        for model in sorted(set(model_of[is_look].tolist())):
-            lu = is_look & (model_of == model)
-            looks.append({"model": model, "turn": "all", **mean("look-alike mean R", lu, "R")})
-            looks.append({"model": model, "turn": "all",
-                          **mean("look-alike over-refusal", lu, "over")})
-            for t in sorted(np.unique(arr["turn"][lu]).tolist()):
-                looks.append({"model": model, "turn": _turn(t),
-                              **mean("look-alike over-refusal", lu & (arr["turn"] == t),
-                                     "over")})
+        looks = _lookalike_rows(mean, model_of, is_look, arr["turn"])
+    return _tables(summary, by_turn, by_tier, looks, unit)
+
+
+def _lookalike_rows(mean: Callable[[str, np.ndarray, str], dict[str, Any]], model_of: np.ndarray,
+                    is_look: np.ndarray, turn: np.ndarray) -> list[dict[str, Any]]:
+    """The corrected mean R and over-refusal of each model's benign look-alikes, overall and
+    per turn."""
+    looks: list[dict[str, Any]] = []
+    for model in sorted(set(model_of[is_look].tolist())):
+        lu = is_look & (model_of == model)
+        looks.append({"model": model, "turn": "all", **mean("look-alike mean R", lu, "R")})
+        looks.append({"model": model, "turn": "all", **mean("look-alike over-refusal", lu, "over")})
+        for t in sorted(np.unique(turn[lu]).tolist()):
+            looks.append({"model": model, "turn": _turn(t),
+                          **mean("look-alike over-refusal", lu & (turn == t), "over")})
+    return looks
+
+
+def _tables(summary: list[dict[str, Any]], by_turn: list[dict[str, Any]],
+            by_tier: list[dict[str, Any]], looks: list[dict[str, Any]], unit: str) -> list[Table]:
+    """The ``ppi_*`` tables of the rows that were asked for."""
     desc = ("Raw (the judge's figure over every unit; interval: sampling noise only), human-only "
             "(the labelled units alone) and PPI-corrected (the judge's error measured on the "
             "labelled units and taken out), each with its 95% interval; n = labelled / all "
@@ -207,3 +220,42 @@ def corrected_calibration(
 
 def _turn(t: Any) -> int | float:
     return int(t) if float(t).is_integer() else float(t)
+
+
+def add_ppi_calibration(result: AnalysisResult, reference: Reference, ratings: pd.DataFrame,
+                        items: pd.DataFrame, harm: pd.Series, *, rubric: Rubric,
+                        columns: ItemColumns, include_lookalikes: bool,
+                        resampling: Resampling) -> None:
+    """Corrected C(t), RCE_t, Drift(t), Drift(t | tier), look-alike figures and Drift(t | col)
+    for each ``columns.by`` column on ``result``."""
+    by = [c for c in columns.by if c != columns.model]
+    units = _paired_units(ratings, reference.ratings, items, harm, rubric,
+                         replace(columns, turn="turn", by=by))
+    cluster_col = str(result.meta.get("cluster") or "conversation_id")
+    design = labelling_design(reference, items, cluster_col=cluster_col)
+    unit = cluster_col.removesuffix("_id")
+    tables = corrected_calibration(units, strata=design.strata,
+                                   include_lookalikes=include_lookalikes,
+                                   n_boot=max(resampling.n_resamples, 1), seed=resampling.seed,
+                                   unit=unit)
+    if units["turn"].nunique() > 1:
+        tables += [_corrected_drift_by(units, col, strata=design.strata,
+                                      include_lookalikes=include_lookalikes, unit=unit)
+                   for col in by]
+    charts = []
+    for t in tables:
+        if t.key == "ppi_by_turn":
+            charts.append(raw_vs_corrected("ppi_drift_by_turn", "Drift(t): raw and corrected",
+                                           t.frame, "Drift(t)", group="model", x="turn",
+                                           y_label="Drift(t)", unit=unit, hline=0.0))
+            charts.append(raw_vs_corrected("ppi_c_by_turn", "C(t): raw and corrected", t.frame,
+                                           "C(t)", group="model", x="turn", y_label="C(t)",
+                                           unit=unit, hline=0.5, y_range=(0.0, 1.0)))
+        if t.key == "ppi_by_tier_turn":
+            for model, g in t.frame.groupby("model", sort=True):
+                g = g.assign(tier=g["tier"].map(lambda k: f"tier {k}"))
+                charts.append(raw_vs_corrected(
+                    f"ppi_drift_by_tier_{model}", f"Drift(t | tier) — {model}: raw and "
+                    "corrected", g, "Drift(t | tier)", group="tier", x="turn",
+                    y_label="Drift(t | tier)", unit=unit, hline=0.0))
+    attach_ppi(result, tables, design, reference.name, charts)

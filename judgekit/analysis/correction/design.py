@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 import pandas as pd
 
@@ -29,7 +30,20 @@ from judgekit.errors import JudgekitError
 from judgekit.store.schema import is_missing
 
 #: reasons of a recorded design that target items by the judges' signals
-TARGETED = ("disagreement", "abstention", "unstable")
+_TARGETED = ("disagreement", "abstention", "unstable")
+
+
+@dataclass(frozen=True)
+class Reference:
+    """The reference rater's labels a correction measures the judge's error on: its long
+    ``ratings``, its rater id ``name``, and where the design that drew the labelled items is
+    recorded (``store``; ``sample``: the recorded sample's name, None to find the one holding the
+    labels)."""
+
+    ratings: pd.DataFrame
+    name: str
+    store: Any = None
+    sample: str | None = None
 
 
 @dataclass(frozen=True)
@@ -85,7 +99,7 @@ def design_strata(
                                                 "random sample (no recorded design)")
     name = sample or "the sample"
     d = design.assign(item_id=design["item_id"].astype(str))
-    targeted = d[d["reason"].isin(TARGETED)]
+    targeted = d[d["reason"].isin(_TARGETED)]
     if len(targeted):
         raise JudgekitError(
             f"sample {name!r} chose {len(targeted)} items by the judges' "

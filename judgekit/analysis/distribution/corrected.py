@@ -1,9 +1,9 @@
 """Distribution figures corrected for the judge's error: refusal rates and label (form) shares.
 
 ``judgekit analyze distribution --correct ppi`` adds the tables built here, one row per figure
-(columns :data:`judgekit.analysis.ppi_figures.ROW_COLUMNS`): the judge's raw figure, the
+(columns :data:`judgekit.analysis.correction.ppi_rows.ROW_COLUMNS`): the judge's raw figure, the
 human-only figure on the labelled samples and the PPI-corrected figure, each with n and its 95%
-interval (:mod:`judgekit.analysis.ppi_figures`).
+interval (:mod:`judgekit.analysis.correction.ppi_rows`).
 
 * ``ppi_rates`` — per model, and per model and turn: the refusal rate over samples (a sample
   judged several times counts as the share of its ok trials saying refusal); the conversation
@@ -22,9 +22,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from judgekit.analysis.correction.design import Reference
+from judgekit.analysis.correction.ppi_attach import attach_ppi, labelling_design, raw_vs_corrected
+from judgekit.analysis.correction.ppi_rows import ROW_COLUMNS, mean_row
 from judgekit.analysis.frames import label_shares
-from judgekit.analysis.ppi_figures import ROW_COLUMNS, mean_row
-from judgekit.analysis.result import Table
+from judgekit.analysis.result import AnalysisResult, Table
 
 
 def _per_item(ratings: pd.DataFrame, indicator: Callable[[pd.Series], Any]) -> pd.Series:
@@ -51,7 +53,7 @@ def corrected_distribution(
 ) -> list[Table]:
     """The corrected distribution tables (module doc). ``judge``/``reference``: long ratings
     of the judge and of the reference under the analysed rubric; ``indicator`` maps labels to
-    refusal 0/1 (:func:`judgekit.analysis.refusal.refusal_definition`); ``codes`` the labels
+    refusal 0/1 (:func:`judgekit.analysis.distribution.refusal.refusal_definition`); ``codes`` the labels
     whose shares to correct; ``cluster_col`` the item column naming the conversation (or
     prompt; an item without one is its own cluster); ``prompt_cols`` the prompt unit's columns
     (for ``ppi_per_prompt``); ``strata``: cluster → stratum of the labelling design."""
@@ -112,3 +114,37 @@ def corrected_distribution(
                          pd.DataFrame(prompt_rows,
                                       columns=["model", "prompt_unit", *ROW_COLUMNS]), desc))
     return out
+
+
+def add_ppi_distribution(result: AnalysisResult, reference: Reference, ratings: pd.DataFrame,
+                         items: pd.DataFrame, *, indicator: Callable[[pd.Series], Any],
+                         codes: Sequence[str], model_col: str,
+                         forms: tuple[pd.DataFrame, pd.DataFrame, Sequence[str]] | None = None
+                         ) -> None:
+    """Corrected refusal rates (per model, turn and prompt) and label shares on ``result``;
+    ``forms`` = (the judge's and the reference's ratings under the form rubric, its codes)
+    adds ``ppi_form_shares``, each form's corrected share."""
+    ucols = list(result.meta.get("prompt_unit") or [])
+    cluster_col = ucols[0] if ucols else "conversation_id"
+    design = labelling_design(reference, items, cluster_col=cluster_col)
+    tables = corrected_distribution(ratings, reference.ratings, items, indicator=indicator, codes=codes,
+                                    model_col=model_col, cluster_col=cluster_col,
+                                    prompt_cols=ucols, strata=design.strata)
+    if forms is not None and len(forms[0]) and len(forms[1]):
+        fs = corrected_distribution(forms[0], forms[1], items, indicator=indicator,
+                                    codes=forms[2], model_col=model_col,
+                                    cluster_col=cluster_col, strata=design.strata)
+        for tb in fs:
+            if tb.key == "ppi_shares":
+                tables.append(Table("ppi_form_shares", "Corrected refusal-form shares per model",
+                                    tb.frame, tb.description))
+    charts = []
+    rates = tables[0].frame
+    by_turn = rates[rates["turn"].astype(str) != "all"]
+    if len(by_turn):
+        charts.append(raw_vs_corrected("ppi_rate_by_turn", "Refusal rate: raw and corrected",
+                                       by_turn, "refusal rate", group="model", x="turn",
+                                       y_label="refusal rate",
+                                       unit=cluster_col.removesuffix("_id"),
+                                       y_range=(0.0, 1.0)))
+    attach_ppi(result, tables, design, reference.name, charts)

@@ -1,6 +1,6 @@
 """The criteria file (YAML) of ``judgekit analyze criteria``: its schema, reading it strictly, and
 which items a criterion is about (:func:`criterion_mask`). The evaluation is in
-:mod:`judgekit.analysis.criteria`; this module does not depend on the verdict guard, so the gate's
+:mod:`judgekit.analysis.criteria.estimate`; this module does not depend on the verdict guard, so the gate's
 analysis-fidelity check can read criteria too.
 """
 
@@ -189,7 +189,7 @@ def _canonical(value: Scalar | list[Scalar]) -> Any:
     return float(value)
 
 
-def criterion_definition(c: Criterion, source: str = "criteria") -> dict[str, Any]:
+def _criterion_definition(c: Criterion, source: str = "criteria") -> dict[str, Any]:
     """What defines a criterion's pooled rate, the figure a gate certifies: the rubric (id and
     content hash), the labels counted (their codes, sorted) and which items count (``where``;
     ``compare``, the two conditions of a difference). Left out, as they do not change which items
@@ -208,9 +208,9 @@ def criterion_definition(c: Criterion, source: str = "criteria") -> dict[str, An
 
 
 def criterion_digest(c: Criterion, source: str = "criteria") -> str:
-    """The digest of :func:`criterion_definition` (canonical JSON, keys sorted): what a verdict
+    """The digest of :func:`_criterion_definition` (canonical JSON, keys sorted): what a verdict
     records per gated criterion (``criteria_digests``) and ``judgekit analyze criteria`` compares
     before it trusts a judge for that criterion alone."""
     from judgekit.core.hashing import digest
 
-    return digest(criterion_definition(c, source))
+    return digest(_criterion_definition(c, source))

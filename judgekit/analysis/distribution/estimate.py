@@ -17,15 +17,21 @@ What counts as a refusal is stated in every output:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from judgekit.analysis.columns import points as chart_points
-from judgekit.analysis.emitted import emitted_pool_strings
-from judgekit.analysis.exchangeability import EXCHANGEABLE, behaviour, sample_group_note
+from judgekit.analysis.distribution.emitted import emitted_pool_strings
+from judgekit.analysis.distribution.exchangeability import (
+    EXCHANGEABLE,
+    behaviour,
+    sample_group_note,
+)
+from judgekit.analysis.distribution.refusal import refusal_definition
 from judgekit.analysis.frames import (
     check_column_names,
     check_rubric,
@@ -38,16 +44,15 @@ from judgekit.analysis.frames import (
     require_item_columns,
     unit_columns,
 )
-from judgekit.analysis.refusal import DEFAULT_REFUSAL_CODES as DEFAULT_REFUSAL_CODES  # re-exported
-from judgekit.analysis.refusal import refusal_definition
+from judgekit.analysis.options import ItemColumns, Resampling
 from judgekit.analysis.result import AnalysisResult, Chart, Table
-from judgekit.analysis.trust import check_trust
-from judgekit.analysis.trust_figures import DISTRIBUTION, apply_figures
+from judgekit.analysis.trust import TrustContext, TrustReport
+from judgekit.analysis.trust_figures import DISTRIBUTION, guard_result
 from judgekit.errors import JudgekitError
 from judgekit.rubric.model import Rubric
 from judgekit.stats.intervals import bootstrap_stat, percentile_ci, wilson_interval
 
-ONE_DRAW = (
+_ONE_DRAW = (
     "one run measures one draw, not a property of the model: a prompt with a single sample "
     "has a refusal rate of 0 or 1 and a Wilson interval as wide as its data allows"
 )
@@ -61,6 +66,19 @@ ADDED_COLUMNS = (
 )
 #: working columns of the computation
 _INTERNAL = ("_model", "refused", "_x")
+_WHAT = "analyze distribution"
+
+
+@dataclass(frozen=True)
+class FormRatings:
+    """The rater's ``refusal_form`` ratings beside its refusal ratings: ``ratings`` under
+    ``rubric``, and optionally ``matches``, the same ratings with what a rule judge matched
+    (:func:`judgekit.judges.matches.attach_matches`), which adds the emitted refusal-pool
+    strings."""
+
+    ratings: pd.DataFrame
+    rubric: Rubric
+    matches: pd.DataFrame | None = None
 
 
 def refusal_distribution(
@@ -68,104 +86,156 @@ def refusal_distribution(
     items: pd.DataFrame,
     *,
     rubric: Rubric,
-    verdicts: Sequence[Any] = (),
-    judge_hashes: Mapping[str, str] | None = None,
-    untrusted: bool = False,
-    store: Any = None,
+    forms: FormRatings | None = None,
+    columns: ItemColumns | None = None,
     threshold: float = 0.75,
     refusal_codes: Sequence[str] | None = None,
-    forms: pd.DataFrame | None = None,
-    form_rubric: Rubric | None = None,
-    by: Sequence[str] = (),
-    model_col: str = "model",
-    prompt_col: str | None = None,
-    sample_col: str = "sample",
-    turn_col: str = "turn",
-    sample_group: str | None = None,
-    n_boot: int = 1000,
-    seed: int = 0,
-    progress: Callable[[int, int], None] | None = None,
-    form_matches: pd.DataFrame | None = None,
+    trust: TrustContext | None = None,
+    resampling: Resampling | None = None,
 ) -> AnalysisResult:
     """Refusal rate per prompt over its samples, and its distribution per model and slice.
 
     ``ratings``: one rater's long ratings under ``rubric`` (``refusal`` or ``restrictiveness``);
     ``items``: ``item_id`` plus metadata (``model``, ``prompt_id``/``conversation_id``,
-    ``sample``, ``turn``, the ``by`` columns). ``forms``: the same rater's ``refusal_form``
-    ratings (optional). A judge rater needs a passing verdict in ``verdicts`` for each rubric it
-    is used under (see :func:`judgekit.analysis.trust.check_trust`; matching ``store``, the store
-    the ratings came from, when given); ``untrusted`` forces the run and stamps every title
-    UNTRUSTED.
+    ``sample``, ``turn``, the ``columns.by`` columns: :class:`~judgekit.analysis.options.ItemColumns`).
+    ``forms``: the same rater's ``refusal_form`` ratings (optional). A judge rater needs a passing
+    verdict for each rubric it is used under (``trust``: :class:`~judgekit.analysis.trust.TrustContext`,
+    see :func:`judgekit.analysis.trust.check_trust`); ``trust.untrusted`` forces the run and stamps
+    every title UNTRUSTED.
 
     Tables (``result.table(key)``): ``per_prompt``, ``by_model``, ``by_<column>`` for each slice
     (``turn`` added automatically when the items have it), ``forms`` (when ``forms`` is given).
-    ``n_boot`` bootstrap replicates resample prompts for the CI of the mean rate;
-    ``progress(advance, total)`` is called as replicates finish. ``sample_group`` (a column such
-    as provenance or day) splits each prompt's samples into groups reported separately (per
-    prompt and group, and a ``by_<sample_group>`` table), for samples that are not exchangeable.
-    Every prompt's ``behaviour`` says ``not constant (k of n)`` when some but not all of its n
-    rated samples are refusals, whatever n is. ``form_matches``: the forms' ratings with what a
-    rule judge matched (:func:`judgekit.judges.matches.attach_matches`): adds ``pool_strings``
-    (and ``pool_strings_by_<column>``), the emitted refusal-pool strings.
+    ``resampling.n_resamples`` bootstrap replicates resample prompts for the CI of the mean rate.
+    ``columns.sample_group`` (a column such as provenance or day) splits each prompt's samples
+    into groups reported separately (per prompt and group, and a ``by_<sample_group>`` table),
+    for samples that are not exchangeable. Every prompt's ``behaviour`` says ``not constant
+    (k of n)`` when some but not all of its n rated samples are refusals, whatever n is. Forms
+    with ``matches`` add ``pool_strings`` (and ``pool_strings_by_<column>``), the emitted
+    refusal-pool strings.
     """
-    what = "analyze distribution"
-    rater = one_rater(ratings, what=what)
-    check_rubric(ratings, rubric, what=what)
-    trust = check_trust(ratings, rubric, verdicts, judge_hashes=judge_hashes,
-                        untrusted=untrusted, store=store, figures=DISTRIBUTION.figures)
+    columns, trust, resampling = columns or ItemColumns(), trust or TrustContext(), resampling or Resampling()
+    rater = one_rater(ratings, what=_WHAT)
+    check_rubric(ratings, rubric, what=_WHAT)
+    report = trust.check(ratings, rubric, figures=DISTRIBUTION.figures)
     form_shares: pd.DataFrame | None = None
-    if forms is not None and not forms.empty:
-        if form_rubric is None:
-            raise JudgekitError("analyze distribution: forms were given without their rubric.")
-        check_rubric(forms, form_rubric, what=what)
-        form_rater = one_rater(forms, what=what)
-        if form_rater != rater:
-            raise JudgekitError(
-                f"analyze distribution: the {form_rubric.id} ratings are by {form_rater!r}, the "
-                f"{rubric.id} ratings by {rater!r}; use the same rater for both."
-            )
-        trust = trust.merge(check_trust(forms, form_rubric, verdicts,
-                                              judge_hashes=judge_hashes, untrusted=untrusted,
-                                              store=store))
-        form_shares = label_shares(forms, form_rubric.codes)
-
-    definition, indicator = refusal_definition(
-        rubric, threshold=threshold, refusal_codes=refusal_codes
+    forms = forms if forms is not None and not forms.ratings.empty else None
+    if forms is not None:
+        report = report.merge(_check_forms(forms, rater, rubric, trust))
+        form_shares = label_shares(forms.ratings, forms.rubric.codes)
+    definition, indicator = refusal_definition(rubric, threshold=threshold,
+                                               refusal_codes=refusal_codes)
+    layout = _layout(items, columns, forms.rubric.codes if forms is not None else ())
+    df = _per_sample(ratings, layout, indicator, columns)
+    per_prompt = _per_prompt(df, layout, forms, form_shares)
+    pp = per_prompt.rename(columns={"model": "_model"})
+    total = resampling.n_resamples * (pp.groupby("_model").ngroups + sum(
+        pp.groupby(["_model", c], dropna=False).ngroups for c in layout.slice_cols))
+    tables = _summary_tables(pp, layout, resampling, total)
+    if forms is not None and form_shares is not None:
+        tables += _form_tables(df, forms, form_shares, layout.slice_cols)
+    tables.append(Table("per_prompt", "Refusal rate per prompt over its samples (Wilson 95%)",
+                        per_prompt))
+    result = AnalysisResult(
+        kind="distribution",
+        title=f"Refusal as a distribution — {rater} on {rubric.id}",
+        meta={
+            "rater": rater,
+            "rubric": rubric.id,
+            "rubric_hash": rubric.hash,
+            "form_rubric": forms.rubric.id if forms is not None else None,
+            "prompt_unit": layout.ucols,
+            "slices": layout.slice_cols,
+            "n_items": int(len(df)),
+            "n_prompts": int(len(per_prompt)),
+            "n_boot": resampling.n_resamples,
+            "seed": resampling.seed,
+            "trust": report.as_dict(),
+            "bootstrap_replicates_total": int(total),
+        },
+        definitions=_definitions(definition, layout.ucols),
+        notes=layout.notes + _sample_notes(per_prompt),
+        tables=tables,
+        charts=_charts(pp, tables, layout.slice_cols),
     )
+    return guard_result(result, report, DISTRIBUTION, untrusted=trust.untrusted)
+
+
+@dataclass
+class _Layout:
+    """The items of a distribution, reduced to the columns it reads, and how they group."""
+
+    items: pd.DataFrame
+    #: the prompt unit's columns
+    ucols: list[str]
+    #: the ``--by`` columns (and the sample group), the model column left out
+    by: list[str]
+    #: the slices with a table each (the turn first, when the items have one)
+    slice_cols: list[str]
+    notes: list[str]
+
+    @property
+    def keys(self) -> list[str]:
+        """The keys of a prompt (and its sample group): model, prompt unit, slices."""
+        return ["_model", *self.ucols, *[c for c in self.by if c not in self.ucols]]
+
+
+def _check_forms(forms: FormRatings, rater: str, rubric: Rubric, trust: TrustContext) -> TrustReport:
+    """The trust report of the forms, which must be by the same rater as the refusal ratings."""
+    check_rubric(forms.ratings, forms.rubric, what=_WHAT)
+    form_rater = one_rater(forms.ratings, what=_WHAT)
+    if form_rater != rater:
+        raise JudgekitError(
+            f"analyze distribution: the {forms.rubric.id} ratings are by {form_rater!r}, the "
+            f"{rubric.id} ratings by {rater!r}; use the same rater for both."
+        )
+    return trust.check(forms.ratings, forms.rubric)
+
+
+def _layout(items: pd.DataFrame, columns: ItemColumns, form_codes: Sequence[str]) -> _Layout:
+    """Check the columns the options name and keep only those of ``items``."""
     items = items.copy()
     items["item_id"] = items["item_id"].astype(str)
-    by = list(dict.fromkeys(by))
+    by = list(dict.fromkeys(columns.by))
     require_item_columns(items, by, option="--by")
     notes: list[str] = []
-    if sample_group is not None:
-        require_item_columns(items, [sample_group], option="--sample-group")
-        if sample_group not in by:
-            by.append(sample_group)
-        notes.append(sample_group_note(sample_group))
+    model_col, group = columns.model, columns.sample_group
+    if group is not None:
+        require_item_columns(items, [group], option="--sample-group")
+        if group not in by:
+            by.append(group)
+        notes.append(sample_group_note(group))
     if model_col in by:  # the tables are per model already
         by.remove(model_col)
         notes.append(f"--by {model_col} adds no slice: every table is per model already "
                      "(--model-column).")
-    ucols = unit_columns(items, prompt_col=prompt_col, turn_col=turn_col)
+    ucols = unit_columns(items, prompt_col=columns.prompt, turn_col=columns.turn)
     if model_col in ucols:
         raise JudgekitError(
             f"--model-column {model_col!r} is also the prompt unit ({' + '.join(ucols)}); give "
             "--prompt-column the column that names the prompt (e.g. prompt_id)."
         )
     check_slice_values(items, {"--prompt-column": ucols, "--by": by})
-    codes_added = tuple(form_rubric.codes) if form_shares is not None and form_rubric else ()
     check_column_names({"--prompt-column": ucols, "--by": by},
-                       (*ADDED_COLUMNS, *codes_added, *_INTERNAL), what="analyze distribution")
-    check_column_names({"--model-column": [model_col]}, _INTERNAL, what="analyze distribution")
+                       (*ADDED_COLUMNS, *form_codes, *_INTERNAL), what=_WHAT)
+    check_column_names({"--model-column": [model_col]}, _INTERNAL, what=_WHAT)
     items = fill_unit_key(items, ucols[0])
-    items = item_columns(items, [model_col, *ucols, *by, sample_col, turn_col])
+    items = item_columns(items, [model_col, *ucols, *by, columns.sample, columns.turn])
+    slice_cols = [c for c in by if c not in ucols]
+    if columns.turn in items.columns and columns.turn not in slice_cols:
+        slice_cols = [columns.turn, *slice_cols]
+    return _Layout(items, ucols, by, slice_cols, notes)
 
-    # per sample: share of ok trials that say refusal (NaN when no trial is ok)
+
+def _per_sample(ratings: pd.DataFrame, layout: _Layout, indicator: Callable[[pd.Series], Any],
+                columns: ItemColumns) -> pd.DataFrame:
+    """Per sample (item): the share of its ok trials that say refusal (NaN when no trial is ok),
+    with its item columns, the model as ``_model`` and a sample index."""
     r = ratings[["item_id", "label", "status"]].copy()
     r["item_id"] = r["item_id"].astype(str)
     ok = r["status"].eq("ok") & r["label"].notna()
     r["_ref"] = np.where(ok, indicator(r["label"].where(ok, "")), np.nan)
     per_item = r.groupby("item_id", sort=False)["_ref"].mean().rename("refused").reset_index()
+    items = layout.items
     missing_items = set(per_item["item_id"]) - set(items["item_id"])
     if missing_items:
         raise JudgekitError(
@@ -173,15 +243,17 @@ def refusal_distribution(
             f"(e.g. {sorted(missing_items)[0]!r}); import the items with their metadata."
         )
     df = items.merge(per_item, on="item_id", how="inner")
-    df["_model"] = model_series(df, model_col)
-    if sample_col not in df.columns:
-        df[sample_col] = df.groupby(["_model", *ucols], sort=False).cumcount()
-    slice_cols = [c for c in by if c not in ucols]
-    if turn_col in df.columns and turn_col not in slice_cols:
-        slice_cols = [turn_col, *slice_cols]
+    df["_model"] = model_series(df, columns.model)
+    if columns.sample not in df.columns:
+        df[columns.sample] = df.groupby(["_model", *layout.ucols], sort=False).cumcount()
+    return df
 
-    # ---------------------------------------------------------------- per prompt
-    keys = ["_model", *ucols, *[c for c in by if c not in ucols]]
+
+def _per_prompt(df: pd.DataFrame, layout: _Layout, forms: FormRatings | None,
+                form_shares: pd.DataFrame | None) -> pd.DataFrame:
+    """Per prompt: samples, rated samples, refusals, the rate with its Wilson interval, whether
+    it is constant, its behaviour (and its forms)."""
+    keys = layout.keys
     g = df.groupby(keys, sort=True, dropna=False)
     per_prompt = g.agg(
         n_samples=("refused", "size"),
@@ -202,117 +274,97 @@ def refusal_distribution(
     )
     per_prompt = per_prompt.drop(columns=["lo_value", "hi_value"])
     per_prompt["behaviour"] = [behaviour(kk, nn) for kk, nn in zip(k, n, strict=True)]
-    if form_shares is not None and form_rubric is not None:
-        per_prompt = _attach_forms(per_prompt, df, form_shares, form_rubric, keys)
-    per_prompt = per_prompt.rename(columns={"_model": "model"})
+    if forms is not None and form_shares is not None:
+        per_prompt = _attach_forms(per_prompt, df, form_shares, forms.rubric, keys)
+    return per_prompt.rename(columns={"_model": "model"})
 
-    # ---------------------------------------------------------------- summaries
-    pp = per_prompt.rename(columns={"model": "_model"})
-    tables: list[Table] = []
-    n_groups = pp.groupby("_model").ngroups + sum(
-        pp.groupby(["_model", c], dropna=False).ngroups for c in slice_cols
-    )
-    total = n_boot * n_groups
 
+def _summary_tables(pp: pd.DataFrame, layout: _Layout, resampling: Resampling,
+                    total: int) -> list[Table]:
+    """``by_model`` and ``by_<slice>``: the refusal rate per model (and slice), the headline."""
     def tick(done: int) -> None:
-        if progress is not None:
-            progress(done, total)
+        if resampling.progress is not None:
+            resampling.progress(done, total)
 
-    summary = _summaries(pp, ["_model"], cluster_col=ucols[0], n_boot=n_boot, seed=seed,
-                         progress=tick)
-    tables.append(Table("by_model", "Refusal rate per model", summary,
-                        f"mean over prompts of the per-prompt rate; 95% CIs: bootstrap resampling "
-                        f"{ucols[0]}; pooled = refusals / rated samples."))
-    for col in slice_cols:
-        t = _summaries(pp, ["_model", col], cluster_col=ucols[0], n_boot=n_boot, seed=seed,
-                       progress=tick)
+    unit = layout.ucols[0]
+    summary = _summaries(pp, ["_model"], cluster_col=unit, resampling=resampling, progress=tick)
+    tables = [Table("by_model", "Refusal rate per model", summary,
+                    f"mean over prompts of the per-prompt rate; 95% CIs: bootstrap resampling "
+                    f"{unit}; pooled = refusals / rated samples.")]
+    for col in layout.slice_cols:
+        t = _summaries(pp, ["_model", col], cluster_col=unit, resampling=resampling, progress=tick)
         tables.append(Table(f"by_{col}", f"Refusal rate per model and {col}", t))
-    # summaries first (the headline), the per-prompt detail last
-    if form_shares is not None and form_rubric is not None:
+    return tables
+
+
+def _form_tables(df: pd.DataFrame, forms: FormRatings, form_shares: pd.DataFrame,
+                 slice_cols: list[str]) -> list[Table]:
+    """``forms`` and ``forms_by_<slice>`` (each form's share of samples), and the emitted
+    refusal-pool strings when a rule judge matched them."""
+    frub = forms.rubric
+    tables = [Table(
+        "forms",
+        f"Form of the response across samples ({frub.id}), share of samples",
+        _form_table(df, form_shares, frub, ["_model"]),
+        "each sample counts once, split over its judge trials.",
+    )]
+    for col in slice_cols:
         tables.append(Table(
-            "forms",
-            f"Form of the response across samples ({form_rubric.id}), share of samples",
-            _form_table(df, form_shares, form_rubric, ["_model"]),
-            "each sample counts once, split over its judge trials.",
+            f"forms_by_{col}",
+            f"Form of the response per model and {col} ({frub.id})",
+            _form_table(df, form_shares, frub, ["_model", col]),
         ))
-        for col in slice_cols:
+    matches = forms.matches
+    if matches is not None and matches["match_rule"].eq("refusal_pool").any():
+        for keys_ in (["_model"], *(["_model", c] for c in slice_cols)):
+            what = " and ".join(["model", *keys_[1:]])
             tables.append(Table(
-                f"forms_by_{col}",
-                f"Form of the response per model and {col} ({form_rubric.id})",
-                _form_table(df, form_shares, form_rubric, ["_model", col]),
+                "_by_".join(["pool_strings", *keys_[1:]]),
+                f"Emitted refusal-pool strings per {what} ({frub.id})",
+                emitted_pool_strings(matches, df, keys_),
+                "n = ok judge answers matched to the string; n_ok = ok answers of the "
+                "group; share = n / n_ok (a group that emitted no pool string: n = 0).",
             ))
-        if form_matches is not None and form_matches["match_rule"].eq("refusal_pool").any():
-            for keys_ in (["_model"], *(["_model", c] for c in slice_cols)):
-                what = " and ".join(["model", *keys_[1:]])
-                tables.append(Table(
-                    "_by_".join(["pool_strings", *keys_[1:]]),
-                    f"Emitted refusal-pool strings per {what} ({form_rubric.id})",
-                    emitted_pool_strings(form_matches, df, keys_),
-                    "n = ok judge answers matched to the string; n_ok = ok answers of the "
-                    "group; share = n / n_ok (a group that emitted no pool string: n = 0).",
-                ))
+    return tables
 
-    tables.append(Table("per_prompt", "Refusal rate per prompt over its samples (Wilson 95%)",
-                        per_prompt))
 
-    # ---------------------------------------------------------------- notes
+def _sample_notes(per_prompt: pd.DataFrame) -> list[str]:
+    """What a reader must know about the samples: prompts with one rated sample, unrated ones."""
+    notes: list[str] = []
     single = int((per_prompt["n_rated"] == 1).sum())
     n_prompts = len(per_prompt)
     if n_prompts and single == n_prompts:
         notes.append(
-            f"Every prompt has one rated sample: {ONE_DRAW}. Sample each prompt several times "
+            f"Every prompt has one rated sample: {_ONE_DRAW}. Sample each prompt several times "
             "to measure refusal as a distribution."
         )
     elif single:
-        notes.append(f"{single} of {n_prompts} prompts have one rated sample: {ONE_DRAW}.")
+        notes.append(f"{single} of {n_prompts} prompts have one rated sample: {_ONE_DRAW}.")
     unrated = int(per_prompt["n_unrated"].sum())
     if unrated:
         notes.append(
             f"{unrated} samples have no usable rating (every trial abstained or errored); they "
             "are left out of n, not counted as compliance or refusal."
         )
+    return notes
 
-    charts = _charts(pp, summary, tables, slice_cols, turn_col)
-    result = AnalysisResult(
-        kind="distribution",
-        title=f"Refusal as a distribution — {rater} on {rubric.id}",
-        meta={
-            "rater": rater,
-            "rubric": rubric.id,
-            "rubric_hash": rubric.hash,
-            "form_rubric": form_rubric.id if form_shares is not None and form_rubric else None,
-            "prompt_unit": ucols,
-            "slices": slice_cols,
-            "n_items": int(len(df)),
-            "n_prompts": int(n_prompts),
-            "n_boot": n_boot,
-            "seed": seed,
-            "trust": trust.as_dict(),
-            "bootstrap_replicates_total": int(total),
-        },
-        definitions={
-            "refusal": definition,
-            "rate": "per prompt: refusals / rated samples; a sample judged several times counts as "
-                    "the share of its trials that say refusal",
-            "interval": f"Wilson 95% score interval per prompt: {EXCHANGEABLE}; per model and slice: 95% percentile bootstrap resampling "
-                        f"{ucols[0]} (the turns of one conversation are not independent)",
-            "pooled_rate": "refusals / rated samples over the group; no interval, because "
-                           "samples of one prompt are not independent (use mean_rate's)",
-            "constant": "a prompt with >= 2 rated samples is constant when every sample got the "
-                        "same refusal value",
-            "behaviour": "per prompt: 'not constant (k of n)' when k of its n rated samples are "
-                         "refusals and 0 < k < n, whatever n; 'always refused (n of n)', 'never "
-                         "refused (0 of n)'; one rated sample says so",
-            "prompt_unit": " + ".join(ucols),
-        },
-        notes=notes,
-        tables=tables,
-        charts=charts,
-    )
-    apply_figures(result, trust, DISTRIBUTION, untrusted=untrusted)
-    if not trust.ok:
-        result.stamp_untrusted(trust.reason())
-    return result
+
+def _definitions(definition: str, ucols: list[str]) -> dict[str, str]:
+    return {
+        "refusal": definition,
+        "rate": "per prompt: refusals / rated samples; a sample judged several times counts as "
+                "the share of its trials that say refusal",
+        "interval": f"Wilson 95% score interval per prompt: {EXCHANGEABLE}; per model and slice: 95% percentile bootstrap resampling "
+                    f"{ucols[0]} (the turns of one conversation are not independent)",
+        "pooled_rate": "refusals / rated samples over the group; no interval, because "
+                       "samples of one prompt are not independent (use mean_rate's)",
+        "constant": "a prompt with >= 2 rated samples is constant when every sample got the "
+                    "same refusal value",
+        "behaviour": "per prompt: 'not constant (k of n)' when k of its n rated samples are "
+                     "refusals and 0 < k < n, whatever n; 'always refused (n of n)', 'never "
+                     "refused (0 of n)'; one rated sample says so",
+        "prompt_unit": " + ".join(ucols),
+    }
 
 
 def _summaries(
@@ -320,8 +372,7 @@ def _summaries(
     keys: list[str],
     *,
     cluster_col: str,
-    n_boot: int,
-    seed: int,
+    resampling: Resampling,
     progress: Callable[[int], None],
 ) -> pd.DataFrame:
     """Per group: mean of per-prompt rates and share of non-constant prompts, with CIs from a
@@ -345,7 +396,8 @@ def _summaries(
 
         if len(rates):
             clusters = pd.factorize(rated[cluster_col].astype(str))[0]
-            reps = bootstrap_stat(stat, clusters, n_boot=n_boot, seed=seed, progress=progress)
+            reps = bootstrap_stat(stat, clusters, n_boot=resampling.n_resamples,
+                                seed=resampling.seed, progress=progress)
             if reps.size:
                 lo, hi = percentile_ci(reps)
             else:
@@ -444,13 +496,7 @@ def _form_table(
     return out
 
 
-def _charts(
-    pp: pd.DataFrame,
-    summary: pd.DataFrame,
-    tables: list[Table],
-    slice_cols: list[str],
-    turn_col: str,
-) -> list[Chart]:
+def _charts(pp: pd.DataFrame, tables: list[Table], slice_cols: list[str]) -> list[Chart]:
     charts: list[Chart] = []
     # Empirical CDF of per-prompt refusal rates: the distribution the single-number rate hides,
     # with the Dvoretzky–Kiefer–Wolfowitz 95% band F ± sqrt(ln(2 / 0.05) / (2n)) (Massart 1990).

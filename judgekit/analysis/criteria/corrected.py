@@ -1,12 +1,12 @@
 """Criteria corrected for the judge's error: each criterion's rate, and each comparison.
 
 ``judgekit analyze criteria --correct ppi`` adds the table built here (``ppi_criteria``), one
-row per criterion (columns :data:`judgekit.analysis.ppi_figures.ROW_COLUMNS`, after
+row per criterion (columns :data:`judgekit.analysis.correction.ppi_rows.ROW_COLUMNS`, after
 ``criterion``): the rate of the criterion's labels among its ``where`` items — raw (the judge
 over every item), human-only (the labelled items) and PPI-corrected, each with n and its 95%
 interval, the conversation (else the prompt) as the resampling unit. A ``compare`` criterion
 gets three rows: rate(a), rate(b) and rate(a) − rate(b)
-(:func:`judgekit.analysis.ppi_figures.difference_row`).
+(:func:`judgekit.analysis.correction.ppi_rows.difference_row`).
 """
 
 from __future__ import annotations
@@ -17,10 +17,18 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from judgekit.analysis.criteria_spec import CriteriaFile, criterion_mask, criterion_rubric, matches
+from judgekit.analysis.correction.design import Reference
+from judgekit.analysis.correction.ppi_attach import attach_ppi, labelling_design
+from judgekit.analysis.correction.ppi_rows import ROW_COLUMNS, difference_row, mean_row
+from judgekit.analysis.criteria.spec import (
+    CriteriaFile,
+    Criterion,
+    criterion_mask,
+    criterion_rubric,
+    matches,
+)
 from judgekit.analysis.frames import label_shares
-from judgekit.analysis.ppi_figures import ROW_COLUMNS, difference_row, mean_row
-from judgekit.analysis.result import Table
+from judgekit.analysis.result import AnalysisResult, Table
 from judgekit.errors import JudgekitError
 
 
@@ -36,7 +44,7 @@ def corrected_criteria(
     source: str = "criteria",
 ) -> Table:
     """The ``ppi_criteria`` table (module doc). ``ratings``: long ratings (the criteria's
-    raters; each criterion reads its own, as :func:`judgekit.analysis.criteria.evaluate_criteria`
+    raters; each criterion reads its own, as :func:`judgekit.analysis.criteria.estimate.evaluate_criteria`
     does); ``reference``: the reference rater's long ratings (any rubrics); ``cluster_col``: the
     item column naming the conversation or prompt; ``strata``: cluster → stratum of the
     labelling design."""
@@ -81,27 +89,57 @@ def corrected_criteria(
         sel["_y"] = sel["item_id"].map(y_hit)
         sel = sel[sel["_f"].notna()]
 
-        def arrays(g: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-            return g["_f"].to_numpy(float), g["_c"].to_numpy(), g["_y"].to_numpy(float)
-
-        if c.compare is None:
-            rows.append({"criterion": c.name,
-                         **mean_row("rate", *arrays(sel), strata=strata, unit=unit)})
-            continue
-        col = c.compare.column
-        ga = sel[matches(sel[col], c.compare.a)]
-        gb = sel[matches(sel[col], c.compare.b)]
-        rows.append({"criterion": c.name,
-                     **mean_row(f"rate({col}={c.compare.a})", *arrays(ga), strata=strata,
-                                unit=unit)})
-        rows.append({"criterion": c.name,
-                     **mean_row(f"rate({col}={c.compare.b})", *arrays(gb), strata=strata,
-                                unit=unit)})
-        rows.append({"criterion": c.name,
-                     **difference_row(f"rate({c.compare.a}) − rate({c.compare.b})",
-                                      arrays(ga), arrays(gb), strata=strata, unit=unit)})
+        rows += [{"criterion": c.name, **row} for row in _rows(c, sel, strata, unit)]
     return Table("ppi_criteria", "Corrected criteria: each rate, raw and corrected",
                  pd.DataFrame(rows, columns=["criterion", *ROW_COLUMNS]),
                  "Raw (the judge over every matching item), human-only (the labelled items) "
                  "and PPI-corrected rate, each with its 95% interval; n = labelled / all "
                  "resampling units.")
+
+
+def add_ppi_criteria(result: AnalysisResult, store: Any, spec: CriteriaFile,
+                     ratings: pd.DataFrame, items: pd.DataFrame, *, rater: str | None,
+                     reference: str | None, sample: str | None, source: str) -> None:
+    """Each criterion's corrected rate (and comparison) on ``result``; the reference is
+    ``reference``, else the store's one rater of kind ``reference``."""
+    if reference is None:
+        refs = sorted(ratings.loc[ratings["rater_kind"] == "reference", "rater_id"].astype(str)
+                      .unique())
+        if len(refs) != 1:
+            raise JudgekitError(f"--correct needs the reference rater: the store has {len(refs)} "
+                                "raters of kind reference; pass --reference RATER.")
+        reference = refs[0]
+    ref = ratings[ratings["rater_id"].astype(str) == reference]
+    if ref.empty:
+        raise JudgekitError(f"--reference {reference!r} has no ratings in the store; pass a "
+                            "human or reference rater that labelled the items.")
+    kinds = set(ref["rater_kind"].astype(str))
+    if not kinds <= {"human", "reference"}:
+        raise JudgekitError(f"--reference {reference!r} is a {sorted(kinds)[0]}, not a human or "
+                            "reference rater; a judge's error measured against a judge corrects "
+                            "nothing.")
+    cluster_col = next((c for c in ("conversation_id", "prompt_id") if c in items.columns),
+                       "item_id")
+    design = labelling_design(Reference(ref, reference, store, sample), items, cluster_col=cluster_col)
+    table = corrected_criteria(spec, ratings, ref, items, rater=rater, cluster_col=cluster_col,
+                               strata=design.strata, source=source)
+    attach_ppi(result, [table], design, reference)
+
+
+def _arrays(g: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    return g["_f"].to_numpy(float), g["_c"].to_numpy(), g["_y"].to_numpy(float)
+
+
+def _rows(c: Criterion, sel: pd.DataFrame, strata: Mapping[str, str] | None,
+          unit: str) -> list[dict[str, Any]]:
+    """The criterion's rows: its rate, or with ``compare`` each condition's rate and their
+    difference (``sel``: its items with the judge's ``_f`` and the reference's ``_y``)."""
+    if c.compare is None:
+        return [mean_row("rate", *_arrays(sel), strata=strata, unit=unit)]
+    col = c.compare.column
+    ga = sel[matches(sel[col], c.compare.a)]
+    gb = sel[matches(sel[col], c.compare.b)]
+    return [mean_row(f"rate({col}={c.compare.a})", *_arrays(ga), strata=strata, unit=unit),
+            mean_row(f"rate({col}={c.compare.b})", *_arrays(gb), strata=strata, unit=unit),
+            difference_row(f"rate({c.compare.a}) − rate({c.compare.b})", _arrays(ga),
+                           _arrays(gb), strata=strata, unit=unit)]

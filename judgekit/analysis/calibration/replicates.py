@@ -52,7 +52,7 @@ class UnitLayout:
 
 def unit_layout(units: pd.DataFrame) -> UnitLayout:
     """The :class:`UnitLayout` of one model's units (rows of
-    :func:`judgekit.analysis.calibration_units.build_units`)."""
+    :func:`judgekit.analysis.calibration.units.build_units`)."""
     turns, turn_idx = np.unique(units["turn"].to_numpy(float), return_inverse=True)
     tiers, tier_idx = np.unique(units["tier"].to_numpy(int), return_inverse=True)
     hv, h_idx = levels(units["H"].to_numpy(float))

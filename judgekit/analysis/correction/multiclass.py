@@ -15,14 +15,14 @@ this is exactly Rogan–Gladen. It is refused when a reference class has fewer t
 
 * **two classes**: Youden's ``J = Se + Sp − 1 = M[0,0] + M[1,1] − 1`` (which is ``det M``) below
   ``min_singular`` (0.2) — the same rule, on the same figure, as
-  :func:`judgekit.analysis.corrected.corrected_rate`, so the two agree on every 2×2 case;
+  :func:`judgekit.analysis.correction.rate.corrected_rate`, so the two agree on every 2×2 case;
 * **three or more classes**: the smallest singular value of ``M`` below ``min_singular``. It
   bounds the amplification ``‖M⁻¹‖ = 1/σ_min`` of an error in the judge's shares, as ``1/J``
   does for two classes (for a 2×2 matrix ``σ_min ≤ |J|``, so it is the stricter of the two and is
   not used there).
 
 ``method="ppi"``: each class share by PPI++ one-vs-rest
-(:func:`judgekit.analysis.corrected.corrected_rate`).
+(:func:`judgekit.analysis.correction.rate.corrected_rate`).
 
 The interval of each share is a percentile bootstrap resampling the labelled pairs and the
 unlabelled judge labels separately (multinomial counts over the ``K × K`` and ``K`` cells), ``M``
@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from judgekit.analysis.corrected import (
+from judgekit.analysis.correction.rate import (
     MIN_LABELLED_CLASS,
     MIN_YOUDEN,
     CorrectedRate,
@@ -51,7 +51,7 @@ from judgekit.errors import JudgekitError
 from judgekit.stats.intervals import wilson_interval
 
 
-def confusion_given_truth(judge: Sequence[Any], reference: Sequence[Any],
+def _confusion_given_truth(judge: Sequence[Any], reference: Sequence[Any],
                           codes: Sequence[Any]) -> tuple[np.ndarray, np.ndarray]:
     """``(M, n_t)``: ``M[j, t] = #(judge = codes[j], ref = codes[t]) / n_t[t]`` (NaN columns
     where ``n_t = 0``) and ``n_t``, the labelled items per reference class."""
@@ -93,10 +93,10 @@ def corrected_shares(
 ) -> dict[str, CorrectedRate]:
     """Every code's share over all items, corrected through the judge's confusion matrix.
 
-    Arguments as :func:`judgekit.analysis.corrected.corrected_rate`; ``codes`` are the rubric's
+    Arguments as :func:`judgekit.analysis.correction.rate.corrected_rate`; ``codes`` are the rubric's
     codes (every label given must be one of them). Returns ``{code: CorrectedRate}`` (the
     corrected shares sum to 1 under the matrix method). Raises
-    :class:`~judgekit.analysis.corrected.UnreliableCorrection` as described in the module
+    :class:`~judgekit.analysis.correction.rate.UnreliableCorrection` as described in the module
     docstring.
     """
     codes = _check_codes(codes, judge_all, judge_labelled, reference_labelled)
@@ -191,7 +191,7 @@ def corrected_weighted(
 
     ``weights`` maps every code to its weight. ``rogan_gladen``: the matrix method on all codes,
     then ``w · π̂`` (in every bootstrap replicate too); ``ppi``: PPI++ on the values ``w(label)``
-    (:func:`judgekit.analysis.corrected.corrected_rate` with ``positive=None``), clipped to the
+    (:func:`judgekit.analysis.correction.rate.corrected_rate` with ``positive=None``), clipped to the
     range of the weights. ``name`` is recorded as the result's ``positive``.
     """
     codes = _check_codes(list(weights), judge_all, judge_labelled, reference_labelled)
@@ -259,12 +259,12 @@ def _matrix(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The matrix method: ``(M, n_t, judge counts q, estimate π̂, bootstrap replicates of π̂)``.
 
-    Refuses (:class:`~judgekit.analysis.corrected.UnreliableCorrection`) as the module docstring
+    Refuses (:class:`~judgekit.analysis.correction.rate.UnreliableCorrection`) as the module docstring
     says: a reference class with fewer than ``min_labelled_class`` items; for two classes
     Youden's ``J = M[0,0] + M[1,1] − 1 < min_singular``; for more, ``σ_min(M) < min_singular``.
     """
     unl = unlabelled_part(judge_all, judge_labelled)
-    m, n_t = confusion_given_truth(judge_labelled, reference_labelled, codes)
+    m, n_t = _confusion_given_truth(judge_labelled, reference_labelled, codes)
     n_l, n_total, k = len(judge_labelled), len(judge_all), len(codes)
     few = [(c, int(n)) for c, n in zip(codes, n_t, strict=True) if n < min_labelled_class]
     if few:

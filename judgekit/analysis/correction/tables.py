@@ -5,7 +5,7 @@ add the table built here: per model (and per model and slice, e.g. turn) the jud
 over all the items it rated, and the figure corrected for the judge's error measured on the items
 the reference also rated — each with its n and its 95% CI. The figure is the refusal rate
 (distribution: the share of samples whose label counts as refusal) or the mean restrictiveness R
-(calibration). Corrections are :func:`judgekit.analysis.corrected_multiclass.corrected_weighted`:
+(calibration). Corrections are :func:`judgekit.analysis.correction.multiclass.corrected_weighted`:
 ``rogan_gladen`` corrects through the judge's confusion matrix on the labelled items (every code
 of the rubric, so a multi-class rubric is not collapsed first), ``ppi`` is PPI++ on the values.
 
@@ -19,19 +19,20 @@ by side differ only by the judge's error, not by what they assume about the data
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-from judgekit.analysis.corrected import UnreliableCorrection
-from judgekit.analysis.corrected_clusters import corrected_weighted_clustered, raw_clustered
-from judgekit.analysis.corrected_multiclass import corrected_weighted, raw_estimate
+from judgekit.analysis.correction.clusters import corrected_weighted_clustered, raw_clustered
+from judgekit.analysis.correction.design import Reference
+from judgekit.analysis.correction.multiclass import corrected_weighted, raw_estimate
+from judgekit.analysis.correction.rate import UnreliableCorrection
+from judgekit.analysis.options import ItemColumns, Resampling
 from judgekit.analysis.result import AnalysisResult, Table
 from judgekit.errors import JudgekitError
 from judgekit.rubric.model import Rubric
-from judgekit.verdict.policy_rules import people as people_of
-from judgekit.verdict.policy_rules import reference_kinds, reference_problem
 
 #: columns of a correction table besides the model and slice columns
 CORRECTION_COLUMNS = ("figure", "method", "n_total", "n_labelled", "n_labelled_positive", "raw",
@@ -39,7 +40,7 @@ CORRECTION_COLUMNS = ("figure", "method", "n_total", "n_labelled", "n_labelled_p
                       "reference_labelled", "note")
 
 
-def modal_labels(ratings: pd.DataFrame, rubric: Rubric) -> pd.Series:
+def _modal_labels(ratings: pd.DataFrame, rubric: Rubric) -> pd.Series:
     """``item_id → label``: each item's most frequent ok label (ties: rubric order)."""
     ok = ratings.loc[ratings["status"].eq("ok") & ratings["label"].notna(), ["item_id", "label"]]
     if ok.empty:
@@ -51,95 +52,111 @@ def modal_labels(ratings: pd.DataFrame, rubric: Rubric) -> pd.Series:
 
 def correction_tables(
     judge: pd.DataFrame,
-    reference: pd.DataFrame,
+    reference: Reference,
     items: pd.DataFrame,
     *,
     rubric: Rubric,
     weights: Mapping[str, float],
     figure: str,
     method: str,
-    reference_name: str,
-    slices: Sequence[str] = (),
-    model_col: str = "model",
-    cluster_col: str | None = None,
-    n_resamples: int = 2000,
-    seed: int = 0,
+    columns: ItemColumns | None = None,
+    resampling: Resampling | None = None,
 ) -> list[Table]:
-    """Tables ``corrected`` (per model) and ``corrected_by_<slice>`` (per model and slice).
+    """Tables ``corrected`` (per model) and ``corrected_by_<slice>`` (per model and each
+    ``columns.by`` slice).
 
     ``judge`` / ``reference``: long ratings of the analysed judge and of the reference rater
     under ``rubric``; ``weights`` maps every code to its value in the ``figure`` (1/0 for a
     refusal rate, the rubric's values for mean R). A group whose correction is refused keeps its
-    raw figure, NaN corrected, and the sentence saying why in ``note``. With ``cluster_col``
+    raw figure, NaN corrected, and the sentence saying why in ``note``. With ``columns.prompt``
     (an item column: the conversation or prompt) the interval resamples its clusters
-    (:func:`judgekit.analysis.corrected_clusters.corrected_weighted_clustered`), else items.
+    (:func:`judgekit.analysis.correction.clusters.corrected_weighted_clustered`); None resamples
+    items.
     """
+    columns = columns or ItemColumns()
+    resampling = resampling or Resampling(n_resamples=2000)
     if method not in ("rogan_gladen", "ppi"):
         raise JudgekitError(f"--correct {method!r} is unknown; use rogan_gladen or ppi.")
-    f = modal_labels(judge, rubric)
-    y = modal_labels(reference, rubric)
+    f = _modal_labels(judge, rubric)
+    y = _modal_labels(reference.ratings, rubric)
     df = items.assign(item_id=items["item_id"].astype(str)).set_index("item_id")
     df = df.loc[df.index.intersection(f.index)].copy()
     df["_f"] = f
     df["_y"] = y.reindex(df.index)
-    df["_model"] = (df[model_col].fillna("(none)").astype(str) if model_col in df.columns
+    df["_model"] = (df[columns.model].fillna("(none)").astype(str) if columns.model in df.columns
                     else "all")
-    tables = []
-    clustered = cluster_col is not None and cluster_col in df.columns
+    cluster_col = columns.prompt if columns.prompt is not None and columns.prompt in df.columns else None
     intervals = (f"both a bootstrap resampling {cluster_col}, each with its labelled and "
-                 "unlabelled items, the same draws for raw and corrected" if clustered else
+                 "unlabelled items, the same draws for raw and corrected" if cluster_col else
                  "raw: Wilson or normal, items as independent; corrected: bootstrap resampling "
                  "labelled and unlabelled items separately")
     desc = (f"{figure}: judge's raw figure over every item it rated vs corrected for its error on "
-            f"the items {reference_name} also rated ({method}); 95% CIs ({intervals}).")
+            f"the items {reference.name} also rated ({method}); 95% CIs ({intervals}).")
+    group = _Group(figure, method, weights, cluster_col, resampling)
+    tables = []
     for cols, key, title in [([], "corrected", f"{figure} per model, raw and corrected"),
                              *[([c], f"corrected_by_{c}", f"{figure} per model and {c}, raw and "
-                                "corrected") for c in slices if c in df.columns]]:
+                                "corrected") for c in columns.by if c in df.columns]]:
         rows = []
         for gkey, grp in df.groupby(["_model", *cols], sort=True, dropna=False):
             gkey = gkey if isinstance(gkey, tuple) else (gkey,)
-            lab = grp[grp["_y"].notna()]
             row: dict[str, object] = dict(zip(["model", *cols], gkey, strict=True))
-            row.update(figure=figure, method=method, n_total=len(grp), n_labelled=len(lab),
-                       note="")
-            ids = (_cluster_ids(grp, cluster_col)
-                   if clustered and cluster_col is not None else [])
-            try:
-                if clustered:
-                    r = corrected_weighted_clustered(
-                        grp["_f"].tolist(), grp["_y"].where(grp["_y"].notna(), None).tolist(),
-                        ids,
-                        weights=weights, name=figure,
-                        method=method, n_resamples=n_resamples, seed=seed)
-                else:
-                    r = corrected_weighted(grp["_f"].tolist(), judge_labelled=lab["_f"].tolist(),
-                                           reference_labelled=lab["_y"].tolist(),
-                                           weights=weights, name=figure, method=method,
-                                           n_resamples=n_resamples, seed=seed)
-            except UnreliableCorrection as exc:
-                if clustered:
-                    raw, raw_lo, raw_hi = raw_clustered(
-                        grp["_f"].map(weights).to_numpy(float).tolist(), ids,
-                        n_resamples=n_resamples, seed=seed)
-                else:
-                    raw, raw_lo, raw_hi = raw_estimate(grp["_f"].map(weights).to_numpy(float))
-                row.update(raw=raw, raw_ci_low=raw_lo, raw_ci_high=raw_hi,
-                           corrected=np.nan, ci_low=np.nan, ci_high=np.nan,
-                           n_labelled_positive=pd.NA,
-                           reference_labelled=(float(lab["_y"].map(weights).mean())
-                                               if len(lab) else np.nan),
-                           note=f"not corrected: {exc}")
-            else:
-                row.update(raw=r.raw, raw_ci_low=r.raw_ci_low, raw_ci_high=r.raw_ci_high,
-                           corrected=r.corrected, ci_low=r.ci_low, ci_high=r.ci_high,
-                           n_labelled_positive=(pd.NA if r.n_labelled_positive is None
-                                                else r.n_labelled_positive),
-                           reference_labelled=r.reference_labelled)
+            row.update(group.row(grp))
             _no_zero_width(row)
             rows.append(row)
         frame = pd.DataFrame(rows, columns=["model", *cols, *CORRECTION_COLUMNS])
         tables.append(Table(key, title, frame, desc))
     return tables
+
+
+@dataclass(frozen=True)
+class _Group:
+    """How one group's raw and corrected figure are computed."""
+
+    figure: str
+    method: str
+    weights: Mapping[str, float]
+    cluster_col: str | None
+    resampling: Resampling
+
+    def row(self, grp: pd.DataFrame) -> dict[str, object]:
+        """The group's columns of :data:`CORRECTION_COLUMNS` (``_f``: the judge's labels,
+        ``_y``: the reference's, NaN where it did not label)."""
+        n, seed = self.resampling.n_resamples, self.resampling.seed
+        weights, figure, method = self.weights, self.figure, self.method
+        lab = grp[grp["_y"].notna()]
+        row: dict[str, object] = dict(figure=figure, method=method, n_total=len(grp),
+                                      n_labelled=len(lab), note="")
+        ids = _cluster_ids(grp, self.cluster_col) if self.cluster_col is not None else []
+        try:
+            if self.cluster_col is not None:
+                r = corrected_weighted_clustered(
+                    grp["_f"].tolist(), grp["_y"].where(grp["_y"].notna(), None).tolist(), ids,
+                    weights=weights, name=figure, method=method, n_resamples=n, seed=seed)
+            else:
+                r = corrected_weighted(grp["_f"].tolist(), judge_labelled=lab["_f"].tolist(),
+                                       reference_labelled=lab["_y"].tolist(),
+                                       weights=weights, name=figure, method=method,
+                                       n_resamples=n, seed=seed)
+        except UnreliableCorrection as exc:
+            values = grp["_f"].map(weights).to_numpy(float)
+            if self.cluster_col is not None:
+                raw, raw_lo, raw_hi = raw_clustered(values.tolist(), ids, n_resamples=n, seed=seed)
+            else:
+                raw, raw_lo, raw_hi = raw_estimate(values)
+            row.update(raw=raw, raw_ci_low=raw_lo, raw_ci_high=raw_hi,
+                       corrected=np.nan, ci_low=np.nan, ci_high=np.nan,
+                       n_labelled_positive=pd.NA,
+                       reference_labelled=(float(lab["_y"].map(weights).mean())
+                                           if len(lab) else np.nan),
+                       note=f"not corrected: {exc}")
+        else:
+            row.update(raw=r.raw, raw_ci_low=r.raw_ci_low, raw_ci_high=r.raw_ci_high,
+                       corrected=r.corrected, ci_low=r.ci_low, ci_high=r.ci_high,
+                       n_labelled_positive=(pd.NA if r.n_labelled_positive is None
+                                            else r.n_labelled_positive),
+                       reference_labelled=r.reference_labelled)
+        return row
 
 
 def _no_zero_width(row: dict[str, object]) -> None:
@@ -180,34 +197,5 @@ def add_correction(result: AnalysisResult, tables: list[Table], *, method: str,
     )
     result.meta["correction"] = {"method": method, "reference": reference_name}
     if not result.trusted:
-        result.stamp_untrusted(result.notes[0].split(": ", 1)[-1])
+        result.stamp_untrusted()
     return result
-
-
-def reference_ratings(store: object, rubric: Rubric, reference: str | None) -> tuple[pd.DataFrame, str]:
-    """The reference's ratings under ``rubric`` and its rater id: ``reference``, or the store's
-    one rater of kind ``reference`` when None (an error naming the candidates otherwise).
-
-    A given ``reference`` must be one the gate accepts
-    (:func:`judgekit.verdict.policy_rules.reference_problem`: a human or reference rater): a judge's
-    error measured against a judge, or against itself, corrects nothing."""
-    from judgekit.analysis.inputs import rater_ratings
-
-    if reference is None:
-        every = store.ratings(rubric=rubric)  # type: ignore[attr-defined]
-        refs = sorted(every.loc[every["rater_kind"] == "reference", "rater_id"].astype(str).unique())
-        people = sorted(every.loc[every["rater_kind"].isin(["human", "reference"]), "rater_id"]
-                        .astype(str).unique())
-        if len(refs) != 1:
-            raise JudgekitError(
-                f"--correct needs the reference rater: the store has {len(refs)} raters of kind "
-                f"reference under {rubric.id}; pass --reference with one of "
-                f"{', '.join(people) or 'none (import human labels first)'}."
-            )
-        reference = refs[0]
-    else:
-        kinds = reference_kinds(store, rubric)
-        problem = reference_problem(reference, kinds)
-        if problem is not None:
-            raise JudgekitError(f"--reference: {problem}; pass one of {people_of(kinds)}.")
-    return rater_ratings(store, rubric, reference), reference  # type: ignore[arg-type]

@@ -3,7 +3,7 @@
 The samples and turns of one conversation are not independent draws, so the interval of a
 corrected refusal rate or mean R over multi-turn data resamples whole clusters, as every other
 interval of the analyses does. The estimate and the refusals are those of
-:func:`judgekit.analysis.corrected_multiclass.corrected_weighted` (Rogan–Gladen through the
+:func:`judgekit.analysis.correction.multiclass.corrected_weighted` (Rogan–Gladen through the
 confusion matrix, or PPI++); the percentile bootstrap draws clusters with replacement, each
 bringing its labelled (judge, reference) pairs and its unlabelled judge labels, and recomputes
 the judge's error and the estimate on every replicate — both sources of uncertainty, and the
@@ -21,8 +21,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from judgekit.analysis.corrected import CorrectedRate, ppi_on_counts
-from judgekit.analysis.corrected_multiclass import corrected_weighted, invert_confusion
+from judgekit.analysis.correction.multiclass import corrected_weighted, invert_confusion
+from judgekit.analysis.correction.rate import CorrectedRate, ppi_on_counts
 from judgekit.errors import JudgekitError
 from judgekit.stats.intervals import percentile_interval
 
@@ -39,7 +39,7 @@ def corrected_weighted_clustered(
     n_resamples: int = 2000,
     seed: int = 0,
 ) -> CorrectedRate:
-    """:func:`~judgekit.analysis.corrected_multiclass.corrected_weighted` with a cluster
+    """:func:`~judgekit.analysis.correction.multiclass.corrected_weighted` with a cluster
     bootstrap interval.
 
     Aligned per item: ``judge`` (the judge's label), ``reference`` (the reference's label, or

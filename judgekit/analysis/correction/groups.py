@@ -2,7 +2,7 @@
 
 :func:`corrected_by_group` draws, per group (e.g. per model), a random share of the items as the
 "human-labelled" set and compares the judge's raw rate, the judge-error-corrected rate
-(:func:`judgekit.analysis.corrected.corrected_rate`) and the reference rate over *all* items —
+(:func:`judgekit.analysis.correction.rate.corrected_rate`) and the reference rate over *all* items —
 possible only where every item carries the reference label, as in XSTest v2, where the
 adjudicated ``final_label`` of every response is known. It shows what the correction buys on real
 judges: the corrected interval should hold the adjudicated rate that a study labelling 15% of its
@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from judgekit.analysis.corrected import UnreliableCorrection, corrected_rate
+from judgekit.analysis.correction.rate import UnreliableCorrection, corrected_rate
 from judgekit.errors import JudgekitError
 from judgekit.rubric.model import shipped_dir
 from judgekit.stats.intervals import wilson_interval

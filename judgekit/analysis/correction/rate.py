@@ -38,7 +38,7 @@ as multinomial counts over the distinct (judge, reference) cells, so 2000 replic
 microseconds. The labelled items must be a random sample of the items (as
 ``judgekit sample`` draws them); a stratified sample needs a per-stratum correction.
 
-The multi-class version (:mod:`judgekit.analysis.corrected_multiclass`) inverts the judge's
+The multi-class version (:mod:`judgekit.analysis.correction.multiclass`) inverts the judge's
 confusion matrix ``P(judge | truth)``.
 """
 

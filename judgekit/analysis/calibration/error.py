@@ -3,7 +3,7 @@
 RCE is 0 when restrictiveness R equals harm H everywhere; Drift(t) = RCE_t − RCE_1 per turn t of
 a multi-turn conversation (positive = calibration worsens as the conversation goes on).
 These are the reference definitions on plain arrays; the analysis computes the same figures for
-many bootstrap replicates at once (:mod:`judgekit.analysis.calibration_replicates`).
+many bootstrap replicates at once (:mod:`judgekit.analysis.calibration.replicates`).
 """
 
 from __future__ import annotations

@@ -24,11 +24,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from judgekit.analysis.criteria_spec import Criterion
+from judgekit.analysis.criteria.spec import Criterion
 from judgekit.analysis.result import UNTRUSTED, AnalysisResult
 
 #: the columns of a criterion's row of ``criteria`` that come from its per-seed values
-PER_COLUMNS = ("per_values", "per_mean", "per_mean_ci_low", "per_mean_ci_high")
+_PER_COLUMNS = ("per_values", "per_mean", "per_mean_ci_low", "per_mean_ci_high")
 
 _NOT_COVERED = "no certificate covers it"
 
@@ -90,7 +90,7 @@ def apply_criteria(result: AnalysisResult, certified: Mapping[str, tuple[str, di
             judged = t.frame.loc[out, "result"] != "DESCRIPTIVE"
             left_out += [str(n) for n in t.frame.loc[out, "criterion"][judged]]
             frame = t.frame.loc[~out].copy()
-            cols = [c for c in PER_COLUMNS if c in frame.columns]
+            cols = [c for c in _PER_COLUMNS if c in frame.columns]
             keep = per[~out]
             frame.loc[keep, cols] = None
             t.frame = frame.reset_index(drop=True)
@@ -119,7 +119,5 @@ def apply_criteria(result: AnalysisResult, certified: Mapping[str, tuple[str, di
         result.notes.append(f"{len(left_out)} judged criteria left out ({', '.join(map(repr, left_out))}), so "
                             "not every criterion is known to pass.")
     if stamped:
-        result.trusted = False
-        result.notes.insert(0, f"{UNTRUSTED}: figures the verdict does not certify are shown (the notes say "
-                               "which, and why).")
+        result.mark_untrusted("figures the verdict does not certify are shown (the notes say which, and why).")
     return left_out

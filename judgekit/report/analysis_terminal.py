@@ -1,7 +1,12 @@
 """An :class:`~judgekit.analysis.result.AnalysisResult` as terminal tables (presentation only).
 
 What ``judgekit analyze`` and ``judgekit demo`` print: the result's title, definitions and notes,
-then its summary tables (per model and slice, not per prompt). The files are written by
+then its summary tables (per model and slice, not per prompt); with ``--verbose`` or ``--correct``
+also the per-prompt lines of a distribution (:func:`print_prompts`: with one or few prompts the
+bootstrap interval of a summary is degenerate, so each prompt's own rate shows with its Wilson
+interval), the raw-vs-corrected tables (:func:`print_correction`) and the PPI-corrected figures
+(:func:`print_ppi`: raw, human-only and corrected per figure; RCE_t | tier rows and the
+per-prompt table are in the files only). The files are written by
 :func:`judgekit.report.analysis.write_results`.
 """
 
@@ -17,6 +22,7 @@ from rich.table import Table as RichTable
 from rich.text import Text
 
 from judgekit.analysis.columns import interval_text
+from judgekit.analysis.distribution.exchangeability import EXCHANGEABLE
 from judgekit.analysis.result import UNTRUSTED, AnalysisResult
 from judgekit.core.console import clean, safe_text
 
@@ -54,15 +60,15 @@ def print_table(console: Console, title: str, header: list[str],
     console.print(t)
 
 
-def print_untrusted(console: Console, result: AnalysisResult) -> None:
+def _print_untrusted(console: Console, result: AnalysisResult) -> None:
     """The UNTRUSTED banner of a result run without a passing verdict (nothing otherwise)."""
     if not result.trusted:
-        console.print(Text(f" {clean(result.notes[0])} ", style="bold white on red"))
+        console.print(Text(f" {UNTRUSTED}: {clean(str(result.untrusted_reason))} ", style="bold white on red"))
 
 
-def print_head(console: Console, result: AnalysisResult) -> None:
+def _print_head(console: Console, result: AnalysisResult) -> None:
     """The banner, the title, the definitions and the notes of ``result``."""
-    print_untrusted(console, result)
+    _print_untrusted(console, result)
     console.print(Text(clean(result.title), style="bold"))
     for k, v in result.definitions.items():
         console.print(f"  [dim]{safe_text(k)}:[/dim] {safe_text(v)}")
@@ -72,7 +78,7 @@ def print_head(console: Console, result: AnalysisResult) -> None:
 
 def print_distribution(console: Console, result: AnalysisResult) -> None:
     """A refusal distribution: its head, then the refusal rate per model and per slice."""
-    print_head(console, result)
+    _print_head(console, result)
     bad = not result.trusted
     for t in result.tables:
         if t.key != "by_model" and not t.key.startswith("by_"):
@@ -99,7 +105,7 @@ def print_distribution(console: Console, result: AnalysisResult) -> None:
 def print_calibration(console: Console, result: AnalysisResult) -> None:
     """A calibration: its head, then C, RCE and Drift per model, per turn, per slice, and the
     benign look-alikes."""
-    print_head(console, result)
+    _print_head(console, result)
     bad = not result.trusted
     summary = result.table("summary")
     print_table(console, "Calibration per model", [
@@ -140,7 +146,7 @@ def print_calibration(console: Console, result: AnalysisResult) -> None:
 def print_criteria(console: Console, result: AnalysisResult) -> None:
     """Experiment criteria: the banner (if untrusted), then one row per criterion with its
     value, threshold, per-seed values and PASS/FAIL."""
-    print_untrusted(console, result)
+    _print_untrusted(console, result)
     table = result.table("criteria")
     print_table(console, "Experiment criteria", [
         "criterion", "rater", "n", "value [95% CI]", "threshold", "per seed", "result"], [
@@ -161,3 +167,92 @@ def written_summary(written: Sequence[Path], out_dir: Path) -> str:
     :func:`judgekit.report.analysis.write_results` has written ``written``."""
     html = next(p for p in written if p.suffix == ".html")
     return f"wrote {len(written)} files to {out_dir} (open {html})"
+
+
+#: prompts printed at most (the rest are in the per_prompt table of --out)
+MAX_PROMPTS = 15
+
+
+def print_prompts(console: Console, result: AnalysisResult, *, limit: int = MAX_PROMPTS) -> None:
+    """Per prompt: model, unit (and sample group), rated samples, rate [Wilson 95%], behaviour."""
+    frame = next((t for t in result.tables if t.key == "per_prompt"), None)
+    if frame is None or frame.frame.empty:
+        return
+    pp = frame.frame
+    unit = [str(c) for c in result.meta.get("prompt_unit", [])]
+    extra = [str(c) for c in result.meta.get("slices", []) if c in pp.columns and c not in unit]
+    order = pp.assign(_nc=pp["behaviour"].str.startswith("not constant")).sort_values(
+        "_nc", ascending=False, kind="stable")
+    shown = order.head(limit)
+    rows = [[str(r["model"]), *[fmt(r[c]) for c in unit + extra], fmt(r["n_rated"]),
+             ci(r, "rate", "ci_low", "ci_high"), str(r["behaviour"])]
+            for _, r in shown.iterrows()]
+    title = frame.title.removeprefix(f"{UNTRUSTED} — ")
+    print_table(console, title, ["model", *unit, *extra, "rated", "rate [Wilson 95%]",
+                                 "behaviour"], rows, not result.trusted)
+    n_nc = int(order["_nc"].sum())
+    rest = len(pp) - len(shown)
+    more = f"; {rest} more prompts in the per_prompt table (--out)" if rest > 0 else ""
+    console.print(f"  [dim]{n_nc} of {len(pp)} prompts not constant{safe_text(more)}; "
+                  f"{safe_text(EXCHANGEABLE)}.[/dim]")
+
+
+def print_correction(console: Console, result: AnalysisResult) -> None:
+    """Each ``corrected*`` table: model (and slice), n, raw [95% CI], n labelled, corrected
+    [95% CI]; a group whose correction was refused prints its sentence below the table."""
+    for t in result.tables:
+        if t.key != "corrected" and not t.key.startswith("corrected_by_"):
+            continue
+        frame = t.frame
+        slice_col = [str(c) for c in frame.columns[1:2] if t.key != "corrected"]
+        rows = [[str(r["model"]), *[fmt(r[c]) for c in slice_col], fmt(r["n_total"]),
+                 ci(r, "raw", "raw_ci_low", "raw_ci_high"), fmt(r["n_labelled"]),
+                 ci(r, "corrected", "ci_low", "ci_high") if r["note"] == "" else "— (see note)"]
+                for _, r in frame.iterrows()]
+        method = str(frame["method"].iloc[0]) if len(frame) else ""
+        print_table(console, t.title.removeprefix(f"{UNTRUSTED} — "),
+                    ["model", *slice_col, "n", "raw [95% CI]", "n labelled",
+                     f"corrected ({method}) [95% CI]"], rows, not result.trusted)
+        for _, r in frame.iterrows():
+            if r["note"]:
+                where = " / ".join(str(r[c]) for c in ["model", *slice_col])
+                console.print(f"  [yellow]note:[/yellow] {safe_text(where)}: {safe_text(r['note'])}")
+
+
+def print_ppi(console: Console, result: AnalysisResult, *, per_prompt: bool = False) -> None:
+    """Each ``ppi_*`` table of ``result`` (``ppi_per_prompt`` only with ``per_prompt``)."""
+    for t in result.tables:
+        if not t.key.startswith("ppi_") or (t.key == "ppi_per_prompt" and not per_prompt):
+            continue
+        frame = t.frame
+        if t.key == "ppi_by_tier_turn":  # RCE_t | tier is in the files; Drift(t | tier) here
+            frame = frame[frame["figure"] != "RCE_t | tier"]
+        if frame.empty:
+            continue
+        keys = [str(c) for c in frame.columns[:list(frame.columns).index("figure")]]
+        rows = []
+        for _, r in frame.iterrows():
+            n = f"{fmt(r['n_labelled'])}/{fmt(r['n_clusters'])}"
+            rows.append([*[fmt(r[k]) for k in keys], str(r["figure"]), n,
+                         ci(r, "raw", "raw_ci_low", "raw_ci_high"),
+                         ci(r, "human", "human_ci_low", "human_ci_high"),
+                         ci(r, "corrected", "ci_low", "ci_high") if not r["note"]
+                         else "— (see note)",
+                         fmt(r["effective_labels"], 0), fmt(r["lam"], 2)])
+        unit = str(frame["unit"].iloc[0])
+        print_table(console, t.title.removeprefix(f"{UNTRUSTED} — "),
+                    [*keys, "figure", f"n ({unit}s labelled/all)", "raw [95% CI]",
+                     "human-only [95% CI]", "corrected [95% CI]", "eff. labels", "λ"],
+                    rows, not result.trusted)
+        estimators = sorted(set(frame["estimator"].astype(str)))
+        console.print(f"  estimator: {safe_text('; '.join(estimators))}; resampling unit: "
+                      f"{safe_text(unit)}")
+        by_note: dict[str, list[str]] = {}
+        for _, r in frame.iterrows():
+            if r["note"]:
+                where = " / ".join(str(r[k]) for k in keys)
+                by_note.setdefault(str(r["note"]), []).append(f"{where} {r['figure']}")
+        for note, rows_ in by_note.items():
+            shown = "; ".join(rows_[:6]) + (f"; and {len(rows_) - 6} more" if len(rows_) > 6
+                                             else "")
+            console.print(f"  [yellow]note:[/yellow] {safe_text(shown)} — {safe_text(note)}")

@@ -1,0 +1,81 @@
+"""``--correct ppi`` on an analysis result: the reference, the labelling design, the tables and
+charts (what ``judgekit analyze ... --correct ppi`` calls; the CLI stays a thin layer).
+
+Each function reads the reference's labels and the recorded labelling design from the store
+(:mod:`judgekit.analysis.correction.design`), builds the corrected-figure tables
+(:mod:`~judgekit.analysis.calibration.corrected`, :mod:`~judgekit.analysis.distribution.corrected`,
+:mod:`~judgekit.analysis.criteria.corrected`), appends them to the result (stamped UNTRUSTED when the
+result is), with the design's description (and its warning, when the labels come from no
+recorded design) in the notes, and, for calibration and distribution, charts drawing the raw
+and the corrected figure side by side (solid: raw; dashed: corrected; each with its 95% CI).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pandas as pd
+
+from judgekit.analysis.correction.design import (
+    LabellingDesign,
+    Reference,
+    design_strata,
+    find_sample,
+)
+from judgekit.analysis.result import AnalysisResult, Chart, ChartPoint, Table
+
+_DEFINITION = (
+    "PPI++ (prediction-powered inference with the power-tuned λ; Angelopoulos, Bates, "
+    "Fannjiang, Jordan & Zrnic 2023, Science 382:669; Angelopoulos, Duchi & Zrnic 2023, "
+    "arXiv:2311.01453) with the conversation (or prompt) as the sampling unit; stratified PPI "
+    "under a stratified labelling design (Fisch et al. 2024, arXiv:2406.04291); concordance by "
+    "a cluster bootstrap. Raw = the judge over every unit (its interval: sampling noise only); "
+    "human-only = the labelled units alone; effective labels = the labelled units the "
+    "human-only figure would need for the corrected figure's precision.")
+
+
+def labelling_design(reference: Reference, items: pd.DataFrame, *, cluster_col: str) -> LabellingDesign:
+    """The design behind ``reference``'s labels (its ``sample``, else the one recorded sample
+    holding them, else none: a simple random sample with a warning)."""
+    labelled = reference.ratings["item_id"].astype(str).unique().tolist()
+    design, name = find_sample(reference.store, labelled, reference.sample)
+    return design_strata(items, design, labelled=labelled, cluster_col=cluster_col, sample=name)
+
+
+def attach_ppi(result: AnalysisResult, tables: list[Table], design: LabellingDesign,
+            reference: str, charts: Sequence[Chart] = ()) -> None:
+    result.tables.extend(tables)
+    result.charts.extend(charts)
+    result.definitions["corrected (ppi)"] = f"{_DEFINITION} Reference: {reference}."
+    result.notes.append(f"Corrected figures (--correct ppi, reference {reference}): "
+                        f"{design.description}.")
+    if design.warning:
+        result.notes.append(design.warning)
+    result.meta["ppi"] = {"reference": reference, "sample": design.sample,
+                          "stratified": design.strata is not None}
+    if not result.trusted:
+        result.stamp_untrusted()
+
+
+def _points(frame: pd.DataFrame, figure: str, group: str, x: str, value: str, lo: str,
+            hi: str) -> dict[str, list[ChartPoint]]:
+    out: dict[str, list[ChartPoint]] = {}
+    for _, r in frame[frame["figure"] == figure].iterrows():
+        why = "" if pd.notna(r[lo]) else (str(r["note"]) or "no interval")
+        out.setdefault(str(r[group]), []).append(
+            (r[x], r[value], r[lo], r[hi], int(r["n_labelled"]), why))
+    return out
+
+
+def raw_vs_corrected(key: str, title: str, frame: pd.DataFrame, figure: str, *, group: str,
+                     x: str, y_label: str, unit: str, hline: float | None = None,
+                     y_range: tuple[float, float] | None = None) -> Chart:
+    """A chart of ``figure`` per ``group`` along ``x``: the judge's raw figure (solid) and the
+    corrected one (dashed), each with its 95% interval."""
+    return Chart(key, title, _points(frame, figure, group, x, "raw", "raw_ci_low", "raw_ci_high"),
+                 x_label=x, y_label=y_label, y_range=y_range, hline=hline,
+                 overlay=_points(frame, figure, group, x, "corrected", "ci_low", "ci_high"),
+                 layers=("raw", "corrected"), n_label=f"labelled {unit}s",
+                 ci_note=("95% intervals: raw = the judge's figure (sampling noise only); "
+                          "corrected = PPI++ (the judge's error measured on the labelled "
+                          f"{unit}s)"))
