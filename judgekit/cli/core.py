@@ -165,7 +165,7 @@ def import_cmd(
     """
     from judgekit.io.constants import parse_set_options
     from judgekit.io.mapping import parse_column_map
-    from judgekit.io.ratings import import_ratings
+    from judgekit.io.ratings import ImportOptions, import_ratings
     from judgekit.rubric.model import load_rubric
     from judgekit.store.rating_input import parse_rater_map
 
@@ -180,10 +180,7 @@ def import_cmd(
     # created on first use, after the input is read and validated: a failed first import
     # leaves no store file
     with DeferredStore(store_path) as store:
-        summary = import_ratings(
-            store,
-            file,
-            rubric,
+        summary = import_ratings(store, file, rubric, ImportOptions(
             raters=parse_rater_map(raters),
             judges=parse_rater_map(judges),
             reference=parse_rater_map(reference),
@@ -199,7 +196,7 @@ def import_cmd(
             id_from=id_from,
             join_on=join_on,
             set_columns=set_columns,
-        )
+        ))
     if json_out is not None:
         import dataclasses
 
