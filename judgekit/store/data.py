@@ -128,10 +128,6 @@ def normalise_ratings(
     (``0.25``, also as text in a CSV) matches the rubric label of that value (see
     :meth:`Rubric.normalise`).
     """
-    from judgekit.store.rating_input import (
-        label_code,  # pandas-free, shared with the streamed import
-    )
-
     require_columns(long, RATING_INPUT_KEYS, source=source, hint=" (long format needs item_id, "
                     "rater_id, label; for one column per rater use --raters/--judges)")
     df = long.copy()
@@ -179,6 +175,38 @@ def normalise_ratings(
                       for v in df["rationale"].tolist()]
 
     raw = df["label"].tolist()
+    codes = _label_codes(raw, statuses, rubric, ref)
+    _unknown_labels(codes, raw, kinds, statuses, rationales, rubric, ref, judge_unknown)
+    df["label"] = codes
+    df["status"] = statuses
+    df["rationale"] = pd.Series(rationales, index=df.index, dtype=object)
+    df.loc[df["status"] != "ok", "label"] = None
+    check_rubric_columns(df, rubric, ref)
+    written_values = df["value"].tolist() if "value" in df.columns else None
+    df["value"] = [rubric.values.get(c) if c else None for c in df["label"]]
+    if written_values is not None:
+        _check_values(written_values, df["label"].tolist(), df["value"].tolist(), rubric, ref)
+
+    _refuse_duplicates(df, source, csv=csv, lines=lines)
+    df["rubric"] = rubric.id
+    df["rubric_hash"] = rubric.hash
+    now = time.time()
+    if "created_at" not in df.columns:
+        df["created_at"] = now
+    else:
+        df["created_at"] = [as_timestamp(v, lazy(i), now) for i, v in enumerate(df["created_at"])]
+    df["source"] = source
+    return df
+
+
+def _label_codes(raw: list[Any], statuses: list[str], rubric: Rubric,
+                 ref: Callable[[int], str]) -> list[str | None]:
+    """Each written label's rubric code (``None``: not in the rubric); a NaN label of a rating
+    that is ``ok`` is refused."""
+    from judgekit.store.rating_input import (
+        label_code,  # pandas-free, shared with the streamed import
+    )
+
     codes = []
     known: dict[tuple[type, Any], str | None] = {}
     for i, v in enumerate(raw):
@@ -194,6 +222,15 @@ def normalise_ratings(
             codes.append(known[key])
         else:
             codes.append(label_code(rubric, v))
+    return codes
+
+
+def _unknown_labels(codes: list[str | None], raw: list[Any], kinds: list[str], statuses: list[str],
+                    rationales: list[Any], rubric: Rubric, ref: Callable[[int], str],
+                    judge_unknown: str) -> None:
+    """A label outside the rubric: a judge's is an abstention with the raw text as rationale
+    (``statuses`` and ``rationales`` changed in place) unless ``judge_unknown="error"``; anyone
+    else's is refused."""
     for i, code in enumerate(codes):
         if code is not None or statuses[i] != "ok":
             continue
@@ -207,16 +244,11 @@ def normalise_ratings(
             f"{rubric.id} (codes: {rubric.describe_codes()}); fix the label or add an alias to the "
             "rubric."
         )
-    df["label"] = codes
-    df["status"] = statuses
-    df["rationale"] = pd.Series(rationales, index=df.index, dtype=object)
-    df.loc[df["status"] != "ok", "label"] = None
-    check_rubric_columns(df, rubric, ref)
-    written_values = df["value"].tolist() if "value" in df.columns else None
-    df["value"] = [rubric.values.get(c) if c else None for c in df["label"]]
-    if written_values is not None:
-        _check_values(written_values, df["label"].tolist(), df["value"].tolist(), rubric, ref)
 
+
+def _refuse_duplicates(df: pd.DataFrame, source: str, *, csv: bool,
+                       lines: Sequence[int] | None) -> None:
+    """Refuse two rows rating the same (item, rater, trial), naming both rows."""
     dup = df.duplicated(subset=["item_id", "rater_id", "trial"], keep=False)
     if dup.any():
         rows = df[dup].sort_values(["item_id", "rater_id", "_row"]).head(2)
@@ -227,15 +259,6 @@ def normalise_ratings(
             f"rater {r['rater_id']!r}; keep one row (or number repeated judge runs in a 'trial' "
             "column)."
         )
-    df["rubric"] = rubric.id
-    df["rubric_hash"] = rubric.hash
-    now = time.time()
-    if "created_at" not in df.columns:
-        df["created_at"] = now
-    else:
-        df["created_at"] = [as_timestamp(v, lazy(i), now) for i, v in enumerate(df["created_at"])]
-    df["source"] = source
-    return df
 
 
 def check_reserved_item_columns(columns: Sequence[Any], *, source: str) -> None:
