@@ -185,7 +185,7 @@ def csv_frame(result: AnalysisResult, t: Table) -> pd.DataFrame:
 def chart_svg(chart: Chart) -> str:
     """One chart as an SVG string (the one place analysis code draws): its lines, their 95%
     CIs, and the overlay layer when the chart has one."""
-    from judgekit.report.svg import line_chart
+    from judgekit.report.svg import LineStyle, line_chart
 
     return line_chart(
         chart.series,
@@ -196,7 +196,7 @@ def chart_svg(chart: Chart) -> str:
         hline=chart.hline,
         overlay=chart.overlay,
         layers=chart.layers,
-        n_label=chart.n_label,
+        style=LineStyle(n_label=chart.n_label),
     )
 
 

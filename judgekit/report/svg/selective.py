@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from judgekit.report.svg.lines import line_chart
+from judgekit.report.svg.lines import LineStyle, line_chart
 
 
 def coverage_agreement_chart(
@@ -29,7 +29,7 @@ def coverage_agreement_chart(
     low = min([target, *[y for pts in series.values() for _, y in pts]], default=target)
     return line_chart(series, title=title, x_label="coverage (share of items kept)",
                       y_label="agreement on kept items", y_range=(max(0.0, low - 0.05), 1.0),
-                      hline=target, ci="none")
+                      hline=target, style=LineStyle(ci="none"))
 
 
 __all__ = ["coverage_agreement_chart"]
