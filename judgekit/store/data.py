@@ -141,19 +141,7 @@ def normalise_ratings(
     def lazy(i: int) -> Where:
         return lambda: ref(i)
 
-    def texts(col: str, default: str) -> list[str]:
-        """A text column as a list, empty cells ``default``."""
-        if col not in df.columns:
-            return [default] * len(df)
-        return [default if is_missing(v) else str(v) for v in df[col].tolist()]
-
-    kinds = texts("rater_kind", default_kind)
-    bad_kind = next((i for i, k in enumerate(kinds) if k not in RATER_KINDS), None)
-    if bad_kind is not None:
-        raise JudgekitError(
-            f"{ref(bad_kind)}: rater_kind {excerpt(kinds[bad_kind])} is not one "
-            f"of {', '.join(RATER_KINDS)}; fix it."
-        )
+    kinds = _one_of(df, "rater_kind", default_kind, RATER_KINDS, ref, tail="; fix it")
     df["rater_kind"] = kinds
     for col in ("item_id", "rater_id"):
         df[col] = check_ids(df[col].tolist(), col, source, csv=csv, lines=lines, rows=src_rows)
@@ -161,13 +149,7 @@ def normalise_ratings(
         df["trial"] = 0
     else:
         df["trial"] = [as_trial(v, lazy(i)) for i, v in enumerate(df["trial"].tolist())]
-    statuses = texts("status", "ok")
-    bad_status = next((i for i, v in enumerate(statuses) if v not in STATUSES), None)
-    if bad_status is not None:
-        raise JudgekitError(
-            f"{ref(bad_status)}: status {excerpt(statuses[bad_status])} is not one of "
-            f"{', '.join(STATUSES)}."
-        )
+    statuses = _one_of(df, "status", "ok", STATUSES, ref)
     if "rationale" not in df.columns:
         rationales: list[Any] = [None] * len(df)
     else:
@@ -197,6 +179,20 @@ def normalise_ratings(
         df["created_at"] = [as_timestamp(v, lazy(i), now) for i, v in enumerate(df["created_at"])]
     df["source"] = source
     return df
+
+
+def _one_of(df: pd.DataFrame, col: str, default: str, allowed: Sequence[str],
+            ref: Callable[[int], str], tail: str = "") -> list[str]:
+    """A text column as a list, empty cells (or no column) ``default``; a value not in
+    ``allowed`` is refused, naming its row."""
+    if col not in df.columns:
+        return [default] * len(df)
+    values = [default if is_missing(v) else str(v) for v in df[col].tolist()]
+    bad = next((i for i, v in enumerate(values) if v not in allowed), None)
+    if bad is not None:
+        raise JudgekitError(f"{ref(bad)}: {col} {excerpt(values[bad])} is not one of "
+                            f"{', '.join(allowed)}{tail}.")
+    return values
 
 
 def _label_codes(raw: list[Any], statuses: list[str], rubric: Rubric,

@@ -104,17 +104,10 @@ def line_chart(
     draw_ci = ("band" if n_lines <= 2 else "whiskers") if ci == "auto" else ci
     any_ci = draw_ci != "none" and any(q.has_ci for q in drawn)
     no_ci = any(not q.has_ci for q in drawn) and any_ci
-
-    legend_items = [(n, colour[n], "line") for n in colour]
-    if over and layers:
-        legend_items += [(f"{layers[0]}: solid, ●", INK, "line"), (f"{layers[1]}: dashed, ■", INK, "dashline")]
-    if any_ci:
-        legend_items.append(("95% CI", MUTED, "band" if draw_ci == "band" else "whisker"))
-    if no_ci:
-        legend_items.append(("no 95% CI (see tooltip)", MUTED, "hollow"))
     left, right, top = 64.0, 20.0, 34.0
     plot_w = width - left - right
     parts = open_svg(width, height, title)
+    legend_items = _legend(colour, layers if over else None, any_ci and draw_ci, no_ci)
     legend, top = legend_row(legend_items, left, top + 8, plot_w) if main or over else ([], top)
     parts += legend
     top += 6
@@ -147,6 +140,21 @@ def line_chart(
                         look=_Look(draw_ci, cap, any_ci, n_label))
     parts.append("</svg>")
     return "".join(parts)
+
+
+def _legend(colour: Mapping[str, str], layers: tuple[str, str] | None, ci: str | bool,
+            no_ci: bool) -> list[tuple[str, str, str]]:
+    """The legend's entries: each series, the two layers' line styles, the CI's drawing (``ci``:
+    ``band``, ``whiskers`` or false when none is drawn) and the hollow marker of a point without
+    one."""
+    items = [(n, colour[n], "line") for n in colour]
+    if layers:
+        items += [(f"{layers[0]}: solid, ●", INK, "line"), (f"{layers[1]}: dashed, ■", INK, "dashline")]
+    if ci:
+        items.append(("95% CI", MUTED, "band" if ci == "band" else "whisker"))
+    if no_ci:
+        items.append(("no 95% CI (see tooltip)", MUTED, "hollow"))
+    return items
 
 
 @dataclass(frozen=True)
