@@ -287,24 +287,7 @@ def _no_samples(p: Path, header: dict[str, Any]) -> str:
 def _frames(p: Path, header: dict[str, Any], samples: list[Any]) -> tuple[pd.DataFrame, pd.DataFrame]:
     from judgekit.core.values import as_id
 
-    spec = header["eval"]
-    model, task = spec.get("model"), spec.get("task")
-    for key, val in (("model", model), ("task", task)):
-        if val is not None and not isinstance(val, str):
-            raise JudgekitError(f"{p}: eval.{key} is {_kind(val)}, not text; give a log written by Inspect.")
-    config = spec.get("config")
-    if config is None:
-        config = {}
-    if not isinstance(config, dict):
-        raise JudgekitError(f"{p}: eval.config is {_kind(config)}, not a mapping; give a log written by Inspect.")
-    config_epochs = config.get("epochs")
-    if config_epochs is None:
-        config_epochs = 1
-    if not isinstance(config_epochs, int) or isinstance(config_epochs, bool) or config_epochs < 1:
-        raise JudgekitError(
-            f"{p}: eval.config.epochs is {config_epochs!r}, not a whole number of epochs (1, 2, …); "
-            "give a log written by Inspect."
-        )
+    model, task, config_epochs = _eval_spec(p, header["eval"])
     parsed: list[tuple[str, int, dict[str, Any]]] = []
     for i, s in enumerate(samples, start=1):
         if not isinstance(s, dict) or s.get("id") is None:
@@ -366,6 +349,28 @@ def _frames(p: Path, header: dict[str, Any], samples: list[Any]) -> tuple[pd.Dat
         score_rows, columns=["item_id", "rater_id", "rater_kind", "label", "status", "rationale"]
     )
     return items, scores_df
+
+
+def _eval_spec(p: Path, spec: dict[str, Any]) -> tuple[str | None, str | None, int]:
+    """``(model, task, epochs)`` of the log's ``eval`` header, checked as Inspect writes them."""
+    model, task = spec.get("model"), spec.get("task")
+    for key, val in (("model", model), ("task", task)):
+        if val is not None and not isinstance(val, str):
+            raise JudgekitError(f"{p}: eval.{key} is {_kind(val)}, not text; give a log written by Inspect.")
+    config = spec.get("config")
+    if config is None:
+        config = {}
+    if not isinstance(config, dict):
+        raise JudgekitError(f"{p}: eval.config is {_kind(config)}, not a mapping; give a log written by Inspect.")
+    config_epochs = config.get("epochs")
+    if config_epochs is None:
+        config_epochs = 1
+    if not isinstance(config_epochs, int) or isinstance(config_epochs, bool) or config_epochs < 1:
+        raise JudgekitError(
+            f"{p}: eval.config.epochs is {config_epochs!r}, not a whole number of epochs (1, 2, …); "
+            "give a log written by Inspect."
+        )
+    return model, task, config_epochs
 
 
 def _kind(value: Any) -> str:

@@ -131,29 +131,7 @@ def read_columns(
     """What :func:`read_table` reads, without pandas: (columns, each column's values, each
     row's first physical line or None). Same checks, same values, same messages."""
     p = regular_input(path)  # a FIFO or device (/dev/zero) is refused, never read
-    try:
-        if not p.exists():
-            raise JudgekitError(f"{p}: no such file; check the path.")
-        if p.is_dir():
-            raise JudgekitError(f"{p} is a folder; give a CSV, JSONL or Parquet file.")
-        size = p.stat().st_size
-    except OSError as exc:  # a name too long, no permission
-        raise os_error(exc, "cannot read it") from None
-    if size == 0:
-        raise JudgekitError(f"{p} is empty; give a file with a header row and at least one row.")
-    kind = table_format(p, fmt)
-    if kind == "inspect":
-        raise JudgekitError(
-            f"{p} is an Inspect log, not a table; import it with `judgekit import {p} --rubric NAME`."
-        )
-    if key_column is not None and kind != "json":
-        raise JudgekitError(
-            f"{p}: --key-column reads a JSON object of lists of rows, and this file is {kind}; "
-            "drop --key-column."
-        )
-    if flatten and kind == "csv":
-        raise JudgekitError(f"{p}: --flatten flattens nested JSON objects, and a CSV file has none; "
-                            "drop --flatten.")
+    kind = _readable_table(p, fmt, key_column=key_column, flatten=flatten)
     lines: Sequence[int] | None = None
     try:
         if kind == "csv":
@@ -203,6 +181,35 @@ def read_columns(
         if name in data:
             data[name] = _id_cells(p, name, data[name], lines, csv=kind == "csv")
     return columns, data, lines
+
+
+def _readable_table(p: Path, fmt: str | None, *, key_column: str | None, flatten: bool) -> str:
+    """The table format of ``p``, or a refusal: no such file, a folder, an empty file, an Inspect
+    log, or ``--key-column`` / ``--flatten`` given for a format without lists or nesting."""
+    try:
+        if not p.exists():
+            raise JudgekitError(f"{p}: no such file; check the path.")
+        if p.is_dir():
+            raise JudgekitError(f"{p} is a folder; give a CSV, JSONL or Parquet file.")
+        size = p.stat().st_size
+    except OSError as exc:  # a name too long, no permission
+        raise os_error(exc, "cannot read it") from None
+    if size == 0:
+        raise JudgekitError(f"{p} is empty; give a file with a header row and at least one row.")
+    kind = table_format(p, fmt)
+    if kind == "inspect":
+        raise JudgekitError(
+            f"{p} is an Inspect log, not a table; import it with `judgekit import {p} --rubric NAME`."
+        )
+    if key_column is not None and kind != "json":
+        raise JudgekitError(
+            f"{p}: --key-column reads a JSON object of lists of rows, and this file is {kind}; "
+            "drop --key-column."
+        )
+    if flatten and kind == "csv":
+        raise JudgekitError(f"{p}: --flatten flattens nested JSON objects, and a CSV file has none; "
+                            "drop --flatten.")
+    return kind
 
 
 # ------------------------------------------------------------------ CSV
