@@ -266,7 +266,7 @@ def agree_cmd(
       judgekit agree --panel leak-panel.yaml --by framing    # each framing under its own rubric
     """
     from judgekit.agreement.report import agreement_report
-    from judgekit.cli.render import print_agreement
+    from judgekit.report.terminal import print_agreement
     from judgekit.rubric.model import load_rubric
 
     cols = by_columns(by)
@@ -392,10 +392,10 @@ def gate_cmd(policy: Path, out_dir: Path, sequential: bool, round_size: int, rou
       judgekit gate annotations/xstest-v2/policy.yaml --out results/
       judgekit gate policy.yaml --json | jq '.judges[].state'    # the verdict on stdout
     """
-    from judgekit.cli.render import print_verdict
     from judgekit.core.atomic import ensure_folder, write_text_atomic
     from judgekit.gate.run import explain, run_gate
     from judgekit.report.escape import md_list
+    from judgekit.report.terminal import print_verdict
 
     with Store.open_existing(store_path) as store:
         ensure_folder(out_dir)  # before the gate records its verdict in the store
