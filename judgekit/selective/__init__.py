@@ -17,7 +17,7 @@ _LAZY = {
     "SelectivePolicy": "policy",
     "apply_policy": "apply",
     "calibrate_policy": "calibrate",
-    "cascade_costs": "cost",
+    "cascade_costs": "calibrate",
     "load_selective_policy": "policy",
     "read_calibration": "calfile",
     "read_judgments": "judgments",

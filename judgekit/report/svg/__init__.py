@@ -32,9 +32,8 @@ True
 
 from __future__ import annotations
 
-from judgekit.report.svg.axes import nice_ticks
 from judgekit.report.svg.bars import bar_chart
-from judgekit.report.svg.draw import PALETTE
+from judgekit.report.svg.draw import PALETTE, nice_ticks
 from judgekit.report.svg.heatmaps import heatmap
 from judgekit.report.svg.intervals import interval_chart
 from judgekit.report.svg.lines import LineStyle, line_chart

@@ -17,7 +17,6 @@ from itertools import pairwise
 from typing import Any, Literal
 
 from judgekit.report.escape import esc, is_num
-from judgekit.report.svg.axes import nice_ticks, tick_label
 from judgekit.report.svg.draw import (
     GRID,
     INK,
@@ -25,9 +24,11 @@ from judgekit.report.svg.draw import (
     PALETTE,
     coord,
     legend_row,
+    nice_ticks,
     no_data,
     open_svg,
     svg_text,
+    tick_label,
 )
 from judgekit.report.svg.points import Point, to_points
 
