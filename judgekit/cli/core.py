@@ -20,8 +20,7 @@ from judgekit.cli.options import (
 )
 from judgekit.core.console import clean, echo, lazy_console, safe_text
 from judgekit.errors import JudgekitError
-from judgekit.store.database import Store
-from judgekit.store.presence import has_ratings
+from judgekit.store.database import Store, has_ratings
 
 if TYPE_CHECKING:
     from judgekit.rubric.model import Rubric

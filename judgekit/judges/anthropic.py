@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any, cast
 
-from judgekit.judges._http import map_error
+from judgekit.judges._http import LazySDKClient, map_error
 from judgekit.judges.base import (
     BatchJudge,
     Completion,
@@ -24,7 +24,6 @@ from judgekit.judges.base import (
 )
 from judgekit.judges.bounds import call_deadline, loads_response, token_count
 from judgekit.judges.prices import lookup_price
-from judgekit.judges.sdk_client import LazySDKClient
 
 
 class AnthropicJudge(LazySDKClient, BatchJudge):

@@ -19,7 +19,7 @@ import math
 from typing import Any
 
 from judgekit.errors import JudgekitError
-from judgekit.judges._http import map_error, retry_after
+from judgekit.judges._http import LazySDKClient, map_error, retry_after
 from judgekit.judges.base import (
     BatchJudge,
     Completion,
@@ -38,7 +38,6 @@ from judgekit.judges.bounds import (
 )
 from judgekit.judges.lean_http import LeanHTTP, LeanHTTPError, LeanRedirect, lean_usable
 from judgekit.judges.prices import lookup_price
-from judgekit.judges.sdk_client import LazySDKClient
 
 
 class OpenAIJudge(LazySDKClient, BatchJudge):

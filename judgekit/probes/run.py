@@ -20,11 +20,10 @@ from judgekit.agreement.rating_codes import RatingCodes
 from judgekit.errors import JudgekitError, excerpt
 from judgekit.probes import inputs
 from judgekit.probes.bands import decide
-from judgekit.probes.covariate import covariate_effect
+from judgekit.probes.covariate import covariate_effect, self_preference
 from judgekit.probes.marginal import label_drift
 from judgekit.probes.perturb import flip_figures, variant_rubric
 from judgekit.probes.probefile import Binning, Families, ProbeFile
-from judgekit.probes.self_preference import self_preference
 from judgekit.probes.stability import stability
 from judgekit.rubric.model import Rubric
 from judgekit.store.variants import SEP, variant_rater
