@@ -69,7 +69,7 @@ def run_demo(out_dir: Path, *, console: Console | None = None, n_resamples: int 
     """Run the demo; returns a summary dict (also written to ``out_dir/summary.json``).
 
     ``verbose``: print every step's tables (``judgekit demo --verbose``); else only a short
-    summary at the end (:func:`short_summary`: what ran, each verdict, where the report is)."""
+    summary at the end (:func:`_short_summary`: what ran, each verdict, where the report is)."""
     import io
     import time
 
@@ -95,7 +95,7 @@ def run_demo(out_dir: Path, *, console: Console | None = None, n_resamples: int 
         for line in _recap(summary, xs.verdict, panel.verdict, out_dir):
             console.print(line, markup=False)
     else:
-        for line in short_summary(summary, xs.verdict, panel.verdict, out_dir, time.monotonic() - started):
+        for line in _short_summary(summary, xs.verdict, panel.verdict, out_dir, time.monotonic() - started):
             shown.print(line, markup=False)
     return summary
 
@@ -277,7 +277,7 @@ def _states(v: dict[str, Any]) -> str:
     return "; ".join(f"{j['judge']} {words.get(str(j.get('state')), 'not trusted')}" for j in v["judges"])
 
 
-def short_summary(summary: dict[str, Any], verdict: dict[str, Any], panel_verdict: dict[str, Any] | None,
+def _short_summary(summary: dict[str, Any], verdict: dict[str, Any], panel_verdict: dict[str, Any] | None,
                   out_dir: Path, seconds: float) -> list[str]:
     """What ``judgekit demo`` prints without ``--verbose``: what ran, each verdict, where the
     report is (the tables are in the reports, and in the terminal with ``--verbose``)."""

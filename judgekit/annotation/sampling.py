@@ -49,7 +49,7 @@ from judgekit.store.schema import SampleRow, is_missing
 #: columns of a sample design table, as returned by :func:`sample_design`.
 DESIGN_COLUMNS = ["item_id", "reason", "stratum", "weight", "overlap"]
 #: reasons in the order they are applied.
-REASONS = ("random", "stratum", "disagreement", "abstention", "unstable", "fill", "conversation")
+_REASONS = ("random", "stratum", "disagreement", "abstention", "unstable", "fill", "conversation")
 _TIER_1 = ("disagreement", "abstention")
 _TIER_2 = ("unstable",)
 
@@ -313,14 +313,14 @@ def draw_sample(
             "overlap": overlap[sel],
         }
     )
-    order = {r: i for i, r in enumerate(REASONS)}
+    order = {r: i for i, r in enumerate(_REASONS)}
     design = design.sort_values("reason", key=lambda s: s.map(order), kind="stable")
     design = design.reset_index(drop=True)
     summary = SampleSummary(
         name=spec.name,
         population=n_pop,
         chosen=len(design),
-        by_reason={r: int((design["reason"] == r).sum()) for r in REASONS},
+        by_reason={r: int((design["reason"] == r).sum()) for r in _REASONS},
         overlap=int(design["overlap"].sum()),
         strata=len(pd.unique(stratum)) if spec.strata else 0,
         uncovered=uncovered,
@@ -341,7 +341,7 @@ def _by_conversation(pop: pd.DataFrame, stratum: np.ndarray, spec: SampleSpec,
     design = d.design
     summary = SampleSummary(
         name=spec.name, population=len(pop), chosen=len(design),
-        by_reason={r: int((design["reason"] == r).sum()) for r in REASONS}, overlap=int(design["overlap"].sum()),
+        by_reason={r: int((design["reason"] == r).sum()) for r in _REASONS}, overlap=int(design["overlap"].sum()),
         strata=len(pd.unique(stratum)) if spec.strata else 0, uncovered=d.uncovered, notes=notes)
     return design, summary
 

@@ -217,7 +217,7 @@ def import_ratings(store: Store, path: str | Path, rubric: Rubric,
     where = _Source(path=path, source=source, short=short, kind=kind, digest=digest)
     new_store = not store.opened  # a DeferredStore not created yet
     try:
-        if kind != "csv" or stored_other_forms(store) or not opts.streamable:
+        if kind != "csv" or _stored_other_forms(store) or not opts.streamable:
             return _import_whole(store, rubric, opts, where)
         groups = [("human", opts.raters or {}), ("judge", opts.judges or {}),
                   ("reference", opts.reference or {})]
@@ -285,9 +285,9 @@ def _import_whole(store: Store, rubric: Rubric, opts: ImportOptions, src: _Sourc
 
         items = apply_set_columns(items, opts.set_columns, source=src.short,
                                   file_columns=file_columns if src.kind != "inspect" else ())
-    forms = stored_other_forms(store)  # ids an older judgekit stored in NFD keep that form
-    items = as_stored(items, ("item_id",), forms)
-    ratings = as_stored(ratings, ("item_id", "rater_id"), forms)
+    forms = _stored_other_forms(store)  # ids an older judgekit stored in NFD keep that form
+    items = _as_stored(items, ("item_id",), forms)
+    ratings = _as_stored(ratings, ("item_id", "rater_id"), forms)
     _check_same_text(store, items, source=src.short)
     by_rater = _by_rater(ratings)
     with store.transaction() as conn:
@@ -519,7 +519,7 @@ if TYPE_CHECKING:
     from judgekit.store.database import Store
 
 
-def stored_other_forms(store: Store) -> dict[str, str]:
+def _stored_other_forms(store: Store) -> dict[str, str]:
     """``{NFC form: stored form}`` of the store's item and rater ids not stored in NFC (almost
     always empty); an empty dict for a store not opened yet (a new store holds no id)."""
     if not store.opened:
@@ -532,7 +532,7 @@ def stored_other_forms(store: Store) -> dict[str, str]:
     return out
 
 
-def as_stored(frame: pd.DataFrame, columns: tuple[str, ...], forms: dict[str, str]) -> pd.DataFrame:
+def _as_stored(frame: pd.DataFrame, columns: tuple[str, ...], forms: dict[str, str]) -> pd.DataFrame:
     """``frame`` with the ids of ``columns`` that ``forms`` names in their stored form."""
     if not forms:
         return frame

@@ -36,14 +36,14 @@ from judgekit.store.schema import is_missing
 if TYPE_CHECKING:  # pandas is imported where a frame is made: reading columns needs none
     import pandas as pd
 
-FORMATS = ("csv", "jsonl", "json", "parquet", "inspect")
+_FORMATS = ("csv", "jsonl", "json", "parquet", "inspect")
 
 
 def table_format(path: str | Path, fmt: str | None = None) -> str:
     """The format of ``path``: given, or from the file ending."""
     if fmt:
-        if fmt not in FORMATS:
-            raise JudgekitError(f"Unknown format {fmt!r}; use one of {', '.join(FORMATS)}.")
+        if fmt not in _FORMATS:
+            raise JudgekitError(f"Unknown format {fmt!r}; use one of {', '.join(_FORMATS)}.")
         return fmt
     suffix = Path(path).suffix.lower().lstrip(".")
     if suffix == "eval":
@@ -66,13 +66,13 @@ def table_format(path: str | Path, fmt: str | None = None) -> str:
 
 
 #: columns whose cells are kept as text exactly as written (never read as numbers)
-TEXT_COLUMNS = frozenset({
+_TEXT_COLUMNS = frozenset({
     "item_id", "rater_id", "rater_kind", "label", "status", "rationale", "prompt", "response",
     "messages", "trial", "created_at", "source",
 })
 #: rating and text fields whose cell must be one value, not a JSON object or list
-SCALAR_COLUMNS = TEXT_COLUMNS - {"messages"}
-ID_COLUMNS = ("item_id", "rater_id")
+_SCALAR_COLUMNS = _TEXT_COLUMNS - {"messages"}
+_ID_COLUMNS = ("item_id", "rater_id")
 
 
 def read_table(
@@ -95,7 +95,7 @@ def read_table(
       comma inside a cell must be quoted) or the read fails naming the physical line; a header
       name given twice, empty or with white space at either end is an error. Cells are text as
       written (an empty cell is missing); a column other than the rating and text fields
-      (:data:`TEXT_COLUMNS`) whose every filled cell is a number in its plain form (``3``,
+      (:data:`_TEXT_COLUMNS`) whose every filled cell is a number in its plain form (``3``,
       ``-2``, ``0.25``) holds those numbers; any other column stays text (``007``, ``1.50``).
       A UTF-8 BOM, CRLF or CR line ends and Excel quoting (``""`` inside quotes) are read.
     * JSONL / JSON (a list of rows, an object holding one list of rows, or an object of lists
@@ -168,7 +168,7 @@ def read_columns(
     columns, data = apply_column_map(p, columns, data, column_map or {}, option=map_option)
     if kind == "csv":
         for name in columns:
-            if name not in TEXT_COLUMNS:
+            if name not in _TEXT_COLUMNS:
                 data[name] = _plain_numbers(data[name])
     else:
         for name in columns:
@@ -176,7 +176,7 @@ def read_columns(
         for name in ("prompt", "response"):  # text as written: JSON 5 / true are "5" / "true"
             if name in data:
                 data[name] = [v if isinstance(v, str) or is_missing(v) else json.dumps(v) for v in data[name]]
-    for name in ID_COLUMNS:
+    for name in _ID_COLUMNS:
         if name in data:
             data[name] = _id_cells(p, name, data[name], lines, csv=kind == "csv")
     return columns, data, lines
@@ -368,7 +368,7 @@ def _cells(p: Path, name: str, values: list[Any], lines: Sequence[int] | None) -
 
     out = []
     for i, v in enumerate(values):
-        if type(v) in _SIMPLE or name in ID_COLUMNS:
+        if type(v) in _SIMPLE or name in _ID_COLUMNS:
             out.append(v)
             continue
         try:
@@ -390,7 +390,7 @@ def _cell(name: str, v: Any) -> Any:
     if isinstance(v, dict | list):
         if name == "messages":
             return v
-        if name in SCALAR_COLUMNS:
+        if name in _SCALAR_COLUMNS:
             kind = "an object" if isinstance(v, dict) else "a list"
             raise _CellError(f"is {kind}; give one value")
         try:
@@ -443,7 +443,7 @@ def write_table(df: pd.DataFrame, path: str | Path, fmt: str | None = None) -> P
     os.close(fd)
     try:
         if kind == "csv":  # cells a spreadsheet would run as formulas get a ' (io.csv_out)
-            write_csv(df, tmp)
+            _write_csv(df, tmp)
         elif kind == "jsonl":
             df.to_json(tmp, orient="records", lines=True, force_ascii=False)
         elif kind == "json":
@@ -488,27 +488,27 @@ if TYPE_CHECKING:
     import pandas as pd
 
 #: what a cell may not start with in a CSV judgekit writes (OWASP's list)
-FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 
-def csv_safe_cell(value: Any) -> Any:
+def _csv_safe_cell(value: Any) -> Any:
     """``value`` with a single quote before it when it is a text that a spreadsheet would read as
     a formula (see the module docstring); anything else unchanged."""
-    if isinstance(value, str) and value.startswith(FORMULA_STARTS) and plain_number(value) is None:
+    if isinstance(value, str) and value.startswith(_FORMULA_STARTS) and plain_number(value) is None:
         return "'" + value
     return value
 
 
-def write_csv(df: pd.DataFrame, path: str | Path) -> None:
+def _write_csv(df: pd.DataFrame, path: str | Path) -> None:
     """Write ``df`` to ``path`` as CSV (no index), its text cells and column names made safe with
-    :func:`csv_safe_cell`; ``df`` itself is not changed."""
+    :func:`_csv_safe_cell`; ``df`` itself is not changed."""
     import pandas as pd
 
     out = df.copy(deep=False)
     for c in out.columns:
         if not pd.api.types.is_numeric_dtype(out[c]) and not pd.api.types.is_bool_dtype(out[c]):
-            out[c] = out[c].map(csv_safe_cell)
-    out.columns = [csv_safe_cell(c) for c in out.columns]
+            out[c] = out[c].map(_csv_safe_cell)
+    out.columns = [_csv_safe_cell(c) for c in out.columns]
     # Python's CSV writer leaves a lone carriage return unquoted, which no reader can tell from a
     # line end: a file with one quotes every text cell, so it reads back exactly
     has_cr = any(

@@ -162,7 +162,7 @@ class OpenAIJudge(LazySDKClient, BatchJudge):
         except ValueError:
             raise JudgeCallError("malformed response body", retryable=True) from None
         if status >= 300:
-            raise status_error(status, headers)
+            raise _status_error(status, headers)
         return parse_chat_completion(content)
 
     # ------------------------------------------------------------ batch API
@@ -235,7 +235,7 @@ def _batch_line(row: dict[str, Any]) -> tuple[str, Completion | JudgeCallError]:
     return cid, JudgeCallError(f"batch request failed ({code})", retryable=True)
 
 
-def status_error(status: int, headers: dict[str, str]) -> JudgeCallError:
+def _status_error(status: int, headers: dict[str, str]) -> JudgeCallError:
     """An HTTP status other than 2xx classified as :func:`~judgekit.judges._http.map_error`
     classifies the SDK's ``APIStatusError`` (same reasons, same retry rules)."""
     if status == 429:

@@ -92,7 +92,7 @@ def _adjusted_var(y: np.ndarray, lo: float, hi: float) -> float:
     return max(second - mean * mean, 0.0) / k
 
 
-def covariate_bins(values: Sequence[Any], *, split: float | None = None,
+def _covariate_bins(values: Sequence[Any], *, split: float | None = None,
                    high_levels: Sequence[str] | None = None) -> tuple[np.ndarray, float | None]:
     """Which items fall in the high bin: ``x > split`` (default the median) for a numeric
     covariate, membership of ``high_levels`` for a categorical one. Returns the mask and the
@@ -115,7 +115,7 @@ def covariate_effect(reference: Sequence[str], judge: Sequence[str], covariate: 
     and ``method``."""
     ref = np.asarray(reference, dtype=object)
     jud = np.asarray(judge, dtype=object)
-    high, cut = covariate_bins(covariate, split=split, high_levels=high_levels)
+    high, cut = _covariate_bins(covariate, split=split, high_levels=high_levels)
     y = (jud == target) if target is not None else (jud != ref)
     out = stratified_difference(y.astype(float), high, ref)
     out.update({

@@ -173,7 +173,7 @@ def stability_rows(ctx: Context, judge: str, minimum: float, min_n: int, per_sli
 
 
 # ----------------------------------------------------------------------------- drift
-def drift_rows(ctx: Context, judge: str, margin: float, min_n: int) -> list[dict[str, Any]]:
+def _drift_rows(ctx: Context, judge: str, margin: float, min_n: int) -> list[dict[str, Any]]:
     """Label-prior drift of one judge over the slices: Stuart–Maxwell and Bowker, and the largest
     share difference (normal interval from its bootstrap spread) against the null band."""
     from judgekit.probes.bands import holm_adjusted
@@ -270,7 +270,7 @@ def run_probes(store: Any, probe: ProbeFile, source: str) -> dict[str, Any]:
         if probe.stability is not None and judge in stable:
             rows += stability_rows(ctx, judge, probe.stability.min_alpha, probe.min_items)
         if probe.drift is not None:
-            rows += drift_rows(ctx, judge, probe.drift.margin, probe.min_items)
+            rows += _drift_rows(ctx, judge, probe.drift.margin, probe.min_items)
         if probe.perturb is not None and judge in (probe.perturb.judges or probe.judges):
             rows += flip_rows(ctx, judge, probe.perturb.variants, probe.perturb.max_flip_rate, probe.min_items)
         judges.append({"judge": judge, "state": combine_states([r["state"] for r in rows]), "probes": rows})

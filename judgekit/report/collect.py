@@ -77,7 +77,7 @@ def worst_disagreements(
     """
     if codes is not None:
 
-        return _with_texts(store, worst_from_codes(codes, rubric, agreement, per_judge=per_judge), rubric)
+        return _with_texts(store, _worst_from_codes(codes, rubric, agreement, per_judge=per_judge), rubric)
     from judgekit.agreement.report import collapse_trials
     from judgekit.agreement.unit_frames import read_ratings
 
@@ -266,7 +266,7 @@ def collect_view_extras(store: Any, view: Any, agreement: dict[str, Any], *, per
 # adjudicated rater's label or the humans' majority (None on a tie). Only the items that can still
 # reach the top ``per_judge`` have their id hashed.
 
-def worst_from_codes(codes: RatingCodes, rubric: Rubric, agreement: dict[str, Any], *,
+def _worst_from_codes(codes: RatingCodes, rubric: Rubric, agreement: dict[str, Any], *,
                      per_judge: int) -> list[dict[str, Any]]:
     """Entries ``item_id, judge_id, judge_label, reference, humans, distance`` (no excerpts)."""
     if codes.empty or per_judge <= 0:

@@ -49,7 +49,7 @@ from judgekit.store.schema import (
     item_content_hash as item_content_hash,  # re-exported: its old home
 )
 
-RATING_INPUT_KEYS = ("item_id", "rater_id", "label")
+_RATING_INPUT_KEYS = ("item_id", "rater_id", "label")
 
 
 def require_columns(df: pd.DataFrame, columns: Sequence[str], *, source: str, hint: str = "") -> None:
@@ -128,7 +128,7 @@ def normalise_ratings(
     (``0.25``, also as text in a CSV) matches the rubric label of that value (see
     :meth:`Rubric.normalise`).
     """
-    require_columns(long, RATING_INPUT_KEYS, source=source, hint=" (long format needs item_id, "
+    require_columns(long, _RATING_INPUT_KEYS, source=source, hint=" (long format needs item_id, "
                     "rater_id, label; for one column per rater use --raters/--judges)")
     df = long.copy()
     if "_row" not in df.columns:
