@@ -247,7 +247,7 @@ PUBLIC = {
     "judgekit.core": ["ConfigModel", "clean", "digest", "echo", "lazy_exports", "make_console", "read_yaml_mapping", "regular_input", "regular_output", "write_text_atomic"],
     "judgekit.annotation.labelstudio": [
         "Annotation", "COMMENT_CONTROL", "ENV_TOKEN", "ENV_URL", "LabelStudioClient", "PullSummary",
-        "PushSummary", "annotations_to_ratings", "check_rubrics", "from_flat_rows",
+        "PushOptions", "PushSummary", "annotations_to_ratings", "check_rubrics", "from_flat_rows",
         "from_full_tasks", "label_config", "load_rubrics", "parse_annotator_map", "parse_marker",
         "pull", "push", "rater_name", "read_export", "rubric_marker", "task_data",
     ],
