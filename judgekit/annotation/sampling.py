@@ -283,27 +283,11 @@ def draw_sample(
         reason[picked] = signal[picked]
     take(free(), size - int(np.sum(reason != None)), "fill")  # noqa: E711
 
-    # Weights: inverse sampling fraction of the item's cell (signal x stratum).
-    cell = pd.Series([f"{s}\x1f{st}" for s, st in zip(signal, stratum, strict=True)])
-    is_chosen = pd.Series(reason != None)  # noqa: E711
-    n_cell = cell.map(cell.value_counts())
-    k_cell = cell.map(cell[is_chosen].value_counts()).fillna(0)
-    weight = (n_cell / k_cell.where(k_cell > 0)).to_numpy()
-    uncovered = int((k_cell == 0).sum())
+    is_chosen = reason != None  # noqa: E711 (elementwise)
+    weight, uncovered = _cell_weights(signal, stratum, is_chosen)
+    overlap = _overlap(rng, reason, is_chosen, spec.overlap)
 
-    # Overlap: random-share items first, so the human ceiling is estimated without bias.
-    overlap = np.zeros(n_pop, dtype=int)
-    n_chosen = int(is_chosen.sum())
-    k_over = round(spec.overlap * n_chosen)
-    rand_idx = np.flatnonzero(reason == "random")
-    if k_over:
-        overlap[rng.choice(rand_idx, min(k_over, len(rand_idx)), replace=False)] = 1
-    rest = np.flatnonzero(is_chosen.to_numpy() & (overlap == 0))
-    k_rest = k_over - int(overlap.sum())
-    if k_rest > 0:
-        overlap[rng.choice(rest, min(k_rest, len(rest)), replace=False)] = 1
-
-    sel = np.flatnonzero(is_chosen.to_numpy())
+    sel = np.flatnonzero(is_chosen)
     design = pd.DataFrame(
         {
             "item_id": pop_ids[sel],
@@ -327,6 +311,34 @@ def draw_sample(
         notes=notes,
     )
     return design, summary
+
+
+def _cell_weights(signal: np.ndarray, stratum: np.ndarray,
+                  is_chosen: np.ndarray) -> tuple[np.ndarray, int]:
+    """Each item's weight, the inverse sampling fraction of its cell (signal x stratum), and the
+    number of items in cells no chosen item covers (their weight is NaN)."""
+    cell = pd.Series([f"{s}\x1f{st}" for s, st in zip(signal, stratum, strict=True)])
+    chosen = pd.Series(is_chosen)
+    n_cell = cell.map(cell.value_counts())
+    k_cell = cell.map(cell[chosen].value_counts()).fillna(0)
+    weight = (n_cell / k_cell.where(k_cell > 0)).to_numpy()
+    return weight, int((k_cell == 0).sum())
+
+
+def _overlap(rng: np.random.Generator, reason: np.ndarray, is_chosen: np.ndarray,
+             share: float) -> np.ndarray:
+    """Which chosen items a second annotator rates (1): ``share`` of them, the random-share items
+    first, so the human ceiling is estimated without bias."""
+    overlap = np.zeros(len(reason), dtype=int)
+    k_over = round(share * int(is_chosen.sum()))
+    rand_idx = np.flatnonzero(reason == "random")
+    if k_over:
+        overlap[rng.choice(rand_idx, min(k_over, len(rand_idx)), replace=False)] = 1
+    rest = np.flatnonzero(is_chosen & (overlap == 0))
+    k_rest = k_over - int(overlap.sum())
+    if k_rest > 0:
+        overlap[rng.choice(rest, min(k_rest, len(rest)), replace=False)] = 1
+    return overlap
 
 
 def _by_conversation(pop: pd.DataFrame, stratum: np.ndarray, spec: SampleSpec,
