@@ -236,6 +236,42 @@ def draw_sample(
         raw = signals["signal"].reindex(pop_ids).to_numpy(dtype=object)
         signal = np.array([None if pd.isna(v) else v for v in raw], dtype=object)
     reason = np.full(n_pop, None, dtype=object)
+    notes = _choose(rng, reason, signal, stratum, spec)
+    is_chosen = reason != None  # noqa: E711 (elementwise)
+    weight, uncovered = _cell_weights(signal, stratum, is_chosen)
+    overlap = _overlap(rng, reason, is_chosen, spec.overlap)
+
+    sel = np.flatnonzero(is_chosen)
+    design = pd.DataFrame(
+        {
+            "item_id": pop_ids[sel],
+            "reason": reason[sel].astype(str),
+            "stratum": [s if s else None for s in stratum[sel]],
+            "weight": weight[sel].astype(float),
+            "overlap": overlap[sel],
+        }
+    )
+    order = {r: i for i, r in enumerate(_REASONS)}
+    design = design.sort_values("reason", key=lambda s: s.map(order), kind="stable")
+    design = design.reset_index(drop=True)
+    summary = SampleSummary(
+        name=spec.name,
+        population=n_pop,
+        chosen=len(design),
+        by_reason={r: int((design["reason"] == r).sum()) for r in _REASONS},
+        overlap=int(design["overlap"].sum()),
+        strata=len(pd.unique(stratum)) if spec.strata else 0,
+        uncovered=uncovered,
+        notes=notes,
+    )
+    return design, summary
+
+
+def _choose(rng: np.random.Generator, reason: np.ndarray, signal: np.ndarray, stratum: np.ndarray,
+            spec: SampleSpec) -> list[str]:
+    """Mark the chosen items' ``reason`` (in place): the random share, each stratum's minimum,
+    the targeted tiers of judge signals, then a random fill up to the size; returns the notes."""
+    n_pop = len(reason)
     notes: list[str] = []
 
     def take(candidates: np.ndarray, k: int, why: str) -> None:
@@ -283,34 +319,7 @@ def draw_sample(
         reason[picked] = signal[picked]
     take(free(), size - int(np.sum(reason != None)), "fill")  # noqa: E711
 
-    is_chosen = reason != None  # noqa: E711 (elementwise)
-    weight, uncovered = _cell_weights(signal, stratum, is_chosen)
-    overlap = _overlap(rng, reason, is_chosen, spec.overlap)
-
-    sel = np.flatnonzero(is_chosen)
-    design = pd.DataFrame(
-        {
-            "item_id": pop_ids[sel],
-            "reason": reason[sel].astype(str),
-            "stratum": [s if s else None for s in stratum[sel]],
-            "weight": weight[sel].astype(float),
-            "overlap": overlap[sel],
-        }
-    )
-    order = {r: i for i, r in enumerate(_REASONS)}
-    design = design.sort_values("reason", key=lambda s: s.map(order), kind="stable")
-    design = design.reset_index(drop=True)
-    summary = SampleSummary(
-        name=spec.name,
-        population=n_pop,
-        chosen=len(design),
-        by_reason={r: int((design["reason"] == r).sum()) for r in _REASONS},
-        overlap=int(design["overlap"].sum()),
-        strata=len(pd.unique(stratum)) if spec.strata else 0,
-        uncovered=uncovered,
-        notes=notes,
-    )
-    return design, summary
+    return notes
 
 
 def _cell_weights(signal: np.ndarray, stratum: np.ndarray,
