@@ -144,6 +144,34 @@ def from_full_tasks(
     return out
 
 
+def _flat_choices(row: Mapping[str, Any], names: set[str],
+                  bad: Callable[[str], JudgekitError]) -> dict[str, Any]:
+    """Each rubric's choices in a flat row: its cell's text, or ``{"choices": [...]}`` (an object,
+    or its JSON text in a CSV)."""
+    choices: dict[str, Any] = {}
+    for name in sorted(names):
+        v = row.get(name)
+        if is_missing(v) or (isinstance(v, str) and v.strip() == ""):
+            continue
+        if isinstance(v, str) and v.strip().startswith("{"):
+            try:
+                v = json.loads(v)
+            except (ValueError, RecursionError):
+                raise bad(f"'{name}' starts like a JSON object but is not one") from None
+        if isinstance(v, Mapping):
+            if "choices" not in v:
+                raise bad(f"'{name}' is an object without 'choices'")
+            v = v["choices"]
+            if not isinstance(v, list):
+                raise bad(f"'{name}' 'choices' is {kind(v)}, not a list")
+        got = v if isinstance(v, list) else [v]
+        other = next((c for c in got if not isinstance(c, str)), None)
+        if other is not None or not got:
+            raise bad(f"'{name}' is {kind(v)}; a choice is text (the label's code)")
+        choices[name] = got
+    return choices
+
+
 def _data_problem(data: Mapping[str, Any], iid: Any) -> str | None:
     """What is wrong with an annotated task's data (``None``: nothing): its item id, its messages,
     its prompt and response."""
@@ -270,27 +298,7 @@ def from_flat_rows(
             v = row.get(field)
             if not is_missing(v) and id_problem(v) is not None:
                 raise bad(f"'{field}' {id_problem(v)}")
-        choices: dict[str, Any] = {}
-        for name in sorted(names):
-            v = row.get(name)
-            if is_missing(v) or (isinstance(v, str) and v.strip() == ""):
-                continue
-            if isinstance(v, str) and v.strip().startswith("{"):
-                try:
-                    v = json.loads(v)
-                except (ValueError, RecursionError):
-                    raise bad(f"'{name}' starts like a JSON object but is not one") from None
-            if isinstance(v, Mapping):
-                if "choices" not in v:
-                    raise bad(f"'{name}' is an object without 'choices'")
-                v = v["choices"]
-                if not isinstance(v, list):
-                    raise bad(f"'{name}' 'choices' is {kind(v)}, not a list")
-            got = v if isinstance(v, list) else [v]
-            other = next((c for c in got if not isinstance(c, str)), None)
-            if other is not None or not got:
-                raise bad(f"'{name}' is {kind(v)}; a choice is text (the label's code)")
-            choices[name] = got
+        choices = _flat_choices(row, names, bad)
         comment = row.get(COMMENT_CONTROL)
         if isinstance(comment, list) and all(isinstance(t, str) for t in comment):
             comment = " ".join(comment)
