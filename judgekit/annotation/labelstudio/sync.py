@@ -37,7 +37,7 @@ from judgekit.annotation.labelstudio.config import (
     parse_marker,
     rubric_marker,
 )
-from judgekit.annotation.labelstudio.exports import from_full_tasks, read_export
+from judgekit.annotation.labelstudio.exports import Annotation, from_full_tasks, read_export
 from judgekit.annotation.labelstudio.redact import Redactor
 from judgekit.annotation.labelstudio.tasks import task_data
 from judgekit.annotation.labelstudio.values import as_float
@@ -198,6 +198,60 @@ def _set_overlap(client: LabelStudioClient, pid: int, want: set[str], annotators
     return n_overlap
 
 
+def _from_project(client: LabelStudioClient, project: str, rubrics: Sequence[Rubric | str] | None,
+                  hashes: dict[str, str]) -> tuple[list[Rubric], list[Annotation], str]:
+    """``(rubrics, annotations, source)`` of a project through the API: the rubrics it records
+    (or ``rubrics``, checked against them), each recorded rubric's hash put in ``hashes``."""
+    client.whoami()
+    proj = client.project(project)
+    recorded = parse_marker(proj.get("description"))
+    where = f"Label Studio project {project!r}"
+    if rubrics:
+        rubs = check_rubrics(rubrics)
+        # A rubric the project does not rate would pull nothing (or stamp another version's
+        # hash on the labels): say so instead.
+        rated = [ref.split("#", 1)[0] for ref in recorded]
+        other = [r.id for r in rubs if recorded and r.id not in rated]
+        if other:
+            raise JudgekitError(
+                f"{where} rates {', '.join(rated)}, not {other[0]}; leave out --rubric (the "
+                "project's own rubrics are used) or name those."
+            )
+    elif recorded:
+        rubs = check_rubrics([ref.split("#", 1)[0] for ref in recorded])
+    else:
+        raise JudgekitError(
+            f"{where} was not created by judgekit; name the rubrics its choice controls "
+            "rate with --rubric (the control names must be the rubric names)."
+        )
+    for ref in recorded:
+        rid, _, h = ref.partition("#")
+        if h:
+            hashes[rid] = h
+    anns = from_full_tasks(
+        list(client.tasks(int(proj["id"]))), where,
+        fix=f"is {ENV_URL} a Label Studio server of a supported version?",
+    )
+    return rubs, anns, where
+
+
+def _note_gone(store: Store, ratings: pd.DataFrame, rubs: list[Rubric], where: str,
+               summary: PullSummary) -> None:
+    """Ratings an earlier pull took from this source whose annotation is gone (deleted, or turned
+    into a skip) are not removed, but they must not go unnoticed: they still count."""
+    key = ["item_id", "rater_id", "rubric", "rubric_hash", "trial"]
+    before = store.ratings(rater_kind=["human", "reference"])
+    earlier = before[(before["source"] == where) & before["rubric"].isin([r.id for r in rubs])]
+    if not earlier.empty:
+        gone = earlier[key].merge(ratings[key], on=key, how="left", indicator=True)
+        n_gone = int((gone["_merge"] == "left_only").sum())
+        if n_gone:
+            summary.notes.append(
+                f"{n_gone} ratings pulled earlier from {where} have no annotation there any more "
+                "(deleted or skipped since); they stay in the store and still count."
+            )
+
+
 def _task_item_id(task: Mapping[str, Any]) -> str | None:
     """The item id a listed task carries (``None`` for a task without one: not judgekit's)."""
     data = task.get("data")
@@ -242,36 +296,7 @@ def pull(
     else:
         if client is None or not project:
             raise JudgekitError("Give --project (and the server) or --from-export FILE to pull.")
-        client.whoami()
-        proj = client.project(project)
-        recorded = parse_marker(proj.get("description"))
-        where = f"Label Studio project {project!r}"
-        if rubrics:
-            rubs = check_rubrics(rubrics)
-            # A rubric the project does not rate would pull nothing (or stamp another version's
-            # hash on the labels): say so instead.
-            rated = [ref.split("#", 1)[0] for ref in recorded]
-            other = [r.id for r in rubs if recorded and r.id not in rated]
-            if other:
-                raise JudgekitError(
-                    f"{where} rates {', '.join(rated)}, not {other[0]}; leave out --rubric (the "
-                    "project's own rubrics are used) or name those."
-                )
-        elif recorded:
-            rubs = check_rubrics([ref.split("#", 1)[0] for ref in recorded])
-        else:
-            raise JudgekitError(
-                f"{where} was not created by judgekit; name the rubrics its choice controls "
-                "rate with --rubric (the control names must be the rubric names)."
-            )
-        for ref in recorded:
-            rid, _, h = ref.partition("#")
-            if h:
-                hashes[rid] = h
-        anns = from_full_tasks(
-            list(client.tasks(int(proj["id"]))), where,
-            fix=f"is {ENV_URL} a Label Studio server of a supported version?",
-        )
+        rubs, anns, where = _from_project(client, project, rubrics, hashes)
         users = {**client.users(), **users}
     ratings, summary = annotations_to_ratings(
         anns, rubs, users, where=where, hashes=hashes, reference=reference
@@ -288,19 +313,7 @@ def pull(
                 f"{r.id} has changed since the push (#{hashes[r.id]} → #{r.hash}): these ratings "
                 f"are stored under #{hashes[r.id]}, the edit the annotators saw."
             )
-    key = ["item_id", "rater_id", "rubric", "rubric_hash", "trial"]
-    before = store.ratings(rater_kind=["human", "reference"])
-    # Ratings an earlier pull took from this source whose annotation is gone (deleted, or turned
-    # into a skip) are not removed, but they must not go unnoticed: they still count.
-    earlier = before[(before["source"] == where) & before["rubric"].isin([r.id for r in rubs])]
-    if not earlier.empty:
-        gone = earlier[key].merge(ratings[key], on=key, how="left", indicator=True)
-        n_gone = int((gone["_merge"] == "left_only").sum())
-        if n_gone:
-            summary.notes.append(
-                f"{n_gone} ratings pulled earlier from {where} have no annotation there any more "
-                "(deleted or skipped since); they stay in the store and still count."
-            )
+    _note_gone(store, ratings, rubs, where, summary)
     if ratings.empty:
         return summary
     stored_items = store.items(ratings["item_id"].unique().tolist())
