@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -180,25 +181,14 @@ def import_cmd(
     # leaves no store file
     with DeferredStore(store_path) as store:
         summary = import_ratings(store, file, rubric, ImportOptions(
-            raters=parse_rater_map(raters),
-            judges=parse_rater_map(judges),
-            reference=parse_rater_map(reference),
-            rater_kind=rater_kind,
-            fmt=fmt,
-            items_path=items_path,
+            raters=parse_rater_map(raters), judges=parse_rater_map(judges),
+            reference=parse_rater_map(reference), rater_kind=rater_kind, fmt=fmt,
+            items_path=items_path, id_prefix=id_prefix,
             scorers=[x.strip() for x in scorers.split(",") if x.strip()] if scorers else None,
-            id_prefix=id_prefix,
-            column_map=file_map,
-            items_column_map=items_map,
-            key_column=key_column,
-            flatten=flatten,
-            id_from=id_from,
-            join_on=join_on,
-            set_columns=set_columns,
+            column_map=file_map, items_column_map=items_map, key_column=key_column,
+            flatten=flatten, id_from=id_from, join_on=join_on, set_columns=set_columns,
         ))
     if json_out is not None:
-        import dataclasses
-
         doc = dataclasses.asdict(summary)
         doc["written"] = summary.written._asdict() if summary.written is not None else None
         write_json(json_out, json.dumps(doc, indent=1, default=str))
