@@ -287,40 +287,38 @@ def agree_cmd(
         raise JudgekitError("--random-only needs --sample NAME (the sample whose random share to use).")
     with Store.open_existing(store_path) as store:
         has_judges = has_ratings(store, rubric.id, rubric.hash, "judge")
-        only_items = None
-        if sample:
-            from judgekit.annotation.sampling import sample_design
-
-            design = sample_design(store, sample)
-            if random_only:
-                design = design[design["reason"] == "random"]
-                if design.empty:
-                    raise JudgekitError(
-                        f"Sample {sample!r} has no random share; draw it with a random fraction "
-                        "(see `judgekit sample --help`)."
-                    )
-            elif (design["reason"] != "random").any():
-                console.print(
-                    f"[yellow]note:[/yellow] sample {safe_text(repr(sample))} is not a simple random sample "
-                    "(disagreements and strata were chosen first); add --random-only for an "
-                    "unbiased estimate."
-                )
-            only_items = design["item_id"].astype(str).tolist()
+        only_items = _sample_items(store, sample, random_only=random_only) if sample else None
         report = agreement_report(
-            _viewed(store, rubric),
-            rubric=rubric,
-            only_items=only_items,
-            by=cols,
-            judges=_split(judges),
-            humans=_split(humans),
-            reference=reference,
-            n_resamples=resamples,
-            seed=seed,
+            _viewed(store, rubric), rubric=rubric, only_items=only_items, by=cols,
+            judges=_split(judges), humans=_split(humans), reference=reference,
+            n_resamples=resamples, seed=seed,
         ).to_dict()
     store_note(store_path, has_judges, rubric.id, rubric.hash, quiet=quiet or json_out == "-")
     if not quiet and json_out != "-":
         print_agreement(console, report)
     write_json(json_out, json.dumps(report, indent=1))
+
+
+def _sample_items(store: Store, sample: str, *, random_only: bool) -> list[str]:
+    """The items of ``sample`` (``--random-only``: of its random share), with a note when the
+    sample is not a simple random one."""
+    from judgekit.annotation.sampling import sample_design
+
+    design = sample_design(store, sample)
+    if random_only:
+        design = design[design["reason"] == "random"]
+        if design.empty:
+            raise JudgekitError(
+                f"Sample {sample!r} has no random share; draw it with a random fraction "
+                "(see `judgekit sample --help`)."
+            )
+    elif (design["reason"] != "random").any():
+        console.print(
+            f"[yellow]note:[/yellow] sample {safe_text(repr(sample))} is not a simple random sample "
+            "(disagreements and strata were chosen first); add --random-only for an "
+            "unbiased estimate."
+        )
+    return design["item_id"].astype(str).tolist()
 
 
 def _agree_between(rubric: Any, spec: str, by: list[str], *, resamples: int, seed: int,
