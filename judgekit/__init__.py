@@ -1,28 +1,16 @@
-"""judgekit: decide whether an LLM judge can be trusted before any experiment relies on it."""
+"""judgekit: decide whether an LLM judge can be trusted before any experiment relies on it.
 
+``judgekit.agree(store, rubric)`` (the agreement report), ``judgekit.gate(store, policy)`` (the
+trust gate: ``judgekit.gate`` is the package and, called, :func:`judgekit.gate.api.gate`) and
+``judgekit.require_trusted(verdict, judge=..., rubric=...)`` (the guard an experiment calls).
+"""
+
+from judgekit.core.lazy import lazy_exports
 from judgekit.errors import JudgekitError, UntrustedJudgeError
 from judgekit.version import __version__
 
+# Lazy so that `import judgekit` stays cheap (the gate imports pandas and the statistics);
+# judgekit.gate.run takes __version__ from judgekit.version, not from this package, so no cycle.
+_LAZY = {"agree": "judgekit.gate.api", "require_trusted": "judgekit.verdict.trust"}
 __all__ = ["JudgekitError", "UntrustedJudgeError", "__version__", "agree", "gate", "require_trusted"]
-
-
-def __getattr__(name: str) -> object:
-    # Lazy so that `import judgekit` stays cheap (the gate imports pandas and the statistics);
-    # judgekit.gate.run takes __version__ from judgekit.version, not from this package, so no cycle.
-    if name == "require_trusted":
-        from judgekit.verdict.trust import require_trusted
-
-        return require_trusted
-    if name == "agree":
-        # judgekit.agree(store, "refusal"); judgekit.gate(store, policy) is the package
-        # judgekit.gate itself, callable (judgekit/gate/__init__.py)
-        from judgekit.gate.api import agree
-
-        return agree
-    from judgekit.core.lazy import submodule
-
-    return submodule(__name__, name)
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, __all__)

@@ -22,6 +22,7 @@ no new calls.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -34,12 +35,12 @@ from judgekit.gate.run import explain, run_gate
 from judgekit.io.ratings import import_ratings
 from judgekit.report.escape import md_list
 from judgekit.report.terminal import print_agreement, print_verdict
-from judgekit.rubric.model import load_rubric, shipped_dir
+from judgekit.rubric.model import Rubric, load_rubric, shipped_dir
 from judgekit.store.database import Store
 
 #: Annotator 1 vs annotator 2 agreement (%) per model, from the authors' repository
 #: (paul-rottger/exaggerated-safety, evaluation/analysis.ipynb, stored outputs).
-XSTEST_PUBLISHED_AGREEMENT = {
+_XSTEST_PUBLISHED_AGREEMENT = {
     "llama2orig": 96.4,
     "llama2new": 95.8,
     "mistralinstruct": 97.6,
@@ -48,12 +49,12 @@ XSTEST_PUBLISHED_AGREEMENT = {
 }
 
 
-def annotations_dir() -> Path:
+def _annotations_dir() -> Path:
     """The shipped annotations folder (source tree or installed wheel)."""
     return shipped_dir("annotations")
 
 
-def xstest_per_model_agreement(report: dict[str, Any]) -> dict[str, float]:
+def _xstest_per_model_agreement(report: dict[str, Any]) -> dict[str, float]:
     """Human–human % agreement per model from an agreement report sliced by model."""
     out = {}
     for s in report["slices"]:
@@ -68,7 +69,7 @@ def run_demo(out_dir: Path, *, console: Console | None = None, n_resamples: int 
     """Run the demo; returns a summary dict (also written to ``out_dir/summary.json``).
 
     ``verbose``: print every step's tables (``judgekit demo --verbose``); else only a short
-    summary at the end (:func:`short_summary`: what ran, each verdict, where the report is)."""
+    summary at the end (:func:`_short_summary`: what ran, each verdict, where the report is)."""
     import io
     import time
 
@@ -79,155 +80,196 @@ def run_demo(out_dir: Path, *, console: Console | None = None, n_resamples: int 
     if not verbose:  # the steps' tables go nowhere; the short summary goes to the console
         console = make_console(file=io.StringIO(), width=150)
     out_dir.mkdir(parents=True, exist_ok=True)
-    ann = annotations_dir()
+    ann = _annotations_dir()
     summary: dict[str, Any] = {"out_dir": str(out_dir)}
-    rubric = load_rubric("refusal")
     with Store(out_dir / "judgekit.db") as store:
-        # 1. import -------------------------------------------------------------------------
-        console.rule("1. Import XSTest v2 labels (human annotators, adjudicated label, two judges)")
-        imp = import_ratings(
-            store,
-            ann / "xstest-v2" / "xstest_v2_labels.csv",
-            rubric,
-            raters={"annotation_1": "annotation_1", "annotation_2": "annotation_2"},
-            reference={"final": "final_label"},
-            judges={"string_match": "strmatch_label", "gpt4": "gpt4_label"},
-        )
-        for line in imp.lines():
-            console.print(line, markup=False)
-
-        # 2. agreement ----------------------------------------------------------------------
-        console.rule("2. Agreement of the judges with the humans")
-        report = agreement_report(
-            store, rubric=rubric, by=["prompt_safety", "model"], n_resamples=n_resamples,
-            judges=["string_match", "gpt4"], humans=["annotation_1", "annotation_2"], reference="final",
-        ).to_dict()
-        print_agreement(console, report)
-        write_text_atomic(out_dir / "agreement.json", json.dumps(report, indent=1))
-
-        # 3. published figures --------------------------------------------------------------
-        console.rule("3. Published human–human agreement per model (Röttger et al.)")
-        ours = xstest_per_model_agreement(report)
-        ok_all = True
-        for model, published in XSTEST_PUBLISHED_AGREEMENT.items():
-            ok = ours.get(model) == published
-            ok_all &= ok
-            console.print(
-                f"  {model:<16} published {published:5.1f}%   judgekit {ours.get(model, float('nan')):5.1f}%   "
-                + ("[green]reproduced[/green]" if ok else "[red]DIFFERENT[/red]")
-            )
-        summary["published_reproduced"] = ok_all
-
-        # 4. gate ---------------------------------------------------------------------------
-        console.rule("4. Gate: may these judges score refusal?")
-        verdict, _ = run_gate(store, ann / "xstest-v2" / "policy.yaml")
-        lines = explain(verdict)
-        print_verdict(console, verdict, lines)
-        write_text_atomic(out_dir / "verdict.json", json.dumps(verdict, indent=1))
-        summary["verdict"] = {j["judge"]: j["passed"] for j in verdict["judges"]}
-
-        # 4b. probes (docs/probes.md) -------------------------------------------------------
-        from judgekit.core.console import clean
-        from judgekit.probes.demo import panel_probes, xstest_probes
-        from judgekit.report.probes import summary_lines
-
-        console.rule("4b. Probes: length of the response, the judge's own family, label drift")
-        probes_doc = xstest_probes(store, ann)
-        for line in summary_lines(probes_doc):
-            console.print(clean(line), markup=False)
-        write_text_atomic(out_dir / "probes.json", json.dumps(probes_doc, indent=1, default=str))
-        summary["probes"] = {j["judge"]: j["state"] for j in probes_doc["judges"]}
-
-        # 4c. the judge's error taken out of a refusal rate (docs/analysis.md) -------------------
-        from judgekit.analysis.correction.groups import xstest_corrected
-
-        corr = xstest_corrected(judge="gpt4_label", method="ppi", n_resamples=n_resamples)
-        console.print("  refusal rate per model, gpt4 judge, corrected (PPI++) from a random 15% "
-                      "labelled per model, vs the adjudicated rate of all items:", markup=False)
-        rows: list[dict[str, Any]] = [{str(k): v for k, v in r.items()}
-                                      for r in corr.to_dict("records")]
-        for r in rows:
-            console.print(f"  {r['model']:<16} raw {r['raw']:.3f}   corrected {r['corrected']:.3f} "
-                          f"[{r['ci_low']:.2f}, {r['ci_high']:.2f}]   adjudicated "
-                          f"{r['reference_all']:.3f}", markup=False)
-        summary["corrected_refusal_rates"] = {
-            str(r["model"]): {"raw": round(float(r["raw"]), 4),
-                              "corrected": round(float(r["corrected"]), 4),
-                              "adjudicated": round(float(r["reference_all"]), 4)} for r in rows}
-
-        from judgekit.selective.demo import (
-            xstest_selective,  # 4d. selective judging (docs/selective.md)
-        )
-        summary["selective"], selective_doc = xstest_selective(store, ann, out_dir, console)
-
-        # 5. offline panel ------------------------------------------------------------------
-        from judgekit.judges.demo import run_demo_panel
-        from judgekit.report import write_report
-        from judgekit.report.collect import collect_extras
-
-        panel_verdict = None
-
+        xs = _xstest_steps(store, ann, out_dir, console, n_resamples, summary)
         # Its own store, so the panel's items and raters never mix into the XSTest figures.
         with Store(out_dir / "panel.db") as pstore:
-            console.rule("5. An offline judge panel on items written for judgekit")
-            panel_summary = run_demo_panel(pstore, out_dir)
-            summary["panel"] = panel_summary
-            console.print(_panel_line(panel_summary), markup=False)
-            prub = load_rubric(panel_summary.get("rubric", "refusal"))
-            panel_report = agreement_report(
-                pstore, rubric=prub, judges=panel_summary.get("judges"), n_resamples=n_resamples,
-                only_items=panel_summary.get("item_ids"),
-            ).to_dict()
-            print_agreement(console, panel_report)
-            write_text_atomic(out_dir / "panel_agreement.json", json.dumps(panel_report, indent=1))
-            policy = panel_summary.get("policy")
-            if policy:
-                panel_verdict, _ = run_gate(pstore, policy)
-                print_verdict(console, panel_verdict, explain(panel_verdict))
-                write_text_atomic(out_dir / "panel_verdict.json", json.dumps(panel_verdict, indent=1))
-            panel_extras = collect_extras(pstore, prub, panel_report)
-            console.rule("5b. Probes of the panel: stability over trials, label order and padding (fake provider)")
-            panel_probe_doc = panel_probes(pstore)
-            for line in summary_lines(panel_probe_doc):
-                console.print(clean(line), markup=False)
-            write_text_atomic(out_dir / "panel_probes.json", json.dumps(panel_probe_doc, indent=1, default=str))
-            panel_extras["probes"] = panel_probe_doc
-            summary["panel_probes"] = {"states": {j["judge"]: j["state"] for j in panel_probe_doc["judges"]},
-                                       "calls": panel_probe_doc["calls"]}
-
-        # 6. analyses ------------------------------------------------------------------------
-        summary["analyses"] = _run_analyses(out_dir, ann, console, n_resamples)
-
-        # 7. reports ------------------------------------------------------------------------
-        console.rule("7. Reports")
-        # the agreement tables themselves are in report.md / panel_report.md (one renderer)
-        md = ["# judgekit demo", "", "Full reports: report.md (XSTest v2), panel_report.md (offline panel), "
-              "analysis/ (synthetic multi-turn data).", "", "## Verdict", "", *md_list(lines), ""]
-        md += ["## Published human–human agreement per model", "", "| model | published | judgekit |",
-               "|---|---:|---:|"]
-        md += [f"| {m} | {p:.1f}% | {ours.get(m, float('nan')):.1f}% |" for m, p in XSTEST_PUBLISHED_AGREEMENT.items()]
-        md += ["", "# Offline judge panel (items written for judgekit)", "", _panel_line(panel_summary), ""]
-        if panel_verdict is not None:
-            md += [*md_list(explain(panel_verdict)), ""]
-        write_text_atomic(out_dir / "summary.md", "\n".join(md) + "\n")
-        written = [out_dir / "agreement.json", out_dir / "verdict.json", out_dir / "summary.md"]
-        paths = write_report(out_dir, report, verdict, extras={**collect_extras(store, rubric, report),
-                                                               "probes": probes_doc,
-                                                               "selective": selective_doc})
-        written += list(paths.values())
-        paths = write_report(out_dir, panel_report, panel_verdict, extras=panel_extras, stem="panel_report")
-        written += list(paths.values())
-        for p in written:
-            console.print(f"  wrote {p}", markup=False)
+            panel = _panel_steps(pstore, out_dir, console, n_resamples, summary)
+        summary["analyses"] = _run_analyses(out_dir, ann, console, n_resamples)  # 6. analyses
+        _write_reports(store, out_dir, console, xs, panel)
     write_text_atomic(out_dir / "summary.json", json.dumps(summary, indent=1, default=str))
     if verbose:
         console.rule("In short")
-        for line in _recap(summary, verdict, panel_verdict, out_dir):
+        for line in _recap(summary, xs.verdict, panel.verdict, out_dir):
             console.print(line, markup=False)
     else:
-        for line in short_summary(summary, verdict, panel_verdict, out_dir, time.monotonic() - started):
+        for line in _short_summary(summary, xs.verdict, panel.verdict, out_dir, time.monotonic() - started):
             shown.print(line, markup=False)
     return summary
+
+
+@dataclass
+class _Xstest:
+    """What the XSTest steps produced for the reports."""
+
+    rubric: Rubric
+    report: dict[str, Any]
+    verdict: dict[str, Any]
+    explained: list[str]
+    ours: dict[str, float]  # human–human agreement per model, as judgekit computes it
+    probes: dict[str, Any]
+    selective: dict[str, Any] | None
+
+
+def _xstest_steps(store: Store, ann: Path, out_dir: Path, console: Console, n_resamples: int,
+                  summary: dict[str, Any]) -> _Xstest:
+    """Steps 1 to 4: import XSTest v2, agreement, the published figures, the gate, the probes, a
+    corrected refusal rate and selective judging."""
+    from judgekit.core.console import clean
+    from judgekit.probes.demo import xstest_probes
+    from judgekit.report.probes import summary_lines
+
+    rubric = load_rubric("refusal")
+    console.rule("1. Import XSTest v2 labels (human annotators, adjudicated label, two judges)")
+    imp = import_ratings(
+        store,
+        ann / "xstest-v2" / "xstest_v2_labels.csv",
+        rubric,
+        raters={"annotation_1": "annotation_1", "annotation_2": "annotation_2"},
+        reference={"final": "final_label"},
+        judges={"string_match": "strmatch_label", "gpt4": "gpt4_label"},
+    )
+    for line in imp.lines():
+        console.print(line, markup=False)
+
+    console.rule("2. Agreement of the judges with the humans")
+    report = agreement_report(
+        store, rubric=rubric, by=["prompt_safety", "model"], n_resamples=n_resamples,
+        judges=["string_match", "gpt4"], humans=["annotation_1", "annotation_2"], reference="final",
+    ).to_dict()
+    print_agreement(console, report)
+    write_text_atomic(out_dir / "agreement.json", json.dumps(report, indent=1))
+
+    console.rule("3. Published human–human agreement per model (Röttger et al.)")
+    ours = _xstest_per_model_agreement(report)
+    ok_all = True
+    for model, published in _XSTEST_PUBLISHED_AGREEMENT.items():
+        ok = ours.get(model) == published
+        ok_all &= ok
+        console.print(
+            f"  {model:<16} published {published:5.1f}%   judgekit {ours.get(model, float('nan')):5.1f}%   "
+            + ("[green]reproduced[/green]" if ok else "[red]DIFFERENT[/red]")
+        )
+    summary["published_reproduced"] = ok_all
+
+    console.rule("4. Gate: may these judges score refusal?")
+    verdict, _ = run_gate(store, ann / "xstest-v2" / "policy.yaml")
+    lines = explain(verdict)
+    print_verdict(console, verdict, lines)
+    write_text_atomic(out_dir / "verdict.json", json.dumps(verdict, indent=1))
+    summary["verdict"] = {j["judge"]: j["passed"] for j in verdict["judges"]}
+
+    # 4b. probes (docs/probes.md)
+    console.rule("4b. Probes: length of the response, the judge's own family, label drift")
+    probes_doc = xstest_probes(store, ann)
+    for line in summary_lines(probes_doc):
+        console.print(clean(line), markup=False)
+    write_text_atomic(out_dir / "probes.json", json.dumps(probes_doc, indent=1, default=str))
+    summary["probes"] = {j["judge"]: j["state"] for j in probes_doc["judges"]}
+
+    _corrected_step(console, n_resamples, summary)  # 4c
+    from judgekit.selective.demo import (
+        xstest_selective,  # 4d. selective judging (docs/selective.md)
+    )
+    summary["selective"], selective_doc = xstest_selective(store, ann, out_dir, console)
+    return _Xstest(rubric, report, verdict, lines, ours, probes_doc, selective_doc)
+
+
+def _corrected_step(console: Console, n_resamples: int, summary: dict[str, Any]) -> None:
+    """4c. The judge's error taken out of a refusal rate (docs/analysis.md)."""
+    from judgekit.analysis.correction.groups import xstest_corrected
+
+    corr = xstest_corrected(judge="gpt4_label", method="ppi", n_resamples=n_resamples)
+    console.print("  refusal rate per model, gpt4 judge, corrected (PPI++) from a random 15% "
+                  "labelled per model, vs the adjudicated rate of all items:", markup=False)
+    rows: list[dict[str, Any]] = [{str(k): v for k, v in r.items()}
+                                  for r in corr.to_dict("records")]
+    for r in rows:
+        console.print(f"  {r['model']:<16} raw {r['raw']:.3f}   corrected {r['corrected']:.3f} "
+                      f"[{r['ci_low']:.2f}, {r['ci_high']:.2f}]   adjudicated "
+                      f"{r['reference_all']:.3f}", markup=False)
+    summary["corrected_refusal_rates"] = {
+        str(r["model"]): {"raw": round(float(r["raw"]), 4),
+                          "corrected": round(float(r["corrected"]), 4),
+                          "adjudicated": round(float(r["reference_all"]), 4)} for r in rows}
+
+
+@dataclass
+class _Panel:
+    """What the offline panel's steps produced for the reports."""
+
+    summary: dict[str, Any]
+    report: dict[str, Any]
+    verdict: dict[str, Any] | None
+    extras: dict[str, Any]
+
+
+def _panel_steps(pstore: Store, out_dir: Path, console: Console, n_resamples: int,
+                 summary: dict[str, Any]) -> _Panel:
+    """Step 5: the offline judge panel, its agreement, its gate and its probes."""
+    from judgekit.core.console import clean
+    from judgekit.judges.demo import run_demo_panel
+    from judgekit.probes.demo import panel_probes
+    from judgekit.report.collect import collect_extras
+    from judgekit.report.probes import summary_lines
+
+    panel_verdict = None
+    console.rule("5. An offline judge panel on items written for judgekit")
+    panel_summary = run_demo_panel(pstore, out_dir)
+    summary["panel"] = panel_summary
+    console.print(_panel_line(panel_summary), markup=False)
+    prub = load_rubric(panel_summary.get("rubric", "refusal"))
+    panel_report = agreement_report(
+        pstore, rubric=prub, judges=panel_summary.get("judges"), n_resamples=n_resamples,
+        only_items=panel_summary.get("item_ids"),
+    ).to_dict()
+    print_agreement(console, panel_report)
+    write_text_atomic(out_dir / "panel_agreement.json", json.dumps(panel_report, indent=1))
+    policy = panel_summary.get("policy")
+    if policy:
+        panel_verdict, _ = run_gate(pstore, policy)
+        print_verdict(console, panel_verdict, explain(panel_verdict))
+        write_text_atomic(out_dir / "panel_verdict.json", json.dumps(panel_verdict, indent=1))
+    panel_extras = collect_extras(pstore, prub, panel_report)
+    console.rule("5b. Probes of the panel: stability over trials, label order and padding (fake provider)")
+    panel_probe_doc = panel_probes(pstore)
+    for line in summary_lines(panel_probe_doc):
+        console.print(clean(line), markup=False)
+    write_text_atomic(out_dir / "panel_probes.json", json.dumps(panel_probe_doc, indent=1, default=str))
+    panel_extras["probes"] = panel_probe_doc
+    summary["panel_probes"] = {"states": {j["judge"]: j["state"] for j in panel_probe_doc["judges"]},
+                               "calls": panel_probe_doc["calls"]}
+    return _Panel(panel_summary, panel_report, panel_verdict, panel_extras)
+
+
+def _write_reports(store: Store, out_dir: Path, console: Console, xs: _Xstest, panel: _Panel) -> None:
+    """Step 7: summary.md and the judge reports of XSTest v2 and of the panel."""
+    from judgekit.report import write_report
+    from judgekit.report.collect import collect_extras
+
+    console.rule("7. Reports")
+    # the agreement tables themselves are in report.md / panel_report.md (one renderer)
+    md = ["# judgekit demo", "", "Full reports: report.md (XSTest v2), panel_report.md (offline panel), "
+          "analysis/ (synthetic multi-turn data).", "", "## Verdict", "", *md_list(xs.explained), ""]
+    md += ["## Published human–human agreement per model", "", "| model | published | judgekit |",
+           "|---|---:|---:|"]
+    md += [f"| {m} | {p:.1f}% | {xs.ours.get(m, float('nan')):.1f}% |"
+           for m, p in _XSTEST_PUBLISHED_AGREEMENT.items()]
+    md += ["", "# Offline judge panel (items written for judgekit)", "", _panel_line(panel.summary), ""]
+    if panel.verdict is not None:
+        md += [*md_list(explain(panel.verdict)), ""]
+    write_text_atomic(out_dir / "summary.md", "\n".join(md) + "\n")
+    written = [out_dir / "agreement.json", out_dir / "verdict.json", out_dir / "summary.md"]
+    paths = write_report(out_dir, xs.report, xs.verdict,
+                         extras={**collect_extras(store, xs.rubric, xs.report), "probes": xs.probes,
+                                 "selective": xs.selective})
+    written += list(paths.values())
+    paths = write_report(out_dir, panel.report, panel.verdict, extras=panel.extras, stem="panel_report")
+    written += list(paths.values())
+    for p in written:
+        console.print(f"  wrote {p}", markup=False)
 
 
 def _states(v: dict[str, Any]) -> str:
@@ -235,7 +277,7 @@ def _states(v: dict[str, Any]) -> str:
     return "; ".join(f"{j['judge']} {words.get(str(j.get('state')), 'not trusted')}" for j in v["judges"])
 
 
-def short_summary(summary: dict[str, Any], verdict: dict[str, Any], panel_verdict: dict[str, Any] | None,
+def _short_summary(summary: dict[str, Any], verdict: dict[str, Any], panel_verdict: dict[str, Any] | None,
                   out_dir: Path, seconds: float) -> list[str]:
     """What ``judgekit demo`` prints without ``--verbose``: what ran, each verdict, where the
     report is (the tables are in the reports, and in the terminal with ``--verbose``)."""

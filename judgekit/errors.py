@@ -6,7 +6,7 @@ The CLI prints that sentence and exits with code 2, without a traceback.
 
 A value quoted in a message is an excerpt (:func:`excerpt`, at most :data:`EXCERPT_CHARS`
 characters): a 1M-character label or key gives a one-line message, not a 1 MB one. As a safety
-net, :class:`JudgekitError` itself shortens any quoted value longer than :data:`LONG_QUOTE` in its
+net, :class:`JudgekitError` itself shortens any quoted value longer than :data:`_LONG_QUOTE` in its
 message, and a message longer than :data:`MAX_MESSAGE` keeps its start and its end (the fix).
 """
 
@@ -18,14 +18,14 @@ from typing import Any
 #: characters of a value quoted in an error message
 EXCERPT_CHARS = 80
 #: a quoted run (``'...'`` or ``"..."``, as ``!r`` writes it) longer than this is shortened
-LONG_QUOTE = 120
+_LONG_QUOTE = 120
 #: a message longer than this keeps its first and last parts
 MAX_MESSAGE = 2000
 
 #: a value quoted as ``!r`` writes it: the opening quote starts a token, the closing one ends it
 _QUOTED_RUN = re.compile(
     (r"(?:(?<=[\s(\[{=:,])|^)(?:'((?:[^'\\\n]|\\.){N,})'|\"((?:[^\"\\\n]|\\.){N,})\")"
-     r"(?=[\s)\]},.;:!?]|$)").replace("N", str(LONG_QUOTE + 1))
+     r"(?=[\s)\]},.;:!?]|$)").replace("N", str(_LONG_QUOTE + 1))
 )
 
 
@@ -42,9 +42,9 @@ def excerpt(value: Any, limit: int = EXCERPT_CHARS, *, quote: bool = True) -> st
     return r if len(r) <= limit + 2 else r[: limit + 1] + "…"
 
 
-def bound_message(message: str) -> str:
+def _bound_message(message: str) -> str:
     """``message`` with over-long quoted values shortened (see the module docstring)."""
-    if len(message) <= LONG_QUOTE:
+    if len(message) <= _LONG_QUOTE:
         return message
 
     def cut(m: re.Match[str]) -> str:
@@ -68,7 +68,7 @@ class JudgekitError(Exception):
 
     def __init__(self, *args: Any) -> None:
         if args and isinstance(args[0], str):
-            args = (bound_message(args[0]), *args[1:])
+            args = (_bound_message(args[0]), *args[1:])
         super().__init__(*args)
 
 

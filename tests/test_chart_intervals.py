@@ -248,7 +248,7 @@ def test_bars_of_several_series_at_one_turn_stand_side_by_side(n_series):
     # a five-judge panel): drawn at the turn's x, their bars and markers would cover each other.
     series = {f"judge-{j}": [(t, 0.70 + 0.001 * j, 0.58, 0.82, 40) for t in range(1, 7)] for j in range(n_series)}
     root = parse(svg.line_chart(series, title="kappa per turn", x_label="turn", y_label="kappa",
-                                y_range=(0, 1), ci="whiskers"))
+                                y_range=(0, 1), style=svg.LineStyle(ci="whiskers")))
     bars = _bars_by_series(root)
     assert sorted(bars) == sorted(series)
     assert all(len(b) == 6 for b in bars.values())

@@ -13,9 +13,8 @@ import pytest
 from scipy.stats import chi2
 
 from judgekit.probes.bands import holm_adjusted, holm_levels, p_outside, p_rate_above
-from judgekit.probes.covariate import covariate_effect, stratified_difference
+from judgekit.probes.covariate import covariate_effect, self_preference, stratified_difference
 from judgekit.probes.marginal import bowker, stuart_maxwell
-from judgekit.probes.self_preference import self_preference
 from judgekit.probes.stability import stability
 
 

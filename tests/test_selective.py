@@ -374,7 +374,7 @@ def test_labelstudio_push_escalated_sends_exactly_the_escalated_items(tmp_path, 
 
 
 def test_cost_per_kept_label_from_recorded_calls(tmp_path):
-    from judgekit.selective.cost import cascade_costs
+    from judgekit.selective.calibrate import cascade_costs
     from judgekit.selective.judgments import Judgments
     from judgekit.store.calls import CallRow, write_calls
 

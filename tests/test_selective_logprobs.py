@@ -9,9 +9,9 @@ import math
 import pytest
 
 from judgekit.errors import JudgekitError
-from judgekit.judges.logprobs import label_probability
 from judgekit.judges.openai import parse_chat_completion, read_token_logprobs
 from judgekit.judges.panel import load_panel, run_panel
+from judgekit.judges.record import label_probability
 from judgekit.selective.judgments import load_call_confidence, read_judgments
 from judgekit.selective.policy import SelectivePolicy
 from judgekit.store.calls import call_rows

@@ -49,7 +49,7 @@ from judgekit.store.schema import SampleRow, is_missing
 #: columns of a sample design table, as returned by :func:`sample_design`.
 DESIGN_COLUMNS = ["item_id", "reason", "stratum", "weight", "overlap"]
 #: reasons in the order they are applied.
-REASONS = ("random", "stratum", "disagreement", "abstention", "unstable", "fill", "conversation")
+_REASONS = ("random", "stratum", "disagreement", "abstention", "unstable", "fill", "conversation")
 _TIER_1 = ("disagreement", "abstention")
 _TIER_2 = ("unstable",)
 
@@ -236,6 +236,42 @@ def draw_sample(
         raw = signals["signal"].reindex(pop_ids).to_numpy(dtype=object)
         signal = np.array([None if pd.isna(v) else v for v in raw], dtype=object)
     reason = np.full(n_pop, None, dtype=object)
+    notes = _choose(rng, reason, signal, stratum, spec)
+    is_chosen = reason != None  # noqa: E711 (elementwise)
+    weight, uncovered = _cell_weights(signal, stratum, is_chosen)
+    overlap = _overlap(rng, reason, is_chosen, spec.overlap)
+
+    sel = np.flatnonzero(is_chosen)
+    design = pd.DataFrame(
+        {
+            "item_id": pop_ids[sel],
+            "reason": reason[sel].astype(str),
+            "stratum": [s if s else None for s in stratum[sel]],
+            "weight": weight[sel].astype(float),
+            "overlap": overlap[sel],
+        }
+    )
+    order = {r: i for i, r in enumerate(_REASONS)}
+    design = design.sort_values("reason", key=lambda s: s.map(order), kind="stable")
+    design = design.reset_index(drop=True)
+    summary = SampleSummary(
+        name=spec.name,
+        population=n_pop,
+        chosen=len(design),
+        by_reason={r: int((design["reason"] == r).sum()) for r in _REASONS},
+        overlap=int(design["overlap"].sum()),
+        strata=len(pd.unique(stratum)) if spec.strata else 0,
+        uncovered=uncovered,
+        notes=notes,
+    )
+    return design, summary
+
+
+def _choose(rng: np.random.Generator, reason: np.ndarray, signal: np.ndarray, stratum: np.ndarray,
+            spec: SampleSpec) -> list[str]:
+    """Mark the chosen items' ``reason`` (in place): the random share, each stratum's minimum,
+    the targeted tiers of judge signals, then a random fill up to the size; returns the notes."""
+    n_pop = len(reason)
     notes: list[str] = []
 
     def take(candidates: np.ndarray, k: int, why: str) -> None:
@@ -283,50 +319,35 @@ def draw_sample(
         reason[picked] = signal[picked]
     take(free(), size - int(np.sum(reason != None)), "fill")  # noqa: E711
 
-    # Weights: inverse sampling fraction of the item's cell (signal x stratum).
-    cell = pd.Series([f"{s}\x1f{st}" for s, st in zip(signal, stratum, strict=True)])
-    is_chosen = pd.Series(reason != None)  # noqa: E711
-    n_cell = cell.map(cell.value_counts())
-    k_cell = cell.map(cell[is_chosen].value_counts()).fillna(0)
-    weight = (n_cell / k_cell.where(k_cell > 0)).to_numpy()
-    uncovered = int((k_cell == 0).sum())
+    return notes
 
-    # Overlap: random-share items first, so the human ceiling is estimated without bias.
-    overlap = np.zeros(n_pop, dtype=int)
-    n_chosen = int(is_chosen.sum())
-    k_over = round(spec.overlap * n_chosen)
+
+def _cell_weights(signal: np.ndarray, stratum: np.ndarray,
+                  is_chosen: np.ndarray) -> tuple[np.ndarray, int]:
+    """Each item's weight, the inverse sampling fraction of its cell (signal x stratum), and the
+    number of items in cells no chosen item covers (their weight is NaN)."""
+    cell = pd.Series([f"{s}\x1f{st}" for s, st in zip(signal, stratum, strict=True)])
+    chosen = pd.Series(is_chosen)
+    n_cell = cell.map(cell.value_counts())
+    k_cell = cell.map(cell[chosen].value_counts()).fillna(0)
+    weight = (n_cell / k_cell.where(k_cell > 0)).to_numpy()
+    return weight, int((k_cell == 0).sum())
+
+
+def _overlap(rng: np.random.Generator, reason: np.ndarray, is_chosen: np.ndarray,
+             share: float) -> np.ndarray:
+    """Which chosen items a second annotator rates (1): ``share`` of them, the random-share items
+    first, so the human ceiling is estimated without bias."""
+    overlap = np.zeros(len(reason), dtype=int)
+    k_over = round(share * int(is_chosen.sum()))
     rand_idx = np.flatnonzero(reason == "random")
     if k_over:
         overlap[rng.choice(rand_idx, min(k_over, len(rand_idx)), replace=False)] = 1
-    rest = np.flatnonzero(is_chosen.to_numpy() & (overlap == 0))
+    rest = np.flatnonzero(is_chosen & (overlap == 0))
     k_rest = k_over - int(overlap.sum())
     if k_rest > 0:
         overlap[rng.choice(rest, min(k_rest, len(rest)), replace=False)] = 1
-
-    sel = np.flatnonzero(is_chosen.to_numpy())
-    design = pd.DataFrame(
-        {
-            "item_id": pop_ids[sel],
-            "reason": reason[sel].astype(str),
-            "stratum": [s if s else None for s in stratum[sel]],
-            "weight": weight[sel].astype(float),
-            "overlap": overlap[sel],
-        }
-    )
-    order = {r: i for i, r in enumerate(REASONS)}
-    design = design.sort_values("reason", key=lambda s: s.map(order), kind="stable")
-    design = design.reset_index(drop=True)
-    summary = SampleSummary(
-        name=spec.name,
-        population=n_pop,
-        chosen=len(design),
-        by_reason={r: int((design["reason"] == r).sum()) for r in REASONS},
-        overlap=int(design["overlap"].sum()),
-        strata=len(pd.unique(stratum)) if spec.strata else 0,
-        uncovered=uncovered,
-        notes=notes,
-    )
-    return design, summary
+    return overlap
 
 
 def _by_conversation(pop: pd.DataFrame, stratum: np.ndarray, spec: SampleSpec,
@@ -341,7 +362,7 @@ def _by_conversation(pop: pd.DataFrame, stratum: np.ndarray, spec: SampleSpec,
     design = d.design
     summary = SampleSummary(
         name=spec.name, population=len(pop), chosen=len(design),
-        by_reason={r: int((design["reason"] == r).sum()) for r in REASONS}, overlap=int(design["overlap"].sum()),
+        by_reason={r: int((design["reason"] == r).sum()) for r in _REASONS}, overlap=int(design["overlap"].sum()),
         strata=len(pd.unique(stratum)) if spec.strata else 0, uncovered=d.uncovered, notes=notes)
     return design, summary
 

@@ -6,9 +6,9 @@
   nothing are one sentence naming the option.
 * :func:`group_support` — after a whole-conversation draw, the labelled conversations in each
   group of the analysis (e.g. model × severity, the groups of Drift(t | tier)): a group with
-  fewer than :data:`MIN_STRATUM` gets a warning (its corrected figure will be refused or not
+  fewer than :data:`_MIN_STRATUM` gets a warning (its corrected figure will be refused or not
   estimable: stratified PPI needs 2 labelled conversations per stratum), one with fewer than
-  :data:`MIN_TUNED` a note (PPI++ does not tune λ on so few; classic PPI, λ = 1, is used and
+  :data:`_MIN_TUNED` a note (PPI++ does not tune λ on so few; classic PPI, λ = 1, is used and
   the interval is wider).
 """
 
@@ -22,9 +22,9 @@ from judgekit.errors import JudgekitError
 from judgekit.store.schema import is_missing
 
 #: labelled conversations a stratum needs for stratified PPI (judgekit.stats.ppi_strata)
-MIN_STRATUM = 2
+_MIN_STRATUM = 2
 #: labelled conversations below which PPI++ uses λ = 1 (judgekit.stats.ppi_core)
-MIN_TUNED = 10
+_MIN_TUNED = 10
 
 
 def _matches(series: pd.Series, value: str) -> pd.Series:
@@ -85,8 +85,8 @@ def group_support(items: pd.DataFrame, design: pd.DataFrame, groups: Sequence[st
     frame["_chosen"] = [str(i) in chosen_items for i in frame["item_id"]]
     # a conversation is chosen whole, so its first item tells
     counts = frame.groupby(list(groups), dropna=False)["_chosen"].agg(["sum", "size"])
-    low = counts[counts["sum"] < MIN_STRATUM]
-    thin = counts[(counts["sum"] >= MIN_STRATUM) & (counts["sum"] < MIN_TUNED)]
+    low = counts[counts["sum"] < _MIN_STRATUM]
+    thin = counts[(counts["sum"] >= _MIN_STRATUM) & (counts["sum"] < _MIN_TUNED)]
     out = []
 
     def name(key: object) -> str:
@@ -96,12 +96,12 @@ def group_support(items: pd.DataFrame, design: pd.DataFrame, groups: Sequence[st
     if len(low):
         first = low.index[0]
         out.append(f"warning: {len(low)} of {len(counts)} analysis groups ({', '.join(groups)}) "
-                   f"get fewer than {MIN_STRATUM} labelled conversations (e.g. {name(first)}: "
+                   f"get fewer than {_MIN_STRATUM} labelled conversations (e.g. {name(first)}: "
                    f"{int(low['sum'].iloc[0])} of {int(low['size'].iloc[0])}); their corrected "
                    "figures will be refused or not estimable — stratify by these columns with "
-                   f"--min-per-stratum {MIN_STRATUM} or more.")
+                   f"--min-per-stratum {_MIN_STRATUM} or more.")
     if len(thin):
-        out.append(f"{len(thin)} analysis groups get {MIN_STRATUM}–{MIN_TUNED - 1} labelled "
+        out.append(f"{len(thin)} analysis groups get {_MIN_STRATUM}–{_MIN_TUNED - 1} labelled "
                    "conversations: PPI++ does not tune λ on so few (classic PPI, wider "
-                   f"intervals); --min-per-stratum {MIN_TUNED} lets it tune.")
+                   f"intervals); --min-per-stratum {_MIN_TUNED} lets it tune.")
     return out

@@ -29,8 +29,8 @@ def agree_by_panel(
 ) -> None:
     """Print (and with ``json_out`` write) one agreement report per sub-panel of ``panel_file``."""
     from judgekit.agreement.per_rubric import RubricGroup, per_rubric_reports
-    from judgekit.cli.render import print_agreement
     from judgekit.judges.panelfile import load_panel
+    from judgekit.report.terminal import print_agreement
 
     if rubric_name is not None:
         raise JudgekitError("Give --rubric or --panel, not both: the panel names the rubric of each "

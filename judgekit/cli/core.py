@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -20,8 +21,7 @@ from judgekit.cli.options import (
 )
 from judgekit.core.console import clean, echo, lazy_console, safe_text
 from judgekit.errors import JudgekitError
-from judgekit.store.database import Store
-from judgekit.store.presence import has_ratings
+from judgekit.store.database import Store, has_ratings
 
 if TYPE_CHECKING:
     from judgekit.rubric.model import Rubric
@@ -165,7 +165,7 @@ def import_cmd(
     """
     from judgekit.io.constants import parse_set_options
     from judgekit.io.mapping import parse_column_map
-    from judgekit.io.ratings import import_ratings
+    from judgekit.io.ratings import ImportOptions, import_ratings
     from judgekit.rubric.model import load_rubric
     from judgekit.store.rating_input import parse_rater_map
 
@@ -180,29 +180,15 @@ def import_cmd(
     # created on first use, after the input is read and validated: a failed first import
     # leaves no store file
     with DeferredStore(store_path) as store:
-        summary = import_ratings(
-            store,
-            file,
-            rubric,
-            raters=parse_rater_map(raters),
-            judges=parse_rater_map(judges),
-            reference=parse_rater_map(reference),
-            rater_kind=rater_kind,
-            fmt=fmt,
-            items_path=items_path,
+        summary = import_ratings(store, file, rubric, ImportOptions(
+            raters=parse_rater_map(raters), judges=parse_rater_map(judges),
+            reference=parse_rater_map(reference), rater_kind=rater_kind, fmt=fmt,
+            items_path=items_path, id_prefix=id_prefix,
             scorers=[x.strip() for x in scorers.split(",") if x.strip()] if scorers else None,
-            id_prefix=id_prefix,
-            column_map=file_map,
-            items_column_map=items_map,
-            key_column=key_column,
-            flatten=flatten,
-            id_from=id_from,
-            join_on=join_on,
-            set_columns=set_columns,
-        )
+            column_map=file_map, items_column_map=items_map, key_column=key_column,
+            flatten=flatten, id_from=id_from, join_on=join_on, set_columns=set_columns,
+        ))
     if json_out is not None:
-        import dataclasses
-
         doc = dataclasses.asdict(summary)
         doc["written"] = summary.written._asdict() if summary.written is not None else None
         write_json(json_out, json.dumps(doc, indent=1, default=str))
@@ -269,7 +255,7 @@ def agree_cmd(
       judgekit agree --panel leak-panel.yaml --by framing    # each framing under its own rubric
     """
     from judgekit.agreement.report import agreement_report
-    from judgekit.cli.render import print_agreement
+    from judgekit.report.terminal import print_agreement
     from judgekit.rubric.model import load_rubric
 
     cols = by_columns(by)
@@ -301,40 +287,38 @@ def agree_cmd(
         raise JudgekitError("--random-only needs --sample NAME (the sample whose random share to use).")
     with Store.open_existing(store_path) as store:
         has_judges = has_ratings(store, rubric.id, rubric.hash, "judge")
-        only_items = None
-        if sample:
-            from judgekit.annotation.sampling import sample_design
-
-            design = sample_design(store, sample)
-            if random_only:
-                design = design[design["reason"] == "random"]
-                if design.empty:
-                    raise JudgekitError(
-                        f"Sample {sample!r} has no random share; draw it with a random fraction "
-                        "(see `judgekit sample --help`)."
-                    )
-            elif (design["reason"] != "random").any():
-                console.print(
-                    f"[yellow]note:[/yellow] sample {safe_text(repr(sample))} is not a simple random sample "
-                    "(disagreements and strata were chosen first); add --random-only for an "
-                    "unbiased estimate."
-                )
-            only_items = design["item_id"].astype(str).tolist()
+        only_items = _sample_items(store, sample, random_only=random_only) if sample else None
         report = agreement_report(
-            _viewed(store, rubric),
-            rubric=rubric,
-            only_items=only_items,
-            by=cols,
-            judges=_split(judges),
-            humans=_split(humans),
-            reference=reference,
-            n_resamples=resamples,
-            seed=seed,
+            _viewed(store, rubric), rubric=rubric, only_items=only_items, by=cols,
+            judges=_split(judges), humans=_split(humans), reference=reference,
+            n_resamples=resamples, seed=seed,
         ).to_dict()
     store_note(store_path, has_judges, rubric.id, rubric.hash, quiet=quiet or json_out == "-")
     if not quiet and json_out != "-":
         print_agreement(console, report)
     write_json(json_out, json.dumps(report, indent=1))
+
+
+def _sample_items(store: Store, sample: str, *, random_only: bool) -> list[str]:
+    """The items of ``sample`` (``--random-only``: of its random share), with a note when the
+    sample is not a simple random one."""
+    from judgekit.annotation.sampling import sample_design
+
+    design = sample_design(store, sample)
+    if random_only:
+        design = design[design["reason"] == "random"]
+        if design.empty:
+            raise JudgekitError(
+                f"Sample {sample!r} has no random share; draw it with a random fraction "
+                "(see `judgekit sample --help`)."
+            )
+    elif (design["reason"] != "random").any():
+        console.print(
+            f"[yellow]note:[/yellow] sample {safe_text(repr(sample))} is not a simple random sample "
+            "(disagreements and strata were chosen first); add --random-only for an "
+            "unbiased estimate."
+        )
+    return design["item_id"].astype(str).tolist()
 
 
 def _agree_between(rubric: Any, spec: str, by: list[str], *, resamples: int, seed: int,
@@ -395,10 +379,10 @@ def gate_cmd(policy: Path, out_dir: Path, sequential: bool, round_size: int, rou
       judgekit gate annotations/xstest-v2/policy.yaml --out results/
       judgekit gate policy.yaml --json | jq '.judges[].state'    # the verdict on stdout
     """
-    from judgekit.cli.render import print_verdict
     from judgekit.core.atomic import ensure_folder, write_text_atomic
     from judgekit.gate.run import explain, run_gate
     from judgekit.report.escape import md_list
+    from judgekit.report.terminal import print_verdict
 
     with Store.open_existing(store_path) as store:
         ensure_folder(out_dir)  # before the gate records its verdict in the store

@@ -81,16 +81,7 @@ def judge_cmd(
     panel = load_panel(panel_file)
     only_ids = list(only) or None
     lease_seconds(os.environ)  # a bad JUDGEKIT_LEASE_S is refused before a store is created
-    if reparse:
-        # re-parses what is stored: a mistyped --store is an error, not a new empty store
-        opened = Store.open_existing(store_path)
-    elif dry_run and store_path != ":memory:" and not Path(store_path).exists():
-        # writes nothing, so creates no store either: a store that does not exist yet has
-        # nothing answered, every call is pending
-        opened = Store(":memory:")
-    else:
-        opened = Store(store_path)
-    with opened as store:
+    with _panel_store(store_path, reparse=reparse, dry_run=dry_run) as store:
         if reparse:
             from judgekit.judges.reparse import reparse_panel
 
@@ -110,6 +101,17 @@ def judge_cmd(
         sys.exit(130)
     if not summary.complete:
         sys.exit(1)
+
+
+def _panel_store(store_path: str, *, reparse: bool, dry_run: bool) -> Store:
+    """The store a panel runs on: ``--reparse`` re-parses what is stored (a mistyped --store is
+    an error, not a new empty store); a dry run writes nothing, so creates no store either (a
+    store that does not exist yet has nothing answered, every call is pending)."""
+    if reparse:
+        return Store.open_existing(store_path)
+    if dry_run and store_path != ":memory:" and not Path(store_path).exists():
+        return Store(":memory:")
+    return Store(store_path)
 
 
 @click.group("export")

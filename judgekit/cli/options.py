@@ -70,7 +70,7 @@ def store_note(store_path: str, has_judges: bool, rubric_id: str, rubric_hash: s
                quiet: bool = False) -> None:
     """On stderr, once the command has its result (an error stays one line): which store file it
     read, and a warning when that store held no judge rating under the rubric (``has_judges``
-    from :func:`judgekit.store.presence.has_ratings`: a mistyped --store, or no panel run yet)."""
+    from :func:`judgekit.store.database.has_ratings`: a mistyped --store, or no panel run yet)."""
     from pathlib import Path
 
     from judgekit.core.console import echo

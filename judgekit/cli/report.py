@@ -85,7 +85,7 @@ def report_cmd(
 
     rubric = load_rubric(rubric_name)
     with Store.open_existing(store_path) as real_store:
-        from judgekit.store.presence import has_ratings
+        from judgekit.store.database import has_ratings
 
         has_judges = has_ratings(real_store, rubric.id, None if view else rubric.hash, "judge")
         store: Any = real_store

@@ -12,9 +12,9 @@ an error naming its line (YAML would silently keep the last one). Merge keys (``
 keep their YAML meaning (the mapping's own keys override the merged ones), but a key that two
 merged mappings both bring is an error unless the mapping sets it itself (YAML says the first
 wins, PyYAML took the last: ambiguous). A file is read only up to :data:`MAX_YAML_BYTES` (2 MB; a rubric or policy is
-a few KB), aliases may not expand a document beyond :data:`MAX_YAML_EXPANDED` characters (a
+a few KB), aliases may not expand a document beyond :data:`_MAX_YAML_EXPANDED` characters (a
 "billion laughs" file of 1.5 KB would otherwise take gigabytes), an alias may not contain itself,
-and nesting is limited to :data:`MAX_YAML_DEPTH` levels.
+and nesting is limited to :data:`_MAX_YAML_DEPTH` levels.
 """
 
 from __future__ import annotations
@@ -34,9 +34,9 @@ from judgekit.errors import JudgekitError, excerpt
 #: the largest config file judgekit reads, in bytes
 MAX_YAML_BYTES = 2_000_000
 #: aliases expanded, a document may hold at most this many characters (scalars) and nodes
-MAX_YAML_EXPANDED = 2 * MAX_YAML_BYTES
+_MAX_YAML_EXPANDED = 2 * MAX_YAML_BYTES
 #: the deepest nesting of lists and mappings (aliases expanded)
-MAX_YAML_DEPTH = 100
+_MAX_YAML_DEPTH = 100
 
 _Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _MERGE = "tag:yaml.org,2002:merge"
@@ -74,7 +74,7 @@ def load_yaml(text: str) -> Any:
                 return None
             _check_tree(node, loader)
         except RecursionError:  # the pure-Python composer on a very deep document
-            raise YamlProblem(None, f"it is nested more than {MAX_YAML_DEPTH} levels deep") from None
+            raise YamlProblem(None, f"it is nested more than {_MAX_YAML_DEPTH} levels deep") from None
         return loader.construct_document(node)
     finally:
         loader.dispose()
@@ -96,17 +96,17 @@ def _check_tree(root: yaml.Node, loader: Any) -> None:
             size[nid] = 1 + sum(size[id(k)] for _, k in kids)
             height[nid] = 1 + max((height[id(k)] for _, k in kids), default=0)
             open_nodes.discard(nid)
-            if size[nid] > MAX_YAML_EXPANDED:
+            if size[nid] > _MAX_YAML_EXPANDED:
                 raise YamlProblem(
                     None,
-                    f"its aliases expand it beyond {MAX_YAML_EXPANDED:,} characters (judgekit reads "
+                    f"its aliases expand it beyond {_MAX_YAML_EXPANDED:,} characters (judgekit reads "
                     f"config files of at most {MAX_YAML_BYTES // 1_000_000} MB, aliases expanded); "
                     "write the repeated parts out instead of aliasing them",
                 )
-            if height[nid] > MAX_YAML_DEPTH:
+            if height[nid] > _MAX_YAML_DEPTH:
                 raise YamlProblem(
                     node.start_mark.line + 1,
-                    f"{_where(path) or 'the document'} is nested more than {MAX_YAML_DEPTH} levels "
+                    f"{_where(path) or 'the document'} is nested more than {_MAX_YAML_DEPTH} levels "
                     "deep; flatten it",
                 )
             continue

@@ -39,7 +39,7 @@ _KINDS = (
 )
 
 
-def special_kind(mode: int) -> str | None:
+def _special_kind(mode: int) -> str | None:
     """What a file of mode ``mode`` is when it is neither a regular file nor a folder (``"a FIFO
     (named pipe)"``, ``"a character device"``, ...), else None."""
     if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
@@ -50,7 +50,7 @@ def special_kind(mode: int) -> str | None:
     return "a special file"
 
 
-def special_message(path: str | Path, kind: str, what: str = "", *, output: bool = False) -> str:
+def _special_message(path: str | Path, kind: str, what: str = "", *, output: bool = False) -> str:
     """The sentence refusing ``path``, which is ``kind`` (``what``: "Verdict", "Store", ...)."""
     shown = excerpt(str(path), 200, quote=False)
     head = f"{what} {shown}" if what else shown
@@ -73,9 +73,9 @@ def regular_input(path: str | Path, what: str = "") -> Path:
     """``path`` as a :class:`Path`; a special file there is refused (one sentence, ``what``
     naming the kind of input: "Verdict", "Rubric file"). A missing path or a folder passes."""
     mode = _mode(path)
-    kind = None if mode is None else special_kind(mode)
+    kind = None if mode is None else _special_kind(mode)
     if kind is not None:
-        raise JudgekitError(special_message(path, kind, what))
+        raise JudgekitError(_special_message(path, kind, what))
     return Path(path)
 
 
@@ -83,9 +83,9 @@ def regular_output(path: str | Path, what: str = "") -> Path:
     """``path`` as a :class:`Path`, checked before anything is written to it, renamed onto it or
     created beside it: a special file there (or a symbolic link to one) is refused."""
     mode = _mode(path)
-    kind = None if mode is None else special_kind(mode)
+    kind = None if mode is None else _special_kind(mode)
     if kind is not None:
-        raise JudgekitError(special_message(path, kind, what, output=True))
+        raise JudgekitError(_special_message(path, kind, what, output=True))
     return Path(path)
 
 
@@ -101,9 +101,9 @@ def open_input(path: str | Path, what: str = "") -> BinaryIO:
         st = os.fstat(fd)
         if stat.S_ISDIR(st.st_mode):
             raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
-        kind = special_kind(st.st_mode)
+        kind = _special_kind(st.st_mode)
         if kind is not None:
-            raise JudgekitError(special_message(path, kind, what))
+            raise JudgekitError(_special_message(path, kind, what))
         if hasattr(os, "set_blocking"):
             os.set_blocking(fd, True)
         return os.fdopen(fd, "rb")

@@ -132,15 +132,15 @@ NUMBER = re.compile(r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?")
 #: the first and last second judgekit reads as a time: 0001-01-01T00:00:00Z and
 #: 9999-12-31T23:59:59Z in seconds since 1970 (the years an ISO 8601 time can name), so a number
 #: of seconds and an ISO time are bounded alike
-FIRST_TIME = -62_135_596_800.0
-LAST_TIME = 253_402_300_799.0
+_FIRST_TIME = -62_135_596_800.0
+_LAST_TIME = 253_402_300_799.0
 _BIG_YEAR = re.compile(r"\s*[+-]?\d{5,}-")
 
 
 def as_timestamp(value: Any, where: Where, default: float) -> float:
     """``created_at`` as seconds since 1970: a number, or an ISO 8601 time with a zone
-    (``2024-05-01T10:00:00Z``), in the years 1 to 9999 (:data:`FIRST_TIME` to
-    :data:`LAST_TIME`, whatever the spelling); an empty cell is ``default`` (the import time)."""
+    (``2024-05-01T10:00:00Z``), in the years 1 to 9999 (:data:`_FIRST_TIME` to
+    :data:`_LAST_TIME`, whatever the spelling); an empty cell is ``default`` (the import time)."""
     if is_missing(value):
         return default
     problem = "is not a time"
@@ -154,7 +154,7 @@ def as_timestamp(value: Any, where: Where, default: float) -> float:
             seconds = math.copysign(math.inf, int(value))
             problem = outside
         if math.isfinite(seconds):
-            if FIRST_TIME <= seconds <= LAST_TIME:
+            if _FIRST_TIME <= seconds <= _LAST_TIME:
                 return seconds
             problem = outside
     elif isinstance(value, str | dt.datetime):
@@ -169,7 +169,7 @@ def as_timestamp(value: Any, where: Where, default: float) -> float:
                     seconds = when.timestamp()
                 except (OverflowError, ValueError):
                     seconds = math.inf
-                if FIRST_TIME <= seconds <= LAST_TIME:
+                if _FIRST_TIME <= seconds <= _LAST_TIME:
                     return seconds
                 problem = outside
             else:

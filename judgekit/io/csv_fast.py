@@ -52,7 +52,7 @@ def read_csv_fast(
             return None
         if n == 0 or rows.line_num != n + 1:
             return None
-    check_header(p, header, 1)
+    _check_header(p, header, 1)
     return header, dict(zip(header, columns, strict=True)), range(2, n + 2)
 
 
@@ -71,7 +71,7 @@ def check_header_size(p: Path, header: list[str], header_line: int) -> None:
         )
 
 
-def check_header(p: Path, header: list[str], header_line: int) -> None:
+def _check_header(p: Path, header: list[str], header_line: int) -> None:
     """:func:`check_header_size`, then no column name given twice (the first repeat is named)."""
     check_header_size(p, header, header_line)
     first: dict[str, int] = {}
@@ -169,7 +169,7 @@ class CsvChunks:
             header = next(self._rows, None)
             if header is None or len(header) < 2 or self._rows.line_num != 1:
                 raise NotUsual
-            check_header(p, header, 1)
+            _check_header(p, header, 1)
         except (csv.Error, UnicodeDecodeError, JudgekitError):
             self._fh.close()
             raise NotUsual from None

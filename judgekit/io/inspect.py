@@ -25,7 +25,7 @@ which Python's ``zipfile`` reads only from Python 3.14; judgekit decompresses th
 the ``zstandard`` package.
 
 A log is untrusted input: an ``.eval`` entry that inflates to more than
-:data:`MAX_ENTRY_BYTES` (256 MiB), or entries adding up to more than :data:`MAX_TOTAL_BYTES`
+:data:`_MAX_ENTRY_BYTES` (256 MiB), or entries adding up to more than :data:`MAX_TOTAL_BYTES`
 (2 GiB), are refused before they fill the memory (a zip bomb), as are corrupt compressed data,
 JSON nested too deeply, and fields of the wrong type (``epochs: "3"``, ``scores`` as a list, a
 chat input of plain strings): each is one sentence naming the log, the sample and the key.
@@ -49,16 +49,16 @@ from judgekit.core.values import surrogate_problem
 from judgekit.errors import JudgekitError
 from judgekit.store.schema import is_missing
 
-ATTACHMENT = "attachment://"
+_ATTACHMENT = "attachment://"
 # columns the reader fills itself; a sample metadata key with one of these names gets a prefix
-RESERVED = frozenset({
+_RESERVED = frozenset({
     "item_id", "prompt", "messages", "response", "content_hash", "model", "task", "sample",
     "rater_id", "rater_kind", "label", "value", "trial", "status", "rationale", "rubric",
     "rubric_hash", "created_at", "source",
 })
 _HEAD_BYTES = 65536
 #: the most one ``.eval`` entry (a sample's JSON) may inflate to
-MAX_ENTRY_BYTES = 256 * 1024 * 1024
+_MAX_ENTRY_BYTES = 256 * 1024 * 1024
 #: the most all entries of one ``.eval`` log together may inflate to
 MAX_TOTAL_BYTES = 2 * 1024 * 1024 * 1024
 
@@ -183,11 +183,11 @@ def _read_eval_zip(p: Path) -> tuple[dict[str, Any], list[Any]]:
 
 
 def _zip_json(zf: zipfile.ZipFile, name: str, p: Path, budget: list[int]) -> Any:
-    """One entry's JSON, inflated at most to :data:`MAX_ENTRY_BYTES` (and to what is left of
+    """One entry's JSON, inflated at most to :data:`_MAX_ENTRY_BYTES` (and to what is left of
     ``budget``, the log's :data:`MAX_TOTAL_BYTES`): a declared or actual size beyond is refused
     before it is read into memory."""
     info = zf.getinfo(name)
-    limit = min(MAX_ENTRY_BYTES, budget[0])
+    limit = min(_MAX_ENTRY_BYTES, budget[0])
     if info.file_size > limit:
         raise JudgekitError(_too_big(p, name, limit))
     try:
@@ -224,7 +224,7 @@ def _zip_json(zf: zipfile.ZipFile, name: str, p: Path, budget: list[int]) -> Any
 
 
 def _too_big(p: Path, name: str, limit: int) -> str:
-    what = ("one entry" if limit == MAX_ENTRY_BYTES else "the entries of one log together")
+    what = ("one entry" if limit == _MAX_ENTRY_BYTES else "the entries of one log together")
     return (
         f"{p}: entry {name} inflates to more than {limit // 2**20} MiB, more than judgekit reads "
         f"from {what}; check the log (a zip bomb?) or split the evaluation into smaller logs."
@@ -287,24 +287,7 @@ def _no_samples(p: Path, header: dict[str, Any]) -> str:
 def _frames(p: Path, header: dict[str, Any], samples: list[Any]) -> tuple[pd.DataFrame, pd.DataFrame]:
     from judgekit.core.values import as_id
 
-    spec = header["eval"]
-    model, task = spec.get("model"), spec.get("task")
-    for key, val in (("model", model), ("task", task)):
-        if val is not None and not isinstance(val, str):
-            raise JudgekitError(f"{p}: eval.{key} is {_kind(val)}, not text; give a log written by Inspect.")
-    config = spec.get("config")
-    if config is None:
-        config = {}
-    if not isinstance(config, dict):
-        raise JudgekitError(f"{p}: eval.config is {_kind(config)}, not a mapping; give a log written by Inspect.")
-    config_epochs = config.get("epochs")
-    if config_epochs is None:
-        config_epochs = 1
-    if not isinstance(config_epochs, int) or isinstance(config_epochs, bool) or config_epochs < 1:
-        raise JudgekitError(
-            f"{p}: eval.config.epochs is {config_epochs!r}, not a whole number of epochs (1, 2, …); "
-            "give a log written by Inspect."
-        )
+    model, task, config_epochs = _eval_spec(p, header["eval"])
     parsed: list[tuple[str, int, dict[str, Any]]] = []
     for i, s in enumerate(samples, start=1):
         if not isinstance(s, dict) or s.get("id") is None:
@@ -344,7 +327,7 @@ def _frames(p: Path, header: dict[str, Any], samples: list[Any]) -> tuple[pd.Dat
         row["task"] = task
         row["sample"] = epoch
         for key, val in _flatten(metadata):
-            name = f"metadata.{key}" if key in RESERVED else key
+            name = f"metadata.{key}" if key in _RESERVED else key
             if name in row:
                 raise JudgekitError(
                     f"{where}: metadata key {key!r} is given twice (once nested, once with a dot "
@@ -366,6 +349,28 @@ def _frames(p: Path, header: dict[str, Any], samples: list[Any]) -> tuple[pd.Dat
         score_rows, columns=["item_id", "rater_id", "rater_kind", "label", "status", "rationale"]
     )
     return items, scores_df
+
+
+def _eval_spec(p: Path, spec: dict[str, Any]) -> tuple[str | None, str | None, int]:
+    """``(model, task, epochs)`` of the log's ``eval`` header, checked as Inspect writes them."""
+    model, task = spec.get("model"), spec.get("task")
+    for key, val in (("model", model), ("task", task)):
+        if val is not None and not isinstance(val, str):
+            raise JudgekitError(f"{p}: eval.{key} is {_kind(val)}, not text; give a log written by Inspect.")
+    config = spec.get("config")
+    if config is None:
+        config = {}
+    if not isinstance(config, dict):
+        raise JudgekitError(f"{p}: eval.config is {_kind(config)}, not a mapping; give a log written by Inspect.")
+    config_epochs = config.get("epochs")
+    if config_epochs is None:
+        config_epochs = 1
+    if not isinstance(config_epochs, int) or isinstance(config_epochs, bool) or config_epochs < 1:
+        raise JudgekitError(
+            f"{p}: eval.config.epochs is {config_epochs!r}, not a whole number of epochs (1, 2, …); "
+            "give a log written by Inspect."
+        )
+    return model, task, config_epochs
 
 
 def _kind(value: Any) -> str:
@@ -442,8 +447,8 @@ def _score_rows(item_id: str, scorer: str, score: Any, where: str) -> Iterable[d
 
 
 def _resolve(text: str, attachments: dict[str, Any]) -> str:
-    if text.startswith(ATTACHMENT):
-        return str(attachments.get(text[len(ATTACHMENT):], text))
+    if text.startswith(_ATTACHMENT):
+        return str(attachments.get(text[len(_ATTACHMENT):], text))
     return text
 
 

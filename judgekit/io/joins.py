@@ -30,13 +30,13 @@ def join_items_file(
     rater_columns: Sequence[str] = (),
 ) -> pd.DataFrame:
     """Read ``items_path`` (its columns renamed by ``column_map``, ``--items-map``) and join it
-    onto ``items`` as ``join_on`` says (see :func:`parse_join_on`, :func:`join_items`).
+    onto ``items`` as ``join_on`` says (see :func:`_parse_join_on`, :func:`_join_items`).
 
     ``csv``: the ratings file is a CSV (its keys are compared as the text written);
     ``file_columns``, ``ratings_map`` (its ``--map``) and ``rater_columns`` (its
     --raters/--judges/--reference columns) word the error of a key it lacks."""
     items_source = str(items_path)
-    left, right = parse_join_on(join_on, source=items_source)
+    left, right = _parse_join_on(join_on, source=items_source)
     extra = read_table(items_path, column_map=column_map, map_option="--items-map")
     check_reserved_item_columns(list(extra.columns), source=items_source)
     is_csv, lines = table_format(items_path) == "csv", lines_of(extra)
@@ -46,7 +46,7 @@ def join_items_file(
     if left not in items.columns:
         _missing_left(items, left, source=source, file_columns=file_columns, ratings_map=ratings_map,
                       rater_columns=rater_columns)
-    return join_items(items, extra, left=left, right=right, source=source, items_source=items_source,
+    return _join_items(items, extra, left=left, right=right, source=source, items_source=items_source,
                       items_csv=is_csv, items_lines=lines, csv=csv)
 
 
@@ -77,7 +77,7 @@ def _missing_left(
                           what=" (--join-on)")
 
 
-def parse_join_on(spec: str, *, source: str) -> tuple[str, str]:
+def _parse_join_on(spec: str, *, source: str) -> tuple[str, str]:
     """``behavior_id`` → (``behavior_id``, ``behavior_id``); ``behavior_id=BehaviorID`` → (the
     ratings file's column, the items file's column)."""
     left, eq, right = spec.partition("=")
@@ -90,7 +90,7 @@ def parse_join_on(spec: str, *, source: str) -> tuple[str, str]:
     return left, right
 
 
-def join_items(
+def _join_items(
     items: pd.DataFrame, extra: pd.DataFrame, *, left: str, right: str, source: str,
     items_source: str, items_csv: bool = False, items_lines: Sequence[int] | None = None,
     csv: bool = False,

@@ -26,20 +26,20 @@ if TYPE_CHECKING:  # imported where a frame is made: the column map needs none
     import pandas as pd
 
 #: the judgekit names a file's column can be mapped onto
-MAPPABLE = (
+_MAPPABLE = (
     "item_id", "prompt", "messages", "response", "rater_id", "rater_kind", "label", "trial",
     "status", "rationale", "created_at", "value", "rubric", "rubric_hash",
 )
-ID_FROM = ("content", "row")
+_ID_FROM = ("content", "row")
 #: prefix of an item id made from the item's content
-CONTENT_ID_PREFIX = "c-"
+_CONTENT_ID_PREFIX = "c-"
 
 
 # ------------------------------------------------------------------ --map
 def parse_column_map(spec: str | None, *, source: str, option: str = "--map") -> dict[str, str]:
     """``"item_id=_id,response=Response"`` → ``{"item_id": "_id", "response": "Response"}``.
 
-    Each part is ``judgekit_name=file_column``; a judgekit name outside :data:`MAPPABLE`, a name
+    Each part is ``judgekit_name=file_column``; a judgekit name outside :data:`_MAPPABLE`, a name
     or a file column given twice, or a part without ``=`` is an error naming ``source``.
     """
     if spec is None:
@@ -55,12 +55,12 @@ def parse_column_map(spec: str | None, *, source: str, option: str = "--map") ->
                 f"{source}: {option} part {excerpt(part.strip(), 40)} is not judgekit_name=file_column; "
                 f"write e.g. {option} item_id=_id,response=Response."
             )
-        if name not in MAPPABLE:
-            best = closest_column(name, MAPPABLE)
+        if name not in _MAPPABLE:
+            best = closest_column(name, _MAPPABLE)
             guess = f"did you mean {best!r}? " if best else ""
             raise JudgekitError(
                 f"{source}: {option} {_part(name, column)}: {excerpt(name, 40)} is not "
-                f"a column judgekit reads ({guess}the names are {', '.join(MAPPABLE)}); other "
+                f"a column judgekit reads ({guess}the names are {', '.join(_MAPPABLE)}); other "
                 "columns are item metadata under their own names."
             )
         if name in out:
@@ -124,7 +124,7 @@ def require_table_columns(
         best = closest_column(name, table.columns)
         if fix is not None:
             fix = fix.replace("COLUMN", best or "COLUMN")
-        elif name in MAPPABLE:
+        elif name in _MAPPABLE:
             fix = (f"; name the file's column with {option} {name}={best}" if best is not None
                    else f"; name the file's column with {option} {name}=COLUMN")
             if name == "item_id":
@@ -150,15 +150,15 @@ def make_item_ids(
       gets the same id in every file. Needs a ``response`` on every row; with one row per item
       (``one_row_per_item``: a wide file), two rows of the same text are an error.
     * ``row``: the file name, ``@`` and 8 hex digits of the SHA-256 of the file's resolved path
-      (``file_path``; :func:`row_id_stem`), and the row's number (``labels.csv@1a2b3c4d:1`` is the
+      (``file_path``; :func:`_row_id_stem`), and the row's number (``labels.csv@1a2b3c4d:1`` is the
       first row under the header): one item per row, so a long file (a ``rater_id`` column) is
       refused. Re-importing the same file gives the same ids; ``run1/labels.csv`` and
       ``run2/labels.csv`` give different ones.
     """
     import pandas as pd
 
-    if how not in ID_FROM:
-        raise JudgekitError(f"{source}: --id-from {excerpt(how, 20)} is not one of {', '.join(ID_FROM)}.")
+    if how not in _ID_FROM:
+        raise JudgekitError(f"{source}: --id-from {excerpt(how, 20)} is not one of {', '.join(_ID_FROM)}.")
     if "item_id" in table.columns:
         raise JudgekitError(
             f"{source}: --id-from {how} makes the item ids, but the file has an item_id column; "
@@ -171,7 +171,7 @@ def make_item_ids(
                 f"{source}: --id-from row makes one item per row, but the file has a rater_id column "
                 "(one row per rating); use --id-from content, or an id column."
             )
-        stem = row_id_stem(file_path) if file_path is not None else file_name
+        stem = _row_id_stem(file_path) if file_path is not None else file_name
         ids = [f"{stem}:{i + 1}" for i in range(n)]
         note = (f"Item ids made from the file name, a digest of its path and the row number "
                 f"(--id-from row): {ids[0]!r} is the first row under the header, {ids[-1]!r} the last.")
@@ -189,7 +189,7 @@ def make_item_ids(
             )
         prompt = None if is_missing(prompts[i]) else str(prompts[i])
         msgs = None if is_missing(messages[i]) else messages[i]
-        iid = CONTENT_ID_PREFIX + item_content_hash(prompt, msgs, str(response))
+        iid = _CONTENT_ID_PREFIX + item_content_hash(prompt, msgs, str(response))
         if one_row_per_item and iid in first:
             a = row_ref(source, first[iid], csv=csv, lines=lines)
             b = row_ref(source, i, csv=csv, lines=lines).removeprefix(source).strip()
@@ -201,7 +201,7 @@ def make_item_ids(
         ids.append(iid)
     with_prompt = "prompt/messages and response" if (
         "prompt" in table.columns or "messages" in table.columns) else "response (the file has no prompt)"
-    note = (f"Item ids made from each row's {with_prompt} (--id-from content): {CONTENT_ID_PREFIX!r} "
+    note = (f"Item ids made from each row's {with_prompt} (--id-from content): {_CONTENT_ID_PREFIX!r} "
             f"+ 16 hex digits of a SHA-256, the same for the same text in every file; the first row's "
             f"is {ids[0]!r}.")
     return table.assign(item_id=pd.Series(ids, index=table.index, dtype=object)), note
@@ -226,7 +226,7 @@ def content_ids_as_stored(
     owner: dict[str, Any] = {}
     for rec in items.to_dict("records"):
         prompt = text(rec, "prompt")
-        iid = CONTENT_ID_PREFIX + item_content_hash(None if prompt is None else str(prompt),
+        iid = _CONTENT_ID_PREFIX + item_content_hash(None if prompt is None else str(prompt),
                                                     text(rec, "messages"), str(rec["response"]))
         if one_row_per_item and iid in owner and owner[iid] != rec["item_id"]:
             raise JudgekitError(
@@ -240,12 +240,12 @@ def content_ids_as_stored(
     ratings = ratings.assign(item_id=ratings["item_id"].map(new_ids))
     first = ratings["item_id"].iloc[0] if len(ratings) else items["item_id"].iloc[0]
     note = (f"Item ids made from each item's prompt/messages and response as stored, after the join "
-            f"with {joined_from} (--id-from content): {CONTENT_ID_PREFIX!r} + 16 hex digits of a "
+            f"with {joined_from} (--id-from content): {_CONTENT_ID_PREFIX!r} + 16 hex digits of a "
             f"SHA-256, the same for the same text in every file; the first row's is {first!r}.")
     return items.reset_index(drop=True), ratings, note
 
 
-def row_id_stem(path: str | Path) -> str:
+def _row_id_stem(path: str | Path) -> str:
     """``labels.csv@1a2b3c4d``: the file's base name and the first 8 hex digits of the SHA-256 of
     its resolved absolute path (UTF-8), so two files of one name in two folders never share row
     ids, and the same file imported again (from any working directory) gets the same ones."""

@@ -18,7 +18,7 @@ it was (and a first import that fails leaves no store file).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,7 +27,6 @@ from judgekit.core.values import lines_of, nfc
 from judgekit.errors import JudgekitError
 from judgekit.io.csv_fast import detect_newline
 from judgekit.io.ratings_stream import StreamResult, stream_csv, stream_wide_csv
-from judgekit.io.stored_ids import as_stored, stored_other_forms
 from judgekit.io.tables import read_table, table_format
 from judgekit.rubric.model import Rubric
 from judgekit.store.database import Store, WriteCounts
@@ -117,37 +116,19 @@ def prepare_ratings(
     return items, ratings
 
 
-def import_ratings(
-    store: Store,
-    path: str | Path,
-    rubric: Rubric,
-    *,
-    raters: Mapping[str, str] | None = None,
-    judges: Mapping[str, str] | None = None,
-    reference: Mapping[str, str] | None = None,
-    rater_kind: str = "human",
-    fmt: str | None = None,
-    items_path: str | Path | None = None,
-    scorers: Sequence[str] | None = None,
-    id_prefix: str | None = None,
-    column_map: Mapping[str, str] | None = None,
-    items_column_map: Mapping[str, str] | None = None,
-    key_column: str | None = None,
-    flatten: bool = False,
-    id_from: str | None = None,
-    join_on: str | None = None,
-    set_columns: Mapping[str, str] | None = None,
-) -> ImportSummary:
-    """Read, validate and store ratings (and the items' metadata) from one file.
+@dataclass(frozen=True)
+class ImportOptions:
+    """How :func:`import_ratings` reads a file (the options of ``judgekit import``).
 
-    ``set_columns`` (``--set COLUMN=VALUE``): a constant metadata column for every item of the
-    file, its value stored as text (:mod:`judgekit.io.constants`).
+    ``raters`` / ``judges`` / ``reference`` (``{"rater_id": "column"}``) make the table wide;
+    ``rater_kind`` is the kind of a long table's raters; ``fmt`` overrides the format the suffix
+    names. ``set_columns`` (``--set COLUMN=VALUE``): a constant metadata column for every item of
+    the file, its value stored as text (:mod:`judgekit.io.constants`).
 
     ``scorers`` (Inspect logs only) keeps those scorers' ratings (rater ids; a dict-valued
     scorer's name keeps all its ``scorer/key`` raters); default all. ``id_prefix`` is put before
     every item id of the file (e.g. ``gpt4:`` when several models' logs reuse the same sample
-    ids). An item whose text differs from the stored item of the same id is an error: the
-    import would otherwise attach these ratings to another output.
+    ids).
 
     Tables only (see :mod:`judgekit.io.mapping`, :mod:`judgekit.io.shapes`,
     :mod:`judgekit.io.joins`): ``column_map`` reads a file's columns as judgekit's
@@ -155,23 +136,75 @@ def import_ratings(
     ``a.b`` columns, ``id_from`` (``content`` or ``row``) makes the item ids, and ``join_on``
     joins the ``items_path`` file (its columns renamed by ``items_column_map``) on that column.
     """
+
+    raters: Mapping[str, str] | None = None
+    judges: Mapping[str, str] | None = None
+    reference: Mapping[str, str] | None = None
+    rater_kind: str = "human"
+    fmt: str | None = None
+    items_path: str | Path | None = None
+    scorers: Sequence[str] | None = None
+    id_prefix: str | None = None
+    column_map: Mapping[str, str] | None = None
+    items_column_map: Mapping[str, str] | None = None
+    key_column: str | None = None
+    flatten: bool = False
+    id_from: str | None = None
+    join_on: str | None = None
+    set_columns: Mapping[str, str] | None = None
+
+    @property
+    def wide(self) -> bool:
+        """One row per item, a column per rater."""
+        return bool(self.raters or self.judges or self.reference)
+
+    @property
+    def rater_columns(self) -> list[str]:
+        return [c for m in (self.raters, self.judges, self.reference) if m for c in m.values()]
+
+    @property
+    def streamable(self) -> bool:
+        """Whether nothing but the rater columns is asked of the file (a CSV can then stream)."""
+        return not (self.scorers or self.items_path is not None or self.id_prefix
+                    or self.column_map or self.items_column_map or self.key_column
+                    or self.flatten or self.id_from or self.join_on or self.set_columns)
+
+    def digest_fields(self) -> dict[str, Any]:
+        """The options as the import's digest records them."""
+        return {
+            "raters": self.raters, "judges": self.judges, "reference": self.reference,
+            "rater_kind": self.rater_kind,
+            "items": None if self.items_path is None else str(self.items_path),
+            "scorers": None if self.scorers is None else list(self.scorers),
+            "id_prefix": self.id_prefix,
+            "column_map": None if self.column_map is None else dict(self.column_map),
+            "items_column_map": None if self.items_column_map is None else dict(self.items_column_map),
+            "key_column": self.key_column, "flatten": self.flatten, "id_from": self.id_from,
+            "join_on": self.join_on, **({"set": dict(self.set_columns)} if self.set_columns else {}),
+        }
+
+
+def import_ratings(store: Store, path: str | Path, rubric: Rubric,
+                   options: ImportOptions | None = None, **fields: Any) -> ImportSummary:
+    """Read, validate and store ratings (and the items' metadata) from one file.
+
+    ``options`` (or the same fields as keywords, ``judges={"gpt4": "gpt4_label"}``): how the file
+    is read, :class:`ImportOptions`. An item whose text differs from the stored item of the same
+    id is an error: the import would otherwise attach these ratings to another output.
+    """
+    opts = ImportOptions(**fields) if options is None else replace(options, **fields)
     source = str(path)
     short = Path(source).name if len(source) > 60 else source
     regular_input(path)  # a FIFO or device (/dev/zero) would block or never end: refused
-    raters, judges, reference = (_nfc_keys(m, source) for m in (raters, judges, reference))
-    if items_path is not None:
-        regular_input(items_path)
-    kind = table_format(path, fmt)
+    opts = replace(opts, raters=_nfc_keys(opts.raters, source), judges=_nfc_keys(opts.judges, source),
+                   reference=_nfc_keys(opts.reference, source))
+    if opts.items_path is not None:
+        regular_input(opts.items_path)
+    kind = table_format(path, opts.fmt)
     digest = input_digest(
-        [path] + ([items_path] if items_path is not None else []),
+        [path] + ([opts.items_path] if opts.items_path is not None else []),
         {"source": source, "kind": kind, "rubric": rubric.ref, "rubric_hash": rubric.hash,
-         "raters": raters, "judges": judges, "reference": reference, "rater_kind": rater_kind,
-         "items": None if items_path is None else str(items_path),
-         "scorers": None if scorers is None else list(scorers), "id_prefix": id_prefix,
-         "column_map": None if column_map is None else dict(column_map),
-         "items_column_map": None if items_column_map is None else dict(items_column_map),
-         "key_column": key_column, "flatten": flatten, "id_from": id_from, "join_on": join_on,
-         **({"set": dict(set_columns)} if set_columns else {})},
+         **opts.digest_fields()},
     )
     # a store not created yet has recorded no import (and must not be created before the checks)
     done = unchanged_import(store.conn, digest) if store.opened else None
@@ -181,35 +214,37 @@ def import_ratings(
             by_rater=done["by_rater"], notes=done["notes"],
             written=WriteCounts(0, 0, done["ratings"]),
         )
-    def whole() -> ImportSummary:
-        return _import_whole(store, path, rubric, source=source, short=short, kind=kind,
-                             digest=digest, raters=raters, judges=judges, reference=reference,
-                             rater_kind=rater_kind, fmt=fmt, items_path=items_path,
-                             scorers=scorers, id_prefix=id_prefix, column_map=column_map,
-                             items_column_map=items_column_map, key_column=key_column,
-                             flatten=flatten, id_from=id_from, join_on=join_on,
-                             set_columns=set_columns)
-
-    wide = bool(raters or judges or reference)
+    where = _Source(path=path, source=source, short=short, kind=kind, digest=digest)
     new_store = not store.opened  # a DeferredStore not created yet
     try:
-        if kind != "csv" or stored_other_forms(store) or (scorers or items_path is not None
-                             or id_prefix or column_map or items_column_map or key_column
-                             or flatten or id_from or join_on or set_columns):
-            return whole()
-        groups = [("human", raters or {}), ("judge", judges or {}), ("reference", reference or {})]
-        streamed = _try_stream(store, Path(path), rubric, source=short, rater_kind=rater_kind,
-                               digest=digest, groups=groups if wide else None)
+        if kind != "csv" or _stored_other_forms(store) or not opts.streamable:
+            return _import_whole(store, rubric, opts, where)
+        groups = [("human", opts.raters or {}), ("judge", opts.judges or {}),
+                  ("reference", opts.reference or {})]
+        streamed = _try_stream(store, Path(path), rubric, source=short, rater_kind=opts.rater_kind,
+                               digest=digest, groups=groups if opts.wide else None)
         if streamed is not None:
             return ImportSummary(source=source, rubric=rubric.ref, items=streamed.items,
                                  ratings=streamed.ratings, by_rater=streamed.by_rater,
                                  written=streamed.written)
         # not streamed (its transaction rolled back): the whole-file path reads or reports it
-        return whole()
+        return _import_whole(store, rubric, opts, where)
     except BaseException:  # a refusal, an SQLite error, Ctrl-C: a first import leaves no store
         if new_store and store.opened and _empty(store):
             _remove_new_store(store)
         raise
+
+
+@dataclass(frozen=True)
+class _Source:
+    """The file being imported: its path, its name in messages (``short``: the file name when the
+    path is long), its format and the import's digest."""
+
+    path: str | Path
+    source: str
+    short: str
+    kind: str
+    digest: str | None
 
 
 def _nfc_keys(mapping: Mapping[str, str] | None, source: str) -> Mapping[str, str] | None:
@@ -225,150 +260,127 @@ def _nfc_keys(mapping: Mapping[str, str] | None, source: str) -> Mapping[str, st
     return out
 
 
-def _import_whole(
-    store: Store,
-    path: str | Path,
-    rubric: Rubric,
-    *,
-    source: str,
-    short: str,
-    kind: str,
-    digest: str | None,
-    raters: Mapping[str, str] | None,
-    judges: Mapping[str, str] | None,
-    reference: Mapping[str, str] | None,
-    rater_kind: str,
-    fmt: str | None,
-    items_path: str | Path | None,
-    scorers: Sequence[str] | None,
-    id_prefix: str | None,
-    column_map: Mapping[str, str] | None,
-    items_column_map: Mapping[str, str] | None,
-    key_column: str | None,
-    flatten: bool,
-    id_from: str | None,
-    join_on: str | None,
-    set_columns: Mapping[str, str] | None = None,
-) -> ImportSummary:
+def _import_whole(store: Store, rubric: Rubric, opts: ImportOptions, src: _Source) -> ImportSummary:
     """The whole-file path: read the file, validate it as frames, write it in one transaction."""
-    from judgekit.io.joins import join_items_file
-    from judgekit.io.mapping import check_layout_columns, content_ids_as_stored, make_item_ids
-    from judgekit.store.data import (
-        check_reserved_item_columns,
-        id_problem,
-        messages_as_json,
-        require_columns,
-        row_ref,
-    )
+    from judgekit.io.mapping import content_ids_as_stored
+    from judgekit.store.data import id_problem
 
-    notes: list[str] = []
-    file_columns: list[str] = []
-    if kind == "inspect":
-        if raters or judges or reference:
-            raise JudgekitError(
-                f"{path}: --raters/--judges/--reference name table columns; an Inspect log's raters "
-                "are its scorers (pick them with --scorers)."
-            )
-        if column_map or key_column is not None or flatten or id_from:
-            raise JudgekitError(
-                f"{path}: --map, --key-column, --flatten and --id-from read tables; an Inspect log's "
-                "fields are read as Inspect writes them."
-            )
-        items, ratings, notes = _prepare_inspect(path, rubric, source=short, scorers=scorers)
-    else:
-        if scorers:
-            raise JudgekitError(
-                f"{path}: --scorers picks the scorers of an Inspect log; this file is {kind}."
-            )
-        table = read_table(path, fmt, column_map=column_map, key_column=key_column, flatten=flatten)
-        file_columns = [(column_map or {}).get(c, c) for c in table.columns]  # as the file names them
-        if id_from:
-            table, id_note = make_item_ids(
-                table, id_from, source=short, file_name=Path(source).name, file_path=path, csv=kind == "csv",
-                lines=lines_of(table), one_row_per_item=bool(raters or judges or reference))
-            notes.append(id_note)
-        check_layout_columns(table, source=short, raters=raters, judges=judges, reference=reference)
-        items, ratings = prepare_ratings(
-            table,
-            rubric,
-            source=short,
-            csv=kind == "csv",
-            raters=raters,
-            judges=judges,
-            reference=reference,
-            rater_kind=rater_kind,
-        )
-    if (join_on or items_column_map) and items_path is None:
-        raise JudgekitError(f"{path}: --join-on and --items-map are about the --items FILE; give it.")
-    if items_path is not None and join_on:
-        items = join_items_file(
-            items, items_path, join_on, source=short, column_map=items_column_map, csv=kind == "csv",
-            file_columns=None if kind == "inspect" else file_columns, ratings_map=column_map,
-            rater_columns=[c for m in (raters, judges, reference) if m for c in m.values()])
-    elif items_path is not None:
-        extra = read_table(items_path, column_map=items_column_map, map_option="--items-map")
-        require_columns(extra, ["item_id"], source=str(items_path))
-        check_reserved_item_columns(list(extra.columns), source=str(items_path))
-        is_csv, extra_lines = table_format(items_path) == "csv", lines_of(extra)
-        if extra["item_id"].isna().any():
-            first = int(extra["item_id"].isna().to_numpy().argmax())
-            where = row_ref(str(items_path), first, csv=is_csv, lines=extra_lines)
-            raise JudgekitError(f"{where}: empty item_id; every row needs one.")
-        if extra["item_id"].duplicated().any():
-            dup = extra.loc[extra["item_id"].duplicated(), "item_id"].iloc[0]
-            raise JudgekitError(f"{items_path}: item_id {dup!r} appears twice; item ids must be unique.")
-        if "messages" in extra.columns:
-            extra["messages"] = messages_as_json(
-                extra["messages"].tolist(), str(items_path), csv=is_csv, lines=extra_lines
-            )
-        # the items file completes the ratings file's metadata; where both give a value, the
-        # ratings file's own column wins
-        items = (
-            items.set_index("item_id")
-            .combine_first(extra.set_index("item_id"))
-            .reset_index()
-        )
-    if id_from == "content" and items_path is not None:  # the ids of the content as stored
+    items, ratings, notes, file_columns = _read_whole(rubric, opts, src)
+    if (opts.join_on or opts.items_column_map) and opts.items_path is None:
+        raise JudgekitError(f"{src.path}: --join-on and --items-map are about the --items FILE; give it.")
+    if opts.items_path is not None:
+        items = _with_items_file(items, opts, src, file_columns)
+    if opts.id_from == "content" and opts.items_path is not None:  # the ids of the content as stored
         items, ratings, notes[-1] = content_ids_as_stored(
-            items, ratings, source=short, joined_from=str(items_path),
-            one_row_per_item=bool(raters or judges or reference))
-    if id_prefix:
-        problem = id_problem(id_prefix, "--id-prefix")
+            items, ratings, source=src.short, joined_from=str(opts.items_path),
+            one_row_per_item=opts.wide)
+    if opts.id_prefix:
+        problem = id_problem(opts.id_prefix, "--id-prefix")
         if problem:
             raise JudgekitError(f"{problem}.")
-        items = items.assign(item_id=id_prefix + items["item_id"].astype(str))
-        ratings = ratings.assign(item_id=id_prefix + ratings["item_id"].astype(str))
-    if set_columns:
+        items = items.assign(item_id=opts.id_prefix + items["item_id"].astype(str))
+        ratings = ratings.assign(item_id=opts.id_prefix + ratings["item_id"].astype(str))
+    if opts.set_columns:
         from judgekit.io.constants import apply_set_columns
 
-        items = apply_set_columns(items, set_columns, source=short,
-                                  file_columns=file_columns if kind != "inspect" else ())
-    forms = stored_other_forms(store)  # ids an older judgekit stored in NFD keep that form
-    items = as_stored(items, ("item_id",), forms)
-    ratings = as_stored(ratings, ("item_id", "rater_id"), forms)
-    _check_same_text(store, items, source=short)
+        items = apply_set_columns(items, opts.set_columns, source=src.short,
+                                  file_columns=file_columns if src.kind != "inspect" else ())
+    forms = _stored_other_forms(store)  # ids an older judgekit stored in NFD keep that form
+    items = _as_stored(items, ("item_id",), forms)
+    ratings = _as_stored(ratings, ("item_id", "rater_id"), forms)
+    _check_same_text(store, items, source=src.short)
     by_rater = _by_rater(ratings)
     with store.transaction() as conn:
         before = store_state(conn)
         stored_items = item_snapshot(conn, items["item_id"].astype(str).tolist())
         store.put_items(items)
         written = store.put_ratings(ratings.drop(columns=["_row"]),
-                                    provenance=None if digest is None else import_id(digest))
+                                    provenance=None if src.digest is None else import_id(src.digest))
         # other files' no-op digests hold when no stored rating was replaced nor item changed
         keep = (written.changed + written.unchanged == 0
                 and item_snapshot(conn, list(stored_items)) == stored_items)
-        record_import(conn, digest, {"items": len(items), "ratings": len(ratings),
-                                     "by_rater": by_rater, "notes": notes},
+        record_import(conn, src.digest, {"items": len(items), "ratings": len(ratings),
+                                         "by_rater": by_rater, "notes": notes},
                       before=before, keep_others=keep)
-    return ImportSummary(
-        source=source,
-        rubric=rubric.ref,
-        items=len(items),
-        ratings=len(ratings),
-        by_rater=by_rater,
-        notes=notes,
-        written=written,
+    return ImportSummary(source=src.source, rubric=rubric.ref, items=len(items),
+                         ratings=len(ratings), by_rater=by_rater, notes=notes, written=written)
+
+
+def _read_whole(rubric: Rubric, opts: ImportOptions,
+                src: _Source) -> tuple[pd.DataFrame, pd.DataFrame, list[str], list[str]]:
+    """``(items, ratings, notes, the file's columns as it names them)`` of an Inspect log or a
+    table, validated."""
+    from judgekit.io.mapping import check_layout_columns, make_item_ids
+
+    path = src.path
+    if src.kind == "inspect":
+        if opts.wide:
+            raise JudgekitError(
+                f"{path}: --raters/--judges/--reference name table columns; an Inspect log's raters "
+                "are its scorers (pick them with --scorers)."
+            )
+        if opts.column_map or opts.key_column is not None or opts.flatten or opts.id_from:
+            raise JudgekitError(
+                f"{path}: --map, --key-column, --flatten and --id-from read tables; an Inspect log's "
+                "fields are read as Inspect writes them."
+            )
+        return (*_prepare_inspect(path, rubric, source=src.short, scorers=opts.scorers), [])
+    if opts.scorers:
+        raise JudgekitError(
+            f"{path}: --scorers picks the scorers of an Inspect log; this file is {src.kind}."
+        )
+    notes: list[str] = []
+    table = read_table(path, opts.fmt, column_map=opts.column_map, key_column=opts.key_column,
+                       flatten=opts.flatten)
+    file_columns = [(opts.column_map or {}).get(c, c) for c in table.columns]  # as the file names them
+    if opts.id_from:
+        table, id_note = make_item_ids(
+            table, opts.id_from, source=src.short, file_name=Path(src.source).name, file_path=path,
+            csv=src.kind == "csv", lines=lines_of(table), one_row_per_item=opts.wide)
+        notes.append(id_note)
+    check_layout_columns(table, source=src.short, raters=opts.raters, judges=opts.judges,
+                         reference=opts.reference)
+    items, ratings = prepare_ratings(table, rubric, source=src.short, csv=src.kind == "csv",
+                                     raters=opts.raters, judges=opts.judges,
+                                     reference=opts.reference, rater_kind=opts.rater_kind)
+    return items, ratings, notes, file_columns
+
+
+def _with_items_file(items: pd.DataFrame, opts: ImportOptions, src: _Source,
+                     file_columns: list[str]) -> pd.DataFrame:
+    """The items completed by the ``--items`` file: joined on ``--join-on``, else by item id (where
+    both give a value, the ratings file's own column wins)."""
+    from judgekit.io.joins import join_items_file
+    from judgekit.store.data import (
+        check_reserved_item_columns,
+        messages_as_json,
+        require_columns,
+        row_ref,
     )
+
+    items_path = opts.items_path
+    assert items_path is not None
+    if opts.join_on:
+        return join_items_file(
+            items, items_path, opts.join_on, source=src.short, column_map=opts.items_column_map,
+            csv=src.kind == "csv", file_columns=None if src.kind == "inspect" else file_columns,
+            ratings_map=opts.column_map, rater_columns=opts.rater_columns)
+    extra = read_table(items_path, column_map=opts.items_column_map, map_option="--items-map")
+    require_columns(extra, ["item_id"], source=str(items_path))
+    check_reserved_item_columns(list(extra.columns), source=str(items_path))
+    is_csv, extra_lines = table_format(items_path) == "csv", lines_of(extra)
+    if extra["item_id"].isna().any():
+        first = int(extra["item_id"].isna().to_numpy().argmax())
+        where = row_ref(str(items_path), first, csv=is_csv, lines=extra_lines)
+        raise JudgekitError(f"{where}: empty item_id; every row needs one.")
+    if extra["item_id"].duplicated().any():
+        dup = extra.loc[extra["item_id"].duplicated(), "item_id"].iloc[0]
+        raise JudgekitError(f"{items_path}: item_id {dup!r} appears twice; item ids must be unique.")
+    if "messages" in extra.columns:
+        extra["messages"] = messages_as_json(
+            extra["messages"].tolist(), str(items_path), csv=is_csv, lines=extra_lines
+        )
+    return items.set_index("item_id").combine_first(extra.set_index("item_id")).reset_index()
 
 
 def _try_stream(store: Store, path: Path, rubric: Rubric, *, source: str, rater_kind: str,
@@ -490,3 +502,40 @@ def _prepare_inspect(
             "and are stored as abstentions; add aliases to the rubric to map them."
         )
     return items, ratings, notes
+
+
+# Ids a store written before ids were kept in Unicode NFC may hold in another form.
+#
+# judgekit keeps item and rater ids in NFC (:func:`judgekit.core.values.nfc`): ``é`` typed as one
+# character or as ``e`` + a combining accent is one id. A store written by an older judgekit may
+# hold an id in another form (NFD). Stored ids are never rewritten (verdicts and samples name
+# them); instead an import's ids that are the same text as such a stored id (the same NFC form)
+# take the stored form, so the rows attach to the stored item and rater, never to a second one
+# that looks the same.
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from judgekit.store.database import Store
+
+
+def _stored_other_forms(store: Store) -> dict[str, str]:
+    """``{NFC form: stored form}`` of the store's item and rater ids not stored in NFC (almost
+    always empty); an empty dict for a store not opened yet (a new store holds no id)."""
+    if not store.opened:
+        return {}
+    out: dict[str, str] = {}
+    for sql in ("SELECT item_id FROM items", "SELECT DISTINCT rater_id FROM ratings"):
+        for (value,) in store.conn.execute(sql):
+            if isinstance(value, str) and not value.isascii() and nfc(value) != value:
+                out[nfc(value)] = value
+    return out
+
+
+def _as_stored(frame: pd.DataFrame, columns: tuple[str, ...], forms: dict[str, str]) -> pd.DataFrame:
+    """``frame`` with the ids of ``columns`` that ``forms`` names in their stored form."""
+    if not forms:
+        return frame
+    changes = {c: frame[c].map(lambda v: forms.get(v, v) if isinstance(v, str) else v)
+               for c in columns if c in frame.columns}
+    return frame.assign(**changes) if changes else frame

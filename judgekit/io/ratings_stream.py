@@ -54,12 +54,12 @@ CHUNK_ROWS = 50_000
 #: distinct raw labels, trials and times kept from one chunk to the next (past it, forgotten)
 _MAX_CACHED = 10_000
 #: rating fields of a long file (every other column but item_id is item metadata or text)
-RATING_FIELDS = ("rater_id", "rater_kind", "label", "trial", "status", "rationale", "created_at")
+_RATING_FIELDS = ("rater_id", "rater_kind", "label", "trial", "status", "rationale", "created_at")
 #: files with more columns go to the whole-file path (SQLite's limits: an expression of one term
 #: per item column in :class:`StreamWriter`, at most 2,000 columns in a table)
-MAX_STREAMED_COLUMNS = 500
+_MAX_STREAMED_COLUMNS = 500
 #: columns the streamed import leaves to the whole-file path
-NOT_STREAMED = frozenset({"value", "rubric", "rubric_hash", "messages", "_row", *RESERVED_ITEM_COLUMNS})
+_NOT_STREAMED = frozenset({"value", "rubric", "rubric_hash", "messages", "_row", *RESERVED_ITEM_COLUMNS})
 
 
 @dataclass
@@ -90,7 +90,7 @@ def stream_csv(
     except (NotUsual, OSError):
         raise StreamFallback from None
     with chunks:
-        if len(chunks.header) > MAX_STREAMED_COLUMNS:
+        if len(chunks.header) > _MAX_STREAMED_COLUMNS:
             raise StreamFallback
         try:
             return _stream(store, chunks, rubric, source=source, rater_kind=rater_kind,
@@ -103,10 +103,10 @@ def _stream(store: Store, chunks: CsvChunks, rubric: Rubric, *, source: str, rat
             digest: str | None) -> StreamResult:
     header = chunks.header
     if (any(not name.strip() or id_problem(name, "the column name") for name in header)
-            or not {"item_id", "rater_id", "label"} <= set(header) or NOT_STREAMED & set(header)):
+            or not {"item_id", "rater_id", "label"} <= set(header) or _NOT_STREAMED & set(header)):
         raise StreamFallback
     at = {name: k for k, name in enumerate(header)}
-    item_names = [c for c in header if c != "item_id" and c not in RATING_FIELDS]
+    item_names = [c for c in header if c != "item_id" and c not in _RATING_FIELDS]
     item_k = [at[c] for c in item_names]
     meta = [c not in ("prompt", "response") for c in item_names]
     numeric = list(meta)  # a metadata column all of whose filled cells are plain numbers so far
@@ -160,7 +160,7 @@ def stream_wide_csv(
     except (NotUsual, OSError):
         raise StreamFallback from None
     with chunks:
-        if len(chunks.header) > MAX_STREAMED_COLUMNS:
+        if len(chunks.header) > _MAX_STREAMED_COLUMNS:
             raise StreamFallback
         try:
             return _stream_wide(store, chunks, rubric, source=source, groups=groups, digest=digest)
@@ -175,7 +175,7 @@ def _stream_wide(store: Store, chunks: CsvChunks, rubric: Rubric, *, source: str
     raters = [r for _, m in groups for r in m]
     if (any(not name.strip() or id_problem(name, "the column name") for name in header)
             or "item_id" not in header or not set(label_cols) <= set(header)
-            or (NOT_STREAMED | set(RATING_FIELDS)) & set(header)
+            or (_NOT_STREAMED | set(_RATING_FIELDS)) & set(header)
             or not raters or len(set(raters)) != len(raters)
             or any(not isinstance(r, str) or id_problem(r, "rater id") for r in raters)
             or any(k not in RATER_KINDS for k, _ in groups)):

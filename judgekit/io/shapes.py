@@ -49,12 +49,12 @@ def read_jsonl(p: Path, *, flatten: bool = False) -> tuple[list[str], dict[str, 
                 ) from None
             if not isinstance(obj, dict):
                 raise JudgekitError(f"{p}: line {lineno} is not a JSON object; each line must be one.")
-            rows.append(flatten_row(obj, f"{p} line {lineno}", origins, f"line {lineno}")
+            rows.append(_flatten_row(obj, f"{p} line {lineno}", origins, f"line {lineno}")
                         if flatten else obj)
             lines.append(lineno)
     if not rows:
         raise JudgekitError(f"{p} has no rows; give one JSON object per line.")
-    columns, data = columns_of(rows)
+    columns, data = _columns_of(rows)
     return columns, data, lines
 
 
@@ -64,15 +64,15 @@ def read_json(
     """A JSON file in any of the shapes of this module: (columns, column values)."""
     with open_input_text(p, encoding="utf-8-sig") as fh:
         data = loads_json_strict(fh.read())
-    rows = rows_of(p, data, key_column)
+    rows = _rows_of(p, data, key_column)
     if flatten:
         origins = FlatOrigins(p)
-        rows = [flatten_row(row, f"{p} row {i + 1}", origins, f"row {i + 1}")
+        rows = [_flatten_row(row, f"{p} row {i + 1}", origins, f"row {i + 1}")
                 for i, row in enumerate(rows)]
-    return columns_of(rows)
+    return _columns_of(rows)
 
 
-def rows_of(p: Path, data: Any, key_column: str | None) -> Rows:
+def _rows_of(p: Path, data: Any, key_column: str | None) -> Rows:
     """The row objects of a parsed JSON file (see the module's shapes)."""
     if key_column is not None:
         return _object_of_lists(p, data, key_column)
@@ -168,7 +168,7 @@ class FlatOrigins:
             )
 
 
-def flatten_row(row: dict[str, Any], where: str, origins: FlatOrigins | None = None,
+def _flatten_row(row: dict[str, Any], where: str, origins: FlatOrigins | None = None,
                 row_name: str = "") -> dict[str, Any]:
     """``{"a": {"b": 1}, "c": 2}`` → ``{"a.b": 1, "c": 2}``; two paths to one name are an error
     naming ``where``; with ``origins`` (the file's), also when they are in two rows (``row_name``,
@@ -194,7 +194,7 @@ def flatten_row(row: dict[str, Any], where: str, origins: FlatOrigins | None = N
     return out
 
 
-def columns_of(rows: Rows) -> tuple[list[str], dict[str, list[Any]]]:
+def _columns_of(rows: Rows) -> tuple[list[str], dict[str, list[Any]]]:
     """Columns in the order their keys first appear; a row without a key has it missing."""
     columns = list(dict.fromkeys(k for row in rows for k in row))
     return columns, {c: [row.get(c) for row in rows] for c in columns}

@@ -28,7 +28,6 @@ from judgekit.core.values import JSONValueError, check_ids, id_problem, plain_nu
 from judgekit.core.values import LineNumbers as LineNumbers  # re-exported: its old home
 from judgekit.errors import JudgekitError
 from judgekit.io.csv_fast import MAX_COLUMNS, check_header_size, detect_newline, read_csv_fast
-from judgekit.io.csv_out import write_csv
 from judgekit.io.mapping import apply_column_map
 from judgekit.io.shapes import read_json, read_jsonl
 from judgekit.store.items_table import ItemTable, validate_item_table
@@ -37,14 +36,14 @@ from judgekit.store.schema import is_missing
 if TYPE_CHECKING:  # pandas is imported where a frame is made: reading columns needs none
     import pandas as pd
 
-FORMATS = ("csv", "jsonl", "json", "parquet", "inspect")
+_FORMATS = ("csv", "jsonl", "json", "parquet", "inspect")
 
 
 def table_format(path: str | Path, fmt: str | None = None) -> str:
     """The format of ``path``: given, or from the file ending."""
     if fmt:
-        if fmt not in FORMATS:
-            raise JudgekitError(f"Unknown format {fmt!r}; use one of {', '.join(FORMATS)}.")
+        if fmt not in _FORMATS:
+            raise JudgekitError(f"Unknown format {fmt!r}; use one of {', '.join(_FORMATS)}.")
         return fmt
     suffix = Path(path).suffix.lower().lstrip(".")
     if suffix == "eval":
@@ -67,13 +66,13 @@ def table_format(path: str | Path, fmt: str | None = None) -> str:
 
 
 #: columns whose cells are kept as text exactly as written (never read as numbers)
-TEXT_COLUMNS = frozenset({
+_TEXT_COLUMNS = frozenset({
     "item_id", "rater_id", "rater_kind", "label", "status", "rationale", "prompt", "response",
     "messages", "trial", "created_at", "source",
 })
 #: rating and text fields whose cell must be one value, not a JSON object or list
-SCALAR_COLUMNS = TEXT_COLUMNS - {"messages"}
-ID_COLUMNS = ("item_id", "rater_id")
+_SCALAR_COLUMNS = _TEXT_COLUMNS - {"messages"}
+_ID_COLUMNS = ("item_id", "rater_id")
 
 
 def read_table(
@@ -96,7 +95,7 @@ def read_table(
       comma inside a cell must be quoted) or the read fails naming the physical line; a header
       name given twice, empty or with white space at either end is an error. Cells are text as
       written (an empty cell is missing); a column other than the rating and text fields
-      (:data:`TEXT_COLUMNS`) whose every filled cell is a number in its plain form (``3``,
+      (:data:`_TEXT_COLUMNS`) whose every filled cell is a number in its plain form (``3``,
       ``-2``, ``0.25``) holds those numbers; any other column stays text (``007``, ``1.50``).
       A UTF-8 BOM, CRLF or CR line ends and Excel quoting (``""`` inside quotes) are read.
     * JSONL / JSON (a list of rows, an object holding one list of rows, or an object of lists
@@ -131,29 +130,7 @@ def read_columns(
     """What :func:`read_table` reads, without pandas: (columns, each column's values, each
     row's first physical line or None). Same checks, same values, same messages."""
     p = regular_input(path)  # a FIFO or device (/dev/zero) is refused, never read
-    try:
-        if not p.exists():
-            raise JudgekitError(f"{p}: no such file; check the path.")
-        if p.is_dir():
-            raise JudgekitError(f"{p} is a folder; give a CSV, JSONL or Parquet file.")
-        size = p.stat().st_size
-    except OSError as exc:  # a name too long, no permission
-        raise os_error(exc, "cannot read it") from None
-    if size == 0:
-        raise JudgekitError(f"{p} is empty; give a file with a header row and at least one row.")
-    kind = table_format(p, fmt)
-    if kind == "inspect":
-        raise JudgekitError(
-            f"{p} is an Inspect log, not a table; import it with `judgekit import {p} --rubric NAME`."
-        )
-    if key_column is not None and kind != "json":
-        raise JudgekitError(
-            f"{p}: --key-column reads a JSON object of lists of rows, and this file is {kind}; "
-            "drop --key-column."
-        )
-    if flatten and kind == "csv":
-        raise JudgekitError(f"{p}: --flatten flattens nested JSON objects, and a CSV file has none; "
-                            "drop --flatten.")
+    kind = _readable_table(p, fmt, key_column=key_column, flatten=flatten)
     lines: Sequence[int] | None = None
     try:
         if kind == "csv":
@@ -191,7 +168,7 @@ def read_columns(
     columns, data = apply_column_map(p, columns, data, column_map or {}, option=map_option)
     if kind == "csv":
         for name in columns:
-            if name not in TEXT_COLUMNS:
+            if name not in _TEXT_COLUMNS:
                 data[name] = _plain_numbers(data[name])
     else:
         for name in columns:
@@ -199,10 +176,39 @@ def read_columns(
         for name in ("prompt", "response"):  # text as written: JSON 5 / true are "5" / "true"
             if name in data:
                 data[name] = [v if isinstance(v, str) or is_missing(v) else json.dumps(v) for v in data[name]]
-    for name in ID_COLUMNS:
+    for name in _ID_COLUMNS:
         if name in data:
             data[name] = _id_cells(p, name, data[name], lines, csv=kind == "csv")
     return columns, data, lines
+
+
+def _readable_table(p: Path, fmt: str | None, *, key_column: str | None, flatten: bool) -> str:
+    """The table format of ``p``, or a refusal: no such file, a folder, an empty file, an Inspect
+    log, or ``--key-column`` / ``--flatten`` given for a format without lists or nesting."""
+    try:
+        if not p.exists():
+            raise JudgekitError(f"{p}: no such file; check the path.")
+        if p.is_dir():
+            raise JudgekitError(f"{p} is a folder; give a CSV, JSONL or Parquet file.")
+        size = p.stat().st_size
+    except OSError as exc:  # a name too long, no permission
+        raise os_error(exc, "cannot read it") from None
+    if size == 0:
+        raise JudgekitError(f"{p} is empty; give a file with a header row and at least one row.")
+    kind = table_format(p, fmt)
+    if kind == "inspect":
+        raise JudgekitError(
+            f"{p} is an Inspect log, not a table; import it with `judgekit import {p} --rubric NAME`."
+        )
+    if key_column is not None and kind != "json":
+        raise JudgekitError(
+            f"{p}: --key-column reads a JSON object of lists of rows, and this file is {kind}; "
+            "drop --key-column."
+        )
+    if flatten and kind == "csv":
+        raise JudgekitError(f"{p}: --flatten flattens nested JSON objects, and a CSV file has none; "
+                            "drop --flatten.")
+    return kind
 
 
 # ------------------------------------------------------------------ CSV
@@ -362,7 +368,7 @@ def _cells(p: Path, name: str, values: list[Any], lines: Sequence[int] | None) -
 
     out = []
     for i, v in enumerate(values):
-        if type(v) in _SIMPLE or name in ID_COLUMNS:
+        if type(v) in _SIMPLE or name in _ID_COLUMNS:
             out.append(v)
             continue
         try:
@@ -384,7 +390,7 @@ def _cell(name: str, v: Any) -> Any:
     if isinstance(v, dict | list):
         if name == "messages":
             return v
-        if name in SCALAR_COLUMNS:
+        if name in _SCALAR_COLUMNS:
             kind = "an object" if isinstance(v, dict) else "a list"
             raise _CellError(f"is {kind}; give one value")
         try:
@@ -423,7 +429,7 @@ def _json_value(v: Any) -> Any:
 def write_table(df: pd.DataFrame, path: str | Path, fmt: str | None = None) -> Path:
     """Write ``df`` atomically (temp file + rename): a failed write leaves no half file. In CSV a
     text cell that a spreadsheet would run as a formula gets a single quote before it
-    (:mod:`judgekit.io.csv_out`); the other formats keep every text exactly."""
+    (:mod:`judgekit.io.tables`); the other formats keep every text exactly."""
     p = regular_output(path)  # never renamed over a FIFO or a device
     kind = table_format(p, fmt)
     if kind == "inspect":
@@ -437,7 +443,7 @@ def write_table(df: pd.DataFrame, path: str | Path, fmt: str | None = None) -> P
     os.close(fd)
     try:
         if kind == "csv":  # cells a spreadsheet would run as formulas get a ' (io.csv_out)
-            write_csv(df, tmp)
+            _write_csv(df, tmp)
         elif kind == "jsonl":
             df.to_json(tmp, orient="records", lines=True, force_ascii=False)
         elif kind == "json":
@@ -464,3 +470,50 @@ def read_items(path: str | Path, *, need_response: bool = True) -> ItemTable:
     columns, data, lines = read_columns(path)
     return validate_item_table(ItemTable(columns, data, lines), source=str(path),
                                need_response=need_response)
+
+
+# Writing a table as CSV, safe to open in a spreadsheet.
+#
+# A cell that starts with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return is read as a
+# formula (or the start of one) by Excel, LibreOffice and Google Sheets: a rationale or metadata
+# value copied from a model's answer could run ``=HYPERLINK(...)`` or worse when a reviewer opens
+# the export ("CSV injection"). As OWASP recommends
+# (https://owasp.org/www-community/attacks/CSV_Injection), such a cell is written with a single
+# quote before it, which the spreadsheet shows as text. Only CSV output is changed: the store,
+# JSONL, JSON and Parquet keep every text exactly as written. A number is not a formula: numeric
+# columns are written as numbers (``-0.5``), and a text cell that is a number in its plain form
+# (:func:`judgekit.core.values.plain_number`, e.g. ``-0.5``, ``-3``) is left as it is.
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+#: what a cell may not start with in a CSV judgekit writes (OWASP's list)
+_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _csv_safe_cell(value: Any) -> Any:
+    """``value`` with a single quote before it when it is a text that a spreadsheet would read as
+    a formula (see the module docstring); anything else unchanged."""
+    if isinstance(value, str) and value.startswith(_FORMULA_STARTS) and plain_number(value) is None:
+        return "'" + value
+    return value
+
+
+def _write_csv(df: pd.DataFrame, path: str | Path) -> None:
+    """Write ``df`` to ``path`` as CSV (no index), its text cells and column names made safe with
+    :func:`_csv_safe_cell`; ``df`` itself is not changed."""
+    import pandas as pd
+
+    out = df.copy(deep=False)
+    for c in out.columns:
+        if not pd.api.types.is_numeric_dtype(out[c]) and not pd.api.types.is_bool_dtype(out[c]):
+            out[c] = out[c].map(_csv_safe_cell)
+    out.columns = [_csv_safe_cell(c) for c in out.columns]
+    # Python's CSV writer leaves a lone carriage return unquoted, which no reader can tell from a
+    # line end: a file with one quotes every text cell, so it reads back exactly
+    has_cr = any(
+        isinstance(v, str) and "\r" in v
+        for c in range(out.shape[1]) if not pd.api.types.is_numeric_dtype(out.iloc[:, c])
+        for v in out.iloc[:, c].tolist()
+    )
+    out.to_csv(path, index=False, quoting=csv.QUOTE_NONNUMERIC if has_cr else csv.QUOTE_MINIMAL)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any, cast
 
-from judgekit.judges._http import map_error
+from judgekit.judges._http import LazySDKClient, map_error
 from judgekit.judges.base import (
     BatchJudge,
     Completion,
@@ -24,7 +24,6 @@ from judgekit.judges.base import (
 )
 from judgekit.judges.bounds import call_deadline, loads_response, token_count
 from judgekit.judges.prices import lookup_price
-from judgekit.judges.sdk_client import LazySDKClient
 
 
 class AnthropicJudge(LazySDKClient, BatchJudge):
@@ -83,7 +82,7 @@ class AnthropicJudge(LazySDKClient, BatchJudge):
             )
         except Exception as exc:  # noqa: BLE001 - classified, never leaked raw
             raise map_error(exc, self._sdk, self.timeout_s) from None
-        return parse_message(content)
+        return _parse_message(content)
 
     # ------------------------------------------------------------ batch API
     def batch_entry(self, request: JudgeRequest, key: str) -> dict[str, Any]:
@@ -112,7 +111,7 @@ class AnthropicJudge(LazySDKClient, BatchJudge):
             async for r in await self.client.messages.batches.results(batch_id):
                 res = r.result
                 if res.type == "succeeded":
-                    out.append((r.custom_id, completion_from_message(res.message.model_dump())))
+                    out.append((r.custom_id, _completion_from_message(res.message.model_dump())))
                 elif res.type == "errored":
                     kind = getattr(getattr(res.error, "error", None), "type", "error")
                     out.append((r.custom_id, JudgeCallError(f"batch request errored ({kind})",
@@ -126,13 +125,13 @@ class AnthropicJudge(LazySDKClient, BatchJudge):
 
 
 
-def parse_message(content: bytes) -> Completion:
+def _parse_message(content: bytes) -> Completion:
     """The text and usage of a Messages API response body (bounded as
     :func:`~judgekit.judges.openai.parse_chat_completion`)."""
-    return completion_from_message(loads_response(content))
+    return _completion_from_message(loads_response(content))
 
 
-def completion_from_message(data: Any) -> Completion:
+def _completion_from_message(data: Any) -> Completion:
     """The text and usage of a Messages API message (a parsed JSON object)."""
     try:
         blocks = data["content"]

@@ -227,7 +227,7 @@ class BatchJudge(Judge, Protocol):
 
 
 #: the declared capabilities of :class:`Judge` and their defaults
-CAPABILITIES: dict[str, Any] = {
+_CAPABILITIES: dict[str, Any] = {
     "by_item_id": Judge.by_item_id,
     "cache_spec": Judge.cache_spec,
     "price": Judge.price,
@@ -350,7 +350,7 @@ def _declare_defaults(judge: Any) -> None:
     """Give a judge whose class does not derive from :class:`Judge` (a plugin written before the
     capabilities were declared) the default of each capability it lacks."""
     declared = set(dir(judge))
-    for name, default in CAPABILITIES.items():
+    for name, default in _CAPABILITIES.items():
         if name not in declared:
             setattr(judge, name, default)
 

@@ -55,17 +55,7 @@ async def _run_batches(
     s = run.summary
     run.price = discounted(run.price)
     jobs = {j.key: j for j in run.jobs}
-    waiting_batches: dict[str, set[str]] = {}
-    waiting: set[str] = set()
-    for bid, in_batch in open_batches(store, entry.id, rubric.hash).items():
-        waiting |= in_batch
-        got = lease.claim([batch_lease_key(bid)])
-        if got.claimed:
-            waiting_batches[bid] = in_batch
-            continue
-        owner = got.held[batch_lease_key(bid)]  # another run collects this batch
-        for key in in_batch & jobs.keys():
-            elsewhere.add(jobs[key], owner)
+    waiting_batches, waiting = _open_batches(store, run, jobs, lease, elsewhere)
     new = [j for j in run.jobs if j.key not in waiting]
     for start in range(0, len(new), judge.max_batch):
         chunk = new[start : start + judge.max_batch]
@@ -117,21 +107,8 @@ async def _run_batches(
                     continue  # a transient failure: try again at the next round
                 results = []
                 why = f"the provider batch's results could not be read ({exc.reason})"
-            answered: set[str] = set()
-            latency = time.perf_counter() - started
-            for key, res in results:
-                job = jobs.get(key)
-                if job is None or key in answered:
-                    continue  # answered elsewhere meanwhile, or not part of this panel now
-                answered.add(key)
-                if isinstance(res, Completion):
-                    record(run, job, Answer(res, None, latency, 1))
-                else:
-                    record(run, job, Answer.failed(res.reason, latency))
-            missing = why or "no result in the provider batch (expired or cancelled, or an unreadable result)"
-            for key in waiting_batches[bid] - answered:
-                if key in jobs:
-                    record(run, jobs[key], Answer.failed(missing, latency))
+            _record_results(run, jobs, results, waiting_batches[bid], why,
+                            time.perf_counter() - started)
             run.panel.writer.flush()
             with store.transaction():
                 mark_collected(store, bid)
@@ -143,6 +120,44 @@ async def _run_batches(
 
         await asyncio.sleep(entry.batch_poll_s)
     s.batch_waiting = sum(len(keys & jobs.keys()) for keys in waiting_batches.values())
+
+
+def _open_batches(store: Store, run: JudgeRun, jobs: dict[str, Any], lease: RunLease,
+                  elsewhere: Elsewhere) -> tuple[dict[str, set[str]], set[str]]:
+    """``(the open batches this run collects: their keys by batch id, every key in an open
+    batch)``; a batch another run holds leaves its jobs to that run (``elsewhere``)."""
+    waiting_batches: dict[str, set[str]] = {}
+    waiting: set[str] = set()
+    for bid, in_batch in open_batches(store, run.entry.id, run.panel.rubric.hash).items():
+        waiting |= in_batch
+        got = lease.claim([batch_lease_key(bid)])
+        if got.claimed:
+            waiting_batches[bid] = in_batch
+            continue
+        owner = got.held[batch_lease_key(bid)]  # another run collects this batch
+        for key in in_batch & jobs.keys():
+            elsewhere.add(jobs[key], owner)
+    return waiting_batches, waiting
+
+
+def _record_results(run: JudgeRun, jobs: dict[str, Any], results: Any, keys: set[str], why: str,
+                    latency: float) -> None:
+    """Record an ended batch's answers; a key of the batch without one is an error (``why``, or
+    no result in the batch)."""
+    answered: set[str] = set()
+    for key, res in results:
+        job = jobs.get(key)
+        if job is None or key in answered:
+            continue  # answered elsewhere meanwhile, or not part of this panel now
+        answered.add(key)
+        if isinstance(res, Completion):
+            record(run, job, Answer(res, None, latency, 1))
+        else:
+            record(run, job, Answer.failed(res.reason, latency))
+    missing = why or "no result in the provider batch (expired or cancelled, or an unreadable result)"
+    for key in keys - answered:
+        if key in jobs:
+            record(run, jobs[key], Answer.failed(missing, latency))
 
 
 def _claimed(lease: RunLease, elsewhere: Elsewhere, chunk: list[Job]) -> list[Job]:

@@ -151,18 +151,18 @@ def _bounded_stream(package: str) -> type:
 
 #: the endpoints of one judge call, whose answers are bounded; a provider batch's endpoints (its
 #: results file holds up to 10,000 answers) are left to the SDK's timeouts
-BOUNDED_PATHS = ("/messages", "/chat/completions")
+_BOUNDED_PATHS = ("/messages", "/chat/completions")
 
 
 def bounded_http_client(sdk: Any, max_bytes: int, deadline_s: float) -> Any:
     """The SDK's default ``httpx`` client (``sdk.DefaultAsyncHttpxClient``: its timeouts,
     connection limits and redirects) with a response hook that, for a call's endpoint
-    (:data:`BOUNDED_PATHS`), refuses a ``Content-Length`` over ``max_bytes`` and wraps the body
+    (:data:`_BOUNDED_PATHS`), refuses a ``Content-Length`` over ``max_bytes`` and wraps the body
     stream so that it is cut there and at the deadline."""
 
     async def bound(response: Any) -> None:
-        if not response.request.url.path.endswith(BOUNDED_PATHS):
-            return  # a batch's results file: as large as the batch (see BOUNDED_PATHS)
+        if not response.request.url.path.endswith(_BOUNDED_PATHS):
+            return  # a batch's results file: as large as the batch (see _BOUNDED_PATHS)
         digits = (response.headers.get("content-length") or "").strip()
         if digits.isascii() and digits.isdigit() and (len(digits) > 18 or int(digits) > max_bytes):
             raise ResponseTooLarge(max_bytes)

@@ -10,7 +10,7 @@ from judgekit.judges.matches import MATCH_COLUMNS, attach_matches
 from judgekit.store.calls import calls_frame, usage_frame
 from judgekit.store.database import RATING_COLUMNS, Store
 
-CALL_COLUMNS = ["judge_spec", "input_tokens", "output_tokens", "cached_tokens", "cost_usd",
+_CALL_COLUMNS = ["judge_spec", "input_tokens", "output_tokens", "cached_tokens", "cost_usd",
                 "latency_s", "attempts"]
 
 
@@ -25,11 +25,11 @@ def ratings_with_calls(
     text, a renamed judge), the first carries the call's usage and the others carry zeros."""
     ratings = store.ratings(rubric=rubric, rater_ids=raters)
     if ratings.empty:
-        return pd.DataFrame(columns=[*RATING_COLUMNS, *CALL_COLUMNS, *MATCH_COLUMNS])
+        return pd.DataFrame(columns=[*RATING_COLUMNS, *_CALL_COLUMNS, *MATCH_COLUMNS])
     keys = store.rating_call_keys()
     ratings = ratings.merge(keys, on=["item_id", "rater_id", "rubric", "rubric_hash", "trial"], how="left")
     calls = usage_frame(store)
-    usage = list(CALL_COLUMNS)
+    usage = list(_CALL_COLUMNS)
     by_key = calls.drop(columns=["rater_id", "item_id", "trial", "rubric_hash", "_t"]).set_index("call_key")
     keyed = ratings["call_key"].notna() & ratings["call_key"].isin(by_key.index)
     out = ratings.copy()
@@ -59,7 +59,7 @@ def ratings_with_calls(
         out.loc[repeat, col] = 0
     # what fired in a rule judge's answer (rules:knowledge-leak: the pool string or keyword)
     out = attach_matches(store, out)
-    return out[[*RATING_COLUMNS, *CALL_COLUMNS, *MATCH_COLUMNS]]
+    return out[[*RATING_COLUMNS, *_CALL_COLUMNS, *MATCH_COLUMNS]]
 
 
 def calls_table(store: Store, *, judges: list[str] | None = None) -> pd.DataFrame:

@@ -50,9 +50,9 @@ from judgekit.errors import JudgekitError
 CLASSES: tuple[str, ...] = ("verbatim_refusal", "paraphrased_refusal", "target_leak", "distractor")
 OPTIONS = frozenset({"refusal_pool", "target", "distractors", "pool_match", "paraphrase",
                      "word_boundary", "case_sensitive", "priority"})
-POOL_MODES = ("contains", "exact")
+_POOL_MODES = ("contains", "exact")
 #: which option's list each class matches against
-RULE_OF = {"verbatim_refusal": "refusal_pool", "paraphrased_refusal": "refusal_pool",
+_RULE_OF = {"verbatim_refusal": "refusal_pool", "paraphrased_refusal": "refusal_pool",
            "target_leak": "target", "distractor": "distractors"}
 _WHAT = {"verbatim_refusal": "refusal-pool string", "paraphrased_refusal": "refusal-pool string",
          "target_leak": "target keyword", "distractor": "distractor keyword"}
@@ -108,7 +108,7 @@ class LeakClassifier:
                 "keywords that reveal the protected fact."
             )
         self.pool_match = options.get("pool_match", "contains")
-        if self.pool_match not in POOL_MODES:
+        if self.pool_match not in _POOL_MODES:
             raise JudgekitError(
                 f"Judge {judge_id!r}: options.pool_match must be contains or exact; "
                 f"got {self.pool_match!r}."
@@ -204,7 +204,7 @@ class LeakClassifier:
             hit = self._hit(label, response)
             if hit is not None:
                 string, how, extra = hit
-                match = {"class": label, "rule": RULE_OF[label], "string": string, "how": how, **extra}
+                match = {"class": label, "rule": _RULE_OF[label], "string": string, "how": how, **extra}
                 why = f"{how} match of the {_WHAT[label]} {string!r}"
                 if "similarity" in extra:
                     why += f" (similarity {extra['similarity']:.3f})"
@@ -223,7 +223,7 @@ class LeakClassifier:
             return None if found is None else (found, self.pool_match, {})
         if label == "paraphrased_refusal":
             return self._paraphrase(response)
-        rule = RULE_OF[label]
+        rule = _RULE_OF[label]
         words = self.target if rule == "target" else self.distractors
         text = normalise_quotes(response)
         for word, pattern in zip(words, self._patterns[rule], strict=True):

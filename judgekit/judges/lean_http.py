@@ -58,12 +58,12 @@ PROXY_VARIABLES = ("http_proxy", "all_proxy")
 LEAN_ENV = "JUDGEKIT_LEAN_HTTP"
 #: httpx's ``DEFAULT_MAX_REDIRECTS``
 MAX_REDIRECTS = 20
-REDIRECTS = (301, 302, 303, 307, 308)
+_REDIRECTS = (301, 302, 303, 307, 308)
 #: httpx's path percent-encode set (``_urlparse.PATH_SAFE``; unreserved characters are safe too)
-PATH_SAFE = "".join(chr(i) for i in range(0x20, 0x7F)
+_PATH_SAFE = "".join(chr(i) for i in range(0x20, 0x7F)
                     if i not in (0x20, 0x22, 0x23, 0x3C, 0x3E, 0x3F, 0x60, 0x7B, 0x7D))
 #: httpx's query percent-encode set
-QUERY_SAFE = "".join(chr(i) for i in range(0x20, 0x7F) if i not in (0x20, 0x22, 0x23, 0x3C, 0x3E))
+_QUERY_SAFE = "".join(chr(i) for i in range(0x20, 0x7F) if i not in (0x20, 0x22, 0x23, 0x3C, 0x3E))
 _HEAD_LIMIT = 2**20
 #: a header value h11 (the SDK's HTTP/1.1 layer) accepts: ``field_value`` of ``h11._abnf``
 _FIELD_VALUE = re.compile(r"(?:[^\x00 \t\n\r\x0b\x0c]+(?:[ \t]+[^\x00 \t\n\r\x0b\x0c]+)*)?")
@@ -116,7 +116,7 @@ class LeanHTTP:
         parts = urlsplit(base_url)
         self.host = parts.hostname or ""
         self.port = parts.port or 80
-        self.prefix = quote(parts.path.rstrip("/"), safe=PATH_SAFE)
+        self.prefix = quote(parts.path.rstrip("/"), safe=_PATH_SAFE)
         host = self.host if ":" not in self.host else f"[{self.host}]"
         authority = host if parts.port is None else f"{host}:{self.port}"
         self.origin = f"http://{authority}"
@@ -155,11 +155,11 @@ class LeanHTTP:
             raise
 
     async def _post(self, path: str, body: bytes) -> tuple[int, dict[str, str], bytes]:
-        method, target = "POST", self.prefix + quote(path, safe=PATH_SAFE)
+        method, target = "POST", self.prefix + quote(path, safe=_PATH_SAFE)
         for _ in range(MAX_REDIRECTS + 1):
             status, headers, content = await self._request(method, target, body)
             location = headers.get("location")
-            if status not in REDIRECTS or location is None:
+            if status not in _REDIRECTS or location is None:
                 return status, headers, content
             url = urlsplit(urljoin(self.origin + target, location))
             try:
@@ -171,9 +171,9 @@ class LeanHTTP:
                 raise LeanRedirect(url.geturl())
             if status == 303 or (status in (301, 302) and method == "POST"):
                 method, body = "GET", b""
-            target = quote(url.path or "/", safe=PATH_SAFE)
+            target = quote(url.path or "/", safe=_PATH_SAFE)
             if url.query:
-                target += "?" + quote(url.query, safe=QUERY_SAFE)
+                target += "?" + quote(url.query, safe=_QUERY_SAFE)
         raise LeanHTTPError(f"more than {MAX_REDIRECTS} redirects")
 
     async def _request(self, method: str, target: str, body: bytes) -> tuple[int, dict[str, str], bytes]:

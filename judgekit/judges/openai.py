@@ -19,7 +19,7 @@ import math
 from typing import Any
 
 from judgekit.errors import JudgekitError
-from judgekit.judges._http import map_error, retry_after
+from judgekit.judges._http import LazySDKClient, map_error, retry_after
 from judgekit.judges.base import (
     BatchJudge,
     Completion,
@@ -38,7 +38,6 @@ from judgekit.judges.bounds import (
 )
 from judgekit.judges.lean_http import LeanHTTP, LeanHTTPError, LeanRedirect, lean_usable
 from judgekit.judges.prices import lookup_price
-from judgekit.judges.sdk_client import LazySDKClient
 
 
 class OpenAIJudge(LazySDKClient, BatchJudge):
@@ -163,7 +162,7 @@ class OpenAIJudge(LazySDKClient, BatchJudge):
         except ValueError:
             raise JudgeCallError("malformed response body", retryable=True) from None
         if status >= 300:
-            raise status_error(status, headers)
+            raise _status_error(status, headers)
         return parse_chat_completion(content)
 
     # ------------------------------------------------------------ batch API
@@ -236,7 +235,7 @@ def _batch_line(row: dict[str, Any]) -> tuple[str, Completion | JudgeCallError]:
     return cid, JudgeCallError(f"batch request failed ({code})", retryable=True)
 
 
-def status_error(status: int, headers: dict[str, str]) -> JudgeCallError:
+def _status_error(status: int, headers: dict[str, str]) -> JudgeCallError:
     """An HTTP status other than 2xx classified as :func:`~judgekit.judges._http.map_error`
     classifies the SDK's ``APIStatusError`` (same reasons, same retry rules)."""
     if status == 429:

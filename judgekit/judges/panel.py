@@ -112,8 +112,34 @@ def run_panel(
     seconds = lease_seconds(os.environ if env is None else env)
     items = Items(panel.table, key_extra=variables_key(panel.variables))
     shared = PanelRun(rubric, items, AnswerParser(rubric), Writer(store, rubric), progress)
-    # An edited item text is judged again (the judges' ratings of the old text are retired),
-    # unless humans labelled the stored text: then the edit is refused, by the dry run as well.
+    _store_items(panel, store, dry_run=dry_run)
+    runs = _judge_runs(shared, judges, len(ctx.system))
+    for run in runs:
+        plan(store, run)
+    result = PanelSummary(rubric=rubric.ref, items=len(shared.items.ids),
+                          judges=[r.summary for r in runs])
+    if dry_run:
+        for run in runs:
+            estimate(run)
+        result.dry_run = True
+        result.seconds = time.perf_counter() - t0
+        return result
+    result.interrupted = _send_all(store, shared, runs, seconds, wait=wait)
+    # Also when a judge was stopped: its ratings may have changed (answered or retired), and a
+    # derived rater must never keep votes that are no longer in the store. An interrupted run
+    # leaves them to the next run.
+    if panel.file.aggregate and not result.interrupted:
+        from judgekit.judges.panel_aggregates import write_aggregates
+
+        result.aggregates = write_aggregates(panel, store)
+    result.seconds = time.perf_counter() - t0
+    return result
+
+
+def _store_items(panel: Panel, store: Store, *, dry_run: bool) -> None:
+    """Store the panel's items (a dry run only checks them). An edited item text is judged again
+    (the judges' ratings of the old text are retired), unless humans labelled the stored text:
+    then the edit is refused, by the dry run as well."""
     items_source = str(panel.base_dir / panel.file.items)
     from judgekit.store.same_text import content_id_twins
 
@@ -129,26 +155,23 @@ def run_panel(
         store.check_item_texts(panel.table, source=items_source, new_text="if_unlabelled")
     else:
         store.put_items(panel.table, source=items_source, new_text="if_unlabelled")
-    runs = _judge_runs(shared, judges, len(ctx.system))
-    for run in runs:
-        plan(store, run)
-    result = PanelSummary(rubric=rubric.ref, items=len(shared.items.ids),
-                          judges=[r.summary for r in runs])
-    if dry_run:
-        for run in runs:
-            estimate(run)
-        result.dry_run = True
-        result.seconds = time.perf_counter() - t0
-        return result
+
+
+def _send_all(store: Store, shared: PanelRun, runs: list[JudgeRun], seconds: float, *,
+              wait: bool) -> bool:
+    """Send the runs' calls under a lease of the store, then release it and record each judge's
+    stored cost; returns whether Ctrl-C interrupted the sending."""
+    progress = shared.progress
     shared.writer.flush()
     lease = RunLease(store, seconds)
     shared.writer.on_commit = lease.committed
     if progress is not None:
         progress.start(sum(r.pending for r in runs), sum(r.summary.cached for r in runs))
+    interrupted = False
     try:
         _send(store, shared.writer, runs, lease, wait=wait)
     except KeyboardInterrupt:
-        result.interrupted = True
+        interrupted = True
     finally:
         try:
             shared.writer.flush()
@@ -160,19 +183,10 @@ def run_panel(
         if progress is not None:
             progress.stop()
         for run in runs:
-            run.summary.stored_cost_usd = stored_cost(store, run.entry.id, rubric.hash)
+            run.summary.stored_cost_usd = stored_cost(store, run.entry.id, shared.rubric.hash)
             if run.conc.decreases:
                 run.summary.lowest_concurrency = run.conc.lowest
-        result.seconds = time.perf_counter() - t0
-    # Also when a judge was stopped: its ratings may have changed (answered or retired), and a
-    # derived rater must never keep votes that are no longer in the store. An interrupted run
-    # leaves them to the next run.
-    if panel.file.aggregate and not result.interrupted:
-        from judgekit.judges.panel_aggregates import write_aggregates
-
-        result.aggregates = write_aggregates(panel, store)
-    result.seconds = time.perf_counter() - t0
-    return result
+    return interrupted
 
 
 def _chosen(panel: Panel, only: Sequence[str] | None) -> list[JudgeEntry]:

@@ -50,8 +50,8 @@ def _text(value: Any) -> Any:
     return value
 
 
-MethodName = Annotated[Method, PlainValidator(_text)]
-TieRule = Annotated[Tie, PlainValidator(_text)]
+_MethodName = Annotated[Method, PlainValidator(_text)]
+_TieRule = Annotated[Tie, PlainValidator(_text)]
 
 
 def _majority() -> list[Method]:
@@ -63,8 +63,8 @@ class AggregateSpec(ConfigModel):
 
     model_config = ConfigDict(frozen=True)
 
-    methods: list[MethodName] = Field(default_factory=_majority)
-    tie: TieRule = "abstain"
+    methods: list[_MethodName] = Field(default_factory=_majority)
+    tie: _TieRule = "abstain"
     min_votes: int | None = Field(None, ge=1)
     judges: list[str] | None = None
 
@@ -181,7 +181,7 @@ def panel_from_dict(data: dict[str, Any], *, base_dir: str | Path = ".", source:
         if pf.aggregate:
             for m in pf.aggregate.methods:
                 check_method(m, rubric)
-    check_entry_codes(pf, source)
+    _check_entry_codes(pf, source)
     items_path = base / pf.items
     items = read_items(items_path)
     groups = []
@@ -200,7 +200,7 @@ def panel_from_dict(data: dict[str, Any], *, base_dir: str | Path = ".", source:
     return Panel(file=pf, rubric=main, items=items, base_dir=base, source=source, groups=subs)
 
 
-def check_entry_codes(pf: PanelFile, source: str) -> None:
+def _check_entry_codes(pf: PanelFile, source: str) -> None:
     """``codes:`` (a rule judge's answer codes -> the rubric's) is for ``rules:`` judges: a model
     judge is asked in the rubric's own codes, and every judge's answers go through the rubric's
     aliases and alias patterns."""

@@ -4,6 +4,7 @@ by the same call at no extra cost)."""
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass
 
@@ -11,7 +12,6 @@ from judgekit.core.redact import redact
 from judgekit.judges.base import Completion
 from judgekit.judges.bounds import MAX_TOKEN_COUNT
 from judgekit.judges.jobs import Job, JudgeRun
-from judgekit.judges.logprobs import label_probability
 from judgekit.judges.prices import call_cost
 from judgekit.judges.summary import JudgeSummary
 from judgekit.judges.writer import judge_rating
@@ -123,4 +123,43 @@ def _short(reason: str | None) -> str:
     return text if len(text) <= 120 else text[:119] + "…"
 
 
-__all__ = ["Answer", "record"]
+__all__ = [
+    "Answer", "label_probability", "record",
+]
+
+
+# The probability of a judge's label from the token log-probabilities of its answer.
+#
+# A judge answers with text (JSON ``{"rationale": ..., "label": "full_refusal"}`` or the label
+# alone); the provider gives each generated token's log-probability. The label's probability is
+# the product of the probabilities of the tokens that spell it::
+#
+#     p(label) = exp( sum_{t overlapping the label's characters} logprob_t )
+#
+# where the label is found in the answer as the JSON string ``"<label>"`` (its first occurrence),
+# else as the bare text ``<label>`` (first occurrence). This is the probability of the label given
+# the tokens before it (the rationale, when it comes first), the quantity the selective-judging
+# paper uses as a judge's confidence (Jung, Brahman & Choi, ICLR 2025, Sec. 3.2, ``math.exp`` of
+# the answer token's log-probability). None when the tokens do not spell the answer or the label
+# is not in it (nothing is guessed).
+
+def label_probability(raw: str | None, tokens: list[tuple[str, float]] | None, label: str | None) -> float | None:
+    """``p(label)`` as in the module docstring, or None."""
+    if raw is None or not tokens or not label:
+        return None
+    if "".join(t for t, _ in tokens) != raw:
+        return None  # the tokens are not this answer: no position can be trusted
+    quoted = raw.find(f'"{label}"')
+    start = quoted + 1 if quoted >= 0 else raw.find(label)
+    if start < 0:
+        return None
+    end = start + len(label)
+    total, pos = 0.0, 0
+    for text, logprob in tokens:
+        lo, hi = pos, pos + len(text)
+        pos = hi
+        if hi > start and lo < end:
+            total += logprob
+    return math.exp(total)
+
+

@@ -51,7 +51,7 @@ def variant_rubric(rubric: Rubric) -> Rubric:
     return type(rubric).model_construct(**fields)
 
 
-def padded_id(item_id: str) -> str:
+def _padded_id(item_id: str) -> str:
     """The item id of an item's ``padding`` variant (:func:`judgekit.store.variants.variant_item`)."""
     return variant_item(item_id, "padding")
 
@@ -59,7 +59,7 @@ def padded_id(item_id: str) -> str:
 def padded_items(items: pd.DataFrame, padding: str) -> pd.DataFrame:
     """The ``padding`` variant of a panel's items: ids ``<item>~padding``, response + padding."""
     out = items.copy()
-    out["item_id"] = out["item_id"].astype(str).map(padded_id)
+    out["item_id"] = out["item_id"].astype(str).map(_padded_id)
     out["response"] = out["response"].map(lambda r: ("" if r is None else str(r)) + padding)
     # a copy is not a turn of the conversation it was made from
     for col in ("conversation_id", "turn"):
@@ -68,7 +68,7 @@ def padded_items(items: pd.DataFrame, padding: str) -> pd.DataFrame:
     return out
 
 
-def variant_panel(panel: Any, variant: str, judges: list[str], padding: str) -> Any:
+def _variant_panel(panel: Any, variant: str, judges: list[str], padding: str) -> Any:
     """The panel variant of ``panel`` for ``variant``: only ``judges``, renamed
     ``<judge>~<variant>``, no aggregates; ``label_order`` swaps in :func:`variant_rubric`,
     ``padding`` the :func:`padded_items`."""
@@ -100,7 +100,7 @@ def run_variants(store: Any, panel_path: Any, *, judges: list[str] | None, varia
                             "list the ones to perturb in perturb.judges.")
     out: dict[str, Any] = {}
     for variant in variants:
-        vp = variant_panel(panel, variant, chosen, padding)
+        vp = _variant_panel(panel, variant, chosen, padding)
         summary = run_panel(vp, store, dry_run=dry_run, env=env)
         totals = summary.totals()
         out[variant] = {"judges": [variant_rater(j, variant) for j in chosen],

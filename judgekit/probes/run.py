@@ -20,11 +20,10 @@ from judgekit.agreement.rating_codes import RatingCodes
 from judgekit.errors import JudgekitError, excerpt
 from judgekit.probes import inputs
 from judgekit.probes.bands import decide
-from judgekit.probes.covariate import covariate_effect
+from judgekit.probes.covariate import covariate_effect, self_preference
 from judgekit.probes.marginal import label_drift
 from judgekit.probes.perturb import flip_figures, variant_rubric
 from judgekit.probes.probefile import Binning, Families, ProbeFile
-from judgekit.probes.self_preference import self_preference
 from judgekit.probes.stability import stability
 from judgekit.rubric.model import Rubric
 from judgekit.stats.intervals import Z95
@@ -175,7 +174,7 @@ def stability_rows(ctx: Context, judge: str, minimum: float, min_n: int, per_sli
 
 
 # ----------------------------------------------------------------------------- drift
-def drift_rows(ctx: Context, judge: str, margin: float, min_n: int) -> list[dict[str, Any]]:
+def _drift_rows(ctx: Context, judge: str, margin: float, min_n: int) -> list[dict[str, Any]]:
     """Label-prior drift of one judge over the slices: Stuart–Maxwell and Bowker, and the largest
     share difference (normal interval from its bootstrap spread) against the null band."""
     from judgekit.probes.bands import holm_adjusted
@@ -272,7 +271,7 @@ def run_probes(store: Any, probe: ProbeFile, source: str) -> dict[str, Any]:
         if probe.stability is not None and judge in stable:
             rows += stability_rows(ctx, judge, probe.stability.min_alpha, probe.min_items)
         if probe.drift is not None:
-            rows += drift_rows(ctx, judge, probe.drift.margin, probe.min_items)
+            rows += _drift_rows(ctx, judge, probe.drift.margin, probe.min_items)
         if probe.perturb is not None and judge in (probe.perturb.judges or probe.judges):
             rows += flip_rows(ctx, judge, probe.perturb.variants, probe.perturb.max_flip_rate, probe.min_items)
         judges.append({"judge": judge, "state": combine_states([r["state"] for r in rows]), "probes": rows})

@@ -24,7 +24,7 @@ from judgekit.analysis.result import UNTRUSTED, AnalysisResult, Chart, Table
 from judgekit.errors import JudgekitError
 
 #: rows of a table shown in the HTML page and Markdown; the JSON and CSV files hold all rows.
-MAX_ROWS = 300
+_MAX_ROWS = 300
 
 
 def file_stem(result: AnalysisResult, key: str) -> str:
@@ -34,7 +34,7 @@ def file_stem(result: AnalysisResult, key: str) -> str:
     return f"{result.kind}-{slug}"
 
 
-def file_stems(result: AnalysisResult, keys: list[str]) -> dict[str, str]:
+def _file_stems(result: AnalysisResult, keys: list[str]) -> dict[str, str]:
     """A distinct :func:`file_stem` per key: two keys that slug alike (models ``a/b`` and
     ``a_b``) get a short hash of the key appended, so one file never overwrites another."""
     out: dict[str, str] = {}
@@ -48,9 +48,9 @@ def file_stems(result: AnalysisResult, keys: list[str]) -> dict[str, str]:
     return out
 
 
-def chart_stems(result: AnalysisResult) -> dict[str, str]:
+def _chart_stems(result: AnalysisResult) -> dict[str, str]:
     """Chart key → file stem of its SVG (``charts/<stem>.svg``)."""
-    return file_stems(result, [c.key for c in result.charts])
+    return _file_stems(result, [c.key for c in result.charts])
 
 
 def _clean(v: Any) -> Any:
@@ -93,7 +93,7 @@ def to_json(result: AnalysisResult, *, created_at: str | None = None) -> dict[st
                 "title": c.title,
                 "x_label": c.x_label,
                 "y_label": c.y_label,
-                "point_fields": list(POINT_FIELDS),
+                "point_fields": list(_POINT_FIELDS),
                 "series": _json_points(c.series),
                 "overlay": _json_points(c.overlay),
                 "layers": list(c.layers) if c.layers else None,
@@ -105,12 +105,12 @@ def to_json(result: AnalysisResult, *, created_at: str | None = None) -> dict[st
 
 
 #: what each element of a chart point in the JSON is.
-POINT_FIELDS = ("x", "y", "low", "high", "n", "undefined")
+_POINT_FIELDS = ("x", "y", "low", "high", "n", "undefined")
 
 
 def _json_points(series: dict[str, list[tuple[Any, ...]]]) -> dict[str, list[list[Any]]]:
     """Chart points as ``[x, y, low, high, n, undefined]`` lists (missing elements null)."""
-    width = len(POINT_FIELDS)
+    width = len(_POINT_FIELDS)
     return {str(k): [[_clean(v) for v in (list(p) + [None] * width)[:width]] for p in pts]
             for k, pts in series.items()}
 
@@ -148,7 +148,7 @@ def to_markdown(result: AnalysisResult, *, chart_dir: str | None = "charts") -> 
         out.append("")
     if chart_dir is not None and result.charts:
         out += ["## Charts", ""]
-        stems = chart_stems(result)
+        stems = _chart_stems(result)
         for c in result.charts:
             out += [f"![{md_escape(c.title)}]({chart_dir}/{stems[c.key]}.svg)", "",
                     md_escape(chart_caption(c, result), table=False), ""]
@@ -162,16 +162,16 @@ def _md_table(t: Table) -> list[str]:
     frame = t.frame
     if frame.empty:
         return ["(no rows)"]
-    heads, cells, numeric = display_table(frame.head(MAX_ROWS))
+    heads, cells, numeric = display_table(frame.head(_MAX_ROWS))
     num = set(numeric)
     head = "| " + " | ".join(md_escape(c) for c in heads) + " |"
     sep = "|" + "|".join("---:" if i in num else "---" for i in range(len(heads))) + "|"
     rows = ["| " + " | ".join(md_escape(_cell(v)) for v in row) + " |" for row in cells]
-    tail = [f"({len(frame) - MAX_ROWS} more rows in the JSON and CSV files)"] if len(frame) > MAX_ROWS else []
+    tail = [f"({len(frame) - _MAX_ROWS} more rows in the JSON and CSV files)"] if len(frame) > _MAX_ROWS else []
     return [head, sep, *rows, *tail]
 
 
-def csv_frame(result: AnalysisResult, t: Table) -> pd.DataFrame:
+def _csv_frame(result: AnalysisResult, t: Table) -> pd.DataFrame:
     """The frame written to a table's CSV file. A CSV has no title to stamp, so when the result
     is untrusted every row carries the stamp in a first column ``stamp`` = ``UNTRUSTED``: a
     figure copied or loaded from the file keeps it."""
@@ -185,7 +185,7 @@ def csv_frame(result: AnalysisResult, t: Table) -> pd.DataFrame:
 def chart_svg(chart: Chart) -> str:
     """One chart as an SVG string (the one place analysis code draws): its lines, their 95%
     CIs, and the overlay layer when the chart has one."""
-    from judgekit.report.svg import line_chart
+    from judgekit.report.svg import LineStyle, line_chart
 
     return line_chart(
         chart.series,
@@ -196,7 +196,7 @@ def chart_svg(chart: Chart) -> str:
         hline=chart.hline,
         overlay=chart.overlay,
         layers=chart.layers,
-        n_label=chart.n_label,
+        style=LineStyle(n_label=chart.n_label),
     )
 
 
@@ -237,11 +237,11 @@ def to_html(result: AnalysisResult) -> str:
         if frame.empty:
             body.append("<p><em>no rows</em></p>")
         else:
-            heads, cells, numeric = display_table(frame.head(MAX_ROWS))
+            heads, cells, numeric = display_table(frame.head(_MAX_ROWS))
             rows = [[_cell(v) for v in row] for row in cells]
             body.append(table(heads, rows, numeric=numeric))
-            if len(frame) > MAX_ROWS:
-                body.append(f"<p class=\"small muted\">{len(frame) - MAX_ROWS} more rows in the "
+            if len(frame) > _MAX_ROWS:
+                body.append(f"<p class=\"small muted\">{len(frame) - _MAX_ROWS} more rows in the "
                             "JSON and CSV files.</p>")
         return t.title, "".join(body)
 
@@ -286,10 +286,10 @@ def write_results(result: AnalysisResult, out_dir: Path) -> list[Path]:
     """
     from judgekit.io.tables import write_table, write_text_atomic
     from judgekit.report.analysis import (
-        chart_stems,
+        _chart_stems,
+        _csv_frame,
+        _file_stems,
         chart_svg,
-        csv_frame,
-        file_stems,
         to_html,
         to_json,
         to_markdown,
@@ -302,11 +302,11 @@ def write_results(result: AnalysisResult, out_dir: Path) -> list[Path]:
         f"{result.kind}.md": to_markdown(result),
         f"{result.kind}.html": to_html(result),
     }
-    stems = chart_stems(result)
+    stems = _chart_stems(result)
     for c in result.charts:
         texts[f"charts/{stems[c.key]}.svg"] = chart_svg(c)
     written = [write_text_atomic(out_dir / name, text) for name, text in texts.items()]
-    table_stems = file_stems(result, [t.key for t in result.tables])
+    table_stems = _file_stems(result, [t.key for t in result.tables])
     for t in result.tables:
-        written.append(write_table(csv_frame(result, t), out_dir / f"{table_stems[t.key]}.csv"))
+        written.append(write_table(_csv_frame(result, t), out_dir / f"{table_stems[t.key]}.csv"))
     return written

@@ -15,7 +15,7 @@ INTRO = ("Agreement between judges on every item both rated (neither is the trut
          "the unlabelled bulk shows as a gap between the yes and no rows.")
 HEADER = ["judges", "slice", "n both rated", "% agreement [95% CI]", "kappa [95% CI]",
           "weighted kappa [95% CI]", "alpha [95% CI]", "AC1 [95% CI]"]
-NUMERIC = (2, 3, 4, 5, 6, 7)
+_NUMERIC = (2, 3, 4, 5, 6, 7)
 
 
 def _pct(f: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -77,6 +77,6 @@ def between_table(comparisons: list[dict[str, Any]]) -> tuple[list[str], list[li
     rubric)."""
     rows = between_rows(comparisons)
     keep = [i for i in range(len(HEADER))
-            if i not in NUMERIC[1:] or any(r[i] != "—" for r in rows)]
+            if i not in _NUMERIC[1:] or any(r[i] != "—" for r in rows)]
     return ([HEADER[i] for i in keep], [[r[i] for i in keep] for r in rows],
-            [k for k, i in enumerate(keep) if i in NUMERIC])
+            [k for k, i in enumerate(keep) if i in _NUMERIC])

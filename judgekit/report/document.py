@@ -8,19 +8,23 @@ only after all three rendered, so a failure leaves the previous report untouched
 
 from __future__ import annotations
 
+import json
+import math
 import os
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from judgekit import __version__
 from judgekit.core.atomic import new_temp_file
 from judgekit.errors import JudgekitError
 from judgekit.report.html import render_html
-from judgekit.report.jsonout import dumps, report_json
 from judgekit.report.markdown import render_markdown
 from judgekit.report.summary import summarise
 
-__all__ = ["render_report", "write_report"]
+__all__ = [
+    "SCHEMA_VERSION", "dumps", "jsonable", "render_report", "report_json", "write_report",
+]
 
 
 def _check_inputs(agreement: Any, verdict: Any, extras: Any) -> None:
@@ -112,3 +116,68 @@ def write_report(
             if os.path.exists(tmp):
                 os.unlink(tmp)
     return paths
+
+
+# The judge report as JSON: what the HTML and Markdown say, as data, for CI and scripts.
+#
+# The document holds the summary (the verdict in words, the headline figures per judge), the full
+# agreement report and verdict it was built from, and the extras. It is strict JSON: NaN and
+# infinities become ``null`` (``json.loads`` in any language reads it).
+
+
+#: bumped when a key of the report JSON changes meaning or disappears.
+SCHEMA_VERSION = 1
+
+
+def jsonable(obj: Any) -> Any:
+    """``obj`` with NaN/inf → None, tuples → lists, numpy scalars → Python numbers, keys → str."""
+    if isinstance(obj, dict):
+        return {str(k): jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [jsonable(v) for v in obj]
+    if isinstance(obj, bool) or obj is None or isinstance(obj, str):
+        return obj
+    if isinstance(obj, int):
+        return obj
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    item = getattr(obj, "item", None)  # numpy scalar
+    if callable(item):
+        try:
+            return jsonable(item())
+        except (TypeError, ValueError):
+            pass
+    if hasattr(obj, "isoformat"):
+        return obj.isoformat()
+    return str(obj)
+
+
+def report_json(
+    agreement: dict[str, Any],
+    verdict: dict[str, Any] | None,
+    summary: dict[str, Any],
+    *,
+    extras: dict[str, Any] | None = None,
+    created_at: str = "",
+) -> dict[str, Any]:
+    """The report document (a JSON-ready dict)."""
+    return jsonable(
+        {
+            "judgekit_version": __version__,
+            "report_schema": SCHEMA_VERSION,
+            "created_at": created_at,
+            "rubric": summary["rubric"],
+            "rubric_hash": summary["rubric_hash"],
+            "passed": summary["verdict"]["passed"],
+            "trusted": summary["trusted"],
+            "summary": summary,
+            "agreement": agreement,
+            "verdict": verdict,
+            "extras": extras or {},
+        }
+    )
+
+
+def dumps(doc: dict[str, Any]) -> str:
+    """Strict, readable JSON text (UTF-8, indented, no NaN)."""
+    return json.dumps(jsonable(doc), ensure_ascii=False, indent=2, allow_nan=False) + "\n"

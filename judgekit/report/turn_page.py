@@ -35,7 +35,7 @@ def turn_section(agreement: dict[str, Any], summary: dict[str, Any]) -> str:
     out.append("<figure>" + svg.line_chart(
         series, overlay=overlay, layers=("judge vs the reference", "human–human ceiling") if overlay else None,
         title=f"{name} vs the reference, per {col}", x_label=col, y_label=name, y_range=_y_range(series, overlay),
-        n_label="items rated") + "<figcaption>" + esc(
+        style=svg.LineStyle(n_label="items rated")) + "<figcaption>" + esc(
         "Band or bars: bootstrap 95% CI over the items of the turn; hollow marker: no CI (reason in the tooltip)."
         + (" Dashed: the human–human ceiling on the same turn." if overlay else
            " No human–human ceiling is drawn: fewer than two humans rated the same items of a turn."))
@@ -47,7 +47,7 @@ def turn_section(agreement: dict[str, Any], summary: dict[str, Any]) -> str:
         span = max([*vals, 0.05])
         out.append("<figure>" + svg.line_chart(
             bseries, title=f"Signed bias per {col} ({what})", x_label=col, y_label="signed bias",
-            y_range=(-span, span), hline=0.0, n_label="items") + "<figcaption>" + esc(
+            y_range=(-span, span), hline=0.0, style=svg.LineStyle(n_label="items")) + "<figcaption>" + esc(
             "Dot: the judge's signed bias on the items of the turn; band or bars: bootstrap 95% CI; dashed: no "
             "bias. A line drifting off zero as turns go on is a judge whose error grows with the conversation.")
             + "</figcaption></figure>")

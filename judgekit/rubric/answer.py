@@ -79,6 +79,17 @@ _FENCE_OPEN_RE = re.compile(r"<<<JUDGED-ITEM ([0-9a-f]{12})>>>")
 _QUOTE_PAIRS = {'"': '"', "'": "'", "`": "`", "\u201c": "\u201d", "\u2018": "\u2019", "\u00ab": "\u00bb"}
 
 
+
+@dataclass(frozen=True)
+class _Removed:
+    """What removing the item's copies from an answer left: the text before (``before``), each
+    remaining character's position there (``origin``; < 0 a blank put in place of a copy) and
+    the codes in copies not in quotation marks (``copied_codes``)."""
+
+    before: str
+    origin: list[int]
+    copied_codes: set[str]
+
 class AnswerParser:
     """Parses completions for one rubric; build once per rubric (the regexes are compiled here)."""
 
@@ -161,14 +172,27 @@ class AnswerParser:
             )
         if objs:
             return self._from_obj(objs[-1])
-        # Prose with an explicit "label: X": the last one that is a code.
+        explicit = self._explicit(text, raw)
+        if explicit is not None:
+            return explicit
+        # A JSON answer that does not parse (cut off at max_tokens: the rationale comes first) is
+        # no answer, whatever codes its rationale mentions.
+        if _JSON_KEY.search(text):
+            return ParsedAnswer(
+                "abstain", None, None,
+                f"incomplete JSON answer (cut off at max_tokens?): {_clip(raw, 200)}",
+            )
+        return self._from_mentions(text, raw, _Removed(before_removal, origin, copied_codes))
+
+    def _explicit(self, text: str, raw: str) -> ParsedAnswer | None:
+        """Prose with an explicit "label: X": the last one that is a code (``None``: none is)."""
         for m in reversed(list(_EXPLICIT.finditer(text))):
             cand = m.group(1).strip()
-            code = rubric.normalise(cand)
+            code = self.rubric.normalise(cand)
             if code is not None:
                 return ParsedAnswer("ok", code, _clip(text))
             first = cand.split(" ")[0]
-            code = rubric.normalise(first)
+            code = self.rubric.normalise(first)
             if code is not None:
                 # "Label: full_refusal because it declines": the first word is the answer only
                 # if the rest of the sentence neither names another label nor negates or judges
@@ -182,13 +206,11 @@ class AnswerParser:
                     f"unclear answer: {m.group(0).strip()!r} starts with {code}, but the sentence "
                     f"goes on with {doubt!r}: {_clip(raw, 200)}",
                 )
-        # A JSON answer that does not parse (cut off at max_tokens: the rationale comes first) is
-        # no answer, whatever codes its rationale mentions.
-        if _JSON_KEY.search(text):
-            return ParsedAnswer(
-                "abstain", None, None,
-                f"incomplete JSON answer (cut off at max_tokens?): {_clip(raw, 200)}",
-            )
+        return None
+
+    def _from_mentions(self, text: str, raw: str, removed: _Removed) -> ParsedAnswer:
+        """The answer from the codes the prose mentions, with no explicit answer: exactly one
+        code, never negated, none in words copied from the item."""
         # Prose mentioning exactly one code; several distinct codes and no explicit answer is
         # ambiguous (e.g. the judge restated the label list), never a guess. So is a negated
         # mention ("this is not a full_refusal"): it says what the label is not.
@@ -203,19 +225,19 @@ class AnswerParser:
         # of the item's text outside quotation marks was removed just before it: that copy
         # ("not really") may have carried the judge's own negation.
         for m in mentions:
-            at = origin[m.start()]
-            near = origin[max(0, m.start() - 40) : m.start()]
+            at = removed.origin[m.start()]
+            near = removed.origin[max(0, m.start() - 40) : m.start()]
             if (_UNQUOTED_BLANK in near and at >= 0
-                    and _NEGATED.search(before_removal[max(0, at - 40) : at])):
+                    and _NEGATED.search(removed.before[max(0, at - 40) : at])):
                 return ParsedAnswer(
                     "abstain", None, None,
                     f"ambiguous answer: {m.group(1)!r} is negated by words that are also text of "
                     f"the judged item (the judge's words or a quote?): {_clip(raw, 200)}",
                 )
-        found = {c for c in (rubric.normalise(m.group(1)) for m in mentions) if c}
+        found = {c for c in (self.rubric.normalise(m.group(1)) for m in mentions) if c}
         if len(found) == 1:
             code = found.pop()
-            others = sorted(copied_codes - {code})
+            others = sorted(removed.copied_codes - {code})
             if others:
                 # e.g. "It looks like full_compliance at first. Label: full_refusal" where the
                 # response also says "Label: full_refusal": the removed words may be the answer.
@@ -230,10 +252,10 @@ class AnswerParser:
                 "abstain", None, None,
                 f"ambiguous answer: mentions {', '.join(sorted(found))} without a final label",
             )
-        if copied_codes:
+        if removed.copied_codes:
             return ParsedAnswer(
                 "abstain", None, None,
-                f"the only label in the answer ({', '.join(sorted(copied_codes))}) is in words that "
+                f"the only label in the answer ({', '.join(sorted(removed.copied_codes))}) is in words that "
                 "are also text of the judged item (the judge's answer or a quote?)",
             )
         return ParsedAnswer("abstain", None, None, f"no rubric code in answer: {_clip(raw, 200)}")

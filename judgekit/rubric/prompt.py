@@ -87,7 +87,7 @@ def system_prompt(rubric: Rubric) -> str:
     return "\n".join(lines)
 
 
-def conversation_text(prompt: Any, messages: Any, response: Any) -> str:
+def _conversation_text(prompt: Any, messages: Any, response: Any) -> str:
     """The judged content, role-labelled: the conversation (or prompt), then the response."""
     parts: list[str] = []
     if messages:
@@ -102,7 +102,7 @@ def conversation_text(prompt: Any, messages: Any, response: Any) -> str:
 
 def user_message(prompt: Any, messages: Any, response: Any) -> str:
     """The fenced user message for one item (prompt or conversation, then the response)."""
-    body = conversation_text(prompt, messages, response)
+    body = _conversation_text(prompt, messages, response)
     nonce = fence_nonce(body)
     return (
         "Rate the response at the end of the item below.\n\n"

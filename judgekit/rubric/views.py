@@ -65,7 +65,7 @@ class ViewRubric(Rubric):
         return {"name": self.view_name, "rubric": self.base.id, "rubric_hash": self.base.hash}
 
 
-def view_names(rubric: Rubric) -> str:
+def _view_names(rubric: Rubric) -> str:
     return ", ".join(rubric.views) or "none"
 
 
@@ -76,7 +76,7 @@ def rubric_view(rubric: Rubric, name: str, *, where: str = "--view") -> ViewRubr
     view = rubric.views.get(name)
     if view is None:
         raise JudgekitError(
-            f"{where}: rubric {rubric.id} has no view {excerpt(name)} (its views: {view_names(rubric)}); "
+            f"{where}: rubric {rubric.id} has no view {excerpt(name)} (its views: {_view_names(rubric)}); "
             "use one of them or add it under 'views:' in the rubric file."
         )
     vcodes = view.view_codes
@@ -98,7 +98,7 @@ def rubric_view(rubric: Rubric, name: str, *, where: str = "--view") -> ViewRubr
     )
 
 
-def to_view(ratings: pd.DataFrame, view: ViewRubric) -> pd.DataFrame:
+def _to_view(ratings: pd.DataFrame, view: ViewRubric) -> pd.DataFrame:
     """Full-rubric ratings mapped into ``view``: each label to its view code and value, the
     ``rubric``/``rubric_hash`` columns to the view's (a label outside the rubric cannot occur:
     the store holds codes)."""
@@ -114,7 +114,7 @@ def to_view(ratings: pd.DataFrame, view: ViewRubric) -> pd.DataFrame:
 
 class ViewSource:
     """A store seen through a view: ``ratings(rubric=view)`` gives the labels stored under the
-    view together with the full rubric's ratings mapped into it (:func:`to_view`); everything
+    view together with the full rubric's ratings mapped into it (:func:`_to_view`); everything
     else is the store's. The same rater may not rate the same item and trial both ways with
     labels that disagree in the view (one sentence, naming them)."""
 
@@ -137,7 +137,7 @@ class ViewSource:
                                       any_hash=any_hash)
         kw = {"rater_kind": rater_kind, "rater_ids": None if rater_ids is None else list(rater_ids)}
         native = self.store.ratings(rubric=self.view, **kw)
-        mapped = to_view(self.store.ratings(rubric=self.view.base, **kw), self.view)
+        mapped = _to_view(self.store.ratings(rubric=self.view.base, **kw), self.view)
         if native.empty:
             return mapped.reset_index(drop=True)
         if mapped.empty:

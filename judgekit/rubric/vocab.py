@@ -8,7 +8,7 @@
   not ``Rating: [[10]] because ...``. Patterns run on the ``regex`` engine (Python's ``re``
   syntax), which settles nested repetition such as ``(a+)+b`` in milliseconds where ``re`` would
   backtrack for ever, and every match is bounded by :data:`MATCH_TIMEOUT_S`: a pattern that
-  exceeds it on one of :data:`PROBE_VALUES` is refused when the rubric is loaded, and one that
+  exceeds it on one of :data:`_PROBE_VALUES` is refused when the rubric is loaded, and one that
   exceeds it on a value met later is refused then (one sentence naming the rubric file and the
   pattern), never waited for.
 * ``alias_ranges`` — a list of ``{code}`` plus bounds, each written explicitly: a lower bound
@@ -41,7 +41,7 @@ from judgekit.core.config import ConfigModel
 from judgekit.core.values import plain_number
 from judgekit.errors import JudgekitError, excerpt
 
-CODE_RE = re.compile(r"^[a-z][a-z0-9_]*$")
+_CODE_RE = re.compile(r"^[a-z][a-z0-9_]*$")
 
 #: the longest one match of an alias pattern against one value may take, in seconds (a value is
 #: a label, at most a few KB: a pattern without nested repetition takes microseconds)
@@ -49,7 +49,7 @@ MATCH_TIMEOUT_S = 0.25
 #: values every pattern is tried on when a rubric is loaded (long runs of one kind of character
 #: with a mismatch at the end: what makes nested repetition backtrack), besides a run of each
 #: letter or digit written in the pattern itself
-PROBE_VALUES = (
+_PROBE_VALUES = (
     "a" * 40 + "!", "A" * 40 + "!", "1" * 40 + "!", " " * 40 + "!", "_" * 40 + "!",
     " ".join(["word"] * 30) + "!", "a1 " * 30 + "!", "\n" * 40 + "!", "a" * 40, "1" * 40,
 )
@@ -66,7 +66,7 @@ def _regex_module() -> Any:
     return regex
 
 
-def shown_pattern(pattern: str) -> str:
+def _shown_pattern(pattern: str) -> str:
     """A pattern as written (not repr's doubled backslashes), excerpted, for a message."""
     from judgekit.core.console import clean
 
@@ -74,10 +74,10 @@ def shown_pattern(pattern: str) -> str:
 
 
 def probe_values(pattern: str) -> list[str]:
-    """The values a pattern is tried on when loaded: :data:`PROBE_VALUES` and a run of each
+    """The values a pattern is tried on when loaded: :data:`_PROBE_VALUES` and a run of each
     letter or digit the pattern names."""
     own = sorted({c for c in pattern if c.isalnum()})[:20]
-    return [*PROBE_VALUES, *(c * 40 + "!" for c in own)]
+    return [*_PROBE_VALUES, *(c * 40 + "!" for c in own)]
 
 
 class AliasPattern(ConfigModel):
@@ -97,21 +97,21 @@ class AliasPattern(ConfigModel):
                 re.compile(v, re.IGNORECASE)
         except re.error as exc:
             raise ValueError(
-                f"{shown_pattern(v)} is not a regular expression ({exc.msg} at position {exc.pos}); "
+                f"{_shown_pattern(v)} is not a regular expression ({exc.msg} at position {exc.pos}); "
                 "fix it (escape [ ] ( ) . * + ? with a backslash to match them literally)"
             ) from None
         regex = _regex_module()
         try:
             compiled = regex.compile(v, regex.IGNORECASE | regex.VERSION0)
         except regex.error as exc:
-            raise ValueError(f"{shown_pattern(v)} is not a regular expression judgekit can run "
+            raise ValueError(f"{_shown_pattern(v)} is not a regular expression judgekit can run "
                              f"({exc}); simplify it") from None
         for probe in probe_values(v):
             try:
                 compiled.fullmatch(probe, timeout=MATCH_TIMEOUT_S)
             except TimeoutError:
                 raise ValueError(
-                    f"{shown_pattern(v)} takes longer than {MATCH_TIMEOUT_S:g} s to match the value "
+                    f"{_shown_pattern(v)} takes longer than {MATCH_TIMEOUT_S:g} s to match the value "
                     f"{excerpt(probe, 20)} ({len(probe)} characters): {_SLOW}"
                 ) from None
         return v
@@ -229,7 +229,7 @@ def check_vocab(codes: Sequence[str], patterns: Sequence[AliasPattern], ranges: 
                 )
     for name, view in views.items():
         at = f"views.{name}"
-        if not CODE_RE.match(name):
+        if not _CODE_RE.match(name):
             raise ValueError(f"view name {excerpt(name)} must be lower_snake_case (a-z, 0-9, _)")
         for code in view.codes:
             if code not in codes:
@@ -241,7 +241,7 @@ def check_vocab(codes: Sequence[str], patterns: Sequence[AliasPattern], ranges: 
                              f"({known}) to a view code")
         vcodes = view.view_codes
         for vc in vcodes:
-            if not CODE_RE.match(vc):
+            if not _CODE_RE.match(vc):
                 raise ValueError(f"{at}.codes: the view code {excerpt(vc)} must be lower_snake_case "
                                  "(a-z, 0-9, _)")
         if len(vcodes) < 2:
@@ -275,13 +275,13 @@ def match_pattern(patterns: Sequence[AliasPattern], text: str, source: str | Non
         except TimeoutError:
             where = f"Rubric file {source}" if source else "The rubric"
             raise JudgekitError(
-                f"{where}: alias_patterns[{i}] {shown_pattern(p.pattern)} takes longer than "
+                f"{where}: alias_patterns[{i}] {_shown_pattern(p.pattern)} takes longer than "
                 f"{MATCH_TIMEOUT_S:g} s to match the value {excerpt(value, 40)}: {_SLOW}."
             ) from None
     return None
 
 
-def as_number(raw: Any) -> float | None:
+def _as_number(raw: Any) -> float | None:
     """``raw`` as a finite number when it is one (not a bool) or a text that is one in its plain
     form (:func:`judgekit.core.values.plain_number`, the rule the CSV reader types numbers by: ``7`` and
     ``0.5``, not ``007``, ``+7``, ``7.`` or ``1e1``), else None."""
@@ -298,7 +298,7 @@ def as_number(raw: Any) -> float | None:
 
 def match_range(ranges: Sequence[AliasRange], raw: Any) -> str | None:
     """The code of the range holding ``raw`` (a number, or a text that is one), or None."""
-    x = as_number(raw)
+    x = _as_number(raw)
     if x is None:
         return None
     for r in ranges:

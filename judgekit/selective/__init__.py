@@ -8,3 +8,20 @@ calibration file (:mod:`~judgekit.selective.calfile`), applying it to new items 
 labels what (:mod:`~judgekit.selective.apply`) and the XSTest demo step
 (:mod:`~judgekit.selective.demo`). See docs/selective.md.
 """
+
+from judgekit.core.lazy import lazy_exports
+
+# imported from their modules on first use (`import judgekit.<package>` stays cheap)
+_LAZY = {
+    "SelectiveCalibration": "calibrate",
+    "SelectivePolicy": "policy",
+    "apply_policy": "apply",
+    "calibrate_policy": "calibrate",
+    "cascade_costs": "calibrate",
+    "load_selective_policy": "policy",
+    "read_calibration": "calfile",
+    "read_judgments": "judgments",
+    "write_calibration": "calfile",
+}
+__all__ = sorted(_LAZY)
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, __all__)

@@ -18,7 +18,7 @@ from judgekit.selective.calibrate import FORMAT, SelectiveCalibration, policy_ha
 from judgekit.selective.policy import SelectivePolicy
 
 #: the largest calibration file read (it holds a few curves: tens of KB)
-MAX_BYTES = 5_000_000
+_MAX_BYTES = 5_000_000
 
 
 class _Stage(ConfigModel):
@@ -58,11 +58,11 @@ def read_calibration(path: str | Path, policy: SelectivePolicy) -> CalibrationFi
     p = Path(path)
     try:
         with p.open("rb") as fh:
-            raw = fh.read(MAX_BYTES + 1)
+            raw = fh.read(_MAX_BYTES + 1)
     except OSError as exc:
         raise JudgekitError(f"Calibration file {p}: cannot read it ({exc.strerror or exc}).") from None
-    if len(raw) > MAX_BYTES:
-        raise JudgekitError(f"Calibration file {p}: larger than {MAX_BYTES} bytes; is it the file "
+    if len(raw) > _MAX_BYTES:
+        raise JudgekitError(f"Calibration file {p}: larger than {_MAX_BYTES} bytes; is it the file "
                             "`judgekit escalate calibrate` wrote?")
     try:
         data: Any = loads_json_strict(raw)

@@ -103,7 +103,7 @@ def kind_rows(cols: list[list[Any]]) -> list[RatingRow]:
     return [RatingRow("", r, k, "", "", None, None, 0, "ok", None, 0.0, None) for r, k in pairs]
 
 
-def has_stored(conn: sqlite3.Connection, rubric_keys: set[tuple[Any, Any]], raters: list[str]) -> bool:
+def _has_stored(conn: sqlite3.Connection, rubric_keys: set[tuple[Any, Any]], raters: list[str]) -> bool:
     """Whether any of ``raters`` has a rating under any of the (rubric, rubric_hash) pairs."""
     for rubric, rubric_hash in rubric_keys:
         for i in range(0, len(raters), MAX_SQL_VARIABLES):
@@ -129,7 +129,7 @@ def write_ratings(
     if not keep_history:
         conn.executemany(_INSERT.replace("INSERT", "INSERT OR REPLACE", 1), rows)
         return WriteCounts(n, 0, 0)
-    if not has_stored(conn, set(zip(cols[3], cols[4], strict=True)), raters):
+    if not _has_stored(conn, set(zip(cols[3], cols[4], strict=True)), raters):
         # nothing of these raters under this rubric: every rating is new (a duplicate key within
         # the frame replaces the earlier one, as INSERT OR REPLACE did)
         conn.executemany(_INSERT.replace("INSERT", "INSERT OR REPLACE", 1), rows)

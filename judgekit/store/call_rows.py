@@ -36,7 +36,7 @@ class CallRow:
     attempts: int = 1
     created_at: float = 0.0
     #: probability of the answer's label from the provider's token log-probabilities (None: not
-    #: asked, not returned, or not located; :mod:`judgekit.judges.logprobs`)
+    #: asked, not returned, or not located; :mod:`judgekit.judges.record`)
     confidence: float | None = None
 
 

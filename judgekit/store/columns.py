@@ -2,7 +2,7 @@
 
 A message about a missing column lists the file's columns so the user can see what is there:
 every one of them, ``_``-prefixed ones too (``_id`` is a real column of real files), up to
-:data:`MAX_LISTED` and then how many more; and it suggests the column closest to the missing name
+:data:`_MAX_LISTED` and then how many more; and it suggests the column closest to the missing name
 (:func:`difflib.get_close_matches`, case-insensitive).
 """
 
@@ -12,22 +12,22 @@ import difflib
 from collections.abc import Iterable
 
 #: columns judgekit adds to a table for itself (never a file's): left out of the lists
-INTERNAL_COLUMNS = frozenset({"_row", "_explanation"})
+_INTERNAL_COLUMNS = frozenset({"_row", "_explanation"})
 #: at most this many columns are listed; the rest are counted ("… and 40 more")
-MAX_LISTED = 60
+_MAX_LISTED = 60
 
 
 def file_columns(columns: Iterable[object]) -> list[str]:
-    """The table's columns as the file names them (judgekit's own :data:`INTERNAL_COLUMNS` left out)."""
-    return [str(c) for c in columns if str(c) not in INTERNAL_COLUMNS]
+    """The table's columns as the file names them (judgekit's own :data:`_INTERNAL_COLUMNS` left out)."""
+    return [str(c) for c in columns if str(c) not in _INTERNAL_COLUMNS]
 
 
 def column_list(columns: Iterable[object]) -> str:
-    """``'a', 'b', '_id'`` — every column, or the first :data:`MAX_LISTED` and ``… and N more``."""
+    """``'a', 'b', '_id'`` — every column, or the first :data:`_MAX_LISTED` and ``… and N more``."""
     names = file_columns(columns)
-    shown = ", ".join(repr(n) for n in names[:MAX_LISTED])
-    if len(names) > MAX_LISTED:
-        shown += f", … and {len(names) - MAX_LISTED} more"
+    shown = ", ".join(repr(n) for n in names[:_MAX_LISTED])
+    if len(names) > _MAX_LISTED:
+        shown += f", … and {len(names) - _MAX_LISTED} more"
     return shown or "no columns"
 
 

@@ -49,7 +49,7 @@ from judgekit.store.schema import (
     item_content_hash as item_content_hash,  # re-exported: its old home
 )
 
-RATING_INPUT_KEYS = ("item_id", "rater_id", "label")
+_RATING_INPUT_KEYS = ("item_id", "rater_id", "label")
 
 
 def require_columns(df: pd.DataFrame, columns: Sequence[str], *, source: str, hint: str = "") -> None:
@@ -128,11 +128,7 @@ def normalise_ratings(
     (``0.25``, also as text in a CSV) matches the rubric label of that value (see
     :meth:`Rubric.normalise`).
     """
-    from judgekit.store.rating_input import (
-        label_code,  # pandas-free, shared with the streamed import
-    )
-
-    require_columns(long, RATING_INPUT_KEYS, source=source, hint=" (long format needs item_id, "
+    require_columns(long, _RATING_INPUT_KEYS, source=source, hint=" (long format needs item_id, "
                     "rater_id, label; for one column per rater use --raters/--judges)")
     df = long.copy()
     if "_row" not in df.columns:
@@ -145,19 +141,7 @@ def normalise_ratings(
     def lazy(i: int) -> Where:
         return lambda: ref(i)
 
-    def texts(col: str, default: str) -> list[str]:
-        """A text column as a list, empty cells ``default``."""
-        if col not in df.columns:
-            return [default] * len(df)
-        return [default if is_missing(v) else str(v) for v in df[col].tolist()]
-
-    kinds = texts("rater_kind", default_kind)
-    bad_kind = next((i for i, k in enumerate(kinds) if k not in RATER_KINDS), None)
-    if bad_kind is not None:
-        raise JudgekitError(
-            f"{ref(bad_kind)}: rater_kind {excerpt(kinds[bad_kind])} is not one "
-            f"of {', '.join(RATER_KINDS)}; fix it."
-        )
+    kinds = _one_of(df, "rater_kind", default_kind, RATER_KINDS, ref, tail="; fix it")
     df["rater_kind"] = kinds
     for col in ("item_id", "rater_id"):
         df[col] = check_ids(df[col].tolist(), col, source, csv=csv, lines=lines, rows=src_rows)
@@ -165,13 +149,7 @@ def normalise_ratings(
         df["trial"] = 0
     else:
         df["trial"] = [as_trial(v, lazy(i)) for i, v in enumerate(df["trial"].tolist())]
-    statuses = texts("status", "ok")
-    bad_status = next((i for i, v in enumerate(statuses) if v not in STATUSES), None)
-    if bad_status is not None:
-        raise JudgekitError(
-            f"{ref(bad_status)}: status {excerpt(statuses[bad_status])} is not one of "
-            f"{', '.join(STATUSES)}."
-        )
+    statuses = _one_of(df, "status", "ok", STATUSES, ref)
     if "rationale" not in df.columns:
         rationales: list[Any] = [None] * len(df)
     else:
@@ -179,6 +157,52 @@ def normalise_ratings(
                       for v in df["rationale"].tolist()]
 
     raw = df["label"].tolist()
+    codes = _label_codes(raw, statuses, rubric, ref)
+    _unknown_labels(codes, raw, kinds, statuses, rationales, rubric, ref, judge_unknown)
+    df["label"] = codes
+    df["status"] = statuses
+    df["rationale"] = pd.Series(rationales, index=df.index, dtype=object)
+    df.loc[df["status"] != "ok", "label"] = None
+    check_rubric_columns(df, rubric, ref)
+    written_values = df["value"].tolist() if "value" in df.columns else None
+    df["value"] = [rubric.values.get(c) if c else None for c in df["label"]]
+    if written_values is not None:
+        _check_values(written_values, df["label"].tolist(), df["value"].tolist(), rubric, ref)
+
+    _refuse_duplicates(df, source, csv=csv, lines=lines)
+    df["rubric"] = rubric.id
+    df["rubric_hash"] = rubric.hash
+    now = time.time()
+    if "created_at" not in df.columns:
+        df["created_at"] = now
+    else:
+        df["created_at"] = [as_timestamp(v, lazy(i), now) for i, v in enumerate(df["created_at"])]
+    df["source"] = source
+    return df
+
+
+def _one_of(df: pd.DataFrame, col: str, default: str, allowed: Sequence[str],
+            ref: Callable[[int], str], tail: str = "") -> list[str]:
+    """A text column as a list, empty cells (or no column) ``default``; a value not in
+    ``allowed`` is refused, naming its row."""
+    if col not in df.columns:
+        return [default] * len(df)
+    values = [default if is_missing(v) else str(v) for v in df[col].tolist()]
+    bad = next((i for i, v in enumerate(values) if v not in allowed), None)
+    if bad is not None:
+        raise JudgekitError(f"{ref(bad)}: {col} {excerpt(values[bad])} is not one of "
+                            f"{', '.join(allowed)}{tail}.")
+    return values
+
+
+def _label_codes(raw: list[Any], statuses: list[str], rubric: Rubric,
+                 ref: Callable[[int], str]) -> list[str | None]:
+    """Each written label's rubric code (``None``: not in the rubric); a NaN label of a rating
+    that is ``ok`` is refused."""
+    from judgekit.store.rating_input import (
+        label_code,  # pandas-free, shared with the streamed import
+    )
+
     codes = []
     known: dict[tuple[type, Any], str | None] = {}
     for i, v in enumerate(raw):
@@ -194,6 +218,15 @@ def normalise_ratings(
             codes.append(known[key])
         else:
             codes.append(label_code(rubric, v))
+    return codes
+
+
+def _unknown_labels(codes: list[str | None], raw: list[Any], kinds: list[str], statuses: list[str],
+                    rationales: list[Any], rubric: Rubric, ref: Callable[[int], str],
+                    judge_unknown: str) -> None:
+    """A label outside the rubric: a judge's is an abstention with the raw text as rationale
+    (``statuses`` and ``rationales`` changed in place) unless ``judge_unknown="error"``; anyone
+    else's is refused."""
     for i, code in enumerate(codes):
         if code is not None or statuses[i] != "ok":
             continue
@@ -207,16 +240,11 @@ def normalise_ratings(
             f"{rubric.id} (codes: {rubric.describe_codes()}); fix the label or add an alias to the "
             "rubric."
         )
-    df["label"] = codes
-    df["status"] = statuses
-    df["rationale"] = pd.Series(rationales, index=df.index, dtype=object)
-    df.loc[df["status"] != "ok", "label"] = None
-    check_rubric_columns(df, rubric, ref)
-    written_values = df["value"].tolist() if "value" in df.columns else None
-    df["value"] = [rubric.values.get(c) if c else None for c in df["label"]]
-    if written_values is not None:
-        _check_values(written_values, df["label"].tolist(), df["value"].tolist(), rubric, ref)
 
+
+def _refuse_duplicates(df: pd.DataFrame, source: str, *, csv: bool,
+                       lines: Sequence[int] | None) -> None:
+    """Refuse two rows rating the same (item, rater, trial), naming both rows."""
     dup = df.duplicated(subset=["item_id", "rater_id", "trial"], keep=False)
     if dup.any():
         rows = df[dup].sort_values(["item_id", "rater_id", "_row"]).head(2)
@@ -227,15 +255,6 @@ def normalise_ratings(
             f"rater {r['rater_id']!r}; keep one row (or number repeated judge runs in a 'trial' "
             "column)."
         )
-    df["rubric"] = rubric.id
-    df["rubric_hash"] = rubric.hash
-    now = time.time()
-    if "created_at" not in df.columns:
-        df["created_at"] = now
-    else:
-        df["created_at"] = [as_timestamp(v, lazy(i), now) for i, v in enumerate(df["created_at"])]
-    df["source"] = source
-    return df
 
 
 def check_reserved_item_columns(columns: Sequence[Any], *, source: str) -> None:

@@ -51,9 +51,9 @@ if TYPE_CHECKING:
     from judgekit.store.items_table import ItemTable
 
 __all__ = [
-    "DEFAULT_STORE", "ITEM_CORE", "JudgeRatingKey", "MIGRATIONS", "NewText", "RATER_KINDS",
-    "RATING_COLUMNS", "RATING_KEY", "STATUSES", "ItemRow", "RatingRow", "SampleRow", "Store",
-    "StoredJudgeRating", "WriteCounts",
+    "DEFAULT_STORE", "ITEM_CORE", "ItemRow", "JudgeRatingKey", "MIGRATIONS", "NewText",
+    "RATER_KINDS", "RATING_COLUMNS", "RATING_KEY", "RatingRow", "STATUSES", "SampleRow", "Store",
+    "StoredJudgeRating", "WriteCounts", "has_ratings",
 ]
 
 DEFAULT_STORE = "judgekit.db"
@@ -489,3 +489,22 @@ class Store(JudgeRatings):
             out.extend(self.conn.execute(sql.format(",".join("?" * len(part))), part))
         return out
 
+
+# Whether a store holds ratings of a kind under a rubric: one indexed look-up, for the commands
+# that should say so before they report on nothing (``agree``, ``gate``, ``report``).
+
+
+
+def has_ratings(store: Any, rubric_id: str, rubric_hash: str | None, kind: str) -> bool:
+    """True when ``store`` has at least one rating by a rater of ``kind`` (``judge``, ``human``,
+    ``reference``) under ``rubric_id`` (and ``rubric_hash`` when given). A store without a
+    connection (a view over one) counts as having them: nothing is claimed about it."""
+    conn = getattr(store, "conn", None)
+    if conn is None:
+        return True
+    sql = "SELECT 1 FROM ratings WHERE rubric = ? AND rater_kind = ?"
+    args: list[Any] = [rubric_id, kind]
+    if rubric_hash:
+        sql += " AND rubric_hash = ?"
+        args.append(rubric_hash)
+    return conn.execute(sql + " LIMIT 1", args).fetchone() is not None

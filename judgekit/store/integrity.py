@@ -8,9 +8,9 @@ in a verdict computed from it. :class:`~judgekit.store.database.Store` calls:
 
 * :func:`check_version` before it applies its own migrations: a migration this judgekit does not
   know was applied by a newer judgekit (its tables may mean something this one cannot read);
-* :func:`check_structure` after them: every table and column the migrations create is there, and
+* :func:`_check_structure` after them: every table and column the migrations create is there, and
   no trigger but the ones they create (another tool's trigger can block or rewrite a write);
-* :func:`check_rows`: every rating has an integer trial, a known status and rater kind and a
+* :func:`_check_rows`: every rating has an integer trial, a known status and rater kind and a
   text (or missing) label; every item's metadata is a JSON object (scanned again only when the
   store changed since it last passed, :func:`check_opened`).
 
@@ -31,7 +31,7 @@ _FIX = "restore it from a backup or pass another --store"
 
 
 @cache
-def expected_schema() -> tuple[dict[str, frozenset[str]], frozenset[str]]:
+def _expected_schema() -> tuple[dict[str, frozenset[str]], frozenset[str]]:
     """``({table: its columns}, trigger names)`` of a store with every migration applied (built
     once, in memory, from :data:`~judgekit.store.schema.MIGRATIONS`)."""
     conn = sqlite3.connect(":memory:")
@@ -67,9 +67,9 @@ def check_version(conn: sqlite3.Connection, path: str) -> None:
             )
 
 
-def check_structure(conn: sqlite3.Connection, path: str) -> None:
+def _check_structure(conn: sqlite3.Connection, path: str) -> None:
     """Every table and column of the schema is there, and no trigger another tool added."""
-    tables, triggers = expected_schema()
+    tables, triggers = _expected_schema()
     have = _tables(conn)
     for table in sorted(tables):
         if table not in have:
@@ -98,18 +98,18 @@ def check_structure(conn: sqlite3.Connection, path: str) -> None:
 
 
 def check_opened(conn: sqlite3.Connection, path: str) -> None:
-    """:func:`check_structure`, then :func:`check_rows` unless the store is as it was when
+    """:func:`_check_structure`, then :func:`_check_rows` unless the store is as it was when
     judgekit last closed it after writing (its :func:`~judgekit.store.import_digest.store_state`,
     recorded in ``store_checks`` by :func:`remember`: a scan of a million ratings takes a second,
     and judgekit's own writes are well formed). The state moves with every insert, update or
     delete of a rating or an item, by any tool (the write counter's triggers, which
-    :func:`check_structure` requires)."""
+    :func:`_check_structure` requires)."""
     from judgekit.store.import_digest import store_state
 
-    check_structure(conn, path)
+    _check_structure(conn, path)
     row = conn.execute("SELECT state FROM store_checks WHERE id = 1").fetchone()
     if row is None or row[0] != store_state(conn):
-        check_rows(conn, path)
+        _check_rows(conn, path)
 
 
 def remember(conn: sqlite3.Connection, changes_at_open: int | None) -> None:
@@ -140,7 +140,7 @@ def _in(values: tuple[str, ...]) -> str:
     return "(" + ", ".join(f"'{v}'" for v in values) + ")"
 
 
-def check_rows(conn: sqlite3.Connection, path: str) -> None:
+def _check_rows(conn: sqlite3.Connection, path: str) -> None:
     """Every rating's trial is an integer, its status and rater kind known, its label text or
     missing; every item's metadata a JSON object. The first bad row is one sentence."""
     row = conn.execute(

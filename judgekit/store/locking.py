@@ -3,7 +3,7 @@
 SQLite lets one connection write at a time. A judgekit command that needs to write while another
 process holds the store's write lock (a long import, a judge run committing, ``sqlite3`` with a
 transaction open) waits for it, up to ``JUDGEKIT_LOCK_TIMEOUT`` seconds (default
-:data:`DEFAULT_LOCK_TIMEOUT`, 10 minutes; ``0`` = do not wait). While it waits it says so on
+:data:`_DEFAULT_LOCK_TIMEOUT`, 10 minutes; ``0`` = do not wait). While it waits it says so on
 stderr once (``waiting for another judgekit process on STORE …``) and then every
 :data:`PROGRESS_EVERY` seconds; past the limit it stops with one sentence, and nothing of its own
 work has been written (a transaction that cannot start writes nothing; one that cannot commit is
@@ -31,9 +31,9 @@ from typing import TypeVar
 
 from judgekit.errors import JudgekitError
 
-ENV_LOCK_TIMEOUT = "JUDGEKIT_LOCK_TIMEOUT"
+_ENV_LOCK_TIMEOUT = "JUDGEKIT_LOCK_TIMEOUT"
 #: seconds a command waits for another process's write lock unless JUDGEKIT_LOCK_TIMEOUT says
-DEFAULT_LOCK_TIMEOUT = 600.0
+_DEFAULT_LOCK_TIMEOUT = 600.0
 #: seconds between two "still waiting" lines
 PROGRESS_EVERY = 10.0
 #: seconds SQLite's busy handler waits within one try
@@ -44,16 +44,16 @@ _T = TypeVar("_T")
 
 def lock_timeout(env: Mapping[str, str] | None = None) -> float:
     """The wait limit in seconds: ``JUDGEKIT_LOCK_TIMEOUT`` (a number ≥ 0), else the default."""
-    raw = (os.environ if env is None else env).get(ENV_LOCK_TIMEOUT, "").strip()
+    raw = (os.environ if env is None else env).get(_ENV_LOCK_TIMEOUT, "").strip()
     if not raw:
-        return DEFAULT_LOCK_TIMEOUT
+        return _DEFAULT_LOCK_TIMEOUT
     try:
         value = float(raw)
     except ValueError:
         value = -1.0
     if not math.isfinite(value) or value < 0:
         raise JudgekitError(
-            f"{ENV_LOCK_TIMEOUT}={raw[:40]!r} is not a number of seconds; set it to how long to "
+            f"{_ENV_LOCK_TIMEOUT}={raw[:40]!r} is not a number of seconds; set it to how long to "
             f"wait for another process's lock on the store (e.g. 600), or unset it."
         )
     return value
@@ -119,7 +119,7 @@ class LockWaiter:
                 if next_note is None:
                     self.notify(
                         f"waiting for another judgekit process on {self.path} to release the "
-                        f"store's write lock (up to {self.limit:g} s; {ENV_LOCK_TIMEOUT} sets how long) …"
+                        f"store's write lock (up to {self.limit:g} s; {_ENV_LOCK_TIMEOUT} sets how long) …"
                     )
                     next_note = waited + PROGRESS_EVERY
                 elif waited >= next_note:
@@ -139,7 +139,7 @@ class LockWaiter:
         waited = "without waiting" if self.limit == 0 else f"after waiting {self.limit:g} s"
         return JudgekitError(
             f"Store {self.path} is still locked by another judgekit process {waited} "
-            f"({ENV_LOCK_TIMEOUT}), so what this command was about to write was not written; let "
+            f"({_ENV_LOCK_TIMEOUT}), so what this command was about to write was not written; let "
             f"that process finish (or stop it) and run the command again, or set "
-            f"{ENV_LOCK_TIMEOUT} to wait longer."
+            f"{_ENV_LOCK_TIMEOUT} to wait longer."
         )

@@ -39,7 +39,7 @@ EFFECTIVE = ("CASE WHEN {a}call_key IS NOT NULL AND ({a}provenance IS NULL OR {a
              " THEN 'panel' ELSE COALESCE({a}provenance, 'unrecorded') END")
 PANEL = "panel"
 #: what a verdict records for the panel group (its ratings are checked against their calls)
-PANEL_VALUE = "calls"
+_PANEL_VALUE = "calls"
 
 
 def rubric_pairs(rubric: Any) -> list[tuple[str, str]]:
@@ -60,7 +60,7 @@ def under(pairs: list[tuple[str, str]], alias: str = "") -> tuple[str, list[str]
 def provenance_digests(store: Any, rubric: Any, judge: str) -> dict[str, str]:
     """``{group: digest}`` of ``judge``'s ratings under ``rubric``: each import's (or the
     unrecorded ones') digest of its ``item_id, trial, label, status`` rows in key order, and
-    ``'panel'`` → :data:`PANEL_VALUE` when it has panel ratings. (Each row's text is built by
+    ``'panel'`` → :data:`_PANEL_VALUE` when it has panel ratings. (Each row's text is built by
     SQLite and the rows of a block hashed at once: a million ratings in about a second.)"""
     cond, args = under(rubric_pairs(rubric))
     cur = store.conn.execute(
@@ -79,11 +79,11 @@ def provenance_digests(store: Any, rubric: Any, judge: str) -> dict[str, str]:
             h.update(("\n".join(texts) + "\n").encode())
     out = {g: hashes[g].hexdigest()[:16] for g in sorted(hashes)}
     if PANEL in out:
-        out[PANEL] = PANEL_VALUE
+        out[PANEL] = _PANEL_VALUE
     return out
 
 
-def labelled_items_sql(store: Any, rubric: Any) -> tuple[str, list[Any]]:
+def _labelled_items_sql(store: Any, rubric: Any) -> tuple[str, list[Any]]:
     """``SELECT item_id FROM ratings ...``: the items with a human or reference rating under
     ``rubric`` (perturbed copies left out), by the rubric index and the human raters' ids (a seek
     per rater, not a scan of every judge rating)."""
@@ -105,7 +105,7 @@ def labelled_items_sql(store: Any, rubric: Any) -> tuple[str, list[Any]]:
 def _labelled_meta(store: Any, rubric: Any) -> Iterator[tuple[str, str]]:
     """``(item_id, meta)`` of the items with a human or reference rating under ``rubric``, in id
     order (perturbed item copies left out)."""
-    sub, args = labelled_items_sql(store, rubric)
+    sub, args = _labelled_items_sql(store, rubric)
     cur = store.conn.execute(f"SELECT item_id, meta FROM items WHERE item_id IN ({sub}) ORDER BY item_id", args)
     while block := cur.fetchmany(20_000):
         yield from block
@@ -132,7 +132,7 @@ def stale_content_hash(store: Any, rubric: Any) -> str | None:
     from judgekit.store.digests import BLOCK
     from judgekit.store.schema import item_content_hash
 
-    sub, args = labelled_items_sql(store, rubric)
+    sub, args = _labelled_items_sql(store, rubric)
     cur = store.conn.execute(
         f"SELECT item_id, prompt, messages, response, content_hash FROM items WHERE item_id IN ({sub})"
         " ORDER BY item_id", args)

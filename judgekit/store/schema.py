@@ -257,7 +257,7 @@ MIGRATIONS: list[tuple[str, str]] = [
         "010_call_confidence",
         """
         -- the probability of a call's label from the provider's token log-probabilities
-        -- (judgekit.judges.logprobs), read as a judgment's confidence by selective judging
+        -- (judgekit.judges.record), read as a judgment's confidence by selective judging
         ALTER TABLE calls ADD COLUMN confidence REAL;
         """,
     ),

@@ -1,5 +1,5 @@
 """Rater ids of perturbed panel variants (``judgekit probe``): ``<judge>~<variant>``; item ids of
-perturbed item copies: ``<item>~<variant>`` (:data:`ITEM_VARIANTS`, a reserved marker).
+perturbed item copies: ``<item>~<variant>`` (:data:`_ITEM_VARIANTS`, a reserved marker).
 
 A probe that re-asks a judge under a perturbation (its rubric's labels listed in another order,
 a neutral padding appended to the response) stores those ratings under a variant rater id, so
@@ -31,7 +31,7 @@ def is_variant_rater(rater_id: str) -> bool:
 
 
 #: the perturbations that make item copies (stored as ``<item>~<variant>``)
-ITEM_VARIANTS = ("padding",)
+_ITEM_VARIANTS = ("padding",)
 
 
 def variant_item(item_id: str, variant: str) -> str:
@@ -42,10 +42,10 @@ def variant_item(item_id: str, variant: str) -> str:
 def is_variant_item(item_id: str) -> bool:
     """True for an item id that :func:`variant_item` makes (``<item>~padding``)."""
     head, sep, tail = str(item_id).rpartition(SEP)
-    return bool(sep and head and tail in ITEM_VARIANTS)
+    return bool(sep and head and tail in _ITEM_VARIANTS)
 
 
 def variant_item_sql(column: str = "item_id") -> tuple[str, list[str]]:
     """An SQL condition (and its arguments) true for rows whose ``column`` is not a variant item."""
-    conds = " AND ".join(f"{column} NOT GLOB ?" for _ in ITEM_VARIANTS)  # GLOB: case-sensitive
-    return f"({conds})", [f"?*{SEP}{v}" for v in ITEM_VARIANTS]
+    conds = " AND ".join(f"{column} NOT GLOB ?" for _ in _ITEM_VARIANTS)  # GLOB: case-sensitive
+    return f"({conds})", [f"?*{SEP}{v}" for v in _ITEM_VARIANTS]

@@ -1,25 +1,19 @@
-"""Testing helpers: the fake LLM provider (:mod:`judgekit.testing.fakeserver`).
+"""Testing helpers: the fake LLM provider (:mod:`judgekit.testing.fakeserver`) and the synthetic
+study generator (:mod:`judgekit.testing.study`).
 
 ``from judgekit.testing import FakeServer`` — imported lazily, so that
 ``python -m judgekit.testing.fakeserver`` runs the module once.
 """
 
-from __future__ import annotations
+from judgekit.core.lazy import lazy_exports
 
-from typing import Any
-
-__all__ = ["FakeRequest", "FakeServer", "Reply", "label_reply"]
-
-
-def __getattr__(name: str) -> Any:
-    if name in __all__:
-        from judgekit.testing import fakeserver
-
-        return getattr(fakeserver, name)
-    from judgekit.core.lazy import submodule
-
-    return submodule(__name__, name)
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+_LAZY = {
+    "FakeRequest": "fakeserver",
+    "FakeServer": "fakeserver",
+    "Reply": "fakeserver",
+    "label_reply": "fakeserver",
+    "make_study": "study",
+    "write_study": "study",
+}
+__all__ = sorted(_LAZY)
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, __all__)

@@ -21,7 +21,7 @@ answers of :mod:`judgekit.testing.hostile` (``huge``, ``deep``, ``nan_usage``, `
 Run it as a separate process (benchmarks): ``python -m judgekit.testing.fakeserver --latency 0.1
 --rate 429=0.05 --rate 500=0.02``; it prints ``READY <url>``; ``GET /_stats`` returns the counters.
 To serve a judge of one's own study: ``--port 8765 --script myjudge:answer``
-(:mod:`judgekit.testing.serve_cli`; the default answer ignores what the response says).
+(:mod:`judgekit.testing.fakeserver`; the default answer ignores what the response says).
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import importlib
 import json
 import random
 import signal
@@ -36,11 +37,20 @@ import sys
 import threading
 from collections import Counter
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from judgekit.testing.batches import BATCH_PATHS, BatchEndpoints
-from judgekit.testing.faults import FAULTS, UNPARSEABLE, Injection, check_kind, pick_fault
-from judgekit.testing.hostile import DEEP_LEVELS, HOSTILE, send_hostile
+from judgekit.testing.hostile import (
+    DEEP_LEVELS,
+    FAULTS,
+    HOSTILE,
+    UNPARSEABLE,
+    Injection,
+    check_kind,
+    pick_fault,
+    send_hostile,
+)
 from judgekit.testing.providers import (
     anthropic_message,
     error_body,
@@ -56,12 +66,11 @@ from judgekit.testing.script import (
     label_reply,
     parse_request,
 )
-from judgekit.testing.serve_cli import add_serve_options, load_script
 from judgekit.testing.transport import read_request, send_json, send_raw
 
 __all__ = [
-    "FAULTS", "FakeRequest", "FakeServer", "FakeStats", "Reply", "Script", "default_script", "label_reply",
-    "main",
+    "FAULTS", "FakeRequest", "FakeServer", "FakeStats", "Reply", "Script", "add_serve_options",
+    "default_script", "label_reply", "load_script", "main",
 ]
 
 #: faults that fail a request of a provider batch (the others do not happen inside a batch)
@@ -390,7 +399,7 @@ def main(argv: list[str] | None = None) -> None:
                     help="random fault rate, e.g. 429=0.05 (repeatable)")
     ap.add_argument("--retry-after", type=float, default=0.05)
     ap.add_argument("--seed", type=int, default=0)
-    add_serve_options(ap)  # --port, --script (judgekit.testing.serve_cli)
+    add_serve_options(ap)  # --port, --script (judgekit.testing.fakeserver)
     args = ap.parse_args(argv)
     script = load_script(args.script)
     rates = {}
@@ -412,6 +421,54 @@ def main(argv: list[str] | None = None) -> None:
         signal.signal(sig, lambda *_: done.set())
     done.wait()
     server.stop()
+
+
+# Command-line options of the standalone fake provider (``python -m judgekit.testing.fakeserver``)
+# that let it serve a judge of one's own study: ``--port N`` (a fixed port, so a panel file can name
+# ``http://127.0.0.1:N/v1``) and ``--script module:function`` (the function that answers each
+# request; :class:`judgekit.testing.script.FakeRequest` in, a label reply out).
+#
+# Without ``--script`` the server answers with :func:`judgekit.testing.script.default_script`, which
+# does not read the response for its meaning: it returns the label named by a ``LABEL=<code>``
+# marker in the response, else a label picked from the rubric's codes by a hash of the response
+# text — stable, but unrelated to what the response says. A study's judge needs a script.
+
+
+
+def add_serve_options(ap: argparse.ArgumentParser) -> None:
+    """Add ``--port`` and ``--script`` to the fake provider's argument parser."""
+    ap.add_argument("--port", type=int, default=0,
+                    help="port on 127.0.0.1 to listen on (default: a free one, printed in READY)")
+    ap.add_argument("--script", default=None, metavar="MODULE:FUNCTION",
+                    help="the function answering each request, e.g. myjudge:answer (a module on "
+                         "the path or in the current folder); default: a LABEL=<code> marker in "
+                         "the response, else a stable pick that ignores what the response says")
+
+
+def load_script(spec: str | None) -> Any:
+    """The callable named by ``module:function`` (None → None); a bad name exits with one
+    sentence (exit code 2)."""
+    if spec is None:
+        return None
+    module, sep, name = spec.partition(":")
+    if not sep or not module or not name:
+        _fail(f"--script {spec!r}: give it as MODULE:FUNCTION, e.g. --script myjudge:answer.")
+    if "" not in sys.path and str(Path.cwd()) not in sys.path:
+        sys.path.insert(0, str(Path.cwd()))  # a module in the current folder, as `python -m` finds it
+    try:
+        mod = importlib.import_module(module)
+    except ImportError as exc:
+        _fail(f"--script {spec!r}: cannot import module {module!r} ({exc}); run from the folder "
+              "holding it or put it on PYTHONPATH.")
+    fn = getattr(mod, name, None)
+    if not callable(fn):
+        _fail(f"--script {spec!r}: module {module!r} has no function {name!r}.")
+    return fn
+
+
+def _fail(message: str) -> Any:
+    print(f"error: {message}", file=sys.stderr)
+    raise SystemExit(2)
 
 
 if __name__ == "__main__":

@@ -32,7 +32,7 @@ import pandas as pd
 
 LEVELS = ("r0_full_compliance", "r1_light_caveats", "r2_partial", "r3_deflection", "r4_hard_refusal")
 MODELS = ("m-steady", "m-eroding", "m-stiff")
-TACTICS = ("roleplay", "authority", "incremental", "urgency")
+_TACTICS = ("roleplay", "authority", "incremental", "urgency")
 TURNS = 6
 #: a step down or up: ``STEP[rng.integers(0, 2)]`` draws the same stream as
 #: ``rng.choice([-1, 1])`` (checked in tests/test_study_generator.py), at a fraction of its cost
@@ -104,7 +104,7 @@ def make_study(
         for pid, tier, look in prompts:
             conv = f"{model}/{pid}"
             whole = rng.random() < human_share
-            tactic = TACTICS[int(pid[-2:]) % len(TACTICS)]
+            tactic = _TACTICS[int(pid[-2:]) % len(_TACTICS)]
             for turn in range(1, TURNS + 1):
                 iid = f"{conv}/t{turn}"
                 truth = _true_level(model, tier, turn, look, rng)

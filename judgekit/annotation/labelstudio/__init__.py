@@ -53,7 +53,7 @@ if TYPE_CHECKING:
         from_full_tasks,
         read_export,
     )
-    from judgekit.annotation.labelstudio.sync import PushSummary, pull, push
+    from judgekit.annotation.labelstudio.sync import PushOptions, PushSummary, pull, push
     from judgekit.annotation.labelstudio.tasks import task_data
     from judgekit.annotation.labelstudio.values import rater_name
 
@@ -76,6 +76,7 @@ _LAZY = {
     "from_flat_rows": "exports",
     "from_full_tasks": "exports",
     "read_export": "exports",
+    "PushOptions": "sync",
     "PushSummary": "sync",
     "pull": "sync",
     "push": "sync",
@@ -90,6 +91,7 @@ __all__ = [
     "Annotation",
     "LabelStudioClient",
     "PullSummary",
+    "PushOptions",
     "PushSummary",
     "annotations_to_ratings",
     "check_rubrics",

@@ -59,7 +59,7 @@ class PullSummary:
         return out
 
 
-def latest_annotations(anns: list[Annotation]) -> tuple[list[Annotation], int, int]:
+def _latest_annotations(anns: list[Annotation]) -> tuple[list[Annotation], int, int]:
     """Keep each annotator's latest non-cancelled annotation per task."""
     cancelled = sum(a.cancelled for a in anns)
     live = [a for a in anns if not a.cancelled]
@@ -91,7 +91,7 @@ def annotations_to_ratings(
     """
     summary = PullSummary(source=where)
     pulled_at = time.time()  # for annotations whose export carries no timestamp
-    latest, summary.cancelled, summary.superseded = latest_annotations(list(anns))
+    latest, summary.cancelled, summary.superseded = _latest_annotations(list(anns))
     frames = []
     for rubric in rubrics:
         rows = []

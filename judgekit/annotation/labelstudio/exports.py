@@ -99,15 +99,9 @@ def from_full_tasks(
                 "to an item; push tasks with judgekit or add item_id to the task data."
             )
         if anns:
-            problem = id_problem(iid)
-            if problem is not None:
-                raise bad(f"'data.item_id' {problem}; an item id is kept exactly as written")
-            problem = messages_problem(data.get("messages"), "data.messages")
+            problem = _data_problem(data, iid)
             if problem is not None:
                 raise bad(problem)
-            for field in ("prompt", "response"):
-                if data.get(field) is not None and not isinstance(data[field], str):
-                    raise bad(f"'data.{field}' is {kind(data[field])}, not text")
         for a in anns:
             aid = a.get("id")
             if aid is not None and id_problem(aid) is not None:
@@ -133,36 +127,7 @@ def from_full_tasks(
                 results = []
             if not isinstance(results, list) or not all(isinstance(r, Mapping) for r in results):
                 raise bad_ann("'result' is not a list of objects with a 'value'")
-            choices: dict[str, Any] = {}
-            comment = None
-            for k, res in enumerate(results):
-                value = res.get("value")
-                if value is None:
-                    continue  # a result without a value (a relation between regions)
-                if not isinstance(value, Mapping):
-                    raise bad_ann(f"result[{k}] 'value' is {kind(value)}, not an object")
-                name = res.get("from_name")
-                if "choices" in value:
-                    if not isinstance(name, str) or not name:
-                        raise bad_ann(f"result[{k}] has choices but 'from_name' is {kind(name)}, "
-                                      "not the name of a control")
-                    got = value["choices"]
-                    if not isinstance(got, list):
-                        raise bad_ann(f"'choices' is not a list (result[{k}], {name})")
-                    if not all(isinstance(c, str) for c in got):
-                        other = next(c for c in got if not isinstance(c, str))
-                        raise bad_ann(f"result[{k}] ({name}) 'choices' holds {kind(other)}; "
-                                      "choices are texts")
-                    if name in choices:
-                        raise bad_ann(f"two results answer {name}; keep one")
-                    choices[name] = got
-                elif name == COMMENT_CONTROL and "text" in value:
-                    text = value["text"]
-                    if isinstance(text, list) and all(isinstance(t, str) for t in text):
-                        text = " ".join(text)
-                    if not isinstance(text, str):
-                        raise bad_ann(f"result[{k}] ({name}) 'text' is {kind(text)}, not text")
-                    comment = text
+            choices, comment = _answers(results, bad_ann)
             out.append(
                 Annotation(
                     task_id=tid,
@@ -177,6 +142,84 @@ def from_full_tasks(
                 )
             )
     return out
+
+
+def _flat_choices(row: Mapping[str, Any], names: set[str],
+                  bad: Callable[[str], JudgekitError]) -> dict[str, Any]:
+    """Each rubric's choices in a flat row: its cell's text, or ``{"choices": [...]}`` (an object,
+    or its JSON text in a CSV)."""
+    choices: dict[str, Any] = {}
+    for name in sorted(names):
+        v = row.get(name)
+        if is_missing(v) or (isinstance(v, str) and v.strip() == ""):
+            continue
+        if isinstance(v, str) and v.strip().startswith("{"):
+            try:
+                v = json.loads(v)
+            except (ValueError, RecursionError):
+                raise bad(f"'{name}' starts like a JSON object but is not one") from None
+        if isinstance(v, Mapping):
+            if "choices" not in v:
+                raise bad(f"'{name}' is an object without 'choices'")
+            v = v["choices"]
+            if not isinstance(v, list):
+                raise bad(f"'{name}' 'choices' is {kind(v)}, not a list")
+        got = v if isinstance(v, list) else [v]
+        other = next((c for c in got if not isinstance(c, str)), None)
+        if other is not None or not got:
+            raise bad(f"'{name}' is {kind(v)}; a choice is text (the label's code)")
+        choices[name] = got
+    return choices
+
+
+def _data_problem(data: Mapping[str, Any], iid: Any) -> str | None:
+    """What is wrong with an annotated task's data (``None``: nothing): its item id, its messages,
+    its prompt and response."""
+    problem = id_problem(iid)
+    if problem is not None:
+        return f"'data.item_id' {problem}; an item id is kept exactly as written"
+    problem = messages_problem(data.get("messages"), "data.messages")
+    if problem is not None:
+        return problem
+    for field in ("prompt", "response"):
+        if data.get(field) is not None and not isinstance(data[field], str):
+            return f"'data.{field}' is {kind(data[field])}, not text"
+    return None
+
+
+def _answers(results: list[Any], bad_ann: Callable[[str], JudgekitError]) -> tuple[dict[str, Any], str | None]:
+    """``(choices by control name, comment)`` of an annotation's ``result`` list, each checked."""
+    choices: dict[str, Any] = {}
+    comment = None
+    for k, res in enumerate(results):
+        value = res.get("value")
+        if value is None:
+            continue  # a result without a value (a relation between regions)
+        if not isinstance(value, Mapping):
+            raise bad_ann(f"result[{k}] 'value' is {kind(value)}, not an object")
+        name = res.get("from_name")
+        if "choices" in value:
+            if not isinstance(name, str) or not name:
+                raise bad_ann(f"result[{k}] has choices but 'from_name' is {kind(name)}, "
+                              "not the name of a control")
+            got = value["choices"]
+            if not isinstance(got, list):
+                raise bad_ann(f"'choices' is not a list (result[{k}], {name})")
+            if not all(isinstance(c, str) for c in got):
+                other = next(c for c in got if not isinstance(c, str))
+                raise bad_ann(f"result[{k}] ({name}) 'choices' holds {kind(other)}; "
+                              "choices are texts")
+            if name in choices:
+                raise bad_ann(f"two results answer {name}; keep one")
+            choices[name] = got
+        elif name == COMMENT_CONTROL and "text" in value:
+            text = value["text"]
+            if isinstance(text, list) and all(isinstance(t, str) for t in text):
+                text = " ".join(text)
+            if not isinstance(text, str):
+                raise bad_ann(f"result[{k}] ({name}) 'text' is {kind(text)}, not text")
+            comment = text
+    return choices, comment
 
 
 def _annotator(user: Any, cancelled: bool, bad: Callable[[str], JudgekitError]) -> Any:
@@ -255,27 +298,7 @@ def from_flat_rows(
             v = row.get(field)
             if not is_missing(v) and id_problem(v) is not None:
                 raise bad(f"'{field}' {id_problem(v)}")
-        choices: dict[str, Any] = {}
-        for name in sorted(names):
-            v = row.get(name)
-            if is_missing(v) or (isinstance(v, str) and v.strip() == ""):
-                continue
-            if isinstance(v, str) and v.strip().startswith("{"):
-                try:
-                    v = json.loads(v)
-                except (ValueError, RecursionError):
-                    raise bad(f"'{name}' starts like a JSON object but is not one") from None
-            if isinstance(v, Mapping):
-                if "choices" not in v:
-                    raise bad(f"'{name}' is an object without 'choices'")
-                v = v["choices"]
-                if not isinstance(v, list):
-                    raise bad(f"'{name}' 'choices' is {kind(v)}, not a list")
-            got = v if isinstance(v, list) else [v]
-            other = next((c for c in got if not isinstance(c, str)), None)
-            if other is not None or not got:
-                raise bad(f"'{name}' is {kind(v)}; a choice is text (the label's code)")
-            choices[name] = got
+        choices = _flat_choices(row, names, bad)
         comment = row.get(COMMENT_CONTROL)
         if isinstance(comment, list) and all(isinstance(t, str) for t in comment):
             comment = " ".join(comment)

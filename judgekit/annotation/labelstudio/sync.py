@@ -17,7 +17,7 @@ import functools
 import inspect
 import random
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
@@ -37,7 +37,7 @@ from judgekit.annotation.labelstudio.config import (
     parse_marker,
     rubric_marker,
 )
-from judgekit.annotation.labelstudio.exports import from_full_tasks, read_export
+from judgekit.annotation.labelstudio.exports import Annotation, from_full_tasks, read_export
 from judgekit.annotation.labelstudio.redact import Redactor
 from judgekit.annotation.labelstudio.tasks import task_data
 from judgekit.annotation.labelstudio.values import as_float
@@ -87,41 +87,73 @@ class PushSummary:
         return out
 
 
+@dataclass(frozen=True)
+class PushOptions:
+    """How :func:`push` imports tasks.
+
+    ``overlap`` (bool/int Series indexed by item_id) marks items that need ``overlap_annotators``
+    distinct annotators; ``meta`` names the metadata columns shown with each task; ``comment``
+    adds a free-text comment box. Tasks are imported in shuffled order (seeded by ``seed``), in
+    chunks of ``chunk_size``.
+    """
+
+    overlap: pd.Series | None = None
+    overlap_annotators: int = 2
+    meta: Sequence[str] | str | None = None
+    comment: bool = True
+    chunk_size: int = 500
+    seed: int = 0
+
+
 @_redacted
-def push(
-    client: LabelStudioClient,
-    items: pd.DataFrame,
-    rubrics: Sequence[Rubric | str],
-    project: str,
-    *,
-    overlap: pd.Series | None = None,
-    overlap_annotators: int = 2,
-    meta: Sequence[str] | str | None = None,
-    comment: bool = True,
-    chunk_size: int = 500,
-    seed: int = 0,
-) -> PushSummary:
+def push(client: LabelStudioClient, items: pd.DataFrame, rubrics: Sequence[Rubric | str],
+         project: str, options: PushOptions | None = None, **fields: Any) -> PushSummary:
     """Create or reuse ``project`` and import the ``items`` it does not have yet.
 
-    ``overlap`` (bool/int Series indexed by item_id) marks items that need
-    ``overlap_annotators`` distinct annotators. Tasks are imported in shuffled order (seeded), in
-    chunks of ``chunk_size``, so the queue does not reveal why an item was chosen. A project set
-    up with other rubrics (or another edit of them) is an error: push to a new project.
+    ``options`` (or its fields as keywords, :class:`PushOptions`): overlap, metadata shown,
+    comment box, chunks and seed. Tasks are imported in shuffled order, so the queue does not
+    reveal why an item was chosen. A project set up with other rubrics (or another edit of them)
+    is an error: push to a new project.
     """
+    opts = PushOptions(**fields) if options is None else replace(options, **fields)
     rubs = check_rubrics(rubrics)
     if len(project.strip()) < 3:
         raise JudgekitError(f"Project name {project!r} is too short; Label Studio needs 3 characters or more.")
-    if chunk_size < 1:
+    if opts.chunk_size < 1:
         raise JudgekitError("--chunk-size must be at least 1.")
-    data = task_data(items, meta=meta)
+    data = task_data(items, meta=opts.meta)
     ids = [d["item_id"] for d in data]
     dup = sorted({i for i in ids if ids.count(i) > 1}) if len(set(ids)) != len(ids) else []
     if dup:
         raise JudgekitError(f"Item {dup[0]!r} appears twice in the items to push; item ids must be unique.")
-    config = label_config(rubs, comment=comment)
+    config = label_config(rubs, comment=opts.comment)
     client.whoami()
     existing = client.find_project(project)
     created = existing is None
+    pid = _project_id(client, project, rubs, existing, config)
+    have = {_task_item_id(t) for t in client.tasks(pid, with_annotations=False)}
+    new = [d for d in data if d["item_id"] not in have]
+    random.Random(f"{opts.seed}:{project}").shuffle(new)
+    for i in range(0, len(new), opts.chunk_size):
+        client.import_tasks(pid, new[i : i + opts.chunk_size])
+    want = ({str(k) for k, v in opts.overlap.items() if bool(v)} & set(ids)
+            if opts.overlap is not None else set())
+    n_overlap = _set_overlap(client, pid, want, opts.overlap_annotators) if want else 0
+    return PushSummary(
+        project=project,
+        project_id=pid,
+        created=created,
+        rubrics=[r.ref for r in rubs],
+        pushed=len(new),
+        already=len(data) - len(new),
+        overlap=n_overlap,
+    )
+
+
+def _project_id(client: LabelStudioClient, project: str, rubs: list[Rubric],
+                existing: dict[str, Any] | None, config: str) -> int:
+    """The id of ``project``: created with the rubrics' labeling config, or an existing project
+    judgekit made for the same rubrics (anything else is refused)."""
     if existing is None:
         existing = client.create_project(
             project,
@@ -142,42 +174,82 @@ def push(
                 f"Label Studio project {project!r} rates {', '.join(recorded)}, not "
                 f"{', '.join(wanted)}; push these rubrics (or this edit of them) to a new project."
             )
-    pid = int(existing["id"])
-    have = {_task_item_id(t) for t in client.tasks(pid, with_annotations=False)}
-    new = [d for d in data if d["item_id"] not in have]
-    random.Random(f"{seed}:{project}").shuffle(new)
-    for i in range(0, len(new), chunk_size):
-        client.import_tasks(pid, new[i : i + chunk_size])
-    # Overlap is set on every wanted task that nobody has annotated yet and that asks for fewer
-    # annotators, not only on the tasks imported now: a push interrupted between the import and
-    # this step, or items pushed earlier without a sample, get it on the next push.
+    return int(existing["id"])
+
+
+def _set_overlap(client: LabelStudioClient, pid: int, want: set[str], annotators: int) -> int:
+    """Ask ``annotators`` distinct annotators for the wanted tasks; returns how many changed.
+
+    Overlap is set on every wanted task that nobody has annotated yet and that asks for fewer
+    annotators, not only on the tasks imported now: a push interrupted between the import and
+    this step, or items pushed earlier without a sample, get it on the next push."""
     n_overlap = 0
-    want = {str(k) for k, v in overlap.items() if bool(v)} & set(ids) if overlap is not None else set()
-    if want:
-        for t in client.tasks(pid, with_annotations=False):
-            iid = _task_item_id(t)
-            if (
-                iid in want
-                and not t.get("total_annotations")
-                and as_float(t.get("overlap") or 1) < overlap_annotators
-            ):
-                tid = t.get("id")
-                if isinstance(tid, bool) or not isinstance(tid, int):
-                    raise JudgekitError(
-                        f"Label Studio listed a task of item {iid!r} without a whole-number id; is "
-                        f"{ENV_URL} a Label Studio server of a supported version?"
-                    )
-                client.set_overlap(tid, overlap_annotators)
-                n_overlap += 1
-    return PushSummary(
-        project=project,
-        project_id=pid,
-        created=created,
-        rubrics=[r.ref for r in rubs],
-        pushed=len(new),
-        already=len(data) - len(new),
-        overlap=n_overlap,
+    for t in client.tasks(pid, with_annotations=False):
+        iid = _task_item_id(t)
+        if iid in want and not t.get("total_annotations") and as_float(t.get("overlap") or 1) < annotators:
+            tid = t.get("id")
+            if isinstance(tid, bool) or not isinstance(tid, int):
+                raise JudgekitError(
+                    f"Label Studio listed a task of item {iid!r} without a whole-number id; is "
+                    f"{ENV_URL} a Label Studio server of a supported version?"
+                )
+            client.set_overlap(tid, annotators)
+            n_overlap += 1
+    return n_overlap
+
+
+def _from_project(client: LabelStudioClient, project: str, rubrics: Sequence[Rubric | str] | None,
+                  hashes: dict[str, str]) -> tuple[list[Rubric], list[Annotation], str]:
+    """``(rubrics, annotations, source)`` of a project through the API: the rubrics it records
+    (or ``rubrics``, checked against them), each recorded rubric's hash put in ``hashes``."""
+    client.whoami()
+    proj = client.project(project)
+    recorded = parse_marker(proj.get("description"))
+    where = f"Label Studio project {project!r}"
+    if rubrics:
+        rubs = check_rubrics(rubrics)
+        # A rubric the project does not rate would pull nothing (or stamp another version's
+        # hash on the labels): say so instead.
+        rated = [ref.split("#", 1)[0] for ref in recorded]
+        other = [r.id for r in rubs if recorded and r.id not in rated]
+        if other:
+            raise JudgekitError(
+                f"{where} rates {', '.join(rated)}, not {other[0]}; leave out --rubric (the "
+                "project's own rubrics are used) or name those."
+            )
+    elif recorded:
+        rubs = check_rubrics([ref.split("#", 1)[0] for ref in recorded])
+    else:
+        raise JudgekitError(
+            f"{where} was not created by judgekit; name the rubrics its choice controls "
+            "rate with --rubric (the control names must be the rubric names)."
+        )
+    for ref in recorded:
+        rid, _, h = ref.partition("#")
+        if h:
+            hashes[rid] = h
+    anns = from_full_tasks(
+        list(client.tasks(int(proj["id"]))), where,
+        fix=f"is {ENV_URL} a Label Studio server of a supported version?",
     )
+    return rubs, anns, where
+
+
+def _note_gone(store: Store, ratings: pd.DataFrame, rubs: list[Rubric], where: str,
+               summary: PullSummary) -> None:
+    """Ratings an earlier pull took from this source whose annotation is gone (deleted, or turned
+    into a skip) are not removed, but they must not go unnoticed: they still count."""
+    key = ["item_id", "rater_id", "rubric", "rubric_hash", "trial"]
+    before = store.ratings(rater_kind=["human", "reference"])
+    earlier = before[(before["source"] == where) & before["rubric"].isin([r.id for r in rubs])]
+    if not earlier.empty:
+        gone = earlier[key].merge(ratings[key], on=key, how="left", indicator=True)
+        n_gone = int((gone["_merge"] == "left_only").sum())
+        if n_gone:
+            summary.notes.append(
+                f"{n_gone} ratings pulled earlier from {where} have no annotation there any more "
+                "(deleted or skipped since); they stay in the store and still count."
+            )
 
 
 def _task_item_id(task: Mapping[str, Any]) -> str | None:
@@ -224,36 +296,7 @@ def pull(
     else:
         if client is None or not project:
             raise JudgekitError("Give --project (and the server) or --from-export FILE to pull.")
-        client.whoami()
-        proj = client.project(project)
-        recorded = parse_marker(proj.get("description"))
-        where = f"Label Studio project {project!r}"
-        if rubrics:
-            rubs = check_rubrics(rubrics)
-            # A rubric the project does not rate would pull nothing (or stamp another version's
-            # hash on the labels): say so instead.
-            rated = [ref.split("#", 1)[0] for ref in recorded]
-            other = [r.id for r in rubs if recorded and r.id not in rated]
-            if other:
-                raise JudgekitError(
-                    f"{where} rates {', '.join(rated)}, not {other[0]}; leave out --rubric (the "
-                    "project's own rubrics are used) or name those."
-                )
-        elif recorded:
-            rubs = check_rubrics([ref.split("#", 1)[0] for ref in recorded])
-        else:
-            raise JudgekitError(
-                f"{where} was not created by judgekit; name the rubrics its choice controls "
-                "rate with --rubric (the control names must be the rubric names)."
-            )
-        for ref in recorded:
-            rid, _, h = ref.partition("#")
-            if h:
-                hashes[rid] = h
-        anns = from_full_tasks(
-            list(client.tasks(int(proj["id"]))), where,
-            fix=f"is {ENV_URL} a Label Studio server of a supported version?",
-        )
+        rubs, anns, where = _from_project(client, project, rubrics, hashes)
         users = {**client.users(), **users}
     ratings, summary = annotations_to_ratings(
         anns, rubs, users, where=where, hashes=hashes, reference=reference
@@ -270,19 +313,7 @@ def pull(
                 f"{r.id} has changed since the push (#{hashes[r.id]} → #{r.hash}): these ratings "
                 f"are stored under #{hashes[r.id]}, the edit the annotators saw."
             )
-    key = ["item_id", "rater_id", "rubric", "rubric_hash", "trial"]
-    before = store.ratings(rater_kind=["human", "reference"])
-    # Ratings an earlier pull took from this source whose annotation is gone (deleted, or turned
-    # into a skip) are not removed, but they must not go unnoticed: they still count.
-    earlier = before[(before["source"] == where) & before["rubric"].isin([r.id for r in rubs])]
-    if not earlier.empty:
-        gone = earlier[key].merge(ratings[key], on=key, how="left", indicator=True)
-        n_gone = int((gone["_merge"] == "left_only").sum())
-        if n_gone:
-            summary.notes.append(
-                f"{n_gone} ratings pulled earlier from {where} have no annotation there any more "
-                "(deleted or skipped since); they stay in the store and still count."
-            )
+    _note_gone(store, ratings, rubs, where, summary)
     if ratings.empty:
         return summary
     stored_items = store.items(ratings["item_id"].unique().tolist())

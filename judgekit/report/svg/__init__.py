@@ -32,11 +32,10 @@ True
 
 from __future__ import annotations
 
-from judgekit.report.svg.axes import nice_ticks
 from judgekit.report.svg.bars import bar_chart
-from judgekit.report.svg.draw import PALETTE
+from judgekit.report.svg.draw import PALETTE, nice_ticks
 from judgekit.report.svg.heatmaps import heatmap
 from judgekit.report.svg.intervals import interval_chart
-from judgekit.report.svg.lines import line_chart
+from judgekit.report.svg.lines import LineStyle, line_chart
 
-__all__ = ["PALETTE", "bar_chart", "heatmap", "interval_chart", "line_chart", "nice_ticks"]
+__all__ = ["PALETTE", "LineStyle", "bar_chart", "heatmap", "interval_chart", "line_chart", "nice_ticks"]

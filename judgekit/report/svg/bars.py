@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from judgekit.report.escape import esc, fmt_num, is_num
-from judgekit.report.svg.axes import nice_ticks, tick_label
 from judgekit.report.svg.draw import (
     GRID,
     MUTED,
@@ -13,10 +12,12 @@ from judgekit.report.svg.draw import (
     clip,
     coord,
     legend_row,
+    nice_ticks,
     no_data,
     open_svg,
     svg_text,
     text_width,
+    tick_label,
 )
 
 __all__ = ["bar_chart"]

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from judgekit.report.escape import esc, fmt_int, fmt_num, is_num
-from judgekit.report.svg.axes import nice_ticks, tick_label
 from judgekit.report.svg.draw import (
     GRID,
     MUTED,
@@ -14,10 +14,12 @@ from judgekit.report.svg.draw import (
     coord,
     diamond,
     legend_row,
+    nice_ticks,
     no_data,
     open_svg,
     svg_text,
     text_width,
+    tick_label,
 )
 
 __all__ = ["interval_chart"]
@@ -90,25 +92,9 @@ def interval_chart(
         cy = top + (i + 0.5) * row_h
         full = "" if r.get("label") is None else str(r.get("label"))
         parts.append(svg_text(left - 8, cy + 4, labels[i], anchor="end", tip=full if labels[i] != full else None))
-        v, lo, hi, ceil = r.get("value"), r.get("low"), r.get("high"), r.get("ceiling")
-        if is_num(ceil):
-            parts.append(f'<g>{diamond(sx(float(ceil)), cy, 6, _CEILING)}'
-                         f"<title>{esc(f'human–human ceiling {fmt_num(ceil)}')}</title></g>")
-        if is_num(lo) and is_num(hi):
-            parts.append(f'<line x1="{coord(sx(float(lo)))}" y1="{coord(cy)}" x2="{coord(sx(float(hi)))}" y2="{coord(cy)}" '
-                         f'stroke="{PALETTE[0]}" stroke-width="2.5"/>')
-            for e in (lo, hi):
-                parts.append(f'<line x1="{coord(sx(float(e)))}" y1="{coord(cy - 5)}" x2="{coord(sx(float(e)))}" '
-                             f'y2="{coord(cy + 5)}" stroke="{PALETTE[0]}" stroke-width="2"/>')
-        if is_num(v):
-            fv = float(v)
-            tip = f"{full}: {fmt_num(fv)}" + (f" [{fmt_num(lo)}, {fmt_num(hi)}]" if is_num(lo) and is_num(hi) else "")
-            parts.append(f'<circle cx="{coord(sx(fv))}" cy="{coord(cy)}" r="5" fill="{PALETTE[0]}"><title>{esc(tip)}</title></circle>')
-            if fv < lo_x or fv > hi_x:
-                ax = sx(fv) + (-10 if fv < lo_x else 10)
-                parts.append(svg_text(ax, cy + 4, "◀" if fv < lo_x else "▶", anchor="middle", size=10, fill=PALETTE[0]))
-            est = fmt_num(fv) + (f" [{fmt_num(lo)}, {fmt_num(hi)}]" if is_num(lo) and is_num(hi) else "")
-        else:
+        marks, est = _marks(r, full, cy, sx, (lo_x, hi_x))
+        parts += marks
+        if est is None:
             est = "undefined"
             parts.append(svg_text(left + plot_w / 2, cy + 4, "undefined" + (f": {clip(r.get('undefined'), 60)}" if r.get("undefined") else ""),
                               anchor="middle", size=11, fill=MUTED, extra=' font-style="italic"'))
@@ -123,3 +109,31 @@ def interval_chart(
         no_data(parts, left + plot_w / 2, top + row_h / 2 + 4)
     parts.append("</svg>")
     return "".join(parts)
+
+
+def _marks(r: dict[str, Any], full: str, cy: float, sx: Callable[[float], float],
+           x_range: tuple[float, float]) -> tuple[list[str], str | None]:
+    """A row's ceiling diamond, CI whisker and estimate dot (an arrow when it is off the axis), and
+    the estimate as text (``None``: undefined)."""
+    lo_x, hi_x = x_range
+    marks: list[str] = []
+    est = None
+    v, lo, hi, ceil = r.get("value"), r.get("low"), r.get("high"), r.get("ceiling")
+    if is_num(ceil):
+        marks.append(f'<g>{diamond(sx(float(ceil)), cy, 6, _CEILING)}'
+                     f"<title>{esc(f'human–human ceiling {fmt_num(ceil)}')}</title></g>")
+    if is_num(lo) and is_num(hi):
+        marks.append(f'<line x1="{coord(sx(float(lo)))}" y1="{coord(cy)}" x2="{coord(sx(float(hi)))}" y2="{coord(cy)}" '
+                     f'stroke="{PALETTE[0]}" stroke-width="2.5"/>')
+        for e in (lo, hi):
+            marks.append(f'<line x1="{coord(sx(float(e)))}" y1="{coord(cy - 5)}" x2="{coord(sx(float(e)))}" '
+                         f'y2="{coord(cy + 5)}" stroke="{PALETTE[0]}" stroke-width="2"/>')
+    if is_num(v):
+        fv = float(v)
+        tip = f"{full}: {fmt_num(fv)}" + (f" [{fmt_num(lo)}, {fmt_num(hi)}]" if is_num(lo) and is_num(hi) else "")
+        marks.append(f'<circle cx="{coord(sx(fv))}" cy="{coord(cy)}" r="5" fill="{PALETTE[0]}"><title>{esc(tip)}</title></circle>')
+        if fv < lo_x or fv > hi_x:
+            ax = sx(fv) + (-10 if fv < lo_x else 10)
+            marks.append(svg_text(ax, cy + 4, "◀" if fv < lo_x else "▶", anchor="middle", size=10, fill=PALETTE[0]))
+        est = fmt_num(fv) + (f" [{fmt_num(lo)}, {fmt_num(hi)}]" if is_num(lo) and is_num(hi) else "")
+    return marks, est
