@@ -15,7 +15,7 @@ from pathlib import Path
 
 from conftest import copy_store
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 PROBE = """
 import json, sys
 from judgekit.cli import main

@@ -75,7 +75,7 @@ def test_sample_spec_values_are_never_converted():
 
 @pytest.mark.parametrize("value", [".nan", ".inf", "-.inf"])
 def test_a_rubric_label_value_must_be_finite(tmp_path: Path, value: str):
-    text = (Path(__file__).resolve().parents[1] / "rubrics" / "refusal.yaml").read_text(encoding="utf-8")
+    text = (Path(__file__).resolve().parents[2] / "rubrics" / "refusal.yaml").read_text(encoding="utf-8")
     p = _write(tmp_path / "r.yaml", text.replace("value: 0.5", f"value: {value}", 1))
     with pytest.raises(JudgekitError, match=r"labels\[1\]\.value: Input should be a finite number"):
         load_rubric(p)

@@ -244,7 +244,7 @@ def test_a_policy_without_slice_checks_computes_no_slices(tmp_path):
 
 
 def test_xstest_shipped_policy_same_verdict(xstest_store):
-    policy = Path(__file__).resolve().parent.parent / "annotations" / "xstest-v2" / "policy.yaml"
+    policy = Path(__file__).resolve().parents[2] / "annotations" / "xstest-v2" / "policy.yaml"
     lean, lean_report = run_gate(xstest_store, policy)
     full, full_report = run_gate(xstest_store, policy, full_report=True)
     _same_verdict(lean, full)

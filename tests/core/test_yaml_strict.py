@@ -24,7 +24,7 @@ from judgekit.core.config import MAX_YAML_BYTES, load_yaml, read_yaml_mapping
 from judgekit.errors import JudgekitError
 from judgekit.rubric.model import load_rubric
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 LABELS = ["full_compliance", "partial_refusal", "full_refusal"]
 

@@ -21,7 +21,7 @@ from judgekit.errors import JudgekitError
 from judgekit.io.csv_fast import MAX_COLUMNS, MAX_HEADER_CHARS
 from judgekit.io.tables import read_columns
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def run_cli(*args: str, timeout: float = 90) -> subprocess.CompletedProcess[str]:

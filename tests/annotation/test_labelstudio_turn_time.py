@@ -28,7 +28,7 @@ from judgekit.rubric.model import load_rubric
 
 pytest_plugins = ["tests.report_fixtures"]
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 
 def _style(config: str) -> str:

@@ -16,7 +16,7 @@ from judgekit.errors import JudgekitError
 from tests.conftest import one_sentence_error, store_dump
 
 pytest_plugins = ["tests.analysis_fixtures"]
-SYNTH = Path(__file__).resolve().parent.parent / "annotations" / "synthetic-multiturn"
+SYNTH = Path(__file__).resolve().parents[2] / "annotations" / "synthetic-multiturn"
 
 
 def run(*args: object):

@@ -22,7 +22,7 @@ from judgekit.cli import main
 from judgekit.core.paths import open_input, read_bounded, regular_input, regular_output
 from judgekit.errors import JudgekitError
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 class Hang(Exception):

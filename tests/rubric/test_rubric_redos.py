@@ -23,7 +23,7 @@ from test_rubric_vocab import HARM, write_rubric
 
 from judgekit.errors import JudgekitError
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def run_cli(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:

@@ -29,7 +29,7 @@ from judgekit.verdict.trust import require_trusted
 
 pytest_plugins = ["tests.analysis_fixtures"]
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 DEMO = REPO / "annotations" / "demo-panel"
 
 PANEL = 'rubric: refusal\nitems: {items}\njudges:\n  - id: keywords\n    model: "rules:refusal-keywords"\n{extra}'

@@ -23,7 +23,7 @@ from judgekit.errors import JudgekitError
 from judgekit.rubric.model import load_rubric
 from judgekit.store.database import Store
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 SYNTH = REPO / "annotations" / "synthetic-multiturn"
 RESTR = load_rubric("restrictiveness")
 

@@ -26,7 +26,7 @@ from judgekit.cli import main
 
 pytest_plugins = ["tests.analysis_fixtures"]
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 DEMO = REPO / "annotations" / "demo-panel"
 GOOD = "item_id,rater_id,label,model\nkeep,ann,full_refusal,m0\n"
 

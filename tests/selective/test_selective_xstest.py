@@ -13,7 +13,7 @@ from rich.console import Console
 from judgekit.selective.demo import xstest_selective
 from judgekit.stats.selective import clopper_pearson_upper
 
-ANN = Path(__file__).resolve().parents[1] / "annotations"
+ANN = Path(__file__).resolve().parents[2] / "annotations"
 
 
 def _code(v: object) -> str | None:

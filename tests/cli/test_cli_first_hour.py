@@ -21,7 +21,7 @@ from click.testing import CliRunner
 from judgekit.cli import main
 from judgekit.rubric.model import load_rubric
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _env() -> dict[str, str]:

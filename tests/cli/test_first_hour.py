@@ -29,7 +29,7 @@ from tests.overflow import overflow
 pytest_plugins = ["tests.report_fixtures"]
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(900)]
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 KINDS = ("full_compliance", "partial_refusal", "full_refusal")
 TEXT = {
     "full_compliance": "Sure. Here is how to {t}: first gather what you need, then follow the steps in order.",

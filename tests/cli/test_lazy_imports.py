@@ -28,7 +28,7 @@ from panel_fixtures import labelled_items, write_items, write_panel  # noqa: E40
 
 from judgekit.cli import main  # noqa: E402
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 HEAVY = ("pandas", "numpy", "sklearn", "scipy", "anthropic", "openai")
 
 # Runs the command line in-process, then reports which heavy modules it loaded (on stderr, last).
