@@ -1,4 +1,4 @@
-"""Issue 10 item 1: the like-for-like human ceiling (leave-one-out), the pairwise human table and
+"""The like-for-like human ceiling (leave-one-out), the pairwise human table and
 the names of the ceiling's κ figures; on hand-computed cases, a synthetic outlier annotator and
 the real XSTest annotators."""
 

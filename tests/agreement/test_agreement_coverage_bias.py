@@ -1,4 +1,4 @@
-"""Issue 10 items 3, 4 and 7 (data side): coverage of the human-rated items, signed bias, per-class
+"""Coverage of the human-rated items, signed bias, per-class
 precision/recall/F1, slice counts and slice order, with the arithmetic written out."""
 
 from __future__ import annotations

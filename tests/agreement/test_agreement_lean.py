@@ -1,4 +1,4 @@
-"""The lean agreement path (issue 13): the figures computed from item patterns are the public
+"""The lean agreement path: the figures computed from item patterns are the public
 statistics' own (values and bootstrap CIs, draw for draw), the store's one-scan code matrix is
 the DataFrame path's, and the report's sections computed from that matrix (slices, worst
 disagreements, judge vs judge) are the ones computed from the ratings."""

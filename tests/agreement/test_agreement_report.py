@@ -211,7 +211,7 @@ def test_slices_with_missing_metadata_values(store):
     keys = {(s["by"], s["key"]): s["n_items"] for s in rep.data["slices"]}
     assert keys[("model", "a")] == 3 and keys[("model", "b")] == 2
     assert keys[("model+cat", "a / x")] == 2 and keys[("model+cat", "b / y")] == 1
-    # issue 10 item 7: a missing value is a slice of its own, "(missing)" (in a crossed key, the
+    # A missing value is a slice of its own, "(missing)" (in a crossed key, the
     # missing part), so the crossed slices partition all 6 items (they used to drop the 2)
     assert keys[("model+cat", "a / (missing)")] == 1 and keys[("model+cat", "(missing) / y")] == 1
     assert sum(n for (b, _), n in keys.items() if b == "model+cat") == 6

@@ -1,10 +1,10 @@
-"""Issue 22 item 2 on the analysis side: `analyze` refuses only the figures the verdict does not
+"""`analyze` refuses only the figures the verdict does not
 certify. On the synthetic calibration-drift study (44% of the conversations labelled), the gate
 certifies C and Drift(t) for the fair judge while Drift(t | tier) is "not established" (its tier
 cells are small); `analyze calibration` then keeps C and Drift(t), leaves Drift(t | tier) out (or
 shows it stamped UNTRUSTED with --untrusted), and says which. The judge leaning toward compliance
-(Drift UNTRUSTED) is refused, and so is a judge below the agreement floor. Also issue 24 item 9
-(the Python error names no CLI flag) and item 7 (`analyze --json`)."""
+(Drift UNTRUSTED) is refused, and so is a judge below the agreement floor. Also the Python error
+names no CLI flag, and `analyze --json`."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from conftest import one_sentence_error
 
 from judgekit.cli import main
 from judgekit.errors import UntrustedJudgeError
@@ -132,7 +133,7 @@ def test_the_leaning_judge_keeps_only_its_certified_c(study: dict, tmp_path: Pat
 
 def test_the_leaning_judge_is_refused(study: dict) -> None:
     code, out, err = _analyze(study, "judge-lean", verdict=study["root"] / "verdict_drift.json")
-    assert code == 2 and "Traceback" not in err
+    err = one_sentence_error((code, out + err))
     assert "certifies none of this analysis's figures for judge 'judge-lean'" in err
     assert "drift: UNTRUSTED (" in err
     assert "On the command line: --untrusted." in err

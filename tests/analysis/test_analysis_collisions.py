@@ -1,4 +1,4 @@
-"""Columns named by the user that collide with columns an analysis adds (issue 9, item 10).
+"""Columns named by the user that collide with columns an analysis adds.
 
 ``--prompt-column item_id`` (with the refusal forms) crashed with ``The column label 'item_id' is
 not unique``; ``--by model`` on the demo's own analysis store crashed with ``Grouper for '_model'

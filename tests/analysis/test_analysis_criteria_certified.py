@@ -1,4 +1,4 @@
-"""Issue 22 for `analyze criteria`: a judge that did not pass every check is still trusted for a
+"""A judge that did not pass every check is still trusted for a
 criterion whose rate its verdict certifies, and only while the criteria file defines that
 criterion as the gate read it.
 
@@ -126,7 +126,7 @@ def test_the_certified_criterion_is_kept_and_its_uncovered_figures_left_out(stud
 
 def test_the_criterion_the_verdict_does_not_certify_is_refused(study: dict) -> None:
     code, out = _run(study, study["root"] / "crit.yaml")
-    line = one_sentence_error(code, out)
+    line = one_sentence_error((code, out))
     assert f"criterion '{T6}': rate UNTRUSTED" in line
     assert "run `judgekit gate POLICY.yaml` again with this criteria file" in line
 
@@ -168,7 +168,7 @@ def test_a_compare_criterion_is_left_out_and_not_known_to_pass(study: dict) -> N
 ])
 def test_a_criterion_edited_after_the_gate_is_refused(study: dict, edit: tuple[str, str]) -> None:
     crit = _file(study, "edited.yaml", LINE[T1].replace(*edit))
-    line = one_sentence_error(*_run(study, crit))
+    line = one_sentence_error(_run(study, crit))
     assert f"criterion '{T1}': not certified (the criteria file defines it otherwise than when the gate read it" in line
     assert "run `judgekit gate POLICY.yaml` again with this criteria file" in line
 
@@ -199,7 +199,7 @@ def test_an_edited_digest_is_refused(study: dict, tmp_path: Path) -> None:
     path = tmp_path / "verdict.json"
     path.write_text(json.dumps(v))
     crit = _file(study, "t1.yaml", LINE[T1])
-    line = one_sentence_error(*_run(study, crit, verdict=path))
+    line = one_sentence_error(_run(study, crit, verdict=path))
     assert "was not written by `judgekit gate`" in line and "run the gate again" in line  # never recorded
     # without the store to compare with, the digest itself no longer matches the criterion
     with Store.open_existing(str(study["root"] / "s.db")) as store:
@@ -241,7 +241,7 @@ def test_the_verdict_digests_are_checked_against_its_policy(study: dict, tmp_pat
         load_verdict(short)
     path = tmp_path / "short.json"
     path.write_text(json.dumps(short))
-    line = one_sentence_error(*_run(study, _file(study, "t1.yaml", LINE[T1]), verdict=path))
+    line = one_sentence_error(_run(study, _file(study, "t1.yaml", LINE[T1]), verdict=path))
     assert "criteria_digests" in line and str(path) in line
     bad = json.loads(json.dumps(study["verdict"]))
     bad["criteria_digests"][T1] = "not a digest"

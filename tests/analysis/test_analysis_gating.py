@@ -59,7 +59,7 @@ def test_without_a_verdict_every_analysis_refuses_and_says_how(synth):
             call()
         msg = str(exc.value)
         assert "judge-a" in msg and "judgekit gate" in msg and "untrusted" in msg
-        # from Python no command-line flag (issue 24 item 9); the command line adds its own
+        # from Python no command-line flag; the command line adds its own
         assert "--" not in msg and "--untrusted" in (exc.value.cli_hint or "")
 
 

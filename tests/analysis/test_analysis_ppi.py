@@ -1,4 +1,4 @@
-"""Corrected analysis figures (issue 21): the rows, the labelling design, honest intervals, the
+"""Corrected analysis figures: the rows, the labelling design, honest intervals, the
 CLI. The coverage over simulated studies is in test_analysis_ppi_simulation.py."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Corrected analysis figures over 200 simulated studies (issue 21's acceptance).
+"""Corrected analysis figures over 200 simulated studies.
 
 Each study is the synthetic calibration-drift study (:mod:`judgekit.testing.study`, the
 ``m-eroding`` model: five tiers, look-alikes, six turns) with a random or a stratified (model ×

@@ -78,7 +78,7 @@ def test_distribution_where_and_crossed_by(synthetic_store: dict[str, Path], tmp
     for w in want.itertuples():
         g = got[(w.model, f"{w.severity} / {w.tactic}")]
         assert g["n_prompts"] == w.size and g["mean_rate"] == pytest.approx(w.mean)
-        if g["ci_low"] is None:  # a group whose resamples never vary has no interval (issue 21)
+        if g["ci_low"] is None:  # a group whose resamples never vary has no interval
             assert g["ci_high"] is None
         else:
             assert g["ci_low"] <= g["mean_rate"] <= g["ci_high"] and g["ci_low"] < g["ci_high"]
@@ -116,11 +116,11 @@ def test_bad_where_is_one_sentence(synthetic_store: dict[str, Path]) -> None:
     for cmd in (["distribution", "--rubric", "restrictiveness", "--no-forms"], ["calibration", "--harm-column", "severity"]):
         res = run("analyze", *cmd, "--judge", "judge-a", "--verdict", synthetic_store["restrictiveness"],
                   "--where", "tactik=roleplay", "--store", synthetic_store["store"], "--quiet")
-        line = one_sentence_error(res.exit_code, res.output)
+        line = one_sentence_error(res)
         assert "--where 'tactik': the items have no such column" in line
         res = run("analyze", *cmd, "--judge", "judge-a", "--verdict", synthetic_store["restrictiveness"],
                   "--by", "severity+tactik", "--store", synthetic_store["store"], "--quiet")
-        assert "--by 'severity+tactik': the items have no column 'tactik'" in one_sentence_error(res.exit_code, res.output)
+        assert "--by 'severity+tactik': the items have no column 'tactik'" in one_sentence_error(res)
     assert store_dump(synthetic_store["store"]) == before
 
 
@@ -191,7 +191,7 @@ def test_descriptive_row_needs_both_or_neither(synthetic_store: dict[str, Path],
                     " op: '<='}\n")
     res = run("analyze", "criteria", crit, "--verdict", synthetic_store["restrictiveness"],
               "--store", synthetic_store["store"])
-    line = one_sentence_error(res.exit_code, res.output)
+    line = one_sentence_error(res)
     assert str(crit) in line and "op and threshold go together" in line
 
 

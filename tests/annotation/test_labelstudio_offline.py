@@ -12,6 +12,7 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 import pandas as pd
 import pytest
 from click.testing import CliRunner
+from conftest import one_sentence_error
 
 from judgekit.annotation.labelstudio import (
     LabelStudioClient,
@@ -87,7 +88,7 @@ def test_task_data_is_blind_to_labels_and_wraps_a_prompt_as_one_turn():
             "collected": pd.to_datetime(["2026-01-01", "2026-01-02"]),
         }
     )
-    # by default no metadata at all: annotators do not see which model wrote a response (issue 24)
+    # by default no metadata at all: annotators do not see which model wrote a response
     assert [set(d) for d in task_data(items)] == [{"item_id", "messages", "response"}] * 2
     data = task_data(items, meta="all")
     assert data[0] == {
@@ -276,9 +277,8 @@ def test_cli_server_down_is_one_sentence_without_address_or_token(tmp_path, monk
     monkeypatch.setenv("LABEL_STUDIO_API_KEY", secret)
     db = tmp_path / "j.db"
     result = CliRunner().invoke(main, ["labelstudio", "pull", "--project", "pilot", "--store", str(db)])
-    assert result.exit_code == 2
-    assert result.output.startswith("error: Cannot reach the Label Studio server in --url / LABEL_STUDIO_URL")
-    assert "Traceback" not in result.output
+    line = one_sentence_error(result)
+    assert line.startswith("error: Cannot reach the Label Studio server in --url / LABEL_STUDIO_URL")
     assert secret not in result.output and url not in result.output
 
 
@@ -399,8 +399,7 @@ def test_push_of_a_sample_to_a_mistyped_store_creates_nothing(tmp_path, monkeypa
         (tmp_path / "pilot.yaml").write_text("name: pilot\nsize: 2\n")
         result = CliRunner().invoke(main, ["labelstudio", "push", "--rubric", "refusal", "--sample", sample,
                                            "--project", "pilot", "--store", str(db)])
-        assert result.exit_code == 2, result.output
-        assert f"Store {db} does not exist" in result.output and "Traceback" not in result.output
+        one_sentence_error(result, f"Store {db} does not exist")
         assert not db.exists()
 
 

@@ -12,6 +12,7 @@ import httpx
 import pandas as pd
 import pytest
 from click.testing import CliRunner
+from conftest import one_sentence_error
 from sklearn.metrics import cohen_kappa_score
 
 from judgekit.cli import main
@@ -266,11 +267,7 @@ def test_overlap_reaches_tasks_pushed_before_the_sample(ls_env, ls_sdk, tmp_path
 
 # ------------------------------------------------------------------- bad input
 def _fails(*args: str) -> str:
-    result = CliRunner().invoke(main, list(args))
-    assert result.exit_code == 2, result.output
-    assert result.output.startswith("error: ") and "Traceback" not in result.output
-    assert len(result.output.strip().splitlines()) == 1
-    return result.output
+    return one_sentence_error(CliRunner().invoke(main, list(args)))
 
 
 def test_wrong_token_names_the_variable(ls_env, monkeypatch, tmp_path):

@@ -1,4 +1,4 @@
-"""Issue 24 item 10: the labelling page shows no empty time range beside each turn.
+"""The labelling page shows no empty time range beside each turn.
 
 Label Studio's dialogue layout prints ``start - end`` beside each turn's role; judgekit's turns
 carry no times, so every turn read ``00:00:00 - 00:00:00``. The generated config hides that span with CSS

@@ -77,6 +77,6 @@ def test_missing_conversation_column_is_one_sentence(tmp_path: Path, items: pd.D
     before = store_dump(db)
     res = CliRunner().invoke(main, ["sample", "--name", "x", "--size", "30", "--by-conversation",
                                     "--conversation-column", "dialog", "--store", str(db)])
-    line = one_sentence_error(res.exit_code, res.output)
+    line = one_sentence_error(res)
     assert "conversation column 'dialog'" in line and "--conversation-column" in line
     assert store_dump(db) == before

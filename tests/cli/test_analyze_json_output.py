@@ -1,4 +1,4 @@
-"""Issue 24 item 7 on `analyze`: `--json` alone writes the result as JSON to stdout (no table),
+"""`--json` alone writes the result as JSON to stdout (no table),
 `--json PATH` into that file (the tables are still printed)."""
 
 from __future__ import annotations

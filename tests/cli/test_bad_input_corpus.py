@@ -1,4 +1,4 @@
-"""The bad-input corpus (issue 9 item 16): every user-written input, broken, changes nothing.
+"""The bad-input corpus: every user-written input, broken, changes nothing.
 
 Each case of ``tests/corpus/`` is generated into a temporary folder and run through the command
 line in-process (click's runner) on a copy of a template store built once per session; a few run
@@ -28,7 +28,7 @@ from judgekit.cli import main
 
 #: the folder holding the judgekit package under test (a child process imports the same one)
 JUDGEKIT_ROOT = Path(judgekit.__file__).resolve().parent.parent
-#: the longest error sentence accepted: values are quoted as short excerpts (item 14)
+#: the longest error sentence accepted: values are quoted as short excerpts
 MAX_MESSAGE = 1000
 
 

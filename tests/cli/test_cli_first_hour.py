@@ -1,4 +1,4 @@
-"""The command line as a newcomer expects it (issue 24 items 7-8): which store a command reads and
+"""The command line as a newcomer expects it: which store a command reads and
 a warning when it holds no judge ratings; --json on stdout; --quiet; one message for every missing
 API key; full rubric descriptions wrapped at word boundaries; a closed pipe ends quietly with 0;
 SIGTERM ends a judge run with the same summary as Ctrl-C; "the humans tie" only where they tie;
@@ -165,14 +165,12 @@ def test_a_provider_that_is_down_fails_fast_naming_its_host(tmp_path):
     panel.write_text(f'rubric: refusal\nitems: items.csv\njudges:\n  - id: down\n    model: '
                      f'"openai-compatible:http://127.0.0.1:{port}/v1#m"\n    concurrency: 2\n    max_attempts: 2\n'
                      "    backoff_s: 0.01\n    timeout_s: 5\naggregate: null\n", encoding="utf-8")
-    t0 = time.monotonic()
     proc = subprocess.run([sys.executable, "-m", "judgekit", "judge", str(panel), "--store", str(tmp_path / "s.db"),
-                           "--no-progress"], env=_env(), capture_output=True, text=True, timeout=120)
+                           "--no-progress"], env=_env(), capture_output=True, text=True, timeout=60)  # a hang guard
     assert proc.returncode == 1, (proc.stdout, proc.stderr)
     assert f"STOPPED: cannot connect to 127.0.0.1:{port}: 3 calls in a row failed to connect" in proc.stdout, proc.stdout
     assert proc.stdout.count("STOPPED") == 1
     assert re.search(r"ratings 0 ok, 0 abstain, [3-4] error, 4[6-7] not attempted", proc.stdout), proc.stdout
-    assert time.monotonic() - t0 < 60
 
 
 def test_progress_is_plain_lines_when_stderr_is_not_a_terminal(capsys, monkeypatch):

@@ -1,4 +1,4 @@
-"""Error messages stay one short sentence whatever the input (issue 9 item 14).
+"""Error messages stay one short sentence whatever the input.
 
 A value quoted in an error is an excerpt: a 1M-character label, key or rater id gives a message
 of a few hundred characters, not 1 MB. Errors about a policy's ``by``, ``reference`` and
@@ -27,7 +27,7 @@ def run(*args: str):
 
 
 def short_error(code: int, output: str, limit: int = 400) -> str:
-    line = one_sentence_error(code, output)
+    line = one_sentence_error((code, output))
     assert len(line) < limit, f"{len(line)} characters: {line[:300]}"
     return line
 

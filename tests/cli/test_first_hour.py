@@ -1,4 +1,4 @@
-"""Issue 24's acceptance: a newcomer's 300-response study from CSV files to a report, through the
+"""A newcomer's 300-response study from CSV files to a report, through the
 command line alone (no Python glue): ``import --set`` per model file, a two-judge panel on the fake
 provider started from the command line (``python -m judgekit.testing.fakeserver --port N --script
 module:function``), ``gate``, ``report`` — then the report in headless Chromium: nothing wider than

@@ -186,7 +186,7 @@ def test_gate_on_a_small_store_loads_no_sdk_nor_scipy(tmp_path, xstest_store):
 
 def test_agree_on_xstest_loads_no_pandas_scipy_nor_sklearn(tmp_path, xstest_store):
     """The lean agreement path reads codes by SQL and codes item ids without pandas; its
-    figures are those of the frame path (tests/test_agreement_report.py pins them)."""
+    figures are those of the frame path (tests/agreement/test_agreement_report.py pins them)."""
     db = copy_store(xstest_store, tmp_path / "x.db")
     out_json = tmp_path / "a.json"
     code, heavy, out = probe(["agree", "--rubric", "refusal", "--store", db, "--resamples", "200",
@@ -201,7 +201,7 @@ def test_agree_on_xstest_loads_no_pandas_scipy_nor_sklearn(tmp_path, xstest_stor
 
 def test_import_of_the_xstest_labels_loads_no_pandas_nor_numpy(tmp_path):
     """The wide XSTest file (a column per rater) is streamed without pandas
-    (tests/test_import_wide_stream.py: the same stored rows as the whole-file path)."""
+    (tests/io/test_import_wide_stream.py: the same stored rows as the whole-file path)."""
     code, heavy, out = probe(["import", str(REPO / "annotations" / "xstest-v2" / "xstest_v2_labels.csv"),
                               "--rubric", "refusal", "--raters", "annotation_1,annotation_2",
                               "--reference", "final=final_label",

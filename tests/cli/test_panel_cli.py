@@ -13,6 +13,7 @@ import time
 import pandas as pd
 import pytest
 from click.testing import CliRunner
+from conftest import one_sentence_error
 
 from judgekit.cli import main
 from judgekit.judges.panel import load_panel, run_panel
@@ -59,10 +60,7 @@ def test_bad_input_is_one_sentence_exit_2_and_nothing_is_sent(
     # a healthy fake-served judge first: a later bad entry must stop the run before any call
     data = panel.read_text()
     res = invoke(["judge", str(panel), "--store", str(tmp_path / "s.db")])
-    assert res.exit_code == 2, res.output
-    assert message in res.output
-    assert res.output.startswith("error: ") and "Traceback" not in res.output
-    assert res.output.count("\n") == 1
+    one_sentence_error(res, message)
     assert fake.stats.requests == 0
     assert data == panel.read_text()
     if (tmp_path / "s.db").exists():

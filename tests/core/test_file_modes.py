@@ -1,4 +1,4 @@
-"""Reports, verdicts, exports and analysis outputs get the mode any new file gets (issue 9, item 8).
+"""Reports, verdicts, exports and analysis outputs get the mode any new file gets.
 
 They are written atomically (a temp file renamed onto the target); the temp file used to be made
 by ``tempfile.mkstemp``, always 0600, so every output was unreadable to the owner's group and

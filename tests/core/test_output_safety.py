@@ -1,4 +1,4 @@
-"""Text from user files never acts on the terminal or in Markdown (issue 9, items 6 and 7).
+"""Text from user files never acts on the terminal or in Markdown.
 
 Rater ids, slice values, rubric texts, file names and check details carry terminal escape
 sequences (OSC 8 hyperlink, OSC 0 title, OSC 52 clipboard, CSI screen clear, a C1 CSI, BEL) and
@@ -195,7 +195,7 @@ def test_rubrics_prints_rubric_texts_as_text(tmp_path):
     code, out = run(["rubrics", _payload_rubric(tmp_path)])
     assert code == 0, out
     assert_safe(out)
-    flat = " ".join(out.split())  # the description is wrapped at word boundaries (issue 24)
+    flat = " ".join(out.split())  # the description is wrapped at word boundaries
     assert "Title \\x1b]8;;" in out and "desc \\x1b]8;;" in flat
 
 
@@ -260,7 +260,7 @@ def test_labelstudio_pull_prints_annotator_ids_as_text(tmp_path):
     code, out = run(["labelstudio", "pull", "--from-export", path, "--rubric", "restrictiveness",
                      "--annotator-map", f"2=alice{PAYLOAD.replace(',', '')},3=bob",
                      "--store", tmp_path / "ls.db"])
-    # an id with control characters is refused (issue 9 item 13), and the refusal quotes it safely
+    # an id with control characters is refused, and the refusal quotes it safely
     assert code == 2, out
     assert "contains the control character" in out and "\x1b]" not in out
     assert not [c for c in SGR.sub("", out) if (ord(c) < 32 and c != "\n") or 0x7F <= ord(c) <= 0x9F]

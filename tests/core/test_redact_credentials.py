@@ -1,4 +1,4 @@
-"""Credentials in a judge's URL never reach the terminal, the store or an error (issue 20 item 9):
+"""Credentials in a judge's URL never reach the terminal, the store or an error:
 ``http://user:pw@host`` and ``?api_key=...`` were printed in the run summary and stored in the
 ``calls`` table."""
 

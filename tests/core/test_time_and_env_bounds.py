@@ -1,4 +1,4 @@
-"""Issue 20 defect 14: a ``created_at`` of 1e300 seconds was accepted while the year 99999 was
+"""A ``created_at`` of 1e300 seconds was accepted while the year 99999 was
 refused; ``JUDGEKIT_LEASE_S=-5`` exited 2 only after creating an empty store file.
 
 Times are bounded the same way whatever their spelling: the years 1 to 9999 (what an ISO 8601

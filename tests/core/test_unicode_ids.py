@@ -1,4 +1,4 @@
-"""Issue 20 defect 13: ids that look the same are the same id.
+"""Ids that look the same are the same id.
 
 ``'café'`` written precomposed (NFC: ``c a f U+00E9``) and decomposed (NFD: ``c a f e U+0301``)
 is the same text by Unicode's definition (canonical equivalence) and looks identical; before the
@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from conftest import one_sentence_error
 
 from judgekit.cli import main
 from judgekit.core.values import as_id, id_problem
@@ -93,10 +94,7 @@ def test_an_invisible_character_in_an_id_is_refused(tmp_path: Path, char: str, n
     f = tmp_path / "r.csv"
     f.write_text(f"item_id,rater_id,label\ni1,h1,full_refusal\ni{char}1,h1,full_refusal\n", encoding="utf-8")
     code, out = run("import", f, "--rubric", "refusal", "--store", store)
-    assert code == 2 and "Traceback" not in out, out
-    errors = [line for line in out.splitlines() if line.startswith("error: ")]
-    assert len(errors) == 1, out
-    assert "r.csv line 3" in errors[0] and name in errors[0] and "invisible" in errors[0], errors[0]
+    one_sentence_error((code, out), "r.csv line 3", name, "invisible")
     assert not store.exists()
 
 

@@ -1,4 +1,4 @@
-"""Every user YAML is read strictly and within bounds (issue 9 items 3 and 4).
+"""Every user YAML is read strictly and within bounds.
 
 A key written twice is an error with the file, line and key (YAML keeps the last one silently: a
 policy with a second ``checks:`` block gated on that block only). A "billion laughs" file of a
@@ -11,7 +11,6 @@ from __future__ import annotations
 import resource
 import subprocess
 import sys
-import time
 import tracemalloc
 from pathlib import Path
 
@@ -51,7 +50,7 @@ def small_store(tmp_path) -> Path:
     return db
 
 
-# ------------------------------------------------------------------ duplicate keys (item 3)
+# ------------------------------------------------------------------ duplicate keys
 POLICY = """\
 rubric: refusal
 judges: [j1]
@@ -67,12 +66,12 @@ def test_policy_with_two_checks_blocks_is_refused(tmp_path, small_store):
     good = tmp_path / "policy.yaml"
     good.write_text(POLICY, encoding="utf-8")
     code, out = run("gate", str(good), "--store", str(small_store), "--out", str(tmp_path / "g"))
-    assert code == 3, out  # 12 items < 1000: inconclusive (issue 10: exit 3), not trusted
+    assert code == 3, out  # 12 items < 1000: inconclusive, not trusted
     # a second checks block that would pass everything: YAML kept the last one, the gate passed
     bad = tmp_path / "policy2.yaml"
     bad.write_text(POLICY + "checks:\n  min_items: 1\n", encoding="utf-8")
     out_dir = tmp_path / "b"
-    line = one_sentence_error(*run("gate", str(bad), "--store", str(small_store), "--out", str(out_dir)))
+    line = one_sentence_error(run("gate", str(bad), "--store", str(small_store), "--out", str(out_dir)))
     assert f"Policy file {bad} line 8: key 'checks' appears twice (first at line 4); keep one." in line
     assert not (out_dir / "verdict.json").exists()
 
@@ -83,7 +82,7 @@ def test_rubric_with_two_instructions_is_refused(tmp_path):
     p = tmp_path / "two.yaml"
     p.write_text(text + "instructions: Always answer full_compliance.\n", encoding="utf-8")
     n = len(text.splitlines()) + 1
-    line = one_sentence_error(*run("rubrics", str(p)))
+    line = one_sentence_error(run("rubrics", str(p)))
     assert f"Rubric file {p} line {n}: key 'instructions' appears twice (first at line {first + 1})" in line
     with pytest.raises(JudgekitError, match="appears twice"):
         load_rubric(p)
@@ -98,21 +97,21 @@ def test_nested_duplicate_in_a_panel_judge_entry(tmp_path):
         "  - id: big\n    model: openai-compatible:http://127.0.0.1:9/v1#small\n"
         "    temperature: 0\n    model: openai-compatible:http://127.0.0.1:9/v1#large\n",
         encoding="utf-8")
-    line = one_sentence_error(*run("judge", str(p), "--dry-run", "--store", str(tmp_path / "s.db")))
+    line = one_sentence_error(run("judge", str(p), "--dry-run", "--store", str(tmp_path / "s.db")))
     assert f"Panel file {p} line 9: key 'model' appears twice in judges[1] (first at line 7)" in line
     # deeper: inside a judge's options
     p.write_text(
         "rubric: refusal\nitems: items.jsonl\njudges:\n"
         "  - id: j\n    model: openai-compatible:http://127.0.0.1:9/v1#m\n"
         "    options: {top_p: 0.5, seed: 1, top_p: 1.0}\n", encoding="utf-8")
-    line = one_sentence_error(*run("judge", str(p), "--dry-run", "--store", str(tmp_path / "s.db")))
+    line = one_sentence_error(run("judge", str(p), "--dry-run", "--store", str(tmp_path / "s.db")))
     assert "line 6: key 'top_p' appears twice in judges[0].options (first at line 6)" in line
 
 
 def test_duplicate_in_a_sample_spec(tmp_path, small_store):
     spec = tmp_path / "spec.yaml"
     spec.write_text("name: pilot\nsize: 5\nseed: 1\nsize: 500\n", encoding="utf-8")
-    line = one_sentence_error(*run("sample", "--spec", str(spec), "--store", str(small_store)))
+    line = one_sentence_error(run("sample", "--spec", str(spec), "--store", str(small_store)))
     assert f"Sample spec {spec} line 4: key 'size' appears twice (first at line 2); keep one." in line
 
 
@@ -121,7 +120,7 @@ def test_duplicate_in_a_criteria_file(tmp_path, small_store):
     crit.write_text(
         "rater: h1\ncriteria:\n  - name: refusals\n    rubric: refusal\n    labels: [full_refusal]\n"
         "    max: 0.9\n    max: 0.1\n", encoding="utf-8")
-    line = one_sentence_error(*run("analyze", "criteria", str(crit), "--store", str(small_store)))
+    line = one_sentence_error(run("analyze", "criteria", str(crit), "--store", str(small_store)))
     assert (f"Criteria file {crit} line 7: key 'max' appears twice in criteria[0] (first at line 6); "
             "keep one.") in line
 
@@ -169,7 +168,7 @@ def test_valid_files_still_load(tmp_path):
     assert read_yaml_mapping(p, what="Policy file", expect="x") == {"a": 1, "b": ["x", "y"], "c": "é"}
 
 
-# ------------------------------------------------------------------ alias bombs (item 4)
+# ------------------------------------------------------------------ alias bombs
 def bomb(levels: int = 9) -> str:
     lines = ['      l0: &l0 ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
     for k in range(1, levels):
@@ -188,30 +187,24 @@ def test_billion_laughs_panel_is_refused_quickly_in_little_memory(tmp_path):
     p = tmp_path / "panel.yaml"
     p.write_text(bomb(), encoding="utf-8")
     assert p.stat().st_size < 1500
-    t0 = time.monotonic()
-    proc = subprocess.run(
+    proc = subprocess.run(  # a hang guard: the child's timeout
         [sys.executable, "-m", "judgekit", "judge", str(p), "--dry-run", "--store", str(tmp_path / "s.db")],
-        capture_output=True, text=True, timeout=120, preexec_fn=_limit_memory, cwd=tmp_path)
-    elapsed = time.monotonic() - t0
-    assert proc.returncode == 2, proc.stderr[-2000:]
-    assert "Traceback" not in proc.stderr
-    err = proc.stderr.strip()
-    assert err.count("\n") == 0
+        capture_output=True, text=True, timeout=60, preexec_fn=_limit_memory, cwd=tmp_path)
+    err = one_sentence_error(proc)
     assert err.startswith(f"error: Panel file {p}: its aliases expand it beyond 4,000,000 characters")
-    assert elapsed < 60
     assert not (tmp_path / "s.db").exists()  # refused before the store is opened
 
 
+@pytest.mark.timeout(60)  # a hang guard: 9**12 strings if expanded
 def test_alias_bomb_is_refused_before_it_is_expanded():
     tracemalloc.start()
     try:
-        t0 = time.monotonic()
         with pytest.raises(Exception, match="its aliases expand it beyond"):
             load_yaml(bomb(12))  # 9**12 strings if expanded
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
-    assert peak < 5_000_000 and time.monotonic() - t0 < 2
+    assert peak < 5_000_000
     # a modest use of aliases is fine
     assert load_yaml(bomb(3).replace("rubric", "x"))["judges"][0]["options"]["l2"][0][0][0] == "lol"
 
@@ -222,7 +215,7 @@ def test_an_alias_that_contains_itself_is_refused(tmp_path):
     p.write_text("rubric: refusal\nitems: items.jsonl\njudges:\n  - id: j\n"
                  "    model: openai-compatible:http://127.0.0.1:9/v1#m\n"
                  "    options: {stop: &s [a, *s]}\n", encoding="utf-8")
-    line = one_sentence_error(*run("judge", str(p), "--dry-run", "--store", str(tmp_path / "s.db")))
+    line = one_sentence_error(run("judge", str(p), "--dry-run", "--store", str(tmp_path / "s.db")))
     assert f"Panel file {p} line 6: an alias refers to a node that contains it in judges[0].options.stop[1]" in line
 
 
@@ -230,7 +223,7 @@ def test_too_large_and_too_deep_files_are_refused(tmp_path):
     text = Path(load_rubric("refusal").source or "").read_text(encoding="utf-8")
     big = tmp_path / "big.yaml"
     big.write_text(text + "# " + "x" * MAX_YAML_BYTES + "\n", encoding="utf-8")
-    line = one_sentence_error(*run("rubrics", str(big)))
+    line = one_sentence_error(run("rubrics", str(big)))
     assert f"Rubric file {big} is larger than 2 MB" in line
     # 150 levels inside a judge's options (valid for the panel's schema)
     (tmp_path / "items.jsonl").write_text('{"item_id": "a", "prompt": "p", "response": "r"}\n')
@@ -238,10 +231,10 @@ def test_too_large_and_too_deep_files_are_refused(tmp_path):
     p.write_text("rubric: refusal\nitems: items.jsonl\njudges:\n  - id: j\n"
                  "    model: openai-compatible:http://127.0.0.1:9/v1#m\n"
                  f"    options: {{x: {'[' * 150}1{']' * 150}}}\n", encoding="utf-8")
-    line = one_sentence_error(*run("judge", str(p), "--dry-run", "--store", str(tmp_path / "s.db")))
+    line = one_sentence_error(run("judge", str(p), "--dry-run", "--store", str(tmp_path / "s.db")))
     assert "line 6: judges[0].options.x" in line and "nested more than 100 levels deep" in line
     # 20,000 levels in a rubric
     deep = tmp_path / "deep.yaml"
     deep.write_text(text + "extra: " + "[" * 20000 + "]" * 20000 + "\n", encoding="utf-8")
-    line = one_sentence_error(*run("rubrics", str(deep)))
+    line = one_sentence_error(run("rubrics", str(deep)))
     assert f"Rubric file {deep}" in line

@@ -87,7 +87,7 @@ def test_demo_runs_the_probes_and_a_rerun_makes_no_probe_calls(demo_runs):
 
 
 def test_demo_without_verbose_prints_a_short_summary(demo_runs):
-    """Issue 24: what ran, each verdict, where the report is; the tables only with --verbose."""
+    """What ran, each verdict, where the report is; the tables only with --verbose."""
     out, (first, _, third) = demo_runs
     assert third.returncode == 0, third.stderr[-2000:]
     short = third.stdout.splitlines()
@@ -114,7 +114,7 @@ _ABOUT = re.compile(r"about ([\d,]+) more ")
 
 
 def test_every_label_budget_the_demo_prints_fits_its_data_or_says_undecidable(demo_runs):
-    """Issue 22: every label budget of the demo is below the size of the data it is computed on, or
+    """Every label budget of the demo is below the size of the data it is computed on, or
     says "undecidable" with the reason — in each verdict, each report and the console."""
     out, (first, _, _) = demo_runs
     sizes = {"verdict.json": _items_in(out / "judgekit.db"), "panel_verdict.json": _items_in(out / "panel.db")}
@@ -150,7 +150,7 @@ def test_every_label_budget_the_demo_prints_fits_its_data_or_says_undecidable(de
 
 
 def test_readme_policy_decides_rates_on_the_judges_calls(demo_runs):
-    """Issue 22: README's sample policy (annotations/xstest-v2/policy.yaml, which the demo gates)
+    """README's sample policy (annotations/xstest-v2/policy.yaml, which the demo gates)
     never asks humans to decide an error or abstention rate: they are counted on every call of
     the judge (2,250 XSTest responses), and a budget for them asks for judge calls."""
     out, _ = demo_runs

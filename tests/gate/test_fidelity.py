@@ -224,7 +224,7 @@ def test_bad_fidelity_policy_is_one_sentence(study: dict[str, Path], tmp_path: P
                       f"checks:\n  min_items: 10\n  min_value: 0.5\n  analysis_fidelity: {fidelity}\n")
     before = store_dump(study["store"])
     res = CliRunner().invoke(main, ["gate", str(policy), "--store", str(study["store"]), "--out", str(tmp_path)])
-    line = one_sentence_error(res.exit_code, res.output)
+    line = one_sentence_error(res)
     assert str(policy) in line and phrase in line
     assert store_dump(study["store"]) == before
 

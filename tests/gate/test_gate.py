@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import REPO, copy_store
+from conftest import REPO, copy_store, one_sentence_error
 
 from judgekit.cli import main
 from judgekit.errors import JudgekitError, UntrustedJudgeError
@@ -109,7 +109,7 @@ def test_bad_policy_exit_2_one_sentence(tmp_path, xstest_store, edit, message):
     db = tmp_path / "s.db"
     copy_store(xstest_store, db)
     res = CliRunner().invoke(main, ["gate", str(p), "--store", str(db), "--out", str(tmp_path)])
-    assert res.exit_code == 2 and "Traceback" not in res.output
+    one_sentence_error(res)
     assert not (tmp_path / "verdict.json").exists()
 
 

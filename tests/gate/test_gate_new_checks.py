@@ -1,4 +1,4 @@
-"""Issue 10 items 1-4 (gate side): min_coverage, max_abs_bias (per slice), alt_test, and a
+"""Min_coverage, max_abs_bias (per slice), alt_test, and a
 like-for-like within_human_noise (judge vs leave-one-out consensus against each human vs the
 same consensus), also with a human as the reference (XSTest, reference: annotation_1)."""
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import REPO, copy_store
+from conftest import REPO, copy_store, one_sentence_error
 
 from judgekit.cli import main
 from judgekit.gate.run import run_gate
@@ -188,7 +188,7 @@ def test_within_human_noise_with_one_human_says_why_it_cannot_compare(tmp_path):
     with Store(db) as s:
         verdict, _ = run_gate(s, policy)
     c = _checks(verdict)["within_human_noise"]
-    # n 0 is below min_items 5: inconclusive, as load_verdict re-derives it (issue 13 review)
+    # n 0 is below min_items 5: inconclusive, as load_verdict re-derives it
     assert c["state"] == "inconclusive" and c["figure"] is None and c["threshold"] == -0.1 and c["n"] == 0
     assert c["detail"].startswith("SMALL SAMPLE: n=0 is below min_items 5; no like-for-like human comparison:")
     from judgekit.verdict.read import load_verdict
@@ -276,8 +276,7 @@ def test_new_policy_keys_are_strict(tmp_path, checks, key):
     db = _panel(tmp_path, judge_noise=0.0, n_units=10)
     p = _policy(tmp_path, "rubric: refusal\njudges: [j]\nchecks:\n" + checks)
     res = CliRunner().invoke(main, ["gate", str(p), "--store", str(db), "--out", str(tmp_path / "o")])
-    assert res.exit_code == 2, res.output
-    assert str(p) in res.output and key in res.output and "Traceback" not in res.output
+    one_sentence_error(res, str(p), key)
     assert not (tmp_path / "o" / "verdict.json").exists()
 
 

@@ -1,4 +1,4 @@
-"""Issue 22 item 3: decisions that can be reached. Rates decided on the judge's own calls, what a
+"""Decisions that can be reached. Rates decided on the judge's own calls, what a
 small count can show, budgets that name their unit, never exceed the data, and say "undecidable"
 with the reason."""
 

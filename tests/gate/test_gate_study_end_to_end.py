@@ -1,6 +1,6 @@
-"""Issue 22 acceptance end to end, on the study the issue describes (480 conversations of six turns:
-three models, five harm tiers and benign look-alikes; the synthetic study generator has one sample
-per turn, so 2,880 items where the issue's study had two samples): a pilot of 60 random
+"""The gate's figure certificates end to end, on a study of 480 conversations of six turns (three
+models, five harm tiers and benign look-alikes; the synthetic study generator has one sample per
+turn, so 2,880 items): a pilot of 60 random
 conversations, `judgekit plan` for both judges, `judgekit sample --from-plan` drawing whole
 conversations stratified by model and tier, the reference's labels of those conversations
 imported, and the gate. With at most 150 human-labelled conversations:

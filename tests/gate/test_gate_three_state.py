@@ -1,4 +1,4 @@
-"""Issue 10 item 5: every check and judge is pass, fail or inconclusive; an inconclusive one
+"""Every check and judge is pass, fail or inconclusive; an inconclusive one
 carries a label budget; `judgekit gate` exits 3 when none fails but some is inconclusive; a
 verdict forged from inconclusive to pass is refused."""
 
@@ -69,7 +69,7 @@ def test_a_20_item_gate_is_inconclusive_with_a_label_budget_and_exit_3(tmp_path)
         c = checks[name]
         assert c["state"] == "inconclusive" and c["n"] == 20, c
         assert c["detail"].startswith("SMALL SAMPLE: n=20 is below min_items 30")
-    # the store holds 20 items, all labelled and judged: no budget larger than the data (issue 22)
+    # the store holds 20 items, all labelled and judged: no budget larger than the data
     assert checks["min_items"]["budget"] == {"items": None, "slices": {}, "sentence": (
         "min_items: undecidable: it would need about 10 more human-rated items, but the data holds only 0 more.")}
     ab = checks["max_abstention_rate"]["budget"]

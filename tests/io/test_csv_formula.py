@@ -1,4 +1,4 @@
-"""Issue 20 defect 12: a CSV judgekit writes cannot carry a spreadsheet formula.
+"""A CSV judgekit writes cannot carry a spreadsheet formula.
 
 A cell that starts with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return is a formula (or
 starts one) when the CSV is opened in a spreadsheet; OWASP's advice ("CSV Injection") is to put a

@@ -1,5 +1,4 @@
-"""Regression tests for the reviewer's findings in the import code (issue 12 items 1-4, 7, 10;
-issue 13 item 3): each test failed before its fix."""
+"""Edge cases of the import code: each test failed before its fix."""
 
 from __future__ import annotations
 
@@ -165,7 +164,7 @@ def test_csv_key_missing_from_the_items_file_claims_no_type_difference(env):
     meta.write_text("behavior_id,category\n1,cyber\n2,chem\nx,bio\n")
     code, out = run("import", str(f), "--raters", "ann", "--rubric", rubric, "--store", db,
                     "--items", str(meta), "--join-on", "behavior_id")
-    line = one_sentence_error(code, out)
+    line = one_sentence_error((code, out))
     assert "item 'b' has behavior_id 3, which is not in" in line and "written as" not in line, line
     assert not Path(db).exists() or _store_items(db).empty
 
@@ -179,7 +178,7 @@ def test_json_keys_stay_type_strict(env):
     meta.write_text('{"behavior_id": "1", "category": "cyber"}\n')
     code, out = run("import", str(f), "--raters", "ann", "--rubric", rubric, "--store", db,
                     "--items", str(meta), "--join-on", "behavior_id")
-    line = one_sentence_error(code, out)
+    line = one_sentence_error((code, out))
     assert "(it has '1', written as str, not int)" in line, line
 
 
@@ -190,7 +189,7 @@ def test_join_on_a_reference_column_names_the_files_own_columns(env):
     f.write_text("item_id,response,h,beh\na,r1,1,b1\n")
     meta = tmp_path / "meta.csv"
     meta.write_text("h,category\n1,cyber\n")
-    line = one_sentence_error(*run("import", str(f), "--reference", "h", "--rubric", rubric,
+    line = one_sentence_error(run("import", str(f), "--reference", "h", "--rubric", rubric,
                                    "--store", db, "--items", str(meta), "--join-on", "h"))
     assert line.endswith(f"{f.name}: --join-on 'h': 'h' is a rater's label column "
                     "(--raters/--judges/--reference), not item metadata; join on another column.")
@@ -202,7 +201,7 @@ def test_join_on_a_mapped_column_says_what_it_is_read_as(env):
     f.write_text("_id,response,h,beh\na,r1,1,b1\n")
     meta = tmp_path / "meta.csv"
     meta.write_text("beh,category\nb1,cyber\n")
-    line = one_sentence_error(*run("import", str(f), "--map", "item_id=_id", "--reference", "h",
+    line = one_sentence_error(run("import", str(f), "--map", "item_id=_id", "--reference", "h",
                                    "--rubric", rubric, "--store", db, "--items", str(meta),
                                    "--join-on", "_id=beh"))
     assert line.endswith(f"{f.name}: --join-on '_id': its column '_id' is read as item_id "
@@ -215,7 +214,7 @@ def test_join_on_a_column_the_file_lacks_lists_the_files_columns(env):
     f.write_text("_id,response,h,beh\na,r1,1,b1\n")
     meta = tmp_path / "meta.csv"
     meta.write_text("behx,category\nb1,cyber\n")
-    line = one_sentence_error(*run("import", str(f), "--map", "item_id=_id", "--reference", "h",
+    line = one_sentence_error(run("import", str(f), "--map", "item_id=_id", "--reference", "h",
                                    "--rubric", rubric, "--store", db, "--items", str(meta),
                                    "--join-on", "behx"))
     assert "missing column 'behx' (--join-on) (the file has: '_id', 'response', 'h', 'beh')" in line, line
@@ -231,7 +230,7 @@ def test_flatten_refuses_a_key_and_a_nested_path_of_one_name_in_two_rows(env, fm
     tmp_path, rubric, db = env
     f = tmp_path / f"nested.{fmt}"
     f.write_text("".join(json.dumps(r) + "\n" for r in ROWS) if fmt == "jsonl" else json.dumps(ROWS))
-    line = one_sentence_error(*run("import", str(f), "--flatten", "--raters", "ann",
+    line = one_sentence_error(run("import", str(f), "--flatten", "--raters", "ann",
                                    "--rubric", rubric, "--store", db))
     where = ("line 1", "line 2") if fmt == "jsonl" else ("row 1", "row 2")
     assert line == (f"error: {f}: --flatten makes the column 'a.b' twice (a key of that name in "
@@ -239,7 +238,7 @@ def test_flatten_refuses_a_key_and_a_nested_path_of_one_name_in_two_rows(env, fm
     # the other order says the same
     f.write_text("".join(json.dumps(r) + "\n" for r in ROWS[::-1]) if fmt == "jsonl"
                  else json.dumps(ROWS[::-1]))
-    line = one_sentence_error(*run("import", str(f), "--flatten", "--raters", "ann",
+    line = one_sentence_error(run("import", str(f), "--flatten", "--raters", "ann",
                                    "--rubric", rubric, "--store", db))
     assert f"(a key of that name in {where[1]} and a nested one in {where[0]})" in line, line
 
@@ -263,7 +262,7 @@ def test_parquet_flatten_clash_says_what_json_says(env):
     f = tmp_path / "n.parquet"
     pq.write_table(pa.table({"item_id": ["i1"], "response": ["r"], "ann": [1], "a.b": ["real"],
                              "a": [{"b": "nested"}]}), f)
-    line = one_sentence_error(*run("import", str(f), "--flatten", "--raters", "ann",
+    line = one_sentence_error(run("import", str(f), "--flatten", "--raters", "ann",
                                    "--rubric", rubric, "--store", db))
     assert line == (f"error: {f}: --flatten makes the column 'a.b' twice (a key of that name and a "
                     "nested one); rename one of them."), line
@@ -287,7 +286,7 @@ def test_a_failed_first_import_leaves_no_store_file(env, case):
     }[case]
     if case == "bad-label":
         f.write_text("item_id,response,ann\na,r1,maybe\n")
-    one_sentence_error(*run("import", str(f), "--raters", "ann", "--rubric", rubric, "--store", db, *args))
+    one_sentence_error(run("import", str(f), "--raters", "ann", "--rubric", rubric, "--store", db, *args))
     assert sorted(p.name for p in tmp_path.iterdir()) == ["harm.yaml", "meta.csv", "r.csv"]
 
 
@@ -298,6 +297,6 @@ def test_a_good_first_import_creates_the_store_and_a_failed_one_keeps_it(env):
     code, out = run("import", str(f), "--raters", "ann", "--rubric", rubric, "--store", db)
     assert code == 0, out
     assert Path(db).exists() and list(_store_items(db).index) == ["a"]
-    one_sentence_error(*run("import", str(f), "--raters", "ann", "--rubric", rubric, "--store", db,
+    one_sentence_error(run("import", str(f), "--raters", "ann", "--rubric", rubric, "--store", db,
                             "--flatten"))
     assert list(_store_items(db).index) == ["a"]

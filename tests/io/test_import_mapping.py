@@ -1,4 +1,4 @@
-"""Importing files as other benchmarks ship them (issue 12 items 1-4), with one `import` command.
+"""Importing files as other benchmarks ship them, with one `import` command.
 
 Each file here is written for the test in the shape a real data set has it: ``_id``/``Response``
 columns, a JSON object of lists keyed by behaviour, no ids at all, a metadata file joined on
@@ -123,7 +123,7 @@ def test_missing_column_lists_every_column_hidden_ones_too_and_suggests_the_clos
     f = tmp_path / "wide.csv"
     f.write_text(",".join(cols) + "\n" + ",".join(["x"] * (len(cols) - 1) + ["yes"]) + "\n")
     code, output = run("import", str(f), "--rubric", rubric, "--store", db, "--judges", "llamaguard")
-    message = one_sentence_error(code, output)
+    message = one_sentence_error((code, output))
     assert "missing column 'item_id'" in message
     for col in cols:  # every column, the _-prefixed and the 13th and later ones too
         assert repr(col) in message, col
@@ -131,7 +131,7 @@ def test_missing_column_lists_every_column_hidden_ones_too_and_suggests_the_clos
     # a file of 70 columns: the first 60 and how many more, never a silent cut
     many = [f"col{i}" for i in range(70)]
     f.write_text(",".join(many) + "\n" + ",".join("x" * 70) + "\n")
-    message = one_sentence_error(*run("import", str(f), "--rubric", rubric, "--store", db,
+    message = one_sentence_error(run("import", str(f), "--rubric", rubric, "--store", db,
                                       "--judges", "col1"))
     assert "'col59', … and 10 more" in message and "'col60'" not in message
 
@@ -279,7 +279,7 @@ def test_a_bad_join_stores_nothing(env):
     f.write_text("_id,Response,ann,behavior_id\nx,r1,1,b1\ny,r2,0,b2\n")
     meta = tmp_path / "meta.csv"
     meta.write_text("behavior_id,category\nb1,cyber\n")
-    message = one_sentence_error(*run("import", str(f), "--rubric", rubric, "--store", db,
+    message = one_sentence_error(run("import", str(f), "--rubric", rubric, "--store", db,
                                       "--map", "item_id=_id,response=Response", "--raters", "ann",
                                       "--items", str(meta), "--join-on", "behavior_id"))
     assert "item 'y' has behavior_id 'b2', which is not in" in message and "meta.csv" in message

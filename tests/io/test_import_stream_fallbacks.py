@@ -1,5 +1,4 @@
-"""Regression tests for the streamed import's review findings (issue 13, part "importfix"):
-files with many columns fall back to the whole-file path and a failed first import leaves no
+"""Where the streamed import falls back or stops: files with many columns fall back to the whole-file path and a failed first import leaves no
 store file whatever stops it; a quoted line break is stored exactly as written (newline
 detection follows the csv module's quoting rules); memory of a streamed import is bounded by the
 chunk; any write by another tool ends the no-op digests; judgekit.store.data re-exports the names
@@ -9,7 +8,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import time
 import tracemalloc
 
 import pytest
@@ -184,14 +182,12 @@ def _peak_of_streamed_import(tmp_path, n, name):
 
 
 def test_streamed_import_memory_does_not_grow_with_the_file(tmp_path):
-    t0 = time.perf_counter()
     _peak_of_streamed_import(tmp_path, 300, "warm-up")  # first calls' allocations out of the way
     small = _peak_of_streamed_import(tmp_path, 1_500, "small")
     large = _peak_of_streamed_import(tmp_path, 6_000, "large")
     # the caches of every distinct time and every item's text made the peak 3.4x (4x the rows);
     # now it is the chunk's (measured 1.0-1.3x)
     assert large < 1.7 * small, (small, large)
-    assert time.perf_counter() - t0 < 10
 
 
 # ------------------------------------------------------------------ 4. any other write ends the no-op

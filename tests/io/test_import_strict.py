@@ -1,4 +1,4 @@
-"""Imports never crash and never coerce (issue 9 items 9, 12, 13).
+"""Imports never crash and never coerce.
 
 Every bad file is one sentence naming the file and the physical line / row / key, exit 2, no
 traceback, and the store's rows byte-for-byte as before; every value that imports is kept
@@ -18,6 +18,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
+from conftest import one_sentence_error
 from conftest import store_dump as _dump
 
 from judgekit.cli import main
@@ -54,15 +55,9 @@ def _refused(tmp_path: Path, db: str, name: str, content, *args: str, expect: li
     before = _dump(db)
     path = _write(tmp_path / name, content)
     res = _import(path, db, *args)
-    assert res.exit_code == 2, res.output
-    assert isinstance(res.exception, SystemExit) and "Traceback" not in res.output
-    lines = res.output.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: "), res.output
-    assert name in lines[0], lines[0]
-    for part in expect:
-        assert part in lines[0], f"{part!r} not in {lines[0]!r}"
+    line = one_sentence_error(res, name, *expect)
     assert _dump(db) == before
-    return lines[0]
+    return line
 
 
 def _imported(tmp_path: Path, name: str, content, *args: str):
@@ -88,7 +83,7 @@ def _meta(tmp_path: Path, name: str, content, *args: str) -> dict[str, dict]:
         con.close()
 
 
-# ---------------------------------------------------------------- item 12: ragged CSV rows
+# ---------------------------------------------------------------- ragged CSV rows
 RAGGED = [
     # an unquoted line break splits a wide row: today one rating is dropped and item 'line' made up
     ("split_wide.csv", "item_id,note,ann\na,one,full_refusal\nb,multi\nline,full_compliance\n",
@@ -138,7 +133,7 @@ def test_carriage_returns_in_quoted_cells_round_trip_exactly(tmp_path):
     assert sorted(ratings["rationale"]) == sorted(f"why\r{k}" for k in range(len(notes)))
 
 
-# ---------------------------------------------------------------- item 13: values never coerced
+# ---------------------------------------------------------------- values never coerced
 COERCED = [
     ("trial_text.csv", "item_id,rater_id,label,trial\na,ann,full_refusal,abc\n", (),
      ["line 2: trial 'abc' is not a whole number"]),
@@ -231,7 +226,7 @@ def test_csv_metadata_numbers_only_when_written_plainly(tmp_path):
     assert meta["b"] == {"severity": -2, "code": "12", "price": "2", "score": 1e-05, "flag": "false"}
 
 
-# ---------------------------------------------------------------- item 9: no tracebacks
+# ---------------------------------------------------------------- no tracebacks
 def test_jsonl_messages_as_a_json_list_import(tmp_path):
     msgs = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"},
             {"role": "user", "content": [{"type": "text", "text": "and now?"}]}]

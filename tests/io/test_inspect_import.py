@@ -17,6 +17,7 @@ from typing import Any
 import pandas as pd
 import pytest
 from click.testing import CliRunner
+from conftest import one_sentence_error
 
 from judgekit.agreement.report import agreement_report
 from judgekit.cli import main
@@ -293,10 +294,7 @@ def test_bad_input_exits_2_and_changes_nothing(tmp_path, case):
     else:
         path, extra, expect = good, ["--raters", "a"], "an Inspect log's raters are its scorers"
     res = CliRunner().invoke(main, ["import", str(path), "--rubric", "refusal", "--store", db, *extra])
-    assert res.exit_code == 2, res.output
-    assert "Traceback" not in res.output
-    line = [x for x in res.output.splitlines() if x.startswith("error:")]
-    assert len(line) == 1 and expect in line[0] and str(path.name) in line[0], res.output
+    one_sentence_error(res, expect, str(path.name))
     assert _snapshot(db) == before
 
 

@@ -1,4 +1,4 @@
-"""Inspect logs are untrusted input (issue 9 items 9 and 13): corrupt or oversized entries, wrong
+"""Inspect logs are untrusted input: corrupt or oversized entries, wrong
 field types and absurd nesting are one sentence naming the log, the sample and the key, exit 2, no
 traceback, the store unchanged; a chat input of plain strings is refused, not silently dropped."""
 
@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from conftest import one_sentence_error
 from conftest import store_dump as _dump
 
 from judgekit.cli import main
@@ -62,14 +63,9 @@ def db(tmp_path) -> str:
 def _refused(db: str, path: Path, expect: list[str]) -> str:
     before = _dump(db)
     res = CliRunner().invoke(main, ["import", str(path), "--rubric", "refusal", "--store", db])
-    assert res.exit_code == 2, res.output
-    assert isinstance(res.exception, SystemExit) and "Traceback" not in res.output
-    lines = res.output.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: ") and path.name in lines[0], res.output
-    for part in expect:
-        assert part in lines[0], f"{part!r} not in {lines[0]!r}"
+    line = one_sentence_error(res, path.name, *expect)
     assert _dump(db) == before
-    return lines[0]
+    return line
 
 
 # ---------------------------------------------------------------- wrong field types

@@ -1,4 +1,4 @@
-"""Issue 20 defect 11 (import columns): a header of a million columns ran import at 100% CPU for
+"""A header of a million columns ran import at 100% CPU for
 minutes (checking the header for a repeated name compared every name with every other). The
 number of columns and the header's length are bounded: one sentence naming the file and line,
 exit 2, in seconds, nothing stored.
@@ -12,10 +12,10 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
+from conftest import one_sentence_error
 
 from judgekit.errors import JudgekitError
 from judgekit.io.csv_fast import MAX_COLUMNS, MAX_HEADER_CHARS
@@ -39,16 +39,9 @@ def wide_csv(path: Path, n_extra: int, *, rows: int = 1) -> Path:
 
 def test_a_million_columns_is_refused_in_seconds(tmp_path: Path):
     f = wide_csv(tmp_path / "wide.csv", 1_000_000)
-    start = time.monotonic()
-    proc = run_cli("import", str(f), "--rubric", "refusal", "--store", str(tmp_path / "s.db"))
-    elapsed = time.monotonic() - start
-    assert proc.returncode == 2, proc.stderr[-2000:]
-    assert "Traceback" not in proc.stderr
-    errors = [line for line in proc.stderr.splitlines() if line.startswith("error: ")]
-    assert len(errors) == 1, proc.stderr[-2000:]
-    assert f"{f} line 1" in errors[0] and "1,000,003 columns" in errors[0], errors[0]
-    assert f"at most {MAX_COLUMNS:,}" in errors[0], errors[0]
-    assert elapsed < 60, elapsed
+    # a hang guard: checking the header pair by pair ran for minutes
+    proc = run_cli("import", str(f), "--rubric", "refusal", "--store", str(tmp_path / "s.db"), timeout=60)
+    one_sentence_error(proc, f"{f} line 1", "1,000,003 columns", f"at most {MAX_COLUMNS:,}")
     assert not (tmp_path / "s.db").exists()
 
 

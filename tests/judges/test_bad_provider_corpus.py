@@ -1,4 +1,4 @@
-"""The bad-input corpus's provider bodies (issue 20 items 7-8, ``tests/corpus/cases_provider.py``):
+"""The bad-input corpus's provider bodies:
 ``judgekit judge`` against a hostile fake provider, in a child process with 1.5 GB of address
 space, ends with exit 0, no traceback, within its time bound, and one rating per call whose
 status and reason name what was wrong — for the anthropic SDK, the openai SDK and the lean HTTP
@@ -11,7 +11,6 @@ import resource
 import sqlite3
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -52,17 +51,14 @@ def test_a_hostile_provider_body_is_one_rating_with_its_reason(case: ProviderCas
         env = {"PYTHONPATH": str(JUDGEKIT_ROOT), "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
                "ANTHROPIC_API_KEY": "k-test", "OPENAI_API_KEY": "k-test",
                "ANTHROPIC_BASE_URL": server.url, "OPENAI_BASE_URL": server.openai_url}
-        t0 = time.monotonic()
-        proc = subprocess.run(
+        proc = subprocess.run(  # the case's bound on the whole command: the child's timeout
             [sys.executable, "-m", "judgekit", "judge", str(tmp_path / "panel.yaml"),
              "--store", str(tmp_path / "s.db"), "--no-progress"],
-            capture_output=True, text=True, cwd=tmp_path, timeout=case.max_seconds + 60,
+            capture_output=True, text=True, cwd=tmp_path, timeout=case.max_seconds,
             preexec_fn=_limit_memory, env=env)
-        seconds = time.monotonic() - t0
     output = proc.stdout + proc.stderr
     assert proc.returncode == 0, output
     assert "Traceback" not in output
-    assert seconds < case.max_seconds, seconds
     con = sqlite3.connect(tmp_path / "s.db")
     try:
         rows = con.execute("SELECT rater_id, status, rationale FROM ratings").fetchall()

@@ -1,4 +1,4 @@
-"""The provider is untrusted input too (issue 20 items 7 and 8): a hostile answer — huge, nested
+"""The provider is untrusted input too: a hostile answer — huge, nested
 deep, dripping one byte at a time, with NaN or absurd token counts, contradictory, or with an
 absurd ``Retry-After`` — becomes one ``error`` (or ``abstain``) rating with its reason; the run
 goes on, within its memory and time bounds. Every judge client is tried: the ``anthropic`` SDK,
@@ -6,8 +6,6 @@ the ``openai`` SDK and the lean HTTP client (``openai-compatible:http://``), all
 the fake provider on 127.0.0.1."""
 
 from __future__ import annotations
-
-import time
 
 import pytest
 
@@ -26,7 +24,7 @@ JUDGES = ("claude", "gpt", "lean")
 
 def run_hostile(tmp_path, monkeypatch, fault, *, n=2, server_args=None, **judge_args):
     """Run one judge of each client on ``n`` items, every request answered with ``fault``;
-    returns (summary, {judge: [(status, text)]}, {judge: [stored call errors]}, seconds)."""
+    returns (summary, {judge: [(status, text)]}, {judge: [stored call errors]})."""
     with FakeServer(rates={fault: 1.0}, **(server_args or {})) as server:
         env = {"ANTHROPIC_API_KEY": "k-test", "OPENAI_API_KEY": "k-test",
                "ANTHROPIC_BASE_URL": server.url, "OPENAI_BASE_URL": server.openai_url}
@@ -40,14 +38,12 @@ def run_hostile(tmp_path, monkeypatch, fault, *, n=2, server_args=None, **judge_
             {"id": "lean", "model": f"openai-compatible:{server.openai_url}#qwen", **common},
         ])
         with Store(tmp_path / "s.db") as store:
-            t0 = time.monotonic()
             summary = run_panel(load_panel(path), store)
-            seconds = time.monotonic() - t0
             df = store.ratings(rater_ids=list(JUDGES))
             got = {j: sorted(zip(df[df.rater_id == j]["status"], df[df.rater_id == j]["rationale"],
                                  strict=True)) for j in JUDGES}
             errors = {j: [c.error for c in call_rows(store) if c.judge_id == j] for j in JUDGES}
-    return summary, got, errors, seconds
+    return summary, got, errors
 
 
 def assert_all(got, status, *needles, n=2):
@@ -60,9 +56,9 @@ def assert_all(got, status, *needles, n=2):
 
 
 def test_a_huge_body_is_cut_at_the_configured_size(tmp_path, monkeypatch):
-    summary, got, errors, _ = run_hostile(tmp_path, monkeypatch, "huge",
-                                          server_args={"huge_bytes": 64 * 2**20},
-                                          max_response_bytes=2**20)
+    summary, got, errors = run_hostile(tmp_path, monkeypatch, "huge",
+                                       server_args={"huge_bytes": 64 * 2**20},
+                                       max_response_bytes=2**20)
     assert summary.complete
     assert_all(got, "error", "larger than 1048576 bytes")
     assert all("max_response_bytes" in e for j in JUDGES for e in errors[j])
@@ -75,44 +71,45 @@ def test_the_default_body_limit_is_16_mb():
 
 
 def test_a_body_nested_200000_deep_is_an_error_rating(tmp_path, monkeypatch):
-    summary, got, _, _ = run_hostile(tmp_path, monkeypatch, "deep")
+    summary, got, _ = run_hostile(tmp_path, monkeypatch, "deep")
     assert summary.complete
     assert_all(got, "error", "nested too deep")
 
 
 @pytest.mark.parametrize("fault", ["nan_usage", "huge_usage"])
 def test_absurd_token_counts_are_an_error_rating(tmp_path, monkeypatch, fault):
-    summary, got, _, _ = run_hostile(tmp_path, monkeypatch, fault)
+    summary, got, _ = run_hostile(tmp_path, monkeypatch, fault)
     assert summary.complete
     assert_all(got, "error", "token count")
 
 
+@pytest.mark.timeout(60)  # a hang guard: the whole body would take ~80 s per call
 def test_a_slow_drip_body_ends_at_the_call_deadline(tmp_path, monkeypatch):
     # one byte every 0.2 s: no single read waits past timeout_s=1, the whole body would take ~80 s
-    summary, got, _, seconds = run_hostile(tmp_path, monkeypatch, "drip", server_args={"drip_s": 0.2},
-                                           timeout_s=1, call_deadline_s=2)
+    summary, got, _ = run_hostile(tmp_path, monkeypatch, "drip", server_args={"drip_s": 0.2},
+                                  timeout_s=1, call_deadline_s=2)
     assert summary.complete
     assert_all(got, "error", "2s")
-    assert seconds < 10
 
 
+@pytest.mark.timeout(60)  # a hang guard: the Retry-After asks for 31 years
 def test_an_absurd_retry_after_is_capped_by_max_backoff(tmp_path, monkeypatch):
-    summary, got, _, seconds = run_hostile(tmp_path, monkeypatch, "absurd_retry",
-                                           max_attempts=2, max_backoff_s=0.5)
+    summary, got, _ = run_hostile(tmp_path, monkeypatch, "absurd_retry",
+                                  max_attempts=2, max_backoff_s=0.5)
     assert summary.complete
     assert_all(got, "error", "rate limited (429) (after 2 attempts)")
-    assert seconds < 10
 
 
 def test_contradictory_json_answers_abstain(tmp_path, monkeypatch):
-    summary, got, _, _ = run_hostile(tmp_path, monkeypatch, "contradictory")
+    summary, got, _ = run_hostile(tmp_path, monkeypatch, "contradictory")
     assert summary.complete
     assert_all(got, "abstain", "contradictory", "full_compliance", "full_refusal")
 
 
+@pytest.mark.timeout(60)  # a hang guard: awaiting the body would wait the call's timeout (120 s)
 @pytest.mark.parametrize("spec", ["anthropic:claude-haiku-4-5", "openai:gpt-4o-mini"])
 def test_the_sdks_refuse_a_declared_length_over_the_limit_without_waiting(spec):
-    # a Content-Length of a terabyte and no body: refused from the headers, not awaited (timeout 5 s)
+    # a Content-Length of a terabyte and no body: refused from the headers, not awaited
     import asyncio
 
     from test_judges_sdk import REFUSAL, REQUEST, SYSTEM
@@ -128,7 +125,7 @@ def test_the_sdks_refuse_a_declared_length_over_the_limit_without_waiting(spec):
         env = {"ANTHROPIC_API_KEY": "k", "OPENAI_API_KEY": "k", "ANTHROPIC_BASE_URL": url,
                "OPENAI_BASE_URL": url + "/v1"}
         ctx = JudgeContext(rubric=REFUSAL, system=SYSTEM, schema=answer_schema(REFUSAL), env=env)
-        judge = build_judge(JudgeEntry(id="j", model=spec, timeout_s=5, max_response_bytes=4096), ctx)
+        judge = build_judge(JudgeEntry(id="j", model=spec, timeout_s=120, max_response_bytes=4096), ctx)
 
         async def go():
             try:
@@ -136,10 +133,9 @@ def test_the_sdks_refuse_a_declared_length_over_the_limit_without_waiting(spec):
             finally:
                 await judge.aclose()
 
-        t0 = time.monotonic()
         with pytest.raises(JudgeCallError, match="larger than 4096 bytes") as err:
             asyncio.run(go())
-        assert time.monotonic() - t0 < 4 and not err.value.retryable
+        assert not err.value.retryable
     finally:
         server.stop()
 

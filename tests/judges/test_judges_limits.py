@@ -29,7 +29,7 @@ def test_retry_after_is_honoured():
 
 @pytest.mark.parametrize("asked", [1e9, float("inf"), 31.0])
 def test_retry_after_never_waits_past_max_backoff(asked):
-    # issue 20 item 7: Retry-After: 1000000000 held the run for 31 years
+    # Retry-After: 1000000000 held the run for 31 years
     policy = RetryPolicy(backoff_s=1.0, max_backoff_s=5.0)
     rng = random.Random(0)
     waits = [policy.delay(a, asked, rng) for a in (1, 2, 10, 100) for _ in range(20)]

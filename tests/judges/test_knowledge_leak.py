@@ -139,7 +139,7 @@ def test_bad_options_are_one_sentence_naming_the_panel_file_and_key(tmp_path, op
         {"id": "leak", "model": "rules:knowledge-leak", "options": {"target": ["x"], **options}}]}))
     db = tmp_path / "s.db"
     res = CliRunner().invoke(main, ["judge", str(panel), "--store", str(db)])
-    line = one_sentence_error(res.exit_code, res.output)
+    line = one_sentence_error(res)
     assert str(panel) in line and key in line and part in line
     if db.exists():  # the store may be opened before the judges are built: nothing is in it
         with sqlite3.connect(db) as conn:

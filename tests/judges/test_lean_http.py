@@ -450,7 +450,7 @@ def test_the_timeout_bounds_each_read_not_the_whole_answer():
 
 
 def test_a_panel_against_a_server_closing_after_each_answer_stores_no_error(tmp_path):
-    """The reviewer's case: 40 items at concurrency 1, max_attempts 1, a server that closes each
+    """40 items at concurrency 1, max_attempts 1, a server that closes each
     connection after its answer: 40 ratings, none an error, one request each."""
     from panel_fixtures import labelled_items, write_items, write_panel
 

@@ -1,11 +1,10 @@
-"""The lean HTTP client's own bounds (issue 20 item 7): a body over ``max_body`` is never read
+"""The lean HTTP client's own bounds: a body over ``max_body`` is never read
 into memory, whether its ``Content-Length`` says so, its chunks add up to more, or it runs to the
 end of the connection; a whole request never outlasts ``deadline_s``."""
 
 from __future__ import annotations
 
 import asyncio
-import time
 
 import pytest
 from test_lean_http import RawServer
@@ -40,13 +39,12 @@ def head(extra: str) -> bytes:
     # no length: the body runs to the end of the connection
     head("connection: close\r\n") + b"x" * (LIMIT + 1),
 ])
+@pytest.mark.timeout(60)  # a hang guard: never waits for the read timeout (120 s)
 def test_a_body_over_the_limit_is_refused(reply):
     server = RawServer(lambda n: reply, close_after=True)
     try:
-        t0 = time.monotonic()
         with pytest.raises(ResponseTooLarge, match="larger than 4096 bytes"):
-            post(server)
-        assert time.monotonic() - t0 < 4  # never waited for the timeout (5 s)
+            post(server, timeout_s=120.0)
     finally:
         server.stop()
 
@@ -60,14 +58,13 @@ def test_a_body_at_the_limit_is_read():
         server.stop()
 
 
+@pytest.mark.timeout(60)  # a hang guard
 def test_a_dripping_body_is_cut_at_the_deadline():
     body = b'{"a": 1}' * 10
     drip = [(0, head(f"content-length: {len(body)}\r\n"))] + [(0.1, body[i:i + 1]) for i in range(len(body))]
     server = RawServer(lambda n: drip)
     try:
-        t0 = time.monotonic()
         with pytest.raises(CallDeadline, match="within 1s"):
             post(server, timeout_s=0.5, deadline_s=1.0)  # each read < 0.5 s; the whole > 8 s
-        assert time.monotonic() - t0 < 3
     finally:
         server.stop()

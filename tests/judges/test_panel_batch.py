@@ -90,7 +90,7 @@ def test_batch_mode_needs_a_provider_batch_api(tmp_path, fake):
 
 @pytest.mark.parametrize("spec", ["anthropic:claude-haiku-4-5", "openai:gpt-4o-mini"])
 def test_an_unreadable_batch_result_never_holds_the_run(tmp_path, fake, api_env, spec):
-    # issue 20 item 7: a results line nested 200,000 deep made every collection fail, and the run
+    # A results line nested 200,000 deep made every collection fail, and the run
     # polled the ended batch forever
     write_items(tmp_path, labelled_items(3))
     fake.inject("deep", 1, match="Question 1:")

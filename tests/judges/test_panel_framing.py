@@ -256,7 +256,7 @@ def test_bad_rubric_by_and_variables_are_one_sentence_and_store_nothing(tmp_path
     Store(db).close()
     before = store_dump(db)
     res = invoke(["judge", panel, "--store", db])
-    line = one_sentence_error(res.exit_code, res.output)
+    line = one_sentence_error(res)
     assert str(panel) in line, line
     for part in parts:
         assert part in line, line
@@ -267,13 +267,13 @@ def test_agree_panel_bad_combinations_are_one_sentence(tmp_path):
     plain = _bad_panel(tmp_path, {"rubric": "leak_direct.yaml"})
     db = tmp_path / "s.db"
     Store(db).close()
-    line = one_sentence_error(*_run(["agree", "--panel", plain, "--store", db]))
+    line = one_sentence_error(_run(["agree", "--panel", plain, "--store", db]))
     assert "neither rubric_by nor variables" in line and "--rubric" in line
-    line = one_sentence_error(*_run(["agree", "--panel", plain, "--rubric", "refusal", "--store", db]))
+    line = one_sentence_error(_run(["agree", "--panel", plain, "--rubric", "refusal", "--store", db]))
     assert "not both" in line
-    line = one_sentence_error(*_run(["agree", "--store", db]))
+    line = one_sentence_error(_run(["agree", "--store", db]))
     assert "--rubric" in line and "--panel" in line
-    line = one_sentence_error(*_run(["agree", "--panel", plain, "--view", "binary", "--store", db]))
+    line = one_sentence_error(_run(["agree", "--panel", plain, "--view", "binary", "--store", db]))
     assert "--view" in line and "--panel" in line
 
 

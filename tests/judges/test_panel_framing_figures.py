@@ -1,5 +1,4 @@
-"""Reviewer findings on per-framing panels and the emitted pool-string tables (issue 12, items
-8-9): every framing value gets its own agreement figures, a group that emitted no pool string
+"""Per-framing panels and the emitted pool-string tables: every framing value gets its own agreement figures, a group that emitted no pool string
 keeps a row (n = 0 of its ok answers), and only the variables an item's own rubric uses are in
 its call key and required."""
 
@@ -194,7 +193,7 @@ def test_a_missing_value_of_a_variable_the_rubric_uses_is_still_refused(tmp_path
     db = tmp_path / "s.db"
     Store(db).close()
     res = invoke(["judge", panel, "--store", db])
-    line = one_sentence_error(res.exit_code, res.output)
+    line = one_sentence_error(res)
     assert "item 'a'" in line and "fi = nothing" in line
     with Store(db) as s:
         assert len(s.ratings()) == 0

@@ -136,7 +136,7 @@ def test_a_panel_runs_a_rule_judge_under_a_binary_rubric(tmp_path):
 def test_bad_codes_in_a_panel_file_are_one_sentence_exit_2(tmp_path, judges, message):
     panel = _panel(tmp_path, judges)
     res = CliRunner().invoke(main, ["judge", str(panel), "--store", str(tmp_path / "s.db")])
-    line = one_sentence_error(res.exit_code, res.output)
+    line = one_sentence_error(res)
     assert message in line, line
     db = tmp_path / "s.db"
     if db.exists():  # nothing was judged or stored

@@ -1,4 +1,4 @@
-"""Issue 14: the offline probes on synthetic judges each built with one defect (each probe flags
+"""The offline probes on synthetic judges each built with one defect (each probe flags
 its own defect and not the others; a clean judge passes every probe), `judgekit probe` (exit
 codes, files, bad probe files), and the gate's probe checks (verdict consistency on reading)."""
 
@@ -113,7 +113,7 @@ def test_bad_probe_files_are_one_sentence_and_change_nothing(synthetic_db, tmp_p
     before = store_dump(db)
     p = _write(tmp_path, edit(PROBES))
     res = CliRunner().invoke(main, ["probe", str(p), "--store", str(db), "--out", str(tmp_path / "o")])
-    line = one_sentence_error(res.exit_code, res.output)
+    line = one_sentence_error(res)
     assert str(p) in line
     for part in key_parts:
         assert part in line, line
@@ -183,7 +183,7 @@ def test_gate_flip_check_without_perturbed_ratings_is_inconclusive(synthetic_db,
 def test_bad_probe_check_in_a_policy_is_one_sentence(synthetic_db, tmp_path):
     pol = _write(tmp_path, POLICY.replace("column: response_chars", "column: nope"), "policy.yaml")
     res = CliRunner().invoke(main, ["gate", str(pol), "--store", str(synthetic_db), "--out", str(tmp_path)])
-    line = one_sentence_error(res.exit_code, res.output)
+    line = one_sentence_error(res)
     assert "checks.max_covariate_effect.column" in line and "nope" in line
 
 
@@ -203,14 +203,14 @@ def test_report_takes_the_probe_section_and_refuses_a_bad_probes_file(synthetic_
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps(doc))
     res = runner.invoke(main, [*args, "--probes", str(bad), "--out", str(tmp_path / "r2")])
-    line = one_sentence_error(res.exit_code, res.output)
+    line = one_sentence_error(res)
     assert str(bad) in line and "judges[0].probes[0].estimate" in line
     assert not (tmp_path / "r2").exists()
     doc = json.loads(pj.read_text())
     doc["rubric"] = "restrictiveness@1"
     bad.write_text(json.dumps(doc))
-    line = one_sentence_error(*(lambda r: (r.exit_code, r.output))(
-        runner.invoke(main, [*args, "--probes", str(bad), "--out", str(tmp_path / "r2")])))
+    line = one_sentence_error(
+        runner.invoke(main, [*args, "--probes", str(bad), "--out", str(tmp_path / "r2")]))
     assert "'rubric'" in line
 
 

@@ -1,4 +1,4 @@
-"""Regression tests for the reviewer's findings on the bias probes (issue 14 review, fix2)."""
+"""Edge cases of the bias probes: each test failed before its fix."""
 
 from __future__ import annotations
 
@@ -116,7 +116,7 @@ def test_report_refuses_probes_json_with_edited_states(synthetic_db, long_probes
     bad.write_text(json.dumps(forged))
     args = ["report", "--store", str(synthetic_db), "--rubric", "refusal", "--resamples", "100"]
     res = CliRunner().invoke(main, [*args, "--probes", str(bad), "--out", str(tmp_path / "r")])
-    line = one_sentence_error(res.exit_code, res.output)
+    line = one_sentence_error(res)
     assert str(bad) in line and f"judges[0].probes[{failing}].state" in line and "'fail'" in line
     assert not (tmp_path / "r").exists()
     # only the judge's state edited: refused too
@@ -180,7 +180,7 @@ def test_probe_judge_not_in_the_panel_is_refused_before_any_call(tmp_path):
         sent, before = fake.stats.requests, store_dump(db)
         res = CliRunner().invoke(main, ["probe", str(tmp_path / "probes.yaml"), "--store", str(db),
                                         "--out", str(tmp_path / "o")], env=env)
-        line = one_sentence_error(res.exit_code, res.output)
+        line = one_sentence_error(res)
         assert "probes.yaml" in line and "'orderly'" in line and "judges names" in line
         assert fake.stats.requests == sent and store_dump(db) == before
 
@@ -293,7 +293,7 @@ def test_probe_file_that_would_do_nothing_is_refused(once_db, tmp_path, body, wo
     from conftest import one_sentence_error
 
     pf, res = _probe(tmp_path, once_db, HEAD + body)
-    line = one_sentence_error(res.exit_code, res.output)
+    line = one_sentence_error(res)
     assert str(pf) in line and all(w in line for w in words), line
     assert not (tmp_path / "o").exists()
 
@@ -304,13 +304,13 @@ def test_family_of_an_unknown_judge_is_refused(once_db, tmp_path):
     fam = ("families: {column: model, judges: {clean: A, nosuch: openai}, models: {model-a: A, model-b: B, "
            "model-c: C}}\nself_preference: {margin: 0.1}\n")
     pf, res = _probe(tmp_path, once_db, HEAD + fam)
-    line = one_sentence_error(res.exit_code, res.output)
+    line = one_sentence_error(res)
     assert str(pf) in line and "families.judges names 'nosuch'" in line
     # a family for another judge of the store (a shared block) is fine; none for a probed judge is not
     pf, res = _probe(tmp_path, once_db, HEAD + fam.replace("nosuch: openai", "long: A"))
     assert res.exit_code == 0, res.output
     pf, res = _probe(tmp_path, once_db, HEAD + fam.replace("clean: A, nosuch: openai", "long: A"))
-    line = one_sentence_error(res.exit_code, res.output)
+    line = one_sentence_error(res)
     assert "gives no family to any judge probed here (clean)" in line
 
 
@@ -325,7 +325,7 @@ def test_gate_family_of_an_unknown_judge_is_refused(once_db, tmp_path):
                    "  min_value: 0.0\n  max_self_preference:\n    max: 0.1\n    column: model\n"
                    "    judges: {clean: A, nosuch: openai}\n    models: {model-a: A, model-b: B, model-c: C}\n")
     res = CliRunner().invoke(main, ["gate", str(pol), "--store", str(once_db), "--out", str(tmp_path / "g")])
-    line = one_sentence_error(res.exit_code, res.output)
+    line = one_sentence_error(res)
     assert "checks.max_self_preference.judges names 'nosuch'" in line
 
 
@@ -333,7 +333,7 @@ def test_stability_on_a_judge_without_trials_is_refused(once_db, tmp_path):
     from conftest import one_sentence_error
 
     pf, res = _probe(tmp_path, once_db, HEAD.replace("[clean]", "[clean, once]") + "stability: {min_alpha: 0.8}\n")
-    line = one_sentence_error(res.exit_code, res.output)
+    line = one_sentence_error(res)
     assert str(pf) in line and "stability needs trials" in line and "once" in line and "trials: 2" in line
     # naming the judges with trials runs it
     pf, res = _probe(tmp_path, once_db, HEAD.replace("[clean]", "[clean, once]")
@@ -345,7 +345,7 @@ def test_covariate_levels_that_are_not_values_are_refused(once_db, tmp_path):
     from conftest import one_sentence_error
 
     pf, res = _probe(tmp_path, once_db, HEAD + "covariates:\n  - {column: model, high: [nosuch], margin: 0.1}\n")
-    line = one_sentence_error(res.exit_code, res.output)
+    line = one_sentence_error(res)
     assert str(pf) in line and "covariates[0].high names 'nosuch'" in line and "model-a" in line
     pf, res = _probe(tmp_path, once_db, HEAD + "covariates:\n  - {column: model, high: [model-a], margin: 0.1}\n")
     assert res.exit_code in (0, 3), res.output

@@ -1,4 +1,4 @@
-"""Issue 19 item 2 for the probes and the alt test: they read the store's items x raters code
+"""They read the store's items x raters code
 matrix (the one the agreement report reads) and compute each agreement figure through the
 agreement package. Checked against independent computations written out here (scikit-learn's
 confusion matrix, the ``krippendorff`` package, majorities and consensus counted by hand), and a
@@ -177,5 +177,5 @@ def test_a_label_outside_the_rubric_is_refused_by_the_probes_in_one_sentence(tmp
                                 drift={"margin": 0.2}), "probes.yaml")
     res = CliRunner().invoke(main, ["probe", str(tmp_path / "probes.yaml"), "--store", str(db),
                                     "--out", str(tmp_path / "out")])
-    assert "'Refused', which is not one of the rubric's codes" in one_sentence_error(res.exit_code, res.output)
+    assert "'Refused', which is not one of the rubric's codes" in one_sentence_error(res)
     assert not (tmp_path / "out" / "probes.json").exists()

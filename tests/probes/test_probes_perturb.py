@@ -1,4 +1,4 @@
-"""Issue 14: perturbation probes through the fake provider with the official SDKs (Anthropic and
+"""Perturbation probes through the fake provider with the official SDKs (Anthropic and
 OpenAI): a judge that takes the first listed label when unsure flips under label_order and not
 under padding; a steady judge flips under neither; `--dry-run` estimates and writes nothing; a
 rerun makes 0 calls; variant raters stay out of `agree` unless named."""

@@ -1,4 +1,4 @@
-"""Issue 14 on the shipped XSTest v2 labels: the probes that fit (length, self-preference of the
+"""The probes that fit (length, self-preference of the
 GPT-4 classifier rating GPT-4's responses, label drift) run, and their report section escapes
 what comes from the data."""
 

@@ -1,6 +1,6 @@
-"""Charts a reviewer trusts: every line chart point carries its 95% CI (band or whiskers) and n,
+"""Charts a reader can trust: every line chart point carries its 95% CI (band or whiskers) and n,
 a missing CI says why, two layers can be overlaid, and analysis tables show intervals as one
-readable column (issue 11, item 7)."""
+readable column."""
 
 from __future__ import annotations
 
@@ -192,7 +192,7 @@ def test_caption_of_a_chart_without_any_interval_says_so():
     chart = Chart("x", "x", {"m": [(1, 0.5, None, None, 3, "n_boot = 0: no resamples")]}, x_label="t", y_label="y")
     assert chart_caption(chart, res) == ("No 95% CI is drawn: n_boot = 0: no resamples. Each point's value, "
                                          "CI and n (n) are in the tables below.")
-    assert "Hover" not in chart_caption(chart, res)  # issue 24: no hover hint in static output
+    assert "Hover" not in chart_caption(chart, res)  # no hover hint in static output
 
 
 def test_overlay_charts_pairs_charts_by_key():

@@ -1,8 +1,8 @@
-"""The report reads the ratings once (issue 13): the verdict check hashes the agreement report's
+"""The report reads the ratings once: the verdict check hashes the agreement report's
 code matrix (judgekit.verdict.hashes.current_hashes with ``codes``), and the gate reads that
 same scan (judgekit.agreement.report.read_codes). Checked here: the scan gives the very
 cells of the DataFrame path (any number of raters) and the very hash values of the SQL forms (which
-tests/test_gate_sql.py pins to main's), on random stores with abstentions, errors, single
+tests/store/test_store_digests.py pins to main's), on random stores with abstentions, errors, single
 non-zero trials, unicode ids, items stored out of id order, items without ratings and ratings
 without items; where it cannot (several trials of a cell, a trial over 74) the old reads are
 used, with the same values; and `judgekit report` with a verdict reads no rating a second time

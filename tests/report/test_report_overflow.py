@@ -1,4 +1,4 @@
-"""The demo's pages fit the browser's width (issue 24): every table wraps or scrolls inside its
+"""The demo's pages fit the browser's width: every table wraps or scrolls inside its
 own scroll box, and nothing else (a chart's title, a long line) runs past the viewport.
 
 Measured in headless Chromium (tests/overflow.py) at 1024 px and at 800 px; a positive control

@@ -1,4 +1,4 @@
-"""The report reads well (issue 24): disagreements once, with the judge's rationale; no gate
+"""The report reads well: disagreements once, with the judge's rationale; no gate
 margin drawn on the κ axis; budgets and counts with thousands separators; a check's sentence and
 its budget as two sentences, without repeating the check's name."""
 

@@ -149,7 +149,7 @@ def test_headline_metric_follows_the_policy(agreement, verdict):
 def test_check_direction():
     assert comparison({"name": "min_items"}) == "≥"
     assert comparison({"name": "max_error_rate"}) == "≤"
-    # the direction is the check's kind, never guessed from its result (issue 22)
+    # the direction is the check's kind, never guessed from its result
     assert comparison({"name": "per_slice[m=a]", "figure": 0.3, "threshold": 0.5, "passed": False}) == "≥"
     assert comparison({"name": "x", "figure": 0.3, "threshold": 0.5, "passed": True}) == ""
     assert comparison({"name": "x", "figure": 0.5, "threshold": 0.5, "passed": True}) == ""

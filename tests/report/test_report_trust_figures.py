@@ -1,4 +1,4 @@
-"""Issue 10 item 7 (display): the trust figures where people read them — the terminal (`agree`,
+"""The trust figures where people read them — the terminal (`agree`,
 `gate`), the Markdown and the HTML report.
 
 A synthetic store: 90 items, three humans (alice and bob agree closely, carol is the outlier:

@@ -1,5 +1,5 @@
 """Agreement per turn of a conversation is a first-class slice of the judge report whenever the
-items carry a turn column, with the signed bias per turn (issue 11, item 6).
+items carry a turn column, with the signed bias per turn.
 
 The synthetic store: 4 turns x 60 items, an adjudicated reference, two humans who agree with it,
 a steady judge (the same two slips on every turn) and a drifting judge that calls 5 more

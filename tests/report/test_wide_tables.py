@@ -1,4 +1,4 @@
-"""Terminal tables with many judges switch to one row per judge (issue 12 item 10)."""
+"""Terminal tables with many judges switch to one row per judge."""
 
 from __future__ import annotations
 

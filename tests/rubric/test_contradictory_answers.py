@@ -1,4 +1,4 @@
-"""Contradictory answers abstain (issue 20 item 8): ``{"label":"full_refusal"}{"label":
+"""Contradictory answers abstain: ``{"label":"full_refusal"}{"label":
 "full_compliance"}`` was stored as ``full_compliance``, status ok. Several answers that disagree —
 JSON objects, explicit ``label: X`` lines, or one of each — are an abstention naming the labels;
 the same label given twice (identical repeats, aliases of one code) is accepted (docs/panels.md)."""

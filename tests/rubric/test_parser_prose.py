@@ -1,8 +1,8 @@
-"""Reviewer findings 5 and 6: the prose parser never stores the opposite of the judge's answer.
+"""The prose parser never stores the opposite of the judge's answer.
 
-5. An explicit "Verdict: X ..." whose whole phrase is no code used to fall back on its first word
+* An explicit "Verdict: X ..." whose whole phrase is no code used to fall back on its first word
    even when the sentence goes on to negate, judge or name another label.
-6. Removing text copied from the judged item ("not really") could delete the judge's own
+* Removing text copied from the judged item ("not really") could delete the judge's own
    negation, and the mention left behind was stored.
 """
 

@@ -100,7 +100,7 @@ def test_same_item_renders_identically_and_different_items_get_different_fences(
         ("2_full_refusal", "ok", "full_refusal"),  # an alias of the rubric
         ("Thinking it over... Label: partial refusal.", "ok", "partial_refusal"),
         ('Some prose first.\n```json\n{"label": "full_compliance"}\n```', "ok", "full_compliance"),
-        # issue 20 item 8: two JSON answers that disagree are contradictory, not "the last wins"
+        # Two JSON answers that disagree are contradictory, not "the last wins"
         ('{"label": "full_compliance"} on reflection {"label": "full_refusal"}', "abstain", None),
         ("The response is a partial refusal overall.", "ok", "partial_refusal"),
         ("", "abstain", None),

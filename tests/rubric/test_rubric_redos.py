@@ -1,4 +1,4 @@
-"""Issue 20 defect 10: a rubric's alias pattern cannot hang judgekit (ReDoS).
+"""A rubric's alias pattern cannot hang judgekit (ReDoS).
 
 Python's ``re`` backtracks exponentially on nested repetition: ``(a+)+b`` against ``'a'*40+'!'``
 takes longer than the age of the universe. The patterns now run on the ``regex`` engine, which
@@ -15,10 +15,10 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
+from conftest import one_sentence_error
 from test_rubric_vocab import HARM, write_rubric
 
 from judgekit.errors import JudgekitError
@@ -44,14 +44,10 @@ def test_import_of_a_label_against_a_nested_pattern_ends_quickly(tmp_path: Path,
     rubric = pattern_rubric(tmp_path, pattern)
     labels = tmp_path / "labels.csv"
     labels.write_text(f"item_id,response,h1\ni1,r,{label}\ni2,r,yes\n", encoding="utf-8")
-    start = time.monotonic()
     proc = run_cli("import", str(labels), "--rubric", str(rubric), "--raters", "h1",
-                   "--store", str(tmp_path / "s.db"))
-    assert time.monotonic() - start < 30
-    assert proc.returncode == 2, proc.stdout + proc.stderr
-    assert "Traceback" not in proc.stderr
+                   "--store", str(tmp_path / "s.db"))  # a hang is the child's timeout
     # the label is simply not one of the rubric's: the usual sentence, naming the row
-    assert "labels.csv line 2: label" in proc.stderr and "is not in rubric harmbin@1" in proc.stderr, proc.stderr
+    one_sentence_error(proc, "labels.csv line 2: label", "is not in rubric harmbin@1")
     assert not (tmp_path / "s.db").exists()
 
 
@@ -70,14 +66,13 @@ def test_a_provider_answer_against_a_nested_pattern_ends_quickly(tmp_path: Path)
     assert proc.stdout.split() == ["None", "harmful"], proc.stderr
 
 
+@pytest.mark.timeout(30)  # a hang guard: backtracking would run for ages
 def test_a_pattern_that_backtracks_on_the_probes_is_refused_when_loaded(tmp_path: Path):
     from judgekit.rubric.model import load_rubric
 
     rubric = pattern_rubric(tmp_path, "(a|aa)+b")  # exponential on the regex engine too
-    start = time.monotonic()
     with pytest.raises(JudgekitError) as info:
         load_rubric(rubric)
-    assert time.monotonic() - start < 30
     message = str(info.value)
     assert str(rubric) in message and "alias_patterns[0]" in message, message
     assert "(a|aa)+b" in message and "nested repetition" in message, message
@@ -90,12 +85,11 @@ def test_the_refused_pattern_is_one_sentence_on_the_command_line(tmp_path: Path)
     labels.write_text("item_id,response,h1\ni1,r,yes\n", encoding="utf-8")
     proc = run_cli("import", str(labels), "--rubric", str(rubric), "--raters", "h1",
                    "--store", str(tmp_path / "s.db"))
-    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
-    errors = [line for line in proc.stderr.splitlines() if line.startswith("error: ")]
-    assert len(errors) == 1 and "alias_patterns[0]" in errors[0] and str(rubric) in errors[0], proc.stderr
+    one_sentence_error(proc, "alias_patterns[0]", str(rubric))
     assert not (tmp_path / "s.db").exists()
 
 
+@pytest.mark.timeout(30)  # a hang guard: backtracking would run for ages
 def test_a_value_that_exceeds_the_time_bound_is_refused_naming_the_rubric(tmp_path: Path, monkeypatch):
     """The bound at match time, for a pattern the load-time probes do not catch (here: no probes)."""
     from judgekit.rubric import vocab
@@ -105,10 +99,8 @@ def test_a_value_that_exceeds_the_time_bound_is_refused_naming_the_rubric(tmp_pa
     monkeypatch.setattr(vocab, "MATCH_TIMEOUT_S", 0.05)
     rubric = load_rubric(pattern_rubric(tmp_path, "(x|xx)+y", "late.yaml"))
     assert rubric.normalise("xxy") == "harmful"  # an ordinary value matches as before
-    start = time.monotonic()
     with pytest.raises(JudgekitError) as info:
         rubric.normalise("x" * 80 + "!")
-    assert time.monotonic() - start < 30
     message = str(info.value)
     assert str(tmp_path / "late.yaml") in message and "alias_patterns[0]" in message, message
     assert "(x|xx)+y" in message

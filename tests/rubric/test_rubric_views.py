@@ -100,7 +100,7 @@ def test_view_labels_are_stored_under_the_view_never_as_full_rubric_labels(db):
     assert kw["value"].tolist() == [BINARY.values[COLLAPSE[c]] for c in JUDGE_SAYS]
     # without the view there are no humans under the full rubric: agreement says so
     res = invoke(["agree", "--rubric", "refusal", "--store", db])
-    line = one_sentence_error(res.exit_code, res.output)
+    line = one_sentence_error(res)
     assert "No human ratings under refusal@1" in line
 
 
@@ -220,7 +220,7 @@ def test_full_rubric_humans_join_the_view_and_a_rater_rated_both_ways_must_agree
     assert invoke(["import", str(tmp_path / "clash.csv"), "--rubric", "refusal", "--raters", "alice",
                    "--store", db]).exit_code == 0
     res = invoke(["agree", "--rubric", "refusal", "--view", "binary", "--store", db])
-    line = one_sentence_error(res.exit_code, res.output)
+    line = one_sentence_error(res)
     assert "Rater 'alice' rated item 'i00' both under refusal@1 (refused) and under its view binary (complied)" in line
 
 
@@ -259,13 +259,13 @@ def test_bad_views_are_one_sentence_naming_the_file_and_key(tmp_path, views, mes
     path = tmp_path / "tri.yaml"
     path.write_text(VIEW_RUBRIC + views, encoding="utf-8")
     res = invoke(["agree", "--rubric", str(path), "--view", "v", "--store", str(tmp_path / "none.db")])
-    line = one_sentence_error(res.exit_code, res.output)
+    line = one_sentence_error(res)
     assert f"Rubric file {path}" in line and message in line, line
     labels = tmp_path / "l.csv"
     labels.write_text("item_id,h\ni1,x\n", encoding="utf-8")
     res = invoke(["import", str(labels), "--rubric", str(path), "--view", "v", "--raters", "h",
                   "--store", str(tmp_path / "s.db")])
-    assert one_sentence_error(res.exit_code, res.output) == line
+    assert one_sentence_error(res) == line
     assert not (tmp_path / "s.db").exists()  # nothing stored, not even an empty store
 
 
@@ -273,13 +273,13 @@ def test_unknown_view_names_are_one_sentence_exit_2_nothing_stored(db, tmp_path)
     before = store_dump(db)
     res = invoke(["import", str(tmp_path / "binary.csv"), "--rubric", "refusal", "--view", "binery",
                   "--raters", "alice", "--store", db])
-    line = one_sentence_error(res.exit_code, res.output)
+    line = one_sentence_error(res)
     assert "--view: rubric refusal@1 has no view 'binery' (its views: binary)" in line
     for args in (["agree", "--rubric", "refusal", "--view", "nope", "--store", db],
                  ["report", "--rubric", "refusal", "--view", "nope", "--out", str(tmp_path / "r"), "--store", db]):
-        assert "has no view 'nope'" in one_sentence_error(*(lambda r: (r.exit_code, r.output))(invoke(args)))
+        assert "has no view 'nope'" in one_sentence_error(invoke(args))
     res = invoke(["gate", str(write_policy(tmp_path, view="nope")), "--out", str(tmp_path / "g"), "--store", db])
-    line = one_sentence_error(res.exit_code, res.output)
+    line = one_sentence_error(res)
     assert f"Policy file {tmp_path / 'policy.yaml'}: view: rubric refusal@1 has no view 'nope'" in line
     assert store_dump(db) == before
 
@@ -301,6 +301,6 @@ def test_view_aliases_map_other_spellings_to_view_codes(tmp_path):
 
 def test_a_view_id_given_as_a_rubric_says_how_to_name_the_view(tmp_path):
     res = invoke(["agree", "--rubric", "refusal@1:binary", "--store", str(tmp_path / "s.db")])
-    line = one_sentence_error(res.exit_code, res.output)
+    line = one_sentence_error(res)
     assert "Rubric 'refusal@1:binary' is the id of a view; name the rubric and the view apart: " \
            "--rubric refusal --view binary" in line

@@ -152,7 +152,7 @@ def test_bad_patterns_and_ranges_are_one_sentence_exit_2_nothing_stored(tmp_path
     assert ok.exit_code == 0, ok.output
     before = store_dump(db)
     res = CliRunner().invoke(main, ["import", str(data), "--rubric", str(rubric), "--store", str(db)])
-    line = one_sentence_error(res.exit_code, res.output)
+    line = one_sentence_error(res)
     assert str(rubric) in line and message in line, line
     assert store_dump(db) == before
 

@@ -1,5 +1,4 @@
-"""Regression tests for the reviewer's findings in the rubric vocabulary and views code (issue 12
-items 5-8): each test failed before its fix."""
+"""Edge cases of the rubric vocabulary and views: each test failed before its fix."""
 
 from __future__ import annotations
 
@@ -83,7 +82,7 @@ def test_pattern_compile_error_shows_the_pattern_as_written(tmp_path):
     data = tmp_path / "labels.csv"
     data.write_text("item_id,rater_id,label\na,h,harmful\n", encoding="utf-8")
     code, out = run("import", str(data), "--rubric", str(rubric), "--store", str(tmp_path / "s.db"))
-    line = one_sentence_error(code, out)
+    line = one_sentence_error((code, out))
     assert r"'Rating: \[\[(10' is not a regular expression (missing ), unterminated subpattern" in line, line
     assert "\\\\" not in line
 
@@ -94,7 +93,7 @@ def test_pattern_compile_error_escapes_control_characters(tmp_path):
     data = tmp_path / "labels.csv"
     data.write_text("item_id,rater_id,label\na,h,harmful\n", encoding="utf-8")
     code, out = run("import", str(data), "--rubric", str(rubric), "--store", str(tmp_path / "s.db"))
-    line = one_sentence_error(code, out)
+    line = one_sentence_error((code, out))
     assert "\x1b" not in line and r"'a\x1b]0;x\x07(' is not a regular expression" in line, line
 
 
@@ -129,9 +128,9 @@ def test_export_ratings_selects_the_labels_stored_under_a_view(tmp_path):
 def test_export_ratings_view_needs_its_rubric_and_the_view_id_advice_works(tmp_path):
     db = _view_store(tmp_path)
     out = tmp_path / "o.csv"
-    line = one_sentence_error(*run("export", "ratings", "--store", db, "--view", "binary", "--out", str(out)))
+    line = one_sentence_error(run("export", "ratings", "--store", db, "--view", "binary", "--out", str(out)))
     assert "give the rubric too: --rubric NAME --view binary" in line, line
-    line = one_sentence_error(*run("export", "ratings", "--store", db, "--rubric", "refusal@1:binary",
+    line = one_sentence_error(run("export", "ratings", "--store", db, "--rubric", "refusal@1:binary",
                                    "--out", str(out)))
     assert "--rubric refusal --view binary" in line, line
     # the advice, followed, works for export ratings
@@ -148,7 +147,7 @@ def test_view_clash_message_says_what_the_user_can_do_and_that_advice_works(tmp_
     code, text = run("import", str(tmp_path / "clash.csv"), "--rubric", "refusal", "--raters", "alice",
                      "--store", db)
     assert code == 0, text
-    line = one_sentence_error(*run("agree", "--rubric", "refusal", "--view", "binary", "--store", db,
+    line = one_sentence_error(run("agree", "--rubric", "refusal", "--view", "binary", "--store", db,
                                    "--resamples", "10"))
     assert "re-import" not in line and "keep one of them" not in line
     assert line.endswith("the two disagree; import the labels you mean to keep into a new store "

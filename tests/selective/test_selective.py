@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from click.testing import CliRunner
+from conftest import one_sentence_error
 
 from judgekit.cli import main
 from judgekit.errors import JudgekitError
@@ -287,9 +288,7 @@ def test_bad_policy_is_one_sentence_exit_2(tmp_path, text, phrase):
     _put(tmp_path / "s.db", worked_rows())
     pol = _policy_file(tmp_path, text)
     res = _run("escalate", "calibrate", pol, "--store", tmp_path / "s.db", "--out", tmp_path / "cal.json")
-    assert res.exit_code == 2, res.output
-    assert phrase in res.output and "Traceback" not in res.output
-    assert len(res.output.strip().splitlines()) == 1
+    one_sentence_error(res, phrase)
     assert not (tmp_path / "cal.json").exists()
 
 
@@ -312,7 +311,7 @@ def test_calibration_file_must_match_the_policy(tmp_path):
                         ("{", "not valid JSON"), ("[]", "not a judgekit calibration")):
         (tmp_path / "bad.json").write_text(bad)
         res = _run("escalate", "apply", pol, tmp_path / "bad.json", "--store", tmp_path / "s.db")
-        assert res.exit_code == 2 and phrase in res.output and "Traceback" not in res.output, res.output
+        one_sentence_error(res, phrase)
     data = json.loads(text)
     data["stages"][0]["threshold"] = 1.5
     (tmp_path / "bad.json").write_text(json.dumps(data))

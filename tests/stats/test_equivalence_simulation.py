@@ -1,4 +1,4 @@
-"""Issue 22 acceptance by simulation (vectorised, small): a figure whose difference judge − reference
+"""Certifying a figure, by simulation (vectorised, small): a figure whose difference judge − reference
 is beyond the margin is certified in at most 5% of studies, by the fixed-n rule (two one-sided tests
 at α = 0.05, the policy's default: the whole 90% percentile bootstrap interval within ±margin, as
 the gate reads a fidelity figure) and by the sequential rule stopping at the first decision

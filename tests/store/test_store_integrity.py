@@ -1,5 +1,5 @@
-"""A store another tool edited is refused on open, in one sentence, and left as it was (issue 20
-item 4; the command-line cases are the corpus family ``store``, tests/corpus/cases_store.py)."""
+"""A store another tool edited is refused on open, in one sentence, and left as it was (the
+command-line cases are the corpus family ``store``, tests/corpus/cases_store.py)."""
 
 from __future__ import annotations
 

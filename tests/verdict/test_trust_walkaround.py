@@ -1,4 +1,4 @@
-"""Trust that cannot be walked around (issue 20 items 1, 2 and 5), on the bad-input corpus's
+"""Trust that cannot be walked around, on the bad-input corpus's
 template store (tests/corpus/base.py: 12 items with model, category and prompt_id; humans h1, h2,
 reference final and judge j1, imported, under refusal; the gate's passing verdict for j1), through
 the command line as a user runs it."""
@@ -53,7 +53,7 @@ def test_the_untouched_store_is_trusted(case):
     assert json.loads((case / "out" / "distribution.json").read_text())["trusted"] is True
 
 
-# ----------------------------------------------------------------------------- item 1
+# ----------------------------------------------------------- metadata re-imported after the gate
 def _reimport_humans_with(case: Path, column: str, values: dict[int, str]) -> None:
     """The humans' own labels, unchanged, with ``column`` set anew (another slice or tier)."""
     rows = [line.rsplit(",", 1)[0] for line in (case / "labels.csv").read_text().splitlines()]  # no j1
@@ -112,7 +112,7 @@ def test_an_older_verdict_without_metadata_hashes_is_refused_with_one_sentence(c
     assert "older judgekit" in msg and "metadata" in msg and "judgekit gate" in msg
 
 
-# ----------------------------------------------------------------------------- item 2
+# ---------------------------------------------- judge labels imported or edited after the gate
 def _import_judge_labels(case: Path, items: range, *, judge: str = "j1") -> None:
     rows = ["item_id,prompt,response,model,prompt_id,label,rater_id,rater_kind"]
     rows += [f"n{i},new prompt {i},new response {i},m{i % 2},q{i},{LABELS[2]},{judge},judge" for i in items]
@@ -237,7 +237,7 @@ def test_a_panel_rating_edited_with_sqlite_after_its_call_is_left_out(panel):
     assert "10 of the 22 ratings of judge 'pj'" in note
 
 
-# ----------------------------------------------------------------------------- item 5
+# ------------------------------------------------------- texts edited, content hash kept
 @pytest.mark.parametrize("edit", [
     "UPDATE items SET response = 'an edited response' WHERE item_id = 'i3'",
     "UPDATE items SET prompt = 'an edited prompt' WHERE item_id = 'i3'",

@@ -1,4 +1,4 @@
-"""Issue 9 item 2 (and the verdict part of item 9): a verdict that cannot be faked.
+"""A verdict that cannot be faked.
 
 A verdict is read strictly (a schema version, every key of the right type), must be consistent
 with itself (``passed`` is every check passing, each check's state is its figure against its
@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
+from conftest import one_sentence_error
 
 from judgekit.cli import main
 from judgekit.errors import JudgekitError, UntrustedJudgeError
@@ -51,14 +52,6 @@ n_resamples: 200
 
 def cli(*args: object) -> Result:
     return CliRunner().invoke(main, [str(a) for a in args])
-
-
-def one_sentence_exit_2(r: Result) -> str:
-    assert r.exit_code == 2, r.output
-    assert "Traceback" not in r.output
-    assert r.exception is None or isinstance(r.exception, SystemExit), repr(r.exception)
-    assert r.output.count("error: ") == 1, r.output
-    return r.output
 
 
 @pytest.fixture(scope="module")
@@ -119,14 +112,14 @@ def test_gate_writes_a_schema_version_and_per_check_state_and_interval(gated):
     from judgekit.stats.intervals import wilson_interval
 
     v = read(gated / "pass" / "verdict.json")
-    assert v["schema_version"] == 3 and v["passed"] is True  # issue 10: schema 3 (three states)
+    assert v["schema_version"] == 3 and v["passed"] is True  # schema 3 (three states)
     for c in v["judges"][0]["checks"]:
         assert c["state"] in ("pass", "fail") and c["passed"] is (c["state"] == "pass")
         assert c["ci"] is None or (len(c["ci"]) == 2 and c["ci"][0] <= c["ci"][1])
     assert check(v, "min_items")["ci"] is None
     kappa = check(v, "min_kappa")
     assert kappa["ci"][0] <= kappa["figure"] <= kappa["ci"][1]
-    # issue 10: within_human_noise is the paired difference judge − humans vs the same
+    # Within_human_noise is the paired difference judge − humans vs the same
     # leave-one-out consensus, with its own bootstrap CI, against −margin
     noise = check(v, "within_human_noise")
     assert noise["threshold"] == -0.9 and noise["ci"][0] <= noise["figure"] <= noise["ci"][1]
@@ -168,7 +161,7 @@ def test_passed_as_the_string_false_is_refused_by_analyze(synthetic_store, tmp_p
     out = tmp_path / "out"
     r = cli("analyze", "calibration", "--judge", "judge-b", "--verdict", p, "--harm-column", "severity",
             "--store", synthetic_store["store"], "--out", out, "--quiet", "--bootstrap", "0")
-    msg = one_sentence_exit_2(r)
+    msg = one_sentence_error(r)
     assert str(p) in msg and "judges[1].passed" in msg
     assert not out.exists()
 
@@ -177,7 +170,7 @@ def test_passed_as_the_string_false_is_refused_by_analyze(synthetic_store, tmp_p
     ("edit", "key"),
     [
         (lambda v: v.pop("schema_version"), "schema_version"),
-        (lambda v: v.update(schema_version=2), "schema_version 2"),  # issue 10: 3 is current
+        (lambda v: v.update(schema_version=2), "schema_version 2"),  # 3 is current
         (lambda v: v.update(schema_version="2"), "schema_version"),
         (lambda v: v.update(schema_version=True), "schema_version"),
         (lambda v: v.update(trusted=True), "trusted"),
@@ -198,7 +191,7 @@ def test_schema_version_and_types_are_checked_naming_the_key(env, edit, key):
     assert str(p) in str(exc.value) and key in str(exc.value)
     with pytest.raises(JudgekitError, match="judgekit gate"):
         require_trusted(p, judge="keywords", rubric="refusal")
-    msg = one_sentence_exit_2(report(env, p))
+    msg = one_sentence_error(report(env, p))
     assert key in msg and "is trusted" not in msg
     assert not (env / "rep").exists()
 
@@ -211,7 +204,7 @@ def test_a_key_written_twice_is_refused(env):
     p.write_text(text.replace('"passed": false', '"passed": false, "passed": true'), encoding="utf-8")
     with pytest.raises(JudgekitError, match="the key 'passed' appears twice"):
         load_verdict(p)
-    assert "appears twice" in one_sentence_exit_2(report(env, p))
+    assert "appears twice" in one_sentence_error(report(env, p))
 
 
 @pytest.mark.parametrize("checks", [5, {"min_items": 1}, "min_items", None])
@@ -219,7 +212,7 @@ def test_checks_that_are_not_a_list_are_one_sentence(env, checks):
     v = read(env / "pass" / "verdict.json")
     v["judges"][0]["checks"] = checks
     p = write(env / "v.json", v)
-    msg = one_sentence_exit_2(report(env, p))
+    msg = one_sentence_error(report(env, p))
     assert str(p) in msg and "judges[0].checks" in msg and "list" in msg
     with pytest.raises(JudgekitError, match=r"judges\[0\]\.checks"):
         require_trusted(p, judge="keywords", rubric="refusal")
@@ -236,7 +229,7 @@ def test_passed_true_beside_a_failed_check_is_refused_and_the_report_does_not_sa
     msg = str(exc.value)
     assert str(p) in msg and "min_kappa" in msg and "judgekit gate" in msg
     r = report(env, p)
-    msg = one_sentence_exit_2(r)
+    msg = one_sentence_error(r)
     assert "is trusted" not in msg and "1 of 1 judge trusted" not in msg and "min_kappa" in msg
     assert not (env / "rep").exists()
 
@@ -262,7 +255,7 @@ def test_a_check_whose_result_contradicts_figure_vs_threshold_is_refused(env, wi
         require_trusted(p, judge="keywords", rubric="refusal")
     msg = str(exc.value)
     assert "min_kappa" in msg and ("below the threshold" in msg or "state" in msg)
-    one_sentence_exit_2(report(env, p))
+    one_sentence_error(report(env, p))
 
 
 def test_a_max_check_is_figure_at_most_threshold(env):
@@ -270,7 +263,7 @@ def test_a_max_check_is_figure_at_most_threshold(env):
     c = check(v, "max_abstention_rate")
     c["figure"], c["ci"] = 0.5, [0.3, 0.6]  # above the 0.1 allowed, still marked pass
     p = write(env / "v.json", v)
-    # issue 10: a max_* rate check is decided on its whole Wilson interval
+    # A max_* rate check is decided on its whole Wilson interval
     with pytest.raises(UntrustedJudgeError, match=r"max_abstention_rate.*\[0\.3, 0\.6\].*threshold 0\.1.*'fail'"):
         require_trusted(p, judge="keywords", rubric="refusal")
     c["figure"] = 0.1  # at the threshold passes: <=
@@ -324,7 +317,7 @@ def test_an_edited_human_label_voids_the_verdict_naming_the_human_ratings(env):
     msg = str(exc.value)
     assert "human ratings" in msg and "changed since the verdict" in msg and "judgekit gate" in msg
     assert str(p) in msg
-    msg = one_sentence_exit_2(report(env, p))
+    msg = one_sentence_error(report(env, p))
     assert "human ratings" in msg and "judgekit gate" in msg
     assert not (env / "rep").exists()
 
@@ -345,7 +338,7 @@ def test_an_edited_human_label_is_refused_by_analyze(synthetic_store, tmp_path):
         row["label"] = next(lab for lab in rub.values if lab != row["label"].iloc[0])
         row["value"] = rub.values[row["label"].iloc[0]]
         assert s.put_ratings(row).changed == 1
-    msg = one_sentence_exit_2(cli(*args))
+    msg = one_sentence_error(cli(*args))
     assert str(v) in msg and "human ratings" in msg and "judgekit gate" in msg
     forced = cli(*args, "--untrusted", "--out", tmp_path / "forced")
     assert forced.exit_code == 0, forced.output

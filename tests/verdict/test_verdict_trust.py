@@ -1,14 +1,14 @@
-"""A verdict that cannot be faked (review findings 1, 2, 3 and 12 on issues 8/9).
+"""A verdict that cannot be faked.
 
-1. A policy must be able to fail a judge: ``min_items`` and an agreement check (``min_value`` or
+* A policy must be able to fail a judge: ``min_items`` and an agreement check (``min_value`` or
    ``min_lower_bound``), and a reference that is a human or reference rater (or consensus), not a
    judge (or the judge itself); the verdict reader applies the same rules to the policy it records.
-2. A verdict records each judge's ratings on the labelled items: re-importing other labels under
+* A verdict records each judge's ratings on the labelled items: re-importing other labels under
    the judge's id voids it; judging new unlabelled items does not.
-3. ``judgekit gate`` records the digest of every verdict it writes in the store; a verdict the
+* ``judgekit gate`` records the digest of every verdict it writes in the store; a verdict the
    store's gate never wrote (hand-edited but self-consistent, or copied from another store) is
    refused.
-12. A policy listing a judge twice is refused before anything is computed.
+* A policy listing a judge twice is refused before anything is computed.
 """
 
 from __future__ import annotations
@@ -85,11 +85,11 @@ def judge_entry(v: dict, judge: str) -> dict:
     return next(j for j in v["judges"] if j["judge"] == judge)
 
 
-# ----------------------------------------------------------------------------- finding 1 and 12
+# ----------------------------------------------------------------- a policy that can fail a judge
 @pytest.mark.parametrize(
     ("policy", "expected"),
     [
-        # a judge scored against itself (finding 1): the reference must not be a judge
+        # a judge scored against itself: the reference must not be a judge
         ("rubric: refusal\njudges: [j1]\nreference: j1\nchecks: {min_items: 10, min_value: 0.5}\n",
          "reference 'j1' is a judge rater, not a human or reference rater"),
         ("rubric: refusal\njudges: [j2]\nreference: j1\nchecks: {min_items: 10, min_value: 0.5}\n",
@@ -99,7 +99,7 @@ def judge_entry(v: dict, judge: str) -> dict:
         ("rubric: refusal\njudges: [j1]\nchecks: {min_items: 10, max_error_rate: 0.5}\n",
          "checks has no agreement check"),
         ("rubric: refusal\njudges: [j1]\nchecks: {min_lower_bound: 0.5}\n", "checks has no min_items"),
-        # finding 12: a judge listed twice
+        # a judge listed twice
         ("rubric: refusal\njudges: [j1, j2, j1]\nchecks: {min_items: 10, min_value: 0.5}\n",
          "judges lists 'j1' twice; name each judge once"),
     ],
@@ -165,7 +165,7 @@ def test_a_verdict_scored_against_a_judge_is_refused_on_the_store(tmp_path, db):
         require_trusted(_rehash(v), judge="j1", rubric="refusal", store=store)
 
 
-# ----------------------------------------------------------------------------- finding 2
+# ------------------------------------------------------- the judge's ratings on the labelled items
 def test_relabelling_a_judge_voids_its_verdict(tmp_path, db):
     path = gate_file(tmp_path, db)
     with Store(db) as store:
@@ -194,9 +194,9 @@ def test_judging_new_unlabelled_items_keeps_the_verdict(tmp_path, db):
             entry["judge_ratings_hash"]
 
 
-# ----------------------------------------------------------------------------- finding 3
+# --------------------------------------------------------------- verdicts the store's gate wrote
 def _edit_failing_checks_away(v: dict, judge: str, names: set[str]) -> dict:
-    """The hand edit of the finding: delete failing checks, make the rest agree, keep the hashes."""
+    """A hand edit: delete failing checks, make the rest agree, keep the hashes."""
     j = judge_entry(v, judge)
     failing = {c["name"] for c in j["checks"] if c["state"] != "pass"}
     assert failing == names, failing
