@@ -152,7 +152,7 @@ def test_a_judge_below_the_agreement_floor_stays_refused(study: dict, tmp_path: 
     path = tmp_path / "verdict.json"
     path.write_text(json.dumps(v))
     code, _, err = _analyze(study, "judge-fair", verdict=path)
-    assert code == 2 and "certifies none of this analysis's figures for judge 'judge-fair'" in err
+    one_sentence_error((code, err), "certifies none of this analysis's figures for judge 'judge-fair'")
 
 
 def test_from_python_the_refusal_names_no_cli_flag(study: dict) -> None:
@@ -226,7 +226,7 @@ def test_distribution_keeps_the_certified_refusal_rate(study: dict, tmp_path: Pa
     assert all(_missing(x) for x in _values(doc, "by_model", "pooled_rate"))  # no figure covers it
     assert "per_prompt" not in doc["tables"]
     code, _, err = run("judge-lean")
-    assert code == 2 and "refusal_rate: UNTRUSTED (" in err
+    one_sentence_error((code, err), "refusal_rate: UNTRUSTED (")
 
 
 def test_tables_no_certificate_covers_are_left_out_or_stamped() -> None:

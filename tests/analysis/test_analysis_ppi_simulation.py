@@ -32,6 +32,7 @@ def rows() -> pd.DataFrame:
                       for s in range(N_STUDIES)], ignore_index=True)
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(600)  # ~60 CPU s; up to ~160 s wall seen on a loaded 2-core machine
 def test_coverage_of_every_corrected_figure(rows: pd.DataFrame) -> None:
     for design in ("random", "stratified", None):
@@ -47,6 +48,7 @@ def test_coverage_of_every_corrected_figure(rows: pd.DataFrame) -> None:
                 assert s.loc[(judge, fig), "estimable"] >= 0.35, (design, judge, fig)
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(600)  # ~60 CPU s; up to ~160 s wall seen on a loaded 2-core machine
 def test_corrected_point_removes_the_lean(rows: pd.DataFrame) -> None:
     # at the last turn (where the lean is largest; per turn figures) and over all rows else
@@ -61,6 +63,7 @@ def test_corrected_point_removes_the_lean(rows: pd.DataFrame) -> None:
         assert abs(bias_c) < abs(bias_r) / 3, (fig, bias_c, bias_r)
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(600)  # ~60 CPU s; up to ~160 s wall seen on a loaded 2-core machine
 def test_fair_judge_narrows_the_human_only_interval(rows: pd.DataFrame) -> None:
     s = summarise(rows[rows["judge"] == "judge-fair"])

@@ -296,9 +296,7 @@ def test_cli_malformed_address_or_token_is_one_sentence(tmp_path, monkeypatch, u
     monkeypatch.setenv("LABEL_STUDIO_API_KEY", token)
     result = CliRunner().invoke(main, ["labelstudio", "pull", "--project", "pilot", "--store",
                                        str(tmp_path / "j.db")])
-    assert result.exit_code == 2, result.output
-    assert result.output.startswith("error: ") and message in result.output
-    assert len(result.output.strip().splitlines()) == 1
+    one_sentence_error(result, message)
     assert "s3cr3t" not in result.output and url not in result.output
 
 

@@ -537,12 +537,7 @@ def test_api_answer_of_the_wrong_shape_is_one_sentence(serve, monkeypatch, tmp_p
                                                        fragments):
     monkeypatch.setenv("LABEL_STUDIO_API_KEY", TOKEN)
     fake = _api(serve, tasks_body, users_body)
-    result = _run(["pull"], fake.url, tmp_path)
-    assert result.exit_code == 2, result.output
-    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
-    assert result.output.startswith("error: ") and len(result.output.strip().splitlines()) == 1, result.output
-    for fragment in fragments:
-        assert fragment in result.output, result.output
+    one_sentence_error(_run(["pull"], fake.url, tmp_path), *fragments)
     with Store(tmp_path / "j.db") as s:
         assert s.ratings().empty and s.items().empty
 

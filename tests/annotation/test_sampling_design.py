@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from click.testing import CliRunner
+from conftest import one_sentence_error
 
 from judgekit.annotation.sampling import (
     DESIGN_COLUMNS,
@@ -248,13 +249,13 @@ def test_cli_sample_failure_leaves_the_store_unchanged(tmp_path):
     # a draw that fails after --items was read: the items are not stored either
     result = CliRunner().invoke(main, ["sample", "--name", "pilot", "--size", "10", "--items", str(items_csv),
                                        "--by", "tier", "--store", str(db)])
-    assert result.exit_code == 2 and "stratum column 'tier'" in result.output
+    one_sentence_error(result, "stratum column 'tier'")
     with Store(db) as s:
         assert s.items().empty
     # an --out the command cannot write: nothing recorded, so the same name can be drawn again
     result = CliRunner().invoke(main, ["sample", "--name", "pilot", "--size", "10", "--items", str(items_csv),
                                        "--store", str(db), "--out", str(tmp_path / "design.xlsx")])
-    assert result.exit_code == 2 and "cannot tell the format" in result.output
+    one_sentence_error(result, "cannot tell the format")
     with Store(db) as s:
         assert s.items().empty
         assert s.sample_names() == []

@@ -6,7 +6,7 @@ import json
 
 import pandas as pd
 from click.testing import CliRunner
-from conftest import XSTEST_LABELS, copy_store
+from conftest import XSTEST_LABELS, copy_store, one_sentence_error
 
 from judgekit.cli import main
 from judgekit.io.ratings import import_ratings
@@ -50,11 +50,11 @@ def test_agree_on_the_random_share_of_a_sample(tmp_path, store):
 def test_agree_bad_input(tmp_path, store):
     _seed_sample_store(store, tmp_path)
     r = CliRunner().invoke(main, ["agree", "--rubric", "refusal", "--sample", "nope", "--store", store.path])
-    assert r.exit_code == 2 and "Sample 'nope' is not in" in r.output
+    one_sentence_error(r, "Sample 'nope' is not in")
     r = CliRunner().invoke(main, ["agree", "--rubric", "refusal", "--random-only", "--store", store.path])
-    assert r.exit_code == 2 and "--random-only needs --sample" in r.output
+    one_sentence_error(r, "--random-only needs --sample")
     r = CliRunner().invoke(main, ["agree", "--rubric", "refusal", "--store", str(tmp_path / "missing.db")])
-    assert r.exit_code == 2 and "does not exist" in r.output
+    one_sentence_error(r, "does not exist")
     assert not (tmp_path / "missing.db").exists()
 
 

@@ -111,7 +111,7 @@ def test_refuses_a_failing_judge_and_stamps_when_forced(synthetic_store, tmp_pat
     v = synthetic_store["restrictiveness"]
     r = run("analyze", "calibration", "--judge", "judge-b", "--verdict", v, "--harm-column",
             "severity", "--store", synthetic_store["store"], "--quiet")
-    assert r.exit_code == 2 and "did not pass the gate" in r.stderr
+    one_sentence_error(r, "did not pass the gate")
     out = tmp_path / "forced"
     r = run("analyze", "calibration", "--judge", "judge-b", "--verdict", v, "--harm-column",
             "severity", "--untrusted", "--bootstrap", "50", "--store", synthetic_store["store"],
@@ -142,7 +142,7 @@ def test_distribution_needs_the_form_verdict_or_no_forms(synthetic_store, tmp_pa
             "--verdict", synthetic_store["restrictiveness"], "--store", synthetic_store["store"],
             "--bootstrap", "50", "--quiet"]
     r = run(*base)
-    assert r.exit_code == 2 and "--no-forms" in r.stderr and "refusal_form@1" in r.stderr
+    one_sentence_error(r, "--no-forms", "refusal_form@1")
     out = tmp_path / "dist"
     r = run(*base, "--verdict", synthetic_store["refusal_form"], "--by", "severity,tactic",
             "--out", out)
@@ -187,7 +187,7 @@ def test_criteria_exit_codes(synthetic_store, tmp_path):
     bad.write_text("criteria:\n  - {name: x, rubric: refusal, label: full_refusal, op: '<=',"
                    " threshold: 0.1, persona: y}\n", encoding="utf-8")
     r = run("analyze", "criteria", bad, "--store", synthetic_store["store"])
-    assert r.exit_code == 2 and "unknown key 'persona'" in r.stderr
+    one_sentence_error(r, "unknown key 'persona'")
 
 
 def test_harm_from_human_ratings_of_one_item_per_prompt(synthetic_store, calibrated, tmp_path):
@@ -234,7 +234,7 @@ def test_bad_input_is_one_sentence(synthetic_store, args, needle):
 
 def test_missing_store_is_an_error(tmp_path):
     r = run("analyze", "calibration", "--judge", "j", "--store", tmp_path / "none.db")
-    assert r.exit_code == 2 and "does not exist" in r.stderr
+    one_sentence_error(r, "does not exist")
     assert not (tmp_path / "none.db").exists()
 
 

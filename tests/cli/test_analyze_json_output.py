@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 from click.testing import CliRunner
+from conftest import one_sentence_error
 
 from judgekit.cli import main
 
@@ -34,4 +35,4 @@ def test_criteria_json_on_stdout_and_into_a_file(synthetic_store, tmp_path):
 def test_json_to_a_special_file_is_refused_up_front(synthetic_store):
     r = CliRunner().invoke(main, ["analyze", "calibration", "--judge", "judge-a", "--harm-column", "severity",
                                   "--store", synthetic_store["store"], "--untrusted", "--json", "/dev/null"])
-    assert r.exit_code == 2 and r.stderr.startswith("error: ") and "/dev/null" in r.stderr
+    one_sentence_error(r, "/dev/null")

@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 from click.testing import CliRunner
+from conftest import one_sentence_error
 
 from judgekit.cli import main
 from judgekit.rubric.model import load_rubric
@@ -149,10 +150,7 @@ def test_every_missing_api_key_is_named_in_one_message(tmp_path):
                      "aggregate: null\n", encoding="utf-8")
     proc = subprocess.run([sys.executable, "-m", "judgekit", "judge", str(panel), "--store", str(tmp_path / "s.db")],
                           env=_env(), capture_output=True, text=True, timeout=60)
-    assert proc.returncode == 2, proc.stderr
-    lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1, proc.stderr
-    assert "ANTHROPIC_API_KEY (for 'a', 'b') and OPENAI_API_KEY (for 'c')" in lines[0], lines[0]
+    one_sentence_error(proc, "ANTHROPIC_API_KEY (for 'a', 'b') and OPENAI_API_KEY (for 'c')")
 
 
 def test_a_provider_that_is_down_fails_fast_naming_its_host(tmp_path):

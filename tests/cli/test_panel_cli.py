@@ -73,13 +73,13 @@ def test_a_bad_judge_after_a_good_one_sends_nothing(tmp_path, fake, monkeypatch)
     panel = write_panel(tmp_path, [{"id": "ok", "model": f"openai-compatible:{fake.openai_url}#m"},
                                    {"id": "bad", "model": "anthropic:claude-haiku-4-5"}])
     res = invoke(["judge", str(panel), "--store", str(tmp_path / "s.db")])
-    assert res.exit_code == 2 and "ANTHROPIC_API_KEY" in res.output
+    one_sentence_error(res, "ANTHROPIC_API_KEY")
     assert fake.stats.requests == 0
 
 
 def test_missing_panel_file(tmp_path):
     res = invoke(["judge", str(tmp_path / "nope.yaml")])
-    assert res.exit_code == 2 and "does not exist" in res.output
+    one_sentence_error(res, "does not exist")
 
 
 def test_judge_prints_a_summary_and_exit_codes(tmp_path, fake):
@@ -132,7 +132,7 @@ def test_only_runs_the_named_judges(tmp_path, fake):
     raters = set(Store(tmp_path / "s.db").ratings()["rater_id"])
     assert raters - {"panel:majority"} == {"kw"}
     res = invoke(["judge", str(panel), "--store", str(tmp_path / "s.db"), "--only", "gpt"])
-    assert res.exit_code == 2 and "--only names 'gpt'" in res.output
+    one_sentence_error(res, "--only names 'gpt'")
 
 
 def test_progress_bar_shows_counts_tokens_and_cost(tmp_path, fake):
@@ -175,9 +175,9 @@ def test_export_ratings_with_tokens_and_cost(tmp_path, fake, api_env):
     c = pd.read_json(tmp_path / "c.jsonl", lines=True)
     assert (c["judge_id"] == "gpt").all() and c["raw"].str.contains('"label"').all()
     res = invoke(["export", "ratings", "--store", store, "--out", str(tmp_path / "r.txt")])
-    assert res.exit_code == 2 and "--format" in res.output
+    one_sentence_error(res, "--format")
     res = invoke(["export", "ratings", "--store", str(tmp_path / "none.db"), "--out", str(tmp_path / "x.csv")])
-    assert res.exit_code == 2 and "does not exist" in res.output
+    one_sentence_error(res, "does not exist")
 
 
 def test_api_keys_never_reach_store_logs_exports_or_reports(tmp_path, fake):
@@ -321,4 +321,4 @@ def test_dry_run_needs_no_api_key_but_a_real_run_does(tmp_path, monkeypatch):
     assert res.exit_code == 0, res.output
     assert "8 calls to make" in res.output and "dry-run-no-key" not in res.output
     res = CliRunner().invoke(main, ["judge", str(panel), "--store", store])
-    assert res.exit_code == 2 and "ANTHROPIC_API_KEY" in res.output
+    one_sentence_error(res, "ANTHROPIC_API_KEY")

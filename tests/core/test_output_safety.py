@@ -16,6 +16,7 @@ import pandas as pd
 import pytest
 import yaml
 from click.testing import CliRunner
+from conftest import one_sentence_error
 
 from judgekit.cli import main
 from judgekit.rubric.model import load_rubric
@@ -158,8 +159,7 @@ def test_errors_quoting_user_values_are_one_line_of_text(payload_store):
     # a rater id given on the command line and the rater ids of the store, in one error sentence
     code, out = run(["analyze", "distribution", "--judge", "nobody" + PAYLOAD, "--untrusted",
                      "--store", payload_store, "--quiet"])
-    assert code == 2
-    assert out.startswith("error: ") and out.count("\n") == 1
+    one_sentence_error((code, out))
     assert_safe(out)
 
 

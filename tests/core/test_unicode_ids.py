@@ -143,4 +143,4 @@ def test_rater_names_given_on_the_command_line_are_kept_in_nfc(tmp_path: Path):
     assert rows(store, "SELECT DISTINCT rater_id FROM ratings") == [(NFC,)]
     code, out = run("import", f, "--rubric", "refusal", "--raters", f"{NFD}=col_a,{NFC}=col_b",
                     "--store", tmp_path / "t.db")
-    assert code == 2 and "given twice" in out, out
+    one_sentence_error((code, out), "given twice")

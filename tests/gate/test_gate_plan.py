@@ -61,6 +61,8 @@ def test_a_rate_is_planned_in_judge_calls_and_one_human_cannot_decide_within_noi
     assert row is not None and row.need is None and "only a second annotator" in (row.why or "")
 
 
+@pytest.mark.slow
+@pytest.mark.timeout(900)  # plans by simulation: 318 s wall seen at load 8 on 2 cores
 def test_plan_prints_per_check_budgets_and_the_undecidable_ones(pilot: dict[str, Path], tmp_path: Path) -> None:
     out = tmp_path / "plan.json"
     res = CliRunner().invoke(main, ["plan", str(pilot["policy"]), "--store", str(pilot["store"]),
@@ -127,7 +129,7 @@ def test_sequential_refuses_a_policy_without_a_mean_figure(pilot: dict[str, Path
     pol.write_text(pilot["policy"].read_text().replace("figures: [C, drift, drift_tier]", "figures: [C]"))
     res = CliRunner().invoke(main, ["gate", str(pol), "--store", str(pilot["store"]), "--sequential",
                                     "--out", str(tmp_path / "g")])
-    assert res.exit_code == 2 and "--sequential decides the calibration figures RCE_t and drift" in res.output
+    one_sentence_error(res, "--sequential decides the calibration figures RCE_t and drift")
 
 
 def test_gate_sequential_rounds_are_the_recorded_samples(pilot: dict[str, Path], tmp_path: Path) -> None:
@@ -150,7 +152,7 @@ def test_gate_sequential_rounds_are_the_recorded_samples(pilot: dict[str, Path],
     assert "(recorded samples)" in detail
     res = CliRunner().invoke(main, ["gate", str(pilot["policy"]), "--store", str(db), "--sequential",
                                     "--rounds", "b1,nope", "--out", str(tmp_path / "h")])
-    assert res.exit_code == 2 and "--rounds names the sample 'nope', which the store does not hold" in res.output
+    one_sentence_error(res, "--rounds names the sample 'nope', which the store does not hold")
 
 
 def test_plan_without_a_pilot_from_assumed_quality(tmp_path: Path) -> None:
@@ -162,7 +164,7 @@ def test_plan_without_a_pilot_from_assumed_quality(tmp_path: Path) -> None:
                                     str(paths["items"]), "--store", db])
     assert res.exit_code == 0, res.output
     res = CliRunner().invoke(main, ["plan", str(paths["policy"]), "--store", db])
-    assert res.exit_code == 2 and "holds no human label" in res.output and "--assume-kappa" in res.output
+    one_sentence_error(res, "holds no human label", "--assume-kappa")
     # an assured plan needs a pilot's spread: without one it is refused, not silently ignored
     res = CliRunner().invoke(main, ["plan", str(paths["policy"]), "--store", db, "--assume-kappa", "0.9",
                                     "--assume-sd", "0.11", "--assured"])
@@ -292,6 +294,7 @@ def test_pilot_upper_raises_the_spread_to_its_upper_confidence_limit() -> None:
     assert _sigma([-h, h], 100) == pytest.approx(0.11 * 1.644854 / 1.959964, rel=1e-5)  # read as 95%
 
 
+@pytest.mark.slow
 def test_an_assured_plan_budgets_at_the_upper_limit_of_the_pilot_spread(pilot: dict[str, Path], tmp_path: Path) -> None:
     policy = tmp_path / "policy.yaml"  # Drift(t | tier) secondary: C and Drift(t) are the study's figures
     policy.write_text(pilot["policy"].read_text() + "secondary: [drift_tier]\n")

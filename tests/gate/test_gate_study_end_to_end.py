@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pytest
 from click.testing import CliRunner
 
 from judgekit.cli import main
@@ -60,6 +61,7 @@ def _moved_beyond_the_margin() -> dict[str, set[str]]:
     return out
 
 
+@pytest.mark.slow
 def test_plan_sample_label_gate(tmp_path: Path) -> None:
     from judgekit.testing.study import write_study
 

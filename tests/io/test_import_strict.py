@@ -353,9 +353,9 @@ def test_items_file_and_id_prefix_are_checked_too(tmp_path, db):
     items = _write(tmp_path / "items.jsonl", '{"item_id": "a", "messages": [1, 2], "response": "r"}\n')
     before = _dump(db)
     res = _import(ratings, db, "--items", str(items))
-    assert res.exit_code == 2 and "items.jsonl line 1: messages[0] is 1" in res.output, res.output
+    one_sentence_error(res, "items.jsonl line 1: messages[0] is 1")
     res = _import(ratings, db, "--id-prefix", "m\x1b]0;x\x07:")
-    assert res.exit_code == 2 and "--id-prefix" in res.output and "control character" in res.output, res.output
+    one_sentence_error(res, "--id-prefix", "control character")
     assert _dump(db) == before
 
 

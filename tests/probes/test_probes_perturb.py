@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import store_dump
+from conftest import one_sentence_error, store_dump
 
 from judgekit.cli import main
 from judgekit.probes.perturb import padded_items, variant_rubric
@@ -145,5 +145,5 @@ def test_a_bad_probe_file_makes_no_call(tmp_path):
         (tmp_path / "probes.yaml").write_text(PROBES.replace("reference: gold", "reference: nobody"))
         res = CliRunner().invoke(main, ["probe", str(tmp_path / "probes.yaml"), "--store", str(db),
                                         "--out", str(tmp_path / "o")], env=env)
-        assert res.exit_code == 2 and "nobody" in res.output and res.output.count("\n") == 1
+        one_sentence_error(res, "nobody")
         assert fake.stats.requests == sent and store_dump(db) == before

@@ -299,11 +299,11 @@ def test_calibration_file_must_match_the_policy(tmp_path):
     write_calibration(tmp_path / "cal.json", cal)
     other = _policy_file(tmp_path, POLICY.format(alpha=0.2))
     res = _run("escalate", "apply", other, tmp_path / "cal.json", "--store", tmp_path / "s.db")
-    assert res.exit_code == 2 and "its alpha is 0.1 but the policy's is 0.2" in res.output
+    one_sentence_error(res, "its alpha is 0.1 but the policy's is 0.2")
     # a different confidence source under the same judges and target: the policy hash differs
     src = _policy_file(tmp_path, POLICY.format(alpha=0.1).replace("{source: trials}", "{source: constant, value: 1.0}"))
     res = _run("escalate", "apply", src, tmp_path / "cal.json", "--store", tmp_path / "s.db")
-    assert res.exit_code == 2 and "policy hash" in res.output
+    one_sentence_error(res, "policy hash")
     # a hand-edited file: NaN, a threshold out of range, not JSON
     text = (tmp_path / "cal.json").read_text()
     pol = _policy_file(tmp_path, POLICY.format(alpha=0.1))
@@ -316,7 +316,7 @@ def test_calibration_file_must_match_the_policy(tmp_path):
     data["stages"][0]["threshold"] = 1.5
     (tmp_path / "bad.json").write_text(json.dumps(data))
     res = _run("escalate", "apply", pol, tmp_path / "bad.json", "--store", tmp_path / "s.db")
-    assert res.exit_code == 2 and "threshold" in res.output
+    one_sentence_error(res, "threshold")
 
 
 def test_load_policy_with_alias_with(tmp_path):
@@ -367,9 +367,9 @@ def test_labelstudio_push_escalated_sends_exactly_the_escalated_items(tmp_path, 
     # one source of items only; a plain sample is not an escalation
     res = _run("labelstudio", "push", "--rubric", "refusal", "--project", "p", "--escalated", "sel",
                "--sample", "sel", "--store", db)
-    assert res.exit_code == 2 and "exactly one of" in res.output
+    one_sentence_error(res, "exactly one of")
     res = _run("labelstudio", "push", "--rubric", "refusal", "--project", "p", "--escalated", "nope", "--store", db)
-    assert res.exit_code == 2 and "'nope' is not in" in res.output
+    one_sentence_error(res, "'nope' is not in")
 
 
 def test_cost_per_kept_label_from_recorded_calls(tmp_path):

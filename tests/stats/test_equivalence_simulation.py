@@ -64,6 +64,7 @@ def test_at_the_margin_itself_the_error_is_about_alpha() -> None:
     assert 0.03 <= rate <= 0.065, rate
 
 
+@pytest.mark.slow
 def test_a_figure_beyond_the_margin_is_rarely_certified_stopping_at_the_first_decision() -> None:
     rng = np.random.default_rng(2)
     x = _draw(rng, MARGIN + 0.01, 300)

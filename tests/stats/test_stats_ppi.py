@@ -310,6 +310,7 @@ def _summary(a: np.ndarray) -> dict[str, float]:
             "estimable": float(np.mean(ok)), "human_estimable": float(np.mean(np.isfinite(hlo)))}
 
 
+@pytest.mark.slow
 def test_simulation_coverage(simulation: dict[tuple[str, str, str], np.ndarray]) -> None:
     report = {k: _summary(v) for k, v in simulation.items()}
     for k, v in sorted(report.items()):
@@ -319,6 +320,7 @@ def test_simulation_coverage(simulation: dict[tuple[str, str, str], np.ndarray])
         assert v["coverage"] >= 0.93, (k, v)
 
 
+@pytest.mark.slow
 def test_simulation_bias_of_lean_judge(simulation: dict[tuple[str, str, str], np.ndarray]
                                        ) -> None:
     for name in FIGURES:
@@ -327,6 +329,7 @@ def test_simulation_bias_of_lean_judge(simulation: dict[tuple[str, str, str], np
         assert abs(v["bias"]) < abs(v["raw_bias"]) / 3, (name, v)
 
 
+@pytest.mark.slow
 def test_simulation_fair_judge_narrows_the_interval(
         simulation: dict[tuple[str, str, str], np.ndarray]) -> None:
     for name, design in product(FIGURES, DESIGNS):

@@ -259,6 +259,7 @@ def _study(rng: np.random.Generator, n: int) -> tuple[np.ndarray, ...]:
     return ca, cb, aa, ab
 
 
+@pytest.mark.slow
 def test_simulation_guarantee_and_cascade_coverage() -> None:
     rng = np.random.default_rng(20250101)
     n_study, n_cal = 4000, 1000

@@ -184,6 +184,7 @@ def test_an_off_judge_is_rarely_passed_even_stopping_at_the_first_decision():
     assert passed / RUNS <= 0.05
 
 
+@pytest.mark.slow
 def test_a_bad_error_rate_is_rarely_passed_with_peeking():
     # True error rate 0.06 against "rate ≤ 0.05", read after each of 40 rounds of 50 units.
     rng = np.random.default_rng(13)

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from conftest import one_sentence_error
 from conftest import store_dump as _dump
 
 import judgekit.store.locking
@@ -180,8 +181,8 @@ def test_zero_means_no_waiting(tmp_path, holders):
 @pytest.mark.parametrize("value", ["ten", "-1", "nan", "inf"])
 def test_a_bad_limit_is_one_sentence(tmp_path, value):
     res = _import(tmp_path, tmp_path / "j.db", value)
-    assert res.exit_code == 2
-    assert res.output.startswith(f"error: JUDGEKIT_LOCK_TIMEOUT={value!r} is not a number of seconds")
+    line = one_sentence_error(res)
+    assert line.startswith(f"error: JUDGEKIT_LOCK_TIMEOUT={value!r} is not a number of seconds")
     assert not (tmp_path / "j.db").exists()
     assert lock_timeout({}) == 600 and lock_timeout({"JUDGEKIT_LOCK_TIMEOUT": " 2.5 "}) == 2.5
 

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from conftest import one_sentence_error
 
 from judgekit.cli import main
 from tests.corpus.base import LABELS, build_template
@@ -41,10 +42,6 @@ def analyze(folder: Path, verdict: str = "verdict.json") -> tuple[int, str]:
     return cli("analyze", "distribution", "--judge", "j1", "--rubric", "refusal", "--no-forms",
                "--verdict", folder / verdict, "--store", folder / "store.db", "--bootstrap", "0",
                "--quiet", "--out", folder / "out")
-
-
-def errors(output: str) -> list[str]:
-    return [line for line in output.splitlines() if line.startswith("error: ")]
 
 
 def test_the_untouched_store_is_trusted(case):
@@ -81,8 +78,7 @@ def _reimport_humans_with(case: Path, column: str, values: dict[int, str]) -> No
 def test_metadata_of_the_gated_items_reimported_after_the_gate_is_refused(case, column, values):
     _reimport_humans_with(case, column, values)
     code, out = analyze(case)
-    assert code == 2, out
-    (msg,) = errors(out)
+    msg = one_sentence_error((code, out))
     assert f"'{column}'" in msg and "judgekit gate" in msg and "metadata" in msg
     assert not (case / "out" / "distribution.json").exists()
 
@@ -107,8 +103,7 @@ def test_an_older_verdict_without_metadata_hashes_is_refused_with_one_sentence(c
     with Store(case / "store.db") as s:  # as an older judgekit's gate recorded it
         record_verdict(s, old)
     code, out = analyze(case, "old.json")
-    assert code == 2, out
-    (msg,) = errors(out)
+    msg = one_sentence_error((code, out))
     assert "older judgekit" in msg and "metadata" in msg and "judgekit gate" in msg
 
 
@@ -156,8 +151,7 @@ def test_an_imported_judges_labels_edited_with_sqlite_are_refused(case):
     con.commit()
     con.close()
     code, out = analyze(case)
-    assert code == 2, out
-    (msg,) = errors(out)
+    msg = one_sentence_error((code, out))
     assert "'j1'" in msg and "judgekit gate" in msg
 
 
@@ -170,8 +164,7 @@ def test_an_imported_judges_gated_labels_on_unlabelled_items_edited_with_sqlite_
     con.commit()
     con.close()
     code, out = analyze(case, "g2/verdict.json")
-    assert code == 2, out
-    (msg,) = errors(out)
+    msg = one_sentence_error((code, out))
     assert "'j1'" in msg and "edited, replaced or removed" in msg and "judgekit gate" in msg
 
 
@@ -249,8 +242,7 @@ def test_an_items_text_edited_with_its_content_hash_kept_is_refused(case, edit):
     con.commit()
     con.close()
     code, out = analyze(case)
-    assert code == 2, out
-    (msg,) = errors(out)
+    msg = one_sentence_error((code, out))
     assert "'i3'" in msg and "content_hash" in msg and "judgekit gate" in msg
 
 
@@ -267,7 +259,7 @@ def test_a_store_made_before_provenance_keeps_working(case):
     con.commit()
     con.close()
     code, out = analyze(case)  # the verdict recorded the digests of the imports it saw
-    assert code == 2 and "j1" in errors(out)[0], out
+    one_sentence_error((code, out), "j1")
     code, out = cli("gate", case / "policy.yaml", "--store", case / "store.db", "--out", case / "g2")
     assert code == 0, out
     verdict = json.loads((case / "g2" / "verdict.json").read_text())
