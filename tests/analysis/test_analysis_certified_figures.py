@@ -177,8 +177,7 @@ def test_no_verdict_from_the_cli_names_the_flags(study: dict) -> None:
     runner = CliRunner()
     res = runner.invoke(main, ["analyze", "calibration", "--store", str(study["root"] / "s.db"),
                                "--judge", "judge-fair", "--harm-column", "severity", "--quiet"])
-    assert res.exit_code == 2
-    assert "On the command line: --verdict verdict.json, or --untrusted." in res.stderr
+    one_sentence_error(res, "On the command line: --verdict verdict.json, or --untrusted.")
 
 
 def test_json_path_writes_the_file_and_prints_the_tables(study: dict, tmp_path: Path) -> None:

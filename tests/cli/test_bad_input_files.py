@@ -231,11 +231,7 @@ def _calibration(synthetic_store, out: Path, *extra: str) -> Result:
 def test_a_list_valued_slice_column_is_one_sentence(synthetic_store, tmp_path, command, option):
     run = _distribution if command == "distribution" else _calibration
     r = run(synthetic_store, tmp_path / "out", option, "messages")
-    assert r.exit_code == 2, r.output
-    assert r.exception is None or isinstance(r.exception, SystemExit), repr(r.exception)
-    errors = [ln for ln in r.output.splitlines() if ln.startswith("error: ")]
-    assert len(errors) == 1, r.output
-    assert f"{option} 'messages'" in errors[0] and "lists or objects" in errors[0], errors[0]
+    one_sentence_error(r, f"{option} 'messages'", "lists or objects")
     assert not (tmp_path / "out").exists()
 
 

@@ -101,7 +101,7 @@ def test_an_invisible_character_in_an_id_is_refused(tmp_path: Path, char: str, n
 def test_an_invisible_character_in_a_rater_id_is_refused(tmp_path: Path):
     f = write_jsonl(tmp_path / "r.jsonl", [{"item_id": "i1", "rater_id": "h\u200b1", "label": "full_refusal"}])
     code, out = run("import", f, "--rubric", "refusal", "--store", tmp_path / "s.db")
-    assert code == 2 and "ZERO WIDTH SPACE" in out and "line 1" in out, out
+    one_sentence_error((code, out), "ZERO WIDTH SPACE", "line 1")
 
 
 def test_as_id_keeps_nfc_and_normalises_nfd():
