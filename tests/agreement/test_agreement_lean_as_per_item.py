@@ -39,7 +39,7 @@ def _frame(units: list[list[int]], rubric=REFUSAL, judge: int | None = 0) -> pd.
     return pd.DataFrame(rows)
 
 
-# ----------------------------------------------------------------------------- 1. point values
+# ----------------------------------------------------------------------------- point values
 def test_percent_agreement_on_a_rounding_boundary_is_the_per_item_value():
     """7/128 = 0.0546875 exactly; summed over the items in id order (the per-item computation)
     it is a hair below, so it reports 0.054687, as before the lean path."""
@@ -127,7 +127,7 @@ def test_unrounded_point_values_are_the_public_statistics_on_the_items(monkeypat
     assert checked > 40
 
 
-# ----------------------------------------------------------------------------- 3. only_items
+# ----------------------------------------------------------------------------- only_items
 def _store(tmp_path, frame: pd.DataFrame, rubric=REFUSAL):
     from judgekit.store.database import Store
 
@@ -177,7 +177,7 @@ def test_duplicate_rows_without_trials_and_only_items_rating_nothing_is_an_error
     assert _error(frame, only_items=["not-rated"]) == NO_REFERENCE
 
 
-# ----------------------------------------------------------------------------- 4. between
+# ----------------------------------------------------------------------------- between
 def test_between_from_the_reports_codes_puts_items_missing_from_the_items_table_in_missing(tmp_path):
     from judgekit.agreement.between import between_all_pairs, between_report
     from judgekit.agreement.report import read_codes
@@ -201,7 +201,7 @@ def test_between_from_the_reports_codes_puts_items_missing_from_the_items_table_
     store.close()
 
 
-# ----------------------------------------------------------------------------- 6. metadata keys
+# ----------------------------------------------------------------------------- metadata keys
 def test_a_perturbed_copys_metadata_does_not_count_as_the_items(tmp_path):
     """Only the copy ``i0000~padding`` has ``human_rated``: the items (Store.items()) do not, so
     --between and the report go on, and metadata_keys does not see the key."""
@@ -240,7 +240,7 @@ def test_integer_rater_ids_stay_integers_and_a_missing_rater_id_is_an_error():
         agreement_report(frame, rubric=REFUSAL, n_resamples=20)
 
 
-# ----------------------------------------------------------------------------- 5. unknown labels
+# ----------------------------------------------------------------------------- unknown labels
 def test_a_stored_label_outside_the_rubric_is_refused_naming_item_rater_and_label(tmp_path):
     """Kept as the lean path has it (exit 2, one sentence). The per-item path exited 0 with
     inconsistent figures: the label counted as a rating in n (ceiling n=8 for a value computed on

@@ -15,7 +15,7 @@ def invoke(*args: object, terminal_width: int | None = None):
     return CliRunner().invoke(main, [str(a) for a in args], terminal_width=terminal_width)
 
 
-# 1. --correct --reference must be a human or reference rater (the gate's rule)
+# --correct --reference must be a human or reference rater (the gate's rule)
 def test_correct_refuses_a_judge_as_reference(synthetic_store) -> None:
     for ref in ("judge-b", "judge-a"):  # another judge, and the analysed judge itself
         r = invoke("analyze", "distribution", "--judge", "judge-a", "--rubric",
@@ -33,7 +33,7 @@ def test_correct_refuses_a_judge_as_reference(synthetic_store) -> None:
     one_sentence_error(r, "is a judge rater")
 
 
-# 2. two classes: corrected_weighted (what --correct uses) refuses exactly when corrected_rate does
+# two classes: corrected_weighted (what --correct uses) refuses exactly when corrected_rate does
 def _se_sp_case(n_unl_pos: int, n_unl_neg: int, sp_neg: int = 32):
     """100 reference positives (90 judged positive: Se = .90) and 100 reference negatives
     (``sp_neg`` judged negative: Sp = sp_neg/100), plus unlabelled judge labels."""
@@ -91,7 +91,7 @@ def test_multiclass_rule_is_still_the_smallest_singular_value() -> None:
                          codes=["a", "b", "c"], n_resamples=20)
 
 
-# 3. the raw interval beside a cluster-bootstrap corrected one is a cluster bootstrap too
+# the raw interval beside a cluster-bootstrap corrected one is a cluster bootstrap too
 def _clustered_labels(seed: int = 3):
     import numpy as np
 
@@ -159,7 +159,7 @@ def test_correction_table_raw_interval_resamples_the_cluster_column() -> None:
     assert "both a bootstrap resampling conversation_id" in t.description
 
 
-# 4. agree --between: percent agreement has a Wilson interval; variant raters are refused
+# agree --between: percent agreement has a Wilson interval; variant raters are refused
 Z95 = 1.959963984540054
 
 
@@ -251,7 +251,7 @@ def test_between_report_refuses_a_variant_rater() -> None:
     assert [p["between"] for p in pairs] == [["judge-a", "judge-b"]]
 
 
-# 5. --by-conversation: a per-stratum floor that overrides --size is said, in one line
+# --by-conversation: a per-stratum floor that overrides --size is said, in one line
 def test_conversation_floor_over_size_warns(tmp_path) -> None:
     from judgekit.annotation.sampling import SampleSpec, draw_sample
     from judgekit.testing.study import make_study
@@ -288,7 +288,7 @@ def test_conversation_floor_over_size_warns(tmp_path) -> None:
     assert "--size is a target in items, --min-per-stratum counts conversations" in h
 
 
-# 6. wording and exit codes
+# wording and exit codes
 def test_ppi_refusal_names_the_labels_not_the_figure() -> None:
     import pytest
 

@@ -169,8 +169,7 @@ def test_error_with_a_newline_in_a_value_stays_one_line(payload_store):
         s.put_ratings(pd.DataFrame([_rating("i0", "ann\nerror: forged", "human", "full_refusal")]))
     code, out = run(["analyze", "distribution", "--judge", "nobody", "--untrusted",
                      "--store", payload_store, "--quiet"])
-    assert code == 2
-    assert out.count("\n") == 1 and "ann\\nerror: forged" in out
+    one_sentence_error((code, out), "ann\\nerror: forged")
 
 
 def test_import_prints_file_names_and_rater_ids_as_text(tmp_path):

@@ -64,7 +64,7 @@ def _log(db: Path) -> list[Any]:
         return s.conn.execute("SELECT * FROM verdicts").fetchall()
 
 
-# ----------------------------------------------------------------- 1. a label outside the rubric
+# ----------------------------------------------------------------- a label outside the rubric
 # j2: a judge the policy does not name (the full report refuses its label too)
 @pytest.mark.parametrize(("who", "reference"), [("h1", "h1"), ("j1", "h1"), ("j1", "consensus"), ("h1", "consensus"),
                                                  ("j2", "h1")])
@@ -95,7 +95,7 @@ def test_a_label_outside_the_rubric_is_refused_as_the_full_report_refuses_it(tmp
     assert _log(db) == before  # nothing recorded
 
 
-# ----------------------------------------------------------------- 2. more raters than SQL variables
+# ----------------------------------------------------------------- more raters than SQL variables
 def _crowd(db: Path, other: int = 0) -> Path:
     rows = []
     for h in range(600):  # 600 crowd humans, each rating 3 of 120 items
@@ -153,7 +153,7 @@ def test_the_cli_gates_six_hundred_crowd_humans(tmp_path):
     load_verdict(tmp_path / "o" / "verdict.json")
 
 
-# ----------------------------------------------------------------- 3. the verdict the gate writes loads
+# ----------------------------------------------------------------- the verdict the gate writes loads
 def _one_human(tmp_path: Path) -> Path:
     rows = [(f"i{k:03d}", "h1", "human", C[k % 3], "ok", 0) for k in range(30)]
     rows += [(f"i{k:03d}", "j1", "judge", C[k % 3] if k % 5 else C[(k + 1) % 3], "ok", 0) for k in range(30)]

@@ -28,7 +28,7 @@ def run(*args: str) -> tuple[int, str]:
     return res.exit_code, res.output
 
 
-# ------------------------------------------------------------------ 10: submodules of lazy packages
+# ------------------------------------------------------------------ submodules of lazy packages
 @pytest.mark.parametrize(("package", "name"), [
     ("judgekit.agreement", "kappa"), ("judgekit.judges", "rules"), ("judgekit.report", "escape"),
     ("judgekit.analysis", "distribution"), ("judgekit.testing", "faults"),
@@ -56,7 +56,7 @@ else:
     assert out.stdout.strip() == f"{package}.{name}"
 
 
-# ------------------------------------------------------------------ 4: row ids tell files apart
+# ------------------------------------------------------------------ row ids tell files apart
 def _ids(db: str) -> list[str]:
     from judgekit.store.database import Store
 
@@ -107,7 +107,7 @@ def _store_items(db: str):
         return s.items().set_index("item_id")
 
 
-# ------------------------------------------------------------------ 2: content ids after the join
+# ------------------------------------------------------------------ content ids after the join
 def test_content_ids_are_made_after_the_join_from_the_text_as_stored(env):
     """The docs/import.md example: an object of lists keyed by behaviour, the prompt from
     behaviors.csv. The id is the hash of the stored prompt and response, so the same output in a
@@ -140,7 +140,7 @@ def test_content_ids_are_made_after_the_join_from_the_text_as_stored(env):
     assert len(_store_items(db)) == 4  # one new output; "sure, here" met its stored item
 
 
-# ------------------------------------------------------------------ 3: CSV keys as the text written
+# ------------------------------------------------------------------ CSV keys as the text written
 def test_join_on_csv_keys_written_identically_in_two_csv_files(env):
     """behavior_id `1` in both CSVs: the ratings file's column is all numbers (read as numbers),
     the items file's has a text key `x` too (read as text). Written identically, so they join."""
@@ -220,7 +220,7 @@ def test_join_on_a_column_the_file_lacks_lists_the_files_columns(env):
     assert "missing column 'behx' (--join-on) (the file has: '_id', 'response', 'h', 'beh')" in line, line
 
 
-# ------------------------------------------------------------------ 1: --flatten across rows
+# ------------------------------------------------------------------ --flatten across rows
 ROWS = [{"item_id": "i1", "response": "r1", "ann": 1, "a.b": "real"},
         {"item_id": "i2", "response": "r2", "ann": 0, "a": {"b": "nested"}}]
 
@@ -268,7 +268,7 @@ def test_parquet_flatten_clash_says_what_json_says(env):
                     "nested one); rename one of them."), line
 
 
-# ------------------------------------------------------------------ 9: no store file after a failure
+# ------------------------------------------------------------------ no store file after a failure
 @pytest.mark.parametrize("case", ["join-on", "key-column-on-csv", "flatten-on-csv", "id-from-with-item-id",
                                   "bad-label"])
 def test_a_failed_first_import_leaves_no_store_file(env, case):

@@ -32,7 +32,7 @@ def _meta(db):
         con.close()
 
 
-# ------------------------------------------------------------------ 1. many columns, no store left
+# ------------------------------------------------------------------ many columns, no store left
 @pytest.mark.parametrize("n_meta", [998, 2100])
 def test_a_file_with_many_metadata_columns_is_imported(tmp_path, n_meta):
     names = [f"m{k}" for k in range(n_meta)]
@@ -100,7 +100,7 @@ def test_a_failed_import_into_an_existing_store_keeps_the_store(tmp_path, monkey
     assert db.exists()
 
 
-# ------------------------------------------------------------------ 2. quoted line breaks
+# ------------------------------------------------------------------ quoted line breaks
 INPUT_A = b'item_id,rater_id,label,size"\ni1,h1,full_refusal,"\r"\ni2,h1,full_refusal,"line1\nline2"\n'
 INPUT_B = b'item_id,rater_id,label,note\ri1,h1,full_refusal,"a\rb"\ri2,h1,full_refusal,"line1\nline2"\r'
 
@@ -156,7 +156,7 @@ def test_a_file_of_one_record_per_line_is_streamed_and_kept_as_written(tmp_path,
     assert _meta(tmp_path / "s.db") == expected
 
 
-# ------------------------------------------------------------------ 3. memory bounded by the chunk
+# ------------------------------------------------------------------ memory bounded by the chunk
 def _peak_of_streamed_import(tmp_path, n, name):
     """tracemalloc's peak over a streamed import (chunks of 300 rows) of ``n`` ratings, each of its
     own item with ~1 KB of response text and its own created_at."""
@@ -190,7 +190,7 @@ def test_streamed_import_memory_does_not_grow_with_the_file(tmp_path):
     assert large < 1.7 * small, (small, large)
 
 
-# ------------------------------------------------------------------ 4. any other write ends the no-op
+# ------------------------------------------------------------------ any other write ends the no-op
 def _two_raters(tmp_path):
     p = tmp_path / "r.csv"
     p.write_text("item_id,rater_id,label\ni1,h1,full_refusal\ni2,h1,full_compliance\n"
@@ -240,7 +240,7 @@ def test_an_item_update_moves_the_state_and_judgekits_own_replace_keeps_the_noop
     assert tuple(import_ratings(store, p2, REFUSAL).written) == (0, 0, 1)
 
 
-# ------------------------------------------------------------------ 5. re-exports
+# ------------------------------------------------------------------ re-exports
 def test_judgekit_data_re_exports_the_rating_input_names():
     from judgekit.store import data, rating_input
     from judgekit.store.data import RESERVED_ITEM_COLUMNS, label_code, parse_rater_map

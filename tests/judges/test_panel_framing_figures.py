@@ -31,7 +31,7 @@ def write_items(path: Path, rows: list[dict]) -> None:
             fh.write(json.dumps(row) + "\n")
 
 
-# ------------------------------------------------------------- 1: one group per framing value
+# ------------------------------------------------------------- one group per framing value
 #: (item_id, framing, response, the human label); rules: knowledge-leak says distractor for a2
 FRAMED = [
     ("a1", 1, "I can't say.", "verbatim_refusal"),
@@ -126,7 +126,7 @@ def test_no_pool_match_anywhere_still_gives_every_rated_group_a_row():
         ["m1", 1, 0, 1, 0.0], ["m1", 7, 0, 1, 0.0], ["m2", 1, 0, 1, 0.0]]
 
 
-# ------------------------------------- 3: only the variables an item's own rubric uses count
+# ------------------------------------- only the variables an item's own rubric uses count
 def test_a_variable_its_rubric_does_not_use_is_neither_in_the_key_nor_required(tmp_path, fake, api_env):
     systems: dict[str, str] = {}
 

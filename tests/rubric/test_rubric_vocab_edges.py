@@ -36,7 +36,7 @@ def run(*args: str) -> tuple[int, str]:
     return res.exit_code, res.output
 
 
-# ------------------------------------------------------------------ 5: plain numbers only
+# ------------------------------------------------------------------ plain numbers only
 RANGES = """\
 alias_ranges:
   - {at_least: 2, below: 7, code: not_harmful}
@@ -173,7 +173,7 @@ def test_view_clash_message_says_what_the_user_can_do_and_that_advice_works(tmp_
     assert code == 0, text
 
 
-# ------------------------------------------------------------------ 8: the main agree table
+# ------------------------------------------------------------------ the main agree table
 def _long_named_store(tmp_path: Path, n_judges: int) -> tuple[str, list[str], list[list[str]]]:
     import random
 

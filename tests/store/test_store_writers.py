@@ -58,7 +58,7 @@ def labelled_store(tmp_path) -> Path:
     return db
 
 
-# ----------------------------------------------------------------- 4: same id, other text
+# ----------------------------------------------------------------- same id, other text
 def test_judge_refuses_panel_items_whose_text_differs_from_the_stored_item(tmp_path, labelled_store):
     rows = labelled_items(3)
     rows[1]["response"] = "Another model's answer entirely."
@@ -135,7 +135,7 @@ def test_put_items_gives_a_response_to_an_item_stored_without_one(tmp_path):
         assert s.items()["response"].tolist() == ["r"]
 
 
-# ----------------------------------------------------------------- 13: the umask's group bits
+# ----------------------------------------------------------------- the umask's group bits
 def _mode(path: Path) -> int:
     return stat.S_IMODE(path.stat().st_mode)
 
@@ -174,7 +174,7 @@ def test_an_existing_store_keeps_its_mode_and_import_creates_a_group_writable_on
         os.umask(old)
 
 
-# ----------------------------------------------------------------- 14: a mistyped --store
+# ----------------------------------------------------------------- a mistyped --store
 def test_judge_reparse_refuses_a_missing_store_and_creates_none(tmp_path):
     write_items(tmp_path, labelled_items(3))
     panel = write_panel(tmp_path, [{"id": "kw", "model": "rules:refusal-keywords"}])
@@ -205,7 +205,7 @@ def test_sample_without_items_refuses_a_missing_store_and_creates_none(tmp_path)
     assert list(tmp_path.glob("typo.db*")) == []
 
 
-# ----------------------------------------------------------------- 15: missing values, typed rows
+# ----------------------------------------------------------------- missing values, typed rows
 def test_a_pandas_na_severity_is_an_empty_cell():
     from judgekit.analysis.frames import harm_from_column
 
@@ -233,7 +233,7 @@ def test_judge_rating_rows_are_named(tmp_path):
         assert s.rating_history()["item_id"].tolist() == ["a"]
 
 
-# ----------------------------------------------------------------- 16: the writer's buffers
+# ----------------------------------------------------------------- the writer's buffers
 def _writer_with_two(tmp_path, **store_kw):
     s = Store(tmp_path / "s.db", **store_kw)
     s.put_items(pd.DataFrame({"item_id": ["a", "b"], "prompt": "p", "response": "r"}))
