@@ -5,8 +5,8 @@ before/after comparison (not a test; run by hand from a tree's root).
     PYTHONPATH=/old/tree python bench/ppi_sim_speed.py 10 /tmp/before.pkl   # from /old/tree
     python bench/ppi_sim_speed.py --compare /tmp/before.pkl /tmp/after.pkl
 
-Studies are those of tests/test_analysis_ppi_simulation.py (``run_study``: both judges, random
-and stratified designs alternating) and of tests/test_stats_ppi.py (``_study``/``_figures``:
+Studies are those of tests/analysis/test_analysis_ppi_simulation.py (``run_study``: both judges, random
+and stratified designs alternating) and of tests/stats/test_stats_ppi.py (``_study``/``_figures``:
 both designs, both judges); ``--compare`` asserts every row and figure is equal bit for bit
 (NaN equal to NaN)."""
 
@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path.cwd()))
 def run(n: int) -> dict[str, Any]:
     import numpy as np
 
-    import tests.test_stats_ppi as stats_sim
+    import tests.stats.test_stats_ppi as stats_sim
     from tests.ppi_study_sim import run_study
 
     out: dict[str, Any] = {"sim": {}, "stats": {}}

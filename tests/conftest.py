@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -17,13 +19,27 @@ for _var in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "LABEL_STUDIO_API_KEY"):
     os.environ.pop(_var, None)
 
 
-def one_sentence_error(code: int, output: str) -> str:
-    """The one ``error:`` line of a refused command (exit 2, no traceback): what every bad input
-    must produce."""
-    assert code == 2, output[:2000]
-    assert "Traceback" not in output, output[:2000]
+def one_sentence_error(outcome: Any, *parts: str) -> str:
+    """The one ``error:`` line of a refused command: exit 2, no traceback, nothing else printed,
+    and each of ``parts`` in that line. Every test of a refused command asserts through this.
+
+    ``outcome`` is what the command left: click's ``Result`` (``CliRunner().invoke``), a finished
+    ``subprocess.CompletedProcess`` (its stdout and stderr together) or ``(exit code, output)``."""
+    if isinstance(outcome, tuple):
+        code, output = outcome
+    elif isinstance(outcome, subprocess.CompletedProcess):
+        code, output = outcome.returncode, (outcome.stdout or "") + (outcome.stderr or "")
+    else:
+        code, output = outcome.exit_code, outcome.output
+        exc = outcome.exception
+        assert exc is None or isinstance(exc, SystemExit), repr(exc)
+    shown = output[:2000]
+    assert code == 2, shown
+    assert "Traceback" not in output, shown
     lines = output.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: "), output[:2000]
+    assert len(lines) == 1 and lines[0].startswith("error: "), shown
+    for part in parts:
+        assert part in lines[0], f"{part!r} not in {lines[0]!r}"
     return lines[0]
 
 

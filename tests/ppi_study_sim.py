@@ -1,4 +1,4 @@
-"""Simulated studies for the corrected analysis figures (tests/test_analysis_ppi_*.py).
+"""Simulated studies for the corrected analysis figures (tests/analysis/test_analysis_ppi_*.py).
 
 Each study is :func:`judgekit.testing.study.make_study` with every conversation rated by the
 reference (the truth: the figure people would give on every conversation), of which a random or

@@ -1,4 +1,4 @@
-"""The Python API as a newcomer expects it (issue 24 item 9): judgekit.agree() and judgekit.gate()
+"""The Python API as a newcomer expects it: judgekit.agree() and judgekit.gate()
 with rubric names and store paths, result objects with to_frame(); confusion_matrix infers its
 labels as cohen_kappa does; UntrustedJudgeError speaks to a Python caller."""
 

@@ -64,7 +64,7 @@ class Case:
     expect: tuple[str | tuple[str, ...], ...]
     #: the file the message must name (relative to the case folder); default: the first file
     names: str | None = None
-    #: "issue 9 item N, in flight": the fix is on another branch (strict xfail until it lands)
+    #: why the case fails today while its fix is under way (a strict xfail until the fix lands)
     xfail: str | None = None
     #: run in a child process (inputs that could take the interpreter down with them)
     subprocess: bool = False

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from corpus.base import FOLDER, REPO, Case, Valid, text
 
-NEW = "new finding (not in issue 9): "
-
 # ----------------------------------------------------------------------------- common YAML damage
 #: (id suffix, content, expected parts): what any YAML file can be broken with
 LATIN1 = "name: caf\xe9\n".encode("latin-1")
@@ -156,7 +154,7 @@ POLICY_CASES = [
     policy_case("min-items-text", with_checks("  min_items: many\n"), ("checks.min_items",)),
     policy_case("min-items-float", with_checks("  min_items: 1.5\n"), ("checks.min_items",)),
     policy_case("min-items-zero", with_checks("  min_items: 0\n"), ("checks.min_items",)),
-    # issue 20 defect 3 / 11: thresholds outside their statistic's range, a check that cannot fail
+    # thresholds outside their statistic's range, a check that cannot fail
     policy_case("kappa-below-range", with_checks("  min_items: 10\n  min_value: -5\n"),
                 ("checks.min_value", "outside the range")),
     policy_case("kappa-at-floor", with_checks("  min_items: 10\n  min_value: -1\n"),

@@ -1,4 +1,4 @@
-"""Inputs that attack the machine rather than the data (issue 20 items 6, 10, 11, 13, 14).
+"""Inputs that attack the machine rather than the data.
 
 * ``special`` — a FIFO (no writer: a blocking read never ends) or a link to ``/dev/zero``
   (never ends) or ``/dev/null`` given as every kind of input, and as an output file and a store:

@@ -1,4 +1,4 @@
-"""Bad mappings of ``judgekit import`` (issue 12 items 1-4): --map, --items-map, --key-column,
+"""Bad mappings of ``judgekit import``: --map, --items-map, --key-column,
 --flatten, --id-from and --items --join-on, each refused in one sentence naming the file and key."""
 
 from __future__ import annotations
@@ -98,7 +98,7 @@ CASES = [
            "--items-map", "prompt=Behavior", "--join-on", "behavior_id"),
 ]
 # (a CSV's join keys are compared as the text written, so a CSV ratings file's 1 meets a JSON
-# items file's "1"; the type-strict hint between JSON files is in tests/test_review_import_fixes.py)
+# items file's "1"; the type-strict hint between JSON files is in tests/io/test_import_edge_cases.py)
 
 VALID = [
     Valid("mapping", {"other.csv": text(OTHER), "items.csv": text(BEHAVIORS)},

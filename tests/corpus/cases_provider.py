@@ -1,4 +1,4 @@
-"""Provider bodies (issue 20 items 7-8): what a hostile or broken provider answers a judge.
+"""Provider bodies: what a hostile or broken provider answers a judge.
 
 Unlike the file cases, a bad provider answer is not a bad input of the command: ``judgekit
 judge`` must finish (exit 0) with one rating per call whose status and reason say what was wrong
@@ -6,7 +6,7 @@ judge`` must finish (exit 0) with one rating per call whose status and reason sa
 runs in a child process with 1.5 GB of address space) and its time bound. Each case is a fault of
 the fake provider (:mod:`judgekit.testing.hostile`), sent to every judge client: the ``anthropic``
 SDK, the ``openai`` SDK and the lean HTTP client (``openai-compatible:http://``).
-``tests/test_bad_provider_corpus.py`` runs them.
+``tests/judges/test_bad_provider_corpus.py`` runs them.
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
-"""Stores another tool edited (issue 20 item 4): the template store, changed with ``sqlite3``, then
+"""Stores another tool edited: the template store, changed with ``sqlite3``, then
 read by an analysis, the gate, an import or an export; and stores changed after the gate in ways a
-verdict must notice (issue 20 items 1, 2, 5: metadata re-imported, an item's text edited with its
-hash kept, a judge's labels edited), read by an analysis. The broken "file" is the store itself
+verdict must notice (metadata re-imported, an item's text edited with its hash kept, a judge's
+labels edited), read by an analysis. The broken "file" is the store itself
 (``store.db`` in the case folder): every command must refuse it in one sentence naming it, with
-exit 2, and write nothing into it (``tests/test_store_integrity.py`` compares its dump too)."""
+exit 2, and write nothing into it (``tests/store/test_store_integrity.py`` compares its dump too)."""
 
 from __future__ import annotations
 
@@ -38,8 +38,8 @@ def tampered(*sql: str) -> Callable[[Path], bytes]:
 
 def reimported(column: str, value: str) -> Callable[[Path], bytes]:
     """The template store after the humans' own labels were imported again, unchanged, with the
-    item metadata ``column`` set to ``value`` on every item (issue 20 item 1: the labelled items
-    move to another model, slice or harm tier after the gate)."""
+    item metadata ``column`` set to ``value`` on every item (the labelled items move to another
+    model, slice or harm tier after the gate)."""
 
     def make(template: Path) -> bytes:
         from click.testing import CliRunner

@@ -1,4 +1,4 @@
-"""The bad-input corpus (issue 9 item 16): every user-written input, broken in every way we know.
+"""The bad-input corpus: every user-written input, broken in every way we know.
 
 Each case is one broken file (or a few files, such as a panel and its items) and the ``judgekit``
 command that reads it. Run on a copy of the store :func:`base.build_template` makes, every case
@@ -8,7 +8,7 @@ Each control is a valid file with a trap a careless reader falls into (a byte or
 line ends, Excel quoting, label variants the rubric's aliases accept, a 1M-character rationale):
 it must import with exit 0 and the values stored exactly.
 
-The files are generated, deterministically, at test time (``tests/test_bad_input_corpus.py``), so
+The files are generated, deterministically, at test time (``tests/cli/test_bad_input_corpus.py``), so
 the repository stays small. To look at them::
 
     python tests/corpus/make_corpus.py OUT_DIR   # OUT_DIR/<kind>/<case>/..., cases.json, _template/
