@@ -57,11 +57,11 @@ def one(seed: int, share: float, conversations: int | None, boot: int,
     for judge in ("judge-fair", "judge-lean"):
         pairs = calibration_pairs(_values(ratings, judge, rub), ref, items, harm, figures=FIGURES,
                                   n_boot=boot, seed=seed, level=spec.level)
-        checks = fidelity_checks(spec, pairs, seed=seed)
+        checks = fidelity_checks(spec, judge, pairs, seed=seed)
         out[judge] = {}
         for fig in FIGURES:
-            own = [c for c, p in zip(checks, pairs, strict=True) if p.figure == fig]
-            out[judge][fig] = bool(own) and all(c["state"] == "pass" for c in own)
+            own = [c for c in checks if c.subject.figure == fig]
+            out[judge][fig] = bool(own) and all(c.state == "pass" for c in own)
         out[judge]["together"] = all(out[judge][f] for f in FIGURES)
     return out
 

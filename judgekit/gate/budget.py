@@ -144,26 +144,26 @@ def probe_budget(check: Check, *, seed: int = 0, no_family: bool = False, no_tri
     if no_family:
         return Budget(None, f"{name}: {judge} has no model family, so no number of labels decides it; give the "
                             "judge a family in checks.max_self_preference.judges (or drop the check for it).")
-    if check.kind == "min_stability":
-        if no_trials or not check.n:
-            return Budget(None, f"{name}: {judge} has no item with two ok trials, so no number of human labels "
-                                "decides it; rate it with trials: 2 or more in its panel (e.g. trials: 3) and run "
-                                "the gate again.")
-        more = _more(label_budget(check, seed=seed))
-        return Budget(None, f"{name}: {more} items rated by {judge} with trials (no human label needed) would "
-                            "likely decide it.")
-    if check.kind == "max_flip_rate":
-        if not check.n:
-            return Budget(None, f"{name}: {judge} has no perturbed ratings, so no number of human labels decides "
-                                "it; run `judgekit probe` with a perturb section for this judge, then the gate again.")
-        more = _more(label_budget(check, seed=seed))
-        return Budget(None, f"{name}: {more} items asked again under the perturbation (`judgekit probe` with a "
-                            "perturb section; no human label needed) would likely decide it.")
-    return label_budget(check, seed=seed)
+    how = _NO_HUMAN.get(check.kind)
+    if how is None:
+        return label_budget(check, seed=seed)
+    lacks, fix, more = how
+    if not check.n or (no_trials and check.kind == "min_stability"):
+        return Budget(None, f"{name}: {judge} has no {lacks}, so no number of human labels decides it; {fix}.")
+    b = label_budget(check, seed=seed)
+    return Budget(None, f"{name}: {'more' if b.items is None else f'about {b.items} more'} {more.format(judge=judge)} "
+                        "would likely decide it.")
 
 
-def _more(b: Budget) -> str:
-    return "more" if b.items is None else f"about {b.items} more"
+#: probe kinds that the judge's own ratings decide, not human labels: what the judge lacks, how to
+#: get it, and what more of it is
+_NO_HUMAN = {
+    "min_stability": ("item with two ok trials", "rate it with trials: 2 or more in its panel (e.g. trials: 3) and "
+                      "run the gate again", "items rated by {judge} with trials (no human label needed)"),
+    "max_flip_rate": ("perturbed ratings", "run `judgekit probe` with a perturb section for this judge, then the "
+                      "gate again", "items asked again under the perturbation (`judgekit probe` with a perturb "
+                      "section; no human label needed)"),
+}
 
 
 def alt_budget(res: Any, min_units: int) -> Budget:

@@ -19,17 +19,12 @@ CODES = REFUSAL.codes
 def _every_item_labelled(tmp_path: Path, n: int, *, status: str, bad: int) -> Path:
     """``n`` items, each rated by the judge ``j`` and the reference ``ref``; the judge's first
     ``bad`` calls have ``status`` (abstain or error)."""
-    lines = ["item_id,rater_id,rater_kind,label,status"]
-    for k in range(n):
-        code = CODES[k % 3]
-        lines.append(f"i{k},ref,reference,{code},ok")
-        lines.append(f"i{k},j,judge,{'' if k < bad else code},{status if k < bad else 'ok'}")
-    csv = tmp_path / "r.csv"
-    csv.write_text("\n".join(lines) + "\n")
-    db = tmp_path / "s.db"
-    with Store(db) as s:
-        import_ratings(s, csv, REFUSAL)
-    return db
+    rows = [f"i{k},ref,reference,{CODES[k % 3]},ok\ni{k},j,judge," + (f",{status}" if k < bad else f"{CODES[k % 3]},ok")
+            for k in range(n)]
+    (tmp_path / "r.csv").write_text("\n".join(["item_id,rater_id,rater_kind,label,status", *rows]) + "\n")
+    with Store(tmp_path / "s.db") as s:
+        import_ratings(s, tmp_path / "r.csv", REFUSAL)
+    return tmp_path / "s.db"
 
 
 def _check(tmp_path: Path, db: Path, checks: str, name: str) -> dict:
