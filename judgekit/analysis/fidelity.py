@@ -38,6 +38,7 @@ import pandas as pd
 from judgekit.analysis.calibration.replicates import bootstrap_cis, replicate_figures, unit_layout
 from judgekit.analysis.calibration.units import build_units
 from judgekit.analysis.frames import fill_unit_key, model_series, unit_columns
+from judgekit.analysis.options import Resampling
 from judgekit.errors import JudgekitError
 from judgekit.stats.intervals import bootstrap_stat, percentile_ci
 from judgekit.verdict.fidelity_policy import check_figures
@@ -156,42 +157,20 @@ def calibration_pairs(
         mr = ur[ur["model"] == model].reset_index(drop=True)
         if not mj[["cluster", "turn"]].equals(mr[["cluster", "turn"]]):  # pragma: no cover - same items
             raise JudgekitError("analysis fidelity: the judge's and the reference's units differ.")
-        out += _calibration_model(str(model), fm, mj, mr, chosen, unit, n_boot, seed, per_unit, level)
+        out += _calibration_model(str(model), fm, mj, mr, chosen, unit, Resampling(n_boot, seed),
+                                  per_unit, level)
     return out
 
 
 def _calibration_model(model: str, full: pd.DataFrame, mj: pd.DataFrame, mr: pd.DataFrame,
-                       chosen: list[str], unit: str, n_boot: int, seed: int,
+                       chosen: list[str], unit: str, resampling: Resampling,
                        per_unit: bool = False, level: float = 0.95) -> list[FigurePair]:
     turns_all = sorted(full["turn"].unique())
     tiers_all = sorted(full["tier"].unique())
     first = turns_all[0]
     have = len(mj) > 0
-    pt: dict[str, np.ndarray] = {}
-    ci: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-    pseudo: dict[str, np.ndarray] = {}
-    if have:
-        lay_j, lay_r = unit_layout(mj), unit_layout(mr)
-        keys = sorted({_CAL[f][0] for f in chosen})
-
-        def stat(w: np.ndarray) -> dict[str, np.ndarray]:
-            fj, fr = replicate_figures(w, lay_j), replicate_figures(w, lay_r)
-            d = {f"j:{k}": fj[k] for k in keys} | {f"r:{k}": fr[k] for k in keys}
-            return d | {f"d:{k}": fj[k] - fr[k] for k in keys}
-
-        pt = {k: v[0] for k, v in stat(np.ones((1, len(mj)))).items()}
-        clusters = pd.factorize(mj["cluster"])[0]
-        ci = bootstrap_cis(stat, clusters, n_boot=n_boot, seed=seed, progress=None, level=level) if n_boot else {}
-        if per_unit:
-            from judgekit.stats.power_sim import jackknife_pseudo
-
-            flat = jackknife_pseudo(lambda w: np.concatenate(
-                [stat(w)[f"d:{k}"].reshape(len(w), -1) for k in keys], axis=1), clusters)
-            at = np.cumsum([0] + [pt[f"d:{k}"].size for k in keys])
-            pseudo = {k: flat[:, at[i]:at[i + 1]].reshape(len(flat), *pt[f"d:{k}"].shape)
-                      for i, k in enumerate(keys)} if flat.size else {}
-        turn_pos = {t: j for j, t in enumerate(lay_j.turns)}
-        tier_pos = {k: i for i, k in enumerate(lay_j.tiers)}
+    st = _paired_stats(mj, mr, chosen, resampling, per_unit, level) if have else _PairedStats()
+    pt, ci, pseudo, turn_pos, tier_pos = st.point, st.ci, st.pseudo, st.turn_pos, st.tier_pos
     by_turn = {t: set(mj.loc[mj["turn"] == t, "cluster"]) for t in turns_all}
     by_tt = {(k, t): set(mj.loc[(mj["turn"] == t) & (mj["tier"] == k), "cluster"])
              for k in tiers_all for t in turns_all}
@@ -250,6 +229,49 @@ def _calibration_model(model: str, full: pd.DataFrame, mj: pd.DataFrame, mr: pd.
                            and by_tt[(k, first)] else None)
                     pair(fig, {"model": model, "tier": int(k), "turn": _turn(t)}, idx, n, why)
     return out
+
+
+@dataclass
+class _PairedStats:
+    """The judge's, the reference's and their difference's figures (``j:``, ``r:``, ``d:``
+    keys) of one model, point and interval, the difference's jackknife pseudo-values, and where
+    each turn and tier sits in the figures' arrays."""
+
+    point: dict[str, np.ndarray] = field(default_factory=dict)
+    ci: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
+    pseudo: dict[str, np.ndarray] = field(default_factory=dict)
+    turn_pos: dict[Any, int] = field(default_factory=dict)
+    tier_pos: dict[Any, int] = field(default_factory=dict)
+
+
+def _paired_stats(mj: pd.DataFrame, mr: pd.DataFrame, chosen: list[str], resampling: Resampling,
+                  per_unit: bool, level: float) -> _PairedStats:
+    """The figures of the judge's units ``mj`` and the reference's ``mr`` (the same units) under
+    one paired cluster bootstrap."""
+    lay_j, lay_r = unit_layout(mj), unit_layout(mr)
+    keys = sorted({_CAL[f][0] for f in chosen})
+
+    def stat(w: np.ndarray) -> dict[str, np.ndarray]:
+        fj, fr = replicate_figures(w, lay_j), replicate_figures(w, lay_r)
+        d = {f"j:{k}": fj[k] for k in keys} | {f"r:{k}": fr[k] for k in keys}
+        return d | {f"d:{k}": fj[k] - fr[k] for k in keys}
+
+    pt = {k: v[0] for k, v in stat(np.ones((1, len(mj)))).items()}
+    clusters = pd.factorize(mj["cluster"])[0]
+    n_boot = resampling.n_resamples
+    ci = bootstrap_cis(stat, clusters, n_boot=n_boot, seed=resampling.seed, progress=None,
+                       level=level) if n_boot else {}
+    pseudo: dict[str, np.ndarray] = {}
+    if per_unit:
+        from judgekit.stats.power_sim import jackknife_pseudo
+
+        flat = jackknife_pseudo(lambda w: np.concatenate(
+            [stat(w)[f"d:{k}"].reshape(len(w), -1) for k in keys], axis=1), clusters)
+        at = np.cumsum([0] + [pt[f"d:{k}"].size for k in keys])
+        pseudo = {k: flat[:, at[i]:at[i + 1]].reshape(len(flat), *pt[f"d:{k}"].shape)
+                  for i, k in enumerate(keys)} if flat.size else {}
+    return _PairedStats(pt, ci, pseudo, {t: j for j, t in enumerate(lay_j.turns)},
+                        {k: i for i, k in enumerate(lay_j.tiers)})
 
 
 # --------------------------------------------------------------------------- distribution

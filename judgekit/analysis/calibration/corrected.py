@@ -247,15 +247,15 @@ def add_ppi_calibration(result: AnalysisResult, reference: Reference, ratings: p
         if t.key == "ppi_by_turn":
             charts.append(raw_vs_corrected("ppi_drift_by_turn", "Drift(t): raw and corrected",
                                            t.frame, "Drift(t)", group="model", x="turn",
-                                           y_label="Drift(t)", unit=unit, hline=0.0))
+                                           unit=unit, hline=0.0))
             charts.append(raw_vs_corrected("ppi_c_by_turn", "C(t): raw and corrected", t.frame,
-                                           "C(t)", group="model", x="turn", y_label="C(t)",
+                                           "C(t)", group="model", x="turn",
                                            unit=unit, hline=0.5, y_range=(0.0, 1.0)))
         if t.key == "ppi_by_tier_turn":
             for model, g in t.frame.groupby("model", sort=True):
                 g = g.assign(tier=g["tier"].map(lambda k: f"tier {k}"))
                 charts.append(raw_vs_corrected(
                     f"ppi_drift_by_tier_{model}", f"Drift(t | tier) — {model}: raw and "
-                    "corrected", g, "Drift(t | tier)", group="tier", x="turn",
-                    y_label="Drift(t | tier)", unit=unit, hline=0.0))
+                    "corrected", g, "Drift(t | tier)", group="tier", x="turn", unit=unit,
+                    hline=0.0))
     attach_ppi(result, tables, design, reference.name, charts)

@@ -68,12 +68,12 @@ def _points(frame: pd.DataFrame, figure: str, group: str, x: str, value: str, lo
 
 
 def raw_vs_corrected(key: str, title: str, frame: pd.DataFrame, figure: str, *, group: str,
-                     x: str, y_label: str, unit: str, hline: float | None = None,
+                     x: str, unit: str, hline: float | None = None,
                      y_range: tuple[float, float] | None = None) -> Chart:
     """A chart of ``figure`` per ``group`` along ``x``: the judge's raw figure (solid) and the
     corrected one (dashed), each with its 95% interval."""
     return Chart(key, title, _points(frame, figure, group, x, "raw", "raw_ci_low", "raw_ci_high"),
-                 x_label=x, y_label=y_label, y_range=y_range, hline=hline,
+                 x_label=x, y_label=figure, y_range=y_range, hline=hline,
                  overlay=_points(frame, figure, group, x, "corrected", "ci_low", "ci_high"),
                  layers=("raw", "corrected"), n_label=f"labelled {unit}s",
                  ci_note=("95% intervals: raw = the judge's figure (sampling noise only); "

@@ -144,7 +144,6 @@ def add_ppi_distribution(result: AnalysisResult, reference: Reference, ratings: 
     if len(by_turn):
         charts.append(raw_vs_corrected("ppi_rate_by_turn", "Refusal rate: raw and corrected",
                                        by_turn, "refusal rate", group="model", x="turn",
-                                       y_label="refusal rate",
                                        unit=cluster_col.removesuffix("_id"),
                                        y_range=(0.0, 1.0)))
     attach_ppi(result, tables, design, reference.name, charts)
