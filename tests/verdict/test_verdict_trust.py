@@ -108,7 +108,7 @@ def test_a_policy_that_cannot_fail_a_judge_is_refused(tmp_path, db, policy, expe
     p = tmp_path / "policy.yaml"
     p.write_text(policy, encoding="utf-8")
     before = dump(db)
-    line = one_error(*run("gate", p, "--store", db, "--out", tmp_path / "out"))
+    line = one_error(run("gate", p, "--store", db, "--out", tmp_path / "out"))
     assert line.startswith(f"error: Policy file {p}: "), line
     assert expected in line, line
     assert not (tmp_path / "out" / "verdict.json").exists()
@@ -120,7 +120,7 @@ def test_a_policy_that_cannot_fail_a_judge_is_refused(tmp_path, db, policy, expe
 def test_the_reference_error_names_the_people_to_use(tmp_path, db):
     p = tmp_path / "policy.yaml"
     p.write_text("rubric: refusal\njudges: [j1]\nreference: j2\nchecks: {min_items: 10, min_value: 0.5}\n")
-    line = one_error(*run("gate", p, "--store", db, "--out", tmp_path / "out"))
+    line = one_error(run("gate", p, "--store", db, "--out", tmp_path / "out"))
     assert line.endswith("fix 'reference' (use one of final, h1, h2 or 'consensus')."), line
 
 
@@ -181,7 +181,7 @@ def test_relabelling_a_judge_voids_its_verdict(tmp_path, db):
             require_trusted(path, judge="j2", rubric="refusal", store=store)
     code, out = run("analyze", "distribution", "--judge", "j1", "--rubric", "refusal", "--no-forms",
                     "--verdict", path, "--store", db, "--bootstrap", "0", "--quiet", "--out", tmp_path / "a")
-    assert "ratings on the items with human or reference ratings" in one_error(code, out)
+    assert "ratings on the items with human or reference ratings" in one_error((code, out))
 
 
 def test_judging_new_unlabelled_items_keeps_the_verdict(tmp_path, db):
@@ -228,7 +228,7 @@ def test_a_self_consistent_hand_edited_verdict_is_refused(tmp_path, db):
         require_trusted(out, judge="j2", rubric="refusal", store=store)
     code, output = run("report", "--store", db, "--rubric", "refusal", "--verdict", out, "--out",
                        tmp_path / "r", "--resamples", "100")
-    assert "was not written by `judgekit gate`" in one_error(code, output)
+    assert "was not written by `judgekit gate`" in one_error((code, output))
 
 
 def test_an_edited_human_noise_threshold_is_refused(tmp_path, db):
@@ -287,7 +287,7 @@ def test_the_gate_records_the_digest_of_the_verdict_it_writes(tmp_path, db):
 def test_a_bad_policy_records_no_verdict(tmp_path, db):
     p = tmp_path / "policy.yaml"
     p.write_text("rubric: refusal\njudges: [j1]\nchecks: {}\n")
-    one_error(*run("gate", p, "--store", db, "--out", tmp_path / "out"))
+    one_error(run("gate", p, "--store", db, "--out", tmp_path / "out"))
     con = sqlite3.connect(db)
     assert con.execute("SELECT COUNT(*) FROM verdicts").fetchone() == (0,)
     con.close()
