@@ -199,7 +199,7 @@ def test_holm_family_keeps_false_fails_at_its_level():
     any_fail = naive = 0
     for _ in range(sims):
         est = rng.normal(margin, se, size=k)
-        rows = [{"name": f"max_covariate_effect[x|s={i}]", "n": 100, "estimate": float(e), "se": se, "detail": "d"}
+        rows = [{"probe": "covariate", "extra": {"column": "x", "target": None}, "by": "s", "key": str(i), "n": 100, "estimate": float(e), "se": se, "detail": "d"}
                 for i, e in enumerate(est)]
         states = [r["state"] for r in decide(rows, mode="abs", threshold=margin, min_n=30)]
         any_fail += "fail" in states
