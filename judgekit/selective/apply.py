@@ -20,7 +20,7 @@ import pandas as pd
 
 from judgekit.annotation.sampling import DESIGN_COLUMNS, record_sample, sample_design
 from judgekit.errors import JudgekitError
-from judgekit.selective.calfile import CalibrationFile
+from judgekit.selective.calibrate import CalibrationFile
 from judgekit.selective.judgments import CallConfidence, read_judgments
 from judgekit.selective.policy import SelectivePolicy
 from judgekit.stats.selective_cascade import apply_cascade
