@@ -106,6 +106,27 @@ def from_full_tasks(
     return out
 
 
+def _flat_state(row: Mapping[str, Any], bad: Callable[[str], JudgekitError]) -> tuple[Any, bool, float]:
+    """``(comment, cancelled, updated)`` of a flat row, each checked."""
+    comment = row.get(COMMENT_CONTROL)
+    if isinstance(comment, list) and all(isinstance(t, str) for t in comment):
+        comment = " ".join(comment)
+    if not is_missing(comment) and not isinstance(comment, str):
+        raise bad(f"'{COMMENT_CONTROL}' is {kind(comment)}, not text")
+    cancelled = row.get("was_cancelled")
+    if is_missing(cancelled) or cancelled == "":
+        cancelled = False
+    if not isinstance(cancelled, bool):
+        raise bad(f"'was_cancelled' is {kind(cancelled)}, not true or false")
+    updated = 0.0
+    for field in ("updated_at", "created_at"):
+        when = timestamp(None if is_missing(row.get(field)) else row.get(field))
+        if isinstance(when, str):
+            raise bad(f"'{field}' {when}")
+        updated = updated or when
+    return comment, cancelled, updated
+
+
 def _flat_choices(row: Mapping[str, Any], names: set[str],
                   bad: Callable[[str], JudgekitError]) -> dict[str, Any]:
     """Each rubric's choices in a flat row: its cell's text, or ``{"choices": [...]}`` (an object,
@@ -293,22 +314,7 @@ def from_flat_rows(
             if not is_missing(v) and id_problem(v) is not None:
                 raise bad(f"'{field}' {id_problem(v)}")
         choices = _flat_choices(row, names, bad)
-        comment = row.get(COMMENT_CONTROL)
-        if isinstance(comment, list) and all(isinstance(t, str) for t in comment):
-            comment = " ".join(comment)
-        if not is_missing(comment) and not isinstance(comment, str):
-            raise bad(f"'{COMMENT_CONTROL}' is {kind(comment)}, not text")
-        cancelled = row.get("was_cancelled")
-        if is_missing(cancelled) or cancelled == "":
-            cancelled = False
-        if not isinstance(cancelled, bool):
-            raise bad(f"'was_cancelled' is {kind(cancelled)}, not true or false")
-        updated = 0.0
-        for field in ("updated_at", "created_at"):
-            when = timestamp(None if is_missing(row.get(field)) else row.get(field))
-            if isinstance(when, str):
-                raise bad(f"'{field}' {when}")
-            updated = updated or when
+        comment, cancelled, updated = _flat_state(row, bad)
         problem = messages_problem(None if is_missing(row.get("messages")) else row.get("messages"))
         if problem is not None:
             raise bad(problem)
