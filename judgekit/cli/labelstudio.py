@@ -387,9 +387,8 @@ def sample_cmd(
     if out_path is not None:
         table_format(out_path)  # a bad ending is an error before anything is drawn or stored
     # One transaction: a failed draw or --out write leaves neither the items nor the sample behind
-    # (a recorded name cannot be drawn again without --replace).
-    # Without --items the draw needs a store that exists: a mistyped --store is an error, not a new
-    # empty store.
+    # (a recorded name cannot be drawn again without --replace). Without --items the draw needs a
+    # store that exists: a mistyped --store is an error, not a new empty store.
     opened = Store(store_path) if items_path is not None else Store.open_existing(store_path)
     with opened as store, store.transaction():
         if items_path is not None:
