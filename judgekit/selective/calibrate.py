@@ -32,9 +32,9 @@ from judgekit.store.calls import usage_by_judge
 from judgekit.store.database import Store
 
 #: alphas at which the cascade's coverage-agreement curve is drawn
-CURVE_ALPHAS = (0.02, 0.03, 0.05, 0.075, 0.1, 0.125, 0.15, 0.2, 0.25, 0.3)
+_CURVE_ALPHAS = (0.02, 0.03, 0.05, 0.075, 0.1, 0.125, 0.15, 0.2, 0.25, 0.3)
 #: format of the calibration JSON
-FORMAT = "judgekit.selective.calibration/1"
+_FORMAT = "judgekit.selective.calibration/1"
 
 
 @dataclass(frozen=True)
@@ -100,8 +100,8 @@ class SelectiveCalibration:
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
-        out["format"] = FORMAT
-        out["guarantee"] = guarantee_sentences(self)
+        out["format"] = _FORMAT
+        out["guarantee"] = _guarantee_sentences(self)
         return out
 
 
@@ -113,7 +113,7 @@ def policy_hash(policy: SelectivePolicy) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def guarantee_sentences(cal: SelectiveCalibration) -> list[str]:
+def _guarantee_sentences(cal: SelectiveCalibration) -> list[str]:
     """The guarantee in words, one sentence per judge that keeps items."""
     out = []
     for s in cal.stages:
@@ -189,7 +189,7 @@ def calibrate_judgments(j: Judgments, policy: SelectivePolicy, *, curves: bool =
         ho_agree = (sum(int(ha[k][r]) for r, k in kept) / len(kept)) if kept else None
     judge_curves = {name: _curve(conf[k], agree[k]) for k, name in enumerate(j.judges)} if curves else {}
     cascade_curve = []
-    for a in CURVE_ALPHAS if curves else ():
+    for a in _CURVE_ALPHAS if curves else ():
         c2 = calibrate_cascade(conf, agree, a, policy.delta, rule=policy.rule, min_kept=policy.min_kept)
         if c2.n_kept:
             cascade_curve.append({"alpha": a, "coverage": c2.coverage,
@@ -231,7 +231,7 @@ def summary_lines(cal: SelectiveCalibration) -> list[str]:
         ha = "n/a" if cal.held_out_agreement is None else f"{cal.held_out_agreement:.3f}"
         lines.append(f"  held out ({cal.n_held_out} labelled items): coverage "
                      f"{100 * cal.held_out_coverage:.1f}%  agreement on kept items {ha}")
-    lines.extend(guarantee_sentences(cal))
+    lines.extend(_guarantee_sentences(cal))
     per_kept = cal.cost.get("per_kept_label")
     if cal.cost:
         lines.append("Cost per kept label: " + ("unknown (a judge of the cascade has no recorded calls)"
@@ -239,10 +239,8 @@ def summary_lines(cal: SelectiveCalibration) -> list[str]:
     return lines
 
 
-__all__ = [
-    "CURVE_ALPHAS", "CalibrationFile", "CurvePoint", "FORMAT", "SelectiveCalibration",
-    "StageResult", "calibrate_judgments", "calibrate_policy", "cascade_costs",
-    "guarantee_sentences", "policy_hash", "read_calibration", "summary_lines", "write_calibration",
+__all__ = [ "CalibrationFile", "CurvePoint", "SelectiveCalibration",
+    "StageResult", "calibrate_judgments", "calibrate_policy", "cascade_costs", "policy_hash", "read_calibration", "summary_lines", "write_calibration",
 ]
 
 
@@ -336,9 +334,9 @@ def read_calibration(path: str | Path, policy: SelectivePolicy) -> CalibrationFi
     except (ValueError, RecursionError) as exc:
         raise JudgekitError(f"Calibration file {p}: not valid JSON ({str(exc)[:120]}); write it "
                             "again with `judgekit escalate calibrate`.") from None
-    if not isinstance(data, dict) or data.get("format") != FORMAT:
+    if not isinstance(data, dict) or data.get("format") != _FORMAT:
         raise JudgekitError(f"Calibration file {p}: not a judgekit calibration (its format must be "
-                            f"{FORMAT!r}); write it with `judgekit escalate calibrate`.")
+                            f"{_FORMAT!r}); write it with `judgekit escalate calibrate`.")
     try:
         cal = CalibrationFile(**data)
     except ValidationError as exc:
