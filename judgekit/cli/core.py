@@ -167,6 +167,7 @@ def import_cmd(
     from judgekit.io.mapping import parse_column_map
     from judgekit.io.ratings import ImportOptions, import_ratings
     from judgekit.rubric.model import load_rubric
+    from judgekit.store.deferred import DeferredStore
     from judgekit.store.rating_input import parse_rater_map
 
     rubric = _with_view(load_rubric(rubric_name), view)
@@ -175,10 +176,7 @@ def import_cmd(
     set_columns = parse_set_options(set_values)
     file_map = parse_column_map(column_map, source=str(file))
     items_map = parse_column_map(items_column_map, source=str(items_path or file), option="--items-map")
-    from judgekit.store.deferred import DeferredStore
-
-    # created on first use, after the input is read and validated: a failed first import
-    # leaves no store file
+    # created on first use, after the input is read and validated: a failed first import leaves no store
     with DeferredStore(store_path) as store:
         summary = import_ratings(store, file, rubric, ImportOptions(
             raters=parse_rater_map(raters), judges=parse_rater_map(judges),

@@ -49,8 +49,7 @@ def calibrate_cmd(policy_path: Path, out_path: Path, store_path: str) -> None:
     print the coverage per judge and overall. Exit 2, writing nothing, when no judge can keep any
     item at the target."""
     from judgekit.errors import JudgekitError
-    from judgekit.selective.calfile import write_calibration
-    from judgekit.selective.calibrate import calibrate_policy, summary_lines
+    from judgekit.selective.calibrate import calibrate_policy, summary_lines, write_calibration
     from judgekit.selective.judgments import load_call_confidence
     from judgekit.selective.policy import load_selective_policy
     from judgekit.store.database import Store
@@ -82,7 +81,7 @@ def apply_cmd(policy_path: Path, calibration: Path, record: str | None, replace:
     """Keep each new item (rated by the cascade, no human label) at the first judge confident
     enough, escalate the rest; print the coverage and, with --record, store the design."""
     from judgekit.selective.apply import apply_policy, coverage_lines, record_escalation
-    from judgekit.selective.calfile import read_calibration
+    from judgekit.selective.calibrate import read_calibration
     from judgekit.selective.judgments import load_call_confidence
     from judgekit.selective.policy import load_selective_policy
     from judgekit.store.database import Store

@@ -365,35 +365,20 @@ def sample_cmd(
     if spec_path is not None:
         base = load_spec(spec_path).model_dump(exclude_unset=True)
     flags: dict[str, object] = {
-        "name": name,
-        "size": size,
-        "rubric": rubric,
+        "name": name, "size": size, "rubric": rubric,
         "judges": [j.strip() for j in judges.split(",") if j.strip()] if judges else None,
         "strata": [s.strip() for s in strata.split(",") if s.strip()] if strata else None,
-        "min_per_stratum": min_per_stratum,
-        "random_share": random_share,
-        "overlap": overlap,
-        "seed": seed,
-        "targeted": False if no_targeted else None,
+        "min_per_stratum": min_per_stratum, "random_share": random_share, "overlap": overlap,
+        "seed": seed, "targeted": False if no_targeted else None,
         "exclude_rated": True if exclude_rated else None,
         "by_conversation": True if by_conversation else None,
         "conversation_column": conversation_column,
     }
     base.update({k: v for k, v in flags.items() if v is not None})
     if plan_path is not None:
-        from judgekit.gate.plan import read_plan_budget
-
         if size is not None:
             raise JudgekitError("Give --size or --from-plan, not both.")
-        n_items, whole, plan_rubric = read_plan_budget(plan_path)
-        base["size"] = n_items
-        base["exclude_rated"] = True  # the plan counts the pilot's labels: draw the rest
-        # the plan's figures are the study's: draw at random (representative), unless told otherwise
-        base.setdefault("random_share", 1.0)
-        if "rubric" not in base and plan_rubric is not None:
-            base["rubric"] = plan_rubric
-        if whole:
-            base["by_conversation"] = True
+        _from_plan(base, plan_path)
     if "name" not in base or "size" not in base:
         raise JudgekitError("Give --name and --size (or a --spec file that has them).")
     # the spec file is named in messages about its rubric, judges and strata unless a flag set one
@@ -402,9 +387,8 @@ def sample_cmd(
     if out_path is not None:
         table_format(out_path)  # a bad ending is an error before anything is drawn or stored
     # One transaction: a failed draw or --out write leaves neither the items nor the sample behind
-    # (a recorded name cannot be drawn again without --replace).
-    # Without --items the draw needs a store that exists: a mistyped --store is an error, not a new
-    # empty store.
+    # (a recorded name cannot be drawn again without --replace). Without --items the draw needs a
+    # store that exists: a mistyped --store is an error, not a new empty store.
     opened = Store(store_path) if items_path is not None else Store.open_existing(store_path)
     with opened as store, store.transaction():
         if items_path is not None:
@@ -417,6 +401,22 @@ def sample_cmd(
             write_table(pd.DataFrame(design), out_path)
     for line in summary.lines():
         echo(line)
+
+
+def _from_plan(base: dict[str, object], plan_path: Path) -> None:
+    """The sample's size (and rubric, and whole conversations) from a plan (``--from-plan``),
+    set in ``base``."""
+    from judgekit.gate.plan import read_plan_budget
+
+    n_items, whole, plan_rubric = read_plan_budget(plan_path)
+    base["size"] = n_items
+    base["exclude_rated"] = True  # the plan counts the pilot's labels: draw the rest
+    # the plan's figures are the study's: draw at random (representative), unless told otherwise
+    base.setdefault("random_share", 1.0)
+    if "rubric" not in base and plan_rubric is not None:
+        base["rubric"] = plan_rubric
+    if whole:
+        base["by_conversation"] = True
 
 
 COMMANDS: list[click.Command] = [labelstudio_group, sample_cmd]

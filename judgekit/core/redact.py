@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["REDACTED", "SECRET_PARAMETER", "redact"]
+__all__ = ["REDACTED", "redact"]
 
 #: what stands in for a credential
 REDACTED = "***"
@@ -27,14 +27,14 @@ REDACTED = "***"
 _URL = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]{0,30}://)(?:([^\s/?#]*)@)?([^\s?#]*)(\?[^\s#]*)?")
 #: a query parameter whose name says it carries a secret (case-insensitive, anywhere in the name:
 #: ``api_key``, ``apiKey``, ``access_token``, ``X-Amz-Signature``, ``sig``, ``password``, ...)
-SECRET_PARAMETER = re.compile(r"key|token|secret|pass|pwd|auth|cred|sig|session|jwt|bearer",
+_SECRET_PARAMETER = re.compile(r"key|token|secret|pass|pwd|auth|cred|sig|session|jwt|bearer",
                               re.IGNORECASE)
 _PARAM = re.compile(r"([?&;])([^=&;#\s]*)=([^&;#\s]*)")
 
 
 def _query(query: str) -> str:
     def one(m: re.Match[str]) -> str:
-        if m.group(3) and SECRET_PARAMETER.search(m.group(2)):
+        if m.group(3) and _SECRET_PARAMETER.search(m.group(2)):
             return f"{m.group(1)}{m.group(2)}={REDACTED}"
         return m.group(0)
 
@@ -50,7 +50,7 @@ def _url(m: re.Match[str]) -> str:
 def redact(text: str) -> str:
     """``text`` with the credentials of every URL in it replaced by ``***``: the userinfo
     (``user:password@``, or a token alone before ``@``) and the values of query parameters
-    named like secrets (:data:`SECRET_PARAMETER`). Text without ``://`` is returned as it is."""
+    named like secrets (:data:`_SECRET_PARAMETER`). Text without ``://`` is returned as it is."""
     if "://" not in text:
         return text
     return _URL.sub(_url, text)

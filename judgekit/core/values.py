@@ -107,16 +107,16 @@ def as_id(value: Any, what: str, where: Where) -> str:
 
 
 _UINT = re.compile(r"[0-9]{1,9}")
-MAX_TRIAL = 10**9 - 1
+_MAX_TRIAL = 10**9 - 1
 
 
 def as_trial(value: Any, where: Where) -> int:
-    """A ``trial`` number: a whole number 0, 1, 2, … up to :data:`MAX_TRIAL` (an empty cell is
+    """A ``trial`` number: a whole number 0, 1, 2, … up to :data:`_MAX_TRIAL` (an empty cell is
     trial 0)."""
     if is_missing(value):
         return 0
     if (isinstance(value, numbers.Integral) and not isinstance(value, bool)
-            and 0 <= int(value) <= MAX_TRIAL):
+            and 0 <= int(value) <= _MAX_TRIAL):
         return int(value)
     if isinstance(value, str) and _UINT.fullmatch(value):
         return int(value)

@@ -84,11 +84,11 @@ def prepare_ratings(
     rater_kind: str = "human",
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Validate a ratings table: returns (items, ratings) ready for the store."""
+    from judgekit.core.values import row_ref
     from judgekit.store.data import (
         check_rubric_columns,
         items_from_table,
         normalise_ratings,
-        row_ref,
         wide_to_long,
     )
 
@@ -262,8 +262,8 @@ def _nfc_keys(mapping: Mapping[str, str] | None, source: str) -> Mapping[str, st
 
 def _import_whole(store: Store, rubric: Rubric, opts: ImportOptions, src: _Source) -> ImportSummary:
     """The whole-file path: read the file, validate it as frames, write it in one transaction."""
+    from judgekit.core.values import id_problem
     from judgekit.io.mapping import content_ids_as_stored
-    from judgekit.store.data import id_problem
 
     items, ratings, notes, file_columns = _read_whole(rubric, opts, src)
     if (opts.join_on or opts.items_column_map) and opts.items_path is None:
@@ -350,13 +350,9 @@ def _with_items_file(items: pd.DataFrame, opts: ImportOptions, src: _Source,
                      file_columns: list[str]) -> pd.DataFrame:
     """The items completed by the ``--items`` file: joined on ``--join-on``, else by item id (where
     both give a value, the ratings file's own column wins)."""
+    from judgekit.core.values import row_ref
     from judgekit.io.joins import join_items_file
-    from judgekit.store.data import (
-        check_reserved_item_columns,
-        messages_as_json,
-        require_columns,
-        row_ref,
-    )
+    from judgekit.store.data import check_reserved_item_columns, messages_as_json, require_columns
 
     items_path = opts.items_path
     assert items_path is not None

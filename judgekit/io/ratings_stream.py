@@ -84,19 +84,9 @@ def stream_csv(
     for anything the whole-file path should read or report."""
     if rater_kind not in RATER_KINDS:
         raise StreamFallback
-    sep = "\t" if path.suffix.lower() == ".tsv" else ","
-    try:
-        chunks = CsvChunks(path, sep, newline, chunk_rows or CHUNK_ROWS)
-    except (NotUsual, OSError):
-        raise StreamFallback from None
-    with chunks:
-        if len(chunks.header) > _MAX_STREAMED_COLUMNS:
-            raise StreamFallback
-        try:
-            return _stream(store, chunks, rubric, source=source, rater_kind=rater_kind,
-                           digest=digest)
-        except sqlite3.Error:  # a statement of this path SQLite cannot take: rolled back
-            raise StreamFallback from None
+    return _streamed(path, newline, chunk_rows or CHUNK_ROWS,
+                     lambda chunks: _stream(store, chunks, rubric, source=source,
+                                            rater_kind=rater_kind, digest=digest))
 
 
 def _stream(store: Store, chunks: CsvChunks, rubric: Rubric, *, source: str, rater_kind: str,
@@ -154,16 +144,25 @@ def stream_wide_csv(
     blank cell is "not rated"), every row's item. The file is read whole (a wide file holds one
     row per item) in one transaction; any problem or any column the whole-file path treats
     specially raises :class:`StreamFallback`, as :func:`stream_csv` does."""
+    return _streamed(path, newline, CHUNK_ROWS,
+                     lambda chunks: _stream_wide(store, chunks, rubric, source=source,
+                                                 groups=groups, digest=digest))
+
+
+def _streamed(path: Path, newline: str, chunk_rows: int,
+              stream: Callable[[CsvChunks], StreamResult]) -> StreamResult:
+    """``stream`` over the file's chunks; a file the chunked reader cannot take (unusual CSV,
+    too many columns) or a statement SQLite cannot take raises :class:`StreamFallback`."""
     sep = "\t" if path.suffix.lower() == ".tsv" else ","
     try:
-        chunks = CsvChunks(path, sep, newline, CHUNK_ROWS)
+        chunks = CsvChunks(path, sep, newline, chunk_rows)
     except (NotUsual, OSError):
         raise StreamFallback from None
     with chunks:
         if len(chunks.header) > _MAX_STREAMED_COLUMNS:
             raise StreamFallback
         try:
-            return _stream_wide(store, chunks, rubric, source=source, groups=groups, digest=digest)
+            return stream(chunks)
         except sqlite3.Error:  # a statement of this path SQLite cannot take: rolled back
             raise StreamFallback from None
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any, cast
 
-from judgekit.judges._http import LazySDKClient, map_error
+from judgekit.judges._http import LazySDKClient, map_error, post_raw
 from judgekit.judges.base import (
     BatchJudge,
     Completion,
@@ -74,14 +74,8 @@ class AnthropicJudge(LazySDKClient, BatchJudge):
 
     async def complete(self, request: JudgeRequest) -> Completion:
         body = {**self._kwargs, "messages": [{"role": "user", "content": request.user}]}
-        try:
-            # ``client.post`` with the raw bytes back keeps pydantic model building off the hot
-            # path (see judgekit.judges.openai); errors are still raised by the SDK.
-            content = await self.client.post(
-                "/v1/messages", cast_to=bytes, body=body, options=self._options
-            )
-        except Exception as exc:  # noqa: BLE001 - classified, never leaked raw
-            raise map_error(exc, self._sdk, self.timeout_s) from None
+        content = await post_raw(self.client, "/v1/messages", body, self._options, self._sdk,
+                                 self.timeout_s)
         return _parse_message(content)
 
     # ------------------------------------------------------------ batch API

@@ -48,7 +48,7 @@ from judgekit.errors import JudgekitError
 
 #: the classes a response can fall in before ``other``, in their default priority
 CLASSES: tuple[str, ...] = ("verbatim_refusal", "paraphrased_refusal", "target_leak", "distractor")
-OPTIONS = frozenset({"refusal_pool", "target", "distractors", "pool_match", "paraphrase",
+_OPTIONS = frozenset({"refusal_pool", "target", "distractors", "pool_match", "paraphrase",
                      "word_boundary", "case_sensitive", "priority"})
 _POOL_MODES = ("contains", "exact")
 #: which option's list each class matches against
@@ -58,7 +58,7 @@ _WHAT = {"verbatim_refusal": "refusal-pool string", "paraphrased_refusal": "refu
          "target_leak": "target keyword", "distractor": "distractor keyword"}
 
 
-def normalise_quotes(text: str) -> str:
+def _normalise_quotes(text: str) -> str:
     """Curly quotes as straight ones."""
     return (text.replace("\u2019", "'").replace("\u2018", "'")
             .replace("\u201c", '"').replace("\u201d", '"'))
@@ -69,7 +69,7 @@ def normalise(text: str) -> str:
     punctuation character (Unicode category P*) read as a space, whitespace runs as one space,
     the ends stripped."""
     spaced = "".join(" " if unicodedata.category(ch).startswith("P") else ch
-                     for ch in normalise_quotes(text).casefold())
+                     for ch in _normalise_quotes(text).casefold())
     return " ".join(spaced.split())
 
 
@@ -93,11 +93,11 @@ class LeakClassifier:
 
     def __init__(self, options: dict[str, Any], *, judge_id: str) -> None:
         self.judge_id = judge_id
-        unknown = sorted(set(options) - OPTIONS)
+        unknown = sorted(set(options) - _OPTIONS)
         if unknown:
             raise JudgekitError(
                 f"Judge {judge_id!r} (rules:knowledge-leak): unknown option {unknown[0]!r} (a typo?); "
-                f"allowed options are {', '.join(sorted(OPTIONS))}."
+                f"allowed options are {', '.join(sorted(_OPTIONS))}."
             )
         self.pool = self._strings(options, "refusal_pool")
         self.target = self._strings(options, "target")
@@ -164,7 +164,7 @@ class LeakClassifier:
         return list(value)
 
     def _pattern(self, word: str) -> str:
-        text = normalise_quotes(word)
+        text = _normalise_quotes(word)
         if not self.word_boundary:
             return re.escape(text)
         body = r"\s+".join(re.escape(part) for part in text.split())
@@ -218,14 +218,14 @@ class LeakClassifier:
                 found = next((p for p, n in zip(self.pool, self._pool_norm, strict=True) if n == text),
                              None)
             else:
-                low = normalise_quotes(response).lower()
-                found = next((p for p in self.pool if normalise_quotes(p.lower()) in low), None)
+                low = _normalise_quotes(response).lower()
+                found = next((p for p in self.pool if _normalise_quotes(p.lower()) in low), None)
             return None if found is None else (found, self.pool_match, {})
         if label == "paraphrased_refusal":
             return self._paraphrase(response)
         rule = _RULE_OF[label]
         words = self.target if rule == "target" else self.distractors
-        text = normalise_quotes(response)
+        text = _normalise_quotes(response)
         for word, pattern in zip(words, self._patterns[rule], strict=True):
             if pattern.search(text):
                 return word, "word" if self.word_boundary else "substring", {}
@@ -246,5 +246,5 @@ class LeakClassifier:
         return best[1], "paraphrase", {"similarity": round(best[0], 4)}
 
 
-__all__ = ["CLASSES", "OPTIONS", "Decision", "LeakClassifier", "normalise", "normalise_quotes",
+__all__ = ["CLASSES", "Decision", "LeakClassifier", "normalise",
            "similarity"]

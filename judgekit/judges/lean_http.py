@@ -53,11 +53,11 @@ if TYPE_CHECKING:  # imported by the first call: building a judge (a rerun) need
 
 #: proxy settings the SDK (httpx, ``trust_env``) would honour for an ``http://`` URL, in any case
 #: (``http_proxy``, ``HTTP_PROXY``, ...): with any of them set the SDK sends the calls
-PROXY_VARIABLES = ("http_proxy", "all_proxy")
+_PROXY_VARIABLES = ("http_proxy", "all_proxy")
 #: ``JUDGEKIT_LEAN_HTTP=0`` sends every call through the SDK
-LEAN_ENV = "JUDGEKIT_LEAN_HTTP"
+_LEAN_ENV = "JUDGEKIT_LEAN_HTTP"
 #: httpx's ``DEFAULT_MAX_REDIRECTS``
-MAX_REDIRECTS = 20
+_MAX_REDIRECTS = 20
 _REDIRECTS = (301, 302, 303, 307, 308)
 #: httpx's path percent-encode set (``_urlparse.PATH_SAFE``; unreserved characters are safe too)
 _PATH_SAFE = "".join(chr(i) for i in range(0x20, 0x7F)
@@ -90,10 +90,10 @@ def lean_usable(base_url: str | None, env: dict[str, str] | None = None) -> bool
     if not base_url or not base_url.lower().startswith("http://"):
         return False
     environ = os.environ if env is None else env
-    if environ.get(LEAN_ENV, "").strip() == "0":
+    if environ.get(_LEAN_ENV, "").strip() == "0":
         return False
     for source in (environ, os.environ):
-        if any(v and k.lower() in PROXY_VARIABLES for k, v in source.items()):
+        if any(v and k.lower() in _PROXY_VARIABLES for k, v in source.items()):
             return False
     if sys.platform in ("darwin", "win32"):  # system proxy settings (httpx's trust_env)
         import urllib.request
@@ -156,7 +156,7 @@ class LeanHTTP:
 
     async def _post(self, path: str, body: bytes) -> tuple[int, dict[str, str], bytes]:
         method, target = "POST", self.prefix + quote(path, safe=_PATH_SAFE)
-        for _ in range(MAX_REDIRECTS + 1):
+        for _ in range(_MAX_REDIRECTS + 1):
             status, headers, content = await self._request(method, target, body)
             location = headers.get("location")
             if status not in _REDIRECTS or location is None:
@@ -174,7 +174,7 @@ class LeanHTTP:
             target = quote(url.path or "/", safe=_PATH_SAFE)
             if url.query:
                 target += "?" + quote(url.query, safe=_QUERY_SAFE)
-        raise LeanHTTPError(f"more than {MAX_REDIRECTS} redirects")
+        raise LeanHTTPError(f"more than {_MAX_REDIRECTS} redirects")
 
     async def _request(self, method: str, target: str, body: bytes) -> tuple[int, dict[str, str], bytes]:
         import asyncio
@@ -371,5 +371,5 @@ def _close(writer: asyncio.StreamWriter) -> None:
         writer.close()
 
 
-__all__ = ["LEAN_ENV", "MAX_REDIRECTS", "PROXY_VARIABLES", "LeanHTTP", "LeanHTTPError", "LeanRedirect",
+__all__ = [ "LeanHTTP", "LeanHTTPError", "LeanRedirect",
            "lean_usable"]

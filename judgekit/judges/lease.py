@@ -2,7 +2,7 @@
 lease (table ``call_leases``, owned by :mod:`judgekit.store.calls`).
 
 A remote judge's workers take their jobs from :class:`ClaimedJobs`, which claims the pending keys
-in batches (one ``BEGIN IMMEDIATE`` transaction per :func:`claim_batch` keys) just before they are
+in batches (one ``BEGIN IMMEDIATE`` transaction per :func:`_claim_batch` keys) just before they are
 sent, so a second run started beside the first takes the keys the first has not claimed yet. A
 key another live run holds is set aside; when nothing else is left it is looked at again: what
 the other run answered meanwhile is written from the stored answer (this judge's ratings, and
@@ -49,12 +49,12 @@ from judgekit.store.calls import (
 from judgekit.store.database import Store
 
 #: the environment variable that sets how long a lease lasts (seconds)
-LEASE_ENV = "JUDGEKIT_LEASE_S"
+_LEASE_ENV = "JUDGEKIT_LEASE_S"
 
 
 def lease_seconds(env: Mapping[str, str]) -> float:
     """The lease duration of a run: ``JUDGEKIT_LEASE_S`` when set, else the default."""
-    text = env.get(LEASE_ENV)
+    text = env.get(_LEASE_ENV)
     if text is None or not text.strip():
         return LEASE_SECONDS
     try:
@@ -63,13 +63,13 @@ def lease_seconds(env: Mapping[str, str]) -> float:
         value = math.nan
     if not math.isfinite(value) or value <= 0:
         raise JudgekitError(
-            f"{LEASE_ENV}={text[:40]!r} is not a number of seconds above 0; set it to one "
+            f"{_LEASE_ENV}={text[:40]!r} is not a number of seconds above 0; set it to one "
             f"(e.g. {LEASE_SECONDS:g}) or unset it."
         )
     return value
 
 
-def claim_batch(concurrency: int) -> int:
+def _claim_batch(concurrency: int) -> int:
     """Keys per claim transaction for a judge: four rounds of its workers, 64 to 256."""
     return max(64, min(256, 4 * concurrency))
 
@@ -184,7 +184,7 @@ class ClaimedJobs:
     def __init__(self, run: JudgeRun, lease: RunLease, store: Store) -> None:
         self.run = run
         self.lease = lease
-        self.batch = claim_batch(run.entry.concurrency)
+        self.batch = _claim_batch(run.entry.concurrency)
         self.pending: deque[Job] = deque(run.jobs)
         self.ready: deque[Job] = deque()
         self.elsewhere = Elsewhere(run, store)
@@ -236,4 +236,4 @@ class ClaimedJobs:
         self.elsewhere.settle()
 
 
-__all__ = ["LEASE_ENV", "ClaimedJobs", "Elsewhere", "RunLease", "claim_batch", "lease_seconds"]
+__all__ = [ "ClaimedJobs", "Elsewhere", "RunLease", "lease_seconds"]

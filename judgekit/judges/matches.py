@@ -19,7 +19,7 @@ from judgekit.store.calls import answered
 MATCH_COLUMNS = ["match_rule", "match_string"]
 
 
-def match_of(raw: str | None) -> dict[str, Any] | None:
+def _match_of(raw: str | None) -> dict[str, Any] | None:
     """The ``match`` object of a raw JSON answer, or None (no JSON object, no match field)."""
     if not raw or not raw.lstrip().startswith("{"):
         return None
@@ -43,7 +43,7 @@ def attach_matches(store: Any, ratings: pd.DataFrame) -> pd.DataFrame:
     stored = answered(store, keys, raw=True)
     found: dict[str, tuple[Any, Any]] = {}
     for key, ans in stored.items():
-        m = match_of(ans.raw)
+        m = _match_of(ans.raw)
         if m is not None:
             found[key] = (m.get("rule"), m.get("string"))
     if found:
@@ -55,4 +55,4 @@ def attach_matches(store: Any, ratings: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-__all__ = ["MATCH_COLUMNS", "attach_matches", "match_of"]
+__all__ = ["MATCH_COLUMNS", "attach_matches"]

@@ -56,7 +56,7 @@ from judgekit.judges.writer import Writer
 from judgekit.rubric.prompt import AnswerParser, answer_schema, fill_variables, system_prompt
 from judgekit.store.calls import has_open_batches, stored_cost
 from judgekit.store.database import Store
-from judgekit.store.run_owner import forget_owner
+from judgekit.store.locking import forget_owner
 
 if TYPE_CHECKING:  # importable from here, imported on first use (see __getattr__)
     from judgekit.judges.panel_aggregates import write_aggregates
@@ -141,7 +141,7 @@ def _store_items(panel: Panel, store: Store, *, dry_run: bool) -> None:
     (the judges' ratings of the old text are retired), unless humans labelled the stored text:
     then the edit is refused, by the dry run as well."""
     items_source = str(panel.base_dir / panel.file.items)
-    from judgekit.store.same_text import content_id_twins
+    from judgekit.store.items_table import content_id_twins
 
     twins = content_id_twins(store, panel.table)
     if twins:

@@ -67,7 +67,7 @@ def plan(store: Store, run: JudgeRun) -> None:
                 continue
             summary.cached += 1
             _write_stored(run, job, hit, have)
-    run.jobs, run.followers = split_followers(todo)
+    run.jobs, run.followers = _split_followers(todo)
     run.pending_total = run.pending
 
 
@@ -104,7 +104,7 @@ def take_answered(store: Store, run: JudgeRun, jobs: list[Job]) -> set[str]:
     return set(done)
 
 
-def split_followers(jobs: list[Job]) -> tuple[list[Job], dict[str, list[Job]]]:
+def _split_followers(jobs: list[Job]) -> tuple[list[Job], dict[str, list[Job]]]:
     """The first job of each key, and the later jobs of the same key (its followers)."""
     leads: dict[str, Job] = {}
     followers: dict[str, list[Job]] = {}
@@ -135,4 +135,4 @@ def estimate(run: JudgeRun) -> None:
     s.input_tokens = tokens_in
 
 
-__all__ = ["TYPICAL_ANSWER_TOKENS", "estimate", "judge_jobs", "plan", "split_followers", "take_answered"]
+__all__ = ["TYPICAL_ANSWER_TOKENS", "estimate", "judge_jobs", "plan", "take_answered"]

@@ -15,6 +15,7 @@ from typing import Any
 
 import pandas as pd
 
+from judgekit.core.values import row_ref
 from judgekit.errors import JudgekitError
 from judgekit.io.tables import read_table
 from judgekit.judges.base import (
@@ -25,7 +26,6 @@ from judgekit.judges.base import (
     JudgeEntry,
     JudgeRequest,
 )
-from judgekit.store.data import row_ref
 from judgekit.store.schema import is_missing
 
 

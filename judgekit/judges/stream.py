@@ -26,7 +26,7 @@ MAX_CONNECTION_FAILURES = 3
 _DEFAULT_HOSTS = {"anthropic": "api.anthropic.com", "openai": "api.openai.com"}
 
 
-def judge_host(run: JudgeRun) -> str:
+def _judge_host(run: JudgeRun) -> str:
     """The host a remote judge's calls go to (``127.0.0.1:8000``), from its base URL or its
     provider's default."""
     import re
@@ -47,7 +47,7 @@ def _connection_failed(run: JudgeRun, failure: JudgeCallError) -> None:
     if run.connection_failures >= MAX_CONNECTION_FAILURES and not run.stopped:
         run.stopped = True
         run.summary.stopped = (
-            f"cannot connect to {judge_host(run)}: {run.connection_failures} calls in a row failed to "
+            f"cannot connect to {_judge_host(run)}: {run.connection_failures} calls in a row failed to "
             "connect (after their retries); is the server running and the URL right? The "
             "remaining calls were not sent; run again when it answers."
         )
@@ -155,4 +155,4 @@ async def _worker(run: JudgeRun, queue: JobSource, rng: random.Random) -> None:
             await asyncio.sleep(run.policy.delay(attempt, failure.retry_after, rng))
 
 
-__all__ = ["MAX_CONNECTION_FAILURES", "AllJobs", "JobSource", "answer_locally", "judge_host", "workers"]
+__all__ = ["MAX_CONNECTION_FAILURES", "AllJobs", "JobSource", "answer_locally", "workers"]

@@ -29,11 +29,11 @@ from judgekit.rubric.model import Rubric
 from judgekit.store.calls import usage_by_judge
 from judgekit.store.database import Store
 
-__all__ = ["collect_extras", "collect_view_extras", "costs_by_judge", "judge_hashes", "report_by",
+__all__ = ["collect_extras", "collect_view_extras", "judge_hashes", "report_by",
            "turn_column", "worst_disagreements"]
 
 
-def costs_by_judge(store: Store, rubric: Rubric) -> dict[str, dict[str, Any]]:
+def _costs_by_judge(store: Store, rubric: Rubric) -> dict[str, dict[str, Any]]:
     """judge_id → ``{"calls", "input_tokens", "output_tokens", "cached_tokens", "cost_usd"}``."""
     return {
         u.judge_id: {"calls": u.calls, "input_tokens": u.input_tokens, "output_tokens": u.output_tokens,
@@ -187,7 +187,7 @@ def collect_extras(store: Store, rubric: Rubric, agreement: dict[str, Any], *, p
         fid = fidelity_extras(store, rubric, verdict)
         if fid is not None:
             extras["fidelity"] = fid
-    costs = costs_by_judge(store, rubric)
+    costs = _costs_by_judge(store, rubric)
     if costs:
         extras["costs"] = costs
     dis = worst_disagreements(store, rubric, agreement, per_judge=per_judge, codes=codes)
@@ -250,7 +250,7 @@ def collect_view_extras(store: Any, view: Any, agreement: dict[str, Any], *, per
     extras["judge_hashes"] = {str(j): str(judge_identity(store, str(j), view)["judge_hash"])
                               for j in agreement.get("judges") or []}
     extras.pop("costs", None)
-    costs = costs_by_judge(store, view.base)
+    costs = _costs_by_judge(store, view.base)
     if costs:
         extras["costs"] = costs
     return extras

@@ -23,7 +23,7 @@ from judgekit.report.markdown import render_markdown
 from judgekit.report.summary import summarise
 
 __all__ = [
-    "SCHEMA_VERSION", "dumps", "jsonable", "render_report", "report_json", "write_report",
+    "SCHEMA_VERSION", "dumps", "render_report", "write_report",
 ]
 
 
@@ -71,7 +71,7 @@ def render_report(
     summary = summarise(agreement, verdict, extras)
     html = render_html(agreement, verdict, summary, extras=extras, created_at=when)
     md = render_markdown(agreement, verdict, summary, extras=extras, created_at=when)
-    doc = report_json(agreement, verdict, summary, extras=extras, created_at=when)
+    doc = _report_json(agreement, verdict, summary, extras=extras, created_at=when)
     return html, md, doc
 
 
@@ -129,12 +129,12 @@ def write_report(
 SCHEMA_VERSION = 1
 
 
-def jsonable(obj: Any) -> Any:
+def _jsonable(obj: Any) -> Any:
     """``obj`` with NaN/inf → None, tuples → lists, numpy scalars → Python numbers, keys → str."""
     if isinstance(obj, dict):
-        return {str(k): jsonable(v) for k, v in obj.items()}
+        return {str(k): _jsonable(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
-        return [jsonable(v) for v in obj]
+        return [_jsonable(v) for v in obj]
     if isinstance(obj, bool) or obj is None or isinstance(obj, str):
         return obj
     if isinstance(obj, int):
@@ -144,7 +144,7 @@ def jsonable(obj: Any) -> Any:
     item = getattr(obj, "item", None)  # numpy scalar
     if callable(item):
         try:
-            return jsonable(item())
+            return _jsonable(item())
         except (TypeError, ValueError):
             pass
     if hasattr(obj, "isoformat"):
@@ -152,7 +152,7 @@ def jsonable(obj: Any) -> Any:
     return str(obj)
 
 
-def report_json(
+def _report_json(
     agreement: dict[str, Any],
     verdict: dict[str, Any] | None,
     summary: dict[str, Any],
@@ -161,7 +161,7 @@ def report_json(
     created_at: str = "",
 ) -> dict[str, Any]:
     """The report document (a JSON-ready dict)."""
-    return jsonable(
+    return _jsonable(
         {
             "judgekit_version": __version__,
             "report_schema": SCHEMA_VERSION,
@@ -180,4 +180,4 @@ def report_json(
 
 def dumps(doc: dict[str, Any]) -> str:
     """Strict, readable JSON text (UTF-8, indented, no NaN)."""
-    return json.dumps(jsonable(doc), ensure_ascii=False, indent=2, allow_nan=False) + "\n"
+    return json.dumps(_jsonable(doc), ensure_ascii=False, indent=2, allow_nan=False) + "\n"

@@ -14,7 +14,7 @@ from typing import Any
 from judgekit import __version__
 from judgekit.report.escape import anchor, esc
 
-__all__ = ["esc", "header_html", "page", "table"]
+__all__ = ["esc", "page", "table"]
 
 _CSP = (
     "default-src 'none'; style-src 'unsafe-inline'; img-src data:; font-src data:; "
@@ -132,7 +132,7 @@ def page(
     return "\n".join(p for p in parts if p)
 
 
-def header_html(text: Any) -> str:
+def _header_html(text: Any) -> str:
     """A column header, escaped, that may break after ``_`` and ``/`` as well as at spaces
     (``full_<wbr>compliance P``): long label names then wrap instead of widening the table."""
     return esc(text).replace("_", "_<wbr>").replace("/", "/<wbr>")
@@ -161,7 +161,7 @@ def table(
         out.append(f"<caption class=\"small muted\">{esc(caption)}</caption>")
     if any(header):
         out.append("<thead><tr>" + "".join(
-            f'<th{" class=num" if i in num else ""}>{header_html(h)}</th>' for i, h in enumerate(header)) + "</tr></thead>")
+            f'<th{" class=num" if i in num else ""}>{_header_html(h)}</th>' for i, h in enumerate(header)) + "</tr></thead>")
     out.append("<tbody>")
     for k, row in enumerate(rows):
         rid = row_ids[k] if row_ids else None

@@ -51,7 +51,7 @@ def _facts(doc: dict[str, Any]) -> list[str]:
 
 def html_section(doc: dict[str, Any]) -> str:
     """The section as HTML."""
-    chart = coverage_agreement_chart(doc.get("curves") or {}, doc.get("cascade_curve") or [],
+    chart = _coverage_agreement_chart(doc.get("curves") or {}, doc.get("cascade_curve") or [],
                                      target=1 - float(doc["alpha"]))
     facts = "".join(f"<li>{esc(f)}</li>" for f in _facts(doc))
     return f"<ul>{facts}</ul>" + table(_HEAD, _rows(doc), numeric=[1, 2, 3, 4, 5, 6]) + chart
@@ -67,7 +67,7 @@ def markdown_section(doc: dict[str, Any], level: str = "##") -> list[str]:
 
 
 __all__ = [
-    "TITLE", "coverage_agreement_chart", "html_section", "markdown_section",
+    "TITLE", "html_section", "markdown_section",
 ]
 
 
@@ -75,7 +75,7 @@ __all__ = [
 # with the humans on the items it keeps against the share it keeps, as its confidence threshold
 # falls; the cascade's points at several targets; the target ``1 - alpha`` as a dashed line.
 
-def coverage_agreement_chart(
+def _coverage_agreement_chart(
     curves: Mapping[str, Sequence[Mapping[str, Any]]],
     cascade: Sequence[Mapping[str, Any]],
     *,

@@ -4,7 +4,7 @@ on human-labelled items, escalate the rest to people.
 
 The policy file (:mod:`~judgekit.selective.policy`), the judgments read from the store
 (:mod:`~judgekit.selective.judgments`), calibration (:mod:`~judgekit.selective.calibrate`), the
-calibration file (:mod:`~judgekit.selective.calfile`), applying it to new items and recording who
+calibration file (:mod:`~judgekit.selective.calibrate`), applying it to new items and recording who
 labels what (:mod:`~judgekit.selective.apply`) and the XSTest demo step
 (:mod:`~judgekit.selective.demo`). See docs/selective.md.
 """
@@ -19,9 +19,9 @@ _LAZY = {
     "calibrate_policy": "calibrate",
     "cascade_costs": "calibrate",
     "load_selective_policy": "policy",
-    "read_calibration": "calfile",
+    "read_calibration": "calibrate",
     "read_judgments": "judgments",
-    "write_calibration": "calfile",
+    "write_calibration": "calibrate",
 }
 __all__ = sorted(_LAZY)
 __getattr__, __dir__ = lazy_exports(__name__, _LAZY, __all__)

@@ -20,14 +20,14 @@ import pandas as pd
 
 from judgekit.annotation.sampling import DESIGN_COLUMNS, record_sample, sample_design
 from judgekit.errors import JudgekitError
-from judgekit.selective.calfile import CalibrationFile
+from judgekit.selective.calibrate import CalibrationFile
 from judgekit.selective.judgments import CallConfidence, read_judgments
 from judgekit.selective.policy import SelectivePolicy
 from judgekit.stats.selective_cascade import apply_cascade
 from judgekit.store.database import Store
 
-KEPT = "kept"
-ESCALATED = "escalated"
+_KEPT = "kept"
+_ESCALATED = "escalated"
 #: the stratum of escalated items in the recorded design
 HUMANS = "humans"
 
@@ -62,10 +62,10 @@ def apply_policy(
     return out
 
 
-def escalation_design(assignments: list[Assignment]) -> pd.DataFrame:
+def _escalation_design(assignments: list[Assignment]) -> pd.DataFrame:
     """The sample design of an application (columns of :data:`DESIGN_COLUMNS`)."""
     rows = [
-        {"item_id": a.item_id, "reason": KEPT if a.judge else ESCALATED,
+        {"item_id": a.item_id, "reason": _KEPT if a.judge else _ESCALATED,
          "stratum": a.judge or HUMANS, "weight": 1.0, "overlap": 0}
         for a in assignments
     ]
@@ -76,7 +76,7 @@ def record_escalation(store: Store, name: str, assignments: list[Assignment], *,
     """Record ``assignments`` as sample ``name`` (an existing name is refused unless ``replace``)."""
     if not assignments:
         raise JudgekitError("Nothing to record: the cascade rated no item without a human label.")
-    record_sample(store, name, escalation_design(assignments), replace=replace)
+    record_sample(store, name, _escalation_design(assignments), replace=replace)
 
 
 def coverage_lines(assignments: list[Assignment]) -> list[str]:
@@ -94,10 +94,10 @@ def escalated_design(store: Store, name: str) -> pd.DataFrame:
     """The escalated items of the selective sample ``name`` (what ``labelstudio push --escalated``
     sends). Refuses a sample that is not an escalation record or escalates nothing."""
     design = sample_design(store, name)
-    if not set(design["reason"]).issubset({KEPT, ESCALATED}):
+    if not set(design["reason"]).issubset({_KEPT, _ESCALATED}):
         raise JudgekitError(f"Sample {name!r} is not a selective escalation (record one with "
                             "`judgekit escalate apply --record NAME`); push it with --sample instead.")
-    out = design[design["reason"] == ESCALATED].reset_index(drop=True)
+    out = design[design["reason"] == _ESCALATED].reset_index(drop=True)
     if out.empty:
         raise JudgekitError(f"Sample {name!r} escalates no item: the cascade keeps all of them.")
     return out
@@ -108,7 +108,7 @@ def selective_labels(store: Store, name: str, policy: SelectivePolicy) -> pd.Dat
     ``labelled_by`` (the judge that kept it, or ``humans``: the modal label of the human raters,
     None while nobody has labelled it) and ``source`` (``judge`` | ``human``)."""
     design = sample_design(store, name)
-    if not set(design["reason"]).issubset({KEPT, ESCALATED}):
+    if not set(design["reason"]).issubset({_KEPT, _ESCALATED}):
         raise JudgekitError(f"Sample {name!r} is not a selective escalation.")
     judges = sorted({s for s in design["stratum"] if s != HUMANS})
     cols = ["item_id", "rater_id", "rater_kind", "label", "status"]
@@ -129,5 +129,5 @@ def selective_labels(store: Store, name: str, policy: SelectivePolicy) -> pd.Dat
     return pd.DataFrame(rows, columns=["item_id", "label", "labelled_by", "source"])
 
 
-__all__ = ["ESCALATED", "HUMANS", "KEPT", "Assignment", "apply_policy", "coverage_lines",
-           "escalated_design", "escalation_design", "record_escalation", "selective_labels"]
+__all__ = [ "HUMANS", "Assignment", "apply_policy", "coverage_lines",
+           "escalated_design", "record_escalation", "selective_labels"]

@@ -11,13 +11,19 @@ the items it keeps is at most ``alpha``.
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
+from pydantic import Field, ValidationError
 
+from judgekit.core.atomic import write_text_atomic
+from judgekit.core.config import ConfigModel, first_error
+from judgekit.core.values import loads_json_strict
 from judgekit.errors import JudgekitError
 from judgekit.selective.judgments import CallConfidence, Judgments, read_judgments, split_labelled
 from judgekit.selective.policy import SelectivePolicy
@@ -26,9 +32,9 @@ from judgekit.store.calls import usage_by_judge
 from judgekit.store.database import Store
 
 #: alphas at which the cascade's coverage-agreement curve is drawn
-CURVE_ALPHAS = (0.02, 0.03, 0.05, 0.075, 0.1, 0.125, 0.15, 0.2, 0.25, 0.3)
+_CURVE_ALPHAS = (0.02, 0.03, 0.05, 0.075, 0.1, 0.125, 0.15, 0.2, 0.25, 0.3)
 #: format of the calibration JSON
-FORMAT = "judgekit.selective.calibration/1"
+_FORMAT = "judgekit.selective.calibration/1"
 
 
 @dataclass(frozen=True)
@@ -94,8 +100,8 @@ class SelectiveCalibration:
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
-        out["format"] = FORMAT
-        out["guarantee"] = guarantee_sentences(self)
+        out["format"] = _FORMAT
+        out["guarantee"] = _guarantee_sentences(self)
         return out
 
 
@@ -107,7 +113,7 @@ def policy_hash(policy: SelectivePolicy) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def guarantee_sentences(cal: SelectiveCalibration) -> list[str]:
+def _guarantee_sentences(cal: SelectiveCalibration) -> list[str]:
     """The guarantee in words, one sentence per judge that keeps items."""
     out = []
     for s in cal.stages:
@@ -183,7 +189,7 @@ def calibrate_judgments(j: Judgments, policy: SelectivePolicy, *, curves: bool =
         ho_agree = (sum(int(ha[k][r]) for r, k in kept) / len(kept)) if kept else None
     judge_curves = {name: _curve(conf[k], agree[k]) for k, name in enumerate(j.judges)} if curves else {}
     cascade_curve = []
-    for a in CURVE_ALPHAS if curves else ():
+    for a in _CURVE_ALPHAS if curves else ():
         c2 = calibrate_cascade(conf, agree, a, policy.delta, rule=policy.rule, min_kept=policy.min_kept)
         if c2.n_kept:
             cascade_curve.append({"alpha": a, "coverage": c2.coverage,
@@ -225,7 +231,7 @@ def summary_lines(cal: SelectiveCalibration) -> list[str]:
         ha = "n/a" if cal.held_out_agreement is None else f"{cal.held_out_agreement:.3f}"
         lines.append(f"  held out ({cal.n_held_out} labelled items): coverage "
                      f"{100 * cal.held_out_coverage:.1f}%  agreement on kept items {ha}")
-    lines.extend(guarantee_sentences(cal))
+    lines.extend(_guarantee_sentences(cal))
     per_kept = cal.cost.get("per_kept_label")
     if cal.cost:
         lines.append("Cost per kept label: " + ("unknown (a judge of the cascade has no recorded calls)"
@@ -233,10 +239,8 @@ def summary_lines(cal: SelectiveCalibration) -> list[str]:
     return lines
 
 
-__all__ = [
-    "CURVE_ALPHAS", "CurvePoint", "FORMAT", "SelectiveCalibration", "StageResult",
-    "calibrate_judgments", "calibrate_policy", "cascade_costs", "guarantee_sentences",
-    "policy_hash", "summary_lines",
+__all__ = [ "CalibrationFile", "CurvePoint", "SelectiveCalibration",
+    "StageResult", "calibrate_judgments", "calibrate_policy", "cascade_costs", "policy_hash", "read_calibration", "summary_lines", "write_calibration",
 ]
 
 
@@ -272,5 +276,89 @@ def cascade_costs(store: Store, rubric_id: str, rubric_hash: str, j: Judgments,
     kept = sum(coverages)
     return {"per_item": per_item, "cascade_per_item": total,
             "per_kept_label": None if total is None or kept == 0 else total / kept}
+
+
+# The calibration file ``escalate calibrate`` writes and ``escalate apply`` reads: written whole
+# or not at all; read strictly (it is a user's file by then) and checked against the policy it is
+# applied with, so thresholds are never applied to another cascade, rubric, reference or target.
+
+#: the largest calibration file read (it holds a few curves: tens of KB)
+_MAX_BYTES = 5_000_000
+
+
+class _Stage(ConfigModel):
+    model_config = ConfigModel.model_config | {"extra": "ignore"}
+    judge: str
+    threshold: float | None = Field(ge=0.0, le=1.0)
+
+
+class CalibrationFile(ConfigModel):
+    """What ``escalate apply`` needs from a calibration file (other keys are for people)."""
+
+    model_config = ConfigModel.model_config | {"extra": "ignore"}
+    format: Literal["judgekit.selective.calibration/1"]
+    rubric: str
+    reference: str
+    policy_hash: str
+    alpha: float
+    delta: float
+    rule: str
+    stages: list[_Stage] = Field(min_length=1)
+    coverage: float
+    guarantee: list[str]
+
+    def thresholds(self) -> list[float | None]:
+        return [s.threshold for s in self.stages]
+
+
+def write_calibration(path: str | Path, cal: SelectiveCalibration) -> Path:
+    """Write ``cal`` as JSON (atomically: the old file or the new one, never half)."""
+    text = json.dumps(cal.to_dict(), indent=1, allow_nan=False)
+    return write_text_atomic(path, text + "\n")
+
+
+def read_calibration(path: str | Path, policy: SelectivePolicy) -> CalibrationFile:
+    """Read a calibration file and check it belongs to ``policy``; any problem is one sentence
+    naming the file."""
+    p = Path(path)
+    try:
+        with p.open("rb") as fh:
+            raw = fh.read(_MAX_BYTES + 1)
+    except OSError as exc:
+        raise JudgekitError(f"Calibration file {p}: cannot read it ({exc.strerror or exc}).") from None
+    if len(raw) > _MAX_BYTES:
+        raise JudgekitError(f"Calibration file {p}: larger than {_MAX_BYTES} bytes; is it the file "
+                            "`judgekit escalate calibrate` wrote?")
+    try:
+        data: Any = loads_json_strict(raw)
+    except (ValueError, RecursionError) as exc:
+        raise JudgekitError(f"Calibration file {p}: not valid JSON ({str(exc)[:120]}); write it "
+                            "again with `judgekit escalate calibrate`.") from None
+    if not isinstance(data, dict) or data.get("format") != _FORMAT:
+        raise JudgekitError(f"Calibration file {p}: not a judgekit calibration (its format must be "
+                            f"{_FORMAT!r}); write it with `judgekit escalate calibrate`.")
+    try:
+        cal = CalibrationFile(**data)
+    except ValidationError as exc:
+        raise JudgekitError(f"Calibration file {p}: {first_error(exc)}.") from None
+    mismatch = [
+        (key, mine, theirs)
+        for key, mine, theirs in (
+            ("rubric", cal.rubric, policy.rubric),
+            ("reference", cal.reference, policy.reference),
+            ("alpha", cal.alpha, policy.alpha),
+            ("delta", cal.delta, policy.delta),
+            ("rule", cal.rule, policy.rule),
+            ("cascade", [s.judge for s in cal.stages], policy.judges()),
+            ("policy hash (confidence sources, calibration split or min_kept)", cal.policy_hash,
+             policy_hash(policy)),
+        )
+        if mine != theirs
+    ]
+    if mismatch:
+        key, mine, theirs = mismatch[0]
+        raise JudgekitError(f"Calibration file {p}: its {key} is {mine!r} but the policy's is "
+                            f"{theirs!r}; calibrate again with this policy.")
+    return cal
 
 

@@ -27,7 +27,7 @@ from judgekit.core.config import ConfigModel, first_error, read_yaml_mapping
 from judgekit.errors import JudgekitError
 
 #: where a judgment's confidence comes from
-SOURCES = ("trials", "panel", "logprobs", "by_label", "constant")
+_SOURCES = ("trials", "panel", "logprobs", "by_label", "constant")
 
 
 class Confidence(ConfigModel):
@@ -129,4 +129,4 @@ def load_selective_policy(path: str | Path) -> SelectivePolicy:
         raise JudgekitError(f"Selective policy {p}: {first_error(exc)}.") from None
 
 
-__all__ = ["SOURCES", "Calibration", "Confidence", "SelectivePolicy", "Stage", "load_selective_policy"]
+__all__ = [ "Calibration", "Confidence", "SelectivePolicy", "Stage", "load_selective_policy"]

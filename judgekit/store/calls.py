@@ -34,7 +34,7 @@ from judgekit.store.call_rows import JudgeUsage as JudgeUsage
 from judgekit.store.call_rows import ParsedAnswer as ParsedAnswer
 from judgekit.store.call_rows import StoredAnswer as StoredAnswer
 from judgekit.store.database import Store
-from judgekit.store.run_owner import describe_owner, forget_owner, new_owner, owner_gone
+from judgekit.store.locking import describe_owner, forget_owner, new_owner, owner_gone
 from judgekit.store.schema import MAX_SQL_VARIABLES
 
 if TYPE_CHECKING:

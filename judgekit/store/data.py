@@ -20,19 +20,16 @@ from typing import Any
 
 import pandas as pd
 
-from judgekit.core.values import MAX_TRIAL as MAX_TRIAL
-from judgekit.core.values import NUMBER
-from judgekit.core.values import JSONValueError as JSONValueError
-from judgekit.core.values import Where as Where
-from judgekit.core.values import as_id as as_id
-from judgekit.core.values import as_timestamp as as_timestamp
-from judgekit.core.values import as_trial as as_trial
-from judgekit.core.values import check_ids as check_ids
-from judgekit.core.values import id_problem as id_problem
-from judgekit.core.values import lines_of as lines_of
-from judgekit.core.values import loads_json_strict as loads_json_strict
-from judgekit.core.values import row_ref as row_ref
-from judgekit.core.values import where_text as where_text
+from judgekit.core.values import (
+    NUMBER,
+    Where,
+    as_id,
+    as_timestamp,
+    as_trial,
+    check_ids,
+    lines_of,
+    row_ref,
+)
 from judgekit.errors import JudgekitError, excerpt
 from judgekit.rubric.model import Rubric
 from judgekit.store.items_table import (
@@ -199,9 +196,6 @@ def _label_codes(raw: list[Any], statuses: list[str], rubric: Rubric,
                  ref: Callable[[int], str]) -> list[str | None]:
     """Each written label's rubric code (``None``: not in the rubric); a NaN label of a rating
     that is ``ok`` is refused."""
-    from judgekit.store.rating_input import (
-        label_code,  # pandas-free, shared with the streamed import
-    )
 
     codes = []
     known: dict[tuple[type, Any], str | None] = {}

@@ -23,7 +23,7 @@ from judgekit.testing.providers import (
 )
 from judgekit.testing.transport import multipart_file, send_json, send_raw
 
-__all__ = ["BATCH_PATHS", "BatchAnswer", "BatchEndpoints"]
+__all__ = ["BATCH_PATHS", "BatchEndpoints"]
 
 #: path prefixes served by :class:`BatchEndpoints`.
 BATCH_PATHS = ("/v1/messages/batches", "/v1/batches", "/v1/files")
@@ -32,7 +32,7 @@ BATCH_PATHS = ("/v1/messages/batches", "/v1/batches", "/v1/files")
 #: the fault that failed it.
 #: a batched request's completion body, the fault that failed it, or a raw results line (bytes:
 #: a hostile one, written as it is)
-BatchAnswer = Callable[[str, dict[str, Any], bool], "dict[str, Any] | str | bytes"]
+_BatchAnswer = Callable[[str, dict[str, Any], bool], "dict[str, Any] | str | bytes"]
 
 
 class BatchEndpoints:
@@ -42,7 +42,7 @@ class BatchEndpoints:
     requests submitted; ``base_url()`` is the server's URL (for Anthropic's ``results_url``).
     """
 
-    def __init__(self, answer: BatchAnswer, on_submit: Callable[[int], None], base_url: Callable[[], str]) -> None:
+    def __init__(self, answer: _BatchAnswer, on_submit: Callable[[int], None], base_url: Callable[[], str]) -> None:
         self.answer = answer
         self.on_submit = on_submit
         self.base_url = base_url

@@ -69,8 +69,8 @@ from judgekit.testing.script import (
 from judgekit.testing.transport import read_request, send_json, send_raw
 
 __all__ = [
-    "FAULTS", "FakeRequest", "FakeServer", "FakeStats", "Reply", "Script", "add_serve_options",
-    "default_script", "label_reply", "load_script", "main",
+    "FAULTS", "FakeRequest", "FakeServer", "FakeStats", "Reply", "Script",
+    "default_script", "label_reply", "main",
 ]
 
 #: faults that fail a request of a provider batch (the others do not happen inside a batch)
@@ -399,9 +399,9 @@ def main(argv: list[str] | None = None) -> None:
                     help="random fault rate, e.g. 429=0.05 (repeatable)")
     ap.add_argument("--retry-after", type=float, default=0.05)
     ap.add_argument("--seed", type=int, default=0)
-    add_serve_options(ap)  # --port, --script (judgekit.testing.fakeserver)
+    _add_serve_options(ap)  # --port, --script (judgekit.testing.fakeserver)
     args = ap.parse_args(argv)
-    script = load_script(args.script)
+    script = _load_script(args.script)
     rates = {}
     for r in args.rate:
         kind, _, p = r.partition("=")
@@ -435,7 +435,7 @@ def main(argv: list[str] | None = None) -> None:
 
 
 
-def add_serve_options(ap: argparse.ArgumentParser) -> None:
+def _add_serve_options(ap: argparse.ArgumentParser) -> None:
     """Add ``--port`` and ``--script`` to the fake provider's argument parser."""
     ap.add_argument("--port", type=int, default=0,
                     help="port on 127.0.0.1 to listen on (default: a free one, printed in READY)")
@@ -445,7 +445,7 @@ def add_serve_options(ap: argparse.ArgumentParser) -> None:
                          "the response, else a stable pick that ignores what the response says")
 
 
-def load_script(spec: str | None) -> Any:
+def _load_script(spec: str | None) -> Any:
     """The callable named by ``module:function`` (None → None); a bad name exits with one
     sentence (exit code 2)."""
     if spec is None:

@@ -24,22 +24,21 @@ from typing import Any
 
 from judgekit.testing.transport import send_json, send_raw
 
-__all__ = [
-    "ABSURD_RETRY_AFTER", "DEEP_LEVELS", "FAULTS", "HOSTILE", "HUGE_USAGE", "Injection",
-    "UNPARSEABLE", "check_kind", "contradictory_text", "pick_fault", "send_hostile",
+__all__ = [ "DEEP_LEVELS", "FAULTS", "HOSTILE", "Injection",
+    "UNPARSEABLE", "check_kind", "pick_fault", "send_hostile",
 ]
 
 HOSTILE = ("huge", "deep", "nan_usage", "huge_usage", "drip", "contradictory", "absurd_retry")
 #: how deep the ``deep`` body is nested
 DEEP_LEVELS = 200_000
 #: the token counts of a ``huge_usage`` answer
-HUGE_USAGE = 10**30
+_HUGE_USAGE = 10**30
 #: the ``Retry-After`` of an ``absurd_retry`` answer, in seconds
-ABSURD_RETRY_AFTER = 1_000_000_000
+_ABSURD_RETRY_AFTER = 1_000_000_000
 _BLOCK = b" " * 65536
 
 
-def contradictory_text(codes: list[str]) -> str:
+def _contradictory_text(codes: list[str]) -> str:
     """Two JSON answers, one after the other, with different labels (the first and the last code
     offered): which one is the judge's?"""
     first, last = (codes[0], codes[-1]) if len(codes) > 1 else ("full_refusal", "full_compliance")
@@ -66,16 +65,16 @@ async def send_hostile(
     if fault == "absurd_retry":
         from judgekit.testing.providers import error_body
 
-        hdr = {"retry-after": str(ABSURD_RETRY_AFTER)}
+        hdr = {"retry-after": str(_ABSURD_RETRY_AFTER)}
         return await send_json(writer, 429, error_body(api, "rate_limit_error", "rate limited"), hdr)
     if fault == "deep":
         levels = DEEP_LEVELS
         return await send_raw(writer, 200, b'{"choices":' + b"[" * levels + b"]" * levels + b"}")
     if fault in ("nan_usage", "huge_usage"):
-        body = _usage_to(completion(None), float("nan") if fault == "nan_usage" else HUGE_USAGE)
+        body = _usage_to(completion(None), float("nan") if fault == "nan_usage" else _HUGE_USAGE)
         return await send_raw(writer, 200, json.dumps(body).encode())  # NaN as Python writes it
     if fault == "contradictory":
-        return await send_json(writer, 200, completion(contradictory_text(codes)))
+        return await send_json(writer, 200, completion(_contradictory_text(codes)))
     if fault == "drip":
         raw = json.dumps(completion(None)).encode()
         writer.write(f"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {len(raw)}"

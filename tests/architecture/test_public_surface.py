@@ -8,7 +8,7 @@ import pydoc
 
 import pytest
 
-PACKAGES = ["judgekit", "judgekit.annotation", "judgekit.core", "judgekit.io", "judgekit.judges",
+PACKAGES = ["judgekit", "judgekit.annotation", "judgekit.annotation.labelstudio", "judgekit.core", "judgekit.io", "judgekit.judges",
             "judgekit.probes", "judgekit.report", "judgekit.rubric", "judgekit.selective",
             "judgekit.store", "judgekit.testing"]
 

@@ -243,7 +243,8 @@ def test_an_item_update_moves_the_state_and_judgekits_own_replace_keeps_the_noop
 # ------------------------------------------------------------------ re-exports
 def test_judgekit_data_re_exports_the_rating_input_names():
     from judgekit.store import data, rating_input
-    from judgekit.store.data import RESERVED_ITEM_COLUMNS, label_code, parse_rater_map
+    from judgekit.store.data import RESERVED_ITEM_COLUMNS
+    from judgekit.store.rating_input import label_code, parse_rater_map
 
     assert parse_rater_map is rating_input.parse_rater_map
     assert label_code is rating_input.label_code

@@ -21,8 +21,12 @@ from judgekit.selective.apply import (
     record_escalation,
     selective_labels,
 )
-from judgekit.selective.calfile import read_calibration, write_calibration
-from judgekit.selective.calibrate import calibrate_judgments, calibrate_policy
+from judgekit.selective.calibrate import (
+    calibrate_judgments,
+    calibrate_policy,
+    read_calibration,
+    write_calibration,
+)
 from judgekit.selective.judgments import read_judgments, split_labelled
 from judgekit.selective.policy import SelectivePolicy, load_selective_policy
 from judgekit.stats.selective import clopper_pearson_upper

@@ -85,10 +85,10 @@ _LAZY = {
 }
 
 __all__ = [
+    "Annotation",
     "COMMENT_CONTROL",
     "ENV_TOKEN",
     "ENV_URL",
-    "Annotation",
     "LabelStudioClient",
     "PullSummary",
     "PushOptions",

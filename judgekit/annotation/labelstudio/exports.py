@@ -102,46 +102,29 @@ def from_full_tasks(
             problem = _data_problem(data, iid)
             if problem is not None:
                 raise bad(problem)
-        for a in anns:
-            aid = a.get("id")
-            if aid is not None and id_problem(aid) is not None:
-                raise bad(f"an annotation's 'id' {id_problem(aid)}")
-
-            def bad_ann(what: str, aid: Any = aid) -> JudgekitError:
-                return bad(f"annotation {aid}: {what}")
-
-            cancelled = a.get("was_cancelled")
-            if cancelled is None:
-                cancelled = False
-            if not isinstance(cancelled, bool):
-                raise bad_ann(f"'was_cancelled' is {kind(cancelled)}, not true or false")
-            user = _annotator(a.get("completed_by"), cancelled, bad_ann)
-            updated = 0.0
-            for field in ("updated_at", "created_at"):
-                when = timestamp(a.get(field))
-                if isinstance(when, str):
-                    raise bad_ann(f"'{field}' {when}")
-                updated = updated or when
-            results = a.get("result")
-            if results is None:
-                results = []
-            if not isinstance(results, list) or not all(isinstance(r, Mapping) for r in results):
-                raise bad_ann("'result' is not a list of objects with a 'value'")
-            choices, comment = _answers(results, bad_ann)
-            out.append(
-                Annotation(
-                    task_id=tid,
-                    item_id=str(iid),
-                    annotation_id=aid,
-                    user=user,
-                    updated=updated,
-                    choices=choices,
-                    comment=comment,
-                    cancelled=cancelled,
-                    data=data,
-                )
-            )
+        out += [_full_annotation(a, tid, str(iid), data, bad) for a in anns]
     return out
+
+
+def _flat_state(row: Mapping[str, Any], bad: Callable[[str], JudgekitError]) -> tuple[Any, bool, float]:
+    """``(comment, cancelled, updated)`` of a flat row, each checked."""
+    comment = row.get(COMMENT_CONTROL)
+    if isinstance(comment, list) and all(isinstance(t, str) for t in comment):
+        comment = " ".join(comment)
+    if not is_missing(comment) and not isinstance(comment, str):
+        raise bad(f"'{COMMENT_CONTROL}' is {kind(comment)}, not text")
+    cancelled = row.get("was_cancelled")
+    if is_missing(cancelled) or cancelled == "":
+        cancelled = False
+    if not isinstance(cancelled, bool):
+        raise bad(f"'was_cancelled' is {kind(cancelled)}, not true or false")
+    updated = 0.0
+    for field in ("updated_at", "created_at"):
+        when = timestamp(None if is_missing(row.get(field)) else row.get(field))
+        if isinstance(when, str):
+            raise bad(f"'{field}' {when}")
+        updated = updated or when
+    return comment, cancelled, updated
 
 
 def _flat_choices(row: Mapping[str, Any], names: set[str],
@@ -170,6 +153,38 @@ def _flat_choices(row: Mapping[str, Any], names: set[str],
             raise bad(f"'{name}' is {kind(v)}; a choice is text (the label's code)")
         choices[name] = got
     return choices
+
+
+def _full_annotation(a: Mapping[str, Any], tid: Any, iid: str, data: dict[str, Any],
+                     bad: Callable[..., JudgekitError]) -> Annotation:
+    """One annotation of a full-export task, every value it carries checked."""
+    aid = a.get("id")
+    if aid is not None and id_problem(aid) is not None:
+        raise bad(f"an annotation's 'id' {id_problem(aid)}")
+
+    def bad_ann(what: str, aid: Any = aid) -> JudgekitError:
+        return bad(f"annotation {aid}: {what}")
+
+    cancelled = a.get("was_cancelled")
+    if cancelled is None:
+        cancelled = False
+    if not isinstance(cancelled, bool):
+        raise bad_ann(f"'was_cancelled' is {kind(cancelled)}, not true or false")
+    user = _annotator(a.get("completed_by"), cancelled, bad_ann)
+    updated = 0.0
+    for field in ("updated_at", "created_at"):
+        when = timestamp(a.get(field))
+        if isinstance(when, str):
+            raise bad_ann(f"'{field}' {when}")
+        updated = updated or when
+    results = a.get("result")
+    if results is None:
+        results = []
+    if not isinstance(results, list) or not all(isinstance(r, Mapping) for r in results):
+        raise bad_ann("'result' is not a list of objects with a 'value'")
+    choices, comment = _answers(results, bad_ann)
+    return Annotation(task_id=tid, item_id=iid, annotation_id=aid, user=user, updated=updated,
+                      choices=choices, comment=comment, cancelled=cancelled, data=data)
 
 
 def _data_problem(data: Mapping[str, Any], iid: Any) -> str | None:
@@ -299,22 +314,7 @@ def from_flat_rows(
             if not is_missing(v) and id_problem(v) is not None:
                 raise bad(f"'{field}' {id_problem(v)}")
         choices = _flat_choices(row, names, bad)
-        comment = row.get(COMMENT_CONTROL)
-        if isinstance(comment, list) and all(isinstance(t, str) for t in comment):
-            comment = " ".join(comment)
-        if not is_missing(comment) and not isinstance(comment, str):
-            raise bad(f"'{COMMENT_CONTROL}' is {kind(comment)}, not text")
-        cancelled = row.get("was_cancelled")
-        if is_missing(cancelled) or cancelled == "":
-            cancelled = False
-        if not isinstance(cancelled, bool):
-            raise bad(f"'was_cancelled' is {kind(cancelled)}, not true or false")
-        updated = 0.0
-        for field in ("updated_at", "created_at"):
-            when = timestamp(None if is_missing(row.get(field)) else row.get(field))
-            if isinstance(when, str):
-                raise bad(f"'{field}' {when}")
-            updated = updated or when
+        comment, cancelled, updated = _flat_state(row, bad)
         problem = messages_problem(None if is_missing(row.get("messages")) else row.get("messages"))
         if problem is not None:
             raise bad(problem)

@@ -12,14 +12,13 @@ from typing import Any
 
 from judgekit.report.escape import esc, fmt_num
 
-__all__ = [
-    "FONT", "GRID", "INK", "MUTED", "PALETTE", "clip", "coord", "diamond", "legend_row",
-    "nice_ticks", "no_data", "open_svg", "svg_text", "text_width", "tick_label", "title_text",
+__all__ = [ "GRID", "INK", "MUTED", "PALETTE", "clip", "coord", "diamond", "legend_row",
+    "nice_ticks", "no_data", "open_svg", "svg_text", "text_width", "tick_label",
 ]
 
 #: Okabe–Ito colours (distinguishable with the common colour-vision deficiencies).
 PALETTE = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#7F7F7F", "#000000"]
-FONT = "system-ui, -apple-system, 'Segoe UI', Roboto, 'DejaVu Sans', Arial, sans-serif"
+_FONT = "system-ui, -apple-system, 'Segoe UI', Roboto, 'DejaVu Sans', Arial, sans-serif"
 INK = "#1f2328"
 MUTED = "#57606a"
 GRID = "#d8dee4"
@@ -49,14 +48,14 @@ def open_svg(width: float, height: float, title: str) -> list[str]:
     return [
         f'<svg xmlns="http://www.w3.org/2000/svg" class="jk-chart" viewBox="0 0 {coord(width)} {coord(height)}" '
         f'width="{coord(width)}" height="{coord(height)}" role="img" aria-label="{esc(title)}" '
-        f'style="max-width:100%;height:auto" font-family="{esc(FONT)}" font-size="12" fill="{INK}">',
+        f'style="max-width:100%;height:auto" font-family="{esc(_FONT)}" font-size="12" fill="{INK}">',
         f"<title>{esc(title)}</title>",
         f'<rect x="0" y="0" width="{coord(width)}" height="{coord(height)}" fill="#ffffff"/>',
-        title_text(title, width),
+        _title_text(title, width),
     ]
 
 
-def title_text(title: str, width: float) -> str:
+def _title_text(title: str, width: float) -> str:
     """A chart's title drawn across its top, inside its width: smaller type for a long title
     (down to 10 px), and cut with an ellipsis only when even that does not fit (the full title
     stays in the chart's ``<title>`` and ``aria-label``)."""
