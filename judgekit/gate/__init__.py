@@ -10,6 +10,7 @@ _LAZY = {
     "Report": "checks",
     "evaluate": "checks",
     "explain": "run",
+    "gate": "api",
     "judge_identity": "judgekit.store.judge_identity",
     "load_policy": "judgekit.verdict.policy",
     "load_verdict": "judgekit.verdict.read",

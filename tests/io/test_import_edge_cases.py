@@ -31,7 +31,7 @@ def run(*args: str) -> tuple[int, str]:
 # ------------------------------------------------------------------ submodules of lazy packages
 @pytest.mark.parametrize(("package", "name"), [
     ("judgekit.agreement", "kappa"), ("judgekit.judges", "rules"), ("judgekit.report", "escape"),
-    ("judgekit.analysis", "distribution"), ("judgekit.testing", "faults"),
+    ("judgekit.analysis", "distribution"), ("judgekit.testing", "hostile"),
     ("judgekit.annotation.labelstudio", "redact"), ("judgekit", "rubric"), ("judgekit.rubric", "vocab"), ("judgekit.store", "locking"),
     ("judgekit.verdict", "check"), ("judgekit.gate", "budget"),
 ])

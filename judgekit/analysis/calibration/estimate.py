@@ -54,7 +54,6 @@ from judgekit.analysis.trust import TrustContext
 from judgekit.analysis.trust_figures import CALIBRATION, guard_result
 from judgekit.errors import JudgekitError
 from judgekit.rubric.model import Rubric
-from judgekit.stats.concordance import Concordance, concordance, levels, pair_counts
 
 #: the columns of the per-slice tables besides the slice column (a --by of one of these names
 #: would overwrite the slice's values)
