@@ -126,13 +126,18 @@ def _cell(v: Any) -> str:
     return str(v)
 
 
+def _untrusted_note(result: AnalysisResult) -> str:
+    """The note that says why ``result`` is untrusted, from its ``untrusted_reason`` field."""
+    return f"{UNTRUSTED}: {result.untrusted_reason}"
+
+
 def to_markdown(result: AnalysisResult, *, chart_dir: str | None = "charts") -> str:
     """Markdown for papers and CI logs: definitions, notes, tables, links to the chart SVGs."""
     from judgekit.report.escape import md_escape
 
     out = [f"# {md_escape(result.title)}", ""]
     if not result.trusted:
-        out += [f"> **{UNTRUSTED}**: {md_escape(result.notes[0])}", ""]
+        out += [f"> **{UNTRUSTED}**: {md_escape(_untrusted_note(result))}", ""]
     out += ["## Definitions", ""]
     out += [f"- **{md_escape(k)}**: {md_escape(v)}" for k, v in result.definitions.items()]
     out.append("")
@@ -245,7 +250,7 @@ def to_html(result: AnalysisResult) -> str:
                             "JSON and CSV files.</p>")
         return t.title, "".join(body)
 
-    notes = [n for n in result.notes if result.trusted or n != result.notes[0]]
+    notes = [n for n in result.notes if result.trusted or n != _untrusted_note(result)]
     note_box = ('<div class="note"><ul>' + "".join(f"<li>{esc(n)}</li>" for n in notes)
                 + "</ul></div>") if notes else ""
     sections: list[tuple[str, str]] = []
@@ -267,7 +272,7 @@ def to_html(result: AnalysisResult) -> str:
     sections.append(("What the figures mean", "".join(about)))
     meta = result.meta
     subtitle = f"rater {meta.get('rater', '?')} · {meta.get('rubric', '?')} · judgekit {__version__}"
-    stamp = result.notes[0] if not result.trusted else None
+    stamp = None if result.trusted else _untrusted_note(result)
     return page(result.title, sections, subtitle=subtitle, stamp=stamp)
 
 
