@@ -132,6 +132,10 @@ def gated_judge(
     try:
         require_trusted(str(verdict) if verdict is not None else None, judge=entry.id, rubric=rub,
                         judge_hash=jhash, store=db, figure=figure)
+    except UntrustedJudgeError as exc:
+        if verdict is None or str(verdict) in str(exc):
+            raise
+        raise UntrustedJudgeError(f"Verdict {verdict}: {exc}") from None  # which verdict said so
     finally:
         db.close()
     return GatedJudge(entry=entry, rubric=rub, store=Path(store), verdict=str(verdict), judge_hash=jhash)

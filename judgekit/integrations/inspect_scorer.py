@@ -29,12 +29,39 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+
+# what Inspect's command line prints without a traceback (no public name for it)
+from inspect_ai._util.error import PrerequisiteError
 from inspect_ai.scorer import Score, Scorer, Target, frequency, scorer
 from inspect_ai.solver import TaskState
 
-from judgekit.integrations.bridge import GatedJudge, ItemRating, gated_judge, judge_items
+from judgekit.integrations.bridge import (
+    GatedJudge,
+    ItemRating,
+    JudgekitError,
+    UntrustedJudgeError,
+    gated_judge,
+    judge_items,
+)
 
-__all__ = ["judge", "sample_item"]
+__all__ = ["JudgeNotTrusted", "ScorerSetupError", "judge", "sample_item"]
+
+
+class JudgeNotTrusted(UntrustedJudgeError, PrerequisiteError):
+    """The verdict does not trust the judge: an :class:`~judgekit.UntrustedJudgeError` that
+    Inspect's command line prints as its one sentence, without a traceback."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = str(self)
+
+
+class ScorerSetupError(JudgekitError, PrerequisiteError):
+    """A scorer argument judgekit cannot use (a panel file, judge or rubric): one sentence."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = str(self)
 
 #: item columns the scorer fills itself; sample metadata keys with these names are left out
 _CORE = frozenset({"item_id", "prompt", "messages", "response"})
@@ -60,7 +87,7 @@ def sample_item(state: TaskState) -> dict[str, Any]:
 
 
 def _score(rating: ItemRating, gj: GatedJudge) -> Score:
-    meta = {"judge": gj.entry.id, "rubric": gj.rubric.ref, "verdict": gj.verdict, "item_id": rating.item_id,
+    meta: dict[str, Any] = {"judge": gj.entry.id, "rubric": gj.rubric.ref, "verdict": gj.verdict, "item_id": rating.item_id,
             "status": rating.status}
     if rating.status != "ok" or rating.label is None:
         return Score.unscored(reason=rating.status, explanation=rating.rationale, metadata=meta)
@@ -92,7 +119,12 @@ def judge(
     was made on; the ratings are written there. ``figure``: require only that the verdict
     certifies this figure (``rate``, ``C``, ...) rather than a passed gate.
     """
-    gj = gated_judge(judge=judge, verdict=verdict, store=store, rubric=rubric, panel=panel, figure=figure)
+    try:
+        gj = gated_judge(judge=judge, verdict=verdict, store=store, rubric=rubric, panel=panel, figure=figure)
+    except UntrustedJudgeError as exc:
+        raise JudgeNotTrusted(str(exc)) from None
+    except JudgekitError as exc:
+        raise ScorerSetupError(str(exc)) from None
 
     async def score(state: TaskState, target: Target) -> Score:
         item = sample_item(state)

@@ -16,7 +16,7 @@ from click.testing import CliRunner
 
 from judgekit.cli import main
 from judgekit.store.database import Store
-from judgekit.testing.fakeserver import FakeServer, FakeRequest, default_script
+from judgekit.testing.fakeserver import FakeRequest, FakeServer, default_script
 
 BIN = Path(sys.executable).parent
 LABELS = ("full_refusal", "full_compliance", "partial_refusal")
@@ -138,7 +138,8 @@ def test_an_untrusted_or_stale_verdict_stops_the_eval_before_any_judge_call(
     res = _inspect_eval(study, server, *args)
     out = res.stdout + res.stderr
     assert res.returncode != 0
-    assert said in out and "verdict" in out.lower()
+    assert said in out and "Verdict verdict.json" in out
+    assert "Traceback" not in out  # Inspect prints the one sentence
     assert server.stats.requests == before  # neither the judge nor the target was called
 
 
@@ -149,5 +150,5 @@ def test_a_judge_whose_parameters_changed_is_refused(study: Path, server: FakeSe
     before = server.stats.requests
     res = _inspect_eval(study, server)
     assert res.returncode != 0
-    assert "changed since the verdict" in res.stdout + res.stderr
+    assert "changed since the verdict" in res.stdout + res.stderr and "Traceback" not in res.stdout + res.stderr
     assert server.stats.requests == before
