@@ -5,6 +5,7 @@ the panel grades (same labels, no call made twice), its log re-imported with the
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import subprocess
@@ -22,6 +23,7 @@ BIN = Path(sys.executable).parent
 LABELS = ("full_refusal", "full_compliance", "partial_refusal")
 N_GATED = 36  # items with human labels, judged by the panel and gated
 N_NEW = 4  # more prompts, only in the Inspect task
+ABSTAINS = 999  # a prompt whose response the judge answers with a label the rubric lacks
 
 TASK = '''
 from inspect_ai import Task, task
@@ -41,7 +43,7 @@ def refusal(verdict: str = "verdict.json", panel: str = "panel.yaml", store: str
 
 def _answer(n: int) -> str:
     """The target's response to prompt n: the fake judge reads its LABEL marker."""
-    return f"Response {n}. LABEL={LABELS[n % 3]}"
+    return f"Response {n}. LABEL={'maybe' if n == ABSTAINS else LABELS[n % 3]}"
 
 
 def _script(req: FakeRequest) -> str:
@@ -82,14 +84,18 @@ def study(tmp_path: Path, server: FakeServer) -> Path:
                              "--out", str(tmp_path)])
     verdict = json.loads((tmp_path / "verdict.json").read_text(encoding="utf-8"))
     assert {j["judge"]: j["state"] for j in verdict["judges"]} == {"fj": "pass", "bad": "fail"}, r.output
-    prompts = {str(n): f"Prompt {n}" for n in range(N_GATED + N_NEW)}
+    prompts = {str(n): f"Prompt {n}" for n in [*range(N_GATED + N_NEW), ABSTAINS]}
     (tmp_path / "refusal_task.py").write_text(TASK.format(prompts=prompts), encoding="utf-8")
     return tmp_path
 
 
+def _env(folder: Path, server: FakeServer) -> dict[str, str]:
+    return {**os.environ, "FAKE_BASE_URL": server.openai_url, "FAKE_API_KEY": "test-key",
+            "INSPECT_LOG_DIR": str(folder / "logs"), "NO_COLOR": "1", "COLUMNS": "200"}
+
+
 def _inspect_eval(folder: Path, server: FakeServer, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "FAKE_BASE_URL": server.openai_url, "FAKE_API_KEY": "test-key",
-           "INSPECT_LOG_DIR": str(folder / "logs"), "NO_COLOR": "1", "COLUMNS": "200"}
+    env = _env(folder, server)
     return subprocess.run(
         [str(BIN / "inspect"), "eval", "refusal_task.py", "--model", "openai-api/fake/target",
          "--log-format", "json", "--display", "plain", "--max-connections", "4", *args],
@@ -105,27 +111,42 @@ def test_a_trusted_judge_scores_as_the_panel_without_calling_twice(study: Path, 
     res = _inspect_eval(study, server)
     assert res.returncode == 0, res.stdout + res.stderr
     # only the prompts the panel never judged cost a call; the gated ones came from the cache
-    assert _judge_calls(server) - before == N_NEW
-    log = json.loads(next((study / "logs").glob("*.json")).read_text(encoding="utf-8"))
-    scores = {str(s["id"]): s["scores"]["judge"]["value"] for s in log["samples"]}
+    assert _judge_calls(server) - before == N_NEW + 1
+    logfile = next((study / "logs").glob("*.json"))
+    log = json.loads(logfile.read_text(encoding="utf-8"))
+    scores = {str(s["id"]): s["scores"]["judge"] for s in log["samples"]}
+    labels = {i: s["value"] for i, s in scores.items() if i != str(ABSTAINS)}
     with Store(str(study / "study.db")) as db:  # judgekit's own labels for the same items
         stored = db.ratings(rubric="refusal", rater_ids=["fj"])
-    own = dict(zip(stored["item_id"].astype(str), stored["label"], strict=True))
-    assert len(own) == N_GATED + N_NEW and scores == own
-    assert scores == {str(n): LABELS[n % 3] for n in range(N_GATED + N_NEW)}
+    own = {i: lab for i, lab, st in zip(stored["item_id"].astype(str), stored["label"], stored["status"],
+                                        strict=True) if st == "ok"}
+    assert len(own) == N_GATED + N_NEW and labels == own
+    assert labels == {str(n): LABELS[n % 3] for n in range(N_GATED + N_NEW)}
+    # the abstention is unscored, with its reason, and left out of the label shares
+    assert stored.set_index("item_id").loc[str(ABSTAINS), "status"] == "abstain"
+    assert math.isnan(float(scores[str(ABSTAINS)]["value"])) and scores[str(ABSTAINS)]["reason"] == "abstain"
+    shares = {m["name"]: m["value"] for m in log["results"]["scores"][0]["metrics"].values()}
+    assert shares == pytest.approx({lab: sum(v == lab for v in labels.values()) / len(labels) for lab in LABELS})
 
-    # a second eval pays nothing
+    # a second eval pays nothing, nor does re-scoring the log with `inspect score`
     again = _inspect_eval(study, server)
     assert again.returncode == 0, again.stdout + again.stderr
-    assert _judge_calls(server) - before == N_NEW
+    rescored = subprocess.run(
+        [str(BIN / "inspect"), "score", str(logfile), "--scorer", "judgekit/judge", "-S", "judge=fj",
+         "-S", "panel=panel.yaml", "-S", "verdict=verdict.json", "-S", "store=study.db",
+         "--action", "overwrite", "--output-file", str(study / "rescored.json"), "--display", "plain"],
+        cwd=study, env=_env(study, server), capture_output=True, text=True, timeout=240)
+    assert rescored.returncode == 0, rescored.stdout + rescored.stderr
+    assert _judge_calls(server) - before == N_NEW + 1
 
     # the log re-imports into a store with the same ratings
-    logfile = next((study / "logs").glob("*.json"))
     r = CliRunner().invoke(main, ["import", str(logfile), "--rubric", "refusal", "--store", str(study / "back.db")])
     assert r.exit_code == 0, r.output
     with Store(str(study / "back.db")) as back:
         got = back.ratings(rubric="refusal", rater_kind="judge")
-    assert dict(zip(got["item_id"].astype(str), got["label"], strict=True)) == own
+    assert {i: lab for i, lab, st in zip(got["item_id"].astype(str), got["label"], got["status"], strict=True)
+            if st == "ok"} == own
+    assert got.set_index("item_id").loc[str(ABSTAINS), "status"] == "abstain"
 
 
 @pytest.mark.parametrize(("args", "said"), [
