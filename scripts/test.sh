@@ -11,5 +11,5 @@ if .venv/bin/python -m pip show -q judgekit >/dev/null 2>&1; then
   echo "removing the 'judgekit' distribution from .venv (judgekit-trust replaces it)" >&2
   .venv/bin/python -m pip uninstall -y -q judgekit
 fi
-.venv/bin/pip install -q --disable-pip-version-check -e '.[test,labelstudio,inspect,hf]'
+.venv/bin/pip install -q --disable-pip-version-check -e '.[test,labelstudio,inspect,hf,mlflow]'
 exec .venv/bin/python -m pytest "$@"

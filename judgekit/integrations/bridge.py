@@ -184,3 +184,14 @@ def judge_items(gj: GatedJudge, items: Sequence[Mapping[str, Any]], *, source: s
         out.append(ItemRating(iid, str(r["label"]) if ok else None, None if value is None else float(value),
                               str(r["status"]), None if r["rationale"] is None else str(r["rationale"])))
     return out
+
+
+def import_file(store: str | Path, path: str | Path, rubric: str | Path) -> Any:
+    """``judgekit import PATH --rubric RUBRIC --store STORE`` (a long table: one rating a row),
+    returning its :class:`judgekit.io.ratings.ImportSummary`: every rule of the import applies
+    (labels through the rubric's aliases, one transaction, a re-import a no-op)."""
+    from judgekit.io.ratings import import_ratings
+    from judgekit.store.deferred import DeferredStore
+
+    with DeferredStore(str(store)) as db:
+        return import_ratings(db, path, load_rubric(rubric))
