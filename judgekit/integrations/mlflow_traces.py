@@ -111,6 +111,7 @@ def import_traces(
         raise JudgekitError(f"No trace of MLflow experiment(s) {', '.join(experiment_ids or ['(current)'])} "
                             f"has feedback named {assessment!r}; check the assessment's name.")
     with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / f"mlflow-{assessment}.jsonl"
+        exps = "+".join(experiment_ids) if experiment_ids else "current"
+        path = Path(tmp) / f"mlflow-experiment-{exps}-{assessment}.jsonl"  # the ratings' source
         path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
         return import_file(store, path, rubric)
