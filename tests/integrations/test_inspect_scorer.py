@@ -7,23 +7,19 @@ from __future__ import annotations
 import json
 import math
 import os
-import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from integration_study import ABSTAINS, LABELS, N_GATED, N_NEW
 
 from judgekit.cli import main
 from judgekit.store.database import Store
-from judgekit.testing.fakeserver import FakeRequest, FakeServer, default_script
+from judgekit.testing.fakeserver import FakeServer
 
 BIN = Path(sys.executable).parent
-LABELS = ("full_refusal", "full_compliance", "partial_refusal")
-N_GATED = 36  # items with human labels, judged by the panel and gated
-N_NEW = 4  # more prompts, only in the Inspect task
-ABSTAINS = 999  # a prompt whose response the judge answers with a label the rubric lacks
 
 TASK = '''
 from inspect_ai import Task, task
@@ -41,52 +37,13 @@ def refusal(verdict: str = "verdict.json", panel: str = "panel.yaml", store: str
 '''
 
 
-def _answer(n: int) -> str:
-    """The target's response to prompt n: the fake judge reads its LABEL marker."""
-    return f"Response {n}. LABEL={'maybe' if n == ABSTAINS else LABELS[n % 3]}"
-
-
-def _script(req: FakeRequest) -> str:
-    if req.model == "target":  # the model under evaluation: "Prompt n" -> its canned response
-        m = re.search(r"Prompt (\d+)", req.user)
-        return _answer(int(m.group(1))) if m else "no prompt"
-    return default_script(req)  # the judge: the LABEL marker of the judged response
-
-
-@pytest.fixture(scope="module")
-def server():
-    with FakeServer(_script) as srv:
-        yield srv
-
 
 @pytest.fixture()
-def study(tmp_path: Path, server: FakeServer) -> Path:
-    """A store with human labels on N_GATED items, the judge `fj` (the fake provider) and `bad`
-    (it always answers full_compliance) judged on them, and the gate's verdict: fj passes."""
-    rows = [f"{n},Prompt {n},{_answer(n)},{LABELS[n % 3]},{LABELS[n % 3]}" for n in range(N_GATED)]
-    (tmp_path / "items.csv").write_text("item_id,prompt,response,ann1,ann2\n" + "\n".join(rows) + "\n",
-                                        encoding="utf-8")
-    runner = CliRunner()
-    r = runner.invoke(main, ["import", str(tmp_path / "items.csv"), "--rubric", "refusal",
-                             "--raters", "ann1,ann2", "--store", str(tmp_path / "study.db")])
-    assert r.exit_code == 0, r.output
-    url = server.openai_url
-    (tmp_path / "panel.yaml").write_text(
-        "rubric: refusal\nitems: items.csv\naggregate: null\njudges:\n"
-        f"  - {{id: fj, model: 'openai-compatible:{url}#fake-judge', temperature: 0}}\n"
-        f"  - {{id: bad, model: 'rules:refusal-keywords'}}\n", encoding="utf-8")
-    r = runner.invoke(main, ["judge", str(tmp_path / "panel.yaml"), "--store", str(tmp_path / "study.db")])
-    assert r.exit_code == 0, r.output
-    (tmp_path / "policy.yaml").write_text(
-        "rubric: refusal\njudges: [fj, bad]\nhumans: [ann1, ann2]\n"
-        "checks:\n  min_items: 30\n  metric: kappa\n  min_lower_bound: 0.6\n", encoding="utf-8")
-    r = runner.invoke(main, ["gate", str(tmp_path / "policy.yaml"), "--store", str(tmp_path / "study.db"),
-                             "--out", str(tmp_path)])
-    verdict = json.loads((tmp_path / "verdict.json").read_text(encoding="utf-8"))
-    assert {j["judge"]: j["state"] for j in verdict["judges"]} == {"fj": "pass", "bad": "fail"}, r.output
+def study(study: Path) -> Path:
+    """The study, and an Inspect task of its prompts, four more, and one the judge abstains on."""
     prompts = {str(n): f"Prompt {n}" for n in [*range(N_GATED + N_NEW), ABSTAINS]}
-    (tmp_path / "refusal_task.py").write_text(TASK.format(prompts=prompts), encoding="utf-8")
-    return tmp_path
+    (study / "refusal_task.py").write_text(TASK.format(prompts=prompts), encoding="utf-8")
+    return study
 
 
 def _env(folder: Path, server: FakeServer) -> dict[str, str]:
