@@ -26,7 +26,8 @@ from judgekit.judges.base import JudgeContext, JudgeEntry, build_judge, spec_par
 from judgekit.rubric.model import Rubric, load_rubric
 from judgekit.rubric.prompt import answer_schema, system_prompt
 
-__all__ = ["GatedJudge", "ItemRating", "JudgekitError", "UntrustedJudgeError", "gated_judge", "judge_items"]
+__all__ = ["GatedJudge", "ItemRating", "JudgekitError", "UntrustedJudgeError", "gated_judge", "import_file",
+           "judge_items", "output_item_id"]
 
 #: one panel run at a time per process: the store is one SQLite file, and a scorer runs its
 #: samples concurrently (each run is short: one item, or a cached answer)
@@ -54,6 +55,15 @@ class ItemRating:
     value: float | None
     status: str
     rationale: str | None
+
+
+def output_item_id(tool: str, prompt: Any, output: Any) -> str:
+    """The item id of an output a tool gives without one: ``<tool>:`` + a digest of the prompt
+    and the output (the same for the grader and the importer of that tool)."""
+    import hashlib
+
+    blob = json.dumps([prompt, output], ensure_ascii=False, sort_keys=True, default=str)
+    return f"{tool}:" + hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
 def _entry_and_rubric(

@@ -19,18 +19,24 @@ from __future__ import annotations
 
 import json
 import tempfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from judgekit.integrations.bridge import JudgekitError, import_file
+from judgekit.integrations.bridge import (
+    JudgekitError,
+    gated_judge,
+    import_file,
+    judge_items,
+    output_item_id,
+)
 
-__all__ = ["import_traces", "trace_rows"]
+__all__ = ["gated_scorer", "import_traces", "trace_rows", "trace_text"]
 
 _KIND = {"HUMAN": "human", "LLM_JUDGE": "judge", "CODE": "judge"}
 
 
-def _text(raw: Any) -> Any:
+def trace_text(raw: Any) -> Any:
     """A trace's request or response as text (or chat messages)."""
     value = raw
     if isinstance(raw, str):
@@ -65,8 +71,8 @@ def trace_rows(traces: Iterable[Any], *, assessment: str) -> list[dict[str, Any]
                 latest[key] = (stamp, a)
         if not latest:
             continue
-        prompt = _text(trace.data.request if trace.data.request is not None else info.request_preview)
-        item: dict[str, Any] = {"item_id": info.trace_id, "response": _text(
+        prompt = trace_text(trace.data.request if trace.data.request is not None else info.request_preview)
+        item: dict[str, Any] = {"item_id": info.trace_id, "response": trace_text(
             trace.data.response if trace.data.response is not None else info.response_preview)}
         if isinstance(prompt, dict):
             item["messages"] = json.dumps(prompt["messages"], ensure_ascii=False)
@@ -115,3 +121,48 @@ def import_traces(
         path = Path(tmp) / f"mlflow-experiment-{exps}-{assessment}.jsonl"  # the ratings' source
         path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
         return import_file(store, path, rubric)
+
+
+def gated_scorer(
+    *,
+    judge: str | Mapping[str, Any],
+    verdict: str | Path | None,
+    store: str | Path = "judgekit.db",
+    panel: str | Path | None = None,
+    rubric: str | Path | None = None,
+    figure: str | None = None,
+    name: str = "judgekit",
+) -> Any:
+    """A scorer for ``mlflow.genai.evaluate`` that grades with a judgekit judge under its verdict.
+
+    The verdict is checked here, before any call (:func:`judgekit.require_trusted`; one sentence
+    naming it and what to run, as :class:`judgekit.UntrustedJudgeError`). Each row's ``inputs``
+    and ``outputs`` are read as the importer reads a trace's request and response, rated as a
+    panel rates an item (same prompt, same call cache, the rating in the store under the trace id
+    when there is one), and returned as an MLflow ``Feedback``: the label as its value, the
+    rationale, the judge as an ``LLM_JUDGE`` source; an abstention or a failed call is a feedback
+    with an error, never a silent label."""
+    from mlflow.entities import AssessmentError, AssessmentSource, Feedback
+    from mlflow.genai.scorers import scorer
+
+    gj = gated_judge(judge=judge, verdict=verdict, store=store, rubric=rubric, panel=panel, figure=figure)
+    source = AssessmentSource(source_type="LLM_JUDGE", source_id=gj.entry.id)
+
+    def grade(inputs: Any, outputs: Any, trace: Any = None) -> Feedback:
+        prompt, response = trace_text(inputs), trace_text(outputs)
+        trace_id = getattr(getattr(trace, "info", None), "trace_id", None)
+        item: dict[str, Any] = {"item_id": trace_id or output_item_id("mlflow", prompt, response),
+                                "response": response if isinstance(response, str) else json.dumps(response)}
+        if isinstance(prompt, dict):
+            item["messages"] = json.dumps(prompt["messages"], ensure_ascii=False)
+        else:
+            item["prompt"] = prompt
+        rating = judge_items(gj, [item], source="mlflow")[0]
+        if rating.status != "ok" or rating.label is None:
+            return Feedback(name=name, source=source, rationale=rating.rationale,
+                            error=AssessmentError(error_code=f"JUDGEKIT_{rating.status.upper()}",
+                                                  error_message=rating.rationale or rating.status))
+        return Feedback(name=name, value=rating.label, rationale=rating.rationale, source=source,
+                        metadata={"verdict": gj.verdict, "rubric": gj.rubric.ref, "item_id": rating.item_id})
+
+    return scorer(grade, name=name)

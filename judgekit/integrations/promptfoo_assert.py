@@ -24,21 +24,19 @@ reason "abstained", never a silent pass.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from functools import lru_cache
 from typing import Any
 
-from judgekit.integrations.bridge import GatedJudge, gated_judge, judge_items
+from judgekit.integrations.bridge import GatedJudge, gated_judge, judge_items, output_item_id
 
 __all__ = ["get_assert", "output_id"]
 
 
 def output_id(prompt: str, output: str) -> str:
-    """The item id of a promptfoo output whose test gives no ``item_id`` var:
-    ``promptfoo:`` + a digest of the prompt and the output (the same in the assertion and the
-    importer)."""
-    return "promptfoo:" + hashlib.sha256(json.dumps([prompt, output], ensure_ascii=False).encode()).hexdigest()[:16]
+    """The item id of a promptfoo output whose test gives no ``item_id`` var (the assertion's and
+    the importer's): ``promptfoo:`` + a digest of the prompt and the output."""
+    return output_item_id("promptfoo", prompt, output)
 
 
 @lru_cache(maxsize=16)

@@ -7,11 +7,12 @@ from pathlib import Path
 
 import mlflow
 import pytest
+from integration_study import ABSTAINS, answer
 from mlflow.entities import AssessmentSource
 from sklearn.metrics import cohen_kappa_score
 
 import judgekit
-from judgekit.integrations.mlflow_traces import import_traces
+from judgekit.integrations.mlflow_traces import gated_scorer, import_traces, trace_text
 from judgekit.store.database import Store
 
 LABELS = ("full_refusal", "full_compliance", "partial_refusal")
@@ -72,3 +73,27 @@ def test_no_feedback_of_that_name_is_one_sentence(tracked: tuple[str, str], tmp_
     with pytest.raises(judgekit.JudgekitError, match="has feedback named 'harm'"):
         import_traces(tmp_path / "s.db", "refusal", assessment="harm", experiment_ids=[exp], tracking_uri=uri)
     assert not (tmp_path / "s.db").exists()
+
+
+def test_a_gated_scorer_grades_in_mlflow_genai_evaluate_as_the_panel(
+        study: Path, server, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MLFLOW_ENABLE_ASYNC_TRACE_LOGGING", "false")
+    mlflow.set_tracking_uri(f"sqlite:///{study / 'mlflow.db'}")
+    mlflow.set_experiment("graded")
+    with pytest.raises(judgekit.UntrustedJudgeError, match="did not pass the gate"):
+        gated_scorer(judge="bad", panel=study / "panel.yaml", verdict=study / "verdict.json", store=study / "study.db")
+    sc = gated_scorer(judge="fj", panel=study / "panel.yaml", verdict=study / "verdict.json", store=study / "study.db")
+    calls = server.stats.by_model["fake-judge"]
+    data = [{"inputs": {"prompt": f"Prompt {n}"}, "outputs": {"response": answer(n)}} for n in (0, 1, 2, ABSTAINS)]
+    result = mlflow.genai.evaluate(data=data, scorers=[sc])
+    got = {}
+    for t in mlflow.search_traces(locations=[result.experiment_id] if hasattr(result, "experiment_id") else None,
+                                  run_id=result.run_id, return_type="list"):
+        for a in t.info.assessments:
+            if a.name == "judgekit":
+                got[trace_text(t.data.request)] = (a.value, a.error is not None)
+    assert got == {"Prompt 0": (LABELS[0], False), "Prompt 1": (LABELS[1], False), "Prompt 2": (LABELS[2], False),
+                   f"Prompt {ABSTAINS}": (None, True)}
+    # prompts 0-2 with these responses are the study's items, judged by the panel already: from the cache
+    assert server.stats.by_model["fake-judge"] - calls == 1
+    mlflow.set_tracking_uri(None)
