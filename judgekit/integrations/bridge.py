@@ -205,3 +205,20 @@ def import_file(store: str | Path, path: str | Path, rubric: str | Path) -> Any:
 
     with DeferredStore(str(store)) as db:
         return import_ratings(db, path, load_rubric(rubric))
+
+
+def corrected_share(judged: Mapping[str, bool], human: Mapping[str, bool]) -> float:
+    """The share of units with a property (a label among some), the judge's share corrected for
+    its error by the units people labelled too: PPI++ (:func:`judgekit.stats.ppi.ppi_mean`,
+    each unit its own cluster). ``judged``: unit → whether the judge's label has it; ``human``:
+    unit → whether the people's label has it, for the labelled units (those the judge did not
+    rate are left out). NaN when not estimable (fewer than 2 labelled units)."""
+    from judgekit.stats.ppi import ppi_mean
+
+    ids = list(judged)
+    lab = [i for i in human if i in judged]
+    if len(lab) < 2:
+        return float("nan")
+    est = ppi_mean([float(judged[i]) for i in ids], ids, [float(judged[i]) for i in lab],
+                   [float(human[i]) for i in lab], lab)
+    return float(est.estimate)

@@ -32,7 +32,7 @@ import anyio
 
 # what Inspect's command line prints without a traceback (no public name for it)
 from inspect_ai._util.error import PrerequisiteError
-from inspect_ai.scorer import Score, Scorer, Target, frequency, scorer
+from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, frequency, metric, scorer
 from inspect_ai.solver import TaskState
 
 from judgekit.integrations.bridge import (
@@ -40,11 +40,12 @@ from judgekit.integrations.bridge import (
     ItemRating,
     JudgekitError,
     UntrustedJudgeError,
+    corrected_share,
     gated_judge,
     judge_items,
 )
 
-__all__ = ["JudgeNotTrusted", "ScorerSetupError", "judge", "sample_item"]
+__all__ = ["JudgeNotTrusted", "ScorerSetupError", "corrected_rate", "judge", "sample_item"]
 
 
 class JudgeNotTrusted(UntrustedJudgeError, PrerequisiteError):
@@ -84,6 +85,32 @@ def sample_item(state: TaskState) -> dict[str, Any]:
         if key not in _CORE and key not in item and (value is None or isinstance(value, str | int | float | bool)):
             item[key] = value
     return item
+
+
+@metric(scores="unreduced")  # the labels themselves (a reducer would average them away)
+def corrected_rate(labels: list[str], human: str = "human_label") -> Metric:
+    """The share of scored samples whose label is one of ``labels`` (a refusal rate:
+    ``["full_refusal", "partial_refusal"]``), corrected for the judge's error by the samples whose
+    metadata carries a human label under the key ``human`` (PPI++, judgekit's estimator; each
+    sample its own unit). NaN with fewer than two such samples. Add it to a task beside the
+    scorer's own: ``Task(..., scorer=judge(...), metrics=[frequency(), corrected_rate([...])])``.
+    """
+    wanted = set(labels)
+
+    def compute(scores: list[SampleScore]) -> float:
+        judged: dict[str, bool] = {}
+        people: dict[str, bool] = {}
+        for k, s in enumerate(scores):
+            if not isinstance(s.score.value, str):
+                continue  # unscored (an abstention): not a unit of the rate
+            key = f"{s.sample_id}#{k}"
+            judged[key] = s.score.value in wanted
+            h = (s.sample_metadata or {}).get(human)
+            if isinstance(h, str) and h:
+                people[key] = h in wanted
+        return corrected_share(judged, people)
+
+    return compute
 
 
 def _score(rating: ItemRating, gj: GatedJudge) -> Score:

@@ -24,16 +24,20 @@ BIN = Path(sys.executable).parent
 TASK = '''
 from inspect_ai import Task, task
 from inspect_ai.dataset import Sample
-from judgekit.integrations.inspect_scorer import judge
+from inspect_ai.scorer import frequency
+from judgekit.integrations.inspect_scorer import corrected_rate, judge
 
 PROMPTS = {prompts!r}
+HUMAN = {human!r}
 
 
 @task
 def refusal(verdict: str = "verdict.json", panel: str = "panel.yaml", store: str = "study.db",
             judge_id: str = "fj", rubric: str | None = None):
-    return Task(dataset=[Sample(id=i, input=p) for i, p in PROMPTS.items()],
-                scorer=judge(judge=judge_id, panel=panel, verdict=verdict, store=store, rubric=rubric))
+    return Task(dataset=[Sample(id=i, input=p, metadata={{"human_label": HUMAN[i]}} if i in HUMAN else {{}})
+                         for i, p in PROMPTS.items()],
+                scorer=judge(judge=judge_id, panel=panel, verdict=verdict, store=store, rubric=rubric),
+                metrics=[frequency(), corrected_rate(["full_refusal", "partial_refusal"])])
 '''
 
 
@@ -42,7 +46,8 @@ def refusal(verdict: str = "verdict.json", panel: str = "panel.yaml", store: str
 def study(study: Path) -> Path:
     """The study, and an Inspect task of its prompts, four more, and one the judge abstains on."""
     prompts = {str(n): f"Prompt {n}" for n in [*range(N_GATED + N_NEW), ABSTAINS]}
-    (study / "refusal_task.py").write_text(TASK.format(prompts=prompts), encoding="utf-8")
+    human = {str(n): LABELS[n % 3] for n in range(N_GATED)}  # the people's labels, as sample metadata
+    (study / "refusal_task.py").write_text(TASK.format(prompts=prompts, human=human), encoding="utf-8")
     return study
 
 
@@ -82,8 +87,12 @@ def test_a_trusted_judge_scores_as_the_panel_without_calling_twice(study: Path, 
     # the abstention is unscored, with its reason, and left out of the label shares
     assert stored.set_index("item_id").loc[str(ABSTAINS), "status"] == "abstain"
     assert math.isnan(float(scores[str(ABSTAINS)]["value"])) and scores[str(ABSTAINS)]["reason"] == "abstain"
-    shares = {m["name"]: m["value"] for m in log["results"]["scores"][0]["metrics"].values()}
-    assert shares == pytest.approx({lab: sum(v == lab for v in labels.values()) / len(labels) for lab in LABELS})
+    metrics = {m["name"]: m["value"] for m in log["results"]["scores"][0]["metrics"].values()}
+    rate = metrics.pop("corrected_rate")
+    assert metrics == pytest.approx({lab: sum(v == lab for v in labels.values()) / len(labels) for lab in LABELS})
+    # the judge agrees with the people on every labelled sample, so PPI gives the labelled share
+    # (24 of 36) plus lambda x (the unlabelled share, 3 of 4, minus 24 of 36), lambda in [0, 1]
+    assert 24 / 36 - 1e-9 <= rate <= 3 / 4 + 1e-9
 
     # a second eval pays nothing, nor does re-scoring the log with `inspect score`
     again = _inspect_eval(study, server)
