@@ -222,3 +222,16 @@ def corrected_share(judged: Mapping[str, bool], human: Mapping[str, bool]) -> fl
     est = ppi_mean([float(judged[i]) for i in ids], ids, [float(judged[i]) for i in lab],
                    [float(human[i]) for i in lab], lab)
     return float(est.estimate)
+
+
+def human_labels(store: str | Path, rubric: str | Path, rater: str) -> dict[str, str]:
+    """item id → the label ``rater`` gave under ``rubric`` (its ``ok`` ratings of trial 0)."""
+    from judgekit.store.database import Store
+
+    db = Store.open_existing(store)
+    try:
+        got = db.ratings(rubric=load_rubric(rubric), rater_ids=[rater], columns=["item_id", "label", "trial", "status"])
+    finally:
+        db.close()
+    return {str(r["item_id"]): str(r["label"]) for r in got.to_dict("records")
+            if r["status"] == "ok" and int(r["trial"]) == 0}

@@ -87,7 +87,14 @@ def sample_item(state: TaskState) -> dict[str, Any]:
     return item
 
 
-@metric(scores="unreduced")  # the labels themselves (a reducer would average them away)
+#: Inspect prefixes a name with the package's for a module installed in site-packages, or installed
+#: editable under the package's own name; judgekit's distribution is judgekit-trust, so an editable
+#: install prefixes it here (``judgekit/judge``, ``judgekit/corrected_rate`` either way: a log names
+#: them so, and Inspect finds them again through the entry point)
+_PREFIX = "" if "site-packages" in Path(__file__).resolve().as_posix() else "judgekit/"
+
+
+@metric(f"{_PREFIX}corrected_rate", scores="unreduced")  # the labels themselves (a reducer would average them away)
 def corrected_rate(labels: list[str], human: str = "human_label") -> Metric:
     """The share of scored samples whose label is one of ``labels`` (a refusal rate:
     ``["full_refusal", "partial_refusal"]``), corrected for the judge's error by the samples whose
@@ -123,13 +130,9 @@ def _score(rating: ItemRating, gj: GatedJudge) -> Score:
     return Score(value=rating.label, explanation=rating.rationale, metadata=meta)
 
 
-#: Inspect prefixes the name with the package's for a module installed in site-packages, or
-#: installed editable under the package's own name; judgekit's distribution is judgekit-trust, so
-#: an editable install names it here (``judgekit/judge`` either way)
-_NAME = "judge" if "site-packages" in Path(__file__).resolve().as_posix() else "judgekit/judge"
 
 
-@scorer(metrics=[frequency()], name=_NAME)
+@scorer(metrics=[frequency()], name=f"{_PREFIX}judge")
 def judge(
     judge: str | Mapping[str, Any],
     verdict: str | Path | None,

@@ -13,9 +13,11 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from inspect_ai.log import read_eval_log
 from integration_study import ABSTAINS, LABELS, N_GATED, N_NEW
 
 from judgekit.cli import main
+from judgekit.integrations.inspect_labels import write_human_labels
 from judgekit.store.database import Store
 from judgekit.testing.fakeserver import FakeServer
 
@@ -88,7 +90,7 @@ def test_a_trusted_judge_scores_as_the_panel_without_calling_twice(study: Path, 
     assert stored.set_index("item_id").loc[str(ABSTAINS), "status"] == "abstain"
     assert math.isnan(float(scores[str(ABSTAINS)]["value"])) and scores[str(ABSTAINS)]["reason"] == "abstain"
     metrics = {m["name"]: m["value"] for m in log["results"]["scores"][0]["metrics"].values()}
-    rate = metrics.pop("corrected_rate")
+    rate = metrics.pop("judgekit/corrected_rate")  # found again through judgekit's entry point
     assert metrics == pytest.approx({lab: sum(v == lab for v in labels.values()) / len(labels) for lab in LABELS})
     # the judge agrees with the people on every labelled sample, so PPI gives the labelled share
     # (24 of 36) plus lambda x (the unlabelled share, 3 of 4, minus 24 of 36), lambda in [0, 1]
@@ -113,6 +115,14 @@ def test_a_trusted_judge_scores_as_the_panel_without_calling_twice(study: Path, 
     assert {i: lab for i, lab, st in zip(got["item_id"].astype(str), got["label"], got["status"], strict=True)
             if st == "ok"} == own
     assert got.set_index("item_id").loc[str(ABSTAINS), "status"] == "abstain"
+
+    # the people's labels written back into the log with Inspect's score editing, history kept
+    edited = write_human_labels(logfile, store=study / "study.db", rubric="refusal", rater="ann1",
+                                out=study / "labelled.json")
+    assert edited == N_GATED
+    labelled = {str(s.id): s.scores["judge"] for s in read_eval_log(str(study / "labelled.json")).samples}
+    assert labelled["0"].value == LABELS[0] and labelled["0"].history[-1].provenance.author == "ann1"
+    assert labelled[str(N_GATED)].history == [] and labelled[str(N_GATED)].value == LABELS[N_GATED % 3]
 
 
 @pytest.mark.parametrize(("args", "said"), [
