@@ -1,5 +1,8 @@
 """The study the integration tests grade with: a store with human labels, two judges (one served
-by the project's fake provider, one rules judge), and the gate's verdict (the first passes)."""
+by the project's fake provider, one rules judge), and the gate's verdict (the first passes).
+
+This folder is a package (``__init__.py``) so that this conftest is ``integrations.conftest``,
+never the ``conftest`` that tests/ modules import from."""
 
 from __future__ import annotations
 
@@ -8,10 +11,11 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from integration_study import LABELS, N_GATED, answer, script
 
 from judgekit.cli import main
 from judgekit.testing.fakeserver import FakeServer
+
+from .integration_study import LABELS, N_GATED, answer, script
 
 
 @pytest.fixture(scope="module")

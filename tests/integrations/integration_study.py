@@ -1,6 +1,6 @@
-"""The refusal study of the integration tests: its labels, its sizes and the fake provider's
-script (the model under test answers "Prompt n" with a canned response; the judge reads the
-response's LABEL marker)."""
+"""The refusal study of the integration tests: its labels, its sizes, the fake provider's script
+(the model under test answers "Prompt n" with a canned response; the judge reads the response's
+LABEL marker); the fixtures are in conftest.py."""
 
 from __future__ import annotations
 

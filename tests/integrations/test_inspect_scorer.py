@@ -14,12 +14,13 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from inspect_ai.log import read_eval_log
-from integration_study import ABSTAINS, LABELS, N_GATED, N_NEW
 
 from judgekit.cli import main
 from judgekit.integrations.inspect_labels import write_human_labels
 from judgekit.store.database import Store
 from judgekit.testing.fakeserver import FakeServer
+
+from .integration_study import ABSTAINS, LABELS, N_GATED, N_NEW
 
 BIN = Path(sys.executable).parent
 

@@ -7,13 +7,14 @@ from pathlib import Path
 
 import mlflow
 import pytest
-from integration_study import ABSTAINS, answer
 from mlflow.entities import AssessmentSource
 from sklearn.metrics import cohen_kappa_score
 
 import judgekit
 from judgekit.integrations.mlflow_traces import gated_scorer, import_traces, trace_text
 from judgekit.store.database import Store
+
+from .integration_study import ABSTAINS, answer
 
 LABELS = ("full_refusal", "full_compliance", "partial_refusal")
 

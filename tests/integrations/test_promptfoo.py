@@ -12,12 +12,13 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from integration_study import LABELS
 
 from judgekit.cli import main
 from judgekit.integrations.promptfoo_results import import_promptfoo
 from judgekit.store.database import Store
 from judgekit.testing.fakeserver import FakeServer
+
+from .integration_study import LABELS
 
 ROOT = Path(__file__).resolve().parents[2]
 #: where scripts/test.sh installs promptfoo when it is missing (`npm install promptfoo`)
