@@ -26,7 +26,7 @@ from judgekit.judges.base import JudgeContext, JudgeEntry, build_judge, spec_par
 from judgekit.rubric.model import Rubric, load_rubric
 from judgekit.rubric.prompt import answer_schema, system_prompt
 
-__all__ = ["GatedJudge", "ItemRating", "JudgekitError", "UntrustedJudgeError", "gated_judge", "import_file",
+__all__ = ["GatedJudge", "ItemRating", "JudgekitError", "UntrustedJudgeError", "gated_judge", "import_rows",
            "judge_items", "output_item_id"]
 
 #: one panel run at a time per process: the store is one SQLite file, and a scorer runs its
@@ -196,15 +196,22 @@ def judge_items(gj: GatedJudge, items: Sequence[Mapping[str, Any]], *, source: s
     return out
 
 
-def import_file(store: str | Path, path: str | Path, rubric: str | Path) -> Any:
-    """``judgekit import PATH --rubric RUBRIC --store STORE`` (a long table: one rating a row),
-    returning its :class:`judgekit.io.ratings.ImportSummary`: every rule of the import applies
-    (labels through the rubric's aliases, one transaction, a re-import a no-op)."""
+def import_rows(store: str | Path, rows: Sequence[Mapping[str, Any]], rubric: str | Path, *, source: str) -> Any:
+    """``judgekit import`` of long rating rows (``item_id``, item columns, ``rater_id``,
+    ``rater_kind``, ``label``, ``status``, ``rationale``) written as ``<source>.jsonl``, returning
+    its :class:`judgekit.io.ratings.ImportSummary`: every rule of the import applies (labels
+    through the rubric's aliases, one transaction, the rating history kept)."""
+    import tempfile
+
     from judgekit.io.ratings import import_ratings
     from judgekit.store.deferred import DeferredStore
 
-    with DeferredStore(str(store)) as db:
-        return import_ratings(db, path, load_rubric(rubric))
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / f"{source}.jsonl"
+        path.write_text("".join(json.dumps(dict(r), ensure_ascii=False, default=str) + "\n" for r in rows),
+                        encoding="utf-8")
+        with DeferredStore(str(store)) as db:
+            return import_ratings(db, path, load_rubric(rubric))
 
 
 def corrected_share(judged: Mapping[str, bool], human: Mapping[str, bool]) -> float:

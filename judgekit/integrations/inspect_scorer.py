@@ -130,8 +130,6 @@ def _score(rating: ItemRating, gj: GatedJudge) -> Score:
     return Score(value=rating.label, explanation=rating.rationale, metadata=meta)
 
 
-
-
 @scorer(metrics=[frequency()], name=f"{_PREFIX}judge")
 def judge(
     judge: str | Mapping[str, Any],

@@ -18,7 +18,6 @@ rationale. A feedback that carries an error is an ``error`` rating; an overridde
 from __future__ import annotations
 
 import json
-import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -26,7 +25,7 @@ from typing import Any
 from judgekit.integrations.bridge import (
     JudgekitError,
     gated_judge,
-    import_file,
+    import_rows,
     judge_items,
     output_item_id,
 )
@@ -116,11 +115,8 @@ def import_traces(
     if not rows:
         raise JudgekitError(f"No trace of MLflow experiment(s) {', '.join(experiment_ids or ['(current)'])} "
                             f"has feedback named {assessment!r}; check the assessment's name.")
-    with tempfile.TemporaryDirectory() as tmp:
-        exps = "+".join(experiment_ids) if experiment_ids else "current"
-        path = Path(tmp) / f"mlflow-experiment-{exps}-{assessment}.jsonl"  # the ratings' source
-        path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
-        return import_file(store, path, rubric)
+    exps = "+".join(experiment_ids) if experiment_ids else "current"
+    return import_rows(store, rows, rubric, source=f"mlflow-experiment-{exps}-{assessment}")
 
 
 def gated_scorer(

@@ -18,12 +18,11 @@ id the judgekit assertion gives it (:func:`judgekit.integrations.promptfoo_asser
 from __future__ import annotations
 
 import json
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from judgekit.integrations.bridge import JudgekitError, import_file
+from judgekit.integrations.bridge import JudgekitError, import_rows
 from judgekit.integrations.promptfoo_assert import output_id
 
 __all__ = ["import_promptfoo", "result_rows"]
@@ -90,7 +89,4 @@ def import_promptfoo(store: str | Path, results: str | Path, rubric: str | Path,
     if not rows:
         raise JudgekitError(f"{p} holds no judgekit grading and no grader results to import; pass labels= "
                             "to read other graders' pass/fail as rubric labels.")
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / f"promptfoo-{p.stem}.jsonl"
-        path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
-        return import_file(store, path, rubric)
+    return import_rows(store, rows, rubric, source=f"promptfoo-{p.stem}")
