@@ -171,6 +171,10 @@ def import_cmd(
     from judgekit.store.rating_input import parse_rater_map
 
     rubric = _with_view(load_rubric(rubric_name), view)
+    if str(file).startswith("hf:/"):  # a Hugging Face dataset file (docs/integrations/hf.md)
+        from judgekit.integrations.hf import local_copy
+
+        file = local_copy(file)
     if not file.exists():  # before the store is opened: a typo must not leave an empty store behind
         raise JudgekitError(f"{file}: no such file; check the path.")
     set_columns = parse_set_options(set_values)

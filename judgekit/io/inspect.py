@@ -205,6 +205,10 @@ def _zip_json(zf: zipfile.ZipFile, name: str, p: Path, budget: list[int]) -> Any
         raise JudgekitError(
             f"{p}: entry {name} is corrupt ({_short(exc)}); copy the log again."
         ) from None
+    except Exception as exc:  # zstd patched into zipfile by inspect_ai once imported: read it as without
+        if info.compress_type != _ZIP_ZSTANDARD or type(exc).__module__.partition(".")[0] != "zstandard":
+            raise
+        raw = _read_zstd_entry(p, info, info.file_size)
     if len(raw) > limit:
         raise JudgekitError(_too_big(p, name, limit))
     budget[0] -= len(raw)
