@@ -161,7 +161,7 @@ def judge_items(gj: GatedJudge, items: Sequence[Mapping[str, Any]], *, source: s
     from judgekit.judges.panel import run_panel
     from judgekit.judges.panelfile import Panel, PanelFile
     from judgekit.store.database import Store
-    from judgekit.store.same_text import content_id_twins
+    from judgekit.store.items_table import content_id_twins
 
     frame = pd.DataFrame([dict(i) for i in items])
     frame["item_id"] = frame["item_id"].astype(str)
