@@ -74,7 +74,6 @@ from judgekit.stats.ppi_core import (
     as_float,
     lam_from,
     norm_zero,
-    not_estimable,
     t_interval,
 )
 
