@@ -124,8 +124,9 @@ def inclusion_probabilities(predicted_error: ArrayLike, budget: float, *, rule: 
 class ActiveDesign:
     """A labelling design of ``R`` rounds over ``N`` clusters: ``probs[r, i]`` the probability
     cluster ``i`` had in round ``r`` (1 once it was labelled in an earlier round),
-    ``round_of[i]`` the round that labelled it (−1: never), ``weights[r]`` the round's weight
-    ω_r (default: the rounds' expected labels over the total)."""
+    ``round_of[i]`` the round that labelled it (−1: never), ``weights[r]`` the round's budget
+    (its expected labels; ω_r is its share of the total; default: ``Σ_i π^r_i`` over the clusters
+    not labelled before round r)."""
 
     probs: FloatArray
     round_of: np.ndarray
@@ -152,7 +153,7 @@ class ActiveDesign:
 class ActiveMean(IntervalResult):
     """An active-design PPI++ estimate: ``estimate``, ``low``, ``high``, ``se`` (NaN and
     ``reason`` when not estimable); ``lam``; ``n_clusters`` labelled of ``big_n_clusters``;
-    ``n_units`` labelled units; ``expected_labels`` Σπ over the rounds (the budget);
+    ``n_units`` labelled units; ``expected_labels`` the design's budget (Σπ over the rounds);
     ``effective_clusters``: how many uniformly drawn labelled clusters the human-only estimate
     would need for this precision (its estimated ``s²(z) / (Var θ̂ · D²)``)."""
 
@@ -218,8 +219,9 @@ def active_ppi_clusters(sy: ArrayLike, sf: ArrayLike, m: ArrayLike, design: Acti
     if not (len(sy_) == len(sf_) == big_n == design.probs.shape[1]):
         raise JudgekitError("sy, sf, m and the design need one entry per cluster.")
     nan = float("nan")
-    expected = float(np.where(design.probs < 1.0, design.probs, 0.0).sum()
-                     + (design.probs[0] >= 1.0).sum())
+    expected = (float(np.sum(design.weights)) if design.weights is not None
+                else float(np.where(design.probs < 1.0, design.probs, 0.0).sum()
+                           + (design.probs[0] >= 1.0).sum()))
     if n < 2:
         reason = (f"{n} labelled cluster{'s' if n != 1 else ''}: an interval needs at least 2 "
                   "labelled clusters.")

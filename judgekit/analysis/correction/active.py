@@ -1,0 +1,183 @@
+"""Corrected figures under an active labelling design (``judgekit sample --active``): the refusal
+rate and the mean restrictiveness R per model (and overall), by the inverse-probability-weighted
+PPI++ of :mod:`judgekit.stats.active`.
+
+The recorded sample (:mod:`judgekit.annotation.active`) gives, for every labelled item, its
+round, its inclusion probability (``1 / weight``) and its round's budget; :func:`active_design`
+turns that into the per-cluster :class:`~judgekit.stats.active.ActiveDesign` (the cluster is the
+conversation, or the item when there is none). Every item of a labelled cluster must carry the
+same probability: the unit of the draw is the cluster.
+
+A figure over a subset of the clusters (one model) is a domain estimate under the same design:
+the same probabilities, the subset's clusters (the estimator is a ratio, so the domain's size
+need not be known in advance).
+
+Not here yet (issue 32): C(t), RCE_t, Drift(t), the criteria and the form shares under an
+active design; they refuse an active sample in :mod:`judgekit.analysis.correction.design`'s
+callers until they read :func:`active_design`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from judgekit.annotation.active import ACTIVE_REASON, parse_active_stratum
+from judgekit.errors import JudgekitError
+from judgekit.stats.active import ActiveDesign, ActiveMean, active_ppi_clusters
+from judgekit.stats.ppi_core import UNIT_RANGE, Bounds
+
+#: the columns of :func:`corrected_active`'s table
+ACTIVE_COLUMNS = ["figure", "group", "raw", "corrected", "ci_low", "ci_high", "lam",
+                  "n_labelled", "n_clusters", "expected_labels", "effective_labels", "note"]
+
+
+def cluster_of(items: pd.DataFrame, cluster_col: str | None) -> pd.Series:
+    """``item_id →`` its cluster (the conversation; the item itself when it has none)."""
+    ids = items["item_id"].astype(str)
+    if cluster_col is None or cluster_col not in items.columns:
+        return pd.Series(ids.to_numpy(), index=ids.to_numpy())
+    vals = [str(c) if isinstance(c, str) and c else f"item:{i}"
+            for i, c in zip(ids, items[cluster_col], strict=True)]
+    return pd.Series(vals, index=ids.to_numpy())
+
+
+def is_active(design: pd.DataFrame | None) -> bool:
+    """Whether a recorded sample was drawn by ``sample --active``."""
+    return design is not None and bool((design["reason"] == ACTIVE_REASON).any())
+
+
+def active_design(clusters: pd.Series, design: pd.DataFrame) -> tuple[ActiveDesign, np.ndarray]:
+    """The :class:`ActiveDesign` of a recorded active sample over the clusters of ``clusters``
+    (``item_id → cluster``), and the cluster ids in the design's column order. Raises
+    :class:`~judgekit.errors.JudgekitError` (one sentence) when a chosen item has no recorded
+    probability, or the items of one cluster disagree about it."""
+    d = design[design["reason"] == ACTIVE_REASON]
+    if len(d) != len(design):
+        raise JudgekitError("the sample mixes active rows with rows of another design; an active "
+                            "sample must be drawn by `judgekit sample --active` alone.")
+    w = d["weight"].astype(float)
+    if not (np.isfinite(w) & (w >= 1.0)).all():
+        raise JudgekitError("an item of the active sample has no recorded probability (its "
+                            "weight 1/π is missing or below 1), so its labels cannot be weighted.")
+    parsed = [parse_active_stratum(s) for s in d["stratum"]]
+    rows = pd.DataFrame({"cluster": clusters.reindex(d["item_id"].astype(str)).to_numpy(),
+                         "round": [p[0] for p in parsed], "share": [p[1] for p in parsed],
+                         "pi": 1.0 / w.to_numpy()})
+    if rows["cluster"].isna().any():
+        raise JudgekitError("an item of the active sample is not among the items analysed.")
+    per = rows.groupby("cluster").agg(round=("round", "min"), pi=("pi", "mean"),
+                                      spread=("pi", lambda s: float(s.max() - s.min())))
+    if (per["spread"] > 1e-9).any():
+        raise JudgekitError("the items of one conversation carry different probabilities in the "
+                            "active sample; a conversation is drawn whole, with one probability.")
+    ids = np.array(sorted(set(clusters.to_numpy())), dtype=object)
+    rounds = sorted(rows["round"].unique())
+    shares = rows.drop_duplicates("round").set_index("round")["share"]
+    recorded = per["round"].reindex(ids).fillna(-1).astype(int).to_numpy()
+    pi = per["pi"].reindex(ids).fillna(1.0).to_numpy()
+    # rounds renumbered 0..R-1; a placeholder 0.5 where a cluster was not drawn (ξ = 0)
+    order = {r: k for k, r in enumerate(rounds)}
+    rnd = np.array([order[r] if r >= 0 else -1 for r in recorded])
+    probs = np.full((len(rounds), len(ids)), 0.5)
+    for k in range(len(rounds)):
+        probs[k, rnd < k] = 1.0
+        probs[k, (rnd == k)] = pi[rnd == k]
+    probs[:, rnd < 0] = 0.5
+    weights = np.array([float(shares[r]) for r in rounds])
+    return ActiveDesign(probs, np.where(rnd >= 0, rnd, -1), weights), ids
+
+
+def _one(f: pd.Series, y: pd.Series, clusters: pd.Series, design: ActiveDesign,
+         ids: np.ndarray, keep: np.ndarray, bounds: Bounds) -> tuple[ActiveMean, float]:
+    """The estimate on the clusters ``keep`` (a mask over ``ids``) and the judge's raw mean."""
+    cl = clusters.reindex(f.index)
+    pos = pd.Series(np.arange(len(ids)), index=ids)
+    idx = pos.reindex(cl.to_numpy()).to_numpy()
+    sf = np.bincount(idx, weights=f.to_numpy(), minlength=len(ids))
+    m = np.bincount(idx, minlength=len(ids)).astype(float)
+    sy = np.bincount(idx, weights=np.nan_to_num(y.reindex(f.index).to_numpy()), minlength=len(ids))
+    sub = ActiveDesign(design.probs[:, keep], design.round_of[keep], design.weights)
+    res = active_ppi_clusters(sy[keep], sf[keep], m[keep], sub, bounds=bounds)
+    raw = float(sf[keep].sum() / m[keep].sum()) if m[keep].sum() > 0 else float("nan")
+    return res, raw
+
+
+def corrected_active(items: pd.DataFrame, judge_values: pd.Series, reference_values: pd.Series,
+                     design: pd.DataFrame, *, figure: str, cluster_col: str | None = None,
+                     group_col: str | None = "model", bounds: Bounds = UNIT_RANGE
+                     ) -> pd.DataFrame:
+    """One row per group (``group_col`` of the items, and ``all``) of ``figure``: the judge's
+    raw mean of ``judge_values`` (``item_id →`` value) and its active-design PPI++ correction by
+    ``reference_values`` (the labelled items' values), columns :data:`ACTIVE_COLUMNS`."""
+    its = items.assign(item_id=items["item_id"].astype(str)).set_index("item_id")
+    f = judge_values.copy()
+    f.index = f.index.astype(str)
+    f = f[f.notna() & f.index.isin(its.index)].astype(float)
+    y = reference_values.copy()
+    y.index = y.index.astype(str)
+    clusters = cluster_of(its.reset_index(), cluster_col)
+    ad, ids = active_design(clusters, design)
+    groups: list[tuple[str, Any]] = [("all", None)]
+    if group_col and group_col in its.columns:
+        groups += [(str(g), g) for g in sorted(its[group_col].dropna().unique(), key=str)]
+    out = []
+    for name, g in groups:
+        sel = f.index if g is None else f.index[(its.loc[f.index, group_col] == g).to_numpy()]
+        keep = np.isin(ids, clusters.reindex(sel).unique())
+        res, raw = _one(f.loc[sel], y, clusters, ad, ids, keep, bounds)
+        out.append({"figure": figure, "group": name, "raw": raw, "corrected": res.estimate,
+                    "ci_low": res.low, "ci_high": res.high, "lam": res.lam,
+                    "n_labelled": res.n_clusters, "n_clusters": res.big_n_clusters,
+                    "expected_labels": res.expected_labels,
+                    "effective_labels": res.effective_clusters, "note": res.reason or ""})
+    return pd.DataFrame(out, columns=ACTIVE_COLUMNS)
+
+
+def item_means(ratings: pd.DataFrame, value: Callable[[pd.Series], Any]) -> pd.Series:
+    """``item_id →`` the mean of ``value(label)`` over its ok ratings (trials)."""
+    r = ratings
+    if "status" in r.columns:
+        r = r[r["status"].eq("ok")]
+    r = r[r["label"].notna()]
+    x = pd.Series(np.asarray(value(r["label"]), dtype=float), index=r.index)
+    return x.groupby(r["item_id"].astype(str)).mean()
+
+
+def active_refusal_and_r(items: pd.DataFrame, judge: pd.DataFrame, reference: pd.DataFrame,
+                         design: pd.DataFrame, *, indicator: Callable[[pd.Series], Any],
+                         values: dict[str, float], cluster_col: str | None = None,
+                         group_col: str | None = "model") -> pd.DataFrame:
+    """The refusal rate (``indicator``: label → 0/1) and the mean R (``values``: label → R)
+    per group, corrected under the active ``design``: :func:`corrected_active` twice."""
+    def r_of(labels: pd.Series) -> pd.Series:
+        return labels.map(values).astype(float)
+    tables = [corrected_active(items, item_means(judge, fn), item_means(reference, fn), design,
+                               figure=fig, cluster_col=cluster_col, group_col=group_col)
+              for fig, fn in (("refusal_rate", indicator), ("mean_R", r_of))]
+    return pd.concat(tables, ignore_index=True)
+
+
+def add_active_rates(result: Any, design: Any, ratings: pd.DataFrame, reference: Any,
+                     items: pd.DataFrame, *, indicator: Callable[[pd.Series], Any],
+                     cluster_col: str | None, model_col: str) -> None:
+    """``analyze distribution --correct ppi`` on an active sample: the table ``ppi_active_rates``
+    (the refusal rate per model and overall, :func:`corrected_active`) on ``result``, with the
+    design's description in the notes (``design``: the
+    :class:`~judgekit.analysis.correction.design.LabellingDesign` with its ``active`` rows;
+    ``reference``: the :class:`~judgekit.analysis.correction.design.Reference`)."""
+    from judgekit.analysis.correction.ppi_attach import attach_ppi
+    from judgekit.analysis.result import Table
+
+    frame = corrected_active(items, item_means(ratings, indicator),
+                             item_means(reference.ratings, indicator), design.active,
+                             figure="refusal_rate", cluster_col=cluster_col, group_col=model_col)
+    desc = ("Refusal rate per model, corrected under the active labelling design: PPI++ with "
+            "each labelled conversation weighted by 1/its recorded probability (Zrnic & Candès "
+            "2024); effective labels = uniformly drawn conversations the human-only figure would "
+            "need for this precision.")
+    attach_ppi(result, [Table("ppi_active_rates", "Corrected refusal rates (active design)",
+                              frame, desc)], design, reference.name)
