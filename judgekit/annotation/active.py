@@ -27,6 +27,7 @@ every chosen item carries its probability.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -149,3 +150,55 @@ def parse_active_stratum(stratum: str) -> tuple[int, float]:
     except (IndexError, KeyError, ValueError):
         raise JudgekitError(f"an active sample row's stratum {stratum!r} does not record its "
                             "round and budget (active:round=R;share=B).") from None
+
+
+def sample_active(store: Any, name: str, judge: str, budget: float, *, rubric: str,
+                  panel: Iterable[str] = (), rule: str = "sqrt", floor: float = DEFAULT_FLOOR,
+                  seed: int = 0, cluster_col: str | None = None) -> list[str]:
+    """Draw the next round of the active sample ``name`` and record it in ``store``; returns the
+    summary lines. The first call draws round 0 from the judge's confidence
+    (:func:`judge_confidence`, :func:`predicted_error`); a later call on the same name draws the
+    next round among the units not yet chosen, its predicted errors learned from the reference's
+    (human) labels on the earlier rounds when there are some (:func:`learned_error`), and
+    records the earlier rows with the new ones. ``budget``: the round's expected number of
+    units (items, or conversations with ``cluster_col``)."""
+    from judgekit.annotation.sampling import DESIGN_COLUMNS, record_sample, sample_design
+    from judgekit.rubric.model import rubric_named_in
+
+    rub = rubric_named_in(rubric, f"judgekit sample --active {judge}")
+    items = store.items()
+    judged = store.ratings(rubric=rub, rater_kind="judge")
+    conf = judge_confidence(judged, judge, panel=panel)
+    old = sample_design(store, name) if store.has_sample(name) else None
+    if old is not None and not (old["reason"] == ACTIVE_REASON).all():
+        raise JudgekitError(f"sample {name!r} was not drawn by `sample --active`; choose another "
+                            "name for an active sample.")
+    round_no, known, err = 0, set(), predicted_error(conf)
+    if old is not None:
+        round_no = 1 + max(parse_active_stratum(s)[0] for s in old["stratum"])
+        ids = old["item_id"].astype(str)
+        its = items.assign(item_id=items["item_id"].astype(str)).set_index("item_id")
+        known = set(its.loc[ids, cluster_col].astype(str) if cluster_col else ids)
+        human = store.ratings(rubric=rub, rater_kind=["human", "reference"])
+        human = human[human["item_id"].astype(str).isin(set(ids)) & human["label"].notna()]
+        mine = judged[judged["rater_id"] == judge]
+        if len(human):
+            h = _modal_share(human.assign(item_id=human["item_id"].astype(str)), ["item_id"])
+            j = _modal_share(mine.assign(item_id=mine["item_id"].astype(str)), ["item_id"])
+            both = h.set_index("item_id")["label"].to_frame("h").join(
+                j.set_index("item_id")["label"].rename("j"), how="inner")
+            wrong = (both["h"] != both["j"]).astype(float)
+            w = old.assign(item_id=ids).set_index("item_id")["weight"].reindex(wrong.index)
+            err = learned_error(conf, wrong, w)
+    new = draw_active(items, err, budget, rule=rule, floor=floor, seed=seed, round_no=round_no,
+                      cluster_col=cluster_col, known=known)
+    frames = [f for f in (old, new[DESIGN_COLUMNS]) if f is not None]
+    record_sample(store, name, pd.concat(frames, ignore_index=True), replace=old is not None)
+    unit = "conversations" if cluster_col else "items"
+    n_units = new["item_id"].map(items.set_index(items["item_id"].astype(str))[cluster_col]
+                                 ).nunique() if cluster_col else len(new)
+    return [f"Sample {name!r}, active round {round_no}: {n_units} {unit} ({len(new)} items) "
+            f"chosen at an expected {budget:g}, each with probability between "
+            f"{new['probability'].min():.3f} and {new['probability'].max():.3f} "
+            f"(π ∝ {'sqrt(predicted error)' if rule == 'sqrt' else 'predicted error'}, "
+            f"floor {floor:g} × the uniform rate), recorded as weight 1/π."]

@@ -28,11 +28,12 @@ import pandas as pd
 from judgekit.annotation.active import ACTIVE_REASON, parse_active_stratum
 from judgekit.errors import JudgekitError
 from judgekit.stats.active import ActiveDesign, ActiveMean, active_ppi_clusters
-from judgekit.stats.ppi_core import UNIT_RANGE, Bounds
+from judgekit.analysis.correction.ppi_rows import ROW_COLUMNS
+from judgekit.stats.ppi_core import UNIT_RANGE, Bounds, ratio_se, t_interval
 
-#: the columns of :func:`corrected_active`'s table
-ACTIVE_COLUMNS = ["figure", "group", "raw", "corrected", "ci_low", "ci_high", "lam",
-                  "n_labelled", "n_clusters", "expected_labels", "effective_labels", "note"]
+#: the columns of :func:`corrected_active`'s table: the group, the PPI rows' columns
+#: (:data:`judgekit.analysis.correction.ppi_rows.ROW_COLUMNS`) and the design's budget
+ACTIVE_COLUMNS = ["model", *ROW_COLUMNS, "expected_labels"]
 
 
 def cluster_of(items: pd.DataFrame, cluster_col: str | None) -> pd.Series:
@@ -92,18 +93,23 @@ def active_design(clusters: pd.Series, design: pd.DataFrame) -> tuple[ActiveDesi
 
 
 def _one(f: pd.Series, y: pd.Series, clusters: pd.Series, design: ActiveDesign,
-         ids: np.ndarray, keep: np.ndarray, bounds: Bounds) -> tuple[ActiveMean, float]:
-    """The estimate on the clusters ``keep`` (a mask over ``ids``) and the judge's raw mean."""
+         ids: np.ndarray, keep: np.ndarray, bounds: Bounds
+         ) -> tuple[ActiveMean, ActiveMean, tuple[float, float, float], int]:
+    """On the clusters ``keep`` (a mask over ``ids``): the estimate, the human-only one (λ = 0,
+    the design-weighted labels alone), the judge's raw figure with its interval, the units."""
     cl = clusters.reindex(f.index)
     pos = pd.Series(np.arange(len(ids)), index=ids)
     idx = pos.reindex(cl.to_numpy()).to_numpy()
-    sf = np.bincount(idx, weights=f.to_numpy(), minlength=len(ids))
-    m = np.bincount(idx, minlength=len(ids)).astype(float)
-    sy = np.bincount(idx, weights=np.nan_to_num(y.reindex(f.index).to_numpy()), minlength=len(ids))
+    sf = np.bincount(idx, weights=f.to_numpy(), minlength=len(ids))[keep]
+    m = np.bincount(idx, minlength=len(ids)).astype(float)[keep]
+    sy = np.bincount(idx, weights=np.nan_to_num(y.reindex(f.index).to_numpy()),
+                     minlength=len(ids))[keep]
     sub = ActiveDesign(design.probs[:, keep], design.round_of[keep], design.weights)
-    res = active_ppi_clusters(sy[keep], sf[keep], m[keep], sub, bounds=bounds)
-    raw = float(sf[keep].sum() / m[keep].sum()) if m[keep].sum() > 0 else float("nan")
-    return res, raw
+    res = active_ppi_clusters(sy, sf, m, sub, bounds=bounds)
+    human = active_ppi_clusters(sy, sf, m, sub, bounds=bounds, lam=0.0)
+    raw = t_interval(*ratio_se(sf, m), len(m) - 1, 0.95, bounds, "judge") if len(m) >= 2 else None
+    rv = (raw.estimate, raw.low, raw.high) if raw is not None else (float("nan"),) * 3
+    return res, human, rv, int(m.sum())
 
 
 def corrected_active(items: pd.DataFrame, judge_values: pd.Series, reference_values: pd.Series,
@@ -125,15 +131,21 @@ def corrected_active(items: pd.DataFrame, judge_values: pd.Series, reference_val
     if group_col and group_col in its.columns:
         groups += [(str(g), g) for g in sorted(its[group_col].dropna().unique(), key=str)]
     out = []
+    unit = (cluster_col or "item").removesuffix("_id")
     for name, g in groups:
         sel = f.index if g is None else f.index[(its.loc[f.index, group_col] == g).to_numpy()]
         keep = np.isin(ids, clusters.reindex(sel).unique())
-        res, raw = _one(f.loc[sel], y, clusters, ad, ids, keep, bounds)
-        out.append({"figure": figure, "group": name, "raw": raw, "corrected": res.estimate,
-                    "ci_low": res.low, "ci_high": res.high, "lam": res.lam,
-                    "n_labelled": res.n_clusters, "n_clusters": res.big_n_clusters,
-                    "expected_labels": res.expected_labels,
-                    "effective_labels": res.effective_clusters, "note": res.reason or ""})
+        res, human, raw, n_units = _one(f.loc[sel], y, clusters, ad, ids, keep, bounds)
+        out.append({"model": name, "figure": figure, "unit": unit,
+                    "estimator": "active PPI++ (1/π-weighted)", "n_labelled": res.n_clusters,
+                    "n_clusters": res.big_n_clusters, "n_units_labelled": res.n_units,
+                    "n_units": n_units, "raw": raw[0], "raw_ci_low": raw[1],
+                    "raw_ci_high": raw[2], "human": human.estimate, "human_ci_low": human.low,
+                    "human_ci_high": human.high, "corrected": res.estimate,
+                    "ci_low": res.low, "ci_high": res.high,
+                    "judge_error": raw[0] - res.estimate, "lam": res.lam,
+                    "effective_labels": res.effective_clusters, "note": res.reason or "",
+                    "expected_labels": res.expected_labels})
     return pd.DataFrame(out, columns=ACTIVE_COLUMNS)
 
 
@@ -179,5 +191,10 @@ def add_active_rates(result: Any, design: Any, ratings: pd.DataFrame, reference:
             "each labelled conversation weighted by 1/its recorded probability (Zrnic & Candès "
             "2024); effective labels = uniformly drawn conversations the human-only figure would "
             "need for this precision.")
+    dropped = [t for t in result.tables if t.key == "corrected" or t.key.startswith("corrected_by_")]
+    result.tables[:] = [t for t in result.tables if t not in dropped]
+    if dropped:
+        result.notes.append("The unweighted corrected-rate tables are left out: the labels come "
+                            "from an active design, which only the weighted table corrects for.")
     attach_ppi(result, [Table("ppi_active_rates", "Corrected refusal rates (active design)",
                               frame, desc)], design, reference.name)

@@ -1,0 +1,148 @@
+"""An active labelling design end to end: drawn by `judgekit sample --active` with recorded
+probabilities, read back as a design, accepted by `--correct ppi`; a targeted sample without
+probabilities is still refused in one sentence."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+from conftest import one_sentence_error
+
+from judgekit.analysis.correction.active import active_design, cluster_of, corrected_active
+from judgekit.analysis.correction.design import design_strata
+from judgekit.annotation.active import draw_active, judge_confidence, predicted_error
+from judgekit.annotation.sampling import sample_design
+from judgekit.cli import main as cli
+from judgekit.errors import JudgekitError
+from judgekit.store.database import Store
+from judgekit.testing.study import make_study, write_study
+
+
+def _run(*args: object) -> object:
+    return CliRunner().invoke(cli, [str(a) for a in args])
+
+
+def test_confidence_multiplies_trial_and_panel_agreement() -> None:
+    r = pd.DataFrame({
+        "item_id": ["a", "a", "a", "a", "b", "b", "b"],
+        "rater_id": ["j", "j", "j", "k", "j", "j", "k"],
+        "label": ["x", "x", "y", "y", "x", "x", "x"],
+        "trial": [0, 1, 2, 0, 0, 1, 0], "status": "ok"})
+    conf = judge_confidence(r, "j", panel=["k"])
+    # a: j says x in 2 of 3 trials, k says y: 2/3 × 1/2; b: all agree
+    assert conf["a"] == pytest.approx(1 / 3) and conf["b"] == pytest.approx(1.0)
+    assert predicted_error(conf)["b"] == pytest.approx(0.02)  # never zero
+
+
+def test_draw_by_conversation_gives_every_turn_its_conversation_probability() -> None:
+    items, ratings = make_study(seed=1, human_share=1.0)
+    conf = judge_confidence(ratings, "judge-lean", panel=["judge-fair"])
+    d = draw_active(items, predicted_error(conf), 40, cluster_col="conversation_id", seed=2)
+    conv = items.set_index("item_id")["conversation_id"].reindex(d["item_id"])
+    per = d.groupby(conv.to_numpy())["probability"].agg(["min", "max", "size"])
+    assert (per["min"] == per["max"]).all() and (per["size"] == 6).all()
+    assert np.allclose(d["weight"], 1.0 / d["probability"])
+    assert (d["reason"] == "active").all() and d["stratum"].str.startswith("active:round=0").all()
+    # a second round never draws a conversation of the first again
+    d2 = draw_active(items, predicted_error(conf), 40, cluster_col="conversation_id", seed=2,
+                     round_no=1, known=set(conv))
+    conv2 = items.set_index("item_id")["conversation_id"].reindex(d2["item_id"])
+    assert not set(conv2) & set(conv)
+
+
+def test_design_accepts_active_rows_and_reads_their_probabilities() -> None:
+    items = pd.DataFrame({"item_id": [f"i{k}" for k in range(6)],
+                          "conversation_id": ["c0", "c0", "c1", "c1", "c2", "c2"]})
+    rows = pd.DataFrame({"item_id": ["i0", "i1", "i4", "i5"], "reason": "active",
+                         "stratum": ["active:round=0;share=1"] * 2 + ["active:round=1;share=1"] * 2,
+                         "weight": [4.0, 4.0, 2.0, 2.0], "overlap": 0})
+    d = design_strata(items, rows, labelled=["i0", "i1"], cluster_col="conversation_id",
+                      sample="s")
+    assert d.active is not None and "active design" in d.description
+    ad, ids = active_design(cluster_of(items, "conversation_id"), rows)
+    assert list(ids) == ["c0", "c1", "c2"]
+    assert list(ad.round_of) == [0, -1, 1]
+    assert ad.probs[0, 0] == 0.25 and ad.probs[1, 0] == 1.0 and ad.probs[1, 2] == 0.5
+    bad = rows.assign(weight=[4.0, 2.0, 2.0, 2.0])
+    with pytest.raises(JudgekitError, match="one conversation carry different probabilities"):
+        active_design(cluster_of(items, "conversation_id"), bad)
+
+
+def test_corrected_active_rate_equals_the_weighted_estimator_by_hand() -> None:
+    # 4 clusters of one item, one round; labelled c0 (π = .5) and c1 (π = .25); λ fixed by n < 10
+    items = pd.DataFrame({"item_id": ["a", "b", "c", "d"], "model": "m"})
+    rows = pd.DataFrame({"item_id": ["a", "b"], "reason": "active",
+                         "stratum": "active:round=0;share=1.5", "weight": [2.0, 4.0],
+                         "overlap": 0})
+    f = pd.Series([1.0, 0.0, 1.0, 0.0], index=list("abcd"))
+    y = pd.Series([0.0, 0.25], index=["a", "b"])
+    t = corrected_active(items, f, y, rows, figure="rate", group_col=None)
+    # λ = 1: θ = Σ[f + (y − f) ξ/π] / Σ m = ((1 − 1·2) + (0 + .25·4) + 1 + 0) / 4
+    assert t.loc[0, "corrected"] == pytest.approx(0.25)
+    assert t.loc[0, "raw"] == pytest.approx(0.5) and t.loc[0, "n_labelled"] == 2
+
+
+@pytest.fixture(scope="module")
+def active_store(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """The synthetic study's judges in a store, an active sample drawn by conversation in two
+    rounds, and the reference's labels on its items."""
+    folder = tmp_path_factory.mktemp("active")
+    paths = write_study(folder, human_share=1.0)
+    ratings = pd.read_csv(paths["ratings"])
+    ratings[ratings["rater_kind"] == "judge"].to_csv(folder / "judges.csv", index=False)
+    store = folder / "judgekit.db"
+    assert _run("import", folder / "judges.csv", "--rubric", "restrictiveness", "--items",
+                paths["items"], "--store", store).exit_code == 0
+    for _ in range(2):
+        res = _run("sample", "--name", "act", "--size", "40", "--rubric", "restrictiveness",
+                   "--active", "judge-lean", "--judges", "judge-lean,judge-fair",
+                   "--by-conversation", "--store", store)
+        assert res.exit_code == 0, res.output
+        with Store(store) as st:
+            chosen = set(sample_design(st, "act")["item_id"])
+        ref = ratings[(ratings["rater_kind"] == "reference") & ratings["item_id"].isin(chosen)]
+        ref.to_csv(folder / "ref.csv", index=False)
+        assert _run("import", folder / "ref.csv", "--rubric", "restrictiveness",
+                    "--store", store).exit_code == 0
+    assert "active round 1" in res.output
+    return store, folder
+
+
+def test_cli_correct_accepts_an_active_sample(active_store: tuple[Path, Path],
+                                              tmp_path: Path) -> None:
+    store, _ = active_store
+    res = _run("analyze", "distribution", "--judge", "judge-lean", "--rubric", "restrictiveness",
+               "--no-forms", "--untrusted", "--correct",
+               "ppi", "--sample", "act", "--quiet", "--out", tmp_path, "--store", store)
+    assert res.exit_code == 0, res.output
+    assert "active design" in res.output
+    data = json.loads((tmp_path / "distribution.json").read_text())
+    rows = data["tables"]["ppi_active_rates"]["rows"]
+    overall = next(r for r in rows if r["model"] == "all")
+    assert overall["ci_low"] <= overall["corrected"] <= overall["ci_high"]
+    assert overall["expected_labels"] == pytest.approx(80.0)
+
+
+def test_cli_calibration_refuses_an_active_sample_in_one_sentence(
+        active_store: tuple[Path, Path]) -> None:
+    store, _ = active_store
+    res = _run("analyze", "calibration", "--judge", "judge-lean", "--untrusted",
+               "--harm-column", "severity", "--correct", "ppi", "--sample", "act",
+               "--bootstrap", "20", "--quiet", "--store", store)
+    one_sentence_error(res, "is an active design")
+
+
+def test_targeted_sample_without_probabilities_is_refused_in_one_sentence() -> None:
+    items = pd.DataFrame({"item_id": ["a", "b"], "conversation_id": ["c0", "c1"]})
+    design = pd.DataFrame({"item_id": ["a"], "reason": ["disagreement"], "stratum": [None],
+                           "weight": [1.0], "overlap": [0]})
+    with pytest.raises(JudgekitError) as err:
+        design_strata(items, design, labelled=["a"], cluster_col="conversation_id", sample="s")
+    msg = str(err.value)
+    assert "without recorded probabilities" in msg and "sample --active" in msg
+    assert msg.count(". ") == 0 and msg.endswith(".")
