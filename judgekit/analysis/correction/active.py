@@ -25,10 +25,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from judgekit.analysis.correction.ppi_rows import ROW_COLUMNS
 from judgekit.annotation.active import ACTIVE_REASON, parse_active_stratum
 from judgekit.errors import JudgekitError
 from judgekit.stats.active import ActiveDesign, ActiveMean, active_ppi_clusters
-from judgekit.analysis.correction.ppi_rows import ROW_COLUMNS
 from judgekit.stats.ppi_core import UNIT_RANGE, Bounds, ratio_se, t_interval
 
 #: the columns of :func:`corrected_active`'s table: the group, the PPI rows' columns
