@@ -57,10 +57,14 @@ def synthetic() -> dict[str, object]:
                           "m": 1.0})
     g = frame.groupby("conv")
     sums = g[["y_R", "f_R", "y_rate", "f_rate", "m"]].sum()
+    cells = (wide["judge-lean"] + "|" + wide["judge-fair"]).to_numpy()
     return {"name": "synthetic calibration-drift study (judge-lean; 330 conversations)",
             "unit": "conversations", "sums": sums,
             "error": np.maximum(g["err"].mean().to_numpy(), 0.02),
-            "figures": ("rate", "R")}
+            "figures": ("rate", "R"), "cells": cells,
+            "unit_of": pd.Index(sums.index).get_indexer(conv.to_numpy()),
+            "item_y": frame[["y_rate", "y_R"]].rename(columns=lambda c: c[2:]),
+            "item_f": frame[["f_rate", "f_R"]].rename(columns=lambda c: c[2:])}
 
 
 def xstest() -> dict[str, object]:
@@ -73,51 +77,101 @@ def xstest() -> dict[str, object]:
                          "f_rate": gpt4.isin(refusal).astype(float), "m": 1.0})
     return {"name": "XSTest v2 (GPT-4 judge, string-match panel; 2,250 responses)",
             "unit": "responses", "sums": sums, "error": np.maximum(1.0 - agree.to_numpy(), 0.02),
-            "figures": ("rate",)}
+            "figures": ("rate",), "cells": (df["gpt4_label"].astype(str) + "|"
+                                             + df["strmatch_label"]).to_numpy(),
+            "unit_of": np.arange(len(df)),
+            "item_y": sums[["y_rate"]].rename(columns={"y_rate": "rate"}),
+            "item_f": sums[["f_rate"]].rename(columns={"f_rate": "rate"})}
+
+
+def learned(data: dict[str, object], fig: str, probs: np.ndarray, hit: np.ndarray
+            ) -> np.ndarray:
+    """Round 2's predicted squared residual per unit: θ̂ and λ̂ of the pilot round, then per item
+    the 1/π-weighted mean of the residual ``(Y − θ̂) − λ̂(f − θ̂)`` squared on the pilot's items of
+    its (judge label, panel label) cell, shrunk toward the overall mean with 5 pseudo-labels; a
+    unit's is the sum over its items."""
+    sums = data["sums"]
+    assert isinstance(sums, pd.DataFrame)
+    pilot = active_ppi_clusters(np.where(hit, sums[f"y_{fig}"], np.nan), sums[f"f_{fig}"],
+                                sums["m"], ActiveDesign.one_round(probs, hit))
+    theta = pilot.estimate if np.isfinite(pilot.estimate) else 0.5
+    lam = pilot.lam if np.isfinite(pilot.lam) else 1.0
+    cells = np.asarray(data["cells"])
+    unit_of = np.asarray(data["unit_of"])
+    y = np.asarray(data["item_y"][fig])  # type: ignore[index]
+    f = np.asarray(data["item_f"][fig])  # type: ignore[index]
+    r2 = ((y - theta) - lam * (f - theta)) ** 2
+    lab = hit[unit_of]
+    w = np.where(lab, 1.0 / probs[unit_of], 0.0)
+    overall = float((w * r2).sum() / w.sum())
+    codes, inv = np.unique(cells, return_inverse=True)
+    num = np.bincount(inv, weights=w * r2, minlength=len(codes))
+    den = np.bincount(inv, weights=w, minlength=len(codes))
+    cnt = np.bincount(inv, weights=lab.astype(float), minlength=len(codes))
+    rate = np.where(den > 0, num / np.where(den > 0, den, 1.0), overall)
+    rate = (rate * cnt + 5 * overall) / (cnt + 5)
+    per_item = np.maximum(rate[inv], 0.005)
+    return np.bincount(unit_of, weights=per_item, minlength=len(probs))
+
+
+PILOT = 0.25
+
+
+def draw(data: dict[str, object], fig: str, design: str, n: int, rng: np.random.Generator,
+         m: np.ndarray) -> ActiveDesign:
+    """One labelling design of an expected ``n`` units: ``uniform`` (every unit n/N),
+    ``active1`` (one round, π ∝ sqrt(1 − agreement)), ``active2`` (a uniform pilot of 25% of the
+    budget, then 75% by the error learned per (judge label, panel label) cell)."""
+    big_n = len(m)
+    if design in ("uniform", "active1"):
+        err = np.ones(big_n) if design == "uniform" else np.asarray(data["error"])
+        pi = inclusion_probabilities(err, float(n))
+        return ActiveDesign.one_round(pi, rng.random(big_n) < pi)
+    probs = np.ones((2, big_n))
+    p1 = np.full(big_n, PILOT * n / big_n)
+    hit1 = rng.random(big_n) < p1
+    probs[0] = p1
+    err = learned(data, fig, p1, hit1)
+    free = ~hit1
+    p2 = inclusion_probabilities(err[free], (1 - PILOT) * n)
+    probs[1, free] = p2
+    hit2 = np.zeros(big_n, dtype=bool)
+    hit2[np.flatnonzero(free)[rng.random(free.sum()) < p2]] = True
+    round_of = np.where(hit1, 0, np.where(hit2, 1, -1))
+    return ActiveDesign(probs, round_of, np.array([PILOT * n, (1 - PILOT) * n]))
+
+
+DESIGNS = ("uniform", "active1", "active2")
 
 
 def widths(data: dict[str, object], fig: str, reps: int, seed: int
-           ) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
-    """Mean widths of uniform and active at each budget of the grid; the coverage of active."""
+           ) -> tuple[np.ndarray, dict[tuple[str, bool], np.ndarray], dict[tuple[str, bool], float]]:
+    """Per design and interval target (superpopulation, or these units: ``finite``) the mean
+    width at each budget of the grid, and the coverage of the units' own figure."""
     sums = data["sums"]
     assert isinstance(sums, pd.DataFrame)
     sy, sf, m = (sums[f"y_{fig}"].to_numpy(), sums[f"f_{fig}"].to_numpy(),
                  sums["m"].to_numpy())
     big_n = len(m)
     truth = sy.sum() / m.sum()
-    err = np.asarray(data["error"])
     rng = np.random.default_rng(seed)
     ns = np.array([round(s * big_n) for s in GRID])
-    wu, wa = np.zeros(len(ns)), np.zeros(len(ns))
-    hits = []
-    ids = np.arange(big_n)
+    keys = [(d, fin) for d in DESIGNS for fin in (False, True)]
+    w = {k: np.zeros(len(ns)) for k in keys}
+    hits: dict[tuple[str, bool], list[bool]] = {k: [] for k in keys}
     for k, n in enumerate(ns):
-        pi = inclusion_probabilities(err, float(n))
-        uw, aw = [], []
+        acc: dict[tuple[str, bool], list[float]] = {key: [] for key in keys}
         for _ in range(reps):
-            lab = rng.choice(big_n, n, replace=False)
-            u = ppi_mean(sf, ids, sf[lab], sy[lab] / m[lab] * m[lab], lab) if (m == 1).all() \
-                else ppi_unit(sy, sf, m, lab)
-            uw.append(u.width)
-            hit = rng.random(big_n) < pi
-            a = active_ppi_clusters(np.where(hit, sy, np.nan), sf, m,
-                                    ActiveDesign.one_round(pi, hit))
-            aw.append(a.width)
-            hits.append(a.low <= truth <= a.high)
-        wu[k], wa[k] = np.nanmean(uw), np.nanmean(aw)
-    return ns, wu, wa, float(np.mean(hits))
-
-
-def ppi_unit(sy: np.ndarray, sf: np.ndarray, m: np.ndarray, lab: np.ndarray) -> object:
-    """Uniform PPI++ with the conversation as the unit, from per-conversation sums: each
-    conversation's turns as units (the judge's and the people's per-turn values are only
-    needed through their sums, so each conversation is given as ``m`` units of its mean)."""
-    reps = m.astype(int)
-    cl = np.repeat(np.arange(len(m)), reps)
-    f_all = np.repeat(sf / m, reps)
-    in_lab = np.isin(cl, lab)
-    y_all = np.repeat(sy / m, reps)
-    return ppi_mean(f_all, cl, f_all[in_lab], y_all[in_lab], cl[in_lab])
+            for d in DESIGNS:
+                design = draw(data, fig, d, int(n), rng, m)
+                sy_l = np.where(design.round_of >= 0, sy, np.nan)
+                for fin in (False, True):
+                    res = active_ppi_clusters(sy_l, sf, m, design, finite=fin)
+                    acc[(d, fin)].append(res.width)
+                    hits[(d, fin)].append(bool(res.low <= truth <= res.high))
+        for key in keys:
+            w[key][k] = np.nanmean(acc[key])
+    return ns, w, {k: float(np.mean(v)) for k, v in hits.items()}
 
 
 def needed(ns: np.ndarray, w: np.ndarray, target: float) -> float:
@@ -135,20 +189,29 @@ def main() -> None:
     t0 = time.process_time()
     for data in (synthetic(), xstest()):
         for fig in data["figures"]:  # type: ignore[attr-defined]
-            ns, wu, wa, cover = widths(data, fig, args.reps, args.seed)
+            ns, w, cover = widths(data, fig, args.reps, args.seed)
             big_n = len(data["sums"])  # type: ignore[arg-type]
-            target = float(np.exp(np.interp(np.log(TARGET_SHARE * big_n), np.log(ns),
-                                            np.log(wu))))
-            n_u, n_a = needed(ns, wu, target), needed(ns, wa, target)
             name = "refusal rate" if fig == "rate" else "mean R"
-            print(f"{data['name']}, {name}: at a mean 95% width of {target:.4f}, uniform needs "
-                  f"{n_u:.0f} labelled {data['unit']}, active {n_a:.0f}: ratio {n_a / n_u:.2f} "
-                  f"(saving {1 - n_a / n_u:.0%}); active coverage {cover:.3f} over "
-                  f"{args.reps * len(ns)} draws")
-            print("   budget  " + " ".join(f"{n:6d}" for n in ns))
-            print("   uniform " + " ".join(f"{w:6.4f}" for w in wu))
-            print("   active  " + " ".join(f"{w:6.4f}" for w in wa))
-    print(f"({time.process_time() - t0:.1f} CPU s)")
+            print(f"{data['name']}, {name}:")
+            for fin in (False, True):
+                wu = w[("uniform", fin)]
+                target = float(np.exp(np.interp(np.log(TARGET_SHARE * big_n), np.log(ns),
+                                                np.log(wu))))
+                n_u = needed(ns, wu, target)
+                what = "these units' figure" if fin else "superpopulation"
+                parts = []
+                for d in DESIGNS[1:]:
+                    n_d = needed(ns, w[(d, fin)], target)
+                    parts.append(f"{d} {n_d:.0f} (ratio {n_d / n_u:.2f}, coverage "
+                                 f"{cover[(d, fin)]:.3f})")
+                print(f"  interval for the {what}: at a mean 95% width of {target:.4f} uniform "
+                      f"needs {n_u:.0f} labelled {data['unit']} (coverage "
+                      f"{cover[('uniform', fin)]:.3f}); " + "; ".join(parts))
+                print("    budget  " + " ".join(f"{n:6d}" for n in ns))
+                for d in DESIGNS:
+                    print(f"    {d:8s}" + " ".join(f"{x:6.4f}" for x in w[(d, fin)]))
+    print(f"({time.process_time() - t0:.1f} CPU s; coverage = of the figure of these units, "
+          f"over {args.reps} draws per budget)")
 
 
 if __name__ == "__main__":

@@ -51,9 +51,11 @@ martingale differences (uncorrelated), and the rounds are combined with fixed we
 (the round's share of the budget, fixed before labelling):
 ``ψ̄_i = Σ_r ω_r ψ^r_i``; the estimator and its variance are those above with ``ψ̄`` for ``ψ``.
 
-**What the interval is for.** As in :mod:`judgekit.stats.ppi`, the variance is the
+**What the interval is for.** As in :mod:`judgekit.stats.ppi`, the variance is by default the
 superpopulation one (clusters drawn i.i.d.), conservative for the figure of the ``N`` clusters
-at hand. The interval is ``θ̂ ± t_{n−1} se`` (``n`` labelled clusters), clipped to ``bounds``.
+at hand; ``finite=True`` gives the design variance given the clusters,
+``Σ_r ω_r² Σ_i (z_i − λw_i)²(1 − π^r_i)/π^r_i / (N D)²`` (Poisson sampling, estimated by
+Horvitz–Thompson): the interval for the figure people would give on all ``N`` clusters. The interval is ``θ̂ ± t_{n−1} se`` (``n`` labelled clusters), clipped to ``bounds``.
 """
 
 from __future__ import annotations
@@ -196,6 +198,20 @@ def _round_parts(sy: FloatArray, sf: FloatArray, m: FloatArray, design: ActiveDe
     return a0, b0, a1, b1
 
 
+def _finite_var(z: FloatArray, w: FloatArray, lam: float, design: ActiveDesign) -> float:
+    """The design variance of ``Σ_i ψ̄_i`` given the clusters, ``Σ_r ω_r² Σ_{i free at r}
+    (z_i − λw_i)² (1 − π^r_i)/π^r_i``, estimated without bias by weighting the clusters labelled
+    in round r by ``1/π^r_i`` (Horvitz–Thompson)."""
+    om = design.round_weights()
+    rnd = np.asarray(design.round_of)
+    e2 = np.nan_to_num((z - lam * w) ** 2)
+    total = 0.0
+    for r, p in enumerate(design.probs):
+        now = rnd == r
+        total += om[r] ** 2 * float((e2[now] * (1.0 - p[now]) / p[now] ** 2).sum())
+    return total
+
+
 def _theta(a0: FloatArray, b0: FloatArray, a1: FloatArray, b1: FloatArray, lam: float
            ) -> tuple[float, FloatArray, float]:
     num = a0 + lam * a1
@@ -207,11 +223,16 @@ def _theta(a0: FloatArray, b0: FloatArray, a1: FloatArray, b1: FloatArray, lam: 
 def active_ppi_clusters(sy: ArrayLike, sf: ArrayLike, m: ArrayLike, design: ActiveDesign, *,
                         bounds: Bounds = UNIT_RANGE, level: float = 0.95,
                         lam: float | None = None,
-                        min_tuning_clusters: int = MIN_TUNING_CLUSTERS) -> ActiveMean:
+                        min_tuning_clusters: int = MIN_TUNING_CLUSTERS,
+                        finite: bool = False) -> ActiveMean:
     """The active-design PPI++ estimate of ``θ = ΣS^Y / Σm`` from per-cluster sums: ``sy`` the
     people's sums (any value, e.g. NaN, where unlabelled), ``sf`` the judge's sums, ``m`` the
     sizes, over all ``N`` clusters, and the ``design``. ``lam`` fixes λ. Formulas: the module
-    docstring. Not estimable with fewer than 2 labelled clusters or a zero standard error."""
+    docstring. ``finite``: the interval is for the figure of these ``N`` clusters (the design
+    variance only, :func:`_finite_var`) rather than the superpopulation's (the default,
+    conservative for the clusters at hand); it needs enough labelled clusters with a non-zero
+    residual (with a few rare judge errors among the labels it undercovers). Not estimable with
+    fewer than 2 labelled clusters or a zero standard error."""
     sf_, m_ = as_float(sf, "sf"), as_float(m, "m")
     lab = np.asarray(design.round_of) >= 0
     sy_ = np.where(lab, np.nan_to_num(as_float(sy, "sy")), 0.0)
@@ -238,6 +259,8 @@ def active_ppi_clusters(sy: ArrayLike, sf: ArrayLike, m: ArrayLike, design: Acti
                 theta = _theta(a0, b0, a1, b1, lam)[0]
     theta, psi, d = _theta(a0, b0, a1, b1, lam)
     var = float(np.var(psi, ddof=1)) / (big_n * d * d)
+    if finite:
+        var = _finite_var(sy_ - theta * m_, sf_ - theta * m_, lam, design) / (big_n * d) ** 2
     res = t_interval(theta, math.sqrt(var) if var >= 0 else nan, n - 1, level, bounds,
                      "active PPI")
     # human-only, uniform: s²(z) per cluster, estimated by the design's weights (Hájek)
