@@ -34,7 +34,6 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from judgekit.stats.active import ActiveDesign, active_ppi_clusters, inclusion_probabilities  # noqa: E402
-from judgekit.stats.ppi import ppi_mean  # noqa: E402
 from judgekit.testing.study import LEVELS, make_study  # noqa: E402
 
 GRID = (0.05, 0.08, 0.12, 0.18, 0.27)
