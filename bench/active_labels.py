@@ -12,12 +12,15 @@ Two data sets, each with its oracle revealing a label only for a sampled unit:
   free-text outputs count as no confidence and take the string-match label), the adjudicated
   ``final_label`` the oracle, the response the unit; figure: the refusal rate (full or partial).
 
-For each budget ``n`` of a grid, ``--reps`` replicates of (a) uniform: ``n`` units drawn at
-random, :func:`judgekit.stats.ppi.ppi_mean`; (b) active: one round, ``π ∝ sqrt(1 − confidence)``
-floored at 0.2 × n/N, :func:`judgekit.stats.active.active_ppi_clusters`, ``n`` the expected
-number of labels. The mean interval width as a function of ``n`` is interpolated (log-log) to
+For each budget ``n`` of a grid (5–27% of the units), ``--reps`` replicates of three designs of
+an expected ``n`` labels, all estimated by :func:`judgekit.stats.active.active_ppi_clusters` (so
+only the design differs): ``uniform`` (every unit n/N), ``active1`` (one round,
+``π ∝ sqrt(1 − agreement)`` floored at 0.2 × n/N), ``active2`` (two rounds: see :func:`draw`).
+Each is read with both intervals: for the superpopulation (the default) and for these units'
+own figure (``finite=True``). The mean width as a function of ``n`` is interpolated (log-log) to
 find the labels each design needs for the width uniform sampling reaches with 15% of the units;
-the ratio active/uniform is printed (a saving of 25% is a ratio of 0.75).
+the ratio active/uniform is printed (a saving of 25% is a ratio of 0.75), with each design's
+coverage of the units' own figure (the oracle's rate over all units).
 """
 
 from __future__ import annotations
@@ -87,7 +90,7 @@ def learned(data: dict[str, object], fig: str, probs: np.ndarray, hit: np.ndarra
             ) -> np.ndarray:
     """Round 2's predicted squared residual per unit: θ̂ and λ̂ of the pilot round, then per item
     the 1/π-weighted mean of the residual ``(Y − θ̂) − λ̂(f − θ̂)`` squared on the pilot's items of
-    its (judge label, panel label) cell, shrunk toward the overall mean with 5 pseudo-labels; a
+    its (judge label, panel label) cell, shrunk toward the overall mean with ``PRIOR`` pseudo-labels; a
     unit's is the sum over its items."""
     sums = data["sums"]
     assert isinstance(sums, pd.DataFrame)
@@ -102,32 +105,34 @@ def learned(data: dict[str, object], fig: str, probs: np.ndarray, hit: np.ndarra
     r2 = ((y - theta) - lam * (f - theta)) ** 2
     lab = hit[unit_of]
     w = np.where(lab, 1.0 / probs[unit_of], 0.0)
-    overall = float((w * r2).sum() / w.sum())
+    overall = float((w * r2).sum() / w.sum()) if w.sum() > 0 else 0.25
     codes, inv = np.unique(cells, return_inverse=True)
     num = np.bincount(inv, weights=w * r2, minlength=len(codes))
     den = np.bincount(inv, weights=w, minlength=len(codes))
     cnt = np.bincount(inv, weights=lab.astype(float), minlength=len(codes))
     rate = np.where(den > 0, num / np.where(den > 0, den, 1.0), overall)
-    rate = (rate * cnt + 5 * overall) / (cnt + 5)
+    rate = (rate * cnt + PRIOR * overall) / (cnt + PRIOR)
     per_item = np.maximum(rate[inv], 0.005)
     return np.bincount(unit_of, weights=per_item, minlength=len(probs))
 
 
 PILOT = 0.25
+PRIOR = 1.0
 
 
 def draw(data: dict[str, object], fig: str, design: str, n: int, rng: np.random.Generator,
          m: np.ndarray) -> ActiveDesign:
     """One labelling design of an expected ``n`` units: ``uniform`` (every unit n/N),
-    ``active1`` (one round, π ∝ sqrt(1 − agreement)), ``active2`` (a uniform pilot of 25% of the
-    budget, then 75% by the error learned per (judge label, panel label) cell)."""
+    ``active1`` (one round, π ∝ sqrt(1 − agreement)), ``active2`` (a pilot of 25% of the budget,
+    π ∝ sqrt(1 − agreement) floored at half the uniform rate, then 75% by the error learned on
+    the pilot per (judge label, panel label) cell); the rounds weighted by their budgets."""
     big_n = len(m)
     if design in ("uniform", "active1"):
         err = np.ones(big_n) if design == "uniform" else np.asarray(data["error"])
         pi = inclusion_probabilities(err, float(n))
         return ActiveDesign.one_round(pi, rng.random(big_n) < pi)
     probs = np.ones((2, big_n))
-    p1 = np.full(big_n, PILOT * n / big_n)
+    p1 = inclusion_probabilities(np.asarray(data["error"]), PILOT * n, floor=0.5)
     hit1 = rng.random(big_n) < p1
     probs[0] = p1
     err = learned(data, fig, p1, hit1)
