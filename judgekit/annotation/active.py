@@ -27,6 +27,7 @@ every chosen item carries its probability.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -39,6 +40,16 @@ from judgekit.stats.active import DEFAULT_FLOOR, inclusion_probabilities
 ACTIVE_REASON = "active"
 #: every predicted error is at least this (an item the judge is sure of can still be wrong)
 MIN_ERROR = 0.02
+
+
+@dataclass(frozen=True)
+class DrawRule:
+    """How predicted errors become probabilities: ``rule`` (``"sqrt"``: π ∝ sqrt(error), the
+    cost-optimal rule; ``"linear"``: π ∝ error) and ``floor`` (no probability below this share of
+    the uniform rate), as :func:`judgekit.stats.active.inclusion_probabilities` takes them."""
+
+    rule: str = "sqrt"
+    floor: float = DEFAULT_FLOOR
 
 
 def _modal_share(ok: pd.DataFrame, by: list[str]) -> pd.DataFrame:
@@ -103,13 +114,14 @@ def predicted_error(confidence: pd.Series) -> pd.Series:
     return (1.0 - confidence.astype(float)).clip(lower=MIN_ERROR).rename("predicted_error")
 
 
-def draw_active(items: pd.DataFrame, error: pd.Series, budget: float, *, rule: str = "sqrt",
-                floor: float = DEFAULT_FLOOR, seed: int = 0, round_no: int = 0,
+def draw_active(items: pd.DataFrame, error: pd.Series, budget: float, *,
+                how: DrawRule = DrawRule(), seed: int = 0, round_no: int = 0,
                 cluster_col: str | None = None, known: Iterable[str] = ()) -> pd.DataFrame:
     """One round of an active sample: the chosen items as design rows (``item_id, reason,
     stratum, weight, overlap`` as :data:`judgekit.annotation.sampling.DESIGN_COLUMNS`, plus
     ``probability``). ``error``: the predicted error per item (``item_id`` index); with
     ``cluster_col`` a conversation's is the mean of its items' and the conversation is the unit;
+    ``how``: the probability rule and floor;
     ``budget``: the expected number of units labelled in this round; ``known``: units (item ids,
     or conversation ids with ``cluster_col``) labelled in earlier rounds, not drawn again."""
     its = items.assign(item_id=items["item_id"].astype(str))
@@ -128,7 +140,8 @@ def draw_active(items: pd.DataFrame, error: pd.Series, budget: float, *, rule: s
     if free.empty:
         raise JudgekitError("every unit is labelled already: there is nothing left to draw.")
     budget = min(float(budget), float(len(free)))
-    pi = pd.Series(inclusion_probabilities(free.to_numpy(), budget, rule=rule, floor=floor),
+    pi = pd.Series(inclusion_probabilities(free.to_numpy(), budget, rule=how.rule,
+                                           floor=how.floor),
                    index=free.index)
     rng = np.random.default_rng([seed, round_no])
     chosen = pi[rng.random(len(pi)) < pi.to_numpy()]
@@ -153,8 +166,8 @@ def parse_active_stratum(stratum: str) -> tuple[int, float]:
 
 
 def sample_active(store: Any, name: str, judge: str, budget: float, *, rubric: str,
-                  panel: Iterable[str] = (), rule: str = "sqrt", floor: float = DEFAULT_FLOOR,
-                  seed: int = 0, cluster_col: str | None = None) -> list[str]:
+                  panel: Iterable[str] = (), how: DrawRule = DrawRule(), seed: int = 0,
+                  cluster_col: str | None = None) -> list[str]:
     """Draw the next round of the active sample ``name`` and record it in ``store``; returns the
     summary lines. The first call draws round 0 from the judge's confidence
     (:func:`judge_confidence`, :func:`predicted_error`); a later call on the same name draws the
@@ -190,7 +203,7 @@ def sample_active(store: Any, name: str, judge: str, budget: float, *, rubric: s
             wrong = (both["h"] != both["j"]).astype(float)
             w = old.assign(item_id=ids).set_index("item_id")["weight"].reindex(wrong.index)
             err = learned_error(conf, wrong, w)
-    new = draw_active(items, err, budget, rule=rule, floor=floor, seed=seed, round_no=round_no,
+    new = draw_active(items, err, budget, how=how, seed=seed, round_no=round_no,
                       cluster_col=cluster_col, known=known)
     frames = [f for f in (old, new[DESIGN_COLUMNS]) if f is not None]
     record_sample(store, name, pd.concat(frames, ignore_index=True), replace=old is not None)
@@ -200,5 +213,5 @@ def sample_active(store: Any, name: str, judge: str, budget: float, *, rubric: s
     return [f"Sample {name!r}, active round {round_no}: {n_units} {unit} ({len(new)} items) "
             f"chosen at an expected {budget:g}, each with probability between "
             f"{new['probability'].min():.3f} and {new['probability'].max():.3f} "
-            f"(π ∝ {'sqrt(predicted error)' if rule == 'sqrt' else 'predicted error'}, "
-            f"floor {floor:g} × the uniform rate), recorded as weight 1/π."]
+            f"(π ∝ {'sqrt(predicted error)' if how.rule == 'sqrt' else 'predicted error'}, "
+            f"floor {how.floor:g} × the uniform rate), recorded as weight 1/π."]

@@ -370,17 +370,9 @@ def sample_cmd(
     from judgekit.store.data import validate_items
 
     if active_judge is not None:
-        from judgekit.annotation.active import sample_active
-
-        if not (name and size and rubric):
-            raise JudgekitError("--active needs --name, --size and --rubric.")
-        with Store.open_existing(store_path) as store, store.transaction():
-            lines = sample_active(store, name, active_judge, size, rubric=rubric, floor=active_floor,
-                                  panel=[j.strip() for j in (judges or "").split(",") if j.strip()],
-                                  seed=seed or 0, cluster_col=(conversation_column or "conversation_id")
-                                  if by_conversation else None)
-        for line in lines:
-            echo(line)
+        cluster = (conversation_column or "conversation_id") if by_conversation else None
+        _sample_active(store_path, name, size, rubric, active_judge, judges, active_floor, seed,
+                       cluster)
         return
     base: dict[str, object] = {}
     if spec_path is not None:
@@ -437,6 +429,22 @@ def sample_cmd(
         if out_path is not None:
             write_table(pd.DataFrame(design), out_path)
     for line in summary.lines():
+        echo(line)
+
+
+def _sample_active(store_path: str, name: str | None, size: int | None, rubric: str | None,
+                   judge: str, judges: str | None, floor: float, seed: int | None,
+                   cluster: str | None) -> None:
+    """`sample --active`: the next round of an active sample (judgekit.annotation.active)."""
+    from judgekit.annotation.active import DrawRule, sample_active
+
+    if not (name and size and rubric):
+        raise JudgekitError("--active needs --name, --size and --rubric.")
+    panel = [j.strip() for j in (judges or "").split(",") if j.strip()]
+    with Store.open_existing(store_path) as store, store.transaction():
+        lines = sample_active(store, name, judge, size, rubric=rubric, panel=panel,
+                              how=DrawRule(floor=floor), seed=seed or 0, cluster_col=cluster)
+    for line in lines:
         echo(line)
 
 
