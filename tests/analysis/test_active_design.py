@@ -15,7 +15,12 @@ from conftest import one_sentence_error
 
 from judgekit.analysis.correction.active import active_design, cluster_of, corrected_active
 from judgekit.analysis.correction.design import design_strata
-from judgekit.annotation.active import draw_active, judge_confidence, predicted_error
+from judgekit.annotation.active import (
+    draw_active,
+    judge_confidence,
+    learned_error,
+    predicted_error,
+)
 from judgekit.annotation.sampling import sample_design
 from judgekit.cli import main as cli
 from judgekit.errors import JudgekitError
@@ -146,3 +151,83 @@ def test_targeted_sample_without_probabilities_is_refused_in_one_sentence() -> N
     msg = str(err.value)
     assert "without recorded probabilities" in msg and "sample --active" in msg
     assert msg.count(". ") == 0 and msg.endswith(".")
+
+
+#: studies of the slow simulation below
+N_STUDIES = 200
+
+
+def _conversation_design(items: pd.DataFrame, ratings: pd.DataFrame, judge: str, rounds: int,
+                         budget: float, seed: int) -> pd.DataFrame:
+    """An active sample of whole conversations in ``rounds`` rounds: the first from the panel's
+    agreement, a second from the judge's errors on the first round's labels."""
+    conf = judge_confidence(ratings, judge, panel=["judge-lean", "judge-fair"])
+    err = predicted_error(conf)
+    rows: list[pd.DataFrame] = []
+    conv = items.set_index("item_id")["conversation_id"]
+    for r in range(rounds):
+        if rows:
+            done = pd.concat(rows)
+            lab = ratings[ratings["item_id"].isin(done["item_id"])]
+            wide = lab.pivot_table(index="item_id", columns="rater_id", values="label",
+                                   aggfunc="first")
+            wrong = (wide[judge] != wide["adjudicated"]).astype(float)
+            err = learned_error(conf, wrong, done.set_index("item_id")["weight"])
+        rows.append(draw_active(items, err, budget / rounds, seed=seed, round_no=r,
+                                cluster_col="conversation_id",
+                                known=set(conv.reindex(pd.concat(rows)["item_id"])) if rows
+                                else ()))
+    return pd.concat(rows, ignore_index=True)
+
+
+@pytest.mark.slow
+def test_active_figures_cover_over_200_studies_both_judges_one_round_and_two() -> None:
+    """200 synthetic studies (330 conversations of 6 turns), the fair and the leaning judge, an
+    active sample of 50 conversations (by the leaning judge's confidence) in one round or two: the refusal rate, mean R, RCE_6 and
+    Drift(6) corrected under the design cover the reference's figure over every conversation."""
+    from judgekit.analysis.correction.active import active_turn_figures, read_active
+    from judgekit.analysis.correction.active import item_means as means
+    from judgekit.testing.study import LEVELS
+
+    values = {c: i / 4 for i, c in enumerate(LEVELS)}
+
+    def indicator(s: pd.Series) -> pd.Series:
+        return s.isin(LEVELS[3:]).astype(float)
+
+    hits: dict[tuple[str, str, int], list[bool]] = {}
+    for study in range(N_STUDIES):
+        items, ratings = make_study(seed=1000 + study, human_share=1.0)
+        ref = ratings[ratings["rater_id"] == "adjudicated"]
+        harm = (items.set_index("item_id")["severity"] - 1) / 4
+        truth_rate = float(means(ref, indicator).mean())
+        yr = means(ref, lambda s: s.map(values))
+        truth_r = float(yr.mean())
+        e = (yr - harm.reindex(yr.index)).abs()
+        turn = items.set_index("item_id")["turn"].reindex(e.index)
+        truth_rce6 = float(e[turn == 6].mean())
+        truth_drift6 = truth_rce6 - float(e[turn == 1].mean())
+        # the design follows the leaning judge (its confidence, its errors in round 1); both
+        # judges' figures are corrected under it (its probabilities are known either way)
+        designs = {r: _conversation_design(items, ratings, "judge-lean", r, 50.0, study)
+                   for r in (1, 2)}
+        reads = {r: read_active(items, d, "conversation_id") for r, d in designs.items()}
+        y = {"rate": means(ref, indicator), "R": yr}
+        for judge in ("judge-fair", "judge-lean"):
+            jr = ratings[ratings["rater_id"] == judge]
+            f = {"rate": means(jr, indicator), "R": means(jr, lambda s: s.map(values))}
+            for rounds in (1, 2):
+                chosen = designs[rounds]["item_id"]
+                yl = {k: v[v.index.isin(chosen)] for k, v in y.items()}
+                rate, mean_r = (corrected_active(items, f[k], yl[k], reads[rounds], figure=k,
+                                                 group_col=None).iloc[0] for k in ("rate", "R"))
+                turns = active_turn_figures(items, f["R"], yl["R"], harm, reads[rounds],
+                                            turns=[6])
+                got = {"rate": rate, "mean_R": mean_r,
+                       "RCE_6": turns.iloc[0], "Drift(6)": turns.iloc[1]}
+                truth = {"rate": truth_rate, "mean_R": truth_r, "RCE_6": truth_rce6,
+                         "Drift(6)": truth_drift6}
+                for fig, row in got.items():
+                    hits.setdefault((fig, judge, rounds), []).append(
+                        bool(row["ci_low"] <= truth[fig] <= row["ci_high"]))
+    coverage = {k: float(np.mean(v)) for k, v in hits.items()}
+    assert min(coverage.values()) >= 0.93, coverage
