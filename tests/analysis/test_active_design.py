@@ -158,10 +158,9 @@ N_STUDIES = 200
 
 
 def _conversation_design(items: pd.DataFrame, ratings: pd.DataFrame, judge: str, rounds: int,
-                         budget: float, seed: int) -> pd.DataFrame:
-    """An active sample of whole conversations in ``rounds`` rounds: the first from the panel's
-    agreement, a second from the judge's errors on the first round's labels."""
-    conf = judge_confidence(ratings, judge, panel=["judge-lean", "judge-fair"])
+                         budget: float, seed: int, conf: pd.Series) -> pd.DataFrame:
+    """An active sample of whole conversations in ``rounds`` rounds: the first from the judge's
+    confidence ``conf``, a second from the judge's errors on the first round's labels."""
     err = predicted_error(conf)
     rows: list[pd.DataFrame] = []
     conv = items.set_index("item_id")["conversation_id"]
@@ -208,7 +207,8 @@ def test_active_figures_cover_over_200_studies_both_judges_one_round_and_two() -
         truth_drift6 = truth_rce6 - float(e[turn == 1].mean())
         # the design follows the leaning judge (its confidence, its errors in round 1); both
         # judges' figures are corrected under it (its probabilities are known either way)
-        designs = {r: _conversation_design(items, ratings, "judge-lean", r, 50.0, study)
+        conf = judge_confidence(ratings, "judge-lean", panel=["judge-fair"])
+        designs = {r: _conversation_design(items, ratings, "judge-lean", r, 50.0, study, conf)
                    for r in (1, 2)}
         reads = {r: read_active(items, d, "conversation_id") for r, d in designs.items()}
         y = {"rate": means(ref, indicator), "R": yr}
