@@ -9,7 +9,12 @@ import numpy as np
 import pytest
 
 from judgekit.errors import JudgekitError
-from judgekit.stats.active import ActiveDesign, active_ppi_clusters, inclusion_probabilities
+from judgekit.stats.active import (
+    ActiveDesign,
+    active_ppi_clusters,
+    active_ppi_mean,
+    inclusion_probabilities,
+)
 
 
 def test_probabilities_meet_the_budget_the_floor_and_one() -> None:
@@ -39,6 +44,21 @@ def test_one_round_estimate_is_the_weighted_formula() -> None:
     # λ = 0: the Hájek ratio of the labelled clusters, Σ y/π / Σ 1/π
     h = active_ppi_clusters(sy, sf, np.ones(4), d, lam=0.0)
     assert h.estimate == pytest.approx((0 * 2 + 0.25 * 4) / (2 + 4))
+
+
+def test_units_are_summed_into_their_clusters() -> None:
+    # 3 clusters of 2, 1 and 2 units; cluster "b" and "c" labelled
+    f = np.array([1.0, 0.0, 1.0, 0.0, 1.0])
+    y = np.array([np.nan, np.nan, 0.0, 1.0, 1.0])
+    cl = np.array(["a", "a", "b", "c", "c"])
+    d = ActiveDesign.one_round([0.5, 0.4, 0.8], [False, True, True])
+    by_unit = active_ppi_mean(f, y, cl, ["a", "b", "c"], d, lam=0.5)
+    by_cluster = active_ppi_clusters([np.nan, 0.0, 2.0], [1.0, 1.0, 1.0], [2.0, 1.0, 2.0], d,
+                                     lam=0.5)
+    assert by_unit.estimate == pytest.approx(by_cluster.estimate)
+    assert by_unit.n_units == 3 and by_unit.n_clusters == 2
+    with pytest.raises(JudgekitError, match="not among the design's clusters"):
+        active_ppi_mean(f, y, np.array(["a", "a", "b", "c", "z"]), ["a", "b", "c"], d)
 
 
 def test_one_labelled_cluster_is_not_estimable() -> None:

@@ -50,11 +50,6 @@ def cluster_of(items: pd.DataFrame, cluster_col: str | None) -> pd.Series:
     return pd.Series(vals, index=ids.to_numpy())
 
 
-def is_active(design: pd.DataFrame | None) -> bool:
-    """Whether a recorded sample was drawn by ``sample --active``."""
-    return design is not None and bool((design["reason"] == ACTIVE_REASON).any())
-
-
 def active_design(clusters: pd.Series, design: pd.DataFrame) -> tuple[ActiveDesign, np.ndarray]:
     """The :class:`ActiveDesign` of a recorded active sample over the clusters of ``clusters``
     (``item_id → cluster``), and the cluster ids in the design's column order. Raises
