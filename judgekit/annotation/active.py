@@ -7,9 +7,9 @@ stay valid (:mod:`judgekit.stats.active`).
    and any per-item confidence the caller has (log-probabilities, the selective judge's
    confidence) — multiplied: an item is sure only when every signal is.
 2. **Predicted error** (:func:`predicted_error`): ``1 − confidence`` before any label is known;
-   once earlier rounds have labels, the weighted error rate of the judge within bins of
-   confidence (:func:`learned_error`, shrunk toward the overall rate), so each round's
-   probabilities come from what was known before it.
+   once earlier rounds have labels, the weighted error rate of the judge within each cell of
+   the judge's and the panel's labels (:func:`learned_error` with :func:`label_cells`, shrunk
+   toward the overall rate), so each round's probabilities come from what was known before it.
 3. **Draw** (:func:`draw_active`): the probabilities of
    :func:`judgekit.stats.active.inclusion_probabilities` (``π ∝ sqrt(predicted error)`` by
    default, floored so every unit keeps a positive probability) at the budget, one independent
@@ -89,15 +89,37 @@ def judge_confidence(ratings: pd.DataFrame, judge: str, *, panel: Iterable[str] 
     return conf.reindex(all_ids).fillna(0.0).rename("confidence")
 
 
+def label_cells(ratings: pd.DataFrame, judges: Iterable[str]) -> pd.Series:
+    """Per item, the modal labels of ``judges`` joined by ``|`` (``refusal|compliance``): the
+    cell whose error rate :func:`learned_error` learns (a judge without an ok rating: ``-``)."""
+    order = list(dict.fromkeys(judges))
+    r = ratings.assign(item_id=ratings["item_id"].astype(str))
+    if "status" in r.columns:
+        r = r[r["status"].eq("ok")]
+    r = r[r["label"].notna() & r["rater_id"].isin(order)]
+    modal = _modal_share(r, ["item_id", "rater_id"]).pivot(
+        index="item_id", columns="rater_id", values="label")
+    modal = modal.reindex(columns=order).astype(object).where(modal.notna(), "-")
+    key = modal[order[0]].astype(str)
+    for j in order[1:]:
+        key = key + "|" + modal[j].astype(str)
+    return key.rename("cell")
+
+
 def learned_error(confidence: pd.Series, errors: pd.Series, weights: pd.Series, *,
-                  bins: int = 4, prior: float = 5.0) -> pd.Series:
+                  bins: int = 4, prior: float = 5.0, cells: pd.Series | None = None
+                  ) -> pd.Series:
     """The judge's predicted error per item from the labels of earlier rounds: items are binned
-    by ``confidence`` (quantiles, ``bins`` of them), and each bin's error is the
-    ``weights``-weighted mean of ``errors`` (1 where the judge was wrong, or a squared error) on
-    its labelled items, shrunk toward the overall weighted rate with ``prior`` pseudo-labels.
-    ``errors``/``weights`` are indexed by the labelled items."""
+    by ``confidence`` (quantiles, ``bins`` of them) or, given ``cells`` (item → key, e.g.
+    :func:`label_cells`), by cell; each bin's error is the ``weights``-weighted mean of
+    ``errors`` (1 where the judge was wrong, or a squared error) on its labelled items, shrunk
+    toward the overall weighted rate with ``prior`` pseudo-labels. ``errors``/``weights`` are
+    indexed by the labelled items."""
     conf = confidence.astype(float)
-    codes = pd.qcut(conf.rank(method="first"), q=min(bins, max(1, len(conf))), labels=False)
+    if cells is not None:
+        codes = cells.reindex(conf.index).fillna("-").astype(str)
+    else:
+        codes = pd.qcut(conf.rank(method="first"), q=min(bins, max(1, len(conf))), labels=False)
     err = errors.astype(float)
     w = weights.reindex(err.index).astype(float)
     overall = float((err * w).sum() / w.sum()) if w.sum() > 0 else 0.5
@@ -178,6 +200,7 @@ def sample_active(store: Any, name: str, judge: str, budget: float, *, rubric: s
     from judgekit.annotation.sampling import DESIGN_COLUMNS, record_sample, sample_design
     from judgekit.rubric.model import rubric_named_in
 
+    panel = [p for p in panel if p != judge]
     rub = rubric_named_in(rubric, f"judgekit sample --active {judge}")
     items = store.items()
     judged = store.ratings(rubric=rub, rater_kind="judge")
@@ -202,7 +225,7 @@ def sample_active(store: Any, name: str, judge: str, budget: float, *, rubric: s
                 j.set_index("item_id")["label"].rename("j"), how="inner")
             wrong = (both["h"] != both["j"]).astype(float)
             w = old.assign(item_id=ids).set_index("item_id")["weight"].reindex(wrong.index)
-            err = learned_error(conf, wrong, w)
+            err = learned_error(conf, wrong, w, cells=label_cells(judged, [judge, *panel]))
     new = draw_active(items, err, budget, how=how, seed=seed, round_no=round_no,
                       cluster_col=cluster_col, known=known)
     frames = [f for f in (old, new[DESIGN_COLUMNS]) if f is not None]

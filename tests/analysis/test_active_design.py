@@ -18,6 +18,7 @@ from judgekit.analysis.correction.design import design_strata
 from judgekit.annotation.active import (
     draw_active,
     judge_confidence,
+    label_cells,
     learned_error,
     predicted_error,
 )
@@ -42,6 +43,21 @@ def test_confidence_multiplies_trial_and_panel_agreement() -> None:
     # a: j says x in 2 of 3 trials, k says y: 2/3 × 1/2; b: all agree
     assert conf["a"] == pytest.approx(1 / 3) and conf["b"] == pytest.approx(1.0)
     assert predicted_error(conf)["b"] == pytest.approx(0.02)  # never zero
+
+
+def test_learned_error_by_label_cell_follows_the_labelled_errors() -> None:
+    r = pd.DataFrame({"item_id": list("abcdef") * 2, "rater_id": ["j"] * 6 + ["k"] * 6,
+                      "label": ["x", "x", "x", "y", "y", "y", "x", "x", "y", "y", "y", "x"],
+                      "status": "ok"})
+    cells = label_cells(r, ["j", "k"])
+    assert cells.to_dict() == {"a": "x|x", "b": "x|x", "c": "x|y", "d": "y|y", "e": "y|y",
+                               "f": "y|x"}
+    conf = judge_confidence(r, "j", panel=["k"])
+    # labelled: a (right), c (wrong), d (right), weights 2; prior 0: each cell's own rate
+    err = learned_error(conf, pd.Series([0.0, 1.0, 0.0], index=["a", "c", "d"]),
+                        pd.Series(2.0, index=["a", "c", "d"]), cells=cells, prior=0.0)
+    assert err["b"] == pytest.approx(0.02) and err["c"] == pytest.approx(1.0)
+    assert err["f"] == pytest.approx(1 / 3)  # an unlabelled cell: the overall rate
 
 
 def test_draw_by_conversation_gives_every_turn_its_conversation_probability() -> None:
