@@ -320,6 +320,12 @@ def _pull(
               help="Take --size from a plan `judgekit plan --out` wrote: the units it needs beyond those already "
                    "labelled (whole conversations when it counts conversations), drawn at random unless "
                    "--random-share says otherwise.")
+@click.option("--active", "active_judge", default=None, metavar="JUDGE",
+              help="Draw by JUDGE's confidence (trials, --judges panel): each unit with a recorded, "
+                   "floored probability ∝ sqrt(predicted error), --size the expected number; run "
+                   "again on the same --name for the next round. Needs --rubric.")
+@click.option("--floor", "active_floor", type=click.FloatRange(0, 1, min_open=True), default=0.2,
+              show_default=True, help="With --active: no probability below this share of the uniform rate.")
 @store_option
 def sample_cmd(
     name: str | None,
@@ -342,6 +348,8 @@ def sample_cmd(
     replace: bool,
     out_path: Path | None,
     plan_path: Path | None,
+    active_judge: str | None,
+    active_floor: float,
     store_path: str,
 ) -> None:
     """Choose which items people should rate, and record the design in the store.
@@ -361,6 +369,11 @@ def sample_cmd(
     from judgekit.io.tables import read_table, table_format, write_table
     from judgekit.store.data import validate_items
 
+    if active_judge is not None:
+        cluster = (conversation_column or "conversation_id") if by_conversation else None
+        _sample_active(store_path, name, size, rubric, active_judge, judges, active_floor, seed,
+                       cluster)
+        return
     base: dict[str, object] = {}
     if spec_path is not None:
         base = load_spec(spec_path).model_dump(exclude_unset=True)
@@ -417,6 +430,22 @@ def _from_plan(base: dict[str, object], plan_path: Path) -> None:
         base["rubric"] = plan_rubric
     if whole:
         base["by_conversation"] = True
+
+
+def _sample_active(store_path: str, name: str | None, size: int | None, rubric: str | None,
+                   judge: str, judges: str | None, floor: float, seed: int | None,
+                   cluster: str | None) -> None:
+    """`sample --active`: the next round of an active sample (judgekit.annotation.active)."""
+    from judgekit.annotation.active import DrawRule, sample_active
+
+    if not (name and size and rubric):
+        raise JudgekitError("--active needs --name, --size and --rubric.")
+    panel = [j.strip() for j in (judges or "").split(",") if j.strip()]
+    with Store.open_existing(store_path) as store, store.transaction():
+        lines = sample_active(store, name, judge, size, rubric=rubric, panel=panel,
+                              how=DrawRule(floor=floor), seed=seed or 0, cluster_col=cluster)
+    for line in lines:
+        echo(line)
 
 
 COMMANDS: list[click.Command] = [labelstudio_group, sample_cmd]

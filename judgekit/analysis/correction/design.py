@@ -14,6 +14,8 @@ strata are weighted by their share of the units):
   item columns (``severity=4|benign_lookalike=False``), so unlabelled conversations get theirs;
 * a design that chose items by judge disagreement (a targeted share) → refused: such labels are
   not a random sample within any stratum, and a PPI estimate on them would be biased;
+* an active design (``judgekit sample --active``: each item with its recorded probability) →
+  accepted as ``active`` (:mod:`judgekit.analysis.correction.active` weights by 1/π);
 * labelled conversations the design did not choose → refused (the design does not describe
   them).
 """
@@ -56,6 +58,7 @@ class LabellingDesign:
     sample: str | None
     warning: str | None
     description: str
+    active: pd.DataFrame | None = None
 
 
 def _key_columns(keys: Iterable[str]) -> list[str]:
@@ -99,13 +102,16 @@ def design_strata(
                                                 "random sample (no recorded design)")
     name = sample or "the sample"
     d = design.assign(item_id=design["item_id"].astype(str))
+    if (d["reason"] == "active").any():
+        return LabellingDesign(None, sample, None, f"labelled conversations: an active design "
+                               f"(sample {name}), each weighted by 1/its recorded probability", d)
     targeted = d[d["reason"].isin(_TARGETED)]
     if len(targeted):
         raise JudgekitError(
             f"sample {name!r} chose {len(targeted)} items by the judges' "
             f"{targeted['reason'].iloc[0]}, so its labels are not a random sample and a "
-            "corrected figure on them would be biased; draw a random or stratified sample "
-            "(`judgekit sample --by ...` without a targeted share) for --correct.")
+            "corrected figure on them would be biased without recorded probabilities; draw it "
+            "with `judgekit sample --active` (which records them) or without a targeted share.")
     in_design = set(cl.reindex(pd.Index(d["item_id"])).dropna())
     outside = sorted(lab_clusters - in_design)
     if outside:

@@ -23,6 +23,7 @@ from judgekit.analysis.correction.design import (
     find_sample,
 )
 from judgekit.analysis.result import AnalysisResult, Chart, ChartPoint, Table
+from judgekit.errors import JudgekitError
 
 _DEFINITION = (
     "PPI++ (prediction-powered inference with the power-tuned λ; Angelopoulos, Bates, "
@@ -34,12 +35,18 @@ _DEFINITION = (
     "human-only figure would need for the corrected figure's precision.")
 
 
-def labelling_design(reference: Reference, items: pd.DataFrame, *, cluster_col: str) -> LabellingDesign:
+def labelling_design(reference: Reference, items: pd.DataFrame, *, cluster_col: str,
+                     active: bool = False) -> LabellingDesign:
     """The design behind ``reference``'s labels (its ``sample``, else the one recorded sample
-    holding them, else none: a simple random sample with a warning)."""
+    holding them, else none: a simple random sample with a warning). An active sample is refused
+    unless the caller corrects under it (``active``)."""
     labelled = reference.ratings["item_id"].astype(str).unique().tolist()
     design, name = find_sample(reference.store, labelled, reference.sample)
-    return design_strata(items, design, labelled=labelled, cluster_col=cluster_col, sample=name)
+    out = design_strata(items, design, labelled=labelled, cluster_col=cluster_col, sample=name)
+    if out.active is not None and not active:
+        raise JudgekitError(f"sample {name!r} is an active design; these corrected figures do not "
+                            "weight by its probabilities yet (use `analyze distribution`).")
+    return out
 
 
 def attach_ppi(result: AnalysisResult, tables: list[Table], design: LabellingDesign,

@@ -126,7 +126,12 @@ def add_ppi_distribution(result: AnalysisResult, reference: Reference, ratings: 
     adds ``ppi_form_shares``, each form's corrected share."""
     ucols = list(result.meta.get("prompt_unit") or [])
     cluster_col = ucols[0] if ucols else "conversation_id"
-    design = labelling_design(reference, items, cluster_col=cluster_col)
+    design = labelling_design(reference, items, cluster_col=cluster_col, active=True)
+    if design.active is not None:
+        from judgekit.analysis.correction.active import add_active_rates
+        add_active_rates(result, design, ratings, reference, items, indicator=indicator,
+                         cluster_col=cluster_col, model_col=model_col)
+        return
     tables = corrected_distribution(ratings, reference.ratings, items, indicator=indicator, codes=codes,
                                     model_col=model_col, cluster_col=cluster_col,
                                     prompt_cols=ucols, strata=design.strata)

@@ -1,0 +1,249 @@
+"""An active labelling design end to end: drawn by `judgekit sample --active` with recorded
+probabilities, read back as a design, accepted by `--correct ppi`; a targeted sample without
+probabilities is still refused in one sentence."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+from conftest import one_sentence_error
+
+from judgekit.analysis.correction.active import active_design, cluster_of, corrected_active
+from judgekit.analysis.correction.design import design_strata
+from judgekit.annotation.active import (
+    draw_active,
+    judge_confidence,
+    label_cells,
+    learned_error,
+    predicted_error,
+)
+from judgekit.annotation.sampling import sample_design
+from judgekit.cli import main as cli
+from judgekit.errors import JudgekitError
+from judgekit.store.database import Store
+from judgekit.testing.study import make_study, write_study
+
+
+def _run(*args: object) -> object:
+    return CliRunner().invoke(cli, [str(a) for a in args])
+
+
+def test_confidence_multiplies_trial_and_panel_agreement() -> None:
+    r = pd.DataFrame({
+        "item_id": ["a", "a", "a", "a", "b", "b", "b"],
+        "rater_id": ["j", "j", "j", "k", "j", "j", "k"],
+        "label": ["x", "x", "y", "y", "x", "x", "x"],
+        "trial": [0, 1, 2, 0, 0, 1, 0], "status": "ok"})
+    conf = judge_confidence(r, "j", panel=["k"])
+    # a: j says x in 2 of 3 trials, k says y: 2/3 × 1/2; b: all agree
+    assert conf["a"] == pytest.approx(1 / 3) and conf["b"] == pytest.approx(1.0)
+    assert predicted_error(conf)["b"] == pytest.approx(0.02)  # never zero
+
+
+def test_learned_error_by_label_cell_follows_the_labelled_errors() -> None:
+    r = pd.DataFrame({"item_id": list("abcdef") * 2, "rater_id": ["j"] * 6 + ["k"] * 6,
+                      "label": ["x", "x", "x", "y", "y", "y", "x", "x", "y", "y", "y", "x"],
+                      "status": "ok"})
+    cells = label_cells(r, ["j", "k"])
+    assert cells.to_dict() == {"a": "x|x", "b": "x|x", "c": "x|y", "d": "y|y", "e": "y|y",
+                               "f": "y|x"}
+    conf = judge_confidence(r, "j", panel=["k"])
+    # labelled: a (right), c (wrong), d (right), weights 2; prior 0: each cell's own rate
+    err = learned_error(conf, pd.Series([0.0, 1.0, 0.0], index=["a", "c", "d"]),
+                        pd.Series(2.0, index=["a", "c", "d"]), cells=cells, prior=0.0)
+    assert err["b"] == pytest.approx(0.02) and err["c"] == pytest.approx(1.0)
+    assert err["f"] == pytest.approx(1 / 3)  # an unlabelled cell: the overall rate
+
+
+def test_draw_by_conversation_gives_every_turn_its_conversation_probability() -> None:
+    items, ratings = make_study(seed=1, human_share=1.0)
+    conf = judge_confidence(ratings, "judge-lean", panel=["judge-fair"])
+    d = draw_active(items, predicted_error(conf), 40, cluster_col="conversation_id", seed=2)
+    conv = items.set_index("item_id")["conversation_id"].reindex(d["item_id"])
+    per = d.groupby(conv.to_numpy())["probability"].agg(["min", "max", "size"])
+    assert (per["min"] == per["max"]).all() and (per["size"] == 6).all()
+    assert np.allclose(d["weight"], 1.0 / d["probability"])
+    assert (d["reason"] == "active").all() and d["stratum"].str.startswith("active:round=0").all()
+    # a second round never draws a conversation of the first again
+    d2 = draw_active(items, predicted_error(conf), 40, cluster_col="conversation_id", seed=2,
+                     round_no=1, known=set(conv))
+    conv2 = items.set_index("item_id")["conversation_id"].reindex(d2["item_id"])
+    assert not set(conv2) & set(conv)
+
+
+def test_design_accepts_active_rows_and_reads_their_probabilities() -> None:
+    items = pd.DataFrame({"item_id": [f"i{k}" for k in range(6)],
+                          "conversation_id": ["c0", "c0", "c1", "c1", "c2", "c2"]})
+    rows = pd.DataFrame({"item_id": ["i0", "i1", "i4", "i5"], "reason": "active",
+                         "stratum": ["active:round=0;share=1"] * 2 + ["active:round=1;share=1"] * 2,
+                         "weight": [4.0, 4.0, 2.0, 2.0], "overlap": 0})
+    d = design_strata(items, rows, labelled=["i0", "i1"], cluster_col="conversation_id",
+                      sample="s")
+    assert d.active is not None and "active design" in d.description
+    ad, ids = active_design(cluster_of(items, "conversation_id"), rows)
+    assert list(ids) == ["c0", "c1", "c2"]
+    assert list(ad.round_of) == [0, -1, 1]
+    assert ad.probs[0, 0] == 0.25 and ad.probs[1, 0] == 1.0 and ad.probs[1, 2] == 0.5
+    bad = rows.assign(weight=[4.0, 2.0, 2.0, 2.0])
+    with pytest.raises(JudgekitError, match="one conversation carry different probabilities"):
+        active_design(cluster_of(items, "conversation_id"), bad)
+
+
+def test_corrected_active_rate_equals_the_weighted_estimator_by_hand() -> None:
+    # 4 clusters of one item, one round; labelled c0 (π = .5) and c1 (π = .25); λ fixed by n < 10
+    items = pd.DataFrame({"item_id": ["a", "b", "c", "d"], "model": "m"})
+    rows = pd.DataFrame({"item_id": ["a", "b"], "reason": "active",
+                         "stratum": "active:round=0;share=1.5", "weight": [2.0, 4.0],
+                         "overlap": 0})
+    f = pd.Series([1.0, 0.0, 1.0, 0.0], index=list("abcd"))
+    y = pd.Series([0.0, 0.25], index=["a", "b"])
+    t = corrected_active(items, f, y, rows, figure="rate", group_col=None)
+    # λ = 1: θ = Σ[f + (y − f) ξ/π] / Σ m = ((1 − 1·2) + (0 + .25·4) + 1 + 0) / 4
+    assert t.loc[0, "corrected"] == pytest.approx(0.25)
+    assert t.loc[0, "raw"] == pytest.approx(0.5) and t.loc[0, "n_labelled"] == 2
+
+
+@pytest.fixture(scope="module")
+def active_store(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """The synthetic study's judges in a store, an active sample drawn by conversation in two
+    rounds, and the reference's labels on its items."""
+    folder = tmp_path_factory.mktemp("active")
+    paths = write_study(folder, human_share=1.0)
+    ratings = pd.read_csv(paths["ratings"])
+    ratings[ratings["rater_kind"] == "judge"].to_csv(folder / "judges.csv", index=False)
+    store = folder / "judgekit.db"
+    assert _run("import", folder / "judges.csv", "--rubric", "restrictiveness", "--items",
+                paths["items"], "--store", store).exit_code == 0
+    for _ in range(2):
+        res = _run("sample", "--name", "act", "--size", "40", "--rubric", "restrictiveness",
+                   "--active", "judge-lean", "--judges", "judge-lean,judge-fair",
+                   "--by-conversation", "--store", store)
+        assert res.exit_code == 0, res.output
+        with Store(store) as st:
+            chosen = set(sample_design(st, "act")["item_id"])
+        ref = ratings[(ratings["rater_kind"] == "reference") & ratings["item_id"].isin(chosen)]
+        ref.to_csv(folder / "ref.csv", index=False)
+        assert _run("import", folder / "ref.csv", "--rubric", "restrictiveness",
+                    "--store", store).exit_code == 0
+    assert "active round 1" in res.output
+    return store, folder
+
+
+def test_cli_correct_accepts_an_active_sample(active_store: tuple[Path, Path],
+                                              tmp_path: Path) -> None:
+    store, _ = active_store
+    res = _run("analyze", "distribution", "--judge", "judge-lean", "--rubric", "restrictiveness",
+               "--no-forms", "--untrusted", "--correct",
+               "ppi", "--sample", "act", "--quiet", "--out", tmp_path, "--store", store)
+    assert res.exit_code == 0, res.output
+    assert "active design" in res.output
+    data = json.loads((tmp_path / "distribution.json").read_text())
+    rows = data["tables"]["ppi_active_rates"]["rows"]
+    overall = next(r for r in rows if r["model"] == "all")
+    assert overall["ci_low"] <= overall["corrected"] <= overall["ci_high"]
+    assert overall["expected_labels"] == pytest.approx(80.0)
+
+
+def test_cli_calibration_refuses_an_active_sample_in_one_sentence(
+        active_store: tuple[Path, Path]) -> None:
+    store, _ = active_store
+    res = _run("analyze", "calibration", "--judge", "judge-lean", "--untrusted",
+               "--harm-column", "severity", "--correct", "ppi", "--sample", "act",
+               "--bootstrap", "20", "--quiet", "--store", store)
+    one_sentence_error(res, "is an active design")
+
+
+def test_targeted_sample_without_probabilities_is_refused_in_one_sentence() -> None:
+    items = pd.DataFrame({"item_id": ["a", "b"], "conversation_id": ["c0", "c1"]})
+    design = pd.DataFrame({"item_id": ["a"], "reason": ["disagreement"], "stratum": [None],
+                           "weight": [1.0], "overlap": [0]})
+    with pytest.raises(JudgekitError) as err:
+        design_strata(items, design, labelled=["a"], cluster_col="conversation_id", sample="s")
+    msg = str(err.value)
+    assert "without recorded probabilities" in msg and "sample --active" in msg
+    assert msg.count(". ") == 0 and msg.endswith(".")
+
+
+#: studies of the slow simulation below
+N_STUDIES = 200
+
+
+def _conversation_design(items: pd.DataFrame, ratings: pd.DataFrame, judge: str, rounds: int,
+                         budget: float, seed: int, conf: pd.Series) -> pd.DataFrame:
+    """An active sample of whole conversations in ``rounds`` rounds: the first from the judge's
+    confidence ``conf``, a second from the judge's errors on the first round's labels."""
+    err = predicted_error(conf)
+    rows: list[pd.DataFrame] = []
+    conv = items.set_index("item_id")["conversation_id"]
+    for r in range(rounds):
+        if rows:
+            done = pd.concat(rows)
+            lab = ratings[ratings["item_id"].isin(done["item_id"])]
+            wide = lab.pivot_table(index="item_id", columns="rater_id", values="label",
+                                   aggfunc="first")
+            wrong = (wide[judge] != wide["adjudicated"]).astype(float)
+            err = learned_error(conf, wrong, done.set_index("item_id")["weight"])
+        rows.append(draw_active(items, err, budget / rounds, seed=seed, round_no=r,
+                                cluster_col="conversation_id",
+                                known=set(conv.reindex(pd.concat(rows)["item_id"])) if rows
+                                else ()))
+    return pd.concat(rows, ignore_index=True)
+
+
+@pytest.mark.slow
+def test_active_figures_cover_over_200_studies_both_judges_one_round_and_two() -> None:
+    """200 synthetic studies (330 conversations of 6 turns), the fair and the leaning judge, an
+    active sample of 50 conversations (by the leaning judge's confidence) in one round or two: the refusal rate, mean R, RCE_6 and
+    Drift(6) corrected under the design cover the reference's figure over every conversation."""
+    from judgekit.analysis.correction.active import active_turn_figures, read_active
+    from judgekit.analysis.correction.active import item_means as means
+    from judgekit.testing.study import LEVELS
+
+    values = {c: i / 4 for i, c in enumerate(LEVELS)}
+
+    def indicator(s: pd.Series) -> pd.Series:
+        return s.isin(LEVELS[3:]).astype(float)
+
+    hits: dict[tuple[str, str, int], list[bool]] = {}
+    for study in range(N_STUDIES):
+        items, ratings = make_study(seed=1000 + study, human_share=1.0)
+        ref = ratings[ratings["rater_id"] == "adjudicated"]
+        harm = (items.set_index("item_id")["severity"] - 1) / 4
+        truth_rate = float(means(ref, indicator).mean())
+        yr = means(ref, lambda s: s.map(values))
+        truth_r = float(yr.mean())
+        e = (yr - harm.reindex(yr.index)).abs()
+        turn = items.set_index("item_id")["turn"].reindex(e.index)
+        truth_rce6 = float(e[turn == 6].mean())
+        truth_drift6 = truth_rce6 - float(e[turn == 1].mean())
+        # the design follows the leaning judge (its confidence, its errors in round 1); both
+        # judges' figures are corrected under it (its probabilities are known either way)
+        conf = judge_confidence(ratings, "judge-lean", panel=["judge-fair"])
+        designs = {r: _conversation_design(items, ratings, "judge-lean", r, 50.0, study, conf)
+                   for r in (1, 2)}
+        reads = {r: read_active(items, d, "conversation_id") for r, d in designs.items()}
+        y = {"rate": means(ref, indicator), "R": yr}
+        for judge in ("judge-fair", "judge-lean"):
+            jr = ratings[ratings["rater_id"] == judge]
+            f = {"rate": means(jr, indicator), "R": means(jr, lambda s: s.map(values))}
+            for rounds in (1, 2):
+                chosen = designs[rounds]["item_id"]
+                yl = {k: v[v.index.isin(chosen)] for k, v in y.items()}
+                rate, mean_r = (corrected_active(items, f[k], yl[k], reads[rounds], figure=k,
+                                                 group_col=None).iloc[0] for k in ("rate", "R"))
+                turns = active_turn_figures(items, f["R"], yl["R"], harm, reads[rounds],
+                                            turns=[6])
+                got = {"rate": rate, "mean_R": mean_r,
+                       "RCE_6": turns.iloc[0], "Drift(6)": turns.iloc[1]}
+                truth = {"rate": truth_rate, "mean_R": truth_r, "RCE_6": truth_rce6,
+                         "Drift(6)": truth_drift6}
+                for fig, row in got.items():
+                    hits.setdefault((fig, judge, rounds), []).append(
+                        bool(row["ci_low"] <= truth[fig] <= row["ci_high"]))
+    coverage = {k: float(np.mean(v)) for k, v in hits.items()}
+    assert min(coverage.values()) >= 0.93, coverage

@@ -1,0 +1,155 @@
+"""The active-design PPI++ estimator: its probabilities, its formula on small cases, and its
+coverage over simulated studies with fair and biased judges, one round and two."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from judgekit.errors import JudgekitError
+from judgekit.stats.active import (
+    ActiveDesign,
+    active_ppi_clusters,
+    active_ppi_mean,
+    inclusion_probabilities,
+)
+
+
+def test_probabilities_meet_the_budget_the_floor_and_one() -> None:
+    e = np.array([0.0, 0.01, 0.04, 0.25, 1.0, 1.0, 1.0, 1.0])
+    pi = inclusion_probabilities(e, 4.0, floor=0.5)
+    assert pi.sum() == pytest.approx(4.0)
+    assert pi.min() == pytest.approx(0.5 * 4 / 8) and pi.max() <= 1.0
+    assert np.all(np.diff(pi) >= -1e-12)  # more predicted error, never a lower probability
+    # sqrt rule: between two unclipped units the ratio is sqrt of the errors' ratio
+    mid = (pi > pi.min() + 1e-9) & (pi < 1.0 - 1e-9)
+    if mid.sum() >= 2:
+        a, b = np.flatnonzero(mid)[:2]
+        assert pi[b] / pi[a] == pytest.approx(math.sqrt(e[b] / e[a]))
+    assert np.allclose(inclusion_probabilities(e, 2.0, floor=1.0), 0.25)
+    with pytest.raises(JudgekitError, match="at most the 8 units"):
+        inclusion_probabilities(e, 9.0)
+
+
+def test_one_round_estimate_is_the_weighted_formula() -> None:
+    # 4 clusters of one unit; c0 (π = .5) and c1 (π = .25) labelled; λ = 1 (fewer than 10 labelled)
+    sy = np.array([0.0, 0.25, np.nan, np.nan])
+    sf = np.array([1.0, 0.0, 1.0, 0.0])
+    d = ActiveDesign.one_round([0.5, 0.25, 0.5, 0.75], [True, True, False, False])
+    r = active_ppi_clusters(sy, sf, np.ones(4), d)
+    assert r.lam == 1.0 and r.n_clusters == 2
+    assert r.estimate == pytest.approx((1 - 1 * 2 + 0 + 0.25 * 4 + 1 + 0) / 4)
+    # λ = 0: the Hájek ratio of the labelled clusters, Σ y/π / Σ 1/π
+    h = active_ppi_clusters(sy, sf, np.ones(4), d, lam=0.0)
+    assert h.estimate == pytest.approx((0 * 2 + 0.25 * 4) / (2 + 4))
+
+
+def test_units_are_summed_into_their_clusters() -> None:
+    # 3 clusters of 2, 1 and 2 units; cluster "b" and "c" labelled
+    f = np.array([1.0, 0.0, 1.0, 0.0, 1.0])
+    y = np.array([np.nan, np.nan, 0.0, 1.0, 1.0])
+    cl = np.array(["a", "a", "b", "c", "c"])
+    d = ActiveDesign.one_round([0.5, 0.4, 0.8], [False, True, True])
+    by_unit = active_ppi_mean(f, y, cl, ["a", "b", "c"], d, lam=0.5)
+    by_cluster = active_ppi_clusters([np.nan, 0.0, 2.0], [1.0, 1.0, 1.0], [2.0, 1.0, 2.0], d,
+                                     lam=0.5)
+    assert by_unit.estimate == pytest.approx(by_cluster.estimate)
+    assert by_unit.n_units == 3 and by_unit.n_clusters == 2
+    with pytest.raises(JudgekitError, match="not among the design's clusters"):
+        active_ppi_mean(f, y, np.array(["a", "a", "b", "c", "z"]), ["a", "b", "c"], d)
+
+
+def test_one_labelled_cluster_is_not_estimable() -> None:
+    d = ActiveDesign.one_round([0.5] * 3, [True, False, False])
+    r = active_ppi_clusters([1.0, 0, 0], [1.0, 0, 1], np.ones(3), d)
+    assert not r.estimable and "at least 2" in str(r.reason)
+
+
+def _study(rng: np.random.Generator, n_clusters: int = 300) -> dict[str, np.ndarray]:
+    """Per cluster (2–4 units): the people's sums of a rate (level ≥ 3) and of R (level / 4),
+    those of a fair and of a biased judge, the sizes and the judges' confidence. Both judges
+    err more where they are less confident; the biased one also calls responses less
+    restrictive than they are."""
+    m = rng.integers(2, 5, n_clusters).astype(float)
+    units = int(m.sum())
+    cl = np.repeat(np.arange(n_clusters), m.astype(int))
+    conf_c = rng.beta(5, 1.5, n_clusters)  # per conversation
+    level = np.clip(np.round(rng.normal(rng.uniform(0, 4, n_clusters)[cl], 0.8)), 0, 4)
+    p_err = 0.45 * (1 - conf_c[cl]) ** 1.5 + 0.01
+
+    def sums(x: np.ndarray) -> np.ndarray:
+        return np.bincount(cl, weights=x, minlength=n_clusters)
+
+    out = {"m": m, "conf": conf_c, "y_rate": sums(level >= 3), "y_R": sums(level / 4)}
+    for judge in ("fair", "biased"):
+        slip = rng.random(units) < p_err
+        judged = np.clip(level + np.where(slip, rng.choice([-1, 1], units), 0), 0, 4)
+        if judge == "biased":
+            judged = np.clip(judged - (rng.random(units) < 0.25 * (1 - conf_c[cl])), 0, 4)
+        out[f"{judge}_rate"], out[f"{judge}_R"] = sums(judged >= 3), sums(judged / 4)
+    return out
+
+
+def _learned_error(conf: np.ndarray, labelled: np.ndarray, err: np.ndarray, w: np.ndarray
+                   ) -> np.ndarray:
+    """Round 2's predicted error: the weighted error of the labelled clusters in quartiles of
+    confidence, shrunk toward the overall rate (what :func:`judgekit.annotation.active.
+    learned_error` does, on arrays)."""
+    bins = np.searchsorted(np.quantile(conf, [0.25, 0.5, 0.75]), conf)
+    overall = float((err * w)[labelled].sum() / w[labelled].sum())
+    out = np.empty_like(conf)
+    for b in range(4):
+        sel = labelled & (bins == b)
+        rate = (err * w)[sel].sum() / w[sel].sum() if sel.any() else overall
+        out[bins == b] = (rate * sel.sum() + 5 * overall) / (sel.sum() + 5)
+    return np.maximum(out, 0.02)
+
+
+def _draw(rng: np.random.Generator, conf: np.ndarray, sy: np.ndarray, sf: np.ndarray,
+          m: np.ndarray, rounds: int, budget: float) -> ActiveDesign:
+    n = len(conf)
+    probs = np.ones((rounds, n))
+    round_of = np.full(n, -1)
+    err = np.maximum(1 - conf, 0.02)
+    for r in range(rounds):
+        free = round_of < 0
+        if r > 0:  # predicted error from what the earlier rounds revealed
+            lab = round_of >= 0
+            w = np.where(lab, 1 / probs[np.maximum(round_of, 0), np.arange(n)], 0.0)
+            err = _learned_error(conf, lab, np.abs(sy - sf) / m, w)
+        p = inclusion_probabilities(err[free], budget / rounds)
+        probs[r, free] = p
+        hit = np.zeros(n, dtype=bool)
+        hit[np.flatnonzero(free)[rng.random(free.sum()) < p]] = True
+        round_of[hit] = r
+    return ActiveDesign(probs, round_of, np.full(rounds, budget / rounds))
+
+
+@pytest.mark.slow
+def test_active_intervals_cover_over_200_studies_fair_and_biased_one_round_and_two() -> None:
+    """200 studies of 300 conversations, each rated by a fair and a biased judge; 45 expected
+    labels (15%), drawn in one round by confidence or in two (the second from the first's
+    labels). The interval is for the superpopulation figure, here the mean of 400,000
+    conversations from the same generator; it is conservative for the 300 at hand."""
+    big = _study(np.random.default_rng(0), n_clusters=400_000)
+    truth = {fig: float(big[f"y_{fig}"].sum() / big["m"].sum()) for fig in ("rate", "R")}
+    rng = np.random.default_rng(20_261_207)
+    hits: dict[tuple[str, str, int, str], list[bool]] = {}
+    for _ in range(200):
+        s = _study(rng)
+        for judge in ("fair", "biased"):
+            for rounds in (1, 2):
+                design = _draw(rng, s["conf"], s["y_R"], s[f"{judge}_R"], s["m"], rounds, 45.0)
+                for fig in ("rate", "R"):
+                    sy = np.where(design.round_of >= 0, s[f"y_{fig}"], np.nan)
+                    res = active_ppi_clusters(sy, s[f"{judge}_{fig}"], s["m"], design)
+                    hits.setdefault((fig, judge, rounds, "superpopulation"), []).append(
+                        bool(res.estimable and res.low <= truth[fig] <= res.high))
+                    finite = float(s[f"y_{fig}"].sum() / s["m"].sum())
+                    hits.setdefault((fig, judge, rounds, "these clusters"), []).append(
+                        bool(res.estimable and res.low <= finite <= res.high))
+    coverage = {k: float(np.mean(v)) for k, v in hits.items()}
+    assert all(len(v) == 200 for v in hits.values())
+    assert min(coverage.values()) >= 0.93, coverage
