@@ -6,7 +6,7 @@ with their label budgets (:mod:`judgekit.gate.budget`). Pure: no I/O.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Union
 
 from judgekit.errors import JudgekitError
@@ -48,6 +48,8 @@ class JudgeResult:
 
     judge: str
     checks: list[Check]
+    #: one sentence per check of the policy that cannot apply to this judge (:func:`not_applied`)
+    not_applied: list[str] = field(default_factory=list)
 
     @property
     def state(self) -> State:
@@ -148,9 +150,28 @@ def _agreement(x: _Judge) -> list[Check]:
     return out
 
 
+#: the prefix of a panel's derived raters (``panel:majority``), recomputed from its judges' ratings
+DERIVED = "panel:"
+
+
+def not_applied(policy: Policy, judge: str) -> list[str]:
+    """The policy's checks that cannot apply to ``judge``, one sentence each: a derived rater
+    (``panel:<method>``) makes no calls of its own, so it has no abstention or error rate."""
+    if not judge.startswith(DERIVED):
+        return []
+    c = policy.checks
+    return [f"{kind}: not applied — {judge} is a derived rater (recomputed from its panel's judges' "
+            "ratings) and makes no calls of its own; the rate is its judges' (gate them by name)"
+            for kind, thr in (("max_abstention_rate", c.max_abstention_rate), ("max_error_rate", c.max_error_rate))
+            if thr is not None]
+
+
 def _rates(x: _Judge) -> list[Check]:
-    """Abstention and error rates, on the judge's own calls when known (every item it rated)."""
+    """Abstention and error rates, on the judge's own calls when known (every item it rated);
+    none for a derived rater (:func:`not_applied`)."""
     c, out = x.policy.checks, []
+    if x.judge.startswith(DERIVED):
+        return []
     for key, thr, word, kind in (("abstain", c.max_abstention_rate, "abstained", "max_abstention_rate"),
                                  ("error", c.max_error_rate, "failed", "max_error_rate")):
         if thr is None:
@@ -345,5 +366,5 @@ def evaluate(policy: Policy, report: Report, alt: dict[str, Any] | None = None,
             from judgekit.gate.fidelity import fidelity_checks
 
             checks += fidelity_checks(c.analysis_fidelity, judge, (fidelity or {}).get(judge, []), seed=policy.seed)
-        out.append(JudgeResult(judge, checks))
+        out.append(JudgeResult(judge, checks, not_applied(policy, judge)))
     return out

@@ -183,7 +183,7 @@ def test_a_check_forged_from_inconclusive_to_pass_is_refused(inconclusive, tmp_p
         ("min_value", 0.59, 0.6, [0.4, 0.8], 200, 100, "fail"),
         ("min_items", 99, 100, None, 99, 100, "inconclusive"),  # never "fail": more labels decide
         ("alt_test", None, 0.5, None, 0, None, "inconclusive"),
-        ("min_value", None, 0.6, None, 200, 100, "fail"),
+        ("min_value", None, 0.6, None, 200, 100, "inconclusive"),  # undefined, never a fail
     ],
 )
 def test_derive_state(kind, figure, threshold, ci, n, min_n, state):
