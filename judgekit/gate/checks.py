@@ -27,6 +27,7 @@ from judgekit.verdict.check import (
     interval_of,
     new_check,
 )
+from judgekit.verdict.numbers import num, signed
 from judgekit.verdict.policy import Policy
 from judgekit.verdict.read import finite
 from judgekit.verdict.schema import State
@@ -112,11 +113,11 @@ def _bias_figure(bias: dict[str, Any], level: float) -> tuple[float | None, Inte
         return None, None, top.get("undefined") or "no bias figure"
     if top["of"] == "mean_diff":
         figs = {"": bias["mean_diff"]}
-        what = f"mean signed difference judge − reference on the rubric's values {top['signed']:+.3f}"
+        what = f"mean signed difference judge − reference on the rubric's values {signed(top['signed'])}"
     else:
         figs = bias["share_diff"]
         what = (f"largest difference of a label's share judge − reference: {top['code']} "
-                f"{top['signed']:+.3f}")
+                f"{signed(top['signed'])}")
     bounds = [abs_interval(f["low"], f["high"]) for f in figs.values()
               if f.get("low") is not None and f.get("high") is not None]
     if not bounds:
@@ -126,7 +127,7 @@ def _bias_figure(bias: dict[str, Any], level: float) -> tuple[float | None, Inte
 
 
 def _fmt(x: Any) -> str:
-    return f"{x:.3f}" if isinstance(x, float) else str(x)
+    return num(x)
 
 
 # ----------------------------------------------------------------------------- the builders

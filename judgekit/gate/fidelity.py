@@ -37,6 +37,7 @@ from judgekit.rubric.model import Rubric
 from judgekit.stats.intervals import abs_interval
 from judgekit.verdict.check import Budget, Check, Subject, interval_of, new_check
 from judgekit.verdict.fidelity_policy import AnalysisFidelity
+from judgekit.verdict.numbers import num, signed
 from judgekit.verdict.read import finite
 
 if TYPE_CHECKING:
@@ -87,7 +88,7 @@ def fidelity_results(store: Any, policy: Any, policy_path: str | Path, rubric: R
         if not vals or min(vals) < 0 or max(vals) > 1:
             raise JudgekitError(f"{where}: calibration needs a rubric with values in [0, 1] (restrictiveness), "
                                 f"not {rubric.id}; gate it under restrictiveness or use analysis: distribution.")
-        harm = _guard(where, lambda: _harm(store, items, spec))
+        harm = _guard(where, lambda: harm_of(store, items, spec))
         rv = per_item_values(ref, rubric)
         for judge in policy.judges:
             jv = per_item_values(store.ratings(rubric=rubric, rater_ids=[judge]), rubric)
@@ -133,7 +134,7 @@ def _units_total(out: dict[str, list[FigurePair]], items: pd.DataFrame, spec: An
             p.extra["units_total"] = int(items.loc[sel, col].nunique())
 
 
-def _harm(store: Any, items: pd.DataFrame, spec: AnalysisFidelity) -> pd.Series:
+def harm_of(store: Any, items: pd.DataFrame, spec: AnalysisFidelity) -> pd.Series:
     """H per item as ``judgekit analyze calibration`` takes it: the tiers of ``harm_column``, else
     the human ``harm_rubric`` ratings shared by every item with the same ``harm_key``."""
     from judgekit.analysis.frames import harm_from_column, harm_from_ratings, spread_harm
@@ -236,9 +237,21 @@ def _fidelity_check(spec: AnalysisFidelity, judge: str, p: FigurePair, *, seed: 
     margin = spec.margin(p.figure)
     rule = (f"|difference| must stay within {margin:g} over its whole {describe_level(p.level)} CI (two one-sided "
             f"tests at {spec.alpha:g})" if p.undefined is None else "inconclusive until the labelled items define it")
+    what = describe(p)
+    if p.diff is not None and p.judge is not None and p.reference is not None:  # (never a -0.000)
+        head = (f"{p.analysis} {p.name}: judge {num(p.judge)}, reference {num(p.reference)}, difference "
+                f"{signed(p.diff)}")
+        what = f"{head} on {p.n} {p.unit}"
+        if ci is not None and ci[0] == ci[1]:
+            # no spread: every resample gives the same difference — a zero-width interval is no interval
+            ci, what = None, (f"{what}, no spread (the same difference in every bootstrap resample, so no "
+                              "interval)")
+            rule = f"the point decides: |difference| must stay within {margin:g}"
+        elif p.low is not None and p.high is not None:
+            what = f"{head} [{describe_level(p.level)} CI {signed(p.low)}, {signed(p.high)}] on {p.n} {p.unit}"
     subject = Subject(analysis=p.analysis, figure=p.figure, cell=p.name,
                       **{k: str(v) for k, v in p.key.items() if k in ("model", "turn", "tier", "criterion")})
-    ch = new_check("analysis_fidelity", judge, fig, margin, p.n, f"{describe(p)}; {rule}",
+    ch = new_check("analysis_fidelity", judge, fig, margin, p.n, f"{what}; {rule}",
                    interval=interval_of(ci, "bootstrap", p.level), subject=subject, unit=p.unit,
                    min_n=spec.min_units, undefined=p.undefined, floor=f"{p.unit} is below min_units")
     return ch.with_budget(_budget(ch, p, spec, seed)) if ch.state == "inconclusive" else ch

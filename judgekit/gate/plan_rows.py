@@ -7,6 +7,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from judgekit.stats.power import format_units
+from judgekit.verdict.numbers import signed
 
 
 @dataclass
@@ -33,7 +34,7 @@ class PlanRow:
         if self.check == "min_items":
             return (f"{self.judge} min_items: {format_units(self.need or 0, self.unit)} (the policy's floor; the "
                     f"pilot has {self.pilot_n:,}).")
-        est = "undefined" if self.estimate is None else f"{self.estimate:+.3f}"
+        est = "undefined" if self.estimate is None else signed(self.estimate)
         head = f"{self.judge} {self.check} (pilot {self.pilot_n:,} {self.unit}, estimate {est}"
         head += f", threshold {self.threshold:g})" if self.threshold is not None else ")"
         if self.need is None:

@@ -256,4 +256,6 @@ def explain(verdict: dict[str, Any]) -> list[str]:
 
 
 def _fmt(x: Any) -> str:
-    return f"{x:.3f}" if isinstance(x, float) else str(x)
+    from judgekit.verdict.numbers import num
+
+    return num(x)
