@@ -104,12 +104,25 @@ def label_budget(check: Check, *, point: Any = None, seed: int = 0, available: i
         return undecidable_budget(what, f"the estimate sits on the threshold {thr:g}, so no number of more "
                                         f"{unit} is likely to decide it")
     if available is not None and need > available:
-        return undecidable_budget(what, f"it would need about {need:,} more {unit}, but the data holds only "
-                                        f"{available:,} more")
+        floor = (min_n or 0) - n
+        why = (f"its interval must clear the threshold {thr:g} from the estimate {point:.3f}, and its half-width "
+               "shrinks only as 1/√n" if need > floor and point is not None and thr is not None
+               else f"{n:,} {unit} is below the policy's floor of {min_n:,}")
+        return beyond_study(what, need, unit, available, why)
     where = f" in slice {key}" if key else ""
     small = f" (n={n:,} is below the floor {min_n:,})" if check.small and min_n is not None else ""
     return Budget(need, f"{what}: about {need:,} more {unit}{where} would likely decide it{small} "
                         "(CI half-width ∝ 1/√n, confirmed by one simulation).", slices, need, unit)
+
+
+def beyond_study(name: str, need: int, unit: str, available: int, why: str) -> Budget:
+    """The budget of a check whose need is more than the study can still supply: "cannot be
+    decided with this study: needs about N more …, the study holds M more" with the reason."""
+    holds = f"the study holds {available:,} more" if available else (
+        "the study holds no more: every item it holds already has a human label"
+        if unit == "human-rated items" else f"the study holds no more {unit}")
+    return Budget(None, f"{name}: cannot be decided with this study: needs about {need:,} more {unit}, {holds} "
+                        f"(because {why}).")
 
 
 def undecidable_budget(name: str, reason: str) -> Budget:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Union
 from judgekit.errors import JudgekitError
 from judgekit.gate.budget import (
     alt_budget,
+    beyond_study,
     judge_budget,
     label_budget,
     rate_budget,
@@ -232,9 +233,9 @@ def _recall_in_items(x: _Judge, ch: Check, label: str, support: int, total: int)
         return ch
     more = math.ceil(b.items * total / support)
     if x.spare is not None and more > x.spare:
-        return ch.with_budget(undecidable_budget(ch.name, (
-            f"it would need about {more:,} more human-rated items at the label's current share "
-            f"{support} of {total}, but the data holds only {x.spare:,} more")))
+        return ch.with_budget(beyond_study(ch.name, more, "human-rated items", x.spare, (
+            f"it needs about {b.items:,} more items with the reference label '{label}', which is {support} of "
+            f"{total} labelled items")))
     unit = f"items with the reference label '{label}'"
     return ch.with_budget(Budget(more, (
         f"{ch.name}: about {b.items} more {unit} (about {more} more human-rated items at its current share "

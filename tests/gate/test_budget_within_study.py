@@ -1,0 +1,48 @@
+"""A label budget never asks for more than the study holds without saying so: a need beyond the
+study reads "cannot be decided with this study: needs about N …, the study holds M …" with the
+reason, and a figure's certificate never pairs "would need about N more" with checks that no
+number of labels decides as if N would establish it."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from judgekit.gate.budget import label_budget
+from judgekit.verdict.certify import certify
+from judgekit.verdict.check import Budget, Check, Interval, Subject
+
+
+def _kappa(n: int = 100) -> Check:
+    return Check("min_lower_bound", "j", 0.55, 0.6, n, "", interval=Interval(0.55, 0.75, "bootstrap", 0.95),
+                 metric="kappa", min_n=30)
+
+
+def test_a_need_beyond_the_study_says_what_it_needs_and_what_the_study_holds():
+    b = label_budget(_kappa(), point=0.65, available=20)
+    assert b.items is None
+    assert b.sentence.startswith("min_kappa_lower_bound: cannot be decided with this study: needs about ")
+    assert "more human-rated items, the study holds 20 more" in b.sentence
+    assert "because" in b.sentence  # the reason
+    assert "undecidable" not in b.sentence and "would need" not in b.sentence
+
+
+def test_no_more_human_rated_items_when_every_item_has_a_human_label():
+    b = label_budget(_kappa(), point=0.65, available=0)
+    assert "the study holds no more: every item it holds already has a human label" in b.sentence
+
+
+def _fid(model: str, budget: Budget | None) -> Check:
+    return Check("analysis_fidelity", "j", 0.03, 0.05, 40, "", interval=Interval(0.0, 0.08, "bootstrap", 0.9),
+                 subject=Subject(analysis="calibration", figure="drift", cell=f"drift(model={model})", model=model),
+                 unit="conversations", min_n=10, budget=budget)
+
+
+def test_a_certificate_with_undecidable_checks_does_not_say_labels_would_establish_it():
+    policy = SimpleNamespace(checks=SimpleNamespace(analysis_fidelity=SimpleNamespace(chosen=["drift"])))
+    checks = [_fid("a", Budget(13, "x", {}, 13, "conversations")), _fid("b", Budget(None, "y")),
+              _fid("c", Budget(None, "z"))]
+    sentence = certify(checks, policy)["drift"]["sentence"]
+    assert "cannot be established with this study" in sentence, sentence
+    assert "2 of its 3 open checks cannot be decided with it" in sentence
+    assert "about 13 more conversations would decide the other 1" in sentence
+    assert "would need about 13 more conversations;" not in sentence
