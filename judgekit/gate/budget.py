@@ -105,19 +105,25 @@ def label_budget(check: Check, *, point: Any = None, seed: int = 0, available: i
                                         f"{unit} is likely to decide it")
     if available is not None and need > available:
         floor = (min_n or 0) - n
-        why = (f"its interval must clear the threshold {thr:g} from the estimate {point:.3f}, and its half-width "
-               "shrinks only as 1/√n" if need > floor and point is not None and thr is not None
+        why = (f"the estimate {point:.4g} sits {abs(point - thr):.2g} from the threshold {thr:g}, and the "
+               "interval's half-width shrinks only as 1/√n" if need > floor and point is not None and thr is not None
                else f"{n:,} {unit} is below the policy's floor of {min_n:,}")
-        return beyond_study(what, need, unit, available, why)
+        return beyond_study(what, need, unit, available, why, held=n + available)
     where = f" in slice {key}" if key else ""
     small = f" (n={n:,} is below the floor {min_n:,})" if check.small and min_n is not None else ""
     return Budget(need, f"{what}: about {need:,} more {unit}{where} would likely decide it{small} "
                         "(CI half-width ∝ 1/√n, confirmed by one simulation).", slices, need, unit)
 
 
-def beyond_study(name: str, need: int, unit: str, available: int, why: str) -> Budget:
+def beyond_study(name: str, need: int, unit: str, available: int, why: str, *, held: int | None = None) -> Budget:
     """The budget of a check whose need is more than the study can still supply: "cannot be
-    decided with this study: needs about N more …, the study holds M more" with the reason."""
+    decided with this study: needs about N more …, the study holds M more" with the reason. A
+    need above ten times the ``held`` units of the study (those it has and those it can still
+    supply) is no count worth printing (the 1/√n extrapolation grows without bound as the
+    estimate nears the threshold): "needs more than ten times the H … the study holds"."""
+    if held and need > 10 * held:
+        return Budget(None, f"{name}: cannot be decided with this study: needs more than ten times the {held:,} "
+                            f"{unit} the study holds (because {why}).")
     holds = f"the study holds {available:,} more" if available else (
         "the study holds no more: every item it holds already has a human label"
         if unit == "human-rated items" else f"the study holds no more {unit}")

@@ -68,8 +68,8 @@ def summarise(rows: list[PlanRow], *, policy: Any, per: float, study: int, budge
     labelled already."""
     for r in rows:  # a need beyond the study: undecidable in it, with the reason
         if r.need is not None and r.unit == "conversations" and study and r.need > study:
-            r.why = (f"it would need about {r.need:,} conversations for 80% power, more than the study's "
-                     f"{study:,}")
+            r.why = (f"cannot be decided with this study: needs about {r.need:,} conversations for 80% power, "
+                     f"the study holds {study:,}")
             r.need = None
     secondary = {f"figure {f}" for f in policy.secondary}
     for r in rows:

@@ -46,3 +46,14 @@ def test_a_certificate_with_undecidable_checks_does_not_say_labels_would_establi
     assert "2 of its 3 open checks cannot be decided with it" in sentence
     assert "about 13 more conversations would decide the other 1" in sentence
     assert "would need about 13 more conversations;" not in sentence
+
+
+def test_a_need_far_beyond_the_study_is_not_printed_as_a_count():
+    # the estimate 0.6995 sits 0.0005 from the threshold: 1/√n extrapolation asks for millions
+    ch = Check("min_lower_bound", "j", 0.60, 0.7, 300, "", interval=Interval(0.60, 0.80, "bootstrap", 0.95),
+               metric="kappa")
+    b = label_budget(ch, point=0.6995, available=0)
+    assert b.items is None
+    assert "needs more than ten times the 300 human-rated items the study holds" in b.sentence, b.sentence
+    assert "sits 0.0005 from the threshold 0.7" in b.sentence
+    assert not any(len(w.replace(",", "")) > 5 and w.replace(",", "").isdigit() for w in b.sentence.split())

@@ -59,3 +59,11 @@ def test_the_closing_line_says_what_to_label_when_the_pilot_already_suffices() -
     last = out["lines"][-1]
     assert "0 human-rated items more" not in last, last
     assert "the pilot's 254 human-rated items already reach the 150" in last and "label none more" in last
+
+
+def test_a_figure_needing_more_conversations_than_the_study_says_so_in_the_study_sentence() -> None:
+    rows = [PlanRow("j", "figure drift", "conversations", 60, 0.0, 0.05, 2882)]
+    out = summarise(rows, policy=SimpleNamespace(secondary=[], rubric="refusal"), per=6.0, study=480, budget=None,
+                    have=60)
+    assert ("cannot be decided with this study: needs about 2,882 conversations for 80% power, the study holds 480"
+            in out["lines"][0]), out["lines"][0]
