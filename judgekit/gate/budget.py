@@ -220,7 +220,10 @@ def judge_budget(judge: str, checks: list[Check]) -> Budget:
     if slices:
         parts.append("in slices " + ", ".join(f"{k}: {v:,}" for k, v in slices.items()))
     names = ", ".join(ch.name for ch, _ in open_[:5]) + (f" and {len(open_) - 5:,} more" if len(open_) > 5 else "")
-    return Budget(items, f"{judge} is inconclusive ({names}): {'; '.join(parts)} would likely decide it."
+    # with checks no label decides, more labels decide some of its open checks, never the judge
+    whom = "it" if not others else (f"{len(open_) - len(others):,} of its {len(open_):,} open checks; "
+                                    f"{len(others):,} cannot be decided with this study (each says why)")
+    return Budget(items, f"{judge} is inconclusive ({names}): {'; '.join(parts)} would likely decide {whom}."
                   + "".join(f" Besides: {x}" for x in others[:3])
-                  + (f" ({len(others) - 3:,} more checks are undecidable; each says why.)" if len(others) > 3 else ""),
+                  + (f" ({len(others) - 3:,} more checks cannot be decided; each says why.)" if len(others) > 3 else ""),
                   slices)

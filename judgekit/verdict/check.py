@@ -211,9 +211,16 @@ def combine_states(states: Sequence[str]) -> State:
 
 def new_check(kind: str, judge: str, figure: Any, threshold: Any, n: int | None, detail: str, *,
               interval: Interval | None = None, floor: str = "min_items", **more: Any) -> Check:
-    """A check as the gate makes one: an undefined figure says so with its reason, and a detail
+    """A check as the gate makes one: a zero-width interval is dropped and the detail says the
+    figure has no spread, with its n and the rule (the point decides; the probes' kinds, which an
+    interval alone decides, keep theirs), an undefined figure says so with its reason, and a detail
     below the floor ``min_n`` (in ``more``) says so first (``SMALL SAMPLE: n=12 is below min_items 30``; ``floor`` names the policy key, a
     fidelity check's with its unit: ``"conversations is below min_units"``)."""
+    if interval is not None and interval.low == interval.high and kind not in NEEDS_INTERVAL:
+        # no spread (the same value in every resample): a zero-width interval is no interval
+        detail = (f"{detail}; no spread: the same value in every resample on n={n}, so no interval — the point "
+                  f"decides ({RULES[kind].replace('ci', 'point')} the threshold)")
+        interval = None
     ch = Check(kind, judge, figure, threshold, n, detail, interval=interval, **more)
     if ch.figure is None and ch.undefined is not None:
         why = "" if ch.undefined in detail else f" ({ch.undefined})"

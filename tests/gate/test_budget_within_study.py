@@ -57,3 +57,14 @@ def test_a_need_far_beyond_the_study_is_not_printed_as_a_count():
     assert "needs more than ten times the 300 human-rated items the study holds" in b.sentence, b.sentence
     assert "sits 0.0005 from the threshold 0.7" in b.sentence
     assert not any(len(w.replace(",", "")) > 5 and w.replace(",", "").isdigit() for w in b.sentence.split())
+
+
+def test_a_judge_with_undecidable_checks_is_not_told_labels_would_decide_it():
+    from judgekit.gate.budget import judge_budget
+
+    open_ = [_fid("a", Budget(13, "a: about 13 more", {}, 13, "conversations")),
+             _fid("b", Budget(None, "b: undecidable: x.")), _fid("c", Budget(None, "c: undecidable: y."))]
+    s = judge_budget("j", open_).sentence
+    assert "would likely decide it" not in s, s
+    assert "about 13 more conversations would likely decide 1 of its 3 open checks" in s
+    assert "2 cannot be decided with this study (each says why)" in s

@@ -32,3 +32,12 @@ def test_explain_never_prints_a_negative_zero():
                                     "budget": None}]}
     text = "\n".join(explain(v))
     assert "max_abs_bias (inconclusive): 0.000 " in text and "-0.000" not in text
+
+
+def test_a_zero_width_interval_is_no_interval_and_the_check_says_its_n_and_rule():
+    from judgekit.verdict.check import Interval
+
+    ch = new_check("min_lower_bound", "j", 1.0, 0.6, 120, "lower end of the 95% CI of kappa", metric="kappa",
+                   interval=Interval(1.0, 1.0, "bootstrap", 0.95), min_n=30)
+    assert ch.interval is None and ch.state == "pass"
+    assert "no spread" in ch.detail and "n=120" in ch.detail and "the point decides" in ch.detail
