@@ -203,7 +203,10 @@ def _coverage(x: _Judge) -> list[Check]:
         "min_coverage", share["value"], thr, cov["in_scope"],
         f"rated {cov['rated']} of {cov['in_scope']} in-scope items (abstained {cov['abstained']}, "
         f"errored {cov['errored']}, not attempted {cov['not_attempted']})",
-        interval=interval_of((share.get("low"), share.get("high")), "wilson")))]
+        interval=interval_of((share.get("low"), share.get("high")), "wilson"),
+        unit=f"in-scope items judged by {x.judge} (no human label needed)"),
+        # coverage is about the judge's calls: its budget asks for items judged, never human labels
+        available=None if x.own is None else x.own["unjudged"])]
 
 
 def _recall(x: _Judge) -> list[Check]:

@@ -91,3 +91,17 @@ def test_call_rates_are_not_applied_to_a_derived_panel_rater_and_the_verdict_say
     assert {"max_error_rate", "max_abstention_rate"} <= {c["name"] for c in j["checks"]}
     assert res.exit_code == 0, res.output
     assert "not applied" in res.output
+
+
+def test_a_coverage_budget_counts_the_judges_calls_not_human_labels(tmp_path):
+    ratings = []
+    for k in range(60):
+        ref = CODES[k % 3]
+        ratings.append(f"i{k},ref,reference,{ref},ok")
+        ratings.append(f"i{k},j,judge,,abstain" if k % 15 == 0 else f"i{k},j,judge,{ref},ok")
+    _, v = _gate(tmp_path, ratings, "rubric: refusal\njudges: [j]\nn_resamples: 200\nchecks:\n"
+                 "  min_items: 30\n  min_value: 0.5\n  min_coverage: 0.9\n")
+    cov = next(c for c in v["judges"][0]["checks"] if c["name"] == "min_coverage")
+    assert cov["state"] == "inconclusive" and cov["budget"] is not None, cov
+    assert cov["unit"] == "in-scope items judged by j (no human label needed)", cov
+    assert "human-rated" not in cov["budget"]["sentence"] and "judged by j" in cov["budget"]["sentence"], cov
