@@ -83,6 +83,7 @@ def fidelity_results(store: Any, policy: Any, policy_path: str | Path, rubric: R
     ref = _reference_ratings(store, rubric, reference, list(humans or []))
     items = store.items()
     out: dict[str, list[FigurePair]] = {}
+    harm = None
     if spec.analysis == "calibration":
         vals = list(rubric.values.values())
         if not vals or min(vals) < 0 or max(vals) > 1:
@@ -111,26 +112,44 @@ def fidelity_results(store: Any, policy: Any, policy_path: str | Path, rubric: R
                 per_unit=per_unit, level=spec.level))
     else:
         out = _criteria_results(store, policy, policy_path, rubric, ref, items, where, per_unit)
-    _units_total(out, items, spec)
+    units_total(out, items, spec, harm)
     return out
 
 
-def _units_total(out: dict[str, list[FigurePair]], items: pd.DataFrame, spec: AnalysisFidelity) -> None:
+def units_total(out: dict[str, list[FigurePair]], items: pd.DataFrame, spec: AnalysisFidelity,
+                harm: pd.Series | None = None) -> None:
     """Record in each pair's ``extra["units_total"]`` how many units (conversations) of its model
-    (and tier) the study holds, so that a label budget never asks for more than there are."""
+    (and tier) the study holds that can enter the figure, so that a label budget never asks for
+    more than there are: benign look-alikes are left out unless the policy includes them (the
+    figures leave them out), and a tier is read from the harm column, else from ``harm`` (H per
+    item, e.g. from the human harm ratings: :func:`judgekit.analysis.frames.tier_of`)."""
+    import numpy as np
+    import pandas as pd
+
+    from judgekit.analysis.frames import tier_of
+
     col = "conversation_id" if "conversation_id" in items.columns else spec.prompt_column
     if col is None or col not in items.columns or spec.model_column not in items.columns:
         return
-    tier_col = spec.harm_column if spec.harm_column in items.columns else None
+    if spec.harm_column in items.columns:
+        tiers: pd.Series | None = items[spec.harm_column].astype(str)
+    elif harm is not None:
+        h = items["item_id"].astype(str).map(harm).to_numpy(float)
+        tiers = pd.Series(np.where(np.isnan(h), "", tier_of(np.nan_to_num(h)).astype(str)), index=items.index)
+    else:
+        tiers = None
+    enters = pd.Series(True, index=items.index)
+    if not spec.include_lookalikes and spec.lookalike_column in items.columns:
+        enters = ~items[spec.lookalike_column].astype(str).str.lower().isin(("true", "1", "yes"))
     for pairs in out.values():
         for p in pairs:
             if p.unit != "conversations" or "model" not in p.key:
                 continue
-            sel = items[spec.model_column].astype(str) == str(p.key["model"])
+            sel = enters & (items[spec.model_column].astype(str) == str(p.key["model"]))
             if "tier" in p.key:
-                if tier_col is None:
+                if tiers is None:
                     continue
-                sel &= items[tier_col].astype(str) == str(p.key["tier"])
+                sel &= tiers == str(p.key["tier"])
             p.extra["units_total"] = int(items.loc[sel, col].nunique())
 
 
