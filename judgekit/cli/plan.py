@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from judgekit.cli.options import store_option
-from judgekit.core.console import echo, safe_text
+from judgekit.core.console import echo
 
 
 @click.command("plan")
@@ -47,7 +47,7 @@ def plan_cmd(policy: Path, budget: int | None, assume_kappa: float | None, assum
         plan = make_plan(store, policy, budget=budget, assume_kappa=assume_kappa, judge=judge, assume_sd=assume_sd,
                          assured=assured)
     for line in plan["lines"]:
-        echo(safe_text(line))
+        echo(line)  # plain text: echo cleans it; no markup, so nothing to escape
     if out_path is not None:
         write_text_atomic(out_path, json.dumps({"policy": str(policy), **plan}, indent=1))
         echo(f"wrote {out_path}")

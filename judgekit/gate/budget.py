@@ -104,12 +104,31 @@ def label_budget(check: Check, *, point: Any = None, seed: int = 0, available: i
         return undecidable_budget(what, f"the estimate sits on the threshold {thr:g}, so no number of more "
                                         f"{unit} is likely to decide it")
     if available is not None and need > available:
-        return undecidable_budget(what, f"it would need about {need:,} more {unit}, but the data holds only "
-                                        f"{available:,} more")
+        floor = (min_n or 0) - n
+        why = (f"the estimate {point:.4g} sits {abs(point - thr):.2g} from the threshold {thr:g}, and the "
+               "interval's half-width shrinks only as 1/√n" if need > floor and point is not None and thr is not None
+               else f"{n:,} {unit} is below the policy's floor of {min_n:,}")
+        return beyond_study(what, need, unit, available, why, held=n + available)
     where = f" in slice {key}" if key else ""
     small = f" (n={n:,} is below the floor {min_n:,})" if check.small and min_n is not None else ""
     return Budget(need, f"{what}: about {need:,} more {unit}{where} would likely decide it{small} "
                         "(CI half-width ∝ 1/√n, confirmed by one simulation).", slices, need, unit)
+
+
+def beyond_study(name: str, need: int, unit: str, available: int, why: str, *, held: int | None = None) -> Budget:
+    """The budget of a check whose need is more than the study can still supply: "cannot be
+    decided with this study: needs about N more …, the study holds M more" with the reason. A
+    need above ten times the ``held`` units of the study (those it has and those it can still
+    supply) is no count worth printing (the 1/√n extrapolation grows without bound as the
+    estimate nears the threshold): "needs more than ten times the H … the study holds"."""
+    if held and need > 10 * held:
+        return Budget(None, f"{name}: cannot be decided with this study: needs more than ten times the {held:,} "
+                            f"{unit} the study holds (because {why}).")
+    holds = f"the study holds {available:,} more" if available else (
+        "the study holds no more: every item it holds already has a human label"
+        if unit == "human-rated items" else f"the study holds no more {unit}")
+    return Budget(None, f"{name}: cannot be decided with this study: needs about {need:,} more {unit}, {holds} "
+                        f"(because {why}).")
 
 
 def undecidable_budget(name: str, reason: str) -> Budget:
@@ -201,7 +220,10 @@ def judge_budget(judge: str, checks: list[Check]) -> Budget:
     if slices:
         parts.append("in slices " + ", ".join(f"{k}: {v:,}" for k, v in slices.items()))
     names = ", ".join(ch.name for ch, _ in open_[:5]) + (f" and {len(open_) - 5:,} more" if len(open_) > 5 else "")
-    return Budget(items, f"{judge} is inconclusive ({names}): {'; '.join(parts)} would likely decide it."
+    # with checks no label decides, more labels decide some of its open checks, never the judge
+    whom = "it" if not others else (f"{len(open_) - len(others):,} of its {len(open_):,} open checks; "
+                                    f"{len(others):,} cannot be decided with this study (each says why)")
+    return Budget(items, f"{judge} is inconclusive ({names}): {'; '.join(parts)} would likely decide {whom}."
                   + "".join(f" Besides: {x}" for x in others[:3])
-                  + (f" ({len(others) - 3:,} more checks are undecidable; each says why.)" if len(others) > 3 else ""),
+                  + (f" ({len(others) - 3:,} more checks cannot be decided; each says why.)" if len(others) > 3 else ""),
                   slices)

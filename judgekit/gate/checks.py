@@ -6,12 +6,13 @@ with their label budgets (:mod:`judgekit.gate.budget`). Pure: no I/O.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Union
 
 from judgekit.errors import JudgekitError
 from judgekit.gate.budget import (
     alt_budget,
+    beyond_study,
     judge_budget,
     label_budget,
     rate_budget,
@@ -27,6 +28,7 @@ from judgekit.verdict.check import (
     interval_of,
     new_check,
 )
+from judgekit.verdict.numbers import num, signed
 from judgekit.verdict.policy import Policy
 from judgekit.verdict.read import finite
 from judgekit.verdict.schema import State
@@ -48,6 +50,8 @@ class JudgeResult:
 
     judge: str
     checks: list[Check]
+    #: one sentence per check of the policy that cannot apply to this judge (:func:`not_applied`)
+    not_applied: list[str] = field(default_factory=list)
 
     @property
     def state(self) -> State:
@@ -110,11 +114,11 @@ def _bias_figure(bias: dict[str, Any], level: float) -> tuple[float | None, Inte
         return None, None, top.get("undefined") or "no bias figure"
     if top["of"] == "mean_diff":
         figs = {"": bias["mean_diff"]}
-        what = f"mean signed difference judge − reference on the rubric's values {top['signed']:+.3f}"
+        what = f"mean signed difference judge − reference on the rubric's values {signed(top['signed'])}"
     else:
         figs = bias["share_diff"]
         what = (f"largest difference of a label's share judge − reference: {top['code']} "
-                f"{top['signed']:+.3f}")
+                f"{signed(top['signed'])}")
     bounds = [abs_interval(f["low"], f["high"]) for f in figs.values()
               if f.get("low") is not None and f.get("high") is not None]
     if not bounds:
@@ -124,7 +128,7 @@ def _bias_figure(bias: dict[str, Any], level: float) -> tuple[float | None, Inte
 
 
 def _fmt(x: Any) -> str:
-    return f"{x:.3f}" if isinstance(x, float) else str(x)
+    return num(x)
 
 
 # ----------------------------------------------------------------------------- the builders
@@ -148,9 +152,28 @@ def _agreement(x: _Judge) -> list[Check]:
     return out
 
 
+#: the prefix of a panel's derived raters (``panel:majority``), recomputed from its judges' ratings
+DERIVED = "panel:"
+
+
+def not_applied(policy: Policy, judge: str) -> list[str]:
+    """The policy's checks that cannot apply to ``judge``, one sentence each: a derived rater
+    (``panel:<method>``) makes no calls of its own, so it has no abstention or error rate."""
+    if not judge.startswith(DERIVED):
+        return []
+    c = policy.checks
+    return [f"{kind}: not applied — {judge} is a derived rater (recomputed from its panel's judges' "
+            "ratings) and makes no calls of its own; the rate is its judges' (gate them by name)"
+            for kind, thr in (("max_abstention_rate", c.max_abstention_rate), ("max_error_rate", c.max_error_rate))
+            if thr is not None]
+
+
 def _rates(x: _Judge) -> list[Check]:
-    """Abstention and error rates, on the judge's own calls when known (every item it rated)."""
+    """Abstention and error rates, on the judge's own calls when known (every item it rated);
+    none for a derived rater (:func:`not_applied`)."""
     c, out = x.policy.checks, []
+    if x.judge.startswith(DERIVED):
+        return []
     for key, thr, word, kind in (("abstain", c.max_abstention_rate, "abstained", "max_abstention_rate"),
                                  ("error", c.max_error_rate, "failed", "max_error_rate")):
         if thr is None:
@@ -180,7 +203,10 @@ def _coverage(x: _Judge) -> list[Check]:
         "min_coverage", share["value"], thr, cov["in_scope"],
         f"rated {cov['rated']} of {cov['in_scope']} in-scope items (abstained {cov['abstained']}, "
         f"errored {cov['errored']}, not attempted {cov['not_attempted']})",
-        interval=interval_of((share.get("low"), share.get("high")), "wilson")))]
+        interval=interval_of((share.get("low"), share.get("high")), "wilson"),
+        unit=f"in-scope items judged by {x.judge} (no human label needed)"),
+        # coverage is about the judge's calls: its budget asks for items judged, never human labels
+        available=None if x.own is None else x.own["unjudged"])]
 
 
 def _recall(x: _Judge) -> list[Check]:
@@ -210,9 +236,9 @@ def _recall_in_items(x: _Judge, ch: Check, label: str, support: int, total: int)
         return ch
     more = math.ceil(b.items * total / support)
     if x.spare is not None and more > x.spare:
-        return ch.with_budget(undecidable_budget(ch.name, (
-            f"it would need about {more:,} more human-rated items at the label's current share "
-            f"{support} of {total}, but the data holds only {x.spare:,} more")))
+        return ch.with_budget(beyond_study(ch.name, more, "human-rated items", x.spare, (
+            f"it needs about {b.items:,} more items with the reference label '{label}', which is {support} of "
+            f"{total} labelled items")))
     unit = f"items with the reference label '{label}'"
     return ch.with_budget(Budget(more, (
         f"{ch.name}: about {b.items} more {unit} (about {more} more human-rated items at its current share "
@@ -345,5 +371,5 @@ def evaluate(policy: Policy, report: Report, alt: dict[str, Any] | None = None,
             from judgekit.gate.fidelity import fidelity_checks
 
             checks += fidelity_checks(c.analysis_fidelity, judge, (fidelity or {}).get(judge, []), seed=policy.seed)
-        out.append(JudgeResult(judge, checks))
+        out.append(JudgeResult(judge, checks, not_applied(policy, judge)))
     return out

@@ -37,6 +37,7 @@ from judgekit.rubric.model import Rubric
 from judgekit.stats.intervals import abs_interval
 from judgekit.verdict.check import Budget, Check, Subject, interval_of, new_check
 from judgekit.verdict.fidelity_policy import AnalysisFidelity
+from judgekit.verdict.numbers import num, signed
 from judgekit.verdict.read import finite
 
 if TYPE_CHECKING:
@@ -82,12 +83,13 @@ def fidelity_results(store: Any, policy: Any, policy_path: str | Path, rubric: R
     ref = _reference_ratings(store, rubric, reference, list(humans or []))
     items = store.items()
     out: dict[str, list[FigurePair]] = {}
+    harm = None
     if spec.analysis == "calibration":
         vals = list(rubric.values.values())
         if not vals or min(vals) < 0 or max(vals) > 1:
             raise JudgekitError(f"{where}: calibration needs a rubric with values in [0, 1] (restrictiveness), "
                                 f"not {rubric.id}; gate it under restrictiveness or use analysis: distribution.")
-        harm = _guard(where, lambda: _harm(store, items, spec))
+        harm = _guard(where, lambda: harm_of(store, items, spec))
         rv = per_item_values(ref, rubric)
         for judge in policy.judges:
             jv = per_item_values(store.ratings(rubric=rubric, rater_ids=[judge]), rubric)
@@ -110,30 +112,48 @@ def fidelity_results(store: Any, policy: Any, policy_path: str | Path, rubric: R
                 per_unit=per_unit, level=spec.level))
     else:
         out = _criteria_results(store, policy, policy_path, rubric, ref, items, where, per_unit)
-    _units_total(out, items, spec)
+    units_total(out, items, spec, harm)
     return out
 
 
-def _units_total(out: dict[str, list[FigurePair]], items: pd.DataFrame, spec: AnalysisFidelity) -> None:
+def units_total(out: dict[str, list[FigurePair]], items: pd.DataFrame, spec: AnalysisFidelity,
+                harm: pd.Series | None = None) -> None:
     """Record in each pair's ``extra["units_total"]`` how many units (conversations) of its model
-    (and tier) the study holds, so that a label budget never asks for more than there are."""
+    (and tier) the study holds that can enter the figure, so that a label budget never asks for
+    more than there are: benign look-alikes are left out unless the policy includes them (the
+    figures leave them out), and a tier is read from the harm column, else from ``harm`` (H per
+    item, e.g. from the human harm ratings: :func:`judgekit.analysis.frames.tier_of`)."""
+    import numpy as np
+    import pandas as pd
+
+    from judgekit.analysis.frames import tier_of
+
     col = "conversation_id" if "conversation_id" in items.columns else spec.prompt_column
     if col is None or col not in items.columns or spec.model_column not in items.columns:
         return
-    tier_col = spec.harm_column if spec.harm_column in items.columns else None
+    if spec.harm_column in items.columns:
+        tiers: pd.Series | None = items[spec.harm_column].astype(str)
+    elif harm is not None:
+        h = items["item_id"].astype(str).map(harm).to_numpy(float)
+        tiers = pd.Series(np.where(np.isnan(h), "", tier_of(np.nan_to_num(h)).astype(str)), index=items.index)
+    else:
+        tiers = None
+    enters = pd.Series(True, index=items.index)
+    if not spec.include_lookalikes and spec.lookalike_column in items.columns:
+        enters = ~items[spec.lookalike_column].astype(str).str.lower().isin(("true", "1", "yes"))
     for pairs in out.values():
         for p in pairs:
             if p.unit != "conversations" or "model" not in p.key:
                 continue
-            sel = items[spec.model_column].astype(str) == str(p.key["model"])
+            sel = enters & (items[spec.model_column].astype(str) == str(p.key["model"]))
             if "tier" in p.key:
-                if tier_col is None:
+                if tiers is None:
                     continue
-                sel &= items[tier_col].astype(str) == str(p.key["tier"])
+                sel &= tiers == str(p.key["tier"])
             p.extra["units_total"] = int(items.loc[sel, col].nunique())
 
 
-def _harm(store: Any, items: pd.DataFrame, spec: AnalysisFidelity) -> pd.Series:
+def harm_of(store: Any, items: pd.DataFrame, spec: AnalysisFidelity) -> pd.Series:
     """H per item as ``judgekit analyze calibration`` takes it: the tiers of ``harm_column``, else
     the human ``harm_rubric`` ratings shared by every item with the same ``harm_key``."""
     from judgekit.analysis.frames import harm_from_column, harm_from_ratings, spread_harm
@@ -236,9 +256,21 @@ def _fidelity_check(spec: AnalysisFidelity, judge: str, p: FigurePair, *, seed: 
     margin = spec.margin(p.figure)
     rule = (f"|difference| must stay within {margin:g} over its whole {describe_level(p.level)} CI (two one-sided "
             f"tests at {spec.alpha:g})" if p.undefined is None else "inconclusive until the labelled items define it")
+    what = describe(p)
+    if p.diff is not None and p.judge is not None and p.reference is not None:  # (never a -0.000)
+        head = (f"{p.analysis} {p.name}: judge {num(p.judge)}, reference {num(p.reference)}, difference "
+                f"{signed(p.diff)}")
+        what = f"{head} on {p.n} {p.unit}"
+        if ci is not None and ci[0] == ci[1]:
+            # no spread: every resample gives the same difference — a zero-width interval is no interval
+            ci, what = None, (f"{what}, no spread (the same difference in every bootstrap resample, so no "
+                              "interval)")
+            rule = f"the point decides: |difference| must stay within {margin:g}"
+        elif p.low is not None and p.high is not None:
+            what = f"{head} [{describe_level(p.level)} CI {signed(p.low)}, {signed(p.high)}] on {p.n} {p.unit}"
     subject = Subject(analysis=p.analysis, figure=p.figure, cell=p.name,
                       **{k: str(v) for k, v in p.key.items() if k in ("model", "turn", "tier", "criterion")})
-    ch = new_check("analysis_fidelity", judge, fig, margin, p.n, f"{describe(p)}; {rule}",
+    ch = new_check("analysis_fidelity", judge, fig, margin, p.n, f"{what}; {rule}",
                    interval=interval_of(ci, "bootstrap", p.level), subject=subject, unit=p.unit,
                    min_n=spec.min_units, undefined=p.undefined, floor=f"{p.unit} is below min_units")
     return ch.with_budget(_budget(ch, p, spec, seed)) if ch.state == "inconclusive" else ch

@@ -73,11 +73,12 @@ def _check_row(judge: str, ch: Check, total_n: int, budget: int | None, calls: d
     assert thr is not None  # every planned kind has its policy's threshold
     if kind == "min_items":
         return PlanRow(judge, name, "human-rated items", n, None, thr, int(thr))
-    if kind in ("max_abstention_rate", "max_error_rate"):
+    if kind in ("max_abstention_rate", "max_error_rate", "min_coverage"):  # the judge's calls, not human labels
         unit = f"calls of {judge} (no human label)"
         p = float(ch.figure or 0.0)
-        need, why = _need(n_for_power(thr, p, kind="proportion", direction="<="))
-        m = (_margin(smallest_margin(budget, kind="proportion", threshold=thr, direction="<="))
+        way = ">=" if kind == "min_coverage" else "<="
+        need, why = _need(n_for_power(thr, p, kind="proportion", direction=way))
+        m = (_margin(smallest_margin(budget, kind="proportion", threshold=thr, direction=way))
              if budget and 0 < thr < 1 else None)
         return PlanRow(judge, name, unit, n, p, thr, need, why, m)
     unit = "items rated by two or more humans" if kind == "within_human_noise" else "human-rated items"
@@ -87,9 +88,10 @@ def _check_row(judge: str, ch: Check, total_n: int, budget: int | None, calls: d
                        "the others' consensus)")
     if ch.figure is None or ci is None or ch.interval is None:
         return PlanRow(judge, name, unit, n, None, thr, None, f"the figure is undefined in the pilot ({ch.detail})")
-    est = (ci[0] + ci[1]) / 2
+    est = pilot_est = (ci[0] + ci[1]) / 2
+    assumed = None
     if assume_kappa is not None and metric == "kappa":
-        est = assume_kappa
+        est, assumed = assume_kappa, "--assume-kappa"
     sd = _sigma(list(ci), n, ch.interval.level)
     if sd is None:  # no spread in the pilot: the floor decides it (optimistic for a small pilot)
         return PlanRow(judge, name, unit, n, est, thr, max(total_n, 2),
@@ -100,7 +102,10 @@ def _check_row(judge: str, ch: Check, total_n: int, budget: int | None, calls: d
     if need is not None:
         need = math.ceil(need / share)
     m = _margin(smallest_margin(max(int(budget * share), 2), kind="mean", sd=sd)) if budget else None
-    return PlanRow(judge, name, unit, n, est, thr, need, why, m)
+    row = PlanRow(judge, name, unit, n, est, thr, need, why, m)
+    if assumed is not None:
+        row.assumed, row.pilot_estimate = assumed, pilot_est
+    return row
 
 
 def _figure_rows(judge: str, pairs: list[Any], spec: Any, budget: int | None, *, n_boot: int = 400,
@@ -173,6 +178,8 @@ def _figure_rows(judge: str, pairs: list[Any], spec: Any, budget: int | None, *,
             need, note = _simulated(fair, total, min_units=spec.min_units, n_boot=n_boot, seed=seed,
                                     level=spec.level)
             row = PlanRow(judge, f"figure {fig}", unit, total, 0.0, margin, need, None, at_budget, note)
+            row.assumed = "planned for a judge that does not move the figure"
+            row.pilot_estimate = max((float(t[1].diff) for t in fair), key=abs)
             rows.append(row)
             if fig not in secondary:
                 together[fig] = fair

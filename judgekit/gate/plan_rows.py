@@ -7,6 +7,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from judgekit.stats.power import format_units
+from judgekit.verdict.numbers import signed
 
 
 @dataclass
@@ -28,13 +29,22 @@ class PlanRow:
     note: str | None = None
     #: the need at the upper 80% confidence limit of the pilot's spread (``judgekit plan --assured``)
     need_assured: int | None = None
+    #: the estimate is a planning assumption, not the pilot's: what it is (``--assume-kappa``, …)
+    #: and the pilot's own estimate beside it (for a figure, its largest difference)
+    assumed: str | None = None
+    pilot_estimate: float | None = None
 
     def line(self) -> str:
         if self.check == "min_items":
             return (f"{self.judge} min_items: {format_units(self.need or 0, self.unit)} (the policy's floor; the "
                     f"pilot has {self.pilot_n:,}).")
-        est = "undefined" if self.estimate is None else f"{self.estimate:+.3f}"
-        head = f"{self.judge} {self.check} (pilot {self.pilot_n:,} {self.unit}, estimate {est}"
+        est = "estimate undefined" if self.estimate is None else f"estimate {signed(self.estimate)}"
+        if self.assumed is not None and self.estimate is not None:
+            pilot = "" if self.pilot_estimate is None else (
+                f", the pilot's {'largest difference' if self.check.startswith('figure') else 'estimate'} "
+                f"{signed(self.pilot_estimate)}")
+            est = f"assumed {signed(self.estimate)} ({self.assumed}){pilot}"
+        head = f"{self.judge} {self.check} (pilot {self.pilot_n:,} {self.unit}, {est}"
         head += f", threshold {self.threshold:g})" if self.threshold is not None else ")"
         if self.need is None:
             return f"{head}: undecidable — {self.why}."
@@ -58,8 +68,8 @@ def summarise(rows: list[PlanRow], *, policy: Any, per: float, study: int, budge
     labelled already."""
     for r in rows:  # a need beyond the study: undecidable in it, with the reason
         if r.need is not None and r.unit == "conversations" and study and r.need > study:
-            r.why = (f"it would need about {r.need:,} conversations for 80% power, more than the study's "
-                     f"{study:,}")
+            r.why = (f"cannot be decided with this study: needs about {r.need:,} conversations for 80% power, "
+                     f"the study holds {study:,}")
             r.need = None
     secondary = {f"figure {f}" for f in policy.secondary}
     for r in rows:
@@ -100,6 +110,12 @@ def summarise(rows: list[PlanRow], *, policy: Any, per: float, study: int, budge
                                    "rubric": policy.rubric}
     undecidable = [r for r in rows if r.need is None]
     lines = [r.line() for r in rows]
+    if more == 0 and not capped:  # nothing more to label: say so, never "0 … more than the pilot's"
+        lines.append(f"Plan: the pilot's {format_units(have, unit)} already reach the {format_units(n_plan, unit)} "
+                     "that decide every decidable check with 80% power: label none more and run `judgekit gate` on "
+                     "them" + (f"; {len(undecidable)} checks no budget decides (listed above)" if undecidable else "")
+                     + ".")
+        return {"rows": [asdict(r) for r in rows], "lines": lines, "budget": plan_budget}
     lines.append(f"Plan: label {format_units(n_plan, unit)} (about "
                  f"{format_units(n_items, 'items')}) "
                  + ("— your --budget, below what 80% power on every check needs (see the margins above) — "

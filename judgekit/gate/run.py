@@ -201,6 +201,8 @@ def _judge_entry(store: Any, rubric: Any, policy: Policy, r: JudgeResult, hashes
 
     entry: dict[str, Any] = {"judge": r.judge, "state": r.state, "passed": r.state == "pass",
                              "checks": [check_json(ch) for ch in r.checks], "budget": budget_json(r.budget)}
+    if r.not_applied:
+        entry["not_applied"] = list(r.not_applied)
     entry.update({k: v for k, v in judge_identity(store, r.judge, rubric).items() if k != "judge"})
     certs = certify(r.checks, policy)
     if certs:
@@ -225,8 +227,9 @@ def explain(verdict: dict[str, Any]) -> list[str]:
         state = j["state"]
         checks = typed[j["judge"]]
         head = f"{_WORD[state]} {j['judge']} for {verdict['rubric']}"
+        skipped = [f"             {s}" for s in j.get("not_applied") or []]
         if state == "pass":
-            lines.append(f"{head}: all {len(checks)} checks pass.")
+            lines += [f"{head}: all {len(checks)} checks pass.", *skipped]
             continue
         failed = [c for c in checks if c.state == "fail"]
         open_ = [c for c in checks if c.state == "inconclusive"]
@@ -242,6 +245,7 @@ def explain(verdict: dict[str, Any]) -> list[str]:
                          f"{_fmt(c.threshold)} (n={c.n}) — {c.detail}")
         if j.get("budget"):
             lines.append(f"             Label budget: {j['budget']['sentence']}")
+        lines += skipped
     for j in verdict["judges"]:
         lines.extend(fidelity_lines(j["judge"], typed[j["judge"]]))
     if any(j.get("figures") for j in verdict["judges"]):
@@ -252,4 +256,6 @@ def explain(verdict: dict[str, Any]) -> list[str]:
 
 
 def _fmt(x: Any) -> str:
-    return f"{x:.3f}" if isinstance(x, float) else str(x)
+    from judgekit.verdict.numbers import num
+
+    return num(x)

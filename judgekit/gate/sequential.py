@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 from judgekit.errors import JudgekitError
 from judgekit.stats.intervals import abs_interval
 from judgekit.verdict.check import Budget, Check, Subject, interval_of, new_check
+from judgekit.verdict.numbers import signed
 from judgekit.verdict.read import finite
 
 if TYPE_CHECKING:
@@ -44,7 +45,8 @@ def _per_conversation(store: Any, policy: Any, rubric: Any, report: Any, judge: 
     conversation's model and its order (first stored reference label)."""
     import pandas as pd
 
-    from judgekit.analysis.frames import harm_from_column, per_item_values
+    from judgekit.analysis.frames import per_item_values
+    from judgekit.gate.fidelity import harm_of
 
     spec = policy.checks.analysis_fidelity
     ref_id = (report.data.get("reference") or {}).get("rater")
@@ -57,9 +59,7 @@ def _per_conversation(store: Any, policy: Any, rubric: Any, report: Any, judge: 
     jv = per_item_values(store.ratings(rubric=rubric, rater_ids=[judge]), rubric).set_index("item_id")["value"]
     items = store.items()
     items = items.assign(item_id=items["item_id"].astype(str))
-    if not spec.harm_column:
-        raise JudgekitError("--sequential reads H from the policy's analysis_fidelity harm_column (e.g. severity).")
-    h = harm_from_column(items, spec.harm_column)
+    h = harm_of(store, items, spec)  # as the fixed gate: the harm column, else the human harm ratings
     conv = "conversation_id" if "conversation_id" in items.columns else spec.prompt_column
     if conv is None or conv not in items.columns:
         raise JudgekitError("--sequential needs a conversation_id column (or analysis_fidelity prompt_column).")
@@ -160,7 +160,7 @@ def sequential_checks(store: Any, policy: Any, rubric: Any, report: Any, *, roun
                              else f"not decided after {n_rounds} rounds")
                     ch = new_check("analysis_fidelity", judge, finite(abs(mean)), margin, used, (
                         f"sequential calibration {cell}: judge − reference "
-                        f"{mean:+.3f}, anytime-valid {100 * spec.level:.4g}% confidence sequence [{lo:+.3f}, {hi:+.3f}] on {used} "
+                        f"{signed(mean)}, anytime-valid {100 * spec.level:.4g}% confidence sequence [{signed(lo)}, {signed(hi)}] on {used} "
                         f"conversations, {where} ({'recorded samples' if rounds_of is not None else f'rounds of {round_size}'}); "
                         f"|difference| must stay within {margin:g}"),
                         interval=interval_of(ci, "confidence-sequence", spec.level), subject=subject,

@@ -47,11 +47,13 @@ def _need(checks: list[Check]) -> str:
             undecidable += 1
         elif b.need is not None and b.unit and (best is None or b.need > best[0]):
             best = (b.need, f"about {b.need:,} more {b.unit}")
+    if undecidable:  # more labels cannot establish it: never "would need N more" as if they could
+        rest = len(checks) - undecidable
+        other = f"; {best[1]} would decide the other {rest}" if best is not None and rest else ""
+        return (f"cannot be established with this study: {undecidable} of its {len(checks)} open checks cannot be "
+                f"decided with it (each says why){other}")
     if best is not None:
-        extra = f"; {undecidable} of its checks cannot be decided with this data" if undecidable else ""
-        return f"would need {best[1]}{extra}"
-    if undecidable:
-        return "undecidable with this data: each open check says why"
+        return f"would need {best[1]}"
     return "would need the checks it depends on to pass"
 
 

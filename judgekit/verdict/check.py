@@ -38,9 +38,6 @@ PROBES = ("max_covariate_effect", "max_self_preference", "min_stability", "max_f
 ONCE = ("min_items", "min_value", "min_lower_bound", "max_abstention_rate", "max_error_rate",
         "within_human_noise", "min_coverage", "max_abs_bias", "alt_test", *PROBES)
 
-#: kinds whose missing figure means "not enough data to run it" (inconclusive), not "fail"
-UNDEFINED_INCONCLUSIVE = ("alt_test", *PROBES, "max_label_drift", "analysis_fidelity")
-
 #: kinds that an interval decides and a point estimate alone never does (judgekit.probes.bands)
 NEEDS_INTERVAL = (*PROBES, "max_label_drift")
 
@@ -169,10 +166,11 @@ def derive_state(kind: str, figure: float | None, threshold: float | None,
     """The state of a check of ``kind``, re-derived from what it records (a verdict is checked
     against this rule when read back):
 
-    1. ``n`` below the floor ``min_n``: ``"inconclusive"`` (too few items to decide; more labels
-       can), whatever the figure;
-    2. no figure or no threshold: ``"fail"`` (the figure is undefined), except for the kinds of
-       :data:`UNDEFINED_INCONCLUSIVE` (the alt-test, the probes, fidelity), ``"inconclusive"``;
+    1. no figure or no threshold: ``"inconclusive"`` — the figure is undefined (the check's
+       ``undefined`` says why, e.g. a κ on a slice holding one class), which is never a fail;
+    2. ``n`` below the floor ``min_n``: ``"fail"`` when the interval lies wholly on the failing
+       side of the threshold (the interval already accounts for the few items), else
+       ``"inconclusive"`` (too few items to pass; more labels can decide it);
     3. ``point>=`` kinds: the point estimate decides, pass when figure >= threshold, else fail;
     4. ``ci>=`` kinds: pass when low >= threshold, fail when high < threshold, else inconclusive;
     5. ``ci<=`` kinds: pass when high <= threshold, fail when low > threshold, else inconclusive.
@@ -181,11 +179,15 @@ def derive_state(kind: str, figure: float | None, threshold: float | None,
     (a probe row without an interval, e.g. a zero-width one, is ``"inconclusive"``).
     """
     rule = RULES[kind]
-    if min_n is not None and n is not None and n < min_n:
-        return "inconclusive"
     if figure is None or threshold is None:
-        return "inconclusive" if kind in UNDEFINED_INCONCLUSIVE else "fail"
+        return "inconclusive"
     missing = ci is None or ci[0] is None or ci[1] is None
+    if min_n is not None and n is not None and n < min_n:
+        if missing or ci is None:
+            return "inconclusive"
+        lo, hi = float(ci[0]), float(ci[1])  # type: ignore[arg-type]
+        wholly_failing = lo > threshold if rule == "ci<=" else hi < threshold
+        return "fail" if wholly_failing else "inconclusive"
     if rule != "point>=" and missing and kind in NEEDS_INTERVAL:
         return "inconclusive"
     if rule == "point>=" or ci is None or ci[0] is None or ci[1] is None:
@@ -209,13 +211,25 @@ def combine_states(states: Sequence[str]) -> State:
 
 def new_check(kind: str, judge: str, figure: Any, threshold: Any, n: int | None, detail: str, *,
               interval: Interval | None = None, floor: str = "min_items", **more: Any) -> Check:
-    """A check as the gate makes one: a detail below the floor ``min_n`` (in ``more``) says so
-    first (``SMALL SAMPLE: n=12 is below min_items 30``; ``floor`` names the policy key, a
+    """A check as the gate makes one: a zero-width interval is dropped and the detail says the
+    figure has no spread, with its n and the rule (the point decides; the probes' kinds, which an
+    interval alone decides, keep theirs), an undefined figure says so with its reason, and a detail
+    below the floor ``min_n`` (in ``more``) says so first (``SMALL SAMPLE: n=12 is below min_items 30``; ``floor`` names the policy key, a
     fidelity check's with its unit: ``"conversations is below min_units"``)."""
+    if interval is not None and interval.low == interval.high and kind not in NEEDS_INTERVAL:
+        # no spread (the same value in every resample): a zero-width interval is no interval
+        detail = (f"{detail}; no spread: the same value in every resample on n={n}, so no interval — the point "
+                  f"decides ({RULES[kind].replace('ci', 'point')} the threshold)")
+        interval = None
     ch = Check(kind, judge, figure, threshold, n, detail, interval=interval, **more)
+    if ch.figure is None and ch.undefined is not None:
+        why = "" if ch.undefined in detail else f" ({ch.undefined})"
+        ch = replace(ch, detail=f"{detail} — undefined{why}: not a fail")
     if ch.small:
         words = floor if " is below " in floor else f"is below {floor}"
-        ch = replace(ch, detail=f"SMALL SAMPLE: n={n} {words} {ch.min_n}; {detail}")
+        side = "below" if ch.rule != "ci<=" else "above"
+        but = f", but its interval lies wholly {side} {ch.threshold:g}" if ch.state == "fail" and ch.threshold is not None else ""
+        ch = replace(ch, detail=f"SMALL SAMPLE: n={n} {words} {ch.min_n}{but}; {ch.detail}")
     return ch
 
 

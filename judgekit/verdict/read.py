@@ -165,7 +165,9 @@ def _fail(where: str, what: str) -> UntrustedJudgeError:
 
 
 def _fmt(x: Any) -> str:
-    return f"{x:g}" if isinstance(x, float) else str(x)
+    from judgekit.verdict.numbers import short
+
+    return short(x)
 
 
 def _why(ch: Check) -> str:

@@ -81,6 +81,9 @@ class JudgeV4(_Strict):
     #: per figure of ``analysis_fidelity``: computed once by the gate and stored; reading a verdict
     #: checks them against its checks (:func:`judgekit.verdict.certify.certify`)
     figures: dict[str, FigureCert] | None = None
+    #: one sentence per policy check that cannot apply to the judge (a derived rater's call rates;
+    #: :func:`judgekit.gate.checks.not_applied`); absent when every check applies
+    not_applied: list[str] | None = None
 
 
 class ViewRef(_Strict):

@@ -89,11 +89,11 @@ def test_the_certified_figures_are_trusted_and_drift_tier_is_not_established(tru
     assert figs["C"]["state"] == figs["drift"]["state"] == "pass"
     assert figs["C"]["shown"] and figs["drift"]["shown"]
     assert figs["drift_tier"]["state"] == "inconclusive" and not figs["drift_tier"]["shown"]
-    assert figs["drift_tier"]["sentence"].startswith("drift_tier: not established (would need")
+    assert figs["drift_tier"]["sentence"].startswith("drift_tier: not established (cannot be established with this study")
     assert trusted["trusted"] is True
     assert not trusted["title"].startswith("UNTRUSTED")
     assert any("certifies C, drift only" in n for n in trusted["notes"])
-    assert any(n.startswith("Not certified: drift_tier: not established (would need") for n in trusted["notes"])
+    assert any(n.startswith("Not certified: drift_tier: not established (cannot be established with this study") for n in trusted["notes"])
     # C and Drift(t) are there, Drift(t | tier) is left out (its column emptied, its charts gone)
     assert not any(_missing(v) for v in _values(trusted, "summary", "C"))
     assert not any(_missing(v) for v in _values(trusted, "summary", "drift_last_turn"))

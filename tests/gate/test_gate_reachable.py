@@ -97,8 +97,8 @@ def test_a_budget_never_exceeds_the_data_and_uses_thousands_separators() -> None
     assert f"about {b.items:,} more human-rated items" in b.sentence and "," in b.sentence
     capped = label_budget(check, point=0.62, available=500)
     assert capped.items is None
-    assert "undecidable: it would need about" in capped.sentence
-    assert "but the data holds only 500 more" in capped.sentence
+    assert "cannot be decided with this study: needs about" in capped.sentence
+    assert "the study holds 500 more (because" in capped.sentence
 
 
 def test_an_estimate_on_the_threshold_is_undecidable_with_the_reason() -> None:

@@ -71,7 +71,9 @@ def test_a_20_item_gate_is_inconclusive_with_a_label_budget_and_exit_3(tmp_path)
         assert c["detail"].startswith("SMALL SAMPLE: n=20 is below min_items 30")
     # the store holds 20 items, all labelled and judged: no budget larger than the data
     assert checks["min_items"]["budget"] == {"items": None, "slices": {}, "need": None, "unit": None, "sentence": (
-        "min_items: undecidable: it would need about 10 more human-rated items, but the data holds only 0 more.")}
+        "min_items: cannot be decided with this study: needs about 10 more human-rated items, the study holds no "
+        "more: every item it holds already has a human label (because 20 human-rated items is below the policy's "
+        "floor of 30).")}
     ab = checks["max_abstention_rate"]["budget"]
     assert ab["items"] is None and "j has judged every item of the study; 0 of 20 abstentions: shows ≤ 0.161" \
         in ab["sentence"]  # the check's own Wilson 95% interval: z²/(20 + z²) = 0.1611
@@ -102,8 +104,9 @@ def test_an_interval_straddling_the_threshold_is_inconclusive_and_the_budget_fol
     assert analytic > 0
     # every item is labelled already: the budget says what it would take and that the data lacks it
     assert c["budget"]["items"] is None
-    m = re.fullmatch(r"min_kappa_lower_bound: undecidable: it would need about ([\d,]+) more human-rated items, "
-                     r"but the data holds only 0 more\.", c["budget"]["sentence"])
+    m = re.fullmatch(r"min_kappa_lower_bound: cannot be decided with this study: needs about ([\d,]+) more "
+                     r"human-rated items, the study holds no more: every item it holds already has a human label "
+                     r"\(because .*\)\.", c["budget"]["sentence"])
     assert m is not None, c["budget"]["sentence"]
     assert analytic <= int(m.group(1).replace(",", "")) <= math.ceil((analytic + k["n"]) * 1.25 ** 20)
     # the min_items check passes at 200 >= 100
@@ -183,7 +186,7 @@ def test_a_check_forged_from_inconclusive_to_pass_is_refused(inconclusive, tmp_p
         ("min_value", 0.59, 0.6, [0.4, 0.8], 200, 100, "fail"),
         ("min_items", 99, 100, None, 99, 100, "inconclusive"),  # never "fail": more labels decide
         ("alt_test", None, 0.5, None, 0, None, "inconclusive"),
-        ("min_value", None, 0.6, None, 200, 100, "fail"),
+        ("min_value", None, 0.6, None, 200, 100, "inconclusive"),  # undefined, never a fail
     ],
 )
 def test_derive_state(kind, figure, threshold, ci, n, min_n, state):
