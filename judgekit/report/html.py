@@ -330,7 +330,9 @@ def _judge_section(j: dict[str, Any], s: dict[str, Any], agreement: dict[str, An
                 row.append(esc(excerpt(d.get("rationale"), 400)) if d.get("rationale") else "—")
             rows.append(row)
         items_link = anchor("s", "Items behind the disagreements")
-        out.append('<p class="small muted">Each item\'s prompt and response are under '
+        has_text = any(d.get("prompt_excerpt") or d.get("response_excerpt") for d in mine)
+        what = "prompt and response are" if has_text else "labels are (the data has no prompt or response text)"
+        out.append(f'<p class="small muted">Each item\'s {what} under '
                    f'<a href="#{items_link}">Items behind the disagreements</a>, once.</p>')
         out.append(table(header, rows, raw=list(range(len(header))), text_cols=[len(header) - 1] if has_r else [],
                          table_id=anchor("disagreements", jid)))

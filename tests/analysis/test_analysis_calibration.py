@@ -8,11 +8,11 @@ import pytest
 
 from judgekit.analysis.calibration.error import calibration_error, drift
 from judgekit.analysis.calibration.estimate import calibration
-from judgekit.stats.concordance import concordance, pair_counts
 from judgekit.analysis.frames import harm_from_column, harm_from_ratings
 from judgekit.analysis.options import ItemColumns, Resampling
 from judgekit.errors import JudgekitError
 from judgekit.rubric.model import load_rubric
+from judgekit.stats.concordance import concordance, pair_counts
 from judgekit.stats.intervals import cluster_weights
 
 pytest_plugins = ["tests.analysis_fixtures"]
