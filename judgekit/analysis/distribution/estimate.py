@@ -111,10 +111,8 @@ def refusal_distribution(
     ``columns.sample_group`` (a column such as provenance or day) splits each prompt's samples
     into groups reported separately (per prompt and group, and a ``by_<sample_group>`` table),
     for samples that are not exchangeable. Every prompt's ``behaviour`` says ``not constant
-    (k of n)`` when some but not all of its n rated samples are refusals, whatever n is. A sample
-    judged several times counts once, by the majority of its ok trials (a tie abstains:
-    :data:`TRIAL_RULE`); the judge's disagreement across trials is ``meta["judge_trials"]`` and a
-    note, the judge's instability, not the model's. Forms
+    (k of n)`` when some but not all of its n rated samples are refusals, whatever n is. Trials
+    collapse per sample by :data:`TRIAL_RULE` (their disagreement: ``meta["judge_trials"]``). Forms
     with ``matches`` add ``pool_strings`` (and ``pool_strings_by_<column>``), the emitted
     refusal-pool strings.
     """
