@@ -39,7 +39,9 @@ Markdown and HTML. A *figure* is ``{"value", "low", "high", "n", "undefined"}``
   not_attempted, rated_out_of_scope`` and ``share`` with a Wilson CI; :mod:`.judge_figures`),
   ``bias`` (``n``, ``mean_diff`` for ordinal/interval rubrics, ``share_diff`` per label,
   ``max_abs``; :mod:`.judge_figures`) and ``per_class`` (``positive``, ``classes`` with ``support,
-  predicted, precision, recall, f1``, ``macro_f1``, ``positive_class``; :mod:`.judge_figures`).
+  predicted, precision, recall, f1``, ``macro_f1``, ``positive_class``; :mod:`.judge_figures`),
+  and ``headline``, the comparison the tables lead with, like for like with the human figure
+  beside it and each with its n (:mod:`.headline`).
 """
 
 from __future__ import annotations
@@ -51,6 +53,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from judgekit.agreement.figures import num
+from judgekit.agreement.headline import add_headlines
 from judgekit.agreement.rating_codes import (
     RatingCodes,
     codes_from_frame,
@@ -144,6 +147,8 @@ def agreement_report(
         if n_missing:
             where = f"keys with the part {MISSING}" if "+" in col else f"the slice {MISSING!r}"
             warnings.append(f"{n_missing} items have no {col!r} value; they are in the {col} {where}.")
+    for sl in slices:
+        add_headlines(sl, consensus=roles.reference == "consensus")
     warnings.extend(_reference_warning(codes, ref, roles.reference, roles.humans))
 
     data = {

@@ -72,7 +72,9 @@ class AgreementResult:
         ``key``, ``judge``, ``n_items``, ``n_rated``, ``abstain_rate``, ``error_rate``, then for
         each figure against the reference (kappa, weighted_kappa, alpha, ac1,
         percent_agreement) its value and 95% CI (``kappa``, ``kappa_low``, ``kappa_high``; NaN
-        where undefined or not defined for the rubric's level), and the human ceiling's kappa."""
+        where undefined or not defined for the rubric's level), ``kappa_n`` (the items of those
+        figures), the human ceiling's kappa and ``human_kappa_n``, and the like-for-like headline
+        (``headline_basis``, ``headline_n``, ``headline_kappa``, ``headline_human_kappa``)."""
         import pandas as pd
 
         rows = []
@@ -89,10 +91,16 @@ class AgreementResult:
                     row[f] = fig.get("value")
                     row[f"{f}_low"] = fig.get("low")
                     row[f"{f}_high"] = fig.get("high")
+                row["kappa_n"] = vs.get("n")
                 row["human_kappa"] = ceiling
+                row["human_kappa_n"] = (s.get("human_ceiling") or {}).get("n")
+                head = j.get("headline") or {}  # like for like: judge and humans on the same n items
+                row["headline_basis"], row["headline_n"] = head.get("basis"), head.get("n")
+                row["headline_kappa"] = (head.get("kappa") or {}).get("value")
+                row["headline_human_kappa"] = ((head.get("humans") or {}).get("kappa") or {}).get("value")
                 rows.append(row)
         frame = pd.DataFrame(rows)
-        num = [c for c in frame.columns if c not in ("slice", "by", "key", "judge")]
+        num = [c for c in frame.columns if c not in ("slice", "by", "key", "judge", "headline_basis")]
         frame[num] = frame[num].apply(pd.to_numeric, errors="coerce")
         return frame
 

@@ -160,7 +160,7 @@ def decide(rows: list[dict[str, Any]], *, mode: str, threshold: float, min_n: in
             lo, hi = float(w_lo), float(w_hi)
             ci, figure = (lo, hi), est
         elif est is not None and r.get("se") is not None:
-            lo, hi = est - z * r["se"], est + z * r["se"]
+            lo, hi = est - z * r["se"], min(est + z * r["se"], r.get("upper", float("inf")))  # α <= 1
             ci = abs_interval(lo, hi) if mode == "abs" else (lo, hi)
             figure = abs(est) if mode == "abs" else est
         elif est is not None:

@@ -166,7 +166,7 @@ def stability_rows(ctx: Context, judge: str, minimum: float, min_n: int, per_sli
         detail = (f"{_where_slice(by, key)}: Krippendorff's α ({res['level']}) over up to {res['trials']} trials"
                   f"{flip}" if res["undefined"] is None else f"{_where_slice(by, key)}: {res['undefined']}{flip}")
         rows.append({"probe": "stability", "name": _name("min_stability", None, by, key), "by": by, "key": key,
-                     "n": res["n"], "estimate": res["alpha"], "se": res["se"], "detail": detail,
+                     "n": res["n"], "estimate": res["alpha"], "se": res["se"], "detail": detail, "upper": 1.0,
                      "extra": {"flip_share": res["flip_share"], "flip_low": res["flip_low"],
                                "flip_high": res["flip_high"], "flipped": res["flipped"],
                                "trials": res["trials"]}})

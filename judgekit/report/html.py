@@ -23,15 +23,29 @@ from judgekit.report.summary import (
     STATE_WORDS,
     ci_text,
     comparison,
+    comparison_headers,
     detail_text,
     fmt_value,
     metric_short,
+    n_text,
     slice_name,
     thresholds_for,
 )
 from judgekit.report.turn_page import turn_section
 
 __all__ = ["esc", "page", "render_html", "table"]
+
+
+def _against(s: dict[str, Any]) -> str:
+    """What the overview chart compares each judge with (its ``comparison``, summary.py)."""
+    like = any(j.get("comparison") == "leave-one-out" for j in s.get("judges") or [])
+    return "the other humans' consensus (leave-one-out; ceiling: the humans on the same items)" if like \
+        else "the reference"
+
+
+def _n_line(n: Any) -> str:
+    """A figure's n on its own small line under it (the cell stays as narrow as the figure)."""
+    return f'<br><span class="small muted">{esc(n_text(n).lstrip(" ·"))}</span>' if is_num(n) else ""
 
 
 def fig_cell(f: dict[str, Any] | None) -> str:
@@ -128,7 +142,7 @@ def _verdict_section(s: dict[str, Any]) -> str:
 def _glance_section(s: dict[str, Any], agreement: dict[str, Any], verdict: dict[str, Any] | None) -> str:
     m = s["metric"]
     sym = metric_short(m)
-    header = ["judge", "verdict", f"{sym} vs reference [95% CI]", f"human–human {s['ceiling_name']}", "AC1",
+    header = ["judge", "verdict", *comparison_headers(s, sym), "AC1",
               "% agree", "abstain / error", "rated of in scope"]
     with_cost = any(j.get("cost") for j in s["judges"])
     if with_cost:
@@ -140,8 +154,8 @@ def _glance_section(s: dict[str, Any], agreement: dict[str, Any], verdict: dict[
         row = [
             f'<a href="#{_judge_anchor(j["judge"])}">{esc(j["judge"])}</a>',
             _pill(j["status"]),
-            fig_cell(j.get("figure")),
-            fig_cell(j.get("ceiling")),
+            fig_cell(j.get("figure")) + _n_line(j.get("figure_n")),
+            fig_cell(j.get("ceiling")) + _n_line(j.get("ceiling_n")),
             fig_cell(j.get("ac1")),
             esc(fmt_pct((j.get("percent_agreement") or {}).get("value"))),
             esc(f"{fmt_pct(j.get('abstain_rate'))} / {fmt_pct(j.get('error_rate'))}"),
@@ -164,7 +178,7 @@ def _glance_section(s: dict[str, Any], agreement: dict[str, Any], verdict: dict[
             lines.setdefault(f"gate {name}", t)
     if chart_rows:
         out.append("<figure>" + svg.interval_chart(
-            chart_rows, title=f"{s['metric_name']} of each judge vs the reference, all items",
+            chart_rows, title=f"{s['metric_name']} of each judge vs {_against(s)}, all items",
             x_range=_x_range(chart_rows, lines), reference_lines=lines, x_label=f"{s['metric_name']} (1 = perfect, 0 = chance)",
             width=1000) + f"<figcaption>{esc(_interval_caption(chart_rows, lines, s))}</figcaption></figure>")
     out.append(html_grid(trust.pairwise_grid(agreement)))
@@ -330,7 +344,9 @@ def _judge_section(j: dict[str, Any], s: dict[str, Any], agreement: dict[str, An
                 row.append(esc(excerpt(d.get("rationale"), 400)) if d.get("rationale") else "—")
             rows.append(row)
         items_link = anchor("s", "Items behind the disagreements")
-        out.append('<p class="small muted">Each item\'s prompt and response are under '
+        has_text = any(d.get("prompt_excerpt") or d.get("response_excerpt") for d in mine)
+        what = "prompt and response are" if has_text else "labels are (the data has no prompt or response text)"
+        out.append(f'<p class="small muted">Each item\'s {what} under '
                    f'<a href="#{items_link}">Items behind the disagreements</a>, once.</p>')
         out.append(table(header, rows, raw=list(range(len(header))), text_cols=[len(header) - 1] if has_r else [],
                          table_id=anchor("disagreements", jid)))

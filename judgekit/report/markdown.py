@@ -15,9 +15,11 @@ from judgekit.report.summary import (
     STATE_WORDS,
     ci_text,
     comparison,
+    comparison_headers,
     detail_text,
     fmt_value,
     metric_short,
+    n_text,
     slice_name,
 )
 
@@ -82,13 +84,14 @@ def render_markdown(
     rows = []
     for j in s["judges"]:
         usd = (j.get("cost") or {}).get("cost_usd")
-        rows.append([j["judge"], j["status"], fmt_fig(j.get("figure")), fmt_fig(j.get("ceiling")), fmt_fig(j.get("ac1")),
+        rows.append([j["judge"], j["status"], fmt_fig(j.get("figure")) + n_text(j.get("figure_n")),
+                     fmt_fig(j.get("ceiling")) + n_text(j.get("ceiling_n")), fmt_fig(j.get("ac1")),
                      fmt_pct((j.get("percent_agreement") or {}).get("value")), fmt_pct(j.get("abstain_rate")),
                      fmt_pct(j.get("error_rate")),
                      trust.coverage_words(j["coverage"]) if j.get("coverage")
                      else f"{fmt_int(j.get('n_rated'))} / {fmt_int(j.get('n_items'))}",
                      f"${float(usd):,.2f}" if is_num(usd) else "—"])
-    out.append(md_table(["judge", "verdict", f"{sym} vs reference [95% CI]", f"human–human {s['ceiling_name']}", "AC1",
+    out.append(md_table(["judge", "verdict", *comparison_headers(s, sym), "AC1",
                          "% agree", "abstain", "error", "rated of in scope", "cost (USD)"], rows,
                         numeric=[2, 3, 4, 5, 6, 7, 8, 9]))
     out += md_grid(trust.pairwise_grid(agreement))

@@ -82,7 +82,7 @@ def html_section(doc: dict[str, Any]) -> str:
             title = f"{name}{f' ({col})' if col else ''} — {what}; band {rows[0]['check']['threshold']:g}"
             parts.append(f"<h4>{esc(title)}</h4>")
             parts.append(_chart(rows, title))
-            parts.append(table(_HEAD, [[esc(c) for c in _row_cells(r)] for r in rows]))
+            parts.append(table(_HEAD, [_row_cells(r) for r in rows]))  # table() escapes each cell
             parts.append("<ul>" + "".join(f"<li>{esc(r['check']['detail'])}</li>" for r in rows) + "</ul>")
             flipped = [f for r in rows for f in _flipped(r)]
             if flipped:

@@ -56,6 +56,21 @@ def headline_metric(agreement: dict[str, Any], verdict: dict[str, Any] | None) -
     return "kappa" if agreement.get("level", "nominal") == "nominal" else "alpha"
 
 
+def n_text(n: Any) -> str:
+    """`` · n 254`` beside a figure (its items), or nothing without an n."""
+    return f" · n {int(n):,}" if is_num(n) else ""
+
+
+def comparison_headers(s: dict[str, Any], sym: str) -> list[str]:
+    """The headers of the judge's headline figure and the human figure beside it: against the
+    reference beside the human–human ceiling, or, under a consensus of several humans, against
+    the consensus of the other humans beside the humans on the same items (leave-one-out)."""
+    if any(j.get("comparison") == "leave-one-out" for j in s.get("judges") or []):
+        return [f"{sym} vs the other humans' consensus (leave-one-out) [95% CI]",
+                f"humans on the same items, {sym}"]
+    return [f"{sym} vs reference [95% CI]", f"human–human {s['ceiling_name']}"]
+
+
 def fmt_value(x: Any) -> str:
     """A check figure or threshold: whole numbers as integers, others with 3 decimals."""
     if not is_num(x):
@@ -271,6 +286,8 @@ def summarise(
     for jid in judge_ids:
         stats = (top.get("judges") or {}).get(jid) or {}
         vs_ref = stats.get("vs_reference") or {}
+        head = stats.get("headline") or {}
+        like, head_humans = head.get("basis") == "leave-one-out", head.get("humans") or {}
         vj = v_judges.get(jid)
         checks = list((vj or {}).get("checks") or [])
         failed = [c for c in checks if check_state(c) == "fail"]
@@ -334,10 +351,15 @@ def summarise(
                 "coverage": stats.get("coverage"),
                 "abstain_rate": stats.get("abstain_rate"),
                 "error_rate": stats.get("error_rate"),
-                "figure": vs_ref.get(metric),
-                "ceiling": ceiling.get(metric),
-                "ac1": vs_ref.get("ac1"),
-                "percent_agreement": vs_ref.get("percent_agreement"),
+                # like for like: under a consensus of humans the leave-one-out comparison, the judge
+                # and the humans on the same items (agreement.headline), each figure with its n
+                "comparison": head.get("basis") or "reference",
+                "figure": (head if like else vs_ref).get(metric),
+                "figure_n": head.get("n") if like else vs_ref.get("n"),
+                "ceiling": (head_humans if like else ceiling).get(metric),
+                "ceiling_n": head_humans.get("n") if like else ceiling.get("n"),
+                "ac1": None if like else vs_ref.get("ac1"),
+                "percent_agreement": (head if like else vs_ref).get("percent_agreement"),
                 "alpha_delta": stats.get("alpha_delta"),
                 "cost": costs.get(jid),
                 "n_disagreements_listed": n_disagree.get(jid, 0),

@@ -85,18 +85,7 @@ def print_agreement(console: Console, report: dict[str, Any]) -> None:
         f"% agree {pct(hc['percent_agreement'])}; Krippendorff α {f3(hc['alpha'])}; Gwet AC1 {f3(hc['ac1'])}; "
         f"n {hc['n']} items rated by two humans or more."
     )
-    title = "Judges against the reference (all items)"
-    header = ("rater", "rated of in scope", "abstain", "error", "% agree", mname, "Krippendorff α",
-              "Gwet AC1", "Δα joining humans")
-    judge_rows = []
-    for name, j in overall["judges"].items():
-        v = j["vs_reference"]
-        judge_rows.append([
-            safe_text(name), safe_text(trust.coverage_words(j.get("coverage"))) if j.get("coverage") else str(v["n"]),
-            str(j["n_abstain"]), str(j["n_error"]), pct(v["percent_agreement"]),
-            f3(v[metric]), f3(v["alpha"]), f3(v["ac1"]),
-            "—" if j["alpha_delta"] is None else f"{j['alpha_delta']:+.3f}",
-        ])
+    title, header, judge_rows = _headline_rows(overall, metric, mname)
     console.print(_rater_table(console, title, header, judge_rows))
     for grid in (trust.pairwise_grid(report, overall), trust.loo_grid(report, overall),
                  trust.coverage_grid(report, overall), trust.bias_grid(report, overall)):
@@ -133,6 +122,42 @@ def print_agreement(console: Console, report: dict[str, Any]) -> None:
                 print_grid(console, grid)
     for w in report.get("warnings", []):
         console.print(f"[yellow]note:[/yellow] {safe_text(w)}")
+
+
+def _headline_rows(overall: dict[str, Any], metric: str, mname: str
+                   ) -> tuple[str, tuple[str, ...], list[list[str]]]:
+    """The judges' headline table: against the reference, or, with a consensus of several humans,
+    against the consensus of the other humans beside the humans on the same items (leave-one-out;
+    ``headline`` of :mod:`judgekit.agreement.headline`). Every figure with its n."""
+    from judgekit.report import trust
+
+    judges = overall["judges"]
+    loo = any((j.get("headline") or {}).get("basis") == "leave-one-out" for j in judges.values())
+    rows = []
+    for name, j in judges.items():
+        v, head = j["vs_reference"], j.get("headline") or {}
+        cov = safe_text(trust.coverage_words(j.get("coverage"))) if j.get("coverage") else str(v["n"])
+        delta = "—" if j["alpha_delta"] is None else f"{j['alpha_delta']:+.3f}"
+        if loo:
+            hum = head.get("humans") or {}
+            rows.append([safe_text(name), cov, str(j["n_abstain"]), str(j["n_error"]), str(head.get("n")),
+                         pct(head.get("percent_agreement")), f3(head.get(metric)), f3(hum.get(metric)),
+                         f3((head.get("difference") or {}).get(metric)), delta])
+        else:
+            rows.append([safe_text(name), cov, str(j["n_abstain"]), str(j["n_error"]), str(v["n"]),
+                         pct(v["percent_agreement"]), f3(v[metric]), f3(v["alpha"]), f3(v["ac1"]), delta])
+    # the figures' n is its own column unless it is every judge's rated count (then that column says it)
+    own_n = loo or any(j["vs_reference"]["n"] != j.get("n_rated") for j in judges.values())
+    if not own_n:
+        rows = [r[:4] + r[5:] for r in rows]
+    if loo:
+        return ("Judges against the consensus of the other humans (leave-one-out, all items; "
+                "like for like with the humans on the same items)",
+                ("rater", "rated of in scope", "abstain", "error", "n", "% agree", mname,
+                 f"humans' {mname}, same items", "difference", "Δα joining humans"), rows)
+    return ("Judges against the reference (all items)",
+            ("rater", "rated of in scope", "abstain", "error", *(("n",) if own_n else ()), "% agree", mname,
+             "Krippendorff α", "Gwet AC1", "Δα joining humans"), rows)
 
 
 def _rater_table(console: Console, title: str, header: tuple[str, ...], rows: list[list[str]]) -> Table:

@@ -174,12 +174,14 @@ def calibrate_judgments(j: Judgments, policy: SelectivePolicy, *, curves: bool =
     conf, agree = j.confidence_at(cal_idx), j.agreements(cal_idx)
     cc = calibrate_cascade(conf, agree, policy.alpha, policy.delta, rule=policy.rule,
                            min_kept=policy.min_kept)
-    stages = [
-        StageResult(name, t, pj.met, pj.n_items, int(np.sum(cc.kept_by == k)), cc.judge_coverage[k],
-                    _agreement(agree[k], cc.kept_by == k), pj.upper_bound if t is not None else None,
-                    pj.reason)
-        for k, (name, t, pj) in enumerate(zip(j.judges, cc.thresholds, cc.per_judge, strict=True))
-    ]
+    stages = []
+    for k, (name, t, pj) in enumerate(zip(j.judges, cc.thresholds, cc.per_judge, strict=True)):
+        reused = t is not None and t != pj.threshold  # the authors' rule: the previous judge's threshold
+        reason = (f"fewer than {policy.min_kept} items left: the authors' code reuses the previous "
+                  f"judge's threshold {t:.4f} (no test made)" if reused else pj.reason)
+        stages.append(StageResult(name, t, pj.met and not reused, pj.n_items, int(np.sum(cc.kept_by == k)),
+                                  cc.judge_coverage[k], _agreement(agree[k], cc.kept_by == k),
+                                  pj.upper_bound if t is not None and not reused else None, reason))
     ho_cov = ho_agree = None
     if held.size:
         who = apply_cascade(j.confidence_at(held), list(cc.thresholds))

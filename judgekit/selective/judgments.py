@@ -3,7 +3,8 @@ item, the humans' label where there is one, and the split of the labelled items 
 and held-out items.
 
 A judge's label on an item is its modal label over its ``ok`` trials (the first on ties); no ``ok``
-trial gives no label and a NaN confidence (never kept). The confidence comes from the stage's
+trial gives no label and a NaN confidence (never kept). The items are every item a cascade judge
+was asked about, so an item every judge abstained or errored on is escalated, never dropped. The confidence comes from the stage's
 :class:`~judgekit.selective.policy.Confidence`:
 
 * ``trials``: ``#{trials with the label} / #{ok trials}`` (:func:`judgekit.stats.confidence.trial_agreement_confidence`);
@@ -103,11 +104,16 @@ def read_judgments(
                 f"in {store.path}; import its labels first or fix the policy's rater ids."
             )
     votes: dict[str, dict[str, list[tuple[str, int]]]] = defaultdict(lambda: defaultdict(list))
+    judges = policy.judges()
+    # every item a cascade judge was asked about, labelled or not: one no judge could label
+    # (all abstained or errored) has NaN confidences, so it is escalated, never lost
+    asked: set[str] = set()
     for item_id, rater, label, trial, status in rows:
+        if rater in judges:
+            asked.add(item_id)
         if status == "ok" and label is not None:
             votes[rater][item_id].append((str(label), int(trial)))
-    judges = policy.judges()
-    items = sorted({i for j in judges for i in votes[j]})
+    items = sorted(asked)
     modal = {r: {i: _modal([v for v, _ in vs]) for i, vs in votes[r].items()} for r in raters}
     labels = tuple(tuple(modal[j].get(i, (None, math.nan))[0] for i in items) for j in judges)
     confs = tuple(

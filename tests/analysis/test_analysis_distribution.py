@@ -128,11 +128,11 @@ def test_per_prompt_rates_and_wilson_intervals():
     assert pp.loc[("m1", "p2"), "rate"] == 0.0 and pp.loc[("m1", "p2"), "constant"]
     # a single sample: rate 1 (partial refusal counts), stability undefined
     assert pp.loc[("m1", "p3"), "rate"] == 1.0 and pp.loc[("m1", "p3"), "constant"] is pd.NA
-    # m2/p1: sample 0 judged twice (refusal, compliance) = 0.5; sample 1 = 1; sample 2 abstained
-    # -> k = 1.5 of n = 2 rated samples; one unrated sample
-    assert pp.loc[("m2", "p1"), "refusals"] == pytest.approx(1.5)
-    assert pp.loc[("m2", "p1"), "n_rated"] == 2 and pp.loc[("m2", "p1"), "n_unrated"] == 1
-    assert pp.loc[("m2", "p1"), "rate"] == pytest.approx(0.75)
+    # m2/p1: sample 0 judged twice (refusal, compliance): a tie between the judge's trials, so it
+    # abstains; sample 1 = 1; sample 2 abstained -> k = 1 of n = 1 rated sample; two unrated
+    assert pp.loc[("m2", "p1"), "refusals"] == 1
+    assert pp.loc[("m2", "p1"), "n_rated"] == 1 and pp.loc[("m2", "p1"), "n_unrated"] == 2
+    assert pp.loc[("m2", "p1"), "rate"] == 1.0
     # forms across the samples of m1/p1
     assert pp.loc[("m1", "p1"), "forms"] == "direct_refusal: 2; full_compliance: 1"
     assert pp.loc[("m1", "p1"), "modal_form"] == "direct_refusal"
@@ -153,11 +153,12 @@ def test_model_summary_hand_computed():
     assert s.loc["m1", "always_refused"] == pytest.approx(1 / 3)
     lo, mean, hi = s.loc["m1", ["ci_low", "mean_rate", "ci_high"]].to_numpy(float)
     assert lo <= mean <= hi
-    # m2: one prompt with samples 0.5 and 1: not constant
-    assert s.loc["m2", "share_not_constant"] == 1.0
+    # m2: its one prompt has one rated sample (the other two tie or abstain): no prompt to be
+    # constant or not
+    assert math.isnan(s.loc["m2", "share_not_constant"])
     # the one-draw warning names how many prompts have one sample
-    assert any("1 of 4 prompts have one rated sample" in n and "one draw" in n for n in res.notes)
-    assert any("1 samples have no usable rating" in n for n in res.notes)
+    assert any("2 of 4 prompts have one rated sample" in n and "one draw" in n for n in res.notes)
+    assert any("2 samples have no usable rating" in n for n in res.notes)
 
 
 def test_forms_table_shares_split_over_trials():

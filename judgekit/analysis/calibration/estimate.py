@@ -54,6 +54,7 @@ from judgekit.analysis.trust import TrustContext
 from judgekit.analysis.trust_figures import CALIBRATION, guard_result
 from judgekit.errors import JudgekitError
 from judgekit.rubric.model import Rubric
+from judgekit.stats.intervals import clopper_pearson_interval
 
 #: the columns of the per-slice tables besides the slice column (a --by of one of these names
 #: would overwrite the slice's values)
@@ -416,8 +417,7 @@ def _lookalikes(
         "mean_R_ci_low": _f(ci.get("mean_r", (np.nan, np.nan))[0]),
         "mean_R_ci_high": _f(ci.get("mean_r", (np.nan, np.nan))[1]),
         "over_refusal_rate": _f(point["over"]),
-        "over_ci_low": _f(ci.get("over", (np.nan, np.nan))[0]),
-        "over_ci_high": _f(ci.get("over", (np.nan, np.nan))[1]),
+        **_rate_bounds(point["over"], ci.get("over", (np.nan, np.nan)), int(clusters.max() + 1)),
     })
     for j, t in enumerate(turns):
         turn_rows.append({
@@ -426,9 +426,20 @@ def _lookalikes(
             "mean_R_ci_low": _f(ci.get("mean_r_t", nan)[0][j]),
             "mean_R_ci_high": _f(ci.get("mean_r_t", nan)[1][j]),
             "over_refusal_rate": _f(point["over_t"][j]),
-            "over_ci_low": _f(ci.get("over_t", nan)[0][j]),
-            "over_ci_high": _f(ci.get("over_t", nan)[1][j]),
+            **_rate_bounds(point["over_t"][j], (ci.get("over_t", nan)[0][j], ci.get("over_t", nan)[1][j]),
+                           len(np.unique(clusters[turn_idx == j]))),
         })
+
+
+def _rate_bounds(rate: float, boot: tuple[Any, Any], n_prompts: int) -> dict[str, float]:
+    """``over_ci_low``/``over_ci_high``: the bootstrap interval, or, for a rate of exactly 0 or 1
+    (every resample the same, so no bootstrap interval), the exact Clopper–Pearson 95% interval
+    with the prompts as the trials (0 or all of ``n_prompts``; prompts, not samples, because
+    samples of one prompt are not independent)."""
+    if n_prompts > 0 and rate in (0.0, 1.0):
+        lo, hi = clopper_pearson_interval(int(rate) * n_prompts, n_prompts)
+        return {"over_ci_low": float(lo), "over_ci_high": float(hi)}
+    return {"over_ci_low": _f(boot[0]), "over_ci_high": _f(boot[1])}
 
 
 def _turn(t: float) -> int | float:
