@@ -14,6 +14,7 @@ from judgekit.cli.options import (
     OutputPath,
     by_columns,
     json_option,
+    name_list,
     quiet_option,
     store_note,
     store_option,
@@ -386,10 +387,10 @@ def gate_cmd(policy: Path, out_dir: Path, sequential: bool, round_size: int, rou
 
     with Store.open_existing(store_path) as store:
         ensure_folder(out_dir)  # before the gate records its verdict in the store
-        if rounds and not sequential:
+        if rounds is not None and not sequential:
             raise JudgekitError("--rounds is read by --sequential; add --sequential (or drop --rounds).")
         verdict, _ = run_gate(store, policy, sequential=round_size if sequential else None,
-                              rounds=_split(rounds))
+                              rounds=name_list("--rounds", rounds))
         store_note(store_path, has_ratings(store, verdict["rubric"], verdict.get("rubric_hash"), "judge"),
                    verdict["rubric"], verdict.get("rubric_hash"), quiet=quiet or json_out == "-")
     lines = explain(verdict)
