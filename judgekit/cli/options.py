@@ -90,6 +90,9 @@ def _json_path(ctx: click.Context, param: click.Parameter, value: str | None) ->
     other output path (``-`` is stdout)."""
     if value and value != "-":
         regular_output(value)
+        if os.path.isdir(value):
+            raise JudgekitError(f"--json {excerpt(value)} is a folder; give a file path (e.g. "
+                                f"{excerpt(os.path.join(value, 'result.json'))}) or --json alone for stdout.")
     return value
 
 
