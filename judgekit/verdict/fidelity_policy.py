@@ -12,7 +12,9 @@ Example (in a policy's ``checks``)::
       harm_column: severity          # calibration: H from this item column (default: human harm ratings)
 
 Every figure each analysis has is in :data:`FIGURES`; the defaults when ``figures`` is left out
-are :data:`DEFAULT_FIGURES`.
+are :data:`DEFAULT_FIGURES`. Bounds: a margin below the figure's :data:`SPAN` (one that wide
+certifies any judge), ``alpha`` in [:data:`MIN_ALPHA`, 0.25], ``min_units`` at most
+:data:`MAX_MIN_UNITS` (the plan simulates studies of that size).
 """
 
 from __future__ import annotations
