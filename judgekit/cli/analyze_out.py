@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from judgekit.cli.options import checked_where
 from judgekit.core.console import echo, lazy_console, resolved
 from judgekit.store.database import Store
 
@@ -39,7 +40,7 @@ def add_correction_tables(result: AnalysisResult, store: Store, rubric: Any, rat
     add_correction(result, tables, method=method, reference_name=ref_name)
 def where_option(f: Callable[..., Any]) -> Callable[..., Any]:
     return click.option(
-        "--where", "where", multiple=True,
+        "--where", "where", multiple=True, callback=checked_where,
         help="Keep only the items whose COLUMN is one of the values (repeat: all must hold), e.g. "
              "--where severity=4,5 --where tactic=roleplay.")(f)
 

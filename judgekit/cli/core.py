@@ -14,6 +14,7 @@ from judgekit.cli.options import (
     OutputPath,
     by_columns,
     json_option,
+    name_list,
     quiet_option,
     store_note,
     store_option,
@@ -385,24 +386,32 @@ def gate_cmd(policy: Path, out_dir: Path, sequential: bool, round_size: int, rou
     from judgekit.gate.run import explain, run_gate
     from judgekit.report.escape import md_list
     from judgekit.report.terminal import print_verdict
+    from judgekit.verdict.log import record_verdict
 
     with Store.open_existing(store_path) as store:
         ensure_folder(out_dir)  # before the gate records its verdict in the store
-        if rounds and not sequential:
+        if rounds is not None and not sequential:
             raise JudgekitError("--rounds is read by --sequential; add --sequential (or drop --rounds).")
         verdict, _ = run_gate(store, policy, sequential=round_size if sequential else None,
-                              rounds=_split(rounds))
+                              rounds=name_list("--rounds", rounds), record=False)
         store_note(store_path, has_ratings(store, verdict["rubric"], verdict.get("rubric_hash"), "judge"),
                    verdict["rubric"], verdict.get("rubric_hash"), quiet=quiet or json_out == "-")
-    lines = explain(verdict)
+        lines = explain(verdict)
+        text = json.dumps(verdict, indent=1)
+        # the digest is recorded only once every output is written and verdict.json is on disk:
+        # a write that fails leaves the store as it was
+        path = write_text_atomic(out_dir / "verdict.json", text)
+        write_text_atomic(out_dir / "verdict.md", "\n".join(["# Verdict", "", *md_list(lines)]) + "\n")
+        if json_out not in (None, "-"):
+            write_text_atomic(json_out, text)
+        _durable(path)
+        record_verdict(store, verdict)
     if not quiet and json_out != "-":
         print_verdict(console, verdict, lines)
-    text = json.dumps(verdict, indent=1)
-    path = write_text_atomic(out_dir / "verdict.json", text)
-    write_text_atomic(out_dir / "verdict.md", "\n".join(["# Verdict", "", *md_list(lines)]) + "\n")
-    if not quiet and json_out != "-":
         echo(f"wrote {path}")
-    write_json(json_out, text)
+    if json_out not in (None, "-"):
+        echo(f"wrote {json_out}")
+    write_json("-" if json_out == "-" else None, text)
     raise SystemExit({"pass": 0, "fail": 1, "inconclusive": 3}[verdict["state"]])
 
 
@@ -443,6 +452,29 @@ def _viewed(store: Store, rubric: Rubric) -> Any:
     from judgekit.rubric.views import ViewRubric, ViewSource
 
     return ViewSource(store, rubric) if isinstance(rubric, ViewRubric) else store
+
+
+def _durable(path: Path) -> None:
+    """Flush ``path`` and its folder's entry to the disk (a verdict is recorded only after)."""
+    import contextlib
+    import os
+
+    from judgekit.core.oserrors import os_error
+
+    try:
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        raise os_error(exc, "cannot write it") from None
+    with contextlib.suppress(OSError):  # not every file system syncs a folder
+        dfd = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(dfd)
+        finally:
+            os.close(dfd)
 
 
 def _split(text: str | None) -> list[str] | None:

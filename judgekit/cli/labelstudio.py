@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from judgekit.cli.options import InputPath, OutputPath, store_option
+from judgekit.cli.options import InputPath, OutputPath, checked_where, name_list, store_option
 from judgekit.core.console import echo
 from judgekit.errors import JudgekitError
 from judgekit.store.database import Store
@@ -303,7 +303,7 @@ def _pull(
                    "--min-per-stratum 10")
 @click.option("--conversation-column", default=None,
               help="With --by-conversation: the column naming the conversation (default conversation_id).")
-@click.option("--where", "where", multiple=True,
+@click.option("--where", "where", multiple=True, callback=checked_where,
               help="Draw only from the items whose COLUMN is one of the values (repeat: all must "
                    "hold), e.g. --where model=m-eroding --where severity=4,5.")
 @click.option("--groups", "groups", default=None,
@@ -409,7 +409,7 @@ def sample_cmd(
                             source=str(items_path))
         design, summary = sample_items(
             store, spec, replace=replace, where=where,
-            groups=[g.strip() for g in (groups or "").split(",") if g.strip()])
+            groups=name_list("--groups", groups) or [])
         if out_path is not None:
             write_table(pd.DataFrame(design), out_path)
     for line in summary.lines():

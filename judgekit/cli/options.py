@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from judgekit.core.paths import regular_input, regular_output
+from judgekit.errors import JudgekitError, excerpt
 from judgekit.store.database import DEFAULT_STORE
 
 
@@ -30,6 +31,41 @@ class OutputPath(click.Path):
         path = super().convert(value, param, ctx)
         regular_output(os.fsdecode(path))
         return path
+
+
+class FiniteFloatRange(click.FloatRange):
+    """A float range that also refuses ``nan`` (which no comparison of a range excludes) with one
+    sentence."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = super().convert(value, param, ctx)
+        if number != number:
+            name = param.opts[0] if param is not None and param.opts else "the value"
+            raise JudgekitError(f"{name} {excerpt(str(value))} is not a number; give a finite number.")
+        return number
+
+
+def name_list(option: str, text: str | None) -> list[str] | None:
+    """``a,b`` → ``["a", "b"]`` (None when the option is not given); an empty list, an empty name
+    (``a,,b``) or a name given twice is one sentence naming ``option``."""
+    if text is None:
+        return None
+    names = [t.strip() for t in text.split(",")]
+    if not text.strip() or any(not n for n in names):
+        raise JudgekitError(f"{option} {excerpt(text)} has an empty name; write NAME,NAME with no empty entry.")
+    twice = next((n for i, n in enumerate(names) if n in names[:i]), None)
+    if twice is not None:
+        raise JudgekitError(f"{option} {excerpt(text)} names {excerpt(twice)} twice; name each once.")
+    return names
+
+
+def checked_where(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> tuple[str, ...]:
+    """``--where COLUMN=VALUE,VALUE``: an empty value (``a,,b``) or one given twice is one sentence."""
+    for spec in value:
+        col, eq, values = spec.partition("=")
+        if eq:
+            name_list(f"--where {col.strip()}=", values)
+    return value
 
 
 store_option = click.option(
@@ -54,6 +90,9 @@ def _json_path(ctx: click.Context, param: click.Parameter, value: str | None) ->
     other output path (``-`` is stdout)."""
     if value and value != "-":
         regular_output(value)
+        if os.path.isdir(value):
+            raise JudgekitError(f"--json {excerpt(value)} is a folder; give a file path (e.g. "
+                                f"{excerpt(os.path.join(value, 'result.json'))}) or --json alone for stdout.")
     return value
 
 

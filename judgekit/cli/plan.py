@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from judgekit.cli.options import store_option
+from judgekit.cli.options import FiniteFloatRange, store_option
 from judgekit.core.console import echo
 
 
@@ -16,9 +16,9 @@ from judgekit.core.console import echo
 @click.option("--budget", type=click.IntRange(2, 10_000_000), default=None,
               help="Labelled units you can afford (conversations when the policy has analysis_fidelity, else "
                    "items): also print the smallest margin each check resolves at it.")
-@click.option("--assume-kappa", type=click.FloatRange(-1, 1, min_open=True, max_open=True), default=None,
+@click.option("--assume-kappa", type=FiniteFloatRange(-1, 1, min_open=True, max_open=True), default=None,
               help="Plan the agreement floor for this κ instead of the pilot's estimate.")
-@click.option("--assume-sd", type=click.FloatRange(0, 2, min_open=True), default=None,
+@click.option("--assume-sd", type=FiniteFloatRange(0, 2, min_open=True), default=None,
               help="Without a pilot: the per-conversation SD of the difference judge − reference of a fidelity "
                    "figure (e.g. 0.12).")
 @click.option("--judge", default=None, help="Plan for this judge of the policy only (the one to certify).")

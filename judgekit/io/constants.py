@@ -4,6 +4,7 @@ be told apart and sliced (``agree --by model``) without editing them.
 
 The value is stored as text, exactly as written (``--set model=gpt-4o``, ``--set batch=007``);
 a column the file already has, a name judgekit keeps for itself (``item_id``, ``response``, …),
+a rating column's name (``status``, ``rater_kind``, ``trial``, ``value``, ``provenance``, …),
 an empty name or one with spaces at either end is refused with one sentence.
 """
 
@@ -13,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from judgekit.errors import JudgekitError
+from judgekit.store.schema import RATING_COLUMNS
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -21,6 +23,9 @@ __all__ = ["apply_set_columns", "parse_set_options"]
 
 #: columns of the item text, which --set must not replace
 _TEXT = ("item_id", "prompt", "response", "messages")
+#: a rating's columns and its provenance, which --set must not mimic as item metadata (``source``
+#: and ``call_key`` are refused as names judgekit keeps for itself: store.data)
+RATING_NAMES = frozenset(RATING_COLUMNS) - {*_TEXT, "source"} | {"provenance"}
 
 
 def parse_set_options(values: Sequence[str]) -> dict[str, str]:
@@ -37,6 +42,10 @@ def parse_set_options(values: Sequence[str]) -> dict[str, str]:
                                 "write it as COLUMN=VALUE without spaces around the name.")
         if col in out:
             raise JudgekitError(f"--set names the column {col!r} twice; give each column once.")
+        if col in RATING_NAMES:
+            raise JudgekitError(f"--set {col}=…: {col!r} is a rating column's name, not item metadata "
+                                "(an export would show it beside the rating's own); pick another name, "
+                                "e.g. --set origin_" + col + "=….")
         out[col] = value
     return out
 

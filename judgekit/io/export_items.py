@@ -30,12 +30,19 @@ def items_table(store: Any) -> pd.DataFrame:
 
 def with_item_metadata(ratings: pd.DataFrame, store: Any) -> pd.DataFrame:
     """``ratings`` with each item's metadata columns after its own (``item.<name>`` where a rating
-    column has the same name), joined on ``item_id``; ratings of unknown items get empty cells."""
+    column has the same name, ``item.`` again while that is taken), joined on ``item_id``; ratings of unknown items get empty cells."""
     items = store.items()
     meta = [c for c in items.columns if c not in _CORE]
     if not meta:
         return ratings
-    renamed = {c: (f"item.{c}" if c in ratings.columns else c) for c in meta}
+    taken = {*map(str, ratings.columns), *map(str, meta)}
+    renamed = {}
+    for c in meta:
+        name = c
+        while name in ratings.columns or (name != c and name in taken):
+            name = f"item.{name}"  # status beside item.status: item.item.status
+        taken.add(name)
+        renamed[c] = name
     right = items[["item_id", *meta]].rename(columns=renamed)
     right["item_id"] = right["item_id"].astype(str)
     left = ratings.assign(item_id=ratings["item_id"].astype(str))

@@ -293,7 +293,7 @@ def _import_whole(store: Store, rubric: Rubric, opts: ImportOptions, src: _Sourc
     with store.transaction() as conn:
         before = store_state(conn)
         stored_items = item_snapshot(conn, items["item_id"].astype(str).tolist())
-        store.put_items(items)
+        store.put_items(items, source=src.short)
         written = store.put_ratings(ratings.drop(columns=["_row"]),
                                     provenance=None if src.digest is None else import_id(src.digest))
         # other files' no-op digests hold when no stored rating was replaced nor item changed

@@ -16,6 +16,7 @@ import io
 import json
 import math
 import os
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -231,7 +232,7 @@ def _read_csv(p: Path, sep: str) -> tuple[list[str], dict[str, list[Any]], Seque
     csv.field_size_limit(max(csv.field_size_limit(), 2**31 - 1))
     fast = read_csv_fast(p, sep, newline)
     if fast is not None:
-        return fast
+        return csv_unescaped(*fast)
     with open_input(p) as fh:
         data = fh.read()
 
@@ -270,7 +271,7 @@ def _read_csv(p: Path, sep: str) -> tuple[list[str], dict[str, list[Any]], Seque
         raise JudgekitError(f"{p} line {line}: {problem}.") from None
     if header_row is None:
         raise JudgekitError(f"{p} has no rows; give a file with a header row and rows.")
-    return header_row, _columns_of(p, header_row, header_line, rows), lines
+    return csv_unescaped(header_row, _columns_of(p, header_row, header_line, rows), lines)
 
 
 def _columns_of(p: Path, header: list[str], header_line: int, rows: list[list[str]]) -> dict[str, list[Any]]:
@@ -489,14 +490,35 @@ if TYPE_CHECKING:
 
 #: what a cell may not start with in a CSV judgekit writes (OWASP's list)
 _FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+#: a cell a spreadsheet would run, behind the quotes already before it: judgekit writes one more
+#: quote before such a cell and takes one off on reading, so every text reads back as written
+_ESCAPED = re.compile("'*[=+\\-@\t\r]")
 
 
 def _csv_safe_cell(value: Any) -> Any:
     """``value`` with a single quote before it when it is a text that a spreadsheet would read as
-    a formula (see the module docstring); anything else unchanged."""
-    if isinstance(value, str) and value.startswith(_FORMULA_STARTS) and plain_number(value) is None:
+    a formula, or such a text behind quotes (see the module docstring); anything else unchanged."""
+    if isinstance(value, str) and _ESCAPED.match(value) and plain_number(value) is None:
         return "'" + value
     return value
+
+
+def _csv_cell_read(value: Any) -> Any:
+    """The text :func:`_csv_safe_cell` was given: one quote fewer before a quoted formula start."""
+    if isinstance(value, str) and value.startswith("'") and _ESCAPED.match(value):
+        return value[1:]
+    return value
+
+
+def csv_unescaped(header: list[str], columns: dict[str, list[Any]],
+                  lines: Sequence[int]) -> tuple[list[str], dict[str, list[Any]], Sequence[int]]:
+    """A CSV file's header and columns with the quote :func:`_csv_safe_cell` wrote taken off."""
+    out = {}
+    for name, values in columns.items():
+        if any(isinstance(v, str) and v.startswith("'") for v in values):
+            values = [_csv_cell_read(v) for v in values]
+        out[_csv_cell_read(name)] = values
+    return [_csv_cell_read(h) for h in header], out, lines
 
 
 def _write_csv(df: pd.DataFrame, path: str | Path) -> None:

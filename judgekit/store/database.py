@@ -203,8 +203,9 @@ class Store(JudgeRatings):
         """Insert or update items (``item_id`` + ``prompt``/``messages``/``response`` + metadata).
 
         Metadata of an existing item is merged: columns given here overwrite, others stay; a
-        missing prompt, messages or response keeps the stored one. An item already stored with
-        a response keeps its text (``new_text="refuse"``): another text under the same id
+        missing prompt, messages or response keeps the stored one (and one the store lacks is
+        added). A stored item keeps its text (``new_text="refuse"``): another prompt, messages
+        or response than the stored one (with or without a response) under the same id
         (another model's output?) is one :class:`JudgekitError` naming ``source`` and the id, and
         nothing is written — its ratings were made for the stored text. ``"if_unlabelled"``
         allows it for items no human or reference rater has labelled (a judge panel, whose
@@ -251,8 +252,10 @@ class Store(JudgeRatings):
             return rows, stored
         changed = [
             row.item_id for row in rows
-            if (old := stored.get(row.item_id)) is not None and old.response is not None
-            and (row.prompt, row.messages, row.response) != (old.prompt, old.messages, old.response)
+            if (old := stored.get(row.item_id)) is not None
+            and any(was is not None and now != was for was, now in
+                    zip((old.prompt, old.messages, old.response), (row.prompt, row.messages, row.response),
+                        strict=True))
             and row.content_hash != item_content_hash(old.prompt, old.messages, old.response)
         ]
         if not changed:

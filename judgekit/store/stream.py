@@ -236,7 +236,7 @@ class StreamWriter:
                 if content_hash is None:
                     content_hash = hashes[key] = item_content_hash(prompt, messages, response)
                 if old is not None:
-                    if old[2] is not None and content_hash != item_content_hash(*old[:3]):
+                    if any(t is not None for t in old[:3]) and content_hash != item_content_hash(*old[:3]):
                         raise StreamFallback  # put_items refuses another text
                     if (prompt, messages, response, meta) == (old[0], old[1], old[2], old[4]):
                         self.n_items += 1

@@ -30,6 +30,7 @@ import argparse
 import asyncio
 import contextlib
 import importlib
+import inspect
 import json
 import random
 import signal
@@ -401,6 +402,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--seed", type=int, default=0)
     _add_serve_options(ap)  # --port, --script (judgekit.testing.fakeserver)
     args = ap.parse_args(argv)
+    if not 0 <= args.port <= 65535:
+        _fail(f"--port {args.port} is not a port; give one from 1 to 65535 (0: a free one).")
     script = _load_script(args.script)
     rates = {}
     for r in args.rate:
@@ -453,6 +456,14 @@ def _load_script(spec: str | None) -> Any:
     module, sep, name = spec.partition(":")
     if not sep or not module or not name:
         _fail(f"--script {spec!r}: give it as MODULE:FUNCTION, e.g. --script myjudge:answer.")
+    if module.endswith(".py"):  # importing "evil.py" would run evil.py before failing on ".py"
+        _fail(f"--script {spec!r}: name the module {module!r} without .py (--script {module[:-3]}:{name}).")
+    if not all(part.isidentifier() for part in module.split(".")):
+        _fail(f"--script {spec!r}: module {module!r} is not a module name (dotted Python names, no "
+              "paths or leading dots); run from the folder holding it or put it on PYTHONPATH.")
+    if not name.isidentifier() or name.startswith("_"):
+        _fail(f"--script {spec!r}: {name!r} is not a public function name; name the function that "
+              "answers each request.")
     if "" not in sys.path and str(Path.cwd()) not in sys.path:
         sys.path.insert(0, str(Path.cwd()))  # a module in the current folder, as `python -m` finds it
     try:
@@ -463,7 +474,19 @@ def _load_script(spec: str | None) -> Any:
     fn = getattr(mod, name, None)
     if not callable(fn):
         _fail(f"--script {spec!r}: module {module!r} has no function {name!r}.")
+    if not inspect.isfunction(fn) or not _takes_one(fn):
+        _fail(f"--script {spec!r}: {name!r} is not a Python function of one argument (the request); "
+              "name a function such as def answer(req): ...")
     return fn
+
+
+def _takes_one(fn: Any) -> bool:
+    """Whether ``fn`` can be called with the request alone."""
+    try:
+        inspect.signature(fn).bind(None)
+    except (TypeError, ValueError):
+        return False
+    return True
 
 
 def _fail(message: str) -> Any:

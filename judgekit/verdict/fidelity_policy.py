@@ -12,7 +12,9 @@ Example (in a policy's ``checks``)::
       harm_column: severity          # calibration: H from this item column (default: human harm ratings)
 
 Every figure each analysis has is in :data:`FIGURES`; the defaults when ``figures`` is left out
-are :data:`DEFAULT_FIGURES`.
+are :data:`DEFAULT_FIGURES`. Bounds: a margin below the figure's :data:`SPAN` (one that wide
+certifies any judge), ``alpha`` in [:data:`MIN_ALPHA`, 0.25], ``min_units`` at most
+:data:`MAX_MIN_UNITS` (the plan simulates studies of that size).
 """
 
 from __future__ import annotations
@@ -31,6 +33,15 @@ FIGURES: dict[str, tuple[str, ...]] = {
     "distribution": ("refusal_rate", "refusal_rate_t", "share_not_constant"),
     "criteria": ("rate",),
 }
+#: the largest |figure(judge) − figure(reference)| a figure can show: a margin this wide or wider
+#: certifies every judge, so a margin must stay below it (drift and the signed error range over
+#: [−1, 1], the other figures over [0, 1])
+SPAN: dict[str, float] = {f: 2.0 if f in ("signed_error", "drift", "drift_tier") else 1.0
+                          for figs in FIGURES.values() for f in figs}
+#: the smallest α a policy may ask: below it a (1 − 2α) bootstrap interval is the resamples' extremes
+MIN_ALPHA = 0.001
+#: the most labelled units a figure's floor may ask (the plan simulates studies of this size)
+MAX_MIN_UNITS = 1_000
 #: figures computed when a policy names none
 DEFAULT_FIGURES: dict[str, tuple[str, ...]] = {
     "calibration": ("C", "RCE", "drift", "drift_tier"),
@@ -76,8 +87,8 @@ class AnalysisFidelity(ConfigModel):
     #: a figure's own margin (figure → max |difference|); the others use ``max_abs_diff``
     margins: dict[str, float] = Field(default_factory=dict)
     #: the chance of certifying a figure off by more than its margin (each one-sided test's level)
-    alpha: float = Field(default=0.05, gt=0, le=0.25)
-    min_units: int = Field(default=10, ge=1)
+    alpha: float = Field(default=0.05, ge=MIN_ALPHA, le=0.25)
+    min_units: int = Field(default=10, ge=1, le=MAX_MIN_UNITS)
     harm_column: str | None = None
     harm_rubric: str = "harm_severity"
     harm_key: str | None = "prompt_id"
@@ -107,6 +118,15 @@ class AnalysisFidelity(ConfigModel):
                                  f"({', '.join(chosen)}); name a checked figure")
             if not margin >= 0 or margin != margin:
                 raise ValueError(f"margins.{fig} {margin!r} is not a number >= 0")
+            if margin >= SPAN[fig]:
+                raise ValueError(f"margins.{fig} {margin:g} certifies any judge ({fig} differences never "
+                                 f"exceed {SPAN[fig]:g}); use a margin below {SPAN[fig]:g}")
+        plain = [f for f in chosen if f not in self.margins]
+        span = min((SPAN[f] for f in plain), default=None)
+        if span is not None and self.max_abs_diff >= span:
+            raise ValueError(f"max_abs_diff {self.max_abs_diff:g} certifies any judge ("
+                             f"{', '.join(f for f in plain if SPAN[f] == span)} differences never exceed "
+                             f"{span:g}); use a margin below {span:g}")
         if (self.analysis == "criteria") != (self.criteria is not None):
             raise ValueError("criteria (the criteria file) is needed with analysis: criteria and only then")
         return self

@@ -91,6 +91,10 @@ class Checks(_Strict):
     analysis_fidelity: AnalysisFidelity | None = None
 
 
+#: the largest seed a policy may give (numpy's legacy generators take 32 bits)
+MAX_SEED = 2**32 - 1
+
+
 class Policy(_Strict):
     """A gate policy (see the module docstring)."""
 
@@ -107,7 +111,8 @@ class Policy(_Strict):
     #: default none: every check is primary
     secondary: list[str] = Field(default_factory=list)
     n_resamples: int = Field(default=1000, ge=100)  # at most policy_rules.MAX_RESAMPLES
-    seed: int = 0
+    #: numpy's seeds: 0 to 2**32 − 1
+    seed: int = Field(default=0, ge=0, le=MAX_SEED)
 
     _rules = model_validator(mode="after")(policy_rules.validate_policy)
 

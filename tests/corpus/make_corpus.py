@@ -31,6 +31,7 @@ if __package__ in (None, ""):  # run as a script: make ``corpus`` importable
 from corpus import (  # noqa: E402
     cases_config,
     cases_hostile,
+    cases_knobs,
     cases_logs,
     cases_mapping,
     cases_store,
@@ -40,11 +41,13 @@ from corpus import (  # noqa: E402
 from corpus.base import Case, Control, Valid, build_template, write_files  # noqa: E402
 
 CASES: list[Case] = [*cases_config.CASES, *cases_tables.CASES, *cases_logs.CASES, *cases_mapping.CASES,
-                     *cases_hostile.CASES, *cases_store.CASES]
+                     *cases_hostile.CASES, *cases_store.CASES,
+                     *cases_knobs.CASES]
 CONTROLS: list[Control] = list(controls.CONTROLS)
 #: the unbroken files the cases break (each must be accepted)
 VALID: list[Valid] = [*cases_config.VALID, *cases_tables.VALID, *cases_logs.VALID, *cases_mapping.VALID,
-                      *cases_hostile.VALID, *cases_store.VALID]
+                      *cases_hostile.VALID, *cases_store.VALID,
+                      *cases_knobs.VALID]
 
 
 def _check_unique() -> None:

@@ -117,7 +117,7 @@ def test_criteria_fidelity_accepts_a_custom_rubric_file(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("alpha", "phrase"), [
-    ("0", "checks.analysis_fidelity.alpha: Input should be greater than 0"),
+    ("0", "checks.analysis_fidelity.alpha: Input should be greater than or equal to 0.001"),
     ("0.3", "checks.analysis_fidelity.alpha: Input should be less than or equal to 0.25"),
     ("yes", "checks.analysis_fidelity.alpha: Input should be a valid number"),
     ("'0.05'", "checks.analysis_fidelity.alpha: Input should be a valid number"),

@@ -11,6 +11,7 @@ import sys
 import urllib.request
 from pathlib import Path
 
+import pytest
 from conftest import one_sentence_error
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -68,3 +69,42 @@ def test_a_bad_script_or_busy_port_is_one_sentence(tmp_path):
         proc = _start(["--port", str(port)], tmp_path)
         out, err = proc.communicate(timeout=30)
         one_sentence_error((proc.returncode, out + err), f"cannot listen on 127.0.0.1:{port}")
+
+
+def _refused(args: list[str], cwd: Path) -> tuple[int, str]:
+    """Run the server with ``args``; it must exit before serving (a hang fails on the timeout)."""
+    proc = _start(args, cwd)
+    try:
+        out, err = proc.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, err = proc.communicate()
+        raise AssertionError(f"{args} was served instead of refused: {out}{err}") from None
+    return proc.returncode, out + err
+
+
+@pytest.mark.parametrize(("spec", "words"), [
+    (".evil:answer", "'.evil'"),
+    ("../in/evil:answer", "'../in/evil'"),
+    ("os:getcwd", "'getcwd'"),
+    ("evil:__class__", "'__class__'"),
+    ("evil.py:answer", "'evil.py'"),
+])
+def test_a_script_that_is_not_a_module_function_is_refused_before_serving(tmp_path: Path, spec: str,
+                                                                          words: str) -> None:
+    ran = tmp_path / "ran.txt"
+    body = f"open({str(ran)!r}, 'w').write('ran')\ndef answer(req):\n    return 'x'\n"
+    (tmp_path / "evil.py").write_text(body)
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "evil.py").write_text(body)
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "evil.py").write_text(body)
+    one_sentence_error(_refused(["--script", spec], work), "--script", words)
+    if spec in ("evil.py:answer", ".evil:answer", "../in/evil:answer"):
+        assert not ran.exists(), f"{spec}: the file ran before it was refused"
+
+
+@pytest.mark.parametrize("port", ["70000", "-1"])
+def test_a_port_outside_0_to_65535_is_refused(tmp_path: Path, port: str) -> None:
+    one_sentence_error(_refused(["--port", port], tmp_path), "--port", port)

@@ -5,7 +5,8 @@ header, or anything else it was sent, in an error body; judgekit quotes the reas
 body. Before any message leaves the bridge, :class:`Redactor` replaces in it
 
 * the configured token and address (``--token`` / ``LABEL_STUDIO_API_KEY``, ``--url`` /
-  ``LABEL_STUDIO_URL``), also as they appear JSON-escaped, Python-quoted or URL-encoded;
+  ``LABEL_STUDIO_URL``), also as they appear JSON-escaped, Python-quoted or URL-encoded (one
+  shorter than 8 characters only where it stands as a word of its own);
 * the value of every environment variable named like a key or token (``ANTHROPIC_API_KEY``,
   ``OPENAI_API_KEY``, any ``*_API_KEY``, ``*_KEY``, ``*_TOKEN``, ``*_SECRET``, ``*_PASSWORD``:
   the provider keys judgekit reads, and the variable a panel's ``api_key_env`` names when it is
@@ -85,7 +86,9 @@ class Redactor:
     def text(self, text: str) -> str:
         """``text`` with every secret replaced by ``[redacted]``."""
         for s in self._secrets:
-            if s in text:
+            if len(s) < _MIN_ENV_SECRET:  # a short secret only as a word of its own ("t" in "text" stays)
+                text = re.sub(rf"(?<![A-Za-z0-9_]){re.escape(s)}(?![A-Za-z0-9_])", REDACTED, text)
+            elif s in text:
                 text = text.replace(s, REDACTED)
         text = _AUTH_WORD.sub(lambda m: f"{m[1]}{m[2]}{REDACTED}", text)
         return _JWT.sub(REDACTED, text)
