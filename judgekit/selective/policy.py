@@ -82,7 +82,8 @@ class Calibration(ConfigModel):
     label (drawn with ``seed``); the other labelled items are held out to check the guarantee."""
 
     fraction: float = Field(default=1.0, gt=0.0, le=1.0)
-    seed: int = 0
+    #: numpy's generators take seeds in [0, 2**32 - 1]; outside it the calibration would crash
+    seed: int = Field(default=0, ge=0, le=2**32 - 1)
 
 
 class SelectivePolicy(ConfigModel):
