@@ -9,8 +9,7 @@ import pandas as pd
 
 from judgekit.rubric.model import load_rubric
 from judgekit.selective.apply import apply_policy
-from judgekit.selective.calfile import read_calibration, write_calibration
-from judgekit.selective.calibrate import calibrate_policy
+from judgekit.selective.calibrate import calibrate_policy, read_calibration, write_calibration
 from judgekit.selective.policy import SelectivePolicy
 from judgekit.store.database import Store
 
