@@ -20,6 +20,7 @@ from judgekit.gate.budget import (
 )
 from judgekit.stats.intervals import abs_interval
 from judgekit.verdict.check import (
+    DERIVED,
     Budget,
     Check,
     Interval,
@@ -27,6 +28,7 @@ from judgekit.verdict.check import (
     combine_states,
     interval_of,
     new_check,
+    not_applied,
 )
 from judgekit.verdict.numbers import num, signed
 from judgekit.verdict.policy import Policy
@@ -153,26 +155,11 @@ def _agreement(x: _Judge) -> list[Check]:
 
 
 #: the prefix of a panel's derived raters (``panel:majority``), recomputed from its judges' ratings
-DERIVED = "panel:"
-
-
-def not_applied(policy: Policy, judge: str) -> list[str]:
-    """The policy's checks that cannot apply to ``judge``, one sentence each: a derived rater
-    (``panel:<method>``) makes no calls of its own, so it has no abstention or error rate."""
-    if not judge.startswith(DERIVED):
-        return []
-    c = policy.checks
-    return [f"{kind}: not applied — {judge} is a derived rater (recomputed from its panel's judges' "
-            "ratings) and makes no calls of its own; the rate is its judges' (gate them by name)"
-            for kind, thr in (("max_abstention_rate", c.max_abstention_rate), ("max_error_rate", c.max_error_rate))
-            if thr is not None]
-
-
 def _rates(x: _Judge) -> list[Check]:
     """Abstention and error rates, on the judge's own calls when known (every item it rated);
     none for a derived rater (:func:`not_applied`)."""
     c, out = x.policy.checks, []
-    if x.judge.startswith(DERIVED):
+    if x.judge.startswith(DERIVED):  # a derived rater makes no calls (not_applied)
         return []
     for key, thr, word, kind in (("abstain", c.max_abstention_rate, "abstained", "max_abstention_rate"),
                                  ("error", c.max_error_rate, "failed", "max_error_rate")):

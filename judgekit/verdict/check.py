@@ -13,9 +13,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, fields, replace
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from judgekit.verdict.schema import State
+
+if TYPE_CHECKING:
+    from judgekit.verdict.policy import Policy
 
 Rule = Literal["point>=", "ci>=", "ci<="]
 
@@ -318,3 +321,24 @@ def read_check(data: Any, judge: str) -> Check:
 def judge_checks(entry: dict[str, Any]) -> list[Check]:
     """The checks of a verdict's judge entry (read by :func:`read_check`)."""
     return [read_check(c, entry["judge"]) for c in entry["checks"]]
+
+
+#: a derived rater's id starts with this (``panel:majority``): its labels are recomputed from its
+#: panel's judges' ratings, and it makes no calls of its own
+DERIVED = "panel:"
+
+#: the kinds that count a rater's own calls, and so cannot apply to a derived rater
+CALL_KINDS = ("max_abstention_rate", "max_error_rate")
+
+
+def not_applied(policy: Policy, judge: str) -> list[str]:
+    """The policy's checks that cannot apply to ``judge``, one sentence each: a derived rater
+    (``panel:<method>``) makes no calls of its own, so it has no abstention or error rate. The gate
+    records these sentences and the verdict reader requires exactly them."""
+    if not judge.startswith(DERIVED):
+        return []
+    c = policy.checks
+    return [f"{kind}: not applied — {judge} is a derived rater (recomputed from its panel's judges' "
+            "ratings) and makes no calls of its own; the rate is its judges' (gate them by name)"
+            for kind, thr in (("max_abstention_rate", c.max_abstention_rate), ("max_error_rate", c.max_error_rate))
+            if thr is not None]

@@ -60,7 +60,17 @@ from judgekit.store.judge_identity import (
     judge_identity as judge_identity,  # re-exported: its old home
 )
 from judgekit.verdict.certify import certify
-from judgekit.verdict.check import ONCE, PROBES, Check, CheckProblem, combine_states, read_check
+from judgekit.verdict.check import (
+    CALL_KINDS,
+    DERIVED,
+    ONCE,
+    PROBES,
+    Check,
+    CheckProblem,
+    combine_states,
+    not_applied,
+    read_check,
+)
 from judgekit.verdict.policy import Policy
 from judgekit.verdict.schema import State as State  # re-exported
 from judgekit.verdict.schema import VerdictV4, criteria_digest_problem, view_problem
@@ -264,7 +274,14 @@ def _read_checks(j: dict[str, Any], k: int, policy: Policy, where: str) -> list[
             raise _fail(where, f"{at} is {ch.state!r} but "
                                + ("has a label budget" if ch.budget is not None else "has no label budget"))
         out.append(ch)
-    missing = [kd for kd in ONCE if wanted[kd] is not None and kd not in {ch.kind for ch in out}]
+    skipped = not_applied(policy, j["judge"])
+    if (j.get("not_applied") or []) != skipped:
+        raise _fail(where, f"judges[{k}] ({j['judge']}) records not_applied {j.get('not_applied')!r}, but its "
+                           f"policy makes it {skipped or None!r}")
+    exempt = CALL_KINDS if j["judge"].startswith(DERIVED) else ()
+    if any(ch.kind in exempt for ch in out):
+        raise _fail(where, f"judges[{k}] ({j['judge']}) is a derived rater but has a check of its own calls")
+    missing = [kd for kd in ONCE if wanted[kd] is not None and kd not in {ch.kind for ch in out} and kd not in exempt]
     if missing:
         label = {"min_value": f"min_{c.metric}", "min_lower_bound": f"min_{c.metric}_lower_bound"}
         raise _fail(where, f"judges[{k}] ({j['judge']}) has no {label.get(missing[0], missing[0])} check, "

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from judgekit.cli import main
@@ -91,6 +92,16 @@ def test_call_rates_are_not_applied_to_a_derived_panel_rater_and_the_verdict_say
     assert {"max_error_rate", "max_abstention_rate"} <= {c["name"] for c in j["checks"]}
     assert res.exit_code == 0, res.output
     assert "not applied" in res.output
+    # the verdict the gate wrote reads back, and its not_applied list is held to the policy
+    from judgekit.errors import JudgekitError
+    from judgekit.verdict.read import read_verdict
+
+    path = tmp_path / "o" / "verdict.json"
+    assert read_verdict(path)["judges"][0]["judge"] == "panel:majority"
+    v["judges"][0]["not_applied"] = v["judges"][0]["not_applied"][:1]
+    path.write_text(json.dumps(v))
+    with pytest.raises(JudgekitError, match="not_applied"):
+        read_verdict(path)
 
 
 def test_a_coverage_budget_counts_the_judges_calls_not_human_labels(tmp_path):
