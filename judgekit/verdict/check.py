@@ -272,6 +272,8 @@ class CheckProblem(ValueError):
 
 
 _SUBJECT = {f.name for f in fields(Subject)}
+#: the fields of a fidelity figure's cell, in the order the analysis names them
+_FIDELITY_CELL = ("criterion", "model", "tier", "turn")
 
 
 def _read_budget(b: dict[str, Any] | None) -> Budget | None:
@@ -315,7 +317,46 @@ def read_check(data: Any, judge: str) -> Check:
                budget=_read_budget(data["budget"]))
     if ch.name != data["name"]:
         raise CheckProblem(f"its name is not {ch.name!r}, the name its kind and subject give")
+    problem = _subject_problem(ch)
+    if problem is not None:
+        raise CheckProblem(problem, "subject")
     return ch
+
+
+_SLICE = frozenset({"by", "key"})
+#: the subject fields each kind may set (every other field stays null)
+_SUBJECT_OF: dict[str, frozenset[str]] = {
+    "analysis_fidelity": frozenset({"analysis", "figure", "cell", *_FIDELITY_CELL}),
+    "min_class_recall": frozenset({"label"}),
+    "per_slice": _SLICE, "max_abs_bias_slice": _SLICE,
+    "max_covariate_effect": _SLICE | {"column", "target"}, "max_flip_rate": _SLICE | {"variant"},
+    "max_self_preference": _SLICE, "min_stability": _SLICE, "max_label_drift": _SLICE,
+}
+
+
+def fidelity_cell(figure: str, subject: Subject) -> str:
+    """A fidelity figure's cell as the analysis names it: ``drift(model=m, turn=6)`` — the figure
+    and the set cell fields (:data:`_FIDELITY_CELL`, in that order)."""
+    where = ", ".join(f"{k}={getattr(subject, k)}" for k in _FIDELITY_CELL if getattr(subject, k) is not None)
+    return f"{figure}({where})" if where else figure
+
+
+def _subject_problem(ch: Check) -> str | None:
+    """Why a read check's subject is not one the gate writes for its kind, or None: only the fields
+    of its kind are set, and a fidelity check's cell is the one its figure and cell fields give (the
+    certificates read the figure, model and criterion: none may disagree with the cell)."""
+    s = ch.subject
+    extra = [f.name for f in fields(Subject) if getattr(s, f.name) is not None
+             and f.name not in _SUBJECT_OF.get(ch.kind, frozenset())]
+    if extra:
+        return f"its subject sets {extra[0]!r}, which a {ch.kind} check does not have"
+    if ch.kind != "analysis_fidelity":
+        return None
+    if s.analysis is None or s.figure is None:
+        return "its subject names no analysis or figure"
+    if s.cell != fidelity_cell(s.figure, s):
+        return f"its cell {s.cell!r} is not {fidelity_cell(s.figure, s)!r}, what its figure and cell fields give"
+    return None
 
 
 def judge_checks(entry: dict[str, Any]) -> list[Check]:

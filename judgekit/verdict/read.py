@@ -259,7 +259,11 @@ def _read_checks(j: dict[str, Any], k: int, policy: Policy, where: str) -> list[
             raise _fail(where, f"{at} is about {ch.metric}, but the policy's metric is {c.metric}")
         thr = wanted[ch.kind]
         if ch.kind == "analysis_fidelity" and c.analysis_fidelity is not None:  # a figure's own margin
-            thr = c.analysis_fidelity.margin(ch.subject.figure or "")
+            spec = c.analysis_fidelity
+            if ch.subject.analysis != spec.analysis or ch.subject.figure not in spec.chosen:
+                raise _fail(where, f"{at} is about {ch.subject.analysis}:{ch.subject.figure}, which its policy's "
+                                   f"analysis_fidelity ({spec.analysis}: {', '.join(spec.chosen)}) does not check")
+            thr = spec.margin(ch.subject.figure or "")
         if ch.threshold != thr:
             raise _fail(where, f"{at} has threshold {_fmt(ch.threshold)}, but the policy it records sets {_fmt(thr)}")
         if ch.min_n != min_n_of(ch.kind, policy):

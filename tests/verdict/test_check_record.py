@@ -76,6 +76,11 @@ def test_a_small_sample_says_so_first_in_its_floors_words() -> None:
     (lambda d: d.update(ci=[0.07, 0.01]), "is not an interval"),
     (lambda d: d.update(figure="0.03"), "figure"),
     (lambda d: d.pop("unit"), "unit"),
+    # the certificates read the figure, the model and the criterion: none may leave the cell
+    (lambda d: d["subject"].update(figure="C"), "its cell"),
+    (lambda d: d["subject"].update(model="other"), "its cell"),
+    (lambda d: d["subject"].update(criterion="leak rate"), "its cell"),
+    (lambda d: d["subject"].update(label="full_refusal"), "does not have"),
 ])
 def test_an_edited_check_is_refused_in_one_phrase(edit, phrase: str) -> None:
     data = check_json(_fidelity().with_budget(Budget(None, "x")))
