@@ -148,9 +148,19 @@ def rate_budget(check: Check, *, k: int, unjudged: int, seed: int = 0) -> Budget
     if unjudged <= 0 and n > 0 and check.interval is not None:
         iv = check.interval
         return undecidable_budget(check.name, (
-            f"{check.judge} has judged every item of the study; {k:,} of {n:,} {what}: shows ≤ {iv.high:.3g} "
+            f"{check.judge} has judged every item of the study; {k:,} of {n:,} {what}: shows ≤ {_apart(iv.high, check.threshold)} "
             f"({iv.label()}), not ≤ {check.threshold:g} — only a larger study could decide it"))
     return label_budget(check, seed=seed, available=unjudged)
+
+
+def _apart(x: float, threshold: float | None) -> str:
+    """``x`` to 3 significant digits, or as many more as it takes not to print as ``threshold``
+    ("shows ≤ 0.020004, not ≤ 0.02", never "shows ≤ 0.02, not ≤ 0.02")."""
+    for digits in range(3, 17):
+        text = f"{x:.{digits}g}"
+        if threshold is None or float(text) != threshold:
+            return text
+    return repr(x)
 
 
 def probe_budget(check: Check, *, seed: int = 0, no_family: bool = False, no_trials: bool = False) -> Budget:

@@ -278,7 +278,7 @@ def _noise(x: _Judge) -> list[Check]:
     loo = overall["human_ceiling"].get("loo") or {}
     mean = x.j.get("vs_loo", {}).get("mean", {})
     diff = (mean.get("difference") or {}).get(lm) or {}
-    thr = round(-spec.margin, 6)
+    thr = round(-spec.margin, 6) + 0.0  # a margin of 0 is a threshold of 0, never -0.0
     unit = "items rated by two or more humans"
     if diff.get("value") is None:
         why = (loo.get("undefined") or diff.get("undefined")

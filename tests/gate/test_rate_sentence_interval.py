@@ -56,3 +56,30 @@ def test_failed_calls_sentence_matches_the_interval_column(tmp_path: Path) -> No
     assert "0 of 300 failed calls" in sentence
     assert f"≤ {high:.3g}" in sentence, sentence
     assert "0.00994" not in sentence
+
+
+def test_the_bound_is_printed_apart_from_the_threshold_it_misses() -> None:
+    # an upper end that rounds to the threshold at 3 digits is printed with the digits that separate it
+    from judgekit.gate.budget import rate_budget
+    from judgekit.verdict.check import Interval, new_check
+
+    ch = new_check("max_error_rate", "j", 0.0, 0.02, 180, "0 of 180 calls failed",
+                   interval=Interval(0.0, 0.020004, "wilson", 0.95), min_n=30)
+    assert ch.state == "inconclusive"
+    sentence = rate_budget(ch, k=0, unjudged=0).sentence
+    assert "shows ≤ 0.020004 (95% CI), not ≤ 0.02" in sentence, sentence
+
+
+def test_a_human_noise_margin_of_zero_is_a_threshold_of_zero(tmp_path: Path) -> None:
+    rows = [f"i{k},{h},human,{CODES[(k + (h == 'h2' and k % 7 == 0)) % 3]},ok"
+            for k in range(60) for h in ("h1", "h2")]
+    rows += [f"i{k},j,judge,{CODES[k % 3]},ok" for k in range(60)]
+    (tmp_path / "r.csv").write_text("\n".join(["item_id,rater_id,rater_kind,label,status", *rows]) + "\n")
+    with Store(tmp_path / "s.db") as s:
+        import_ratings(s, tmp_path / "r.csv", REFUSAL)
+    (tmp_path / "p.yaml").write_text("rubric: refusal\njudges: [j]\nn_resamples: 200\nchecks:\n"
+                                     "  min_items: 30\n  within_human_noise: {margin: 0}\n")
+    with Store(tmp_path / "s.db") as s:
+        verdict, _ = run_gate(s, tmp_path / "p.yaml", record=False)
+    ch = next(c for c in verdict["judges"][0]["checks"] if c["name"] == "within_human_noise")
+    assert ch["threshold"] == 0.0 and str(ch["threshold"]) == "0.0", ch
