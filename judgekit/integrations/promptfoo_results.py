@@ -28,19 +28,27 @@ from judgekit.integrations.promptfoo_assert import output_id
 __all__ = ["import_promptfoo", "result_rows"]
 
 
+def _obj(x: Any) -> Mapping[str, Any]:
+    """``x`` when it is a JSON object, else an empty one (a results file is untrusted input)."""
+    return x if isinstance(x, dict) else {}
+
+
 def _component_rows(comps: list[Any], labels: Mapping[str, str] | None) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     seen: dict[str, int] = {}
     for comp in comps:
         if not isinstance(comp, dict):
             continue
-        mine = (comp.get("metadata") or {}).get("judgekit")
+        mine = _obj(comp.get("metadata")).get("judgekit")
         if isinstance(mine, dict):
+            if not isinstance(mine.get("judge"), str) or not mine["judge"]:
+                raise JudgekitError("A judgekit grading in the promptfoo results names no judge "
+                                    "(metadata.judgekit.judge); write the file with the judgekit assertion.")
             ok = mine.get("status") == "ok"
             rows.append({"rater_id": mine["judge"], "rater_kind": "judge", "label": mine.get("label") if ok else None,
                          "status": mine.get("status", "error"), "rationale": comp.get("reason")})
             continue
-        assertion = comp.get("assertion") or {}
+        assertion = _obj(comp.get("assertion"))
         kind = "human" if assertion.get("type") == "human" else "judge"
         base = str(assertion.get("metric") or assertion.get("type") or "grader")
         seen[base] = seen.get(base, 0) + 1
@@ -54,23 +62,27 @@ def _component_rows(comps: list[Any], labels: Mapping[str, str] | None) -> list[
 
 def result_rows(results: Mapping[str, Any], *, labels: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
     """One long rating row per grader result of each output of a promptfoo results file."""
-    body = results.get("results")
+    body = results.get("results") if isinstance(results, Mapping) else None
     outputs = body.get("results") if isinstance(body, dict) else None
     if not isinstance(outputs, list):
         raise JudgekitError("Not a promptfoo results file (no results.results list); write one with "
                             "`promptfoo eval -o results.json`.")
     rows: list[dict[str, Any]] = []
-    for r in outputs:
-        prompt = str((r.get("prompt") or {}).get("raw") or "")
-        response = (r.get("response") or {}).get("output")
+    for i, r in enumerate(outputs):
+        if not isinstance(r, dict):
+            raise JudgekitError(f"Result {i} of the promptfoo results file is not an object; write the file "
+                                "with `promptfoo eval -o results.json`.")
+        prompt = str(_obj(r.get("prompt")).get("raw") or "")
+        response = _obj(r.get("response")).get("output")
         output = response if isinstance(response, str) else json.dumps(response, ensure_ascii=False)
-        variables = dict(r.get("vars") or {})
+        variables = dict(_obj(r.get("vars")))
         item: dict[str, Any] = {"item_id": str(variables.get("item_id") or output_id(prompt, output)),
                                 "prompt": prompt, "response": output,
-                                "provider": str((r.get("provider") or {}).get("id") or ""), "test": r.get("testIdx")}
+                                "provider": str(_obj(r.get("provider")).get("id") or ""), "test": r.get("testIdx")}
         item.update({f"var.{k}": v for k, v in variables.items()
                      if k != "item_id" and (v is None or isinstance(v, str | int | float | bool))})
-        comps = (r.get("gradingResult") or {}).get("componentResults") or []
+        comps = _obj(r.get("gradingResult")).get("componentResults")
+        comps = comps if isinstance(comps, list) else []
         rows += [{**item, **c} for c in _component_rows(comps, labels)]
     return rows
 
