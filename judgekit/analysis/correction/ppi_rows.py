@@ -33,7 +33,7 @@ from judgekit.errors import JudgekitError
 from judgekit.stats.concordance import concordance
 from judgekit.stats.ppi import UNIT_RANGE, Interval, PPIMean, ppi_mean, turn_difference
 from judgekit.stats.ppi_core import Bounds, norm_zero, t_interval
-from judgekit.stats.ppi_pairs import ppi_concordance
+from judgekit.stats.ppi_pairs import Bootstrap, ppi_concordance
 from judgekit.stats.ppi_strata import StratifiedPPIMean, stratified_ppi_mean
 
 #: the columns of a corrected-figure row (after the figure's own keys: model, turn, tier, ...)
@@ -250,7 +250,8 @@ def concordance_row(
            + f", {n_boot} resamples)")
     raw_point = float(concordance(np.asarray(f, dtype=float), np.asarray(h, dtype=float)).c)
     try:
-        res = ppi_concordance(h, f, yv, c, strata=s, n_resamples=max(n_boot, 1), seed=seed)
+        res = ppi_concordance(h, f, yv, c, strata=s,
+                              bootstrap=Bootstrap(max(n_boot, 1), seed))
     except JudgekitError as exc:
         return _row(_Head(figure, unit, est, counts), None, None, None, math.nan, math.nan,
                     f"refused: {exc}", raw_point)
