@@ -16,7 +16,7 @@ from judgekit.analysis.calibration.corrected import corrected_calibration, pair_
 from judgekit.analysis.calibration.units import build_units
 from judgekit.analysis.criteria.corrected import corrected_criteria
 from judgekit.analysis.criteria.spec import parse_criteria
-from judgekit.analysis.distribution.corrected import corrected_distribution
+from judgekit.analysis.distribution.corrected import UnitColumns, corrected_distribution
 from judgekit.analysis.distribution.refusal import refusal_definition
 from judgekit.analysis.frames import harm_from_column, per_item_values
 from judgekit.rubric.model import load_rubric
@@ -61,7 +61,8 @@ def other_figures(judge: pd.DataFrame, ref: pd.DataFrame, items: pd.DataFrame,
     rub = load_rubric("restrictiveness")
     _, indicator = refusal_definition(rub, threshold=0.75)
     dist = corrected_distribution(judge, ref, items, indicator=indicator,
-                                  cluster_col="conversation_id", strata=strata)[0].frame
+                                  columns=UnitColumns(cluster="conversation_id"),
+                                  strata=strata)[0].frame
     crit = corrected_criteria(CRITERIA, judge, ref, items, rater=rater,
                               cluster_col="conversation_id", strata=strata).frame
     crit = crit.rename(columns={"criterion": "model"}).assign(turn="all")

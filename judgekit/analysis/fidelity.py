@@ -38,7 +38,7 @@ import pandas as pd
 from judgekit.analysis.calibration.replicates import bootstrap_cis, replicate_figures, unit_layout
 from judgekit.analysis.calibration.units import build_units
 from judgekit.analysis.frames import fill_unit_key, model_series, unit_columns
-from judgekit.analysis.options import Resampling
+from judgekit.analysis.options import ItemColumns, Resampling
 from judgekit.errors import JudgekitError
 from judgekit.stats.intervals import bootstrap_stat, percentile_ci
 from judgekit.verdict.fidelity_policy import check_figures
@@ -122,10 +122,7 @@ def calibration_pairs(
     harm: pd.Series,
     *,
     figures: Sequence[str] = (),
-    model_col: str = "model",
-    prompt_col: str | None = None,
-    turn_col: str = "turn",
-    lookalike_col: str = "benign_lookalike",
+    columns: ItemColumns | None = None,
     include_lookalikes: bool = False,
     n_boot: int = 1000,
     seed: int = 0,
@@ -135,12 +132,13 @@ def calibration_pairs(
     """Calibration figures (module doc) from the judge's and the reference's R on the items both
     rated. ``judge_values`` covers every item the judge rated (it fixes which figures are
     expected); ``ref_values`` the reference's; both ``item_id, value`` frames with R in [0, 1].
-    ``per_unit``: also keep, in ``extra["per_unit"]``, the difference's jackknife pseudo-values
+    ``columns``: the item columns read (model, prompt unit, turn, look-alike flag). ``per_unit``: also keep, in ``extra["per_unit"]``, the difference's jackknife pseudo-values
     over the model's conversations (what ``judgekit plan`` simulates the gate from).
     """
     chosen = check_figures("calibration", figures)
-    opts: dict[str, Any] = {"model_col": model_col, "prompt_col": prompt_col, "turn_col": turn_col,
-                            "lookalike_col": lookalike_col}
+    columns = columns or ItemColumns()
+    opts: dict[str, Any] = {"model_col": columns.model, "prompt_col": columns.prompt,
+                            "turn_col": columns.turn, "lookalike_col": columns.lookalike}
     ids = set(_labelled_ids(judge_values, ref_values))
     jv = judge_values.assign(item_id=judge_values["item_id"].astype(str))
     rv = ref_values.assign(item_id=ref_values["item_id"].astype(str))
@@ -306,9 +304,7 @@ def distribution_pairs(
     items: pd.DataFrame,
     *,
     figures: Sequence[str] = (),
-    model_col: str = "model",
-    prompt_col: str | None = None,
-    turn_col: str = "turn",
+    columns: ItemColumns | None = None,
     n_boot: int = 1000,
     seed: int = 0,
     per_unit: bool = False,
@@ -320,6 +316,8 @@ def distribution_pairs(
     of prompts with at least two rated samples whose samples differ. ``per_unit``: as
     :func:`calibration_pairs` (pseudo-values over the model's clusters)."""
     chosen = check_figures("distribution", figures)
+    columns = columns or ItemColumns()
+    model_col, prompt_col, turn_col = columns.model, columns.prompt, columns.turn
     j_all = judge_refused.dropna()
     r_all = ref_refused.dropna()
     both = sorted(set(j_all.index.astype(str)) & set(r_all.index.astype(str)))

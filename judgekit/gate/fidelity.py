@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from judgekit.analysis.fidelity import FigurePair
+    from judgekit.analysis.options import ItemColumns
 
 __all__ = ["criteria_digests", "fidelity_checks", "fidelity_lines", "fidelity_results"]
 
@@ -94,9 +95,8 @@ def fidelity_results(store: Any, policy: Any, policy_path: str | Path, rubric: R
         for judge in policy.judges:
             jv = per_item_values(store.ratings(rubric=rubric, rater_ids=[judge]), rubric)
             out[judge] = _guard(where, lambda jv=jv: af.calibration_pairs(
-                jv, rv, items, harm, figures=spec.chosen, model_col=spec.model_column,
-                prompt_col=spec.prompt_column, turn_col=spec.turn_column,
-                lookalike_col=spec.lookalike_column, include_lookalikes=spec.include_lookalikes,
+                jv, rv, items, harm, figures=spec.chosen, columns=_columns(spec),
+                include_lookalikes=spec.include_lookalikes,
                 n_boot=n_boot, seed=seed, per_unit=per_unit, level=spec.level))
     elif spec.analysis == "distribution":
         from judgekit.analysis.distribution.refusal import refusal_definition
@@ -107,13 +107,20 @@ def fidelity_results(store: Any, policy: Any, policy_path: str | Path, rubric: R
         for judge in policy.judges:
             js = _refusal_share(store.ratings(rubric=rubric, rater_ids=[judge]), indicator)
             out[judge] = _guard(where, lambda js=js: af.distribution_pairs(
-                js, rs, items, figures=spec.chosen, model_col=spec.model_column,
-                prompt_col=spec.prompt_column, turn_col=spec.turn_column, n_boot=n_boot, seed=seed,
-                per_unit=per_unit, level=spec.level))
+                js, rs, items, figures=spec.chosen, columns=_columns(spec), n_boot=n_boot,
+                seed=seed, per_unit=per_unit, level=spec.level))
     else:
         out = _criteria_results(store, policy, policy_path, rubric, ref, items, where, per_unit)
     units_total(out, items, spec, harm)
     return out
+
+
+def _columns(spec: AnalysisFidelity) -> ItemColumns:
+    """The item columns an analysis fidelity check names."""
+    from judgekit.analysis.options import ItemColumns
+
+    return ItemColumns(model=spec.model_column, prompt=spec.prompt_column,
+                       turn=spec.turn_column, lookalike=spec.lookalike_column)
 
 
 def units_total(out: dict[str, list[FigurePair]], items: pd.DataFrame, spec: AnalysisFidelity,

@@ -69,6 +69,16 @@ def _quad(c: FloatArray, k: FloatArray) -> FloatArray:
     return np.einsum("bp,bp->b", c @ k, c)
 
 
+@dataclass(frozen=True)
+class Bootstrap:
+    """The cluster bootstrap of a pairwise figure: ``n_resamples`` replicates drawn from
+    ``seed``, the percentile interval at ``level``."""
+
+    n_resamples: int = 1000
+    seed: int = 0
+    level: float = 0.95
+
+
 def ppi_concordance(
     h: ArrayLike,
     f: ArrayLike,
@@ -77,9 +87,7 @@ def ppi_concordance(
     *,
     strata: ArrayLike | None = None,
     ties: float = 1.0,
-    level: float = 0.95,
-    n_resamples: int = 1000,
-    seed: int = 0,
+    bootstrap: Bootstrap = Bootstrap(),
     lam: float | None = None,
 ) -> PPIPairwise:
     """PPI-corrected concordance ``C = P(R(q1) ≥ R(q2) | H(q1) > H(q2))`` over pairs of units.
@@ -104,12 +112,14 @@ def ppi_concordance(
     λ_overlap · N_u / N``). λ = 0 is the human-only figure, λ = 1 classic PPI. ``lam`` fixes λ.
 
     The interval resamples whole clusters within each stratum (the module docstring says why a
-    bootstrap and not a CLT) and is the percentile interval clipped to [0, 1].
+    bootstrap and not a CLT), ``bootstrap.n_resamples`` times from ``bootstrap.seed``, and is the
+    percentile interval at ``bootstrap.level`` clipped to [0, 1].
 
     Not estimable with fewer than 2 labelled clusters, no labelled pair with different H, or a
     degenerate (zero-width) bootstrap distribution. With ``strata`` a stratum with fewer than 2
     labelled clusters raises :class:`~judgekit.errors.JudgekitError`.
     """
+    level, n_resamples, seed = bootstrap.level, bootstrap.n_resamples, bootstrap.seed
     hv, fv, yv, cv, sv = _units(h, f, y, clusters, strata)
     lab_u = np.isfinite(yv)
     cids, cinv = np.unique(cv, return_inverse=True)

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from judgekit.analysis.correction.multiclass import corrected_shares
-from judgekit.analysis.correction.rate import UnreliableCorrection, corrected_rate
+from judgekit.analysis.correction.rate import Floors, UnreliableCorrection, corrected_rate
 
 # 100 items; the judge says 1 on 30. 40 labelled: judge 1 on 15 (reference 1 on 10 of them),
 # judge 0 on 25 (reference 1 on 2 of them).
@@ -63,7 +63,7 @@ def test_ppi_with_a_useless_judge_is_the_labelled_rate() -> None:
     y_l = np.r_[np.ones(30), np.zeros(70)]
     f_l = np.r_[f[:15], f[15:30], f[30:65], f[65:100]]  # independent of y
     r = corrected_rate(f.tolist(), judge_labelled=f_l.tolist(), reference_labelled=y_l.tolist(),
-                       positive=1, method="ppi", min_labelled_class=10)
+                       positive=1, method="ppi", floors=Floors(min_labelled_class=10))
     assert r.lam is not None and r.lam < 0.15
     assert abs(r.corrected - 0.30) < 0.02
 

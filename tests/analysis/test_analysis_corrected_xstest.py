@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 
 from judgekit.analysis.correction.groups import (
+    GroupColumns,
     corrected_by_group,
     xstest_corrected,
     xstest_labels_path,
@@ -70,8 +71,8 @@ def test_xstest_gpt4_strmatch_figures(labels: pd.DataFrame) -> None:
 def test_corrected_by_group_bad_input() -> None:
     t = pd.DataFrame({"g": ["a"], "j": ["x"], "r": ["x"]})
     with pytest.raises(JudgekitError, match="no column 'model'"):
-        corrected_by_group(t, judge="j", reference="r", group="model", positive=["x"])
+        corrected_by_group(t, GroupColumns("j", "r", "model"), positive=["x"])
     with pytest.raises(JudgekitError, match="share=1.5 must be between 0 and 1"):
-        corrected_by_group(t, judge="j", reference="r", group="g", positive=["x"], share=1.5)
+        corrected_by_group(t, GroupColumns("j", "r", "g"), positive=["x"], share=1.5)
     with pytest.raises(JudgekitError, match="XSTest judge 'final_label' is unknown"):
         xstest_corrected(judge="final_label")

@@ -18,7 +18,7 @@ import pytest
 from judgekit.errors import JudgekitError
 from judgekit.stats.bounded import bounded_mean_interval
 from judgekit.stats.ppi import DRIFT_RANGE, TurnUnits, ppi_drift, ppi_mean, turn_difference
-from judgekit.stats.ppi_pairs import ppi_concordance
+from judgekit.stats.ppi_pairs import Bootstrap, ppi_concordance
 from judgekit.stats.ppi_strata import stratified_ppi_mean
 from judgekit.testing.study import LEVELS, TURNS, make_study
 
@@ -175,13 +175,13 @@ def test_concordance_matches_brute_force() -> None:
     f = np.where(rng.random(n) < 0.8, y, np.clip(y - 0.25, 0, 1))
     lab = rng.random(n) < 0.4
     ylab = np.where(lab, y, np.nan)
-    zero = ppi_concordance(h, f, ylab, np.arange(n), lam=0.0, n_resamples=200)
+    zero = ppi_concordance(h, f, ylab, np.arange(n), lam=0.0, bootstrap=Bootstrap(200))
     assert zero.estimate == pytest.approx(_brute_c(h[lab], y[lab]))
-    one = ppi_concordance(h, f, ylab, np.arange(n), lam=1.0, n_resamples=200)
+    one = ppi_concordance(h, f, ylab, np.arange(n), lam=1.0, bootstrap=Bootstrap(200))
     assert one.estimate == pytest.approx(
         _brute_c(h, f) + _brute_c(h[lab], y[lab]) - _brute_c(h[lab], f[lab]))
     assert one.judge.estimate == pytest.approx(_brute_c(h, f))
-    tuned = ppi_concordance(h, f, ylab, np.arange(n), n_resamples=200)
+    tuned = ppi_concordance(h, f, ylab, np.arange(n), bootstrap=Bootstrap(200))
     assert 0.0 <= tuned.lam <= 1.0 and 0.0 <= tuned.low <= tuned.high <= 1.0
 
 
@@ -275,7 +275,8 @@ def _figures(s: dict[str, np.ndarray], judge: str, design: str, lab: np.ndarray
     mean_fig("rate", (f >= 0.75).ravel().astype(float), (y >= 0.75).ravel().astype(float), units,
              np.repeat(s["stratum"], TURNS), labu, (0.0, 1.0), strat)
     c = ppi_concordance(h[ok, -1], f[ok, -1], np.where(lab[ok], y[ok, -1], np.nan), conv[ok],
-                        strata=s["stratum"][ok] if strat else None, n_resamples=400, seed=1)
+                        strata=s["stratum"][ok] if strat else None,
+                        bootstrap=Bootstrap(400, 1))
     hh, yy = h[ok, -1], y[ok, -1]
     conc = (hh[:, None] > hh[None, :])
     truth = float(((yy[:, None] >= yy[None, :]) & conc).sum() / conc.sum())

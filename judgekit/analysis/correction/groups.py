@@ -12,6 +12,7 @@ items would not otherwise know.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -35,12 +36,20 @@ def xstest_labels_path() -> Path:
     return shipped_dir("annotations") / "xstest-v2" / "xstest_v2_labels.csv"
 
 
+@dataclass(frozen=True)
+class GroupColumns:
+    """The columns of a labelled table: the ``judge``'s label, the ``reference``'s label and
+    the ``group`` each row belongs to."""
+
+    judge: str
+    reference: str
+    group: str
+
+
 def corrected_by_group(
     table: pd.DataFrame,
+    columns: GroupColumns,
     *,
-    judge: str,
-    reference: str,
-    group: str,
     positive: Sequence[str],
     positive_name: str = "refusal",
     share: float = 0.15,
@@ -51,8 +60,8 @@ def corrected_by_group(
 ) -> pd.DataFrame:
     """Per value of ``group``: raw judge rate, corrected rate with CI, reference rate over all.
 
-    ``table`` has one row per item with the judge's label in column ``judge`` and the
-    reference's in ``reference`` (every row); a label in ``positive`` counts as positive (called
+    ``table`` has one row per item with the judge's label in column ``columns.judge`` and the
+    reference's in ``columns.reference`` (every row), grouped by ``columns.group``; a label in ``positive`` counts as positive (called
     ``positive_name`` in messages). Rows
     whose judge label is missing (an abstention) are left out of that judge's figures. Per group
     ``round(share · n)`` items are drawn at random (``seed``) as the labelled set. Each row gives
@@ -60,6 +69,7 @@ def corrected_by_group(
     all items (Wilson CI) and whether the corrected CI ``covered`` it; a group whose correction is
     refused keeps its raw figures and the refusal sentence in ``note``.
     """
+    judge, reference, group = columns.judge, columns.reference, columns.group
     for col in (judge, reference, group):
         if col not in table.columns:
             raise JudgekitError(f"The table has no column {col!r}; columns: "
@@ -120,6 +130,6 @@ def xstest_corrected(
     table = pd.read_csv(src, dtype=str, keep_default_na=False)
     known = {"1_full_compliance", *XSTEST_REFUSAL}
     table[judge] = table[judge].where(table[judge].isin(known))  # free text → abstention
-    return corrected_by_group(table, judge=judge, reference="final_label", group="model",
+    return corrected_by_group(table, GroupColumns(judge, "final_label", "model"),
                               positive=XSTEST_REFUSAL, share=share, method=method, seed=seed,
                               n_resamples=n_resamples)

@@ -11,7 +11,9 @@ label shares over all items are ``q = M π`` in expectation, so
 
 projected onto the simplex (negative shares set to 0, the rest renormalised). For two classes
 this is exactly Rogan–Gladen. It is refused when a reference class has fewer than
-``min_labelled_class`` labelled items, or when ``M`` is too close to singular to invert:
+``min_labelled_class`` labelled items, or when ``M`` is too close to singular to invert (both
+floors are the :class:`~judgekit.analysis.correction.rate.Floors` given as ``floors``;
+``min_singular`` is its ``min_youden``):
 
 * **two classes**: Youden's ``J = Se + Sp − 1 = M[0,0] + M[1,1] − 1`` (which is ``det M``) below
   ``min_singular`` (0.2) — the same rule, on the same figure, as
@@ -39,9 +41,9 @@ from typing import Any
 import numpy as np
 
 from judgekit.analysis.correction.rate import (
-    MIN_LABELLED_CLASS,
-    MIN_YOUDEN,
+    DEFAULT_FLOORS,
     CorrectedRate,
+    Floors,
     UnreliableCorrection,
     check_inputs,
     corrected_rate,
@@ -88,8 +90,7 @@ def corrected_shares(
     level: float = 0.95,
     n_resamples: int = 2000,
     seed: int = 0,
-    min_labelled_class: int = MIN_LABELLED_CLASS,
-    min_singular: float = MIN_YOUDEN,
+    floors: Floors = DEFAULT_FLOORS,
 ) -> dict[str, CorrectedRate]:
     """Every code's share over all items, corrected through the judge's confusion matrix.
 
@@ -100,11 +101,12 @@ def corrected_shares(
     docstring.
     """
     codes = _check_codes(codes, judge_all, judge_labelled, reference_labelled)
+    min_labelled_class, min_singular = floors.min_labelled_class, floors.min_youden
     if method == "ppi":
         return {str(c): corrected_rate(judge_all, judge_labelled=judge_labelled,
                                        reference_labelled=reference_labelled, positive=c,
                                        method="ppi", level=level, n_resamples=n_resamples,
-                                       seed=seed + i, min_labelled_class=min_labelled_class)
+                                       seed=seed + i, floors=floors)
                 for i, c in enumerate(codes)}
     check_inputs(judge_all, judge_labelled, reference_labelled, method, level, n_resamples)
     m, n_t, q_counts, est, reps = _matrix(judge_all, judge_labelled, reference_labelled, codes,
@@ -182,8 +184,7 @@ def corrected_weighted(
     level: float = 0.95,
     n_resamples: int = 2000,
     seed: int = 0,
-    min_labelled_class: int = MIN_LABELLED_CLASS,
-    min_singular: float = MIN_YOUDEN,
+    floors: Floors = DEFAULT_FLOORS,
 ) -> CorrectedRate:
     """``Σ_c w_c π_c`` over all items, corrected: the share of a set of codes (weights 1 on
     them, 0 elsewhere: e.g. full or partial refusal) or a mean value (the rubric's values: mean
@@ -195,6 +196,7 @@ def corrected_weighted(
     range of the weights. ``name`` is recorded as the result's ``positive``.
     """
     codes = _check_codes(list(weights), judge_all, judge_labelled, reference_labelled)
+    min_labelled_class, min_singular = floors.min_labelled_class, floors.min_youden
     w = np.array([float(weights[c]) for c in codes])
     binary = bool(np.isin(w, (0.0, 1.0)).all())
     lo_w, hi_w = float(w.min()), float(w.max())

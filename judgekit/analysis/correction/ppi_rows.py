@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -33,7 +33,7 @@ from judgekit.errors import JudgekitError
 from judgekit.stats.concordance import concordance
 from judgekit.stats.ppi import UNIT_RANGE, Interval, PPIMean, ppi_mean, turn_difference
 from judgekit.stats.ppi_core import Bounds, norm_zero, t_interval
-from judgekit.stats.ppi_pairs import ppi_concordance
+from judgekit.stats.ppi_pairs import Bootstrap, ppi_concordance
 from judgekit.stats.ppi_strata import StratifiedPPIMean, stratified_ppi_mean
 
 #: the columns of a corrected-figure row (after the figure's own keys: model, turn, tier, ...)
@@ -52,10 +52,22 @@ def _iv(prefix: str, iv: Interval | None) -> dict[str, float]:
             f"{prefix}_ci_high": norm_zero(iv.high)}
 
 
-def _row(figure: str, unit: str, estimator: str, counts: tuple[int, int, int, int],
-         raw: Interval | None, human: Interval | None, corrected: Interval | None, lam: float,
-         eff: float, note: str, raw_point: float = math.nan) -> dict[str, Any]:
-    row: dict[str, Any] = {"figure": figure, "unit": unit, "estimator": estimator,
+class _Head(NamedTuple):
+    """What a row is about: the figure, its unit of resampling, its estimator and its counts
+    (labelled clusters, clusters, labelled units, units)."""
+
+    figure: str
+    unit: str
+    estimator: str
+    counts: tuple[int, int, int, int]
+
+
+def _row(head: _Head, raw: Interval | None, human: Interval | None,
+         corrected: Interval | None, lam: float, eff: float, note: str,
+         raw_point: float = math.nan) -> dict[str, Any]:
+    counts = head.counts
+    row: dict[str, Any] = {"figure": head.figure, "unit": head.unit,
+                           "estimator": head.estimator,
                            "n_labelled": counts[0], "n_clusters": counts[1],
                            "n_units_labelled": counts[2], "n_units": counts[3]}
     row.update(_iv("raw", raw))
@@ -118,21 +130,21 @@ def mean_row(
     counts = _counts(c[np.isfinite(f)], c[lab])
     fin = f[np.isfinite(f)]
     if not len(fin):
-        return _row(figure, unit, "PPI++", counts, None, None, None, math.nan, math.nan,
+        return _row(_Head(figure, unit, "PPI++", counts), None, None, None, math.nan, math.nan,
                     "not estimable: no unit has a rating.")
     raw_point = float(fin.mean())
     res, est, refused = _estimate(f, c, y, strata, bounds)
     if res is None:
         judge = ppi_mean(f, c, f[lab], y[lab], c[lab], bounds=bounds).judge
-        return _row(figure, unit, est, counts, judge, None, None, math.nan, math.nan, refused,
-                    raw_point)
+        return _row(_Head(figure, unit, est, counts), judge, None, None, math.nan, math.nan,
+                    refused, raw_point)
     if isinstance(res, PPIMean):
         lam, eff_units = res.lam, res.effective_labels
     else:
         lam = math.nan
         eff_units = res.effective_clusters * counts[2] / counts[0] if counts[0] else math.nan
     note = "" if res.estimable else f"not estimable: {res.reason}"
-    return _row(figure, unit, est, counts, res.judge, res.human,
+    return _row(_Head(figure, unit, est, counts), res.judge, res.human,
                 res.interval if res.estimable else None, lam, eff_units, note, raw_point)
 
 
@@ -163,14 +175,14 @@ def difference_row(
                  if len(fa) and len(fb) else math.nan)
     est = "difference of two independent PPI++ estimates (t on min(n_a, n_b) − 1 df)"
     if np.intersect1d(ca, cb).size:
-        return _row(figure, unit, est, counts, None, None, None, math.nan, math.nan,
+        return _row(_Head(figure, unit, est, counts), None, None, None, math.nan, math.nan,
                     "refused: the two groups share conversations, so their estimates are not "
                     "independent; compare groups that are whole conversations (or prompts).",
                     raw_point)
     ra, _, refused_a = _estimate(fa, ca, ya, strata, (-math.inf, math.inf))
     rb, _, refused_b = _estimate(fb, cb, yb, strata, (-math.inf, math.inf))
     if ra is None or rb is None:
-        return _row(figure, unit, est, counts, None, None, None, math.nan, math.nan,
+        return _row(_Head(figure, unit, est, counts), None, None, None, math.nan, math.nan,
                     refused_a or refused_b, raw_point)
     n_min = min(len(np.unique(ca[lab_a])), len(np.unique(cb[lab_b])))
 
@@ -183,8 +195,8 @@ def difference_row(
     human = diff(ra.human, rb.human, "human-only difference")
     raw = diff(ra.judge, rb.judge, "judge difference")
     note = "" if corrected.estimable else f"not estimable: {corrected.reason}"
-    return _row(figure, unit, est, counts, raw, human, corrected if corrected.estimable else None,
-                math.nan, math.nan, note, raw_point)
+    return _row(_Head(figure, unit, est, counts), raw, human,
+                corrected if corrected.estimable else None, math.nan, math.nan, note, raw_point)
 
 
 def drift_row(
@@ -238,11 +250,12 @@ def concordance_row(
            + f", {n_boot} resamples)")
     raw_point = float(concordance(np.asarray(f, dtype=float), np.asarray(h, dtype=float)).c)
     try:
-        res = ppi_concordance(h, f, yv, c, strata=s, n_resamples=max(n_boot, 1), seed=seed)
+        res = ppi_concordance(h, f, yv, c, strata=s,
+                              bootstrap=Bootstrap(max(n_boot, 1), seed))
     except JudgekitError as exc:
-        return _row(figure, unit, est, counts, None, None, None, math.nan, math.nan,
+        return _row(_Head(figure, unit, est, counts), None, None, None, math.nan, math.nan,
                     f"refused: {exc}", raw_point)
     note = "" if res.estimable else f"not estimable: {res.reason}"
     eff = (res.effective_clusters * counts[2] / counts[0] if counts[0] else math.nan)
-    return _row(figure, unit, est, counts, res.judge, res.human,
+    return _row(_Head(figure, unit, est, counts), res.judge, res.human,
                 res.interval if res.estimable else None, res.lam, eff, note, raw_point)

@@ -61,6 +61,21 @@ MIN_YOUDEN = 0.2
 MIN_LABELLED_CLASS = 10
 
 
+@dataclass(frozen=True)
+class Floors:
+    """When a correction is refused: fewer than ``min_labelled_class`` labelled items in a
+    reference class, or (Rogan–Gladen) the judge separating the classes by less than
+    ``min_youden`` (Se + Sp − 1 for two classes, the confusion matrix's smallest singular value
+    for more)."""
+
+    min_labelled_class: int = MIN_LABELLED_CLASS
+    min_youden: float = MIN_YOUDEN
+
+
+#: the floors every correction uses unless told otherwise
+DEFAULT_FLOORS = Floors()
+
+
 class UnreliableCorrection(JudgekitError):
     """A correction that would print a wild number: refused with one sentence saying why."""
 
@@ -223,8 +238,7 @@ def corrected_rate(
     level: float = 0.95,
     n_resamples: int = 2000,
     seed: int = 0,
-    min_labelled_class: int = MIN_LABELLED_CLASS,
-    min_youden: float = MIN_YOUDEN,
+    floors: Floors = Floors(),
 ) -> CorrectedRate:
     """The prevalence of ``positive`` over all items, corrected for the judge's error.
 
@@ -236,9 +250,9 @@ def corrected_rate(
     docstring). The interval resamples the labelled pairs and the unlabelled labels separately,
     ``n_resamples`` times from ``seed``.
 
-    Raises :class:`UnreliableCorrection` (one sentence) when fewer than ``min_labelled_class``
-    labelled items are reference positives or negatives, or (Rogan–Gladen) when
-    ``Se + Sp − 1 < min_youden``.
+    Raises :class:`UnreliableCorrection` (one sentence) when fewer than
+    ``floors.min_labelled_class`` labelled items are reference positives or negatives, or
+    (Rogan–Gladen) when ``Se + Sp − 1 < floors.min_youden`` (:class:`Floors`).
 
     >>> r = corrected_rate([1] * 30 + [0] * 70, judge_labelled=[1] * 15 + [0] * 25,
     ...                    reference_labelled=[1] * 10 + [0] * 5 + [1] * 2 + [0] * 23,
@@ -247,6 +261,7 @@ def corrected_rate(
     (0.3, 0.833, 0.821, 0.185)
     """
     check_inputs(judge_all, judge_labelled, reference_labelled, method, level, n_resamples)
+    min_labelled_class, min_youden = floors.min_labelled_class, floors.min_youden
     n_l, n_total = len(judge_labelled), len(judge_all)
     if positive is None:
         if method != "ppi":

@@ -17,6 +17,7 @@ interval (:mod:`judgekit.analysis.correction.ppi_rows`).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -38,6 +39,18 @@ def _per_item(ratings: pd.DataFrame, indicator: Callable[[pd.Series], Any]) -> p
     return r.groupby("item_id", sort=False)["_x"].mean()
 
 
+@dataclass(frozen=True)
+class UnitColumns:
+    """The item columns the corrected distribution reads: ``model``; ``cluster`` naming the
+    conversation (or prompt; an item without one is its own cluster; None: every item is its
+    own); ``prompt`` the prompt unit's columns (for ``ppi_per_prompt``); ``turn``."""
+
+    model: str = "model"
+    cluster: str | None = None
+    prompt: Sequence[str] = ()
+    turn: str = "turn"
+
+
 def corrected_distribution(
     judge: pd.DataFrame,
     reference: pd.DataFrame,
@@ -45,18 +58,16 @@ def corrected_distribution(
     *,
     indicator: Callable[[pd.Series], Any],
     codes: Sequence[str] = (),
-    model_col: str = "model",
-    cluster_col: str | None = None,
-    prompt_cols: Sequence[str] = (),
-    turn_col: str = "turn",
+    columns: UnitColumns = UnitColumns(),
     strata: Mapping[str, str] | None = None,
 ) -> list[Table]:
     """The corrected distribution tables (module doc). ``judge``/``reference``: long ratings
     of the judge and of the reference under the analysed rubric; ``indicator`` maps labels to
     refusal 0/1 (:func:`judgekit.analysis.distribution.refusal.refusal_definition`); ``codes`` the labels
-    whose shares to correct; ``cluster_col`` the item column naming the conversation (or
-    prompt; an item without one is its own cluster); ``prompt_cols`` the prompt unit's columns
-    (for ``ppi_per_prompt``); ``strata``: cluster → stratum of the labelling design."""
+    whose shares to correct; ``columns`` the item columns read (:class:`UnitColumns`);
+    ``strata``: cluster → stratum of the labelling design."""
+    model_col, cluster_col = columns.model, columns.cluster
+    prompt_cols, turn_col = columns.prompt, columns.turn
     df = items.assign(item_id=items["item_id"].astype(str)).set_index("item_id")
     f = _per_item(judge, indicator)
     df = df.loc[df.index.intersection(f.index)].copy()
@@ -132,13 +143,15 @@ def add_ppi_distribution(result: AnalysisResult, reference: Reference, ratings: 
         add_active_rates(result, design, ratings, reference, items, indicator=indicator,
                          cluster_col=cluster_col, model_col=model_col)
         return
-    tables = corrected_distribution(ratings, reference.ratings, items, indicator=indicator, codes=codes,
-                                    model_col=model_col, cluster_col=cluster_col,
-                                    prompt_cols=ucols, strata=design.strata)
+    tables = corrected_distribution(ratings, reference.ratings, items, indicator=indicator,
+                                    codes=codes,
+                                    columns=UnitColumns(model_col, cluster_col, ucols),
+                                    strata=design.strata)
     if forms is not None and len(forms[0]) and len(forms[1]):
         fs = corrected_distribution(forms[0], forms[1], items, indicator=indicator,
-                                    codes=forms[2], model_col=model_col,
-                                    cluster_col=cluster_col, strata=design.strata)
+                                    codes=forms[2],
+                                    columns=UnitColumns(model_col, cluster_col),
+                                    strata=design.strata)
         for tb in fs:
             if tb.key == "ppi_shares":
                 tables.append(Table("ppi_form_shares", "Corrected refusal-form shares per model",
