@@ -19,7 +19,9 @@ FIGS = ("percent_agreement", "kappa", "weighted_kappa")
 
 
 def _figs(src: dict[str, Any]) -> dict[str, Any]:
-    return {m: src.get(m) for m in FIGS}
+    """The headline figures ``src`` holds (a report restricted to the gate's figures holds fewer:
+    a figure it did not compute is left out, never written as null)."""
+    return {m: src[m] for m in FIGS if m in src}
 
 
 def judge_headline(sl: dict[str, Any], judge: dict[str, Any], *, consensus: bool) -> dict[str, Any]:
