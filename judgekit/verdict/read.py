@@ -55,7 +55,7 @@ from judgekit.core.hashing import digest as digest  # re-exported: its old home
 from judgekit.core.hashing import ratings_hash as ratings_hash  # re-exported: its old home
 from judgekit.core.paths import MAX_VERDICT_BYTES, read_bounded
 from judgekit.core.values import surrogate_problem
-from judgekit.errors import JudgekitError, UntrustedJudgeError
+from judgekit.errors import JudgekitError, UntrustedJudgeError, excerpt
 from judgekit.store.judge_identity import (
     judge_identity as judge_identity,  # re-exported: its old home
 )
@@ -280,8 +280,9 @@ def _read_checks(j: dict[str, Any], k: int, policy: Policy, where: str) -> list[
         out.append(ch)
     skipped = not_applied(policy, j["judge"])
     if (j.get("not_applied") or []) != skipped:
-        raise _fail(where, f"judges[{k}] ({j['judge']}) records not_applied {j.get('not_applied')!r}, but its "
-                           f"policy makes it {skipped or None!r}")
+        raise _fail(where, f"judges[{k}] ({excerpt(j['judge'], quote=False)}) records a not_applied list its "
+                           f"policy does not give ({len(skipped)} checks not applied: "
+                           f"{', '.join(s.split(':')[0] for s in skipped) or 'none'})")
     exempt = CALL_KINDS if j["judge"].startswith(DERIVED) else ()
     if any(ch.kind in exempt for ch in out):
         raise _fail(where, f"judges[{k}] ({j['judge']}) is a derived rater but has a check of its own calls")
