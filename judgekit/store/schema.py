@@ -45,6 +45,17 @@ ITEM_CORE = ["item_id", "prompt", "messages", "response"]
 #: smallest default limit on host parameters (999), so every build of SQLite accepts it.
 MAX_SQL_VARIABLES = 900
 
+
+def _counted_writes(*tables: str) -> str:
+    """The triggers that count every UPDATE and DELETE of the rows of ``tables`` in store_writes."""
+    return "".join(
+        f"CREATE TRIGGER {table}_{op.lower()}_counted AFTER {op} ON {table}\n"
+        "            BEGIN UPDATE store_writes SET n = n + 1; END;\n        "
+        for table in tables
+        for op in ("UPDATE", "DELETE")
+    )
+
+
 MIGRATIONS: list[tuple[str, str]] = [
     (
         "001_items_ratings",
@@ -239,19 +250,8 @@ MIGRATIONS: list[tuple[str, str]] = [
         -- A migration that rebuilds one of these tables must create its two triggers again.
         CREATE TABLE store_writes (id INTEGER PRIMARY KEY CHECK (id = 1), n INTEGER NOT NULL);
         INSERT INTO store_writes (id, n) VALUES (1, 0);
-        CREATE TRIGGER ratings_update_counted AFTER UPDATE ON ratings
-            BEGIN UPDATE store_writes SET n = n + 1; END;
-        CREATE TRIGGER ratings_delete_counted AFTER DELETE ON ratings
-            BEGIN UPDATE store_writes SET n = n + 1; END;
-        CREATE TRIGGER items_update_counted AFTER UPDATE ON items
-            BEGIN UPDATE store_writes SET n = n + 1; END;
-        CREATE TRIGGER items_delete_counted AFTER DELETE ON items
-            BEGIN UPDATE store_writes SET n = n + 1; END;
-        CREATE TRIGGER rating_history_update_counted AFTER UPDATE ON rating_history
-            BEGIN UPDATE store_writes SET n = n + 1; END;
-        CREATE TRIGGER rating_history_delete_counted AFTER DELETE ON rating_history
-            BEGIN UPDATE store_writes SET n = n + 1; END;
-        """,
+        """
+        + _counted_writes("ratings", "items", "rating_history"),
     ),
     (
         "010_call_confidence",
