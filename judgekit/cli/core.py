@@ -16,6 +16,7 @@ from judgekit.cli.options import (
     json_option,
     name_list,
     quiet_option,
+    result_options,
     store_note,
     store_option,
     write_json,
@@ -113,9 +114,7 @@ def rubrics_cmd(name: str | None) -> None:
 @click.option("--set", "set_values", multiple=True, metavar="COLUMN=VALUE",
               help="A metadata column with this value for every item of the file (repeatable), "
                    "e.g. --set model=gpt-4o --set dataset=xstest; stored as text, as written.")
-@json_option
-@quiet_option
-@store_option
+@result_options
 def import_cmd(
     file: Path,
     rubric_name: str,
@@ -361,9 +360,7 @@ def _agree_between(rubric: Any, spec: str, by: list[str], *, resamples: int, see
 @click.option("--rounds", default=None,
               help="With --sequential: the recorded samples (labelling batches) in order, comma-separated, e.g. "
                    "pilot,batch2 — each is one round (instead of --round-size).")
-@json_option
-@quiet_option
-@store_option
+@result_options
 def gate_cmd(policy: Path, out_dir: Path, sequential: bool, round_size: int, rounds: str | None,
              json_out: str | None, quiet: bool, store_path: str) -> None:
     """Apply a gate policy: writes verdict.json; exit 0 pass, 1 fail, 3 inconclusive, 2 bad input.
