@@ -11,6 +11,7 @@ from typing import Any
 from judgekit import __version__
 from judgekit.report import trust, turns
 from judgekit.report.escape import excerpt, fmt_fig, fmt_int, fmt_num, fmt_pct, is_num, md_escape
+from judgekit.report.parts import ReportParts
 from judgekit.report.summary import (
     STATE_WORDS,
     ci_text,
@@ -53,16 +54,10 @@ def md_grid(grid: trust.Grid | None, level: str = "###") -> list[str]:
     return out
 
 
-def render_markdown(
-    agreement: dict[str, Any],
-    verdict: dict[str, Any] | None,
-    summary: dict[str, Any],
-    *,
-    extras: dict[str, Any] | None = None,
-    created_at: str = "",
-) -> str:
+def render_markdown(parts: ReportParts) -> str:
     """The judge report as Markdown (see the module docstring)."""
-    extras = extras or {}
+    agreement, verdict, summary = parts.agreement, parts.verdict, parts.summary
+    extras, created_at = parts.extras, parts.created_at
     s = summary
     m, sym = s["metric"], metric_short(s["metric"])
     out: list[str] = [f"# judgekit report — {md_escape(s['rubric'])}", ""]
