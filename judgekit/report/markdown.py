@@ -6,12 +6,11 @@ containing ``<script>`` or ``|`` renders as text and cannot break a table.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from judgekit import __version__
 from judgekit.report import trust, turns
 from judgekit.report.escape import excerpt, fmt_fig, fmt_int, fmt_num, fmt_pct, is_num, md_escape
-from judgekit.report.parts import ReportParts
 from judgekit.report.summary import (
     STATE_WORDS,
     ci_text,
@@ -23,6 +22,9 @@ from judgekit.report.summary import (
     n_text,
     slice_name,
 )
+
+if TYPE_CHECKING:
+    from judgekit.report.parts import ReportParts
 
 __all__ = ["md_table", "render_markdown"]
 

@@ -324,13 +324,9 @@ def read_calibration(path: str | Path, policy: SelectivePolicy) -> CalibrationFi
     """Read a calibration file and check it belongs to ``policy``; any problem is one sentence
     naming the file."""
     p = Path(path)
-    raw = read_limited(
-        lambda: p.open("rb"),
-        _MAX_BYTES,
-        unreadable=lambda exc: f"Calibration file {p}: cannot read it ({exc.strerror or exc}).",
-        too_large=(f"Calibration file {p}: larger than {_MAX_BYTES} bytes; is it the file "
-                   "`judgekit escalate calibrate` wrote?"),
-    )
+    too_large = f"Calibration file {p}: larger than {_MAX_BYTES} bytes; is it the file `judgekit escalate calibrate` wrote?"
+    raw = read_limited(lambda: p.open("rb"), _MAX_BYTES, too_large=too_large,
+                       unreadable=lambda exc: f"Calibration file {p}: cannot read it ({exc.strerror or exc}).")
     try:
         data: Any = loads_json_strict(raw)
     except (ValueError, RecursionError) as exc:
