@@ -264,12 +264,12 @@ def agree_cmd(
     if panel_file is not None:
         from judgekit.cli.agree_panel import agree_by_panel
 
-        if view is not None:
-            raise JudgekitError("--view cannot be combined with --panel yet; agree per framing "
-                                "rubric with --rubric NAME --view VIEW.")
-        if between is not None:
-            raise JudgekitError("--between cannot be combined with --panel yet; compare two "
-                                "judges per framing rubric with --rubric NAME --between A,B.")
+        for given, option, instead in (
+            (view, "--view", "agree per framing rubric with --rubric NAME --view VIEW"),
+            (between, "--between", "compare two judges per framing rubric with --rubric NAME --between A,B"),
+        ):
+            if given is not None:
+                raise JudgekitError(f"{option} cannot be combined with --panel yet; {instead}.")
 
         agree_by_panel(panel_file, rubric_name=rubric_name, by=cols, judges=_split(judges),
                        humans=_split(humans), reference=reference, resamples=resamples, seed=seed,
