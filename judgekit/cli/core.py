@@ -16,6 +16,7 @@ from judgekit.cli.options import (
     json_option,
     name_list,
     quiet_option,
+    result_options,
     store_note,
     store_option,
     write_json,
@@ -113,9 +114,7 @@ def rubrics_cmd(name: str | None) -> None:
 @click.option("--set", "set_values", multiple=True, metavar="COLUMN=VALUE",
               help="A metadata column with this value for every item of the file (repeatable), "
                    "e.g. --set model=gpt-4o --set dataset=xstest; stored as text, as written.")
-@json_option
-@quiet_option
-@store_option
+@result_options
 def import_cmd(
     file: Path,
     rubric_name: str,
@@ -265,12 +264,12 @@ def agree_cmd(
     if panel_file is not None:
         from judgekit.cli.agree_panel import agree_by_panel
 
-        if view is not None:
-            raise JudgekitError("--view cannot be combined with --panel yet; agree per framing "
-                                "rubric with --rubric NAME --view VIEW.")
-        if between is not None:
-            raise JudgekitError("--between cannot be combined with --panel yet; compare two "
-                                "judges per framing rubric with --rubric NAME --between A,B.")
+        for given, option, instead in (
+            (view, "--view", "agree per framing rubric with --rubric NAME --view VIEW"),
+            (between, "--between", "compare two judges per framing rubric with --rubric NAME --between A,B"),
+        ):
+            if given is not None:
+                raise JudgekitError(f"{option} cannot be combined with --panel yet; {instead}.")
 
         agree_by_panel(panel_file, rubric_name=rubric_name, by=cols, judges=_split(judges),
                        humans=_split(humans), reference=reference, resamples=resamples, seed=seed,
@@ -361,9 +360,7 @@ def _agree_between(rubric: Any, spec: str, by: list[str], *, resamples: int, see
 @click.option("--rounds", default=None,
               help="With --sequential: the recorded samples (labelling batches) in order, comma-separated, e.g. "
                    "pilot,batch2 — each is one round (instead of --round-size).")
-@json_option
-@quiet_option
-@store_option
+@result_options
 def gate_cmd(policy: Path, out_dir: Path, sequential: bool, round_size: int, rounds: str | None,
              json_out: str | None, quiet: bool, store_path: str) -> None:
     """Apply a gate policy: writes verdict.json; exit 0 pass, 1 fail, 3 inconclusive, 2 bad input.

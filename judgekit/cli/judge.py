@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from judgekit.cli.options import InputPath, OutputPath, store_option
+from judgekit.cli.options import InputPath, export_file_options, store_option
 from judgekit.core.console import echo
 from judgekit.errors import JudgekitError
 from judgekit.store.database import Store
@@ -123,11 +123,7 @@ def export_group() -> None:
 
 
 @export_group.command("ratings")
-@store_option
-@click.option("--format", "fmt", type=click.Choice(["csv", "jsonl", "parquet"]), default=None,
-              help="Output format (default: from the --out file ending).")
-@click.option("--out", "out", required=True, type=OutputPath(dir_okay=False, path_type=Path),
-              help="File to write (written atomically).")
+@export_file_options
 @click.option("--rubric", "rubric_name", default=None, help="Only this rubric (name, name@version or path).")
 @click.option("--rater", "raters", multiple=True, help="Only this rater id (repeatable).")
 @click.option("--view", "view", default=None,
@@ -198,11 +194,7 @@ def _write_export(df: Any, out: Path, fmt: str | None, what: str) -> None:
 
 
 @export_group.command("items")
-@store_option
-@click.option("--format", "fmt", type=click.Choice(["csv", "jsonl", "parquet"]), default=None,
-              help="Output format (default: from the --out file ending).")
-@click.option("--out", "out", required=True, type=OutputPath(dir_okay=False, path_type=Path),
-              help="File to write (written atomically).")
+@export_file_options
 def export_items_cmd(store_path: str, fmt: str | None, out: Path) -> None:
     """Write the stored items: item_id, prompt, messages, response and every metadata column.
 
@@ -223,11 +215,7 @@ def export_items_cmd(store_path: str, fmt: str | None, out: Path) -> None:
 
 
 @export_group.command("calls")
-@store_option
-@click.option("--format", "fmt", type=click.Choice(["csv", "jsonl", "parquet"]), default=None,
-              help="Output format (default: from the --out file ending).")
-@click.option("--out", "out", required=True, type=OutputPath(dir_okay=False, path_type=Path),
-              help="File to write (written atomically).")
+@export_file_options
 @click.option("--judge", "judges", multiple=True, help="Only this judge id (repeatable).")
 def export_calls_cmd(store_path: str, fmt: str | None, out: Path, judges: tuple[str, ...]) -> None:
     """Write every judge call with its raw completion (to audit abstentions and parsing).

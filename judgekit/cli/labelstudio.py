@@ -104,9 +104,72 @@ def push_cmd(
       judgekit labelstudio push --rubric restrictiveness --rubric refusal_form \\
         --sample pilot --project pilot
     """
-    _print_redacted(url, token, lambda: _push(rubrics, project, items_path, sample, meta,
-                                              overlap_annotators, chunk_size, no_comment, url,
-                                              token, store_path, escalated=escalated))
+
+    def run() -> list[str]:
+        """The push; returns the lines to print."""
+        from judgekit.annotation.labelstudio import LabelStudioClient, load_rubrics, push
+        from judgekit.annotation.sampling import (
+            load_spec,
+            record_sample,
+            sample_design,
+            sample_items,
+        )
+        from judgekit.io.tables import read_table
+        from judgekit.store.data import validate_items
+
+        out: list[str] = []
+        if sum(x is not None for x in (items_path, sample, escalated)) != 1:
+            raise JudgekitError("Give exactly one of --items FILE, --sample NAME|SPEC.yaml or --escalated NAME.")
+        rubs = load_rubrics(rubrics)
+        meta_cols: list[str] | str | None = (
+            None if meta is None or meta.strip() == "none" else "all" if meta.strip() == "all"
+            else [c.strip() for c in meta.split(",") if c.strip()])
+        # items from a file may start a store; a sample is drawn from (or recorded in) an existing one
+        with (Store(store_path) if items_path is not None else Store.open_existing(store_path)) as store:
+            overlap = None
+            new_sample: tuple[str, pd.DataFrame] | None = None
+            if items_path is not None:
+                items = validate_items(read_table(items_path), source=str(items_path))
+                store.check_item_texts(items, source=str(items_path))  # before anything is pushed
+                to_store = items
+            elif escalated is not None:
+                from judgekit.selective.apply import escalated_design
+
+                design = escalated_design(store, escalated)
+                items = store.items(design["item_id"].tolist())
+                overlap = design.set_index("item_id")["overlap"]
+                to_store = None
+            else:
+                assert sample is not None
+                if sample.endswith((".yaml", ".yml")) or Path(sample).is_file():
+                    spec = load_spec(sample)
+                    design, summary = sample_items(store, spec, record=False)
+                    out.extend(summary.lines())
+                    new_sample = (spec.name, design)
+                else:
+                    design = sample_design(store, sample)
+                items = store.items(design["item_id"].tolist())
+                overlap = design.set_index("item_id")["overlap"]
+                to_store = None
+            with LabelStudioClient(url, token) as client:
+                result = push(
+                    client,
+                    items,
+                    rubs,
+                    project,
+                    overlap=overlap,
+                    overlap_annotators=overlap_annotators,
+                    meta=meta_cols,
+                    comment=not no_comment,
+                    chunk_size=chunk_size,
+                )
+            if to_store is not None:
+                store.put_items(to_store, source=str(items_path))
+            if new_sample is not None:  # recorded only once the push went through
+                record_sample(store, *new_sample)
+        return out + result.lines()
+
+    _print_redacted(url, token, run)
 
 
 def _print_redacted(url: str | None, token: str | None, run: Callable[[], list[str]]) -> None:
@@ -119,80 +182,6 @@ def _print_redacted(url: str | None, token: str | None, run: Callable[[], list[s
         lines = run()
     for line in lines:
         echo(redactor.text(line))
-
-
-def _push(
-    rubrics: tuple[str, ...],
-    project: str,
-    items_path: Path | None,
-    sample: str | None,
-    meta: str | None,
-    overlap_annotators: int,
-    chunk_size: int,
-    no_comment: bool,
-    url: str | None,
-    token: str | None,
-    store_path: str,
-    *,
-    escalated: str | None = None,
-) -> list[str]:
-    """The push; returns the lines to print."""
-    from judgekit.annotation.labelstudio import LabelStudioClient, load_rubrics, push
-    from judgekit.annotation.sampling import load_spec, record_sample, sample_design, sample_items
-    from judgekit.io.tables import read_table
-    from judgekit.store.data import validate_items
-
-    out: list[str] = []
-    if sum(x is not None for x in (items_path, sample, escalated)) != 1:
-        raise JudgekitError("Give exactly one of --items FILE, --sample NAME|SPEC.yaml or --escalated NAME.")
-    rubs = load_rubrics(rubrics)
-    meta_cols: list[str] | str | None = (
-        None if meta is None or meta.strip() == "none" else "all" if meta.strip() == "all"
-        else [c.strip() for c in meta.split(",") if c.strip()])
-    # items from a file may start a store; a sample is drawn from (or recorded in) an existing one
-    with (Store(store_path) if items_path is not None else Store.open_existing(store_path)) as store:
-        overlap = None
-        new_sample: tuple[str, pd.DataFrame] | None = None
-        if items_path is not None:
-            items = validate_items(read_table(items_path), source=str(items_path))
-            store.check_item_texts(items, source=str(items_path))  # before anything is pushed
-            to_store = items
-        elif escalated is not None:
-            from judgekit.selective.apply import escalated_design
-
-            design = escalated_design(store, escalated)
-            items = store.items(design["item_id"].tolist())
-            overlap = design.set_index("item_id")["overlap"]
-            to_store = None
-        else:
-            assert sample is not None
-            if sample.endswith((".yaml", ".yml")) or Path(sample).is_file():
-                spec = load_spec(sample)
-                design, summary = sample_items(store, spec, record=False)
-                out.extend(summary.lines())
-                new_sample = (spec.name, design)
-            else:
-                design = sample_design(store, sample)
-            items = store.items(design["item_id"].tolist())
-            overlap = design.set_index("item_id")["overlap"]
-            to_store = None
-        with LabelStudioClient(url, token) as client:
-            result = push(
-                client,
-                items,
-                rubs,
-                project,
-                overlap=overlap,
-                overlap_annotators=overlap_annotators,
-                meta=meta_cols,
-                comment=not no_comment,
-                chunk_size=chunk_size,
-            )
-        if to_store is not None:
-            store.put_items(to_store, source=str(items_path))
-        if new_sample is not None:  # recorded only once the push went through
-            record_sample(store, *new_sample)
-    return out + result.lines()
 
 
 @labelstudio_group.command("pull")
@@ -230,53 +219,43 @@ def pull_cmd(
       judgekit labelstudio pull --from-export export.json --rubric restrictiveness \\
         --annotator-map '2=alice@example.org,3=bob@example.org'
     """
-    _print_redacted(url, token, lambda: _pull(project, from_export, rubrics, reference,
-                                              annotator_map, url, token, store_path))
 
+    def run() -> list[str]:
+        """The pull; returns the lines to print."""
+        import os
 
-def _pull(
-    project: str | None,
-    from_export: Path | None,
-    rubrics: tuple[str, ...],
-    reference: tuple[str, ...],
-    annotator_map: str | None,
-    url: str | None,
-    token: str | None,
-    store_path: str,
-) -> list[str]:
-    """The pull; returns the lines to print."""
-    import os
+        from judgekit.annotation.labelstudio import (
+            ENV_TOKEN,
+            ENV_URL,
+            LabelStudioClient,
+            load_rubrics,
+            parse_annotator_map,
+            pull,
+        )
 
-    from judgekit.annotation.labelstudio import (
-        ENV_TOKEN,
-        ENV_URL,
-        LabelStudioClient,
-        load_rubrics,
-        parse_annotator_map,
-        pull,
-    )
+        if (project is None) == (from_export is None):
+            raise JudgekitError("Give exactly one of --project NAME or --from-export FILE.")
+        rubs = load_rubrics(rubrics) if rubrics else None
+        amap = parse_annotator_map(annotator_map)
+        have_server = bool((url or os.environ.get(ENV_URL)) and (token or os.environ.get(ENV_TOKEN)))
+        client = LabelStudioClient(url, token) if (project is not None or have_server) else None
+        try:
+            with Store(store_path) as store:
+                summary = pull(
+                    store,
+                    project,
+                    client=client,
+                    rubrics=rubs,
+                    from_export=from_export,
+                    annotator_map=amap,
+                    reference=reference,
+                )
+        finally:
+            if client is not None:
+                client.close()
+        return summary.lines()
 
-    if (project is None) == (from_export is None):
-        raise JudgekitError("Give exactly one of --project NAME or --from-export FILE.")
-    rubs = load_rubrics(rubrics) if rubrics else None
-    amap = parse_annotator_map(annotator_map)
-    have_server = bool((url or os.environ.get(ENV_URL)) and (token or os.environ.get(ENV_TOKEN)))
-    client = LabelStudioClient(url, token) if (project is not None or have_server) else None
-    try:
-        with Store(store_path) as store:
-            summary = pull(
-                store,
-                project,
-                client=client,
-                rubrics=rubs,
-                from_export=from_export,
-                annotator_map=amap,
-                reference=reference,
-            )
-    finally:
-        if client is not None:
-            client.close()
-    return summary.lines()
+    _print_redacted(url, token, run)
 
 
 @click.command("sample")

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import Any
 
 import click
@@ -136,3 +137,28 @@ def write_json(json_out: str | None, text: str) -> None:
 
     write_text_atomic(json_out, text)
     echo(f"wrote {json_out}")
+
+
+def stacked(*decorators: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """The ``decorators`` applied as if written one above the other, the first on top."""
+
+    def apply(f: Any) -> Any:
+        for decorator in reversed(decorators):
+            f = decorator(f)
+        return f
+
+    return apply
+
+
+#: ``--json``, ``--quiet`` and ``--store``: the options of a command that reads the store and prints
+#: (or writes) a result.
+result_options = stacked(json_option, quiet_option, store_option)
+
+#: ``--store``, ``--format`` and ``--out``: the options of an ``export`` command.
+export_file_options = stacked(
+    store_option,
+    click.option("--format", "fmt", type=click.Choice(["csv", "jsonl", "parquet"]), default=None,
+                 help="Output format (default: from the --out file ending)."),
+    click.option("--out", "out", required=True, type=OutputPath(dir_okay=False, path_type=Path),
+                 help="File to write (written atomically)."),
+)

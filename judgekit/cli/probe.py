@@ -11,9 +11,7 @@ import click
 from judgekit.cli.options import (
     InputPath,
     OutputPath,
-    json_option,
-    quiet_option,
-    store_option,
+    result_options,
     write_json,
 )
 from judgekit.core.console import echo, lazy_console, safe_text
@@ -31,9 +29,7 @@ _WORD = {"pass": "PASS", "fail": "FAIL", "inconclusive": "INCONCLUSIVE"}
 @click.option("--dry-run", is_flag=True,
               help="With a perturb section: say how many calls the panel variants would make and what "
                    "they would cost; send and write nothing.")
-@json_option
-@quiet_option
-@store_option
+@result_options
 def probe_cmd(probes: Path, out_dir: Path, dry_run: bool, json_out: str | None, quiet: bool, store_path: str) -> None:
     """Probe judges for biases: covariate (e.g. length), self-preference, stability, label drift,
     and perturbations (label order, padding) that ask the judges again.

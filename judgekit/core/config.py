@@ -28,7 +28,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from judgekit.core.paths import open_input
+from judgekit.core.paths import open_input, read_limited
 from judgekit.errors import JudgekitError, excerpt
 
 #: the largest config file judgekit reads, in bytes
@@ -265,18 +265,15 @@ def read_yaml_mapping(path: str | Path, *, what: str, expect: str) -> dict[str, 
         raise JudgekitError(f"{what} {shown} cannot be read ({exc.strerror}); check the path.") from None
     if not exists:
         raise JudgekitError(f"{what} {p} does not exist; check the path.")
-    try:
-        with open_input(p, what) as fh:  # a FIFO or device is refused, never read
-            raw = fh.read(MAX_YAML_BYTES + 1)
-    except IsADirectoryError:
-        raise JudgekitError(f"{what} {p} is a folder; give the YAML file.") from None
-    except OSError as exc:
-        raise JudgekitError(f"{what} {p} cannot be read ({exc.strerror}); check the file.") from None
-    if len(raw) > MAX_YAML_BYTES:
-        raise JudgekitError(
-            f"{what} {p} is larger than {MAX_YAML_BYTES // 1_000_000} MB, the most judgekit reads "
-            "for a config file (a rubric or policy is a few KB); check that it is the right file."
-        )
+    raw = read_limited(
+        lambda: open_input(p, what),  # a FIFO or device is refused, never read
+        MAX_YAML_BYTES,
+        unreadable=lambda exc: (f"{what} {p} is a folder; give the YAML file."
+                                if isinstance(exc, IsADirectoryError)
+                                else f"{what} {p} cannot be read ({exc.strerror}); check the file."),
+        too_large=(f"{what} {p} is larger than {MAX_YAML_BYTES // 1_000_000} MB, the most judgekit reads "
+                   "for a config file (a rubric or policy is a few KB); check that it is the right file."),
+    )
     try:
         data = load_yaml(raw.decode("utf-8"))
     except UnicodeDecodeError:

@@ -22,6 +22,7 @@ import errno
 import io
 import os
 import stat
+from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO, TextIO
 
@@ -118,6 +119,21 @@ def open_input_text(
 ) -> TextIO:
     """:func:`open_input` as text (``encoding``, ``newline`` as :func:`open` takes them)."""
     return io.TextIOWrapper(open_input(path, what), encoding=encoding, newline=newline)
+
+
+def read_limited(
+    opener: Callable[[], BinaryIO], limit: int, *, unreadable: Callable[[OSError], str], too_large: str
+) -> bytes:
+    """The bytes of the file ``opener`` opens, refused in one sentence when it cannot be read
+    (``unreadable(error)``) or holds more than ``limit`` bytes (``too_large``)."""
+    try:
+        with opener() as fh:
+            raw = fh.read(limit + 1)
+    except OSError as exc:
+        raise JudgekitError(unreadable(exc)) from None
+    if len(raw) > limit:
+        raise JudgekitError(too_large)
+    return raw
 
 
 def read_bounded(path: str | Path, limit: int, what: str = "", *, fix: str = "") -> bytes:

@@ -379,6 +379,15 @@ def spec_params(entry: JudgeEntry, judge: Judge) -> str:
     return json.dumps(payload, sort_keys=True, ensure_ascii=False, default=str)
 
 
+def split_spec(entry: JudgeEntry, arg: str, *, spec: str, form: str, example: str) -> tuple[str, str]:
+    """``arg`` split at its last ``#`` into two non-empty parts, else an error naming the judge,
+    ``spec`` (what the model string is called), the ``form`` it must take and an ``example``."""
+    left, sep, right = arg.rpartition("#")
+    if not sep or not left or not right:
+        raise JudgekitError(f"Judge {entry.id!r}: {spec} {entry.model!r} must be {form}, e.g. {example}.")
+    return left, right
+
+
 def api_key(env_var: str, ctx: JudgeContext, *, judge_id: str, required: bool = True) -> str | None:
     """The API key from the environment, or one sentence naming the variable to set."""
     value = ctx.env.get(env_var)

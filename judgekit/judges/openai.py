@@ -28,6 +28,7 @@ from judgekit.judges.base import (
     JudgeEntry,
     JudgeRequest,
     api_key,
+    split_spec,
 )
 from judgekit.judges.bounds import (
     CallDeadline,
@@ -292,12 +293,8 @@ def make_openai_judge(entry: JudgeEntry, arg: str, ctx: JudgeContext) -> OpenAIJ
 
 def make_compatible_judge(entry: JudgeEntry, arg: str, ctx: JudgeContext) -> OpenAIJudge:
     """Factory for ``openai-compatible:<base_url>#<model>``."""
-    base_url, sep, model = arg.rpartition("#")
-    if not sep or not base_url or not model:
-        raise JudgekitError(
-            f"Judge {entry.id!r}: spec {entry.model!r} must be openai-compatible:<base_url>#<model>, "
-            "e.g. openai-compatible:http://127.0.0.1:8000/v1#Qwen/Qwen2.5-7B-Instruct."
-        )
+    base_url, model = split_spec(entry, arg, spec="spec", form="openai-compatible:<base_url>#<model>",
+                                 example="openai-compatible:http://127.0.0.1:8000/v1#Qwen/Qwen2.5-7B-Instruct")
     if not base_url.startswith(("http://", "https://")):
         raise JudgekitError(
             f"Judge {entry.id!r}: the base URL {base_url!r} in {entry.model!r} must start with "

@@ -25,6 +25,7 @@ from judgekit.judges.base import (
     JudgeContext,
     JudgeEntry,
     JudgeRequest,
+    split_spec,
 )
 from judgekit.store.schema import is_missing
 
@@ -104,12 +105,8 @@ class ReplayJudge(Judge):
 
 def make_judge(entry: JudgeEntry, arg: str, ctx: JudgeContext) -> ReplayJudge:
     """Factory for ``replay:<file>#<column>``."""
-    file, sep, column = arg.rpartition("#")
-    if not sep or not file or not column:
-        raise JudgekitError(
-            f"Judge {entry.id!r}: replay spec {entry.model!r} must be replay:<file>#<column>, "
-            "e.g. replay:labels.csv#gpt4_label."
-        )
+    file, column = split_spec(entry, arg, spec="replay spec", form="replay:<file>#<column>",
+                              example="replay:labels.csv#gpt4_label")
     path = Path(file)
     if not path.is_absolute():
         path = Path(ctx.base_dir) / path

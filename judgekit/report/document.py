@@ -20,6 +20,7 @@ from judgekit.core.atomic import new_temp_file
 from judgekit.errors import JudgekitError
 from judgekit.report.html import render_html
 from judgekit.report.markdown import render_markdown
+from judgekit.report.parts import ReportParts
 from judgekit.report.summary import summarise
 
 __all__ = [
@@ -69,9 +70,8 @@ def render_report(
     _check_inputs(agreement, verdict, extras)
     when = created_at or datetime.now(UTC).isoformat(timespec="seconds")
     summary = summarise(agreement, verdict, extras)
-    html = render_html(agreement, verdict, summary, extras=extras, created_at=when)
-    md = render_markdown(agreement, verdict, summary, extras=extras, created_at=when)
-    doc = _report_json(agreement, verdict, summary, extras=extras, created_at=when)
+    parts = ReportParts(agreement, verdict, summary, extras or {}, when)
+    html, md, doc = render_html(parts), render_markdown(parts), _report_json(parts)
     return html, md, doc
 
 
@@ -152,15 +152,10 @@ def _jsonable(obj: Any) -> Any:
     return str(obj)
 
 
-def _report_json(
-    agreement: dict[str, Any],
-    verdict: dict[str, Any] | None,
-    summary: dict[str, Any],
-    *,
-    extras: dict[str, Any] | None = None,
-    created_at: str = "",
-) -> dict[str, Any]:
+def _report_json(parts: ReportParts) -> dict[str, Any]:
     """The report document (a JSON-ready dict)."""
+    agreement, verdict, summary = parts.agreement, parts.verdict, parts.summary
+    extras, created_at = parts.extras, parts.created_at
     return _jsonable(
         {
             "judgekit_version": __version__,

@@ -19,6 +19,7 @@ from judgekit import __version__
 from judgekit.report import svg, trust
 from judgekit.report.escape import anchor, esc, excerpt, fmt_fig, fmt_int, fmt_num, fmt_pct, is_num
 from judgekit.report.page import page, table
+from judgekit.report.parts import ReportParts
 from judgekit.report.summary import (
     STATE_WORDS,
     ci_text,
@@ -419,16 +420,10 @@ def _provenance(s: dict[str, Any], agreement: dict[str, Any], verdict: dict[str,
     return table(["", ""], rows, text_cols=[1])
 
 
-def render_html(
-    agreement: dict[str, Any],
-    verdict: dict[str, Any] | None,
-    summary: dict[str, Any],
-    *,
-    extras: dict[str, Any] | None = None,
-    created_at: str = "",
-) -> str:
+def render_html(parts: ReportParts) -> str:
     """The judge report as one self-contained HTML page (see the module docstring)."""
-    extras = extras or {}
+    agreement, verdict, summary = parts.agreement, parts.verdict, parts.summary
+    extras, created_at = parts.extras, parts.created_at
     disagreements = [d for d in extras.get("disagreements") or [] if isinstance(d, dict)]
     sections: list[tuple[str, str]] = [
         ("Verdict", _verdict_section(summary)),

@@ -6,7 +6,7 @@ containing ``<script>`` or ``|`` renders as text and cannot break a table.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from judgekit import __version__
 from judgekit.report import trust, turns
@@ -22,6 +22,9 @@ from judgekit.report.summary import (
     n_text,
     slice_name,
 )
+
+if TYPE_CHECKING:
+    from judgekit.report.parts import ReportParts
 
 __all__ = ["md_table", "render_markdown"]
 
@@ -53,16 +56,10 @@ def md_grid(grid: trust.Grid | None, level: str = "###") -> list[str]:
     return out
 
 
-def render_markdown(
-    agreement: dict[str, Any],
-    verdict: dict[str, Any] | None,
-    summary: dict[str, Any],
-    *,
-    extras: dict[str, Any] | None = None,
-    created_at: str = "",
-) -> str:
+def render_markdown(parts: ReportParts) -> str:
     """The judge report as Markdown (see the module docstring)."""
-    extras = extras or {}
+    agreement, verdict, summary = parts.agreement, parts.verdict, parts.summary
+    extras, created_at = parts.extras, parts.created_at
     s = summary
     m, sym = s["metric"], metric_short(s["metric"])
     out: list[str] = [f"# judgekit report — {md_escape(s['rubric'])}", ""]

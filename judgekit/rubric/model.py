@@ -21,6 +21,7 @@ from typing import Literal
 from pydantic import ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from judgekit.core.config import ConfigModel, first_error, read_yaml_mapping
+from judgekit.core.paths import read_limited
 from judgekit.errors import JudgekitError, excerpt
 from judgekit.rubric.vocab import (
     AliasPattern,
@@ -369,16 +370,13 @@ def _read_template(path: Path, tpath: Path) -> str:
         raise JudgekitError(f"{where}, which is a folder; name the template file.")
     if not tpath.is_file():
         raise JudgekitError(f"{where}, which is not a regular file; name the template file.")
-    try:
-        with tpath.open("rb") as fh:
-            raw = fh.read(MAX_TEMPLATE_BYTES + 1)
-    except OSError as exc:
-        raise JudgekitError(f"{where}, which cannot be read ({exc.strerror}); check it.") from None
-    if len(raw) > MAX_TEMPLATE_BYTES:
-        raise JudgekitError(
-            f"{where}, which is larger than {MAX_TEMPLATE_BYTES // 1024} KiB; a template is a page "
-            "of text, so check the name."
-        )
+    raw = read_limited(
+        lambda: tpath.open("rb"),
+        MAX_TEMPLATE_BYTES,
+        unreadable=lambda exc: f"{where}, which cannot be read ({exc.strerror}); check it.",
+        too_large=(f"{where}, which is larger than {MAX_TEMPLATE_BYTES // 1024} KiB; a template is a page "
+                   "of text, so check the name."),
+    )
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:

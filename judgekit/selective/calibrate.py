@@ -23,6 +23,7 @@ from pydantic import Field, ValidationError
 
 from judgekit.core.atomic import write_text_atomic
 from judgekit.core.config import ConfigModel, first_error
+from judgekit.core.paths import read_limited
 from judgekit.core.values import loads_json_strict
 from judgekit.errors import JudgekitError
 from judgekit.selective.judgments import CallConfidence, Judgments, read_judgments, split_labelled
@@ -323,14 +324,9 @@ def read_calibration(path: str | Path, policy: SelectivePolicy) -> CalibrationFi
     """Read a calibration file and check it belongs to ``policy``; any problem is one sentence
     naming the file."""
     p = Path(path)
-    try:
-        with p.open("rb") as fh:
-            raw = fh.read(_MAX_BYTES + 1)
-    except OSError as exc:
-        raise JudgekitError(f"Calibration file {p}: cannot read it ({exc.strerror or exc}).") from None
-    if len(raw) > _MAX_BYTES:
-        raise JudgekitError(f"Calibration file {p}: larger than {_MAX_BYTES} bytes; is it the file "
-                            "`judgekit escalate calibrate` wrote?")
+    too_large = f"Calibration file {p}: larger than {_MAX_BYTES} bytes; is it the file `judgekit escalate calibrate` wrote?"
+    raw = read_limited(lambda: p.open("rb"), _MAX_BYTES, too_large=too_large,
+                       unreadable=lambda exc: f"Calibration file {p}: cannot read it ({exc.strerror or exc}).")
     try:
         data: Any = loads_json_strict(raw)
     except (ValueError, RecursionError) as exc:

@@ -13,14 +13,20 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from judgekit.core.values import Where, check_ids, loads_json_strict, row_ref, where_text
 from judgekit.errors import JudgekitError, excerpt
 from judgekit.store.columns import closest_hint, column_list
-from judgekit.store.schema import ITEM_CORE, ItemRow, is_missing, item_content_hash
+from judgekit.store.schema import (
+    ITEM_CORE,
+    ItemRow,
+    is_missing,
+    item_content_hash,
+    json_value,
+    merged_texts,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -173,19 +179,6 @@ def check_messages(m: Any, where: Where) -> list[dict[str, Any]] | None:
     return [dict(x) for x in m]
 
 
-def _json_default(obj: object) -> Any:
-    """numpy scalars and pandas timestamps (a table made from a frame) as JSON values, as
-    :func:`judgekit.store.records.item_rows` writes them; neither can be here unless its package was
-    imported."""
-    np = sys.modules.get("numpy")
-    if np is not None and isinstance(obj, np.generic):
-        return obj.item()
-    pd = sys.modules.get("pandas")
-    if pd is not None and isinstance(obj, pd.Timestamp):
-        return obj.isoformat()
-    raise TypeError(f"not JSON serialisable: {type(obj).__name__}")
-
-
 def _missing(value: Any) -> bool:
     """:func:`judgekit.store.schema.is_missing`, a text at once (most cells)."""
     return value is None or (type(value) is not str and is_missing(value))
@@ -212,22 +205,11 @@ def merged_item_rows(table: ItemTable, stored: Mapping[str, ItemRow], *, now: fl
             v = rec[c]
             if not _missing(v):
                 meta[c] = v
-        prompt = rec.get("prompt")
-        messages = rec.get("messages")
-        response = rec.get("response")
-        if old:
-            prompt = old.prompt if _missing(prompt) else prompt
-            messages = old.messages if _missing(messages) else messages
-            response = old.response if _missing(response) else response
-        if not _missing(messages) and not isinstance(messages, str):
-            messages = json.dumps(messages, default=_json_default, ensure_ascii=False)
-        prompt = None if _missing(prompt) else str(prompt)
-        messages = None if _missing(messages) else messages
-        response = None if _missing(response) else str(response)
+        prompt, messages, response = merged_texts(rec, old)
         rows.append(ItemRow(
             item_id=item_id, prompt=prompt, messages=messages, response=response,
             content_hash=item_content_hash(prompt, messages, response),
-            meta=json.dumps(meta, default=_json_default, ensure_ascii=False, sort_keys=True),
+            meta=json.dumps(meta, default=json_value, ensure_ascii=False, sort_keys=True),
             updated_at=now,
         ))
     return rows

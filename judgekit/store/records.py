@@ -15,7 +15,14 @@ import numpy as np
 import pandas as pd
 
 from judgekit.errors import JudgekitError
-from judgekit.store.schema import ITEM_CORE, ItemRow, RatingRow, is_missing, item_content_hash
+from judgekit.store.schema import (
+    ITEM_CORE,
+    ItemRow,
+    RatingRow,
+    is_missing,
+    item_content_hash,
+    merged_texts,
+)
 
 #: item columns as returned by :meth:`Store.items`, before the metadata columns.
 ITEM_COLUMNS = ["item_id", "prompt", "messages", "response", "content_hash"]
@@ -46,18 +53,7 @@ def item_rows(items: pd.DataFrame, stored: Mapping[str, ItemRow], *, now: float)
             v = rec.get(c)
             if not is_missing(v):
                 meta[c] = v
-        prompt = rec.get("prompt")
-        messages = rec.get("messages")
-        response = rec.get("response")
-        if old:
-            prompt = old.prompt if is_missing(prompt) else prompt
-            messages = old.messages if is_missing(messages) else messages
-            response = old.response if is_missing(response) else response
-        if not is_missing(messages) and not isinstance(messages, str):
-            messages = json.dumps(messages, default=_json_default, ensure_ascii=False)
-        prompt = None if is_missing(prompt) else str(prompt)
-        messages = None if is_missing(messages) else messages
-        response = None if is_missing(response) else str(response)
+        prompt, messages, response = merged_texts(rec, old)
         rows.append(
             ItemRow(
                 item_id=item_id,

@@ -13,7 +13,8 @@ import contextlib
 import hashlib
 import json
 import sqlite3
-from collections.abc import Iterator
+import sys
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple
 
@@ -44,6 +45,17 @@ ITEM_CORE = ["item_id", "prompt", "messages", "response"]
 #: values bound in one statement (``IN (?, ?, ...)``, one ``executemany`` row): below SQLite's
 #: smallest default limit on host parameters (999), so every build of SQLite accepts it.
 MAX_SQL_VARIABLES = 900
+
+
+def _counted_writes(*tables: str) -> str:
+    """The triggers that count every UPDATE and DELETE of the rows of ``tables`` in store_writes."""
+    return "".join(
+        f"CREATE TRIGGER {table}_{op.lower()}_counted AFTER {op} ON {table}\n"
+        "            BEGIN UPDATE store_writes SET n = n + 1; END;\n        "
+        for table in tables
+        for op in ("UPDATE", "DELETE")
+    )
+
 
 MIGRATIONS: list[tuple[str, str]] = [
     (
@@ -239,19 +251,8 @@ MIGRATIONS: list[tuple[str, str]] = [
         -- A migration that rebuilds one of these tables must create its two triggers again.
         CREATE TABLE store_writes (id INTEGER PRIMARY KEY CHECK (id = 1), n INTEGER NOT NULL);
         INSERT INTO store_writes (id, n) VALUES (1, 0);
-        CREATE TRIGGER ratings_update_counted AFTER UPDATE ON ratings
-            BEGIN UPDATE store_writes SET n = n + 1; END;
-        CREATE TRIGGER ratings_delete_counted AFTER DELETE ON ratings
-            BEGIN UPDATE store_writes SET n = n + 1; END;
-        CREATE TRIGGER items_update_counted AFTER UPDATE ON items
-            BEGIN UPDATE store_writes SET n = n + 1; END;
-        CREATE TRIGGER items_delete_counted AFTER DELETE ON items
-            BEGIN UPDATE store_writes SET n = n + 1; END;
-        CREATE TRIGGER rating_history_update_counted AFTER UPDATE ON rating_history
-            BEGIN UPDATE store_writes SET n = n + 1; END;
-        CREATE TRIGGER rating_history_delete_counted AFTER DELETE ON rating_history
-            BEGIN UPDATE store_writes SET n = n + 1; END;
-        """,
+        """
+        + _counted_writes("ratings", "items", "rating_history"),
     ),
     (
         "010_call_confidence",
@@ -361,6 +362,40 @@ class SampleRow:
     weight: float
     #: 1 if the item is to be rated by at least two annotators, else 0
     overlap: int
+
+
+def json_value(obj: object) -> Any:
+    """numpy scalars and pandas timestamps (a table made from a frame) as JSON values, as
+    :func:`judgekit.store.records.item_rows` writes them; neither can be here unless its package was
+    imported."""
+    np = sys.modules.get("numpy")
+    if np is not None and isinstance(obj, np.generic):
+        return obj.item()
+    pd = sys.modules.get("pandas")
+    if pd is not None and isinstance(obj, pd.Timestamp):
+        return obj.isoformat()
+    raise TypeError(f"not JSON serialisable: {type(obj).__name__}")
+
+
+def _absent(value: Any) -> bool:
+    """:func:`is_missing`, a text at once (most cells)."""
+    return value is None or (type(value) is not str and is_missing(value))
+
+
+def merged_texts(rec: Mapping[Any, Any], old: ItemRow | None) -> tuple[str | None, str | None, str | None]:
+    """An item's prompt, messages (as JSON text) and response: those of ``rec``, a missing one
+    taken from the ``old`` stored row when there is one."""
+    prompt = rec.get("prompt")
+    messages = rec.get("messages")
+    response = rec.get("response")
+    if old:
+        prompt = old.prompt if _absent(prompt) else prompt
+        messages = old.messages if _absent(messages) else messages
+        response = old.response if _absent(response) else response
+    if not _absent(messages) and not isinstance(messages, str):
+        messages = json.dumps(messages, default=json_value, ensure_ascii=False)
+    return (None if _absent(prompt) else str(prompt), None if _absent(messages) else messages,
+            None if _absent(response) else str(response))
 
 
 def item_content_hash(prompt: Any, messages: Any, response: Any) -> str:

@@ -142,18 +142,16 @@ class Check:
     def name(self) -> str:
         """The display name, rendered from the fields."""
         s, k = self.subject, self.kind
-        if k == "min_value":
-            return f"min_{self.metric}"
-        if k == "min_lower_bound":
-            return f"min_{self.metric}_lower_bound"
-        if k == "min_class_recall":
-            return f"min_recall[{s.label}]"
-        if k == "per_slice":
-            return f"per_slice[{s.slice}]"
-        if k == "max_abs_bias_slice":
-            return f"max_abs_bias[{s.slice}]"
-        if k == "analysis_fidelity":
-            return f"analysis_fidelity[{s.analysis}:{s.cell}]"
+        named = {
+            "min_value": lambda: f"min_{self.metric}",
+            "min_lower_bound": lambda: f"min_{self.metric}_lower_bound",
+            "min_class_recall": lambda: f"min_recall[{s.label}]",
+            "per_slice": lambda: f"per_slice[{s.slice}]",
+            "max_abs_bias_slice": lambda: f"max_abs_bias[{s.slice}]",
+            "analysis_fidelity": lambda: f"analysis_fidelity[{s.analysis}:{s.cell}]",
+        }
+        if k in named:
+            return named[k]()
         inner = s.variant if s.column is None else (s.column if s.target is None else f"{s.column}:{s.target}")
         parts = [p for p in (inner, s.slice) if p is not None]
         return k if not parts else f"{k}[{'|'.join(parts)}]"

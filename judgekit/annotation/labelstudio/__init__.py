@@ -3,15 +3,8 @@
 * :func:`label_config` renders one labeling interface from one or several rubrics (the same
   YAML files the judges use): the conversation turn by turn, the response, one choice control per
   rubric (codes in rubric order, descriptions shown, examples as hints) and an optional comment.
-* :func:`push` creates or reuses a project and imports items as tasks carrying ``item_id`` and
-  metadata — never a judge's output: annotators are blind to the judges and to each other. Pushing
-  again adds only items the project does not have; tasks go in chunks, in shuffled order.
-* :func:`pull` reads annotations through the REST API (paginated) or from an export file (JSON,
-  JSON_MIN, CSV), maps each annotator to a stable ``rater_id`` (email, else username), skips
-  cancelled annotations, keeps an annotator's latest annotation per task, validates every choice
-  against the rubric through :func:`judgekit.store.data.normalise_ratings`, and writes human ratings in
-  one transaction. Pulling twice changes nothing; a revised label replaces the stored one and the
-  old one goes to ``rating_history``.
+* :func:`push` and :func:`pull` move items out as tasks and annotations back as human ratings
+  (:mod:`.sync` says how: blind tasks, stable rater ids, one transaction, idempotent).
 
 The server address and token come from arguments or the environment (``LABEL_STUDIO_URL``,
 ``LABEL_STUDIO_API_KEY``); neither is written to the store or printed, and every message is

@@ -5,20 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from judgekit.report.escape import esc, fmt_num, is_num
-from judgekit.report.svg.draw import (
-    GRID,
-    MUTED,
-    PALETTE,
-    clip,
-    coord,
-    legend_row,
-    nice_ticks,
-    no_data,
-    open_svg,
-    svg_text,
-    text_width,
-    tick_label,
-)
+from judgekit.report.svg import draw
 
 __all__ = ["bar_chart"]
 
@@ -49,18 +36,18 @@ def bar_chart(
     lo = min([*vals, 0.0])
     if percent and hi <= 1:
         hi = max(hi, 0.0)
-    yt = nice_ticks(lo, hi if hi > lo else lo + 1, 5)
+    yt = draw.nice_ticks(lo, hi if hi > lo else lo + 1, 5)
     y_lo, y_hi = min(yt[0], lo), max(yt[-1], hi)
 
     n_g, n_s = len(groups), max(1, len(series))
-    gnames = [clip(g, 26) for g in groups]
+    gnames = [draw.clip(g, 26) for g in groups]
     bar_w = 30.0
-    group_w = max(n_s * bar_w + 28, max((text_width(g, 12) for g in gnames), default=0) + 14)
+    group_w = max(n_s * bar_w + 28, max((draw.text_width(g, 12) for g in gnames), default=0) + 14)
     left, right = 56.0, 16.0
     plot_w = max(width - left - right, n_g * group_w)
     width = int(left + plot_w + right)
-    parts = open_svg(width, height, title)
-    leg, top = legend_row([(s, PALETTE[i % len(PALETTE)], "box") for i, s in enumerate(series)], left, 46, plot_w)
+    parts = draw.open_svg(width, height, title)
+    leg, top = draw.legend_row([(s, draw.PALETTE[i % len(draw.PALETTE)], "box") for i, s in enumerate(series)], left, 46, plot_w)
     parts += leg
     top += 8
     bottom = 40.0
@@ -70,10 +57,10 @@ def bar_chart(
         return top + plot_h - (y - y_lo) / (y_hi - y_lo) * plot_h
 
     for t in yt:
-        parts.append(f'<line x1="{coord(left)}" y1="{coord(sy(t))}" x2="{coord(left + plot_w)}" y2="{coord(sy(t))}" stroke="{GRID}"/>')
-        lab = f"{100 * t:.0f}%" if percent else tick_label(t, yt)
-        parts.append(svg_text(left - 6, sy(t) + 4, lab, anchor="end", size=12, fill=MUTED))
-    parts.append(f'<line x1="{coord(left)}" y1="{coord(sy(0))}" x2="{coord(left + plot_w)}" y2="{coord(sy(0))}" stroke="{MUTED}"/>')
+        parts.append(f'<line x1="{draw.coord(left)}" y1="{draw.coord(sy(t))}" x2="{draw.coord(left + plot_w)}" y2="{draw.coord(sy(t))}" stroke="{draw.GRID}"/>')
+        lab = f"{100 * t:.0f}%" if percent else draw.tick_label(t, yt)
+        parts.append(draw.svg_text(left - 6, sy(t) + 4, lab, anchor="end", size=12, fill=draw.MUTED))
+    parts.append(f'<line x1="{draw.coord(left)}" y1="{draw.coord(sy(0))}" x2="{draw.coord(left + plot_w)}" y2="{draw.coord(sy(0))}" stroke="{draw.MUTED}"/>')
     slot = plot_w / max(n_g, 1)
     for gi, (g, inner) in enumerate(groups.items()):
         gx = left + gi * slot + (slot - n_s * bar_w) / 2
@@ -81,19 +68,19 @@ def bar_chart(
             v = inner.get(s)
             x = gx + si * bar_w
             if not is_num(v):
-                parts.append(svg_text(x + bar_w / 2, sy(0) - 4, "–", anchor="middle", size=10, fill=MUTED))
+                parts.append(draw.svg_text(x + bar_w / 2, sy(0) - 4, "–", anchor="middle", size=10, fill=draw.MUTED))
                 continue
             fv = float(v)
             y0, y1 = sorted((sy(0), sy(fv)))
             shown = f"{100 * fv:.0f}%" if percent else fmt_num(fv)
             parts.append(
-                f'<rect x="{coord(x + 1)}" y="{coord(y0)}" width="{coord(bar_w - 2)}" height="{coord(max(y1 - y0, 0.5))}" '
-                f'fill="{PALETTE[si % len(PALETTE)]}"><title>{esc(f"{g} — {s}: {shown}")}</title></rect>'
+                f'<rect x="{draw.coord(x + 1)}" y="{draw.coord(y0)}" width="{draw.coord(bar_w - 2)}" height="{draw.coord(max(y1 - y0, 0.5))}" '
+                f'fill="{draw.PALETTE[si % len(draw.PALETTE)]}"><title>{esc(f"{g} — {s}: {shown}")}</title></rect>'
             )
-            parts.append(svg_text(x + bar_w / 2, (y0 - 4) if fv >= 0 else (y1 + 12), shown, anchor="middle", size=11))
-        parts.append(svg_text(left + (gi + 0.5) * slot, top + plot_h + 18, gnames[gi], anchor="middle", size=12,
+            parts.append(draw.svg_text(x + bar_w / 2, (y0 - 4) if fv >= 0 else (y1 + 12), shown, anchor="middle", size=11))
+        parts.append(draw.svg_text(left + (gi + 0.5) * slot, top + plot_h + 18, gnames[gi], anchor="middle", size=12,
                           tip=g if gnames[gi] != g else None))
     if not n_g:
-        no_data(parts, left + plot_w / 2, top + plot_h / 2)
+        draw.no_data(parts, left + plot_w / 2, top + plot_h / 2)
     parts.append("</svg>")
     return "".join(parts)
