@@ -123,11 +123,7 @@ def read_inspect_log(path: str | Path) -> tuple[pd.DataFrame, pd.DataFrame]:
 def _read_json_log(p: Path) -> tuple[dict[str, Any], list[Any]]:
     try:
         text = p.read_text(encoding="utf-8")
-        data = json.loads(text)
-    except RecursionError:
-        raise JudgekitError(
-            f"{p}: its JSON is nested too deeply for judgekit to read; give a log written by Inspect."
-        ) from None
+        data = json.loads(text)  # too deep: RecursionError, answered by read_inspect_log
     except UnicodeDecodeError:
         raise JudgekitError(f"{p} is not UTF-8 text, so not an Inspect .json log.") from None
     except json.JSONDecodeError as exc:
