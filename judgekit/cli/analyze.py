@@ -8,7 +8,9 @@ charts, each chart as SVG and each table as CSV.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -28,14 +30,51 @@ from judgekit.core.console import lazy_console
 from judgekit.store.database import Store
 
 if TYPE_CHECKING:  # the analyses (pandas, numpy) are imported by the commands that run them
-    pass
+    from judgekit.analysis.correction.design import Reference
+    from judgekit.analysis.result import AnalysisResult
 
 console = lazy_console()
 err_console = lazy_console(stderr=True)
 
 
 # --------------------------------------------------------------------------- shared options
+@dataclass(frozen=True)
+class _Run:
+    """What every analysis command is given beside its own options: the store, the verdicts that
+    trust the ratings, where the results go, the slices, and the correction and bootstrap asked
+    for (the defaults where a command has no such option)."""
+
+    store_path: str
+    verdicts: tuple[Path, ...]
+    untrusted: bool
+    out_dir: Path | None
+    quiet: bool
+    json_out: str | None
+    by: tuple[str, ...] = ()
+    where: tuple[str, ...] = ()
+    correct: str | None = None
+    reference: str | None = None
+    sample: str | None = None
+    n_boot: int = 1000
+    seed: int = 0
+
+
+_RUN_FIELDS = tuple(f.name for f in fields(_Run))
+
+
+def _as_run(f: Callable[..., Any]) -> Callable[..., Any]:
+    """The command ``f`` called with the shared options packed into one ``run`` (:class:`_Run`)."""
+
+    @functools.wraps(f)
+    def command(**kwargs: Any) -> Any:
+        run = _Run(**{name: kwargs.pop(name) for name in _RUN_FIELDS if name in kwargs})
+        return f(run=run, **kwargs)
+
+    return command
+
+
 def _common(f: Callable[..., Any]) -> Callable[..., Any]:
+    f = _as_run(f)
     options = [
         store_option,
         click.option("--verdict", "verdicts", multiple=True,
@@ -80,6 +119,25 @@ def _correct_options(f: Callable[..., Any]) -> Callable[..., Any]:
     return f
 
 
+def _reference(store: Store, rubric: Any, run: _Run) -> Reference:
+    """The reference rater's labels for ``--correct ppi`` (``--reference``, ``--sample``)."""
+    from judgekit.analysis.correction.design import Reference
+    from judgekit.analysis.inputs import reference_ratings
+
+    ref, ref_name = reference_ratings(store, rubric, run.reference)
+    return Reference(ref, ref_name, store, run.sample)
+
+
+def _report(result: AnalysisResult, notes: list[str], note: str | None, run: _Run,
+            show: Callable[[], None]) -> None:
+    """Notes, terminal tables (``show``, unless the JSON goes to stdout) and the files."""
+    result.notes.extend(notes)  # judge ratings the verdict does not cover, left out
+    noted(result, note, run.where)
+    if run.json_out != "-":
+        show()
+    finish(result, run.out_dir, run.json_out)
+
+
 # --------------------------------------------------------------------------- distribution
 @click.command("distribution")
 @click.option("--judge", "--rater", "rater", required=True,
@@ -119,22 +177,10 @@ def distribution_cmd(
     refusal_codes: str | None,
     form_rubric: str,
     no_forms: bool,
-    by: tuple[str, ...],
-    where: tuple[str, ...],
     prompt_column: str | None,
     model_column: str,
     sample_group: str | None,
-    correct: str | None,
-    reference: str | None,
-    sample: str | None,
-    n_boot: int,
-    seed: int,
-    store_path: str,
-    verdicts: tuple[Path, ...],
-    untrusted: bool,
-    out_dir: Path | None,
-    quiet: bool,
-    json_out: str | None,
+    run: _Run,
 ) -> None:
     """Refusal as a distribution over samples: per prompt rate + Wilson 95% CI, forms, stability.
 
@@ -162,25 +208,26 @@ def distribution_cmd(
     from judgekit.rubric.model import load_rubric
 
     rubric = load_rubric(rubric_name)
-    loaded = inputs.load_verdicts(verdicts)
-    by_cols = by_columns(by)
+    loaded = inputs.load_verdicts(run.verdicts)
+    by_cols = by_columns(run.by)
     codes = [c.strip() for c in refusal_codes.split(",") if c.strip()] if refusal_codes else None
-    with Store.open_existing(store_path) as store:
+    with Store.open_existing(run.store_path) as store:
         data = inputs.distribution_inputs(store, rubric, rater,
                                           form_rubric=None if no_forms else form_rubric,
-                                          verdicts=loaded, untrusted=untrusted)
-        items, (data.ratings, data.forms), note = sliced(data.items, [data.ratings, data.forms], where, by_cols)
+                                          verdicts=loaded, untrusted=run.untrusted)
+        items, (data.ratings, data.forms), note = sliced(data.items, [data.ratings, data.forms],
+                                                         run.where, by_cols)
         data.items = items
-        with progress_bar("bootstrap (resampling prompts)", quiet) as progress:
+        with progress_bar("bootstrap (resampling prompts)", run.quiet) as progress:
             result = refusal_distribution(
                 data.ratings, data.items, rubric=rubric, forms=data.form_ratings,
                 columns=ItemColumns(model=model_column, prompt=prompt_column, by=by_cols,
                                     sample_group=sample_group),
                 threshold=threshold, refusal_codes=codes,
-                trust=TrustContext(loaded, data.judge_hashes, untrusted, store),
-                resampling=Resampling(n_boot, seed, progress),
+                trust=TrustContext(loaded, data.judge_hashes, run.untrusted, store),
+                resampling=Resampling(run.n_boot, run.seed, progress),
             )
-        if correct:
+        if run.correct:
             import pandas as pd
 
             from judgekit.analysis.distribution.refusal import refusal_definition
@@ -188,33 +235,31 @@ def distribution_cmd(
             _, indicator = refusal_definition(rubric, threshold=threshold, refusal_codes=codes)
             weights = dict(zip(rubric.codes, indicator(pd.Series(rubric.codes)).tolist(),
                                strict=True))
-            add_correction_tables(result, store, rubric, data.ratings, data.items, method=correct,
-                            reference=reference, weights=weights, figure="refusal rate",
-                            slices=list(result.meta.get("slices", [])), model_col=model_column,
-                            n_boot=n_boot, seed=seed,
-                            cluster_col=(result.meta.get("prompt_unit") or [None])[0])
-            if correct == "ppi":
-                from judgekit.analysis.correction.design import Reference
+            add_correction_tables(result, store, rubric, data.ratings, data.items,
+                                  method=run.correct, reference=run.reference, weights=weights,
+                                  figure="refusal rate", slices=list(result.meta.get("slices", [])),
+                                  model_col=model_column, n_boot=run.n_boot, seed=run.seed,
+                                  cluster_col=(result.meta.get("prompt_unit") or [None])[0])
+            if run.correct == "ppi":
                 from judgekit.analysis.distribution.corrected import add_ppi_distribution
-                from judgekit.analysis.inputs import reference_ratings
 
-                ref, ref_name = reference_ratings(store, rubric, reference)
+                reference = _reference(store, rubric, run)
                 fr = data.form_rubric
                 forms = None if fr is None or data.forms is None else (
-                    data.forms, inputs.rater_ratings(store, fr, ref_name, required=False),
+                    data.forms, inputs.rater_ratings(store, fr, reference.name, required=False),
                     list(fr.codes))
-                add_ppi_distribution(result, Reference(ref, ref_name, store, sample), data.ratings,
+                add_ppi_distribution(result, reference, data.ratings,
                                      data.items, indicator=indicator, codes=list(rubric.codes),
                                      model_col=model_column, forms=forms)
-    result.notes.extend(data.notes)  # judge ratings the verdict does not cover, left out
-    noted(result, note, where)
-    if json_out != "-":
-        print_distribution(console, result)
+
+    def show() -> None:
         from judgekit.report.analysis_terminal import print_prompts
 
+        print_distribution(console, result)
         print_prompts(console, result)
-        print_corrections(result, correct)
-    finish(result, out_dir, json_out)
+        print_corrections(result, run.correct)
+
+    _report(result, data.notes, note, run, show)
 
 
 # --------------------------------------------------------------------------- calibration
@@ -254,21 +299,9 @@ def calibration_cmd(
     harm_key: str,
     lookalike_column: str,
     include_lookalikes: bool,
-    by: tuple[str, ...],
-    where: tuple[str, ...],
     prompt_column: str | None,
     model_column: str,
-    correct: str | None,
-    reference: str | None,
-    sample: str | None,
-    n_boot: int,
-    seed: int,
-    store_path: str,
-    verdicts: tuple[Path, ...],
-    untrusted: bool,
-    out_dir: Path | None,
-    quiet: bool,
-    json_out: str | None,
+    run: _Run,
 ) -> None:
     """Calibration of restrictiveness R to harm H: concordance C, RCE, Drift(t) by turn and tier.
 
@@ -290,23 +323,23 @@ def calibration_cmd(
     from judgekit.rubric.model import load_rubric
 
     rubric = load_rubric(rubric_name)
-    loaded = inputs.load_verdicts(verdicts)
-    with Store.open_existing(store_path) as store:
+    loaded = inputs.load_verdicts(run.verdicts)
+    with Store.open_existing(run.store_path) as store:
         data = inputs.calibration_inputs(store, rubric, rater, harm_column=harm_column,
                                          harm_rubric=harm_rubric, harm_key=harm_key, verdicts=loaded)
-        by_cols = by_columns(by)
-        data.items, (data.ratings,), note = sliced(data.items, [data.ratings], where, by_cols)
+        by_cols = by_columns(run.by)
+        data.items, (data.ratings,), note = sliced(data.items, [data.ratings], run.where, by_cols)
         columns = ItemColumns(model=model_column, prompt=prompt_column, lookalike=lookalike_column,
                               by=by_cols)
-        with progress_bar("bootstrap (resampling conversations)", quiet) as progress:
+        with progress_bar("bootstrap (resampling conversations)", run.quiet) as progress:
             result = calibration(
                 data.ratings, data.items, data.harm, rubric=rubric, harm_source=data.harm_source,
                 columns=columns, include_lookalikes=include_lookalikes,
-                trust=TrustContext(loaded, data.judge_hashes, untrusted, store),
-                resampling=Resampling(n_boot, seed, progress),
+                trust=TrustContext(loaded, data.judge_hashes, run.untrusted, store),
+                resampling=Resampling(run.n_boot, run.seed, progress),
             )
-        if correct:
-            cal_slices = [c for c in ["turn", *[c.strip() for v in by for c in v.split(",")
+        if run.correct:
+            cal_slices = [c for c in ["turn", *[c.strip() for v in run.by for c in v.split(",")
                                                 if c.strip()]] if c in data.items.columns]
             from judgekit.analysis.frames import truthy
 
@@ -314,29 +347,27 @@ def calibration_cmd(
             if not include_lookalikes and lookalike_column in corr_items.columns:
                 # the scope of C, RCE and Drift: benign look-alikes left out unless included
                 corr_items = corr_items[~truthy(corr_items[lookalike_column])]
-            add_correction_tables(result, store, rubric, data.ratings, corr_items, method=correct,
-                            reference=reference, weights=dict(rubric.values),
-                            figure="mean R", slices=list(dict.fromkeys(cal_slices)),
-                            model_col=model_column, n_boot=n_boot, seed=seed,
-                            cluster_col=prompt_column or next(
-                                (c for c in ("conversation_id", "prompt_id")
-                                 if c in data.items.columns), None))
-            if correct == "ppi":
+            add_correction_tables(result, store, rubric, data.ratings, corr_items,
+                                  method=run.correct, reference=run.reference,
+                                  weights=dict(rubric.values), figure="mean R",
+                                  slices=list(dict.fromkeys(cal_slices)), model_col=model_column,
+                                  n_boot=run.n_boot, seed=run.seed,
+                                  cluster_col=prompt_column or next(
+                                      (c for c in ("conversation_id", "prompt_id")
+                                       if c in data.items.columns), None))
+            if run.correct == "ppi":
                 from judgekit.analysis.calibration.corrected import add_ppi_calibration
-                from judgekit.analysis.correction.design import Reference
-                from judgekit.analysis.inputs import reference_ratings
 
-                ref, ref_name = reference_ratings(store, rubric, reference)
-                add_ppi_calibration(result, Reference(ref, ref_name, store, sample), data.ratings,
+                add_ppi_calibration(result, _reference(store, rubric, run), data.ratings,
                                     data.items, data.harm, rubric=rubric, columns=columns,
                                     include_lookalikes=include_lookalikes,
-                                    resampling=Resampling(n_boot, seed))
-    result.notes.extend(data.notes)  # judge ratings the verdict does not cover, left out
-    noted(result, note, where)
-    if json_out != "-":
+                                    resampling=Resampling(run.n_boot, run.seed))
+
+    def show() -> None:
         print_calibration(console, result)
-        print_corrections(result, correct)
-    finish(result, out_dir, json_out)
+        print_corrections(result, run.correct)
+
+    _report(result, data.notes, note, run, show)
 
 
 # --------------------------------------------------------------------------- criteria
@@ -360,17 +391,7 @@ def calibration_cmd(
 def criteria_cmd(
     criteria_file: Path,
     rater: str | None,
-    by: tuple[str, ...],
-    where: tuple[str, ...],
-    correct: str | None,
-    reference: str | None,
-    sample: str | None,
-    store_path: str,
-    verdicts: tuple[Path, ...],
-    untrusted: bool,
-    out_dir: Path | None,
-    quiet: bool,
-    json_out: str | None,
+    run: _Run,
 ) -> None:
     """Pre-registered experiment criteria: rate of a label in a group vs a threshold, per seed.
 
@@ -388,38 +409,38 @@ def criteria_cmd(
     from judgekit.report.analysis_terminal import print_criteria
 
     spec = load_criteria(criteria_file)
-    loaded = inputs.load_verdicts(verdicts)
-    with Store.open_existing(store_path) as store:
+    loaded = inputs.load_verdicts(run.verdicts)
+    with Store.open_existing(run.store_path) as store:
         data = inputs.criteria_inputs(store, loaded)
-        by_cols = by_columns(by)
-        data.items, (data.ratings,), note = sliced(data.items, [data.ratings], where, by_cols)
+        by_cols = by_columns(run.by)
+        data.items, (data.ratings,), note = sliced(data.items, [data.ratings], run.where, by_cols)
         result, passed = evaluate_criteria(
             spec, data.ratings, data.items, rater=rater,
-            trust=TrustContext(loaded, data.judge_hashes, untrusted, store),
+            trust=TrustContext(loaded, data.judge_hashes, run.untrusted, store),
             source=f"Criteria file {criteria_file}", by=by_cols,
         )
-        if correct:
+        if run.correct:
             from judgekit.analysis.criteria.corrected import add_ppi_criteria
 
             add_ppi_criteria(result, store, spec, data.ratings, data.items, rater=rater,
-                             reference=reference, sample=sample,
+                             reference=run.reference, sample=run.sample,
                              source=f"Criteria file {criteria_file}")
-    result.notes.extend(data.notes)  # judge ratings the verdict does not cover, left out
-    noted(result, note, where)
-    if json_out != "-":
-        print_criteria(console, result)
-    if correct and json_out != "-":
-        from judgekit.report.analysis_terminal import print_ppi
 
-        print_ppi(console, result)
+    def show() -> None:
+        print_criteria(console, result)
+        if run.correct:
+            from judgekit.report.analysis_terminal import print_ppi
+
+            print_ppi(console, result)
+
     table = result.table("criteria")
-    finish(result, out_dir, json_out)
+    _report(result, data.notes, note, run, show)
     n_fail = int((table["result"] == "FAIL").sum())
     n_judged = int((table["result"] != "DESCRIPTIVE").sum())
     out_ = len(result.meta.get("figures") or {}) and n_fail == 0 and not passed  # (certified criteria only)
     click.echo("all criteria pass" if passed else "not every criterion is known to pass (some were left out: "
                "no certificate covers them)" if out_ else f"{n_fail} of {n_judged} criteria FAIL",
-               err=json_out == "-")
+               err=run.json_out == "-")
     raise SystemExit(0 if passed else 1)
 
 
