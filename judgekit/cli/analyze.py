@@ -103,6 +103,20 @@ def _bootstrap_options(f: Callable[..., Any]) -> Callable[..., Any]:
     return f
 
 
+def _item_options(*, by_help: str, prompt_help: str) -> Callable[[Callable[..., Any]],
+                                                                  Callable[..., Any]]:
+    """--by, --where, --prompt-column and --model-column, with the command's own help."""
+
+    def decorate(f: Callable[..., Any]) -> Callable[..., Any]:
+        f = click.option("--model-column", default="model", show_default=True,
+                         help="Column naming the model.")(f)
+        f = click.option("--prompt-column", default=None, help=prompt_help)(f)
+        f = where_option(f)
+        return click.option("--by", "by", multiple=True, help=by_help)(f)
+
+    return decorate
+
+
 def _correct_options(f: Callable[..., Any]) -> Callable[..., Any]:
     f = click.option("--sample", "sample", default=None,
                      help="Recorded sample (`judgekit sample --name`) the reference's labels were "
@@ -156,14 +170,11 @@ def _report(result: AnalysisResult, notes: list[str], note: str | None, run: _Ru
                    "ratings under it); with knowledge_leak and a rules:knowledge-leak judge, also "
                    "the table of emitted refusal-pool strings per slice.")
 @click.option("--no-forms", is_flag=True, help="Skip the refusal-form distribution.")
-@click.option("--by", "by", multiple=True,
-              help="Item metadata column to slice by (repeat, or 'severity,tactic'; 'severity+tactic' "
-                   "crosses them); turn is added when the items have it.")
-@where_option
-@click.option("--prompt-column", default=None,
-              help="Column naming the prompt whose samples are grouped (default: conversation_id, "
-                   "else prompt_id).")
-@click.option("--model-column", default="model", show_default=True, help="Column naming the model.")
+@_item_options(
+    by_help="Item metadata column to slice by (repeat, or 'severity,tactic'; 'severity+tactic' "
+            "crosses them); turn is added when the items have it.",
+    prompt_help="Column naming the prompt whose samples are grouped (default: conversation_id, "
+                "else prompt_id).")
 @click.option("--sample-group", "sample_group", default=None,
               help="Item column splitting a prompt's samples into groups reported apart, for "
                    "samples that are not exchangeable (e.g. --sample-group provenance).")
@@ -280,14 +291,11 @@ def distribution_cmd(
               help="Item flag marking benign look-alike prompts (reported as over-refusal).")
 @click.option("--include-lookalikes", is_flag=True,
               help="Also count benign look-alikes in C, RCE and Drift.")
-@click.option("--by", "by", multiple=True,
-              help="Item column to slice by (repeat, or 'tactic,category'; 'severity+tactic' crosses "
-                   "them): C, RCE and Drift(t) per value, e.g. which pressure tactic drives the drift.")
-@where_option
-@click.option("--prompt-column", default=None,
-              help="Column naming the conversation/prompt (cluster of the bootstrap; default: "
-                   "conversation_id, else prompt_id).")
-@click.option("--model-column", default="model", show_default=True, help="Column naming the model.")
+@_item_options(
+    by_help="Item column to slice by (repeat, or 'tactic,category'; 'severity+tactic' crosses "
+            "them): C, RCE and Drift(t) per value, e.g. which pressure tactic drives the drift.",
+    prompt_help="Column naming the conversation/prompt (cluster of the bootstrap; default: "
+                "conversation_id, else prompt_id).")
 @_correct_options
 @_bootstrap_options
 @_common
