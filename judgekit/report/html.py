@@ -21,12 +21,9 @@ from judgekit.report.escape import anchor, esc, excerpt, fmt_fig, fmt_int, fmt_n
 from judgekit.report.page import page, table
 from judgekit.report.parts import ReportParts
 from judgekit.report.summary import (
-    STATE_WORDS,
-    ci_text,
-    comparison,
+    CHECK_COLUMNS,
+    check_cells,
     comparison_headers,
-    detail_text,
-    fmt_value,
     metric_short,
     n_text,
     slice_name,
@@ -220,13 +217,10 @@ def _judge_section(j: dict[str, Any], s: dict[str, Any], agreement: dict[str, An
     out = [f'<div id="{_judge_anchor(jid)}"></div>']
     out.append(f"<p>{_pill(j['status'])} {esc(j['sentence'])}</p>")
     if j["checks"]:
-        rows = [[c.get("name"), fmt_value(c.get("figure")), ci_text(c) or "—",
-                 f"{comparison(c)} {fmt_value(c.get('threshold'))}".strip(), fmt_int(c.get("n")), STATE_WORDS[c["state"]],
-                 detail_text(c)]
-                for c in j["checks"]]
+        rows = [check_cells(c) for c in j["checks"]]
         classes = [{"pass": None, "fail": "bad", "inconclusive": "warn"}[c["state"]] for c in j["checks"]]
-        out.append("<h3>Gate checks</h3>" + table(["check", "figure", "CI (95%; fidelity 1 − 2α)", "threshold", "n", "result", "detail"],
-                                                  rows, numeric=[1, 2, 3, 4], row_classes=classes))
+        out.append("<h3>Gate checks</h3>" + table(list(CHECK_COLUMNS), rows, numeric=[1, 2, 3, 4],
+                                                  row_classes=classes))
     slices = [sl for sl in agreement.get("slices") or [] if jid in (sl.get("judges") or {})]
     if not slices:
         out.append('<p class="muted">This judge has no ratings in the agreement report.</p>')

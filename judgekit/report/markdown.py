@@ -12,12 +12,9 @@ from judgekit import __version__
 from judgekit.report import trust, turns
 from judgekit.report.escape import excerpt, fmt_fig, fmt_int, fmt_num, fmt_pct, is_num, md_escape
 from judgekit.report.summary import (
-    STATE_WORDS,
-    ci_text,
-    comparison,
+    CHECK_COLUMNS,
+    check_cells,
     comparison_headers,
-    detail_text,
-    fmt_value,
     metric_short,
     n_text,
     slice_name,
@@ -116,12 +113,7 @@ def render_markdown(parts: ReportParts) -> str:
         jid = j["judge"]
         out += ["", f"## Judge {md_escape(jid)}", "", f"{_STATUS.get(j['status'], j['status'])} {md_escape(j['sentence'])}"]
         if j["checks"]:
-            out += ["", md_table(["check", "figure", "CI (95%; fidelity 1 − 2α)", "threshold", "n", "result", "detail"],
-                                 [[c.get("name"), fmt_value(c.get("figure")), ci_text(c) or "—",
-                                   f"{comparison(c)} {fmt_value(c.get('threshold'))}".strip(), fmt_int(c.get("n")),
-                                   STATE_WORDS[c["state"]],
-                                   detail_text(c)]
-                                  for c in j["checks"]],
+            out += ["", md_table(CHECK_COLUMNS, [check_cells(c) for c in j["checks"]],
                                  numeric=[1, 2, 3, 4])]
         slices = [sl for sl in agreement.get("slices") or [] if jid in (sl.get("judges") or {})]
         if not slices:

@@ -208,6 +208,17 @@ def ci_text(check: dict[str, Any]) -> str:
     return ""
 
 
+#: the columns of a judge's table of gate checks (HTML and Markdown)
+CHECK_COLUMNS = ("check", "figure", "CI (95%; fidelity 1 − 2α)", "threshold", "n", "result", "detail")
+
+
+def check_cells(check: dict[str, Any]) -> list[Any]:
+    """A gate check as the cells of :data:`CHECK_COLUMNS`: text, for the caller to escape."""
+    return [check.get("name"), fmt_value(check.get("figure")), ci_text(check) or "—",
+            f"{comparison(check)} {fmt_value(check.get('threshold'))}".strip(),
+            fmt_int(check.get("n")), STATE_WORDS[check["state"]], detail_text(check)]
+
+
 def check_sentence(check: dict[str, Any]) -> str:
     """One failed/passed check in words: ``min_kappa_lower: 0.520, needs ≥ 0.600 (n = 2,239)``."""
     op = comparison(check)
