@@ -17,8 +17,6 @@ from judgekit.agreement._rated import (
 )
 from judgekit.errors import JudgekitError
 
-AC2_WEIGHTS: tuple[str, ...] = ("identity", "linear", "quadratic")
-
 
 def agreement_weights(weights: Any, n_categories: int, *, func: str) -> np.ndarray:
     """(q, q) Gwet agreement weights over category positions k, l (1 on the diagonal).

@@ -20,8 +20,6 @@ from judgekit.agreement._rated import (
 from judgekit.agreement.confusion import confusion_counts
 from judgekit.errors import JudgekitError
 
-KAPPA_WEIGHTS: tuple[str | None, ...] = (None, "linear", "quadratic")
-
 
 def disagreement_weights(weights: str | None, n_labels: int, *, func: str) -> np.ndarray:
     """(V, V) disagreement weights over label positions: 0/1, ``|i - j|`` or ``(i - j)^2``."""

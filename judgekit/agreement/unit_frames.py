@@ -1,10 +1,5 @@
-"""The agreement report's inputs, built once: the items x raters label and status frames from
-long ratings, and the slicing metadata from a store, without a pivot or a full item read.
-
-:func:`label_frames` gives the same frames as ``collapse_trials`` followed by ``pivot`` (items
-sorted, raters sorted, ``None`` for a missing label, NaN for a missing status), placing each
-rating by its integer (item, rater) codes; judge trials are collapsed only when some (item,
-rater) has more than one rating. :func:`slice_meta` reads only the metadata keys sliced by.
+"""The agreement report's inputs, built once: the ratings it reads and the slicing metadata
+from a store, without a full item read. :func:`slice_meta` reads only the metadata keys sliced by.
 """
 
 from __future__ import annotations
@@ -13,8 +8,6 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-
-from judgekit.agreement.trials import collapse_trials
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -36,32 +29,6 @@ def read_ratings(source: Any, rubric: Any, columns: Sequence[str] = REPORT_COLUM
     frame: pd.DataFrame = (source.ratings(rubric=rubric, variants=True) if variants
                            else source.ratings(rubric=rubric))
     return frame
-
-
-def label_frames(ratings: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(labels, status): one row per item (sorted ids), one column per rater (sorted ids)."""
-    import pandas as pd
-    item_codes, items = pd.factorize(ratings["item_id"], sort=True)
-    rater_codes, raters = pd.factorize(ratings["rater_id"], sort=True)
-    n_items, n_raters = len(items), len(raters)
-    cell = item_codes.astype(np.int64) * n_raters + rater_codes
-    if np.bincount(cell, minlength=n_items * n_raters).max(initial=0) > 1:
-        # some rater rated an item several times (trials): the majority label per (item, rater)
-        collapsed = collapse_trials(ratings)
-        item_codes, items = pd.factorize(collapsed["item_id"], sort=True)
-        rater_codes, raters = pd.factorize(collapsed["rater_id"], sort=True)
-        n_items, n_raters = len(items), len(raters)
-        ratings = collapsed
-    labels = np.full((n_items, n_raters), None, dtype=object)
-    status = np.full((n_items, n_raters), np.nan, dtype=object)
-    label_values = ratings["label"].to_numpy(dtype=object, copy=True)
-    label_values[pd.isna(label_values)] = None
-    labels[item_codes, rater_codes] = label_values
-    status[item_codes, rater_codes] = ratings["status"].to_numpy(dtype=object)
-    index = pd.Index(np.asarray(items, dtype=object), name="item_id", dtype=object)
-    columns = pd.Index(np.asarray(raters, dtype=object), name="rater_id", dtype=object)
-    return (pd.DataFrame(labels, index=index, columns=columns),
-            pd.DataFrame(status, index=index, columns=columns))
 
 
 def _slice_values(source: Any, by: Sequence[str]) -> tuple[dict[str, dict[str, Any]], list[str]] | None:

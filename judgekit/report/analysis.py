@@ -276,11 +276,6 @@ def to_html(result: AnalysisResult) -> str:
     return page(result.title, sections, subtitle=subtitle, stamp=stamp)
 
 
-def terminal_tables(result: AnalysisResult, keys: list[str]) -> list[Table]:
-    """The tables worth printing in a terminal (the summaries, not per-prompt detail)."""
-    return [t for t in result.tables if t.key in keys]
-
-
 # --------------------------------------------------------------------------- writing
 def write_results(result: AnalysisResult, out_dir: Path) -> list[Path]:
     """Write ``result`` into ``out_dir``: ``<kind>.json``, ``.md``, ``.html``, one SVG per chart

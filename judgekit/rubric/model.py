@@ -148,9 +148,6 @@ class Rubric(ConfigModel):
         """Code → the rubric's number for it."""
         return {lab.code: lab.value for lab in self.labels}
 
-    def value_of(self, code: str) -> float:
-        return self.values[code]
-
     @cached_property
     def _lookup(self) -> dict[str, str]:
         table: dict[str, str] = {}
