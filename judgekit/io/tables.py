@@ -488,10 +488,9 @@ def read_items(path: str | Path, *, need_response: bool = True) -> ItemTable:
 if TYPE_CHECKING:
     import pandas as pd
 
-#: what a cell may not start with in a CSV judgekit writes (OWASP's list)
-_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
-#: a cell a spreadsheet would run, behind the quotes already before it: judgekit writes one more
-#: quote before such a cell and takes one off on reading, so every text reads back as written
+#: a cell a spreadsheet would run (its first character in OWASP's list), behind the quotes already
+#: before it: judgekit writes one more quote before such a cell and takes one off on reading, so
+#: every text reads back as written
 _ESCAPED = re.compile("'*[=+\\-@\t\r]")
 
 

@@ -123,6 +123,16 @@ class AliasPattern(ConfigModel):
         return regex.compile(self.pattern, regex.IGNORECASE | regex.VERSION0)
 
 
+def _bound(inclusive: float | None, exclusive: float | None) -> tuple[float, bool] | None:
+    """(bound, inclusive) of a range's side given as an inclusive or an exclusive bound; None
+    when that side is open."""
+    if inclusive is not None:
+        return float(inclusive), True
+    if exclusive is not None:
+        return float(exclusive), False
+    return None
+
+
 class AliasRange(ConfigModel):
     """One entry of ``alias_ranges``: a code and explicit bounds (see the module docstring)."""
 
@@ -152,20 +162,12 @@ class AliasRange(ConfigModel):
     @property
     def low(self) -> tuple[float, bool] | None:
         """(lower bound, inclusive) or None when open."""
-        if self.at_least is not None:
-            return float(self.at_least), True
-        if self.above is not None:
-            return float(self.above), False
-        return None
+        return _bound(self.at_least, self.above)
 
     @property
     def high(self) -> tuple[float, bool] | None:
         """(upper bound, inclusive) or None when open."""
-        if self.at_most is not None:
-            return float(self.at_most), True
-        if self.below is not None:
-            return float(self.below), False
-        return None
+        return _bound(self.at_most, self.below)
 
     def contains(self, x: float) -> bool:
         lo, hi = self.low, self.high
