@@ -198,17 +198,6 @@ def scott_ci(
     return _confusion_ci(matrix, scott_from_confusion, n_resamples, confidence, seed)
 
 
-def _table_ci(
-    table: Any,
-    statistic: Callable[[Any, np.ndarray], np.ndarray],
-    n_resamples: int,
-    confidence: float,
-    seed: int | None,
-) -> Interval:
-    return grouped_table_ci(table.grouped(), statistic, n_resamples=n_resamples,
-                            confidence=confidence, seed=seed)
-
-
 def grouped_table_ci(
     grouped: Any,
     statistic: Callable[[Any, np.ndarray], np.ndarray],
@@ -231,84 +220,80 @@ def grouped_table_ci(
     )
 
 
+def _rated_ci(
+    func: str,
+    data: Any,
+    categories: Sequence[Any] | None,
+    statistic: Callable[..., np.ndarray],
+    weights: Any,
+    resampling: tuple[int, float, int | None],
+    *,
+    ordered: bool = False,
+) -> Interval:
+    """The CI of a statistic of the units rated at least once: ``statistic(table, w)``, or with
+    ``weights`` (not None) ``statistic(table, w, agreement_weights)``; ``ordered`` as in
+    :func:`~judgekit.agreement._rated.rated_table`."""
+    n_resamples, confidence, seed = resampling
+    _check(func, n_resamples, confidence)
+    table = rated_table(data, categories, func=func, ordered=ordered)
+    if weights is not None:
+        w = agreement_weights(weights, len(table.categories), func=func)
+        return grouped_table_ci(table.grouped(), lambda t, u: statistic(t, u, w),
+                                n_resamples=n_resamples, confidence=confidence, seed=seed)
+    return grouped_table_ci(table.grouped(), statistic, n_resamples=n_resamples,
+                            confidence=confidence, seed=seed)
+
+
 def percent_agreement_ci(
     data: Any, *, n_resamples: int = 1000, confidence: float = 0.95, seed: int | None = 0
 ) -> Interval:
     """Bootstrap CI of :func:`percent_agreement`, resampling units; ``(low, high)``."""
     _check("percent_agreement_ci", n_resamples, confidence)
     table = unit_table(data, None, func="percent_agreement_ci")
-    return _table_ci(table, percent_from_table, n_resamples, confidence, seed)
+    return grouped_table_ci(table.grouped(), percent_from_table, n_resamples=n_resamples,
+                            confidence=confidence, seed=seed)
 
 
 def fleiss_ci(
-    data: Any,
-    *,
-    categories: Sequence[Any] | None = None,
-    n_resamples: int = 1000,
-    confidence: float = 0.95,
-    seed: int | None = 0,
+    data: Any, *, categories: Sequence[Any] | None = None,
+    n_resamples: int = 1000, confidence: float = 0.95, seed: int | None = 0,
 ) -> Interval:
     """Bootstrap CI of :func:`fleiss_kappa`, resampling the units rated at least once."""
-    _check("fleiss_ci", n_resamples, confidence)
-    table = rated_table(data, categories, func="fleiss_ci")
-    return _table_ci(table, fleiss_from_table, n_resamples, confidence, seed)
+    return _rated_ci("fleiss_ci", data, categories, fleiss_from_table, None,
+                     (n_resamples, confidence, seed))
 
 
 def ac2_ci(
-    data: Any,
-    *,
-    weights: Any = "linear",
-    categories: Sequence[Any] | None = None,
-    n_resamples: int = 1000,
-    confidence: float = 0.95,
-    seed: int | None = 0,
+    data: Any, *, weights: Any = "linear", categories: Sequence[Any] | None = None,
+    n_resamples: int = 1000, confidence: float = 0.95, seed: int | None = 0,
 ) -> Interval:
     """Bootstrap CI of :func:`gwet_ac2`, resampling the units rated at least once."""
-    _check("ac2_ci", n_resamples, confidence)
-    table = rated_table(data, categories, func="ac2_ci", ordered=True)
-    w = agreement_weights(weights, len(table.categories), func="ac2_ci")
-    return _table_ci(table, lambda t, u: gwet_from_table(t, u, w), n_resamples, confidence, seed)
+    return _rated_ci("ac2_ci", data, categories, gwet_from_table, weights,
+                     (n_resamples, confidence, seed), ordered=True)
 
 
 def ac1_ci(
-    data: Any,
-    *,
-    categories: Sequence[Any] | None = None,
-    n_resamples: int = 1000,
-    confidence: float = 0.95,
-    seed: int | None = 0,
+    data: Any, *, categories: Sequence[Any] | None = None,
+    n_resamples: int = 1000, confidence: float = 0.95, seed: int | None = 0,
 ) -> Interval:
     """Bootstrap CI of :func:`gwet_ac1`, resampling the units rated at least once."""
-    _check("ac1_ci", n_resamples, confidence)
-    table = rated_table(data, categories, func="ac1_ci")
-    w = agreement_weights("identity", len(table.categories), func="ac1_ci")
-    return _table_ci(table, lambda t, u: gwet_from_table(t, u, w), n_resamples, confidence, seed)
+    return _rated_ci("ac1_ci", data, categories, gwet_from_table, "identity",
+                     (n_resamples, confidence, seed))
 
 
 def bp_ci(
-    data: Any,
-    *,
-    weights: Any = "identity",
-    categories: Sequence[Any] | None = None,
-    n_resamples: int = 1000,
-    confidence: float = 0.95,
-    seed: int | None = 0,
+    data: Any, *, weights: Any = "identity", categories: Sequence[Any] | None = None,
+    n_resamples: int = 1000, confidence: float = 0.95, seed: int | None = 0,
 ) -> Interval:
     """Bootstrap CI of :func:`brennan_prediger`, resampling the units rated at least once."""
-    _check("bp_ci", n_resamples, confidence)
     ordered = not (isinstance(weights, str) and weights == "identity")
-    table = rated_table(data, categories, func="bp_ci", ordered=ordered)
-    w = agreement_weights(weights, len(table.categories), func="bp_ci")
-    return _table_ci(table, lambda t, u: bp_from_table(t, u, w), n_resamples, confidence, seed)
+    return _rated_ci("bp_ci", data, categories, bp_from_table, weights,
+                     (n_resamples, confidence, seed), ordered=ordered)
 
 
 def conger_ci(
-    data: Any,
-    *,
-    categories: Sequence[Any] | None = None,
-    n_resamples: int = 1000,
-    confidence: float = 0.95,
-    seed: int | None = 0,
+    data: Any, *, categories: Sequence[Any] | None = None,
+    n_resamples: int = 1000, confidence: float = 0.95, seed: int | None = 0,
 ) -> Interval:
     """Bootstrap CI of :func:`conger_kappa`, resampling the units rated at least once.
 
@@ -318,14 +303,9 @@ def conger_ci(
     _check("conger_ci", n_resamples, confidence)
     patterns = rater_patterns(data, categories, func="conger_ci")
     p, m = patterns.codes.shape
-    return resample_patterns(
-        patterns.freq,
-        lambda u: conger_from_patterns(patterns, u),
-        cost=p * m * max(len(patterns.categories), 1),
-        n_resamples=n_resamples,
-        confidence=confidence,
-        seed=seed,
-    )
+    return resample_patterns(patterns.freq, lambda u: conger_from_patterns(patterns, u),
+                             cost=p * m * max(len(patterns.categories), 1),
+                             n_resamples=n_resamples, confidence=confidence, seed=seed)
 
 
 _FAST: dict[Callable[..., float], Callable[..., Interval]] = {
