@@ -26,6 +26,7 @@ from judgekit.report.summary import (
     comparison_headers,
     metric_short,
     n_text,
+    slice_headers,
     slice_name,
     thresholds_for,
 )
@@ -139,8 +140,7 @@ def _verdict_section(s: dict[str, Any]) -> str:
 
 def _glance_section(s: dict[str, Any], agreement: dict[str, Any], verdict: dict[str, Any] | None) -> str:
     m = s["metric"]
-    sym = metric_short(m)
-    header = ["judge", "verdict", *comparison_headers(s, sym), "AC1",
+    header = ["judge", "verdict", *comparison_headers(s), "AC1",
               "% agree", "abstain / error", "rated of in scope"]
     with_cost = any(j.get("cost") for j in s["judges"])
     if with_cost:
@@ -278,8 +278,7 @@ def _judge_section(j: dict[str, Any], s: dict[str, Any], agreement: dict[str, An
     out.append("<figure>" + svg.interval_chart(
         chart_rows, title=f"{jid}: {s['metric_name']} vs the reference, per slice",
         x_range=_x_range(chart_rows, lines), reference_lines=lines, width=1000) + "</figure>")
-    out.append(table(["slice", "items", "rated", f"{sym} [95% CI]", f"human–human {s['ceiling_name']}", "AC1",
-                      "% agree", "abstain", "error"], rows, numeric=[1, 2, 3, 4, 5, 6, 7, 8], raw=list(range(9))))
+    out.append(table(slice_headers(s), rows, numeric=[1, 2, 3, 4, 5, 6, 7, 8], raw=list(range(9))))
     if len(slices) > 1:
         out.append(html_grid(trust.per_class_grid(agreement, jid)))
         series = trust.bias_series(agreement, jid)

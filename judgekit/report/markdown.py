@@ -15,8 +15,8 @@ from judgekit.report.summary import (
     CHECK_COLUMNS,
     check_cells,
     comparison_headers,
-    metric_short,
     n_text,
+    slice_headers,
     slice_name,
 )
 
@@ -58,7 +58,7 @@ def render_markdown(parts: ReportParts) -> str:
     agreement, verdict, summary = parts.agreement, parts.verdict, parts.summary
     extras, created_at = parts.extras, parts.created_at
     s = summary
-    m, sym = s["metric"], metric_short(s["metric"])
+    m = s["metric"]
     out: list[str] = [f"# judgekit report — {md_escape(s['rubric'])}", ""]
     out.append(f"Rubric {md_escape(s['rubric'])} #{md_escape(s['rubric_hash'])} ({md_escape(s['level'])}); "
                f"reference: {md_escape(s['reference'])}; {fmt_int(s.get('n_items'))} items; made {md_escape(created_at)}.")
@@ -85,7 +85,7 @@ def render_markdown(parts: ReportParts) -> str:
                      trust.coverage_words(j["coverage"]) if j.get("coverage")
                      else f"{fmt_int(j.get('n_rated'))} / {fmt_int(j.get('n_items'))}",
                      f"${float(usd):,.2f}" if is_num(usd) else "—"])
-    out.append(md_table(["judge", "verdict", *comparison_headers(s, sym), "AC1",
+    out.append(md_table(["judge", "verdict", *comparison_headers(s), "AC1",
                          "% agree", "abstain", "error", "rated of in scope", "cost (USD)"], rows,
                         numeric=[2, 3, 4, 5, 6, 7, 8, 9]))
     out += md_grid(trust.pairwise_grid(agreement))
@@ -141,8 +141,7 @@ def render_markdown(parts: ReportParts) -> str:
                           fmt_fig((sl.get("human_ceiling") or {}).get(m)), fmt_fig(vr.get("ac1")),
                           fmt_pct((vr.get("percent_agreement") or {}).get("value")), fmt_pct(sj.get("abstain_rate")),
                           fmt_pct(sj.get("error_rate"))])
-        out.append(md_table(["slice", "items", "rated", f"{sym} [95% CI]", f"human–human {s['ceiling_name']}", "AC1",
-                             "% agree", "abstain", "error"], srows, numeric=[1, 2, 3, 4, 5, 6, 7, 8]))
+        out.append(md_table(slice_headers(s), srows, numeric=[1, 2, 3, 4, 5, 6, 7, 8]))
         if len(slices) > 1:
             out += md_grid(trust.per_class_grid(agreement, jid))
             series = trust.bias_series(agreement, jid)

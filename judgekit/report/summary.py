@@ -61,14 +61,21 @@ def n_text(n: Any) -> str:
     return f" · n {int(n):,}" if is_num(n) else ""
 
 
-def comparison_headers(s: dict[str, Any], sym: str) -> list[str]:
+def comparison_headers(s: dict[str, Any]) -> list[str]:
     """The headers of the judge's headline figure and the human figure beside it: against the
     reference beside the human–human ceiling, or, under a consensus of several humans, against
     the consensus of the other humans beside the humans on the same items (leave-one-out)."""
+    sym = metric_short(s["metric"])
     if any(j.get("comparison") == "leave-one-out" for j in s.get("judges") or []):
         return [f"{sym} vs the other humans' consensus (leave-one-out) [95% CI]",
                 f"humans on the same items, {sym}"]
     return [f"{sym} vs reference [95% CI]", f"human–human {s['ceiling_name']}"]
+
+
+def slice_headers(s: dict[str, Any]) -> list[str]:
+    """The headers of a judge's table of figures per slice (HTML and Markdown)."""
+    return ["slice", "items", "rated", f"{metric_short(s['metric'])} [95% CI]",
+            f"human–human {s['ceiling_name']}", "AC1", "% agree", "abstain", "error"]
 
 
 def fmt_value(x: Any) -> str:
