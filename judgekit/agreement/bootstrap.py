@@ -113,40 +113,8 @@ def alpha_ci(
     """
     _check("alpha_ci", n_resamples, confidence)
     prepared = prepare_alpha(data, level=level, categories=categories).grouped()
-    return resample_patterns(
-        prepared.freq,
-        prepared.evaluate,
-        cost=prepared.cost,
-        n_resamples=n_resamples,
-        confidence=confidence,
-        seed=seed,
-    )
-
-
-def _confusion_ci(
-    matrix: np.ndarray,
-    statistic: Callable[[np.ndarray], np.ndarray],
-    n_resamples: int,
-    confidence: float,
-    seed: int | None,
-) -> Interval:
-    """Resample the pairs of a (V, V) confusion matrix: multinomial over its non-empty cells."""
-    v = matrix.shape[0]
-    cells = np.flatnonzero(matrix)
-
-    def evaluate(unit_weights: np.ndarray) -> np.ndarray:
-        observed = np.zeros((unit_weights.shape[0], v * v))
-        observed[:, cells] = unit_weights
-        return statistic(observed.reshape(-1, v, v))
-
-    return resample_patterns(
-        matrix.ravel()[cells],
-        evaluate,
-        cost=v * v + cells.size,
-        n_resamples=n_resamples,
-        confidence=confidence,
-        seed=seed,
-    )
+    return resample_patterns(prepared.freq, prepared.evaluate, cost=prepared.cost,
+                             n_resamples=n_resamples, confidence=confidence, seed=seed)
 
 
 def confusion_ci(
@@ -158,8 +126,21 @@ def confusion_ci(
     seed: int | None = 0,
 ) -> Interval:
     """Bootstrap CI of ``statistic`` (confusion stacks (B, V, V) -> (B,)) from a (V, V) confusion
-    matrix of counts, resampling its pairs: what :func:`kappa_ci` does after counting the pairs."""
-    return _confusion_ci(np.asarray(matrix), statistic, n_resamples, confidence, seed)
+    matrix of counts, resampling its pairs: what :func:`kappa_ci` does after counting the pairs.
+
+    The resampled confusion matrices are multinomial draws over the matrix's non-empty cells.
+    """
+    matrix = np.asarray(matrix)
+    v = matrix.shape[0]
+    cells = np.flatnonzero(matrix)
+
+    def evaluate(unit_weights: np.ndarray) -> np.ndarray:
+        observed = np.zeros((unit_weights.shape[0], v * v))
+        observed[:, cells] = unit_weights
+        return statistic(observed.reshape(-1, v, v))
+
+    return resample_patterns(matrix.ravel()[cells], evaluate, cost=v * v + cells.size,
+                             n_resamples=n_resamples, confidence=confidence, seed=seed)
 
 
 def kappa_ci(
@@ -180,7 +161,8 @@ def kappa_ci(
     _check("kappa_ci", n_resamples, confidence)
     matrix, cats = confusion_counts(y1, y2, labels, func="kappa_ci")
     w = disagreement_weights(weights, len(cats), func="kappa_ci")
-    return _confusion_ci(matrix, lambda o: weighted_kappa(o, w), n_resamples, confidence, seed)
+    return confusion_ci(matrix, lambda o: weighted_kappa(o, w), n_resamples=n_resamples,
+                        confidence=confidence, seed=seed)
 
 
 def scott_ci(
@@ -195,7 +177,8 @@ def scott_ci(
     """Bootstrap CI of :func:`scott_pi`, resampling the rated pairs; ``(low, high)``."""
     _check("scott_ci", n_resamples, confidence)
     matrix, _ = confusion_counts(y1, y2, labels, func="scott_ci")
-    return _confusion_ci(matrix, scott_from_confusion, n_resamples, confidence, seed)
+    return confusion_ci(matrix, scott_from_confusion, n_resamples=n_resamples,
+                        confidence=confidence, seed=seed)
 
 
 def grouped_table_ci(
