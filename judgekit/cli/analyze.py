@@ -239,29 +239,8 @@ def distribution_cmd(
                 resampling=Resampling(run.n_boot, run.seed, progress),
             )
         if run.correct:
-            import pandas as pd
-
-            from judgekit.analysis.distribution.refusal import refusal_definition
-
-            _, indicator = refusal_definition(rubric, threshold=threshold, refusal_codes=codes)
-            weights = dict(zip(rubric.codes, indicator(pd.Series(rubric.codes)).tolist(),
-                               strict=True))
-            add_correction_tables(result, store, rubric, data.ratings, data.items,
-                                  method=run.correct, reference=run.reference, weights=weights,
-                                  figure="refusal rate", slices=list(result.meta.get("slices", [])),
-                                  model_col=model_column, n_boot=run.n_boot, seed=run.seed,
-                                  cluster_col=(result.meta.get("prompt_unit") or [None])[0])
-            if run.correct == "ppi":
-                from judgekit.analysis.distribution.corrected import add_ppi_distribution
-
-                reference = _reference(store, rubric, run)
-                fr = data.form_rubric
-                forms = None if fr is None or data.forms is None else (
-                    data.forms, inputs.rater_ratings(store, fr, reference.name, required=False),
-                    list(fr.codes))
-                add_ppi_distribution(result, reference, data.ratings,
-                                     data.items, indicator=indicator, codes=list(rubric.codes),
-                                     model_col=model_column, forms=forms)
+            _correct_distribution(result, store, rubric, data, run, threshold=threshold,
+                                  codes=codes, model_column=model_column)
 
     def show() -> None:
         from judgekit.report.analysis_terminal import print_prompts
@@ -271,6 +250,33 @@ def distribution_cmd(
         print_corrections(result, run.correct)
 
     _report(result, data.notes, note, run, show)
+
+
+def _correct_distribution(result: AnalysisResult, store: Store, rubric: Any, data: Any, run: _Run, *,
+                          threshold: float, codes: list[str] | None, model_column: str) -> None:
+    """The refusal rates corrected for the judge's error (``--correct``), beside the raw ones."""
+    import pandas as pd
+
+    from judgekit.analysis import inputs
+    from judgekit.analysis.distribution.refusal import refusal_definition
+
+    _, indicator = refusal_definition(rubric, threshold=threshold, refusal_codes=codes)
+    weights = dict(zip(rubric.codes, indicator(pd.Series(rubric.codes)).tolist(), strict=True))
+    add_correction_tables(result, store, rubric, data.ratings, data.items,
+                          method=str(run.correct), reference=run.reference, weights=weights,
+                          figure="refusal rate", slices=list(result.meta.get("slices", [])),
+                          model_col=model_column, n_boot=run.n_boot, seed=run.seed,
+                          cluster_col=(result.meta.get("prompt_unit") or [None])[0])
+    if run.correct == "ppi":
+        from judgekit.analysis.distribution.corrected import add_ppi_distribution
+
+        reference = _reference(store, rubric, run)
+        fr = data.form_rubric
+        forms = None if fr is None or data.forms is None else (
+            data.forms, inputs.rater_ratings(store, fr, reference.name, required=False),
+            list(fr.codes))
+        add_ppi_distribution(result, reference, data.ratings, data.items, indicator=indicator,
+                             codes=list(rubric.codes), model_col=model_column, forms=forms)
 
 
 # --------------------------------------------------------------------------- calibration
