@@ -108,14 +108,7 @@ def push_cmd(
     def run() -> list[str]:
         """The push; returns the lines to print."""
         from judgekit.annotation.labelstudio import LabelStudioClient, load_rubrics, push
-        from judgekit.annotation.sampling import (
-            load_spec,
-            record_sample,
-            sample_design,
-            sample_items,
-        )
-        from judgekit.io.tables import read_table
-        from judgekit.store.data import validate_items
+        from judgekit.annotation.sampling import record_sample
 
         out: list[str] = []
         if sum(x is not None for x in (items_path, sample, escalated)) != 1:
@@ -126,31 +119,7 @@ def push_cmd(
             else [c.strip() for c in meta.split(",") if c.strip()])
         # items from a file may start a store; a sample is drawn from (or recorded in) an existing one
         with (Store(store_path) if items_path is not None else Store.open_existing(store_path)) as store:
-            overlap = None
-            new_sample: tuple[str, pd.DataFrame] | None = None
-            if items_path is not None:
-                items = validate_items(read_table(items_path), source=str(items_path))
-                store.check_item_texts(items, source=str(items_path))  # before anything is pushed
-                to_store = items
-            elif escalated is not None:
-                from judgekit.selective.apply import escalated_design
-
-                design = escalated_design(store, escalated)
-                items = store.items(design["item_id"].tolist())
-                overlap = design.set_index("item_id")["overlap"]
-                to_store = None
-            else:
-                assert sample is not None
-                if sample.endswith((".yaml", ".yml")) or Path(sample).is_file():
-                    spec = load_spec(sample)
-                    design, summary = sample_items(store, spec, record=False)
-                    out.extend(summary.lines())
-                    new_sample = (spec.name, design)
-                else:
-                    design = sample_design(store, sample)
-                items = store.items(design["item_id"].tolist())
-                overlap = design.set_index("item_id")["overlap"]
-                to_store = None
+            items, overlap, new_sample = _items_to_push(store, items_path, sample, escalated, out)
             with LabelStudioClient(url, token) as client:
                 result = push(
                     client,
@@ -163,13 +132,43 @@ def push_cmd(
                     comment=not no_comment,
                     chunk_size=chunk_size,
                 )
-            if to_store is not None:
-                store.put_items(to_store, source=str(items_path))
+            if overlap is None:  # items from a file
+                store.put_items(items, source=str(items_path))
             if new_sample is not None:  # recorded only once the push went through
                 record_sample(store, *new_sample)
         return out + result.lines()
 
     _print_redacted(url, token, run)
+
+
+def _items_to_push(store: Store, items_path: Path | None, sample: str | None, escalated: str | None,
+                   out: list[str]) -> tuple[pd.DataFrame, pd.Series | None, tuple[str, pd.DataFrame] | None]:
+    """The items ``labelstudio push`` sends: from ``--items`` (no overlap flags: the caller stores
+    them), an ``--escalated`` design or a ``--sample`` (a spec YAML is drawn now: its summary
+    goes to ``out`` and its (name, design) is returned, to record once the push went through)."""
+    from judgekit.annotation.sampling import load_spec, sample_design, sample_items
+    from judgekit.io.tables import read_table
+    from judgekit.store.data import validate_items
+
+    new_sample: tuple[str, pd.DataFrame] | None = None
+    if items_path is not None:
+        items = validate_items(read_table(items_path), source=str(items_path))
+        store.check_item_texts(items, source=str(items_path))  # before anything is pushed
+        return items, None, None
+    if escalated is not None:
+        from judgekit.selective.apply import escalated_design
+
+        design = escalated_design(store, escalated)
+    else:
+        assert sample is not None
+        if sample.endswith((".yaml", ".yml")) or Path(sample).is_file():
+            spec = load_spec(sample)
+            design, summary = sample_items(store, spec, record=False)
+            out.extend(summary.lines())
+            new_sample = (spec.name, design)
+        else:
+            design = sample_design(store, sample)
+    return store.items(design["item_id"].tolist()), design.set_index("item_id")["overlap"], new_sample
 
 
 def _print_redacted(url: str | None, token: str | None, run: Callable[[], list[str]]) -> None:
