@@ -16,6 +16,8 @@ from judgekit.store.database import Store
 if TYPE_CHECKING:  # pandas is imported by the commands that use it (keeps `judgekit --help` light)
     import pandas as pd
 
+    from judgekit.annotation.sampling import SampleSpec
+
 url_option = click.option(
     "--url", default=None, help="Label Studio address (default: env LABEL_STUDIO_URL)."
 )
@@ -343,7 +345,7 @@ def sample_cmd(
     """
     import pandas as pd
 
-    from judgekit.annotation.sampling import load_spec, sample_items, spec_from_dict
+    from judgekit.annotation.sampling import sample_items
     from judgekit.io.tables import read_table, table_format, write_table
     from judgekit.store.data import validate_items
 
@@ -352,9 +354,6 @@ def sample_cmd(
         _sample_active(store_path, name, size, rubric, active_judge, judges, active_floor, seed,
                        cluster)
         return
-    base: dict[str, object] = {}
-    if spec_path is not None:
-        base = load_spec(spec_path).model_dump(exclude_unset=True)
     flags: dict[str, object] = {
         "name": name, "size": size, "rubric": rubric,
         "judges": [j.strip() for j in judges.split(",") if j.strip()] if judges else None,
@@ -365,16 +364,7 @@ def sample_cmd(
         "by_conversation": True if by_conversation else None,
         "conversation_column": conversation_column,
     }
-    base.update({k: v for k, v in flags.items() if v is not None})
-    if plan_path is not None:
-        if size is not None:
-            raise JudgekitError("Give --size or --from-plan, not both.")
-        _from_plan(base, plan_path)
-    if "name" not in base or "size" not in base:
-        raise JudgekitError("Give --name and --size (or a --spec file that has them).")
-    # the spec file is named in messages about its rubric, judges and strata unless a flag set one
-    from_file = spec_path if all(flags[k] is None for k in ("rubric", "judges", "strata")) else None
-    spec = spec_from_dict(base, source="judgekit sample", file=from_file)
+    spec = _sample_spec(spec_path, plan_path, flags)
     if out_path is not None:
         table_format(out_path)  # a bad ending is an error before anything is drawn or stored
     # One transaction: a failed draw or --out write leaves neither the items nor the sample behind
@@ -392,6 +382,26 @@ def sample_cmd(
             write_table(pd.DataFrame(design), out_path)
     for line in summary.lines():
         echo(line)
+
+
+def _sample_spec(spec_path: Path | None, plan_path: Path | None, flags: dict[str, object]) -> SampleSpec:
+    """The sample's spec: the ``--spec`` file's fields, each flag given over them, the size from
+    ``--from-plan``; one sentence when no name or size results."""
+    from judgekit.annotation.sampling import load_spec, spec_from_dict
+
+    base: dict[str, object] = {}
+    if spec_path is not None:
+        base = load_spec(spec_path).model_dump(exclude_unset=True)
+    base.update({k: v for k, v in flags.items() if v is not None})
+    if plan_path is not None:
+        if flags["size"] is not None:
+            raise JudgekitError("Give --size or --from-plan, not both.")
+        _from_plan(base, plan_path)
+    if "name" not in base or "size" not in base:
+        raise JudgekitError("Give --name and --size (or a --spec file that has them).")
+    # the spec file is named in messages about its rubric, judges and strata unless a flag set one
+    from_file = spec_path if all(flags[k] is None for k in ("rubric", "judges", "strata")) else None
+    return spec_from_dict(base, source="judgekit sample", file=from_file)
 
 
 def _from_plan(base: dict[str, object], plan_path: Path) -> None:
