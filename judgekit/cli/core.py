@@ -26,6 +26,7 @@ from judgekit.errors import JudgekitError
 from judgekit.store.database import Store, has_ratings
 
 if TYPE_CHECKING:
+    from judgekit.io.ratings import ImportSummary
     from judgekit.rubric.model import Rubric
 
 console = lazy_console()
@@ -171,12 +172,7 @@ def import_cmd(
     from judgekit.store.rating_input import parse_rater_map
 
     rubric = _with_view(load_rubric(rubric_name), view)
-    if str(file).startswith("hf:/"):  # a Hugging Face dataset file (docs/integrations/hf.md)
-        from judgekit.integrations.hf import local_copy
-
-        file = local_copy(file)
-    if not file.exists():  # before the store is opened: a typo must not leave an empty store behind
-        raise JudgekitError(f"{file}: no such file; check the path.")
+    file = _local_file(file)
     set_columns = parse_set_options(set_values)
     file_map = parse_column_map(column_map, source=str(file))
     items_map = parse_column_map(items_column_map, source=str(items_path or file), option="--items-map")
@@ -190,6 +186,25 @@ def import_cmd(
             column_map=file_map, items_column_map=items_map, key_column=key_column,
             flatten=flatten, id_from=id_from, join_on=join_on, set_columns=set_columns,
         ))
+    _print_import(summary, json_out, quiet)
+
+
+def _local_file(file: Path) -> Path:
+    """The file to import: a Hugging Face dataset file (``hf://``, docs/integrations/hf.md) as
+    its local copy; one sentence when there is no such file, before the store is opened (a typo
+    must not leave an empty store behind)."""
+    if str(file).startswith("hf:/"):
+        from judgekit.integrations.hf import local_copy
+
+        file = local_copy(file)
+    if not file.exists():
+        raise JudgekitError(f"{file}: no such file; check the path.")
+    return file
+
+
+def _print_import(summary: ImportSummary, json_out: str | None, quiet: bool) -> None:
+    """What an import wrote: as JSON (``--json``) and as lines (unless ``--quiet`` or the JSON
+    goes to stdout)."""
     if json_out is not None:
         doc = dataclasses.asdict(summary)
         doc["written"] = summary.written._asdict() if summary.written is not None else None
