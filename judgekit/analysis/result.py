@@ -63,6 +63,12 @@ class Chart:
     ci_note: str = ""
 
 
+def rated_by(rater: str, rubric: Any) -> dict[str, Any]:
+    """The first keys of an analysis' ``meta``: whose ratings (``rater``), under which rubric and
+    rubric version (``rubric``, ``rubric_hash``)."""
+    return {"rater": rater, "rubric": rubric.id, "rubric_hash": rubric.hash}
+
+
 @dataclass
 class AnalysisResult:
     """What an analysis produced: meta data, definitions, notes, tables and charts."""

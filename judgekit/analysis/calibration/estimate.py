@@ -49,7 +49,7 @@ from judgekit.analysis.calibration.units import OVER_REFUSAL_R, build_units
 from judgekit.analysis.columns import points as chart_points
 from judgekit.analysis.frames import check_column_names, check_rubric, one_rater, per_item_values
 from judgekit.analysis.options import ItemColumns, Resampling
-from judgekit.analysis.result import AnalysisResult, Chart, Table
+from judgekit.analysis.result import AnalysisResult, Chart, Table, rated_by
 from judgekit.analysis.trust import TrustContext
 from judgekit.analysis.trust_figures import CALIBRATION, guard_result
 from judgekit.errors import JudgekitError
@@ -131,9 +131,7 @@ def calibration(
         kind="calibration",
         title=f"Calibration of restrictiveness to harm — {rater} on {rubric.id}",
         meta={
-            "rater": rater,
-            "rubric": rubric.id,
-            "rubric_hash": rubric.hash,
+            **rated_by(rater, rubric),
             "harm_source": harm_source,
             "prompt_unit": ucols,
             "cluster": ucols[0],

@@ -45,7 +45,7 @@ from judgekit.analysis.frames import (
     unit_columns,
 )
 from judgekit.analysis.options import ItemColumns, Resampling
-from judgekit.analysis.result import AnalysisResult, Chart, Table
+from judgekit.analysis.result import AnalysisResult, Chart, Table, rated_by
 from judgekit.analysis.trust import TrustContext, TrustReport
 from judgekit.analysis.trust_figures import DISTRIBUTION, guard_result
 from judgekit.errors import JudgekitError
@@ -142,9 +142,7 @@ def refusal_distribution(
         kind="distribution",
         title=f"Refusal as a distribution — {rater} on {rubric.id}",
         meta={
-            "rater": rater,
-            "rubric": rubric.id,
-            "rubric_hash": rubric.hash,
+            **rated_by(rater, rubric),
             "form_rubric": forms.rubric.id if forms is not None else None,
             "prompt_unit": layout.ucols,
             "slices": layout.slice_cols,
