@@ -183,14 +183,14 @@ def _per_model(main: pd.DataFrame, look: pd.DataFrame, models: list[str],
                resampling: Resampling, tick: Callable[[int], None]) -> _Rows:
     """The rows of every model: its figures over ``main``, its look-alikes over ``look``."""
     rows = _Rows()
-    n, seed = resampling.n_resamples, resampling.seed
+    boot = (resampling.n_resamples, resampling.seed, tick)
     for model in models:
         mu = main[main["model"] == model].reset_index(drop=True)
         if len(mu):
-            _one_model(model, mu, n, seed, tick, rows.summary, rows.turn, rows.tier, rows.undefined)
+            _one_model(model, mu, boot, rows)
         lu = look[look["model"] == model].reset_index(drop=True)
         if len(lu):
-            _lookalikes(model, lu, n, seed, tick, rows.look, rows.look_turn)
+            _lookalikes(model, lu, boot, rows)
     return rows
 
 
@@ -219,14 +219,13 @@ def _slice_tables(main: pd.DataFrame, by: list[str], has_turns: bool, resampling
         s_rows: list[dict[str, Any]] = []
         t_rows: list[dict[str, Any]] = []
         for (model, value), su in main.groupby(["model", f"by_{col}"], sort=True):
-            rows: list[dict[str, Any]] = []
-            trows: list[dict[str, Any]] = []
+            rows = _Rows()
             # C within a slice may be undefined (e.g. one tier): the slice table shows it as
             # empty; only the per-model notes explain undefined figures.
-            _one_model(str(model), su.reset_index(drop=True), resampling.n_resamples,
-                       resampling.seed, tick, rows, trows, [], [])
-            s_rows += [{"model": r.pop("model"), col: value, **r} for r in rows]
-            t_rows += [{"model": r.pop("model"), col: value, **r} for r in trows]
+            _one_model(str(model), su.reset_index(drop=True),
+                       (resampling.n_resamples, resampling.seed, tick), rows)
+            s_rows += [{"model": r.pop("model"), col: value, **r} for r in rows.summary]
+            t_rows += [{"model": r.pop("model"), col: value, **r} for r in rows.turn]
         tables.append(Table(f"by_{col}", f"Calibration per model and {col}", pd.DataFrame(s_rows)))
         if has_turns and t_rows:
             frame = pd.DataFrame(t_rows)
@@ -305,17 +304,14 @@ def _f(x: Any) -> float:
     return float(x) if x is not None else float("nan")
 
 
-def _one_model(
-    model: str,
-    mu: pd.DataFrame,
-    n_boot: int,
-    seed: int,
-    tick: Callable[[int], None],
-    summary_rows: list[dict[str, Any]],
-    turn_rows: list[dict[str, Any]],
-    tier_rows: list[dict[str, Any]],
-    undefined: list[str],
-) -> None:
+#: the bootstrap of one model's figures: replicates, seed, and the progress callback
+_Boot = tuple[int, int, Callable[[int], None]]
+
+
+def _one_model(model: str, mu: pd.DataFrame, boot: _Boot, rows: _Rows) -> None:
+    """``model``'s figures over its units ``mu``: its summary, turn and tier rows (and a note
+    when its C is undefined) appended to ``rows``."""
+    n_boot, seed, tick = boot
     lay = unit_layout(mu)
     clusters = pd.factorize(mu["cluster"])[0]
     point = {k: v[0] for k, v in replicate_figures(np.ones((1, lay.n_units)), lay).items()}
@@ -329,9 +325,9 @@ def _one_model(
 
     last = len(lay.turns) - 1
     if not np.isfinite(point["c"]):
-        undefined.append(f"{model}: C is undefined — every unit has the same H, so no pair "
+        rows.undefined.append(f"{model}: C is undefined — every unit has the same H, so no pair "
                          "has different harm.")
-    summary_rows.append({
+    rows.summary.append({
         "model": model,
         "n_clusters": int(clusters.max() + 1),
         "n_units": lay.n_units,
@@ -350,7 +346,7 @@ def _one_model(
         "drift_last_ci_high": _f(hi("drift_t")[last]),
     })
     for j, t in enumerate(lay.turns):
-        turn_rows.append({
+        rows.turn.append({
             "model": model, "turn": _turn(t), "n_units": int(point["n_t"][j]),
             "mean_R": _f(point["r_t"][j]),
             "C": _f(point["c_t"][j]), "C_ci_low": _f(lo("c_t")[j]), "C_ci_high": _f(hi("c_t")[j]),
@@ -366,7 +362,7 @@ def _one_model(
         for j, t in enumerate(lay.turns):
             if point["n_tt"][i, j] == 0:
                 continue
-            tier_rows.append({
+            rows.tier.append({
                 "model": model, "tier": int(tier), "turn": _turn(t),
                 "n_units": int(point["n_tt"][i, j]),
                 "mean_R": _f(point["r_tt"][i, j]),
@@ -379,15 +375,10 @@ def _one_model(
             })
 
 
-def _lookalikes(
-    model: str,
-    lu: pd.DataFrame,
-    n_boot: int,
-    seed: int,
-    tick: Callable[[int], None],
-    rows: list[dict[str, Any]],
-    turn_rows: list[dict[str, Any]],
-) -> None:
+def _lookalikes(model: str, lu: pd.DataFrame, boot: _Boot, out: _Rows) -> None:
+    """``model``'s benign look-alikes ``lu``: its rows of ``out.look`` and ``out.look_turn``."""
+    n_boot, seed, tick = boot
+    rows, turn_rows = out.look, out.look_turn
     turns, turn_idx = np.unique(lu["turn"].to_numpy(float), return_inverse=True)
     r = lu["R"].to_numpy(float)
     over = lu["over"].to_numpy(float)
