@@ -72,9 +72,6 @@ def check_resampling(func: str, n_resamples: int, confidence: float) -> None:
         )
 
 
-_check = check_resampling
-
-
 def resample_patterns(
     freq: np.ndarray,
     evaluate: Callable[[np.ndarray], np.ndarray],
@@ -111,7 +108,7 @@ def alpha_ci(
     product. For nominal/ordinal/ratio data with very many distinct values the resamples are
     evaluated one at a time (exact, slower).
     """
-    _check("alpha_ci", n_resamples, confidence)
+    check_resampling("alpha_ci", n_resamples, confidence)
     prepared = prepare_alpha(data, level=level, categories=categories).grouped()
     return resample_patterns(prepared.freq, prepared.evaluate, cost=prepared.cost,
                              n_resamples=n_resamples, confidence=confidence, seed=seed)
@@ -158,7 +155,7 @@ def kappa_ci(
     A pair's pattern is its confusion cell, so resampled confusion matrices are multinomial
     draws over the non-empty (V, V) cells.
     """
-    _check("kappa_ci", n_resamples, confidence)
+    check_resampling("kappa_ci", n_resamples, confidence)
     matrix, cats = confusion_counts(y1, y2, labels, func="kappa_ci")
     w = disagreement_weights(weights, len(cats), func="kappa_ci")
     return confusion_ci(matrix, lambda o: weighted_kappa(o, w), n_resamples=n_resamples,
@@ -175,7 +172,7 @@ def scott_ci(
     seed: int | None = 0,
 ) -> Interval:
     """Bootstrap CI of :func:`scott_pi`, resampling the rated pairs; ``(low, high)``."""
-    _check("scott_ci", n_resamples, confidence)
+    check_resampling("scott_ci", n_resamples, confidence)
     matrix, _ = confusion_counts(y1, y2, labels, func="scott_ci")
     return confusion_ci(matrix, scott_from_confusion, n_resamples=n_resamples,
                         confidence=confidence, seed=seed)
@@ -217,7 +214,7 @@ def _rated_ci(
     ``weights`` (not None) ``statistic(table, w, agreement_weights)``; ``ordered`` as in
     :func:`~judgekit.agreement._rated.rated_table`."""
     n_resamples, confidence, seed = resampling
-    _check(func, n_resamples, confidence)
+    check_resampling(func, n_resamples, confidence)
     table = rated_table(data, categories, func=func, ordered=ordered)
     if weights is not None:
         w = agreement_weights(weights, len(table.categories), func=func)
@@ -231,7 +228,7 @@ def percent_agreement_ci(
     data: Any, *, n_resamples: int = 1000, confidence: float = 0.95, seed: int | None = 0
 ) -> Interval:
     """Bootstrap CI of :func:`percent_agreement`, resampling units; ``(low, high)``."""
-    _check("percent_agreement_ci", n_resamples, confidence)
+    check_resampling("percent_agreement_ci", n_resamples, confidence)
     table = unit_table(data, None, func="percent_agreement_ci")
     return grouped_table_ci(table.grouped(), percent_from_table, n_resamples=n_resamples,
                             confidence=confidence, seed=seed)
@@ -283,7 +280,7 @@ def conger_ci(
     A unit's pattern is its full row of (rater -> category) ratings, since Conger's chance term
     keeps rater identity. A resample in which some rater rated nothing is undefined (dropped).
     """
-    _check("conger_ci", n_resamples, confidence)
+    check_resampling("conger_ci", n_resamples, confidence)
     patterns = rater_patterns(data, categories, func="conger_ci")
     p, m = patterns.codes.shape
     return resample_patterns(patterns.freq, lambda u: conger_from_patterns(patterns, u),
@@ -361,7 +358,7 @@ def bootstrap_ci(
     fast = _FAST.get(statistic)
     if fast is not None:
         return fast(data, n_resamples=n_resamples, confidence=confidence, seed=seed, **kwargs)
-    _check("bootstrap_ci", n_resamples, confidence)
+    check_resampling("bootstrap_ci", n_resamples, confidence)
     arr = rating_matrix(data, func="bootstrap_ci")
     rated = ~missing_mask(arr)
     arr = arr[:, rated.sum(axis=0) >= 2]
