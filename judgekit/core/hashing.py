@@ -16,6 +16,12 @@ def digest(obj: Any) -> str:
     return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
+def judge_hash(judge: str, spec: str | None, params: Any) -> str:
+    """The identity hash a verdict records of a judge: the digest of its rater id, its redacted
+    spec and the parameters that determine its answers (both None for imported labels)."""
+    return digest([judge, spec, params])
+
+
 def ratings_hash(ratings: pd.DataFrame) -> str:
     """Order-independent hash of rating rows (item, rater, trial, label, status)."""
     if ratings.empty:

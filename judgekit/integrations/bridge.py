@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from judgekit.core.hashing import digest
+from judgekit.core.hashing import judge_hash
 from judgekit.core.redact import redact
 from judgekit.errors import JudgekitError, UntrustedJudgeError
 from judgekit.judges.base import JudgeContext, JudgeEntry, build_judge, spec_params
@@ -112,11 +112,12 @@ def _context(rubric: Rubric, base_dir: Path, *, dry_run: bool) -> JudgeContext:
 
 
 def _judge_hash(entry: JudgeEntry, rubric: Rubric, base_dir: Path) -> str:
-    """The identity hash a verdict records for this judge (as
-    :func:`judgekit.store.judge_identity.judge_identity` makes it from the judge's calls): its
-    id, its redacted spec and the parameters that determine its answers. Built without a key."""
+    """The identity hash a verdict records for this judge (:func:`judgekit.core.hashing.judge_hash`,
+    as :func:`judgekit.store.judge_identity.judge_identity` makes it from the judge's calls), from
+    the panel entry about to be used, never from the store's latest call: a judge whose spec or
+    parameters changed since the gate must not match its verdict. Built without a key."""
     judge = build_judge(entry, _context(rubric, base_dir, dry_run=True))
-    return digest([entry.id, redact(entry.model), json.loads(spec_params(entry, judge))])
+    return judge_hash(entry.id, redact(entry.model), json.loads(spec_params(entry, judge)))
 
 
 def gated_judge(
