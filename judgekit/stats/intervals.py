@@ -26,6 +26,8 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
+from judgekit.errors import JudgekitError
+
 #: two-sided 95% normal quantile, Φ⁻¹(0.975).
 Z95 = 1.959963984540054
 
@@ -161,6 +163,19 @@ def abs_interval(lo: float, hi: float) -> tuple[float, float]:
     if lo <= 0 <= hi:
         return 0.0, max(-lo, hi)
     return min(abs(lo), abs(hi)), max(abs(lo), abs(hi))
+
+
+#: the spellings of a threshold's direction, as :func:`direction_code` reads them
+_DIRECTIONS = {">=": "ge", "ge": "ge", "<=": "le", "le": "le", "within": "within", "|<=|": "within"}
+
+
+def direction_code(direction: str) -> str:
+    """A threshold's direction as ``"ge"``, ``"le"`` or ``"within"`` (from ``>=``/``ge``,
+    ``<=``/``le``, ``within``/``|<=|``); one sentence for anything else."""
+    d = _DIRECTIONS.get(direction)
+    if d is None:
+        raise JudgekitError(f"direction {direction!r} is not one of '>=', '<=', 'within'.")
+    return d
 
 
 # --- bootstrap ----------------------------------------------------------------------------------

@@ -44,6 +44,7 @@ from scipy import optimize, stats
 from judgekit.errors import JudgekitError
 from judgekit.stats.intervals import (
     clopper_pearson_bound,
+    direction_code,
     normal_quantile,
     t_quantile,
     wilson_interval,
@@ -60,8 +61,6 @@ RANGES: dict[str, tuple[float, float] | None] = {
 }
 #: no plan above this many units
 MAX_N = 10**9
-
-_DIRECTIONS = {">=": "ge", "ge": "ge", "<=": "le", "le": "le", "within": "within", "|<=|": "within"}
 
 
 @dataclass(frozen=True)
@@ -86,13 +85,6 @@ class Shows:
     side: Literal["upper", "lower"]
     level: float
     text: str
-
-
-def _direction(direction: str) -> str:
-    d = _DIRECTIONS.get(direction)
-    if d is None:
-        raise JudgekitError(f"direction {direction!r} is not one of '>=', '<=', 'within'.")
-    return d
 
 
 def _z(level: float, power: float) -> tuple[float, float]:
@@ -140,7 +132,7 @@ def wilson_power(n: int, threshold: float, p: float, direction: str = ">=",
     """Exact probability, for k ~ Binomial(n, p), that the gate's Wilson-interval decision of
     "rate ``direction`` threshold" goes the way p lies (pass when p is on the passing side,
     fail otherwise)."""
-    d = _direction(direction)
+    d = direction_code(direction)
     k = np.arange(n + 1)
     lo, hi = wilson_interval(k, n, z=z_two_sided(level))
     passing = (p > threshold) == (d == "ge")
@@ -217,7 +209,7 @@ def n_for_power(threshold: float, theta_assumed: float, *, kind: Kind = "proport
     Returns :class:`Undecidable` when θ_assumed sits on the threshold (or margin), or the
     threshold lies outside the range (or on its edge) so the data cannot decide it.
     """
-    d = _direction(direction)
+    d = direction_code(direction)
     za, zb = _z(level, power)
     rng = RANGES.get(kind) if bounds == "default" else bounds
     if kind not in RANGES:
@@ -267,7 +259,7 @@ def smallest_margin(n: int, *, kind: Kind = "proportion", threshold: float | Non
       score-test power at n reaches the target; needs ``threshold``.
     Returns :class:`Undecidable` when no value in the range reaches the power at this n.
     """
-    d = _direction(direction)
+    d = direction_code(direction)
     za, zb = _z(level, power)
     if n < 1:
         return Undecidable(f"n = {n} units decide nothing")

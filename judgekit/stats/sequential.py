@@ -53,6 +53,7 @@ import numpy as np
 import numpy.typing as npt
 
 from judgekit.errors import JudgekitError
+from judgekit.stats.intervals import direction_code
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -67,8 +68,6 @@ CHUNK = 2048
 DECISION_CHUNK = 256
 
 Outcome = Literal["pass", "fail", "inconclusive"]
-
-_DIRECTIONS = {">=": "ge", "ge": "ge", "<=": "le", "le": "le", "within": "within", "|<=|": "within"}
 
 
 @dataclass(frozen=True)
@@ -280,7 +279,7 @@ def decide(lower: float, upper: float, threshold: float, direction: str) -> Outc
     "θ ≥ thr" passes when lower ≥ thr and fails when upper < thr; "θ ≤ thr" passes when
     upper ≤ thr and fails when lower > thr; "within" (|θ| ≤ thr, thr > 0) passes when
     [lower, upper] ⊆ [−thr, thr] and fails when the interval lies wholly outside it."""
-    d = _direction(direction)
+    d = direction_code(direction)
     if d == "ge":
         return "pass" if lower >= threshold else "fail" if upper < threshold else "inconclusive"
     if d == "le":
@@ -288,13 +287,6 @@ def decide(lower: float, upper: float, threshold: float, direction: str) -> Outc
     if lower >= -threshold and upper <= threshold:
         return "pass"
     return "fail" if lower > threshold or upper < -threshold else "inconclusive"
-
-
-def _direction(direction: str) -> str:
-    d = _DIRECTIONS.get(direction)
-    if d is None:
-        raise JudgekitError(f"direction {direction!r} is not one of '>=', '<=', 'within'.")
-    return d
 
 
 def sequential_decision(x: npt.ArrayLike | Sequence[npt.ArrayLike], threshold: float,
@@ -311,7 +303,7 @@ def sequential_decision(x: npt.ArrayLike | Sequence[npt.ArrayLike], threshold: f
     threshold, e.g. ``|Drift_judge − Drift_human| ≤ margin`` on paired differences with
     ``bounds=(-1, 1)``).
     """
-    d = _direction(direction)
+    d = direction_code(direction)
     if d == "within" and not threshold > 0:
         raise JudgekitError(f"the margin {threshold!r} of a 'within' check must be > 0.")
     flat, ends, a, b = _prepare(x, alpha, bounds, breaks)
