@@ -233,14 +233,21 @@ def _humans_kappa(report: dict[str, Any]) -> str:
     return f"humans {safe_text(overall['human_ceiling'].get('kappa_name') or 'κ')}"
 
 
-def _by_table(report: dict[str, Any], by: str, rows: list[dict[str, Any]], metric: str, mname: str) -> Table:
-    """One row per slice, three columns per judge (the wide layout)."""
+def _slice_columns(report: dict[str, Any], by: str, title: str) -> Table:
+    """A per-slice table's first columns: the slice, its items in scope and the humans'
+    agreement."""
     from rich.table import Table
-    t = Table(title=f"By {safe_text(by)}", title_justify="left")
+    t = Table(title=title, title_justify="left")
     t.add_column(safe_text(by))
     t.add_column("in scope", justify="right")
     t.add_column("humans % agree", justify="right")
     t.add_column(_humans_kappa(report), justify="right")
+    return t
+
+
+def _by_table(report: dict[str, Any], by: str, rows: list[dict[str, Any]], metric: str, mname: str) -> Table:
+    """One row per slice, three columns per judge (the wide layout)."""
+    t = _slice_columns(report, by, f"By {safe_text(by)}")
     for name in report["judges"]:
         t.add_column(f"{safe_text(name)} rated", justify="right")
         t.add_column(f"{safe_text(name)} {mname}", justify="right")
@@ -263,12 +270,7 @@ def _by_table_long(report: dict[str, Any], by: str, rows: list[dict[str, Any]], 
                    mname: str) -> Table:
     """One row per slice and judge (the long layout, for many judges): the slice's human
     figures on its first row."""
-    from rich.table import Table
-    t = Table(title=f"By {safe_text(by)} (one row per judge)", title_justify="left")
-    t.add_column(safe_text(by))
-    t.add_column("in scope", justify="right")
-    t.add_column("humans % agree", justify="right")
-    t.add_column(_humans_kappa(report), justify="right")
+    t = _slice_columns(report, by, f"By {safe_text(by)} (one row per judge)")
     t.add_column("judge")
     t.add_column("rated", justify="right")
     t.add_column(mname, justify="right")
