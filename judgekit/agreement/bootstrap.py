@@ -243,15 +243,6 @@ def fleiss_ci(
                      (n_resamples, confidence, seed))
 
 
-def ac2_ci(
-    data: Any, *, weights: Any = "linear", categories: Sequence[Any] | None = None,
-    n_resamples: int = 1000, confidence: float = 0.95, seed: int | None = 0,
-) -> Interval:
-    """Bootstrap CI of :func:`gwet_ac2`, resampling the units rated at least once."""
-    return _rated_ci("ac2_ci", data, categories, gwet_from_table, weights,
-                     (n_resamples, confidence, seed), ordered=True)
-
-
 def ac1_ci(
     data: Any, *, categories: Sequence[Any] | None = None,
     n_resamples: int = 1000, confidence: float = 0.95, seed: int | None = 0,
@@ -259,6 +250,15 @@ def ac1_ci(
     """Bootstrap CI of :func:`gwet_ac1`, resampling the units rated at least once."""
     return _rated_ci("ac1_ci", data, categories, gwet_from_table, "identity",
                      (n_resamples, confidence, seed))
+
+
+def ac2_ci(
+    data: Any, *, weights: Any = "linear", categories: Sequence[Any] | None = None,
+    n_resamples: int = 1000, confidence: float = 0.95, seed: int | None = 0,
+) -> Interval:
+    """Bootstrap CI of :func:`gwet_ac2`, resampling the units rated at least once."""
+    return _rated_ci("ac2_ci", data, categories, gwet_from_table, weights,
+                     (n_resamples, confidence, seed), ordered=True)
 
 
 def bp_ci(
