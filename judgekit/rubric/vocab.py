@@ -123,9 +123,11 @@ class AliasPattern(ConfigModel):
         return regex.compile(self.pattern, regex.IGNORECASE | regex.VERSION0)
 
 
-def _bound(inclusive: float | None, exclusive: float | None) -> tuple[float, bool] | None:
+def _bound(inclusive: float | None, exclusive: float | None, side: str) -> tuple[float, bool] | None:
     """(bound, inclusive) of a range's side given as an inclusive or an exclusive bound; None
-    when that side is open."""
+    when that side is open; a ValueError naming the ``side`` when both are given."""
+    if inclusive is not None and exclusive is not None:
+        raise ValueError(f"give one {side}, not both")
     if inclusive is not None:
         return float(inclusive), True
     if exclusive is not None:
@@ -146,11 +148,7 @@ class AliasRange(ConfigModel):
 
     @model_validator(mode="after")
     def _bounds(self) -> AliasRange:
-        if self.at_least is not None and self.above is not None:
-            raise ValueError("give one lower bound, at_least (inclusive) or above (exclusive), not both")
-        if self.at_most is not None and self.below is not None:
-            raise ValueError("give one upper bound, at_most (inclusive) or below (exclusive), not both")
-        lo, hi = self.low, self.high
+        lo, hi = self.low, self.high  # a side given both of its bounds is an error (_bound)
         if lo is None and hi is None:
             raise ValueError("a range needs a bound: at_least/above (lower) and/or at_most/below (upper)")
         if lo is not None and hi is not None:
@@ -162,12 +160,12 @@ class AliasRange(ConfigModel):
     @property
     def low(self) -> tuple[float, bool] | None:
         """(lower bound, inclusive) or None when open."""
-        return _bound(self.at_least, self.above)
+        return _bound(self.at_least, self.above, "lower bound, at_least (inclusive) or above (exclusive)")
 
     @property
     def high(self) -> tuple[float, bool] | None:
         """(upper bound, inclusive) or None when open."""
-        return _bound(self.at_most, self.below)
+        return _bound(self.at_most, self.below, "upper bound, at_most (inclusive) or below (exclusive)")
 
     def contains(self, x: float) -> bool:
         lo, hi = self.low, self.high
