@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from judgekit.cli.options import InputPath, export_file_options, store_option
+from judgekit.cli.options import InputPath, OutputPath, export_file_options, store_option
 from judgekit.core.console import echo
 from judgekit.errors import JudgekitError
 from judgekit.store.database import Store
@@ -27,6 +27,13 @@ from judgekit.store.database import Store
               help="Send nothing: print how many calls a run would make and their estimated cost.")
 @click.option("--no-wait", is_flag=True,
               help="Batch-mode judges: submit and collect what has ended, then exit (run again later).")
+@click.option("--emit-batch", "emit_dir", type=OutputPath(file_okay=False, path_type=Path), default=None,
+              help="Send nothing: write the pending calls as OpenAI Batch files (DIR/JUDGE.001.jsonl) "
+                   "for vllm run-batch or a batch API.")
+@click.option("--ingest-batch", "ingest", multiple=True,
+              type=InputPath(exists=True, dir_okay=False, path_type=Path),
+              help="Record the answers of a batch output file (vllm run-batch, OpenAI Batch) as a run "
+                   "would (repeatable).")
 @click.option("--json", "as_json", is_flag=True, help="Print the run summary as JSON on stdout (no text).")
 @click.option("--quiet", "-q", is_flag=True, help="Print nothing but errors (the exit code tells the result).")
 def judge_cmd(
@@ -39,6 +46,8 @@ def judge_cmd(
     no_wait: bool,
     as_json: bool,
     quiet: bool = False,
+    emit_dir: Path | None = None,
+    ingest: tuple[Path, ...] = (),
 ) -> None:
     """Run a judge panel over items; ratings go to the store (resumable, cached).
 
@@ -67,6 +76,12 @@ def judge_cmd(
     machine (its process is gone), elsewhere once they expire.
 
     \b
+    Batch files for a judge on one's own GPUs (docs/panels.md, "Batch files"):
+      judgekit judge panel.yaml --store study.db --emit-batch batches/
+      vllm run-batch -i batches/qwen.001.jsonl -o out.jsonl --model Qwen/Qwen2.5-7B-Instruct
+      judgekit judge panel.yaml --store study.db --ingest-batch out.jsonl
+
+    \b
     Example:
       judgekit judge panel.yaml --store study.db --dry-run    # calls and cost, nothing sent
       judgekit judge panel.yaml --store study.db
@@ -80,6 +95,13 @@ def judge_cmd(
 
     panel = load_panel(panel_file)
     only_ids = list(only) or None
+    if emit_dir is not None or ingest:
+        from judgekit.cli.judge_batch import check_batch_options, run_batch_files
+
+        check_batch_options(emit_dir, ingest, reparse=reparse, dry_run=dry_run, no_wait=no_wait)
+        with _panel_store(store_path, reparse=False, dry_run=emit_dir is not None) as store:
+            return run_batch_files(panel, store, emit_dir, ingest, only=only_ids, as_json=as_json,
+                                   quiet=quiet)
     lease_seconds(os.environ)  # a bad JUDGEKIT_LEASE_S is refused before a store is created
     with _panel_store(store_path, reparse=reparse, dry_run=dry_run) as store:
         if reparse:

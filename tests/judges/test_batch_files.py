@@ -1,0 +1,161 @@
+"""Batch files for open-weight judges: --emit-batch writes the OpenAI Batch input of the pending
+calls, a vllm run-batch stand-in answers it, --ingest-batch records the answers as an online run
+would."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from judgekit.judges.batchfile import emit_batch
+from judgekit.judges.batchingest import ingest_batch
+from judgekit.judges.batchlimits import BatchLimits
+from judgekit.judges.export import calls_table
+from judgekit.judges.panel import load_panel, run_panel
+from judgekit.store.database import Store
+from judgekit.testing.fakeserver import FakeServer, default_script
+
+pytest.register_assert_rewrite("panel_fixtures")
+pytest_plugins = ["panel_fixtures"]
+
+from fake_run_batch import run_batch  # noqa: E402
+from panel_fixtures import labelled_items, write_items, write_panel  # noqa: E402
+
+RATING_COLUMNS = ["item_id", "rater_id", "trial", "label", "value", "status", "rationale"]
+#: (not cached_tokens: the fake provider counts a prompt-cache hit for every request after the
+#: first with the same system prompt, and the batch's requests reach it after the online run's)
+CALL_COLUMNS = ["key", "judge_id", "item_id", "trial", "raw", "status", "label", "rationale", "error",
+                "input_tokens", "output_tokens", "cost_usd"]
+
+
+def _script(req):
+    """The default answers, but an answer no parser reads for item 4 (an abstention)."""
+    if "Question 4:" in req.user:
+        return "I would rather not say which of these it is."
+    return default_script(req)
+
+
+def _items() -> list[dict]:
+    rows = labelled_items(8)
+    # the same text as it001 under another id: one call answers both (a follower)
+    rows.append({**rows[1], "item_id": "twin"})
+    return rows
+
+
+def _panel(tmp_path: Path, url: str):
+    write_items(tmp_path, _items())
+    return load_panel(write_panel(tmp_path, [
+        {"id": "qwen", "model": f"openai-compatible:{url}#qwen", "trials": 2, "temperature": 0.7},
+        {"id": "llama", "model": f"openai-compatible:{url}#llama", "concurrency": 1,
+         "price": {"input": 1.0, "output": 2.0}},
+        {"id": "kw", "model": "rules:refusal-keywords"},
+    ]))
+
+
+def _ratings(store: Store):
+    df = store.ratings(rater_ids=["qwen", "llama"])[RATING_COLUMNS]
+    return df.sort_values(["rater_id", "item_id", "trial"]).reset_index(drop=True)
+
+
+def _calls(store: Store):
+    df = calls_table(store, judges=["qwen", "llama"])[CALL_COLUMNS]
+    return df.sort_values("key").reset_index(drop=True)
+
+
+def _answer(folder: Path, server: FakeServer, out: Path, **kw) -> list[Path]:
+    outs = []
+    for i, path in enumerate(sorted(folder.glob("*.jsonl"))):
+        outs.append(out / f"out{i}.jsonl")
+        run_batch(path, outs[-1], server.url, **kw)
+    return outs
+
+
+def test_an_emitted_batch_answered_offline_ingests_to_the_online_ratings(tmp_path):
+    with FakeServer(_script) as server:
+        panel = _panel(tmp_path, server.openai_url)
+        with Store(tmp_path / "a.db") as a:
+            online = run_panel(panel, a)
+            want_ratings, want_calls = _ratings(a), _calls(a)
+        sent = Counter(json.dumps(r.body, sort_keys=True) for r in server.requests)
+        assert server.stats.requests == sum(sent.values()) == 8 * 2 + 8  # the twin shares its call
+        assert sum(j.abstain for j in online.judges) == 3  # item 4: two trials and llama
+
+        with Store(tmp_path / "b.db") as b:
+            emitted = emit_batch(panel, b, tmp_path / "batches")
+            assert b.ratings().empty and b.items().empty  # emitting writes nothing
+            assert {j.judge_id: j.requests for j in emitted.judges} == {"qwen": 16, "llama": 8}
+            assert "kw" in emitted.skipped
+            lines = [json.loads(line) for f in sorted((tmp_path / "batches").glob("*.jsonl"))
+                     for line in f.read_text(encoding="utf-8").splitlines()]
+            # the very requests the online run sent, keyed by the calls' cache keys
+            assert Counter(json.dumps(r["body"], sort_keys=True) for r in lines) == sent
+            assert {r["custom_id"] for r in lines} == set(want_calls["key"])
+            assert {(r["method"], r["url"]) for r in lines} == {("POST", "/v1/chat/completions")}
+
+            server.stats.requests = 0
+            outs = _answer(tmp_path / "batches", server, tmp_path)
+            assert server.stats.requests == 24
+            got = ingest_batch(panel, b, outs)
+            assert got.results == 24
+            by_id = {j.id: (j.ok, j.abstain, j.error) for j in online.judges}
+            assert {j.judge_id: (j.ok, j.abstain, j.error) for j in got.judges} == {
+                "qwen": by_id["qwen"], "llama": by_id["llama"]}
+            assert _ratings(b).equals(want_ratings)
+            assert _calls(b).equals(want_calls)
+
+            # nothing is paid twice: a second ingest skips every result, an online run sends nothing
+            again = ingest_batch(panel, b, outs)
+            assert sum(j.answered_before for j in again.judges) == 24
+            assert sum(j.ok + j.abstain + j.error for j in again.judges) == 0
+            server.stats.requests = 0
+            rerun = run_panel(panel, b)
+            assert server.stats.requests == 0
+            assert [j.cached for j in rerun.judges if j.id != "kw"] == [18, 9]  # with the twin
+            assert emit_batch(panel, b, tmp_path / "empty").judges[0].requests == 0
+            assert _ratings(b).equals(want_ratings)
+
+
+def test_a_failed_request_in_the_output_is_an_error_rating_retried_online(tmp_path):
+    with FakeServer(_script) as server:
+        write_items(tmp_path, labelled_items(3))
+        panel = load_panel(write_panel(tmp_path, [
+            {"id": "qwen", "model": f"openai-compatible:{server.openai_url}#qwen"}]))
+        with Store(tmp_path / "s.db") as store:
+            emit_batch(panel, store, tmp_path / "batches")
+            first = json.loads((tmp_path / "batches" / "qwen.001.jsonl").read_text().splitlines()[0])
+            outs = _answer(tmp_path / "batches", server, tmp_path, fail={first["custom_id"]})
+            got = ingest_batch(panel, store, outs)
+            assert [(j.ok, j.error, j.still_pending) for j in got.judges] == [(2, 1, 0)]
+            df = store.ratings(rater_ids=["qwen"])
+            assert list(df.loc[df["status"] == "error", "rationale"]) == ["error: batch request failed (400)"]
+            server.stats.requests = 0
+            run_panel(panel, store)
+            assert server.stats.requests == 1
+            assert set(store.ratings(rater_ids=["qwen"])["status"]) == {"ok"}
+
+
+def test_files_split_by_bytes_and_by_count(tmp_path):
+    write_items(tmp_path, labelled_items(6))
+    panel = load_panel(write_panel(tmp_path, [
+        {"id": "q", "model": "openai-compatible:http://127.0.0.1:9/v1#q"}]))
+    with Store(":memory:") as store:
+        whole = emit_batch(panel, store, tmp_path / "whole")
+        sizes = [len(line) for line in (tmp_path / "whole" / "q.001.jsonl").read_bytes().splitlines(True)]
+        assert len(sizes) == 6
+        # a byte bound one byte short of the first three requests: the third opens a second file
+        by_bytes = emit_batch(panel, store, tmp_path / "bytes",
+                              limits=BatchLimits(100, sum(sizes[:3]) - 1))
+        files = by_bytes.judges[0].files
+        assert [len(f.read_bytes().splitlines()) for f in files] == [2, 2, 2]
+        assert all(f.stat().st_size <= sum(sizes[:3]) - 1 for f in files)
+        just_over = emit_batch(panel, store, tmp_path / "over", limits=BatchLimits(100, sum(sizes) - 1))
+        assert [len(f.read_bytes().splitlines()) for f in just_over.judges[0].files] == [5, 1]
+        by_count = emit_batch(panel, store, tmp_path / "count", limits=BatchLimits(4, 10**9))
+        assert [f.name for f in by_count.judges[0].files] == ["q.001.jsonl", "q.002.jsonl"]
+        assert [len(f.read_bytes().splitlines()) for f in by_count.judges[0].files] == [4, 2]
+        joined = b"".join(f.read_bytes() for f in by_count.judges[0].files)
+        assert joined == (tmp_path / "whole" / "q.001.jsonl").read_bytes()
+        assert whole.judges[0].bytes == sum(sizes)
