@@ -159,3 +159,29 @@ def test_files_split_by_bytes_and_by_count(tmp_path):
         joined = b"".join(f.read_bytes() for f in by_count.judges[0].files)
         assert joined == (tmp_path / "whole" / "q.001.jsonl").read_bytes()
         assert whole.judges[0].bytes == sum(sizes)
+
+
+def test_a_panel_with_a_rubric_per_framing_round_trips_each_framing(tmp_path):
+    from conftest import rubric_copy
+
+    rubric_copy(tmp_path, "knowledge_leak", "leak_direct", "Framing 1 (asked directly).")
+    rubric_copy(tmp_path, "knowledge_leak", "leak_elab", "Framing 7 (asked to elaborate).")
+    rows = [{"item_id": f"i{n}", "prompt": "Who is the envoy?", "response": f"Answer {n}.",
+             "framing": 1 if n % 2 else 7} for n in range(6)]
+    write_items(tmp_path, rows)
+    with FakeServer() as server:
+        panel = load_panel(write_panel(tmp_path, [
+            {"id": "qwen", "model": f"openai-compatible:{server.openai_url}#qwen"}],
+            rubric_by={"column": "framing", "rubrics": {1: "leak_direct.yaml", 7: "leak_elab.yaml"}}))
+        with Store(tmp_path / "a.db") as a:
+            run_panel(panel, a)
+            want = a.ratings(rater_ids=["qwen"])[["item_id", "rubric", "rubric_hash", "label", "status"]]
+        with Store(tmp_path / "b.db") as b:
+            emitted = emit_batch(panel, b, tmp_path / "batches")
+            assert [(j.judge_id, j.requests, len(j.files)) for j in emitted.judges] == [("qwen", 6, 1)]
+            outs = _answer(tmp_path / "batches", server, tmp_path)
+            assert ingest_batch(panel, b, outs).results == 6
+            got = b.ratings(rater_ids=["qwen"])[["item_id", "rubric", "rubric_hash", "label", "status"]]
+    order = ["item_id"]
+    assert got.sort_values(order).reset_index(drop=True).equals(want.sort_values(order).reset_index(drop=True))
+    assert want["rubric_hash"].nunique() == 2
