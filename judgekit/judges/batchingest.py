@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from judgekit.errors import JudgekitError
-from judgekit.judges.base import Completion, JudgeCallError
+from judgekit.judges.base import DEFAULT_MAX_RESPONSE_BYTES, Completion, JudgeCallError
 from judgekit.judges.batchfile import Planned, plan_panel, skip_reason
 from judgekit.judges.bounds import loads_response
 from judgekit.judges.jobs import Job, JudgeRun
@@ -100,7 +100,7 @@ def ingest_batch(panel: Panel, store: Store, files: Sequence[Path], *,
     a bad line raises one :class:`JudgekitError` and nothing is written."""
     planned = plan_panel(panel, store, only=only, env=env)
     targets = _targets(planned)
-    results = read_batch_outputs(files, targets)
+    results = read_batch_outputs(files, targets, max_line=_max_line(planned))
     by_judge: dict[str, IngestedJudge] = {}
     for res in results:
         target = targets[res.key]
@@ -141,6 +141,13 @@ def _targets(planned: Planned) -> dict[str, _Target]:
     return out
 
 
+def _max_line(planned: Planned) -> int:
+    """The longest result line read: twice the largest ``max_response_bytes`` of the judges (a
+    body's text may grow in JSON escapes) and 64 KiB for the line's own fields."""
+    bounds = [run.entry.max_response_bytes for _, _, runs in planned.parts for run in runs]
+    return 2 * max(bounds, default=DEFAULT_MAX_RESPONSE_BYTES) + 2**16
+
+
 def _write(store: Store, planned: Planned) -> None:
     """The panel's items and everything recorded, in one transaction."""
     with store.transaction():
@@ -150,22 +157,31 @@ def _write(store: Store, planned: Planned) -> None:
             shared.writer.flush()
 
 
-def read_batch_outputs(files: Sequence[Path], known: dict[str, Any] | set[str]) -> list[BatchResult]:
-    """Every result line of ``files``, checked: each a result object (:data:`_FORMAT`) whose
-    ``custom_id`` is in ``known`` and seen once in all the files; else one
-    :class:`JudgekitError` naming the file and line. Blank lines are skipped."""
+def read_batch_outputs(files: Sequence[Path], known: dict[str, Any] | set[str], *,
+                       max_line: int = 2 * DEFAULT_MAX_RESPONSE_BYTES + 2**16) -> list[BatchResult]:
+    """Every result line of ``files``, checked: each a result object (:data:`_FORMAT`) of at most
+    ``max_line`` bytes whose ``custom_id`` is in ``known`` and seen once in all the files; else
+    one :class:`JudgekitError` naming the file and line. Blank lines are skipped."""
     seen: dict[str, tuple[Path, int]] = {}
     out: list[BatchResult] = []
     for path in files:
         with Path(path).open("rb") as fh:
-            for n, raw in enumerate(fh, start=1):
+            n = 0
+            while raw := fh.readline(max_line + 1):
+                n += 1
+                if len(raw) > max_line:
+                    raise JudgekitError(
+                        f"Batch output {path} line {n} is longer than {max_line:,} bytes, more than an "
+                        "answer of the panel's judges may be (twice their max_response_bytes); it "
+                        "cannot be a result of theirs. Nothing was stored.")
                 if not raw.strip():
                     continue
                 key, result = _read_line(path, n, raw)
                 if key not in known:
                     raise JudgekitError(
                         f"Batch output {path} line {n}: custom_id {_shown(key)} is not a call of "
-                        "this panel's judges (another panel, rubric, item text or judge parameters); "
+                        "this panel's judges (another panel, rubric, item text or judge parameters, or "
+                        "a judge left out by --only); "
                         "ingest it with the panel that emitted it. Nothing was stored.")
                 if key in seen:
                     first, m = seen[key]

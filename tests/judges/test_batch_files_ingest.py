@@ -131,3 +131,20 @@ def test_emit_batch_stands_alone(tmp_path, answered, extra):
     res = CliRunner().invoke(main, ["judge", str(panel_path), "--store", str(tmp_path / "s.db"),
                                     "--emit-batch", str(tmp_path / "d"), *args])
     one_sentence_error(res, "--emit-batch")
+
+
+def test_a_line_longer_than_any_answer_is_refused_before_it_is_read_whole(tmp_path, answered):
+    panel_path, lines = answered
+    small = tmp_path / "small.yaml"
+    text = panel_path.read_text(encoding="utf-8").replace("#qwen\n", "#qwen\n  max_response_bytes: 1024\n")
+    small.write_text(text, encoding="utf-8")
+    (tmp_path / "items.jsonl").write_bytes((panel_path.parent / "items.jsonl").read_bytes())
+    bound = 2 * 1024 + 2**16
+    long_row = _row(lines[1], pad="x" * bound)
+    bad = _bad(tmp_path, [lines[0], long_row])
+    with Store(tmp_path / "b.db") as store, pytest.raises(JudgekitError) as err:
+        ingest_batch(load_panel(small), store, [bad])
+    assert f"{bad} line 2 is longer than {bound:,} bytes" in str(err.value)
+    # the same line under the default bound (16 MiB answers) is a result like any other
+    with Store(tmp_path / "c.db") as store:
+        assert ingest_batch(load_panel(panel_path), store, [bad]).results == 2
