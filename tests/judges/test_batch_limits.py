@@ -47,11 +47,13 @@ def test_limits_need_room_for_one_request():
         BatchLimits(0, 10)
 
 
-def test_a_provider_batch_over_the_byte_bound_is_submitted_in_two(tmp_path, fake, api_env, monkeypatch):
+@pytest.mark.parametrize("spec", ["openai:gpt-4o-mini", "anthropic:claude-haiku-4-5"])
+def test_a_provider_batch_over_the_byte_bound_is_submitted_in_two(tmp_path, fake, api_env, monkeypatch,
+                                                                  spec):
     # Provider batches were split by count only: a batch over the provider's bytes was refused
     write_items(tmp_path, labelled_items(4))
     panel = load_panel(write_panel(tmp_path, [
-        {"id": "j", "model": "openai:gpt-4o-mini", "batch": True, "batch_poll_s": 0.01}]))
+        {"id": "j", "model": spec, "batch": True, "batch_poll_s": 0.01}]))
     with Store(tmp_path / "probe.db") as store:
         from judgekit.judges.batchfile import plan_panel
         from judgekit.judges.batchlimits import jsonl_line
