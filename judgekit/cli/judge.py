@@ -75,11 +75,8 @@ def judge_cmd(
     is alive and released when it ends; those of a killed run are free at once on the same
     machine (its process is gone), elsewhere once they expire.
 
-    \b
-    Batch files for a judge on one's own GPUs (docs/panels.md, "Batch files"):
-      judgekit judge panel.yaml --store study.db --emit-batch batches/
-      vllm run-batch -i batches/qwen.001.jsonl -o out.jsonl --model Qwen/Qwen2.5-7B-Instruct
-      judgekit judge panel.yaml --store study.db --ingest-batch out.jsonl
+    A judge on one's own GPUs, offline: --emit-batch DIR, then vllm run-batch -i DIR/JUDGE.001.jsonl
+    -o out.jsonl --model MODEL, then --ingest-batch out.jsonl (docs/panels.md, "Batch files").
 
     \b
     Example:
@@ -96,12 +93,8 @@ def judge_cmd(
     panel = load_panel(panel_file)
     only_ids = list(only) or None
     if emit_dir is not None or ingest:
-        from judgekit.cli.judge_batch import check_batch_options, run_batch_files
-
-        check_batch_options(emit_dir, ingest, reparse=reparse, dry_run=dry_run, no_wait=no_wait)
-        with _panel_store(store_path, reparse=False, dry_run=emit_dir is not None) as store:
-            return run_batch_files(panel, store, emit_dir, ingest, only=only_ids, as_json=as_json,
-                                   quiet=quiet)
+        return _batch_files(panel, store_path, emit_dir, ingest, only_ids, as_json=as_json, quiet=quiet,
+                            other_modes=(reparse, dry_run, no_wait))
     lease_seconds(os.environ)  # a bad JUDGEKIT_LEASE_S is refused before a store is created
     with _panel_store(store_path, reparse=reparse, dry_run=dry_run) as store:
         if reparse:
@@ -123,6 +116,19 @@ def judge_cmd(
         sys.exit(130)
     if not summary.complete:
         sys.exit(1)
+
+
+def _batch_files(panel: Any, store_path: str, emit_dir: Path | None, ingest: tuple[Path, ...],
+                 only: list[str] | None, *, as_json: bool, quiet: bool,
+                 other_modes: tuple[bool, bool, bool]) -> None:
+    """``--emit-batch`` (the store only read, as by a dry run) or ``--ingest-batch``; refused
+    with ``--reparse``, ``--dry-run`` or ``--no-wait`` (``other_modes``)."""
+    from judgekit.cli.judge_batch import check_batch_options, run_batch_files
+
+    reparse, dry_run, no_wait = other_modes
+    check_batch_options(emit_dir, ingest, reparse=reparse, dry_run=dry_run, no_wait=no_wait)
+    with _panel_store(store_path, reparse=False, dry_run=emit_dir is not None) as store:
+        run_batch_files(panel, store, emit_dir, ingest, only=only, as_json=as_json, quiet=quiet)
 
 
 def _panel_store(store_path: str, *, reparse: bool, dry_run: bool) -> Store:
