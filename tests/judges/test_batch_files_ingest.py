@@ -5,6 +5,8 @@ file and line, exit 2, nothing stored. And the emit → vllm run-batch → inges
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -21,7 +23,6 @@ pytest.register_assert_rewrite("panel_fixtures")
 pytest_plugins = ["panel_fixtures"]
 
 from conftest import one_sentence_error, store_dump  # noqa: E402
-from fake_run_batch import run_batch  # noqa: E402
 from panel_fixtures import labelled_items, write_items, write_panel  # noqa: E402
 
 
@@ -37,7 +38,12 @@ def answered(tmp_path_factory):
                                         "--emit-batch", str(folder / "batches")])
         assert res.exit_code == 0, res.output
         assert not (folder / "s.db").exists()  # emitting creates no store
-        run_batch(folder / "batches" / "qwen.001.jsonl", folder / "out.jsonl", server.url)
+        # the stand-in run as vllm run-batch is: a command over the files
+        done = subprocess.run([sys.executable, str(Path(__file__).with_name("fake_run_batch.py")),
+                               "-i", str(folder / "batches" / "qwen.001.jsonl"),
+                               "-o", str(folder / "out.jsonl"), "--server", server.url],
+                              capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
     return panel_path, (folder / "out.jsonl").read_text(encoding="utf-8").splitlines()
 
 
