@@ -11,7 +11,8 @@ Batch API) reads an OpenAI Batch input file, one request a line::
 the one an online run would send (the judge's own :meth:`batch_entry`: same prompt, same
 parameters), one request per key (items with the same text share it, as online). Files are split
 with :func:`~judgekit.judges.batchlimits.split_batches` at OpenAI's bound (50,000 requests,
-200 MB), which ``vllm run-batch`` and the OpenAI Batch API both take. The answers come back with
+200 MB), which ``vllm run-batch`` and the OpenAI Batch API both take; a judge's files of an
+earlier emit in the folder are replaced (deleted: running them would pay twice). The answers come back with
 ``--ingest-batch`` (:mod:`~judgekit.judges.batchingest`). Emitting writes nothing to the store.
 
 Judges whose requests are OpenAI Chat Completions (``openai:``, ``openai-compatible:``) get a
@@ -76,6 +77,7 @@ class EmittedJudge:
     cached: int  #: calls answered already: not in the files
     files: list[Path] = field(default_factory=list)
     bytes: int = 0
+    removed: int = 0  #: the judge's files of an earlier emit, deleted
 
 
 @dataclass
@@ -89,6 +91,9 @@ class EmitSummary:
     def lines(self) -> list[str]:
         out = []
         for j in self.judges:
+            if j.removed:
+                out.append(f"  {j.judge_id}: removed {j.removed} file{'s' if j.removed != 1 else ''} "
+                           "of an earlier emit (their calls are in the new files or answered)")
             if not j.files:
                 out.append(f"  {j.judge_id}: nothing to emit, all {j.cached:,} calls are answered")
                 continue
@@ -138,17 +143,34 @@ def emit_batch(panel: Panel, store: Store, folder: Path, *, only: Sequence[str] 
     return EmitSummary(folder, emitted, skipped)
 
 
+def _safe_id(judge_id: str) -> str:
+    """The judge id in a file name: characters other than letters, digits, ``.``, ``_`` and ``-``
+    written as ``_`` (a judge id may hold a ``/``)."""
+    return re.sub(r"[^A-Za-z0-9._-]", "_", judge_id).lstrip(".") or "judge"
+
+
 def batch_file_name(judge_id: str, part: int) -> str:
-    """``<judge id>.<part, 3 digits>.jsonl``, the id's characters other than letters, digits,
-    ``.``, ``_`` and ``-`` written as ``_`` (a judge id may hold a ``/``)."""
-    safe = re.sub(r"[^A-Za-z0-9._-]", "_", judge_id).lstrip(".") or "judge"
-    return f"{safe}.{part:03d}.jsonl"
+    """``<judge id>.<part, 3 digits>.jsonl`` (the id as :func:`_safe_id` writes it)."""
+    return f"{_safe_id(judge_id)}.{part:03d}.jsonl"
+
+
+def _remove_earlier(folder: Path, judge_id: str) -> int:
+    """Delete the judge's files an earlier emit wrote into ``folder`` (``<id>.NNN.jsonl``): their
+    calls are pending in the new files or answered, and running them again would pay twice."""
+    pattern = re.compile(re.escape(_safe_id(judge_id)) + r"\.\d{3,}\.jsonl")
+    removed = 0
+    for path in folder.iterdir():
+        if pattern.fullmatch(path.name) and path.is_file():
+            path.unlink()
+            removed += 1
+    return removed
 
 
 def _write_judge(folder: Path, judge_id: str, lines: list[bytes], cached: int,
                  limits: BatchLimits) -> EmittedJudge:
-    """One judge's requests in files within ``limits``, each written whole or not at all."""
-    out = EmittedJudge(judge_id, len(lines), cached)
+    """One judge's requests in files within ``limits``, each written whole or not at all, in place
+    of the judge's files of an earlier emit."""
+    out = EmittedJudge(judge_id, len(lines), cached, removed=_remove_earlier(folder, judge_id))
     for n, part in enumerate(split_batches([len(line) for line in lines], limits), start=1):
         path = folder / batch_file_name(judge_id, n)
         tmp = path.with_name(path.name + ".tmp")

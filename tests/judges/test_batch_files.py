@@ -185,3 +185,20 @@ def test_a_panel_with_a_rubric_per_framing_round_trips_each_framing(tmp_path):
     order = ["item_id"]
     assert got.sort_values(order).reset_index(drop=True).equals(want.sort_values(order).reset_index(drop=True))
     assert want["rubric_hash"].nunique() == 2
+
+
+def test_emitting_again_replaces_the_judges_earlier_files_only(tmp_path):
+    write_items(tmp_path, labelled_items(6))
+    panel = load_panel(write_panel(tmp_path, [
+        {"id": "q", "model": "openai-compatible:http://127.0.0.1:9/v1#q"}]))
+    folder = tmp_path / "batches"
+    with Store(":memory:") as store:
+        first = emit_batch(panel, store, folder, limits=BatchLimits(2, 10**9))
+        assert len(first.judges[0].files) == 3
+        (folder / "q2.001.jsonl").write_text("another judge's\n")
+        (folder / "notes.txt").write_text("mine\n")
+        again = emit_batch(panel, store, folder)
+    assert again.judges[0].removed == 3
+    assert sorted(p.name for p in folder.iterdir()) == ["notes.txt", "q.001.jsonl", "q2.001.jsonl"]
+    assert len((folder / "q.001.jsonl").read_bytes().splitlines()) == 6
+    assert any("removed 3 files of an earlier emit" in line for line in again.lines())
