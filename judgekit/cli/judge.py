@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -13,6 +13,9 @@ from judgekit.cli.options import InputPath, OutputPath, export_file_options, sto
 from judgekit.core.console import echo
 from judgekit.errors import JudgekitError
 from judgekit.store.database import Store
+
+if TYPE_CHECKING:
+    from judgekit.judges.panelfile import Panel
 
 
 @click.command("judge")
@@ -118,7 +121,7 @@ def judge_cmd(
         sys.exit(1)
 
 
-def _batch_files(panel: Any, store_path: str, emit_dir: Path | None, ingest: tuple[Path, ...],
+def _batch_files(panel: Panel, store_path: str, emit_dir: Path | None, ingest: tuple[Path, ...],
                  only: list[str] | None, *, as_json: bool, quiet: bool,
                  other_modes: tuple[bool, bool, bool]) -> None:
     """``--emit-batch`` (the store only read, as by a dry run) or ``--ingest-batch``; refused

@@ -2,7 +2,8 @@
 
 Anthropic Message Batches and the OpenAI Batch API take many requests at once, answer within 24
 hours and cost half the price. The panel submits every pending call of the judge (``custom_id``
-is the call key), records the batch ids in the store (table ``judge_batches``), polls every
+is the call key) in batches within the provider's bounds on requests and bytes
+(:mod:`~judgekit.judges.batchlimits`), records the batch ids in the store (table ``judge_batches``), polls every
 ``batch_poll_s`` seconds and writes each result like a streamed answer. Everything is resumable:
 a run stopped while batches are in flight (Ctrl-C, ``--no-wait``, a crash) finds them in the store
 next time, submits nothing twice and collects them. Failed requests inside a batch become
