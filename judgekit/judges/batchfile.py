@@ -22,12 +22,14 @@ file; the others are listed as skipped with the reason (a local judge answers at
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from judgekit.errors import JudgekitError
 from judgekit.judges.base import Judge
 from judgekit.judges.batchlimits import OPENAI_LIMITS, BatchLimits, jsonl_line, split_batches
 from judgekit.judges.jobs import JudgeRun, PanelRun
@@ -137,6 +139,7 @@ def emit_batch(panel: Panel, store: Store, folder: Path, *, only: Sequence[str] 
                     continue
                 request = shared.items.request(job.item, job.trial)
                 lines.append(jsonl_line(judge.batch_entry(request, job.key)))
+    _check_names(list(entries))
     folder.mkdir(parents=True, exist_ok=True)
     emitted = [_write_judge(folder, judge_id, lines, cached[judge_id], limits)
                for judge_id, lines in entries.items()]
@@ -144,14 +147,30 @@ def emit_batch(panel: Panel, store: Store, folder: Path, *, only: Sequence[str] 
 
 
 def _safe_id(judge_id: str) -> str:
-    """The judge id in a file name: characters other than letters, digits, ``.``, ``_`` and ``-``
-    written as ``_`` (a judge id may hold a ``/``)."""
-    return re.sub(r"[^A-Za-z0-9._-]", "_", judge_id).lstrip(".") or "judge"
+    """The judge id in a file name: the id itself when it is one (letters, digits, ``.``, ``_``
+    and ``-``, not starting with ``.``); else its other characters written as ``_`` and 8 hex
+    digits of its hash appended, so that two ids never share a name (``a/b`` is not ``a_b``)."""
+    safe = re.sub(r"[^A-Za-z0-9._-]", "_", judge_id).lstrip(".") or "judge"
+    if safe == judge_id:
+        return safe
+    return f"{safe}-{hashlib.sha256(judge_id.encode()).hexdigest()[:8]}"
 
 
 def batch_file_name(judge_id: str, part: int) -> str:
     """``<judge id>.<part, 3 digits>.jsonl`` (the id as :func:`_safe_id` writes it)."""
     return f"{_safe_id(judge_id)}.{part:03d}.jsonl"
+
+
+def _check_names(judge_ids: Sequence[str]) -> None:
+    """Refuse judges whose files would be one file where case is not told apart (macOS, Windows):
+    one sentence, before anything is written."""
+    seen: dict[str, str] = {}
+    for judge_id in judge_ids:
+        other = seen.setdefault(_safe_id(judge_id).casefold(), judge_id)
+        if other != judge_id:
+            raise JudgekitError(
+                f"Judges {other!r} and {judge_id!r} would write batch files of one name on a file "
+                "system that ignores case; give one of them another id.")
 
 
 def _remove_earlier(folder: Path, judge_id: str) -> int:

@@ -202,3 +202,36 @@ def test_emitting_again_replaces_the_judges_earlier_files_only(tmp_path):
     assert sorted(p.name for p in folder.iterdir()) == ["notes.txt", "q.001.jsonl", "q2.001.jsonl"]
     assert len((folder / "q.001.jsonl").read_bytes().splitlines()) == 6
     assert any("removed 3 files of an earlier emit" in line for line in again.lines())
+
+
+def test_judges_whose_ids_write_as_one_file_name_each_keep_their_own_files(tmp_path):
+    # "a/b" is written "a_b" in a file name: the judge "a_b" must not replace its file
+    write_items(tmp_path, labelled_items(3))
+    panel = load_panel(write_panel(tmp_path, [
+        {"id": "a/b", "model": "openai-compatible:http://127.0.0.1:9/v1#qwen"},
+        {"id": "a_b", "model": "openai-compatible:http://127.0.0.1:9/v1#llama"}]))
+    folder = tmp_path / "batches"
+    with Store(":memory:") as store:
+        emitted = emit_batch(panel, store, folder)
+    assert [j.removed for j in emitted.judges] == [0, 0]
+    files = sorted(folder.glob("*.jsonl"))
+    assert len(files) == 2
+    models = {f.name: {json.loads(line)["body"]["model"] for line in f.read_text().splitlines()}
+              for f in files}
+    assert sorted(map(sorted, models.values())) == [["llama"], ["qwen"]]
+    assert models["a_b.001.jsonl"] == {"llama"}  # an id that is a file name already stays as it is
+
+
+def test_judge_ids_differing_only_in_case_are_refused_before_anything_is_written(tmp_path):
+    # one file on a case-insensitive file system (macOS, Windows): one would overwrite the other
+    from judgekit.errors import JudgekitError
+
+    write_items(tmp_path, labelled_items(3))
+    panel = load_panel(write_panel(tmp_path, [
+        {"id": "Qwen", "model": "openai-compatible:http://127.0.0.1:9/v1#qwen"},
+        {"id": "qwen", "model": "openai-compatible:http://127.0.0.1:9/v1#llama"}]))
+    folder = tmp_path / "batches"
+    with Store(":memory:") as store, pytest.raises(JudgekitError) as err:
+        emit_batch(panel, store, folder)
+    assert "'Qwen'" in str(err.value) and "'qwen'" in str(err.value)
+    assert not folder.exists()
