@@ -130,6 +130,10 @@ def _batch_files(panel: Panel, store_path: str, emit_dir: Path | None, ingest: t
 
     reparse, dry_run, no_wait = other_modes
     check_batch_options(emit_dir, ingest, reparse=reparse, dry_run=dry_run, no_wait=no_wait)
+    if ingest and store_path != ":memory:" and not Path(store_path).exists():
+        from judgekit.judges.batchingest import check_batch_outputs
+
+        check_batch_outputs(panel, list(ingest), only=only)  # a bad file creates no store
     with _panel_store(store_path, reparse=False, dry_run=emit_dir is not None) as store:
         run_batch_files(panel, store, emit_dir, ingest, only=only, as_json=as_json, quiet=quiet)
 

@@ -127,6 +127,15 @@ def ingest_batch(panel: Panel, store: Store, files: Sequence[Path], *,
     return IngestSummary(len(files), len(results), list(by_judge.values()))
 
 
+def check_batch_outputs(panel: Panel, files: Sequence[Path], *, only: Sequence[str] | None = None,
+                        env: dict[str, str] | None = None) -> None:
+    """Check every line of ``files`` as :func:`ingest_batch` does, with no store: which calls a
+    line may answer does not depend on what is stored (so a bad file need not create one)."""
+    with Store(":memory:") as store:
+        planned = plan_panel(panel, store, only=only, env=env)
+        read_batch_outputs(files, _targets(planned), max_line=_max_line(planned))
+
+
 def _targets(planned: Planned) -> dict[str, _Target]:
     """Every call key of the panel's judges a batch file can carry: its run and pending job."""
     out: dict[str, _Target] = {}
@@ -238,4 +247,7 @@ def _shown(text: str) -> str:
     return shown if len(shown) <= 40 else shown[:39] + "…"
 
 
-__all__ = ["BatchResult", "IngestSummary", "IngestedJudge", "ingest_batch", "read_batch_outputs"]
+__all__ = [
+    "BatchResult", "IngestSummary", "IngestedJudge", "check_batch_outputs", "ingest_batch",
+    "read_batch_outputs",
+]

@@ -154,3 +154,17 @@ def test_a_line_longer_than_any_answer_is_refused_before_it_is_read_whole(tmp_pa
     # the same line under the default bound (16 MiB answers) is a result like any other
     with Store(tmp_path / "c.db") as store:
         assert ingest_batch(load_panel(panel_path), store, [bad]).results == 2
+
+
+def test_a_bad_batch_output_creates_no_store(tmp_path, answered):
+    panel_path, lines = answered
+    bad = _bad(tmp_path, [lines[0], "{not json"])
+    db = tmp_path / "new.db"
+    res = CliRunner().invoke(main, ["judge", str(panel_path), "--store", str(db), "--ingest-batch", str(bad)])
+    one_sentence_error(res, str(bad), "line 2 is not JSON", "Nothing was stored")
+    assert not db.exists()
+    good = _bad(tmp_path, lines, "good.jsonl")
+    res = CliRunner().invoke(main, ["judge", str(panel_path), "--store", str(db), "--ingest-batch", str(good)])
+    assert res.exit_code == 0, res.output
+    with Store(db) as store:
+        assert len(store.ratings(rater_ids=["qwen"])) == 4
