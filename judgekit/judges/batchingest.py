@@ -22,6 +22,7 @@ written in one transaction with the panel's items.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,7 +31,7 @@ from typing import Any
 from judgekit.errors import JudgekitError
 from judgekit.judges.base import DEFAULT_MAX_RESPONSE_BYTES, Completion, JudgeCallError
 from judgekit.judges.batchfile import Planned, plan_panel, skip_reason
-from judgekit.judges.bounds import loads_response
+from judgekit.judges.bounds import ResponseTooLarge, loads_response
 from judgekit.judges.jobs import Job, JudgeRun
 from judgekit.judges.openai import batch_output_result
 from judgekit.judges.panel import Panel
@@ -58,6 +59,8 @@ class BatchResult:
     result: Completion | JudgeCallError
     file: Path
     line: int
+    #: the response body's bytes as a server sends it (compact JSON), 0 for a failure
+    body_bytes: int = 0
 
 
 @dataclass
@@ -108,7 +111,11 @@ def ingest_batch(panel: Panel, store: Store, files: Sequence[Path], *,
         if target.job is None:
             counts.answered_before += 1
             continue
-        if isinstance(res.result, Completion):
+        limit = target.run.entry.max_response_bytes
+        if isinstance(res.result, Completion) and res.body_bytes > limit:
+            # online the body is cut off at the judge's bound: an error, never a label
+            record(target.run, target.job, Answer.failed(ResponseTooLarge(limit).reason))
+        elif isinstance(res.result, Completion):
             record(target.run, target.job, Answer(res.result, None, 0.0, 1))
         else:
             record(target.run, target.job, Answer.failed(res.result.reason))
@@ -185,7 +192,7 @@ def read_batch_outputs(files: Sequence[Path], known: dict[str, Any] | set[str], 
                         "cannot be a result of theirs. Nothing was stored.")
                 if not raw.strip():
                     continue
-                key, result = _read_line(path, n, raw)
+                key, result, body_bytes = _read_line(path, n, raw)
                 if key not in known:
                     raise JudgekitError(
                         f"Batch output {path} line {n}: custom_id {_shown(key)} is not a call of "
@@ -199,13 +206,13 @@ def read_batch_outputs(files: Sequence[Path], known: dict[str, Any] | set[str], 
                         f"Batch output {path} line {n}: custom_id {_shown(key)} has a result already "
                         f"on {where}; keep one result per call. Nothing was stored.")
                 seen[key] = (path, n)
-                out.append(BatchResult(key, result, path, n))
+                out.append(BatchResult(key, result, path, n, body_bytes))
     return out
 
 
-def _read_line(path: Path, n: int, raw: bytes) -> tuple[str, Completion | JudgeCallError]:
-    """``(custom_id, answer or failure)`` of one line, or one sentence saying why it is not a
-    result."""
+def _read_line(path: Path, n: int, raw: bytes) -> tuple[str, Completion | JudgeCallError, int]:
+    """``(custom_id, answer or failure, the answer's body bytes)`` of one line, or one sentence
+    saying why it is not a result."""
     problem = None
     try:
         row = loads_response(raw.decode("utf-8"))
@@ -219,7 +226,15 @@ def _read_line(path: Path, n: int, raw: bytes) -> tuple[str, Completion | JudgeC
     if problem is not None:
         raise JudgekitError(f"Batch output {path} line {n} {problem}: each line must be one result "
                             f"({_FORMAT}). Nothing was stored.")
-    return batch_output_result(row)
+    key, result = batch_output_result(row)
+    body = row["response"].get("body") if isinstance(result, Completion) else None
+    return key, result, 0 if body is None else _wire_bytes(body)
+
+
+def _wire_bytes(body: Any) -> int:
+    """The size of a response body as a server sends it: compact JSON, UTF-8 (as vLLM's
+    FastAPI answers are written; the output file's own spacing is not the answer's)."""
+    return len(json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode())
 
 
 def _shape_problem(row: Any) -> str | None:

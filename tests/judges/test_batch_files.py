@@ -235,3 +235,28 @@ def test_judge_ids_differing_only_in_case_are_refused_before_anything_is_written
         emit_batch(panel, store, folder)
     assert "'Qwen'" in str(err.value) and "'qwen'" in str(err.value)
     assert not folder.exists()
+
+
+def _long_answer_for_item_1(req):
+    """The default answer, padded past 1,024 bytes for item 1."""
+    if "Question 1:" in req.user:
+        return json.dumps({"rationale": "x" * 2000, "label": "partial_refusal"})
+    return default_script(req)
+
+
+def test_an_answer_over_max_response_bytes_is_an_error_as_online(tmp_path):
+    # online, a body over the judge's max_response_bytes is cut off: an error rating, no label
+    with FakeServer(_long_answer_for_item_1) as server:
+        write_items(tmp_path, labelled_items(3))
+        panel = load_panel(write_panel(tmp_path, [
+            {"id": "q", "model": f"openai-compatible:{server.openai_url}#q", "max_response_bytes": 1024}]))
+        with Store(tmp_path / "a.db") as a:
+            run_panel(panel, a)
+            want = a.ratings(rater_ids=["q"])[["item_id", "status", "label", "rationale"]]
+        assert list(want["status"]) == ["ok", "error", "ok"]
+        with Store(tmp_path / "b.db") as b:
+            emit_batch(panel, b, tmp_path / "batches")
+            outs = _answer(tmp_path / "batches", server, tmp_path)
+            ingest_batch(panel, b, outs)
+            got = b.ratings(rater_ids=["q"])[["item_id", "status", "label", "rationale"]]
+    assert got.equals(want)
