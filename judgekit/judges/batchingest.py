@@ -82,6 +82,8 @@ class IngestSummary:
     files: int
     results: int
     judges: list[IngestedJudge] = field(default_factory=list)
+    #: the panel's derived raters written after the answers (``panel:majority``: ratings)
+    aggregates: dict[str, int] = field(default_factory=dict)
 
     def lines(self) -> list[str]:
         out = [f"Ingested {self.results:,} results from {self.files} batch output file"
@@ -91,6 +93,8 @@ class IngestSummary:
                     f"{j.answered_before:,} results for calls answered already (skipped); "
                     f"{j.still_pending:,} calls still without an answer")
             out.append(line)
+        for rater, n in self.aggregates.items():
+            out.append(f"  {rater}: {n:,} derived ratings")
         if any(j.error or j.still_pending for j in self.judges):
             out.append("Calls with an error or without an answer: emit again (--emit-batch) or run "
                        "the panel online.")
@@ -131,7 +135,8 @@ def ingest_batch(panel: Panel, store: Store, files: Sequence[Path], *,
                 counts, s = by_judge[run.entry.id], run.summary
                 counts.ok, counts.abstain, counts.error = (counts.ok + s.ok, counts.abstain + s.abstain,
                                                            counts.error + s.error)
-    return IngestSummary(len(files), len(results), list(by_judge.values()))
+    return IngestSummary(len(files), len(results), list(by_judge.values()),
+                         aggregates=_write_aggregates(store, planned))
 
 
 def check_batch_outputs(panel: Panel, files: Sequence[Path], *, only: Sequence[str] | None = None,
@@ -171,6 +176,19 @@ def _write(store: Store, planned: Planned) -> None:
             store.put_items(panel.table, source=str(panel.base_dir / panel.file.items),
                             new_text="if_unlabelled")
             shared.writer.flush()
+
+
+def _write_aggregates(store: Store, planned: Planned) -> dict[str, int]:
+    """The (sub-)panels' derived raters recomputed from the stored ratings, as after an online
+    run (:func:`~judgekit.judges.panel_aggregates.write_aggregates`)."""
+    from judgekit.judges.panel_aggregates import write_aggregates
+
+    out: dict[str, int] = {}
+    for panel, _, _ in planned.parts:
+        if panel.file.aggregate:
+            for rater, n in write_aggregates(panel, store).items():
+                out[rater] = out.get(rater, 0) + n
+    return out
 
 
 def read_batch_outputs(files: Sequence[Path], known: dict[str, Any] | set[str], *,

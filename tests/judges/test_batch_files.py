@@ -260,3 +260,23 @@ def test_an_answer_over_max_response_bytes_is_an_error_as_online(tmp_path):
             ingest_batch(panel, b, outs)
             got = b.ratings(rater_ids=["q"])[["item_id", "status", "label", "rationale"]]
     assert got.equals(want)
+
+
+def test_an_ingest_writes_the_panels_derived_raters_as_an_online_run_does(tmp_path):
+    # a panel of two judges has a majority rater (panel:majority), written after the answers
+    with FakeServer() as server:
+        write_items(tmp_path, labelled_items(3))
+        panel = load_panel(write_panel(tmp_path, [
+            {"id": "q", "model": f"openai-compatible:{server.openai_url}#q"},
+            {"id": "r", "model": f"openai-compatible:{server.openai_url}#r"}]))
+        columns = ["item_id", "rater_id", "status", "label"]
+        with Store(tmp_path / "a.db") as a:
+            run_panel(panel, a)
+            want = a.ratings()[columns].sort_values(columns).reset_index(drop=True)
+        assert set(want["rater_id"]) == {"q", "r", "panel:majority"}
+        with Store(tmp_path / "b.db") as b:
+            emit_batch(panel, b, tmp_path / "batches")
+            got = ingest_batch(panel, b, _answer(tmp_path / "batches", server, tmp_path))
+            assert got.aggregates == {"panel:majority": 3}
+            have = b.ratings()[columns].sort_values(columns).reset_index(drop=True)
+    assert have.equals(want)
