@@ -204,13 +204,18 @@ def test_emitting_again_replaces_the_judges_earlier_files_only(tmp_path):
     assert any("removed 3 files of an earlier emit" in line for line in again.lines())
 
 
-def test_judges_whose_ids_write_as_one_file_name_each_keep_their_own_files(tmp_path):
-    # "a/b" is written "a_b" in a file name: the judge "a_b" must not replace its file
+def _qwen_and_llama(tmp_path: Path, qwen_id: str, llama_id: str):
+    """A panel of two judges (models qwen and llama) with these ids, and a folder to emit into."""
     write_items(tmp_path, labelled_items(3))
     panel = load_panel(write_panel(tmp_path, [
-        {"id": "a/b", "model": "openai-compatible:http://127.0.0.1:9/v1#qwen"},
-        {"id": "a_b", "model": "openai-compatible:http://127.0.0.1:9/v1#llama"}]))
-    folder = tmp_path / "batches"
+        {"id": qwen_id, "model": "openai-compatible:http://127.0.0.1:9/v1#qwen"},
+        {"id": llama_id, "model": "openai-compatible:http://127.0.0.1:9/v1#llama"}]))
+    return panel, tmp_path / "batches"
+
+
+def test_judges_whose_ids_write_as_one_file_name_each_keep_their_own_files(tmp_path):
+    # "a/b" is written "a_b" in a file name: the judge "a_b" must not replace its file
+    panel, folder = _qwen_and_llama(tmp_path, "a/b", "a_b")
     with Store(":memory:") as store:
         emitted = emit_batch(panel, store, folder)
     assert [j.removed for j in emitted.judges] == [0, 0]
@@ -226,11 +231,7 @@ def test_judge_ids_differing_only_in_case_are_refused_before_anything_is_written
     # one file on a case-insensitive file system (macOS, Windows): one would overwrite the other
     from judgekit.errors import JudgekitError
 
-    write_items(tmp_path, labelled_items(3))
-    panel = load_panel(write_panel(tmp_path, [
-        {"id": "Qwen", "model": "openai-compatible:http://127.0.0.1:9/v1#qwen"},
-        {"id": "qwen", "model": "openai-compatible:http://127.0.0.1:9/v1#llama"}]))
-    folder = tmp_path / "batches"
+    panel, folder = _qwen_and_llama(tmp_path, "Qwen", "qwen")
     with Store(":memory:") as store, pytest.raises(JudgekitError) as err:
         emit_batch(panel, store, folder)
     assert "'Qwen'" in str(err.value) and "'qwen'" in str(err.value)
