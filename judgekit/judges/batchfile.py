@@ -140,8 +140,9 @@ def emit_batch(panel: Panel, store: Store, folder: Path, *, only: Sequence[str] 
                 request = shared.items.request(job.item, job.trial)
                 lines.append(jsonl_line(judge.batch_entry(request, job.key)))
     _check_names(list(entries))
+    earlier = {judge_id: _earlier_files(folder, judge_id) for judge_id in entries}
     folder.mkdir(parents=True, exist_ok=True)
-    emitted = [_write_judge(folder, judge_id, lines, cached[judge_id], limits)
+    emitted = [_write_judge(folder, judge_id, lines, cached[judge_id], limits, earlier[judge_id])
                for judge_id, lines in entries.items()]
     return EmitSummary(folder, emitted, skipped)
 
@@ -173,23 +174,38 @@ def _check_names(judge_ids: Sequence[str]) -> None:
                 "system that ignores case; give one of them another id.")
 
 
-def _remove_earlier(folder: Path, judge_id: str) -> int:
-    """Delete the judge's files an earlier emit wrote into ``folder`` (``<id>.NNN.jsonl``): their
-    calls are pending in the new files or answered, and running them again would pay twice."""
+#: how every line judgekit writes begins (json.dumps of :meth:`OpenAIJudge.batch_entry`)
+_REQUEST_START = re.compile(
+    rb'\{"custom_id": "[0-9a-f]{32}", "method": "POST", "url": "/v1/chat/completions", "body": \{')
+
+
+def _earlier_files(folder: Path, judge_id: str) -> list[Path]:
+    """The judge's files an earlier emit wrote into ``folder`` (``<id>.NNN.jsonl``): their calls
+    are pending in the new files or answered, and running them again would pay twice, so they are
+    replaced. A file of that name judgekit did not write (its first line is no request: answers
+    of ``vllm run-batch -o``, paid for) is one sentence, before anything is written or deleted."""
+    if not folder.is_dir():
+        return []
     pattern = re.compile(re.escape(_safe_id(judge_id)) + r"\.\d{3,}\.jsonl")
-    removed = 0
-    for path in folder.iterdir():
-        if pattern.fullmatch(path.name) and path.is_file():
-            path.unlink()
-            removed += 1
-    return removed
+    found = sorted(p for p in folder.iterdir() if pattern.fullmatch(p.name) and p.is_file())
+    for path in found:
+        with path.open("rb") as fh:
+            head = fh.read(200)
+        if head and not _REQUEST_START.match(head):
+            raise JudgekitError(
+                f"{path} is not a batch file judgekit wrote (its first line is not a request), and "
+                "emitting would replace it: move it, or emit into another folder. Nothing was "
+                "written.")
+    return found
 
 
 def _write_judge(folder: Path, judge_id: str, lines: list[bytes], cached: int,
-                 limits: BatchLimits) -> EmittedJudge:
+                 limits: BatchLimits, earlier: list[Path]) -> EmittedJudge:
     """One judge's requests in files within ``limits``, each written whole or not at all, in place
-    of the judge's files of an earlier emit."""
-    out = EmittedJudge(judge_id, len(lines), cached, removed=_remove_earlier(folder, judge_id))
+    of the judge's files of an earlier emit (``earlier``, deleted)."""
+    for path in earlier:
+        path.unlink()
+    out = EmittedJudge(judge_id, len(lines), cached, removed=len(earlier))
     for n, part in enumerate(split_batches([len(line) for line in lines], limits), start=1):
         path = folder / batch_file_name(judge_id, n)
         tmp = path.with_name(path.name + ".tmp")

@@ -281,3 +281,22 @@ def test_an_ingest_writes_the_panels_derived_raters_as_an_online_run_does(tmp_pa
             assert got.aggregates == {"panel:majority": 3}
             have = b.ratings()[columns].sort_values(columns).reset_index(drop=True)
     assert have.equals(want)
+
+
+def test_emitting_into_a_folder_of_answers_refuses_rather_than_deleting_them(tmp_path):
+    # vllm run-batch -o out/q.001.jsonl names its answers like the input: answers are paid for
+    write_items(tmp_path, labelled_items(3))
+    panel = load_panel(write_panel(tmp_path, [
+        {"id": "q", "model": "openai-compatible:http://127.0.0.1:9/v1#q"}]))
+    folder = tmp_path / "out"
+    folder.mkdir()
+    answers = json.dumps({"id": "vllm-1", "custom_id": "k", "error": None,
+                          "response": {"status_code": 200, "request_id": "r", "body": {}}}) + "\n"
+    (folder / "q.001.jsonl").write_text(answers, encoding="utf-8")
+    from judgekit.errors import JudgekitError
+
+    with Store(":memory:") as store, pytest.raises(JudgekitError) as err:
+        emit_batch(panel, store, folder)
+    assert str(folder / "q.001.jsonl") in str(err.value)
+    assert (folder / "q.001.jsonl").read_text(encoding="utf-8") == answers
+    assert sorted(p.name for p in folder.iterdir()) == ["q.001.jsonl"]
