@@ -267,6 +267,9 @@ def _shape_problem(row: Any) -> str | None:
     if error is not None and not isinstance(error, str | dict):
         return "has an error that is neither text nor an object"
     if response is None and error is None:
+        if "body" in row and "method" in row:
+            return ("is a request, not a result (an input file of the batch: give the output file "
+                    "vllm run-batch or the batch API wrote)")
         return "has neither a response nor an error"
     status = response.get("status_code") if response is not None else None
     if response is not None and (not isinstance(status, int) or isinstance(status, bool)):

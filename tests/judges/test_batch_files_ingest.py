@@ -72,6 +72,10 @@ CASES = {
                           ("line 2", "custom_id '00000000000000000000000000000000'",
                            "is not a call of this panel's judges")),
     "duplicate": (lambda ls: [*ls, ls[1]], ("line 5", "has a result already on line 2")),
+    "a request (the input file)": (
+        lambda ls: [json.dumps({"custom_id": json.loads(ls[0])["custom_id"], "method": "POST",
+                                "url": "/v1/chat/completions", "body": {"model": "qwen"}})],
+        ("line 1 is a request, not a result", "give the output file")),
 }
 
 
