@@ -5,14 +5,17 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from judgekit.cli.options import InputPath, export_file_options, store_option
+from judgekit.cli.options import InputPath, OutputPath, export_file_options, store_option
 from judgekit.core.console import echo
 from judgekit.errors import JudgekitError
 from judgekit.store.database import Store
+
+if TYPE_CHECKING:
+    from judgekit.judges.panelfile import Panel
 
 
 @click.command("judge")
@@ -27,6 +30,13 @@ from judgekit.store.database import Store
               help="Send nothing: print how many calls a run would make and their estimated cost.")
 @click.option("--no-wait", is_flag=True,
               help="Batch-mode judges: submit and collect what has ended, then exit (run again later).")
+@click.option("--emit-batch", "emit_dir", type=OutputPath(file_okay=False, path_type=Path), default=None,
+              help="Send nothing: write the pending calls as OpenAI Batch files (DIR/JUDGE.001.jsonl) "
+                   "for vllm run-batch or a batch API.")
+@click.option("--ingest-batch", "ingest", multiple=True,
+              type=InputPath(exists=True, dir_okay=False, path_type=Path),
+              help="Record the answers of a batch output file (vllm run-batch, OpenAI Batch) as a run "
+                   "would (repeatable).")
 @click.option("--json", "as_json", is_flag=True, help="Print the run summary as JSON on stdout (no text).")
 @click.option("--quiet", "-q", is_flag=True, help="Print nothing but errors (the exit code tells the result).")
 def judge_cmd(
@@ -39,6 +49,8 @@ def judge_cmd(
     no_wait: bool,
     as_json: bool,
     quiet: bool = False,
+    emit_dir: Path | None = None,
+    ingest: tuple[Path, ...] = (),
 ) -> None:
     """Run a judge panel over items; ratings go to the store (resumable, cached).
 
@@ -66,6 +78,9 @@ def judge_cmd(
     is alive and released when it ends; those of a killed run are free at once on the same
     machine (its process is gone), elsewhere once they expire.
 
+    A judge on one's own GPUs, offline: --emit-batch DIR, then vllm run-batch -i DIR/JUDGE.001.jsonl
+    -o out.jsonl --model MODEL, then --ingest-batch out.jsonl (docs/panels.md, "Batch files").
+
     \b
     Example:
       judgekit judge panel.yaml --store study.db --dry-run    # calls and cost, nothing sent
@@ -80,6 +95,9 @@ def judge_cmd(
 
     panel = load_panel(panel_file)
     only_ids = list(only) or None
+    if emit_dir is not None or ingest:
+        return _batch_files(panel, store_path, emit_dir, ingest, only_ids, as_json=as_json, quiet=quiet,
+                            other_modes=(reparse, dry_run, no_wait))
     lease_seconds(os.environ)  # a bad JUDGEKIT_LEASE_S is refused before a store is created
     with _panel_store(store_path, reparse=reparse, dry_run=dry_run) as store:
         if reparse:
@@ -101,6 +119,23 @@ def judge_cmd(
         sys.exit(130)
     if not summary.complete:
         sys.exit(1)
+
+
+def _batch_files(panel: Panel, store_path: str, emit_dir: Path | None, ingest: tuple[Path, ...],
+                 only: list[str] | None, *, as_json: bool, quiet: bool,
+                 other_modes: tuple[bool, bool, bool]) -> None:
+    """``--emit-batch`` (the store only read, as by a dry run) or ``--ingest-batch``; refused
+    with ``--reparse``, ``--dry-run`` or ``--no-wait`` (``other_modes``)."""
+    from judgekit.cli.judge_batch import check_batch_options, run_batch_files
+
+    reparse, dry_run, no_wait = other_modes
+    check_batch_options(emit_dir, ingest, reparse=reparse, dry_run=dry_run, no_wait=no_wait)
+    if ingest and store_path != ":memory:" and not Path(store_path).exists():
+        from judgekit.judges.batchingest import check_batch_outputs
+
+        check_batch_outputs(panel, list(ingest), only=only)  # a bad file creates no store
+    with _panel_store(store_path, reparse=False, dry_run=emit_dir is not None) as store:
+        run_batch_files(panel, store, emit_dir, ingest, only=only, as_json=as_json, quiet=quiet)
 
 
 def _panel_store(store_path: str, *, reparse: bool, dry_run: bool) -> Store:

@@ -2,7 +2,8 @@
 
 Anthropic Message Batches and the OpenAI Batch API take many requests at once, answer within 24
 hours and cost half the price. The panel submits every pending call of the judge (``custom_id``
-is the call key), records the batch ids in the store (table ``judge_batches``), polls every
+is the call key) in batches within the provider's bounds on requests and bytes
+(:mod:`~judgekit.judges.batchlimits`), records the batch ids in the store (table ``judge_batches``), polls every
 ``batch_poll_s`` seconds and writes each result like a streamed answer. Everything is resumable:
 a run stopped while batches are in flight (Ctrl-C, ``--no-wait``, a crash) finds them in the store
 next time, submits nothing twice and collects them. Failed requests inside a batch become
@@ -22,6 +23,7 @@ from typing import Any
 
 from judgekit.core.redact import redact
 from judgekit.judges.base import BatchJudge, Completion, JudgeCallError
+from judgekit.judges.batchlimits import jsonl_line, provider_limits, split_batches
 from judgekit.judges.jobs import Job, JudgeRun
 from judgekit.judges.lease import Elsewhere, RunLease
 from judgekit.judges.prices import BATCH_DISCOUNT, discounted
@@ -50,39 +52,26 @@ async def _run_batches(
     judge = run.judge
     assert isinstance(judge, BatchJudge)  # build_judge refuses batch: true for any other judge
     entry = run.entry
-    rubric = run.panel.rubric
     items = run.panel.items
     s = run.summary
     run.price = discounted(run.price)
     jobs = {j.key: j for j in run.jobs}
     waiting_batches, waiting = _open_batches(store, run, jobs, lease, elsewhere)
     new = [j for j in run.jobs if j.key not in waiting]
-    for start in range(0, len(new), judge.max_batch):
-        chunk = new[start : start + judge.max_batch]
-        chunk = _claimed(lease, elsewhere, chunk)
+    limits = provider_limits(_provider(judge)).at_most(judge.max_batch)
+    for start in range(0, len(new), limits.max_requests):
+        chunk = _claimed(lease, elsewhere, new[start : start + limits.max_requests])
         if not chunk:
             continue
         entries = [judge.batch_entry(items.request(j.item, j.trial), j.key) for j in chunk]
-        try:
-            bid = await _retrying(run, lambda entries=entries: judge.submit_batch(entries))
-        except JudgeCallError as exc:
-            for j in chunk:
-                record(run, j, Answer.failed(f"batch not submitted: {exc.reason}"))
-            if exc.fatal:
-                run.stopped = True
-                s.stopped = exc.reason
-                return
-            continue
-        s.attempts += 1
-        s.batches += 1
-        keys = [j.key for j in chunk]
-        now = time.time()
-        with store.transaction():
-            add_batch(store, BatchRow(batch_id=bid, provider=judge.limit_group.split(":")[0],
-                                      judge_id=entry.id, spec=redact(entry.model), rubric_hash=rubric.hash,
-                                      keys=keys, created_at=now, updated_at=now))
-            lease.hand_to_batch(bid, keys)
-        waiting_batches[bid] = set(keys)
+        # the provider's bound on bytes as well as on requests (one split for every path)
+        for part in split_batches([len(jsonl_line(e)) for e in entries], limits):
+            submitted = await _submit(run, store, lease, [chunk[i] for i in part],
+                                      [entries[i] for i in part])
+            if submitted is not None:
+                waiting_batches[submitted[0]] = submitted[1]
+            if run.stopped:
+                return  # a fatal failure: every other batch would fail too
     started = time.perf_counter()
     #: failed reads of an ended batch's results, by batch id: after max_attempts the batch's
     #: calls are errors (a results file that never parses must not hold the run)
@@ -120,6 +109,40 @@ async def _run_batches(
 
         await asyncio.sleep(entry.batch_poll_s)
     s.batch_waiting = sum(len(keys & jobs.keys()) for keys in waiting_batches.values())
+
+
+def _provider(judge: BatchJudge) -> str:
+    """``"anthropic"`` or ``"openai"``: the provider part of the judge's rate-limit group."""
+    return judge.limit_group.split(":")[0]
+
+
+async def _submit(run: JudgeRun, store: Store, lease: RunLease, jobs: list[Job],
+                  entries: list[dict[str, Any]]) -> tuple[str, set[str]] | None:
+    """Submit one batch and record it (with its keys) in the store, handing the keys' leases to
+    it: ``(batch id, keys)``; None when it was not submitted (its calls are errors, retried by the
+    next run; a fatal failure also stops the judge: ``run.stopped``)."""
+    judge = run.judge
+    assert isinstance(judge, BatchJudge)
+    s, entry, rubric = run.summary, run.entry, run.panel.rubric
+    try:
+        bid = await _retrying(run, lambda: judge.submit_batch(entries))
+    except JudgeCallError as exc:
+        for j in jobs:
+            record(run, j, Answer.failed(f"batch not submitted: {exc.reason}"))
+        if exc.fatal:
+            run.stopped = True
+            s.stopped = exc.reason
+        return None
+    s.attempts += 1
+    s.batches += 1
+    keys = [j.key for j in jobs]
+    now = time.time()
+    with store.transaction():
+        add_batch(store, BatchRow(batch_id=bid, provider=_provider(judge), judge_id=entry.id,
+                                  spec=redact(entry.model), rubric_hash=rubric.hash, keys=keys,
+                                  created_at=now, updated_at=now))
+        lease.hand_to_batch(bid, keys)
+    return bid, set(keys)
 
 
 def _open_batches(store: Store, run: JudgeRun, jobs: dict[str, Any], lease: RunLease,

@@ -209,20 +209,24 @@ def _batch_row(line: str) -> tuple[str, Completion | JudgeCallError] | None:
         row = loads_response(line)
         if not isinstance(row, dict) or not isinstance(row.get("custom_id"), str):
             return None
-        return _batch_line(row)
+        return batch_output_result(row)
     except (JudgeCallError, AttributeError, TypeError):
         return None
 
 
-def _batch_line(row: dict[str, Any]) -> tuple[str, Completion | JudgeCallError]:
+def batch_output_result(row: dict[str, Any]) -> tuple[str, Completion | JudgeCallError]:
+    """``(custom_id, completion or failure)`` of one line of an OpenAI Batch output or error file,
+    as ``vllm run-batch`` writes it too (its ``error`` a string, OpenAI's an object): a 200 without
+    an error is parsed as a streamed answer is (:func:`parse_chat_completion`)."""
     cid = str(row.get("custom_id"))
     resp = row.get("response") or {}
-    if resp.get("status_code") == 200 and not row.get("error"):
+    error = row.get("error")
+    if resp.get("status_code") == 200 and not error:
         try:
             return cid, parse_chat_completion(json.dumps(resp.get("body")).encode())
         except JudgeCallError as exc:
             return cid, exc
-    code = resp.get("status_code") or (row.get("error") or {}).get("code") or "error"
+    code = resp.get("status_code") or (error.get("code") if isinstance(error, dict) else None) or "error"
     return cid, JudgeCallError(f"batch request failed ({code})", retryable=True)
 
 
@@ -310,4 +314,7 @@ def make_compatible_judge(entry: JudgeEntry, arg: str, ctx: JudgeContext) -> Ope
     return OpenAIJudge(entry, ctx, model=model, base_url=base_url, key=key, compatible=True)
 
 
-__all__ = ["OpenAIJudge", "make_compatible_judge", "make_openai_judge"]
+__all__ = [
+    "OpenAIJudge", "batch_output_result", "make_compatible_judge", "make_openai_judge",
+    "parse_chat_completion",
+]

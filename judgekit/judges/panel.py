@@ -24,7 +24,7 @@ import contextlib
 import os
 import random
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from judgekit.core.redact import redact
@@ -58,6 +58,9 @@ from judgekit.store.calls import has_open_batches, stored_cost
 from judgekit.store.database import Store
 from judgekit.store.locking import forget_owner
 
+#: what :func:`run_panel` hands each (sub-)panel's plan to when it does not send it
+PlanHook = Callable[[Panel, PanelRun, list[JudgeRun]], None]
+
 if TYPE_CHECKING:  # importable from here, imported on first use (see __getattr__)
     from judgekit.judges.panel_aggregates import write_aggregates
     from judgekit.judges.reparse import reparse_panel
@@ -72,13 +75,16 @@ def run_panel(
     env: dict[str, str] | None = None,
     dry_run: bool = False,
     wait: bool = True,
+    planned: PlanHook | None = None,
 ) -> PanelSummary:
     """Run ``panel`` into ``store``; returns what was done. Builds every judge first (unknown
     spec, missing key: one error sentence, nothing sent), then sends only what is missing.
 
     ``dry_run``: send and write nothing; the summary says how many calls a run would make and
     what they would cost (``estimated_cost_usd``, ``max_cost_usd``). ``wait=False``: judges in
-    batch mode submit and collect what has ended, without waiting for the rest.
+    batch mode submit and collect what has ended, without waiting for the rest. ``planned``: each
+    (sub-)panel's plan goes to this hook instead of being sent (batch files,
+    :mod:`~judgekit.judges.batchfile`); the run itself then needs no key and writes nothing.
 
     A panel with ``rubric_by`` or ``variables`` runs as its sub-panels (``panel.groups``), one
     after the other, each under its own rubric and variables; the summary adds them up."""
@@ -86,7 +92,7 @@ def run_panel(
         parts: list[PanelSummary] = []
         for group in panel.groups:
             parts.append(run_panel(group, store, only=only, progress=progress, env=env,
-                                   dry_run=dry_run, wait=wait))
+                                   dry_run=dry_run, wait=wait, planned=planned))
             if parts[-1].interrupted:
                 break
         return merge_summaries(parts, [g.label for g in panel.groups], items=len(panel.table))
@@ -105,19 +111,23 @@ def run_panel(
         system=fill_variables(system_prompt(rubric), panel.variables),
         schema=answer_schema(rubric),
         base_dir=str(panel.base_dir),
-        dry_run=dry_run,
+        dry_run=dry_run or planned is not None,
         **({"env": env} if env is not None else {}),
     )
     judges = _build(panel, entries, ctx)
     seconds = lease_seconds(os.environ if env is None else env)
     items = Items(panel.table, key_extra=variables_key(panel.variables))
     shared = PanelRun(rubric, items, AnswerParser(rubric), Writer(store, rubric), progress)
-    _store_items(panel, store, dry_run=dry_run)
+    _store_items(panel, store, dry_run=dry_run or planned is not None)
     runs = _judge_runs(shared, judges, len(ctx.system))
     for run in runs:
         plan(store, run)
     result = PanelSummary(rubric=rubric.ref, items=len(shared.items.ids),
                           judges=[r.summary for r in runs])
+    if planned is not None:
+        planned(panel, shared, runs)
+        result.seconds = time.perf_counter() - t0
+        return result
     if dry_run:
         for run in runs:
             estimate(run)

@@ -29,6 +29,7 @@ if __package__ in (None, ""):  # run as a script: make ``corpus`` importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from corpus import (  # noqa: E402
+    cases_batch,
     cases_config,
     cases_hostile,
     cases_knobs,
@@ -42,12 +43,12 @@ from corpus.base import Case, Control, Valid, build_template, write_files  # noq
 
 CASES: list[Case] = [*cases_config.CASES, *cases_tables.CASES, *cases_logs.CASES, *cases_mapping.CASES,
                      *cases_hostile.CASES, *cases_store.CASES,
-                     *cases_knobs.CASES]
+                     *cases_knobs.CASES, *cases_batch.CASES]
 CONTROLS: list[Control] = list(controls.CONTROLS)
 #: the unbroken files the cases break (each must be accepted)
 VALID: list[Valid] = [*cases_config.VALID, *cases_tables.VALID, *cases_logs.VALID, *cases_mapping.VALID,
                       *cases_hostile.VALID, *cases_store.VALID,
-                      *cases_knobs.VALID]
+                      *cases_knobs.VALID, *cases_batch.VALID]
 
 
 def _check_unique() -> None:
