@@ -92,7 +92,9 @@ def inclusion_probabilities(predicted_error: ArrayLike, budget: float, *, rule: 
     (``rule="linear"``), ``e_i ≥ 0`` the judge's predicted (squared) error, and ``c`` found so
     that ``Σ π_i = budget`` (the expected number of labels). ``π_min = floor · budget / N``: every
     unit keeps a positive probability, so the inverse-probability weights stay bounded by
-    ``N / (floor · budget)``. ``floor = 1`` gives the uniform design. Raises
+    ``N / (floor · budget)``. When the floor leaves budget unspent even with every unit of some
+    predicted error at 1 (most errors zero), the units of zero predicted error share the rest
+    equally, so ``Σ π_i = budget`` always. ``floor = 1`` gives the uniform design. Raises
     :class:`~judgekit.errors.JudgekitError` for a budget outside (0, N] or a floor outside (0, 1].
     """
     e = as_float(predicted_error, "predicted_error")
@@ -111,6 +113,12 @@ def inclusion_probabilities(predicted_error: ArrayLike, budget: float, *, rule: 
     lo = min(1.0, floor * budget / n_all)
     if not (g > 0).any() or floor >= 1.0:
         return np.full(n_all, budget / n_all)
+    some = g > 0
+    n_some = int(some.sum())
+    if n_some + (n_all - n_some) * lo < budget:
+        # even with every unit of some predicted error at 1 the floor leaves budget unspent: the
+        # units of no predicted error share the rest equally (a floor raised to meet the budget)
+        return np.where(some, 1.0, (budget - n_some) / (n_all - n_some))
     # Σ clip(c g, lo, 1) is increasing in c: bisect on log c
     a, b = 0.0, budget / float(g[g > 0].min()) * 2.0
     for _ in range(100):

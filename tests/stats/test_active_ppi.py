@@ -33,6 +33,23 @@ def test_probabilities_meet_the_budget_the_floor_and_one() -> None:
         inclusion_probabilities(e, 9.0)
 
 
+def test_probabilities_meet_the_budget_when_most_predicted_errors_are_zero() -> None:
+    # one unit with an error, nine without: the floor (0.2 · 5/10 = 0.1) would leave the sum at
+    # 1 + 9 · 0.1 = 1.9; the nine error-free units share the rest of the budget equally instead
+    e = np.array([0.0] * 9 + [0.3])
+    pi = inclusion_probabilities(e, 5.0)
+    assert pi.sum() == pytest.approx(5.0)
+    assert pi[9] == pytest.approx(1.0)
+    assert np.allclose(pi[:9], 4.0 / 9.0)
+    # the linear rule, and a unit of error between: the zero-error units still fill the budget
+    e2 = np.array([0.0, 0.0, 0.0, 0.0, 1e-6, 1.0])
+    for rule in ("sqrt", "linear"):
+        p2 = inclusion_probabilities(e2, 4.0, rule=rule, floor=0.1)
+        assert p2.sum() == pytest.approx(4.0)
+        assert np.all(p2 <= 1.0) and np.all(p2 >= 0.1 * 4.0 / 6.0 - 1e-12)
+        assert p2[5] == pytest.approx(1.0) and p2[4] >= p2[0] - 1e-12
+
+
 def test_one_round_estimate_is_the_weighted_formula() -> None:
     # 4 clusters of one unit; c0 (π = .5) and c1 (π = .25) labelled; λ = 1 (fewer than 10 labelled)
     sy = np.array([0.0, 0.25, np.nan, np.nan])
