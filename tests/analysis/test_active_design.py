@@ -11,7 +11,6 @@ import numpy as np
 import pandas as pd
 import pytest
 from click.testing import CliRunner
-from conftest import one_sentence_error
 
 from judgekit.analysis.correction.active import active_design, cluster_of, corrected_active
 from judgekit.analysis.correction.design import design_strata
@@ -26,7 +25,7 @@ from judgekit.annotation.sampling import sample_design
 from judgekit.cli import main as cli
 from judgekit.errors import JudgekitError
 from judgekit.store.database import Store
-from judgekit.testing.study import make_study, write_study
+from judgekit.testing.study import LEVELS, make_study, write_study
 
 
 def _run(*args: object) -> object:
@@ -149,13 +148,56 @@ def test_cli_correct_accepts_an_active_sample(active_store: tuple[Path, Path],
     assert overall["expected_labels"] == pytest.approx(80.0)
 
 
-def test_cli_calibration_refuses_an_active_sample_in_one_sentence(
-        active_store: tuple[Path, Path]) -> None:
-    store, _ = active_store
+def test_cli_calibration_corrects_rce_and_drift_under_an_active_sample(
+        active_store: tuple[Path, Path], tmp_path: Path) -> None:
+    store, folder = active_store
     res = _run("analyze", "calibration", "--judge", "judge-lean", "--untrusted",
                "--harm-column", "severity", "--correct", "ppi", "--sample", "act",
-               "--bootstrap", "20", "--quiet", "--store", store)
-    one_sentence_error(res, "is an active design")
+               "--bootstrap", "20", "--quiet", "--out", tmp_path, "--store", store)
+    assert res.exit_code == 0, res.output
+    data = json.loads((tmp_path / "calibration.json").read_text())
+    assert "corrected_by_turn" not in data["tables"]  # the unweighted correction is left out
+    rows = pd.DataFrame(data["tables"]["ppi_by_turn"]["rows"])
+    assert set(rows["figure"]) == {"RCE_t", "Drift(t)"}
+    assert (rows["estimator"] == "active PPI++ (1/π-weighted)").all()
+    tiers = pd.DataFrame(data["tables"]["ppi_by_tier_turn"]["rows"])
+    assert {"RCE_t | tier", "Drift(t | tier)"} <= set(tiers["figure"])
+    # the human-only RCE_6 of one model by hand: the weighted mean of |R − H| over the labelled
+    # conversations' turn-6 items; two rounds of equal budget (ω = 1/2 each): a round-0 item
+    # weighs ½/π + ½ (known in round 1), a round-1 item ½/π
+    items = pd.read_csv(folder / "items.csv")
+    ratings = pd.read_csv(folder / "ratings.csv")
+    with Store(store) as st:
+        design = sample_design(st, "act")
+    values = {c: i / 4 for i, c in enumerate(LEVELS)}
+    model = "m-stiff"
+    its = items[(items["model"] == model) & (items["turn"] == 6)
+                & ~items["benign_lookalike"].astype(bool)].set_index("item_id")
+    d = design.set_index("item_id").reindex(its.index).dropna(subset=["weight"])
+    first = d["stratum"].str.contains("round=0")
+    w = 0.5 * d["weight"] + 0.5 * first
+    ref = ratings[ratings["rater_kind"] == "reference"]
+    r = ref.assign(v=ref["label"].map(values)).groupby("item_id")["v"].mean().reindex(w.index)
+    e = (r - (its.loc[w.index, "severity"] - 1) / 4).abs()
+    row = rows[(rows["model"] == model) & (rows["turn"] == 6) & (rows["figure"] == "RCE_t")]
+    assert row["human"].iloc[0] == pytest.approx(float((w * e).sum() / w.sum()))
+    assert row["n_labelled"].iloc[0] == len(w)
+    est = rows[rows["ci_low"].notna()]
+    assert len(est) >= len(rows) - 3
+    assert ((est["ci_low"] <= est["corrected"]) & (est["corrected"] <= est["ci_high"])).all()
+
+
+def test_active_row_refuses_a_labelled_conversation_missing_a_reference_rating() -> None:
+    from judgekit.analysis.correction.active import active_mean_row, read_active
+
+    items = pd.DataFrame({"item_id": list("abcd"), "conversation_id": ["c0", "c0", "c1", "c2"]})
+    rows = pd.DataFrame({"item_id": ["a", "b"], "reason": "active",
+                         "stratum": "active:round=0;share=1.5", "weight": 2.0, "overlap": 0})
+    read = read_active(items, rows, "conversation_id")
+    row = active_mean_row("rate", np.array([1.0, 0.0, 1.0, 0.0]),
+                          np.array(["c0", "c0", "c1", "c2"]),
+                          np.array([1.0, np.nan, np.nan, np.nan]), read)
+    assert np.isnan(row["corrected"]) and "have no reference rating" in row["note"]
 
 
 def test_targeted_sample_without_probabilities_is_refused_in_one_sentence() -> None:
