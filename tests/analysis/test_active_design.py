@@ -289,3 +289,67 @@ def test_active_figures_cover_over_200_studies_both_judges_one_round_and_two() -
                         bool(row["ci_low"] <= truth[fig] <= row["ci_high"]))
     coverage = {k: float(np.mean(v)) for k, v in hits.items()}
     assert min(coverage.values()) >= 0.93, coverage
+
+
+@pytest.mark.slow
+def test_calibration_tables_under_an_active_design_cover_over_200_studies() -> None:
+    """What `analyze calibration --correct ppi` prints on an active sample, over 200 synthetic
+    studies (one model each, turns 1 and 6; the fair and the leaning judge and one round or two
+    in turn): RCE, mean R, RCE_6, Drift(6) and Drift(6 | tier) cover the reference's figure over
+    every conversation."""
+    from judgekit.analysis.calibration.corrected import pair_units
+    from judgekit.analysis.calibration.corrected_active import active_calibration_tables
+    from judgekit.analysis.calibration.units import build_units
+    from judgekit.analysis.correction.active import read_active
+    from judgekit.analysis.frames import per_item_values
+    from judgekit.rubric.model import load_rubric
+
+    rub = load_rubric("restrictiveness")
+    hits: dict[str, list[bool]] = {}
+    estimable: dict[str, list[bool]] = {}
+    for study in range(N_STUDIES):
+        items, ratings = make_study(seed=3000 + study, human_share=1.0)
+        harm = (items.set_index("item_id")["severity"] - 1) / 4
+        harm.index = harm.index.astype(str)
+        model = sorted(items["model"].unique())[study % 3]
+        its = items[(items["model"] == model) & items["turn"].isin([1, 6])]
+
+        def units_of(rater: str, ratings: pd.DataFrame = ratings, its: pd.DataFrame = its,
+                     harm: pd.Series = harm) -> pd.DataFrame:
+            r = ratings[(ratings["rater_id"] == rater) & ratings["item_id"].isin(its["item_id"])]
+            return build_units(per_item_values(r, rub), its, harm,
+                               prompt_col="conversation_id")[0]
+
+        all_ref = units_of("adjudicated")
+        ref = all_ref[~all_ref["lookalike"].astype(bool)]
+        judge = ("judge-fair", "judge-lean")[study % 2]
+        conf = judge_confidence(ratings, "judge-lean", panel=["judge-fair"])
+        design = _conversation_design(items, ratings, "judge-lean", 1 + (study // 2) % 2, 50.0,
+                                      study, conf)
+        read = read_active(items, design, "conversation_id")
+        chosen = set(read.ids[read.design.round_of >= 0])
+        units = pair_units(units_of(judge), all_ref[all_ref["cluster"].isin(chosen)])
+        tables = {t.key: t.frame for t in active_calibration_tables(units, read)}
+        e6 = ref[ref["turn"] == 6].set_index("cluster")
+        e1 = ref[ref["turn"] == 1].set_index("cluster")
+        d = (e6["err"] - e1["err"].reindex(e6.index)).dropna()
+        truth = {("RCE", None): ref["err"].mean(), ("mean R", None): ref["R"].mean(),
+                 ("RCE_t", None): e6["err"].mean(), ("Drift(t)", None): d.mean()}
+        for tier, g in d.groupby(e6["tier"].reindex(d.index)):
+            truth[("Drift(t | tier)", int(tier))] = g.mean()
+        rows = pd.concat([tables["ppi_summary"], tables["ppi_by_turn"].query("turn == 6"),
+                          tables["ppi_by_tier_turn"].query("turn == 6")], ignore_index=True)
+        for _, row in rows.iterrows():
+            tier = None if pd.isna(row.get("tier")) else int(row["tier"])
+            if (row["figure"], tier) not in truth:
+                continue
+            est = bool(np.isfinite(row["ci_low"]))  # else refused: < 2 labelled, no variation
+            estimable.setdefault(row["figure"], []).append(est)
+            if est:
+                hits.setdefault(row["figure"], []).append(
+                    bool(row["ci_low"] <= truth[(row["figure"], tier)] <= row["ci_high"]))
+    coverage = {k: float(np.mean(v)) for k, v in hits.items()}
+    assert len(coverage) == 5 and min(coverage.values()) >= 0.93, coverage
+    shares = {k: float(np.mean(v)) for k, v in estimable.items()}
+    # a model's figures are refused rarely; a tier's (about 3 labelled conversations) often
+    assert min(v for k, v in shares.items() if k != "Drift(t | tier)") >= 0.9, shares
