@@ -305,3 +305,38 @@ def active_ppi_mean(f_all: ArrayLike, y_all: ArrayLike, clusters_all: ArrayLike,
     yv = y[ok]
     sy = np.bincount(idx, weights=np.nan_to_num(yv), minlength=k)
     return active_ppi_clusters(sy, sf, m, design, bounds=bounds, level=level, lam=lam)
+
+
+def design_variance(sq_residual: ArrayLike, var_y: float, labels: float, *, active: bool,
+                    rule: str = "sqrt", floor: float = DEFAULT_FLOOR) -> float:
+    """The planned variance of a PPI mean over ``N`` units with an expected ``labels`` of them
+    labelled: ``(Var Y + mean_i e_i (1 − π_i)/π_i) / N`` (the module's superpopulation
+    variance with ``E[z²] = Var Y``), ``e_i`` each unit's expected squared residual
+    (``sq_residual``), ``π_i = labels/N`` (uniform, ``active=False``) or
+    :func:`inclusion_probabilities` of ``e`` (``active=True``)."""
+    e = as_float(sq_residual, "sq_residual")
+    n_all = len(e)
+    pi = (inclusion_probabilities(e, labels, rule=rule, floor=floor) if active
+          else np.full(n_all, labels / n_all))
+    return float((var_y + np.mean(e * (1.0 - pi) / pi)) / n_all)
+
+
+def labels_for_variance(sq_residual: ArrayLike, var_y: float, target: float, *, active: bool,
+                        rule: str = "sqrt", floor: float = DEFAULT_FLOOR) -> int | None:
+    """The fewest expected labels whose :func:`design_variance` is at most ``target`` (None when
+    even labelling every unit does not reach it)."""
+    n_all = len(as_float(sq_residual, "sq_residual"))
+
+    def var(n: float) -> float:
+        return design_variance(sq_residual, var_y, n, active=active, rule=rule, floor=floor)
+
+    if var(float(n_all)) > target:
+        return None
+    lo, hi = 0.0, float(n_all)
+    while hi - lo > 0.5:
+        mid = 0.5 * (lo + hi)
+        if mid > 0 and var(mid) <= target:
+            hi = mid
+        else:
+            lo = mid
+    return max(1, math.ceil(hi - 1e-9))

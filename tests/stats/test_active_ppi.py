@@ -170,3 +170,23 @@ def test_active_intervals_cover_over_200_studies_fair_and_biased_one_round_and_t
     coverage = {k: float(np.mean(v)) for k, v in hits.items()}
     assert all(len(v) == 200 for v in hits.values())
     assert min(coverage.values()) >= 0.93, coverage
+
+
+def test_labels_for_a_variance_match_the_closed_forms() -> None:
+    from judgekit.stats.active import labels_for_variance
+
+    # uniform, e the same everywhere: (v + e (N/n − 1)) / N ≤ T  ⇔  n ≥ e N / (T N − v + e)
+    n_all, v, e, target = 1000, 0.25, 0.1, 0.25 / 1000 + 0.1 / 150
+    want = e * n_all / (target * n_all - v + e)
+    got = labels_for_variance(np.full(n_all, e), v, target, active=False)
+    assert got == math.ceil(want - 1e-9) or got == math.ceil(want - 1e-9) + 1
+    # active, π = n √e_i / Σ√e_j unclipped (half the units e = .04, half .16: π ratio 1:2):
+    # mean e (1/π − 1) = (Σ√e)² / (n N) − mean e, so n = (Σ√e)² / N / (T N − v + mean e)
+    ee = np.repeat([0.04, 0.16], n_all // 2)
+    want = np.sqrt(ee).sum() ** 2 / n_all / (target * n_all - v + ee.mean())
+    got = labels_for_variance(ee, v, target, active=True)
+    assert got is not None and abs(got - want) <= 1.5
+    uni = labels_for_variance(ee, v, target, active=False)
+    assert uni is not None and got < uni
+    # a variance below labelling every unit's is not reachable
+    assert labels_for_variance(ee, v, v / n_all / 2, active=True) is None
