@@ -179,6 +179,9 @@ class ActiveMean(IntervalResult):
     effective_clusters: float
     bounds: Bounds
     reason: str | None = None
+    #: the labelled clusters a uniform design would need, same estimator, for this variance
+    #: (inf: more than there are)
+    uniform_labels: float = float("nan")
 
     def interval_se(self) -> float:
         return self.se
@@ -278,7 +281,27 @@ def active_ppi_clusters(sy: ArrayLike, sf: ArrayLike, m: ArrayLike, design: Acti
     eff = s2z / (var * d * d) if var > 0 else nan
     n_units = int(m_[lab].sum())
     return ActiveMean(res.estimate, res.low, res.high, res.se, norm_zero(lam), n, n_units, big_n,
-                      expected, eff, bounds, res.reason)
+                      expected, eff, bounds, res.reason,
+                      _uniform_labels(z, sf_ - theta * m_, lam, hw, var * d * d, big_n,
+                                      finite=finite))
+
+
+def _uniform_labels(z: FloatArray, w: FloatArray, lam: float, hw: FloatArray, var_d2: float,
+                    big_n: int, *, finite: bool) -> float:
+    """The labelled clusters a uniform design needs for the variance ``var_d2 / D²`` with the
+    same estimator: uniform sampling's ``(E z² − E r²)/N + E r²/n`` (``r = z − λw``; with
+    ``finite``, the design variance ``E r² (1/n − 1/N)``) solved for ``n``, ``E z²`` and ``E r²``
+    estimated by the design's weights ``hw`` (Hájek)."""
+    if hw.sum() <= 0 or not var_d2 > 0:
+        return float("nan")
+    s2z = float((hw * z * z).sum() / hw.sum())
+    r = z - lam * w
+    s2r = float((hw * r * r).sum() / hw.sum())
+    room = var_d2 + s2r / big_n if finite else var_d2 - (s2z - s2r) / big_n
+    if not s2r > 0:
+        return float("nan")
+    # beyond every cluster labelled, uniform sampling does not reach this variance: infinite
+    return s2r / room if room > 0 and s2r / room <= big_n else float("inf")
 
 
 def active_ppi_mean(f_all: ArrayLike, y_all: ArrayLike, clusters_all: ArrayLike,

@@ -146,6 +146,9 @@ def test_cli_correct_accepts_an_active_sample(active_store: tuple[Path, Path],
     overall = next(r for r in rows if r["model"] == "all")
     assert overall["ci_low"] <= overall["corrected"] <= overall["ci_high"]
     assert overall["expected_labels"] == pytest.approx(80.0)
+    # what the design bought, per figure: labels used, effective labels, uniform at the width
+    assert "Labels bought by the design" in res.output
+    assert overall["uniform_labels"] > 0
 
 
 def test_cli_calibration_corrects_rce_and_drift_under_an_active_sample(

@@ -190,3 +190,27 @@ def test_labels_for_a_variance_match_the_closed_forms() -> None:
     assert uni is not None and got < uni
     # a variance below labelling every unit's is not reachable
     assert labels_for_variance(ee, v, v / n_all / 2, active=True) is None
+
+
+def test_uniform_labels_at_the_same_width_are_the_labels_under_a_uniform_design() -> None:
+    rng = np.random.default_rng(5)
+    n_all = 4000
+    hard = rng.random(n_all) < 0.2  # the judge errs on 30% of the hard items, 2% of the rest
+    y = (rng.random(n_all) < 0.4).astype(float)
+    f = np.where(rng.random(n_all) < np.where(hard, 0.3, 0.02), 1.0 - y, y)
+    m = np.ones(n_all)
+    ratios, active_gain = [], []
+    for rep in range(20):
+        r = np.random.default_rng(100 + rep)
+        pi = np.full(n_all, 400 / n_all)
+        lab = r.random(n_all) < pi
+        res = active_ppi_clusters(np.where(lab, y, np.nan), f, m, ActiveDesign.one_round(pi, lab))
+        ratios.append(res.uniform_labels / lab.sum())
+        pa = inclusion_probabilities(np.where(hard, 0.3, 0.02), 400.0)
+        la = r.random(n_all) < pa
+        ra = active_ppi_clusters(np.where(la, y, np.nan), f, m, ActiveDesign.one_round(pa, la))
+        active_gain.append(ra.uniform_labels / la.sum())
+    # uniform: the labels it used, up to the noise of the variance estimates
+    assert 0.9 < float(np.mean(ratios)) < 1.1
+    # π ∝ √error on the hard items: uniform sampling would need more labels for that width
+    assert float(np.median(active_gain)) > 1.2

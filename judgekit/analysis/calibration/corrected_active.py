@@ -40,7 +40,8 @@ _DESC = ("Raw (the judge's figure over every unit), human-only (the labelled con
          "active design: Zrnic & Candès 2024), each with its 95% interval; n = labelled / all "
          "{unit}s; effective labels = how many uniformly drawn {unit}s the human-only figure "
          "would need for the corrected figure's precision; expected labels = the design's "
-         "budget.")
+         "budget; uniform labels = the labelled {unit}s a uniform design would need for the "
+         "same interval width.")
 
 
 def _turn(t: Any) -> int | float:
@@ -98,7 +99,7 @@ def active_calibration_tables(units: pd.DataFrame, read: ActiveRead, *,
                 by_tier.append({**tk, **mean("RCE_t | tier", gt, "err")})
                 if t != base:
                     by_tier.append({**tk, **drift("Drift(t | tier)", mt, t)})
-    cols = [*ROW_COLUMNS, "expected_labels"]
+    cols = [*ROW_COLUMNS, "expected_labels", "uniform_labels"]
     desc = _DESC.format(unit=unit)
     return [Table(k, title, pd.DataFrame(rows, columns=[*keys, *cols]), desc)
             for k, title, rows, keys in [

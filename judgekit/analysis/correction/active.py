@@ -34,8 +34,9 @@ from judgekit.stats.active import ActiveDesign, active_ppi_clusters
 from judgekit.stats.ppi_core import DRIFT_RANGE, UNIT_RANGE, Bounds, ratio_se, t_interval
 
 #: the columns of :func:`corrected_active`'s table: the group, the PPI rows' columns
-#: (:data:`judgekit.analysis.correction.ppi_rows.ROW_COLUMNS`) and the design's budget
-ACTIVE_COLUMNS = ["model", *ROW_COLUMNS, "expected_labels"]
+#: (:data:`judgekit.analysis.correction.ppi_rows.ROW_COLUMNS`), the design's budget and the
+#: labelled clusters a uniform design would need for the same interval width
+ACTIVE_COLUMNS = ["model", *ROW_COLUMNS, "expected_labels", "uniform_labels"]
 
 
 def cluster_of(items: pd.DataFrame, cluster_col: str | None) -> pd.Series:
@@ -113,7 +114,7 @@ def active_mean_row(figure: str, f_all: np.ndarray, clusters_all: np.ndarray,
                     y_all: np.ndarray, read: ActiveRead, *, bounds: Bounds = UNIT_RANGE,
                     unit: str = "conversation") -> dict[str, Any]:
     """The corrected-figure row (:data:`~judgekit.analysis.correction.ppi_rows.ROW_COLUMNS`
-    and ``expected_labels``) of the mean of a per-unit quantity under the active design
+    ``expected_labels`` and ``uniform_labels``) of the mean of a per-unit quantity under the active design
     ``read``: ``f_all`` the judge's value on every unit (NaN: left out), ``y_all`` the
     reference's (read on the units of labelled clusters), ``clusters_all`` each unit's cluster
     (the design's). A domain estimate over the clusters the units touch. A unit of a labelled
@@ -153,7 +154,7 @@ def active_mean_row(figure: str, f_all: np.ndarray, clusters_all: np.ndarray,
             "human_ci_low": human.low, "human_ci_high": human.high, "corrected": res.estimate,
             "ci_low": res.low, "ci_high": res.high, "judge_error": rv[0] - res.estimate,
             "lam": res.lam, "effective_labels": res.effective_clusters, "note": note,
-            "expected_labels": res.expected_labels}
+            "expected_labels": res.expected_labels, "uniform_labels": res.uniform_labels}
 
 
 def corrected_active(items: pd.DataFrame, judge_values: pd.Series, reference_values: pd.Series,
