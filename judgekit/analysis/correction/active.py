@@ -12,9 +12,10 @@ A figure over a subset of the clusters (one model) is a domain estimate under th
 the same probabilities, the subset's clusters (the estimator is a ratio, so the domain's size
 need not be known in advance).
 
-Not here yet (issue 32): C(t), Drift(t | tier), the criteria and the form shares under an
-active design, and RCE_t/Drift(t) in ``analyze calibration`` (:func:`active_turn_figures` is the
-Python API); those commands refuse an active sample
+Calibration figures under the design: :mod:`judgekit.analysis.calibration.corrected_active`
+(``analyze calibration``), with :func:`active_mean_row` for every figure. Not here: C(t) and the
+look-alike figures, the criteria and the form shares under an active design; ``analyze
+criteria`` refuses an active sample
 (:func:`judgekit.analysis.correction.ppi_attach.labelling_design`) rather than weight it wrongly.
 """
 
