@@ -187,7 +187,7 @@ class ActiveMean(IntervalResult):
         return self.se
 
 
-def _round_parts(sy: FloatArray, sf: FloatArray, m: FloatArray, design: ActiveDesign
+def round_parts(sy: FloatArray, sf: FloatArray, m: FloatArray, design: ActiveDesign
                  ) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
     """Per cluster, ``Σ_r ω_r`` of the round terms, split as ``ψ̄ = (a0 − θ b0) + λ (a1 − θ b1)``
     where ``a`` is the Y/f part and ``b`` the size part."""
@@ -258,7 +258,7 @@ def active_ppi_clusters(sy: ArrayLike, sf: ArrayLike, m: ArrayLike, design: Acti
         reason = (f"{n} labelled cluster{'s' if n != 1 else ''}: an interval needs at least 2 "
                   "labelled clusters.")
         return ActiveMean(nan, nan, nan, nan, nan, n, 0, big_n, expected, nan, bounds, reason)
-    parts = _round_parts(sy_, sf_, m_, design)
+    parts = round_parts(sy_, sf_, m_, design)
     a0, b0, a1, b1 = parts
     if lam is None:
         lam = 1.0 if n < min_tuning_clusters else 0.0
