@@ -156,9 +156,13 @@ def test_cli_calibration_corrects_rce_and_drift_under_an_active_sample(
     store, folder = active_store
     res = _run("analyze", "calibration", "--judge", "judge-lean", "--untrusted",
                "--harm-column", "severity", "--correct", "ppi", "--sample", "act",
-               "--bootstrap", "20", "--quiet", "--out", tmp_path, "--store", store)
+               "--by", "tactic", "--bootstrap", "20", "--quiet", "--out", tmp_path,
+               "--store", store)
     assert res.exit_code == 0, res.output
     data = json.loads((tmp_path / "calibration.json").read_text())
+    by_tactic = pd.DataFrame(data["tables"]["ppi_by_tactic_turn"]["rows"])
+    assert set(by_tactic["figure"]) == {"Drift(t | tactic)"}
+    assert (by_tactic["estimator"] == "active PPI++ (1/π-weighted)").all()
     assert "corrected_by_turn" not in data["tables"]  # the unweighted correction is left out
     rows = pd.DataFrame(data["tables"]["ppi_by_turn"]["rows"])
     assert set(rows["figure"]) == {"RCE_t", "Drift(t)"}

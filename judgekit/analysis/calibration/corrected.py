@@ -237,7 +237,8 @@ def add_ppi_calibration(result: AnalysisResult, reference: Reference, ratings: p
     unit = cluster_col.removesuffix("_id")
     if design.active is not None:  # an active sample: its own estimators (1/π-weighted)
         add_active_calibration(result, units, design, reference.name, items=items,
-                               cluster_col=cluster_col, include_lookalikes=include_lookalikes)
+                               cluster_col=cluster_col, include_lookalikes=include_lookalikes,
+                               by=by)
         return
     tables = corrected_calibration(units, strata=design.strata,
                                    include_lookalikes=include_lookalikes,

@@ -1,6 +1,6 @@
 """Calibration figures corrected under an active labelling design (``judgekit sample --active``):
 RCE, the signed error and mean R per model, RCE_t and Drift(t) per model and turn, RCE_t | tier
-and Drift(t | tier) — what ``judgekit analyze calibration --correct ppi`` prints when the
+and Drift(t | tier), Drift(t | col) for each ``--by`` column — what ``judgekit analyze calibration --correct ppi`` prints when the
 reference's labels come from an active sample.
 
 Each figure is the mean of a per-unit quantity over prompt units (a conversation at one turn:
@@ -17,6 +17,7 @@ out, and the result's notes say so.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -48,6 +49,38 @@ def _turn(t: Any) -> int | float:
     return int(t) if float(t).is_integer() else float(t)
 
 
+def _drift_row(fig: str, arr: dict[str, np.ndarray], cl: np.ndarray, m: np.ndarray, t: float,
+               base: float, read: ActiveRead, unit: str) -> dict[str, Any]:
+    """Drift(t) on the units ``m``: the mean over conversations of ``d_i = e_it − e_i,base``."""
+    turn = arr["turn"][m]  # float turns, compared by value
+    ids, d_f = turn_difference(arr["err"][m], cl[m], turn, t, base)  # type: ignore[arg-type]
+    ids_y, d_y = turn_difference(arr["err_y"][m], cl[m], turn, t, base)  # type: ignore[arg-type]
+    y = pd.Series(d_y, index=ids_y).reindex(ids).to_numpy(float)
+    return active_mean_row(fig, d_f, ids, y, read, bounds=DRIFT_RANGE, unit=unit)
+
+
+def active_drift_by(units: pd.DataFrame, read: ActiveRead, col: str, *,
+                    include_lookalikes: bool = False, unit: str = "conversation") -> Table:
+    """``ppi_by_<col>_turn`` under the active design: Drift(t | col) per model, value of the
+    ``--by`` column ``col`` (the units' ``by_<col>``) and turn."""
+    u = units if include_lookalikes else units[~units["lookalike"].astype(bool)]
+    cl = u["cluster"].astype(str).to_numpy()
+    arr = {c: u[c].to_numpy(float) for c in ("err", "err_y", "turn")}
+    turns = sorted(np.unique(arr["turn"]).tolist())
+    model_of = u["model"].astype(str).to_numpy()
+    value_of = u[f"by_{col}"].astype(str).to_numpy()
+    rows = [{"model": model, col: value, "turn": _turn(t),
+             **_drift_row(f"Drift(t | {col})", arr, cl, (model_of == model) & (value_of == value),
+                          t, turns[0], read, unit)}
+            for model in sorted(set(model_of.tolist()))
+            for value in sorted(set(value_of[model_of == model].tolist()))
+            for t in turns[1:]]
+    frame = pd.DataFrame(rows, columns=["model", col, "turn", *ROW_COLUMNS, "expected_labels",
+                                        "uniform_labels"])
+    return Table(f"ppi_by_{col}_turn", f"Corrected Drift(t | {col}) per model, {col} and turn "
+                 "(active design)", frame, _DESC.format(unit=unit))
+
+
 def active_calibration_tables(units: pd.DataFrame, read: ActiveRead, *,
                               include_lookalikes: bool = False,
                               unit: str = "conversation") -> list[Table]:
@@ -69,11 +102,7 @@ def active_calibration_tables(units: pd.DataFrame, read: ActiveRead, *,
                                bounds=bounds, unit=unit)
 
     def drift(fig: str, m: np.ndarray, t: float) -> dict[str, Any]:
-        turn, at, b = arr["turn"][m], t, base  # float turns, compared by value
-        ids, d_f = turn_difference(arr["err"][m], cl[m], turn, at, b)  # type: ignore[arg-type]
-        ids_y, d_y = turn_difference(arr["err_y"][m], cl[m], turn, at, b)  # type: ignore[arg-type]
-        y = pd.Series(d_y, index=ids_y).reindex(ids).to_numpy(float)
-        return active_mean_row(fig, d_f, ids, y, read, bounds=DRIFT_RANGE, unit=unit)
+        return _drift_row(fig, arr, cl, m, t, base, read, unit)
 
     summary: list[dict[str, Any]] = []
     by_turn: list[dict[str, Any]] = []
@@ -114,14 +143,18 @@ def active_calibration_tables(units: pd.DataFrame, read: ActiveRead, *,
 
 def add_active_calibration(result: AnalysisResult, units: pd.DataFrame, design: LabellingDesign,
                            reference: str, *, items: pd.DataFrame, cluster_col: str,
-                           include_lookalikes: bool) -> None:
+                           include_lookalikes: bool, by: Sequence[str] = ()) -> None:
     """``analyze calibration --correct ppi`` on an active sample (``design.active``): the
-    tables of :func:`active_calibration_tables` and the Drift(t) chart on ``result``."""
+    tables of :func:`active_calibration_tables`, Drift(t | col) for each ``--by`` column
+    (:func:`active_drift_by`, with more than one turn) and the Drift(t) chart on ``result``."""
     assert design.active is not None
     unit = cluster_col.removesuffix("_id")
     read = read_active(items, design.active, cluster_col)
     tables = active_calibration_tables(units, read, include_lookalikes=include_lookalikes,
                                        unit=unit)
+    if units["turn"].nunique() > 1:
+        tables += [active_drift_by(units, read, col, include_lookalikes=include_lookalikes,
+                                   unit=unit) for col in by]
     charts = [raw_vs_corrected("ppi_drift_by_turn", "Drift(t): raw and corrected (active "
                                "design)", t.frame, "Drift(t)", group="model", x="turn",
                                unit=unit, hline=0.0)
