@@ -99,9 +99,11 @@ def finish(result: AnalysisResult, out_dir: Path | None, json_out: str | None = 
 
 def print_corrections(result: AnalysisResult, correct: str | None) -> None:
     if correct:
+        from judgekit.report.active_design import print_active_designs
         from judgekit.report.analysis_terminal import print_correction, print_ppi
 
         print_correction(console, result)
         print_ppi(console, result)
+        print_active_designs(console, result)
 
 

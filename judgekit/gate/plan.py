@@ -36,6 +36,7 @@ from typing import Any
 
 import numpy as np
 
+from judgekit.gate.plan_designs import plan_designs
 from judgekit.gate.plan_rows import PlanRow, summarise
 from judgekit.stats.intervals import z_two_sided
 from judgekit.stats.power import Undecidable, n_for_power, smallest_margin
@@ -357,7 +358,12 @@ def make_plan(store: Any, policy_path: str | Path, *, budget: int | None = None,
         have = _labelled_conversations(store, rubric, report, policy)
     else:
         have = max((r.pilot_n for r in rows if r.check == "min_items"), default=0)
-    return summarise(rows, policy=policy, per=per, study=study, budget=budget, have=have, assured=assured)
+    plan = summarise(rows, policy=policy, per=per, study=study, budget=budget, have=have, assured=assured)
+    designs = plan_designs(store, rubric, [judge] if judge else list(policy.judges), panel=list(policy.judges),
+                           budget=item_budget)
+    plan["designs"] = [d.as_dict() for d in designs]
+    plan["lines"][-1:-1] = [d.line() for d in designs]  # before the closing "Plan:" line
+    return plan
 
 
 def _labelled_conversations(store: Any, rubric: Any, report: Any, policy: Any) -> int:

@@ -92,7 +92,9 @@ def inclusion_probabilities(predicted_error: ArrayLike, budget: float, *, rule: 
     (``rule="linear"``), ``e_i ≥ 0`` the judge's predicted (squared) error, and ``c`` found so
     that ``Σ π_i = budget`` (the expected number of labels). ``π_min = floor · budget / N``: every
     unit keeps a positive probability, so the inverse-probability weights stay bounded by
-    ``N / (floor · budget)``. ``floor = 1`` gives the uniform design. Raises
+    ``N / (floor · budget)``. When the floor leaves budget unspent even with every unit of some
+    predicted error at 1 (most errors zero), the units of zero predicted error share the rest
+    equally, so ``Σ π_i = budget`` always. ``floor = 1`` gives the uniform design. Raises
     :class:`~judgekit.errors.JudgekitError` for a budget outside (0, N] or a floor outside (0, 1].
     """
     e = as_float(predicted_error, "predicted_error")
@@ -111,6 +113,12 @@ def inclusion_probabilities(predicted_error: ArrayLike, budget: float, *, rule: 
     lo = min(1.0, floor * budget / n_all)
     if not (g > 0).any() or floor >= 1.0:
         return np.full(n_all, budget / n_all)
+    some = g > 0
+    n_some = int(some.sum())
+    if n_some + (n_all - n_some) * lo < budget:
+        # even with every unit of some predicted error at 1 the floor leaves budget unspent: the
+        # units of no predicted error share the rest equally (a floor raised to meet the budget)
+        return np.where(some, 1.0, (budget - n_some) / (n_all - n_some))
     # Σ clip(c g, lo, 1) is increasing in c: bisect on log c
     a, b = 0.0, budget / float(g[g > 0].min()) * 2.0
     for _ in range(100):
@@ -171,12 +179,15 @@ class ActiveMean(IntervalResult):
     effective_clusters: float
     bounds: Bounds
     reason: str | None = None
+    #: the labelled clusters a uniform design would need, same estimator, for this variance
+    #: (inf: more than there are)
+    uniform_labels: float = float("nan")
 
     def interval_se(self) -> float:
         return self.se
 
 
-def _round_parts(sy: FloatArray, sf: FloatArray, m: FloatArray, design: ActiveDesign
+def round_parts(sy: FloatArray, sf: FloatArray, m: FloatArray, design: ActiveDesign
                  ) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
     """Per cluster, ``Σ_r ω_r`` of the round terms, split as ``ψ̄ = (a0 − θ b0) + λ (a1 − θ b1)``
     where ``a`` is the Y/f part and ``b`` the size part."""
@@ -247,7 +258,7 @@ def active_ppi_clusters(sy: ArrayLike, sf: ArrayLike, m: ArrayLike, design: Acti
         reason = (f"{n} labelled cluster{'s' if n != 1 else ''}: an interval needs at least 2 "
                   "labelled clusters.")
         return ActiveMean(nan, nan, nan, nan, nan, n, 0, big_n, expected, nan, bounds, reason)
-    parts = _round_parts(sy_, sf_, m_, design)
+    parts = round_parts(sy_, sf_, m_, design)
     a0, b0, a1, b1 = parts
     if lam is None:
         lam = 1.0 if n < min_tuning_clusters else 0.0
@@ -270,7 +281,27 @@ def active_ppi_clusters(sy: ArrayLike, sf: ArrayLike, m: ArrayLike, design: Acti
     eff = s2z / (var * d * d) if var > 0 else nan
     n_units = int(m_[lab].sum())
     return ActiveMean(res.estimate, res.low, res.high, res.se, norm_zero(lam), n, n_units, big_n,
-                      expected, eff, bounds, res.reason)
+                      expected, eff, bounds, res.reason,
+                      _uniform_labels(z, sf_ - theta * m_, lam, hw, var * d * d, big_n,
+                                      finite=finite))
+
+
+def _uniform_labels(z: FloatArray, w: FloatArray, lam: float, hw: FloatArray, var_d2: float,
+                    big_n: int, *, finite: bool) -> float:
+    """The labelled clusters a uniform design needs for the variance ``var_d2 / D²`` with the
+    same estimator: uniform sampling's ``(E z² − E r²)/N + E r²/n`` (``r = z − λw``; with
+    ``finite``, the design variance ``E r² (1/n − 1/N)``) solved for ``n``, ``E z²`` and ``E r²``
+    estimated by the design's weights ``hw`` (Hájek)."""
+    if hw.sum() <= 0 or not var_d2 > 0:
+        return float("nan")
+    s2z = float((hw * z * z).sum() / hw.sum())
+    r = z - lam * w
+    s2r = float((hw * r * r).sum() / hw.sum())
+    room = var_d2 + s2r / big_n if finite else var_d2 - (s2z - s2r) / big_n
+    if not s2r > 0:
+        return float("nan")
+    # beyond every cluster labelled, uniform sampling does not reach this variance: infinite
+    return s2r / room if room > 0 and s2r / room <= big_n else float("inf")
 
 
 def active_ppi_mean(f_all: ArrayLike, y_all: ArrayLike, clusters_all: ArrayLike,
@@ -297,3 +328,38 @@ def active_ppi_mean(f_all: ArrayLike, y_all: ArrayLike, clusters_all: ArrayLike,
     yv = y[ok]
     sy = np.bincount(idx, weights=np.nan_to_num(yv), minlength=k)
     return active_ppi_clusters(sy, sf, m, design, bounds=bounds, level=level, lam=lam)
+
+
+def design_variance(sq_residual: ArrayLike, var_y: float, labels: float, *, active: bool,
+                    rule: str = "sqrt", floor: float = DEFAULT_FLOOR) -> float:
+    """The planned variance of a PPI mean over ``N`` units with an expected ``labels`` of them
+    labelled: ``(Var Y + mean_i e_i (1 − π_i)/π_i) / N`` (the module's superpopulation
+    variance with ``E[z²] = Var Y``), ``e_i`` each unit's expected squared residual
+    (``sq_residual``), ``π_i = labels/N`` (uniform, ``active=False``) or
+    :func:`inclusion_probabilities` of ``e`` (``active=True``)."""
+    e = as_float(sq_residual, "sq_residual")
+    n_all = len(e)
+    pi = (inclusion_probabilities(e, labels, rule=rule, floor=floor) if active
+          else np.full(n_all, labels / n_all))
+    return float((var_y + np.mean(e * (1.0 - pi) / pi)) / n_all)
+
+
+def labels_for_variance(sq_residual: ArrayLike, var_y: float, target: float, *, active: bool,
+                        rule: str = "sqrt", floor: float = DEFAULT_FLOOR) -> int | None:
+    """The fewest expected labels whose :func:`design_variance` is at most ``target`` (None when
+    even labelling every unit does not reach it)."""
+    n_all = len(as_float(sq_residual, "sq_residual"))
+
+    def var(n: float) -> float:
+        return design_variance(sq_residual, var_y, n, active=active, rule=rule, floor=floor)
+
+    if var(float(n_all)) > target:
+        return None
+    lo, hi = 0.0, float(n_all)
+    while hi - lo > 0.5:
+        mid = 0.5 * (lo + hi)
+        if mid > 0 and var(mid) <= target:
+            hi = mid
+        else:
+            lo = mid
+    return max(1, math.ceil(hi - 1e-9))

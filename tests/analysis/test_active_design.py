@@ -11,7 +11,6 @@ import numpy as np
 import pandas as pd
 import pytest
 from click.testing import CliRunner
-from conftest import one_sentence_error
 
 from judgekit.analysis.correction.active import active_design, cluster_of, corrected_active
 from judgekit.analysis.correction.design import design_strata
@@ -26,7 +25,7 @@ from judgekit.annotation.sampling import sample_design
 from judgekit.cli import main as cli
 from judgekit.errors import JudgekitError
 from judgekit.store.database import Store
-from judgekit.testing.study import make_study, write_study
+from judgekit.testing.study import LEVELS, make_study, write_study
 
 
 def _run(*args: object) -> object:
@@ -147,15 +146,65 @@ def test_cli_correct_accepts_an_active_sample(active_store: tuple[Path, Path],
     overall = next(r for r in rows if r["model"] == "all")
     assert overall["ci_low"] <= overall["corrected"] <= overall["ci_high"]
     assert overall["expected_labels"] == pytest.approx(80.0)
+    # what the design bought, per figure: labels used, effective labels, uniform at the width
+    assert "Labels bought by the design" in res.output
+    assert overall["uniform_labels"] > 0
 
 
-def test_cli_calibration_refuses_an_active_sample_in_one_sentence(
-        active_store: tuple[Path, Path]) -> None:
-    store, _ = active_store
+def test_cli_calibration_corrects_rce_and_drift_under_an_active_sample(
+        active_store: tuple[Path, Path], tmp_path: Path) -> None:
+    store, folder = active_store
     res = _run("analyze", "calibration", "--judge", "judge-lean", "--untrusted",
                "--harm-column", "severity", "--correct", "ppi", "--sample", "act",
-               "--bootstrap", "20", "--quiet", "--store", store)
-    one_sentence_error(res, "is an active design")
+               "--by", "tactic", "--bootstrap", "20", "--quiet", "--out", tmp_path,
+               "--store", store)
+    assert res.exit_code == 0, res.output
+    data = json.loads((tmp_path / "calibration.json").read_text())
+    by_tactic = pd.DataFrame(data["tables"]["ppi_by_tactic_turn"]["rows"])
+    assert set(by_tactic["figure"]) == {"Drift(t | tactic)"}
+    assert (by_tactic["estimator"] == "active PPI++ (1/π-weighted)").all()
+    assert "corrected_by_turn" not in data["tables"]  # the unweighted correction is left out
+    rows = pd.DataFrame(data["tables"]["ppi_by_turn"]["rows"])
+    assert set(rows["figure"]) == {"RCE_t", "Drift(t)"}
+    assert (rows["estimator"] == "active PPI++ (1/π-weighted)").all()
+    tiers = pd.DataFrame(data["tables"]["ppi_by_tier_turn"]["rows"])
+    assert {"RCE_t | tier", "Drift(t | tier)"} <= set(tiers["figure"])
+    # the human-only RCE_6 of one model by hand: the weighted mean of |R − H| over the labelled
+    # conversations' turn-6 items; two rounds of equal budget (ω = 1/2 each): a round-0 item
+    # weighs ½/π + ½ (known in round 1), a round-1 item ½/π
+    items = pd.read_csv(folder / "items.csv")
+    ratings = pd.read_csv(folder / "ratings.csv")
+    with Store(store) as st:
+        design = sample_design(st, "act")
+    values = {c: i / 4 for i, c in enumerate(LEVELS)}
+    model = "m-stiff"
+    its = items[(items["model"] == model) & (items["turn"] == 6)
+                & ~items["benign_lookalike"].astype(bool)].set_index("item_id")
+    d = design.set_index("item_id").reindex(its.index).dropna(subset=["weight"])
+    first = d["stratum"].str.contains("round=0")
+    w = 0.5 * d["weight"] + 0.5 * first
+    ref = ratings[ratings["rater_kind"] == "reference"]
+    r = ref.assign(v=ref["label"].map(values)).groupby("item_id")["v"].mean().reindex(w.index)
+    e = (r - (its.loc[w.index, "severity"] - 1) / 4).abs()
+    row = rows[(rows["model"] == model) & (rows["turn"] == 6) & (rows["figure"] == "RCE_t")]
+    assert row["human"].iloc[0] == pytest.approx(float((w * e).sum() / w.sum()))
+    assert row["n_labelled"].iloc[0] == len(w)
+    est = rows[rows["ci_low"].notna()]
+    assert len(est) >= len(rows) - 3
+    assert ((est["ci_low"] <= est["corrected"]) & (est["corrected"] <= est["ci_high"])).all()
+
+
+def test_active_row_refuses_a_labelled_conversation_missing_a_reference_rating() -> None:
+    from judgekit.analysis.correction.active import active_mean_row, read_active
+
+    items = pd.DataFrame({"item_id": list("abcd"), "conversation_id": ["c0", "c0", "c1", "c2"]})
+    rows = pd.DataFrame({"item_id": ["a", "b"], "reason": "active",
+                         "stratum": "active:round=0;share=1.5", "weight": 2.0, "overlap": 0})
+    read = read_active(items, rows, "conversation_id")
+    row = active_mean_row("rate", np.array([1.0, 0.0, 1.0, 0.0]),
+                          np.array(["c0", "c0", "c1", "c2"]),
+                          np.array([1.0, np.nan, np.nan, np.nan]), read)
+    assert np.isnan(row["corrected"]) and "have no reference rating" in row["note"]
 
 
 def test_targeted_sample_without_probabilities_is_refused_in_one_sentence() -> None:
@@ -247,3 +296,67 @@ def test_active_figures_cover_over_200_studies_both_judges_one_round_and_two() -
                         bool(row["ci_low"] <= truth[fig] <= row["ci_high"]))
     coverage = {k: float(np.mean(v)) for k, v in hits.items()}
     assert min(coverage.values()) >= 0.93, coverage
+
+
+@pytest.mark.slow
+def test_calibration_tables_under_an_active_design_cover_over_200_studies() -> None:
+    """What `analyze calibration --correct ppi` prints on an active sample, over 200 synthetic
+    studies (one model each, turns 1 and 6; the fair and the leaning judge and one round or two
+    in turn): RCE, mean R, RCE_6, Drift(6) and Drift(6 | tier) cover the reference's figure over
+    every conversation."""
+    from judgekit.analysis.calibration.corrected import pair_units
+    from judgekit.analysis.calibration.corrected_active import active_calibration_tables
+    from judgekit.analysis.calibration.units import build_units
+    from judgekit.analysis.correction.active import read_active
+    from judgekit.analysis.frames import per_item_values
+    from judgekit.rubric.model import load_rubric
+
+    rub = load_rubric("restrictiveness")
+    hits: dict[str, list[bool]] = {}
+    estimable: dict[str, list[bool]] = {}
+    for study in range(N_STUDIES):
+        items, ratings = make_study(seed=3000 + study, human_share=1.0)
+        harm = (items.set_index("item_id")["severity"] - 1) / 4
+        harm.index = harm.index.astype(str)
+        model = sorted(items["model"].unique())[study % 3]
+        its = items[(items["model"] == model) & items["turn"].isin([1, 6])]
+
+        def units_of(rater: str, ratings: pd.DataFrame = ratings, its: pd.DataFrame = its,
+                     harm: pd.Series = harm) -> pd.DataFrame:
+            r = ratings[(ratings["rater_id"] == rater) & ratings["item_id"].isin(its["item_id"])]
+            return build_units(per_item_values(r, rub), its, harm,
+                               prompt_col="conversation_id")[0]
+
+        all_ref = units_of("adjudicated")
+        ref = all_ref[~all_ref["lookalike"].astype(bool)]
+        judge = ("judge-fair", "judge-lean")[study % 2]
+        conf = judge_confidence(ratings, "judge-lean", panel=["judge-fair"])
+        design = _conversation_design(items, ratings, "judge-lean", 1 + (study // 2) % 2, 50.0,
+                                      study, conf)
+        read = read_active(items, design, "conversation_id")
+        chosen = set(read.ids[read.design.round_of >= 0])
+        units = pair_units(units_of(judge), all_ref[all_ref["cluster"].isin(chosen)])
+        tables = {t.key: t.frame for t in active_calibration_tables(units, read)}
+        e6 = ref[ref["turn"] == 6].set_index("cluster")
+        e1 = ref[ref["turn"] == 1].set_index("cluster")
+        d = (e6["err"] - e1["err"].reindex(e6.index)).dropna()
+        truth = {("RCE", None): ref["err"].mean(), ("mean R", None): ref["R"].mean(),
+                 ("RCE_t", None): e6["err"].mean(), ("Drift(t)", None): d.mean()}
+        for tier, g in d.groupby(e6["tier"].reindex(d.index)):
+            truth[("Drift(t | tier)", int(tier))] = g.mean()
+        rows = pd.concat([tables["ppi_summary"], tables["ppi_by_turn"].query("turn == 6"),
+                          tables["ppi_by_tier_turn"].query("turn == 6")], ignore_index=True)
+        for _, row in rows.iterrows():
+            tier = None if pd.isna(row.get("tier")) else int(row["tier"])
+            if (row["figure"], tier) not in truth:
+                continue
+            est = bool(np.isfinite(row["ci_low"]))  # else refused: < 2 labelled, no variation
+            estimable.setdefault(row["figure"], []).append(est)
+            if est:
+                hits.setdefault(row["figure"], []).append(
+                    bool(row["ci_low"] <= truth[(row["figure"], tier)] <= row["ci_high"]))
+    coverage = {k: float(np.mean(v)) for k, v in hits.items()}
+    assert len(coverage) == 5 and min(coverage.values()) >= 0.93, coverage
+    shares = {k: float(np.mean(v)) for k, v in estimable.items()}
+    # a model's figures are refused rarely; a tier's (about 3 labelled conversations) often
+    assert min(v for k, v in shares.items() if k != "Drift(t | tier)") >= 0.9, shares

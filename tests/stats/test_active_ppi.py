@@ -33,6 +33,23 @@ def test_probabilities_meet_the_budget_the_floor_and_one() -> None:
         inclusion_probabilities(e, 9.0)
 
 
+def test_probabilities_meet_the_budget_when_most_predicted_errors_are_zero() -> None:
+    # one unit with an error, nine without: the floor (0.2 · 5/10 = 0.1) would leave the sum at
+    # 1 + 9 · 0.1 = 1.9; the nine error-free units share the rest of the budget equally instead
+    e = np.array([0.0] * 9 + [0.3])
+    pi = inclusion_probabilities(e, 5.0)
+    assert pi.sum() == pytest.approx(5.0)
+    assert pi[9] == pytest.approx(1.0)
+    assert np.allclose(pi[:9], 4.0 / 9.0)
+    # the linear rule, and a unit of error between: the zero-error units still fill the budget
+    e2 = np.array([0.0, 0.0, 0.0, 0.0, 1e-6, 1.0])
+    for rule in ("sqrt", "linear"):
+        p2 = inclusion_probabilities(e2, 4.0, rule=rule, floor=0.1)
+        assert p2.sum() == pytest.approx(4.0)
+        assert np.all(p2 <= 1.0) and np.all(p2 >= 0.1 * 4.0 / 6.0 - 1e-12)
+        assert p2[5] == pytest.approx(1.0) and p2[4] >= p2[0] - 1e-12
+
+
 def test_one_round_estimate_is_the_weighted_formula() -> None:
     # 4 clusters of one unit; c0 (π = .5) and c1 (π = .25) labelled; λ = 1 (fewer than 10 labelled)
     sy = np.array([0.0, 0.25, np.nan, np.nan])
@@ -153,3 +170,47 @@ def test_active_intervals_cover_over_200_studies_fair_and_biased_one_round_and_t
     coverage = {k: float(np.mean(v)) for k, v in hits.items()}
     assert all(len(v) == 200 for v in hits.values())
     assert min(coverage.values()) >= 0.93, coverage
+
+
+def test_labels_for_a_variance_match_the_closed_forms() -> None:
+    from judgekit.stats.active import labels_for_variance
+
+    # uniform, e the same everywhere: (v + e (N/n − 1)) / N ≤ T  ⇔  n ≥ e N / (T N − v + e)
+    n_all, v, e, target = 1000, 0.25, 0.1, 0.25 / 1000 + 0.1 / 150
+    want = e * n_all / (target * n_all - v + e)
+    got = labels_for_variance(np.full(n_all, e), v, target, active=False)
+    assert got == math.ceil(want - 1e-9) or got == math.ceil(want - 1e-9) + 1
+    # active, π = n √e_i / Σ√e_j unclipped (half the units e = .04, half .16: π ratio 1:2):
+    # mean e (1/π − 1) = (Σ√e)² / (n N) − mean e, so n = (Σ√e)² / N / (T N − v + mean e)
+    ee = np.repeat([0.04, 0.16], n_all // 2)
+    want = np.sqrt(ee).sum() ** 2 / n_all / (target * n_all - v + ee.mean())
+    got = labels_for_variance(ee, v, target, active=True)
+    assert got is not None and abs(got - want) <= 1.5
+    uni = labels_for_variance(ee, v, target, active=False)
+    assert uni is not None and got < uni
+    # a variance below labelling every unit's is not reachable
+    assert labels_for_variance(ee, v, v / n_all / 2, active=True) is None
+
+
+def test_uniform_labels_at_the_same_width_are_the_labels_under_a_uniform_design() -> None:
+    rng = np.random.default_rng(5)
+    n_all = 4000
+    hard = rng.random(n_all) < 0.2  # the judge errs on 30% of the hard items, 2% of the rest
+    y = (rng.random(n_all) < 0.4).astype(float)
+    f = np.where(rng.random(n_all) < np.where(hard, 0.3, 0.02), 1.0 - y, y)
+    m = np.ones(n_all)
+    ratios, active_gain = [], []
+    for rep in range(20):
+        r = np.random.default_rng(100 + rep)
+        pi = np.full(n_all, 400 / n_all)
+        lab = r.random(n_all) < pi
+        res = active_ppi_clusters(np.where(lab, y, np.nan), f, m, ActiveDesign.one_round(pi, lab))
+        ratios.append(res.uniform_labels / lab.sum())
+        pa = inclusion_probabilities(np.where(hard, 0.3, 0.02), 400.0)
+        la = r.random(n_all) < pa
+        ra = active_ppi_clusters(np.where(la, y, np.nan), f, m, ActiveDesign.one_round(pa, la))
+        active_gain.append(ra.uniform_labels / la.sum())
+    # uniform: the labels it used, up to the noise of the variance estimates
+    assert 0.9 < float(np.mean(ratios)) < 1.1
+    # π ∝ √error on the hard items: uniform sampling would need more labels for that width
+    assert float(np.median(active_gain)) > 1.2

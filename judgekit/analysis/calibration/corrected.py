@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from judgekit.analysis.calibration.corrected_active import add_active_calibration
 from judgekit.analysis.calibration.units import build_units
 from judgekit.analysis.correction.design import Reference
 from judgekit.analysis.correction.ppi_attach import attach_ppi, labelling_design, raw_vs_corrected
@@ -232,8 +233,13 @@ def add_ppi_calibration(result: AnalysisResult, reference: Reference, ratings: p
     units = _paired_units(ratings, reference.ratings, items, harm, rubric,
                          replace(columns, turn="turn", by=by))
     cluster_col = str(result.meta.get("cluster") or "conversation_id")
-    design = labelling_design(reference, items, cluster_col=cluster_col)
+    design = labelling_design(reference, items, cluster_col=cluster_col, active=True)
     unit = cluster_col.removesuffix("_id")
+    if design.active is not None:  # an active sample: its own estimators (1/π-weighted)
+        add_active_calibration(result, units, design, reference.name, items=items,
+                               cluster_col=cluster_col, include_lookalikes=include_lookalikes,
+                               by=by)
+        return
     tables = corrected_calibration(units, strata=design.strata,
                                    include_lookalikes=include_lookalikes,
                                    n_boot=max(resampling.n_resamples, 1), seed=resampling.seed,

@@ -12,16 +12,17 @@ A figure over a subset of the clusters (one model) is a domain estimate under th
 the same probabilities, the subset's clusters (the estimator is a ratio, so the domain's size
 need not be known in advance).
 
-Not here yet (issue 32): C(t), Drift(t | tier), the criteria and the form shares under an
-active design, and RCE_t/Drift(t) in ``analyze calibration`` (:func:`active_turn_figures` is the
-Python API); those commands refuse an active sample
+Calibration figures under the design: :mod:`judgekit.analysis.calibration.corrected_active`
+(``analyze calibration``), with :func:`active_mean_row` for every figure. Not here: C(t) and the
+look-alike figures, the criteria and the form shares under an active design; ``analyze
+criteria`` refuses an active sample
 (:func:`judgekit.analysis.correction.ppi_attach.labelling_design`) rather than weight it wrongly.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -30,12 +31,13 @@ import pandas as pd
 from judgekit.analysis.correction.ppi_rows import ROW_COLUMNS
 from judgekit.annotation.active import ACTIVE_REASON, parse_active_stratum
 from judgekit.errors import JudgekitError
-from judgekit.stats.active import ActiveDesign, ActiveMean, active_ppi_clusters
+from judgekit.stats.active import ActiveDesign, active_ppi_clusters
 from judgekit.stats.ppi_core import DRIFT_RANGE, UNIT_RANGE, Bounds, ratio_se, t_interval
 
 #: the columns of :func:`corrected_active`'s table: the group, the PPI rows' columns
-#: (:data:`judgekit.analysis.correction.ppi_rows.ROW_COLUMNS`) and the design's budget
-ACTIVE_COLUMNS = ["model", *ROW_COLUMNS, "expected_labels"]
+#: (:data:`judgekit.analysis.correction.ppi_rows.ROW_COLUMNS`), the design's budget and the
+#: labelled clusters a uniform design would need for the same interval width
+ACTIVE_COLUMNS = ["model", *ROW_COLUMNS, "expected_labels", "uniform_labels"]
 
 
 def cluster_of(items: pd.DataFrame, cluster_col: str | None) -> pd.Series:
@@ -109,24 +111,51 @@ def read_active(items: pd.DataFrame, design: pd.DataFrame, cluster_col: str | No
     return ActiveRead(clusters, *active_design(clusters, design))
 
 
-def _one(f: pd.Series, y: pd.Series, clusters: pd.Series, design: ActiveDesign,
-         ids: np.ndarray, keep: np.ndarray, bounds: Bounds
-         ) -> tuple[ActiveMean, ActiveMean, tuple[float, float, float], int]:
-    """On the clusters ``keep`` (a mask over ``ids``): the estimate, the human-only one (λ = 0,
-    the design-weighted labels alone), the judge's raw figure with its interval, the units."""
-    cl = clusters.reindex(f.index)
-    pos = pd.Series(np.arange(len(ids)), index=ids)
-    idx = pos.reindex(cl.to_numpy()).to_numpy()
-    sf = np.bincount(idx, weights=f.to_numpy(), minlength=len(ids))[keep]
-    m = np.bincount(idx, minlength=len(ids)).astype(float)[keep]
-    sy = np.bincount(idx, weights=np.nan_to_num(y.reindex(f.index).to_numpy()),
-                     minlength=len(ids))[keep]
-    sub = ActiveDesign(design.probs[:, keep], design.round_of[keep], design.weights)
+def active_mean_row(figure: str, f_all: np.ndarray, clusters_all: np.ndarray,
+                    y_all: np.ndarray, read: ActiveRead, *, bounds: Bounds = UNIT_RANGE,
+                    unit: str = "conversation") -> dict[str, Any]:
+    """The corrected-figure row (:data:`~judgekit.analysis.correction.ppi_rows.ROW_COLUMNS`
+    ``expected_labels`` and ``uniform_labels``) of the mean of a per-unit quantity under the active design
+    ``read``: ``f_all`` the judge's value on every unit (NaN: left out), ``y_all`` the
+    reference's (read on the units of labelled clusters), ``clusters_all`` each unit's cluster
+    (the design's). A domain estimate over the clusters the units touch. A unit of a labelled
+    cluster without a reference value refuses the figure (``note``): the cluster was drawn
+    whole, so every unit of it needs its label."""
+    f = np.asarray(f_all, dtype=float)
+    ok = np.isfinite(f)
+    idx = pd.Index(read.ids).get_indexer(np.asarray(clusters_all)[ok].astype(str))
+    if (idx < 0).any():
+        raise JudgekitError("a unit's conversation is not among the active design's clusters.")
+    k = len(read.ids)
+    f, y = f[ok], np.asarray(y_all, dtype=float)[ok]
+    keep = np.bincount(idx, minlength=k) > 0
+    lab = read.design.round_of[idx] >= 0
+    missing = int((lab & ~np.isfinite(y)).sum())
+    sf = np.bincount(idx, weights=f, minlength=k).astype(float)[keep]
+    m = np.bincount(idx, minlength=k).astype(float)[keep]
+    sy = np.bincount(idx, weights=np.where(lab, np.nan_to_num(y), 0.0), minlength=k)[keep]
+    sub = ActiveDesign(read.design.probs[:, keep], read.design.round_of[keep],
+                       read.design.weights)
     res = active_ppi_clusters(sy, sf, m, sub, bounds=bounds)
     human = active_ppi_clusters(sy, sf, m, sub, bounds=bounds, lam=0.0)
-    raw = t_interval(*ratio_se(sf, m), len(m) - 1, 0.95, bounds, "judge") if len(m) >= 2 else None
-    rv = (raw.estimate, raw.low, raw.high) if raw is not None else (float("nan"),) * 3
-    return res, human, rv, int(m.sum())
+    raw = (t_interval(*ratio_se(sf, m), len(m) - 1, 0.95, bounds, "judge") if len(m) >= 2
+           else None)
+    nan = float("nan")
+    rv = (raw.estimate, raw.low, raw.high) if raw is not None else (nan, nan, nan)
+    note = res.reason or ""
+    if missing:
+        note = (f"refused: {missing} unit{'s' if missing != 1 else ''} of labelled {unit}s "
+                "have no reference rating; an active design labels a whole cluster.")
+        res = replace(res, estimate=nan, low=nan, high=nan, se=nan)
+        human = replace(human, estimate=nan, low=nan, high=nan, se=nan)
+    return {"figure": figure, "unit": unit, "estimator": "active PPI++ (1/π-weighted)",
+            "n_labelled": res.n_clusters, "n_clusters": res.big_n_clusters,
+            "n_units_labelled": int(m[sub.round_of >= 0].sum()), "n_units": int(m.sum()),
+            "raw": rv[0], "raw_ci_low": rv[1], "raw_ci_high": rv[2], "human": human.estimate,
+            "human_ci_low": human.low, "human_ci_high": human.high, "corrected": res.estimate,
+            "ci_low": res.low, "ci_high": res.high, "judge_error": rv[0] - res.estimate,
+            "lam": res.lam, "effective_labels": res.effective_clusters, "note": note,
+            "expected_labels": res.expected_labels, "uniform_labels": res.uniform_labels}
 
 
 def corrected_active(items: pd.DataFrame, judge_values: pd.Series, reference_values: pd.Series,
@@ -145,26 +174,19 @@ def corrected_active(items: pd.DataFrame, judge_values: pd.Series, reference_val
     y.index = y.index.astype(str)
     read = design if isinstance(design, ActiveRead) else read_active(
         its.reset_index(), design, cluster_col)
-    clusters, ad, ids = read.clusters, read.design, read.ids
+    clusters = read.clusters
     groups: list[tuple[str, Any]] = [("all", None)]
     if group_col and group_col in its.columns:
         groups += [(str(g), g) for g in sorted(its[group_col].dropna().unique(), key=str)]
     out = []
     unit = (cluster_col or "item").removesuffix("_id")
+    yv = y.reindex(f.index).to_numpy(dtype=float)
+    cl = clusters.reindex(f.index).to_numpy()
     for name, g in groups:
-        sel = f.index if g is None else f.index[(its.loc[f.index, group_col] == g).to_numpy()]
-        keep = np.isin(ids, clusters.reindex(sel).unique())
-        res, human, raw, n_units = _one(f.loc[sel], y, clusters, ad, ids, keep, bounds)
-        out.append({"model": name, "figure": figure, "unit": unit,
-                    "estimator": "active PPI++ (1/π-weighted)", "n_labelled": res.n_clusters,
-                    "n_clusters": res.big_n_clusters, "n_units_labelled": res.n_units,
-                    "n_units": n_units, "raw": raw[0], "raw_ci_low": raw[1],
-                    "raw_ci_high": raw[2], "human": human.estimate, "human_ci_low": human.low,
-                    "human_ci_high": human.high, "corrected": res.estimate,
-                    "ci_low": res.low, "ci_high": res.high,
-                    "judge_error": raw[0] - res.estimate, "lam": res.lam,
-                    "effective_labels": res.effective_clusters, "note": res.reason or "",
-                    "expected_labels": res.expected_labels})
+        sel = np.ones(len(f), bool) if g is None else (its.loc[f.index, group_col] == g).to_numpy()
+        row = active_mean_row(figure, f.to_numpy()[sel], cl[sel], yv[sel], read,
+                              bounds=bounds, unit=unit)
+        out.append({"model": name, **row})
     return pd.DataFrame(out, columns=ACTIVE_COLUMNS)
 
 

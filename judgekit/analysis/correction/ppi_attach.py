@@ -45,7 +45,8 @@ def labelling_design(reference: Reference, items: pd.DataFrame, *, cluster_col: 
     out = design_strata(items, design, labelled=labelled, cluster_col=cluster_col, sample=name)
     if out.active is not None and not active:
         raise JudgekitError(f"sample {name!r} is an active design; these corrected figures do not "
-                            "weight by its probabilities yet (use `analyze distribution`).")
+                            "weight by its probabilities yet (use `analyze distribution` or "
+                            "`analyze calibration`).")
     return out
 
 
