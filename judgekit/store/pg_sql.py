@@ -8,6 +8,7 @@ the few constructs the two dialects spell differently:
 * ``INSERT OR IGNORE`` → ``ON CONFLICT DO NOTHING``; ``INSERT OR REPLACE`` → ``ON CONFLICT (key)
   DO UPDATE`` of every column, the row taking a new ``rowid`` as SQLite's REPLACE gives it;
 * ``a IS NOT b`` / ``a IS b`` (SQLite's null-safe comparisons) → ``IS [NOT] DISTINCT FROM``;
+* SQLite's index hints (``NOT INDEXED``, ``INDEXED BY``) dropped;
 * ``x [NOT] GLOB ?`` → ``[NOT] judgekit_glob(x, ?)``, ``char(N)`` → ``chr(N)``, ``temp.`` →
   ``pg_temp.``, a subquery in ``FROM`` without an alias is given one;
 * DDL: ``REAL`` → ``DOUBLE PRECISION``, ``INTEGER`` → ``BIGINT``, ``TEXT`` compared byte-wise
@@ -80,14 +81,17 @@ def _scan(sql: str) -> list[tuple[bool, str]]:
     return out
 
 
-def _placeholders(code: str, named: list[bool]) -> str:
+def _placeholders(code: str, numbered: list[int]) -> str:
+    """``?`` → ``%s``; with numbered ones (``numbered`` non-empty: the largest number so far)
+    every placeholder is named, a bare ``?`` taking the next number as SQLite gives it."""
     code = code.replace("%", "%%")
 
     def one(m: re.Match[str]) -> str:
-        if m.group(1):
-            named.append(True)
-            return f"%(p{m.group(1)})s"
-        return "%s"
+        if not numbered:
+            return "%s"
+        k = int(m.group(1)) if m.group(1) else numbered[0] + 1
+        numbered[0] = max(numbered[0], k)
+        return f"%(p{k})s"
 
     return re.sub(r"\?(\d+)?", one, code)
 
@@ -95,7 +99,8 @@ def _placeholders(code: str, named: list[bool]) -> str:
 _IS_NOT = re.compile(r"\bIS\s+NOT\s+(?!NULL\b|TRUE\b|FALSE\b|DISTINCT\b)", re.I)
 _IS = re.compile(r"\bIS\s+(?!NOT\b|NULL\b|TRUE\b|FALSE\b|DISTINCT\b)", re.I)
 _GLOB = re.compile(r"([\w.]+)\s+(NOT\s+)?GLOB\s+", re.I)
-_CHAR = re.compile(r"\bchar\((\d+)\)", re.I)
+_CHAR = re.compile(r"\bchar\(", re.I)
+_INDEXED = re.compile(r"\s(NOT\s+INDEXED|INDEXED\s+BY\s+\w+)\b", re.I)
 _TEMP = re.compile(r"\btemp\.", re.I)
 
 
@@ -103,7 +108,8 @@ def _code(code: str) -> str:
     code = _IS_NOT.sub("IS DISTINCT FROM ", code)
     code = _IS.sub("IS NOT DISTINCT FROM ", code)
     code = _GLOB.sub(lambda m: f"{m.group(2) or ''}judgekit_glob({m.group(1)}, ", code)
-    code = _CHAR.sub(lambda m: f"chr({m.group(1)})", code)
+    code = _CHAR.sub("chr(", code)
+    code = _INDEXED.sub(" ", code)
     return _TEMP.sub("pg_temp.", code)
 
 
@@ -199,16 +205,16 @@ def _conflict(sql: str, columns_of: dict[str, tuple[str, ...]]) -> str:
 
 @lru_cache(maxsize=512)
 def _translate(sql: str, columns_key: tuple[tuple[str, tuple[str, ...]], ...]) -> tuple[str, bool]:
-    named: list[bool] = []
     sql = "".join(text for _, text in _scan(sql)).strip()  # without its comments
     sql = _typed_ddl(_typed_column(sql))
-    pieces = []
-    for is_code, text in _scan(sql):
-        pieces.append(_placeholders(_code(text), named) if is_code else text.replace("%", "%%"))
+    scanned = _scan(sql)
+    numbered = [0] if any(is_code and re.search(r"\?\d", text) for is_code, text in scanned) else []
+    pieces = [_placeholders(_code(text), numbered) if is_code else text.replace("%", "%%")
+              for is_code, text in scanned]
     out = _close_glob("".join(pieces))
     out = _alias_subqueries(out)
     out = _conflict(out, dict(columns_key))
-    return out, bool(named)
+    return out, bool(numbered)
 
 
 def translate(sql: str, columns_of: dict[str, tuple[str, ...]]) -> tuple[str, bool]:
@@ -265,6 +271,8 @@ CREATE OR REPLACE FUNCTION judgekit_glob(x text, pattern text) RETURNS boolean
 LANGUAGE sql IMMUTABLE AS $$
   SELECT x ~ ('^' || replace(replace(regexp_replace(pattern, '([.+^$(){}|\[\]\\])', '\\\1', 'g'),
                                      '*', '.*'), '?', '.') || '$') $$;
+CREATE OR REPLACE FUNCTION chr(n bigint) RETURNS text LANGUAGE sql IMMUTABLE AS
+  $$ SELECT chr(n::integer) $$;
 CREATE OR REPLACE FUNCTION judgekit_concat(acc text, x text, sep text) RETURNS text
 LANGUAGE sql IMMUTABLE AS $$
   SELECT CASE WHEN x IS NULL THEN acc WHEN acc IS NULL THEN x ELSE acc || sep || x END $$;

@@ -210,6 +210,10 @@ class PgConnection:
             raise exc
         return _sqlite_error(exc)
 
+    def cursor(self) -> PgConnection:
+        """A second cursor (a read's rows are fetched whole, so one connection serves both)."""
+        return self
+
     def rollback(self) -> None:
         if self.in_transaction:
             self.raw.execute("ROLLBACK")
@@ -276,11 +280,8 @@ def connect(url: str) -> PgConnection:
 
 def install_functions(conn: PgConnection) -> None:
     """SQLite's functions the store's SQL calls (:data:`~judgekit.store.pg_sql.COMPAT_FUNCTIONS`),
-    created once per database (inside the caller's locked transaction)."""
-    (have,) = conn.raw.execute(
-        "SELECT count(*) FROM pg_proc WHERE proname = 'judgekit_sum_bool'").fetchone()
-    if not have:
-        conn.raw.execute(COMPAT_FUNCTIONS)
+    (again) on each open, inside the caller's locked transaction."""
+    conn.raw.execute(COMPAT_FUNCTIONS)  # CREATE OR REPLACE: a newer judgekit's are current
 
 
 #: migrations PostgreSQL spells otherwise than :data:`~judgekit.store.schema.MIGRATIONS`
