@@ -25,20 +25,29 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-#: each table's key: what ``INSERT OR REPLACE`` replaces on
-TABLE_KEYS: dict[str, tuple[str, ...]] = {
-    "items": ("item_id",),
-    "ratings": ("item_id", "rater_id", "rubric", "rubric_hash", "trial"),
-    "calls": ("key",),
-    "call_leases": ("key",),
-    "import_digests": ("digest",),
-    "store_checks": ("id",),
-    "store_writes": ("id",),
-    "samples": ("sample", "item_id"),
-    "judge_batches": ("batch_id",),
-    "verdicts": ("digest",),
-    "migrations": ("name",),
-}
+from judgekit.store.schema import MIGRATIONS
+
+
+@lru_cache(maxsize=1)
+def table_keys() -> dict[str, tuple[str, ...]]:
+    """Each table's key, read from the migrations (:data:`~judgekit.store.schema.MIGRATIONS`):
+    what ``INSERT OR REPLACE`` replaces on. A table rebuilt under a new name (``ratings_008``)
+    counts as the one it replaces."""
+    keys: dict[str, tuple[str, ...]] = {"migrations": ("name",)}
+    for _, sql in MIGRATIONS:
+        code = "".join(text for _, text in _scan(sql))
+        for m in re.finditer(r"CREATE TABLE (\w+) \(", code):
+            table = re.sub(r"_\d{3}$", "", m.group(1))
+            body = _body(code, m.end())
+            found = re.search(r"PRIMARY KEY \(([^)]*)\)", body)
+            if found:
+                keys[table] = tuple(c.strip() for c in found.group(1).split(","))
+            else:
+                col = re.search(r"(\w+) \w+ PRIMARY KEY", body)
+                if col:
+                    keys[table] = (col.group(1),)
+    return keys
+
 
 #: the type of a column a temporary table names without one (SQLite takes any value anywhere)
 _TYPED_BY_NAME = {
@@ -171,6 +180,16 @@ def _typed_column(sql: str) -> str:
     return re.sub(r"\bTEXT\b", 'TEXT COLLATE "C"', sql, flags=re.I)
 
 
+def _body(code: str, start: int) -> str:
+    """What stands between the ``(`` just before ``start`` and its ``)``."""
+    depth = 1
+    for j in range(start, len(code)):
+        depth += {"(": 1, ")": -1}.get(code[j], 0)
+        if depth == 0:
+            return code[start:j]
+    return code[start:]
+
+
 def _split_columns(body: str) -> list[str]:
     parts, depth, cur = [], 0, ""
     for ch in body:
@@ -197,7 +216,7 @@ def _conflict(sql: str, columns_of: dict[str, tuple[str, ...]]) -> str:
     body = sql.rstrip().rstrip(";")
     if m.group(1).upper() == "IGNORE":
         return body + " ON CONFLICT DO NOTHING"
-    key = TABLE_KEYS[table]
+    key = table_keys()[table]
     cols = [c for c in columns_of[table] if c not in key]
     sets = ", ".join(f"{c} = EXCLUDED.{c}" for c in cols)
     return body + f" ON CONFLICT ({', '.join(key)}) DO UPDATE SET {sets}"

@@ -73,10 +73,9 @@ def test_a_reimport_into_postgres_is_a_noop_as_on_sqlite(pg_server):
 def test_a_transaction_waits_for_another_process_lock_then_says_so(pg_server):
     url = pg_server.new_database()
     with Store(url) as holder, Store(url, lock_timeout=0.3) as other:
-        with holder.transaction():
-            with pytest.raises(JudgekitError, match="still locked by another judgekit process"):
-                with other.transaction():
-                    pass
+        with (holder.transaction(), pytest.raises(JudgekitError, match="still locked by another judgekit"),
+              other.transaction()):
+            pass
         with other.transaction() as conn:  # free again once the holder committed
             conn.execute("DELETE FROM samples")
 
