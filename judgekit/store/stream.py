@@ -132,7 +132,7 @@ class StreamWriter:
             self.conn.execute(f"CREATE TEMP TABLE _stream_chunk ({', '.join(names)})")
             self._chunk_columns = names
         self.conn.executemany(
-            f"INSERT INTO _stream_chunk VALUES ({', '.join('?' * len(names))})",
+            f"INSERT INTO _stream_chunk ({', '.join(names)}) VALUES ({', '.join('?' * len(names))})",
             zip(*varying.values(), strict=True),
         )
         target = _STAGE if self.staged else "ratings"

@@ -121,3 +121,22 @@ def test_sqlite_upserts_and_placeholders_read_as_postgres_spells_them():
     assert numbered
     sql, _ = translate("SELECT count(*) FROM (SELECT a FROM t WHERE a IS NOT b)", {})
     assert sql == "SELECT count(*) FROM (SELECT a FROM t WHERE a IS DISTINCT FROM b) AS _sq1"
+
+
+def test_a_bulk_insert_is_one_copy_with_the_rows_and_key_errors_of_inserts(pg_server, monkeypatch):
+    import sqlite3
+
+    import psycopg
+
+    def no_executemany(*_a, **_k):
+        raise AssertionError("sent row by row, not as a COPY")
+
+    monkeypatch.setattr(psycopg.Cursor, "executemany", no_executemany)
+    sql = "INSERT INTO samples (sample, item_id, reason, created_at) VALUES (?, ?, ?, ?)"
+    with Store(pg_server.new_database()) as store:
+        with store.transaction() as conn:
+            conn.executemany(sql, [("s", f"it-{k}", "random", 1.5) for k in range(1000)])
+        assert [r.item_id for r in store.sample_rows("s")] == [f"it-{k}" for k in range(1000)]
+        with pytest.raises(sqlite3.IntegrityError), store.transaction() as conn:
+            conn.executemany(sql, [("s", "new", "random", 1.0), ("s", "it-7", "random", 1.0)])
+        assert len(store.sample_rows("s")) == 1000  # the failed bulk wrote nothing
