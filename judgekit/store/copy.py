@@ -19,9 +19,12 @@ from typing import Any
 
 from judgekit.errors import JudgekitError
 from judgekit.store.database import Store
+from judgekit.store.schema import table_names
 
-#: the tables a copy carries, in the order they are written
-COPIED_TABLES = ("items", "ratings", "rating_history", "calls", "samples", "judge_batches", "verdicts")
+#: the tables a copy leaves out: the source's own state, not the study's
+_NOT_COPIED = ("call_leases", "import_digests", "store_checks", "store_writes")
+#: the tables a copy carries, in the order the migrations create them
+COPIED_TABLES = tuple(t for t in table_names() if t not in _NOT_COPIED)
 _BLOCK = 20_000
 
 
