@@ -9,7 +9,7 @@ speaks the part of :class:`sqlite3.Connection`'s API the store uses (``execute``
 Its errors are :mod:`sqlite3`'s exception classes, so the store's callers catch one family.
 
 The write lock SQLite takes with ``BEGIN IMMEDIATE`` is a transaction-scoped advisory lock
-(``pg_try_advisory_xact_lock``): one writer at a time, as on SQLite, and another process's lock
+(``pg_advisory_xact_lock``, waited for a slice at a time): one writer at a time, as on SQLite, and another process's lock
 is waited for with the same progress lines and limit (:class:`~judgekit.store.locking.LockWaiter`).
 A password in the URL never reaches a message: the store names itself by :func:`redact_url`.
 """
@@ -28,6 +28,8 @@ from judgekit.store.pg_sql import COMPAT_FUNCTIONS, translate
 
 #: the advisory lock every writing transaction takes (SQLite's one write lock)
 WRITE_LOCK = 0x6A75_6467_656B  # "judgek"
+#: seconds one try to take the write lock waits (SQLite's busy handler slice)
+LOCK_SLICE = 0.25
 _SCHEMES = ("postgresql://", "postgres://")
 #: an INSERT that :meth:`PgConnection.executemany` sends as a COPY: plain values, no conflict clause
 _COPYABLE = re.compile(r"\s*INSERT INTO ([\w.]+) \(([\w, ]+)\)\s*VALUES \((?:%s, )*%s\)\s*", re.I)
@@ -179,14 +181,21 @@ class PgConnection:
 
     def _begin(self) -> PgCursor:
         """``BEGIN`` and the store's write lock; another process holding it is SQLite's busy."""
+        import psycopg
+
         try:
             self.raw.execute("BEGIN")
-            (got,) = self.raw.execute("SELECT pg_try_advisory_xact_lock(%s)", (WRITE_LOCK,)).fetchone()
-        except Exception as exc:
-            raise self._error(exc) from None
-        if not got:
+            # waits a slice for the lock (taken the moment it is free), then is SQLite's busy,
+            # which LockWaiter tries again with its progress lines, up to its limit
+            self.raw.execute(f"SET LOCAL lock_timeout = '{int(LOCK_SLICE * 1000)}ms'")
+            self.raw.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
+            self.raw.execute("SET LOCAL lock_timeout = 0")
+        except psycopg.errors.LockNotAvailable:
             self.raw.execute("ROLLBACK")
-            raise sqlite3.OperationalError("database is locked")
+            raise sqlite3.OperationalError("database is locked") from None
+        except Exception as exc:
+            self.rollback()
+            raise self._error(exc) from None
         return _Rows([])
 
     def _prepare(self, sql: str, args: Sequence[Any] | dict[str, Any]) -> tuple[str, Any]:
