@@ -162,6 +162,10 @@ class Store(JudgeRatings):
     def close(self) -> None:
         from judgekit.store.integrity import remember
         remember(self.conn, getattr(self, "_changes_at_open", None))  # its own writes are well formed
+        if self.is_postgres:
+            from judgekit.store.postgres import analyze_after
+
+            analyze_after(self.conn, getattr(self, "_changes_at_open", None))
         self.conn.close()
 
     def __enter__(self) -> Store:

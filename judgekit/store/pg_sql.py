@@ -9,14 +9,15 @@ the few constructs the two dialects spell differently:
   DO UPDATE`` of every column, the row taking a new ``rowid`` as SQLite's REPLACE gives it;
 * ``a IS NOT b`` / ``a IS b`` (SQLite's null-safe comparisons) → ``IS [NOT] DISTINCT FROM``;
 * SQLite's index hints (``NOT INDEXED``, ``INDEXED BY``) dropped;
-* ``x [NOT] GLOB ?`` → ``[NOT] judgekit_glob(x, ?)``, ``char(N)`` → ``chr(N)``, ``temp.`` →
+* ``x [NOT] GLOB ?`` → ``[NOT] judgekit_glob(x, ?)``, ``char(N)`` → ``chr(N)``,
+  ``group_concat(x, sep)`` → ``string_agg(x, sep)`` (linear, where an aggregate of
+  concatenations would copy the text for every row), ``temp.`` →
   ``pg_temp.``, a subquery in ``FROM`` without an alias is given one;
 * DDL: ``REAL`` → ``DOUBLE PRECISION``, ``INTEGER`` → ``BIGINT``, ``TEXT`` compared byte-wise
   (``COLLATE "C"``, SQLite's order), a typeless column typed from its name, and every table a
   ``rowid`` column (a sequence: SQLite's insertion order, which the store orders by).
 
-SQLite's functions the store calls (``json_each``, ``json_type``, ``json_valid``, ``typeof``,
-``group_concat``, ``->``/``->>`` on JSON text, ``sum``/``max`` of a comparison) are created in
+SQLite's functions the store calls (``json_each``, ``json_type``, ``json_valid``, ``typeof``, ``->``/``->>`` on JSON text, ``sum``/``max`` of a comparison) are created in
 the database by :data:`COMPAT_FUNCTIONS`, so the statements keep their SQLite spelling.
 """
 
@@ -108,6 +109,7 @@ def _placeholders(code: str, numbered: list[int]) -> str:
 _IS_NOT = re.compile(r"\bIS\s+NOT\s+(?!NULL\b|TRUE\b|FALSE\b|DISTINCT\b)", re.I)
 _IS = re.compile(r"\bIS\s+(?!NOT\b|NULL\b|TRUE\b|FALSE\b|DISTINCT\b)", re.I)
 _GLOB = re.compile(r"([\w.]+)\s+(NOT\s+)?GLOB\s+", re.I)
+_GROUP_CONCAT = re.compile(r"\bgroup_concat\(", re.I)  # (always with its separator here)
 _CHAR = re.compile(r"\bchar\(", re.I)
 _INDEXED = re.compile(r"\s(NOT\s+INDEXED|INDEXED\s+BY\s+\w+)\b", re.I)
 _TEMP = re.compile(r"\btemp\.", re.I)
@@ -118,6 +120,7 @@ def _code(code: str) -> str:
     code = _IS.sub("IS NOT DISTINCT FROM ", code)
     code = _GLOB.sub(lambda m: f"{m.group(2) or ''}judgekit_glob({m.group(1)}, ", code)
     code = _CHAR.sub("chr(", code)
+    code = _GROUP_CONCAT.sub("string_agg(", code)
     code = _INDEXED.sub(" ", code)
     return _TEMP.sub("pg_temp.", code)
 
@@ -292,13 +295,6 @@ LANGUAGE sql IMMUTABLE AS $$
                                      '*', '.*'), '?', '.') || '$') $$;
 CREATE OR REPLACE FUNCTION chr(n bigint) RETURNS text LANGUAGE sql IMMUTABLE AS
   $$ SELECT chr(n::integer) $$;
-CREATE OR REPLACE FUNCTION judgekit_concat(acc text, x text, sep text) RETURNS text
-LANGUAGE sql IMMUTABLE AS $$
-  SELECT CASE WHEN x IS NULL THEN acc WHEN acc IS NULL THEN x ELSE acc || sep || x END $$;
-CREATE OR REPLACE FUNCTION judgekit_concat1(acc text, x text) RETURNS text
-LANGUAGE sql IMMUTABLE AS $$ SELECT judgekit_concat(acc, x, ',') $$;
-CREATE OR REPLACE AGGREGATE group_concat(text, text) (SFUNC = judgekit_concat, STYPE = text);
-CREATE OR REPLACE AGGREGATE group_concat(text) (SFUNC = judgekit_concat1, STYPE = text);
 CREATE OR REPLACE FUNCTION judgekit_sum_bool(acc bigint, x boolean) RETURNS bigint
 LANGUAGE sql IMMUTABLE AS $$ SELECT acc + CASE WHEN x THEN 1 ELSE 0 END $$;
 CREATE OR REPLACE AGGREGATE sum(boolean) (SFUNC = judgekit_sum_bool, STYPE = bigint, INITCOND = '0');

@@ -16,6 +16,7 @@ A password in the URL never reaches a message: the store names itself by :func:`
 
 from __future__ import annotations
 
+import contextlib
 import re
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
@@ -327,3 +328,17 @@ def migration_statements(name: str, statements: Iterable[str]) -> list[str]:
         else:
             out.append(statement)
     return out
+
+
+#: rows written by one connection past which its tables' statistics are refreshed on close
+ANALYZE_AFTER = 5_000
+
+
+def analyze_after(conn: Any, changes_at_open: int | None) -> None:
+    """``ANALYZE`` the store's tables when this connection wrote many rows: PostgreSQL plans a
+    query from statistics its autovacuum refreshes only later, and a freshly imported study read
+    with none (a table taken for empty) is planned with nested loops over a million rows."""
+    if changes_at_open is None or conn.total_changes - changes_at_open < ANALYZE_AFTER:
+        return
+    with contextlib.suppress(Exception):
+        conn.raw.execute("ANALYZE")
