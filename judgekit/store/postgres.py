@@ -36,6 +36,22 @@ _SCHEMES = ("postgresql://", "postgres://")
 _COPYABLE = re.compile(r"\s*INSERT INTO ([\w.]+) \(([\w, ]+)\)\s*VALUES \((?:%s, )*%s\)\s*", re.I)
 
 
+#: an upsert of one row of values, which :meth:`PgConnection.executemany` may stage (its key
+#: columns named in the conflict clause)
+_UPSERT = re.compile(r"\s*INSERT INTO (\w+) \(([\w, ]+)\)\s*VALUES \((?:%s, )*%s\)\s*"
+                     r"(ON CONFLICT \(([\w, ]+)\) DO .*)", re.I | re.S)
+
+
+def _distinct_keys(upsert: re.Match[str], rows: list[Sequence[Any]]) -> bool:
+    """Whether no two ``rows`` share the key of the upsert's conflict clause (one statement may
+    not touch a row twice; row by row, the second would update the first)."""
+    cols = [c.strip() for c in upsert.group(2).split(",")]
+    key = [cols.index(c.strip()) for c in upsert.group(4).split(",") if c.strip() in cols]
+    if len(key) != len(upsert.group(4).split(",")):
+        return False
+    return len({tuple(row[i] for i in key) for row in rows}) == len(rows)
+
+
 def is_postgres_url(path: object) -> bool:
     """Whether a ``--store`` value names a PostgreSQL database rather than a SQLite file."""
     return isinstance(path, str) and path.lower().startswith(_SCHEMES)
@@ -165,6 +181,7 @@ class PgConnection:
         pg_sql, _ = self._prepare(sql, ())
         cur = self.raw.cursor()
         copy = _COPYABLE.fullmatch(pg_sql)
+        upsert = _UPSERT.fullmatch(pg_sql)
         try:
             if copy:
                 n = 0
@@ -174,11 +191,29 @@ class PgConnection:
                         n += 1
                 self._after("INSERT", n)
                 return _Rows([])
-            cur.executemany(pg_sql, list(rows))
+            rows = list(rows)
+            if upsert and len(rows) > 100 and self.in_transaction and _distinct_keys(upsert, rows):
+                return self._staged_upsert(cur, upsert, rows)
+            cur.executemany(pg_sql, rows)
         except Exception as exc:
             raise self._error(exc) from None
         self._after(pg_sql, cur.rowcount)
         return PgCursor(cur)
+
+    def _staged_upsert(self, cur: Any, upsert: re.Match[str], rows: list[Sequence[Any]]) -> PgCursor:
+        """An upsert of many rows with distinct keys as one ``COPY`` into a temporary table and
+        one ``INSERT … SELECT … ON CONFLICT``: the rows and outcome of one upsert per row."""
+        table, cols, conflict = upsert.group(1), upsert.group(2), upsert.group(3)
+        cur.execute("DROP TABLE IF EXISTS pg_temp._judgekit_many")
+        cur.execute(f"CREATE TEMP TABLE _judgekit_many AS SELECT {cols}, 0::bigint AS _n FROM {table}"
+                    " WITH NO DATA")
+        with cur.copy(f"COPY _judgekit_many ({cols}, _n) FROM STDIN") as out:
+            for k, row in enumerate(rows):
+                out.write_row((*row, k))
+        cur.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM _judgekit_many ORDER BY _n {conflict}")
+        self._after("INSERT", cur.rowcount)
+        cur.execute("DROP TABLE pg_temp._judgekit_many")
+        return _Rows([])
 
     def _begin(self) -> PgCursor:
         """``BEGIN`` and the store's write lock; another process holding it is SQLite's busy."""

@@ -140,3 +140,16 @@ def test_a_bulk_insert_is_one_copy_with_the_rows_and_key_errors_of_inserts(pg_se
         with pytest.raises(sqlite3.IntegrityError), store.transaction() as conn:
             conn.executemany(sql, [("s", "new", "random", 1.0), ("s", "it-7", "random", 1.0)])
         assert len(store.sample_rows("s")) == 1000  # the failed bulk wrote nothing
+
+
+def test_many_upserts_give_the_rows_and_order_of_one_upsert_per_row(store):
+    sql = "INSERT OR REPLACE INTO samples (sample, item_id, reason, created_at) VALUES (?, ?, ?, ?)"
+    with store.transaction() as conn:
+        conn.executemany(sql, [("s", f"it-{k}", "random", 1.0) for k in range(300)])
+    with store.transaction() as conn:  # 50 replaced (each moves to the end, as REPLACE does), 250 new
+        conn.executemany(sql, [("s", f"it-{k}", "stratum", 2.0) for k in range(250, 550)])
+    with store.transaction() as conn:  # one key many times: the last row wins
+        conn.executemany(sql, [("s", "it-0", "fill", 3.0), ("s", "it-0", "unstable", 4.0)] * 60)
+    got = [(r.item_id, r.reason) for r in store.sample_rows("s")]
+    assert got == ([(f"it-{k}", "random") for k in range(1, 250)]
+                   + [(f"it-{k}", "stratum") for k in range(250, 550)] + [("it-0", "unstable")])
