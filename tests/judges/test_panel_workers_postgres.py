@@ -24,7 +24,7 @@ from judgekit.testing.fakeserver import FakeServer
 pytest.register_assert_rewrite("panel_fixtures")
 pytest_plugins = ["panel_fixtures"]
 
-from panel_fixtures import labelled_items, write_items, write_panel  # noqa: E402
+from panel_fixtures import finish, labelled_items, write_items, write_panel  # noqa: E402
 
 WORKERS = 4
 
@@ -37,16 +37,6 @@ def _worker(panel: Path, store: str) -> subprocess.Popen[str]:
     )
 
 
-def _finish(proc: subprocess.Popen[str], timeout: float = 180) -> tuple[int, str, str]:
-    try:
-        out, err = proc.communicate(timeout=timeout)
-    finally:
-        if proc.poll() is None:
-            proc.kill()  # by the PID we started
-            proc.wait()
-    return proc.returncode, out, err
-
-
 def _panel(folder: Path, fake: FakeServer, n: int) -> Path:
     write_items(folder, labelled_items(n))
     return write_panel(folder, [{"id": "llm", "model": f"openai-compatible:{fake.openai_url}#m",
@@ -56,7 +46,7 @@ def _panel(folder: Path, fake: FakeServer, n: int) -> Path:
 def _alone_on_sqlite(folder: Path, n: int) -> tuple[dict[str, str], str]:
     folder.mkdir()
     with FakeServer(latency=0.0) as fake:
-        code, _out, err = _finish(_worker(_panel(folder, fake, n), str(folder / "alone.db")))
+        code, _out, err = finish(_worker(_panel(folder, fake, n), str(folder / "alone.db")), timeout=180)
         assert code == 0, err
     with Store(folder / "alone.db") as store:
         df = store.ratings(rater_ids=["llm"])
@@ -79,7 +69,7 @@ def test_four_workers_on_one_postgres_study_send_each_call_once(tmp_path, pg_ser
     Store(url).close()  # the schema, once, before the workers start
     with FakeServer(latency=0.03) as fake:
         panel = _panel(tmp_path, fake, n)
-        results = [_finish(p) for p in [_worker(panel, url) for _ in range(WORKERS)]]
+        results = [finish(p) for p in [_worker(panel, url) for _ in range(WORKERS)]]
         for code, _out, err in results:
             assert code == 0, err
         sent = Counter(r.user for r in fake.requests)
@@ -107,7 +97,7 @@ def test_a_killed_workers_items_are_finished_by_the_others(tmp_path, pg_server):
             time.sleep(0.02)
         victim.send_signal(signal.SIGKILL)  # by the PID we started
         victim.wait(timeout=30)
-        results = [_finish(p) for p in procs[1:]]
+        results = [finish(p) for p in procs[1:]]
         for code, _out, err in results:
             assert code == 0, err
         sent = Counter(r.user for r in fake.requests)
