@@ -11,7 +11,7 @@ if .venv/bin/python -m pip show -q judgekit >/dev/null 2>&1; then
   echo "removing the 'judgekit' distribution from .venv (judgekit-trust replaces it)" >&2
   .venv/bin/python -m pip uninstall -y -q judgekit
 fi
-.venv/bin/pip install -q --disable-pip-version-check -e '.[test,labelstudio,inspect,hf,mlflow]'
+.venv/bin/pip install -q --disable-pip-version-check -e '.[test,labelstudio,inspect,hf,mlflow,postgres]'
 # promptfoo for tests/integrations/test_promptfoo.py: Node from Debian's packages and promptfoo from
 # npm (pinned: the last tested with Node 20, which Debian ships), into .cache/promptfoo, when missing
 if [ ! -x .cache/promptfoo/node_modules/.bin/promptfoo ]; then
@@ -21,6 +21,14 @@ if [ ! -x .cache/promptfoo/node_modules/.bin/promptfoo ]; then
   if command -v npm >/dev/null 2>&1; then
     mkdir -p .cache/promptfoo
     npm install --prefix .cache/promptfoo --no-audit --no-fund --silent promptfoo@0.121.20 || echo "npm could not install promptfoo" >&2
+  fi
+fi
+# PostgreSQL for the store tests on the second backend (tests/pg_server.py starts a throwaway
+# server from its binaries: initdb and pg_ctl on PATH or under /usr/lib/postgresql/*/bin)
+if ! command -v initdb >/dev/null 2>&1 && ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null \
+      || echo "apt-get could not install postgresql" >&2
   fi
 fi
 exec .venv/bin/python -m pytest "$@"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -42,6 +43,18 @@ def labelled_items(n: int, *, prefix: str = "it") -> list[dict[str, Any]]:
         rows.append({"item_id": f"{prefix}{i:03d}", "prompt": f"Question {i}: how do I stop it?",
                      "response": f"{TEXTS[code]} LABEL={code}", "model": f"m{i % 2}", "truth": code})
     return rows
+
+
+def finish(proc: subprocess.Popen[str], timeout: float = 120) -> tuple[int, str, str]:
+    """A started ``judgekit`` process's exit code, stdout and stderr; killed (by its PID) if it
+    outlives ``timeout``."""
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    finally:
+        if proc.poll() is None:
+            proc.kill()  # by the PID we started
+            proc.wait()
+    return proc.returncode, out, err
 
 
 def write_panel(folder: Path, judges: list[dict[str, Any]], **extra: Any) -> Path:

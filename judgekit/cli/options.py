@@ -75,7 +75,7 @@ store_option = click.option(
     default=DEFAULT_STORE,
     show_default=True,
     envvar="JUDGEKIT_STORE",
-    help="SQLite store file (env JUDGEKIT_STORE).",
+    help="Store: a SQLite file, or a PostgreSQL database postgresql://user@host/db (env JUDGEKIT_STORE).",
 )
 
 

@@ -19,13 +19,14 @@ import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from judgekit.core.atomic import create_with_umask
 from judgekit.errors import JudgekitError
 from judgekit.store.judge_rows import JudgeRatings
 from judgekit.store.locking import LockWaiter
 from judgekit.store.locking import lock_timeout as env_lock_timeout
+from judgekit.store.postgres import is_postgres_url
 from judgekit.store.schema import (
     ITEM_CORE,
     MAX_SQL_VARIABLES,
@@ -73,6 +74,10 @@ class Store(JudgeRatings):
         """
         self.path = str(path)
         self._savepoints = 0
+        limit = env_lock_timeout() if lock_timeout is None else lock_timeout
+        if is_postgres_url(self.path):
+            self._open_postgres(self.path, limit)
+            return
         if self.path != ":memory:":
             parent = Path(self.path).parent
             if not parent.exists():
@@ -80,7 +85,6 @@ class Store(JudgeRatings):
                     f"Store {self.path}: the folder {parent} does not exist; create it or pass "
                     "another --store path."
                 )
-        limit = env_lock_timeout() if lock_timeout is None else lock_timeout
         if self.path != ":memory:":
             create_with_umask(self.path)
         try:
@@ -105,12 +109,43 @@ class Store(JudgeRatings):
             self.conn.close()
             raise
 
+    def _open_postgres(self, url: str, limit: float) -> None:
+        """The store in the PostgreSQL database at ``url`` (:mod:`judgekit.store.postgres`)."""
+        from judgekit.store import postgres
+
+        self.path = postgres.redact_url(url)  # no message names the password
+        conn = postgres.connect(url)
+        # speaks the part of sqlite3.Connection's API the store uses
+        self.conn = cast(sqlite3.Connection, conn)
+        try:
+            self._lock = LockWaiter(self.conn, self.path, limit)
+            with self.transaction():
+                postgres.install_functions(conn)
+                conn.execute("CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY,"
+                             " applied_at REAL NOT NULL)")
+            self._migrate()
+        except sqlite3.DatabaseError as exc:
+            conn.close()
+            raise JudgekitError(
+                f"Store {self.path} is not a judgekit PostgreSQL store ({exc}); pass another --store."
+            ) from None
+        except BaseException:
+            conn.close()
+            raise
+
+    @property
+    def is_postgres(self) -> bool:
+        """Whether the store is a PostgreSQL database (else a SQLite file)."""
+        from judgekit.store.postgres import PgConnection
+
+        return isinstance(self.conn, PgConnection)
+
     @classmethod
     def open_existing(cls, path: str | Path) -> Store:
         """Open a store that must exist already (for commands that read one): a missing file is an
         error that says how to make it, never a new empty store."""
         path = str(path)
-        if path != ":memory:" and not Path(path).exists():
+        if path != ":memory:" and not is_postgres_url(path) and not Path(path).exists():
             raise JudgekitError(
                 f"Store {path} does not exist; import ratings first "
                 f"(`judgekit import FILE --rubric R --store {path}`) or pass --store."
@@ -127,6 +162,10 @@ class Store(JudgeRatings):
     def close(self) -> None:
         from judgekit.store.integrity import remember
         remember(self.conn, getattr(self, "_changes_at_open", None))  # its own writes are well formed
+        if self.is_postgres:
+            from judgekit.store.postgres import analyze_after
+
+            analyze_after(self.conn, getattr(self, "_changes_at_open", None))
         self.conn.close()
 
     def __enter__(self) -> Store:
@@ -136,9 +175,10 @@ class Store(JudgeRatings):
         self.close()
 
     def _migrate(self) -> None:
-        self._lock.run(lambda: self.conn.execute(
-            "CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_at REAL NOT NULL)"
-        ))
+        if not self.is_postgres:  # (PostgreSQL's is made in a locked transaction, on open)
+            self._lock.run(lambda: self.conn.execute(
+                "CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_at REAL NOT NULL)"
+            ))
         from judgekit.store import integrity
         integrity.check_version(self.conn, self.path)  # a newer judgekit's store is refused
         done = {r[0] for r in self.conn.execute("SELECT name FROM migrations")}
@@ -150,7 +190,12 @@ class Store(JudgeRatings):
                 # this one waited for the lock.
                 if conn.execute("SELECT 1 FROM migrations WHERE name = ?", (name,)).fetchone():
                     continue
-                for statement in migration_statements(sql):
+                statements: Iterable[str] = migration_statements(sql)
+                if self.is_postgres:
+                    from judgekit.store.postgres import migration_statements as pg_statements
+
+                    statements = pg_statements(name, statements)
+                for statement in statements:
                     conn.execute(statement)
                 conn.execute(
                     "INSERT INTO migrations (name, applied_at) VALUES (?, ?)", (name, time.time())
@@ -434,7 +479,9 @@ class Store(JudgeRatings):
     def rating_history(self) -> pd.DataFrame:
         import pandas as pd
 
-        cur = self.conn.execute("SELECT * FROM rating_history ORDER BY superseded_at")
+        cur = self.conn.execute(
+            "SELECT item_id, rater_id, rater_kind, rubric, rubric_hash, trial, label, value, status,"
+            " rationale, created_at, source, superseded_at FROM rating_history ORDER BY superseded_at")
         return pd.DataFrame(cur.fetchall(), columns=[d[0] for d in cur.description])
 
     def raters(self, rubric: Any = None) -> pd.DataFrame:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from judgekit.store.database import Store
+from judgekit.store.postgres import is_postgres_url
 
 
 class DeferredStore(Store):
@@ -24,7 +25,7 @@ class DeferredStore(Store):
         self._opened = False
         p = str(path)
         # an existing store, :memory:, or a folder that does not exist (Store's own error) at once
-        if p == ":memory:" or Path(p).exists() or not Path(p).parent.exists():
+        if p == ":memory:" or is_postgres_url(p) or Path(p).exists() or not Path(p).parent.exists():
             self._open()
         else:
             self.path = p

@@ -46,12 +46,16 @@ def _expected_schema() -> tuple[dict[str, frozenset[str]], frozenset[str]]:
 
 
 def _tables(conn: sqlite3.Connection) -> dict[str, frozenset[str]]:
+    if hasattr(conn, "tables"):  # a PostgreSQL store (judgekit.store.postgres)
+        return dict(conn.tables())
     names = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
     return {n: frozenset(r[1] for r in conn.execute(f'PRAGMA table_info("{n}")')) for n in names
             if not n.startswith("sqlite_")}
 
 
 def _triggers(conn: sqlite3.Connection) -> frozenset[str]:
+    if hasattr(conn, "triggers"):  # a PostgreSQL store (judgekit.store.postgres)
+        return frozenset(conn.triggers())
     return frozenset(r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'"))
 
 

@@ -63,10 +63,15 @@ def provenance_digests(store: Any, rubric: Any, judge: str) -> dict[str, str]:
     ``'panel'`` → :data:`_PANEL_VALUE` when it has panel ratings. (Each row's text is built by
     SQLite and the rows of a block hashed at once: a million ratings in about a second.)"""
     cond, args = under(rubric_pairs(rubric))
-    cur = store.conn.execute(
-        f"SELECT {EFFECTIVE.format(a='')}, item_id || char(31) || trial || char(31)"
-        " || COALESCE(label, char(0)) || char(31) || status FROM ratings"
-        f" WHERE {cond} AND rater_id = ? ORDER BY item_id, trial", [*args, judge])
+    if getattr(store, "is_postgres", False):  # its text cannot hold char(0): the rows built here
+        cur = _RowsText(store.conn.execute(
+            f"SELECT {EFFECTIVE.format(a='')}, item_id, trial, label, status FROM ratings"
+            f" WHERE {cond} AND rater_id = ? ORDER BY item_id, trial", [*args, judge]))
+    else:
+        cur = store.conn.execute(
+            f"SELECT {EFFECTIVE.format(a='')}, item_id || char(31) || trial || char(31)"
+            " || COALESCE(label, char(0)) || char(31) || status FROM ratings"
+            f" WHERE {cond} AND rater_id = ? ORDER BY item_id, trial", [*args, judge])
     hashes: dict[str, Any] = {}
     while block := cur.fetchmany(50_000):
         parts: dict[str, list[str]] = {}
@@ -81,6 +86,18 @@ def provenance_digests(store: Any, rubric: Any, judge: str) -> dict[str, str]:
     if PANEL in out:
         out[PANEL] = _PANEL_VALUE
     return out
+
+
+class _RowsText:
+    """The rows ``(group, item_id, trial, label, status)`` of ``cursor`` as SQLite's text of
+    :func:`provenance_digests` builds them (``\x1f`` between, a missing label ``\x00``)."""
+
+    def __init__(self, cursor: Any) -> None:
+        self.cursor = cursor
+
+    def fetchmany(self, size: int) -> list[tuple[str, str]]:
+        return [(g, f"{i}\x1f{t}\x1f{chr(0) if lab is None else lab}\x1f{st}")
+                for g, i, t, lab, st in self.cursor.fetchmany(size)]
 
 
 def _labelled_items_sql(store: Any, rubric: Any) -> tuple[str, list[Any]]:

@@ -280,6 +280,20 @@ MIGRATIONS: list[tuple[str, str]] = [
 ]
 
 
+def table_names() -> list[str]:
+    """The tables the migrations create, in the order they first appear (a table rebuilt under
+    a new name, ``ratings_008``, is the one it replaces)."""
+    import re
+
+    names: list[str] = []
+    for _, sql in MIGRATIONS:
+        for m in re.finditer(r"CREATE TABLE (\w+)", sql):
+            name = re.sub(r"_\d{3}$", "", m.group(1))
+            if name not in names:
+                names.append(name)
+    return names
+
+
 def migration_statements(sql: str) -> Iterator[str]:
     """The statements of a migration's script (one of :data:`MIGRATIONS`), split at the ``;``
     that end one: a trigger's body holds ``;`` too (:func:`sqlite3.complete_statement` says where

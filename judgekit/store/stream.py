@@ -77,7 +77,8 @@ class StreamWriter:
         conn.execute(f"CREATE TEMP TABLE {_ITEMS} (item_id TEXT PRIMARY KEY"
                      f"{', ' + cells if cells else ''}, meta_id INTEGER,"
                      " clash INTEGER NOT NULL DEFAULT 0)")
-        same = " AND ".join(f"c{k} IS excluded.c{k}" for k in range(len(self.item_columns))) or "1"
+        same = " AND ".join(f"{_ITEMS}.c{k} IS excluded.c{k}"
+                            for k in range(len(self.item_columns))) or "1 = 1"
         marks = ", ".join("?" * (len(self.item_columns) + 2))
         self._item_sql = (f"INSERT INTO {_ITEMS} (item_id{', ' + cells if cells else ''}, meta_id) "
                           f"VALUES ({marks}) ON CONFLICT (item_id) DO UPDATE SET clash = 1 "
@@ -131,7 +132,7 @@ class StreamWriter:
             self.conn.execute(f"CREATE TEMP TABLE _stream_chunk ({', '.join(names)})")
             self._chunk_columns = names
         self.conn.executemany(
-            f"INSERT INTO _stream_chunk VALUES ({', '.join('?' * len(names))})",
+            f"INSERT INTO _stream_chunk ({', '.join(names)}) VALUES ({', '.join('?' * len(names))})",
             zip(*varying.values(), strict=True),
         )
         target = _STAGE if self.staged else "ratings"
@@ -165,7 +166,7 @@ class StreamWriter:
         returns the ratings' counts and whether a stored item or rating was replaced (another
         import's digest then no longer holds)."""
         conn = self.conn
-        if conn.execute(f"SELECT 1 FROM {_ITEMS} WHERE clash LIMIT 1").fetchone():
+        if conn.execute(f"SELECT 1 FROM {_ITEMS} WHERE clash != 0 LIMIT 1").fetchone():
             raise StreamFallback  # an item with two sets of metadata
         replaced_items = self._write_items(convert)
         if self.staged:

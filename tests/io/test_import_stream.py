@@ -47,7 +47,7 @@ HEADER = ("item_id", "rater_id", "rater_kind", "label", "turns", "model")
 
 def _content(db):
     """Ratings, items and history as stored, without the times of the import."""
-    con = sqlite3.connect(db)
+    con = Store(db).conn  # either backend
     try:
         return (
             con.execute("SELECT item_id, rater_id, rater_kind, rubric, rubric_hash, label, value,"

@@ -27,7 +27,7 @@ from judgekit.testing.fakeserver import FakeServer, default_script
 pytest.register_assert_rewrite("panel_fixtures")
 pytest_plugins = ["panel_fixtures"]
 
-from panel_fixtures import labelled_items, write_items, write_panel  # noqa: E402
+from panel_fixtures import finish, labelled_items, write_items, write_panel  # noqa: E402
 
 #: an owner id of a run on another machine (its pid cannot be checked: only expiry frees it)
 FOREIGN = "otherbox:4242:feedc0ffee00"
@@ -40,16 +40,6 @@ def judge_proc(panel: Path, store: Path, env: dict[str, str] | None = None) -> s
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         env={**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})},
     )
-
-
-def finish(proc: subprocess.Popen[str], timeout: float = 120) -> tuple[int, str, str]:
-    try:
-        out, err = proc.communicate(timeout=timeout)
-    finally:
-        if proc.poll() is None:
-            proc.kill()  # by the PID we started
-            proc.wait()
-    return proc.returncode, out, err
 
 
 def leases(store: Path) -> list[tuple[str, str, float]]:
