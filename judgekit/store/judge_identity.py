@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from judgekit.core.hashing import digest
+from judgekit.core.hashing import judge_hash
 from judgekit.store.calls import latest_parameters
 
 
@@ -27,5 +27,5 @@ def judge_identity(store: Any, judge: str, rubric: Any = None,
         latest = None
     if latest:
         ident["spec"], ident["params"] = latest.spec, latest.params
-    ident["judge_hash"] = digest([judge, ident["spec"], ident["params"]])
+    ident["judge_hash"] = judge_hash(judge, ident["spec"], ident["params"])
     return ident
