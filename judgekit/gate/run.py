@@ -158,10 +158,9 @@ def run_gate(store: Any, policy_path: str | Path, *, full_report: bool = False,
                        calls=own_calls(store, rubric, list(policy.judges)))
     seq_info = None
     if sequential is not None:  # rounds of `sequential` conversations (judgekit.gate.sequential)
-        from judgekit.gate.sequential import apply_sequential, sample_rounds, sequential_checks
+        from judgekit.gate.sequential import apply_sequential, sequential_checks
 
-        seq, seq_info = sequential_checks(store, policy, rubric, report, round_size=sequential,
-                                          rounds_of=sample_rounds(store, rounds) if rounds else None)
+        seq, seq_info = sequential_checks(store, policy, rubric, report, round_size=sequential, rounds=rounds)
         if rounds:
             seq_info["samples"] = list(rounds)
         apply_sequential(results, seq)
