@@ -220,6 +220,7 @@ def explain(verdict: dict[str, Any]) -> list[str]:
     inconclusive judge its label budget in one sentence."""
     lines = []
     from judgekit.gate.fidelity import fidelity_lines
+    from judgekit.verdict.numbers import beside, short
 
     typed = {j["judge"]: judge_checks(j) for j in verdict["judges"]}
     for j in verdict["judges"]:
@@ -238,10 +239,11 @@ def explain(verdict: dict[str, Any]) -> list[str]:
             if c.kind == "analysis_fidelity":
                 continue  # listed with every fidelity figure below (judgekit.gate.fidelity.fidelity_lines)
             iv = c.interval
-            interval = f" [{iv.label()} {_fmt(iv.low)}–{_fmt(iv.high)}]" if iv else ""
+            thr = c.threshold
+            interval = f" [{iv.label()} {beside(iv.low, thr)}–{beside(iv.high, thr)}]" if iv else ""
             tag = " (inconclusive)" if c.state == "inconclusive" else ""
-            lines.append(f"             {c.name}{tag}: {_fmt(c.figure)}{interval} vs threshold "
-                         f"{_fmt(c.threshold)} (n={c.n}) — {c.detail}")
+            lines.append(f"             {c.name}{tag}: {beside(c.figure, thr)}{interval} vs threshold "
+                         f"{short(thr)} (n={c.n}) — {c.detail}")
         if j.get("budget"):
             lines.append(f"             Label budget: {j['budget']['sentence']}")
         lines += skipped
@@ -252,9 +254,3 @@ def explain(verdict: dict[str, Any]) -> list[str]:
 
         lines.extend(figure_lines(verdict))
     return lines
-
-
-def _fmt(x: Any) -> str:
-    from judgekit.verdict.numbers import num
-
-    return num(x)
