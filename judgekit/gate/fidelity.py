@@ -259,7 +259,8 @@ def _fidelity_check(spec: AnalysisFidelity, judge: str, p: FigurePair, *, seed: 
     from judgekit.analysis.fidelity import describe, describe_level  # (pandas: only with the check)
 
     fig = None if p.diff is None else finite(abs(p.diff))
-    ci = None if p.low is None or p.high is None else [finite(x) for x in abs_interval(p.low, p.high)]
+    raw = None if p.low is None or p.high is None else abs_interval(p.low, p.high)
+    ci = None if raw is None else _outward(raw)
     margin = spec.margin(p.figure)
     rule = (f"|difference| must stay within {margin:g} over its whole {describe_level(p.level)} CI (two one-sided "
             f"tests at {spec.alpha:g})" if p.undefined is None else "inconclusive until the labelled items define it")
@@ -268,7 +269,7 @@ def _fidelity_check(spec: AnalysisFidelity, judge: str, p: FigurePair, *, seed: 
         head = (f"{p.analysis} {p.name}: judge {num(p.judge)}, reference {num(p.reference)}, difference "
                 f"{signed(p.diff)}")
         what = f"{head} on {p.n} {p.unit}"
-        if ci is not None and ci[0] == ci[1]:
+        if raw is not None and raw[0] == raw[1]:  # decided on the raw interval, not on its rounded ends
             # no spread: every resample gives the same difference — a zero-width interval is no interval
             ci, what = None, (f"{what}, no spread (the same difference in every bootstrap resample, so no "
                               "interval)")
@@ -281,6 +282,17 @@ def _fidelity_check(spec: AnalysisFidelity, judge: str, p: FigurePair, *, seed: 
                    interval=interval_of(ci, "bootstrap", p.level), subject=subject, unit=p.unit,
                    min_n=spec.min_units, undefined=p.undefined, floor=f"{p.unit} is below min_units")
     return ch.with_budget(_budget(ch, p, spec, seed)) if ch.state == "inconclusive" else ch
+
+
+def _outward(iv: tuple[float, float]) -> list[float | None]:
+    """An interval's ends as the verdict records them (6 places), rounded outward: an interval
+    with any spread keeps some (never two equal ends), and it never narrows."""
+    import math
+
+    lo, hi = iv
+    if not (math.isfinite(lo) and math.isfinite(hi)) or lo == hi:
+        return [finite(lo), finite(hi)]
+    return [finite(math.floor(lo * 1e6) / 1e6), finite(math.ceil(hi * 1e6) / 1e6)]
 
 
 def fidelity_checks(spec: AnalysisFidelity, judge: str, pairs: list[FigurePair], *, seed: int = 0) -> list[Check]:
