@@ -253,4 +253,8 @@ def explain(verdict: dict[str, Any]) -> list[str]:
         from judgekit.verdict.certify import figure_lines
 
         lines.extend(figure_lines(verdict))
+    if verdict.get("sequential"):
+        from judgekit.gate.sequential import sequential_lines
+
+        lines.extend(sequential_lines(verdict))
     return lines

@@ -312,6 +312,26 @@ def sequential_checks(store: Any, policy: Any, rubric: Any, report: Any, *, roun
                  "figure_decided_at_round": figures_at, "round_writes": plan.record}
 
 
+def sequential_lines(verdict: dict[str, Any]) -> list[str]:
+    """What a sequential verdict says to do next, per judge: stop labelling when each of its
+    sequential figures is decided (the round it was), else which figures are still open."""
+    seq = verdict.get("sequential")
+    if not isinstance(seq, dict):
+        return []
+    lines = []
+    for judge, figs in (seq.get("figure_decided_at_round") or {}).items():
+        open_ = [f for f, r in figs.items() if r is None]
+        done = ", ".join(f"{f} at round {r}" for f, r in figs.items() if r is not None)
+        if not open_:
+            lines.append(f"Sequential: every figure of {judge} is decided ({done}) — stop labelling for it.")
+        else:
+            n = int(seq.get("rounds") or 0)
+            lines.append(f"Sequential: {judge} still has {', '.join(open_)} open after {n} round{'s' * (n != 1)}"
+                         + (f" ({done} decided)" if done else "")
+                         + "; label the conversations its budget names and run `judgekit gate --sequential` again.")
+    return lines
+
+
 def apply_sequential(results: list[JudgeResult], seq: dict[str, list[Check]]) -> None:
     """Replace each judge's fixed-n checks of the sequential figures by the sequential ones
     (same names); the judge's state and budget follow from its checks."""

@@ -73,6 +73,10 @@ def test_a_sorted_reference_file_is_one_round_and_certifies_nothing_the_fixed_ga
     seq_models, fixed_models = v["judges"][0]["figures"]["drift"]["models"], fv["judges"][0]["figures"]["drift"]["models"]
     assert not [m for m, st in seq_models.items() if st == "pass" and fixed_models.get(m) != "pass"], (seq_models,
                                                                                                      fixed_models)
+    # what to do next follows from the round each figure was decided at (here one look: still open)
+    at = v["sequential"]["figure_decided_at_round"]["judge-lean"]["drift"]
+    assert (f"Sequential: every figure of judge-lean is decided (drift at round {at}) — stop labelling for it."
+            if at else "Sequential: judge-lean still has drift open after 1 round;") in res.output, res.output
     # one import: one round, whatever --round-size; the verdict records the write it holds
     seq = v["sequential"]
     assert seq["rounds"] == 1 and len(seq["round_writes"][0]["writes"]) == 1
