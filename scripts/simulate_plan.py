@@ -5,7 +5,7 @@ conversations labelled by the reference, the judges on every item, ``judgekit pl
 judge (the library's :func:`judgekit.gate.plan.make_plan`, no budget cap), then ``--studies``
 FRESH studies with the plan's number of conversations labelled at random, gated by the gate's
 fixed rule, and — every conversation labelled in a random arrival order — by its sequential rule
-in rounds of ``--round-size`` (:mod:`judgekit.testing.plan_study`).
+in rounds of ``--round-size`` (:mod:`judgekit.gate.plan_sim`).
 
     PYTHONPATH=. python scripts/simulate_plan.py --pilots 4 --studies 25
 
@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from judgekit.testing.plan_study import EDGE, FIGURES, MARGIN, moved_models, simulate
+from judgekit.gate.plan_sim import EDGE, FIGURES, MARGIN, moved_models, simulate
 
 
 def main() -> None:

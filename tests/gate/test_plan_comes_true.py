@@ -1,7 +1,7 @@
 """The plan comes true (issue 29 acceptance), on the synthetic calibration-drift study of 480
 conversations: for each of 2 pilots of 60 random conversations, `judgekit plan` for the fair judge
 (the library's make_plan), then 25 fresh studies labelled at the plan's number of conversations
-and gated by the gate's own fixed and sequential rules (judgekit.testing.plan_study) — 50 studies.
+and gated by the gate's own fixed and sequential rules (judgekit.gate.plan_sim) — 50 studies.
 
 * the fair judge is certified for C, RCE_t and Drift(t) jointly in at least the plan's stated
   power minus 5 points;
@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from judgekit.testing.plan_study import FIGURES, Simulation, moved_models, simulate
+from judgekit.gate.plan_sim import FIGURES, Simulation, moved_models, simulate
 
 pytestmark = [pytest.mark.slow]
 
