@@ -371,10 +371,11 @@ def _agree_between(rubric: Any, spec: str, by: list[str], *, resamples: int, see
               help="Decide RCE_t and Drift(t) with anytime-valid confidence sequences read round by round, so you "
                    "may label in batches and stop when they are decided (docs/gate.md).")
 @click.option("--round-size", type=click.IntRange(1, 1_000_000), default=20, show_default=True,
-              help="With --sequential: labelled conversations per round, in the order their labels were stored.")
+              help="With --sequential: the least new conversations per round; a round is one or more whole imports "
+                   "of labels in the order they were stored (a file's rows are never cut into rounds).")
 @click.option("--rounds", default=None,
               help="With --sequential: the recorded samples (labelling batches) in order, comma-separated, e.g. "
-                   "pilot,batch2 — each is one round (instead of --round-size).")
+                   "pilot,batch2 — each is one round (instead of --round-size); each must be recorded before its labels.")
 @result_options
 def gate_cmd(policy: Path, out_dir: Path, sequential: bool, round_size: int, rounds: str | None,
              json_out: str | None, quiet: bool, store_path: str) -> None:

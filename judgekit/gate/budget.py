@@ -207,10 +207,17 @@ def alt_budget(res: Any, min_units: int) -> Budget:
                         "needs per human.", {}, need, unit)
 
 
+def _no_human(b: Budget) -> bool:
+    """Whether a budget counts the judge's own calls (no human label), not human labels."""
+    return bool(b.unit) and "no human label" in str(b.unit)
+
+
 def judge_budget(judge: str, checks: list[Check]) -> Budget:
-    """The label budget of an inconclusive judge: the largest need over its inconclusive checks
-    overall (said in the unit its check counts) and, per slice, the largest need in that slice;
-    one sentence."""
+    """The label budget of an inconclusive judge: per unit its checks count (conversations, items
+    rated by two humans, items judged by the judge …) the largest need over its inconclusive checks
+    in that unit — needs in different units are never compared — and, per slice, the largest need
+    in that slice; one sentence. Its ``items`` are human-rated items only (the largest over the
+    checks that count human labels, or the slices' sum): a need for more judge calls is none."""
     open_ = [(ch, ch.budget) for ch in checks if ch.state == "inconclusive" and ch.budget is not None]
     overall = [b for _, b in open_ if not b.slices and b.items is not None]
     slices: dict[str, int] = {}
@@ -220,13 +227,16 @@ def judge_budget(judge: str, checks: list[Check]) -> Budget:
     if not overall and not slices:
         return Budget(None, f"{judge} is inconclusive and more human-rated items are unlikely to decide it: "
                             + " ".join(b.sentence for _, b in open_))
-    items = max([*(int(b.items or 0) for b in overall), sum(slices.values())])
+    human = [int(b.items or 0) for b in overall if not _no_human(b)]
+    items: int | None = max([*human, sum(slices.values())]) if human or slices else None
     others = [b.sentence for _, b in open_ if b.items is None]
-    parts = []
-    if overall:
-        top = max(overall, key=lambda b: int(b.items or 0))
-        parts.append(f"about {top.need:,} more {top.unit}" if top.need is not None and top.unit
-                     else f"about {top.items:,} more human-rated items overall")
+    by_unit: dict[str, tuple[int, Budget]] = {}
+    for b in overall:
+        unit, count = ((b.unit, int(b.need)) if b.need is not None and b.unit
+                       else ("human-rated items overall", int(b.items or 0)))
+        if unit not in by_unit or count > by_unit[unit][0]:
+            by_unit[unit] = (count, b)
+    parts = [f"about {count:,} more {unit}" for unit, (count, _) in by_unit.items()]
     if slices:
         parts.append("in slices " + ", ".join(f"{k}: {v:,}" for k, v in slices.items()))
     names = ", ".join(ch.name for ch, _ in open_[:5]) + (f" and {len(open_) - 5:,} more" if len(open_) > 5 else "")

@@ -41,6 +41,7 @@ from judgekit.verdict.numbers import num, signed
 from judgekit.verdict.read import finite
 
 if TYPE_CHECKING:
+    import numpy as np
     import pandas as pd
 
     from judgekit.analysis.fidelity import FigurePair
@@ -227,9 +228,21 @@ def criteria_digests(policy: Any, policy_path: str | Path, rubric: Rubric) -> di
     return {c.name: criterion_digest(c, f"Criteria file {path}") for c in mine}
 
 
+def _on_items(shares: pd.DataFrame, ids: np.ndarray, codes: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Label shares by item id (:func:`judgekit.analysis.frames.label_shares`) laid over the items
+    ``ids``: whether each item has them, and the shares (items × ``codes``; NaN where it has none)."""
+    import numpy as np
+    by_id = shares.set_axis(shares.index.astype(str))
+    rated = np.isin(ids, by_id.index.to_numpy())
+    return rated, by_id.reindex(ids)[list(codes)].to_numpy(float)
+
+
 def _criteria_results(store: Any, policy: Any, policy_path: str | Path, rubric: Rubric,
                       ref: pd.DataFrame, items: pd.DataFrame, where: str,
                       per_unit: bool = False) -> dict[str, list[FigurePair]]:
+    import numpy as np
+    import pandas as pd
+
     from judgekit.analysis import fidelity as af
     from judgekit.analysis.criteria.spec import criterion_mask
     from judgekit.analysis.frames import label_shares
@@ -238,15 +251,22 @@ def _criteria_results(store: Any, policy: Any, policy_path: str | Path, rubric: 
     path, mine = _gated_criteria(policy, policy_path, rubric, where)
     ref_shares = label_shares(ref, rubric.codes).set_index("item_id")
     out: dict[str, list[FigurePair]] = {}
+    # every criterion's items and label columns once, as arrays over the items (the same for every
+    # judge): a criterion then costs a boolean selection, not a pass over the items' ids as text
+    ids = items["item_id"].astype(str).to_numpy()
+    masks = [np.asarray(_guard(where, lambda c=c: criterion_mask(c, items, source=str(path))), dtype=bool)
+             for c in mine]
+    columns = {code: k for k, code in enumerate(rubric.codes)}
+    picks = [[columns[x] for x in dict.fromkeys(rubric.normalise(lab) or lab for lab in c.labels)] for c in mine]
+    ref_rated, ref_arr = _on_items(ref_shares, ids, rubric.codes)
     for judge in policy.judges:
         js = label_shares(store.ratings(rubric=rubric, rater_ids=[judge]), rubric.codes).set_index("item_id")
+        rated, arr = _on_items(js, ids, rubric.codes)
         rates = []
-        for c in mine:
-            codes = list(dict.fromkeys(rubric.normalise(lab) or lab for lab in c.labels))
-            ids = set(items.loc[_guard(where, lambda c=c: criterion_mask(c, items, source=str(path))),
-                                "item_id"].astype(str))
-            jh = js.loc[js.index.isin(ids), codes].sum(axis=1)
-            rh = ref_shares.loc[ref_shares.index.isin(ids), codes].sum(axis=1)
+        for c, mask, pick in zip(mine, masks, picks, strict=True):
+            jm, rm = mask & rated, mask & ref_rated
+            jh = pd.Series(np.nansum(arr[jm][:, pick], axis=1), index=ids[jm])
+            rh = pd.Series(np.nansum(ref_arr[rm][:, pick], axis=1), index=ids[rm])
             rates.append((c.name, jh, rh))
         out[judge] = af.criteria_pairs(rates, items, prompt_col=spec.prompt_column, turn_col=spec.turn_column,
                                        n_boot=policy.n_resamples, seed=policy.seed, per_unit=per_unit,
@@ -259,7 +279,8 @@ def _fidelity_check(spec: AnalysisFidelity, judge: str, p: FigurePair, *, seed: 
     from judgekit.analysis.fidelity import describe, describe_level  # (pandas: only with the check)
 
     fig = None if p.diff is None else finite(abs(p.diff))
-    ci = None if p.low is None or p.high is None else [finite(x) for x in abs_interval(p.low, p.high)]
+    raw = None if p.low is None or p.high is None else abs_interval(p.low, p.high)
+    ci = None if raw is None else _outward(raw)
     margin = spec.margin(p.figure)
     rule = (f"|difference| must stay within {margin:g} over its whole {describe_level(p.level)} CI (two one-sided "
             f"tests at {spec.alpha:g})" if p.undefined is None else "inconclusive until the labelled items define it")
@@ -268,7 +289,7 @@ def _fidelity_check(spec: AnalysisFidelity, judge: str, p: FigurePair, *, seed: 
         head = (f"{p.analysis} {p.name}: judge {num(p.judge)}, reference {num(p.reference)}, difference "
                 f"{signed(p.diff)}")
         what = f"{head} on {p.n} {p.unit}"
-        if ci is not None and ci[0] == ci[1]:
+        if raw is not None and raw[0] == raw[1]:  # decided on the raw interval, not on its rounded ends
             # no spread: every resample gives the same difference — a zero-width interval is no interval
             ci, what = None, (f"{what}, no spread (the same difference in every bootstrap resample, so no "
                               "interval)")
@@ -281,6 +302,17 @@ def _fidelity_check(spec: AnalysisFidelity, judge: str, p: FigurePair, *, seed: 
                    interval=interval_of(ci, "bootstrap", p.level), subject=subject, unit=p.unit,
                    min_n=spec.min_units, undefined=p.undefined, floor=f"{p.unit} is below min_units")
     return ch.with_budget(_budget(ch, p, spec, seed)) if ch.state == "inconclusive" else ch
+
+
+def _outward(iv: tuple[float, float]) -> list[float | None]:
+    """An interval's ends as the verdict records them (6 places), rounded outward: an interval
+    with any spread keeps some (never two equal ends), and it never narrows."""
+    import math
+
+    lo, hi = iv
+    if not (math.isfinite(lo) and math.isfinite(hi)) or lo == hi:
+        return [finite(lo), finite(hi)]
+    return [finite(math.floor(lo * 1e6) / 1e6), finite(math.ceil(hi * 1e6) / 1e6)]
 
 
 def fidelity_checks(spec: AnalysisFidelity, judge: str, pairs: list[FigurePair], *, seed: int = 0) -> list[Check]:

@@ -31,6 +31,7 @@ from judgekit.errors import JudgekitError
 from judgekit.gate.plan_rows import PlanRow, summarise
 from judgekit.stats.power import Undecidable, n_for_kappa, n_for_power
 from judgekit.stats.power_sim import (
+    SIM_MAX_N,
     n_for_certification,
     n_for_joint_certification,
     slip_distribution,
@@ -87,7 +88,8 @@ def assumed_plan(store: Any, policy: Any, policy_path: str | Path, rubric: Any, 
                 rows.append(PlanRow(j, name, "human-rated items", 0, None, None, None,
                                     "its spread needs a pilot (and within_human_noise two annotators)"))
         if spec is not None:
-            rows += _figures(j, items, spec, float(assume_sd or 0.0), seed=int(policy.seed))
+            rows += _figures(j, items, spec, float(assume_sd or 0.0), seed=int(policy.seed),
+                             study=_per_and_study(items, spec)[1])
     per, study = _per_and_study(items, spec)
     return summarise(rows, policy=policy, per=per, study=study, budget=budget, have=0)
 
@@ -100,7 +102,12 @@ def _per_and_study(items: Any, spec: Any) -> tuple[float, int]:
     return len(items) / max(n, 1), n
 
 
-def _figures(judge: str, items: Any, spec: Any, sd: float, *, seed: int = 0) -> list[PlanRow]:
+def _figures(judge: str, items: Any, spec: Any, sd: float, *, seed: int = 0, study: int = 0) -> list[PlanRow]:
+    """One row per fidelity figure at difference 0 and the assumed SD: its normal-theory need,
+    then simulated (module doc) — unless that need, the least the simulation would find (the
+    normal theory is optimistic for this rule), is already more than the ``study`` holds: then
+    the row says so without simulating (a large SD would otherwise simulate studies far beyond
+    any data for minutes)."""
     models = int(items[spec.model_column].nunique()) if spec.model_column in items.columns else 1
     tiers = (int(items[spec.harm_column].nunique()) if spec.harm_column and spec.harm_column in items.columns
              else 5)
@@ -112,8 +119,14 @@ def _figures(judge: str, items: Any, spec: Any, sd: float, *, seed: int = 0) -> 
         need, why = _need(n_for_power(margin, 0.0, kind="difference", direction="within", sd=sd, bounds=None,
                                       level=spec.level))
         note = None
+        cells = models * tiers if fig == "drift_tier" else models
+        if need is not None and study and need * cells > study:  # beyond the study: no simulation decides it
+            rows.append(PlanRow(judge, f"figure {fig}", "conversations", 0, 0.0, margin, math.ceil(need * cells),
+                                None, note="normal theory; not simulated: already more than the study holds"))
+            continue
         if need is not None and fig == "drift_tier":  # per model and tier cell, one cell simulated
-            sim = n_for_certification(values, margin, probs=probs, seed=seed, start=need, level=spec.level)
+            cap = max(2 * study // cells, need + 1) if study else SIM_MAX_N
+            sim = n_for_certification(values, margin, probs=probs, seed=seed, start=need, level=spec.level, max_n=cap)
             if not isinstance(sim, Undecidable):
                 need, note = sim.n, (f"simulated: {sim.rate:.0%} of {sim.reps} studies of {sim.n:,} conversations "
                                      f"per cell certified, ±{sim.se:.1%}")
@@ -122,9 +135,12 @@ def _figures(judge: str, items: Any, spec: Any, sd: float, *, seed: int = 0) -> 
             per_model = max(turns - 1, 1) if fig == "drift" else (turns if fig.endswith("_t") else 1)
             rng = np.random.default_rng(seed)
             blocks = [values[rng.choice(len(values), size=(4000, per_model), p=probs)] for _ in range(models)]
+            most = 2 * study if study else None  # past twice the study, "more than the study" is the answer
             sim = n_for_joint_certification(blocks, [1 / models] * models, margin, seed=seed, start=need * models,
-                                            min_each=spec.min_units, level=spec.level)
-            if isinstance(sim, Undecidable):
+                                            min_each=spec.min_units, level=spec.level, max_n=most or SIM_MAX_N)
+            if isinstance(sim, Undecidable) and most:
+                need, note = most + 1, f"simulated: more than {most:,} conversations (the gate's rule stays below 80%)"
+            elif isinstance(sim, Undecidable):
                 need = math.ceil(need * models)
             else:
                 need, note = sim.n, (f"simulated: all {models * per_model} instances certified in {sim.rate:.0%} "

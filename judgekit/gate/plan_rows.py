@@ -59,6 +59,15 @@ class PlanRow:
         return out + "."
 
 
+def _next(more: int, unit: str, items: int, have: int) -> str:
+    """What to label next: the units beyond the pilot and the command that draws them."""
+    what = (f"{more:,} more whole conversations (about {items:,} items)" if unit == "conversations"
+            else f"{more:,} more human-rated items")
+    return (f"Label next: {what} beyond the pilot's {have:,} — `judgekit sample --name main --from-plan PLAN.json` "
+            "draws them (PLAN.json: this plan written with --out; add --by to stratify), then import their labels "
+            "and run `judgekit gate`.")
+
+
 def summarise(rows: list[PlanRow], *, policy: Any, per: float, study: int, budget: int | None,
               have: int, assured: bool = False) -> dict[str, Any]:
     """The plan from its rows: a need beyond the ``study`` is undecidable; ``secondary`` figures are
@@ -124,5 +133,5 @@ def summarise(rows: list[PlanRow], *, policy: Any, per: float, study: int, budge
                     + (" (the whole study: at that limit it would need more)" if beyond else "") + " — ")
                  + f"{format_units(more, unit)} more than the pilot's {have:,}"
                  + (f"; {len(undecidable)} checks no budget decides (listed above)" if undecidable else "")
-                 + ". A sequential gate needs about 2.5–3× this.")
+                 + ". A sequential gate needs about 2.5–3× this. " + _next(more, unit, plan_budget["more_items"], have))
     return {"rows": [asdict(r) for r in rows], "lines": lines, "budget": plan_budget}

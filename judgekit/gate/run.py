@@ -158,10 +158,9 @@ def run_gate(store: Any, policy_path: str | Path, *, full_report: bool = False,
                        calls=own_calls(store, rubric, list(policy.judges)))
     seq_info = None
     if sequential is not None:  # rounds of `sequential` conversations (judgekit.gate.sequential)
-        from judgekit.gate.sequential import apply_sequential, sample_rounds, sequential_checks
+        from judgekit.gate.sequential import apply_sequential, sequential_checks
 
-        seq, seq_info = sequential_checks(store, policy, rubric, report, round_size=sequential,
-                                          rounds_of=sample_rounds(store, rounds) if rounds else None)
+        seq, seq_info = sequential_checks(store, policy, rubric, report, round_size=sequential, rounds=rounds)
         if rounds:
             seq_info["samples"] = list(rounds)
         apply_sequential(results, seq)
@@ -221,6 +220,7 @@ def explain(verdict: dict[str, Any]) -> list[str]:
     inconclusive judge its label budget in one sentence."""
     lines = []
     from judgekit.gate.fidelity import fidelity_lines
+    from judgekit.verdict.numbers import beside, short
 
     typed = {j["judge"]: judge_checks(j) for j in verdict["judges"]}
     for j in verdict["judges"]:
@@ -239,10 +239,11 @@ def explain(verdict: dict[str, Any]) -> list[str]:
             if c.kind == "analysis_fidelity":
                 continue  # listed with every fidelity figure below (judgekit.gate.fidelity.fidelity_lines)
             iv = c.interval
-            interval = f" [{iv.label()} {_fmt(iv.low)}–{_fmt(iv.high)}]" if iv else ""
+            thr = c.threshold
+            interval = f" [{iv.label()} {beside(iv.low, thr)}–{beside(iv.high, thr)}]" if iv else ""
             tag = " (inconclusive)" if c.state == "inconclusive" else ""
-            lines.append(f"             {c.name}{tag}: {_fmt(c.figure)}{interval} vs threshold "
-                         f"{_fmt(c.threshold)} (n={c.n}) — {c.detail}")
+            lines.append(f"             {c.name}{tag}: {beside(c.figure, thr)}{interval} vs threshold "
+                         f"{short(thr)} (n={c.n}) — {c.detail}")
         if j.get("budget"):
             lines.append(f"             Label budget: {j['budget']['sentence']}")
         lines += skipped
@@ -252,10 +253,8 @@ def explain(verdict: dict[str, Any]) -> list[str]:
         from judgekit.verdict.certify import figure_lines
 
         lines.extend(figure_lines(verdict))
+    if verdict.get("sequential"):
+        from judgekit.gate.sequential import sequential_lines
+
+        lines.extend(sequential_lines(verdict))
     return lines
-
-
-def _fmt(x: Any) -> str:
-    from judgekit.verdict.numbers import num
-
-    return num(x)

@@ -27,3 +27,25 @@ def short(x: Any) -> str:
     if not isinstance(x, float):
         return str(x)
     return f"{0.0 if x == 0 else x:g}"
+
+
+def beside(x: Any, threshold: Any = None, digits: int = 3) -> str:
+    """``x`` with ``digits`` decimals — one more than the threshold it faces needs, when that is
+    more (beside 0.0004: ``0.00060``) — or as many significant digits more as it takes to print
+    neither a non-zero value as ``0.000`` nor a value apart from ``threshold`` as the threshold
+    (``0.02004`` beside 0.02); else ``str(x)``."""
+    if not isinstance(x, float):
+        return str(x)
+    bound = isinstance(threshold, float | int) and not isinstance(threshold, bool)
+    if bound:
+        shown = short(float(threshold))
+        places = len(shown.split(".")[1]) if "." in shown and "e" not in shown else 0
+        digits = max(digits, places + 1)
+    text = num(x, digits)
+    if x == 0 or x == threshold or (float(text) != 0 and not (bound and float(text) == threshold)):
+        return text
+    for sig in range(3, 17):
+        text = f"{x:.{sig}g}"
+        if float(text) != 0 and not (bound and float(text) == threshold):
+            return text
+    return repr(x)

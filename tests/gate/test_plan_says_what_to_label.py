@@ -67,3 +67,14 @@ def test_a_figure_needing_more_conversations_than_the_study_says_so_in_the_study
                     have=60)
     assert ("cannot be decided with this study: needs about 2,882 conversations for 80% power, the study holds 480"
             in out["lines"][0]), out["lines"][0]
+
+
+def test_the_closing_line_says_what_to_label_next_and_how_to_draw_it() -> None:
+    rows = [PlanRow("j", "figure drift", "conversations", 60, 0.0, 0.05, 140)]
+    out = summarise(rows, policy=SimpleNamespace(secondary=[], rubric="refusal"), per=6.0, study=480, budget=None,
+                    have=60)
+    last = out["lines"][-1]
+    assert last.startswith("Plan: label 140 conversations (about 840 items)"), last
+    # what to label next: the 80 conversations beyond the pilot, and the command that draws them
+    assert ("Label next: 80 more whole conversations (about 480 items) beyond the pilot's 60 — "
+            "`judgekit sample --name main --from-plan PLAN.json` draws them") in last, last

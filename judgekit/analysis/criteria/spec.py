@@ -6,6 +6,7 @@ analysis-fidelity check can read criteria too.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -107,7 +108,7 @@ def parse_criteria(data: Any, *, source: str = "criteria") -> CriteriaFile:
             hint = f" (did you mean {close[0]!r}?)" if close else ""
         raise JudgekitError(f"{source}: {where}{describe_error(err, key)}{hint}.") from None
     names = [c.name for c in spec.criteria]
-    dup = sorted({n for n in names if names.count(n) > 1})
+    dup = sorted(n for n, k in Counter(names).items() if k > 1)  # (names.count per name was N²)
     if dup:
         raise JudgekitError(f"{source}: criterion name {dup[0]!r} is used twice; names must be unique.")
     for c in spec.criteria:

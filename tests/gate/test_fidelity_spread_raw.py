@@ -1,0 +1,30 @@
+"""A fidelity check has "no spread" only when its bootstrap interval has none: an interval narrower
+than the verdict's 6 recorded places is kept (its ends rounded outward), never reported as "the same
+difference in every resample"."""
+
+from __future__ import annotations
+
+from judgekit.analysis.fidelity import FigurePair
+from judgekit.gate.fidelity import fidelity_checks
+from judgekit.verdict.fidelity_policy import AnalysisFidelity
+
+SPEC = AnalysisFidelity(analysis="calibration", figures=["C"], max_abs_diff=0.05, min_units=10,
+                        harm_column="severity")
+
+
+def _pair(low: float, high: float) -> FigurePair:
+    return FigurePair("calibration", "C", {"model": "m"}, 0.5300002, 0.5, 0.0300002, low, high, 40, "conversations",
+                      level=0.9)
+
+
+def test_a_narrow_interval_is_not_read_as_no_spread() -> None:
+    ch = fidelity_checks(SPEC, "j", [_pair(0.0300001, 0.0300004)])[0]
+    assert "no spread" not in ch.detail, ch.detail
+    assert ch.interval is not None and ch.interval.low < ch.interval.high
+    assert ch.interval.low <= 0.0300001 and ch.interval.high >= 0.0300004  # rounded outward, never inward
+    assert ch.state == "pass"
+
+
+def test_an_interval_with_no_spread_is_still_said_so() -> None:
+    ch = fidelity_checks(SPEC, "j", [_pair(0.0300002, 0.0300002)])[0]
+    assert "no spread" in ch.detail and ch.interval is None

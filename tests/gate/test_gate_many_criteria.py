@@ -1,0 +1,56 @@
+"""A gate over a criteria file with thousands of criteria answers in time linear in them (no
+per-criterion pass over every item's id as text, no name-by-name duplicate count), and each
+criterion's figure is the one the gate gives for that criterion alone."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from judgekit.gate.run import run_gate
+from judgekit.io.ratings import import_ratings
+from judgekit.rubric.model import load_rubric
+from judgekit.store.database import Store
+from judgekit.testing.study import write_study
+
+POLICY = ("rubric: restrictiveness\njudges: [judge-fair]\nreference: adjudicated\nn_resamples: 100\nchecks:\n"
+          "  min_items: 10\n  min_value: 0.5\n  analysis_fidelity: {{analysis: criteria, criteria: {crit}, "
+          "max_abs_diff: 0.05}}\n")
+
+
+def _criteria(path: Path, ks: list[int]) -> None:
+    labels = ("r4_hard_refusal", "[r3_deflection, r4_hard_refusal]", "r0_full_compliance")
+    path.write_text("criteria:\n" + "".join(
+        f"  - {{name: c{k}, rubric: restrictiveness, label: {labels[k % 3]}, where: {{severity: {1 + k % 5}}}}}\n"
+        for k in ks))
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)  # a hang guard: 10,000 criteria took minutes
+def test_thousands_of_criteria_give_each_criterions_own_figure(tmp_path: Path) -> None:
+    paths = write_study(tmp_path, figures=("C",), n_resamples=100, human_share=0.5, conversations_per_tier=10)
+    _criteria(tmp_path / "many.yaml", list(range(3000)))
+    _criteria(tmp_path / "few.yaml", [7, 2998])
+    (tmp_path / "many.p.yaml").write_text(POLICY.format(crit="many.yaml"))
+    (tmp_path / "few.p.yaml").write_text(POLICY.format(crit="few.yaml"))
+    with Store(tmp_path / "s.db") as store:
+        import_ratings(store, paths["ratings"], load_rubric("restrictiveness"), items_path=paths["items"])
+        many, _ = run_gate(store, tmp_path / "many.p.yaml", record=False)
+        few, _ = run_gate(store, tmp_path / "few.p.yaml", record=False)
+    checks = {c["name"]: c for c in many["judges"][0]["checks"] if c["name"].startswith("analysis_fidelity[")}
+    assert len(checks) == 3000
+    for c in few["judges"][0]["checks"]:
+        if c["name"].startswith("analysis_fidelity["):
+            m = checks[c["name"]]
+            assert (m["figure"], m["ci"], m["n"], m["state"]) == (c["figure"], c["ci"], c["n"], c["state"]), c["name"]
+
+
+def test_a_repeated_criterion_name_is_still_refused(tmp_path: Path) -> None:
+    from judgekit.analysis.criteria.spec import parse_criteria
+    from judgekit.errors import JudgekitError
+
+    crit = {"criteria": [{"name": f"c{k % 2500}", "rubric": "restrictiveness", "label": "r4_hard_refusal"}
+                         for k in range(3000)]}
+    with pytest.raises(JudgekitError, match="criterion name 'c0' is used twice"):
+        parse_criteria(crit, source="x")
