@@ -340,7 +340,13 @@ def reference_ratings(store: object, rubric: Rubric, reference: str | None) -> t
 
     A given ``reference`` must be one the gate accepts
     (:func:`judgekit.verdict.policy_rules.reference_problem`: a human or reference rater): a judge's
-    error measured against a judge, or against itself, corrects nothing."""
+    error measured against a judge, or against itself, corrects nothing. ``consensus`` is the
+    human raters' majority (ties left out), as in ``agree``
+    (:func:`judgekit.agreement.adjudicate.consensus_ratings`)."""
+    if reference == "consensus":
+        from judgekit.agreement.adjudicate import consensus_ratings
+
+        return consensus_ratings(store.ratings(rubric=rubric), reference_kinds(store, rubric), rubric), reference  # type: ignore[attr-defined]
     if reference is None:
         every = store.ratings(rubric=rubric)  # type: ignore[attr-defined]
         refs = sorted(every.loc[every["rater_kind"] == "reference", "rater_id"].astype(str).unique())

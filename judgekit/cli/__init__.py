@@ -93,9 +93,19 @@ def main() -> None:
 
 
 def _register() -> None:
-    from judgekit.cli import analyze, core, escalate, judge, labelstudio, plan, probe, report
+    from judgekit.cli import (
+        adjudicate,
+        analyze,
+        core,
+        escalate,
+        judge,
+        labelstudio,
+        plan,
+        probe,
+        report,
+    )
 
-    for module in (core, judge, labelstudio, report, analyze, probe, escalate, plan):
+    for module in (core, adjudicate, judge, labelstudio, report, analyze, probe, escalate, plan):
         for command in module.COMMANDS:
             main.add_command(command)
 

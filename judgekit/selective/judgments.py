@@ -26,8 +26,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from judgekit.agreement.adjudicate import PEOPLE, majority_labels
 from judgekit.errors import JudgekitError
-from judgekit.selective.policy import Confidence, SelectivePolicy
+from judgekit.selective.policy import CONSENSUS, Confidence, SelectivePolicy
 from judgekit.stats.confidence import support_confidence, trial_agreement_confidence
 from judgekit.store.database import Store
 
@@ -92,7 +93,9 @@ def read_judgments(
     stages (read from the calls by the caller). Raises :class:`JudgekitError` naming a rater the store lacks.
     """
     _check_labels(policy)
-    raters = policy.raters()
+    kinds = _check_roles(store, policy)
+    consensus = policy.reference == CONSENSUS
+    raters = [r for r in policy.raters() if r != CONSENSUS]
     cols = ["item_id", "rater_id", "label", "trial", "status"]
     rows = _ratings(store, policy, raters, cols)
     present = {r[1] for r in rows}
@@ -121,8 +124,47 @@ def read_judgments(
                   for i in items], dtype=np.float64)
         for stage in policy.cascade
     )
-    human = tuple(modal[policy.reference].get(i, (None, math.nan))[0] for i in items)
+    if consensus:
+        import pandas as pd
+
+        humans = sorted(r for r, k in kinds.items() if k == "human")
+        majority = majority_labels(pd.DataFrame(_ratings(store, policy, humans, cols), columns=cols), humans).labels
+        human = tuple(majority.get(i) for i in items)
+    else:
+        human = tuple(modal[policy.reference].get(i, (None, math.nan))[0] for i in items)
     return Judgments(tuple(judges), tuple(items), labels, confs, human)
+
+
+def _check_roles(store: Store, policy: SelectivePolicy) -> dict[str, str]:
+    """The rater kinds under the policy's rubric (rater id -> kind), after checking each rater's
+    role: the reference is a human or reference rater (or ``consensus``, the human raters'
+    majority), each cascade judge and each panel judge a confidence reads is a judge — a
+    confidence read from people would be the humans' agreement with themselves."""
+    try:
+        df = store.ratings(rubric=policy.rubric, columns=["rater_id", "rater_kind"])
+    except (FileNotFoundError, ValueError) as exc:  # an unknown rubric name
+        raise JudgekitError(f"Selective policy: rubric {policy.rubric!r}: {exc}") from None
+    kinds = dict(zip(df["rater_id"].astype(str), df["rater_kind"].astype(str), strict=True))
+    ref = policy.reference
+    if ref == CONSENSUS:
+        if not any(k == "human" for k in kinds.values()):
+            raise JudgekitError(f"Selective policy: reference consensus is the human raters' majority, "
+                                f"and no human rater has ratings under rubric {policy.rubric!r} in {store.path}.")
+    elif ref in kinds and kinds[ref] not in PEOPLE:
+        raise JudgekitError(
+            f"Selective policy: the reference {ref!r} is a {kinds[ref]} rater, not a human or reference "
+            f"rater (a judge's agreement with a judge proves nothing); name one of "
+            f"{', '.join(sorted(r for r, k in kinds.items() if k in PEOPLE)) or 'none'} or consensus."
+        )
+    for k, stage in enumerate(policy.cascade):
+        for who, role in [(stage.judge, "is"), *((o, "reads the panel judge") for o in stage.confidence.with_ or [])]:
+            if kinds.get(who, "judge") != "judge":
+                what = f"{stage.judge!r} is" if role == "is" else f"{stage.judge!r} reads the panel rater {who!r}, which is"
+                raise JudgekitError(
+                    f"Selective policy: cascade[{k}] {what} a {kinds[who]} rater; a cascade and its "
+                    "panels are judges (a confidence from people is the humans agreeing with themselves)."
+                )
+    return kinds
 
 
 def _check_labels(policy: SelectivePolicy) -> None:
