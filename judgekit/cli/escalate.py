@@ -100,7 +100,8 @@ def apply_cmd(policy_path: Path, calibration: Path, record: str | None, replace:
     policy = load_selective_policy(policy_path)
     cal = read_calibration(calibration, policy)
     with Store.open_existing(store_path) as store, _naming(policy_path):
-        assignments = apply_policy(store, policy, cal, call_confidence=load_call_confidence(store, policy))
+        assignments = apply_policy(store, policy, cal, call_confidence=load_call_confidence(store, policy),
+                                   where=str(calibration))
         for line in coverage_lines(assignments):
             echo(line)
         for line in cal.guarantee:

@@ -90,6 +90,10 @@ class SelectiveCalibration:
     cascade_curve: list[dict[str, float]] = field(default_factory=list)
     #: :func:`judgekit.selective.calibrate.cascade_costs` (empty when not computed)
     cost: dict[str, Any] = field(default_factory=dict)
+    #: the store's hashes when calibrated, as a verdict records them
+    #: (:func:`judgekit.verdict.read.store_hashes`: the items with human labels and those labels)
+    items_hash: str = ""
+    human_ratings_hash: str = ""
 
     @property
     def met(self) -> bool:
@@ -103,6 +107,7 @@ class SelectiveCalibration:
         out = asdict(self)
         out["format"] = _FORMAT
         out["guarantee"] = _guarantee_sentences(self)
+        out["file_hash"] = file_digest(out)
         return out
 
 
@@ -160,6 +165,8 @@ def calibrate_policy(
     cal = calibrate_judgments(j, policy)
     rub = load_rubric(policy.rubric)
     cal.cost = cascade_costs(store, rub.id, rub.hash, j, [s.coverage for s in cal.stages])
+    hashes = _store_hashes(store, rub)
+    cal.items_hash, cal.human_ratings_hash = hashes["items_hash"], hashes["human_ratings_hash"]
     return cal, j
 
 
@@ -242,7 +249,7 @@ def summary_lines(cal: SelectiveCalibration) -> list[str]:
     return lines
 
 
-__all__ = [ "CalibrationFile", "CurvePoint", "SelectiveCalibration",
+__all__ = [ "CalibrationFile", "check_anchored", "file_digest", "CurvePoint", "SelectiveCalibration",
     "StageResult", "calibrate_judgments", "calibrate_policy", "cascade_costs", "policy_hash", "read_calibration", "summary_lines", "write_calibration",
 ]
 
@@ -309,6 +316,9 @@ class CalibrationFile(ConfigModel):
     stages: list[_Stage] = Field(min_length=1)
     coverage: float
     guarantee: list[str]
+    items_hash: str = Field(min_length=1)
+    human_ratings_hash: str = Field(min_length=1)
+    file_hash: str = Field(min_length=1)
 
     def thresholds(self) -> list[float | None]:
         return [s.threshold for s in self.stages]
@@ -335,10 +345,17 @@ def read_calibration(path: str | Path, policy: SelectivePolicy) -> CalibrationFi
     if not isinstance(data, dict) or data.get("format") != _FORMAT:
         raise JudgekitError(f"Calibration file {p}: not a judgekit calibration (its format must be "
                             f"{_FORMAT!r}); write it with `judgekit escalate calibrate`.")
+    missing = [k for k in ("items_hash", "human_ratings_hash", "file_hash") if k not in data]
+    if missing:
+        raise JudgekitError(f"Calibration file {p}: it records no {missing[0]} (written by an older "
+                            "judgekit, or edited), so nothing ties it to a store; calibrate again.")
     try:
         cal = CalibrationFile(**data)
     except ValidationError as exc:
         raise JudgekitError(f"Calibration file {p}: {first_error(exc)}.") from None
+    if file_digest(data) != cal.file_hash:
+        raise JudgekitError(f"Calibration file {p}: edited after `judgekit escalate calibrate` wrote it "
+                            "(its content no longer hashes to its file_hash); calibrate again.")
     mismatch = [
         (key, mine, theirs)
         for key, mine, theirs in (
@@ -359,4 +376,38 @@ def read_calibration(path: str | Path, policy: SelectivePolicy) -> CalibrationFi
                             f"{theirs!r}; calibrate again with this policy.")
     return cal
 
+
+def file_digest(data: dict[str, Any]) -> str:
+    """The digest of a calibration file's content, every key but ``file_hash`` itself
+    (:func:`judgekit.core.hashing.digest`)."""
+    from judgekit.core.hashing import digest
+
+    return digest({k: v for k, v in data.items() if k != "file_hash"})
+
+
+def _store_hashes(store: Store, rubric: Any) -> dict[str, str]:
+    from judgekit.verdict.read import store_hashes
+
+    return store_hashes(store, rubric)
+
+
+def check_anchored(cal: CalibrationFile, store: Store, policy: SelectivePolicy, j: Judgments,
+                   where: str) -> None:
+    """Refuse, in one sentence naming ``where`` (the file), a calibration that no longer describes
+    ``store``: the items with human labels or those labels changed since it was written (the
+    verdict's hashes), or its thresholds are not what calibrating ``policy`` on the store's
+    labelled items gives (an edited threshold whose file hash was forged too)."""
+    from judgekit.rubric.model import load_rubric
+
+    now = _store_hashes(store, load_rubric(policy.rubric))
+    for key, what in (("items_hash", "the items with human labels"), ("human_ratings_hash", "the human labels")):
+        if now[key] != getattr(cal, key):
+            raise JudgekitError(f"Calibration file {where}: {what} under {policy.rubric} in {store.path} "
+                                "changed since it was calibrated (or it is about another store); calibrate again.")
+    again = calibrate_judgments(j, policy, curves=False).thresholds()
+    if again != cal.thresholds():
+        k = next(k for k, (a, b) in enumerate(zip(again, cal.thresholds(), strict=True)) if a != b)
+        raise JudgekitError(f"Calibration file {where}: stage {k} ({cal.stages[k].judge}) has threshold "
+                            f"{cal.thresholds()[k]}, but calibrating the policy on {store.path} gives "
+                            f"{again[k]}; calibrate again.")
 
