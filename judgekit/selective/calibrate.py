@@ -5,8 +5,9 @@ held-out labelled items, with the coverage-agreement curves the report draws.
 
 The guarantee (Jung, Brahman & Choi, ICLR 2025): if the calibration items and the new items are
 exchangeable (drawn from the same population, e.g. a random sample of it), then with probability
-at least ``1 - delta`` over the calibration sample, each judge's disagreement with the humans on
-the items it keeps is at most ``alpha``.
+at least ``1 - delta`` over the calibration sample, each judge's **expected** disagreement with the
+humans on the items it keeps (the rate over the population) is at most ``alpha``. The share
+realised on one finite batch of new items varies around that rate and can exceed ``alpha``.
 """
 
 from __future__ import annotations
@@ -131,8 +132,10 @@ def _guarantee_sentences(cal: SelectiveCalibration) -> list[str]:
             continue
         out.append(
             f"On the {100 * s.coverage:.0f}% of items it keeps (confidence >= {s.threshold:.4f}), "
-            f"judge {s.judge} agrees with the humans ({cal.reference}) at >= {1 - cal.alpha:.2f} "
-            f"with probability >= {1 - cal.delta:.2f}."
+            f"judge {s.judge}'s expected agreement with the humans ({cal.reference}) is >= "
+            f"{1 - cal.alpha:.2f} with probability >= {1 - cal.delta:.2f} over the calibration sample "
+            "(a bound on the agreement rate over new items drawn like the calibration items, not on "
+            "the share realised in any one batch of them)."
         )
     return out
 
@@ -242,15 +245,31 @@ def summary_lines(cal: SelectiveCalibration) -> list[str]:
         lines.append(f"  held out ({cal.n_held_out} labelled items): coverage "
                      f"{100 * cal.held_out_coverage:.1f}%  agreement on kept items {ha}")
     lines.extend(_guarantee_sentences(cal))
-    per_kept = cal.cost.get("per_kept_label")
-    if cal.cost:
-        lines.append("Cost per kept label: " + ("unknown (a judge of the cascade has no recorded calls)"
-                                                if per_kept is None else f"${per_kept:.6f}"))
+    sentence = cost_sentence(cal.cost)
+    if sentence:
+        lines.append(sentence)
     return lines
 
 
+def cost_sentence(cost: dict[str, Any]) -> str | None:
+    """"Cost per kept label: ..." from :func:`cascade_costs` (None when not computed): the figure,
+    or, when unknown, which judges have no recorded calls and what the others cost."""
+    if not cost:
+        return None
+    per_kept = cost.get("per_kept_label")
+    if per_kept is not None:
+        return f"Cost per kept label: ${per_kept:.6f}."
+    per_item, calls = cost.get("per_item") or {}, cost.get("calls") or {}
+    missing = [j for j, c in per_item.items() if c is None]
+    known = [f"{j} ${c:.6f} per item ({calls.get(j, 0)} recorded calls)" for j, c in per_item.items()
+             if c is not None]
+    return ("Cost per kept label: unknown: " + ", ".join(missing)
+            + (" has" if len(missing) == 1 else " have") + " no recorded call under the rubric "
+            "(imported labels)" + (f"; {'; '.join(known)}" if known else "") + ".")
+
+
 __all__ = [ "CalibrationFile", "check_anchored", "file_digest", "CurvePoint", "SelectiveCalibration",
-    "StageResult", "calibrate_judgments", "calibrate_policy", "cascade_costs", "policy_hash", "read_calibration", "summary_lines", "write_calibration",
+    "StageResult", "calibrate_judgments", "calibrate_policy", "cascade_costs", "cost_sentence", "policy_hash", "read_calibration", "summary_lines", "write_calibration",
 ]
 
 
@@ -266,9 +285,11 @@ __all__ = [ "CalibrationFile", "check_anchored", "file_digest", "CurvePoint", "S
 
 def cascade_costs(store: Store, rubric_id: str, rubric_hash: str, j: Judgments,
                   coverages: list[float]) -> dict[str, Any]:
-    """``{"per_item": {judge: USD or None}, "cascade_per_item": USD or None,
-    "per_kept_label": USD or None}`` (see the module docstring)."""
+    """``{"per_item": {judge: USD or None}, "calls": {judge: recorded calls}, "cascade_per_item":
+    USD or None, "per_kept_label": USD or None}`` (see the module docstring; a judge no item
+    reaches costs nothing, known or not)."""
     usage = {u.judge_id: u for u in usage_by_judge(store, rubric_id, rubric_hash)}
+    calls = {judge: (usage[judge].calls if judge in usage else 0) for judge in j.judges}
     per_item: dict[str, float | None] = {}
     for k, judge in enumerate(j.judges):
         rated = sum(1 for lab in j.labels[k] if lab is not None)
@@ -278,13 +299,15 @@ def cascade_costs(store: Store, rubric_id: str, rubric_hash: str, j: Judgments,
     reach = 1.0
     for judge, cov in zip(j.judges, coverages, strict=True):
         c = per_item[judge]
+        if reach <= 1e-12:  # no item reaches this judge (or any later one): it costs nothing
+            break
         if c is None:
             total = None
             break
         total = (total or 0.0) + reach * c
         reach -= cov
     kept = sum(coverages)
-    return {"per_item": per_item, "cascade_per_item": total,
+    return {"per_item": per_item, "calls": calls, "cascade_per_item": total,
             "per_kept_label": None if total is None or kept == 0 else total / kept}
 
 
