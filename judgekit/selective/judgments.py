@@ -13,6 +13,8 @@ was asked about, so an item every judge abstained or errored on is escalated, ne
 * ``logprobs``: the mean over ``ok`` trials of the probability each trial's answer had (recorded
   with its call from the provider's log-probabilities), a trial with another label counting 0;
   a trial without a recorded probability makes the confidence NaN (never kept);
+* ``imported``: as ``logprobs``, with the confidence imported with each rating
+  (:mod:`judgekit.store.rating_confidence`);
 * ``by_label`` / ``constant``: the policy's values.
 """
 
@@ -208,7 +210,7 @@ def _confidence(
         return (spec.values or {}).get(label, spec.default)
     if spec.source == "constant":
         return float(spec.value if spec.value is not None else math.nan)
-    # logprobs
+    # logprobs, imported: a probability per trial, recorded with its call or imported with it
     probs = []
     for trial_label, trial in votes[judge][item]:
         p = None if call_confidence is None else call_confidence.get((judge, item, trial))
@@ -222,14 +224,18 @@ def _confidence(
 
 
 def load_call_confidence(store: Store, policy: SelectivePolicy) -> CallConfidence | None:
-    """The recorded answer probabilities of the policy's ``logprobs`` judges (None when no stage
-    reads them), under the policy rubric's current hash."""
+    """The recorded answer probabilities of the policy's ``logprobs`` judges and the imported
+    confidences of its ``imported`` judges (None when no stage reads either), under the policy
+    rubric's current hash."""
     from judgekit.rubric.model import load_rubric
     from judgekit.store.calls import rating_confidences
+    from judgekit.store.rating_confidence import imported_confidences
 
-    judges = [s.judge for s in policy.cascade if s.confidence.source == "logprobs"]
-    if not judges:
+    called = [s.judge for s in policy.cascade if s.confidence.source == "logprobs"]
+    imported = [s.judge for s in policy.cascade if s.confidence.source == "imported"]
+    if not called and not imported:
         return None
     _check_labels(policy)
-    return rating_confidences(store, judges, load_rubric(policy.rubric).hash)
+    rubric_hash = load_rubric(policy.rubric).hash
+    return {**rating_confidences(store, called, rubric_hash), **imported_confidences(store, imported, rubric_hash)}
 __all__ = ["CallConfidence", "Judgments", "load_call_confidence", "read_judgments", "split_labelled"]

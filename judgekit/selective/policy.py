@@ -29,7 +29,7 @@ from judgekit.errors import JudgekitError
 #: the reference that is the human raters' majority (ties left out), as ``agree``'s consensus
 CONSENSUS = "consensus"
 #: where a judgment's confidence comes from
-_SOURCES = ("trials", "panel", "logprobs", "by_label", "constant")
+_SOURCES = ("trials", "panel", "logprobs", "imported", "by_label", "constant")
 
 
 class Confidence(ConfigModel):
@@ -39,12 +39,15 @@ class Confidence(ConfigModel):
     * ``panel``: share of the judges ``with`` (plus this judge) whose label equals this judge's;
     * ``logprobs``: the probability of the judge's answer from the provider's token
       log-probabilities, recorded with each call (judges with ``supports_logprobs``);
+    * ``imported``: the confidence imported with each of the judge's ratings (a ``confidence``
+      column of a long ratings file, :mod:`judgekit.store.rating_confidence`), e.g. a published
+      judge's; as ``logprobs``, a trial without one makes the confidence NaN (never kept);
     * ``by_label``: a value per label (``values``; other labels get ``default``), e.g. "a refusal
       prefix matched" for a string-match judge;
     * ``constant``: ``value`` for every item (the judge is kept on all items or on none).
     """
 
-    source: Literal["trials", "panel", "logprobs", "by_label", "constant"]
+    source: Literal["trials", "panel", "logprobs", "imported", "by_label", "constant"]
     with_: list[str] | None = Field(default=None, alias="with")
     values: dict[str, float] | None = None
     default: float = 0.0

@@ -277,6 +277,24 @@ MIGRATIONS: list[tuple[str, str]] = [
         CREATE TABLE store_checks (id INTEGER PRIMARY KEY CHECK (id = 1), state TEXT NOT NULL);
         """,
     ),
+    (
+        "012_rating_confidence",
+        """
+        -- a judge's confidence in its label, imported with the rating (a 'confidence' column of
+        -- a long ratings file: external judgments such as a paper's published ones), read as the
+        -- judgment's confidence by selective judging (source: imported). Keyed as the rating is;
+        -- the confidence of a judge's own calls stays in calls.confidence
+        CREATE TABLE rating_confidence (
+            item_id TEXT NOT NULL,
+            rater_id TEXT NOT NULL,
+            rubric TEXT NOT NULL,
+            rubric_hash TEXT NOT NULL,
+            trial INTEGER NOT NULL,
+            confidence REAL NOT NULL CHECK (confidence >= 0 AND confidence <= 1),
+            PRIMARY KEY (item_id, rater_id, rubric, rubric_hash, trial)
+        );
+        """,
+    ),
 ]
 
 
