@@ -295,6 +295,19 @@ MIGRATIONS: list[tuple[str, str]] = [
         );
         """,
     ),
+    (
+        "013_task_keys",
+        """
+        -- the opaque id a Label Studio task carries in place of the item id (judgekit.store.task_keys):
+        -- annotators who open the Data Manager see a random key, never the item id (which may name
+        -- the model, e.g. gpt4:p128); pull maps the key back through this table
+        CREATE TABLE task_keys (
+            task_key TEXT PRIMARY KEY,
+            item_id TEXT NOT NULL UNIQUE,
+            created_at REAL NOT NULL
+        );
+        """,
+    ),
 ]
 
 
