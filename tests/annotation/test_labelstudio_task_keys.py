@@ -44,9 +44,9 @@ def test_tasks_carry_opaque_keys_and_pull_maps_them_back(ls_env, ls_sdk, tmp_pat
     _run("labelstudio", "push", "--rubric", "refusal", "--items", str(items_csv), "--project", "blind keys",
          "--store", db)
     assert len(list(ls_sdk.tasks.list(project=pid))) == 4
-    erin = ls_sdk.users.create(username="erin", email="erin@example.org", password="pw-erinerin").id
+    rater = ls_sdk.users.create(username="keyrater", email="keyrater@example.org", password="pw-keyraterkeyrater").id
     for t in tasks:
-        ls_sdk.annotations.create(id=t.id, completed_by=erin, result=[
+        ls_sdk.annotations.create(id=t.id, completed_by=rater, result=[
             {"from_name": "refusal", "to_name": "response", "type": "choices",
              "value": {"choices": ["full_refusal"]}}])
     _run("labelstudio", "pull", "--project", "blind keys", "--store", db)
