@@ -147,6 +147,9 @@ def adjudicate(store: Any, rubric: Any, raters: Sequence[str], name: str, *,
                             "needs at least two.")
     if name in raters:
         raise JudgekitError(f"--as {name!r} is one of --raters; name the new reference rater otherwise.")
+    if name == "consensus":  # the word --reference reads as the humans' majority computed anew
+        raise JudgekitError("--as 'consensus' is the name --reference gives the humans' majority; "
+                            "name the new reference rater otherwise (e.g. majority).")
     every = store.ratings(rubric=rubric, columns=["item_id", "rater_id", "rater_kind", "label", "status"])
     kinds = dict(zip(every["rater_id"].astype(str), every["rater_kind"].astype(str), strict=True))
     for rater in raters:

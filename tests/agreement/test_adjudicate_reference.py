@@ -114,6 +114,7 @@ def test_adjudicate_writes_the_majority_as_a_reference_rater(tmp_path) -> None:
     (("--raters", "a,b", "--as", "a"), "--as 'a' is one of --raters"),
     (("--raters", "a,b", "--as", "j"), "'j' already has ratings"),
     (("--raters", "a,zz", "--as", "maj"), "'zz' has no rating"),
+    (("--raters", "a,b", "--as", "consensus"), "--as 'consensus'"),
 ])
 def test_adjudicate_refuses_in_one_sentence(tmp_path, args, part) -> None:
     db = _store(tmp_path / "s.db", _rows(40))
