@@ -260,12 +260,14 @@ def cost_sentence(cost: dict[str, Any]) -> str | None:
     if per_kept is not None:
         return f"Cost per kept label: ${per_kept:.6f}."
     per_item, calls = cost.get("per_item") or {}, cost.get("calls") or {}
-    missing = [j for j, c in per_item.items() if c is None]
+    missing = [j for j, c in per_item.items() if c is None and not calls.get(j)]
+    unlabelled = [f"{j} made {calls[j]} recorded calls but labelled no item" for j, c in per_item.items()
+                  if c is None and calls.get(j)]
     known = [f"{j} ${c:.6f} per item ({calls.get(j, 0)} recorded calls)" for j, c in per_item.items()
              if c is not None]
-    return ("Cost per kept label: unknown: " + ", ".join(missing)
-            + (" has" if len(missing) == 1 else " have") + " no recorded call under the rubric "
-            "(imported labels)" + (f"; {'; '.join(known)}" if known else "") + ".")
+    why = ([", ".join(missing) + (" has" if len(missing) == 1 else " have")
+            + " no recorded call under the rubric (imported labels)"] if missing else []) + unlabelled
+    return "Cost per kept label: unknown: " + "; ".join(why + known) + "."
 
 
 __all__ = [ "CalibrationFile", "check_anchored", "file_digest", "CurvePoint", "SelectiveCalibration",

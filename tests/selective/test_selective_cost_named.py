@@ -64,3 +64,16 @@ def test_judge_no_item_reaches_costs_nothing(tmp_path) -> None:
         cost = cascade_costs(store, R.id, R.hash, j, [1.0, 0.0])  # a keeps every item: b is never asked
     assert cost["per_item"] == {"a": pytest.approx(0.01), "b": None}
     assert cost["per_kept_label"] == pytest.approx(0.01)
+
+
+def test_judge_with_calls_but_no_label_is_not_said_to_have_no_calls(tmp_path) -> None:
+    from judgekit.selective.calibrate import cost_sentence
+
+    items = ("x", "y")
+    j = Judgments(("a", "b"), items, ((None, None), ("full_refusal",) * 2),
+                  (np.full(2, np.nan), np.ones(2)), ("full_refusal",) * 2)
+    with Store(tmp_path / "s.db") as store:  # a's calls all failed: recorded, no label
+        write_calls(store, [_call("a", i, 0.0) for i in items] + [_call("b", i, 0.01) for i in items])
+        line = cost_sentence(cascade_costs(store, R.id, R.hash, j, [0.0, 1.0]))
+    assert line == ("Cost per kept label: unknown: a made 2 recorded calls but labelled no item; "
+                    "b $0.010000 per item (2 recorded calls).")
