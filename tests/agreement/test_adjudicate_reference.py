@@ -103,9 +103,15 @@ def test_adjudicate_writes_the_majority_as_a_reference_rater(tmp_path) -> None:
     assert dict(zip(stored["item_id"], stored["label"], strict=True)) == labels
     assert set(pd.read_csv(tmp_path / "ties.csv")["item_id"]) == ties
     assert f"{len(ties)} tie" in r.output
-    # a reference like any other: agree reads it
+    # a reference like any other: agree reads it, and the gate gates against it
     agree = run("agree", "--rubric", "refusal", "--reference", "maj", "--store", db)
     assert agree.exit_code == 0, agree.output
+    policy = tmp_path / "policy.yaml"
+    policy.write_text("rubric: refusal\njudges: [j]\nreference: maj\nchecks:\n  min_items: 10\n"
+                      "  min_value: 0.5\nn_resamples: 100\n", encoding="utf-8")
+    gate = run("gate", policy, "--store", db, "--out", tmp_path / "gate")
+    assert gate.exit_code in (0, 1), gate.output  # passed or failed, never refused
+    assert json.loads((tmp_path / "gate" / "verdict.json").read_text())["reference"] == "maj"
 
 
 @pytest.mark.parametrize(("args", "part"), [
