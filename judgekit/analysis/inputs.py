@@ -356,12 +356,14 @@ def reference_ratings(store: object, rubric: Rubric, reference: str | None) -> t
             raise JudgekitError(
                 f"--correct needs the reference rater: the store has {len(refs)} raters of kind "
                 f"reference under {rubric.id}; pass --reference with one of "
-                f"{', '.join(people) or 'none (import human labels first)'}."
+                f"{', '.join(people) or 'none (import human labels first)'}"
+                + (", or consensus (the human raters' majority; `judgekit adjudicate` writes it as "
+                   "a rater)" if people else "") + "."
             )
         reference = refs[0]
     else:
         kinds = reference_kinds(store, rubric)
         problem = reference_problem(reference, kinds)
         if problem is not None:
-            raise JudgekitError(f"--reference: {problem}; pass one of {people_of(kinds)}.")
+            raise JudgekitError(f"--reference: {problem}; pass one of {people_of(kinds)} or consensus.")
     return rater_ratings(store, rubric, reference), reference  # type: ignore[arg-type]
