@@ -421,7 +421,8 @@ def check_anchored(cal: CalibrationFile, store: Store, policy: SelectivePolicy, 
     """Refuse, in one sentence naming ``where`` (the file), a calibration that no longer describes
     ``store``: the items with human labels or those labels changed since it was written (the
     verdict's hashes), or its thresholds are not what calibrating ``policy`` on the store's
-    labelled items gives (an edited threshold whose file hash was forged too)."""
+    labelled items gives (an edited threshold whose file hash was forged too), nor is the guarantee
+    it would print (``escalate apply`` prints the file's)."""
     from judgekit.rubric.model import load_rubric
 
     now = _store_hashes(store, load_rubric(policy.rubric))
@@ -429,10 +430,14 @@ def check_anchored(cal: CalibrationFile, store: Store, policy: SelectivePolicy, 
         if now[key] != getattr(cal, key):
             raise JudgekitError(f"Calibration file {where}: {what} under {policy.rubric} in {store.path} "
                                 "changed since it was calibrated (or it is about another store); calibrate again.")
-    again = calibrate_judgments(j, policy, curves=False).thresholds()
+    redone = calibrate_judgments(j, policy, curves=False)
+    again = redone.thresholds()
     if again != cal.thresholds():
         k = next(k for k, (a, b) in enumerate(zip(again, cal.thresholds(), strict=True)) if a != b)
         raise JudgekitError(f"Calibration file {where}: stage {k} ({cal.stages[k].judge}) has threshold "
                             f"{cal.thresholds()[k]}, but calibrating the policy on {store.path} gives "
                             f"{again[k]}; calibrate again.")
+    if cal.guarantee != _guarantee_sentences(redone):  # apply prints the file's guarantee
+        raise JudgekitError(f"Calibration file {where}: its guarantee is not the one calibrating the policy "
+                            f"on {store.path} gives (the text was edited); calibrate again.")
 

@@ -138,3 +138,21 @@ def test_consensus_reference_calibrates_as_the_adjudicated_majority(tmp_path) ->
     maj = json.loads(_calibrate(tmp_path, db, _policy(tmp_path, reference="maj")).read_text())
     assert cons["n_labelled"] == maj["n_labelled"] == 80 - len(range(0, 80, 7))
     assert [s["threshold"] for s in cons["stages"]] == [s["threshold"] for s in maj["stages"]]
+
+
+def test_guarantee_edited_with_its_hash_forged_is_refused(tmp_path) -> None:
+    """`escalate apply` prints the file's guarantee: one a collaborator rewrote (and re-hashed, as
+    anyone can) would vouch for a judge the store's calibration does not."""
+    db = _store(tmp_path / "s.db")
+    policy = _policy(tmp_path)
+    cal = _calibrate(tmp_path, db, policy)
+    data = json.loads(cal.read_text())
+    forged = "On 100% of items judge weak's expected agreement with the humans is >= 0.99."
+    data["guarantee"] = [forged]
+    data["file_hash"] = digest({k: v for k, v in data.items() if k != "file_hash"})
+    cal.write_text(json.dumps(data))
+    before = store_dump(db)
+    out = _apply(policy, cal, db)
+    assert forged not in out.output
+    one_sentence_error(out, str(cal), "guarantee")
+    assert store_dump(db) == before
