@@ -4,8 +4,9 @@
 empty) stores each rating's confidence here, in the import's transaction: external judgments with
 a confidence (e.g. a paper's published ones) can then be calibrated by selective judging
 (``confidence: {source: imported}``). A later import of the same rating with a confidence
-replaces it; one without a confidence removes it, so a stored confidence always belongs to the
-label stored beside it.
+replaces it; any other write of the rating (an import without a confidence that changes it, a
+judge's own run) removes it (the triggers of migration 012), so a stored confidence always belongs
+to the label stored beside it.
 """
 
 from __future__ import annotations

@@ -91,3 +91,29 @@ def test_confidence_column_in_a_wide_file_is_refused(tmp_path) -> None:
                   "confidence": [0.5]}).to_csv(path, index=False)
     one_sentence_error(run("import", path, "--rubric", "refusal", "--judges", "pub=pub",
                            "--store", tmp_path / "s.db"), "wide.csv", "long format")
+
+
+def test_a_confidence_leaves_with_the_label_it_was_imported_with(tmp_path) -> None:
+    """A judge's rating replaced by a later import without a confidence, or by any other write
+    (a judge's own run), no longer carries the confidence imported for the old label."""
+    from judgekit.store.database import Store
+    from judgekit.store.rating_confidence import imported_confidences
+
+    db = tmp_path / "s.db"
+    base = {"item_id": "a", "prompt": "p", "response": "r", "rater_id": "pub", "rater_kind": "judge"}
+    first, second = tmp_path / "first.csv", tmp_path / "second.csv"
+    pd.DataFrame([{**base, "label": C[1], "confidence": 0.9},
+                  {**base, "item_id": "b", "response": "s", "label": C[1], "confidence": 0.8}]).to_csv(first, index=False)
+    pd.DataFrame([{**base, "label": C[0]}]).to_csv(second, index=False)
+    assert run("import", first, "--rubric", "refusal", "--store", db).exit_code == 0
+    rubric = load_rubric("refusal")
+    with Store(db) as s:
+        assert imported_confidences(s, ["pub"], rubric.hash) == {("pub", "a", 0): 0.9, ("pub", "b", 0): 0.8}
+    assert run("import", second, "--rubric", "refusal", "--store", db).exit_code == 0
+    with Store(db) as s:
+        assert imported_confidences(s, ["pub"], rubric.hash) == {("pub", "b", 0): 0.8}
+        s.put_ratings(pd.DataFrame([{"item_id": "b", "rater_id": "pub", "rater_kind": "judge", "rubric": rubric.id,
+                                     "rubric_hash": rubric.hash, "label": C[2], "value": rubric.values[C[2]],
+                                     "trial": 0, "status": "ok", "rationale": None, "created_at": 1.0,
+                                     "source": "run"}]))
+        assert imported_confidences(s, ["pub"], rubric.hash) == {}
