@@ -5,7 +5,7 @@ empty) stores each rating's confidence here, in the import's transaction: extern
 a confidence (e.g. a paper's published ones) can then be calibrated by selective judging
 (``confidence: {source: imported}``). A later import of the same rating with a confidence
 replaces it; any other write of the rating (an import without a confidence that changes it, a
-judge's own run) removes it (the triggers of migration 012), so a stored confidence always belongs
+judge's own run) removes it (the triggers of migration 014), so a stored confidence always belongs
 to the label stored beside it.
 """
 

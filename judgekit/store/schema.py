@@ -293,15 +293,6 @@ MIGRATIONS: list[tuple[str, str]] = [
             confidence REAL NOT NULL CHECK (confidence >= 0 AND confidence <= 1),
             PRIMARY KEY (item_id, rater_id, rubric, rubric_hash, trial)
         );
-        -- a confidence belongs to the label it was imported with: any later write of the rating
-        -- (an import without a confidence, a judge's own run) drops it; an import that brings one
-        -- stores it after writing the rating
-        CREATE TRIGGER rating_confidence_insert_dropped AFTER INSERT ON ratings
-            BEGIN DELETE FROM rating_confidence WHERE item_id = NEW.item_id AND rater_id = NEW.rater_id
-                AND rubric = NEW.rubric AND rubric_hash = NEW.rubric_hash AND trial = NEW.trial; END;
-        CREATE TRIGGER rating_confidence_update_dropped AFTER UPDATE ON ratings
-            BEGIN DELETE FROM rating_confidence WHERE item_id = OLD.item_id AND rater_id = OLD.rater_id
-                AND rubric = OLD.rubric AND rubric_hash = OLD.rubric_hash AND trial = OLD.trial; END;
         """,
     ),
     (
@@ -315,6 +306,20 @@ MIGRATIONS: list[tuple[str, str]] = [
             item_id TEXT NOT NULL UNIQUE,
             created_at REAL NOT NULL
         );
+        """,
+    ),
+    (
+        "014_rating_confidence_follows",
+        """
+        -- a confidence belongs to the label it was imported with: any later write of the rating
+        -- (an import without a confidence, a judge's own run) drops it; an import that brings one
+        -- stores it after writing the rating
+        CREATE TRIGGER rating_confidence_insert_dropped AFTER INSERT ON ratings
+            BEGIN DELETE FROM rating_confidence WHERE item_id = NEW.item_id AND rater_id = NEW.rater_id
+                AND rubric = NEW.rubric AND rubric_hash = NEW.rubric_hash AND trial = NEW.trial; END;
+        CREATE TRIGGER rating_confidence_update_dropped AFTER UPDATE ON ratings
+            BEGIN DELETE FROM rating_confidence WHERE item_id = OLD.item_id AND rater_id = OLD.rater_id
+                AND rubric = OLD.rubric AND rubric_hash = OLD.rubric_hash AND trial = OLD.trial; END;
         """,
     ),
 ]
