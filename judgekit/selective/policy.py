@@ -113,6 +113,9 @@ class SelectivePolicy(ConfigModel):
             raise ValueError(f"the reference {self.reference!r} cannot be a judge of the cascade")
         for k, s in enumerate(self.cascade):
             panel = s.confidence.with_ or []
+            if CONSENSUS in (s.judge, *panel):
+                raise ValueError(f"cascade[{k}] ({s.judge}) names {CONSENSUS!r}, the human raters' majority; "
+                                 "a cascade and its panels are judges")
             if s.judge in panel:
                 raise ValueError(f"cascade[{k}] ({s.judge}) names itself in its panel 'with'; a "
                                  "panel is the other judges")

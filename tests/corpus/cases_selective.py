@@ -116,6 +116,9 @@ CASES: list[Case] = [
                      ("'h1', which is a human rater",)),
     selective_policy("cascade-judge-human", "  - judge: h2\n    confidence: {source: trials}\n",
                      ("'h2' is a human rater",)),
+    selective_policy("panel-reads-consensus",
+                     "  - judge: j1\n    confidence: {source: panel, with: [consensus]}\n",
+                     ("the human raters' majority",)),
     selective_policy("own-panel", "  - judge: j1\n    confidence: {source: panel, with: [j1]}\n",
                      ("names itself in its panel",)),
 ]

@@ -78,6 +78,9 @@ def _calibrate(tmp_path: Path, db: str, policy: Path) -> Path:
     ({"cascade": [{"judge": "h1", "confidence": {"source": "trials"}}]}, "'h1' is a human rater"),
     ({"cascade": [{"judge": "strong", "confidence": {"source": "panel", "with": ["strong", "weak"]}}]},
      "names itself in its panel"),
+    ({"cascade": [{"judge": "strong", "confidence": {"source": "panel", "with": ["consensus"]}}]},
+     "the human raters' majority"),
+    ({"cascade": [{"judge": "consensus", "confidence": {"source": "trials"}}]}, "the human raters' majority"),
 ])
 def test_policy_whose_confidence_or_reference_is_not_anchored_is_refused(tmp_path, over, part) -> None:
     db = _store(tmp_path / "s.db")
