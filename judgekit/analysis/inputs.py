@@ -334,6 +334,20 @@ def criteria_inputs(store: Store, verdicts: Sequence[Any] = ()) -> CriteriaInput
     return CriteriaInputs(ratings=ratings, items=store.items(), judge_hashes=hashes, notes=notes)
 
 
+def optional_reference_ratings(store: Store, rubric: Rubric, reference: str) -> pd.DataFrame:
+    """The ratings of the reference ``reference`` (a rater id or ``consensus``, as
+    :func:`reference_ratings` resolved it) under a further ``rubric`` (e.g. the refusal forms),
+    empty when it has none there: for ``consensus``, the human raters' majority under ``rubric``."""
+    if reference != "consensus":
+        return rater_ratings(store, rubric, reference, required=False)
+    from judgekit.agreement.adjudicate import consensus_ratings
+
+    kinds = reference_kinds(store, rubric)
+    if "human" not in kinds.values():
+        return rater_ratings(store, rubric, reference, required=False)
+    return consensus_ratings(store.ratings(rubric=rubric), kinds, rubric)
+
+
 def reference_ratings(store: object, rubric: Rubric, reference: str | None) -> tuple[pd.DataFrame, str]:
     """The reference's ratings under ``rubric`` and its rater id: ``reference``, or the store's
     one rater of kind ``reference`` when None (an error naming the candidates otherwise).

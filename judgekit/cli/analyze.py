@@ -201,7 +201,7 @@ def distribution_cmd(
                 ref, ref_name = reference_ratings(store, rubric, reference)
                 fr = data.form_rubric
                 forms = None if fr is None or data.forms is None else (
-                    data.forms, inputs.rater_ratings(store, fr, ref_name, required=False),
+                    data.forms, inputs.optional_reference_ratings(store, fr, ref_name),
                     list(fr.codes))
                 add_ppi_distribution(result, Reference(ref, ref_name, store, sample), data.ratings,
                                      data.items, indicator=indicator, codes=list(rubric.codes),

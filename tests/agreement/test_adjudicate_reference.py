@@ -159,3 +159,35 @@ def test_one_annotator_as_reference_is_warned_with_its_agreement(tmp_path) -> No
     assert warned.count("warning:") == 1
     assert f"{kappa:.3f} (n = {len(both)})" in warned
     assert "judgekit adjudicate --raters a,b,c" in warned
+
+
+def test_consensus_corrects_the_refusal_forms_as_the_adjudicated_majority_does(tmp_path) -> None:
+    """`analyze distribution --correct ppi` also corrects the judge's refusal forms against the
+    reference's forms: with `--reference consensus` that is the humans' majority under the form
+    rubric, as with a majority written by `adjudicate` (the table was silently left out)."""
+    form = load_rubric("refusal_form")
+    rows = _rows()
+    rng = np.random.default_rng(2)
+    for k in range(120):
+        truth = list(form.codes)[k % len(form.codes)]
+        for who, kind in (*((h, "human") for h in HUMANS), ("j", "judge")):
+            label = truth if rng.random() < 0.85 else list(form.codes)[(k + 1) % len(form.codes)]
+            rows.append({**_row(f"i{k:03d}", who, kind, C[0]), "rubric": form.id, "rubric_hash": form.hash,
+                         "label": label, "value": form.values[label]})
+    db = _store(tmp_path / "s.db", rows)
+    consensus = _tables(db, "consensus")
+    for rubric in ("refusal", "refusal_form"):
+        assert run("adjudicate", "--rubric", rubric, "--raters", "a,b,c", "--as", "maj", "--store", db).exit_code == 0
+    adjudicated = _tables(db, "maj")
+    assert "ppi_form_shares" in adjudicated
+    strip = [{k: v for k, v in row.items() if k != "reference"} for row in adjudicated["ppi_form_shares"]["rows"]]
+    assert [{k: v for k, v in row.items() if k != "reference"}
+            for row in consensus.get("ppi_form_shares", {}).get("rows", [])] == strip
+
+
+def _tables(db: str, reference: str) -> dict:
+    r = CliRunner().invoke(main, ["analyze", "distribution", "--judge", "j", "--rubric", "refusal",
+                                  "--untrusted", "--correct", "ppi", "--reference", reference,
+                                  "--quiet", "--store", db, "--json"], catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    return json.loads(r.stdout)["tables"]
