@@ -123,7 +123,7 @@ def push_cmd(
         )
         from judgekit.io.tables import read_table
         from judgekit.store.data import validate_items
-        from judgekit.store.task_keys import task_keys
+        from judgekit.store.task_keys import known_keys, task_keys
 
         out: list[str] = []
         if sum(x is not None for x in (items_path, sample, escalated)) != 1:
@@ -171,6 +171,7 @@ def push_cmd(
                     comment=not no_comment,
                     chunk_size=chunk_size,
                     task_keys=None if show_ids else functools.partial(task_keys, store),
+                    known_keys=functools.partial(known_keys, store),
                 )
             if to_store is not None:
                 store.put_items(to_store, source=str(items_path))

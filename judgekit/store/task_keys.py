@@ -41,9 +41,14 @@ def task_keys(store: Any, item_ids: Sequence[str]) -> dict[str, str]:
     return {i: have[i] for i in ids}
 
 
+def known_keys(store: Any, item_ids: Sequence[str]) -> dict[str, str]:
+    """item id -> its task key, for the items that have one (none is made)."""
+    return _select(store, "item_id", "task_key", [str(i) for i in dict.fromkeys(item_ids)])
+
+
 def items_of_keys(store: Any, keys: Sequence[str]) -> dict[str, str]:
     """task key -> item id, for the keys the store knows."""
     return _select(store, "task_key", "item_id", [str(k) for k in dict.fromkeys(keys)])
 
 
-__all__ = ["PREFIX", "items_of_keys", "task_keys"]
+__all__ = ["PREFIX", "items_of_keys", "known_keys", "task_keys"]

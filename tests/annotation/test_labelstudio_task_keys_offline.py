@@ -9,7 +9,7 @@ import pandas as pd
 
 from judgekit.annotation.labelstudio import pull
 from judgekit.store.database import Store
-from judgekit.store.task_keys import task_keys
+from judgekit.store.task_keys import known_keys, task_keys
 
 
 def test_keys_are_kept_and_exports_map_back(tmp_path) -> None:
@@ -32,3 +32,49 @@ def test_keys_are_kept_and_exports_map_back(tmp_path) -> None:
         got = store.ratings(rubric="refusal")
         assert sorted(got["item_id"]) == ids
         assert sorted(store.item_ids()) == sorted(ids)  # no item stored under a key
+
+
+class _Project:
+    """A stand-in for a Label Studio server holding one project (what push calls, nothing more)."""
+
+    def __init__(self) -> None:
+        self.project: dict | None = None
+        self.tasks_data: list[dict] = []
+
+    def whoami(self) -> dict:
+        return {"id": 1}
+
+    def find_project(self, title: str) -> dict | None:
+        return self.project
+
+    def create_project(self, title: str, config: str, description: str) -> dict:
+        self.project = {"id": 7, "title": title, "description": description}
+        return self.project
+
+    def tasks(self, pid: int, with_annotations: bool = True) -> list[dict]:
+        return [{"id": n, "data": d} for n, d in enumerate(self.tasks_data)]
+
+    def import_tasks(self, pid: int, tasks: list[dict]) -> None:
+        self.tasks_data += tasks
+
+
+def test_pushing_again_with_or_without_ids_adds_no_task_the_project_has(tmp_path) -> None:
+    """A project pushed with item ids (before keys, or with --show-ids) gets no second task per
+    item when pushed with keys, nor the other way round."""
+    import functools
+
+    from judgekit.annotation.labelstudio import push
+
+    ids = ["acme:p1", "zephyr:p1"]
+    items = pd.DataFrame({"item_id": ids, "prompt": ["q0", "q1"], "response": ["r0", "r1"]})
+    for first, then in ((False, True), (True, False)):
+        server = _Project()
+        with Store(tmp_path / f"{first}.db") as store:
+            store.put_items(items)
+            keyed = functools.partial(task_keys, store)
+            known = functools.partial(known_keys, store)
+            push(server, items, ["refusal"], "blind study", task_keys=keyed if first else None, known_keys=known)
+            again = push(server, items, ["refusal"], "blind study", task_keys=keyed if then else None,
+                         known_keys=known)
+        assert (again.pushed, again.already) == (0, 2)
+        assert len(server.tasks_data) == 2

@@ -108,6 +108,9 @@ class PushOptions:
     chunk_size: int = 500
     seed: int = 0
     task_keys: Callable[[Sequence[str]], Mapping[str, str]] | None = None
+    #: with ``task_keys`` None (the item ids shown): item id -> the key it was pushed with before,
+    #: if any, so a task already there under its key is not pushed again
+    known_keys: Callable[[Sequence[str]], Mapping[str, str]] | None = None
 
 
 @_redacted
@@ -138,6 +141,10 @@ def push(client: LabelStudioClient, items: pd.DataFrame, rubrics: Sequence[Rubri
     pid = _project_id(client, project, rubs, existing, config)
     have = {_task_item_id(t) for t in client.tasks(pid, with_annotations=False)}
     keys = dict(opts.task_keys(ids)) if opts.task_keys is not None else {i: i for i in ids}
+    if opts.task_keys is not None:  # a task pushed with the item id (earlier, or --show-ids) is kept
+        keys.update({i: i for i in ids if i in have})
+    elif opts.known_keys is not None:  # and one pushed with its key
+        keys.update({i: k for i, k in opts.known_keys(ids).items() if k in have})
     for d in data:
         d["item_id"] = keys[d["item_id"]]
     new = [d for d in data if d["item_id"] not in have]
