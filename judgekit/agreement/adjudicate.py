@@ -79,6 +79,7 @@ def majority_labels(ratings: pd.DataFrame, raters: Sequence[str], *, min_raters:
     """The majority reference of ``raters`` from ``ratings`` (see the module docstring)."""
     if min_raters < 1:
         raise JudgekitError(f"--min-raters must be at least 1, not {min_raters}.")
+    raters = list(dict.fromkeys(raters))  # an annotator named twice votes once
     per = rater_labels(ratings[ratings["rater_id"].astype(str).isin(list(raters))])
     votes: dict[str, Counter[str]] = {}
     for rater in raters:
@@ -142,8 +143,8 @@ def adjudicate(store: Any, rubric: Any, raters: Sequence[str], name: str, *,
     :class:`Adjudication`. Any problem is one sentence, with nothing written: fewer than two
     raters, a rater without ratings under the rubric or that is a judge, ``name`` one of the
     raters or already a rater under the rubric, or no item with a majority."""
-    if len(raters) < 2:
-        raise JudgekitError(f"--raters names {len(raters)} rater; a reference from several annotators "
+    if len(set(raters)) < 2:
+        raise JudgekitError(f"--raters names {len(set(raters))} rater; a reference from several annotators "
                             "needs at least two.")
     if name in raters:
         raise JudgekitError(f"--as {name!r} is one of --raters; name the new reference rater otherwise.")

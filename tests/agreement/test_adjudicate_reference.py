@@ -191,3 +191,13 @@ def _tables(db: str, reference: str) -> dict:
                                   "--quiet", "--store", db, "--json"], catch_exceptions=False)
     assert r.exit_code == 0, r.output
     return json.loads(r.stdout)["tables"]
+
+
+def test_an_annotator_named_twice_votes_once() -> None:
+    """Naming an annotator twice (a library caller's list) must not give it two votes: b's label
+    would then outvote c's on y, and one person would make the reference."""
+    df = pd.DataFrame([
+        _row("y", "b", "human", C[0]), _row("y", "c", "human", C[1]),
+    ])
+    adj = majority_labels(df, ("b", "b", "c"))
+    assert adj.labels == {} and adj.ties == {"y": {C[0]: 1, C[1]: 1}}
