@@ -29,7 +29,7 @@ def _rows(doc: dict[str, Any]) -> list[list[str]]:
 def _facts(doc: dict[str, Any]) -> list[str]:
     a, d = float(doc["alpha"]), float(doc["delta"])
     out = [
-        f"Target: agreement with the humans ({doc['reference']}) >= {1 - a:.2f} on the items each judge "
+        f"Target: expected agreement with the humans ({doc['reference']}) >= {1 - a:.2f} on the items each judge "
         f"keeps, with probability >= {1 - d:.2f}; thresholds by fixed-sequence testing with the exact "
         f"Clopper-Pearson bound ({doc['rule']}) on {doc['n_calibration']} of {doc['n_labelled']} "
         "labelled items. Valid for new items exchangeable with the calibration items.",

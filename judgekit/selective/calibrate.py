@@ -225,7 +225,7 @@ def summary_lines(cal: SelectiveCalibration) -> list[str]:
     """The terminal lines of a calibration (judge ids are the policy's, checked as rater ids)."""
     lines = [
         f"Calibrated on {cal.n_calibration} of {cal.n_labelled} labelled items (reference "
-        f"{cal.reference}), target agreement >= {1 - cal.alpha:.2f} with probability >= {1 - cal.delta:.2f} "
+        f"{cal.reference}), target expected agreement >= {1 - cal.alpha:.2f} with probability >= {1 - cal.delta:.2f} "
         f"({cal.rule}, at least {cal.min_kept} kept items per threshold):",
     ]
     for s in cal.stages:

@@ -159,3 +159,20 @@ def test_guarantee_edited_with_its_hash_forged_is_refused(tmp_path) -> None:
     assert forged not in out.output
     one_sentence_error(out, str(cal), "guarantee")
     assert store_dump(db) == before
+
+
+def test_report_section_words_the_target_as_the_expected_agreement(tmp_path) -> None:
+    """The report's selective section states the target as the procedure bounds it (expected
+    agreement over new items), as the printed guarantee does, not as the agreement realised."""
+    from judgekit.report.selective import markdown_section
+
+    db = _store(tmp_path / "s.db")
+    doc = json.loads(_calibrate(tmp_path, db, _policy(tmp_path)).read_text())
+    target = next(line for line in markdown_section(doc) if "Target" in line)
+    assert "Target: expected agreement with the humans (final)" in target and "0.90" in target
+
+
+def test_calibrate_prints_the_target_as_the_expected_agreement(tmp_path) -> None:
+    db = _store(tmp_path / "s.db")
+    out = run("escalate", "calibrate", _policy(tmp_path), "--out", tmp_path / "c.json", "--store", db)
+    assert "target expected agreement >= 0.90 with probability >= 0.90" in out.output
