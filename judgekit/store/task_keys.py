@@ -9,6 +9,7 @@ once and kept, so pushing again finds the tasks already there; the mapping stays
 
 from __future__ import annotations
 
+import re
 import secrets
 import time
 from collections.abc import Sequence
@@ -41,6 +42,11 @@ def task_keys(store: Any, item_ids: Sequence[str]) -> dict[str, str]:
     return {i: have[i] for i in ids}
 
 
+def looks_like_key(task_id: str) -> bool:
+    """Whether ``task_id`` has the shape of a key this module makes (``t-`` and 16 hex digits)."""
+    return re.fullmatch(r"t-[0-9a-f]{16}", task_id) is not None
+
+
 def known_keys(store: Any, item_ids: Sequence[str]) -> dict[str, str]:
     """item id -> its task key, for the items that have one (none is made)."""
     return _select(store, "item_id", "task_key", [str(i) for i in dict.fromkeys(item_ids)])
@@ -51,4 +57,4 @@ def items_of_keys(store: Any, keys: Sequence[str]) -> dict[str, str]:
     return _select(store, "task_key", "item_id", [str(k) for k in dict.fromkeys(keys)])
 
 
-__all__ = ["PREFIX", "items_of_keys", "known_keys", "task_keys"]
+__all__ = ["PREFIX", "items_of_keys", "known_keys", "looks_like_key", "task_keys"]

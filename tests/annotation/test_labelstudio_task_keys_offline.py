@@ -78,3 +78,28 @@ def test_pushing_again_with_or_without_ids_adds_no_task_the_project_has(tmp_path
                          known_keys=known)
         assert (again.pushed, again.already) == (0, 2)
         assert len(server.tasks_data) == 2
+
+
+def test_pull_of_keys_this_store_did_not_make_is_refused(tmp_path) -> None:
+    """Pulling tasks that carry another store's opaque keys would store the labels under the keys,
+    as new items: refused in one sentence naming a key, the store unchanged."""
+    import pytest
+
+    from judgekit.errors import JudgekitError
+
+    with Store(tmp_path / "pushed.db") as store:
+        store.put_items(pd.DataFrame({"item_id": ["acme:p1"], "prompt": ["q0"], "response": ["r0"]}))
+        key = task_keys(store, ["acme:p1"])["acme:p1"]
+    export = [{"id": 1, "data": {"item_id": key, "messages": [{"role": "user", "content": "q0"}], "response": "r0"},
+               "annotations": [{"id": 1, "completed_by": "ann@example.org", "was_cancelled": False,
+                                "created_at": "2026-01-01T00:00:00Z", "updated_at": "2026-01-01T00:00:00Z",
+                                "result": [{"from_name": "refusal", "to_name": "response", "type": "choices",
+                                            "value": {"choices": ["full_refusal"]}}]}]}]
+    path = tmp_path / "export.json"
+    path.write_text(json.dumps(export), encoding="utf-8")
+    with Store(tmp_path / "other.db") as other:
+        other.put_items(pd.DataFrame({"item_id": ["acme:p1"], "prompt": ["q0"], "response": ["r0"]}))
+        with pytest.raises(JudgekitError) as err:
+            pull(other, from_export=path, rubrics=["refusal"])
+        assert key in str(err.value) and str(err.value).count(". ") == 0
+        assert sorted(other.item_ids()) == ["acme:p1"] and other.ratings().empty

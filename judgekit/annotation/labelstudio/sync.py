@@ -267,12 +267,20 @@ def _note_gone(store: Store, ratings: pd.DataFrame, rubs: list[Rubric], where: s
             )
 
 
-def _item_ids_of_keys(store: Store, anns: list[Annotation]) -> list[Annotation]:
+def _item_ids_of_keys(store: Store, anns: list[Annotation], where: str) -> list[Annotation]:
     """The annotations with each opaque task key (:mod:`judgekit.store.task_keys`) replaced by
     the item id the store maps it to (in ``data`` too); other ids as they are."""
-    from judgekit.store.task_keys import PREFIX, items_of_keys
+    from judgekit.store.task_keys import PREFIX, items_of_keys, looks_like_key
 
     found = items_of_keys(store, [a.item_id for a in anns if a.item_id.startswith(PREFIX)])
+    stranger = sorted({a.item_id for a in anns if a.item_id not in found and looks_like_key(a.item_id)})
+    if stranger:
+        stored = store.items(stranger)
+        stranger = [k for k in stranger if k not in set(stored["item_id"].astype(str))]
+    if stranger:
+        raise JudgekitError(f"{where}: task {stranger[0]!r} carries an opaque key this store did not make "
+                            f"({len(stranger)} such task(s)), so its item is unknown here; pull into the "
+                            f"store that pushed the project ({store.path}'s labels would sit under the keys).")
     if not found:
         return anns
     return [replace(a, item_id=found[a.item_id], data={**a.data, "item_id": found[a.item_id]})
@@ -325,7 +333,7 @@ def pull(
             raise JudgekitError("Give --project (and the server) or --from-export FILE to pull.")
         rubs, anns, where = _from_project(client, project, rubrics, hashes)
         users = {**client.users(), **users}
-    anns = _item_ids_of_keys(store, anns)
+    anns = _item_ids_of_keys(store, anns, where)
     ratings, summary = annotations_to_ratings(
         anns, rubs, users, where=where, hashes=hashes, reference=reference
     )
