@@ -97,7 +97,8 @@ def prepare_ratings(
     if wide and "confidence" in table.columns:
         raise JudgekitError(f"{source}: a 'confidence' column belongs to one rating, and a row here holds "
                             "several raters' labels; import the judge's ratings in long format "
-                            "(item_id, rater_id, label, confidence).")
+                            "(item_id, rater_id, label, confidence), or rename the column to keep it as item "
+                            "metadata.")
     if wide:
         long = wide_to_long(table, raters=raters, judges=judges, reference=reference, source=source,
                             csv=csv, lines=lines)

@@ -90,7 +90,8 @@ def test_confidence_column_in_a_wide_file_is_refused(tmp_path) -> None:
     pd.DataFrame({"item_id": ["a"], "prompt": ["p"], "response": ["r"], "pub": [C[0]],
                   "confidence": [0.5]}).to_csv(path, index=False)
     one_sentence_error(run("import", path, "--rubric", "refusal", "--judges", "pub=pub",
-                           "--store", tmp_path / "s.db"), "wide.csv", "long format")
+                           "--store", tmp_path / "s.db"), "wide.csv", "long format",
+                      "rename the column")  # item metadata of that name, as before, needs another name
 
 
 def test_a_confidence_leaves_with_the_label_it_was_imported_with(tmp_path) -> None:
