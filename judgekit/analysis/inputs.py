@@ -334,13 +334,33 @@ def criteria_inputs(store: Store, verdicts: Sequence[Any] = ()) -> CriteriaInput
     return CriteriaInputs(ratings=ratings, items=store.items(), judge_hashes=hashes, notes=notes)
 
 
+def optional_reference_ratings(store: Store, rubric: Rubric, reference: str) -> pd.DataFrame:
+    """The ratings of the reference ``reference`` (a rater id or ``consensus``, as
+    :func:`reference_ratings` resolved it) under a further ``rubric`` (e.g. the refusal forms),
+    empty when it has none there: for ``consensus``, the human raters' majority under ``rubric``."""
+    if reference != "consensus":
+        return rater_ratings(store, rubric, reference, required=False)
+    from judgekit.agreement.adjudicate import consensus_ratings
+
+    kinds = reference_kinds(store, rubric)
+    if "human" not in kinds.values():
+        return rater_ratings(store, rubric, reference, required=False)
+    return consensus_ratings(store.ratings(rubric=rubric), kinds, rubric)
+
+
 def reference_ratings(store: object, rubric: Rubric, reference: str | None) -> tuple[pd.DataFrame, str]:
     """The reference's ratings under ``rubric`` and its rater id: ``reference``, or the store's
     one rater of kind ``reference`` when None (an error naming the candidates otherwise).
 
     A given ``reference`` must be one the gate accepts
     (:func:`judgekit.verdict.policy_rules.reference_problem`: a human or reference rater): a judge's
-    error measured against a judge, or against itself, corrects nothing."""
+    error measured against a judge, or against itself, corrects nothing. ``consensus`` is the
+    human raters' majority (ties left out), as in ``agree``
+    (:func:`judgekit.agreement.adjudicate.consensus_ratings`)."""
+    if reference == "consensus":
+        from judgekit.agreement.adjudicate import consensus_ratings
+
+        return consensus_ratings(store.ratings(rubric=rubric), reference_kinds(store, rubric), rubric), reference  # type: ignore[attr-defined]
     if reference is None:
         every = store.ratings(rubric=rubric)  # type: ignore[attr-defined]
         refs = sorted(every.loc[every["rater_kind"] == "reference", "rater_id"].astype(str).unique())
@@ -350,12 +370,14 @@ def reference_ratings(store: object, rubric: Rubric, reference: str | None) -> t
             raise JudgekitError(
                 f"--correct needs the reference rater: the store has {len(refs)} raters of kind "
                 f"reference under {rubric.id}; pass --reference with one of "
-                f"{', '.join(people) or 'none (import human labels first)'}."
+                f"{', '.join(people) or 'none (import human labels first)'}"
+                + (", or consensus (the human raters' majority; `judgekit adjudicate` writes it as "
+                   "a rater)" if people else "") + "."
             )
         reference = refs[0]
     else:
         kinds = reference_kinds(store, rubric)
         problem = reference_problem(reference, kinds)
         if problem is not None:
-            raise JudgekitError(f"--reference: {problem}; pass one of {people_of(kinds)}.")
+            raise JudgekitError(f"--reference: {problem}; pass one of {people_of(kinds)} or consensus.")
     return rater_ratings(store, rubric, reference), reference  # type: ignore[arg-type]

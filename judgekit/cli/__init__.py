@@ -94,6 +94,7 @@ def main() -> None:
 
 def _register() -> None:
     from judgekit.cli import (
+        adjudicate,
         analyze,
         core,
         escalate,
@@ -105,7 +106,8 @@ def _register() -> None:
         store_copy,
     )
 
-    for module in (core, judge, labelstudio, report, analyze, probe, escalate, plan, store_copy):
+    for module in (core, adjudicate, judge, labelstudio, report, analyze, probe, escalate, plan,
+                   store_copy):
         for command in module.COMMANDS:
             main.add_command(command)
 

@@ -273,7 +273,7 @@ def _correct_distribution(result: AnalysisResult, store: Store, rubric: Any, dat
         reference = _reference(store, rubric, run)
         fr = data.form_rubric
         forms = None if fr is None or data.forms is None else (
-            data.forms, inputs.rater_ratings(store, fr, reference.name, required=False),
+            data.forms, inputs.optional_reference_ratings(store, fr, reference.name),
             list(fr.codes))
         add_ppi_distribution(result, reference, data.ratings, data.items, indicator=indicator,
                              codes=list(rubric.codes), model_col=model_column, forms=forms)

@@ -27,12 +27,16 @@ def add_correction_tables(result: AnalysisResult, store: Store, rubric: Any, rat
                     *, method: str, reference: str | None, weights: dict[str, float],
                     figure: str, slices: list[str], model_col: str, n_boot: int,
                     seed: int, cluster_col: str | None = None) -> None:
+    from judgekit.agreement.adjudicate import reference_warning
     from judgekit.analysis.correction.design import Reference
     from judgekit.analysis.correction.tables import add_correction, correction_tables
     from judgekit.analysis.inputs import reference_ratings
     from judgekit.analysis.options import ItemColumns, Resampling
 
     ref, ref_name = reference_ratings(store, rubric, reference)
+    warning = reference_warning(store, rubric, ref_name)
+    if warning:
+        echo(warning, err=True)
     tables = correction_tables(ratings, Reference(ref, ref_name), items, rubric=rubric,
                                weights=weights, figure=figure, method=method,
                                columns=ItemColumns(model=model_col, prompt=cluster_col, by=slices),

@@ -26,6 +26,14 @@ def _naming(policy_path: Path) -> Iterator[None]:
         raise
 
 
+def _one_annotator(store: object, rubric_name: str, reference: str) -> str | None:
+    """The warning that the reference is one annotator among several (None otherwise)."""
+    from judgekit.agreement.adjudicate import reference_warning
+    from judgekit.rubric.model import load_rubric
+
+    return reference_warning(store, load_rubric(rubric_name), reference)
+
+
 @click.group("escalate", context_settings={"help_option_names": ["-h", "--help"]})
 def escalate_group() -> None:
     """Trust each judge of a cascade where it is confident, escalate the rest to people.
@@ -57,6 +65,9 @@ def calibrate_cmd(policy_path: Path, out_path: Path, store_path: str) -> None:
     policy = load_selective_policy(policy_path)
     with Store.open_existing(store_path) as store, _naming(policy_path):
         cal, _ = calibrate_policy(store, policy, call_confidence=load_call_confidence(store, policy))
+        warning = _one_annotator(store, policy.rubric, policy.reference)
+    if warning:
+        echo(warning, err=True)
     for line in summary_lines(cal):
         echo(line)
     if not cal.met:
@@ -89,7 +100,8 @@ def apply_cmd(policy_path: Path, calibration: Path, record: str | None, replace:
     policy = load_selective_policy(policy_path)
     cal = read_calibration(calibration, policy)
     with Store.open_existing(store_path) as store, _naming(policy_path):
-        assignments = apply_policy(store, policy, cal, call_confidence=load_call_confidence(store, policy))
+        assignments = apply_policy(store, policy, cal, call_confidence=load_call_confidence(store, policy),
+                                   where=str(calibration))
         for line in coverage_lines(assignments):
             echo(line)
         for line in cal.guarantee:

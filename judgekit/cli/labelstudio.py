@@ -77,6 +77,9 @@ def config_cmd(rubrics: tuple[str, ...], no_comment: bool) -> None:
 @click.option("--chunk-size", default=500, show_default=True, type=click.IntRange(1, 10000),
               help="Tasks per import request.")
 @click.option("--no-comment", is_flag=True, help="Leave out the free-text comment box.")
+@click.option("--show-ids", is_flag=True,
+              help="Tasks carry the item ids (default: an opaque key the store maps back, since "
+                   "every annotator can read task data in the Data Manager).")
 @url_option
 @token_option
 @store_option
@@ -90,11 +93,13 @@ def push_cmd(
     overlap_annotators: int,
     chunk_size: int,
     no_comment: bool,
+    show_ids: bool,
     url: str | None,
     token: str | None,
     store_path: str,
 ) -> None:
-    """Push items to a Label Studio project as tasks (blind to every judge's labels).
+    """Push items to a Label Studio project as tasks (blind to every judge's labels and, unless
+    --show-ids, to the item ids).
 
     Items come from --items FILE or from a --sample (a recorded sample's name, or a spec YAML drawn
     now). Pushing again adds only items the project does not have. Items from a file are also
@@ -109,8 +114,11 @@ def push_cmd(
 
     def run() -> list[str]:
         """The push; returns the lines to print."""
+        import functools
+
         from judgekit.annotation.labelstudio import LabelStudioClient, load_rubrics, push
         from judgekit.annotation.sampling import record_sample
+        from judgekit.store.task_keys import known_keys, task_keys
 
         out: list[str] = []
         if sum(x is not None for x in (items_path, sample, escalated)) != 1:
@@ -133,6 +141,8 @@ def push_cmd(
                     meta=meta_cols,
                     comment=not no_comment,
                     chunk_size=chunk_size,
+                    task_keys=None if show_ids else functools.partial(task_keys, store),
+                    known_keys=functools.partial(known_keys, store),
                 )
             if overlap is None:  # items from a file
                 store.put_items(items, source=str(items_path))

@@ -24,8 +24,9 @@ __all__ = ["apply_set_columns", "parse_set_options"]
 #: columns of the item text, which --set must not replace
 _TEXT = ("item_id", "prompt", "response", "messages")
 #: a rating's columns and its provenance, which --set must not mimic as item metadata (``source``
-#: and ``call_key`` are refused as names judgekit keeps for itself: store.data)
-RATING_NAMES = frozenset(RATING_COLUMNS) - {*_TEXT, "source"} | {"provenance"}
+#: and ``call_key`` are refused as names judgekit keeps for itself: store.data; ``confidence`` is a
+#: judge's confidence per rating, store.rating_confidence)
+RATING_NAMES = frozenset(RATING_COLUMNS) - {*_TEXT, "source"} | {"provenance", "confidence"}
 
 
 def parse_set_options(values: Sequence[str]) -> dict[str, str]:

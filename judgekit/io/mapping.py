@@ -28,7 +28,7 @@ if TYPE_CHECKING:  # imported where a frame is made: the column map needs none
 #: the judgekit names a file's column can be mapped onto
 _MAPPABLE = (
     "item_id", "prompt", "messages", "response", "rater_id", "rater_kind", "label", "trial",
-    "status", "rationale", "created_at", "value", "rubric", "rubric_hash",
+    "status", "rationale", "created_at", "value", "rubric", "rubric_hash", "confidence",
 )
 _ID_FROM = ("content", "row")
 #: prefix of an item id made from the item's content

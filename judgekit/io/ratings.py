@@ -94,6 +94,11 @@ def prepare_ratings(
 
     wide = bool(raters or judges or reference)
     lines = lines_of(table)  # each row's physical line (read_table), for messages
+    if wide and "confidence" in table.columns:
+        raise JudgekitError(f"{source}: a 'confidence' column belongs to one rating, and a row here holds "
+                            "several raters' labels; import the judge's ratings in long format "
+                            "(item_id, rater_id, label, confidence), or rename the column to keep it as item "
+                            "metadata.")
     if wide:
         long = wide_to_long(table, raters=raters, judges=judges, reference=reference, source=source,
                             csv=csv, lines=lines)
@@ -296,6 +301,10 @@ def _import_whole(store: Store, rubric: Rubric, opts: ImportOptions, src: _Sourc
         store.put_items(items, source=src.short)
         written = store.put_ratings(ratings.drop(columns=["_row"]),
                                     provenance=None if src.digest is None else import_id(src.digest))
+        if "confidence" in ratings.columns:  # a judge's confidence per rating, for selective judging
+            from judgekit.store.rating_confidence import put_confidences
+
+            put_confidences(conn, ratings)
         # other files' no-op digests hold when no stored rating was replaced nor item changed
         keep = (written.changed + written.unchanged == 0
                 and item_snapshot(conn, list(stored_items)) == stored_items)

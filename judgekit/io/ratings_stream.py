@@ -59,7 +59,8 @@ _RATING_FIELDS = ("rater_id", "rater_kind", "label", "trial", "status", "rationa
 #: per item column in :class:`StreamWriter`, at most 2,000 columns in a table)
 _MAX_STREAMED_COLUMNS = 500
 #: columns the streamed import leaves to the whole-file path
-_NOT_STREAMED = frozenset({"value", "rubric", "rubric_hash", "messages", "_row", *RESERVED_ITEM_COLUMNS})
+_NOT_STREAMED = frozenset({"value", "rubric", "rubric_hash", "messages", "_row", "confidence",
+                           *RESERVED_ITEM_COLUMNS})
 
 
 @dataclass

@@ -29,7 +29,7 @@ def _rows(doc: dict[str, Any]) -> list[list[str]]:
 def _facts(doc: dict[str, Any]) -> list[str]:
     a, d = float(doc["alpha"]), float(doc["delta"])
     out = [
-        f"Target: agreement with the humans ({doc['reference']}) >= {1 - a:.2f} on the items each judge "
+        f"Target: expected agreement with the humans ({doc['reference']}) >= {1 - a:.2f} on the items each judge "
         f"keeps, with probability >= {1 - d:.2f}; thresholds by fixed-sequence testing with the exact "
         f"Clopper-Pearson bound ({doc['rule']}) on {doc['n_calibration']} of {doc['n_labelled']} "
         "labelled items. Valid for new items exchangeable with the calibration items.",
@@ -41,11 +41,11 @@ def _facts(doc: dict[str, Any]) -> list[str]:
         out.append(f"Held out ({doc['n_held_out']} labelled items): coverage "
                    f"{100 * float(doc['held_out_coverage']):.1f}%, agreement on kept items "
                    f"{_num(doc.get('held_out_agreement'))}.")
-    cost = doc.get("cost") or {}
-    if cost:
-        per = cost.get("per_kept_label")
-        out.append("Cost per kept label: " + ("unknown (a judge of the cascade has no recorded calls, "
-                                              "e.g. imported labels)." if per is None else f"${per:.6f}."))
+    from judgekit.selective.calibrate import cost_sentence
+
+    sentence = cost_sentence(doc.get("cost") or {})
+    if sentence:
+        out.append(sentence)
     return out
 
 

@@ -20,7 +20,7 @@ import pandas as pd
 
 from judgekit.annotation.sampling import DESIGN_COLUMNS, record_sample, sample_design
 from judgekit.errors import JudgekitError
-from judgekit.selective.calibrate import CalibrationFile
+from judgekit.selective.calibrate import CalibrationFile, check_anchored
 from judgekit.selective.judgments import CallConfidence, read_judgments
 from judgekit.selective.policy import SelectivePolicy
 from judgekit.stats.selective_cascade import apply_cascade
@@ -45,11 +45,14 @@ class Assignment:
 
 def apply_policy(
     store: Store, policy: SelectivePolicy, cal: CalibrationFile, *,
-    call_confidence: CallConfidence | None = None,
+    call_confidence: CallConfidence | None = None, where: str = "",
 ) -> list[Assignment]:
-    """Apply the thresholds of ``cal`` (checked against ``policy``) to the items of ``store``
-    that the cascade rated and that have no human (reference) label."""
+    """Apply the thresholds of ``cal`` (checked against ``policy`` and ``store``:
+    :func:`~judgekit.selective.calibrate.check_anchored`; ``where``: the file's name for its
+    message) to the items of ``store`` that the cascade rated and that have no human (reference)
+    label."""
     j = read_judgments(store, policy, call_confidence=call_confidence)
+    check_anchored(cal, store, policy, j, where or "given")
     idx = j.unlabelled()
     who = apply_cascade(j.confidence_at(idx), cal.thresholds())
     out = []

@@ -5,8 +5,9 @@ held-out labelled items, with the coverage-agreement curves the report draws.
 
 The guarantee (Jung, Brahman & Choi, ICLR 2025): if the calibration items and the new items are
 exchangeable (drawn from the same population, e.g. a random sample of it), then with probability
-at least ``1 - delta`` over the calibration sample, each judge's disagreement with the humans on
-the items it keeps is at most ``alpha``.
+at least ``1 - delta`` over the calibration sample, each judge's **expected** disagreement with the
+humans on the items it keeps (the rate over the population) is at most ``alpha``. The share
+realised on one finite batch of new items varies around that rate and can exceed ``alpha``.
 """
 
 from __future__ import annotations
@@ -90,6 +91,10 @@ class SelectiveCalibration:
     cascade_curve: list[dict[str, float]] = field(default_factory=list)
     #: :func:`judgekit.selective.calibrate.cascade_costs` (empty when not computed)
     cost: dict[str, Any] = field(default_factory=dict)
+    #: the store's hashes when calibrated, as a verdict records them
+    #: (:func:`judgekit.verdict.read.store_hashes`: the items with human labels and those labels)
+    items_hash: str = ""
+    human_ratings_hash: str = ""
 
     @property
     def met(self) -> bool:
@@ -103,6 +108,7 @@ class SelectiveCalibration:
         out = asdict(self)
         out["format"] = _FORMAT
         out["guarantee"] = _guarantee_sentences(self)
+        out["file_hash"] = file_digest(out)
         return out
 
 
@@ -126,8 +132,10 @@ def _guarantee_sentences(cal: SelectiveCalibration) -> list[str]:
             continue
         out.append(
             f"On the {100 * s.coverage:.0f}% of items it keeps (confidence >= {s.threshold:.4f}), "
-            f"judge {s.judge} agrees with the humans ({cal.reference}) at >= {1 - cal.alpha:.2f} "
-            f"with probability >= {1 - cal.delta:.2f}."
+            f"judge {s.judge}'s expected agreement with the humans ({cal.reference}) is >= "
+            f"{1 - cal.alpha:.2f} with probability >= {1 - cal.delta:.2f} over the calibration sample "
+            "(a bound on the agreement rate over new items drawn like the calibration items, not on "
+            "the share realised in any one batch of them)."
         )
     return out
 
@@ -160,6 +168,8 @@ def calibrate_policy(
     cal = calibrate_judgments(j, policy)
     rub = load_rubric(policy.rubric)
     cal.cost = cascade_costs(store, rub.id, rub.hash, j, [s.coverage for s in cal.stages])
+    hashes = _store_hashes(store, rub)
+    cal.items_hash, cal.human_ratings_hash = hashes["items_hash"], hashes["human_ratings_hash"]
     return cal, j
 
 
@@ -215,7 +225,7 @@ def summary_lines(cal: SelectiveCalibration) -> list[str]:
     """The terminal lines of a calibration (judge ids are the policy's, checked as rater ids)."""
     lines = [
         f"Calibrated on {cal.n_calibration} of {cal.n_labelled} labelled items (reference "
-        f"{cal.reference}), target agreement >= {1 - cal.alpha:.2f} with probability >= {1 - cal.delta:.2f} "
+        f"{cal.reference}), target expected agreement >= {1 - cal.alpha:.2f} with probability >= {1 - cal.delta:.2f} "
         f"({cal.rule}, at least {cal.min_kept} kept items per threshold):",
     ]
     for s in cal.stages:
@@ -235,15 +245,33 @@ def summary_lines(cal: SelectiveCalibration) -> list[str]:
         lines.append(f"  held out ({cal.n_held_out} labelled items): coverage "
                      f"{100 * cal.held_out_coverage:.1f}%  agreement on kept items {ha}")
     lines.extend(_guarantee_sentences(cal))
-    per_kept = cal.cost.get("per_kept_label")
-    if cal.cost:
-        lines.append("Cost per kept label: " + ("unknown (a judge of the cascade has no recorded calls)"
-                                                if per_kept is None else f"${per_kept:.6f}"))
+    sentence = cost_sentence(cal.cost)
+    if sentence:
+        lines.append(sentence)
     return lines
 
 
-__all__ = [ "CalibrationFile", "CurvePoint", "SelectiveCalibration",
-    "StageResult", "calibrate_judgments", "calibrate_policy", "cascade_costs", "policy_hash", "read_calibration", "summary_lines", "write_calibration",
+def cost_sentence(cost: dict[str, Any]) -> str | None:
+    """"Cost per kept label: ..." from :func:`cascade_costs` (None when not computed): the figure,
+    or, when unknown, which judges have no recorded calls and what the others cost."""
+    if not cost:
+        return None
+    per_kept = cost.get("per_kept_label")
+    if per_kept is not None:
+        return f"Cost per kept label: ${per_kept:.6f}."
+    per_item, calls = cost.get("per_item") or {}, cost.get("calls") or {}
+    missing = [j for j, c in per_item.items() if c is None and not calls.get(j)]
+    unlabelled = [f"{j} made {calls[j]} recorded calls but labelled no item" for j, c in per_item.items()
+                  if c is None and calls.get(j)]
+    known = [f"{j} ${c:.6f} per item ({calls.get(j, 0)} recorded calls)" for j, c in per_item.items()
+             if c is not None]
+    why = ([", ".join(missing) + (" has" if len(missing) == 1 else " have")
+            + " no recorded call under the rubric (imported labels)"] if missing else []) + unlabelled
+    return "Cost per kept label: unknown: " + "; ".join(why + known) + "."
+
+
+__all__ = [ "CalibrationFile", "check_anchored", "file_digest", "CurvePoint", "SelectiveCalibration",
+    "StageResult", "calibrate_judgments", "calibrate_policy", "cascade_costs", "cost_sentence", "policy_hash", "read_calibration", "summary_lines", "write_calibration",
 ]
 
 
@@ -259,9 +287,11 @@ __all__ = [ "CalibrationFile", "CurvePoint", "SelectiveCalibration",
 
 def cascade_costs(store: Store, rubric_id: str, rubric_hash: str, j: Judgments,
                   coverages: list[float]) -> dict[str, Any]:
-    """``{"per_item": {judge: USD or None}, "cascade_per_item": USD or None,
-    "per_kept_label": USD or None}`` (see the module docstring)."""
+    """``{"per_item": {judge: USD or None}, "calls": {judge: recorded calls}, "cascade_per_item":
+    USD or None, "per_kept_label": USD or None}`` (see the module docstring; a judge no item
+    reaches costs nothing, known or not)."""
     usage = {u.judge_id: u for u in usage_by_judge(store, rubric_id, rubric_hash)}
+    calls = {judge: (usage[judge].calls if judge in usage else 0) for judge in j.judges}
     per_item: dict[str, float | None] = {}
     for k, judge in enumerate(j.judges):
         rated = sum(1 for lab in j.labels[k] if lab is not None)
@@ -271,13 +301,15 @@ def cascade_costs(store: Store, rubric_id: str, rubric_hash: str, j: Judgments,
     reach = 1.0
     for judge, cov in zip(j.judges, coverages, strict=True):
         c = per_item[judge]
+        if reach <= 1e-12:  # no item reaches this judge (or any later one): it costs nothing
+            break
         if c is None:
             total = None
             break
         total = (total or 0.0) + reach * c
         reach -= cov
     kept = sum(coverages)
-    return {"per_item": per_item, "cascade_per_item": total,
+    return {"per_item": per_item, "calls": calls, "cascade_per_item": total,
             "per_kept_label": None if total is None or kept == 0 else total / kept}
 
 
@@ -309,6 +341,9 @@ class CalibrationFile(ConfigModel):
     stages: list[_Stage] = Field(min_length=1)
     coverage: float
     guarantee: list[str]
+    items_hash: str = Field(min_length=1)
+    human_ratings_hash: str = Field(min_length=1)
+    file_hash: str = Field(min_length=1)
 
     def thresholds(self) -> list[float | None]:
         return [s.threshold for s in self.stages]
@@ -335,10 +370,17 @@ def read_calibration(path: str | Path, policy: SelectivePolicy) -> CalibrationFi
     if not isinstance(data, dict) or data.get("format") != _FORMAT:
         raise JudgekitError(f"Calibration file {p}: not a judgekit calibration (its format must be "
                             f"{_FORMAT!r}); write it with `judgekit escalate calibrate`.")
+    missing = [k for k in ("items_hash", "human_ratings_hash", "file_hash") if k not in data]
+    if missing:
+        raise JudgekitError(f"Calibration file {p}: it records no {missing[0]} (written by an older "
+                            "judgekit, or edited), so nothing ties it to a store; calibrate again.")
     try:
         cal = CalibrationFile(**data)
     except ValidationError as exc:
         raise JudgekitError(f"Calibration file {p}: {first_error(exc)}.") from None
+    if file_digest(data) != cal.file_hash:
+        raise JudgekitError(f"Calibration file {p}: edited after `judgekit escalate calibrate` wrote it "
+                            "(its content no longer hashes to its file_hash); calibrate again.")
     mismatch = [
         (key, mine, theirs)
         for key, mine, theirs in (
@@ -359,4 +401,43 @@ def read_calibration(path: str | Path, policy: SelectivePolicy) -> CalibrationFi
                             f"{theirs!r}; calibrate again with this policy.")
     return cal
 
+
+def file_digest(data: dict[str, Any]) -> str:
+    """The digest of a calibration file's content, every key but ``file_hash`` itself
+    (:func:`judgekit.core.hashing.digest`)."""
+    from judgekit.core.hashing import digest
+
+    return digest({k: v for k, v in data.items() if k != "file_hash"})
+
+
+def _store_hashes(store: Store, rubric: Any) -> dict[str, str]:
+    from judgekit.verdict.read import store_hashes
+
+    return store_hashes(store, rubric)
+
+
+def check_anchored(cal: CalibrationFile, store: Store, policy: SelectivePolicy, j: Judgments,
+                   where: str) -> None:
+    """Refuse, in one sentence naming ``where`` (the file), a calibration that no longer describes
+    ``store``: the items with human labels or those labels changed since it was written (the
+    verdict's hashes), or its thresholds are not what calibrating ``policy`` on the store's
+    labelled items gives (an edited threshold whose file hash was forged too), nor is the guarantee
+    it would print (``escalate apply`` prints the file's)."""
+    from judgekit.rubric.model import load_rubric
+
+    now = _store_hashes(store, load_rubric(policy.rubric))
+    for key, what in (("items_hash", "the items with human labels"), ("human_ratings_hash", "the human labels")):
+        if now[key] != getattr(cal, key):
+            raise JudgekitError(f"Calibration file {where}: {what} under {policy.rubric} in {store.path} "
+                                "changed since it was calibrated (or it is about another store); calibrate again.")
+    redone = calibrate_judgments(j, policy, curves=False)
+    again = redone.thresholds()
+    if again != cal.thresholds():
+        k = next(k for k, (a, b) in enumerate(zip(again, cal.thresholds(), strict=True)) if a != b)
+        raise JudgekitError(f"Calibration file {where}: stage {k} ({cal.stages[k].judge}) has threshold "
+                            f"{cal.thresholds()[k]}, but calibrating the policy on {store.path} gives "
+                            f"{again[k]}; calibrate again.")
+    if cal.guarantee != _guarantee_sentences(redone):  # apply prints the file's guarantee
+        raise JudgekitError(f"Calibration file {where}: its guarantee is not the one calibrating the policy "
+                            f"on {store.path} gives (the text was edited); calibrate again.")
 

@@ -13,6 +13,8 @@ was asked about, so an item every judge abstained or errored on is escalated, ne
 * ``logprobs``: the mean over ``ok`` trials of the probability each trial's answer had (recorded
   with its call from the provider's log-probabilities), a trial with another label counting 0;
   a trial without a recorded probability makes the confidence NaN (never kept);
+* ``imported``: as ``logprobs``, with the confidence imported with each rating
+  (:mod:`judgekit.store.rating_confidence`);
 * ``by_label`` / ``constant``: the policy's values.
 """
 
@@ -26,8 +28,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from judgekit.agreement.adjudicate import PEOPLE, majority_labels
 from judgekit.errors import JudgekitError
-from judgekit.selective.policy import Confidence, SelectivePolicy
+from judgekit.selective.policy import CONSENSUS, Confidence, SelectivePolicy
 from judgekit.stats.confidence import support_confidence, trial_agreement_confidence
 from judgekit.store.database import Store
 
@@ -92,7 +95,9 @@ def read_judgments(
     stages (read from the calls by the caller). Raises :class:`JudgekitError` naming a rater the store lacks.
     """
     _check_labels(policy)
-    raters = policy.raters()
+    kinds = _check_roles(store, policy)
+    consensus = policy.reference == CONSENSUS
+    raters = [r for r in policy.raters() if r != CONSENSUS]
     cols = ["item_id", "rater_id", "label", "trial", "status"]
     rows = _ratings(store, policy, raters, cols)
     present = {r[1] for r in rows}
@@ -121,8 +126,47 @@ def read_judgments(
                   for i in items], dtype=np.float64)
         for stage in policy.cascade
     )
-    human = tuple(modal[policy.reference].get(i, (None, math.nan))[0] for i in items)
+    if consensus:
+        import pandas as pd
+
+        humans = sorted(r for r, k in kinds.items() if k == "human")
+        majority = majority_labels(pd.DataFrame(_ratings(store, policy, humans, cols), columns=cols), humans).labels
+        human = tuple(majority.get(i) for i in items)
+    else:
+        human = tuple(modal[policy.reference].get(i, (None, math.nan))[0] for i in items)
     return Judgments(tuple(judges), tuple(items), labels, confs, human)
+
+
+def _check_roles(store: Store, policy: SelectivePolicy) -> dict[str, str]:
+    """The rater kinds under the policy's rubric (rater id -> kind), after checking each rater's
+    role: the reference is a human or reference rater (or ``consensus``, the human raters'
+    majority), each cascade judge and each panel judge a confidence reads is a judge — a
+    confidence read from people would be the humans' agreement with themselves."""
+    try:
+        df = store.ratings(rubric=policy.rubric, columns=["rater_id", "rater_kind"])
+    except (FileNotFoundError, ValueError) as exc:  # an unknown rubric name
+        raise JudgekitError(f"Selective policy: rubric {policy.rubric!r}: {exc}") from None
+    kinds = dict(zip(df["rater_id"].astype(str), df["rater_kind"].astype(str), strict=True))
+    ref = policy.reference
+    if ref == CONSENSUS:
+        if not any(k == "human" for k in kinds.values()):
+            raise JudgekitError(f"Selective policy: reference consensus is the human raters' majority, "
+                                f"and no human rater has ratings under rubric {policy.rubric!r} in {store.path}.")
+    elif ref in kinds and kinds[ref] not in PEOPLE:
+        raise JudgekitError(
+            f"Selective policy: the reference {ref!r} is a {kinds[ref]} rater, not a human or reference "
+            f"rater (a judge's agreement with a judge proves nothing); name one of "
+            f"{', '.join(sorted(r for r, k in kinds.items() if k in PEOPLE)) or 'none'} or consensus."
+        )
+    for k, stage in enumerate(policy.cascade):
+        for who, role in [(stage.judge, "is"), *((o, "reads the panel judge") for o in stage.confidence.with_ or [])]:
+            if kinds.get(who, "judge") != "judge":
+                what = f"{stage.judge!r} is" if role == "is" else f"{stage.judge!r} reads the panel rater {who!r}, which is"
+                raise JudgekitError(
+                    f"Selective policy: cascade[{k}] {what} a {kinds[who]} rater; a cascade and its "
+                    "panels are judges (a confidence from people is the humans agreeing with themselves)."
+                )
+    return kinds
 
 
 def _check_labels(policy: SelectivePolicy) -> None:
@@ -166,7 +210,7 @@ def _confidence(
         return (spec.values or {}).get(label, spec.default)
     if spec.source == "constant":
         return float(spec.value if spec.value is not None else math.nan)
-    # logprobs
+    # logprobs, imported: a probability per trial, recorded with its call or imported with it
     probs = []
     for trial_label, trial in votes[judge][item]:
         p = None if call_confidence is None else call_confidence.get((judge, item, trial))
@@ -180,14 +224,18 @@ def _confidence(
 
 
 def load_call_confidence(store: Store, policy: SelectivePolicy) -> CallConfidence | None:
-    """The recorded answer probabilities of the policy's ``logprobs`` judges (None when no stage
-    reads them), under the policy rubric's current hash."""
+    """The recorded answer probabilities of the policy's ``logprobs`` judges and the imported
+    confidences of its ``imported`` judges (None when no stage reads either), under the policy
+    rubric's current hash."""
     from judgekit.rubric.model import load_rubric
     from judgekit.store.calls import rating_confidences
+    from judgekit.store.rating_confidence import imported_confidences
 
-    judges = [s.judge for s in policy.cascade if s.confidence.source == "logprobs"]
-    if not judges:
+    called = [s.judge for s in policy.cascade if s.confidence.source == "logprobs"]
+    imported = [s.judge for s in policy.cascade if s.confidence.source == "imported"]
+    if not called and not imported:
         return None
     _check_labels(policy)
-    return rating_confidences(store, judges, load_rubric(policy.rubric).hash)
+    rubric_hash = load_rubric(policy.rubric).hash
+    return {**rating_confidences(store, called, rubric_hash), **imported_confidences(store, imported, rubric_hash)}
 __all__ = ["CallConfidence", "Judgments", "load_call_confidence", "read_judgments", "split_labelled"]

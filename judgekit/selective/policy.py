@@ -5,7 +5,7 @@ on, the target agreement ``1 - alpha`` and the error ``delta``. See docs/selecti
 Example::
 
     rubric: refusal
-    reference: final              # the rater whose labels are the humans' (a reference or human rater)
+    reference: final              # the humans' labels: a reference or human rater, or consensus
     alpha: 0.15                   # on kept items, disagreement with the humans <= alpha ...
     delta: 0.05                   # ... with probability >= 1 - delta
     calibration: {fraction: 0.5, seed: 0}   # labelled items: this share calibrates, the rest checks
@@ -26,8 +26,10 @@ from pydantic import Field, ValidationError, model_validator
 from judgekit.core.config import ConfigModel, first_error, read_yaml_mapping
 from judgekit.errors import JudgekitError
 
+#: the reference that is the human raters' majority (ties left out), as ``agree``'s consensus
+CONSENSUS = "consensus"
 #: where a judgment's confidence comes from
-_SOURCES = ("trials", "panel", "logprobs", "by_label", "constant")
+_SOURCES = ("trials", "panel", "logprobs", "imported", "by_label", "constant")
 
 
 class Confidence(ConfigModel):
@@ -37,12 +39,15 @@ class Confidence(ConfigModel):
     * ``panel``: share of the judges ``with`` (plus this judge) whose label equals this judge's;
     * ``logprobs``: the probability of the judge's answer from the provider's token
       log-probabilities, recorded with each call (judges with ``supports_logprobs``);
+    * ``imported``: the confidence imported with each of the judge's ratings (a ``confidence``
+      column of a long ratings file, :mod:`judgekit.store.rating_confidence`), e.g. a published
+      judge's; as ``logprobs``, a trial without one makes the confidence NaN (never kept);
     * ``by_label``: a value per label (``values``; other labels get ``default``), e.g. "a refusal
       prefix matched" for a string-match judge;
     * ``constant``: ``value`` for every item (the judge is kept on all items or on none).
     """
 
-    source: Literal["trials", "panel", "logprobs", "by_label", "constant"]
+    source: Literal["trials", "panel", "logprobs", "imported", "by_label", "constant"]
     with_: list[str] | None = Field(default=None, alias="with")
     values: dict[str, float] | None = None
     default: float = 0.0
@@ -106,6 +111,17 @@ class SelectivePolicy(ConfigModel):
             raise ValueError(f"judge {twice[0]!r} appears twice in the cascade")
         if self.reference in names:
             raise ValueError(f"the reference {self.reference!r} cannot be a judge of the cascade")
+        for k, s in enumerate(self.cascade):
+            panel = s.confidence.with_ or []
+            if CONSENSUS in (s.judge, *panel):
+                raise ValueError(f"cascade[{k}] ({s.judge}) names {CONSENSUS!r}, the human raters' majority; "
+                                 "a cascade and its panels are judges")
+            if s.judge in panel:
+                raise ValueError(f"cascade[{k}] ({s.judge}) names itself in its panel 'with'; a "
+                                 "panel is the other judges")
+            if self.reference in panel:
+                raise ValueError(f"cascade[{k}] ({s.judge}) reads its confidence from the reference "
+                                 f"{self.reference!r}; a confidence may come from judges only")
         return self
 
     def judges(self) -> list[str]:
@@ -130,4 +146,4 @@ def load_selective_policy(path: str | Path) -> SelectivePolicy:
         raise JudgekitError(f"Selective policy {p}: {first_error(exc)}.") from None
 
 
-__all__ = [ "Calibration", "Confidence", "SelectivePolicy", "Stage", "load_selective_policy"]
+__all__ = [ "CONSENSUS", "Calibration", "Confidence", "SelectivePolicy", "Stage", "load_selective_policy"]

@@ -29,6 +29,7 @@ from judgekit.core.values import (
     check_ids,
     lines_of,
     row_ref,
+    where_text,
 )
 from judgekit.errors import JudgekitError, excerpt
 from judgekit.rubric.model import Rubric
@@ -160,6 +161,11 @@ def normalise_ratings(
     df["status"] = statuses
     df["rationale"] = pd.Series(rationales, index=df.index, dtype=object)
     df.loc[df["status"] != "ok", "label"] = None
+    if "confidence" in df.columns:  # a judge's confidence in its label (judgekit.store.rating_confidence)
+        df["confidence"] = pd.Series([None if st != "ok" else _as_confidence(v, lazy(i))
+                                      for i, (v, st) in enumerate(zip(df["confidence"].tolist(), statuses,
+                                                                      strict=True))],
+                                     index=df.index, dtype=object)
     check_rubric_columns(df, rubric, ref)
     written_values = df["value"].tolist() if "value" in df.columns else None
     df["value"] = [rubric.values.get(c) if c else None for c in df["label"]]
@@ -176,6 +182,20 @@ def normalise_ratings(
         df["created_at"] = [as_timestamp(v, lazy(i), now) for i, v in enumerate(df["created_at"])]
     df["source"] = source
     return df
+
+
+def _as_confidence(value: Any, where: Where) -> float | None:
+    """A rating's ``confidence``: empty, or a number from 0 to 1 (also as text in a CSV)."""
+    if is_missing(value):
+        return None
+    try:
+        number = float(value) if not isinstance(value, bool) else math.nan
+    except (TypeError, ValueError):
+        number = math.nan
+    if not 0.0 <= number <= 1.0:
+        raise JudgekitError(f"{where_text(where)}: confidence {excerpt(value)} is not a number from 0 to 1; "
+                            "fix it or leave the cell empty.")
+    return number
 
 
 def _one_of(df: pd.DataFrame, col: str, default: str, allowed: Sequence[str],
@@ -334,7 +354,7 @@ def items_from_table(
     canonical JSON text.
     """
     rating_fields = {"rater_id", "rater_kind", "label", "trial", "status", "rationale",
-                     "created_at", "value", "rubric", "rubric_hash", "_row"}
+                     "created_at", "value", "rubric", "rubric_hash", "_row", "confidence"}
     keep = [c for c in df.columns if c not in set(exclude) and c not in rating_fields]
     check_reserved_item_columns(keep, source=source)
     items = df[keep].reset_index(drop=True)  # index = row position, for messages

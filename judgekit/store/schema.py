@@ -277,6 +277,51 @@ MIGRATIONS: list[tuple[str, str]] = [
         CREATE TABLE store_checks (id INTEGER PRIMARY KEY CHECK (id = 1), state TEXT NOT NULL);
         """,
     ),
+    (
+        "012_rating_confidence",
+        """
+        -- a judge's confidence in its label, imported with the rating (a 'confidence' column of
+        -- a long ratings file: external judgments such as a paper's published ones), read as the
+        -- judgment's confidence by selective judging (source: imported). Keyed as the rating is;
+        -- the confidence of a judge's own calls stays in calls.confidence
+        CREATE TABLE rating_confidence (
+            item_id TEXT NOT NULL,
+            rater_id TEXT NOT NULL,
+            rubric TEXT NOT NULL,
+            rubric_hash TEXT NOT NULL,
+            trial INTEGER NOT NULL,
+            confidence REAL NOT NULL CHECK (confidence >= 0 AND confidence <= 1),
+            PRIMARY KEY (item_id, rater_id, rubric, rubric_hash, trial)
+        );
+        """,
+    ),
+    (
+        "013_task_keys",
+        """
+        -- the opaque id a Label Studio task carries in place of the item id (judgekit.store.task_keys):
+        -- annotators who open the Data Manager see a random key, never the item id (which may name
+        -- the model, e.g. gpt4:p128); pull maps the key back through this table
+        CREATE TABLE task_keys (
+            task_key TEXT PRIMARY KEY,
+            item_id TEXT NOT NULL UNIQUE,
+            created_at REAL NOT NULL
+        );
+        """,
+    ),
+    (
+        "014_rating_confidence_follows",
+        """
+        -- a confidence belongs to the label it was imported with: any later write of the rating
+        -- (an import without a confidence, a judge's own run) drops it; an import that brings one
+        -- stores it after writing the rating
+        CREATE TRIGGER rating_confidence_insert_dropped AFTER INSERT ON ratings
+            BEGIN DELETE FROM rating_confidence WHERE item_id = NEW.item_id AND rater_id = NEW.rater_id
+                AND rubric = NEW.rubric AND rubric_hash = NEW.rubric_hash AND trial = NEW.trial; END;
+        CREATE TRIGGER rating_confidence_update_dropped AFTER UPDATE ON ratings
+            BEGIN DELETE FROM rating_confidence WHERE item_id = OLD.item_id AND rater_id = OLD.rater_id
+                AND rubric = OLD.rubric AND rubric_hash = OLD.rubric_hash AND trial = OLD.trial; END;
+        """,
+    ),
 ]
 
 

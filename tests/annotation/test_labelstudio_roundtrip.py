@@ -80,11 +80,11 @@ def test_round_trip(ls_env, ls_sdk, tmp_path):
     _items().to_csv(items_csv, index=False)
 
     # push two rubrics in chunks of 3; pushing again adds nothing
-    out = _run("labelstudio", "push", "--rubric", "restrictiveness", "--rubric", "refusal_form",
+    out = _run("labelstudio", "push", "--show-ids", "--rubric", "restrictiveness", "--rubric", "refusal_form",
                "--items", str(items_csv), "--project", "round trip", "--chunk-size", "3", "--meta", "all",
                "--store", db)
     assert "8 new tasks, 0 already there" in out
-    out = _run("labelstudio", "push", "--rubric", "restrictiveness", "--rubric", "refusal_form",
+    out = _run("labelstudio", "push", "--show-ids", "--rubric", "restrictiveness", "--rubric", "refusal_form",
                "--items", str(items_csv), "--project", "round trip", "--store", db)
     assert "0 new tasks, 8 already there" in out
     tasks, pid = _tasks(ls_sdk, "round trip")
@@ -181,7 +181,7 @@ def test_exports_pull_like_the_api(ls_env, ls_sdk, tmp_path):
     db = str(tmp_path / "api.db")
     items_csv = tmp_path / "items.csv"
     _items(4, prefix="ex").to_csv(items_csv, index=False)
-    _run("labelstudio", "push", "--rubric", "restrictiveness", "--items", str(items_csv),
+    _run("labelstudio", "push", "--show-ids", "--rubric", "restrictiveness", "--items", str(items_csv),
          "--project", "export check", "--store", db)
     tasks, pid = _tasks(ls_sdk, "export check")
     carol, dan = _user(ls_sdk, "carol"), _user(ls_sdk, "dan")
@@ -224,7 +224,7 @@ def test_sample_push_sets_overlap(ls_env, ls_sdk, tmp_path):
         s.put_items(items.drop(columns=["gpt4_label"]))
     _run("sample", "--name", "overlap pilot", "--size", "10", "--by", "severity", "--overlap", "0.3",
          "--random-share", "0.5", "--store", db)
-    out = _run("labelstudio", "push", "--rubric", "refusal", "--sample", "overlap pilot",
+    out = _run("labelstudio", "push", "--show-ids", "--rubric", "refusal", "--sample", "overlap pilot",
                "--project", "overlap pilot", "--store", db)
     assert "10 new tasks" in out and "3 tasks ask for at least two annotators" in out
     with Store(db) as s:
@@ -247,10 +247,10 @@ def test_overlap_reaches_tasks_pushed_before_the_sample(ls_env, ls_sdk, tmp_path
     _run("sample", "--name", "pre pilot", "--size", "12", "--overlap", "0.25", "--store", db)
     items_csv = tmp_path / "items.csv"
     items.to_csv(items_csv, index=False)
-    out = _run("labelstudio", "push", "--rubric", "refusal", "--items", str(items_csv),
+    out = _run("labelstudio", "push", "--show-ids", "--rubric", "refusal", "--items", str(items_csv),
                "--project", "pre pilot", "--store", db)
     assert "12 new tasks" in out and "annotators" not in out
-    out = _run("labelstudio", "push", "--rubric", "refusal", "--sample", "pre pilot",
+    out = _run("labelstudio", "push", "--show-ids", "--rubric", "refusal", "--sample", "pre pilot",
                "--project", "pre pilot", "--store", db)
     assert "0 new tasks, 12 already there" in out and "3 tasks ask for at least two annotators" in out
     with Store(db) as s:
@@ -260,7 +260,7 @@ def test_overlap_reaches_tasks_pushed_before_the_sample(ls_env, ls_sdk, tmp_path
     _, pid = _tasks(ls_sdk, "pre pilot")
     got = {t.data["item_id"]: t.overlap for t in ls_sdk.tasks.list(project=pid)}
     assert got == {i: 2 if design.loc[i, "overlap"] else 1 for i in design.index}
-    out = _run("labelstudio", "push", "--rubric", "refusal", "--sample", "pre pilot",
+    out = _run("labelstudio", "push", "--show-ids", "--rubric", "refusal", "--sample", "pre pilot",
                "--project", "pre pilot", "--store", db)
     assert "0 new tasks, 12 already there" in out and "annotators" not in out
 
@@ -286,7 +286,7 @@ def test_pull_with_a_rubric_the_project_does_not_rate(ls_env, tmp_path):
     db = str(tmp_path / "j.db")
     items_csv = tmp_path / "items.csv"
     _items(2, prefix="rr").to_csv(items_csv, index=False)
-    _run("labelstudio", "push", "--rubric", "restrictiveness", "--items", str(items_csv),
+    _run("labelstudio", "push", "--show-ids", "--rubric", "restrictiveness", "--items", str(items_csv),
          "--project", "rubric check", "--store", db)
     out = _fails("labelstudio", "pull", "--project", "rubric check", "--rubric", "refusal", "--store", db)
     assert "rates restrictiveness@1, not refusal@1" in out
@@ -298,7 +298,7 @@ def test_bad_choice_and_missing_item_id_change_nothing(ls_env, ls_sdk, tmp_path)
     db = str(tmp_path / "judgekit.db")
     items_csv = tmp_path / "items.csv"
     _items(3, prefix="bad").to_csv(items_csv, index=False)
-    _run("labelstudio", "push", "--rubric", "restrictiveness", "--items", str(items_csv),
+    _run("labelstudio", "push", "--show-ids", "--rubric", "restrictiveness", "--items", str(items_csv),
          "--project", "bad input", "--store", db)
     tasks, pid = _tasks(ls_sdk, "bad input")
     erin = _user(ls_sdk, "erin")
@@ -334,7 +334,7 @@ def test_push_draws_and_records_a_spec(ls_env, ls_sdk, tmp_path):
         s.put_items(_items(12, prefix="sp").drop(columns=["gpt4_label"]))
     spec = tmp_path / "spec pilot.yaml"
     spec.write_text("name: spec pilot\nsize: 6\nstrata: [prompt_type]\nmin_per_stratum: 2\noverlap: 0.5\n")
-    out = _run("labelstudio", "push", "--rubric", "refusal", "--sample", str(spec), "--project", "spec pilot",
+    out = _run("labelstudio", "push", "--show-ids", "--rubric", "refusal", "--sample", str(spec), "--project", "spec pilot",
                "--meta", "severity", "--store", db)
     assert out.startswith("Sample 'spec pilot': 6 of 12 items") and "6 new tasks" in out
     with Store(db) as s:

@@ -16,7 +16,8 @@ the repository stays small. To look at them::
 The cases live by input family: ``cases_config.py`` (rubric, policy, panel, criteria, sample
 spec), ``cases_tables.py`` (import CSV, JSONL, JSON, Parquet; long and wide; --items files),
 ``cases_logs.py`` (Label Studio exports, Inspect logs, verdicts), ``cases_hostile.py`` (special
-files, ReDoS patterns, huge headers, invisible ids, far times), ``controls.py``.
+files, ReDoS patterns, huge headers, invisible ids, far times), ``cases_selective.py`` (calibration
+files and selective policies), ``controls.py``.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from corpus import (  # noqa: E402
     cases_knobs,
     cases_logs,
     cases_mapping,
+    cases_selective,
     cases_store,
     cases_tables,
     controls,
@@ -43,12 +45,12 @@ from corpus.base import Case, Control, Valid, build_template, write_files  # noq
 
 CASES: list[Case] = [*cases_config.CASES, *cases_tables.CASES, *cases_logs.CASES, *cases_mapping.CASES,
                      *cases_hostile.CASES, *cases_store.CASES,
-                     *cases_knobs.CASES, *cases_batch.CASES]
+                     *cases_knobs.CASES, *cases_batch.CASES, *cases_selective.CASES]
 CONTROLS: list[Control] = list(controls.CONTROLS)
 #: the unbroken files the cases break (each must be accepted)
 VALID: list[Valid] = [*cases_config.VALID, *cases_tables.VALID, *cases_logs.VALID, *cases_mapping.VALID,
                       *cases_hostile.VALID, *cases_store.VALID,
-                      *cases_knobs.VALID, *cases_batch.VALID]
+                      *cases_knobs.VALID, *cases_batch.VALID, *cases_selective.VALID]
 
 
 def _check_unique() -> None:

@@ -285,4 +285,4 @@ def test_migration_009_counts_updates_and_deletes_of_an_existing_store(tmp_path)
         c.execute("DELETE FROM ratings")
         assert c.execute("SELECT n FROM store_writes").fetchone() == (5,)  # 2 updates, 3 deletes
         triggers = {r[0] for r in c.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")}
-        assert len(triggers) == 6
+        assert len({t for t in triggers if t.endswith("_counted")}) == 6  # the write counter's

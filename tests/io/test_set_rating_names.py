@@ -15,7 +15,8 @@ from judgekit.cli import main
 LABELS = "item_id,prompt,response,h1\na1,p1,r1,full_compliance\na2,p2,r2,full_refusal\n"
 
 
-@pytest.mark.parametrize("column", ["rater_kind", "status", "trial", "value", "provenance", "rater_id", "label"])
+@pytest.mark.parametrize("column", ["rater_kind", "status", "trial", "value", "provenance", "rater_id", "label",
+                                    "confidence"])
 def test_set_refuses_a_rating_column_name(tmp_path: Path, column: str) -> None:
     (tmp_path / "l.csv").write_text(LABELS)
     db = tmp_path / "s.db"

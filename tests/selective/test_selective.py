@@ -94,7 +94,7 @@ def test_worked_case_threshold_coverage_and_held_out(tmp_path):
     assert stage.agreement == 1.0
     assert stage.upper_bound == pytest.approx(1 - 0.1 ** (1 / 40), abs=1e-12)
     assert cal.met and cal.selective_agreement == 1.0
-    assert "judge j agrees with the humans (final) at >= 0.90 with probability >= 0.90" in cal.to_dict()["guarantee"][0]
+    assert "judge j's expected agreement with the humans (final) is >= 0.90 with probability >= 0.90 over the calibration sample" in cal.to_dict()["guarantee"][0]
     assert "67% of items it keeps" in cal.to_dict()["guarantee"][0]
     # the two-thirds items' modal label is the (wrong or right) majority of the trials
     k = j.item_ids.index("i55")

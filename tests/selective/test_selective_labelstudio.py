@@ -26,7 +26,7 @@ def test_push_escalated_to_a_real_server(ls_env, ls_sdk, tmp_path):
     pol = _policy_file(tmp_path, POLICY.format(alpha=0.1))
     _run("escalate", "calibrate", pol, "--store", db, "--out", tmp_path / "cal.json")
     _run("escalate", "apply", pol, tmp_path / "cal.json", "--store", db, "--record", "sel")
-    _run("labelstudio", "push", "--rubric", "refusal", "--project", "escalated-sel", "--escalated", "sel",
+    _run("labelstudio", "push", "--show-ids", "--rubric", "refusal", "--project", "escalated-sel", "--escalated", "sel",
          "--store", db)
     pid = next(p.id for p in ls_sdk.projects.list() if p.title == "escalated-sel")
     tasks = list(ls_sdk.tasks.list(project=pid))

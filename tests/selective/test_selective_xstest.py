@@ -52,8 +52,9 @@ def test_xstest_cascade_guarantee_coverage_and_escalated(xstest_store, tmp_path)
 
     # --- what the demo prints and writes ------------------------------------------------------
     pct = round(100 * len(agree) / 1125)
-    assert (f"On the {pct}% of items it keeps (confidence >= 0.5001), judge gpt4 agrees with the "
-            "humans (final) at >= 0.85 with probability >= 0.95.") in text
+    assert (f"On the {pct}% of items it keeps (confidence >= 0.5001), judge gpt4's expected agreement "
+            "with the humans (final) is >= 0.85 with probability >= 0.95 over the calibration "
+            "sample") in " ".join(text.split())  # the console wraps the sentence
     assert "string_match     keeps nothing" in text
     assert f"escalated to people: {out['escalated']} of the {len(held)} held-out items" in text
     assert json.loads((tmp_path / "selective.json").read_text()) == doc
@@ -74,7 +75,7 @@ def test_report_section_escapes_and_states_the_guarantee(xstest_store, tmp_path)
     assert "<script>" not in html and "&lt;script&gt;" in html
     svg = html[html.index("<svg"):]
     ElementTree.fromstring(svg)  # well-formed
-    assert "judge gpt4 agrees with the humans (final) at &gt;= 0.85 with probability &gt;= 0.95" in html
+    assert "judge gpt4&#x27;s expected agreement with the humans (final) is &gt;= 0.85 with probability &gt;= 0.95 over the calibration sample" in html
     md = "\n".join(markdown_section(doc))
     assert "<script>x</script>|" not in md
     assert "Cost per kept label: unknown" in md

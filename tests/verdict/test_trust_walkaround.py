@@ -256,7 +256,7 @@ def test_a_store_made_before_provenance_keeps_working(case):
     trusts them; a later import under the judge's name is left out."""
     con = sqlite3.connect(case / "store.db")
     con.execute("UPDATE ratings SET provenance = NULL")  # as the migration leaves older ratings
-    con.execute("DELETE FROM migrations WHERE name >= '011'")
+    con.execute("DELETE FROM migrations WHERE name LIKE '011%'")  # later migrations made no table of 011's
     con.execute("ALTER TABLE ratings DROP COLUMN provenance")
     con.execute("DROP TABLE store_checks")
     con.commit()

@@ -109,6 +109,9 @@ def add_ppi_criteria(result: AnalysisResult, store: Any, spec: CriteriaFile,
             raise JudgekitError(f"--correct needs the reference rater: the store has {len(refs)} "
                                 "raters of kind reference; pass --reference RATER.")
         reference = refs[0]
+    if reference == "consensus":  # criteria span rubrics: write the majority as a rater per rubric
+        raise JudgekitError("--reference consensus is not read by criteria; write the annotators' majority "
+                            "as a reference with `judgekit adjudicate --rubric R --raters A,B --as NAME`.")
     ref = ratings[ratings["rater_id"].astype(str) == reference]
     if ref.empty:
         raise JudgekitError(f"--reference {reference!r} has no ratings in the store; pass a "

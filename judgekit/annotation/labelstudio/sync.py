@@ -1,7 +1,9 @@
 """Push items to Label Studio as tasks and pull annotations back as human ratings.
 
 * :func:`push` creates or reuses a project and imports items as tasks carrying ``item_id`` and
-  metadata — never a judge's output: annotators are blind to the judges and to each other. Pushing
+  metadata — never a judge's output: annotators are blind to the judges and to each other. With
+  ``task_keys`` (the command line's default) the task's ``item_id`` is an opaque key the store
+  maps back (:mod:`judgekit.store.task_keys`), never the item id. Pushing
   again adds only items the project does not have; tasks go in chunks, in shuffled order.
 * :func:`pull` reads annotations through the REST API (paginated) or from an export file (JSON,
   JSON_MIN, CSV), maps each annotator to a stable ``rater_id`` (email, else username), skips
@@ -94,7 +96,9 @@ class PushOptions:
     ``overlap`` (bool/int Series indexed by item_id) marks items that need ``overlap_annotators``
     distinct annotators; ``meta`` names the metadata columns shown with each task; ``comment``
     adds a free-text comment box. Tasks are imported in shuffled order (seeded by ``seed``), in
-    chunks of ``chunk_size``.
+    chunks of ``chunk_size``. ``task_keys``: item ids -> the opaque key each task carries in
+    place of its item id (called once the items are checked and the project is there; None: the
+    item ids themselves, which annotators can read in the Data Manager).
     """
 
     overlap: pd.Series | None = None
@@ -103,6 +107,10 @@ class PushOptions:
     comment: bool = True
     chunk_size: int = 500
     seed: int = 0
+    task_keys: Callable[[Sequence[str]], Mapping[str, str]] | None = None
+    #: with ``task_keys`` None (the item ids shown): item id -> the key it was pushed with before,
+    #: if any, so a task already there under its key is not pushed again
+    known_keys: Callable[[Sequence[str]], Mapping[str, str]] | None = None
 
 
 @_redacted
@@ -132,11 +140,18 @@ def push(client: LabelStudioClient, items: pd.DataFrame, rubrics: Sequence[Rubri
     created = existing is None
     pid = _project_id(client, project, rubs, existing, config)
     have = {_task_item_id(t) for t in client.tasks(pid, with_annotations=False)}
+    keys = dict(opts.task_keys(ids)) if opts.task_keys is not None else {i: i for i in ids}
+    if opts.task_keys is not None:  # a task pushed with the item id (earlier, or --show-ids) is kept
+        keys.update({i: i for i in ids if i in have})
+    elif opts.known_keys is not None:  # and one pushed with its key
+        keys.update({i: k for i, k in opts.known_keys(ids).items() if k in have})
+    for d in data:
+        d["item_id"] = keys[d["item_id"]]
     new = [d for d in data if d["item_id"] not in have]
     random.Random(f"{opts.seed}:{project}").shuffle(new)
     for i in range(0, len(new), opts.chunk_size):
         client.import_tasks(pid, new[i : i + opts.chunk_size])
-    want = ({str(k) for k, v in opts.overlap.items() if bool(v)} & set(ids)
+    want = ({keys[str(k)] for k, v in opts.overlap.items() if bool(v) and str(k) in keys}
             if opts.overlap is not None else set())
     n_overlap = _set_overlap(client, pid, want, opts.overlap_annotators) if want else 0
     return PushSummary(
@@ -252,6 +267,26 @@ def _note_gone(store: Store, ratings: pd.DataFrame, rubs: list[Rubric], where: s
             )
 
 
+def _item_ids_of_keys(store: Store, anns: list[Annotation], where: str) -> list[Annotation]:
+    """The annotations with each opaque task key (:mod:`judgekit.store.task_keys`) replaced by
+    the item id the store maps it to (in ``data`` too); other ids as they are."""
+    from judgekit.store.task_keys import PREFIX, items_of_keys, looks_like_key
+
+    found = items_of_keys(store, [a.item_id for a in anns if a.item_id.startswith(PREFIX)])
+    stranger = sorted({a.item_id for a in anns if a.item_id not in found and looks_like_key(a.item_id)})
+    if stranger:
+        stored = store.items(stranger)
+        stranger = [k for k in stranger if k not in set(stored["item_id"].astype(str))]
+    if stranger:
+        raise JudgekitError(f"{where}: task {stranger[0]!r} carries an opaque key this store did not make "
+                            f"({len(stranger)} such task(s)), so its item is unknown here; pull into the "
+                            f"store that pushed the project ({store.path}'s labels would sit under the keys).")
+    if not found:
+        return anns
+    return [replace(a, item_id=found[a.item_id], data={**a.data, "item_id": found[a.item_id]})
+            if a.item_id in found else a for a in anns]
+
+
 def _task_item_id(task: Mapping[str, Any]) -> str | None:
     """The item id a listed task carries (``None`` for a task without one: not judgekit's)."""
     data = task.get("data")
@@ -298,6 +333,7 @@ def pull(
             raise JudgekitError("Give --project (and the server) or --from-export FILE to pull.")
         rubs, anns, where = _from_project(client, project, rubrics, hashes)
         users = {**client.users(), **users}
+    anns = _item_ids_of_keys(store, anns, where)
     ratings, summary = annotations_to_ratings(
         anns, rubs, users, where=where, hashes=hashes, reference=reference
     )
