@@ -157,6 +157,7 @@ def distribution_cmd(
     from judgekit.analysis import inputs
     from judgekit.analysis.distribution.estimate import refusal_distribution
     from judgekit.analysis.options import ItemColumns, Resampling
+    from judgekit.analysis.slicing import parse_where
     from judgekit.analysis.trust import TrustContext
     from judgekit.report.analysis_terminal import print_distribution
     from judgekit.rubric.model import load_rubric
@@ -177,7 +178,7 @@ def distribution_cmd(
                 columns=ItemColumns(model=model_column, prompt=prompt_column, by=by_cols,
                                     sample_group=sample_group),
                 threshold=threshold, refusal_codes=codes,
-                trust=TrustContext(loaded, data.judge_hashes, untrusted, store),
+                trust=TrustContext(loaded, data.judge_hashes, untrusted, store, parse_where(where)),
                 resampling=Resampling(n_boot, seed, progress),
             )
         if correct:
@@ -285,6 +286,7 @@ def calibration_cmd(
     from judgekit.analysis import inputs
     from judgekit.analysis.calibration.estimate import calibration
     from judgekit.analysis.options import ItemColumns, Resampling
+    from judgekit.analysis.slicing import parse_where
     from judgekit.analysis.trust import TrustContext
     from judgekit.report.analysis_terminal import print_calibration
     from judgekit.rubric.model import load_rubric
@@ -302,7 +304,7 @@ def calibration_cmd(
             result = calibration(
                 data.ratings, data.items, data.harm, rubric=rubric, harm_source=data.harm_source,
                 columns=columns, include_lookalikes=include_lookalikes,
-                trust=TrustContext(loaded, data.judge_hashes, untrusted, store),
+                trust=TrustContext(loaded, data.judge_hashes, untrusted, store, parse_where(where)),
                 resampling=Resampling(n_boot, seed, progress),
             )
         if correct:
@@ -384,6 +386,7 @@ def criteria_cmd(
     """
     from judgekit.analysis import inputs
     from judgekit.analysis.criteria import evaluate_criteria, load_criteria
+    from judgekit.analysis.slicing import parse_where
     from judgekit.analysis.trust import TrustContext
     from judgekit.report.analysis_terminal import print_criteria
 
@@ -395,7 +398,7 @@ def criteria_cmd(
         data.items, (data.ratings,), note = sliced(data.items, [data.ratings], where, by_cols)
         result, passed = evaluate_criteria(
             spec, data.ratings, data.items, rater=rater,
-            trust=TrustContext(loaded, data.judge_hashes, untrusted, store),
+            trust=TrustContext(loaded, data.judge_hashes, untrusted, store, parse_where(where)),
             source=f"Criteria file {criteria_file}", by=by_cols,
         )
         if correct:

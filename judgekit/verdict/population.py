@@ -1,0 +1,84 @@
+"""The population a verdict certifies: which parts of the labelled items its checks are about.
+
+A verdict's checks certify a judge (or one of its figures) on the items with human or reference
+ratings as a whole, and on the cells its checks name: a slice ``by=key`` (``per_slice``,
+``max_abs_bias_slice``, the probes' slices) and a fidelity figure's cell (its ``model``, harm
+``tier`` and ``turn``, in the columns of the policy's ``analysis_fidelity``). An analysis
+restricted with ``--where COLUMN=VALUE[,VALUE]`` is about a part of the population: it is
+certified for that part only when, for every value, the verdict has a check about that cell and
+every such check passes (:func:`judge_covers`; a figure's own checks for :func:`figure_covers`).
+The pooled certificate says nothing about ``model=mA`` alone or ``severity=4,5`` alone.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from judgekit.verdict.check import Check
+
+#: an analysis's ``--where``: ``[(column, [value, ...]), ...]`` (every one must hold)
+Population = Sequence[tuple[str, Sequence[str]]]
+
+
+def phrase(population: Population) -> str:
+    """``model=mA; severity=4,5``."""
+    return "; ".join(f"{col}={','.join(vals)}" for col, vals in population)
+
+
+def _same(a: Any, b: str) -> bool:
+    """A recorded cell value and a ``--where`` value are the same as written or as a number."""
+    if a is None:
+        return False
+    if str(a) == b:
+        return True
+    try:
+        x, y = float(str(a)), float(b)
+    except ValueError:
+        return False
+    return math.isfinite(x) and x == y
+
+
+def _about(ch: Check, column: str, value: str, policy: Any) -> bool:
+    """Whether check ``ch`` is about the cell ``column=value``."""
+    s = ch.subject
+    if s.by == column and _same(s.key, value):
+        return True
+    spec = getattr(policy.checks, "analysis_fidelity", None)
+    if ch.kind != "analysis_fidelity" or spec is None:
+        return False
+    cells = ((spec.model_column, s.model), (spec.harm_column, s.tier), (spec.turn_column, s.turn))
+    return any(col == column and _same(v, value) for col, v in cells)
+
+
+def _gap(checks: list[Check], population: Population, policy: Any) -> str | None:
+    """Why ``checks`` do not cover ``population`` (a phrase), or None when they do."""
+    for column, values in population:
+        for value in values:
+            cell = [ch for ch in checks if _about(ch, column, value, policy)]
+            if not cell:
+                return f"no check of the verdict is about {column}={value}"
+            bad = next((ch for ch in cell if ch.state != "pass"), None)
+            if bad is not None:
+                word = "fails" if bad.state == "fail" else "is inconclusive"
+                return f"its check {bad.name} about {column}={value} {word}"
+    return None
+
+
+def judge_covers(checks: list[Check], population: Population, policy: Any) -> str | None:
+    """None when a judge's ``checks`` certify it on ``population``, else why not (a phrase)."""
+    return _gap(checks, population, policy) if population else None
+
+
+def figure_covers(checks: list[Check], figure: str, population: Population, policy: Any) -> str | None:
+    """None when ``figure``'s own fidelity checks (a criterion's rate: its criterion's) certify it
+    on ``population``, else why not (a phrase)."""
+    if not population:
+        return None
+    if figure.startswith("rate(criterion=") and figure.endswith(")"):
+        name = figure[len("rate(criterion="):-1]
+        own = [ch for ch in checks if ch.kind == "analysis_fidelity" and ch.subject.criterion == name]
+    else:
+        own = [ch for ch in checks if ch.kind == "analysis_fidelity" and ch.subject.figure == figure]
+    return _gap(own, population, policy)
