@@ -204,21 +204,22 @@ def _population(
         why = judge_covers(checks, population, policy)
         if why is None:
             return _describe(verdict), certs, None
-        return None, None, _not_for(judge, rubric, where, why)
+        return None, None, _not_for(verdict, judge, rubric, where, why)
     out: dict[str, dict[str, Any]] = {}
     for fig, cert in named.items():
         why = figure_covers(checks, fig, population, policy) if cert["state"] == "pass" else None
         out[fig] = cert if why is None else {"state": "uncovered", "sentence": f"{fig}: not certified for {where} ({why})"}
     ok = [f for f, c in out.items() if c["state"] == "pass"]
     if not ok:
-        return None, None, _not_for(judge, rubric, where, "; ".join(c["sentence"] for c in out.values()))
+        return None, None, _not_for(verdict, judge, rubric, where, "; ".join(c["sentence"] for c in out.values()))
     return f"{_describe(verdict)}, certifying {', '.join(ok)} for {where} only", out, None
 
 
-def _not_for(judge: str, rubric: Rubric, where: str, why: str) -> UntrustedJudgeError:
+def _not_for(verdict: Any, judge: str, rubric: Rubric, where: str, why: str) -> UntrustedJudgeError:
     """The refusal of a judge whose verdict does not certify it on the analysis's ``--where``."""
+    source = getattr(verdict, "source", None)
     return UntrustedJudgeError(
-        f"The verdict does not certify judge {judge!r} on {rubric.id} for the part of the items this analysis is "
+        f"{f'Verdict {source}' if source else 'The verdict'} does not certify judge {judge!r} on {rubric.id} for the part of the items this analysis is "
         f"restricted to ({where}): {why}; a verdict certifies the labelled items as a whole and the cells its "
         "checks name, so gate with checks about that part (a `by` slice with per_slice, or analysis_fidelity "
         "per model, tier or turn) and pass that verdict, or run the analysis without --where or untrusted.",
