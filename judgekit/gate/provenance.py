@@ -60,11 +60,14 @@ def judge_sources(store: Any, rubric: Any, judge: str) -> Sources:
         f"SELECT {group} AS g, COUNT(*) FROM ratings r WHERE {cond} AND r.rater_id = ? AND {vcond} GROUP BY g"
         " ORDER BY g", [*args, judge, *vargs])}
     sub, sargs = labelled_items_sql(store, rubric)
+    hcond, hargs = under(rubric_pairs(rubric))
+    # the judge's replaced keys: one scan of the history (it has no index), joined by key
     (replaced,) = store.conn.execute(
-        f"SELECT COUNT(*) FROM ratings r WHERE {cond} AND r.rater_id = ? AND {eff} LIKE 'import:%'"
-        f" AND r.item_id IN ({sub}) AND EXISTS (SELECT 1 FROM rating_history h WHERE h.item_id = r.item_id"
-        " AND h.rater_id = r.rater_id AND h.rubric = r.rubric AND h.rubric_hash = r.rubric_hash"
-        " AND h.trial = r.trial)", [*args, judge, *sargs]).fetchone()
+        "SELECT COUNT(*) FROM ratings r JOIN (SELECT DISTINCT item_id, rubric, rubric_hash, trial FROM rating_history"
+        f" WHERE rater_id = ? AND {hcond}) h ON h.item_id = r.item_id AND h.rubric = r.rubric"
+        " AND h.rubric_hash = r.rubric_hash AND h.trial = r.trial"
+        f" WHERE {cond} AND r.rater_id = ? AND {eff} LIKE 'import:%' AND r.item_id IN ({sub})",
+        [judge, *hargs, *args, judge, *sargs]).fetchone()
     not_called = 0
     if PANEL in counts and not derived:
         from judgekit.store.calls import ratings_not_made_by
