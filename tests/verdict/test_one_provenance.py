@@ -165,3 +165,12 @@ def test_a_panel_judges_labelled_ratings_replaced_by_an_import_are_not_certified
     code, text, verdict = gate(case, "policy-pj.yaml")
     assert code == 1, text
     assert "2 sources" in provenance(verdict, "pj")["detail"]
+
+
+def test_the_plan_says_no_labels_decide_a_judge_of_two_sources(case):
+    import_jl(case, "rest.csv", {f"u{i}": LABELS[2] for i in range(10)})
+    import_jl(case, "labelled.csv", {f"i{i}": f for i, f in enumerate(finals(case))})
+    code, out = cli("plan", case / "policy-jl.yaml", "--store", case / "store.db", "--out", case / "plan.json")
+    assert code == 0, out
+    (line,) = [x for x in out.splitlines() if "one_provenance" in x]
+    assert "undecidable" in line and "come from 2 sources" in line and "ratings of the judge" in line
