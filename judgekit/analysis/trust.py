@@ -196,7 +196,9 @@ def _population(
     from judgekit.verdict.population import figure_covers, judge_covers, phrase
     from judgekit.verdict.read import policy_of
 
-    verdict = next(v for v in verdicts if any(j == entry for j in v["judges"]))
+    verdict = next((v for v in verdicts if any(j == entry for j in v["judges"])), None)
+    if verdict is None:  # (the entry always comes from one of them)
+        return None, None, _not_for(None, judge, rubric, phrase(population), "its verdict was not found")
     policy, checks, where = policy_of(verdict), judge_checks(entry), phrase(population)
     stored = entry.get("figures") or {}
     named = certs if certs is not None else {f: stored[f] for f in figures or () if f in stored}
