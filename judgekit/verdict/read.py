@@ -289,7 +289,8 @@ def _read_checks(j: dict[str, Any], k: int, policy: Policy, where: str) -> list[
     src, groups = j.get("source"), j.get("provenance") or {}
     if src is not None and not j["judge"].startswith(DERIVED) and set(groups) != {src}:
         raise _fail(where, f"judges[{k}] ({excerpt(j['judge'], quote=False)}) names the source {excerpt(src)} "
-                           f"certified, but records ratings from {len(groups)} sources")
+                           f"certified, but records ratings from {len(groups)} source{'' if len(groups) == 1 else 's'} "
+                           f"({', '.join(excerpt(g) for g in sorted(groups)) or 'none'})")
     exempt = CALL_KINDS if j["judge"].startswith(DERIVED) else ()
     if any(ch.kind in exempt for ch in out):
         raise _fail(where, f"judges[{k}] ({j['judge']}) is a derived rater but has a check of its own calls")
