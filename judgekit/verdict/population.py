@@ -1,8 +1,9 @@
 """The population a verdict certifies: which parts of the labelled items its checks are about.
 
 A verdict's checks certify a judge (or one of its figures) on the items with human or reference
-ratings as a whole, and on the cells its checks name: a slice ``by=key`` (``per_slice``,
-``max_abs_bias_slice``, the probes' slices) and a fidelity figure's cell (its ``model``, harm
+ratings as a whole, and on the cells its checks that compare it with the reference name: a slice
+``by=key`` (``per_slice``, ``max_abs_bias_slice``; a probe's slice does not count, though a failing
+probe there still refuses it) and a fidelity figure's cell (its ``model``, harm
 ``tier`` and ``turn``, in the columns of the policy's ``analysis_fidelity``). An analysis
 restricted with ``--where COLUMN=VALUE[,VALUE]`` is about a part of the population: it is
 certified for that part only when, for every value, the verdict has a check about that cell and
@@ -17,6 +18,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from judgekit.verdict.check import Check
+
+#: the kinds of check that compare the judge with the reference in a cell, so cover it: a probe
+#: about a slice (stability, self-preference, covariate effect, flips there) compares with no human
+#: label and covers nothing, though a failing one still refuses the cell
+_AGAINST_REFERENCE = ("per_slice", "max_abs_bias_slice", "analysis_fidelity")
 
 #: an analysis's ``--where``: ``[(column, [value, ...]), ...]`` (every one must hold)
 Population = Sequence[tuple[str, Sequence[str]]]
@@ -57,7 +63,7 @@ def _gap(checks: list[Check], population: Population, policy: Any) -> str | None
     for column, values in population:
         for value in values:
             cell = [ch for ch in checks if _about(ch, column, value, policy)]
-            if not cell:
+            if not any(ch.kind in _AGAINST_REFERENCE for ch in cell):
                 return f"no check of the verdict is about {column}={value}"
             bad = next((ch for ch in cell if ch.state != "pass"), None)
             if bad is not None:
