@@ -13,6 +13,7 @@ The pooled certificate says nothing about ``model=mA`` alone or ``severity=4,5``
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -46,29 +47,40 @@ def _same(a: Any, b: str) -> bool:
     return math.isfinite(x) and x == y
 
 
-def _about(ch: Check, column: str, value: str, policy: Any) -> bool:
-    """Whether check ``ch`` is about the cell ``column=value``."""
+def _about(ch: Check, cell: dict[str, str], policy: Any) -> bool:
+    """Whether check ``ch`` is about the cell ``cell`` (``{column: value}``, one per ``--where``):
+    a slice of exactly those columns (crossed, ``by: [a+b]``, for two) with those values, or a
+    fidelity figure's cell that has each of those values."""
     s = ch.subject
-    if s.by == column and _same(s.key, value):
-        return True
+    if s.by is not None and s.key is not None:
+        parts = [p.strip() for p in s.by.split("+")]
+        keys = s.key.split(" / ") if len(parts) > 1 else [s.key]
+        if (sorted(parts) == sorted(cell) and len(keys) == len(parts)
+                and all(_same(k, cell[p]) for p, k in zip(parts, keys, strict=True))):
+            return True
     spec = getattr(policy.checks, "analysis_fidelity", None)
     if ch.kind != "analysis_fidelity" or spec is None:
         return False
-    cells = ((spec.model_column, s.model), (spec.harm_column, s.tier), (spec.turn_column, s.turn))
-    return any(col == column and _same(v, value) for col, v in cells)
+    cells = {col: v for col, v in ((spec.model_column, s.model), (spec.harm_column, s.tier),
+                                   (spec.turn_column, s.turn)) if v is not None}
+    return all(col in cells and _same(cells[col], value) for col, value in cell.items())
 
 
 def _gap(checks: list[Check], population: Population, policy: Any) -> str | None:
-    """Why ``checks`` do not cover ``population`` (a phrase), or None when they do."""
-    for column, values in population:
-        for value in values:
-            cell = [ch for ch in checks if _about(ch, column, value, policy)]
-            if not any(ch.kind in _AGAINST_REFERENCE for ch in cell):
-                return f"no check of the verdict is about {column}={value}"
-            bad = next((ch for ch in cell if ch.state != "pass"), None)
-            if bad is not None:
-                word = "fails" if bad.state == "fail" else "is inconclusive"
-                return f"its check {bad.name} about {column}={value} {word}"
+    """Why ``checks`` do not cover ``population`` (a phrase), or None when they do. With several
+    ``--where``, each crossed cell needs a check of its own: each model and each tier certified
+    alone say nothing about one tier of one model."""
+    columns = [column for column, _ in population]
+    for values in itertools.product(*(vals for _, vals in population)):
+        cell = dict(zip(columns, values, strict=True))
+        name = ", ".join(f"{c}={v}" for c, v in cell.items())
+        about = [ch for ch in checks if _about(ch, cell, policy)]
+        if not any(ch.kind in _AGAINST_REFERENCE for ch in about):
+            return f"no check of the verdict is about {name}"
+        bad = next((ch for ch in about if ch.state != "pass"), None)
+        if bad is not None:
+            word = "fails" if bad.state == "fail" else "is inconclusive"
+            return f"its check {bad.name} about {name} {word}"
     return None
 
 

@@ -37,3 +37,21 @@ def test_a_failing_probe_about_a_covered_slice_still_refuses_it() -> None:
     assert agree.state == "pass" and unstable.state == "fail"
     assert judge_covers([agree, unstable], [("model", ["mA"])], POLICY) == (
         f"its check {unstable.name} about model=mA fails")
+
+
+def _on(by: str, key: str) -> object:
+    return new_check("per_slice", "j", 0.8, 0.5, 100, "d", subject=Subject(by=by, key=key),
+                     interval=Interval(0.75, 0.85, "percentile", 0.95))
+
+
+def test_two_filters_need_a_check_about_their_crossed_cell() -> None:
+    # each model and each tier certified on its own says nothing about tier 5 of mA alone
+    checks = [_on("model", "mA"), _on("model", "mB"), _on("severity", "4"), _on("severity", "5")]
+    where = [("model", ["mA"]), ("severity", ["5"])]
+    assert judge_covers(checks, where[:1], POLICY) is None and judge_covers(checks, where[1:], POLICY) is None
+    assert judge_covers(checks, where, POLICY) == "no check of the verdict is about model=mA, severity=5"
+    crossed = [*checks, _on("model+severity", "mA / 5")]
+    assert judge_covers(crossed, where, POLICY) is None
+    assert judge_covers(crossed, [("severity", ["5"]), ("model", ["mA"])], POLICY) is None
+    assert judge_covers(crossed, [("model", ["mA", "mB"]), ("severity", ["5"])], POLICY) == (
+        "no check of the verdict is about model=mB, severity=5")
