@@ -35,11 +35,14 @@ def phrase(population: Population) -> str:
 
 
 def _same(a: Any, b: str) -> bool:
-    """A recorded cell value and a ``--where`` value are the same as written or as a number."""
+    """A recorded cell value and a ``--where`` value are the same as written, as a number, or as
+    a boolean spelled as ``--where`` reads one (:func:`judgekit.analysis.slicing.where_mask`)."""
     if a is None:
         return False
     if str(a) == b:
         return True
+    if str(a) in ("True", "False"):  # a boolean's slice key: --where selects it as true/yes/1 or false/no/0
+        return b.strip().lower() in (("true", "yes", "1") if str(a) == "True" else ("false", "no", "0"))
     try:
         x, y = float(str(a)), float(b)
     except ValueError:

@@ -55,3 +55,11 @@ def test_two_filters_need_a_check_about_their_crossed_cell() -> None:
     assert judge_covers(crossed, [("severity", ["5"]), ("model", ["mA"])], POLICY) is None
     assert judge_covers(crossed, [("model", ["mA", "mB"]), ("severity", ["5"])], POLICY) == (
         "no check of the verdict is about model=mB, severity=5")
+
+
+def test_a_boolean_slice_is_covered_however_the_filter_spells_it() -> None:
+    # items with JSON booleans: the gate's slice key is "True"; --where selects them with true/yes/1
+    checks = [_on("flagged", "True"), _on("flagged", "False")]
+    for spelled in ("True", "true", "yes", "1"):
+        assert judge_covers(checks, [("flagged", [spelled])], POLICY) is None, spelled
+    assert judge_covers(checks[1:], [("flagged", ["yes"])], POLICY) == "no check of the verdict is about flagged=yes"
