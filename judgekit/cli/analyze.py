@@ -18,6 +18,7 @@ from judgekit.cli.analyze_out import (
     add_correction_tables,
     finish,
     noted,
+    population,
     print_corrections,
     progress_bar,
     sliced,
@@ -157,7 +158,6 @@ def distribution_cmd(
     from judgekit.analysis import inputs
     from judgekit.analysis.distribution.estimate import refusal_distribution
     from judgekit.analysis.options import ItemColumns, Resampling
-    from judgekit.analysis.slicing import parse_where
     from judgekit.analysis.trust import TrustContext
     from judgekit.report.analysis_terminal import print_distribution
     from judgekit.rubric.model import load_rubric
@@ -170,6 +170,7 @@ def distribution_cmd(
         data = inputs.distribution_inputs(store, rubric, rater,
                                           form_rubric=None if no_forms else form_rubric,
                                           verdicts=loaded, untrusted=untrusted)
+        everything = len(data.items)
         items, (data.ratings, data.forms), note = sliced(data.items, [data.ratings, data.forms], where, by_cols)
         data.items = items
         with progress_bar("bootstrap (resampling prompts)", quiet) as progress:
@@ -178,7 +179,8 @@ def distribution_cmd(
                 columns=ItemColumns(model=model_column, prompt=prompt_column, by=by_cols,
                                     sample_group=sample_group),
                 threshold=threshold, refusal_codes=codes,
-                trust=TrustContext(loaded, data.judge_hashes, untrusted, store, parse_where(where)),
+                trust=TrustContext(loaded, data.judge_hashes, untrusted, store,
+                               population(where, everything, len(data.items))),
                 resampling=Resampling(n_boot, seed, progress),
             )
         if correct:
@@ -286,7 +288,6 @@ def calibration_cmd(
     from judgekit.analysis import inputs
     from judgekit.analysis.calibration.estimate import calibration
     from judgekit.analysis.options import ItemColumns, Resampling
-    from judgekit.analysis.slicing import parse_where
     from judgekit.analysis.trust import TrustContext
     from judgekit.report.analysis_terminal import print_calibration
     from judgekit.rubric.model import load_rubric
@@ -297,6 +298,7 @@ def calibration_cmd(
         data = inputs.calibration_inputs(store, rubric, rater, harm_column=harm_column,
                                          harm_rubric=harm_rubric, harm_key=harm_key, verdicts=loaded)
         by_cols = by_columns(by)
+        everything = len(data.items)
         data.items, (data.ratings,), note = sliced(data.items, [data.ratings], where, by_cols)
         columns = ItemColumns(model=model_column, prompt=prompt_column, lookalike=lookalike_column,
                               by=by_cols)
@@ -304,7 +306,8 @@ def calibration_cmd(
             result = calibration(
                 data.ratings, data.items, data.harm, rubric=rubric, harm_source=data.harm_source,
                 columns=columns, include_lookalikes=include_lookalikes,
-                trust=TrustContext(loaded, data.judge_hashes, untrusted, store, parse_where(where)),
+                trust=TrustContext(loaded, data.judge_hashes, untrusted, store,
+                               population(where, everything, len(data.items))),
                 resampling=Resampling(n_boot, seed, progress),
             )
         if correct:
@@ -386,7 +389,6 @@ def criteria_cmd(
     """
     from judgekit.analysis import inputs
     from judgekit.analysis.criteria import evaluate_criteria, load_criteria
-    from judgekit.analysis.slicing import parse_where
     from judgekit.analysis.trust import TrustContext
     from judgekit.report.analysis_terminal import print_criteria
 
@@ -395,10 +397,12 @@ def criteria_cmd(
     with Store.open_existing(store_path) as store:
         data = inputs.criteria_inputs(store, loaded)
         by_cols = by_columns(by)
+        everything = len(data.items)
         data.items, (data.ratings,), note = sliced(data.items, [data.ratings], where, by_cols)
         result, passed = evaluate_criteria(
             spec, data.ratings, data.items, rater=rater,
-            trust=TrustContext(loaded, data.judge_hashes, untrusted, store, parse_where(where)),
+            trust=TrustContext(loaded, data.judge_hashes, untrusted, store,
+                               population(where, everything, len(data.items))),
             source=f"Criteria file {criteria_file}", by=by_cols,
         )
         if correct:

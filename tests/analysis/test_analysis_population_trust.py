@@ -78,3 +78,13 @@ def test_a_pooled_certificate_covers_no_part_it_has_no_check_about() -> None:
     why = figure_covers(checks, "rate(criterion=hard)", [("model", ["mA"])], POLICY)
     assert why == "no check of the verdict is about model=mA"
     assert judge_covers(checks, [("severity", ["4", "5"])], POLICY) == "no check of the verdict is about severity=4"
+
+
+def test_a_filter_that_keeps_every_item_is_the_whole_population(synthetic_store: dict[str, Path],
+                                                               tmp_path: Path) -> None:
+    # every item has a severity of 1 to 5: the filter leaves the analysis as it is without it
+    res = run("analyze", "distribution", "--judge", "judge-a", "--rubric", "restrictiveness", "--no-forms",
+              "--verdict", synthetic_store["restrictiveness"], "--where", "severity=1,2,3,4,5",
+              "--bootstrap", "0", "--store", synthetic_store["store"], "--out", tmp_path, "--quiet")
+    assert res.exit_code == 0, res.output
+    assert json.loads((tmp_path / "distribution.json").read_text())["trusted"] is True
