@@ -81,13 +81,16 @@ class TrustContext:
     judge_hashes: Mapping[str, str] | None = None
     untrusted: bool = False
     store: Any = None
+    #: the part of the items the analysis is restricted to (``--where``: ``[(column, [values])]``):
+    #: a verdict trusts a judge there only if its checks are about it (:mod:`judgekit.verdict.population`)
+    population: Sequence[tuple[str, Sequence[str]]] = ()
 
     def check(self, ratings: pd.DataFrame, rubric: Rubric, *, figures: Sequence[str] | None = None,
               criteria: Mapping[str, str] | None = None) -> TrustReport:
         """:func:`check_trust` of ``ratings`` under ``rubric`` in this context."""
         return check_trust(ratings, rubric, self.verdicts, judge_hashes=self.judge_hashes,
                            untrusted=self.untrusted, store=self.store, figures=figures,
-                           criteria=criteria)
+                           criteria=criteria, population=self.population)
 
 
 def _how_to_get_one(judge: str, rubric: Rubric) -> UntrustedJudgeError:
@@ -110,6 +113,7 @@ def check_trust(
     store: Any = None,
     figures: Sequence[str] | None = None,
     criteria: Mapping[str, str] | None = None,
+    population: Sequence[tuple[str, Sequence[str]]] = (),
 ) -> TrustReport:
     """Check that every judge rater in ``ratings`` has a passing verdict for ``rubric``.
 
@@ -131,6 +135,11 @@ def check_trust(
     figures are those criteria's rates, ``rate(criterion=NAME)``, each certified on its own
     (:func:`judgekit.verdict.certify.certify_criteria`: its check, every primary check, and the
     same definition as the gate read).
+
+    ``population`` (``--where``: ``[(column, [values])]``): the verdict must also certify the judge,
+    or each figure, on that part of the items — a check about each cell, every one passing
+    (:mod:`judgekit.verdict.population`); a figure it does not cover there is left out like an
+    uncertified one, and a judge with none covered is refused in one sentence.
     """
     if criteria:
         from judgekit.verdict.certify import criterion_figure
@@ -156,6 +165,8 @@ def check_trust(
             if passed is None and certs:  # certificates, none of them passing
                 error = (_criterion_refused(rater, rubric, certs) if criteria
                          else _none_certified(rater, rubric, certs))
+        if passed is not None and entry is not None and population:
+            passed, certs, error = _population(rater, rubric, loaded, entry, certs, figures, population)
         if passed is not None and entry is not None and store is not None:
             error = _foreign(ratings, rater, rubric, entry, store)
             passed = None if error is not None else passed
@@ -171,6 +182,51 @@ def check_trust(
             raise error
         raise _how_to_get_one(rater, rubric)
     return report
+
+
+def _population(
+    judge: str, rubric: Rubric, verdicts: Sequence[Any], entry: dict[str, Any],
+    certs: dict[str, dict[str, Any]] | None, figures: Sequence[str] | None, population: Sequence[tuple[str, Sequence[str]]],
+) -> tuple[str | None, dict[str, dict[str, Any]] | None, UntrustedJudgeError | None]:
+    """The trust of ``judge`` (its verdict ``entry``, trusted outright or for ``certs``) restricted
+    to ``population``: ``(description or None, certificates, refusal or None)``. Figures whose own
+    checks do not cover it become ``uncovered``; none left, or a judge trusted outright whose checks
+    do not cover it (no figure certificates), is refused."""
+    from judgekit.verdict.check import judge_checks
+    from judgekit.verdict.population import figure_covers, judge_covers, phrase
+    from judgekit.verdict.read import policy_of
+
+    verdict = next((v for v in verdicts if any(j == entry for j in v["judges"])), None)
+    if verdict is None:  # (the entry always comes from one of them)
+        return None, None, _not_for(None, judge, rubric, phrase(population), "its verdict was not found")
+    policy, checks, where = policy_of(verdict), judge_checks(entry), phrase(population)
+    stored = entry.get("figures") or {}
+    named = certs if certs is not None else {f: stored[f] for f in figures or () if f in stored}
+    if not named:
+        why = judge_covers(checks, population, policy)
+        if why is None:
+            return _describe(verdict), certs, None
+        return None, None, _not_for(verdict, judge, rubric, where, why)
+    out: dict[str, dict[str, Any]] = {}
+    for fig, cert in named.items():
+        why = figure_covers(checks, fig, population, policy) if cert["state"] == "pass" else None
+        out[fig] = cert if why is None else {"state": "uncovered", "sentence": f"{fig}: not certified for {where} ({why})"}
+    ok = [f for f, c in out.items() if c["state"] == "pass"]
+    if not ok:
+        return None, None, _not_for(verdict, judge, rubric, where, "; ".join(c["sentence"] for c in out.values()))
+    return f"{_describe(verdict)}, certifying {', '.join(ok)} for {where} only", out, None
+
+
+def _not_for(verdict: Any, judge: str, rubric: Rubric, where: str, why: str) -> UntrustedJudgeError:
+    """The refusal of a judge whose verdict does not certify it on the analysis's ``--where``."""
+    source = getattr(verdict, "source", None)
+    return UntrustedJudgeError(
+        f"{f'Verdict {source}' if source else 'The verdict'} does not certify judge {judge!r} on {rubric.id} for the part of the items this analysis is "
+        f"restricted to ({where}): {why}; a verdict certifies the labelled items as a whole and the cells its "
+        "checks name, so gate with checks about that part (a `by` slice with per_slice, or analysis_fidelity "
+        "per model, tier or turn) and pass that verdict, or run the analysis without --where or untrusted.",
+        cli_hint="On the command line: --untrusted.",
+    )
 
 
 def _find_certified(

@@ -20,6 +20,7 @@ from judgekit.cli.analyze_out import (
     add_correction_tables,
     finish,
     noted,
+    population,
     print_corrections,
     progress_bar,
     sliced,
@@ -226,6 +227,7 @@ def distribution_cmd(
         data = inputs.distribution_inputs(store, rubric, rater,
                                           form_rubric=None if no_forms else form_rubric,
                                           verdicts=loaded, untrusted=run.untrusted)
+        everything = len(data.items)
         items, (data.ratings, data.forms), note = sliced(data.items, [data.ratings, data.forms],
                                                          run.where, by_cols)
         data.items = items
@@ -235,7 +237,8 @@ def distribution_cmd(
                 columns=ItemColumns(model=model_column, prompt=prompt_column, by=by_cols,
                                     sample_group=sample_group),
                 threshold=threshold, refusal_codes=codes,
-                trust=TrustContext(loaded, data.judge_hashes, run.untrusted, store),
+                trust=TrustContext(loaded, data.judge_hashes, run.untrusted, store,
+                               population(run.where, everything, len(data.items))),
                 resampling=Resampling(run.n_boot, run.seed, progress),
             )
         if run.correct:
@@ -342,6 +345,7 @@ def calibration_cmd(
         data = inputs.calibration_inputs(store, rubric, rater, harm_column=harm_column,
                                          harm_rubric=harm_rubric, harm_key=harm_key, verdicts=loaded)
         by_cols = by_columns(run.by)
+        everything = len(data.items)
         data.items, (data.ratings,), note = sliced(data.items, [data.ratings], run.where, by_cols)
         columns = ItemColumns(model=model_column, prompt=prompt_column, lookalike=lookalike_column,
                               by=by_cols)
@@ -349,7 +353,8 @@ def calibration_cmd(
             result = calibration(
                 data.ratings, data.items, data.harm, rubric=rubric, harm_source=data.harm_source,
                 columns=columns, include_lookalikes=include_lookalikes,
-                trust=TrustContext(loaded, data.judge_hashes, run.untrusted, store),
+                trust=TrustContext(loaded, data.judge_hashes, run.untrusted, store,
+                               population(run.where, everything, len(data.items))),
                 resampling=Resampling(run.n_boot, run.seed, progress),
             )
         if run.correct:
@@ -427,10 +432,12 @@ def criteria_cmd(
     with Store.open_existing(run.store_path) as store:
         data = inputs.criteria_inputs(store, loaded)
         by_cols = by_columns(run.by)
+        everything = len(data.items)
         data.items, (data.ratings,), note = sliced(data.items, [data.ratings], run.where, by_cols)
         result, passed = evaluate_criteria(
             spec, data.ratings, data.items, rater=rater,
-            trust=TrustContext(loaded, data.judge_hashes, run.untrusted, store),
+            trust=TrustContext(loaded, data.judge_hashes, run.untrusted, store,
+                               population(run.where, everything, len(data.items))),
             source=f"Criteria file {criteria_file}", by=by_cols,
         )
         if run.correct:

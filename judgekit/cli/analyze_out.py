@@ -57,6 +57,15 @@ def sliced(items: Any, frames: list[Any], where: tuple[str, ...], by: list[str])
     return cross_columns(items, by), frames, note
 
 
+def population(where: tuple[str, ...], everything: int, kept: int) -> list[tuple[str, list[str]]]:
+    """The part of the items ``--where`` restricts an analysis to, as its trust guard reads it
+    (:class:`judgekit.analysis.trust.TrustContext`): none when the filter kept all ``everything``
+    items, since the analysis is then the one without it."""
+    from judgekit.analysis.slicing import parse_where
+
+    return [] if kept == everything else [(c, list(v)) for c, v in parse_where(where)]
+
+
 def noted(result: AnalysisResult, note: str | None, where: tuple[str, ...]) -> AnalysisResult:
     if note:
         result.notes.append(note)

@@ -166,10 +166,12 @@ def as_timestamp(value: Any, where: Where, default: float) -> float:
         else:
             if when.tzinfo is not None and when.utcoffset() is not None:
                 try:
-                    seconds = when.timestamp()
+                    when.astimezone(dt.UTC)  # in the years 1 to 9999 once in UTC, else an OverflowError
+                    # the last second's fraction: a float rounds 9999-12-31T23:59:59.999999Z up to year 10000
+                    seconds = min(when.timestamp(), _LAST_TIME + 0.999)
                 except (OverflowError, ValueError):
                     seconds = math.inf
-                if _FIRST_TIME <= seconds <= _LAST_TIME:
+                if _FIRST_TIME <= seconds < _LAST_TIME + 1:  # (its last second's fractions too)
                     return seconds
                 problem = outside
             else:

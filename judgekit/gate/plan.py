@@ -74,6 +74,8 @@ def _check_row(judge: str, ch: Check, total_n: int, budget: int | None, calls: d
     assert thr is not None  # every planned kind has its policy's threshold
     if kind == "min_items":
         return PlanRow(judge, name, "human-rated items", n, None, thr, int(thr))
+    if kind == "one_provenance":  # no labels decide it (judgekit.gate.provenance): its sentence says what does
+        return PlanRow(judge, name, "ratings of the judge", n, None, thr, None, ch.detail)
     if kind in ("max_abstention_rate", "max_error_rate", "min_coverage"):  # the judge's calls, not human labels
         unit = f"calls of {judge} (no human label)"
         p = float(ch.figure or 0.0)

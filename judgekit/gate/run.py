@@ -156,6 +156,9 @@ def run_gate(store: Any, policy_path: str | Path, *, full_report: bool = False,
 
     results = evaluate(policy, report, alt, probes=probes, fidelity=fid,
                        calls=own_calls(store, rubric, list(policy.judges)))
+    from judgekit.gate.provenance import apply_provenance
+
+    sources = apply_provenance(results, store, rubric)  # one source per judge, else a failing check
     seq_info = None
     if sequential is not None:  # rounds of `sequential` conversations (judgekit.gate.sequential)
         from judgekit.gate.sequential import apply_sequential, sequential_checks
@@ -166,7 +169,7 @@ def run_gate(store: Any, policy_path: str | Path, *, full_report: bool = False,
         apply_sequential(results, seq)
     from judgekit.store.provenance import meta_hashes
 
-    judges = [_judge_entry(store, rubric, policy, r, hashes) for r in results]
+    judges = [_judge_entry(store, rubric, policy, r, hashes, sources[r.judge]) for r in results]
     verdict = {
         "schema_version": SCHEMA_VERSION,
         "judgekit_version": __version__,
@@ -190,13 +193,12 @@ def run_gate(store: Any, policy_path: str | Path, *, full_report: bool = False,
     return verdict, report
 
 
-def _judge_entry(store: Any, rubric: Any, policy: Policy, r: JudgeResult, hashes: Any) -> dict[str, Any]:
+def _judge_entry(store: Any, rubric: Any, policy: Policy, r: JudgeResult, hashes: Any,
+                 sources: dict[str, Any]) -> dict[str, Any]:
     """One judge of the verdict: its state, checks (:func:`judgekit.verdict.check.check_json`) and
     budget, its identity and ratings' hash and provenance, and its certificates (computed once,
     here, and stored)."""
-    from judgekit.store.provenance import provenance_digests
     from judgekit.verdict.certify import certify
-
 
     entry: dict[str, Any] = {"judge": r.judge, "state": r.state, "passed": r.state == "pass",
                              "checks": [check_json(ch) for ch in r.checks], "budget": budget_json(r.budget)}
@@ -207,7 +209,7 @@ def _judge_entry(store: Any, rubric: Any, policy: Policy, r: JudgeResult, hashes
     if certs:
         entry["figures"] = certs
     entry["judge_ratings_hash"] = (hashes["judges"][r.judge] if hashes else judge_ratings_hash(store, rubric, r.judge))
-    entry["provenance"] = provenance_digests(store, rubric, r.judge)  # where its ratings came from
+    entry.update(sources)  # where its ratings came from, and the one source certified (judgekit.gate.provenance)
     return entry
 
 

@@ -234,10 +234,31 @@ def import_ratings(store: Store, path: str | Path, rubric: Rubric,
                                  written=streamed.written)
         # not streamed (its transaction rolled back): the whole-file path reads or reports it
         return _import_whole(store, rubric, opts, where)
-    except BaseException:  # a refusal, an SQLite error, Ctrl-C: a first import leaves no store
+    except BaseException as exc:  # a refusal, an SQLite error, Ctrl-C: a first import leaves no store
         if new_store and store.opened and _empty(store):
             _remove_new_store(store)
+        if no_room(exc):  # its transaction rolled back: one sentence, nothing imported
+            raise JudgekitError(
+                f"{store.path}: the import of {source} could not be written ({_short_error(exc)}: the disk is full, "
+                "a file-size limit was reached or the disk failed); nothing of it was imported — free space or "
+                "raise the limit and import again.") from None
         raise
+
+
+def no_room(exc: BaseException) -> bool:
+    """Whether ``exc`` says a write found no room: SQLite's "database or disk is full" or "disk I/O
+    error" (a file-size limit), or an OS error ENOSPC, EFBIG or EDQUOT."""
+    import errno
+    import sqlite3
+
+    if isinstance(exc, sqlite3.OperationalError):
+        text = str(exc).lower()
+        return "disk is full" in text or "disk i/o error" in text
+    return isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EFBIG, getattr(errno, "EDQUOT", -1))
+
+
+def _short_error(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0][:120]
 
 
 @dataclass(frozen=True)

@@ -119,6 +119,11 @@ def _labelled_items_sql(store: Any, rubric: Any) -> tuple[str, list[Any]]:
             f" AND rater_kind IN ('human', 'reference') AND {vcond}", [*args, json.dumps(people), *vargs])
 
 
+def labelled_items_sql(store: Any, rubric: Any) -> tuple[str, list[Any]]:
+    """The public name of :func:`_labelled_items_sql` (the gate's provenance check reads it)."""
+    return _labelled_items_sql(store, rubric)
+
+
 def _labelled_meta(store: Any, rubric: Any) -> Iterator[tuple[str, str]]:
     """``(item_id, meta)`` of the items with a human or reference rating under ``rubric``, in id
     order (perturbed item copies left out)."""

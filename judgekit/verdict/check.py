@@ -33,6 +33,8 @@ RULES: dict[str, Rule] = {
     # the probes: intervals at each slice's Holm level (judgekit.probes.bands)
     "max_covariate_effect": "ci<=", "max_self_preference": "ci<=", "min_stability": "ci>=",
     "max_flip_rate": "ci<=", "max_label_drift": "ci<=", "analysis_fidelity": "ci<=",
+    # every gated judge: 1 when its ratings come from one source (judgekit.gate.provenance), else 0
+    "one_provenance": "point>=",
 }
 
 PROBES = ("max_covariate_effect", "max_self_preference", "min_stability", "max_flip_rate")

@@ -23,6 +23,7 @@ import sqlite3
 from typing import Any
 
 from judgekit.errors import JudgekitError, UntrustedJudgeError
+from judgekit.verdict.check import DERIVED
 from judgekit.verdict.policy_rules import people, reference_kinds, reference_problem
 
 AGAIN = "run `judgekit gate POLICY.yaml` again and pass the verdict.json it writes"
@@ -159,6 +160,12 @@ def check_provenance(verdict: dict[str, Any], store: Any, rubric: Any, judge: st
         raise UntrustedJudgeError(
             f"{where}: {OLDER} where the ratings of judge {judge!r} came from (a panel run or an import), "
             f"so ratings imported under its name after it cannot be told apart; {AGAIN}.")
+    if len(recorded) > 1 and not judge.startswith(DERIVED):
+        raise UntrustedJudgeError(
+            f"{where}: the ratings of judge {judge!r} it covers came from {len(recorded)} sources "
+            f"({', '.join(sorted(recorded))}), and a judge is trusted only on ratings of one source (its panel "
+            "calls or one import); import the judge's whole run in one file under a new rater id and "
+            f"{AGAIN}.")
     now = provenance_digests(store, rubric, judge)
     for group in sorted(recorded):
         if group != PANEL and now.get(group) != recorded[group]:

@@ -214,6 +214,8 @@ def min_n_of(kind: str, policy: Policy) -> int | None:
         return getattr(c, kind).min_items if getattr(c, kind) is not None else None
     if kind == "analysis_fidelity":
         return c.analysis_fidelity.min_units if c.analysis_fidelity else None
+    if kind == "one_provenance":  # a property of the ratings, not a sample (judgekit.gate.provenance)
+        return None
     return c.min_items
 
 
@@ -233,6 +235,7 @@ def _thresholds(policy: Policy) -> dict[str, Any]:
         **{k: getattr(getattr(c, k), "min" if k == "min_stability" else "max", None) for k in PROBES},
         "max_label_drift": None,  # a probe of `judgekit probe`, not a gate check
         "analysis_fidelity": c.analysis_fidelity.max_abs_diff if c.analysis_fidelity else None,
+        "one_provenance": 1.0,  # every judge, whatever the policy (judgekit.gate.provenance)
     }
 
 
@@ -283,6 +286,11 @@ def _read_checks(j: dict[str, Any], k: int, policy: Policy, where: str) -> list[
         raise _fail(where, f"judges[{k}] ({excerpt(j['judge'], quote=False)}) records a not_applied list its "
                            f"policy does not give ({len(skipped)} checks not applied: "
                            f"{', '.join(s.split(':')[0] for s in skipped) or 'none'})")
+    src, groups = j.get("source"), j.get("provenance") or {}
+    if src is not None and not j["judge"].startswith(DERIVED) and set(groups) != {src}:
+        raise _fail(where, f"judges[{k}] ({excerpt(j['judge'], quote=False)}) names the source {excerpt(src)} "
+                           f"certified, but records ratings from {len(groups)} source{'' if len(groups) == 1 else 's'} "
+                           f"({', '.join(excerpt(g) for g in sorted(groups)) or 'none'})")
     exempt = CALL_KINDS if j["judge"].startswith(DERIVED) else ()
     if any(ch.kind in exempt for ch in out):
         raise _fail(where, f"judges[{k}] ({j['judge']}) is a derived rater but has a check of its own calls")

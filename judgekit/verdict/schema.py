@@ -78,6 +78,10 @@ class JudgeV4(_Strict):
     #: where the judge's ratings came from, ``{group: digest}`` (:mod:`judgekit.store.provenance`;
     #: an optional key of version 3: a verdict without it is refused as made by an older judgekit)
     provenance: dict[str, str] | None = None
+    #: the one source of its ratings the gate certified (``panel``, ``import:<id>``; a derived
+    #: rater's ``panel aggregate``): :mod:`judgekit.gate.provenance`; absent when it found more than
+    #: one (the judge then has a failing ``one_provenance`` check) or in a verdict written before
+    source: str | None = None
     #: per figure of ``analysis_fidelity``: computed once by the gate and stored; reading a verdict
     #: checks them against its checks (:func:`judgekit.verdict.certify.certify`)
     figures: dict[str, FigureCert] | None = None

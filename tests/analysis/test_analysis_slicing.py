@@ -63,9 +63,10 @@ def test_distribution_where_and_crossed_by(synthetic_store: dict[str, Path], tmp
     res = run("analyze", "distribution", "--judge", "judge-a", "--rubric", "restrictiveness", "--no-forms",
               "--verdict", synthetic_store["restrictiveness"], "--where", "severity=4,5",
               "--by", "severity+tactic", "--bootstrap", "100", "--store", synthetic_store["store"],
-              "--out", tmp_path, "--quiet")
+              "--out", tmp_path, "--quiet", "--untrusted")  # the verdict certifies no severity slice
     assert res.exit_code == 0, res.output
     data = json.loads((tmp_path / "distribution.json").read_text())
+    assert data["trusted"] is False
     rows = data["tables"]["by_severity+tactic"]["rows"]
     df = _synth_refusals()
     df = df[df["severity"].isin([4, 5])]
@@ -134,7 +135,8 @@ def test_criteria_compare_per_seed_mean_descriptive_where_by(synthetic_store: di
         " compare: {column: model, a: synth-calibrated, b: synth-drifting}, op: '<=', threshold: 0.10}\n"
         "  - {name: deflection share, rubric: restrictiveness, label: r3_deflection}\n")
     res = run("analyze", "criteria", crit, "--verdict", synthetic_store["restrictiveness"], "--where", "turn=6",
-              "--by", "model+tactic", "--store", synthetic_store["store"], "--out", tmp_path / "o")
+              "--by", "model+tactic", "--store", synthetic_store["store"], "--out", tmp_path / "o",
+              "--untrusted")  # the verdict certifies no turn slice
     data = json.loads((tmp_path / "o" / "criteria.json").read_text())
     rows = {r["criterion"]: r for r in data["tables"]["criteria"]["rows"]}
     df = _synth_refusals()

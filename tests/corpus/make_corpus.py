@@ -39,18 +39,19 @@ from corpus import (  # noqa: E402
     cases_selective,
     cases_store,
     cases_tables,
+    cases_trust,
     controls,
 )
 from corpus.base import Case, Control, Valid, build_template, write_files  # noqa: E402
 
 CASES: list[Case] = [*cases_config.CASES, *cases_tables.CASES, *cases_logs.CASES, *cases_mapping.CASES,
                      *cases_hostile.CASES, *cases_store.CASES,
-                     *cases_knobs.CASES, *cases_batch.CASES, *cases_selective.CASES]
+                     *cases_knobs.CASES, *cases_batch.CASES, *cases_selective.CASES, *cases_trust.CASES]
 CONTROLS: list[Control] = list(controls.CONTROLS)
 #: the unbroken files the cases break (each must be accepted)
 VALID: list[Valid] = [*cases_config.VALID, *cases_tables.VALID, *cases_logs.VALID, *cases_mapping.VALID,
                       *cases_hostile.VALID, *cases_store.VALID,
-                      *cases_knobs.VALID, *cases_batch.VALID, *cases_selective.VALID]
+                      *cases_knobs.VALID, *cases_batch.VALID, *cases_selective.VALID, *cases_trust.VALID]
 
 
 def _check_unique() -> None:

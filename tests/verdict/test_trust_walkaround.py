@@ -101,6 +101,7 @@ def test_an_older_verdict_without_metadata_hashes_is_refused_with_one_sentence(c
     del old["meta_hashes"]
     for j in old["judges"]:
         j.pop("provenance")
+        j.pop("source", None)  # (an older judgekit recorded neither)
     (case / "old.json").write_text(json.dumps(old))
     with Store(case / "store.db") as s:  # as an older judgekit's gate recorded it
         record_verdict(s, old)
@@ -159,16 +160,26 @@ def test_an_imported_judges_labels_edited_with_sqlite_are_refused(case):
 
 
 def test_an_imported_judges_gated_labels_on_unlabelled_items_edited_with_sqlite_are_refused(case):
-    _import_judge_labels(case, range(10))  # judge labels on items no human rated, then the gate
-    code, out = cli("gate", case / "policy.yaml", "--store", case / "store.db", "--out", case / "g2")
+    # judge j2's run, imported in one file: the labelled items and 10 items no human rated, then the gate
+    finals = [line.split(",")[8] for line in (case / "labels.csv").read_text().splitlines()[1:]]
+    rows = ["item_id,prompt,response,model,prompt_id,label,rater_id,rater_kind"]
+    rows += [f"i{i},,,,,{lab},j2,judge" for i, lab in enumerate(finals)]
+    rows += [f"n{i},new prompt {i},new response {i},m{i % 2},q{i},{LABELS[2]},j2,judge" for i in range(10)]
+    (case / "j2.csv").write_text("\n".join(rows) + "\n")
+    code, out = cli("import", case / "j2.csv", "--rubric", "refusal", "--store", case / "store.db")
+    assert code == 0, out
+    (case / "policy-j2.yaml").write_text((case / "policy.yaml").read_text().replace("[j1]", "[j2]"))
+    code, out = cli("gate", case / "policy-j2.yaml", "--store", case / "store.db", "--out", case / "g2")
     assert code == 0, out
     con = sqlite3.connect(case / "store.db")
-    con.execute("UPDATE ratings SET label = 'full_compliance' WHERE rater_id = 'j1' AND item_id = 'n3'")
+    con.execute("UPDATE ratings SET label = 'full_compliance' WHERE rater_id = 'j2' AND item_id = 'n3'")
     con.commit()
     con.close()
-    code, out = analyze(case, "g2/verdict.json")
+    code, out = cli("analyze", "distribution", "--judge", "j2", "--rubric", "refusal", "--no-forms",
+                    "--verdict", case / "g2" / "verdict.json", "--store", case / "store.db", "--bootstrap", "0",
+                    "--quiet", "--out", case / "out")
     msg = one_sentence_error((code, out))
-    assert "'j1'" in msg and "edited, replaced or removed" in msg and "judgekit gate" in msg
+    assert "'j2'" in msg and "edited, replaced or removed" in msg and "judgekit gate" in msg
 
 
 # ----------------------------------------------------------------------------- a panel judge
