@@ -354,8 +354,16 @@ def migration_statements(name: str, statements: Iterable[str]) -> list[str]:
     when it runs."""
     out: list[str] = []
     for statement in statements:
-        m = re.match(r"\s*CREATE TRIGGER (\w+) AFTER (\w+) ON (\w+)", statement)
-        if m:
+        code = re.sub(r"^\s*--[^\n]*\n", "", statement, flags=re.M)  # SQL comments before it
+        m = re.match(r"\s*CREATE TRIGGER (\w+) AFTER (\w+) ON (\w+)\s+BEGIN\s+(.*?);?\s*END;?\s*$",
+                     code, flags=re.S)
+        if m and "store_writes" not in m.group(4):  # a trigger of its own: its body as a function
+            name, body = m.group(1), m.group(4)
+            out.append(f"CREATE OR REPLACE FUNCTION {name}_fn() RETURNS trigger LANGUAGE plpgsql AS"
+                       f" $$ BEGIN {body}; RETURN NULL; END $$")
+            out.append(f"CREATE TRIGGER {name} AFTER {m.group(2)} ON {m.group(3)}"
+                       f" FOR EACH ROW EXECUTE FUNCTION {name}_fn()")
+        elif m:
             if not out or out[0] != _COUNTER_FUNCTION:
                 out.insert(0, _COUNTER_FUNCTION)
             out.append(f"CREATE TRIGGER {m.group(1)} AFTER {m.group(2)} ON {m.group(3)}"
