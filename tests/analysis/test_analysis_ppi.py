@@ -47,6 +47,25 @@ def test_mean_row_is_classic_ppi_with_few_labelled_clusters() -> None:
     assert row["note"] == "" and row["unit"] == "conversation"
 
 
+def test_a_correction_wider_than_the_labels_alone_reports_the_labels_alone() -> None:
+    # 8 of 16 clusters labelled (λ cannot be tuned: classic PPI, λ = 1) where the judge is noise:
+    # s²(y − f) exceeds s²(y), so classic PPI would be wider than the labels alone
+    f = np.tile([0.6, 0.4], 8)
+    y = np.r_[[0.6, 0.6, 0.6, 0.6, 0.4, 0.4, 0.4, 0.4], np.full(8, np.nan)]
+    row = mean_row("mean R", f, np.arange(16), y)
+    from scipy.stats import t
+
+    half = t.ppf(0.975, 7) * math.sqrt(np.var(y[:8], ddof=1) / 8)
+    assert row["corrected"] == pytest.approx(0.5) and row["lam"] == 0.0
+    assert (row["ci_low"], row["ci_high"]) == pytest.approx((0.5 - half, 0.5 + half))
+    assert (row["ci_low"], row["ci_high"]) == (row["human_ci_low"], row["human_ci_high"])
+    assert row["note"].startswith("human-only: on these 8 labelled conversations")
+    assert row["estimator"].startswith("human-only (λ = 0")
+    # classic PPI on the same labels: se² = s²(y − f)_L / n + s²(f) / N
+    se_ppi = math.sqrt(np.var(y[:8] - f[:8], ddof=1) / 8 + np.var(f, ddof=1) / 16)
+    assert 2 * half < 2 * t.ppf(0.975, 7) * se_ppi
+
+
 def test_a_row_with_no_variation_has_no_zero_width_interval_and_no_negative_zero() -> None:
     # 0 of 2 labelled say yes, and the judge agrees everywhere: the "0.000 [0.00, 0.00]"
     f = np.zeros(6)
