@@ -259,7 +259,7 @@ def test_corrected_table_row_of_0_of_2_has_no_zero_width_interval() -> None:
     assert math.isnan(row["raw_ci_low"]) and math.isnan(row["raw_ci_high"])
     # the corrected figure: refused with its sentence, never 0.000 [0.00, 0.00]
     assert math.isnan(row["ci_low"]) and math.isnan(row["ci_high"])
-    assert row["note"].startswith("not corrected: Only 0 of the 2 labelled items")
+    assert row["note"].startswith("not corrected: the PPI standard error is zero or undefined")
 
 
 def test_calibration_bootstrap_gives_no_zero_width_interval() -> None:
