@@ -93,10 +93,12 @@ def study(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     _run("report", "--store", db, "--rubric", "refusal", "--verdict", folder / "g" / "verdict.json",
          "--by", "model", "--resamples", 200, "--out", folder / "report")
     for judge in ("careful", "sloppy"):
-        _run("analyze", "distribution", "--judge", judge, "--rubric", "refusal", "--store", db,
-             "--untrusted", "--correct", "ppi", "--reference", "ann1", "--bootstrap", 200,
-             "--quiet", "--out", folder / f"dist-{judge}")
+        out[f"{judge} terminal"] = _run(
+            "analyze", "distribution", "--judge", judge, "--rubric", "refusal", "--store", db,
+            "--untrusted", "--correct", "ppi", "--reference", "ann1", "--bootstrap", 200,
+            "--quiet", "--out", folder / f"dist-{judge}")
         out[judge] = json.loads((folder / f"dist-{judge}" / "distribution.json").read_text())
+        out[f"{judge} html"] = (folder / f"dist-{judge}" / "distribution.html").read_text()
     return out
 
 
@@ -167,3 +169,18 @@ def test_each_figure_has_one_value_in_a_run(study: dict[str, Any]) -> None:
         assert seen, judge
         for what, values in seen.items():
             assert len(values) == 1, (what, values)
+
+
+def test_the_biased_judges_miss_shows_in_every_rendering(study: dict[str, Any]) -> None:
+    """The sloppy judge calls a third of the refusals compliance: its raw refusal rate misses the
+    corrected one, and the miss is a column of the terminal and HTML tables, not only the files."""
+    rows = study["sloppy"]["tables"]["corrected"]["rows"]
+    for r in rows:
+        assert r["judge_error"] == pytest.approx(r["raw"] - r["corrected"])
+        assert r["judge_error"] < -0.03, r
+    text = " ".join(study["sloppy terminal"].split())
+    assert "miss (raw − corrected)" in text
+    for r in rows:
+        assert f"{r['judge_error']:+.3f}" in text
+    html = study["sloppy html"]
+    assert "miss (raw − corrected)" in html and f"{rows[0]['judge_error']:.3f}" in html

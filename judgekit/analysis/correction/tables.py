@@ -45,7 +45,7 @@ from judgekit.rubric.model import Rubric
 #: columns of a correction table besides the model and slice columns
 CORRECTION_COLUMNS = ("figure", "method", "n_total", "n_labelled", "n_labelled_positive", "raw",
                       "raw_ci_low", "raw_ci_high", "corrected", "ci_low", "ci_high",
-                      "reference_labelled", "note")
+                      "judge_error", "reference_labelled", "note")
 
 
 def _modal_labels(ratings: pd.DataFrame, rubric: Rubric) -> pd.Series:
@@ -116,6 +116,9 @@ def correction_tables(
             gkey = gkey if isinstance(gkey, tuple) else (gkey,)
             row: dict[str, object] = dict(zip(["model", *cols], gkey, strict=True))
             row.update(group.row(grp))
+            # the judge's miss, raw − corrected, in every rendering of the table
+            miss = float(row["raw"]) - float(row["corrected"])  # type: ignore[arg-type]
+            row["judge_error"] = miss if math.isfinite(miss) else float("nan")
             _no_zero_width(row)
             rows.append(row)
         frame = pd.DataFrame(rows, columns=["model", *cols, *CORRECTION_COLUMNS])
