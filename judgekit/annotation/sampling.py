@@ -418,17 +418,25 @@ def sample_design(store: Store, sample: str) -> pd.DataFrame:
 def sample_items(
     store: Store, spec: SampleSpec, *, replace: bool = False, record: bool = True,
     where: Sequence[str] = (), groups: Sequence[str] = (),
+    computed: pd.DataFrame | None = None,
 ) -> tuple[pd.DataFrame, SampleSummary]:
     """Draw ``spec`` from the items in ``store`` (signals from its judge ratings) and record it.
 
     With ``record=False`` the design is only returned (record it later with :func:`record_sample`).
     ``where`` (``COL=VALUE[,VALUE]``) restricts the population; ``groups`` (item columns: the
     analysis's groups) are checked for the labelled conversations the corrected figures need
-    (:mod:`judgekit.annotation.sampling_support`).
+    (:mod:`judgekit.annotation.sampling_support`). ``computed`` (``item_id`` and columns the
+    caller computed, e.g. ``harm_tier`` from harm ratings) joins the items first, so the strata,
+    ``where`` and ``groups`` may name the analysis's own groups.
     """
     from judgekit.annotation.sampling_support import filter_where, group_support
 
-    items, where_note = filter_where(store.items(), where)
+    every = store.items()
+    if computed is not None:
+        extra = computed.assign(item_id=computed["item_id"].astype(str))
+        every = every.drop(columns=[c for c in extra.columns if c != "item_id"],
+                           errors="ignore").merge(extra, on="item_id", how="left")
+    items, where_note = filter_where(every, where)
     source = spec.where
     signals = None
     excluded = ""
