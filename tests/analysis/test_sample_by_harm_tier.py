@@ -61,3 +61,10 @@ def test_a_sample_stratified_by_harm_tiers_from_harm_ratings(tmp_path) -> None:
     assert "stratified by model, harm_tier, benign_lookalike" in note
     rows = data["tables"]["ppi_by_tier_turn"]["rows"]
     assert rows and not [r for r in rows if str(r["note"]).startswith("refused: stratum")]
+    # one figure, one number: the raw-vs-corrected mean R is the stratified corrected figure
+    summary = {r["model"]: r for r in data["tables"]["ppi_summary"]["rows"]
+               if r["figure"] == "mean R"}
+    for r in data["tables"]["corrected"]["rows"]:
+        s = summary[r["model"]]
+        assert (r["raw"], r["corrected"], r["ci_low"], r["ci_high"]) == (
+            s["raw"], s["corrected"], s["ci_low"], s["ci_high"]), (r, s)

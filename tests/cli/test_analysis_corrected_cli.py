@@ -105,20 +105,27 @@ def test_distribution_correct_figures(synthetic_store, csv_labels, tmp_path, met
     assert all(t["note"].startswith("not corrected: Only ") for t in refused)
 
 
-def test_calibration_correct_mean_r(synthetic_store, csv_labels) -> None:
+def test_calibration_correct_mean_r(synthetic_store, csv_labels, tmp_path) -> None:
     r = run("analyze", "calibration", "--judge", "judge-a", "--verdict",
             synthetic_store["restrictiveness"], "--harm-column", "severity", "--store",
-            synthetic_store["store"], "--quiet", "--bootstrap", "200", "--correct", "ppi")
+            synthetic_store["store"], "--quiet", "--bootstrap", "200", "--correct", "ppi",
+            "--out", tmp_path / "c")
     assert r.exit_code == 0, r.output
     assert "mean R per model, raw and corrected" in r.output
     assert "mean R per model and turn, raw and corrected" in r.output
     # the scope of C and RCE: benign look-alikes left out (--include-lookalikes not given)
     m = csv_labels[(csv_labels["model"] == "synth-drifting") & ~csv_labels["benign_lookalike"]]
-    lab = m[m["ref"].notna()]
-    expected = _cluster_ppi(m["judge"].map(R_VALUES), m, lab["ref"].map(R_VALUES))
     line = next(x for x in r.output.splitlines() if "synth-drifting" in x and f" {len(m)} " in x)
     assert f"{m['judge'].map(R_VALUES).mean():.3f}" in line
-    assert f"{expected.corrected:.3f}" in line
+    # one figure, one number: the model's corrected mean R is the corrected-figure table's
+    # (PPI++ over the prompt units of the calibration, conversations resampled)
+    data = json.loads((tmp_path / "c" / "calibration.json").read_text())
+    ppi = next(x for x in data["tables"]["ppi_summary"]["rows"]
+               if x["model"] == "synth-drifting" and x["figure"] == "mean R")
+    row = next(x for x in data["tables"]["corrected"]["rows"] if x["model"] == "synth-drifting")
+    assert (row["corrected"], row["ci_low"], row["ci_high"]) == (
+        ppi["corrected"], ppi["ci_low"], ppi["ci_high"])
+    assert f"{ppi['corrected']:.3f}" in line
 
 
 def test_correct_on_an_untrusted_judge_is_stamped(synthetic_store, tmp_path) -> None:
