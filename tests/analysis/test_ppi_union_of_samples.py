@@ -117,3 +117,29 @@ def test_a_sample_drawn_by_disagreement_cannot_join_the_union() -> None:
                         sample=name)
     assert out.strata == {f"c{c}": "model=" + "ab"[c % 2] for c in range(6)}
     assert "pilot, main" in out.description and "one design" in out.description
+
+
+def test_a_sample_drawn_from_a_filtered_population_records_the_filter_as_its_stratum(
+        tmp_path) -> None:
+    # a pilot at random, then a main sample of the severity-4 items only (`--where`): the union
+    # over-represents severity 4, so the design must stratify by severity, or every pooled
+    # corrected figure is pulled toward severity 4 (treated as one simple random sample)
+    from judgekit.analysis.correction.design import design_strata, union_design
+    from judgekit.annotation.sampling import sample_design, sample_items, spec_from_dict
+    from judgekit.store import Store
+
+    items = pd.DataFrame({"item_id": [f"i{k}" for k in range(40)],
+                          "severity": [1 + k % 4 for k in range(40)],
+                          "prompt": "p", "response": "r"})
+    with Store(tmp_path / "s.db") as store:
+        store.put_items(items, source="items.csv")
+        sample_items(store, spec_from_dict({"name": "pilot", "size": 8, "seed": 1}))
+        sample_items(store, spec_from_dict({"name": "main", "size": 6, "seed": 2}),
+                     where=["severity=4"])
+        pilot, main = sample_design(store, "pilot"), sample_design(store, "main")
+    assert set(main["stratum"]) == {"severity=4"}
+    design, name = union_design([("main", main), ("pilot", pilot)])
+    labelled = set(design["item_id"])
+    out = design_strata(items, design, labelled=labelled, cluster_col="item_id", sample=name)
+    assert out.strata is not None
+    assert {out.strata[f"i{k}"] for k in range(40)} == {f"severity={s}" for s in (1, 2, 3, 4)}
