@@ -143,3 +143,22 @@ def test_a_sample_drawn_from_a_filtered_population_records_the_filter_as_its_str
     out = design_strata(items, design, labelled=labelled, cluster_col="item_id", sample=name)
     assert out.strata is not None
     assert {out.strata[f"i{k}"] for k in range(40)} == {f"severity={s}" for s in (1, 2, 3, 4)}
+
+
+def test_a_design_whose_items_changed_stratum_since_the_draw_is_refused() -> None:
+    # drawn by harm tier (from harm ratings); harm ratings added since move two chosen items to
+    # another tier: the recorded inclusion probabilities no longer match the recomputed strata
+    from judgekit.analysis.correction.design import design_strata
+
+    items = pd.DataFrame({"item_id": [f"i{k}" for k in range(12)],
+                          "harm_tier": [1, 1, 1, 1, 1, 1, 5, 5, 5, 5, 5, 5]})
+    design = pd.DataFrame({"item_id": ["i0", "i1", "i6", "i7"], "reason": "stratum",
+                           "stratum": ["harm_tier=1", "harm_tier=1", "harm_tier=5",
+                                       "harm_tier=5"], "weight": 3.0, "overlap": 0})
+    ok = design_strata(items, design, labelled=design["item_id"], cluster_col="item_id")
+    assert ok.strata is not None and ok.strata["i0"] == "harm_tier=1"
+    moved = items.assign(harm_tier=[5, 5, 1, 1, 1, 1, 5, 5, 5, 5, 5, 5])
+    with pytest.raises(JudgekitError) as err:
+        design_strata(moved, design, labelled=design["item_id"], cluster_col="item_id",
+                      sample="s")
+    one_sentence_error((2, f"error: {err.value}"), "'s'", "'i0'", "harm_tier=1", "harm_tier=5")

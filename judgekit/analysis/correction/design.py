@@ -139,6 +139,8 @@ def design_strata(
     key = parts[0]
     for p in parts[1:]:
         key = key + "|" + p
+    _check_recorded(d, dict(zip(its["item_id"], zip(*parts, strict=True), strict=True)), cols,
+                    name)
     first = pd.DataFrame({"cluster": cl.to_numpy(), "key": key.to_numpy()}).drop_duplicates(
         "cluster")
     strata = dict(zip(first["cluster"], first["key"], strict=True))
@@ -146,6 +148,25 @@ def design_strata(
                            f"labelled conversations: stratified by {', '.join(cols)} "
                            f"({len(set(strata.values()))} strata, sample {name}); stratified "
                            f"PPI weights each stratum by its share of the units{union}")
+
+
+def _check_recorded(design: pd.DataFrame, now: dict[str, tuple[str, ...]], cols: list[str],
+                    name: str) -> None:
+    """One sentence when a chosen item's recorded stratum is not its stratum now (by the same
+    columns): the recorded inclusion probabilities describe the strata at the draw (a computed
+    column such as ``harm_tier`` moves when harm ratings are added), so recomputed strata would
+    weight the labels by a design that was not drawn."""
+    for item, rec in zip(design["item_id"], design["stratum"], strict=True):
+        if is_missing(rec) or rec == "" or item not in now:
+            continue
+        parts = dict(zip(cols, now[item], strict=True))
+        current = "|".join(parts.get(p.split("=", 1)[0], "?") for p in str(rec).split("|"))
+        if current != rec:
+            raise JudgekitError(
+                f"item {item!r} of sample {name!r} was drawn in stratum {rec} but is now in "
+                f"{current}, so the recorded design no longer describes the strata; restore the "
+                "items' columns (or harm ratings) as they were at the draw, or draw the sample "
+                "again.")
 
 
 def union_design(named: list[tuple[str, pd.DataFrame]]) -> tuple[pd.DataFrame, str]:
