@@ -313,3 +313,32 @@ def test_cli_distribution_corrects_rates_and_form_shares(tmp_path: Path) -> None
     for model in {r["model"] for r in forms}:
         raw = [r["raw"] for r in forms if r["model"] == model]
         assert sum(raw) == pytest.approx(1.0)  # the judge's shares over every sample sum to 1
+
+
+def test_corrected_table_counts_the_items_its_ppi_figure_is_computed_on() -> None:
+    """A 0/1 figure takes the majority of a judge's trials and a tie abstains: an item whose two
+    trials split is not in the figure, so it is not in the table's n either (n beside the value
+    is the value's denominator)."""
+    from judgekit.analysis.correction.tables import correction_tables
+
+    codes = list(REFUSAL.codes)
+    pos, neg = codes[-1], codes[0]
+    items = pd.DataFrame({"item_id": [f"i{n}" for n in range(8)], "model": "m",
+                          "conversation_id": [f"c{n}" for n in range(8)]})
+    # i0's two trials split (a tie: abstains); the others say refusal on i1..i3 only
+    judge = ratings_frame([("i0", pos, 0), ("i0", neg, 1)]
+                          + [(f"i{n}", pos if n < 4 else neg, t) for n in range(1, 8)
+                             for t in (0, 1)], REFUSAL, rater="j")
+    # the reference labels i0..i5; its i5 is a tie too
+    ref = ratings_frame([("i0", pos), ("i1", pos), ("i2", neg), ("i3", pos), ("i4", neg),
+                         ("i5", pos, 0), ("i5", neg, 1)], REFUSAL, rater="h", kind="human")
+    w = {c: (1.0 if c == pos else 0.0) for c in codes}
+    (t,) = correction_tables(judge, Reference(ref, "h"), items, rubric=REFUSAL, weights=w,
+                             figure="refusal rate", method="ppi",
+                             columns=ItemColumns(prompt="conversation_id"),
+                             resampling=Resampling(n_resamples=200, seed=0))
+    row = t.frame.iloc[0]
+    assert row["raw"] == pytest.approx(3 / 7)  # i1..i3 of the 7 items with a majority
+    assert row["n_total"] == 7
+    assert row["n_labelled"] == 4  # i1..i4: labelled by the reference, each with a majority
+    assert row["reference_labelled"] == pytest.approx(2 / 4)  # i1, i3 of i1..i4

@@ -187,9 +187,12 @@ def _ppi_row(grp: pd.DataFrame, figure: str, clusters: list[str]) -> dict[str, o
     f = grp["_fv"].to_numpy(float)
     y = grp["_yv"].to_numpy(float)
     r = mean_row(figure, f, np.asarray(clusters, dtype=object), y)
-    lab = y[np.isfinite(y)]
+    lab = y[np.isfinite(y) & np.isfinite(f)]
     nan = float("nan")
-    return dict(raw=r["raw"], raw_ci_low=r["raw_ci_low"], raw_ci_high=r["raw_ci_high"],
+    # n beside the value is its denominator: the items with a value by the trial rule (a tie
+    # abstains), and of them those the reference labelled (with a value too)
+    return dict(n_total=r["n_units"], n_labelled=r["n_units_labelled"],
+                raw=r["raw"], raw_ci_low=r["raw_ci_low"], raw_ci_high=r["raw_ci_high"],
                 corrected=r["corrected"], ci_low=r["ci_low"], ci_high=r["ci_high"],
                 n_labelled_positive=pd.NA,
                 reference_labelled=float(lab.mean()) if len(lab) else nan,
