@@ -162,3 +162,29 @@ def test_a_design_whose_items_changed_stratum_since_the_draw_is_refused() -> Non
         design_strata(moved, design, labelled=design["item_id"], cluster_col="item_id",
                       sample="s")
     one_sentence_error((2, f"error: {err.value}"), "'s'", "'i0'", "harm_tier=1", "harm_tier=5")
+
+
+def test_naming_the_samples_that_drew_the_labels_leaves_out_a_targeted_one_that_overlaps(
+        tmp_path) -> None:
+    # the labels are a random pilot's; a sample drawn later by disagreement (never labelled)
+    # happens to share a labelled item: naming the pilot describes every label, so the targeted
+    # sample is not pulled in (and its refusal does not block the correction)
+    from judgekit.analysis.correction.design import find_sample
+    from judgekit.annotation.sampling import record_sample
+    from judgekit.store import Store
+
+    pilot = pd.DataFrame({"item_id": ["i0", "i1", "i2"], "reason": "random", "stratum": None,
+                          "weight": 4.0, "overlap": 0})
+    hard = pd.DataFrame({"item_id": ["i2", "i7"], "reason": "disagreement", "stratum": None,
+                         "weight": 1.0, "overlap": 0})
+    with Store(tmp_path / "s.db") as store:
+        store.put_items(pd.DataFrame({"item_id": [f"i{k}" for k in range(12)], "prompt": "p",
+                                      "response": "r"}), source="items.csv")
+        record_sample(store, "pilot", pilot)
+        record_sample(store, "hard", hard)
+        design, name = find_sample(store, ["i0", "i1", "i2"], "pilot")
+        assert name == "pilot" and sorted(design["item_id"]) == ["i0", "i1", "i2"]
+        # unnamed, both samples hold labels: the targeted one is refused in one sentence
+        with pytest.raises(JudgekitError) as err:
+            find_sample(store, ["i0", "i1", "i2"], None)
+        one_sentence_error((2, f"error: {err.value}"), "'hard'", "--sample")

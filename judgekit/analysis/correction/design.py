@@ -188,7 +188,8 @@ def union_design(named: list[tuple[str, pd.DataFrame]]) -> tuple[pd.DataFrame, s
             raise JudgekitError(
                 f"sample {name!r} chose {len(targeted)} items by the judges' "
                 f"{targeted['reason'].iloc[0]}, so it cannot join the other samples holding labels "
-                "as one design (its items have no recorded probabilities); label only the other "
+                "as one design (its items have no recorded probabilities); if the labels were "
+                "drawn in the others, name them with --sample, else label only the other "
                 "samples' items, or draw it with `judgekit sample --active`, alone.")
         if (d["reason"] == "active").any():
             others = ", ".join(repr(n) for n, _ in named if n != name)
@@ -207,12 +208,20 @@ def find_sample(store: object, labelled: Iterable[str], sample: str | None
     recorded samples holding labelled items and those ``sample`` names (one name or several,
     comma-separated); None when no sample does. Naming one sample of several that hold labels
     does not set the others' labels aside: labels known are used, and a sample drawn from the
-    units not yet labelled describes the population only together with the ones before it."""
+    units not yet labelled describes the population only together with the ones before it. When
+    the named samples drew every labelled item, they alone are the design (a sample that only
+    shares items with them, e.g. one drawn later by disagreement and never labelled, is left
+    out)."""
     from judgekit.annotation.sampling import sample_design
 
     named = [s.strip() for s in (sample or "").split(",") if s.strip()]
     designs = {name: sample_design(store, name) for name in named}  # type: ignore[arg-type]
     lab = set(map(str, labelled))
+    drawn = {str(i) for d in designs.values() for i in d["item_id"]}
+    if designs and lab <= drawn:
+        # the named samples drew every label: another sample that merely shares items with
+        # them (drawn later for another purpose, never labelled) does not describe the labels
+        return union_design(sorted(designs.items()))
     for name in store.sample_names():  # type: ignore[attr-defined]
         if name not in designs:
             d = sample_design(store, name)  # type: ignore[arg-type]
