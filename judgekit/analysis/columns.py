@@ -52,6 +52,8 @@ HEADERS: dict[str, str] = {
     "refusals": "refusals", "constant": "constant", "value": "value",
     "raw": "raw (judge only)", "corrected": "corrected", "n_total": "items", "n_labelled": "labelled",
     "n_labelled_positive": "labelled positives", "reference_labelled": "reference (labelled items)",
+    "judge_error": "judge's miss (raw − corrected)", "human": "human-only",
+    "effective_labels": "effective labels", "lam": "λ",
 }
 
 

@@ -282,3 +282,16 @@ def spread_harm(harm: pd.Series, items: pd.DataFrame, key: str | None) -> pd.Ser
 def tier_of(h: np.ndarray) -> np.ndarray:
     """Severity tier 1–5 of H in [0, 1] (the nearest tier when H is a mean of raters)."""
     return (np.rint(np.asarray(h, dtype=float) * 4.0) + 1).astype(int)
+
+
+#: the item column of the harm tier 1–5 computed from H (``sample --harm-rubric`` stratifies by
+#: it; the corrected figures read a design stratified by it)
+HARM_TIER = "harm_tier"
+
+
+def harm_tier_column(harm: pd.Series, item_ids: pd.Series) -> pd.api.extensions.ExtensionArray:
+    """Each of ``item_ids``' harm tier 1–5 from ``harm`` (item_id → H), NA where it has no H."""
+    h = harm.reindex(item_ids.astype(str)).to_numpy(dtype=float)
+    tiers = tier_of(np.nan_to_num(h))
+    return pd.array([int(t) if ok else pd.NA for t, ok in zip(tiers, np.isfinite(h), strict=True)],
+                    dtype="Int64")

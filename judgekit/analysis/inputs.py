@@ -279,6 +279,19 @@ def _harm_from_store(
     return Harm(harm, source)
 
 
+def harm_tiers(store: Store, items: pd.DataFrame, *,
+               harm_rubric: str | Path | Rubric = "harm_severity",
+               harm_key: str | None = "prompt_id") -> pd.DataFrame:
+    """``item_id, harm_tier``: each item's harm tier 1–5 from the human ratings under
+    ``harm_rubric`` (as the analysis takes H: :func:`_harm_from_store`), so a sample can be
+    stratified by the analysis's own tiers; items without H have none (NA)."""
+    from judgekit.analysis.frames import HARM_TIER, harm_tier_column
+
+    harm = _harm_from_store(store, items, harm_rubric=harm_rubric, harm_key=harm_key).values
+    ids = items["item_id"].astype(str)
+    return pd.DataFrame({"item_id": ids.to_numpy(), HARM_TIER: harm_tier_column(harm, ids)})
+
+
 @dataclass
 class CalibrationInputs:
     """What :func:`judgekit.analysis.calibration.estimate.calibration` reads from a store."""

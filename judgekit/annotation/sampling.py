@@ -415,20 +415,46 @@ def sample_design(store: Store, sample: str) -> pd.DataFrame:
     return df
 
 
+def _where_strata(design: pd.DataFrame, items: pd.DataFrame, where: Sequence[str],
+                  strata: Sequence[str]) -> pd.DataFrame:
+    """``design`` with the ``where`` columns (``COL=VALUE``) leading each chosen item's stratum:
+    a sample of a filtered population describes that part alone, so the design records it as a
+    stratum (a later sample of the rest, or a pilot of all, then joins it as one design crossed
+    by these columns, instead of passing for a simple random sample of all items)."""
+    cols = [c for c in dict.fromkeys(w.partition("=")[0].strip() for w in where)
+            if c not in strata]
+    if not cols or design.empty:
+        return design
+    rows = items.assign(item_id=items["item_id"].astype(str)).drop_duplicates("item_id")
+    chosen = rows.set_index("item_id").reindex(design["item_id"].astype(str)).reset_index()
+    keys = _stratum_keys(chosen, cols, "--where").to_numpy()
+    old = design["stratum"].to_numpy(dtype=object)
+    return design.assign(stratum=[k if is_missing(o) or o == "" else f"{k}|{o}"
+                                  for k, o in zip(keys, old, strict=True)])
+
+
 def sample_items(
     store: Store, spec: SampleSpec, *, replace: bool = False, record: bool = True,
     where: Sequence[str] = (), groups: Sequence[str] = (),
+    computed: pd.DataFrame | None = None,
 ) -> tuple[pd.DataFrame, SampleSummary]:
     """Draw ``spec`` from the items in ``store`` (signals from its judge ratings) and record it.
 
     With ``record=False`` the design is only returned (record it later with :func:`record_sample`).
     ``where`` (``COL=VALUE[,VALUE]``) restricts the population; ``groups`` (item columns: the
     analysis's groups) are checked for the labelled conversations the corrected figures need
-    (:mod:`judgekit.annotation.sampling_support`).
+    (:mod:`judgekit.annotation.sampling_support`). ``computed`` (``item_id`` and columns the
+    caller computed, e.g. ``harm_tier`` from harm ratings) joins the items first, so the strata,
+    ``where`` and ``groups`` may name the analysis's own groups.
     """
     from judgekit.annotation.sampling_support import filter_where, group_support
 
-    items, where_note = filter_where(store.items(), where)
+    every = store.items()
+    if computed is not None:
+        extra = computed.assign(item_id=computed["item_id"].astype(str))
+        every = every.drop(columns=[c for c in extra.columns if c != "item_id"],
+                           errors="ignore").merge(extra, on="item_id", how="left")
+    items, where_note = filter_where(every, where)
     source = spec.where
     signals = None
     excluded = ""
@@ -457,6 +483,7 @@ def sample_items(
     elif spec.judges or spec.exclude_rated:
         raise JudgekitError(f"{source}: judges and exclude_rated need a rubric; add one.")
     design, summary = draw_sample(items, spec, signals=signals, source=source)
+    design = _where_strata(design, items, where, spec.strata)
     if where_note:
         summary.notes.insert(0, where_note)
     summary.notes.extend(group_support(items, design, groups,

@@ -120,8 +120,9 @@ def _item_options(*, by_help: str, prompt_help: str) -> Callable[[Callable[..., 
 
 def _correct_options(f: Callable[..., Any]) -> Callable[..., Any]:
     f = click.option("--sample", "sample", default=None,
-                     help="Recorded sample (`judgekit sample --name`) the reference's labels were "
-                          "drawn in, for --correct ppi (default: the one sample holding them; "
+                     help="Recorded sample(s) (`judgekit sample --name`, comma-separated) the "
+                          "reference's labels were drawn in, for --correct ppi; with every other "
+                          "sample holding labels they are one design (default: those samples; "
                           "none: treated as a simple random sample, with a warning).")(f)
     f = click.option("--reference", "reference", default=None,
                      help="Rater whose labels measure the judge's error for --correct (default: "

@@ -314,6 +314,9 @@ def pull_cmd(
               help="Draw by JUDGE's confidence (trials, --judges panel): each unit with a recorded, "
                    "floored probability ∝ sqrt(predicted error), --size the expected number; run "
                    "again on the same --name for the next round. Needs --rubric.")
+@click.option("--harm-rubric", "harm_rubric", default=None, metavar="RUBRIC",
+              help="Add the column harm_tier (tiers 1–5 of H from the human RUBRIC ratings, shared by "
+                   "a prompt_id, as the analysis takes H) to stratify by it: --by model,harm_tier.")
 @click.option("--floor", "active_floor", type=click.FloatRange(0, 1, min_open=True), default=0.2,
               show_default=True, help="With --active: no probability below this share of the uniform rate.")
 @store_option
@@ -340,6 +343,7 @@ def sample_cmd(
     plan_path: Path | None,
     active_judge: str | None,
     active_floor: float,
+    harm_rubric: str | None,
     store_path: str,
 ) -> None:
     """Choose which items people should rate, and record the design in the store.
@@ -387,7 +391,8 @@ def sample_cmd(
                             source=str(items_path))
         design, summary = sample_items(
             store, spec, replace=replace, where=where,
-            groups=name_list("--groups", groups) or [])
+            groups=name_list("--groups", groups) or [],
+            computed=_harm_tiers(store, harm_rubric))
         if out_path is not None:
             write_table(pd.DataFrame(design), out_path)
     for line in summary.lines():
@@ -412,6 +417,15 @@ def _sample_spec(spec_path: Path | None, plan_path: Path | None, flags: dict[str
     # the spec file is named in messages about its rubric, judges and strata unless a flag set one
     from_file = spec_path if all(flags[k] is None for k in ("rubric", "judges", "strata")) else None
     return spec_from_dict(base, source="judgekit sample", file=from_file)
+
+
+def _harm_tiers(store: Store, harm_rubric: str | None) -> pd.DataFrame | None:
+    """``--harm-rubric``: the items' harm_tier column from harm ratings (None without it)."""
+    if harm_rubric is None:
+        return None
+    from judgekit.analysis.inputs import harm_tiers
+
+    return harm_tiers(store, store.items(), harm_rubric=harm_rubric)
 
 
 def _from_plan(base: dict[str, object], plan_path: Path) -> None:

@@ -197,6 +197,20 @@ def print_prompts(console: Console, result: AnalysisResult, *, limit: int = MAX_
                   f"{safe_text(EXCHANGEABLE)}.[/dim]")
 
 
+def _has(r: pd.Series, col: str) -> bool:
+    v = r.get(col)
+    return v is not None and not pd.isna(v)
+
+
+def _miss(r: pd.Series) -> str:
+    """The judge's miss, raw − corrected (signed; "—" where either is missing)."""
+    from judgekit.verdict.numbers import signed
+
+    if not (_has(r, "raw") and _has(r, "corrected")):
+        return "—"
+    return signed(float(r["raw"]) - float(r["corrected"]))
+
+
 def print_correction(console: Console, result: AnalysisResult) -> None:
     """Each ``corrected*`` table: model (and slice), n, raw [95% CI], n labelled, corrected
     [95% CI]; a group whose correction was refused prints its sentence below the table."""
@@ -207,12 +221,14 @@ def print_correction(console: Console, result: AnalysisResult) -> None:
         slice_col = [str(c) for c in frame.columns[1:2] if t.key != "corrected"]
         rows = [[str(r["model"]), *[fmt(r[c]) for c in slice_col], fmt(r["n_total"]),
                  ci(r, "raw", "raw_ci_low", "raw_ci_high"), fmt(r["n_labelled"]),
-                 ci(r, "corrected", "ci_low", "ci_high") if r["note"] == "" else "— (see note)"]
+                 ci(r, "corrected", "ci_low", "ci_high") if _has(r, "ci_low")
+                 else "— (see note)", _miss(r)]
                 for _, r in frame.iterrows()]
         method = str(frame["method"].iloc[0]) if len(frame) else ""
         print_table(console, t.title.removeprefix(f"{UNTRUSTED} — "),
                     ["model", *slice_col, "n", "raw [95% CI]", "n labelled",
-                     f"corrected ({method}) [95% CI]"], rows, not result.trusted)
+                     f"corrected ({method}) [95% CI]", "miss (raw − corrected)"], rows,
+                    not result.trusted)
         for _, r in frame.iterrows():
             if r["note"]:
                 where = " / ".join(str(r[c]) for c in ["model", *slice_col])
@@ -236,17 +252,18 @@ def print_ppi(console: Console, result: AnalysisResult, *, per_prompt: bool = Fa
             rows.append([*[fmt(r[k]) for k in keys], str(r["figure"]), n,
                          ci(r, "raw", "raw_ci_low", "raw_ci_high"),
                          ci(r, "human", "human_ci_low", "human_ci_high"),
-                         ci(r, "corrected", "ci_low", "ci_high") if not r["note"]
-                         else "— (see note)",
+                         ci(r, "corrected", "ci_low", "ci_high") if _has(r, "ci_low")
+                         else "— (see note)", _miss(r),
                          fmt(r["effective_labels"], 0), fmt(r["lam"], 2)])
         unit = str(frame["unit"].iloc[0])
         print_table(console, t.title.removeprefix(f"{UNTRUSTED} — "),
                     [*keys, "figure", f"n ({unit}s labelled/all)", "raw [95% CI]",
-                     "human-only [95% CI]", "corrected [95% CI]", "eff. labels", "λ"],
+                     "human-only [95% CI]", "corrected [95% CI]",
+                     "miss", "eff. labels", "λ"],
                     rows, not result.trusted)
         estimators = sorted(set(frame["estimator"].astype(str)))
         console.print(f"  estimator: {safe_text('; '.join(estimators))}; resampling unit: "
-                      f"{safe_text(unit)}")
+                      f"{safe_text(unit)}; miss = raw − corrected (the judge's error)")
         by_note: dict[str, list[str]] = {}
         for _, r in frame.iterrows():
             if r["note"]:

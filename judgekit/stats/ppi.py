@@ -38,8 +38,8 @@ normalised to ``0.0``.
 
 **What the interval is for.** The variances are those of the superpopulation (clusters drawn
 i.i.d. from the population the study samples); for the figure of the N clusters at hand (the
-value people would give if they labelled every cluster) the same interval is conservative by
-about the finite-population factor ``1/sqrt(1 − n/N)``.
+value people would give if they labelled every cluster) the same interval is conservative: its
+measured coverage is in docs/analysis.md (0.97–1.00 for every figure over 200 simulated studies).
 """
 
 from __future__ import annotations

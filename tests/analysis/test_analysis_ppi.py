@@ -47,6 +47,25 @@ def test_mean_row_is_classic_ppi_with_few_labelled_clusters() -> None:
     assert row["note"] == "" and row["unit"] == "conversation"
 
 
+def test_a_correction_wider_than_the_labels_alone_reports_the_labels_alone() -> None:
+    # 8 of 16 clusters labelled (λ cannot be tuned: classic PPI, λ = 1) where the judge is noise:
+    # s²(y − f) exceeds s²(y), so classic PPI would be wider than the labels alone
+    f = np.tile([0.6, 0.4], 8)
+    y = np.r_[[0.6, 0.6, 0.6, 0.6, 0.4, 0.4, 0.4, 0.4], np.full(8, np.nan)]
+    row = mean_row("mean R", f, np.arange(16), y)
+    from scipy.stats import t
+
+    half = t.ppf(0.975, 7) * math.sqrt(np.var(y[:8], ddof=1) / 8)
+    assert row["corrected"] == pytest.approx(0.5) and row["lam"] == 0.0
+    assert (row["ci_low"], row["ci_high"]) == pytest.approx((0.5 - half, 0.5 + half))
+    assert (row["ci_low"], row["ci_high"]) == (row["human_ci_low"], row["human_ci_high"])
+    assert row["note"].startswith("human-only: on these 8 labelled conversations")
+    assert row["estimator"].startswith("human-only (λ = 0")
+    # classic PPI on the same labels: se² = s²(y − f)_L / n + s²(f) / N
+    se_ppi = math.sqrt(np.var(y[:8] - f[:8], ddof=1) / 8 + np.var(f, ddof=1) / 16)
+    assert 2 * half < 2 * t.ppf(0.975, 7) * se_ppi
+
+
 def test_a_row_with_no_variation_has_no_zero_width_interval_and_no_negative_zero() -> None:
     # 0 of 2 labelled say yes, and the judge agrees everywhere: the issue's "0.000 [0.00, 0.00]"
     f = np.zeros(6)
@@ -240,7 +259,7 @@ def test_corrected_table_row_of_0_of_2_has_no_zero_width_interval() -> None:
     assert math.isnan(row["raw_ci_low"]) and math.isnan(row["raw_ci_high"])
     # the corrected figure: refused with its sentence, never 0.000 [0.00, 0.00]
     assert math.isnan(row["ci_low"]) and math.isnan(row["ci_high"])
-    assert row["note"].startswith("not corrected: Only 0 of the 2 labelled items")
+    assert row["note"].startswith("not corrected: the PPI standard error is zero or undefined")
 
 
 def test_calibration_bootstrap_gives_no_zero_width_interval() -> None:
@@ -294,3 +313,32 @@ def test_cli_distribution_corrects_rates_and_form_shares(tmp_path: Path) -> None
     for model in {r["model"] for r in forms}:
         raw = [r["raw"] for r in forms if r["model"] == model]
         assert sum(raw) == pytest.approx(1.0)  # the judge's shares over every sample sum to 1
+
+
+def test_corrected_table_counts_the_items_its_ppi_figure_is_computed_on() -> None:
+    """A 0/1 figure takes the majority of a judge's trials and a tie abstains: an item whose two
+    trials split is not in the figure, so it is not in the table's n either (n beside the value
+    is the value's denominator)."""
+    from judgekit.analysis.correction.tables import correction_tables
+
+    codes = list(REFUSAL.codes)
+    pos, neg = codes[-1], codes[0]
+    items = pd.DataFrame({"item_id": [f"i{n}" for n in range(8)], "model": "m",
+                          "conversation_id": [f"c{n}" for n in range(8)]})
+    # i0's two trials split (a tie: abstains); the others say refusal on i1..i3 only
+    judge = ratings_frame([("i0", pos, 0), ("i0", neg, 1)]
+                          + [(f"i{n}", pos if n < 4 else neg, t) for n in range(1, 8)
+                             for t in (0, 1)], REFUSAL, rater="j")
+    # the reference labels i0..i5; its i5 is a tie too
+    ref = ratings_frame([("i0", pos), ("i1", pos), ("i2", neg), ("i3", pos), ("i4", neg),
+                         ("i5", pos, 0), ("i5", neg, 1)], REFUSAL, rater="h", kind="human")
+    w = {c: (1.0 if c == pos else 0.0) for c in codes}
+    (t,) = correction_tables(judge, Reference(ref, "h"), items, rubric=REFUSAL, weights=w,
+                             figure="refusal rate", method="ppi",
+                             columns=ItemColumns(prompt="conversation_id"),
+                             resampling=Resampling(n_resamples=200, seed=0))
+    row = t.frame.iloc[0]
+    assert row["raw"] == pytest.approx(3 / 7)  # i1..i3 of the 7 items with a majority
+    assert row["n_total"] == 7
+    assert row["n_labelled"] == 4  # i1..i4: labelled by the reference, each with a majority
+    assert row["reference_labelled"] == pytest.approx(2 / 4)  # i1, i3 of i1..i4

@@ -71,6 +71,22 @@ def test_fair_judge_narrows_the_human_only_interval(rows: pd.DataFrame) -> None:
         assert s.loc[("judge-fair", fig), "width_ratio"] < 1.0, fig
 
 
+@pytest.mark.slow
+@pytest.mark.timeout(600)  # ~60 CPU s; up to ~160 s wall seen on a loaded 2-core machine
+def test_fair_judge_correction_is_never_wider_than_the_labels_alone(rows: pd.DataFrame) -> None:
+    # the same labels, two intervals: the corrected one no wider than the human-only one in at
+    # least 95% of rows of every figure (Drift(t | tier) cells of < 10 labelled conversations
+    # included, where λ cannot be tuned)
+    fair = rows[(rows["judge"] == "judge-fair") & rows["ci_low"].notna()
+                & rows["human_ci_low"].notna()]
+    no_wider = ((fair["ci_high"] - fair["ci_low"])
+                <= (fair["human_ci_high"] - fair["human_ci_low"]) + 1e-12)
+    share = no_wider.groupby(fair["figure"]).mean()
+    print(share.round(3).to_string())
+    for fig in FIGURES:
+        assert share[fig] >= 0.95, (fig, share[fig])
+
+
 def test_drift_6_tier_4_with_150_labelled_conversations() -> None:
     """The issue's study: 150 of 330 conversations labelled at random, the leaning judge."""
     rub = load_rubric("restrictiveness")

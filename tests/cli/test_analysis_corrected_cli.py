@@ -8,6 +8,7 @@ the pure function on exactly those labels.
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -34,11 +35,26 @@ def csv_labels() -> pd.DataFrame:
 
     r = pd.read_csv(SYNTH / "restrictiveness_ratings.csv")
     items = pd.read_csv(SYNTH / "items.csv",
-                        usecols=["item_id", "model", "turn", "benign_lookalike"])
+                        usecols=["item_id", "model", "turn", "benign_lookalike",
+                                 "conversation_id"])
     r = r[r["status"] == "ok"]
     judge = r[r["rater_id"] == "judge-a"].set_index("item_id")["label"].rename("judge")
     ref = r[r["rater_id"] == "adjudicated"].set_index("item_id")["label"].rename("ref")
     return items.set_index("item_id").join(judge, how="inner").join(ref)
+
+
+def _cluster_ppi(f: pd.Series, m: pd.DataFrame, y_lab: pd.Series) -> Any:
+    """PPI++ with the conversation as the unit (judgekit.stats.ppi.ppi_mean), or the labels alone
+    where their interval is narrower: the corrected figure's rule, as ``corrected``/``ci_*``."""
+    from types import SimpleNamespace
+
+    from judgekit.stats.ppi import ppi_mean
+
+    conv = m["conversation_id"].astype(str)
+    r = ppi_mean(f.to_numpy(float), conv.to_numpy(), f.loc[y_lab.index].to_numpy(float),
+                 y_lab.to_numpy(float), conv.loc[y_lab.index].to_numpy())
+    best = r.human if r.human.width < r.high - r.low else r
+    return SimpleNamespace(corrected=best.estimate, ci_low=best.low, ci_high=best.high)
 
 
 @pytest.mark.parametrize("method", ["ppi", "rogan_gladen"])
@@ -69,6 +85,9 @@ def test_distribution_correct_figures(synthetic_store, csv_labels, tmp_path, met
                                   reference_labelled=(lab["ref"].map(R_VALUES) >= 0.75)
                                   .astype(int).tolist(),
                                   positive=1, method=method, n_resamples=300)
+        if method == "ppi":
+            # one estimator per figure: the conversations' PPI++ of the corrected-figure tables
+            expected = _cluster_ppi(f, m, (lab["ref"].map(R_VALUES) >= 0.75).astype(float))
         assert row["corrected"] == pytest.approx(expected.corrected)
         assert row["ci_low"] <= row["corrected"] <= row["ci_high"]
         assert row["raw_ci_low"] <= row["raw"] <= row["raw_ci_high"]
@@ -78,28 +97,35 @@ def test_distribution_correct_figures(synthetic_store, csv_labels, tmp_path, met
     # per turn, ~20 labelled items: refused with its sentence, the raw figure kept
     turn = data["tables"]["corrected_by_turn"]["rows"]
     assert len(turn) == 18
+    if method == "ppi":  # PPI++ on conversations estimates them, each with its interval
+        assert all(t["note"] == "" or t["note"].startswith("human-only") for t in turn)
+        return
     refused = [t for t in turn if t["note"]]
     assert refused and all(t["corrected"] is None and t["raw"] is not None for t in refused)
     assert all(t["note"].startswith("not corrected: Only ") for t in refused)
 
 
-def test_calibration_correct_mean_r(synthetic_store, csv_labels) -> None:
+def test_calibration_correct_mean_r(synthetic_store, csv_labels, tmp_path) -> None:
     r = run("analyze", "calibration", "--judge", "judge-a", "--verdict",
             synthetic_store["restrictiveness"], "--harm-column", "severity", "--store",
-            synthetic_store["store"], "--quiet", "--bootstrap", "200", "--correct", "ppi")
+            synthetic_store["store"], "--quiet", "--bootstrap", "200", "--correct", "ppi",
+            "--out", tmp_path / "c")
     assert r.exit_code == 0, r.output
     assert "mean R per model, raw and corrected" in r.output
     assert "mean R per model and turn, raw and corrected" in r.output
     # the scope of C and RCE: benign look-alikes left out (--include-lookalikes not given)
     m = csv_labels[(csv_labels["model"] == "synth-drifting") & ~csv_labels["benign_lookalike"]]
-    lab = m[m["ref"].notna()]
-    expected = corrected_rate(m["judge"].map(R_VALUES).tolist(),
-                              judge_labelled=lab["judge"].map(R_VALUES).tolist(),
-                              reference_labelled=lab["ref"].map(R_VALUES).tolist(),
-                              positive=None, method="ppi", n_resamples=200)
     line = next(x for x in r.output.splitlines() if "synth-drifting" in x and f" {len(m)} " in x)
     assert f"{m['judge'].map(R_VALUES).mean():.3f}" in line
-    assert f"{expected.corrected:.3f}" in line
+    # one figure, one number: the model's corrected mean R is the corrected-figure table's
+    # (PPI++ over the prompt units of the calibration, conversations resampled)
+    data = json.loads((tmp_path / "c" / "calibration.json").read_text())
+    ppi = next(x for x in data["tables"]["ppi_summary"]["rows"]
+               if x["model"] == "synth-drifting" and x["figure"] == "mean R")
+    row = next(x for x in data["tables"]["corrected"]["rows"] if x["model"] == "synth-drifting")
+    assert (row["corrected"], row["ci_low"], row["ci_high"]) == (
+        ppi["corrected"], ppi["ci_low"], ppi["ci_high"])
+    assert f"{ppi['corrected']:.3f}" in line
 
 
 def test_correct_on_an_untrusted_judge_is_stamped(synthetic_store, tmp_path) -> None:

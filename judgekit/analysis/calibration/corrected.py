@@ -32,7 +32,7 @@ from judgekit.analysis.calibration.units import build_units
 from judgekit.analysis.correction.design import Reference
 from judgekit.analysis.correction.ppi_attach import attach_ppi, labelling_design, raw_vs_corrected
 from judgekit.analysis.correction.ppi_rows import ROW_COLUMNS, concordance_row, drift_row, mean_row
-from judgekit.analysis.frames import per_item_values
+from judgekit.analysis.frames import HARM_TIER, harm_tier_column, per_item_values
 from judgekit.analysis.options import ItemColumns, Resampling
 from judgekit.analysis.result import AnalysisResult, Table
 from judgekit.rubric.model import Rubric
@@ -223,6 +223,14 @@ def _turn(t: Any) -> int | float:
     return int(t) if float(t).is_integer() else float(t)
 
 
+def _with_harm_tier(items: pd.DataFrame, harm: pd.Series) -> pd.DataFrame:
+    """``items`` with the column ``harm_tier`` (tier 1–5 of H; NA without H), which a sample
+    drawn with ``sample --harm-rubric`` is stratified by, unless the items have it."""
+    if HARM_TIER in items.columns:
+        return items
+    return items.assign(**{HARM_TIER: harm_tier_column(harm, items["item_id"])})
+
+
 def add_ppi_calibration(result: AnalysisResult, reference: Reference, ratings: pd.DataFrame,
                         items: pd.DataFrame, harm: pd.Series, *, rubric: Rubric,
                         columns: ItemColumns, include_lookalikes: bool,
@@ -233,7 +241,8 @@ def add_ppi_calibration(result: AnalysisResult, reference: Reference, ratings: p
     units = _paired_units(ratings, reference.ratings, items, harm, rubric,
                          replace(columns, turn="turn", by=by))
     cluster_col = str(result.meta.get("cluster") or "conversation_id")
-    design = labelling_design(reference, items, cluster_col=cluster_col, active=True)
+    design = labelling_design(reference, _with_harm_tier(items, harm), cluster_col=cluster_col,
+                              active=True)
     unit = cluster_col.removesuffix("_id")
     if design.active is not None:  # an active sample: its own estimators (1/π-weighted)
         add_active_calibration(result, units, design, reference.name, items=items,

@@ -16,8 +16,10 @@ strata are weighted by their share of the units):
   not a random sample within any stratum, and a PPI estimate on them would be biased;
 * an active design (``judgekit sample --active``: each item with its recorded probability) →
   accepted as ``active`` (:mod:`judgekit.analysis.correction.active` weights by 1/π);
-* labelled conversations the design did not choose → refused (the design does not describe
-  them).
+* labels in several recorded samples (a pilot, then ``sample --from-plan`` drawn from the
+  conversations not yet labelled) → one design, their union (:func:`union_design`), stratified
+  by the cross of their strata columns; a targeted or an active sample among them is refused;
+* labelled conversations no recorded sample chose → refused (no design describes them).
 """
 
 from __future__ import annotations
@@ -101,6 +103,10 @@ def design_strata(
         return LabellingDesign(None, None, msg, "labelled conversations: treated as a simple "
                                                 "random sample (no recorded design)")
     name = sample or "the sample"
+    union = "" if sample is None or "+" not in sample else (
+        f"; the recorded samples {', '.join(sample.split('+'))}, each drawn at random (within "
+        "strata) from the units not yet labelled, are one design: in each cell of their strata "
+        "the labelled units are a random sample given their number")
     d = design.assign(item_id=design["item_id"].astype(str))
     if (d["reason"] == "active").any():
         return LabellingDesign(None, sample, None, f"labelled conversations: an active design "
@@ -122,7 +128,7 @@ def design_strata(
     keys = [k for k in d["stratum"].tolist() if not is_missing(k) and k != ""]
     if not keys:
         return LabellingDesign(None, sample, None,
-                               f"labelled conversations: a simple random sample ({name})")
+                               f"labelled conversations: a simple random sample ({name}){union}")
     cols = _key_columns(keys)
     missing = [c for c in cols if c not in its.columns]
     if missing:
@@ -133,35 +139,94 @@ def design_strata(
     key = parts[0]
     for p in parts[1:]:
         key = key + "|" + p
+    _check_recorded(d, dict(zip(its["item_id"], zip(*parts, strict=True), strict=True)), cols,
+                    name)
     first = pd.DataFrame({"cluster": cl.to_numpy(), "key": key.to_numpy()}).drop_duplicates(
         "cluster")
     strata = dict(zip(first["cluster"], first["key"], strict=True))
     return LabellingDesign(strata, sample, None,
                            f"labelled conversations: stratified by {', '.join(cols)} "
                            f"({len(set(strata.values()))} strata, sample {name}); stratified "
-                           "PPI weights each stratum by its share of the units")
+                           f"PPI weights each stratum by its share of the units{union}")
+
+
+def _check_recorded(design: pd.DataFrame, now: dict[str, tuple[str, ...]], cols: list[str],
+                    name: str) -> None:
+    """One sentence when a chosen item's recorded stratum is not its stratum now (by the same
+    columns): the recorded inclusion probabilities describe the strata at the draw (a computed
+    column such as ``harm_tier`` moves when harm ratings are added), so recomputed strata would
+    weight the labels by a design that was not drawn."""
+    for item, rec in zip(design["item_id"], design["stratum"], strict=True):
+        if is_missing(rec) or rec == "" or item not in now:
+            continue
+        parts = dict(zip(cols, now[item], strict=True))
+        current = "|".join(parts.get(p.split("=", 1)[0], "?") for p in str(rec).split("|"))
+        if current != rec:
+            raise JudgekitError(
+                f"item {item!r} of sample {name!r} was drawn in stratum {rec} but is now in "
+                f"{current}, so the recorded design no longer describes the strata; restore the "
+                "items' columns (or harm ratings) as they were at the draw, or draw the sample "
+                "again.")
+
+
+def union_design(named: list[tuple[str, pd.DataFrame]]) -> tuple[pd.DataFrame, str]:
+    """One design from the recorded samples ``named`` (name, :func:`~judgekit.annotation.sampling.
+    sample_design`), and its name (``pilot+main``).
+
+    Samples drawn one after the other, each a random sample (within strata) of the units not yet
+    labelled — a pilot, then ``sample --from-plan`` — are one design: within each cell of the
+    cross of their strata columns, the union of their units is a random sample of the cell given
+    its number (a simple random sample of the rest, added to one of the whole, is a simple random
+    sample of the whole). An item in several samples counts once. Refused, in one sentence: a
+    sample that chose items by the judges' signals (no recorded probabilities), and an active
+    sample beside another (its probabilities describe it alone)."""
+    if len(named) == 1:
+        return named[0][1], named[0][0]
+    for name, d in named:
+        targeted = d[d["reason"].isin(_TARGETED)]
+        if len(targeted):
+            raise JudgekitError(
+                f"sample {name!r} chose {len(targeted)} items by the judges' "
+                f"{targeted['reason'].iloc[0]}, so it cannot join the other samples holding labels "
+                "as one design (its items have no recorded probabilities); if the labels were "
+                "drawn in the others, name them with --sample, else label only the other "
+                "samples' items, or draw it with `judgekit sample --active`, alone.")
+        if (d["reason"] == "active").any():
+            others = ", ".join(repr(n) for n, _ in named if n != name)
+            raise JudgekitError(
+                f"sample {name!r} is an active design, whose recorded probabilities describe it "
+                f"alone, so it cannot be combined with {others}; keep the labels of one design "
+                "in this store (a copy of it for the other).")
+    union = pd.concat([d.assign(item_id=d["item_id"].astype(str)) for _, d in named],
+                      ignore_index=True).drop_duplicates("item_id")
+    return union.reset_index(drop=True), "+".join(n for n, _ in named)
 
 
 def find_sample(store: object, labelled: Iterable[str], sample: str | None
                 ) -> tuple[pd.DataFrame | None, str | None]:
-    """The recorded design behind the labelled items: ``sample`` when given, else the one
-    recorded sample holding labelled items (None when no sample does; an error when several
-    do — the user must say which)."""
+    """The recorded design behind the labelled items: the union (:func:`union_design`) of the
+    recorded samples holding labelled items and those ``sample`` names (one name or several,
+    comma-separated); None when no sample does. Naming one sample of several that hold labels
+    does not set the others' labels aside: labels known are used, and a sample drawn from the
+    units not yet labelled describes the population only together with the ones before it. When
+    the named samples drew every labelled item, they alone are the design (a sample that only
+    shares items with them, e.g. one drawn later by disagreement and never labelled, is left
+    out)."""
     from judgekit.annotation.sampling import sample_design
 
-    if sample is not None:
-        return sample_design(store, sample), sample  # type: ignore[arg-type]
+    named = [s.strip() for s in (sample or "").split(",") if s.strip()]
+    designs = {name: sample_design(store, name) for name in named}  # type: ignore[arg-type]
     lab = set(map(str, labelled))
-    holding = []
+    drawn = {str(i) for d in designs.values() for i in d["item_id"]}
+    if designs and lab <= drawn:
+        # the named samples drew every label: another sample that merely shares items with
+        # them (drawn later for another purpose, never labelled) does not describe the labels
+        return union_design(sorted(designs.items()))
     for name in store.sample_names():  # type: ignore[attr-defined]
-        d = sample_design(store, name)  # type: ignore[arg-type]
-        if lab & set(d["item_id"].astype(str)):
-            holding.append((name, d))
-    if len(holding) > 1:
-        raise JudgekitError(
-            f"the labelled items lie in {len(holding)} recorded samples "
-            f"({', '.join(n for n, _ in holding)}); pass --sample NAME for the one that "
-            "describes how they were drawn.")
-    if holding:
-        return holding[0][1], holding[0][0]
-    return None, None
+        if name not in designs:
+            d = sample_design(store, name)  # type: ignore[arg-type]
+            if lab & set(d["item_id"].astype(str)):
+                designs[name] = d
+    if not designs:
+        return None, None
+    return union_design(sorted(designs.items()))

@@ -13,6 +13,7 @@ and the corrected figure side by side (solid: raw; dashed: corrected; each with 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import pandas as pd
 
@@ -50,8 +51,45 @@ def labelling_design(reference: Reference, items: pd.DataFrame, *, cluster_col: 
     return out
 
 
+#: what a raw-vs-corrected (``corrected*``) row takes from the corrected-figure row of its figure
+_SHARED = ("raw", "raw_ci_low", "raw_ci_high", "corrected", "ci_low", "ci_high", "judge_error")
+
+
+def _keys(frame: pd.DataFrame) -> list[str]:
+    cols = [str(c) for c in frame.columns]
+    return cols[:cols.index("figure")] if "figure" in cols else []
+
+
+def one_number(result: AnalysisResult, tables: Sequence[Table]) -> None:
+    """One figure, one number: a ``corrected*`` row of ``result`` (``--correct ppi``) whose
+    figure a corrected-figure table of ``tables`` also holds (same figure, model and slice; the
+    other keys ``all`` or absent) takes that row's figures, so under a stratified design too the
+    two tables print one value and one interval (the stratified one)."""
+    index: dict[tuple[str, ...], dict[Any, Any]] = {}
+    for t in tables:
+        keys = _keys(t.frame)
+        for r in t.frame.to_dict("records"):
+            own = tuple(f"{k}={r[k]}" for k in keys if str(r[k]) != "all")
+            index.setdefault((str(r["figure"]), *sorted(own)), r)
+    for t in result.tables:
+        frame = t.frame
+        if not (t.key == "corrected" or t.key.startswith("corrected_by_")) or frame.empty:
+            continue
+        if "method" not in frame.columns or not frame["method"].eq("ppi").all():
+            continue
+        keys = _keys(frame)
+        for i, row in frame.iterrows():
+            hit = index.get((str(row["figure"]), *sorted(f"{k}={row[k]}" for k in keys)))
+            if hit is not None:
+                for col in _SHARED:
+                    if col in frame.columns and col in hit:
+                        frame.at[i, col] = hit[col]
+                frame.at[i, "note"] = hit.get("note", "")
+
+
 def attach_ppi(result: AnalysisResult, tables: list[Table], design: LabellingDesign,
             reference: str, charts: Sequence[Chart] = ()) -> None:
+    one_number(result, tables)
     result.tables.extend(tables)
     result.charts.extend(charts)
     result.definitions["corrected (ppi)"] = f"{_DEFINITION} Reference: {reference}."

@@ -14,7 +14,11 @@ row (a dict) with
   prompts), ``n_units_labelled`` / ``n_units``, the ``unit`` of resampling, the ``estimator``,
   λ, ``effective_labels`` (how many labelled units the human-only figure would need for the
   corrected figure's precision: the PPI gain) and ``judge_error`` = raw − corrected;
-* ``note`` — why a figure is not estimable or was refused (one sentence), else empty.
+* ``note`` — why a figure is not estimable or was refused (one sentence), else empty; or that
+  the labels alone are reported: a correction is never worse than the labels alone, so where
+  the human-only interval on the same labels is narrower than the corrected one (a cell of few
+  labelled clusters, where λ cannot be tuned and classic PPI's λ = 1 costs more than it gives)
+  the row reports the human-only figure (λ = 0) and says so.
 
 The estimators are :func:`judgekit.stats.ppi.ppi_mean` (cluster PPI++, t interval),
 :func:`judgekit.stats.ppi_strata.stratified_ppi_mean` (Fisch et al. 2024) and
@@ -108,6 +112,22 @@ def _estimate(f: np.ndarray, c: np.ndarray, y: np.ndarray, strata: Mapping[Any, 
     return st, f"stratified PPI++ ({len(st.weights)} strata, Satterthwaite t)", ""
 
 
+def _no_worse(corrected: Interval | None, human: Interval | None) -> tuple[Interval | None, bool]:
+    """The corrected interval, or the human-only one on the same labels when that is narrower
+    (and whether it is): λ = 0 lies in PPI++'s own range, and a correction is never worth fewer
+    labels than it uses (in a cell of few labelled clusters λ cannot be tuned, and classic PPI's
+    λ = 1 can cost more than it gives)."""
+    if (corrected is not None and corrected.estimable and human is not None and human.estimable
+            and human.width < corrected.width):
+        return human, True
+    return corrected, False
+
+
+def _human_only_note(n_labelled: int, unit: str) -> str:
+    return (f"human-only: on these {n_labelled} labelled {unit}s the correction's interval would "
+            "be wider than the labels' alone, so the labels alone are reported.")
+
+
 def mean_row(
     figure: str,
     f_all: np.ndarray,
@@ -144,8 +164,12 @@ def mean_row(
         lam = math.nan
         eff_units = res.effective_clusters * counts[2] / counts[0] if counts[0] else math.nan
     note = "" if res.estimable else f"not estimable: {res.reason}"
-    return _row(_Head(figure, unit, est, counts), res.judge, res.human,
-                res.interval if res.estimable else None, lam, eff_units, note, raw_point)
+    corrected, alone = _no_worse(res.interval if res.estimable else None, res.human)
+    if alone:
+        lam, eff_units, est = 0.0, float(counts[2]), f"human-only (λ = 0; {est} would be wider)"
+        note = _human_only_note(counts[0], unit)
+    return _row(_Head(figure, unit, est, counts), res.judge, res.human, corrected, lam,
+                eff_units, note, raw_point)
 
 
 def difference_row(
@@ -191,10 +215,17 @@ def difference_row(
         return t_interval(x.estimate - z.estimate, se, max(n_min - 1, 1), level, (-1.0, 1.0),
                           what)
 
-    corrected = diff(ra.interval, rb.interval, "PPI difference")
+    # each group as its own row reports it: corrected, or the labels alone where narrower
+    ia, alone_a = _no_worse(ra.interval, ra.human)
+    ib, alone_b = _no_worse(rb.interval, rb.human)
+    corrected = diff(ia or ra.interval, ib or rb.interval, "PPI difference")
     human = diff(ra.human, rb.human, "human-only difference")
     raw = diff(ra.judge, rb.judge, "judge difference")
     note = "" if corrected.estimable else f"not estimable: {corrected.reason}"
+    if corrected.estimable and (alone_a or alone_b):
+        est += "; " + ("both groups" if alone_a and alone_b else "one group") + " human-only"
+        note = ("human-only in " + ("both groups" if alone_a and alone_b else "one group")
+                + ": there the correction's interval would be wider than the labels' alone.")
     return _row(_Head(figure, unit, est, counts), raw, human,
                 corrected if corrected.estimable else None, math.nan, math.nan, note, raw_point)
 
@@ -257,5 +288,10 @@ def concordance_row(
                     f"refused: {exc}", raw_point)
     note = "" if res.estimable else f"not estimable: {res.reason}"
     eff = (res.effective_clusters * counts[2] / counts[0] if counts[0] else math.nan)
-    return _row(_Head(figure, unit, est, counts), res.judge, res.human,
-                res.interval if res.estimable else None, res.lam, eff, note, raw_point)
+    lam = res.lam
+    corrected, alone = _no_worse(res.interval if res.estimable else None, res.human)
+    if alone:
+        lam, eff, est = 0.0, float(counts[2]), f"human-only (λ = 0; {est} would be wider)"
+        note = _human_only_note(counts[0], unit)
+    return _row(_Head(figure, unit, est, counts), res.judge, res.human, corrected, lam, eff,
+                note, raw_point)

@@ -7,10 +7,15 @@ the reference also rated — each with its n and its 95% CI. The figure is the r
 (distribution: the share of samples whose label counts as refusal) or the mean restrictiveness R
 (calibration). Corrections are :func:`judgekit.analysis.correction.multiclass.corrected_weighted`:
 ``rogan_gladen`` corrects through the judge's confusion matrix on the labelled items (every code
-of the rubric, so a multi-class rubric is not collapsed first), ``ppi`` is PPI++ on the values.
+of the rubric, so a multi-class rubric is not collapsed first); ``ppi`` is PPI++ on the values with the
+conversation (or prompt) as the unit — :func:`judgekit.analysis.correction.ppi_rows.mean_row`,
+the estimator of the corrected-figure tables, so a figure in both has one value and one interval.
 
 One label per item: an item judged several times counts with its most frequent ok label (ties:
 the first in the rubric's order); items whose trials are all abstentions or errors are left out.
+With ``ppi`` the item's value follows :mod:`judgekit.analysis.correction.trials` instead (a 0/1
+figure: the majority of the ok trials, a tie abstains; mean R: the trials' mean), the rule of the
+corrected-figure tables.
 The corrected interval resamples clusters (conversations or prompts, ``cluster_col``) when
 given, since the turns and samples of one conversation are not independent; otherwise items.
 The raw interval then resamples the same clusters (the same draws), so the two intervals side
@@ -19,6 +24,7 @@ by side differ only by the judge's error, not by what they assume about the data
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -28,7 +34,9 @@ import pandas as pd
 from judgekit.analysis.correction.clusters import corrected_weighted_clustered, raw_clustered
 from judgekit.analysis.correction.design import Reference
 from judgekit.analysis.correction.multiclass import corrected_weighted, raw_estimate
+from judgekit.analysis.correction.ppi_rows import mean_row
 from judgekit.analysis.correction.rate import UnreliableCorrection
+from judgekit.analysis.correction.trials import item_values
 from judgekit.analysis.options import ItemColumns, Resampling
 from judgekit.analysis.result import AnalysisResult, Table
 from judgekit.errors import JudgekitError
@@ -37,7 +45,7 @@ from judgekit.rubric.model import Rubric
 #: columns of a correction table besides the model and slice columns
 CORRECTION_COLUMNS = ("figure", "method", "n_total", "n_labelled", "n_labelled_positive", "raw",
                       "raw_ci_low", "raw_ci_high", "corrected", "ci_low", "ci_high",
-                      "reference_labelled", "note")
+                      "judge_error", "reference_labelled", "note")
 
 
 def _modal_labels(ratings: pd.DataFrame, rubric: Rubric) -> pd.Series:
@@ -83,6 +91,12 @@ def correction_tables(
     df = df.loc[df.index.intersection(f.index)].copy()
     df["_f"] = f
     df["_y"] = y.reindex(df.index)
+    if method == "ppi":
+        # one value per item by the declared trial rule (a 0/1 figure: majority, a tie abstains)
+        binary = set(weights.values()) <= {0.0, 1.0}
+        df["_fv"] = item_values(judge, lambda s: s.map(weights), majority=binary)
+        df["_yv"] = item_values(reference.ratings, lambda s: s.map(weights),
+                                majority=binary).reindex(df.index)
     df["_model"] = (df[columns.model].fillna("(none)").astype(str) if columns.model in df.columns
                     else "all")
     cluster_col = columns.prompt if columns.prompt is not None and columns.prompt in df.columns else None
@@ -102,6 +116,9 @@ def correction_tables(
             gkey = gkey if isinstance(gkey, tuple) else (gkey,)
             row: dict[str, object] = dict(zip(["model", *cols], gkey, strict=True))
             row.update(group.row(grp))
+            # the judge's miss, raw − corrected, in every rendering of the table
+            miss = float(row["raw"]) - float(row["corrected"])  # type: ignore[arg-type]
+            row["judge_error"] = miss if math.isfinite(miss) else float("nan")
             _no_zero_width(row)
             rows.append(row)
         frame = pd.DataFrame(rows, columns=["model", *cols, *CORRECTION_COLUMNS])
@@ -128,6 +145,10 @@ class _Group:
         row: dict[str, object] = dict(figure=figure, method=method, n_total=len(grp),
                                       n_labelled=len(lab), note="")
         ids = _cluster_ids(grp, self.cluster_col) if self.cluster_col is not None else []
+        if method == "ppi":
+            # one figure, one estimator: the cluster PPI++ of the corrected-figure tables
+            row.update(_ppi_row(grp, figure, ids or [f"item:{i}" for i in grp.index]))
+            return row
         try:
             if self.cluster_col is not None:
                 r = corrected_weighted_clustered(
@@ -157,6 +178,26 @@ class _Group:
                                             else r.n_labelled_positive),
                        reference_labelled=r.reference_labelled)
         return row
+
+
+def _ppi_row(grp: pd.DataFrame, figure: str, clusters: list[str]) -> dict[str, object]:
+    """A group's figure by PPI++ with the conversation (or prompt; else the item) as the unit:
+    :func:`judgekit.analysis.correction.ppi_rows.mean_row`, the estimator of the corrected-figure
+    tables (``ppi_*``), so a figure shown in both has one value and one interval."""
+    f = grp["_fv"].to_numpy(float)
+    y = grp["_yv"].to_numpy(float)
+    r = mean_row(figure, f, np.asarray(clusters, dtype=object), y)
+    lab = y[np.isfinite(y) & np.isfinite(f)]
+    nan = float("nan")
+    # n beside the value is its denominator: the items with a value by the trial rule (a tie
+    # abstains), and of them those the reference labelled (with a value too)
+    return dict(n_total=r["n_units"], n_labelled=r["n_units_labelled"],
+                raw=r["raw"], raw_ci_low=r["raw_ci_low"], raw_ci_high=r["raw_ci_high"],
+                corrected=r["corrected"], ci_low=r["ci_low"], ci_high=r["ci_high"],
+                n_labelled_positive=pd.NA,
+                reference_labelled=float(lab.mean()) if len(lab) else nan,
+                note=(f"not corrected: {r['note'].split(': ', 1)[-1]}"
+                      if not math.isfinite(r["corrected"]) else r["note"]))
 
 
 def _no_zero_width(row: dict[str, object]) -> None:

@@ -20,23 +20,20 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from judgekit.analysis.correction.design import Reference
 from judgekit.analysis.correction.ppi_attach import attach_ppi, labelling_design, raw_vs_corrected
 from judgekit.analysis.correction.ppi_rows import ROW_COLUMNS, mean_row
+from judgekit.analysis.correction.trials import item_values
 from judgekit.analysis.frames import label_shares
 from judgekit.analysis.result import AnalysisResult, Table
 
 
 def _per_item(ratings: pd.DataFrame, indicator: Callable[[pd.Series], Any]) -> pd.Series:
-    """``item_id →`` the share of its ok trials that say refusal."""
-    r = ratings[["item_id", "label", "status"]].copy()
-    r["item_id"] = r["item_id"].astype(str)
-    ok = r["status"].eq("ok") & r["label"].notna()
-    r["_x"] = np.where(ok, np.asarray(indicator(r["label"].where(ok, "")), dtype=float), np.nan)
-    return r.groupby("item_id", sort=False)["_x"].mean()
+    """``item_id →`` whether the majority of its ok trials say refusal (a tie abstains: NaN),
+    the rule of the distribution's own tables (:mod:`judgekit.analysis.correction.trials`)."""
+    return item_values(ratings, indicator, majority=True)
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from judgekit.analysis.columns import points as chart_points
+from judgekit.analysis.correction.trials import TRIAL_RULE
 from judgekit.analysis.distribution.emitted import emitted_pool_strings
 from judgekit.analysis.distribution.exchangeability import (
     EXCHANGEABLE,
@@ -67,8 +68,6 @@ ADDED_COLUMNS = (
 #: working columns of the computation
 _INTERNAL = ("_model", "refused", "_x")
 _WHAT = "analyze distribution"
-#: how a sample judged several times (trials) counts as one sample
-TRIAL_RULE = "majority of ok trials; a tie abstains"
 
 
 @dataclass(frozen=True)
