@@ -37,6 +37,12 @@ if TYPE_CHECKING:
               type=InputPath(exists=True, dir_okay=False, path_type=Path),
               help="Record the answers of a batch output file (vllm run-batch, OpenAI Batch) as a run "
                    "would (repeatable).")
+@click.option("--worker", "worker", is_flag=False, flag_value="", default=None, metavar="[NAME]",
+              help="Run as a named worker (NAME, else host:pid) beside others on one store; the "
+                   "summary adds the whole run's progress. Put it after PANEL.yaml.")
+@click.option("--status", is_flag=True,
+              help="Send nothing: print the whole run's progress (answered, pending, leased by "
+                   "each live worker) from the store.")
 @click.option("--json", "as_json", is_flag=True, help="Print the run summary as JSON on stdout (no text).")
 @click.option("--quiet", "-q", is_flag=True, help="Print nothing but errors (the exit code tells the result).")
 def judge_cmd(
@@ -51,6 +57,8 @@ def judge_cmd(
     quiet: bool = False,
     emit_dir: Path | None = None,
     ingest: tuple[Path, ...] = (),
+    worker: str | None = None,
+    status: bool = False,
 ) -> None:
     """Run a judge panel over items; ratings go to the store (resumable, cached).
 
@@ -78,6 +86,10 @@ def judge_cmd(
     is alive and released when it ends; those of a killed run are free at once on the same
     machine (its process is gone), elsewhere once they expire.
 
+    \b
+    Many machines, one panel (docs/scale.md): start `judge PANEL --worker NAME` on each, all
+    with one --store (PostgreSQL); `judge PANEL --status` prints how far the whole run is.
+
     A judge on one's own GPUs, offline: --emit-batch DIR, then vllm run-batch -i DIR/JUDGE.001.jsonl
     -o out.jsonl --model MODEL, then --ingest-batch out.jsonl (docs/panels.md, "Batch files").
 
@@ -89,16 +101,21 @@ def judge_cmd(
     """
     import json
 
-    from judgekit.judges.lease import lease_seconds
+    from judgekit.judges.lease import lease_seconds, worker_name
     from judgekit.judges.panel import load_panel, run_panel
     from judgekit.judges.progress import RichProgress
 
     panel = load_panel(panel_file)
     only_ids = list(only) or None
+    if status:
+        return _status(panel, store_path, only_ids, as_json=as_json,
+                       others=(reparse, dry_run, no_wait, emit_dir is not None or bool(ingest),
+                               worker is not None))
     if emit_dir is not None or ingest:
         return _batch_files(panel, store_path, emit_dir, ingest, only_ids, as_json=as_json, quiet=quiet,
                             other_modes=(reparse, dry_run, no_wait))
     lease_seconds(os.environ)  # a bad JUDGEKIT_LEASE_S is refused before a store is created
+    name = worker_name(worker)  # so is a bad worker name
     with _panel_store(store_path, reparse=reparse, dry_run=dry_run) as store:
         if reparse:
             from judgekit.judges.reparse import reparse_panel
@@ -109,16 +126,41 @@ def judge_cmd(
             return
         progress = RichProgress(enabled=False if quiet or as_json else show_progress)  # its console on stderr, made if a bar is drawn
         summary = run_panel(panel, store, only=only_ids, progress=None if dry_run else progress,
-                            dry_run=dry_run, wait=not no_wait)
+                            dry_run=dry_run, wait=not no_wait, worker=name)
+        report: Any = summary
+        if name and not dry_run:
+            from judgekit.judges.run_progress import WorkerReport, run_progress
+
+            report = WorkerReport(name, summary, run_progress(panel, store, only=only_ids))
     if as_json:
-        click.echo(json.dumps(summary.as_dict(), indent=1, default=str))
+        click.echo(json.dumps(report.as_dict(), indent=1, default=str))
     elif not quiet:
-        for line in summary.lines():
+        for line in report.lines():
             echo(line)
     if summary.interrupted:
         sys.exit(130)
     if not summary.complete:
         sys.exit(1)
+
+
+def _status(panel: Panel, store_path: str, only: list[str] | None, *, as_json: bool,
+            others: tuple[bool, ...]) -> None:
+    """``--status``: the whole run's progress from an existing store; sends and writes nothing
+    (refused beside the options that run or change something, ``others``)."""
+    import json
+
+    from judgekit.judges.run_progress import run_progress
+
+    if any(others):
+        raise JudgekitError("--status only reads the store; run it without --reparse, --dry-run, "
+                            "--no-wait, --emit-batch, --ingest-batch and --worker.")
+    with Store.open_existing(store_path) as store:
+        progress = run_progress(panel, store, only=only)
+    if as_json:
+        click.echo(json.dumps(progress.as_dict(), indent=1))
+    else:
+        for line in progress.lines():
+            echo(line)
 
 
 def _batch_files(panel: Panel, store_path: str, emit_dir: Path | None, ingest: tuple[Path, ...],
