@@ -86,9 +86,7 @@ def judge_cmd(
     is alive and released when it ends; those of a killed run are free at once on the same
     machine (its process is gone), elsewhere once they expire.
 
-    \b
-    Many machines, one panel (docs/scale.md): start `judge PANEL --worker NAME` on each, all
-    with one --store (PostgreSQL); `judge PANEL --status` prints how far the whole run is.
+    Many machines, one panel: `judge PANEL --worker NAME` on each, one --store (docs/scale.md).
 
     A judge on one's own GPUs, offline: --emit-batch DIR, then vllm run-batch -i DIR/JUDGE.001.jsonl
     -o out.jsonl --model MODEL, then --ingest-batch out.jsonl (docs/panels.md, "Batch files").
@@ -99,18 +97,17 @@ def judge_cmd(
       judgekit judge panel.yaml --store study.db
       judgekit agree --rubric refusal --store study.db
     """
-    import json
-
     from judgekit.judges.lease import lease_seconds, worker_name
     from judgekit.judges.panel import load_panel, run_panel
     from judgekit.judges.progress import RichProgress
+    from judgekit.judges.reparse import reparse_panel
+    from judgekit.judges.run_progress import WorkerReport, run_progress
 
     panel = load_panel(panel_file)
     only_ids = list(only) or None
     if status:
-        return _status(panel, store_path, only_ids, as_json=as_json,
-                       others=(reparse, dry_run, no_wait, emit_dir is not None or bool(ingest),
-                               worker is not None))
+        others = (reparse, dry_run, no_wait, emit_dir is not None, bool(ingest), worker is not None)
+        return _status(panel, store_path, only_ids, as_json=as_json, others=others)
     if emit_dir is not None or ingest:
         return _batch_files(panel, store_path, emit_dir, ingest, only_ids, as_json=as_json, quiet=quiet,
                             other_modes=(reparse, dry_run, no_wait))
@@ -118,49 +115,41 @@ def judge_cmd(
     name = worker_name(worker)  # so is a bad worker name
     with _panel_store(store_path, reparse=reparse, dry_run=dry_run) as store:
         if reparse:
-            from judgekit.judges.reparse import reparse_panel
-
-            rs = reparse_panel(panel, store, only=only_ids)
-            for line in rs.lines():
-                echo(line)
-            return
+            return _print(reparse_panel(panel, store, only=only_ids), as_json=False, quiet=False)
         progress = RichProgress(enabled=False if quiet or as_json else show_progress)  # its console on stderr, made if a bar is drawn
         summary = run_panel(panel, store, only=only_ids, progress=None if dry_run else progress,
                             dry_run=dry_run, wait=not no_wait, worker=name)
-        report: Any = summary
-        if name and not dry_run:
-            from judgekit.judges.run_progress import WorkerReport, run_progress
-
-            report = WorkerReport(name, summary, run_progress(panel, store, only=only_ids))
-    if as_json:
-        click.echo(json.dumps(report.as_dict(), indent=1, default=str))
-    elif not quiet:
-        for line in report.lines():
-            echo(line)
+        report = WorkerReport(name, summary, run_progress(panel, store, only=only_ids)) \
+            if name and not dry_run else summary
+    _print(report, as_json=as_json, quiet=quiet)
     if summary.interrupted:
         sys.exit(130)
     if not summary.complete:
         sys.exit(1)
 
 
+def _print(report: Any, *, as_json: bool, quiet: bool) -> None:
+    """A summary (run, worker, re-parse) as JSON on stdout, or its lines."""
+    if as_json:
+        import json
+
+        click.echo(json.dumps(report.as_dict(), indent=1, default=str))
+    elif not quiet:
+        for line in report.lines():
+            echo(line)
+
+
 def _status(panel: Panel, store_path: str, only: list[str] | None, *, as_json: bool,
             others: tuple[bool, ...]) -> None:
     """``--status``: the whole run's progress from an existing store; sends and writes nothing
     (refused beside the options that run or change something, ``others``)."""
-    import json
-
     from judgekit.judges.run_progress import run_progress
 
     if any(others):
         raise JudgekitError("--status only reads the store; run it without --reparse, --dry-run, "
                             "--no-wait, --emit-batch, --ingest-batch and --worker.")
     with Store.open_existing(store_path) as store:
-        progress = run_progress(panel, store, only=only)
-    if as_json:
-        click.echo(json.dumps(progress.as_dict(), indent=1))
-    else:
-        for line in progress.lines():
-            echo(line)
+        _print(run_progress(panel, store, only=only), as_json=as_json, quiet=False)
 
 
 def _batch_files(panel: Panel, store_path: str, emit_dir: Path | None, ingest: tuple[Path, ...],

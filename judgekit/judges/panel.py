@@ -86,8 +86,7 @@ def run_panel(
     batch mode submit and collect what has ended, without waiting for the rest. ``planned``: each
     (sub-)panel's plan goes to this hook instead of being sent (batch files,
     :mod:`~judgekit.judges.batchfile`); the run itself then needs no key and writes nothing.
-    ``worker``: the name the run gives its leases (``judge --worker NAME``), shown in the
-    whole run's progress (:mod:`~judgekit.judges.run_progress`).
+    ``worker``: the name the run gives its leases (:mod:`~judgekit.judges.run_progress`).
 
     A panel with ``rubric_by`` or ``variables`` runs as its sub-panels (``panel.groups``), one
     after the other, each under its own rubric and variables; the summary adds them up."""
