@@ -84,9 +84,8 @@ def judge_cmd(
     A run ends when nothing is left to claim and says how many calls another run is still
     answering. Claims last 120 s (JUDGEKIT_LEASE_S sets other seconds), renewed while the run
     is alive and released when it ends; those of a killed run are free at once on the same
-    machine (its process is gone), elsewhere once they expire.
-
-    Many machines, one panel: `judge PANEL --worker NAME` on each, one --store (docs/scale.md).
+    machine (its process is gone), elsewhere once they expire. Many machines, one panel:
+    `judge PANEL --worker NAME` on each, one --store; `--status` shows all (docs/scale.md).
 
     A judge on one's own GPUs, offline: --emit-batch DIR, then vllm run-batch -i DIR/JUDGE.001.jsonl
     -o out.jsonl --model MODEL, then --ingest-batch out.jsonl (docs/panels.md, "Batch files").
