@@ -138,3 +138,16 @@ def test_two_named_workers_share_a_panel_and_status_shows_each(tmp_path, store_t
         assert p["calls"] == n and p["done"] + p["leased"] + p["pending"] == n
     after = _status(panel, store_target)
     assert (after["calls"], after["done"], after["pending"], after["workers"]) == (n, n, 0, [])
+
+
+def test_a_named_workers_summary_ends_with_the_whole_runs_progress(tmp_path):
+    write_items(tmp_path, labelled_items(3))
+    panel = write_panel(tmp_path, [{"id": "kw", "model": "rules:refusal-keywords"}], aggregate=None)
+    db = str(tmp_path / "s.db")
+    code, out, err = finish(_judge(panel, db, "--worker", "node 7"))
+    assert code == 0, err
+    lines = out.splitlines()
+    assert lines[0] == "Worker node 7:"
+    assert lines[-1] == "Whole run: 3 of 3 calls answered (100%), 0 being answered by 0 workers, 0 pending."
+    code, out, err = finish(_judge(panel, db, "--status"))
+    assert (code, out.splitlines()) == (0, [lines[-1]]), err
