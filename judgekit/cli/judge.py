@@ -37,6 +37,12 @@ if TYPE_CHECKING:
               type=InputPath(exists=True, dir_okay=False, path_type=Path),
               help="Record the answers of a batch output file (vllm run-batch, OpenAI Batch) as a run "
                    "would (repeatable).")
+@click.option("--worker", "worker", is_flag=False, flag_value="", default=None, metavar="[NAME]",
+              help="Run as a named worker (NAME, else host:pid) beside others on one store; the "
+                   "summary adds the whole run's progress. Put it after PANEL.yaml.")
+@click.option("--status", is_flag=True,
+              help="Send nothing: print the whole run's progress (answered, pending, leased by "
+                   "each live worker) from the store.")
 @click.option("--json", "as_json", is_flag=True, help="Print the run summary as JSON on stdout (no text).")
 @click.option("--quiet", "-q", is_flag=True, help="Print nothing but errors (the exit code tells the result).")
 def judge_cmd(
@@ -51,6 +57,8 @@ def judge_cmd(
     quiet: bool = False,
     emit_dir: Path | None = None,
     ingest: tuple[Path, ...] = (),
+    worker: str | None = None,
+    status: bool = False,
 ) -> None:
     """Run a judge panel over items; ratings go to the store (resumable, cached).
 
@@ -76,7 +84,8 @@ def judge_cmd(
     A run ends when nothing is left to claim and says how many calls another run is still
     answering. Claims last 120 s (JUDGEKIT_LEASE_S sets other seconds), renewed while the run
     is alive and released when it ends; those of a killed run are free at once on the same
-    machine (its process is gone), elsewhere once they expire.
+    machine (its process is gone), elsewhere once they expire. Many machines, one panel:
+    `judge PANEL --worker NAME` on each, one --store; `--status` shows all (docs/scale.md).
 
     A judge on one's own GPUs, offline: --emit-batch DIR, then vllm run-batch -i DIR/JUDGE.001.jsonl
     -o out.jsonl --model MODEL, then --ingest-batch out.jsonl (docs/panels.md, "Batch files").
@@ -87,38 +96,59 @@ def judge_cmd(
       judgekit judge panel.yaml --store study.db
       judgekit agree --rubric refusal --store study.db
     """
-    import json
-
-    from judgekit.judges.lease import lease_seconds
+    from judgekit.judges.lease import lease_seconds, worker_name
     from judgekit.judges.panel import load_panel, run_panel
     from judgekit.judges.progress import RichProgress
+    from judgekit.judges.reparse import reparse_panel
+    from judgekit.judges.run_progress import WorkerReport, run_progress
 
     panel = load_panel(panel_file)
     only_ids = list(only) or None
+    if status:
+        others = (reparse, dry_run, no_wait, emit_dir is not None, bool(ingest), worker is not None)
+        return _status(panel, store_path, only_ids, as_json=as_json, others=others)
     if emit_dir is not None or ingest:
         return _batch_files(panel, store_path, emit_dir, ingest, only_ids, as_json=as_json, quiet=quiet,
                             other_modes=(reparse, dry_run, no_wait))
     lease_seconds(os.environ)  # a bad JUDGEKIT_LEASE_S is refused before a store is created
+    name = worker_name(worker)  # so is a bad worker name
     with _panel_store(store_path, reparse=reparse, dry_run=dry_run) as store:
         if reparse:
-            from judgekit.judges.reparse import reparse_panel
-
-            rs = reparse_panel(panel, store, only=only_ids)
-            for line in rs.lines():
-                echo(line)
-            return
+            return _print(reparse_panel(panel, store, only=only_ids), as_json=False, quiet=False)
         progress = RichProgress(enabled=False if quiet or as_json else show_progress)  # its console on stderr, made if a bar is drawn
         summary = run_panel(panel, store, only=only_ids, progress=None if dry_run else progress,
-                            dry_run=dry_run, wait=not no_wait)
-    if as_json:
-        click.echo(json.dumps(summary.as_dict(), indent=1, default=str))
-    elif not quiet:
-        for line in summary.lines():
-            echo(line)
+                            dry_run=dry_run, wait=not no_wait, worker=name)
+        report = WorkerReport(name, summary, run_progress(panel, store, only=only_ids)) \
+            if name and not dry_run else summary
+    _print(report, as_json=as_json, quiet=quiet)
     if summary.interrupted:
         sys.exit(130)
     if not summary.complete:
         sys.exit(1)
+
+
+def _print(report: Any, *, as_json: bool, quiet: bool) -> None:
+    """A summary (run, worker, re-parse) as JSON on stdout, or its lines."""
+    if as_json:
+        import json
+
+        click.echo(json.dumps(report.as_dict(), indent=1, default=str))
+    elif not quiet:
+        for line in report.lines():
+            echo(line)
+
+
+def _status(panel: Panel, store_path: str, only: list[str] | None, *, as_json: bool,
+            others: tuple[bool, ...]) -> None:
+    """``--status``: the whole run's progress from an existing store; sends and writes nothing
+    (refused beside the options that run or change something, ``others``)."""
+    from judgekit.judges.run_progress import run_progress
+
+    if any(others):
+        raise JudgekitError("--status only reads the store; run it without --reparse, --dry-run, "
+                            "--no-wait, --emit-batch, --ingest-batch and --worker.")
+    with Store.open_existing(store_path) as store:
+        _print(run_progress(panel, store, only=only), as_json=as_json, quiet=False)
 
 
 def _batch_files(panel: Panel, store_path: str, emit_dir: Path | None, ingest: tuple[Path, ...],

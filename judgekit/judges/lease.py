@@ -69,6 +69,29 @@ def lease_seconds(env: Mapping[str, str]) -> float:
     return value
 
 
+#: the longest worker name a run may give itself
+_NAME_MAX = 64
+
+
+def worker_name(given: str | None) -> str:
+    """The name a ``judge --worker [NAME]`` run gives its leases: ``NAME``, else ``host:pid``;
+    "" when the run is not started as a named worker (``given`` None)."""
+    if given is None:
+        return ""
+    if not given:
+        import os
+        import socket
+
+        return f"{socket.gethostname() or 'localhost'}:{os.getpid()}"
+    if len(given) > _NAME_MAX or not given.isprintable() or given != given.strip():
+        raise JudgekitError(
+            f"--worker {given[:_NAME_MAX]!r} is not a worker name; give up to {_NAME_MAX} printable "
+            "characters without leading or trailing spaces (e.g. --worker gpu-node-3), or --worker "
+            "alone for host:pid."
+        )
+    return given
+
+
 def _claim_batch(concurrency: int) -> int:
     """Keys per claim transaction for a judge: four rounds of its workers, 64 to 256."""
     return max(64, min(256, 4 * concurrency))
@@ -77,10 +100,10 @@ def _claim_batch(concurrency: int) -> int:
 class RunLease:
     """The leases of one run: its owner id, how long a lease lasts, renewal and release."""
 
-    def __init__(self, store: Store, seconds: float) -> None:
+    def __init__(self, store: Store, seconds: float, *, name: str = "") -> None:
         self.store = store
         self.seconds = seconds
-        self.owner = new_owner()
+        self.owner = new_owner(name)  #: with the run's worker name, if it gave one
         self.renewed_at = time.time()  #: every lease of the run lasts until this + seconds
         self.mine: set[str] = set()  #: call keys leased now (released as their calls are stored)
         self.used = False
@@ -236,4 +259,4 @@ class ClaimedJobs:
         self.elsewhere.settle()
 
 
-__all__ = [ "ClaimedJobs", "Elsewhere", "RunLease", "lease_seconds"]
+__all__ = ["ClaimedJobs", "Elsewhere", "RunLease", "lease_seconds", "worker_name"]

@@ -76,6 +76,7 @@ def run_panel(
     dry_run: bool = False,
     wait: bool = True,
     planned: PlanHook | None = None,
+    worker: str = "",
 ) -> PanelSummary:
     """Run ``panel`` into ``store``; returns what was done. Builds every judge first (unknown
     spec, missing key: one error sentence, nothing sent), then sends only what is missing.
@@ -85,6 +86,7 @@ def run_panel(
     batch mode submit and collect what has ended, without waiting for the rest. ``planned``: each
     (sub-)panel's plan goes to this hook instead of being sent (batch files,
     :mod:`~judgekit.judges.batchfile`); the run itself then needs no key and writes nothing.
+    ``worker``: the name the run gives its leases (:mod:`~judgekit.judges.run_progress`).
 
     A panel with ``rubric_by`` or ``variables`` runs as its sub-panels (``panel.groups``), one
     after the other, each under its own rubric and variables; the summary adds them up."""
@@ -92,7 +94,7 @@ def run_panel(
         parts: list[PanelSummary] = []
         for group in panel.groups:
             parts.append(run_panel(group, store, only=only, progress=progress, env=env,
-                                   dry_run=dry_run, wait=wait, planned=planned))
+                                   dry_run=dry_run, wait=wait, planned=planned, worker=worker))
             if parts[-1].interrupted:
                 break
         return merge_summaries(parts, [g.label for g in panel.groups], items=len(panel.table))
@@ -134,7 +136,7 @@ def run_panel(
         result.dry_run = True
         result.seconds = time.perf_counter() - t0
         return result
-    result.interrupted = _send_all(store, shared, runs, seconds, wait=wait)
+    result.interrupted = _send_all(store, shared, runs, RunLease(store, seconds, name=worker), wait=wait)
     # Also when a judge was stopped: its ratings may have changed (answered or retired), and a
     # derived rater must never keep votes that are no longer in the store. An interrupted run
     # leaves them to the next run.
@@ -167,13 +169,12 @@ def _store_items(panel: Panel, store: Store, *, dry_run: bool) -> None:
         store.put_items(panel.table, source=items_source, new_text="if_unlabelled")
 
 
-def _send_all(store: Store, shared: PanelRun, runs: list[JudgeRun], seconds: float, *,
+def _send_all(store: Store, shared: PanelRun, runs: list[JudgeRun], lease: RunLease, *,
               wait: bool) -> bool:
     """Send the runs' calls under a lease of the store, then release it and record each judge's
     stored cost; returns whether Ctrl-C interrupted the sending."""
     progress = shared.progress
     shared.writer.flush()
-    lease = RunLease(store, seconds)
     shared.writer.on_commit = lease.committed
     if progress is not None:
         progress.start(sum(r.pending for r in runs), sum(r.summary.cached for r in runs))

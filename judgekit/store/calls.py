@@ -34,7 +34,7 @@ from judgekit.store.call_rows import JudgeUsage as JudgeUsage
 from judgekit.store.call_rows import ParsedAnswer as ParsedAnswer
 from judgekit.store.call_rows import StoredAnswer as StoredAnswer
 from judgekit.store.database import Store
-from judgekit.store.locking import describe_owner, forget_owner, new_owner, owner_gone
+from judgekit.store.locking import describe_owner, forget_owner, new_owner, owner_gone, owner_name
 from judgekit.store.schema import MAX_SQL_VARIABLES
 
 if TYPE_CHECKING:
@@ -359,6 +359,19 @@ def _submitted_keys(store: Store) -> set[str]:
     return keys
 
 
+def live_leases(store: Store, keys: Sequence[str], *, now: float | None = None) -> dict[str, str]:
+    """The owner of each of ``keys`` leased now (a lease not expired; its owner may still be
+    known to be gone, :func:`owner_gone`), by key; reads only."""
+    now = time.time() if now is None else now
+    out: dict[str, str] = {}
+    for start in range(0, len(keys), MAX_SQL_VARIABLES):
+        part = list(keys[start : start + MAX_SQL_VARIABLES])
+        out.update(store.conn.execute(
+            f"SELECT key, owner FROM call_leases WHERE expires_at > ? AND key IN ({','.join('?' * len(part))})",
+            [now, *part]))
+    return out
+
+
 def renew(store: Store, owner: str, *, seconds: float, now: float | None = None) -> int:
     """Extend every lease of ``owner`` to ``seconds`` from now; returns how many it holds."""
     now = time.time() if now is None else now
@@ -405,10 +418,12 @@ __all__ = [
     "forget_owner",
     "has_open_batches",
     "latest_parameters",
+    "live_leases",
     "mark_collected",
     "new_owner",
     "open_batches",
     "owner_gone",
+    "owner_name",
     "ratings_not_made_by",
     "release",
     "release_all",

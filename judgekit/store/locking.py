@@ -170,9 +170,12 @@ def _machine() -> str:
 _MACHINE = _machine()
 
 
-def new_owner() -> str:
-    """A fresh owner id for one run's leases: ``host[/pid-namespace]:pid:random``."""
-    owner = f"{_MACHINE}:{os.getpid()}:{secrets.token_hex(6)}"
+def new_owner(name: str = "") -> str:
+    """A fresh owner id for one run's leases: ``host[/pid-namespace]:pid:random``, and
+    ``~name`` (percent-quoted) for a run that names itself (``judge --worker NAME``)."""
+    from urllib.parse import quote
+
+    owner = f"{_MACHINE}:{os.getpid()}:{secrets.token_hex(6)}" + (f"~{quote(name, safe='')}" if name else "")
     _LIVE_OWNERS.add(owner)
     return owner
 
@@ -200,12 +203,22 @@ def owner_gone(owner: str) -> bool:
 
 
 def describe_owner(owner: str) -> str:
-    """An owner id for people: ``pid 4242 on host``."""
+    """An owner id for people: ``pid 4242 on host``, ``NAME (pid 4242 on host)`` when named."""
     try:
         machine, pid, _ = owner.rsplit(":", 2)
     except ValueError:
         return owner
-    return f"pid {pid} on {machine.split('/')[0]}"
+    name = owner_name(owner)
+    where = f"pid {pid} on {machine.split('/')[0]}"
+    return f"{name} ({where})" if name else where
+
+
+def owner_name(owner: str) -> str:
+    """The name a run gave itself in its owner id (``judge --worker NAME``), "" when none."""
+    from urllib.parse import unquote
+
+    _, _, name = owner.rpartition(":")[2].partition("~")
+    return unquote(name)
 
 
 def forget_owner(owner: str) -> None:
