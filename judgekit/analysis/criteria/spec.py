@@ -111,8 +111,9 @@ def parse_criteria(data: Any, *, source: str = "criteria") -> CriteriaFile:
     dup = sorted(n for n, k in Counter(names).items() if k > 1)  # (names.count per name was N²)
     if dup:
         raise JudgekitError(f"{source}: criterion name {dup[0]!r} is used twice; names must be unique.")
+    rubrics: dict[str, Rubric] = {}  # (each rubric read once, not once per criterion)
     for c in spec.criteria:
-        rubric = criterion_rubric(c, source)
+        rubric = criterion_rubric(c, source, rubrics)
         bad = [lab for lab in c.labels if rubric.normalise(lab) is None]
         if bad:
             raise JudgekitError(
@@ -135,11 +136,18 @@ def _loc(loc: Sequence[Any], data: Mapping[str, Any]) -> tuple[str, str]:
     return "", ".".join(parts)
 
 
-def criterion_rubric(c: Criterion, source: str) -> Rubric:
+def criterion_rubric(c: Criterion, source: str, rubrics: dict[str, Rubric] | None = None) -> Rubric:
+    """The rubric criterion ``c`` names; ``rubrics``: those already read (by the name or path as
+    written), which a caller reading many criteria at once passes so that each is read once."""
+    if rubrics is not None and c.rubric in rubrics:
+        return rubrics[c.rubric]
     try:
-        return load_rubric(c.rubric)
+        rubric = load_rubric(c.rubric)
     except JudgekitError as exc:
         raise JudgekitError(f"{source}: criterion {c.name!r}: {exc}") from None
+    if rubrics is not None:
+        rubrics[c.rubric] = rubric
+    return rubric
 
 
 def load_criteria(path: str | Path) -> CriteriaFile:
@@ -190,14 +198,15 @@ def _canonical(value: Scalar | list[Scalar]) -> Any:
     return float(value)
 
 
-def _criterion_definition(c: Criterion, source: str = "criteria") -> dict[str, Any]:
+def _criterion_definition(c: Criterion, source: str = "criteria",
+                          rubrics: dict[str, Rubric] | None = None) -> dict[str, Any]:
     """What defines a criterion's pooled rate, the figure a gate certifies: the rubric (id and
     content hash), the labels counted (their codes, sorted) and which items count (``where``;
     ``compare``, the two conditions of a difference). Left out, as they do not change which items
     or labels count: the name (the key it is recorded under), ``op``, ``threshold``, ``require``
     and ``min_n`` (how the figure is judged, not what it is), ``per`` (the per-seed rows, which no
     certificate covers) and ``rater`` (whose labels are used: the verdict is checked per judge)."""
-    rubric = criterion_rubric(c, source)
+    rubric = criterion_rubric(c, source, rubrics)
     return {
         "rubric": rubric.id,
         "rubric_hash": rubric.hash,
@@ -208,10 +217,10 @@ def _criterion_definition(c: Criterion, source: str = "criteria") -> dict[str, A
     }
 
 
-def criterion_digest(c: Criterion, source: str = "criteria") -> str:
+def criterion_digest(c: Criterion, source: str = "criteria", rubrics: dict[str, Rubric] | None = None) -> str:
     """The digest of :func:`_criterion_definition` (canonical JSON, keys sorted): what a verdict
     records per gated criterion (``criteria_digests``) and ``judgekit analyze criteria`` compares
     before it trusts a judge for that criterion alone."""
     from judgekit.core.hashing import digest
 
-    return digest(_criterion_definition(c, source))
+    return digest(_criterion_definition(c, source, rubrics))
