@@ -269,11 +269,12 @@ def _criteria_masks(mine: list[Any], items: pd.DataFrame, order: np.ndarray, pat
     from judgekit.analysis.criteria.spec import criterion_mask
 
     seen: dict[str, np.ndarray] = {}
+    matched: dict[str, pd.Series] = {}  # (each column and value matched once)
     out = []
     for c in mine:
         key = json.dumps(c.where, sort_keys=True, default=str)
         if key not in seen:
-            mask = _guard(where, lambda c=c: criterion_mask(c, items, source=str(path)))
+            mask = _guard(where, lambda c=c: criterion_mask(c, items, source=str(path), seen=matched))
             seen[key] = np.asarray(mask, dtype=bool)[order]
         out.append(seen[key])
     return out

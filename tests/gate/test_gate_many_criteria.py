@@ -80,3 +80,20 @@ def test_a_gate_reads_its_criteria_file_once_and_each_rubric_once(tmp_path: Path
         verdict, _ = run_gate(store, tmp_path / "many.p.yaml", record=False)
     assert len(verdict["criteria_digests"]) == 60
     assert calls == {"rubric": 2, "criteria": 1}  # one rubric, read when validating and when digesting
+
+
+def test_criteria_masked_together_match_as_each_does_alone() -> None:
+    """Matches remembered across criteria keep 1, 1.0, True and "1" apart as each reads them."""
+    import pandas as pd
+
+    from judgekit.analysis.criteria.spec import criterion_mask, parse_criteria
+
+    items = pd.DataFrame({"x": ["1", "2", "true", "1.0"], "y": ["a", "a", "b", "b"]})
+    wheres = [({"x": 1}, [1, 0, 0, 1]), ({"x": "1"}, [1, 0, 0, 0]), ({"x": True}, [1, 0, 1, 0]),
+              ({"x": [2, "true"]}, [0, 1, 1, 0]), ({"x": 1.0}, [1, 0, 0, 1]), ({"x": [1, True]}, [1, 0, 1, 1]),
+              ({"x": 1, "y": "a"}, [1, 0, 0, 0])]
+    crit = parse_criteria({"criteria": [{"name": f"c{k}", "rubric": "restrictiveness", "label": "r4_hard_refusal",
+                                         "where": w} for k, (w, _) in enumerate(wheres)]}, source="x")
+    seen: dict[str, pd.Series] = {}
+    for c, (w, want) in zip(crit.criteria, wheres, strict=True):
+        assert criterion_mask(c, items, seen=seen).tolist() == [bool(v) for v in want], w

@@ -6,6 +6,7 @@ analysis-fidelity check can read criteria too.
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -170,9 +171,12 @@ def matches(series: pd.Series, value: Scalar | list[Scalar]) -> pd.Series:
     return series.astype(str) == str(value)
 
 
-def criterion_mask(c: Criterion, items: pd.DataFrame, *, source: str = "criteria") -> pd.Series:
+def criterion_mask(c: Criterion, items: pd.DataFrame, *, source: str = "criteria",
+                   seen: dict[str, pd.Series] | None = None) -> pd.Series:
     """The items matching a criterion's ``where`` (a list value means any of); a column the
-    items lack is one sentence naming ``source`` and the criterion."""
+    items lack is one sentence naming ``source`` and the criterion. ``seen``: the matches of each
+    column and value already computed on these ``items``, which a caller masking many criteria
+    passes so that each is computed once."""
     mask = pd.Series(True, index=items.index)
     for col, value in c.where.items():
         if col not in items.columns:
@@ -180,8 +184,24 @@ def criterion_mask(c: Criterion, items: pd.DataFrame, *, source: str = "criteria
                 f"{source}: criterion {c.name!r} uses column {col!r}, which the items do not "
                 f"have; they have: {', '.join(map(str, items.columns[:15]))}."
             )
-        mask &= matches(items[col], value)
+        if seen is None:
+            mask &= matches(items[col], value)
+        elif isinstance(value, list):  # any of, as :func:`matches` reads a list
+            any_of = pd.Series(False, index=items.index)
+            for v in value:
+                any_of |= _seen_match(items[col], col, v, seen)
+            mask &= any_of
+        else:
+            mask &= _seen_match(items[col], col, value, seen)
     return mask
+
+
+def _seen_match(series: pd.Series, col: str, value: Scalar | list[Scalar], seen: dict[str, pd.Series]) -> pd.Series:
+    """:func:`matches` of ``value`` in column ``col``, computed once per ``seen``."""
+    key = json.dumps([col, value])  # (True, 1, 1.0 and "1" apart, as matches reads them)
+    if key not in seen:
+        seen[key] = matches(series, value)
+    return seen[key]
 
 
 def _canonical(value: Scalar | list[Scalar]) -> Any:
@@ -189,8 +209,6 @@ def _canonical(value: Scalar | list[Scalar]) -> Any:
     number is a float (``1`` and ``1.0`` match the same items), a string stays a string (``"1"``
     is compared as text); a list ("any of") is sorted and without repeats."""
     if isinstance(value, list):
-        import json
-
         vals = {json.dumps(_canonical(v), sort_keys=True): _canonical(v) for v in value}
         return [vals[k] for k in sorted(vals)]
     if isinstance(value, bool | str):
