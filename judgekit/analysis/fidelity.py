@@ -407,6 +407,19 @@ def _distribution_model(model: str, mp: pd.DataFrame, cols: list[tuple[str, dict
 
 
 # --------------------------------------------------------------------------- criteria
+@dataclass(frozen=True)
+class CriterionHits:
+    """One criterion's hit shares on the items both the judge and the reference rated: ``rows``
+    their positions in the shared item arrays (ascending item id, the order every figure sums in),
+    ``judge`` and ``reference`` the hit share of each (share of ok trials with one of the
+    criterion's labels)."""
+
+    name: str
+    rows: np.ndarray
+    judge: np.ndarray
+    reference: np.ndarray
+
+
 def criteria_pairs(
     rates: Sequence[tuple[str, pd.Series, pd.Series]],
     items: pd.DataFrame,
@@ -421,36 +434,74 @@ def criteria_pairs(
     """Per criterion ``(name, judge hit share per item, reference hit share per item)`` (hit
     share = share of ok trials with one of the criterion's labels, on the criterion's items):
     the pooled rate from each on the items both rated, and its difference."""
+    ids, clusters, unit = criteria_units(items, prompt_col=prompt_col, turn_col=turn_col)
+    hits = []
+    for name, js, rs in rates:
+        js, rs = js.dropna(), rs.dropna()
+        js.index, rs.index = js.index.astype(str), rs.index.astype(str)
+        both = np.flatnonzero(np.isin(ids, js.index.to_numpy()) & np.isin(ids, rs.index.to_numpy()))
+        hits.append(CriterionHits(name, both, js.reindex(ids[both]).to_numpy(float),
+                                  rs.reindex(ids[both]).to_numpy(float)))
+    return criteria_hit_pairs(hits, clusters, unit, Resampling(n_boot, seed), per_unit=per_unit, level=level)
+
+
+def criteria_units(items: pd.DataFrame, *, prompt_col: str | None = None,
+                   turn_col: str = "turn") -> tuple[np.ndarray, np.ndarray, str]:
+    """The items' ids in ascending order, the resampling unit (conversation or prompt cluster) of
+    each, and the unit's name: the shared arrays :class:`CriterionHits` rows point into."""
     items = items.assign(item_id=items["item_id"].astype(str))
     ucols = unit_columns(items, prompt_col=prompt_col, turn_col=turn_col)
     items = fill_unit_key(items, ucols[0])
     cluster_of = items.set_index("item_id")[ucols[0]].astype(str)
+    ids = np.array(sorted(cluster_of.index), dtype=object)
+    clusters = cluster_of.reindex(ids).fillna("").to_numpy(dtype=object)
     unit = "conversations" if ucols[0] == "conversation_id" else f"{ucols[0]} clusters"
-    out = []
-    for name, js, rs in rates:
-        js, rs = js.dropna(), rs.dropna()
-        ids = sorted(set(js.index.astype(str)) & set(rs.index.astype(str)))
-        if not ids:
-            out.append(FigurePair("criteria", "rate", {"criterion": name}, None, None, None, None, None,
-                                  0, unit, "no item of the criterion rated by both the judge and the reference",
-                                  level=level))
-            continue
-        a = js.reindex(ids).to_numpy(float)
-        b = rs.reindex(ids).to_numpy(float)
-        clusters = pd.factorize(cluster_of.reindex(ids).fillna("").to_numpy())[0]
+    return ids, clusters, unit
 
-        def stat(w: np.ndarray, a: np.ndarray = a, b: np.ndarray = b) -> np.ndarray:
-            tot = w.sum(axis=1)
-            return np.stack([(w @ a) / tot, (w @ b) / tot, (w @ (a - b)) / tot], axis=1)
 
-        p = stat(np.ones((1, len(ids))))[0]
-        reps = bootstrap_stat(stat, clusters, n_boot=n_boot, seed=seed)
-        lo, hi = percentile_ci(reps, level=level) if reps.size else (np.full(3, np.nan), np.full(3, np.nan))
-        pseudo = _pseudo(stat, clusters) if per_unit else None
-        out.append(FigurePair("criteria", "rate", {"criterion": name}, _num(p[0]), _num(p[1]), _num(p[2]),
-                              _num(lo[2]), _num(hi[2]), int(clusters.max()) + 1, unit, None,
-                              {} if pseudo is None else {"per_unit": pseudo[:, 2]}, level))
-    return out
+def criteria_hit_pairs(hits: Sequence[CriterionHits], clusters: np.ndarray, unit: str, resampling: Resampling,
+                       *, per_unit: bool = False, level: float = 0.95) -> list[FigurePair]:
+    """The criteria figure pairs (module doc) of each criterion's hits, ``clusters`` the unit of
+    every shared row. Criteria on the same rows share one bootstrap (the same resamples each would
+    draw alone, as the seed and the clusters are the same), so the cost per criterion is a
+    weighted sum, not a resampling."""
+    groups: dict[bytes, list[int]] = {}
+    for i, h in enumerate(hits):
+        groups.setdefault(np.asarray(h.rows, dtype=np.int64).tobytes(), []).append(i)
+    out: list[FigurePair | None] = [None] * len(hits)
+    for members in groups.values():
+        for i, p in zip(members, _criteria_group([hits[i] for i in members], clusters, unit, resampling,
+                                                  per_unit, level), strict=True):
+            out[i] = p
+    return [p for p in out if p is not None]
+
+
+def _criteria_group(hits: list[CriterionHits], clusters: np.ndarray, unit: str, resampling: Resampling,
+                    per_unit: bool, level: float) -> list[FigurePair]:
+    """The pairs of criteria on the same rows under one paired cluster bootstrap."""
+    rows = hits[0].rows
+    if len(rows) == 0:
+        return [FigurePair("criteria", "rate", {"criterion": h.name}, None, None, None, None, None, 0, unit,
+                           "no item of the criterion rated by both the judge and the reference", level=level)
+                for h in hits]
+    cl = pd.factorize(clusters[rows])[0]
+    ab = [(np.asarray(h.judge, dtype=float), np.asarray(h.reference, dtype=float)) for h in hits]
+
+    def stat(w: np.ndarray) -> np.ndarray:
+        tot = w.sum(axis=1)
+        return np.concatenate([np.stack([(w @ a) / tot, (w @ b) / tot, (w @ (a - b)) / tot], axis=1)
+                               for a, b in ab], axis=1)
+
+    p = stat(np.ones((1, len(rows))))[0]
+    reps = bootstrap_stat(stat, cl, n_boot=resampling.n_resamples, seed=resampling.seed)
+    k3 = 3 * len(hits)
+    lo, hi = percentile_ci(reps, level=level) if reps.size else (np.full(k3, np.nan), np.full(k3, np.nan))
+    pseudo = _pseudo(stat, cl) if per_unit else None
+    n = int(cl.max()) + 1
+    return [FigurePair("criteria", "rate", {"criterion": h.name}, _num(p[3 * i]), _num(p[3 * i + 1]),
+                       _num(p[3 * i + 2]), _num(lo[3 * i + 2]), _num(hi[3 * i + 2]), n, unit, None,
+                       {} if pseudo is None else {"per_unit": pseudo[:, 3 * i + 2]}, level)
+            for i, h in enumerate(hits)]
 
 
 def describe(p: FigurePair) -> str:

@@ -27,7 +27,7 @@ mean of the humans' values (``consensus``; for refusal, the share of humans sayi
 from __future__ import annotations
 
 import math
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -47,7 +47,7 @@ if TYPE_CHECKING:
     from judgekit.analysis.fidelity import FigurePair
     from judgekit.analysis.options import ItemColumns
 
-__all__ = ["criteria_digests", "fidelity_checks", "fidelity_lines", "fidelity_results"]
+__all__ = ["CriteriaMemo", "criteria_digests", "fidelity_checks", "fidelity_lines", "fidelity_results"]
 
 
 def _reference_ratings(store: Any, rubric: Rubric, ref: str | None, humans: list[str]) -> pd.DataFrame:
@@ -68,11 +68,13 @@ def _refusal_share(ratings: pd.DataFrame, indicator: Any) -> pd.Series:
 
 def fidelity_results(store: Any, policy: Any, policy_path: str | Path, rubric: Rubric,
                      report: Any = None, *, reference: str | None = None,
-                     humans: list[str] | None = None, per_unit: bool = False) -> dict[str, list[FigurePair]]:
+                     humans: list[str] | None = None, per_unit: bool = False,
+                     memo: CriteriaMemo | None = None) -> dict[str, list[FigurePair]]:
     """judge → its figure pairs under the policy's ``checks.analysis_fidelity`` (module doc).
     The reference is the agreement ``report``'s (the gate), or ``reference`` and ``humans`` as a
     verdict records them (the report). ``per_unit``: the pairs keep their per-conversation (per
-    cluster) jackknife pseudo-values (``extra["per_unit"]``, for ``judgekit plan``)."""
+    cluster) jackknife pseudo-values (``extra["per_unit"]``, for ``judgekit plan``). ``memo``: the
+    run's :class:`CriteriaMemo` (``analysis: criteria``), so that the digests read the same file once."""
     from judgekit.analysis import fidelity as af
     from judgekit.analysis.frames import per_item_values
 
@@ -111,7 +113,7 @@ def fidelity_results(store: Any, policy: Any, policy_path: str | Path, rubric: R
                 js, rs, items, figures=spec.chosen, columns=_columns(spec), n_boot=n_boot,
                 seed=seed, per_unit=per_unit, level=spec.level))
     else:
-        out = _criteria_results(store, policy, policy_path, rubric, ref, items, where, per_unit)
+        out = _criteria_results(store, policy, policy_path, rubric, ref, items, where, per_unit, memo)
     units_total(out, items, spec, harm)
     return out
 
@@ -185,7 +187,17 @@ def _guard(where: str, fn: Any) -> Any:
         raise JudgekitError(f"{where}: {exc}") from None
 
 
-def _same_rubric(c: Any, rubric: Rubric, source: str) -> bool:
+@dataclass
+class CriteriaMemo:
+    """A gate run's criteria file, read once for its figures and for its digests: the file and
+    its criteria under the gated rubric once read, and each rubric a criterion names."""
+
+    path: Path | None = None
+    criteria: list[Any] | None = None
+    rubrics: dict[str, Rubric] = field(default_factory=dict)
+
+
+def _same_rubric(c: Any, rubric: Rubric, source: str, rubrics: dict[str, Rubric] | None = None) -> bool:
     """Whether criterion ``c`` counts labels of the gated ``rubric``: its ``rubric:`` names it
     (name or id) or is a rubric file (as ``judgekit analyze criteria`` takes it) with the same id
     and content hash; a view is matched by the full rubric it collapses."""
@@ -193,27 +205,35 @@ def _same_rubric(c: Any, rubric: Rubric, source: str) -> bool:
 
     if c.rubric in (rubric.name, rubric.id):
         return True
-    theirs = criterion_rubric(c, source)
+    theirs = criterion_rubric(c, source, rubrics)
     return (theirs.id, theirs.hash) == (rubric.id, rubric.hash)
 
 
-def _gated_criteria(policy: Any, policy_path: str | Path, rubric: Rubric, where: str) -> tuple[Path, list[Any]]:
+def _gated_criteria(policy: Any, policy_path: str | Path, rubric: Rubric, where: str,
+                    memo: CriteriaMemo | None = None) -> tuple[Path, list[Any]]:
     """The criteria file of the policy's ``analysis_fidelity`` (relative to the policy file) and
-    its criteria under the gated ``rubric`` (at least one)."""
+    its criteria under the gated ``rubric`` (at least one); read once per ``memo``."""
     from judgekit.analysis.criteria.spec import load_criteria
+
+    if memo is not None and memo.path is not None and memo.criteria is not None:
+        return memo.path, memo.criteria
+    rubrics = memo.rubrics if memo is not None else {}
 
     path = Path(policy.checks.analysis_fidelity.criteria or "")
     if not path.is_absolute():
         path = Path(policy_path).parent / path
     crit = load_criteria(path)
-    mine = [c for c in crit.criteria if _same_rubric(c, rubric, f"Criteria file {path}")]
+    mine = [c for c in crit.criteria if _same_rubric(c, rubric, f"Criteria file {path}", rubrics)]
     if not mine:
         raise JudgekitError(f"{where}: the criteria file {path} has no criterion under {rubric.id}; "
                             "fidelity is measured on the gated rubric's criteria.")
+    if memo is not None:
+        memo.path, memo.criteria = path, mine
     return path, mine
 
 
-def criteria_digests(policy: Any, policy_path: str | Path, rubric: Rubric) -> dict[str, str] | None:
+def criteria_digests(policy: Any, policy_path: str | Path, rubric: Rubric,
+                     memo: CriteriaMemo | None = None) -> dict[str, str] | None:
     """criterion name → the digest of its definition
     (:func:`judgekit.analysis.criteria.spec.criterion_digest`), for each criterion the policy's
     ``analysis: criteria`` fidelity check gates; None for any other policy. The verdict records
@@ -224,8 +244,9 @@ def criteria_digests(policy: Any, policy_path: str | Path, rubric: Rubric) -> di
     spec = policy.checks.analysis_fidelity
     if spec is None or spec.analysis != "criteria":
         return None
-    path, mine = _gated_criteria(policy, policy_path, rubric, f"Policy file {policy_path}: analysis_fidelity")
-    return {c.name: criterion_digest(c, f"Criteria file {path}") for c in mine}
+    memo = memo if memo is not None else CriteriaMemo()
+    path, mine = _gated_criteria(policy, policy_path, rubric, f"Policy file {policy_path}: analysis_fidelity", memo)
+    return {c.name: criterion_digest(c, f"Criteria file {path}", memo.rubrics) for c in mine}
 
 
 def _on_items(shares: pd.DataFrame, ids: np.ndarray, codes: list[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -237,40 +258,63 @@ def _on_items(shares: pd.DataFrame, ids: np.ndarray, codes: list[str]) -> tuple[
     return rated, by_id.reindex(ids)[list(codes)].to_numpy(float)
 
 
+def _criteria_masks(mine: list[Any], items: pd.DataFrame, order: np.ndarray, path: Path,
+                    where: str) -> list[np.ndarray]:
+    """Each criterion's items as a boolean array in ``order`` (item ids ascending); criteria with
+    the same ``where`` share one array, computed once."""
+    import json
+
+    import numpy as np
+
+    from judgekit.analysis.criteria.spec import criterion_mask
+
+    seen: dict[str, np.ndarray] = {}
+    matched: dict[str, pd.Series] = {}  # (each column and value matched once)
+    out = []
+    for c in mine:
+        key = json.dumps(c.where, sort_keys=True, default=str)
+        if key not in seen:
+            mask = _guard(where, lambda c=c: criterion_mask(c, items, source=str(path), seen=matched))
+            seen[key] = np.asarray(mask, dtype=bool)[order]
+        out.append(seen[key])
+    return out
+
+
 def _criteria_results(store: Any, policy: Any, policy_path: str | Path, rubric: Rubric,
                       ref: pd.DataFrame, items: pd.DataFrame, where: str,
-                      per_unit: bool = False) -> dict[str, list[FigurePair]]:
+                      per_unit: bool = False, memo: CriteriaMemo | None = None) -> dict[str, list[FigurePair]]:
     import numpy as np
     import pandas as pd
 
     from judgekit.analysis import fidelity as af
-    from judgekit.analysis.criteria.spec import criterion_mask
     from judgekit.analysis.frames import label_shares
+    from judgekit.analysis.options import Resampling
 
     spec: AnalysisFidelity = policy.checks.analysis_fidelity
-    path, mine = _gated_criteria(policy, policy_path, rubric, where)
-    ref_shares = label_shares(ref, rubric.codes).set_index("item_id")
-    out: dict[str, list[FigurePair]] = {}
-    # every criterion's items and label columns once, as arrays over the items (the same for every
-    # judge): a criterion then costs a boolean selection, not a pass over the items' ids as text
-    ids = items["item_id"].astype(str).to_numpy()
-    masks = [np.asarray(_guard(where, lambda c=c: criterion_mask(c, items, source=str(path))), dtype=bool)
-             for c in mine]
+    path, mine = _gated_criteria(policy, policy_path, rubric, where, memo)
+    ids, clusters, unit = af.criteria_units(items, prompt_col=spec.prompt_column, turn_col=spec.turn_column)
+    # the items in ascending id order (the order the figures sum in), each criterion's items and
+    # hit shares as arrays over them once (the same for every judge): a criterion then costs a
+    # boolean selection, and criteria with the same items share one bootstrap
+    pos = pd.Series(np.arange(len(items)), index=items["item_id"].astype(str).to_numpy())
+    order = pos.reindex(ids).to_numpy()
+    masks = _criteria_masks(mine, items, order, path, where)
     columns = {code: k for k, code in enumerate(rubric.codes)}
-    picks = [[columns[x] for x in dict.fromkeys(rubric.normalise(lab) or lab for lab in c.labels)] for c in mine]
-    ref_rated, ref_arr = _on_items(ref_shares, ids, rubric.codes)
+    picks = [tuple(columns[x] for x in dict.fromkeys(rubric.normalise(lab) or lab for lab in c.labels))
+             for c in mine]
+    ref_rated, ref_arr = _on_items(label_shares(ref, rubric.codes).set_index("item_id"), ids, rubric.codes)
+    ref_hits = {pick: np.nansum(ref_arr[:, list(pick)], axis=1) for pick in set(picks)}
+    out: dict[str, list[FigurePair]] = {}
     for judge in policy.judges:
         js = label_shares(store.ratings(rubric=rubric, rater_ids=[judge]), rubric.codes).set_index("item_id")
         rated, arr = _on_items(js, ids, rubric.codes)
-        rates = []
-        for c, mask, pick in zip(mine, masks, picks, strict=True):
-            jm, rm = mask & rated, mask & ref_rated
-            jh = pd.Series(np.nansum(arr[jm][:, pick], axis=1), index=ids[jm])
-            rh = pd.Series(np.nansum(ref_arr[rm][:, pick], axis=1), index=ids[rm])
-            rates.append((c.name, jh, rh))
-        out[judge] = af.criteria_pairs(rates, items, prompt_col=spec.prompt_column, turn_col=spec.turn_column,
-                                       n_boot=policy.n_resamples, seed=policy.seed, per_unit=per_unit,
-                                       level=spec.level)
+        hits = {pick: np.nansum(arr[:, list(pick)], axis=1) for pick in set(picks)}
+        both = rated & ref_rated
+        rows = [np.flatnonzero(mask & both) for mask in masks]
+        out[judge] = af.criteria_hit_pairs(
+            [af.CriterionHits(c.name, r, hits[pick][r], ref_hits[pick][r]) for c, r, pick in zip(mine, rows, picks,
+                                                                                                  strict=True)],
+            clusters, unit, Resampling(policy.n_resamples, policy.seed), per_unit=per_unit, level=spec.level)
     return out
 
 

@@ -148,10 +148,11 @@ def run_gate(store: Any, policy_path: str | Path, *, full_report: bool = False,
         probes = gate_checks(store, policy, rubric, f"Policy file {policy_path}", codes=plain)
     fid = crit = None
     if policy.checks.analysis_fidelity is not None:
-        from judgekit.gate.fidelity import criteria_digests, fidelity_results
+        from judgekit.gate.fidelity import CriteriaMemo, criteria_digests, fidelity_results
 
-        fid = fidelity_results(store, policy, policy_path, rubric, report)
-        crit = criteria_digests(policy, policy_path, rubric)  # (analysis: criteria, issue 22)
+        memo = CriteriaMemo()  # (a criteria file is read once for the figures and the digests)
+        fid = fidelity_results(store, policy, policy_path, rubric, report, memo=memo)
+        crit = criteria_digests(policy, policy_path, rubric, memo)  # (analysis: criteria, issue 22)
     from judgekit.gate.calls import own_calls
 
     results = evaluate(policy, report, alt, probes=probes, fidelity=fid,

@@ -6,6 +6,7 @@ analysis-fidelity check can read criteria too.
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -111,8 +112,9 @@ def parse_criteria(data: Any, *, source: str = "criteria") -> CriteriaFile:
     dup = sorted(n for n, k in Counter(names).items() if k > 1)  # (names.count per name was N²)
     if dup:
         raise JudgekitError(f"{source}: criterion name {dup[0]!r} is used twice; names must be unique.")
+    rubrics: dict[str, Rubric] = {}  # (each rubric read once, not once per criterion)
     for c in spec.criteria:
-        rubric = criterion_rubric(c, source)
+        rubric = criterion_rubric(c, source, rubrics)
         bad = [lab for lab in c.labels if rubric.normalise(lab) is None]
         if bad:
             raise JudgekitError(
@@ -135,11 +137,18 @@ def _loc(loc: Sequence[Any], data: Mapping[str, Any]) -> tuple[str, str]:
     return "", ".".join(parts)
 
 
-def criterion_rubric(c: Criterion, source: str) -> Rubric:
+def criterion_rubric(c: Criterion, source: str, rubrics: dict[str, Rubric] | None = None) -> Rubric:
+    """The rubric criterion ``c`` names; ``rubrics``: those already read (by the name or path as
+    written), which a caller reading many criteria at once passes so that each is read once."""
+    if rubrics is not None and c.rubric in rubrics:
+        return rubrics[c.rubric]
     try:
-        return load_rubric(c.rubric)
+        rubric = load_rubric(c.rubric)
     except JudgekitError as exc:
         raise JudgekitError(f"{source}: criterion {c.name!r}: {exc}") from None
+    if rubrics is not None:
+        rubrics[c.rubric] = rubric
+    return rubric
 
 
 def load_criteria(path: str | Path) -> CriteriaFile:
@@ -162,9 +171,12 @@ def matches(series: pd.Series, value: Scalar | list[Scalar]) -> pd.Series:
     return series.astype(str) == str(value)
 
 
-def criterion_mask(c: Criterion, items: pd.DataFrame, *, source: str = "criteria") -> pd.Series:
+def criterion_mask(c: Criterion, items: pd.DataFrame, *, source: str = "criteria",
+                   seen: dict[str, pd.Series] | None = None) -> pd.Series:
     """The items matching a criterion's ``where`` (a list value means any of); a column the
-    items lack is one sentence naming ``source`` and the criterion."""
+    items lack is one sentence naming ``source`` and the criterion. ``seen``: the matches of each
+    column and value already computed on these ``items``, which a caller masking many criteria
+    passes so that each is computed once."""
     mask = pd.Series(True, index=items.index)
     for col, value in c.where.items():
         if col not in items.columns:
@@ -172,8 +184,24 @@ def criterion_mask(c: Criterion, items: pd.DataFrame, *, source: str = "criteria
                 f"{source}: criterion {c.name!r} uses column {col!r}, which the items do not "
                 f"have; they have: {', '.join(map(str, items.columns[:15]))}."
             )
-        mask &= matches(items[col], value)
+        if seen is None:
+            mask &= matches(items[col], value)
+        elif isinstance(value, list):  # any of, as :func:`matches` reads a list
+            any_of = pd.Series(False, index=items.index)
+            for v in value:
+                any_of |= _seen_match(items[col], col, v, seen)
+            mask &= any_of
+        else:
+            mask &= _seen_match(items[col], col, value, seen)
     return mask
+
+
+def _seen_match(series: pd.Series, col: str, value: Scalar | list[Scalar], seen: dict[str, pd.Series]) -> pd.Series:
+    """:func:`matches` of ``value`` in column ``col``, computed once per ``seen``."""
+    key = json.dumps([col, value])  # (True, 1, 1.0 and "1" apart, as matches reads them)
+    if key not in seen:
+        seen[key] = matches(series, value)
+    return seen[key]
 
 
 def _canonical(value: Scalar | list[Scalar]) -> Any:
@@ -181,8 +209,6 @@ def _canonical(value: Scalar | list[Scalar]) -> Any:
     number is a float (``1`` and ``1.0`` match the same items), a string stays a string (``"1"``
     is compared as text); a list ("any of") is sorted and without repeats."""
     if isinstance(value, list):
-        import json
-
         vals = {json.dumps(_canonical(v), sort_keys=True): _canonical(v) for v in value}
         return [vals[k] for k in sorted(vals)]
     if isinstance(value, bool | str):
@@ -190,14 +216,15 @@ def _canonical(value: Scalar | list[Scalar]) -> Any:
     return float(value)
 
 
-def _criterion_definition(c: Criterion, source: str = "criteria") -> dict[str, Any]:
+def _criterion_definition(c: Criterion, source: str = "criteria",
+                          rubrics: dict[str, Rubric] | None = None) -> dict[str, Any]:
     """What defines a criterion's pooled rate, the figure a gate certifies: the rubric (id and
     content hash), the labels counted (their codes, sorted) and which items count (``where``;
     ``compare``, the two conditions of a difference). Left out, as they do not change which items
     or labels count: the name (the key it is recorded under), ``op``, ``threshold``, ``require``
     and ``min_n`` (how the figure is judged, not what it is), ``per`` (the per-seed rows, which no
     certificate covers) and ``rater`` (whose labels are used: the verdict is checked per judge)."""
-    rubric = criterion_rubric(c, source)
+    rubric = criterion_rubric(c, source, rubrics)
     return {
         "rubric": rubric.id,
         "rubric_hash": rubric.hash,
@@ -208,10 +235,10 @@ def _criterion_definition(c: Criterion, source: str = "criteria") -> dict[str, A
     }
 
 
-def criterion_digest(c: Criterion, source: str = "criteria") -> str:
+def criterion_digest(c: Criterion, source: str = "criteria", rubrics: dict[str, Rubric] | None = None) -> str:
     """The digest of :func:`_criterion_definition` (canonical JSON, keys sorted): what a verdict
     records per gated criterion (``criteria_digests``) and ``judgekit analyze criteria`` compares
     before it trusts a judge for that criterion alone."""
     from judgekit.core.hashing import digest
 
-    return digest(_criterion_definition(c, source))
+    return digest(_criterion_definition(c, source, rubrics))
