@@ -360,3 +360,23 @@ def test_calibration_tables_under_an_active_design_cover_over_200_studies() -> N
     shares = {k: float(np.mean(v)) for k, v in estimable.items()}
     # a model's figures are refused rarely; a tier's (about 3 labelled conversations) often
     assert min(v for k, v in shares.items() if k != "Drift(t | tier)") >= 0.9, shares
+
+
+def test_an_edited_weight_is_refused_in_one_sentence_naming_the_item() -> None:
+    # a drawn sample records its floor: a weight edited up (π edited down below the floor the
+    # round kept every unit above), above the units there were, missing or below 1 is refused
+    items = pd.DataFrame({"item_id": [f"i{k}" for k in range(50)]})
+    err = pd.Series(np.linspace(0.0, 1.0, 50), index=items["item_id"])
+    rows = draw_active(items, err, 10, seed=3)[["item_id", "reason", "stratum", "weight",
+                                                  "overlap"]]
+    clusters = cluster_of(items, None)
+    active_design(clusters, rows)  # as drawn: read
+    # the floor 0.2 of the uniform rate 10/50: π ≥ 0.04, a weight of at most 25
+    assert rows["weight"].max() <= 25.0 + 1e-9
+    first = rows["item_id"].iloc[0]
+    for bad in (1e6, 30.0, float("nan"), 0.5):
+        edited = rows.assign(weight=rows["weight"].where(rows["item_id"] != first, bad))
+        with pytest.raises(JudgekitError) as e:
+            active_design(clusters, edited)
+        msg = str(e.value)
+        assert first in msg and msg.count(". ") == 0 and msg.endswith(".")

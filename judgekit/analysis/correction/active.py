@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from judgekit.analysis.correction.ppi_rows import ROW_COLUMNS
-from judgekit.annotation.active import ACTIVE_REASON, parse_active_stratum
+from judgekit.annotation.active import ACTIVE_REASON, least_probability, parse_active_stratum
 from judgekit.errors import JudgekitError
 from judgekit.stats.active import ActiveDesign, active_ppi_clusters
 from judgekit.stats.ppi_core import DRIFT_RANGE, UNIT_RANGE, Bounds, ratio_se, t_interval
@@ -62,9 +62,21 @@ def active_design(clusters: pd.Series, design: pd.DataFrame) -> tuple[ActiveDesi
         raise JudgekitError("the sample mixes active rows with rows of another design; an active "
                             "sample must be drawn by `judgekit sample --active` alone.")
     w = d["weight"].astype(float)
-    if not (np.isfinite(w) & (w >= 1.0)).all():
-        raise JudgekitError("an item of the active sample has no recorded probability (its "
-                            "weight 1/π is missing or below 1), so its labels cannot be weighted.")
+    bad = ~(np.isfinite(w) & (w >= 1.0))
+    if bad.any():
+        raise JudgekitError(f"item {d['item_id'][bad].iloc[0]!s} of the active sample has no "
+                            "recorded probability (its weight 1/π is missing or below 1), so "
+                            "its labels cannot be weighted; draw the sample again.")
+    least = d["stratum"].map({s: least_probability(s) for s in d["stratum"].unique()})
+    # the round's floor kept every probability at least F·B/N (recorded g-rounded: a tolerance)
+    below = least.notna() & (1.0 / w < least.astype(float) * (1.0 - 1e-4))
+    if below.any():
+        k = below.to_numpy().argmax()
+        raise JudgekitError(f"item {d['item_id'].iloc[k]!s} of the active sample carries "
+                            f"probability 1/weight = {1.0 / w.iloc[k]:.3g}, below the least "
+                            f"{float(least.iloc[k]):.3g} its round's recorded floor allows (the "
+                            "weight was edited), so its labels cannot be weighted; draw the "
+                            "sample again.")
     parsed = {s: parse_active_stratum(s) for s in d["stratum"].unique()}
     strata = d["stratum"].to_numpy()
     rows = pd.DataFrame({"cluster": clusters.reindex(d["item_id"].astype(str)).to_numpy(),
