@@ -71,10 +71,10 @@ def active_design(clusters: pd.Series, design: pd.DataFrame) -> tuple[ActiveDesi
     # the round's floor kept every probability at least F·B/N (recorded g-rounded: a tolerance)
     below = least.notna() & (1.0 / w < least.astype(float) * (1.0 - 1e-4))
     if below.any():
-        k = below.to_numpy().argmax()
-        raise JudgekitError(f"item {d['item_id'].iloc[k]!s} of the active sample carries "
-                            f"probability 1/weight = {1.0 / w.iloc[k]:.3g}, below the least "
-                            f"{float(least.iloc[k]):.3g} its round's recorded floor allows (the "
+        at = int(below.to_numpy().argmax())
+        raise JudgekitError(f"item {d['item_id'].iloc[at]!s} of the active sample carries "
+                            f"probability 1/weight = {1.0 / w.iloc[at]:.3g}, below the least "
+                            f"{float(least.iloc[at]):.3g} its round's recorded floor allows (the "
                             "weight was edited), so its labels cannot be weighted; draw the "
                             "sample again.")
     parsed = {s: parse_active_stratum(s) for s in d["stratum"].unique()}
