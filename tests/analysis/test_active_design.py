@@ -380,3 +380,22 @@ def test_an_edited_weight_is_refused_in_one_sentence_naming_the_item() -> None:
             active_design(clusters, edited)
         msg = str(e.value)
         assert first in msg and msg.count(". ") == 0 and msg.endswith(".")
+
+
+def test_turn_figures_refuse_a_labelled_conversation_missing_a_reference_rating() -> None:
+    # conversations c0..c3 of turns 1 and 2; c0 and c1 labelled (π = 1/2), but c1's turn-2
+    # reference rating is missing: counting its error as 0 would bias RCE_2 and Drift(2)
+    from judgekit.analysis.correction.active import active_turn_figures
+
+    items = pd.DataFrame({"item_id": [f"c{c}t{t}" for c in range(4) for t in (1, 2)],
+                          "conversation_id": [f"c{c}" for c in range(4) for _ in (1, 2)],
+                          "turn": [1, 2] * 4})
+    rows = pd.DataFrame({"item_id": ["c0t1", "c0t2", "c1t1", "c1t2"], "reason": "active",
+                         "stratum": "active:round=0;share=2", "weight": 2.0, "overlap": 0})
+    ids = items["item_id"]
+    harm = pd.Series(0.0, index=ids)
+    judge_r = pd.Series(0.5, index=ids)
+    ref = pd.Series([0.25, 0.75, 0.5], index=["c0t1", "c0t2", "c1t1"])
+    t = active_turn_figures(items, judge_r, ref, harm, rows, turns=[2])
+    assert t["corrected"].isna().all(), t
+    assert t["note"].str.contains("no reference rating").all()

@@ -288,11 +288,15 @@ def active_turn_figures(items: pd.DataFrame, judge_r: pd.Series, reference_r: pd
         return s, n
 
     rows = []
+    lab = ad.round_of >= 0
     fb, nb = per_conv(ef, base)
-    yb, _ = per_conv(ey, base)
+    yb, ny_b = per_conv(ey, base)
     for t in turns:
         ft, nt = per_conv(ef, t)
-        yt, _ = per_conv(ey, t)
+        yt, ny_t = per_conv(ey, t)
+        # a labelled conversation short of a reference rating at t (or base): its sum is not its
+        # error, so the figure is refused (as active_mean_row does), not computed with a 0
+        short_t, short_b = lab & (ny_t < nt), lab & (ny_b < nb)
         keep = nt > 0
         figs = [("RCE_t", ft, yt, nt, keep, UNIT_RANGE)]
         if t != base:
@@ -304,6 +308,12 @@ def active_turn_figures(items: pd.DataFrame, judge_r: pd.Series, reference_r: pd
         for name, sf, sy, m, k, bounds in figs:
             sub = ActiveDesign(ad.probs[:, k], ad.round_of[k], ad.weights)
             res = active_ppi_clusters(sy[k], sf[k], m[k], sub, bounds=bounds)
+            short = int((k & (short_t | (short_b if name == "Drift(t)" else False))).sum())
+            if short:
+                res = replace(res, estimate=float("nan"), low=float("nan"), high=float("nan"),
+                              reason=f"refused: {short} labelled conversation"
+                              f"{'s' if short != 1 else ''} have no reference rating on a unit "
+                              "of the figure; an active design labels a whole conversation.")
             rows.append({"figure": name, "turn": t, "corrected": res.estimate,
                          "ci_low": res.low, "ci_high": res.high, "lam": res.lam,
                          "n_labelled": res.n_clusters, "n_clusters": res.big_n_clusters,
