@@ -399,3 +399,23 @@ def test_turn_figures_refuse_a_labelled_conversation_missing_a_reference_rating(
     t = active_turn_figures(items, judge_r, ref, harm, rows, turns=[2])
     assert t["corrected"].isna().all(), t
     assert t["note"].str.contains("no reference rating").all()
+
+
+def test_cli_refuses_a_recorded_weight_edited_past_the_floor(active_store: tuple[Path, Path],
+                                                             tmp_path: Path) -> None:
+    import shutil
+    import sqlite3
+
+    store, _ = active_store
+    edited = tmp_path / "edited.db"
+    shutil.copy(store, edited)
+    with sqlite3.connect(edited) as con:
+        # every item of a conversation (they share its weight) edited alike, as a forger would
+        weight = con.execute("SELECT weight FROM samples WHERE sample = 'act' LIMIT 1").fetchone()[0]
+        con.execute("UPDATE samples SET weight = 1e6 WHERE sample = 'act' AND weight = ?",
+                    (weight,))
+    res = _run("analyze", "distribution", "--judge", "judge-lean", "--rubric", "restrictiveness",
+               "--no-forms", "--untrusted", "--correct", "ppi", "--sample", "act", "--quiet",
+               "--out", tmp_path, "--store", edited)
+    assert res.exit_code == 2, res.output
+    assert "Traceback" not in res.output and "below the least" in res.output
