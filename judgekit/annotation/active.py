@@ -206,6 +206,17 @@ def least_probability(stratum: str) -> float | None:
     return min(1.0, floor * budget / units)
 
 
+def round_units(stratum: str) -> int | None:
+    """The units an active round drew from (``of=N`` of its ``stratum``); None when the row does
+    not record them (drawn before they were recorded)."""
+    fields = dict(part.split("=", 1) for part in str(stratum).split(":", 1)[-1].split(";")
+                  if "=" in part)
+    try:
+        return int(float(fields["of"]))
+    except (KeyError, ValueError):
+        return None
+
+
 def sample_active(store: Any, name: str, judge: str, budget: float, *, rubric: str,
                   panel: Iterable[str] = (), how: DrawRule = DrawRule(), seed: int = 0,
                   cluster_col: str | None = None) -> list[str]:

@@ -419,3 +419,18 @@ def test_cli_refuses_a_recorded_weight_edited_past_the_floor(active_store: tuple
                "--out", tmp_path, "--store", edited)
     assert res.exit_code == 2, res.output
     assert "Traceback" not in res.output and "below the least" in res.output
+
+
+def test_units_added_after_the_draw_are_refused_not_counted_as_never_drawn() -> None:
+    # a round drew from 50 items; 5 items imported since had no chance of a label (π = 0), so
+    # the design cannot weight them: refused in one sentence; a subset of the 50 is read
+    items = pd.DataFrame({"item_id": [f"i{k}" for k in range(50)]})
+    err = pd.Series(np.linspace(0.0, 1.0, 50), index=items["item_id"])
+    rows = draw_active(items, err, 10, seed=4)[["item_id", "reason", "stratum", "weight",
+                                                 "overlap"]]
+    more = pd.concat([items, pd.DataFrame({"item_id": [f"new{k}" for k in range(5)]})])
+    with pytest.raises(JudgekitError, match="no chance of a label") as e:
+        active_design(cluster_of(more, None), rows)
+    assert str(e.value).count(". ") == 0
+    fewer = items[items["item_id"].isin(set(rows["item_id"]) | {"i1", "i2"})]
+    active_design(cluster_of(fewer, None), rows)

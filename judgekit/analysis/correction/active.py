@@ -29,7 +29,12 @@ import numpy as np
 import pandas as pd
 
 from judgekit.analysis.correction.ppi_rows import ROW_COLUMNS
-from judgekit.annotation.active import ACTIVE_REASON, least_probability, parse_active_stratum
+from judgekit.annotation.active import (
+    ACTIVE_REASON,
+    least_probability,
+    parse_active_stratum,
+    round_units,
+)
 from judgekit.errors import JudgekitError
 from judgekit.stats.active import ActiveDesign, active_ppi_clusters
 from judgekit.stats.ppi_core import DRIFT_RANGE, UNIT_RANGE, Bounds, ratio_se, t_interval
@@ -81,7 +86,8 @@ def active_design(clusters: pd.Series, design: pd.DataFrame) -> tuple[ActiveDesi
     strata = d["stratum"].to_numpy()
     rows = pd.DataFrame({"cluster": clusters.reindex(d["item_id"].astype(str)).to_numpy(),
                          "round": [parsed[s][0] for s in strata],
-                         "share": [parsed[s][1] for s in strata], "pi": 1.0 / w.to_numpy()})
+                         "share": [parsed[s][1] for s in strata], "pi": 1.0 / w.to_numpy(),
+                         "stratum": strata})
     if rows["cluster"].isna().any():
         raise JudgekitError("an item of the active sample is not among the items analysed.")
     per = rows.groupby("cluster").agg(round=("round", "min"), pi=("pi", "mean"),
@@ -97,6 +103,16 @@ def active_design(clusters: pd.Series, design: pd.DataFrame) -> tuple[ActiveDesi
     # rounds renumbered 0..R-1; a placeholder 0.5 where a cluster was not drawn (ξ = 0)
     order = {r: k for k, r in enumerate(rounds)}
     rnd = np.array([order[r] if r >= 0 else -1 for r in recorded])
+    drew = rows.drop_duplicates("round").set_index("round")["stratum"].map(round_units)
+    for r in rounds:
+        free = int(((rnd < 0) | (rnd >= order[r])).sum())
+        if pd.notna(drew[r]) and free > drew[r]:
+            raise JudgekitError(
+                f"the analysis has {free} units not labelled before round {r} of the active "
+                f"sample, but that round drew from {int(drew[r])}: the units added since the draw "
+                "(or counted by another unit than the draw's) had no chance of a label, so the "
+                "design cannot weight them; analyse only the units the sample was drawn from "
+                "or draw a new active sample.")
     probs = np.full((len(rounds), len(ids)), 0.5)
     for k in range(len(rounds)):
         probs[k, rnd < k] = 1.0
