@@ -18,8 +18,10 @@ stay valid (:mod:`judgekit.stats.active`).
    labelled in earlier rounds are not drawn again.
 
 **What is recorded.** Each chosen item is a row of the sample with reason ``active``, ``weight``
-``1/π`` (its inverse probability) and ``stratum`` ``active:round=R;share=B``: its round and the
-round's budget (the expected number of labelled units). That is what
+``1/π`` (its inverse probability) and ``stratum`` ``active:round=R;share=B;floor=F;of=N``: its
+round, the round's budget (the expected number of labelled units), the probability floor and
+the units the round drew from, so no probability of the round is below ``F·B/N``
+(:func:`least_probability`; a weight edited past it is refused). That is what
 :func:`judgekit.analysis.correction.active.active_design` reads back; a reviewer can check that
 every chosen item carries its probability.
 """
@@ -171,7 +173,8 @@ def draw_active(items: pd.DataFrame, error: pd.Series, budget: float, *,
     p = pd.Series(unit, index=its["item_id"]).reindex(rows["item_id"]).map(chosen).to_numpy()
     return pd.DataFrame({
         "item_id": rows["item_id"].to_numpy(), "reason": ACTIVE_REASON,
-        "stratum": f"active:round={round_no};share={budget:g}", "weight": 1.0 / p,
+        "stratum": f"active:round={round_no};share={budget:g};floor={how.floor:g};of={len(free)}",
+        "weight": 1.0 / p,
         "overlap": 0, "probability": p,
     }).reset_index(drop=True)
 
@@ -185,6 +188,33 @@ def parse_active_stratum(stratum: str) -> tuple[int, float]:
     except (IndexError, KeyError, ValueError):
         raise JudgekitError(f"an active sample row's stratum {stratum!r} does not record its "
                             "round and budget (active:round=R;share=B).") from None
+
+
+def least_probability(stratum: str) -> float | None:
+    """The least probability an active round could give (``floor × budget / units``, the floor
+    of :func:`judgekit.stats.active.inclusion_probabilities`) from its ``stratum``; None when the
+    row does not record its floor and units (drawn before they were recorded)."""
+    fields = dict(part.split("=", 1) for part in str(stratum).split(":", 1)[-1].split(";")
+                  if "=" in part)
+    try:
+        floor, units, budget = float(fields["floor"]), float(fields["of"]), float(fields["share"])
+    except (KeyError, ValueError):
+        return None
+    if not (0.0 < floor <= 1.0 and 0.0 < budget <= units):
+        raise JudgekitError(f"an active sample row's stratum {stratum!r} records a floor outside "
+                            "(0, 1] or a budget outside (0, units]; draw the sample again.")
+    return min(1.0, floor * budget / units)
+
+
+def round_units(stratum: str) -> int | None:
+    """The units an active round drew from (``of=N`` of its ``stratum``); None when the row does
+    not record them (drawn before they were recorded)."""
+    fields = dict(part.split("=", 1) for part in str(stratum).split(":", 1)[-1].split(";")
+                  if "=" in part)
+    try:
+        return int(float(fields["of"]))
+    except (KeyError, ValueError):
+        return None
 
 
 def sample_active(store: Any, name: str, judge: str, budget: float, *, rubric: str,

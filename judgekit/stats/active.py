@@ -282,20 +282,25 @@ def active_ppi_clusters(sy: ArrayLike, sf: ArrayLike, m: ArrayLike, design: Acti
     n_units = int(m_[lab].sum())
     return ActiveMean(res.estimate, res.low, res.high, res.se, norm_zero(lam), n, n_units, big_n,
                       expected, eff, bounds, res.reason,
-                      _uniform_labels(z, sf_ - theta * m_, lam, hw, var * d * d, big_n,
+                      _uniform_labels(z, sf_ - theta * m_, hw, var * d * d, big_n,
                                       finite=finite))
 
 
-def _uniform_labels(z: FloatArray, w: FloatArray, lam: float, hw: FloatArray, var_d2: float,
+def _uniform_labels(z: FloatArray, w: FloatArray, hw: FloatArray, var_d2: float,
                     big_n: int, *, finite: bool) -> float:
     """The labelled clusters a uniform design needs for the variance ``var_d2 / D²`` with the
-    same estimator: uniform sampling's ``(E z² − E r²)/N + E r²/n`` (``r = z − λw``; with
-    ``finite``, the design variance ``E r² (1/n − 1/N)``) solved for ``n``, ``E z²`` and ``E r²``
-    estimated by the design's weights ``hw`` (Hájek)."""
+    same estimator, PPI++ tuned for that design: uniform sampling's ``(E z² − E r²)/N + E r²/n``
+    (``r = z − λ_u w``; with ``finite``, the design variance ``E r² (1/n − 1/N)``) solved for
+    ``n``, ``E z²``, ``E r²`` and ``E zw``, ``E w²`` estimated by the design's weights ``hw``
+    (Hájek). Both forms grow with ``E r²``, so ``λ_u = E zw / E w²`` clipped to [0, 1] (the
+    uniform design's own power-tuned λ), not the active design's λ: that λ would
+    charge uniform sampling a residual it need not leave, and overstate the saving."""
     if hw.sum() <= 0 or not var_d2 > 0:
         return float("nan")
     s2z = float((hw * z * z).sum() / hw.sum())
-    r = z - lam * w
+    ww = float((hw * w * w).sum())
+    lam_u = min(max(float((hw * z * w).sum()) / ww, 0.0), 1.0) if ww > 0 else 0.0
+    r = z - lam_u * w
     s2r = float((hw * r * r).sum() / hw.sum())
     room = var_d2 + s2r / big_n if finite else var_d2 - (s2z - s2r) / big_n
     if not s2r > 0:

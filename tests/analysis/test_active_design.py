@@ -360,3 +360,77 @@ def test_calibration_tables_under_an_active_design_cover_over_200_studies() -> N
     shares = {k: float(np.mean(v)) for k, v in estimable.items()}
     # a model's figures are refused rarely; a tier's (about 3 labelled conversations) often
     assert min(v for k, v in shares.items() if k != "Drift(t | tier)") >= 0.9, shares
+
+
+def test_an_edited_weight_is_refused_in_one_sentence_naming_the_item() -> None:
+    # a drawn sample records its floor: a weight edited up (π edited down below the floor the
+    # round kept every unit above), above the units there were, missing or below 1 is refused
+    items = pd.DataFrame({"item_id": [f"i{k}" for k in range(50)]})
+    err = pd.Series(np.linspace(0.0, 1.0, 50), index=items["item_id"])
+    rows = draw_active(items, err, 10, seed=3)[["item_id", "reason", "stratum", "weight",
+                                                  "overlap"]]
+    clusters = cluster_of(items, None)
+    active_design(clusters, rows)  # as drawn: read
+    # the floor 0.2 of the uniform rate 10/50: π ≥ 0.04, a weight of at most 25
+    assert rows["weight"].max() <= 25.0 + 1e-9
+    first = rows["item_id"].iloc[0]
+    for bad in (1e6, 30.0, float("nan"), 0.5):
+        edited = rows.assign(weight=rows["weight"].where(rows["item_id"] != first, bad))
+        with pytest.raises(JudgekitError) as e:
+            active_design(clusters, edited)
+        msg = str(e.value)
+        assert first in msg and msg.count(". ") == 0 and msg.endswith(".")
+
+
+def test_turn_figures_refuse_a_labelled_conversation_missing_a_reference_rating() -> None:
+    # conversations c0..c3 of turns 1 and 2; c0 and c1 labelled (π = 1/2), but c1's turn-2
+    # reference rating is missing: counting its error as 0 would bias RCE_2 and Drift(2)
+    from judgekit.analysis.correction.active import active_turn_figures
+
+    items = pd.DataFrame({"item_id": [f"c{c}t{t}" for c in range(4) for t in (1, 2)],
+                          "conversation_id": [f"c{c}" for c in range(4) for _ in (1, 2)],
+                          "turn": [1, 2] * 4})
+    rows = pd.DataFrame({"item_id": ["c0t1", "c0t2", "c1t1", "c1t2"], "reason": "active",
+                         "stratum": "active:round=0;share=2", "weight": 2.0, "overlap": 0})
+    ids = items["item_id"]
+    harm = pd.Series(0.0, index=ids)
+    judge_r = pd.Series(0.5, index=ids)
+    ref = pd.Series([0.25, 0.75, 0.5], index=["c0t1", "c0t2", "c1t1"])
+    t = active_turn_figures(items, judge_r, ref, harm, rows, turns=[2])
+    assert t["corrected"].isna().all(), t
+    assert t["note"].str.contains("no reference rating").all()
+
+
+def test_cli_refuses_a_recorded_weight_edited_past_the_floor(active_store: tuple[Path, Path],
+                                                             tmp_path: Path) -> None:
+    import shutil
+    import sqlite3
+
+    store, _ = active_store
+    edited = tmp_path / "edited.db"
+    shutil.copy(store, edited)
+    with sqlite3.connect(edited) as con:
+        # every item of a conversation (they share its weight) edited alike, as a forger would
+        weight = con.execute("SELECT weight FROM samples WHERE sample = 'act' LIMIT 1").fetchone()[0]
+        con.execute("UPDATE samples SET weight = 1e6 WHERE sample = 'act' AND weight = ?",
+                    (weight,))
+    res = _run("analyze", "distribution", "--judge", "judge-lean", "--rubric", "restrictiveness",
+               "--no-forms", "--untrusted", "--correct", "ppi", "--sample", "act", "--quiet",
+               "--out", tmp_path, "--store", edited)
+    assert res.exit_code == 2, res.output
+    assert "Traceback" not in res.output and "below the least" in res.output
+
+
+def test_units_added_after_the_draw_are_refused_not_counted_as_never_drawn() -> None:
+    # a round drew from 50 items; 5 items imported since had no chance of a label (π = 0), so
+    # the design cannot weight them: refused in one sentence; a subset of the 50 is read
+    items = pd.DataFrame({"item_id": [f"i{k}" for k in range(50)]})
+    err = pd.Series(np.linspace(0.0, 1.0, 50), index=items["item_id"])
+    rows = draw_active(items, err, 10, seed=4)[["item_id", "reason", "stratum", "weight",
+                                                 "overlap"]]
+    more = pd.concat([items, pd.DataFrame({"item_id": [f"new{k}" for k in range(5)]})])
+    with pytest.raises(JudgekitError, match="no chance of a label") as e:
+        active_design(cluster_of(more, None), rows)
+    assert str(e.value).count(". ") == 0
+    fewer = items[items["item_id"].isin(set(rows["item_id"]) | {"i1", "i2"})]
+    active_design(cluster_of(fewer, None), rows)

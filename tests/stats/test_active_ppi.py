@@ -214,3 +214,27 @@ def test_uniform_labels_at_the_same_width_are_the_labels_under_a_uniform_design(
     assert 0.9 < float(np.mean(ratios)) < 1.1
     # π ∝ √error on the hard items: uniform sampling would need more labels for that width
     assert float(np.median(active_gain)) > 1.2
+
+
+def test_uniform_labels_give_the_uniform_design_its_own_best_lambda() -> None:
+    # the judge is sure and right on most items, unsure and often wrong on a fifth: the active
+    # design's tuned λ is near 1, a uniform design's best λ lower. The uniform labels at the same
+    # width are those of uniform PPI++ tuned for itself: at most the fewest over a grid of λ of
+    # (E r²) / (Var − (E z² − E r²)/N), r = z − λw (the superpopulation variance of uniform PPI)
+    rng = np.random.default_rng(11)
+    n_all = 2000
+    unsure = rng.random(n_all) < 0.2
+    f = (rng.random(n_all) < 0.4).astype(float)
+    y = np.where(rng.random(n_all) < np.where(unsure, 0.45, 0.01), 1.0 - f, f)
+    pi = inclusion_probabilities(np.where(unsure, 0.5, 0.01), 150.0)
+    lab = rng.random(n_all) < pi
+    res = active_ppi_clusters(np.where(lab, y, np.nan), f, np.ones(n_all),
+                              ActiveDesign.one_round(pi, lab))
+    z, w, h = (y - res.estimate)[lab], (f - res.estimate)[lab], 1.0 / pi[lab]
+    s2z = float((h * z * z).sum() / h.sum())
+    # the width's variance in the estimating equation's scale: se² D², D = mean(λ + (1 − λ)ξ/π)
+    var = res.se ** 2 * float(np.mean(res.lam + (1.0 - res.lam) * lab / pi)) ** 2
+    best = min(float((h * (z - g * w) ** 2).sum() / h.sum())
+               / (var - (s2z - float((h * (z - g * w) ** 2).sum() / h.sum())) / n_all)
+               for g in np.linspace(0.0, 1.0, 1001))
+    assert res.uniform_labels <= best * 1.001

@@ -29,7 +29,12 @@ import numpy as np
 import pandas as pd
 
 from judgekit.analysis.correction.ppi_rows import ROW_COLUMNS
-from judgekit.annotation.active import ACTIVE_REASON, parse_active_stratum
+from judgekit.annotation.active import (
+    ACTIVE_REASON,
+    least_probability,
+    parse_active_stratum,
+    round_units,
+)
 from judgekit.errors import JudgekitError
 from judgekit.stats.active import ActiveDesign, active_ppi_clusters
 from judgekit.stats.ppi_core import DRIFT_RANGE, UNIT_RANGE, Bounds, ratio_se, t_interval
@@ -62,14 +67,27 @@ def active_design(clusters: pd.Series, design: pd.DataFrame) -> tuple[ActiveDesi
         raise JudgekitError("the sample mixes active rows with rows of another design; an active "
                             "sample must be drawn by `judgekit sample --active` alone.")
     w = d["weight"].astype(float)
-    if not (np.isfinite(w) & (w >= 1.0)).all():
-        raise JudgekitError("an item of the active sample has no recorded probability (its "
-                            "weight 1/π is missing or below 1), so its labels cannot be weighted.")
+    bad = ~(np.isfinite(w) & (w >= 1.0))
+    if bad.any():
+        raise JudgekitError(f"item {d['item_id'][bad].iloc[0]!s} of the active sample has no "
+                            "recorded probability (its weight 1/π is missing or below 1), so "
+                            "its labels cannot be weighted; draw the sample again.")
+    least = d["stratum"].map({s: least_probability(s) for s in d["stratum"].unique()})
+    # the round's floor kept every probability at least F·B/N (recorded g-rounded: a tolerance)
+    below = least.notna() & (1.0 / w < least.astype(float) * (1.0 - 1e-4))
+    if below.any():
+        at = int(below.to_numpy().argmax())
+        raise JudgekitError(f"item {d['item_id'].iloc[at]!s} of the active sample carries "
+                            f"probability 1/weight = {1.0 / w.iloc[at]:.3g}, below the least "
+                            f"{float(least.iloc[at]):.3g} its round's recorded floor allows (the "
+                            "weight was edited), so its labels cannot be weighted; draw the "
+                            "sample again.")
     parsed = {s: parse_active_stratum(s) for s in d["stratum"].unique()}
     strata = d["stratum"].to_numpy()
     rows = pd.DataFrame({"cluster": clusters.reindex(d["item_id"].astype(str)).to_numpy(),
                          "round": [parsed[s][0] for s in strata],
-                         "share": [parsed[s][1] for s in strata], "pi": 1.0 / w.to_numpy()})
+                         "share": [parsed[s][1] for s in strata], "pi": 1.0 / w.to_numpy(),
+                         "stratum": strata})
     if rows["cluster"].isna().any():
         raise JudgekitError("an item of the active sample is not among the items analysed.")
     per = rows.groupby("cluster").agg(round=("round", "min"), pi=("pi", "mean"),
@@ -85,6 +103,16 @@ def active_design(clusters: pd.Series, design: pd.DataFrame) -> tuple[ActiveDesi
     # rounds renumbered 0..R-1; a placeholder 0.5 where a cluster was not drawn (ξ = 0)
     order = {r: k for k, r in enumerate(rounds)}
     rnd = np.array([order[r] if r >= 0 else -1 for r in recorded])
+    drew = rows.drop_duplicates("round").set_index("round")["stratum"].map(round_units)
+    for r in rounds:
+        free = int(((rnd < 0) | (rnd >= order[r])).sum())
+        if pd.notna(drew[r]) and free > drew[r]:
+            raise JudgekitError(
+                f"the analysis has {free} units not labelled before round {r} of the active "
+                f"sample, but that round drew from {int(drew[r])}: the units added since the draw "
+                "(or counted by another unit than the draw's) had no chance of a label, so the "
+                "design cannot weight them; analyse only the units the sample was drawn from "
+                "or draw a new active sample.")
     probs = np.full((len(rounds), len(ids)), 0.5)
     for k in range(len(rounds)):
         probs[k, rnd < k] = 1.0
@@ -276,11 +304,15 @@ def active_turn_figures(items: pd.DataFrame, judge_r: pd.Series, reference_r: pd
         return s, n
 
     rows = []
+    lab = ad.round_of >= 0
     fb, nb = per_conv(ef, base)
-    yb, _ = per_conv(ey, base)
+    yb, ny_b = per_conv(ey, base)
     for t in turns:
         ft, nt = per_conv(ef, t)
-        yt, _ = per_conv(ey, t)
+        yt, ny_t = per_conv(ey, t)
+        # a labelled conversation short of a reference rating at t (or base): its sum is not its
+        # error, so the figure is refused (as active_mean_row does), not computed with a 0
+        short_t, short_b = lab & (ny_t < nt), lab & (ny_b < nb)
         keep = nt > 0
         figs = [("RCE_t", ft, yt, nt, keep, UNIT_RANGE)]
         if t != base:
@@ -292,6 +324,12 @@ def active_turn_figures(items: pd.DataFrame, judge_r: pd.Series, reference_r: pd
         for name, sf, sy, m, k, bounds in figs:
             sub = ActiveDesign(ad.probs[:, k], ad.round_of[k], ad.weights)
             res = active_ppi_clusters(sy[k], sf[k], m[k], sub, bounds=bounds)
+            short = int((k & (short_t | (short_b if name == "Drift(t)" else False))).sum())
+            if short:
+                res = replace(res, estimate=float("nan"), low=float("nan"), high=float("nan"),
+                              reason=f"refused: {short} labelled conversation"
+                              f"{'s' if short != 1 else ''} have no reference rating on a unit "
+                              "of the figure; an active design labels a whole conversation.")
             rows.append({"figure": name, "turn": t, "corrected": res.estimate,
                          "ci_low": res.low, "ci_high": res.high, "lam": res.lam,
                          "n_labelled": res.n_clusters, "n_clusters": res.big_n_clusters,
