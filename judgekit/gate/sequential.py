@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 from judgekit.errors import JudgekitError
 from judgekit.stats.intervals import abs_interval
 from judgekit.verdict.check import Budget, Check, Subject, interval_of, new_check
-from judgekit.verdict.numbers import signed
+from judgekit.verdict.numbers import signed, signed_pair
 from judgekit.verdict.read import finite
 
 if TYPE_CHECKING:
@@ -225,7 +225,7 @@ def _one_check(judge: str, spec: AnalysisFidelity, c: Cell, round_of: dict[str, 
              else f"not decided after {n_rounds} rounds")
     ch = new_check("analysis_fidelity", judge, finite(abs(mean)), margin, used, (
         f"sequential calibration {cell}: judge − reference {signed(mean)}, anytime-valid {100 * spec.level:.4g}% "
-        f"confidence sequence [{signed(lo)}, {signed(hi)}] on {used} conversations, {where} ({how}); "
+        f"confidence sequence [{', '.join(signed_pair(lo, hi))}] on {used} conversations, {where} ({how}); "
         f"|difference| must stay within {margin:g}"),
         interval=interval_of([finite(v) for v in abs_interval(lo, hi)], "confidence-sequence", spec.level),
         subject=subject, unit="conversations", min_n=spec.min_units, floor="conversations is below min_units")
