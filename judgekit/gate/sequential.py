@@ -155,7 +155,27 @@ def sample_rounds(store: Any, rubric: Any, ref_id: str, names: list[str]) -> Rou
             of_item.setdefault(i, r)
         record.append({"round": r + 1, "sample": name, "digest": _digest(ids)})
         last = (name, at)
+    if last is not None:
+        _no_batch_left_out(store, names, last, stored_at, of_item)
     return Rounds(of_item, record, "recorded samples")
+
+
+def _no_batch_left_out(store: Any, names: list[str], last: tuple[str, float], stored_at: dict[str, float],
+                       of_item: dict[str, int]) -> None:
+    """Refuse (one sentence) ``--rounds`` that leave out a batch: a sample recorded before the last
+    one named, drawn before its labels and holding labelled items no named sample holds — choosing
+    which batches count, after seeing their labels, would choose the first look."""
+    from judgekit.store.arrivals import sample_recorded_at
+
+    for name in sorted(set(store.sample_names()) - set(names)):
+        at = sample_recorded_at(store, name) or 0.0
+        if at >= last[1]:
+            continue
+        labelled = [i for i in (str(row.item_id) for row in store.sample_rows(name)) if i in stored_at]
+        if labelled and all(stored_at[i] >= at for i in labelled) and any(i not in of_item for i in labelled):
+            raise JudgekitError(f"--rounds leaves out the sample {name!r}, drawn before {last[0]!r} and labelled; a "
+                                "round cannot be skipped (which batches count would be chosen after seeing their "
+                                "labels): name every labelled batch in the order drawn.")
 
 
 def _conversation_rounds(df: pd.DataFrame, rounds: Rounds) -> dict[str, int]:

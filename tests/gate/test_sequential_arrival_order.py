@@ -181,3 +181,16 @@ def test_re_importing_earlier_labels_in_another_row_order_keeps_the_order_they_a
     after = [w["provenance"] for rd in json.loads((tmp_path / "h" / "verdict.json").read_text())["sequential"][
         "round_writes"] for w in rd["writes"]]
     assert after == before
+
+
+def test_rounds_cannot_leave_out_an_earlier_labelled_batch(judged: dict[str, Any], tmp_path: Path) -> None:
+    # two batches drawn before any label, both labelled: naming only the second (after seeing both)
+    # would make the batch one likes best the first look
+    s = judged
+    b1 = _sample(s, "b1", 300, "1")
+    b2 = _sample(s, "b2", 300, "2")
+    _import(s, _labels_of(s, b1 | b2), tmp_path / "b.csv")
+    one_sentence_error(_gate(s, tmp_path / "g", "--rounds", "b2"), "--rounds leaves out the sample 'b1'")
+    assert not (tmp_path / "g" / "verdict.json").exists()
+    res = _gate(s, tmp_path / "h", "--rounds", "b1,b2")
+    assert res.exit_code in (0, 1, 3), res.output
