@@ -105,7 +105,7 @@ def label_budget(check: Check, *, point: Any = None, seed: int = 0, available: i
                                         f"{unit} is likely to decide it")
     if available is not None and need > available:
         floor = (min_n or 0) - n
-        why = (f"the estimate {point:.4g} sits {abs(point - thr):.2g} from the threshold {thr:g}, and the "
+        why = (f"the estimate {point:.4g} on {n:,} {unit} sits {abs(point - thr):.2g} from the threshold {thr:g}, and the "
                "interval's half-width shrinks only as 1/√n" if need > floor and point is not None and thr is not None
                else f"{n:,} {unit} is below the policy's floor of {min_n:,}")
         return beyond_study(what, need, unit, available, why, held=n + available)

@@ -37,7 +37,7 @@ from judgekit.rubric.model import Rubric
 from judgekit.stats.intervals import abs_interval
 from judgekit.verdict.check import Budget, Check, Subject, interval_of, new_check
 from judgekit.verdict.fidelity_policy import AnalysisFidelity
-from judgekit.verdict.numbers import num, signed
+from judgekit.verdict.numbers import num, signed, signed_pair
 from judgekit.verdict.read import finite
 
 if TYPE_CHECKING:
@@ -339,7 +339,8 @@ def _fidelity_check(spec: AnalysisFidelity, judge: str, p: FigurePair, *, seed: 
                               "interval)")
             rule = f"the point decides: |difference| must stay within {margin:g}"
         elif p.low is not None and p.high is not None:
-            what = f"{head} [{describe_level(p.level)} CI {signed(p.low)}, {signed(p.high)}] on {p.n} {p.unit}"
+            lo_text, hi_text = signed_pair(p.low, p.high)
+            what = f"{head} [{describe_level(p.level)} CI {lo_text}, {hi_text}] on {p.n} {p.unit}"
     subject = Subject(analysis=p.analysis, figure=p.figure, cell=p.name,
                       **{k: str(v) for k, v in p.key.items() if k in ("model", "turn", "tier", "criterion")})
     ch = new_check("analysis_fidelity", judge, fig, margin, p.n, f"{what}; {rule}",

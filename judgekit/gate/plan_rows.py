@@ -125,6 +125,12 @@ def summarise(rows: list[PlanRow], *, policy: Any, per: float, study: int, budge
                      "them" + (f"; {len(undecidable)} checks no budget decides (listed above)" if undecidable else "")
                      + ".")
         return {"rows": [asdict(r) for r in rows], "lines": lines, "budget": plan_budget}
+    if more == 0:  # capped at or below the pilot: nothing to sample within it
+        lines.append(f"Plan: your --budget of {format_units(n_plan, unit)} is no more than the pilot's "
+                     f"{format_units(have, unit)}, below what 80% power on every check needs (see the margins above): "
+                     "label none more within it and run `judgekit gate` on them, or raise --budget"
+                     + (f"; {len(undecidable)} checks no budget decides (listed above)" if undecidable else "") + ".")
+        return {"rows": [asdict(r) for r in rows], "lines": lines, "budget": plan_budget}
     lines.append(f"Plan: label {format_units(n_plan, unit)} (about "
                  f"{format_units(n_items, 'items')}) "
                  + ("— your --budget, below what 80% power on every check needs (see the margins above) — "

@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 from judgekit.errors import JudgekitError
 from judgekit.stats.intervals import abs_interval
 from judgekit.verdict.check import Budget, Check, Subject, interval_of, new_check
-from judgekit.verdict.numbers import signed
+from judgekit.verdict.numbers import signed, signed_pair
 from judgekit.verdict.read import finite
 
 if TYPE_CHECKING:
@@ -155,7 +155,27 @@ def sample_rounds(store: Any, rubric: Any, ref_id: str, names: list[str]) -> Rou
             of_item.setdefault(i, r)
         record.append({"round": r + 1, "sample": name, "digest": _digest(ids)})
         last = (name, at)
+    if last is not None:
+        _no_batch_left_out(store, names, last, stored_at, of_item)
     return Rounds(of_item, record, "recorded samples")
+
+
+def _no_batch_left_out(store: Any, names: list[str], last: tuple[str, float], stored_at: dict[str, float],
+                       of_item: dict[str, int]) -> None:
+    """Refuse (one sentence) ``--rounds`` that leave out a batch: a sample recorded before the last
+    one named, drawn before its labels and holding labelled items no named sample holds — choosing
+    which batches count, after seeing their labels, would choose the first look."""
+    from judgekit.store.arrivals import sample_recorded_at
+
+    for name in sorted(set(store.sample_names()) - set(names)):
+        at = sample_recorded_at(store, name) or 0.0
+        if at >= last[1]:
+            continue
+        labelled = [i for i in (str(row.item_id) for row in store.sample_rows(name)) if i in stored_at]
+        if labelled and all(stored_at[i] >= at for i in labelled) and any(i not in of_item for i in labelled):
+            raise JudgekitError(f"--rounds leaves out the sample {name!r}, drawn before {last[0]!r} and labelled; a "
+                                "round cannot be skipped (which batches count would be chosen after seeing their "
+                                "labels): name every labelled batch in the order drawn.")
 
 
 def _conversation_rounds(df: pd.DataFrame, rounds: Rounds) -> dict[str, int]:
@@ -225,7 +245,7 @@ def _one_check(judge: str, spec: AnalysisFidelity, c: Cell, round_of: dict[str, 
              else f"not decided after {n_rounds} rounds")
     ch = new_check("analysis_fidelity", judge, finite(abs(mean)), margin, used, (
         f"sequential calibration {cell}: judge − reference {signed(mean)}, anytime-valid {100 * spec.level:.4g}% "
-        f"confidence sequence [{signed(lo)}, {signed(hi)}] on {used} conversations, {where} ({how}); "
+        f"confidence sequence [{', '.join(signed_pair(lo, hi))}] on {used} conversations, {where} ({how}); "
         f"|difference| must stay within {margin:g}"),
         interval=interval_of([finite(v) for v in abs_interval(lo, hi)], "confidence-sequence", spec.level),
         subject=subject, unit="conversations", min_n=spec.min_units, floor="conversations is below min_units")

@@ -12,6 +12,7 @@ if TYPE_CHECKING:  # rich is imported when something is printed with it, not by 
     from rich.console import Console
     from rich.table import Table
 from judgekit.core.console import clean, resolved, safe_text
+from judgekit.verdict.numbers import num
 
 
 def f3(fig: dict | None, ci: bool = True) -> str:
@@ -20,9 +21,9 @@ def f3(fig: dict | None, ci: bool = True) -> str:
         return "—"
     if fig["value"] is None:
         return "undef."
-    s = f"{fig['value']:.3f}"
+    s = num(float(fig["value"]))
     if ci and fig.get("low") is not None:
-        s += f" [{fig['low']:.2f}, {fig['high']:.2f}]"
+        s += f" [{num(float(fig['low']), 2)}, {num(float(fig['high']), 2)}]"
     return s
 
 

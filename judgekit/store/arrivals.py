@@ -26,7 +26,10 @@ class Arrival:
 
 def label_arrivals(store: Any, rubric: Any, rater: str) -> list[Arrival]:
     """``rater``'s ratings under ``rubric`` as the writes that stored them, in the order they were
-    stored (the first row each wrote)."""
+    first stored: by ``label_writes`` (the store's clock, kept when a write's labels come in again
+    unchanged, whatever their rows' order), a group it does not record (written before it) first,
+    in the order of its first row. ``stored_at`` is the store's time of the write (a rating's own
+    ``created_at``, which a file may set, only for such an older group)."""
     cond, args = under(rubric_pairs(rubric))
     cur = store.conn.execute(
         f"SELECT {EFFECTIVE.format(a='')}, item_id, created_at FROM ratings WHERE {cond} AND rater_id = ?"
@@ -36,7 +39,11 @@ def label_arrivals(store: Any, rubric: Any, rater: str) -> list[Arrival]:
         if group not in groups:
             groups[group] = (float(at), [])
         groups[group][1].append(str(item_id))
-    return [Arrival(g, at, tuple(ids)) for g, (at, ids) in groups.items()]
+    known = {str(g): (k, float(t)) for k, (g, t) in enumerate(store.conn.execute(
+        "SELECT provenance, stored_at FROM label_writes ORDER BY stored_at, rowid"))}
+    first = {g: k for k, g in enumerate(groups)}
+    order = sorted(groups, key=lambda g: (1, known[g][0]) if g in known else (0, first[g]))
+    return [Arrival(g, known[g][1] if g in known else groups[g][0], tuple(groups[g][1])) for g in order]
 
 
 def sample_recorded_at(store: Any, name: str) -> float | None:

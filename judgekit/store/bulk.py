@@ -118,6 +118,13 @@ def _has_stored(conn: sqlite3.Connection, rubric_keys: set[tuple[Any, Any]], rat
     return False
 
 
+def note_label_writes(conn: sqlite3.Connection, groups: Any, now: float) -> None:
+    """Remember when each provenance group in ``groups`` was first stored (``label_writes``, by the
+    store's clock; a group written again keeps its first time): :mod:`judgekit.store.arrivals`."""
+    conn.executemany("INSERT INTO label_writes (provenance, stored_at) VALUES (?, ?) ON CONFLICT (provenance) DO NOTHING",
+                     [(g, now) for g in dict.fromkeys(groups) if g is not None])
+
+
 def write_ratings(
     conn: sqlite3.Connection, cols: list[list[Any]], *, keep_history: bool, now: float
 ) -> WriteCounts:
@@ -126,6 +133,7 @@ def write_ratings(
     n = len(cols[0])
     rows = zip(*cols, strict=True)
     raters = list(dict.fromkeys(cols[1]))
+    note_label_writes(conn, cols[-1], now)
     if not keep_history:
         conn.executemany(_INSERT.replace("INSERT", "INSERT OR REPLACE", 1), rows)
         return WriteCounts(n, 0, 0)

@@ -322,6 +322,18 @@ MIGRATIONS: list[tuple[str, str]] = [
                 AND rubric = OLD.rubric AND rubric_hash = OLD.rubric_hash AND trial = OLD.trial; END;
         """,
     ),
+    (
+        "015_label_writes",
+        """
+        -- when each write of ratings (its provenance group: one import, the panel) was first stored,
+        -- by the store's clock (judgekit.store.arrivals): a rating's created_at may come from the
+        -- file, and a rating re-imported unchanged gets a new rowid, so neither says when it arrived
+        CREATE TABLE label_writes (
+            provenance TEXT PRIMARY KEY,
+            stored_at REAL NOT NULL
+        );
+        """,
+    ),
 ]
 
 

@@ -38,7 +38,7 @@ import sqlite3
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from judgekit.store.bulk import WRITE_COLUMNS, merge_incoming
+from judgekit.store.bulk import WRITE_COLUMNS, merge_incoming, note_label_writes
 from judgekit.store.schema import MAX_SQL_VARIABLES, WriteCounts, item_content_hash
 
 _STAGE = "_stream_ratings"
@@ -169,6 +169,7 @@ class StreamWriter:
         if conn.execute(f"SELECT 1 FROM {_ITEMS} WHERE clash != 0 LIMIT 1").fetchone():
             raise StreamFallback  # an item with two sets of metadata
         replaced_items = self._write_items(convert)
+        note_label_writes(conn, [self.provenance], self.now)
         if self.staged:
             counts = merge_incoming(conn, _STAGE, self.n_ratings, now=self.now)
             conn.execute(f"DROP TABLE temp.{_STAGE}")

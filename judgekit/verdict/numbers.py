@@ -49,3 +49,17 @@ def beside(x: Any, threshold: Any = None, digits: int = 3) -> str:
         if float(text) != 0 and not (bound and float(text) == threshold):
             return text
     return repr(x)
+
+
+def signed_pair(low: float, high: float, digits: int = 3) -> tuple[str, str]:
+    """An interval's ends as :func:`signed` prints them; when ``digits`` decimals print two
+    different ends alike (``+0.030, +0.030`` for 0.0300001 … 0.0300004), as many more as tell them
+    apart (at most 9), rounded outward so the printed interval holds the interval."""
+    import math
+
+    lo_text, hi_text = signed(low, digits), signed(high, digits)
+    if lo_text != hi_text or low == high or not (math.isfinite(low) and math.isfinite(high)):
+        return lo_text, hi_text
+    d = next((d for d in range(digits + 1, 10) if signed(low, d) != signed(high, d)), 9)
+    f = 10.0 ** d
+    return signed(math.floor(low * f + 1e-9) / f, d), signed(math.ceil(high * f - 1e-9) / f, d)

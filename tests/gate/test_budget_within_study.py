@@ -68,3 +68,9 @@ def test_a_judge_with_undecidable_checks_is_not_told_labels_would_decide_it():
     assert "would likely decide it" not in s, s
     assert "about 13 more conversations would likely decide 1 of its 3 open checks" in s
     assert "2 cannot be decided with this study (each says why)" in s
+
+
+def test_the_reason_a_need_is_beyond_the_study_gives_the_estimate_with_its_n():
+    b = label_budget(_kappa(), point=0.65, available=20)
+    assert "because the estimate 0.65 on 100 human-rated items sits 0.05 from the threshold 0.6" in b.sentence, (
+        b.sentence)

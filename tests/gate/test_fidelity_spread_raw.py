@@ -28,3 +28,14 @@ def test_a_narrow_interval_is_not_read_as_no_spread() -> None:
 def test_an_interval_with_no_spread_is_still_said_so() -> None:
     ch = fidelity_checks(SPEC, "j", [_pair(0.0300002, 0.0300002)])[0]
     assert "no spread" in ch.detail and ch.interval is None
+
+
+def test_a_narrow_interval_prints_with_two_different_ends() -> None:
+    import re
+
+    for low, high in ((0.0300001, 0.0300004), (-0.0001, 0.0002)):
+        ch = fidelity_checks(SPEC, "j", [_pair(low, high)])[0]
+        lo, hi = re.search(r"CI ([-+0-9.e]+), ([-+0-9.e]+)\]", ch.detail).groups()
+        assert lo != hi, ch.detail
+        assert float(lo) <= low and float(hi) >= high, ch.detail  # printed outward, never narrower
+        assert not re.search(r"-0\.0+(?![0-9])", ch.detail), ch.detail  # no negative zero

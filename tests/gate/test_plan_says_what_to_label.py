@@ -78,3 +78,13 @@ def test_the_closing_line_says_what_to_label_next_and_how_to_draw_it() -> None:
     # what to label next: the 80 conversations beyond the pilot, and the command that draws them
     assert ("Label next: 80 more whole conversations (about 480 items) beyond the pilot's 60 — "
             "`judgekit sample --name main --from-plan PLAN.json` draws them") in last, last
+
+
+def test_a_budget_below_the_pilot_does_not_ask_to_sample_zero_more() -> None:
+    rows = [PlanRow("j", "min_kappa_lower_bound", "human-rated items", 254, 0.65, 0.6, 400)]
+    out = summarise(rows, policy=SimpleNamespace(secondary=[], rubric="refusal"), per=1.0, study=0, budget=200,
+                    have=254)
+    last = out["lines"][-1]
+    assert "0 human-rated items more" not in last and "Label next: 0" not in last, last
+    assert "--from-plan" not in last, last
+    assert "your --budget" in last and "254" in last, last

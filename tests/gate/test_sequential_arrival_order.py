@@ -143,3 +143,54 @@ def test_an_open_sequential_check_asks_for_conversations_within_the_study(judged
         need = c["budget"]["need"]
         assert ((need is not None and 1 <= need <= 130 and c["budget"]["unit"] == "conversations")
                 or (need is None and "cannot be decided with this study" in sentence)), c["budget"]
+
+
+def test_a_sample_recorded_after_labels_dated_in_the_future_is_not_a_round(judged: dict[str, Any],
+                                                                           tmp_path: Path) -> None:
+    # the labels' file says they were made in 2090: when they were stored is the store's to say
+    s = judged
+    r = s["ratings"]
+    ref = r[r["rater_id"] == "adjudicated"].assign(created_at="2090-01-01T00:00:00Z")
+    _import(s, ref, tmp_path / "ref.csv")
+    res = CliRunner().invoke(main, ["sample", "--name", "late", "--size", "600", "--by-conversation", "--seed", "3",
+                                    "--store", str(s["store"])])
+    assert res.exit_code == 0, res.output
+    one_sentence_error(_gate(s, tmp_path / "g", "--rounds", "late"), "--rounds names the sample 'late', recorded after")
+
+
+def test_re_importing_earlier_labels_in_another_row_order_keeps_the_order_they_arrived(judged: dict[str, Any],
+                                                                                        tmp_path: Path) -> None:
+    import json
+
+    s = judged
+    r = s["ratings"]
+    ref = r[r["rater_id"] == "adjudicated"]
+    convs = sorted(set(ref["item_id"].map(s["conv"])))
+    first = ref[ref["item_id"].map(s["conv"]).isin(convs[: len(convs) // 2])]
+    _import(s, first, tmp_path / "a.csv")
+    _import(s, ref.drop(first.index), tmp_path / "b.csv")
+    res = _gate(s, tmp_path / "g", "--round-size", "1")
+    assert res.exit_code in (0, 1, 3), res.output
+    before = [w["provenance"] for rd in json.loads((tmp_path / "g" / "verdict.json").read_text())["sequential"][
+        "round_writes"] for w in rd["writes"]]
+    assert len(before) == 2
+    # the same labels of the first write again, rows reversed (no label changes): no new arrival
+    _import(s, first.iloc[::-1], tmp_path / "a2.csv")
+    res = _gate(s, tmp_path / "h", "--round-size", "1")
+    assert res.exit_code in (0, 1, 3), res.output
+    after = [w["provenance"] for rd in json.loads((tmp_path / "h" / "verdict.json").read_text())["sequential"][
+        "round_writes"] for w in rd["writes"]]
+    assert after == before
+
+
+def test_rounds_cannot_leave_out_an_earlier_labelled_batch(judged: dict[str, Any], tmp_path: Path) -> None:
+    # two batches drawn before any label, both labelled: naming only the second (after seeing both)
+    # would make the batch one likes best the first look
+    s = judged
+    b1 = _sample(s, "b1", 300, "1")
+    b2 = _sample(s, "b2", 300, "2")
+    _import(s, _labels_of(s, b1 | b2), tmp_path / "b.csv")
+    one_sentence_error(_gate(s, tmp_path / "g", "--rounds", "b2"), "--rounds leaves out the sample 'b1'")
+    assert not (tmp_path / "g" / "verdict.json").exists()
+    res = _gate(s, tmp_path / "h", "--rounds", "b1,b2")
+    assert res.exit_code in (0, 1, 3), res.output
