@@ -310,10 +310,23 @@ def agree_cmd(
             judges=_split(judges), humans=_split(humans), reference=reference,
             n_resamples=resamples, seed=seed,
         ).to_dict()
+        warning = _one_annotator(_viewed(store, rubric), rubric, report["reference"])
+    if warning:  # one annotator as the truth while others exist: its agreement with the rest
+        echo(warning, err=True)
     store_note(store_path, has_judges, rubric.id, rubric.hash, quiet=quiet or json_out == "-")
     if not quiet and json_out != "-":
         print_agreement(console, report)
     write_json(json_out, json.dumps(report, indent=1))
+
+
+def _one_annotator(store: Any, rubric: Rubric, reference: dict[str, Any]) -> str | None:
+    """The warning that the report's reference is one human annotator while others exist (read
+    only for a human reference: the lean agreement path loads no pandas otherwise)."""
+    if reference.get("kind") != "human":
+        return None
+    from judgekit.agreement.adjudicate import reference_warning
+
+    return reference_warning(store, rubric, reference["rater"])
 
 
 def _sample_items(store: Store, sample: str, *, random_only: bool) -> list[str]:
@@ -396,7 +409,7 @@ def gate_cmd(policy: Path, out_dir: Path, sequential: bool, round_size: int, rou
       judgekit gate policy.yaml --json | jq '.judges[].state'    # the verdict on stdout
     """
     from judgekit.core.atomic import ensure_folder, write_text_atomic
-    from judgekit.gate.run import explain, run_gate
+    from judgekit.gate.run import explain, gate_reference_warning, run_gate
     from judgekit.report.escape import md_list
     from judgekit.report.terminal import print_verdict
     from judgekit.verdict.log import record_verdict
@@ -407,6 +420,9 @@ def gate_cmd(policy: Path, out_dir: Path, sequential: bool, round_size: int, rou
             raise JudgekitError("--rounds is read by --sequential; add --sequential (or drop --rounds).")
         verdict, _ = run_gate(store, policy, sequential=round_size if sequential else None,
                               rounds=name_list("--rounds", rounds), record=False)
+        warning = gate_reference_warning(store, policy, verdict["reference"])
+        if warning:  # stderr only: the verdict and the exit code are the same without it
+            echo(warning, err=True)
         store_note(store_path, has_ratings(store, verdict["rubric"], verdict.get("rubric_hash"), "judge"),
                    verdict["rubric"], verdict.get("rubric_hash"), quiet=quiet or json_out == "-")
         lines = explain(verdict)

@@ -1,0 +1,160 @@
+"""`agree` and `gate` warn (one line on stderr) when the reference is one human annotator while
+other human raters exist, with that annotator's Cohen's κ and n against the others' majority; the
+warning never enters the JSON or the verdict and never changes the exit code. A consensus or an
+adjudicated reference, or a store with one human, is not warned about.
+
+The expected κ is computed here with sklearn from the rows written, never by judgekit."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+from sklearn.metrics import cohen_kappa_score
+
+from judgekit.cli import main
+from judgekit.rubric.model import load_rubric
+from judgekit.store.database import Store
+
+R = load_rubric("refusal")
+C = list(R.codes)
+
+
+def _row(item: str, rater: str, kind: str, label: str) -> dict:
+    return {"item_id": item, "rater_id": rater, "rater_kind": kind, "rubric": R.id,
+            "rubric_hash": R.hash, "label": label, "value": R.values[label], "trial": 0,
+            "status": "ok", "rationale": None, "created_at": 0.0, "source": "test"}
+
+
+def _rows(humans: tuple[str, ...], n: int = 90, seed: int = 3) -> list[dict]:
+    """``humans`` annotators (c, when present, skips every 4th item) and one judge j."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for k in range(n):
+        item, truth = f"i{k:03d}", C[k % 3]
+        for h in humans:
+            if h == "c" and k % 4 == 0:
+                continue
+            rows.append(_row(item, h, "human", truth if rng.random() < 0.8 else C[(k + 1) % 3]))
+        rows.append(_row(item, "j", "judge", truth if rng.random() < 0.85 else C[(k + 2) % 3]))
+    return rows
+
+
+def _store(path: Path, rows: list[dict]) -> str:
+    items = sorted({r["item_id"] for r in rows})
+    with Store(path) as s:
+        s.put_items(pd.DataFrame({"item_id": items, "prompt": "p", "response": [f"r {i}" for i in items],
+                                  "model": "m"}))
+        s.put_ratings(pd.DataFrame(rows))
+    return str(path)
+
+
+def _expected(rows: list[dict], rater: str, others: tuple[str, ...]) -> str:
+    """``κ (n = N)`` of ``rater`` against the strict majority of ``others`` (sklearn)."""
+    votes: dict[str, Counter] = {}
+    for r in rows:
+        if r["rater_id"] in others:
+            votes.setdefault(r["item_id"], Counter())[r["label"]] += 1
+    majority = {}
+    for item, c in votes.items():
+        (top, k), *rest = c.most_common()
+        if not rest or rest[0][1] < k:
+            majority[item] = top
+    mine = {r["item_id"]: r["label"] for r in rows if r["rater_id"] == rater}
+    both = sorted(set(mine) & set(majority))
+    kappa = cohen_kappa_score([mine[i] for i in both], [majority[i] for i in both], labels=C)
+    return f"{kappa:.3f} (n = {len(both)})"
+
+
+def run(*args):
+    return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
+
+
+def _agree(db: str, reference: str | None):
+    ref = ["--reference", reference] if reference else []
+    r = run("agree", "--rubric", "refusal", *ref, "--resamples", 50, "--json", "-", "--store", db)
+    assert r.exit_code == 0, r.output
+    json.loads(r.stdout)  # the warning never enters the JSON on stdout
+    assert "one annotator" not in r.stdout
+    return r
+
+
+def _gate(tmp_path: Path, db: str, reference: str | None, name: str):
+    policy = tmp_path / f"{name}.yaml"
+    ref = f"reference: {reference}\n" if reference else ""
+    policy.write_text(f"rubric: refusal\njudges: [j]\n{ref}checks:\n  min_items: 10\n  min_value: 0.3\n"
+                      "n_resamples: 100\n", encoding="utf-8")
+    out = tmp_path / name
+    r = run("gate", policy, "--store", db, "--out", out, "--json", "-")
+    verdict = json.loads(r.stdout)  # the verdict on stdout stays JSON
+    assert r.exit_code == {"pass": 0, "fail": 1, "inconclusive": 3}[verdict["state"]], r.output
+    on_disk = (out / "verdict.json").read_text(encoding="utf-8")
+    assert "one annotator" not in on_disk and "one annotator" not in r.stdout
+    return r, verdict
+
+
+def test_agree_warns_when_one_annotator_is_the_reference(tmp_path) -> None:
+    rows = _rows(("a", "b", "c"))
+    db = _store(tmp_path / "s.db", rows)
+    r = _agree(db, "a")
+    lines = [x for x in r.stderr.splitlines() if "warning:" in x]
+    assert len(lines) == 1, r.stderr
+    assert "reference a is one annotator" in lines[0]
+    assert _expected(rows, "a", ("b", "c")) in lines[0]
+
+
+def test_agree_warning_leaves_the_report_as_it_was(tmp_path) -> None:
+    """The same JSON with the table printed or not; the warning also reaches stderr with --quiet."""
+    db = _store(tmp_path / "s.db", _rows(("a", "b", "c")))
+    quiet = run("agree", "--rubric", "refusal", "--reference", "a", "--resamples", 50, "--quiet",
+                "--json", tmp_path / "a.json", "--store", db)
+    assert quiet.exit_code == 0 and quiet.stderr.count("warning:") == 1
+    assert json.loads((tmp_path / "a.json").read_text()) == json.loads(_agree(db, "a").stdout)
+
+
+@pytest.mark.parametrize("reference", [None, "consensus", "maj", "j"])
+def test_agree_does_not_warn_for_a_reference_of_several(tmp_path, reference) -> None:
+    db = _store(tmp_path / "s.db", _rows(("a", "b", "c")))
+    assert run("adjudicate", "--rubric", "refusal", "--raters", "a,b,c", "--as", "maj",
+               "--store", db).exit_code == 0
+    if reference == "j":  # a judge as the reference is not an annotator among annotators
+        r = run("agree", "--rubric", "refusal", "--reference", "j", "--judges", "j", "--resamples", 50,
+                "--json", "-", "--store", db)
+    else:
+        r = _agree(db, reference)
+    assert "warning:" not in r.stderr
+
+
+def test_agree_does_not_warn_with_one_human(tmp_path) -> None:
+    db = _store(tmp_path / "s.db", _rows(("a",)))
+    assert "warning:" not in _agree(db, "a").stderr
+
+
+def test_gate_warns_when_its_reference_is_one_annotator(tmp_path) -> None:
+    rows = _rows(("a", "b", "c"))
+    db = _store(tmp_path / "s.db", rows)
+    r, verdict = _gate(tmp_path, db, "a", "single")
+    assert verdict["reference"] == "a"
+    lines = [x for x in r.stderr.splitlines() if "warning:" in x]
+    assert len(lines) == 1, r.stderr
+    assert _expected(rows, "a", ("b", "c")) in lines[0]
+
+
+@pytest.mark.parametrize("reference", [None, "consensus", "maj"])
+def test_gate_does_not_warn_for_a_reference_of_several(tmp_path, reference) -> None:
+    db = _store(tmp_path / "s.db", _rows(("a", "b", "c")))
+    assert run("adjudicate", "--rubric", "refusal", "--raters", "a,b,c", "--as", "maj",
+               "--store", db).exit_code == 0
+    r, _ = _gate(tmp_path, db, reference, "several")
+    assert "warning:" not in r.stderr
+
+
+def test_gate_does_not_warn_with_one_human(tmp_path) -> None:
+    db = _store(tmp_path / "s.db", _rows(("a",)))
+    r, _ = _gate(tmp_path, db, "a", "one")
+    assert "warning:" not in r.stderr
