@@ -272,6 +272,7 @@ def agree_cmd(
       judgekit agree --panel leak-panel.yaml --by framing    # each framing under its own rubric
     """
     from judgekit.agreement.report import agreement_report
+    from judgekit.cli.agree_panel import one_annotator_warning
     from judgekit.report.terminal import print_agreement
     from judgekit.rubric.model import load_rubric
 
@@ -310,23 +311,13 @@ def agree_cmd(
             judges=_split(judges), humans=_split(humans), reference=reference,
             n_resamples=resamples, seed=seed,
         ).to_dict()
-        warning = _one_annotator(_viewed(store, rubric), rubric, report["reference"])
+        warning = one_annotator_warning(_viewed(store, rubric), rubric, report["reference"])
     if warning:  # one annotator as the truth while others exist: its agreement with the rest
         echo(warning, err=True)
     store_note(store_path, has_judges, rubric.id, rubric.hash, quiet=quiet or json_out == "-")
     if not quiet and json_out != "-":
         print_agreement(console, report)
     write_json(json_out, json.dumps(report, indent=1))
-
-
-def _one_annotator(store: Any, rubric: Rubric, reference: dict[str, Any]) -> str | None:
-    """The warning that the report's reference is one human annotator while others exist (read
-    only for a human reference: the lean agreement path loads no pandas otherwise)."""
-    if reference.get("kind") != "human":
-        return None
-    from judgekit.agreement.adjudicate import reference_warning
-
-    return reference_warning(store, rubric, reference["rater"])
 
 
 def _sample_items(store: Store, sample: str, *, random_only: bool) -> list[str]:

@@ -158,3 +158,47 @@ def test_gate_does_not_warn_with_one_human(tmp_path) -> None:
     db = _store(tmp_path / "s.db", _rows(("a",)))
     r, _ = _gate(tmp_path, db, "a", "one")
     assert "warning:" not in r.stderr
+
+
+#: (item_id, framing, response, labels of h1, h2, h3) under the framing's rubric
+FRAMED = [
+    ("a1", 1, "I can't say.", ("verbatim_refusal", "verbatim_refusal", "other")),
+    ("a2", 1, "It is Marcus Webb.", ("target_leak", "distractor", "distractor")),
+    ("a3", 1, "The envoy is Kalei Lin.", ("target_leak", "target_leak", "target_leak")),
+    ("a4", 1, "Let us talk about tea.", ("other", "other", "other")),
+]
+
+
+def test_agree_per_framing_panel_warns_once_per_rubric(tmp_path) -> None:
+    import yaml
+    from conftest import rubric_copy
+
+    rubric_copy(tmp_path, "knowledge_leak", "leak_a", "Framing 1.")
+    with (tmp_path / "items.jsonl").open("w", encoding="utf-8") as fh:
+        for i, f, t, _ in FRAMED:
+            fh.write(json.dumps({"item_id": i, "prompt": "Who is the envoy?", "response": t, "framing": f}) + "\n")
+    panel = tmp_path / "panel.yaml"
+    panel.write_text(yaml.safe_dump({
+        "rubric_by": {"column": "framing", "rubrics": {1: "leak_a.yaml"}},
+        "items": "items.jsonl",
+        "judges": [{"id": "rules", "model": "rules:knowledge-leak", "options": {
+            "refusal_pool": ["I can't say."], "target": ["Kalei Lin"], "distractors": ["Marcus Webb"],
+            "pool_match": "exact", "word_boundary": True}}]}, sort_keys=False))
+    db = tmp_path / "s.db"
+    assert CliRunner().invoke(main, ["judge", str(panel), "--store", str(db)]).exit_code == 0
+    csv = tmp_path / "h.csv"
+    csv.write_text("item_id,h1,h2,h3\n" + "".join(f"{i},{','.join(labs)}\n" for i, _, _, labs in FRAMED))
+    imp = CliRunner().invoke(main, ["import", str(csv), "--rubric", str(tmp_path / "leak_a.yaml"),
+                                    "--raters", "h1,h2,h3", "--store", str(db)])
+    assert imp.exit_code == 0, imp.output
+    r = run("agree", "--panel", panel, "--reference", "h1", "--resamples", 20, "--json", "-", "--store", db)
+    assert r.exit_code == 0, r.output
+    json.loads(r.stdout)
+    lines = [x for x in r.stderr.splitlines() if "warning:" in x]
+    assert len(lines) == 1 and "reference h1 is one annotator" in lines[0], r.stderr
+    # h2 and h3 tie on a1 (no majority there): h1 against their majority on a2, a3, a4
+    mine, rest = ["target_leak", "target_leak", "other"], ["distractor", "target_leak", "other"]
+    codes = list(load_rubric(str(tmp_path / "leak_a.yaml")).codes)
+    assert f"{cohen_kappa_score(mine, rest, labels=codes):.3f} (n = 3)" in lines[0]
+    consensus = run("agree", "--panel", panel, "--resamples", 20, "--json", "-", "--store", db)
+    assert consensus.exit_code == 0 and "warning:" not in consensus.stderr
