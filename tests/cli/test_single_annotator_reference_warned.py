@@ -202,3 +202,29 @@ def test_agree_per_framing_panel_warns_once_per_rubric(tmp_path) -> None:
     assert f"{cohen_kappa_score(mine, rest, labels=codes):.3f} (n = 3)" in lines[0]
     consensus = run("agree", "--panel", panel, "--resamples", 20, "--json", "-", "--store", db)
     assert consensus.exit_code == 0 and "warning:" not in consensus.stderr
+
+
+def test_gate_under_a_view_warns_with_the_kappa_in_the_view_codes(tmp_path) -> None:
+    """A policy with ``view: binary`` gates on the collapsed codes: the annotator's κ is read in
+    them too (each label mapped by the rubric's view, then the others' strict majority)."""
+    view = R.views["binary"]
+    rows = [{**r, "label": view.codes[r["label"]]} for r in _rows(("a", "b", "c"))]
+    db = _store(tmp_path / "s.db", _rows(("a", "b", "c")))
+    policy = tmp_path / "view.yaml"
+    policy.write_text("rubric: refusal\nview: binary\njudges: [j]\nreference: a\nchecks:\n  min_items: 10\n"
+                      "  min_value: 0.3\nn_resamples: 100\n", encoding="utf-8")
+    r = run("gate", policy, "--store", db, "--out", tmp_path / "v", "--json", "-")
+    verdict = json.loads(r.stdout)
+    assert r.exit_code == {"pass": 0, "fail": 1, "inconclusive": 3}[verdict["state"]]
+    lines = [x for x in r.stderr.splitlines() if "is one annotator" in x]
+    assert len(lines) == 1, r.stderr
+    votes: dict[str, Counter] = {}
+    for row in rows:
+        if row["rater_id"] in ("b", "c"):
+            votes.setdefault(row["item_id"], Counter())[row["label"]] += 1
+    rest = {i: c.most_common(1)[0][0] for i, c in votes.items()
+            if len(c) == 1 or c.most_common(2)[0][1] > c.most_common(2)[1][1]}
+    mine = {row["item_id"]: row["label"] for row in rows if row["rater_id"] == "a"}
+    both = sorted(set(mine) & set(rest))
+    kappa = cohen_kappa_score([mine[i] for i in both], [rest[i] for i in both])
+    assert f"{kappa:.3f} (n = {len(both)})" in lines[0]
