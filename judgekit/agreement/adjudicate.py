@@ -26,6 +26,7 @@ import pandas as pd
 
 from judgekit.agreement.kappa import cohen_kappa
 from judgekit.errors import JudgekitError
+from judgekit.rubric.views import ViewSource
 
 #: rater kinds whose labels may make a reference (a judge's never do)
 PEOPLE = ("human", "reference")
@@ -206,10 +207,25 @@ def single_annotator_agreement(ratings: pd.DataFrame, kinds: dict[str, str], rat
     return AnnotatorAgreement(rater, others, kappa, len(both))
 
 
-def reference_warning(store: Any, rubric: Any, rater: str) -> str | None:
+def _annotations(store: Any, rubric: Any) -> pd.DataFrame:
+    """The ratings under ``rubric`` (the columns the warning reads); a view of a rubric
+    (:class:`judgekit.rubric.views.ViewSource`) gives whole rows in the view's codes."""
+    if isinstance(store, ViewSource):
+        return store.ratings(rubric=rubric)
+    return store.ratings(rubric=rubric, columns=["item_id", "rater_id", "rater_kind", "label", "status"])
+
+
+def reference_warning(store: Any, rubric: Any, rater: str | None) -> str | None:
     """The one-line warning that the reference ``rater`` is a single human annotator while other
-    human raters exist under ``rubric`` (with its κ and n against their consensus), else None."""
-    every = store.ratings(rubric=rubric, columns=["item_id", "rater_id", "rater_kind", "label", "status"])
+    human raters exist under ``rubric`` (with its κ and n against their consensus), else None
+    (``consensus``, an adjudicated or judge rater, or the only human). The one function behind
+    the warning of ``agree``, ``gate``, ``analyze --correct`` and ``escalate``; ``store``: a
+    store or a view of one."""
+    if rater is None:
+        return None
+    if rater == "consensus":  # the majority of every human, computed anew: no single annotator
+        return None
+    every = _annotations(store, rubric)
     kinds = dict(zip(every["rater_id"].astype(str), every["rater_kind"].astype(str), strict=True))
     found = single_annotator_agreement(every, kinds, rater, list(rubric.codes))
     return None if found is None else found.warning()

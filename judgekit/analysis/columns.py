@@ -50,8 +50,9 @@ HEADERS: dict[str, str] = {
     "never_refused": "never refused", "prompts_multi_sample": "prompts with ≥ 2 samples",
     "share_not_constant": "not constant", "single_sample_prompts": "1-sample prompts",
     "refusals": "refusals", "constant": "constant", "value": "value",
-    "raw": "raw (judge only)", "corrected": "corrected", "n_total": "items", "n_labelled": "labelled",
-    "n_labelled_positive": "labelled positives", "reference_labelled": "reference (labelled items)",
+    "raw": "raw (judge only)", "corrected": "corrected", "n_total": "n", "n_labelled": "labelled",
+    "n_unit": "n counts",
+    "n_labelled_positive": "labelled positives", "reference_labelled": "reference (labelled)",
     "judge_error": "judge's miss (raw − corrected)", "human": "human-only",
     "effective_labels": "effective labels", "lam": "λ",
 }

@@ -6,10 +6,23 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
-from judgekit.core.console import make_console, safe_text
+from judgekit.core.console import echo, make_console, safe_text
 from judgekit.errors import JudgekitError
 from judgekit.store.database import Store
+
+
+def one_annotator_warning(store: Any, rubric: Any, reference: dict[str, Any]) -> str | None:
+    """The warning that an agreement report's reference (its ``reference`` entry) is one human
+    annotator while other human raters exist under ``rubric``
+    (:func:`judgekit.agreement.adjudicate.reference_warning`), else None; read only for a human
+    reference (the lean agreement path loads no pandas otherwise)."""
+    if reference.get("kind") != "human":
+        return None
+    from judgekit.agreement.adjudicate import reference_warning
+
+    return reference_warning(store, rubric, reference["rater"])
 
 
 def agree_by_panel(
@@ -52,6 +65,11 @@ def agree_by_panel(
         result = per_rubric_reports(store, groups, by=inner, pooled_by=by, judges=judges,
                                     humans=humans, reference=reference, n_resamples=resamples,
                                     seed=seed)
+        rubrics = {(g.rubric.id, g.rubric.hash): g.rubric for g in groups}
+        first = {(g["rubric"], g["rubric_hash"]): g["report"]["reference"] for g in result["groups"]}
+        warnings = [one_annotator_warning(store, rubrics[key], ref) for key, ref in first.items()]
+    for warning in filter(None, warnings):  # stderr only, one line per rubric
+        echo(warning, err=True)
     from judgekit.cli.options import write_json
 
     text = json.dumps(result, indent=1)

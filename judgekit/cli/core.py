@@ -272,6 +272,7 @@ def agree_cmd(
       judgekit agree --panel leak-panel.yaml --by framing    # each framing under its own rubric
     """
     from judgekit.agreement.report import agreement_report
+    from judgekit.cli.agree_panel import one_annotator_warning
     from judgekit.report.terminal import print_agreement
     from judgekit.rubric.model import load_rubric
 
@@ -310,6 +311,9 @@ def agree_cmd(
             judges=_split(judges), humans=_split(humans), reference=reference,
             n_resamples=resamples, seed=seed,
         ).to_dict()
+        warning = one_annotator_warning(_viewed(store, rubric), rubric, report["reference"])
+    if warning:  # one annotator as the truth while others exist: its agreement with the rest
+        echo(warning, err=True)
     store_note(store_path, has_judges, rubric.id, rubric.hash, quiet=quiet or json_out == "-")
     if not quiet and json_out != "-":
         print_agreement(console, report)
@@ -396,7 +400,7 @@ def gate_cmd(policy: Path, out_dir: Path, sequential: bool, round_size: int, rou
       judgekit gate policy.yaml --json | jq '.judges[].state'    # the verdict on stdout
     """
     from judgekit.core.atomic import ensure_folder, write_text_atomic
-    from judgekit.gate.run import explain, run_gate
+    from judgekit.gate.run import explain, gate_reference_warning, run_gate
     from judgekit.report.escape import md_list
     from judgekit.report.terminal import print_verdict
     from judgekit.verdict.log import record_verdict
@@ -407,6 +411,9 @@ def gate_cmd(policy: Path, out_dir: Path, sequential: bool, round_size: int, rou
             raise JudgekitError("--rounds is read by --sequential; add --sequential (or drop --rounds).")
         verdict, _ = run_gate(store, policy, sequential=round_size if sequential else None,
                               rounds=name_list("--rounds", rounds), record=False)
+        warning = gate_reference_warning(store, policy, verdict["reference"])
+        if warning:  # stderr only: the verdict and the exit code are the same without it
+            echo(warning, err=True)
         store_note(store_path, has_ratings(store, verdict["rubric"], verdict.get("rubric_hash"), "judge"),
                    verdict["rubric"], verdict.get("rubric_hash"), quiet=quiet or json_out == "-")
         lines = explain(verdict)

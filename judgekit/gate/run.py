@@ -89,8 +89,8 @@ from judgekit.verdict.read import (
 )
 from judgekit.version import __version__
 
-__all__ = ["Policy", "Report", "evaluate", "explain", "judge_identity", "load_policy", "load_verdict", "ratings_hash",
-           "run_gate"]
+__all__ = ["Policy", "Report", "evaluate", "explain", "gate_reference_warning", "judge_identity", "load_policy",
+           "load_verdict", "ratings_hash", "run_gate"]
 
 
 def run_gate(store: Any, policy_path: str | Path, *, full_report: bool = False,
@@ -110,14 +110,8 @@ def run_gate(store: Any, policy_path: str | Path, *, full_report: bool = False,
     """
     policy, raw = load_policy(policy_path)
     raw = record_alpha(raw)  # the verdict says which interval its fidelity checks read
-    rubric = rubric_named_in(policy.rubric, f"Policy file {policy_path}")
-    view_info: dict[str, Any] = {}
-    if policy.view is not None:
-        from judgekit.rubric.views import ViewSource, rubric_view
-
-        rubric = rubric_view(rubric, policy.view, where=f"Policy file {policy_path}: view")
-        store = ViewSource(store, rubric)
-        view_info = {"view": rubric.view_info()}
+    rubric, store = _policy_rubric(store, policy, policy_path)
+    view_info: dict[str, Any] = {"view": rubric.view_info()} if policy.view is not None else {}
     from judgekit.store import digests
 
     if digests.plain_store(store):
@@ -192,6 +186,36 @@ def run_gate(store: Any, policy_path: str | Path, *, full_report: bool = False,
     if record:  # (``judgekit plan`` reads a pilot without recording a verdict)
         record_verdict(store, verdict)
     return verdict, report
+
+
+def _policy_rubric(store: Any, policy: Policy, policy_path: str | Path) -> tuple[Any, Any]:
+    """The rubric ``policy`` gates under (its view when it names one) and ``store`` seen through it."""
+    rubric = rubric_named_in(policy.rubric, f"Policy file {policy_path}")
+    if policy.view is None:
+        return rubric, store
+    from judgekit.rubric.views import ViewSource, rubric_view
+
+    rubric = rubric_view(rubric, policy.view, where=f"Policy file {policy_path}: view")
+    return rubric, ViewSource(store, rubric)
+
+
+def gate_reference_warning(store: Any, policy_path: str | Path, reference: str) -> str | None:
+    """The warning that the gate's ``reference`` (the verdict's) is one human annotator while
+    other human raters exist under the policy's rubric (:func:`judgekit.agreement.adjudicate.reference_warning`,
+    with its κ and n against the others' majority), else None. Never part of the verdict."""
+    from judgekit.store import digests
+
+    if reference == "consensus":
+        return None
+    policy, _ = load_policy(policy_path)
+    rubric, viewed = _policy_rubric(store, policy, policy_path)
+    if digests.plain_store(viewed):  # by SQL first: the lean gate loads no pandas without cause
+        kinds = digests.rater_kinds(viewed, rubric)
+        if kinds.get(reference) != "human" or sum(k == "human" for k in kinds.values()) < 2:
+            return None
+    from judgekit.agreement.adjudicate import reference_warning
+
+    return reference_warning(viewed, rubric, reference)
 
 
 def _judge_entry(store: Any, rubric: Any, policy: Policy, r: JudgeResult, hashes: Any,

@@ -225,8 +225,10 @@ def print_correction(console: Console, result: AnalysisResult) -> None:
                  else "— (see note)", _miss(r)]
                 for _, r in frame.iterrows()]
         method = str(frame["method"].iloc[0]) if len(frame) else ""
+        units = set(frame["n_unit"]) if "n_unit" in frame.columns else set()
+        n = f"n ({units.pop()}s)" if len(units) == 1 else "n"  # what n counts (one_number)
         print_table(console, t.title.removeprefix(f"{UNTRUSTED} — "),
-                    ["model", *slice_col, "n", "raw [95% CI]", "n labelled",
+                    ["model", *slice_col, n, "raw [95% CI]", "n labelled",
                      f"corrected ({method}) [95% CI]", "miss (raw − corrected)"], rows,
                     not result.trusted)
         for _, r in frame.iterrows():

@@ -113,10 +113,12 @@ def test_calibration_correct_mean_r(synthetic_store, csv_labels, tmp_path) -> No
     assert r.exit_code == 0, r.output
     assert "mean R per model, raw and corrected" in r.output
     assert "mean R per model and turn, raw and corrected" in r.output
-    # the scope of C and RCE: benign look-alikes left out (--include-lookalikes not given)
+    # the scope of C and RCE: benign look-alikes left out (--include-lookalikes not given); the
+    # mean R is over prompt units (a conversation's turn, its samples averaged), and its n counts them
     m = csv_labels[(csv_labels["model"] == "synth-drifting") & ~csv_labels["benign_lookalike"]]
-    line = next(x for x in r.output.splitlines() if "synth-drifting" in x and f" {len(m)} " in x)
-    assert f"{m['judge'].map(R_VALUES).mean():.3f}" in line
+    units = m.assign(R=m["judge"].map(R_VALUES)).groupby(["conversation_id", "turn"])["R"].mean()
+    line = next(x for x in r.output.splitlines() if "synth-drifting" in x and f" {len(units)} " in x)
+    assert f"{units.mean():.3f}" in line
     # one figure, one number: the model's corrected mean R is the corrected-figure table's
     # (PPI++ over the prompt units of the calibration, conversations resampled)
     data = json.loads((tmp_path / "c" / "calibration.json").read_text())
@@ -126,6 +128,29 @@ def test_calibration_correct_mean_r(synthetic_store, csv_labels, tmp_path) -> No
     assert (row["corrected"], row["ci_low"], row["ci_high"]) == (
         ppi["corrected"], ppi["ci_low"], ppi["ci_high"])
     assert f"{ppi['corrected']:.3f}" in line
+
+
+def test_calibration_corrected_row_carries_the_n_of_its_own_figure(synthetic_store, csv_labels,
+                                                                   tmp_path) -> None:
+    """The raw-vs-corrected row takes its mean R from the corrected-figure table, computed on
+    prompt units (a conversation's turn; its samples averaged): the n beside it, the labelled n
+    and the reference's mean on the labelled ones are those of the same units, counted here from
+    the CSV (not the rows of items)."""
+    r = run("analyze", "calibration", "--judge", "judge-a", "--verdict",
+            synthetic_store["restrictiveness"], "--harm-column", "severity", "--store",
+            synthetic_store["store"], "--quiet", "--bootstrap", "200", "--correct", "ppi",
+            "--out", tmp_path / "c")
+    assert r.exit_code == 0, r.output
+    data = json.loads((tmp_path / "c" / "calibration.json").read_text())
+    for row in data["tables"]["corrected"]["rows"]:
+        m = csv_labels[(csv_labels["model"] == row["model"]) & ~csv_labels["benign_lookalike"]]
+        units = m.assign(R=m["judge"].map(R_VALUES), H=m["ref"].map(R_VALUES)).groupby(
+            ["conversation_id", "turn"])[["R", "H"]].mean()
+        labelled = units["H"].dropna()
+        assert (row["n_unit"], row["n_total"], row["n_labelled"]) == (
+            "prompt unit", len(units), len(labelled)), row
+        assert row["raw"] == pytest.approx(units["R"].mean())
+        assert row["reference_labelled"] == pytest.approx(labelled.mean())
 
 
 def test_correct_on_an_untrusted_judge_is_stamped(synthetic_store, tmp_path) -> None:

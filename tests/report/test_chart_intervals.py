@@ -219,7 +219,7 @@ def test_correction_tables_fold_raw_and_corrected_intervals():
                           "raw_ci_low": [0.26], "raw_ci_high": [0.34], "corrected": [0.22],
                           "ci_low": [0.15], "ci_high": [0.29]})
     heads, rows, _ = display_table(frame)
-    assert heads == ["model", "items", "labelled", "raw (judge only) [95% CI]", "corrected [95% CI]"]
+    assert heads == ["model", "n", "labelled", "raw (judge only) [95% CI]", "corrected [95% CI]"]
     assert rows == [["a", 500, 75, "0.300 [0.260, 0.340]", "0.220 [0.150, 0.290]"]]
 
 

@@ -273,4 +273,4 @@ def add_ppi_calibration(result: AnalysisResult, reference: Reference, ratings: p
                     f"ppi_drift_by_tier_{model}", f"Drift(t | tier) — {model}: raw and "
                     "corrected", g, "Drift(t | tier)", group="tier", x="turn", unit=unit,
                     hline=0.0))
-    attach_ppi(result, tables, design, reference.name, charts)
+    attach_ppi(result, tables, design, reference.name, charts, unit="prompt unit")

@@ -166,4 +166,4 @@ def add_active_calibration(result: AnalysisResult, units: pd.DataFrame, design: 
         result.tables[:] = [t for t in result.tables if t not in unweighted]
         result.notes.append("The unweighted corrected tables are left out: the labels come "
                             "from an active design, which only the weighted tables correct for.")
-    attach_ppi(result, tables, design, reference, charts)
+    attach_ppi(result, tables, design, reference, charts, unit="prompt unit")

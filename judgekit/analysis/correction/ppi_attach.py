@@ -60,11 +60,19 @@ def _keys(frame: pd.DataFrame) -> list[str]:
     return cols[:cols.index("figure")] if "figure" in cols else []
 
 
-def one_number(result: AnalysisResult, tables: Sequence[Table]) -> None:
+#: a corrected-figure row's counts and reference mean -> the ``corrected*`` row's column they fill
+_OWN_N = (("n_units", "n_total"), ("n_units_labelled", "n_labelled"), ("human", "reference_labelled"))
+
+
+def one_number(result: AnalysisResult, tables: Sequence[Table], *, unit: str = "item") -> None:
     """One figure, one number: a ``corrected*`` row of ``result`` (``--correct ppi``) whose
     figure a corrected-figure table of ``tables`` also holds (same figure, model and slice; the
     other keys ``all`` or absent) takes that row's figures, so under a stratified design too the
-    two tables print one value and one interval (the stratified one)."""
+    two tables print one value and one interval (the stratified one). Every figure keeps its
+    own n: the row also takes the units it was computed on (``n_total``, ``n_labelled``, and the
+    reference's mean on the labelled ones), and ``n_unit`` says what they count: ``unit``, what
+    the corrected-figure tables' ``n_units`` count (``prompt unit`` in calibration), for a taken
+    row, ``item`` otherwise."""
     index: dict[tuple[str, ...], dict[Any, Any]] = {}
     for t in tables:
         keys = _keys(t.frame)
@@ -78,18 +86,27 @@ def one_number(result: AnalysisResult, tables: Sequence[Table]) -> None:
         if "method" not in frame.columns or not frame["method"].eq("ppi").all():
             continue
         keys = _keys(frame)
-        for i, row in frame.iterrows():
+        units = ["item"] * len(frame)
+        for j, (i, row) in enumerate(frame.iterrows()):
             hit = index.get((str(row["figure"]), *sorted(f"{k}={row[k]}" for k in keys)))
             if hit is not None:
                 for col in _SHARED:
                     if col in frame.columns and col in hit:
                         frame.at[i, col] = hit[col]
                 frame.at[i, "note"] = hit.get("note", "")
+                if all(src in hit for src, _ in _OWN_N):
+                    for src, col in _OWN_N:
+                        frame.at[i, col] = hit[src]
+                    units[j] = unit
+        if "n_total" in frame.columns and "n_unit" not in frame.columns:
+            frame.insert(list(frame.columns).index("n_total"), "n_unit", units)
 
 
 def attach_ppi(result: AnalysisResult, tables: list[Table], design: LabellingDesign,
-            reference: str, charts: Sequence[Chart] = ()) -> None:
-    one_number(result, tables)
+            reference: str, charts: Sequence[Chart] = (), *, unit: str = "item") -> None:
+    """Append the corrected-figure ``tables`` (and ``charts``) to ``result`` with their notes,
+    after :func:`one_number` (``unit``: what their ``n_units`` count)."""
+    one_number(result, tables, unit=unit)
     result.tables.extend(tables)
     result.charts.extend(charts)
     result.definitions["corrected (ppi)"] = f"{_DEFINITION} Reference: {reference}."
