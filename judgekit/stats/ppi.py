@@ -64,6 +64,7 @@ from judgekit.stats.ppi_core import (
     as_float,
     cluster_totals,
     clustered,
+    floor_span,
     norm_zero,
     not_estimable,
     ppi_ratio,
@@ -183,9 +184,10 @@ def ppi_mean_clustered(c: Clustered, sf_a: FloatArray, m_a: FloatArray, *,
                   "labelled clusters (one cannot show how much clusters vary).")
         return PPIMean(nan, nan, nan, nan, nan, c.n_units, n, c.big_n_units, big_n,
                        not_estimable(reason), judge, nan, nan, bounds, reason)
-    th_h, var_h = ratio_var(c.sy_l, c.m_l)
+    span = floor_span(c, sf_a, m_a, bounds)
+    th_h, var_h = ratio_var(c.sy_l, c.m_l, span)
     human = t_interval(th_h, math.sqrt(var_h), n - 1, level, bounds, "human-only")
-    theta, var, la = ppi_ratio(c, lam, min_tuning_clusters)
+    theta, var, la = ppi_ratio(c, lam, min_tuning_clusters, span)
     res = t_interval(theta, math.sqrt(var) if var >= 0 else nan, n - 1, level, bounds, "PPI")
     ratio = var_h / var if var > 0 and math.isfinite(var_h) else nan
     return PPIMean(res.estimate, res.low, res.high, res.se, norm_zero(la), c.n_units, n,
