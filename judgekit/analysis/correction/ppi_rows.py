@@ -18,7 +18,11 @@ row (a dict) with
   the labels alone are reported: a correction is never worse than the labels alone, so where
   the human-only interval on the same labels is narrower than the corrected one (a cell of few
   labelled clusters, where λ cannot be tuned and classic PPI's λ = 1 costs more than it gives)
-  the row reports the human-only figure (λ = 0) and says so.
+  the row reports the human-only figure (λ = 0) and says so; or, on fewer than
+  :data:`~judgekit.stats.ppi_core.MIN_LABELLED_CLUSTERS` (5) labelled clusters (in a comparison:
+  in either group), "too few labelled <unit>s (n = k < 5) for a valid interval": neither the
+  corrected nor the labels-alone figure is reported there (coverage below 5 was not measured;
+  from 5 the floored interval of :func:`judgekit.stats.ppi.ppi_mean` covers, docs/analysis.md).
 
 The estimators are :func:`judgekit.stats.ppi.ppi_mean` (cluster PPI++, t interval),
 :func:`judgekit.stats.ppi_strata.stratified_ppi_mean` (Fisch et al. 2024) and
