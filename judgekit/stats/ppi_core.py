@@ -214,9 +214,12 @@ def floored_var(r: FloatArray, scale: float) -> float:
 def floor_span(c: Clustered, sf_a: FloatArray, m_a: FloatArray, bounds: Bounds) -> float:
     """The range the figure's values show — the judge's per-cluster means over every cluster
     and the people's over the labelled ones — within ``bounds`` (1 for a 0/1 figure whose
-    values are not all equal); infinite (no floor) for an unbounded figure."""
+    values are not all equal); infinite (no floor) for an unbounded figure or one whose cluster
+    sums are not whole numbers (a figure of graded values, not of 0/1 or −1/0/1 ones, where a
+    small residual means close agreement rather than few disagreements)."""
     width = bounds[1] - bounds[0]
-    if not math.isfinite(width):
+    whole = bool(np.all(sf_a == np.round(sf_a)) and np.all(c.sy_l == np.round(c.sy_l)))
+    if not (math.isfinite(width) and whole):
         return math.inf
     v = np.concatenate([sf_a / m_a, c.sy_l / c.m_l])
     return min(width, float(v.max() - v.min())) if len(v) else width
@@ -228,7 +231,7 @@ def floor_scale(span: float, sizes: FloatArray) -> float:
     on, or for an unbounded figure."""
     if len(sizes) >= SMALL_N_FLOOR_BELOW or not math.isfinite(span):
         return float("nan")
-    return span * float(sizes.sum() / len(sizes))
+    return span * math.sqrt(float(sizes.sum() / len(sizes)))
 
 
 def ppi_theta(c: Clustered, lam: float) -> tuple[float, float]:

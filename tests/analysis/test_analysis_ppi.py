@@ -77,6 +77,12 @@ def test_a_bounded_figure_on_labels_that_all_agree_gets_a_floored_interval() -> 
     assert row["ci_low"] == pytest.approx(5 / 6 - t.ppf(0.975, 5) * se)
     unfloored = math.sqrt(np.var(f, ddof=1) / 6)
     assert row["ci_low"] < 5 / 6 - t.ppf(0.975, 5) * unfloored
+    # graded values (0.3 / 0.6): a small residual means close agreement, no floor
+    g = 0.3 + 0.3 * f
+    graded = mean_row("mean R", g, np.arange(12), np.r_[g[:6], np.full(6, np.nan)])
+    theta = 0.3 + 0.3 * 5 / 6
+    assert graded["ci_low"] == pytest.approx(
+        theta - t.ppf(0.975, 5) * math.sqrt(np.var(g, ddof=1) / 6))
 
 
 def test_a_correction_wider_than_the_labels_alone_reports_the_labels_alone() -> None:
