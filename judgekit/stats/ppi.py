@@ -34,11 +34,11 @@ Estimators (all pure functions over arrays; results are frozen dataclasses):
 **Honest intervals.** Every interval is clipped to the figure's range (rates and RCE in
 [0, 1], Drift in [−1, 1]); one labelled cluster, or values with no variation at all, give
 "not estimable" with the reason (``reason``), never a zero-width interval; on fewer than 40
-labelled clusters a bounded figure's residual variance has an Agresti–Coull-type floor, so
+labelled clusters a bounded 0/1 figure's residual variance has an Agresti–Coull-type floor, so
 labelled clusters on which judge and people agree do not give the judge's own interval (see
 :func:`ppi_mean`); ``-0.0`` is normalised to ``0.0``.
 
-**Few labelled clusters (a bounded figure, n < 40).** With λ = 1 and a 0/1 figure, a few
+**Few labelled clusters (a bounded 0/1 figure, n < 40).** With λ = 1 and a 0/1 figure, a few
 labelled clusters on which the judge happens to agree with people give ``s²(z − λw) = 0``
 and an interval as narrow as the judge's own (measured coverage of a biased judge's
 corrected rate: 0.61 at 5 labelled conversations, 0.81 at 10). Below
@@ -51,11 +51,14 @@ Agresti–Coull-type pseudo-count (Agresti & Coull 1998, *The American Statistic
 
     s^2_\\text{floor}(r) = \\max\\big(s^2(r),\\ \\tilde q(1 - \\tilde q)\\,c^2\\big), \\qquad
     \\tilde q = \\min\\Big(\\frac{\\sum_i (r_i / c)^2 + 2}{n + 4}, \\frac12\\Big),
-    \\qquad c = \\text{span} \\cdot \\bar m_L,
+    \\qquad c = \\text{span} \\cdot \\sqrt{\\bar m_L},
 
 with ``span`` the range the figure's values show (per-cluster means of the judge over
 every cluster and of people over the labelled ones, within ``bounds``: 1 for a 0/1 figure)
-and ``m̄_L`` the mean labelled cluster size. For a 0/1 figure at λ = 1 with clusters of one
+and ``m̄_L`` the mean labelled cluster size (a cluster's pseudo-residual as that of ``m̄_L``
+independent units). Only a figure of 0/1 (or −1/0/1) values is floored — whole-number cluster
+sums: rates, label shares, RCE and Drift of 0/1 ratings; for graded values a small residual
+means close agreement, not few disagreements. For a 0/1 figure at λ = 1 with clusters of one
 unit, ``Σ r²`` is the number ``k`` of labelled units where judge and people disagree and
 ``q̃ = (k + 2)/(n + 4)`` is Agresti–Coull's adjusted disagreement rate. With the floor the
 biased judge's coverage is 0.95–1.00 from 5 labelled conversations (docs/analysis.md,
@@ -191,7 +194,7 @@ def ppi_mean(
     when the labelled clusters show no variation in ``z`` or in ``w``. The interval is ``θ̂ ± t_{n−1} se``
     clipped to ``bounds`` (the t quantile for the few clusters a study labels).
 
-    Below 40 labelled clusters a bounded figure's labelled residual variance (and the
+    Below 40 labelled clusters a bounded 0/1 figure's labelled residual variance (and the
     human-only one's) is floored: see "Few labelled clusters" in the module docstring.
 
     Not estimable (``reason`` set) with fewer than 2 labelled clusters or a zero standard error.

@@ -227,7 +227,7 @@ def floor_span(c: Clustered, sf_a: FloatArray, m_a: FloatArray, bounds: Bounds) 
 
 def floor_scale(span: float, sizes: FloatArray) -> float:
     """The ``scale`` of :func:`floored_var` for cluster totals: the figure's range times the
-    mean labelled cluster size; NaN (no floor) from :data:`SMALL_N_FLOOR_BELOW` labelled clusters
+    square root of the mean labelled cluster size (a cluster as that many independent units); NaN (no floor) from :data:`SMALL_N_FLOOR_BELOW` labelled clusters
     on, or for an unbounded figure."""
     if len(sizes) >= SMALL_N_FLOOR_BELOW or not math.isfinite(span):
         return float("nan")
