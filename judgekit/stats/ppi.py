@@ -32,9 +32,41 @@ Estimators (all pure functions over arrays; results are frozen dataclasses):
   (Hoeffding ∩ empirical Bernstein), or "not estimable".
 
 **Honest intervals.** Every interval is clipped to the figure's range (rates and RCE in
-[0, 1], Drift in [−1, 1]); one labelled cluster, or labelled clusters with no variation, give
-"not estimable" with the reason (``reason``), never a zero-width interval; ``-0.0`` is
-normalised to ``0.0``.
+[0, 1], Drift in [−1, 1]); one labelled cluster, or values with no variation at all, give
+"not estimable" with the reason (``reason``), never a zero-width interval; on fewer than 40
+labelled clusters a bounded 0/1 figure's residual variance has an Agresti–Coull-type floor, so
+labelled clusters on which judge and people agree do not give the judge's own interval (see
+:func:`ppi_mean`); ``-0.0`` is normalised to ``0.0``.
+
+**Few labelled clusters (a bounded 0/1 figure, n < 40).** With λ = 1 and a 0/1 figure, a few
+labelled clusters on which the judge happens to agree with people give ``s²(z − λw) = 0``
+and an interval as narrow as the judge's own (measured coverage of a biased judge's
+corrected rate: 0.61 at 5 labelled conversations, 0.81 at 10). Below
+:data:`~judgekit.stats.ppi_core.SMALL_N_FLOOR_BELOW` (40) labelled clusters the labelled
+residuals' variance (and the human-only one's, ``s²(S^Y − θm)``) is floored by an
+Agresti–Coull-type pseudo-count (Agresti & Coull 1998, *The American Statistician*
+52:119–126) — two more clusters whose residual spans the figure's range and two with none:
+
+.. math::
+
+    s^2_\\text{floor}(r) = \\max\\big(s^2(r),\\ \\tilde q(1 - \\tilde q)\\,c^2\\big), \\qquad
+    \\tilde q = \\min\\Big(\\frac{\\sum_i (r_i / c)^2 + 2}{n + 4}, \\frac12\\Big),
+    \\qquad c = \\text{span} \\cdot \\sqrt{\\bar m_L},
+
+with ``span`` the range the figure's values show (per-cluster means of the judge over
+every cluster and of people over the labelled ones, within ``bounds``: 1 for a 0/1 figure)
+and ``m̄_L`` the mean labelled cluster size (a cluster's pseudo-residual as that of ``m̄_L``
+independent units). Only a figure of 0/1 (or −1/0/1) values is floored — whole-number cluster
+sums: rates, label shares, RCE and Drift of 0/1 ratings; for graded values a small residual
+means close agreement, not few disagreements. For a 0/1 figure at λ = 1 with clusters of one
+unit, ``Σ r²`` is the number ``k`` of labelled units where judge and people disagree and
+``q̃ = (k + 2)/(n + 4)`` is Agresti–Coull's adjusted disagreement rate. With the floor the
+biased judge's coverage is 0.95–1.00 from 5 labelled conversations (docs/analysis.md,
+"few labelled conversations"); from 40 the plain interval covers (0.96) and is unchanged.
+An unbounded figure (``bounds`` infinite, as the strata of :func:`stratified_ppi_mean` are)
+is not floored. The analysis rows (:mod:`judgekit.analysis.correction.ppi_rows`) report no
+corrected or labels-alone figure on fewer than
+:data:`~judgekit.stats.ppi_core.MIN_LABELLED_CLUSTERS` (5) labelled clusters.
 
 **What the interval is for.** The variances are those of the superpopulation (clusters drawn
 i.i.d. from the population the study samples); for the figure of the N clusters at hand (the
@@ -64,6 +96,7 @@ from judgekit.stats.ppi_core import (
     as_float,
     cluster_totals,
     clustered,
+    floor_span,
     norm_zero,
     not_estimable,
     ppi_ratio,
@@ -161,6 +194,9 @@ def ppi_mean(
     when the labelled clusters show no variation in ``z`` or in ``w``. The interval is ``θ̂ ± t_{n−1} se``
     clipped to ``bounds`` (the t quantile for the few clusters a study labels).
 
+    Below 40 labelled clusters a bounded 0/1 figure's labelled residual variance (and the
+    human-only one's) is floored: see "Few labelled clusters" in the module docstring.
+
     Not estimable (``reason`` set) with fewer than 2 labelled clusters or a zero standard error.
     """
     c, sf_a, m_a = clustered(f_all, clusters_all, f_lab, y_lab, clusters_lab)
@@ -183,9 +219,10 @@ def ppi_mean_clustered(c: Clustered, sf_a: FloatArray, m_a: FloatArray, *,
                   "labelled clusters (one cannot show how much clusters vary).")
         return PPIMean(nan, nan, nan, nan, nan, c.n_units, n, c.big_n_units, big_n,
                        not_estimable(reason), judge, nan, nan, bounds, reason)
-    th_h, var_h = ratio_var(c.sy_l, c.m_l)
+    span = floor_span(c, sf_a, m_a, bounds)
+    th_h, var_h = ratio_var(c.sy_l, c.m_l, span)
     human = t_interval(th_h, math.sqrt(var_h), n - 1, level, bounds, "human-only")
-    theta, var, la = ppi_ratio(c, lam, min_tuning_clusters)
+    theta, var, la = ppi_ratio(c, lam, min_tuning_clusters, span)
     res = t_interval(theta, math.sqrt(var) if var >= 0 else nan, n - 1, level, bounds, "PPI")
     ratio = var_h / var if var > 0 and math.isfinite(var_h) else nan
     return PPIMean(res.estimate, res.low, res.high, res.se, norm_zero(la), c.n_units, n,

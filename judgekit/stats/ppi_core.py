@@ -188,6 +188,52 @@ def sample_var(x: FloatArray) -> float:
 MIN_TUNING_CLUSTERS = 10
 
 
+#: below this many labelled clusters the residual variance of a bounded figure is floored
+#: (:func:`floored_var`): from 40 the plain t interval covers (docs/analysis.md, small n)
+SMALL_N_FLOOR_BELOW = 40
+#: the fewest labelled clusters a corrected figure (and its labels-alone fallback) is reported
+#: on: the smallest sample whose coverage was measured (docs/analysis.md, small n)
+MIN_LABELLED_CLUSTERS = 5
+
+
+def floored_var(r: FloatArray, scale: float) -> float:
+    """``s²(r)`` floored by an Agresti–Coull-type pseudo-count: ``max(s²(r), q̃(1 − q̃)·scale²)``
+    with ``q̃ = min((Σ (r/scale)² + 2) / (n + 4), 1/2)`` — the variance the residuals would show
+    with two more clusters whose residual spans the figure's whole range (``scale``) and two
+    with none (Agresti & Coull 1998, *Am. Stat.* 52:119; for a 0/1 figure at λ = 1, ``Σ r²`` is
+    the number of labelled units where judge and people disagree, and ``q̃`` is Agresti–Coull's
+    adjusted disagreement rate). ``sample_var`` unchanged when ``scale`` is not finite."""
+    v = sample_var(r)
+    n = len(r)
+    if n < 2 or not (math.isfinite(scale) and scale > 0):
+        return v
+    q = min((float(((r / scale) ** 2).sum()) + 2.0) / (n + 4.0), 0.5)
+    return max(v, q * (1.0 - q) * scale**2)
+
+
+def floor_span(c: Clustered, sf_a: FloatArray, m_a: FloatArray, bounds: Bounds) -> float:
+    """The range the figure's values show — the judge's per-cluster means over every cluster
+    and the people's over the labelled ones — within ``bounds`` (1 for a 0/1 figure whose
+    values are not all equal); infinite (no floor) for an unbounded figure or one whose cluster
+    sums are not whole numbers (a figure of graded values, not of 0/1 or −1/0/1 ones, where a
+    small residual means close agreement rather than few disagreements)."""
+    width = bounds[1] - bounds[0]
+    whole = bool(np.all(sf_a == np.round(sf_a)) and np.all(c.sy_l == np.round(c.sy_l)))
+    if not (math.isfinite(width) and whole):
+        return math.inf
+    v = np.concatenate([sf_a / m_a, c.sy_l / c.m_l])
+    return min(width, float(v.max() - v.min())) if len(v) else width
+
+
+def floor_scale(span: float, sizes: FloatArray) -> float:
+    """The ``scale`` of :func:`floored_var` for cluster totals: the figure's range times the
+    square root of the mean labelled cluster size (a cluster as that many independent units); NaN (no floor) from :data:`SMALL_N_FLOOR_BELOW` labelled clusters
+    on, or for an unbounded figure."""
+    if len(sizes) >= SMALL_N_FLOOR_BELOW or not math.isfinite(span):
+        return float("nan")
+    return span * math.sqrt(float(sizes.sum() / len(sizes)))
+
+
 def ppi_theta(c: Clustered, lam: float) -> tuple[float, float]:
     """(θ̂_λ, its denominator D) of the cluster PPI ratio estimator."""
     big_m, n = len(c.m_u), len(c.m_l)
@@ -232,9 +278,10 @@ def tuned_lambda(c: Clustered, min_clusters: int = MIN_TUNING_CLUSTERS) -> float
     return lam
 
 
-def ppi_ratio(c: Clustered, lam: float | None, min_clusters: int = MIN_TUNING_CLUSTERS
-               ) -> tuple[float, float, float]:
-    """(θ̂, Var θ̂, λ) of the cluster PPI++ ratio estimator; see :func:`ppi_mean`."""
+def ppi_ratio(c: Clustered, lam: float | None, min_clusters: int = MIN_TUNING_CLUSTERS,
+              span: float = math.inf) -> tuple[float, float, float]:
+    """(θ̂, Var θ̂, λ) of the cluster PPI++ ratio estimator; see :func:`ppi_mean` (``span``: the
+    figure's range, for the small-n floor of the labelled residuals' variance)."""
     n, big_m = len(c.m_l), len(c.m_u)
     if big_m == 0:
         lam = 0.0
@@ -243,7 +290,7 @@ def ppi_ratio(c: Clustered, lam: float | None, min_clusters: int = MIN_TUNING_CL
     theta, den = ppi_theta(c, lam)
     z = c.sy_l - theta * c.m_l
     w_l = c.sf_l - theta * c.m_l
-    var = sample_var(z - lam * w_l) / n
+    var = floored_var(z - lam * w_l, floor_scale(span, c.m_l)) / n
     if lam > 0.0:
         w_all = np.concatenate([w_l, c.sf_u - theta * c.m_u])
         var += lam**2 * sample_var(w_all) / big_m
@@ -256,7 +303,10 @@ def ratio_se(sums: FloatArray, sizes: FloatArray) -> tuple[float, float]:
     return theta, math.sqrt(var) if var >= 0 else float("nan")
 
 
-def ratio_var(sums: FloatArray, sizes: FloatArray) -> tuple[float, float]:
-    """(Σ s / Σ m, its cluster-CLT variance ``Var(s − θ m) / (n m̄²)``)."""
+def ratio_var(sums: FloatArray, sizes: FloatArray, span: float = math.inf
+              ) -> tuple[float, float]:
+    """(Σ s / Σ m, its cluster-CLT variance ``Var(s − θ m) / (n m̄²)``; with a finite ``span``
+    (the figure's range) and few clusters, ``Var`` floored by :func:`floored_var`)."""
     theta = float(sums.sum() / sizes.sum())
-    return theta, sample_var(sums - theta * sizes) / (len(sizes) * float(sizes.mean()) ** 2)
+    r = sums - theta * sizes
+    return theta, floored_var(r, floor_scale(span, sizes)) / (len(sizes) * float(sizes.mean()) ** 2)

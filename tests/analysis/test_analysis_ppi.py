@@ -29,22 +29,60 @@ REFUSAL = load_rubric("refusal")
 
 # --------------------------------------------------------------------------- rows
 def test_mean_row_is_classic_ppi_with_few_labelled_clusters() -> None:
-    # 8 clusters of one unit; 4 labelled (fewer than 10: λ = 1, classic PPI)
+    # 48 clusters of one unit; 8 labelled (fewer than 10: λ = 1, classic PPI); an unbounded
+    # figure, so the small-n floor of a bounded one does not apply
+    f_l = np.array([1.0, 0, 1, 1, 0, 1, 1, 0])
+    y_l = np.array([1.0, 0, 1, 1, 0, 1, 1, 1])
+    f = np.r_[f_l, np.tile([0.0, 1, 1, 0], 10)]
+    y = np.r_[y_l, np.full(40, np.nan)]
+    row = mean_row("rate", f, np.arange(48), y, bounds=(-math.inf, math.inf))
+    # θ = ȳ_L + (f̄_U − f̄_L) = 6/8 + (20/40 − 5/8) = 5/8; raw = f̄ = 25/48; human-only = 3/4
+    assert row["corrected"] == pytest.approx(5 / 8)
+    assert row["raw"] == pytest.approx(25 / 48)
+    assert row["human"] == pytest.approx(0.75)
+    assert row["judge_error"] == pytest.approx(25 / 48 - 5 / 8)
+    assert row["lam"] == 1.0 and row["n_labelled"] == 8 and row["n_clusters"] == 48
+    # se² = s²(y − f)_L / n + s²(f) / N_u
+    se = math.sqrt(np.var(y_l - f_l, ddof=1) / 8 + np.var(f, ddof=1) / 40)
+    from scipy.stats import t
+
+    assert row["ci_high"] == pytest.approx(5 / 8 + t.ppf(0.975, 7) * se)
+    assert row["note"] == "" and row["unit"] == "conversation"
+
+
+def test_a_row_on_fewer_than_five_labelled_conversations_reports_no_corrected_figure() -> None:
     f = np.array([1.0, 0, 1, 1, 0, 1, 1, 0])
     y = np.array([1.0, 1, 0, 1, np.nan, np.nan, np.nan, np.nan])
     row = mean_row("rate", f, np.arange(8), y)
-    # θ = ȳ_L + (f̄_U − f̄_L) = 3/4 + (2/4 − 3/4) = 1/2; raw = f̄ = 5/8; human-only = 3/4
-    assert row["corrected"] == pytest.approx(0.5)
-    assert row["raw"] == pytest.approx(5 / 8)
-    assert row["human"] == pytest.approx(0.75)
-    assert row["judge_error"] == pytest.approx(5 / 8 - 0.5)
-    assert row["lam"] == 1.0 and row["n_labelled"] == 4 and row["n_clusters"] == 8
-    # se² = s²(y − f)_L / n + s²(f) / N_u = var([0, 1, −1, 0]) / 4 + var([0, 1, 1, 0]) / 4
-    se = math.sqrt(np.var([0, 1, -1, 0], ddof=1) / 4 + np.var([0, 1, 1, 0], ddof=1) / 4)
+    assert row["note"] == ("too few labelled conversations (n = 4 < 5) for a valid interval.")
+    # neither the corrected figure nor the labels alone; the judge's own figure stays
+    assert all(math.isnan(row[k]) for k in ("corrected", "ci_low", "ci_high", "human"))
+    assert row["raw"] == pytest.approx(5 / 8) and row["n_labelled"] == 4
+    five = mean_row("rate", np.r_[f, 1.0], np.arange(9), np.r_[y[:4], 0.0, y[4:]])
+    assert not five["note"].startswith("too few") and five["n_labelled"] == 5
+
+
+def test_a_bounded_figure_on_labels_that_all_agree_gets_a_floored_interval() -> None:
+    # 6 labelled of 12, the judge agrees with people on every one: classic PPI's labelled
+    # residuals are all 0, and without a floor the interval would be the judge's own
+    f = np.array([1.0, 0, 1, 0, 0, 0, 1, 1, 1, 1, 1, 0])
+    y = np.r_[f[:6], np.full(6, np.nan)]
+    row = mean_row("rate", f, np.arange(12), y)
+    # by hand: θ = 2/6 + (5/6 − 2/6) = 5/6; r = y − f − 0·θ = 0, q̃ = (0 + 2)/(6 + 4) = .2,
+    # floored s² = .16 > 0; Var = .16/6 + s²(f over all 12)/6
     from scipy.stats import t
 
-    assert row["ci_high"] == pytest.approx(min(1.0, 0.5 + t.ppf(0.975, 3) * se))
-    assert row["note"] == "" and row["unit"] == "conversation"
+    se = math.sqrt(0.16 / 6 + np.var(f, ddof=1) / 6)
+    assert row["corrected"] == pytest.approx(5 / 6) and row["lam"] == 1.0
+    assert row["ci_low"] == pytest.approx(5 / 6 - t.ppf(0.975, 5) * se)
+    unfloored = math.sqrt(np.var(f, ddof=1) / 6)
+    assert row["ci_low"] < 5 / 6 - t.ppf(0.975, 5) * unfloored
+    # graded values (0.3 / 0.6): a small residual means close agreement, no floor
+    g = 0.3 + 0.3 * f
+    graded = mean_row("mean R", g, np.arange(12), np.r_[g[:6], np.full(6, np.nan)])
+    theta = 0.3 + 0.3 * 5 / 6
+    assert graded["ci_low"] == pytest.approx(
+        theta - t.ppf(0.975, 5) * math.sqrt(np.var(g, ddof=1) / 6))
 
 
 def test_a_correction_wider_than_the_labels_alone_reports_the_labels_alone() -> None:
@@ -52,7 +90,7 @@ def test_a_correction_wider_than_the_labels_alone_reports_the_labels_alone() -> 
     # s²(y − f) exceeds s²(y), so classic PPI would be wider than the labels alone
     f = np.tile([0.6, 0.4], 8)
     y = np.r_[[0.6, 0.6, 0.6, 0.6, 0.4, 0.4, 0.4, 0.4], np.full(8, np.nan)]
-    row = mean_row("mean R", f, np.arange(16), y)
+    row = mean_row("mean R", f, np.arange(16), y, bounds=(-math.inf, math.inf))
     from scipy.stats import t
 
     half = t.ppf(0.975, 7) * math.sqrt(np.var(y[:8], ddof=1) / 8)
@@ -72,6 +110,9 @@ def test_a_row_with_no_variation_has_no_zero_width_interval_and_no_negative_zero
     y = np.array([0.0, 0.0, np.nan, np.nan, np.nan, np.nan])
     row = mean_row("rate", f, np.arange(6), y)
     assert math.isnan(row["ci_low"]) and math.isnan(row["ci_high"])
+    assert row["note"].startswith("too few labelled conversations (n = 2 < 5)")
+    row = mean_row("rate", np.zeros(8), np.arange(8), np.r_[np.zeros(5), np.full(3, np.nan)])
+    assert math.isnan(row["ci_low"]) and math.isnan(row["ci_high"])
     assert row["note"].startswith("not estimable:")
     assert row["raw"] == 0.0 and math.copysign(1.0, row["raw"]) == 1.0  # not −0.0
     d = drift_row("Drift", np.array([0.1, 0.1, 0.2, 0.2]), np.array([0.1, 0.1, np.nan, np.nan]),
@@ -80,11 +121,11 @@ def test_a_row_with_no_variation_has_no_zero_width_interval_and_no_negative_zero
 
 
 def test_stratified_row_refuses_a_stratum_without_labels() -> None:
-    f = np.array([0.2, 0.4, 0.6, 0.8, 0.1, 0.3])
-    y = np.array([0.2, 0.5, np.nan, np.nan, np.nan, np.nan])
-    strata = {0: "a", 1: "a", 2: "a", 3: "b", 4: "b", 5: "b"}
-    row = mean_row("RCE_t", f, np.arange(6), y, strata=strata)
-    assert row["note"].startswith("refused: stratum 'b' has 0 labelled clusters of 3")
+    f = np.array([0.2, 0.4, 0.6, 0.8, 0.1, 0.3, 0.5, 0.7, 0.9, 0.2, 0.4, 0.6])
+    y = np.r_[[0.2, 0.5, 0.6, 0.7, 0.2], np.full(7, np.nan)]
+    strata = {k: "a" if k < 6 else "b" for k in range(12)}
+    row = mean_row("RCE_t", f, np.arange(12), y, strata=strata)
+    assert row["note"].startswith("refused: stratum 'b' has 0 labelled clusters of 6")
     assert math.isnan(row["corrected"]) and row["raw"] == pytest.approx(f.mean())
 
 
@@ -96,6 +137,12 @@ def test_difference_row_needs_disjoint_groups() -> None:
     assert shared["note"].startswith("refused: the two groups share conversations")
     a = (f, np.arange(6), y)
     b = (1 - f, np.arange(6, 12), np.where(np.isnan(y), np.nan, 1 - y))
+    few = difference_row("d", a, b)
+    assert few["note"] == ("in one group too few labelled conversations (n = 3 < 5) for a "
+                           "valid interval.")
+    f, y = np.tile(f, 2), np.tile(y, 2)
+    a = (f, np.arange(12), y)
+    b = (1 - f, np.arange(12, 24), np.where(np.isnan(y), np.nan, 1 - y))
     row = difference_row("d", a, b)
     ra, rb = mean_row("a", *a), mean_row("b", *b)
     assert row["corrected"] == pytest.approx(ra["corrected"] - rb["corrected"])
@@ -259,7 +306,7 @@ def test_corrected_table_row_of_0_of_2_has_no_zero_width_interval() -> None:
     assert math.isnan(row["raw_ci_low"]) and math.isnan(row["raw_ci_high"])
     # the corrected figure: refused with its sentence, never 0.000 [0.00, 0.00]
     assert math.isnan(row["ci_low"]) and math.isnan(row["ci_high"])
-    assert row["note"].startswith("not corrected: the PPI standard error is zero or undefined")
+    assert row["note"].startswith("not corrected: too few labelled conversations (n = 2 < 5)")
 
 
 def test_calibration_bootstrap_gives_no_zero_width_interval() -> None:

@@ -40,15 +40,20 @@ def test_worked_case_by_hand() -> None:
     assert res.lam == pytest.approx(0.375)
     # θ = .75 + .375 (4/6 − .5) = .8125
     assert res.estimate == pytest.approx(0.8125)
-    # s²_L(Y − λf) = s²(Y) + λ² s²(f_L) − 2λ Cov = .25 + .140625/3 − .75/6 = .171875
-    # Var = .171875/4 + λ² (4/15)/6 = .04296875 + .00625 = .04921875
-    assert res.se == pytest.approx(math.sqrt(0.04921875))
-    # human-only: s²(Y)/n = .25/4; effective labels = 4 · .0625 / .04921875
+    # s²_L(Y − λf) = s²(Y) + λ² s²(f_L) − 2λ Cov = .25 + .140625/3 − .75/6 = .171875, but with
+    # 4 < 40 labelled clusters of a 0/1 figure it is floored: r = Y − λf − θ(1 − λ)
+    # = (.1171875, −.5078125, .4921875, .1171875), Σr² = .527587890625,
+    # q̃ = (Σr² + 2)/(4 + 4) = .315948486328125, q̃(1 − q̃) = .2161250403150916 > .171875
+    # Var = .2161250403150916/4 + λ² (4/15)/6 = .0540312600787729 + .00625 = .0602812600787729
+    var = 0.0602812600787729
+    assert res.se == pytest.approx(math.sqrt(var))
+    # human-only: s²(Y)/n = .25/4 (its floor, q̃ = (.75 + 2)/8, q̃(1 − q̃) = .2256 < .25, does
+    # not bind); effective labels = 4 · .0625 / Var
     assert res.human.estimate == pytest.approx(0.75)
     assert res.human.se == pytest.approx(0.25)
-    assert res.effective_clusters == pytest.approx(4 * 0.0625 / 0.04921875)
+    assert res.effective_clusters == pytest.approx(4 * 0.0625 / var)
     # interval: θ ± t_3 · se, clipped to [0, 1]
-    assert res.low == pytest.approx(0.8125 - 3.182446305284263 * math.sqrt(0.04921875))
+    assert res.low == pytest.approx(0.8125 - 3.182446305284263 * math.sqrt(var))
     assert res.high == 1.0
     assert res.judge.estimate == pytest.approx(0.6)
     assert (res.n_clusters, res.big_n_clusters, res.n_units, res.big_n_units) == (4, 10, 4, 10)
@@ -98,6 +103,15 @@ def test_not_estimable_and_no_negative_zero() -> None:
     assert math.isnan(res.estimate)
     same = ppi_mean([0.5] * 6, range(6), [0.5, 0.5], [0.5, 0.5], [0, 1])
     assert not same.estimable and "no variation" in (same.reason or "")
+    # values that vary, labels that agree: a bounded figure's floor gives a (wide) interval,
+    # an unbounded figure has none and is not estimable
+    f = [0.0, 1.0, 0.0, 1.0, 1.0, 0.0]
+    floored = ppi_mean(f, range(6), [0.0, 1.0], [0.0, 1.0], [0, 1])
+    assert floored.estimable and (floored.low, floored.high) == (0.0, 1.0)
+    unbounded = ppi_mean(f, range(6), [0.0, 1.0], [0.0, 1.0], [0, 1],
+                         bounds=(-math.inf, math.inf), lam=1.0)
+    # λ = 1, residuals 0: Var = λ² s²(f over all clusters) / N_unlabelled
+    assert unbounded.se == pytest.approx(math.sqrt(np.var(f, ddof=1) / 4))
     # a Drift of exactly zero prints 0.0, not -0.0
     res = ppi_mean([0.0, 0.0, 0.0, 0.0], range(4), [0.0, -0.0, 0.0], [-0.0, 0.1, -0.1],
                    [0, 1, 2], bounds=DRIFT_RANGE, lam=0.0)
@@ -149,7 +163,8 @@ def test_stratified_with_equal_rates_matches_weighted_strata() -> None:
     assert len(lams) == 1
     lam = lams.pop()
     per = [ppi_mean(f[strata == k], clusters[strata == k], f[lab & (strata == k)],
-                    y[lab & (strata == k)], clusters[lab & (strata == k)], lam=lam)
+                    y[lab & (strata == k)], clusters[lab & (strata == k)], lam=lam,
+                    bounds=(-math.inf, math.inf))  # a stratum's variance is not floored
            for k in range(3)]
     assert res.estimate == pytest.approx(np.mean([p.estimate for p in per]))
     assert res.se == pytest.approx(math.sqrt(sum(p.se**2 for p in per)) / 3)

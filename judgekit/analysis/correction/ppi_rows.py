@@ -18,7 +18,11 @@ row (a dict) with
   the labels alone are reported: a correction is never worse than the labels alone, so where
   the human-only interval on the same labels is narrower than the corrected one (a cell of few
   labelled clusters, where λ cannot be tuned and classic PPI's λ = 1 costs more than it gives)
-  the row reports the human-only figure (λ = 0) and says so.
+  the row reports the human-only figure (λ = 0) and says so; or, on fewer than
+  :data:`~judgekit.stats.ppi_core.MIN_LABELLED_CLUSTERS` (5) labelled clusters (in a comparison:
+  in either group), "too few labelled <unit>s (n = k < 5) for a valid interval": neither the
+  corrected nor the labels-alone figure is reported there (coverage below 5 was not measured;
+  from 5 the floored interval of :func:`judgekit.stats.ppi.ppi_mean` covers, docs/analysis.md).
 
 The estimators are :func:`judgekit.stats.ppi.ppi_mean` (cluster PPI++, t interval),
 :func:`judgekit.stats.ppi_strata.stratified_ppi_mean` (Fisch et al. 2024) and
@@ -36,7 +40,7 @@ import numpy as np
 from judgekit.errors import JudgekitError
 from judgekit.stats.concordance import concordance
 from judgekit.stats.ppi import UNIT_RANGE, Interval, PPIMean, ppi_mean, turn_difference
-from judgekit.stats.ppi_core import Bounds, norm_zero, t_interval
+from judgekit.stats.ppi_core import MIN_LABELLED_CLUSTERS, Bounds, norm_zero, t_interval
 from judgekit.stats.ppi_pairs import Bootstrap, ppi_concordance
 from judgekit.stats.ppi_strata import StratifiedPPIMean, stratified_ppi_mean
 
@@ -123,6 +127,15 @@ def _no_worse(corrected: Interval | None, human: Interval | None) -> tuple[Inter
     return corrected, False
 
 
+def too_few_labelled(n_labelled: int, unit: str) -> str:
+    """The note of a row with fewer than :data:`MIN_LABELLED_CLUSTERS` labelled clusters (or an
+    empty string): neither the corrected nor the labels-alone figure is reported there."""
+    if n_labelled >= MIN_LABELLED_CLUSTERS:
+        return ""
+    return (f"too few labelled {unit}s (n = {n_labelled} < {MIN_LABELLED_CLUSTERS}) for a valid "
+            "interval.")
+
+
 def _human_only_note(n_labelled: int, unit: str) -> str:
     return (f"human-only: on these {n_labelled} labelled {unit}s the correction's interval would "
             "be wider than the labels' alone, so the labels alone are reported.")
@@ -153,6 +166,10 @@ def mean_row(
         return _row(_Head(figure, unit, "PPI++", counts), None, None, None, math.nan, math.nan,
                     "not estimable: no unit has a rating.")
     raw_point = float(fin.mean())
+    if too_few_labelled(counts[0], unit):
+        judge = ppi_mean(f, c, f[lab], y[lab], c[lab], bounds=bounds).judge
+        return _row(_Head(figure, unit, "PPI++", counts), judge, None, None, math.nan, math.nan,
+                    too_few_labelled(counts[0], unit), raw_point)
     res, est, refused = _estimate(f, c, y, strata, bounds)
     if res is None:
         judge = ppi_mean(f, c, f[lab], y[lab], c[lab], bounds=bounds).judge
@@ -203,12 +220,15 @@ def difference_row(
                     "refused: the two groups share conversations, so their estimates are not "
                     "independent; compare groups that are whole conversations (or prompts).",
                     raw_point)
+    n_min = min(len(np.unique(ca[lab_a])), len(np.unique(cb[lab_b])))
+    if too_few_labelled(n_min, unit):
+        return _row(_Head(figure, unit, est, counts), None, None, None, math.nan, math.nan,
+                    "in one group " + too_few_labelled(n_min, unit), raw_point)
     ra, _, refused_a = _estimate(fa, ca, ya, strata, (-math.inf, math.inf))
     rb, _, refused_b = _estimate(fb, cb, yb, strata, (-math.inf, math.inf))
     if ra is None or rb is None:
         return _row(_Head(figure, unit, est, counts), None, None, None, math.nan, math.nan,
                     refused_a or refused_b, raw_point)
-    n_min = min(len(np.unique(ca[lab_a])), len(np.unique(cb[lab_b])))
 
     def diff(x: Interval, z: Interval, what: str) -> Interval:
         se = math.sqrt(x.se**2 + z.se**2) if x.estimable and z.estimable else math.nan
@@ -280,6 +300,9 @@ def concordance_row(
     est = ("PPI (pairs; cluster bootstrap" + (", within strata" if s is not None else "")
            + f", {n_boot} resamples)")
     raw_point = float(concordance(np.asarray(f, dtype=float), np.asarray(h, dtype=float)).c)
+    if too_few_labelled(counts[0], unit):
+        return _row(_Head(figure, unit, est, counts), None, None, None, math.nan, math.nan,
+                    too_few_labelled(counts[0], unit), raw_point)
     try:
         res = ppi_concordance(h, f, yv, c, strata=s,
                               bootstrap=Bootstrap(max(n_boot, 1), seed))
