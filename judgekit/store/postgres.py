@@ -22,7 +22,7 @@ import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from decimal import Decimal
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 from judgekit.errors import JudgekitError
 from judgekit.store.pg_sql import COMPAT_FUNCTIONS, translate
@@ -71,6 +71,34 @@ def redact_url(url: str) -> str:
         return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
     except ValueError:
         return "postgresql://…"
+
+
+def _password_pieces(url: str) -> list[str]:
+    """Every piece of text in ``url`` that may be (part of) its password: the user info after
+    its first ``:`` (and each ``@``-separated part of it: libpq cuts at the first ``@``), a
+    ``password=`` value, each as written and percent-decoded."""
+    found: list[str] = []
+    rest = url.split("://", 1)[-1]
+    who = rest.split("/", 1)[0].rpartition("@")[0]
+    if ":" in who:
+        secret = who.split(":", 1)[1]
+        found += [secret, *secret.split("@")]
+    found += re.findall(r"(?i)password=([^&#]*)", url)
+    found += [unquote(p) for p in found]
+    return sorted({p for p in found if p}, key=len, reverse=True)
+
+
+def _without_password(message: str, url: str, name: str) -> str:
+    """A connection error's text on one line, the URL and every piece of its password gone
+    (the whole text dropped when a piece too short to replace safely still shows)."""
+    text = " ".join(line.strip() for line in message.strip().splitlines() if line.strip())
+    text = text.replace(url, name)
+    for piece in _password_pieces(url):
+        if len(piece) >= 4:
+            text = text.replace(piece, "***")
+        elif piece in text:
+            return ""
+    return text[:300]
 
 
 def _sqlite_error(exc: Exception) -> sqlite3.Error:
@@ -326,8 +354,7 @@ def connect(url: str) -> PgConnection:
     try:
         raw = psycopg.connect(url, autocommit=True, connect_timeout=10)
     except psycopg.Error as exc:
-        reason = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
-        reason = reason.replace(url, name)
+        reason = _without_password(str(exc), url, name) or type(exc).__name__
         raise JudgekitError(
             f"Store {name} cannot be reached ({reason[:200]}); start the database or fix the "
             "--store URL (or JUDGEKIT_STORE)."

@@ -153,3 +153,16 @@ def test_many_upserts_give_the_rows_and_order_of_one_upsert_per_row(store):
     got = [(r.item_id, r.reason) for r in store.sample_rows("s")]
     assert got == ([(f"it-{k}", "random") for k in range(1, 250)]
                    + [(f"it-{k}", "stratum") for k in range(250, 550)] + [("it-0", "unstable")])
+
+
+@pytest.mark.parametrize("url", [
+    "postgresql://alice:s3cret-pw%@127.0.0.1:1/study",  # a bad percent escape libpq quotes back
+    "postgresql://alice:s3cret@pw-tail@127.0.0.1:1/study",  # an unescaped @ inside the password
+])
+def test_a_url_libpq_cannot_parse_never_shows_its_password(url, tmp_path):
+    csv = tmp_path / "r.csv"
+    csv.write_text("item_id,rater_id,label\na,h1,full_refusal\n")
+    result = CliRunner().invoke(main, ["import", str(csv), "--rubric", "refusal", "--store", url])
+    line = one_sentence_error(result, "cannot be reached")
+    for piece in ("s3cret", "pw-tail"):
+        assert piece not in result.output and piece not in line
