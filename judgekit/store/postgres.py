@@ -101,6 +101,11 @@ def _without_password(message: str, url: str, name: str) -> str:
     return text[:300]
 
 
+class ConnectionLost(JudgekitError, sqlite3.OperationalError):
+    """The server ended the store's connection (stopped, restarted, the network gone): one
+    sentence for the command line, and still the :mod:`sqlite3` error the store's callers catch."""
+
+
 def _sqlite_error(exc: Exception) -> sqlite3.Error:
     """A psycopg error as the :mod:`sqlite3` exception the store's callers catch."""
     import psycopg
@@ -294,6 +299,11 @@ class PgConnection:
 
         if not isinstance(exc, psycopg.Error):
             raise exc
+        if self.raw.broken or self.raw.closed or (exc.sqlstate or "")[:2] in ("08", "57"):
+            text = " ".join(str(exc).split()) or type(exc).__name__
+            return ConnectionLost(
+                f"Store {self.name}: the connection to PostgreSQL was lost ({text[:200]}); start "
+                "the database and run the command again (what was committed before stays).")
         return _sqlite_error(exc)
 
     def cursor(self) -> PgConnection:
@@ -301,12 +311,20 @@ class PgConnection:
         return self
 
     def rollback(self) -> None:
+        if self.raw.broken or self.raw.closed:
+            return  # the server rolled back what it lost
         if self.in_transaction:
-            self.raw.execute("ROLLBACK")
+            try:
+                self.raw.execute("ROLLBACK")
+            except Exception as exc:
+                raise self._error(exc) from None
 
     def commit(self) -> None:
         if self.in_transaction:
-            self.raw.execute("COMMIT")
+            try:
+                self.raw.execute("COMMIT")
+            except Exception as exc:
+                raise self._error(exc) from None
 
     def close(self) -> None:
         self.raw.close()

@@ -166,3 +166,28 @@ def test_a_url_libpq_cannot_parse_never_shows_its_password(url, tmp_path):
     line = one_sentence_error(result, "cannot be reached")
     for piece in ("s3cret", "pw-tail"):
         assert piece not in result.output and piece not in line
+
+
+@pytest.mark.parametrize("at_statement", [3, 15])  # while the store opens; while agree reads
+def test_a_server_gone_mid_command_is_one_sentence(pg_server, monkeypatch, tmp_path, at_statement):
+    import psycopg
+
+    from judgekit.store import postgres
+
+    url = pg_server.new_database()
+    with Store(url) as store:
+        import_ratings(store, XSTEST_LABELS, load_rubric("refusal"), **XSTEST_FIELDS)
+    real, seen = postgres.PgConnection.execute, [0]
+
+    def execute(self, sql, args=()):  # the server ends this connection before one statement
+        seen[0] += 1
+        if seen[0] == at_statement:
+            with psycopg.connect(pg_server.url(), autocommit=True) as admin:
+                admin.execute("SELECT pg_terminate_backend(%s)", [self.raw.info.backend_pid])
+        return real(self, sql, args)
+
+    monkeypatch.setattr(postgres.PgConnection, "execute", execute)
+    result = CliRunner().invoke(main, ["agree", "--rubric", "refusal", "--store", url])
+    assert seen[0] >= at_statement
+    line = one_sentence_error(result, "connection to PostgreSQL was lost", "run the command again")
+    assert "not a judgekit" not in line
