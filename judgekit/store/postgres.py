@@ -267,6 +267,14 @@ class PgConnection:
             raise self._error(exc) from None
         return _Rows([])
 
+    def begin_snapshot(self) -> None:
+        """A read-only transaction whose reads all see the database as it stood at its first
+        (``REPEATABLE READ``): a consistent view while other processes write."""
+        try:
+            self.raw.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        except Exception as exc:
+            raise self._error(exc) from None
+
     def _prepare(self, sql: str, args: Sequence[Any] | dict[str, Any]) -> tuple[str, Any]:
         pg_sql, numbered = translate(sql, self._table_columns(sql))
         if numbered and not isinstance(args, dict):
