@@ -176,6 +176,45 @@ class _Rows(PgCursor):
         return rows
 
 
+class _CursorOf:
+    """:meth:`PgConnection.cursor`: :class:`sqlite3.Cursor`'s shape over the connection."""
+
+    def __init__(self, conn: PgConnection) -> None:
+        self._conn = conn
+        self._last: PgCursor = _Rows([])
+
+    def execute(self, sql: str, args: Sequence[Any] | dict[str, Any] = ()) -> _CursorOf:
+        self._last = self._conn.execute(sql, args)
+        return self
+
+    def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> _CursorOf:
+        self._last = self._conn.executemany(sql, rows)
+        return self
+
+    @property
+    def description(self) -> Any:
+        return self._last.description
+
+    @property
+    def rowcount(self) -> int:
+        return self._last.rowcount
+
+    def fetchone(self) -> Any:
+        return self._last.fetchone()
+
+    def fetchall(self) -> list[Any]:
+        return self._last.fetchall()
+
+    def fetchmany(self, size: int = 1) -> list[Any]:
+        return self._last.fetchmany(size)
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self._last.fetchall())
+
+    def close(self) -> None:
+        self._last = _Rows([])
+
+
 class PgConnection:
     """A psycopg connection (autocommit; transactions are the store's ``BEGIN``/``COMMIT``)
     with the part of :class:`sqlite3.Connection`'s API the store uses."""
@@ -314,9 +353,10 @@ class PgConnection:
                 "the database and run the command again (what was committed before stays).")
         return _sqlite_error(exc)
 
-    def cursor(self) -> PgConnection:
-        """A second cursor (a read's rows are fetched whole, so one connection serves both)."""
-        return self
+    def cursor(self) -> _CursorOf:
+        """A cursor of this connection (as pandas' ``read_sql_query`` and a bulk writer use one:
+        ``execute`` returns the cursor, which then has the ``description`` and the rows)."""
+        return _CursorOf(self)
 
     def rollback(self) -> None:
         if self.raw.broken or self.raw.closed:

@@ -191,3 +191,25 @@ def test_a_server_gone_mid_command_is_one_sentence(pg_server, monkeypatch, tmp_p
     assert seen[0] >= at_statement
     line = one_sentence_error(result, "connection to PostgreSQL was lost", "run the command again")
     assert "not a judgekit" not in line
+
+
+def test_export_calls_reads_a_postgres_store(pg_server, tmp_path):
+    from judgekit.store.calls import calls_frame
+
+    url = pg_server.new_database()
+    with Store(url) as store:
+        assert calls_frame(store).empty  # pandas reads through the store's cursor
+    result = CliRunner().invoke(main, ["export", "calls", "--store", url, "--out", str(tmp_path / "c.csv")])
+    one_sentence_error(result, "has no judge calls")
+
+
+@pytest.mark.parametrize("what", ["ratings", "items", "calls"])
+def test_an_empty_export_never_shows_the_password(pg_server, tmp_path, what):
+    import psycopg
+
+    with psycopg.connect(pg_server.url(), autocommit=True) as admin:
+        admin.execute("ALTER USER judgekit PASSWORD 'pw-in-url'")  # trust auth: any password works
+    url = pg_server.new_database().replace("judgekit@", "judgekit:pw-in-url@")
+    result = CliRunner().invoke(main, ["export", what, "--store", url, "--out", str(tmp_path / "x.csv")])
+    line = one_sentence_error(result, "judgekit:***@", "nothing to export")
+    assert "pw-in-url" not in result.output and "pw-in-url" not in line
