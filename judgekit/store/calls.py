@@ -191,7 +191,7 @@ def ratings_not_made_by(store: Store, rubric: Any, judge: str, groups: Sequence[
     rows = store.conn.execute(
         f"SELECT r.item_id, r.trial, {eff} FROM ratings r LEFT JOIN calls c ON c.key = r.call_key"
         f" WHERE {cond} AND r.rater_id = ? AND {vcond} AND NOT ("
-        f"  ({eff} = '{PANEL}' AND ? AND {made})"
+        f"  ({eff} = '{PANEL}' AND ? = 1 AND {made})"
         f"  OR ({eff} != '{PANEL}' AND {eff} IN (SELECT value FROM json_each(?))))"
         " ORDER BY r.rowid",
         [*args, judge, *vargs, int(PANEL in groups and identity is not None),

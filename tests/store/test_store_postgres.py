@@ -213,3 +213,14 @@ def test_an_empty_export_never_shows_the_password(pg_server, tmp_path, what):
     result = CliRunner().invoke(main, ["export", what, "--store", url, "--out", str(tmp_path / "x.csv")])
     line = one_sentence_error(result, "judgekit:***@", "nothing to export")
     assert "pw-in-url" not in result.output and "pw-in-url" not in line
+
+
+def test_the_gate_s_panel_provenance_query_runs_on_both_backends(store):
+    from judgekit.store.calls import ratings_not_made_by
+    from judgekit.store.provenance import PANEL
+
+    # the panel's own ratings are checked against their calls only when a verdict names the
+    # panel's identity: a flag bound as an integer, which PostgreSQL's AND refused
+    rubric = load_rubric("refusal")
+    assert ratings_not_made_by(store, rubric, "j", [PANEL], ("spec", {})) == []
+    assert ratings_not_made_by(store, rubric, "j", [], None) == []
