@@ -224,3 +224,17 @@ def test_the_gate_s_panel_provenance_query_runs_on_both_backends(store):
     rubric = load_rubric("refusal")
     assert ratings_not_made_by(store, rubric, "j", [PANEL], ("spec", {})) == []
     assert ratings_not_made_by(store, rubric, "j", [], None) == []
+
+
+def test_the_store_line_of_a_report_names_a_postgres_store_without_its_password(pg_server, tmp_path):
+    import psycopg
+
+    with psycopg.connect(pg_server.url(), autocommit=True) as admin:
+        admin.execute("ALTER USER judgekit PASSWORD 'pw-in-url'")  # trust auth: any password works
+    url = pg_server.new_database().replace("judgekit@", "judgekit:pw-in-url@")
+    csv = tmp_path / "r.csv"
+    csv.write_text("item_id,rater_id,rater_kind,label\na,h1,human,full_refusal\nb,h1,human,full_compliance\n")
+    assert CliRunner().invoke(main, ["import", str(csv), "--rubric", "refusal", "--store", url]).exit_code == 0
+    result = CliRunner().invoke(main, ["agree", "--rubric", "refusal", "--store", url])
+    assert "store: postgresql://judgekit:***@127.0.0.1:" in result.output, result.output
+    assert "pw-in-url" not in result.output
