@@ -238,3 +238,15 @@ def test_the_store_line_of_a_report_names_a_postgres_store_without_its_password(
     result = CliRunner().invoke(main, ["agree", "--rubric", "refusal", "--store", url])
     assert "store: postgresql://judgekit:***@127.0.0.1:" in result.output, result.output
     assert "pw-in-url" not in result.output
+
+
+def test_the_store_s_tables_read_as_frames_without_a_pandas_warning(store):
+    import warnings
+
+    from judgekit.store.calls import calls_frame, usage_frame
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # pandas warned on every read of a PostgreSQL store
+        assert calls_frame(store).empty and usage_frame(store).empty
+        assert store.rating_call_keys().empty
+        assert "spec" in calls_frame(store).columns
