@@ -250,3 +250,29 @@ def test_the_store_s_tables_read_as_frames_without_a_pandas_warning(store):
         assert calls_frame(store).empty and usage_frame(store).empty
         assert store.rating_call_keys().empty
         assert "spec" in calls_frame(store).columns
+
+
+def test_a_server_that_fails_to_start_leaves_no_folder_behind(tmp_path):
+    import glob
+    import os
+    import stat
+    import tempfile
+
+    import pg_server as server_mod
+
+    bin_dir = tempfile.mkdtemp(prefix="fake-pg-bin-")  # readable by the postgres user too
+    os.chmod(bin_dir, 0o755)
+    for name, body in (("initdb", 'mkdir -p "$2"'), ("pg_ctl", "echo cannot start >&2; exit 1")):
+        path = os.path.join(bin_dir, name)
+        with open(path, "w") as f:
+            f.write(f"#!/bin/sh\n{body}\n")
+        os.chmod(path, stat.S_IRWXU | stat.S_IRGRP | stat.S_IXGRP | stat.S_IROTH | stat.S_IXOTH)
+    before = set(glob.glob(os.path.join(tempfile.gettempdir(), "judgekit-pg-*")))
+    try:
+        with pytest.raises(Exception, match="pg_ctl|exit status"):
+            server_mod.start(server_mod.Path(bin_dir))
+        assert set(glob.glob(os.path.join(tempfile.gettempdir(), "judgekit-pg-*"))) == before
+    finally:
+        import shutil
+
+        shutil.rmtree(bin_dir, ignore_errors=True)
