@@ -14,7 +14,6 @@ from click.testing import CliRunner
 from judgekit.cli import main
 from judgekit.errors import JudgekitError
 
-
 _MODULE = "judgekit.integrations.inspect_labels"
 
 
