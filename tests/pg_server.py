@@ -92,10 +92,14 @@ def start(bin_dir: Path) -> PgServer:
     if as_user:
         shutil.chown(root, user=as_user)
     server = PgServer(root, _free_port(), bin_dir, as_user)
-    server._run(str(bin_dir / "initdb"), "-D", str(root / "data"), "-U", "judgekit", "--auth=trust",
-                "--no-locale", "-E", "UTF8")
-    opts = (f"-p {server.port} -k {root} -c listen_addresses=127.0.0.1 -c fsync=off "
-            "-c synchronous_commit=off -c full_page_writes=off -c max_connections=60")
-    server._run(str(bin_dir / "pg_ctl"), "-D", str(root / "data"), "-o", opts, "-l",
-                str(root / "log"), "-w", "start")
+    try:
+        server._run(str(bin_dir / "initdb"), "-D", str(root / "data"), "-U", "judgekit",
+                    "--auth=trust", "--no-locale", "-E", "UTF8")
+        opts = (f"-p {server.port} -k {root} -c listen_addresses=127.0.0.1 -c fsync=off "
+                "-c synchronous_commit=off -c full_page_writes=off -c max_connections=60")
+        server._run(str(bin_dir / "pg_ctl"), "-D", str(root / "data"), "-o", opts, "-l",
+                    str(root / "log"), "-w", "start")
+    except BaseException:  # a server half started (pg_ctl timed out) is stopped by its PID too
+        server.stop()
+        raise
     return server

@@ -241,7 +241,7 @@ def export_ratings_cmd(
         df = iso_times(df)
     if df.empty:
         raise JudgekitError(
-            f"Store {store_path} has no ratings{' for these filters' if rubric or raters else ''}; "
+            f"Store {store.path} has no ratings{' for these filters' if rubric or raters else ''}; "
             "nothing to export."
         )
     _write_export(df, out, fmt, "ratings")
@@ -275,7 +275,7 @@ def export_items_cmd(store_path: str, fmt: str | None, out: Path) -> None:
     with Store.open_existing(store_path) as store:
         df = items_table(store)
     if df.empty:
-        raise JudgekitError(f"Store {store_path} has no items; nothing to export.")
+        raise JudgekitError(f"Store {store.path} has no items; nothing to export.")
     _write_export(df, out, fmt, "items")
 
 
@@ -298,7 +298,7 @@ def export_calls_cmd(store_path: str, fmt: str | None, out: Path, judges: tuple[
     with Store.open_existing(store_path) as store:
         df = calls_table(store, judges=list(judges) or None)
     if df.empty:
-        raise JudgekitError(f"Store {store_path} has no judge calls{' for these judges' if judges else ''}; "
+        raise JudgekitError(f"Store {store.path} has no judge calls{' for these judges' if judges else ''}; "
                             "nothing to export.")
     _write_export(df, out, fmt, "calls")
 

@@ -114,8 +114,12 @@ def store_note(store_path: str, has_judges: bool, rubric_id: str, rubric_hash: s
     from pathlib import Path
 
     from judgekit.core.console import echo
+    from judgekit.store.postgres import is_postgres_url, redact_url
 
-    shown = store_path if store_path == ":memory:" else str(Path(store_path).resolve())
+    if is_postgres_url(store_path):
+        shown = redact_url(store_path)  # a database, named without its password
+    else:
+        shown = store_path if store_path == ":memory:" else str(Path(store_path).resolve())
     if not quiet:
         echo(f"store: {shown}", err=True)
     if not has_judges:

@@ -34,9 +34,12 @@ def write_human_labels(
 ) -> int:
     """Edit score ``score`` of each sample of ``log_file`` that ``rater`` labelled in ``store``
     to that label; write the log to ``out`` (default: in place). Returns how many were edited."""
+    from judgekit.store.postgres import is_postgres_url, redact_url
+
     labels = human_labels(store, rubric, rater)
+    shown = redact_url(str(store)) if is_postgres_url(str(store)) else store  # never its password
     if not labels:
-        raise JudgekitError(f"Rater {rater!r} has no label under {rubric} in {store}; check the rater id.")
+        raise JudgekitError(f"Rater {rater!r} has no label under {rubric} in {shown}; check the rater id.")
     log = read_eval_log(str(log_file))
     edited = 0
     for sample in log.samples or []:
@@ -44,7 +47,7 @@ def write_human_labels(
         if iid not in labels:
             continue
         edit_score(log, sample.id, score, ScoreEdit(
-            value=labels[iid], provenance=ProvenanceData(author=rater, reason=f"human label from judgekit store {store}")),
+            value=labels[iid], provenance=ProvenanceData(author=rater, reason=f"human label from judgekit store {shown}")),
             recompute_metrics=False, epoch=sample.epoch)
         edited += 1
     if edited:

@@ -191,7 +191,7 @@ def ratings_not_made_by(store: Store, rubric: Any, judge: str, groups: Sequence[
     rows = store.conn.execute(
         f"SELECT r.item_id, r.trial, {eff} FROM ratings r LEFT JOIN calls c ON c.key = r.call_key"
         f" WHERE {cond} AND r.rater_id = ? AND {vcond} AND NOT ("
-        f"  ({eff} = '{PANEL}' AND ? AND {made})"
+        f"  ({eff} = '{PANEL}' AND ? = 1 AND {made})"
         f"  OR ({eff} != '{PANEL}' AND {eff} IN (SELECT value FROM json_each(?))))"
         " ORDER BY r.rowid",
         [*args, judge, *vargs, int(PANEL in groups and identity is not None),
@@ -201,26 +201,26 @@ def ratings_not_made_by(store: Store, rubric: Any, judge: str, groups: Sequence[
 
 def calls_frame(store: Store, *, judges: Sequence[str] | None = None) -> pd.DataFrame:
     """Every stored call as a DataFrame (columns of :class:`CallRow`), oldest first."""
-    import pandas as pd
+    from judgekit.store.frames import read_frame
 
     sql = f"SELECT {', '.join(_CALL_COLUMNS)} FROM calls"
     args: list[Any] = []
     if judges:
         sql += f" WHERE judge_id IN ({','.join('?' * len(judges))})"
         args = list(judges)
-    return _redacted(pd.read_sql_query(sql + " ORDER BY created_at", store.conn, params=args), "spec")
+    return _redacted(read_frame(store.conn, sql + " ORDER BY created_at", args), "spec")
 
 
 def usage_frame(store: Store) -> pd.DataFrame:
     """The usage of every call, named for joining with ratings: ``call_key, rater_id, item_id,
     trial, rubric_hash, judge_spec``, tokens, cost, latency, attempts and ``_t`` (created_at)."""
-    import pandas as pd
+    from judgekit.store.frames import read_frame
 
-    return _redacted(pd.read_sql_query(
+    return _redacted(read_frame(
+        store.conn,
         "SELECT key AS call_key, judge_id AS rater_id, item_id, trial, rubric_hash, spec AS judge_spec,"
         " input_tokens, output_tokens, cached_tokens, cost_usd, latency_s, attempts, created_at AS _t"
         " FROM calls",
-        store.conn,
     ), "judge_spec")
 
 

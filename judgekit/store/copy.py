@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from judgekit.errors import JudgekitError
 from judgekit.store.database import Store
@@ -56,9 +58,24 @@ def _empty(store: Store) -> bool:
     return all(store.conn.execute(f"SELECT 1 FROM {t} LIMIT 1").fetchone() is None for t in COPIED_TABLES)
 
 
+@contextmanager
+def _snapshot(store: Store) -> Iterator[None]:
+    """Every read of ``store`` inside sees it as it stood at the first: a copy of a store that
+    another process writes meanwhile is one state of it, never tables of two."""
+    if store.is_postgres:
+        cast(Any, store.conn).begin_snapshot()
+    else:
+        store.conn.execute("BEGIN")  # deferred: the first read fixes WAL's snapshot
+    try:
+        yield
+    finally:
+        store.conn.rollback()  # it only read
+
+
 def copy_store(src: Store, dst: Store) -> CopyResult:
     """Every row of :data:`COPIED_TABLES` from ``src`` into ``dst`` (which must hold none), in one
-    transaction that commits only when each table's digest is the same on both sides."""
+    transaction that commits only when each table's digest is the same on both sides. ``src`` is
+    read in one snapshot: what another process writes to it meanwhile is not in the copy."""
     if not _empty(dst):
         raise JudgekitError(
             f"Store {dst.path} already holds a study (items, ratings or calls); copy into a new, "
@@ -66,7 +83,7 @@ def copy_store(src: Store, dst: Store) -> CopyResult:
         )
     rows: dict[str, int] = {}
     digests: dict[str, str] = {}
-    with dst.transaction() as conn:
+    with _snapshot(src), dst.transaction() as conn:
         for table in COPIED_TABLES:
             columns = [c for c in _columns(src, table) if c in set(_columns(dst, table))]
             insert = (f"INSERT INTO {table} ({', '.join(columns)}) "

@@ -124,6 +124,9 @@ class Store(JudgeRatings):
                 conn.execute("CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY,"
                              " applied_at REAL NOT NULL)")
             self._migrate()
+        except postgres.ConnectionLost:
+            conn.close()
+            raise
         except sqlite3.DatabaseError as exc:
             conn.close()
             raise JudgekitError(

@@ -100,8 +100,6 @@ class JudgeRatings:
 
     def rating_call_keys(self) -> pd.DataFrame:
         """``item_id, rater_id, rubric, rubric_hash, trial, call_key`` of every rating."""
-        import pandas as pd  # here, not at import time: the store's import stays light
+        from judgekit.store.frames import read_frame  # pandas here, not at the store's import
 
-        return pd.read_sql_query(
-            "SELECT item_id, rater_id, rubric, rubric_hash, trial, call_key FROM ratings", self.conn
-        )
+        return read_frame(self.conn, "SELECT item_id, rater_id, rubric, rubric_hash, trial, call_key FROM ratings")

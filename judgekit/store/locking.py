@@ -157,14 +157,17 @@ _LIVE_OWNERS: set[str] = set()
 
 
 def _machine() -> str:
-    """This machine as a lease owner names it: the host name, and the pid namespace where one
-    can be read (two containers with one host name have their own pids)."""
+    """This machine as a lease owner names it: the host name, and the pid namespace and the
+    kernel's boot id where they can be read (two containers with one host name have their own
+    pids; two machines with one host name share the root namespace's number, never a boot id)."""
     host = socket.gethostname() or "localhost"
     try:
         ns = os.readlink("/proc/self/ns/pid")  # "pid:[4026531836]"
+        with open("/proc/sys/kernel/random/boot_id", encoding="ascii") as f:
+            boot = f.read().strip().replace("-", "")[:16]
     except OSError:
         return host
-    return f"{host}/{ns.removeprefix('pid:').strip('[]')}"
+    return f"{host}/{ns.removeprefix('pid:').strip('[]')}/{boot}"
 
 
 _MACHINE = _machine()

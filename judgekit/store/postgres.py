@@ -22,7 +22,7 @@ import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from decimal import Decimal
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 from judgekit.errors import JudgekitError
 from judgekit.store.pg_sql import COMPAT_FUNCTIONS, translate
@@ -71,6 +71,39 @@ def redact_url(url: str) -> str:
         return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
     except ValueError:
         return "postgresql://…"
+
+
+def _password_pieces(url: str) -> list[str]:
+    """Every piece of text in ``url`` that may be (part of) its password: the user info after
+    its first ``:`` (and each ``@``-separated part of it: libpq cuts at the first ``@``), a
+    ``password=`` value, each as written and percent-decoded."""
+    found: list[str] = []
+    rest = url.split("://", 1)[-1]
+    who = rest.split("/", 1)[0].rpartition("@")[0]
+    if ":" in who:
+        secret = who.split(":", 1)[1]
+        found += [secret, *secret.split("@")]
+    found += re.findall(r"(?i)password=([^&#]*)", url)
+    found += [unquote(p) for p in found]
+    return sorted({p for p in found if p}, key=len, reverse=True)
+
+
+def _without_password(message: str, url: str, name: str) -> str:
+    """A connection error's text on one line, the URL and every piece of its password gone
+    (the whole text dropped when a piece too short to replace safely still shows)."""
+    text = " ".join(line.strip() for line in message.strip().splitlines() if line.strip())
+    text = text.replace(url, name)
+    for piece in _password_pieces(url):
+        if len(piece) >= 4:
+            text = text.replace(piece, "***")
+        elif piece in text:
+            return ""
+    return text[:300]
+
+
+class ConnectionLost(JudgekitError, sqlite3.OperationalError):
+    """The server ended the store's connection (stopped, restarted, the network gone): one
+    sentence for the command line, and still the :mod:`sqlite3` error the store's callers catch."""
 
 
 def _sqlite_error(exc: Exception) -> sqlite3.Error:
@@ -141,6 +174,45 @@ class _Rows(PgCursor):
     def fetchmany(self, size: int = 1) -> list[Any]:
         rows, self._rows = self._rows[:size], self._rows[size:]
         return rows
+
+
+class _CursorOf:
+    """:meth:`PgConnection.cursor`: :class:`sqlite3.Cursor`'s shape over the connection."""
+
+    def __init__(self, conn: PgConnection) -> None:
+        self._conn = conn
+        self._last: PgCursor = _Rows([])
+
+    def execute(self, sql: str, args: Sequence[Any] | dict[str, Any] = ()) -> _CursorOf:
+        self._last = self._conn.execute(sql, args)
+        return self
+
+    def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> _CursorOf:
+        self._last = self._conn.executemany(sql, rows)
+        return self
+
+    @property
+    def description(self) -> Any:
+        return self._last.description
+
+    @property
+    def rowcount(self) -> int:
+        return self._last.rowcount
+
+    def fetchone(self) -> Any:
+        return self._last.fetchone()
+
+    def fetchall(self) -> list[Any]:
+        return self._last.fetchall()
+
+    def fetchmany(self, size: int = 1) -> list[Any]:
+        return self._last.fetchmany(size)
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self._last.fetchall())
+
+    def close(self) -> None:
+        self._last = _Rows([])
 
 
 class PgConnection:
@@ -234,6 +306,14 @@ class PgConnection:
             raise self._error(exc) from None
         return _Rows([])
 
+    def begin_snapshot(self) -> None:
+        """A read-only transaction whose reads all see the database as it stood at its first
+        (``REPEATABLE READ``): a consistent view while other processes write."""
+        try:
+            self.raw.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        except Exception as exc:
+            raise self._error(exc) from None
+
     def _prepare(self, sql: str, args: Sequence[Any] | dict[str, Any]) -> tuple[str, Any]:
         pg_sql, numbered = translate(sql, self._table_columns(sql))
         if numbered and not isinstance(args, dict):
@@ -266,19 +346,33 @@ class PgConnection:
 
         if not isinstance(exc, psycopg.Error):
             raise exc
+        if self.raw.broken or self.raw.closed or (exc.sqlstate or "")[:2] in ("08", "57"):
+            text = " ".join(str(exc).split()) or type(exc).__name__
+            return ConnectionLost(
+                f"Store {self.name}: the connection to PostgreSQL was lost ({text[:200]}); start "
+                "the database and run the command again (what was committed before stays).")
         return _sqlite_error(exc)
 
-    def cursor(self) -> PgConnection:
-        """A second cursor (a read's rows are fetched whole, so one connection serves both)."""
-        return self
+    def cursor(self) -> _CursorOf:
+        """A cursor of this connection (as pandas' ``read_sql_query`` and a bulk writer use one:
+        ``execute`` returns the cursor, which then has the ``description`` and the rows)."""
+        return _CursorOf(self)
 
     def rollback(self) -> None:
+        if self.raw.broken or self.raw.closed:
+            return  # the server rolled back what it lost
         if self.in_transaction:
-            self.raw.execute("ROLLBACK")
+            try:
+                self.raw.execute("ROLLBACK")
+            except Exception as exc:
+                raise self._error(exc) from None
 
     def commit(self) -> None:
         if self.in_transaction:
-            self.raw.execute("COMMIT")
+            try:
+                self.raw.execute("COMMIT")
+            except Exception as exc:
+                raise self._error(exc) from None
 
     def close(self) -> None:
         self.raw.close()
@@ -326,8 +420,7 @@ def connect(url: str) -> PgConnection:
     try:
         raw = psycopg.connect(url, autocommit=True, connect_timeout=10)
     except psycopg.Error as exc:
-        reason = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
-        reason = reason.replace(url, name)
+        reason = _without_password(str(exc), url, name) or type(exc).__name__
         raise JudgekitError(
             f"Store {name} cannot be reached ({reason[:200]}); start the database or fix the "
             "--store URL (or JUDGEKIT_STORE)."

@@ -62,3 +62,36 @@ def test_a_missing_source_is_one_sentence(tmp_path):
     result = CliRunner().invoke(main, ["store", "copy", str(tmp_path / "none.db"), str(tmp_path / "b.db")])
     one_sentence_error(result, "none.db", "does not exist")
     assert not (tmp_path / "b.db").exists()
+
+
+def test_a_source_written_during_the_copy_is_copied_as_it_stood_when_the_copy_began(
+        store_target, tmp_path, monkeypatch):
+    from judgekit.io.ratings import import_ratings
+    from judgekit.store import copy as copy_mod
+
+    rubric = load_rubric("refusal")
+    labels = tmp_path / "a.csv"
+    labels.write_text("item_id,rater_id,rater_kind,label\na,h1,human,full_refusal\n")
+    more = tmp_path / "b.csv"
+    more.write_text("item_id,rater_id,rater_kind,label\nb,h1,human,full_compliance\n")
+    with Store(store_target) as src:
+        import_ratings(src, labels, rubric)
+        before = store_digests(src)
+    real, wrote = copy_mod.table_digest, []
+
+    def digest_then_another_process_writes(store, table, columns):
+        out = real(store, table, columns)
+        if table == "items" and not wrote:  # an import into the source, half-way through the copy
+            wrote.append(table)
+            with Store(store_target) as writer:
+                import_ratings(writer, more, rubric)
+        return out
+
+    monkeypatch.setattr(copy_mod, "table_digest", digest_then_another_process_writes)
+    dst = tmp_path / "copy.db"
+    with Store(store_target) as src, Store(dst) as target:
+        copy_mod.copy_store(src, target)
+    monkeypatch.undo()
+    assert wrote
+    with Store(dst) as copied, Store(store_target) as src:
+        assert store_digests(copied) == before != store_digests(src)

@@ -326,3 +326,20 @@ def test_the_waiter_retries_only_busy_answers():
         waiter.run(lambda: con.execute("SELECT * FROM nowhere"))  # other errors pass through at once
     assert calls["n"] == 3
     con.close()
+
+
+def test_a_lease_owner_of_another_machine_with_the_same_host_name_is_never_known_gone():
+    """Two machines with one host name (cloud images, containers on host networking) share the
+    root pid namespace's number: a run there whose pid does not exist here is still alive."""
+    import os
+    import socket
+
+    from judgekit.store.locking import new_owner, owner_gone
+
+    ns = os.readlink("/proc/self/ns/pid").removeprefix("pid:").strip("[]")
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    elsewhere = f"{socket.gethostname()}/{ns}:{dead}:0123456789ab"  # no boot of this machine
+    assert not owner_gone(elsewhere)
+    here = new_owner().rsplit(":", 2)[0]
+    assert owner_gone(f"{here}:{dead}:0123456789ab")  # a dead run of this machine is gone

@@ -153,3 +153,126 @@ def test_many_upserts_give_the_rows_and_order_of_one_upsert_per_row(store):
     got = [(r.item_id, r.reason) for r in store.sample_rows("s")]
     assert got == ([(f"it-{k}", "random") for k in range(1, 250)]
                    + [(f"it-{k}", "stratum") for k in range(250, 550)] + [("it-0", "unstable")])
+
+
+@pytest.mark.parametrize("url", [
+    "postgresql://alice:s3cret-pw%@127.0.0.1:1/study",  # a bad percent escape libpq quotes back
+    "postgresql://alice:s3cret@pw-tail@127.0.0.1:1/study",  # an unescaped @ inside the password
+])
+def test_a_url_libpq_cannot_parse_never_shows_its_password(url, tmp_path):
+    csv = tmp_path / "r.csv"
+    csv.write_text("item_id,rater_id,label\na,h1,full_refusal\n")
+    result = CliRunner().invoke(main, ["import", str(csv), "--rubric", "refusal", "--store", url])
+    line = one_sentence_error(result, "cannot be reached")
+    for piece in ("s3cret", "pw-tail"):
+        assert piece not in result.output and piece not in line
+
+
+@pytest.mark.parametrize("at_statement", [3, 15])  # while the store opens; while agree reads
+def test_a_server_gone_mid_command_is_one_sentence(pg_server, monkeypatch, tmp_path, at_statement):
+    import psycopg
+
+    from judgekit.store import postgres
+
+    url = pg_server.new_database()
+    with Store(url) as store:
+        import_ratings(store, XSTEST_LABELS, load_rubric("refusal"), **XSTEST_FIELDS)
+    real, seen = postgres.PgConnection.execute, [0]
+
+    def execute(self, sql, args=()):  # the server ends this connection before one statement
+        seen[0] += 1
+        if seen[0] == at_statement:
+            with psycopg.connect(pg_server.url(), autocommit=True) as admin:
+                admin.execute("SELECT pg_terminate_backend(%s)", [self.raw.info.backend_pid])
+        return real(self, sql, args)
+
+    monkeypatch.setattr(postgres.PgConnection, "execute", execute)
+    result = CliRunner().invoke(main, ["agree", "--rubric", "refusal", "--store", url])
+    assert seen[0] >= at_statement
+    line = one_sentence_error(result, "connection to PostgreSQL was lost", "run the command again")
+    assert "not a judgekit" not in line
+
+
+def test_export_calls_reads_a_postgres_store(pg_server, tmp_path):
+    from judgekit.store.calls import calls_frame
+
+    url = pg_server.new_database()
+    with Store(url) as store:
+        assert calls_frame(store).empty  # pandas reads through the store's cursor
+    result = CliRunner().invoke(main, ["export", "calls", "--store", url, "--out", str(tmp_path / "c.csv")])
+    one_sentence_error(result, "has no judge calls")
+
+
+@pytest.mark.parametrize("what", ["ratings", "items", "calls"])
+def test_an_empty_export_never_shows_the_password(pg_server, tmp_path, what):
+    import psycopg
+
+    with psycopg.connect(pg_server.url(), autocommit=True) as admin:
+        admin.execute("ALTER USER judgekit PASSWORD 'pw-in-url'")  # trust auth: any password works
+    url = pg_server.new_database().replace("judgekit@", "judgekit:pw-in-url@")
+    result = CliRunner().invoke(main, ["export", what, "--store", url, "--out", str(tmp_path / "x.csv")])
+    line = one_sentence_error(result, "judgekit:***@", "nothing to export")
+    assert "pw-in-url" not in result.output and "pw-in-url" not in line
+
+
+def test_the_gate_s_panel_provenance_query_runs_on_both_backends(store):
+    from judgekit.store.calls import ratings_not_made_by
+    from judgekit.store.provenance import PANEL
+
+    # the panel's own ratings are checked against their calls only when a verdict names the
+    # panel's identity: a flag bound as an integer, which PostgreSQL's AND refused
+    rubric = load_rubric("refusal")
+    assert ratings_not_made_by(store, rubric, "j", [PANEL], ("spec", {})) == []
+    assert ratings_not_made_by(store, rubric, "j", [], None) == []
+
+
+def test_the_store_line_of_a_report_names_a_postgres_store_without_its_password(pg_server, tmp_path):
+    import psycopg
+
+    with psycopg.connect(pg_server.url(), autocommit=True) as admin:
+        admin.execute("ALTER USER judgekit PASSWORD 'pw-in-url'")  # trust auth: any password works
+    url = pg_server.new_database().replace("judgekit@", "judgekit:pw-in-url@")
+    csv = tmp_path / "r.csv"
+    csv.write_text("item_id,rater_id,rater_kind,label\na,h1,human,full_refusal\nb,h1,human,full_compliance\n")
+    assert CliRunner().invoke(main, ["import", str(csv), "--rubric", "refusal", "--store", url]).exit_code == 0
+    result = CliRunner().invoke(main, ["agree", "--rubric", "refusal", "--store", url])
+    assert "store: postgresql://judgekit:***@127.0.0.1:" in result.output, result.output
+    assert "pw-in-url" not in result.output
+
+
+def test_the_store_s_tables_read_as_frames_without_a_pandas_warning(store):
+    import warnings
+
+    from judgekit.store.calls import calls_frame, usage_frame
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # pandas warned on every read of a PostgreSQL store
+        assert calls_frame(store).empty and usage_frame(store).empty
+        assert store.rating_call_keys().empty
+        assert "spec" in calls_frame(store).columns
+
+
+def test_a_server_that_fails_to_start_leaves_no_folder_behind(tmp_path):
+    import glob
+    import os
+    import stat
+    import tempfile
+
+    import pg_server as server_mod
+
+    bin_dir = tempfile.mkdtemp(prefix="fake-pg-bin-")  # readable by the postgres user too
+    os.chmod(bin_dir, 0o755)
+    for name, body in (("initdb", 'mkdir -p "$2"'), ("pg_ctl", "echo cannot start >&2; exit 1")):
+        path = os.path.join(bin_dir, name)
+        with open(path, "w") as f:
+            f.write(f"#!/bin/sh\n{body}\n")
+        os.chmod(path, stat.S_IRWXU | stat.S_IRGRP | stat.S_IXGRP | stat.S_IROTH | stat.S_IXOTH)
+    before = set(glob.glob(os.path.join(tempfile.gettempdir(), "judgekit-pg-*")))
+    try:
+        with pytest.raises(Exception, match="pg_ctl|exit status"):
+            server_mod.start(server_mod.Path(bin_dir))
+        assert set(glob.glob(os.path.join(tempfile.gettempdir(), "judgekit-pg-*"))) == before
+    finally:
+        import shutil
+
+        shutil.rmtree(bin_dir, ignore_errors=True)
