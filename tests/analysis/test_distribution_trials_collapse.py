@@ -48,3 +48,31 @@ def test_judge_instability_is_reported_as_the_judges():
                                         "samples_tied": 1}
     note = next(n for n in res.notes if "trials" in n and "careful" in n)
     assert "2 of 3" in note and "judge" in note
+
+
+FORM = load_rubric("refusal_form")
+D, A, F = "direct_refusal", "refusal_with_alternative", "full_compliance"
+
+
+def _run_forms(spec):
+    """spec: (item_id, refusal label, [form label per trial]), all of model m, prompt p1."""
+    from judgekit.analysis.distribution.estimate import FormRatings
+    items = pd.DataFrame([{"item_id": i, "model": "m", "prompt_id": "p1"} for i, _, _ in spec])
+    ratings = ratings_frame([(i, lab) for i, lab, _ in spec], REFUSAL, rater="careful", kind="human")
+    forms = ratings_frame([(i, f, t) for i, _, fs in spec for t, f in enumerate(fs)], FORM,
+                          rater="careful", kind="human")
+    return refusal_distribution(ratings, items, rubric=REFUSAL, forms=FormRatings(forms, FORM),
+                                resampling=Resampling(n_resamples=0))
+
+
+def test_form_shares_count_each_sample_once_by_the_plurality_of_its_trials():
+    # a: [D, D, A] -> wholly D; b: [D, A, F] -> a three-way tie abstains; c: F; d: A
+    res = _run_forms([("a", R, [D, D, A]), ("b", R, [D, A, F]), ("c", C, [F, F, F]),
+                      ("d", R, [A])])
+    f = res.table("forms").set_index("model")
+    assert f.loc["m", "n_samples"] == 3  # b is unrated for the form
+    assert f.loc["m", D] == 1 / 3 and f.loc["m", A] == 1 / 3 and f.loc["m", F] == 1 / 3
+    pp = res.table("per_prompt").set_index("prompt_id")
+    assert pp.loc["p1", "forms"] == f"{D}: 1; {A}: 1; {F}: 1"
+    note = next(t.description for t in res.tables if t.key == "forms")
+    assert "plurality label of ok trials" in note and "tie" in note

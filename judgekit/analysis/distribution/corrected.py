@@ -25,8 +25,7 @@ import pandas as pd
 from judgekit.analysis.correction.design import Reference
 from judgekit.analysis.correction.ppi_attach import attach_ppi, labelling_design, raw_vs_corrected
 from judgekit.analysis.correction.ppi_rows import ROW_COLUMNS, mean_row
-from judgekit.analysis.correction.trials import item_values
-from judgekit.analysis.frames import label_shares
+from judgekit.analysis.correction.trials import LABEL_RULE, TRIAL_RULE, item_labels, item_values
 from judgekit.analysis.result import AnalysisResult, Table
 
 
@@ -90,8 +89,8 @@ def corrected_distribution(
                         strata=st, unit=u)
 
     if codes:
-        fs = label_shares(judge, codes).set_index("item_id").reindex(df.index)
-        ys = label_shares(reference, codes).set_index("item_id").reindex(df.index)
+        fs = item_labels(judge, codes).set_index("item_id").reindex(df.index)
+        ys = item_labels(reference, codes).set_index("item_id").reindex(df.index)
     for model, g in df.groupby("_model", sort=True):
         rows.append({"model": model, "turn": "all", **row("refusal rate", g)})
         if has_turn:
@@ -112,11 +111,13 @@ def corrected_distribution(
     desc = ("Raw (the judge's figure over every sample), human-only (the labelled samples) and "
             "PPI-corrected, each with its 95% interval; n = labelled / all resampling units.")
     out = [Table("ppi_rates", "Corrected refusal rate per model (and turn)",
-                 pd.DataFrame(rows, columns=["model", "turn", *ROW_COLUMNS]), desc)]
+                 pd.DataFrame(rows, columns=["model", "turn", *ROW_COLUMNS]),
+                 f"{desc} A sample judged several times counts once, by the {TRIAL_RULE}.")]
     if share_rows:
         out.append(Table("ppi_shares", "Corrected label shares per model",
                          pd.DataFrame(share_rows, columns=["model", "label", *ROW_COLUMNS]),
-                         desc))
+                         f"{desc} A sample judged several times counts once, by the "
+                         f"{LABEL_RULE}."))
     if prompt_rows:
         out.append(Table("ppi_per_prompt", "Corrected refusal rate per prompt unit",
                          pd.DataFrame(prompt_rows,

@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from judgekit.analysis.columns import points as chart_points
-from judgekit.analysis.correction.trials import TRIAL_RULE
+from judgekit.analysis.correction.trials import LABEL_RULE, TRIAL_RULE, item_labels
 from judgekit.analysis.distribution.emitted import emitted_pool_strings
 from judgekit.analysis.distribution.exchangeability import (
     EXCHANGEABLE,
@@ -39,7 +39,6 @@ from judgekit.analysis.frames import (
     check_slice_values,
     fill_unit_key,
     item_columns,
-    label_shares,
     model_series,
     one_rater,
     require_item_columns,
@@ -123,7 +122,7 @@ def refusal_distribution(
     forms = forms if forms is not None and not forms.ratings.empty else None
     if forms is not None:
         report = report.merge(_check_forms(forms, rater, rubric, trust))
-        form_shares = label_shares(forms.ratings, forms.rubric.codes)
+        form_shares = item_labels(forms.ratings, forms.rubric.codes)
     definition, indicator = refusal_definition(rubric, threshold=threshold,
                                                refusal_codes=refusal_codes)
     layout = _layout(items, columns, forms.rubric.codes if forms is not None else ())
@@ -326,7 +325,8 @@ def _form_tables(df: pd.DataFrame, forms: FormRatings, form_shares: pd.DataFrame
         "forms",
         f"Form of the response across samples ({frub.id}), share of samples",
         _form_table(df, form_shares, frub, ["_model"]),
-        "each sample counts once, split over its judge trials.",
+        f"each sample counts once, by the {LABEL_RULE} (an abstaining sample is unrated for "
+        "the form).",
     )]
     for col in slice_cols:
         tables.append(Table(
