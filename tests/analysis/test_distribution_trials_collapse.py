@@ -76,3 +76,19 @@ def test_form_shares_count_each_sample_once_by_the_plurality_of_its_trials():
     assert pp.loc["p1", "forms"] == f"{D}: 1; {A}: 1; {F}: 1"
     note = next(t.description for t in res.tables if t.key == "forms")
     assert "plurality label of ok trials" in note and "tie" in note
+
+
+def test_corrected_form_shares_count_each_sample_once_by_the_plurality_of_its_trials():
+    from judgekit.analysis.distribution.corrected import corrected_distribution
+    spec = [("a", [D, D, A]), ("b", [D, A, F]), ("c", [F, F, F]), ("d", [A])]
+    items = pd.DataFrame([{"item_id": i, "model": "m"} for i, _ in spec])
+    judge = ratings_frame([(i, f, t) for i, fs in spec for t, f in enumerate(fs)], FORM,
+                          rater="judge-x")
+    reference = ratings_frame([(i, fs[0]) for i, fs in spec], FORM, rater="ref", kind="human")
+    tables = corrected_distribution(judge, reference, items, indicator=lambda s: s.eq(D),
+                                    codes=FORM.codes)
+    shares = next(t for t in tables if t.key == "ppi_shares")
+    raw = shares.frame.set_index("label")["raw"]
+    # b abstains: the judge's figure is over a (D), c (F), d (A)
+    assert raw[D] == 1 / 3 and raw[A] == 1 / 3 and raw[F] == 1 / 3
+    assert "plurality label of ok trials" in shares.description
