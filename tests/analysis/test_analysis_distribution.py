@@ -161,7 +161,7 @@ def test_model_summary_hand_computed():
     assert any("2 samples have no usable rating" in n for n in res.notes)
 
 
-def test_forms_table_shares_split_over_trials():
+def test_forms_table_shares_hand_computed():
     ratings, items, forms = _data()
     res = refusal_distribution(ratings, items, rubric=REFUSAL, forms=FormRatings(forms, FORM),
                                resampling=Resampling(n_resamples=0))
