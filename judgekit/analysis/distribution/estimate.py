@@ -372,8 +372,8 @@ def _sample_notes(per_prompt: pd.DataFrame) -> list[str]:
 def _definitions(definition: str, ucols: list[str]) -> dict[str, str]:
     return {
         "refusal": definition,
-        "rate": "per prompt: refusals / rated samples; a sample judged several times counts as "
-                "the share of its trials that say refusal",
+        "rate": "per prompt: refusals / rated samples; a sample judged several times counts "
+                f"once, by the {TRIAL_RULE}",
         "interval": f"Wilson 95% score interval per prompt: {EXCHANGEABLE}; per model and slice: 95% percentile bootstrap resampling "
                     f"{ucols[0]} (the turns of one conversation are not independent)",
         "pooled_rate": "refusals / rated samples over the group; no interval, because "
