@@ -44,8 +44,10 @@ def test_coverage_of_every_corrected_figure(rows: pd.DataFrame) -> None:
                 cov = s.loc[(judge, fig), "coverage"]
                 assert cov >= 0.93, (design, judge, fig, cov)
                 # not estimable is said, not hidden; C(t) at turn 1 (every model concordant)
-                # never is, as its resamples do not vary
-                assert s.loc[(judge, fig), "estimable"] >= 0.35, (design, judge, fig)
+                # never is, as its resamples do not vary; a cell with fewer than
+                # MIN_LABELLED_CLUSTERS labelled conversations is not reported (a Drift(t | tier)
+                # cell holds about 3 here: 0.30-0.32 of them are estimable, 0.40+ before that rule)
+                assert s.loc[(judge, fig), "estimable"] >= 0.25, (design, judge, fig)
 
 
 @pytest.mark.slow
