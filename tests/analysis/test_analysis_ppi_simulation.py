@@ -46,7 +46,7 @@ def test_coverage_of_every_corrected_figure(rows: pd.DataFrame) -> None:
                 # not estimable is said, not hidden; C(t) at turn 1 (every model concordant)
                 # never is, as its resamples do not vary; a cell with fewer than
                 # MIN_LABELLED_CLUSTERS labelled conversations is not reported (a Drift(t | tier)
-                # cell holds about 3 here: 0.30-0.32 of them are estimable, 0.40+ before that rule)
+                # cell holds about 3 here: 0.26-0.32 of them are estimable by seed-fixed studies)
                 assert s.loc[(judge, fig), "estimable"] >= 0.25, (design, judge, fig)
 
 
