@@ -65,6 +65,10 @@ def _margin(value: float | Undecidable) -> float | None:
     return None if isinstance(value, Undecidable) else float(value)
 
 
+#: the agreement metrics ``--assume-kappa`` stands for (Cohen's κ and its weighted form)
+KAPPA_METRICS = ("kappa", "weighted_kappa")
+
+
 def _check_row(judge: str, ch: Check, total_n: int, budget: int | None, calls: dict[str, int],
                assume_kappa: float | None, humans: int) -> PlanRow | None:
     kind, rule, metric, name = ch.kind, ch.rule, ch.metric, ch.name
@@ -93,7 +97,7 @@ def _check_row(judge: str, ch: Check, total_n: int, budget: int | None, calls: d
         return PlanRow(judge, name, unit, n, None, thr, None, f"the figure is undefined in the pilot ({ch.detail})")
     est = pilot_est = (ci[0] + ci[1]) / 2
     assumed = None
-    if assume_kappa is not None and metric == "kappa":
+    if assume_kappa is not None and metric in KAPPA_METRICS:
         est, assumed = assume_kappa, "--assume-kappa"
     sd = _sigma(list(ci), n, ch.interval.level)
     if sd is None:  # no spread in the pilot: the floor decides it (optimistic for a small pilot)
@@ -324,6 +328,11 @@ def make_plan(store: Any, policy_path: str | Path, *, budget: int | None = None,
 
         return assumed_plan(store, policy, policy_path, rubric, assume_kappa=assume_kappa, assume_sd=assume_sd,
                             budget=budget, judge=judge)
+    if assume_kappa is not None and policy.checks.metric not in KAPPA_METRICS:
+        from judgekit.errors import JudgekitError
+
+        raise JudgekitError(f"--assume-kappa assumes a κ, and {policy_path} checks {policy.checks.metric}: drop "
+                            "--assume-kappa (the plan uses the pilot's estimate).")
     verdict, report = run_gate(store, policy_path, record=False)
     calls = own_calls(store, rubric, list(policy.judges))
     humans = len(report.data.get("ceiling_raters") or report.data.get("humans") or [])

@@ -8,6 +8,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from click.testing import CliRunner
+from conftest import one_sentence_error
 
 from judgekit.cli import main
 from judgekit.gate.plan import _check_row
@@ -88,3 +89,28 @@ def test_a_budget_below_the_pilot_does_not_ask_to_sample_zero_more() -> None:
     assert "0 human-rated items more" not in last and "Label next: 0" not in last, last
     assert "--from-plan" not in last, last
     assert "your --budget" in last and "254" in last, last
+
+
+def test_an_assumed_kappa_stands_for_a_weighted_kappa_too() -> None:
+    k = Check("min_lower_bound", "j", 0.55, 0.6, 100, "", interval=Interval(0.55, 0.75, "bootstrap", 0.95),
+              metric="weighted_kappa")
+    line = _check_row("j", k, 100, None, {}, 0.8, 2).line()  # type: ignore[union-attr]
+    assert "assumed +0.800 (--assume-kappa), the pilot's estimate +0.650" in line
+
+
+def test_an_assumed_kappa_is_refused_for_a_policy_on_another_metric(tmp_path: Path) -> None:
+    codes = REFUSAL.codes
+    lines, items = ["item_id,rater_id,rater_kind,label,status"], ["item_id,prompt,response"]
+    for k in range(40):
+        ref = codes[k % 3]
+        lines += [f"i{k},ref,reference,{ref},ok", f"i{k},j,judge,{ref},ok"]
+        items.append(f"i{k},p{k},r{k}")
+    (tmp_path / "r.csv").write_text("\n".join(lines) + "\n")
+    (tmp_path / "items.csv").write_text("\n".join(items) + "\n")
+    with Store(tmp_path / "s.db") as s:
+        import_ratings(s, tmp_path / "r.csv", REFUSAL, items_path=tmp_path / "items.csv")
+    (tmp_path / "p.yaml").write_text("rubric: refusal\njudges: [j]\nn_resamples: 200\nchecks:\n"
+                                     "  metric: ac1\n  min_items: 30\n  min_value: 0.6\n")
+    res = CliRunner().invoke(main, ["plan", str(tmp_path / "p.yaml"), "--store", str(tmp_path / "s.db"),
+                                    "--assume-kappa", "0.8"])
+    one_sentence_error(res, "--assume-kappa assumes a κ", "checks ac1")
