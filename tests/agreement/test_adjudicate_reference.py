@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from annotator_study import annotator_rows, annotator_store, rating_row  # noqa: E402
 from click.testing import CliRunner
 from conftest import one_sentence_error, store_dump
 from sklearn.metrics import cohen_kappa_score
@@ -27,34 +28,17 @@ C = list(R.codes)
 HUMANS = ("a", "b", "c")
 
 
-def _row(item, rater, kind, label, trial=0):
-    return {"item_id": item, "rater_id": rater, "rater_kind": kind, "rubric": R.id,
-            "rubric_hash": R.hash, "label": label, "value": R.values[label], "trial": trial,
-            "status": "ok", "rationale": None, "created_at": 0.0, "source": "test"}
+_row = rating_row
 
 
 def _rows(n: int = 120, seed: int = 1) -> list[dict]:
     """Three annotators (c skips every 4th item, so those items have two labels and may tie) and
     one judge."""
-    rng = np.random.default_rng(seed)
-    rows = []
-    for k in range(n):
-        item, truth = f"i{k:03d}", C[k % 3]
-        for h in HUMANS:
-            if h == "c" and k % 4 == 0:
-                continue
-            rows.append(_row(item, h, "human", truth if rng.random() < 0.8 else C[(k + 1) % 3]))
-        rows.append(_row(item, "j", "judge", truth if rng.random() < 0.85 else C[(k + 2) % 3]))
-    return rows
+    return annotator_rows(HUMANS, n, seed)
 
 
 def _store(path: Path, rows: list[dict]) -> str:
-    items = sorted({r["item_id"] for r in rows})
-    with Store(path) as s:
-        s.put_items(pd.DataFrame({"item_id": items, "prompt": "p", "response": [f"r {i}" for i in items],
-                                  "model": ["m1" if int(i[1:]) % 2 else "m2" for i in items]}))
-        s.put_ratings(pd.DataFrame(rows))
-    return str(path)
+    return annotator_store(path, rows, lambda i: "m1" if int(i[1:]) % 2 else "m2")
 
 
 def _hand_majority(rows: list[dict], raters) -> tuple[dict[str, str], set[str]]:

@@ -11,47 +11,28 @@ import json
 from collections import Counter
 from pathlib import Path
 
-import numpy as np
-import pandas as pd
 import pytest
+from annotator_study import annotator_rows, annotator_store, rating_row  # noqa: E402
 from click.testing import CliRunner
 from sklearn.metrics import cohen_kappa_score
 
 from judgekit.cli import main
 from judgekit.rubric.model import load_rubric
-from judgekit.store.database import Store
 
 R = load_rubric("refusal")
 C = list(R.codes)
 
 
-def _row(item: str, rater: str, kind: str, label: str) -> dict:
-    return {"item_id": item, "rater_id": rater, "rater_kind": kind, "rubric": R.id,
-            "rubric_hash": R.hash, "label": label, "value": R.values[label], "trial": 0,
-            "status": "ok", "rationale": None, "created_at": 0.0, "source": "test"}
+_row = rating_row
 
 
 def _rows(humans: tuple[str, ...], n: int = 90, seed: int = 3) -> list[dict]:
     """``humans`` annotators (c, when present, skips every 4th item) and one judge j."""
-    rng = np.random.default_rng(seed)
-    rows = []
-    for k in range(n):
-        item, truth = f"i{k:03d}", C[k % 3]
-        for h in humans:
-            if h == "c" and k % 4 == 0:
-                continue
-            rows.append(_row(item, h, "human", truth if rng.random() < 0.8 else C[(k + 1) % 3]))
-        rows.append(_row(item, "j", "judge", truth if rng.random() < 0.85 else C[(k + 2) % 3]))
-    return rows
+    return annotator_rows(humans, n, seed)
 
 
 def _store(path: Path, rows: list[dict]) -> str:
-    items = sorted({r["item_id"] for r in rows})
-    with Store(path) as s:
-        s.put_items(pd.DataFrame({"item_id": items, "prompt": "p", "response": [f"r {i}" for i in items],
-                                  "model": "m"}))
-        s.put_ratings(pd.DataFrame(rows))
-    return str(path)
+    return annotator_store(path, rows, lambda i: "m")
 
 
 def _expected(rows: list[dict], rater: str, others: tuple[str, ...]) -> str:
